@@ -1,0 +1,85 @@
+"""The ``lnproofs`` command line.
+
+Each subcommand lives in its own module under :mod:`lnproofs.commands` with two
+functions: ``configure(parser)`` adds its arguments and ``run(args) -> int`` does the
+work and returns the exit status.  Errors raised on purpose
+(:class:`~lnproofs.errors.LnproofsError`) become one line on standard error and exit
+status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import LnproofsError
+
+__all__ = ["main", "build_parser", "COMMANDS"]
+
+#: subcommand name -> (module under lnproofs.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "derive": ("derive", "prove every LayerNorm theorem with SymPy (general n, and a concrete n)"),
+    "ellipsoid": ("ellipsoid", "centre, normal, principal axes and semi-axes of a LayerNorm's image"),
+    "certify": ("certify", "certify, for every key, whether some query makes it win the argmax"),
+    "check": ("check", "re-verify a certificate file exactly (and numerically with --numeric)"),
+    "attention-weight": ("attention_weight", "largest softmax weight of a key, or smallest query norm for a weight"),
+    "uniform": ("uniform", "is there a non-zero query giving every key the same score?"),
+    "recheck": ("recheck", "re-check every theorem numerically with PyTorch (GPU or CPU)"),
+    "report": ("report", "write the proof report with figures (Markdown, LaTeX, PDF)"),
+    "reproduce": ("reproduce", "regenerate the paper's figures"),
+    "demo": ("demo", "write the interactive attention demo as one offline HTML file"),
+    "certify-model": ("certify_model", "certify every layer and head of a locally stored transformer"),
+    "homework": ("homework", "generate exercises with solutions, and check answers exactly"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad options as one line plus the usage, exit status 2."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(prog="lnproofs", description="Exact geometry of LayerNorm and certified attention selectability.")
+    parser.add_argument("--version", action="version", version=f"lnproofs {__version__}")
+    parser.add_argument("--traceback", action="store_true", help="show the full traceback on internal errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(f".commands.{module_name}", __package__)
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        module.configure(cmd)
+        cmd.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args._module.run(args) or 0)
+    except LnproofsError as err:
+        print(f"lnproofs {args.command}: error: {err}", file=sys.stderr)
+        return err.exit_status
+    except KeyboardInterrupt:
+        print(f"lnproofs {args.command}: interrupted; results written so far are kept", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as err:  # an internal error: say so plainly
+        if args.traceback:
+            raise
+        print(f"lnproofs {args.command}: internal error: {type(err).__name__}: {err} "
+              "(rerun with 'lnproofs --traceback ...' and report it)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

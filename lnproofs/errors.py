@@ -1,0 +1,67 @@
+"""Every error that ``lnproofs`` raises on purpose.
+
+Each error carries one line meant for a person: it names the offending value and
+says what is accepted.  The command line prints that line and exits with status 2;
+it never shows a traceback for these errors.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LnproofsError",
+    "InputError",
+    "FileFormatError",
+    "ShapeError",
+    "NonFiniteError",
+    "OptionError",
+    "CertificateFormatError",
+    "ModelError",
+    "require",
+]
+
+
+class LnproofsError(Exception):
+    """Base class: ``str(err)`` is a complete one-line message for a person."""
+
+    exit_status = 2
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))
+
+    @property
+    def message(self) -> str:
+        return self.args[0]
+
+
+class InputError(LnproofsError, ValueError):
+    """A value given by the user is not acceptable."""
+
+
+class FileFormatError(InputError):
+    """A file is missing, unreadable, or not in an accepted format."""
+
+
+class ShapeError(InputError):
+    """An array has the wrong number of dimensions or the wrong size."""
+
+
+class NonFiniteError(InputError):
+    """An array holds NaN or infinite values."""
+
+
+class OptionError(InputError):
+    """A command-line option or keyword argument has an unacceptable value."""
+
+
+class CertificateFormatError(InputError):
+    """A certificate file does not follow the documented schema."""
+
+
+class ModelError(InputError):
+    """A model folder or file cannot be used (missing, unsupported family, bad dtype)."""
+
+
+def require(condition: bool, error: type[LnproofsError], message: str) -> None:
+    """Raise ``error(message)`` unless ``condition`` holds."""
+    if not condition:
+        raise error(message)

@@ -1,0 +1,73 @@
+"""Exact rational numbers from floats, and back to text.
+
+Every IEEE double is a dyadic rational; ``to_fraction`` returns it exactly.  Rationals
+travel in JSON as strings ``"p/q"`` (or ``"p"`` when the denominator is 1) so that no
+digit is lost.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from numbers import Rational
+from typing import Iterable, Sequence
+
+from .errors import InputError
+
+__all__ = [
+    "to_fraction",
+    "fractions_of",
+    "matrix_of_fractions",
+    "format_fraction",
+    "parse_fraction",
+    "dot",
+]
+
+
+def to_fraction(value) -> Fraction:
+    """The exact rational value of a float, int, numpy scalar, Fraction or "p/q" string."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, str):
+        return parse_fraction(value)
+    if isinstance(value, Rational):
+        return Fraction(int(value.numerator), int(value.denominator))
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"cannot read {value!r} as a real number; give a float, an int or a 'p/q' string") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise InputError(f"{value!r} is not finite; only finite real numbers have an exact rational value")
+    return Fraction(*number.as_integer_ratio())
+
+
+def fractions_of(values: Iterable) -> tuple[Fraction, ...]:
+    """A tuple of exact rationals for a 1-D sequence of numbers."""
+    return tuple(to_fraction(v) for v in values)
+
+
+def matrix_of_fractions(rows: Iterable[Iterable]) -> tuple[tuple[Fraction, ...], ...]:
+    """A tuple of rows of exact rationals for a 2-D array or nested sequence."""
+    return tuple(fractions_of(row) for row in rows)
+
+
+def format_fraction(value: Fraction) -> str:
+    """``"p/q"``, or ``"p"`` when the denominator is 1."""
+    value = Fraction(value)
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{value.numerator}/{value.denominator}"
+
+
+def parse_fraction(text: str) -> Fraction:
+    """Read ``"p/q"``, ``"p"`` or a decimal string exactly."""
+    try:
+        return Fraction(str(text).strip())
+    except (ValueError, ZeroDivisionError):
+        raise InputError(f"{text!r} is not a rational number; write it as 'p/q', 'p' or a decimal") from None
+
+
+def dot(u: Sequence[Fraction], v: Sequence[Fraction]) -> Fraction:
+    """Exact inner product of two equal-length rational sequences."""
+    if len(u) != len(v):
+        raise InputError(f"vectors of lengths {len(u)} and {len(v)} have no inner product; lengths must agree")
+    return sum((a * b for a, b in zip(u, v)), Fraction(0))

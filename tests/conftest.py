@@ -1,0 +1,38 @@
+"""Shared fixtures: run the command line in-process and capture what it prints."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from dataclasses import dataclass
+
+import pytest
+
+
+@dataclass
+class CliResult:
+    status: int
+    out: str
+    err: str
+
+    def json(self):
+        return json.loads(self.out)
+
+
+def _run(argv: list[str]) -> CliResult:
+    from lnproofs.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main([str(a) for a in argv])
+        except SystemExit as exc:  # argparse errors and --help
+            status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    return CliResult(status, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def cli():
+    """``cli(["derive", "--n", "3"])`` runs ``lnproofs`` in-process and returns a CliResult."""
+    return _run

@@ -1,0 +1,1 @@
+"""Independent numeric re-check of lnproofs' theorems and certificates with PyTorch."""
