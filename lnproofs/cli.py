@@ -42,7 +42,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported and configured (start-up stays fast)."""
     from . import __version__
 
     parser = _Parser(prog="lnproofs", description="Exact geometry of LayerNorm and certified attention selectability.")
@@ -50,15 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--traceback", action="store_true", help="show the full traceback on internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module_name, help_text) in COMMANDS.items():
-        module = importlib.import_module(f".commands.{module_name}", __package__)
         cmd = sub.add_parser(name, help=help_text, description=help_text)
-        module.configure(cmd)
-        cmd.set_defaults(_module=module)
+        if name == command:
+            module = importlib.import_module(f".commands.{module_name}", __package__)
+            module.configure(cmd)
+            cmd.set_defaults(_module=module)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if a in COMMANDS), None)
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
