@@ -1,0 +1,69 @@
+"""Command-line options that choose the query set (shared by certify, uniform, attention-weight).
+
+Default: every query in R^d.  ``--query-subspace`` and ``--query-layernorm`` exclude
+each other; ``--query-ball R`` may be given alone or together with either (the query
+must then also have norm at most R).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..errors import OptionError
+
+__all__ = ["add_query_set_options", "query_set_from_args", "describe_query_set"]
+
+
+def add_query_set_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("query set (default: every query in R^d)")
+    group.add_argument("--query-subspace", metavar="W.npy", default=None,
+                       help="queries q = W^T z for the m x d matrix W (.npy, .npz array 'W', .csv, .pt, .safetensors)")
+    group.add_argument("--query-layernorm", metavar="PARAMS.npz", default=None,
+                       help="queries a layer can produce, q = W_q(gamma*u + beta) + b_q, u in the closure of the "
+                            "LayerNorm image; arrays gamma, beta, W_q (d x n), b_q and optional eps")
+    group.add_argument("--query-ball", metavar="R", type=float, default=None,
+                       help="queries with ||q|| <= R (R > 0); may be combined with the options above")
+
+
+def query_set_from_args(args: argparse.Namespace, dim: int | None = None):
+    """``None`` for free queries, else the query-set object; ``dim`` (if given) checks shapes."""
+    subspace = getattr(args, "query_subspace", None)
+    layernorm = getattr(args, "query_layernorm", None)
+    radius = getattr(args, "query_ball", None)
+    if subspace is not None and layernorm is not None:
+        raise OptionError("--query-subspace and --query-layernorm were both given; choose one of them")
+    if radius is not None:
+        from ..querysets.ball import _check_radius
+        radius = _check_radius(radius)
+    if subspace is not None:
+        from ..querysets.subspace import load_subspace
+        query_set = load_subspace(subspace, radius=radius)
+    elif layernorm is not None:
+        from ..querysets.layernorm import load_layernorm
+        query_set = load_layernorm(layernorm, radius=radius)
+    elif radius is not None:
+        from ..querysets.ball import BallQuerySet
+        query_set = BallQuerySet(radius)
+    else:
+        return None
+    if dim is not None:
+        query_set.validate(dim)
+    return query_set
+
+
+def describe_query_set(query_set) -> str:
+    """A short human description, e.g. ``"q = W^T z, W 4 x 64"``."""
+    if query_set is None:
+        return "every query in R^d"
+    kind = query_set.kind
+    ball = "" if getattr(query_set, "radius", None) is None or kind == "ball" else f", ||q|| <= {query_set.radius:g}"
+    if kind == "ball":
+        return f"||q|| <= {query_set.radius:g}"
+    if kind == "subspace":
+        m, d = query_set.shape
+        return f"q = W^T z with W {m} x {d}{ball}"
+    if kind == "layernorm":
+        extra = "" if query_set.eps == 0 else f" (eps = {query_set.eps:g}: closure used, an outer bound)"
+        return (f"q = W_q(gamma*u + beta) + b_q, n = {query_set.width}, d = {query_set.dim}, "
+                f"1.u = 0, ||u|| <= sqrt(n){extra}{ball}")
+    return kind
