@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import OptionError, require
+from ..errors import CertificateFormatError, InputError, OptionError, require
 
-__all__ = ["KIND", "BallQuerySet"]
+__all__ = ["KIND", "QUERY_SET", "BallQuerySet"]
 
 KIND = "ball"
 
@@ -43,10 +43,17 @@ class BallQuerySet:
 
     @classmethod
     def from_json(cls, data: dict) -> "BallQuerySet":
-        require(isinstance(data, dict) and data.get("kind") == KIND, OptionError,
-                f"query set {data!r} is not a ball query set")
-        require("radius" in data, OptionError, "ball query set has no 'radius'; give {\"kind\": \"ball\", \"radius\": R}")
-        return cls(data["radius"])
+        require(isinstance(data, dict) and data.get("kind") == KIND, CertificateFormatError,
+                "certificate field query_set is not a ball query set")
+        require("radius" in data, CertificateFormatError,
+                "certificate field query_set has no 'radius'; give {\"kind\": \"ball\", \"radius\": R}")
+        try:
+            return cls(data["radius"])
+        except InputError as err:
+            raise CertificateFormatError(f"certificate field query_set: {err}") from None
 
     def validate(self, dim: int) -> None:
         """Every dimension is accepted."""
+
+
+QUERY_SET = BallQuerySet

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from ..arrays import as_real_array
-from ..errors import FileFormatError, OptionError, ShapeError, require
+from ..errors import CertificateFormatError, FileFormatError, InputError, OptionError, ShapeError, require
 
-__all__ = ["KIND", "LayerNormQuerySet", "load_layernorm"]
+__all__ = ["KIND", "QUERY_SET", "LayerNormQuerySet", "load_layernorm", "certify_results", "check_result",
+           "ExactLayer", "propose"]
 
 KIND = "layernorm"
 ARRAYS = ("gamma", "beta", "W_q", "b_q")
@@ -94,11 +95,20 @@ class LayerNormQuerySet:
 
     @classmethod
     def from_json(cls, data: dict) -> "LayerNormQuerySet":
-        require(isinstance(data, dict) and data.get("kind") == KIND, OptionError,
-                "query set is not a layernorm query set")
+        require(isinstance(data, dict) and data.get("kind") == KIND, CertificateFormatError,
+                "certificate field query_set is not a layernorm query set")
         for name in ARRAYS:
-            require(name in data, OptionError, f"layernorm query set has no {name!r}; it needs {', '.join(ARRAYS)}")
-        return cls(data["gamma"], data["beta"], data["W_q"], data["b_q"], data.get("eps", 0.0), data.get("radius"))
+            require(name in data, CertificateFormatError,
+                    f"certificate field query_set has no {name!r}; a layernorm query set needs {', '.join(ARRAYS)}")
+        try:
+            return cls(data["gamma"], data["beta"], data["W_q"], data["b_q"], data.get("eps", 0.0), data.get("radius"))
+        except CertificateFormatError:
+            raise
+        except InputError as err:
+            raise CertificateFormatError(f"certificate field query_set: {err}") from None
+
+
+QUERY_SET = LayerNormQuerySet
 
 
 def load_layernorm(path, *, radius: float | None = None) -> LayerNormQuerySet:
@@ -127,3 +137,302 @@ def load_layernorm(path, *, radius: float | None = None) -> LayerNormQuerySet:
                              as_real_array(found["beta"], name=f"{path} beta", ndim=1),
                              as_real_array(found["W_q"], name=f"{path} W_q", ndim=2),
                              as_real_array(found["b_q"], name=f"{path} b_q", ndim=1), eps, radius)
+
+
+# ---------------------------------------------------------------------------
+# Exact arithmetic (python-flint rationals; no solver is imported below this line
+# until ``propose``).
+
+
+def _fmpq_matrix(values):
+    from flint import fmpq, fmpq_mat
+
+    from ._exact import integer_matrix
+
+    M, e = integer_matrix(np.atleast_2d(np.asarray(values, dtype=np.float64)))
+    scale = fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
+    return fmpq_mat(M) * scale
+
+
+def _fmpq(value):
+    from flint import fmpq
+
+    from ..exact import to_fraction
+
+    f = to_fraction(value)
+    return fmpq(f.numerator, f.denominator)
+
+
+def _fraction(value) -> "Fraction":
+    from fractions import Fraction
+
+    return Fraction(int(value.p), int(value.q))
+
+
+class ExactLayer:
+    """Exact rational forms of one layer's query map and of the keys (built once, read-only)."""
+
+    def __init__(self, keys, query_set: LayerNormQuerySet):
+        arrays = query_set.arrays()
+        self.n, self.d = query_set.width, query_set.dim
+        self.keys = _fmpq_matrix(keys)                      # N x d
+        self.W_q = _fmpq_matrix(arrays["W_q"])              # d x n
+        self.W_qT = self.W_q.transpose()                    # n x d
+        self.gamma = [_fmpq(x) for x in query_set.gamma]
+        beta = _fmpq_matrix(arrays["beta"].reshape(-1, 1))
+        self.q0 = self.W_q * beta + _fmpq_matrix(arrays["b_q"].reshape(-1, 1))   # d x 1
+        self.radius = None if query_set.radius is None else _fmpq(query_set.radius)
+
+    def query(self, u) -> "list":
+        """``q = W_q (gamma * u + beta) + b_q`` exactly, for rational ``u`` (fmpq entries)."""
+        from flint import fmpq_mat
+
+        gu = fmpq_mat(self.n, 1, [g * x for g, x in zip(self.gamma, u)])
+        return self.W_q * gu + self.q0
+
+    def scores(self, q):
+        return self.keys * q                                 # N x 1
+
+
+def _parse_rationals(values, what, length):
+    from ..exact import to_fraction
+
+    if not isinstance(values, (list, tuple)) or len(values) != length:
+        raise ValueError(f"{what} must be a list of {length} numbers")
+    return [_fmpq(to_fraction(v)) for v in values]
+
+
+def _snap_into_set(u_float, n: int):
+    """Rationalise ``u``, project it exactly onto ``1 . u = 0`` and shrink it into ``||u||^2 <= n``."""
+    from math import isqrt
+
+    from flint import fmpq
+
+    u = [_fmpq(float(x)) for x in u_float]
+    mean = sum(u, fmpq(0)) / n
+    u = [x - mean for x in u]
+    norm2 = sum((x * x for x in u), fmpq(0))
+    if norm2 > n:
+        bits = 64
+        # s = floor(sqrt(n / norm2) * 2^bits) / 2^bits  <=  sqrt(n / norm2)
+        ratio = fmpq(n) / norm2 * fmpq(1 << (2 * bits))
+        s = fmpq(isqrt(int(ratio.p) // int(ratio.q)), 1 << bits)
+        u = [s * x for x in u]
+    return u
+
+
+def _check_primal(layer: ExactLayer, index: int, u) -> tuple[bool, str, object]:
+    from flint import fmpq
+
+    n = layer.n
+    total = sum(u, fmpq(0))
+    if total != 0:
+        return False, f"key {index}: u is not on the hyperplane 1.u = 0 (1.u = {float(total):.3g})", None
+    norm2 = sum((x * x for x in u), fmpq(0))
+    if norm2 > n:
+        return False, f"key {index}: ||u||^2 = {float(norm2):.17g} exceeds n = {n}", None
+    q = layer.query(u)
+    if layer.radius is not None:
+        qn2 = sum((q[a, 0] * q[a, 0] for a in range(layer.d)), fmpq(0))
+        if qn2 > layer.radius * layer.radius:
+            return False, f"key {index}: ||q||^2 = {float(qn2):.17g} exceeds R^2 = {float(layer.radius ** 2):.17g}", None
+    s = layer.scores(q)
+    N = s.nrows()
+    mine = s[index, 0]
+    margin = None
+    for j in range(N):
+        if j == index:
+            continue
+        gap = mine - s[j, 0]
+        if gap <= 0:
+            return False, (f"key {index}: q.k_{index} - q.k_{j} = {float(gap):.6g} is not > 0 "
+                           f"for the query made from u"), None
+        margin = gap if margin is None or gap < margin else margin
+    return True, "", margin
+
+
+def _check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:
+    """``sqrt(n) ||P g|| + sum_j lambda_j (c_i - c_j) <= 0``, decided exactly by comparing squares."""
+    from flint import fmpq, fmpq_mat
+
+    if len(indices) != len(weights) or not indices:
+        return False, f"key {index}: the dual certificate needs as many weights as indices (at least one)"
+    if any(w < 0 for w in weights):
+        return False, f"key {index}: dual weight below zero"
+    if sum(weights, fmpq(0)) != 1:
+        return False, f"key {index}: dual weights sum to {float(sum(weights, fmpq(0))):.17g}, not 1"
+    N = layer.keys.nrows()
+    if any(not (0 <= j < N) or j == index for j in indices):
+        return False, f"key {index}: dual indices must be other keys in 0..{N - 1}"
+    d = layer.d
+    v = [layer.keys[index, a] - sum((w * layer.keys[j, a] for j, w in zip(indices, weights)), fmpq(0))
+         for a in range(d)]
+    vm = fmpq_mat(d, 1, v)
+    g = layer.W_qT * vm
+    w = [gam * g[r, 0] for r, gam in enumerate(layer.gamma)]
+    mean = sum(w, fmpq(0)) / layer.n
+    pg2 = sum(((x - mean) * (x - mean) for x in w), fmpq(0))
+    c = sum((layer.q0[a, 0] * v[a] for a in range(d)), fmpq(0))
+    if c > 0:
+        return False, f"key {index}: dual offset sum_j lambda_j (c_i - c_j) = {float(c):.6g} is positive"
+    if layer.n * pg2 > c * c:
+        bound = float(layer.n * pg2) ** 0.5 + float(c)
+        return False, f"key {index}: dual bound sqrt(n)||P g|| + sum_j lambda_j (c_i - c_j) = {bound:.6g} is not <= 0"
+    return True, ""
+
+
+def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
+    """Exact verdict on one result dictionary (JSON form); ``(ok, message)``."""
+    from ..exact import to_fraction
+
+    index = result.get("index")
+    status = result.get("status")
+    try:
+        if status == "selectable":
+            u = _parse_rationals(result.get("u"), "u", layer.n)
+            ok, msg, _ = _check_primal(layer, index, u)
+            return ok, msg
+        if status == "not-realisable":
+            dual = result.get("dual") or {}
+            indices = [int(j) for j in dual.get("indices", [])]
+            weights = [_fmpq(to_fraction(w)) for w in dual.get("weights", [])]
+            return _check_dual(layer, index, indices, weights)
+    except (ValueError, TypeError, AttributeError) as err:
+        return False, f"key {index}: malformed {status} certificate ({err})"
+    if status == "undecided":
+        return True, ""
+    return False, f"key {index}: status {status!r} is not used with layernorm query sets"
+
+
+# ---------------------------------------------------------------------------
+# Proposals (the cone program): solvers only propose.
+
+
+def _span_basis(query_set: LayerNormQuerySet) -> np.ndarray:
+    """Orthonormal basis of the part of 1-perp that can change any score."""
+    arrays = query_set.arrays()
+    n = query_set.width
+    M = arrays["gamma"][:, None] * arrays["W_q"].T            # n x d
+    M = M - M.mean(axis=0, keepdims=True)
+    U, S, _ = np.linalg.svd(M, full_matrices=False)
+    keep = S > (S.max() if S.size else 0.0) * 1e-12 * max(n, 1)
+    return U[:, keep]
+
+
+def propose(keys, query_set: LayerNormQuerySet, index: int, basis=None):
+    """Solve max_u min_j (s_i - s_j) over the set; returns ``(t, u, lambdas)`` (floats) or None."""
+    import clarabel
+    import scipy.sparse as sp
+
+    arrays = query_set.arrays()
+    keys = np.asarray(keys, dtype=np.float64)
+    n = query_set.width
+    Q = _span_basis(query_set) if basis is None else basis
+    r = Q.shape[1]
+    A_lin = arrays["gamma"][:, None] * (arrays["W_q"].T @ keys.T)   # n x N: a_j
+    q0 = arrays["W_q"] @ arrays["beta"] + arrays["b_q"]
+    c = keys @ q0
+    others = [j for j in range(len(keys)) if j != index]
+    D = (Q.T @ (A_lin[:, [index]] - A_lin[:, others])).T            # rows: (a_i - a_j) in the basis
+    e = c[index] - c[others]
+    m = len(others)
+    scale = max(1.0, float(np.abs(D).max(initial=0.0)), float(np.abs(e).max(initial=0.0)))
+    # variables x = (y (r), t); minimise -t
+    rows = [sp.hstack([sp.csc_matrix(-D / scale), sp.csc_matrix(np.ones((m, 1)))])]
+    b = [e / scale]
+    cones = [clarabel.NonnegativeConeT(m)]
+    radius = np.sqrt(n) * (1 - 1e-9)
+    soc = sp.vstack([sp.csc_matrix((1, r + 1)), sp.hstack([-sp.identity(r), sp.csc_matrix((r, 1))])])
+    rows.append(soc)
+    b.append(np.concatenate([[radius], np.zeros(r)]))
+    cones.append(clarabel.SecondOrderConeT(r + 1))
+    if query_set.radius is not None:
+        Mq = arrays["W_q"] @ (arrays["gamma"][:, None] * Q)            # d x r
+        dq = Mq.shape[0]
+        rows.append(sp.vstack([sp.csc_matrix((1, r + 1)), sp.hstack([sp.csc_matrix(-Mq), sp.csc_matrix((dq, 1))])]))
+        b.append(np.concatenate([[query_set.radius * (1 - 1e-9)], q0]))
+        cones.append(clarabel.SecondOrderConeT(dq + 1))
+    A = sp.vstack(rows).tocsc()
+    P = sp.csc_matrix((r + 1, r + 1))
+    cost = np.zeros(r + 1)
+    cost[-1] = -1.0
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    try:
+        solution = clarabel.DefaultSolver(P, cost, A, np.concatenate(b), cones, settings).solve()
+    except Exception:  # a solver failure is only a missing proposal
+        return None
+    if str(solution.status) not in ("Solved", "AlmostSolved"):
+        return None
+    x = np.asarray(solution.x)
+    lam = np.zeros(len(keys))
+    lam[others] = np.maximum(np.asarray(solution.z)[:m], 0.0)
+    return float(x[-1]) * scale, Q @ x[:r], lam
+
+
+def _dual_candidates(index: int, lam: np.ndarray):
+    from fractions import Fraction
+
+    total = lam.sum()
+    if not total > 0:
+        return
+    for cut in (1e-7, 1e-12, 0.0):
+        keep = [j for j in np.flatnonzero(lam > cut * lam.max()) if j != index]
+        if not keep:
+            continue
+        fr = [Fraction(float(lam[j])) for j in keep]
+        s = sum(fr)
+        if s > 0:
+            yield [int(j) for j in keep], [w / s for w in fr]
+
+
+def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None) -> list[dict]:
+    """Result dictionaries (certificate JSON form) for every key, each checked exactly."""
+    from ..exact import format_fraction
+
+    keys = np.asarray(keys, dtype=np.float64)
+    query_set.validate(keys.shape[1])
+    layer = ExactLayer(keys, query_set)
+    basis = _span_basis(query_set)
+    N = len(keys)
+    results = []
+    for i in range(N):
+        entry = {"index": i, "status": "undecided", "witness": None, "combination": None,
+                 "verified": "none", "margin": None, "reason": None}
+        if N == 1:
+            proposal = (1.0, np.zeros(query_set.width), np.zeros(1))
+        else:
+            proposal = propose(keys, query_set, i, basis)
+        if proposal is None:
+            entry["reason"] = "the cone solver gave no usable answer"
+            results.append(entry)
+            continue
+        t, u_float, lam = proposal
+        u = _snap_into_set(u_float, layer.n)
+        ok, msg, margin = _check_primal(layer, i, u)
+        if ok:
+            q = layer.query(u)
+            entry.update(status="selectable", verified="exact",
+                         witness=[float(_fraction(q[a, 0])) for a in range(layer.d)],
+                         margin=None if margin is None else float(_fraction(margin)),
+                         u=[format_fraction(_fraction(x)) for x in u])
+            results.append(entry)
+            continue
+        reason = msg
+        for indices, weights in _dual_candidates(i, lam):
+            from flint import fmpq
+            wq = [fmpq(w.numerator, w.denominator) for w in weights]
+            ok_dual, msg_dual = _check_dual(layer, i, indices, wq)
+            if ok_dual:
+                entry.update(status="not-realisable", verified="exact", reason=None,
+                             dual={"indices": indices, "weights": [format_fraction(w) for w in weights]},
+                             margin=t)
+                break
+            reason = f"{msg}; {msg_dual}"
+        else:
+            entry["reason"] = (f"solver optimum {t:.3g}; neither the query nor the dual bound could be verified "
+                               f"exactly ({reason})")
+        results.append(entry)
+        if progress is not None:
+            progress(i + 1, N)
+    return results

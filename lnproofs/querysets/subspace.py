@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..arrays import as_real_array, load_array
-from ..errors import OptionError, ShapeError, require
+from ..errors import CertificateFormatError, InputError, OptionError, ShapeError, require
 
-__all__ = ["KIND", "SubspaceQuerySet", "load_subspace"]
+__all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "load_subspace"]
 
 KIND = "subspace"
 
@@ -58,10 +58,19 @@ class SubspaceQuerySet:
 
     @classmethod
     def from_json(cls, data: dict) -> "SubspaceQuerySet":
-        require(isinstance(data, dict) and data.get("kind") == KIND, OptionError,
-                "query set is not a subspace query set")
-        require("W" in data, OptionError, "subspace query set has no 'W'; give {\"kind\": \"subspace\", \"W\": [[...]]}")
-        return cls(data["W"], data.get("radius"))
+        require(isinstance(data, dict) and data.get("kind") == KIND, CertificateFormatError,
+                "certificate field query_set is not a subspace query set")
+        require("W" in data, CertificateFormatError,
+                "certificate field query_set has no 'W'; give {\"kind\": \"subspace\", \"W\": [[...]]}")
+        try:
+            return cls(data["W"], data.get("radius"))
+        except CertificateFormatError:
+            raise
+        except InputError as err:
+            raise CertificateFormatError(f"certificate field query_set: {err}") from None
+
+
+QUERY_SET = SubspaceQuerySet
 
 
 def load_subspace(path, *, radius: float | None = None) -> SubspaceQuerySet:
