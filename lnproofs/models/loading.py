@@ -1,0 +1,304 @@
+"""Load a locally stored transformer with no network access.
+
+Accepted ``MODEL`` paths:
+
+- a Hugging Face model folder (``config.json`` plus ``model.safetensors``,
+  ``pytorch_model.bin`` or their sharded forms), loaded through ``transformers`` with
+  ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``;
+- a single ``.safetensors`` file;
+- a PyTorch state dict (``.bin``, ``.pt``, ``.pth``), read with ``weights_only=True``.
+
+A single file needs a configuration: ``config=`` (a ``config.json``) or a
+``config.json`` beside the file.  Weight prefixes of task models (``bert.``,
+``transformer.``) are stripped.  Weights stored in float16 or bfloat16 are refused
+unless ``allow_half=True`` (they are then widened exactly, but the result describes the
+widened model, not a half-precision forward pass).  The model is moved to ``dtype``
+(float64 by default) on ``device``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ModelError, OptionError, require
+from .families import SUPPORTED_MODEL_TYPES, Family, family_of
+
+__all__ = ["LoadedModel", "load_model", "load_tokenizer", "read_config", "weight_dtypes",
+           "WEIGHT_SUFFIXES", "ACCEPTED_DTYPES"]
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+ACCEPTED_DTYPES = ("float64", "float32")
+_HALF = {"F16": "float16", "BF16": "bfloat16", "float16": "float16", "bfloat16": "bfloat16",
+         "torch.float16": "float16", "torch.bfloat16": "bfloat16", "F8_E4M3": "float8", "F8_E5M2": "float8"}
+_FOLDER_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                   "pytorch_model.bin.index.json")
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A bare transformer (no task head) ready to run, with where it came from."""
+
+    module: Any  # a torch module: transformers' BertModel or GPT2Model
+    config: Any
+    family: Family
+    path: Path
+    dtype: str
+    device: str
+    weights_dtype: str
+
+    @property
+    def n_layers(self) -> int:
+        return self.family.n_layers(self.config)
+
+    @property
+    def n_heads(self) -> int:
+        return self.family.n_heads(self.config)
+
+    @property
+    def width(self) -> int:
+        return self.family.width(self.config)
+
+    @property
+    def max_positions(self) -> int:
+        return self.family.max_positions(self.config)
+
+    def describe(self) -> dict:
+        return {"path": str(self.path), "family": self.family.name, "placement": self.family.placement,
+                "n_layers": self.n_layers, "n_heads": self.n_heads, "width": self.width,
+                "weights_dtype": self.weights_dtype, "compute_dtype": self.dtype}
+
+
+# ---- configuration -------------------------------------------------------------------
+def _config_path(path: Path, config) -> Path:
+    if config is not None:
+        cfg = Path(config)
+        require(cfg.is_file(), ModelError, f"config file {cfg} does not exist; give a config.json of a "
+                f"{'/'.join(SUPPORTED_MODEL_TYPES)} model")
+        return cfg
+    cfg = (path if path.is_dir() else path.parent) / "config.json"
+    where = f"folder {path}" if path.is_dir() else f"the folder of {path}"
+    require(cfg.is_file(), ModelError, f"{where} has no config.json; give a Hugging Face model folder, "
+            "or a weights file with a config.json beside it or --config config.json")
+    return cfg
+
+
+def read_config(path, config=None) -> tuple[dict, Path]:
+    """The configuration dictionary for ``path`` and the file it came from."""
+    cfg = _config_path(Path(path), config)
+    try:
+        data = json.loads(cfg.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{cfg} is not valid JSON ({str(exc).splitlines()[0][:80]}); "
+                         "give the config.json saved with the model") from None
+    require(isinstance(data, dict) and "model_type" in data, ModelError,
+            f"{cfg} has no model_type; accepted model types: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    return data, cfg
+
+
+# ---- weights ---------------------------------------------------------------------------
+def _weight_files(path: Path) -> list[Path]:
+    if path.is_file():
+        require(path.suffix.lower() in WEIGHT_SUFFIXES, ModelError,
+                f"{path} has suffix {path.suffix or '(none)'!r}; give a model folder or a weights file "
+                f"({', '.join(WEIGHT_SUFFIXES)})")
+        return [path]
+    for name in _FOLDER_WEIGHTS:
+        candidate = path / name
+        if candidate.is_file():
+            if name.endswith(".index.json"):
+                try:
+                    shards = sorted(set(json.loads(candidate.read_text())["weight_map"].values()))
+                except (OSError, ValueError, KeyError, TypeError):
+                    raise ModelError(f"{candidate} is not a valid shard index; it needs a 'weight_map'") from None
+                files = [path / s for s in shards]
+                missing = [f.name for f in files if not f.is_file()]
+                require(not missing, ModelError, f"folder {path} lacks weight shard {missing[:1]} named in {name}")
+                return files
+            return [candidate]
+    raise ModelError(f"folder {path} holds no weights; expected one of {', '.join(_FOLDER_WEIGHTS)}")
+
+
+def _safetensors_header(path: Path) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            (size,) = struct.unpack("<Q", handle.read(8))
+            require(0 < size < 1 << 30, ModelError, f"{path} is not a safetensors file (bad header size)")
+            header = json.loads(handle.read(size))
+    except (OSError, struct.error, ValueError):
+        raise ModelError(f"{path} could not be read as safetensors; is the file complete?") from None
+    return {k: v.get("dtype") for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)}
+
+
+def _torch_state_dict(path: Path) -> dict:
+    import torch
+
+    try:
+        obj = torch.load(str(path), map_location="cpu", weights_only=True)
+    except Exception as exc:
+        reason = str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__
+        raise ModelError(f"{path} could not be read as a PyTorch state dict ({reason})") from None
+    if isinstance(obj, dict) and "state_dict" in obj and isinstance(obj["state_dict"], dict):
+        obj = obj["state_dict"]
+    require(isinstance(obj, dict) and obj and all(hasattr(v, "dtype") for v in obj.values()), ModelError,
+            f"{path} does not hold a state dict (a mapping of names to tensors); save model.state_dict()")
+    return obj
+
+
+def weight_dtypes(files: list[Path]) -> dict[str, str]:
+    """name -> stored dtype of every tensor (safetensors headers are read without torch)."""
+    dtypes: dict[str, str] = {}
+    for f in files:
+        if f.suffix.lower() == ".safetensors":
+            dtypes.update(_safetensors_header(f))
+        else:
+            dtypes.update({k: str(v.dtype) for k, v in _torch_state_dict(f).items()})
+    return dtypes
+
+
+def _stored_dtype(dtypes: dict[str, str], source: Path, allow_half: bool) -> str:
+    half = sorted({_HALF[d] for d in dtypes.values() if d in _HALF})
+    if half and not allow_half:
+        example = next(k for k, d in dtypes.items() if d in _HALF)
+        raise ModelError(f"{source} stores weights in {', '.join(half)} (e.g. {example}); accepted weight dtypes: "
+                         "float32, float64 (convert the weights, or pass --allow-half to widen them exactly)")
+    floats = sorted({d for d in dtypes.values() if d in ("F32", "F64", "torch.float32", "torch.float64")})
+    names = {"F32": "float32", "F64": "float64", "torch.float32": "float32", "torch.float64": "float64"}
+    return ",".join(sorted({names[d] for d in floats} | set(half))) or "unknown"
+
+
+@contextlib.contextmanager
+def _offline():
+    """No network, and transformers' progress bars and load reports kept quiet, for this call only."""
+    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _config_object(family: Family, data: dict):
+    import transformers
+
+    cls = getattr(transformers, {"bert": "BertConfig", "gpt2": "GPT2Config"}[family.name])
+    config = cls.from_dict({k: v for k, v in data.items() if k != "model_type"})
+    config._attn_implementation = "eager"
+    return config
+
+
+def _strip_prefix(state: dict, model_keys: set, prefixes: tuple[str, ...]) -> dict:
+    out = {}
+    for key, value in state.items():
+        if key not in model_keys:
+            for prefix in prefixes:
+                if key.startswith(prefix) and key[len(prefix):] in model_keys:
+                    key = key[len(prefix):]
+                    break
+        out[key] = value
+    return out
+
+
+def _load_state(model, files: list[Path], source: Path) -> None:
+    import torch
+
+    state: dict = {}
+    for f in files:
+        if f.suffix.lower() == ".safetensors":
+            from safetensors.torch import load_file
+
+            try:
+                state.update(load_file(str(f)))
+            except Exception as exc:
+                raise ModelError(f"{f} could not be read as safetensors ({str(exc)[:80]}); is the file complete?") from None
+        else:
+            state.update(_torch_state_dict(f))
+    own = model.state_dict()
+    state = _strip_prefix(state, set(own), (f"{model.base_model_prefix}.", "model.", "module."))
+    state = {k: v for k, v in state.items() if k in own}
+    params = {name for name, _ in model.named_parameters()}
+    missing = sorted(params - set(state))
+    require(not missing, ModelError, f"{source} lacks {len(missing)} weight(s) the configuration needs "
+            f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json")
+    for key, value in state.items():
+        require(tuple(value.shape) == tuple(own[key].shape), ModelError,
+                f"{source}: weight {key} has shape {tuple(value.shape)} but the config needs "
+                f"{tuple(own[key].shape)}; give the config.json saved with these weights")
+    with torch.no_grad():
+        model.load_state_dict(state, strict=False)
+
+
+def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu",
+               allow_half: bool = False) -> LoadedModel:
+    """Load ``path`` (folder or weights file, see the module docstring) for extraction."""
+    require(dtype in ACCEPTED_DTYPES, OptionError, f"dtype {dtype!r} is not accepted; use one of {', '.join(ACCEPTED_DTYPES)}")
+    path = Path(path)
+    require(path.exists(), ModelError, f"model {path} does not exist; give a Hugging Face model folder or a "
+            f"weights file ({', '.join(WEIGHT_SUFFIXES)}) stored locally")
+    data, cfg_path = read_config(path, config)
+    family = family_of(data.get("model_type"), where=str(cfg_path))
+    files = _weight_files(path)
+    weights_dtype = _stored_dtype(weight_dtypes(files), path, allow_half)
+
+    import torch
+    import transformers
+
+    try:
+        torch_device = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise OptionError(f"device {device!r} is not a torch device; use cpu or cuda") from None
+    cls = getattr(transformers, family.model_class)
+    extra = {"add_pooling_layer": False} if family.name == "bert" else {}
+    with _offline():
+        config_obj = _config_object(family, data)
+        if path.is_dir() and config is None:
+            try:
+                module, info = cls.from_pretrained(str(path), config=config_obj, local_files_only=True,
+                                                   output_loading_info=True, **extra)
+            except (OSError, ValueError, RuntimeError) as exc:
+                raise ModelError(f"folder {path} could not be loaded offline ({str(exc).splitlines()[0][:100]})") from None
+            params = {name for name, _ in module.named_parameters()}
+            missing = sorted(k for k in info.get("missing_keys", ()) if k in params)
+            require(not missing, ModelError, f"folder {path} lacks {len(missing)} weight(s) the configuration needs "
+                    f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json")
+            mismatched = list(info.get("mismatched_keys", ()))
+            require(not mismatched, ModelError, f"folder {path}: weight {mismatched[:1]} does not match the config")
+        else:
+            module = cls(config_obj, **extra)
+            _load_state(module, files, path)
+    module = module.to(device=torch_device, dtype=getattr(torch, dtype)).eval()
+    return LoadedModel(module, config_obj, family, path, dtype, str(torch_device), weights_dtype)
+
+
+def load_tokenizer(model_path, tokenizer=None):
+    """A tokenizer from ``tokenizer`` or else the model's folder, offline; ModelError if none."""
+    base = Path(tokenizer) if tokenizer is not None else Path(model_path)
+    folder = base if base.is_dir() else base.parent
+    require(folder.is_dir(), ModelError, f"tokenizer folder {folder} does not exist; give --tokenizer FOLDER or --tokens ids.npy")
+    from transformers import AutoTokenizer
+
+    with _offline():
+        try:
+            return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        except Exception as exc:  # transformers raises many types for a folder without tokenizer files
+            reason = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+            raise ModelError(f"no tokenizer could be loaded from {folder} ({reason}); give --tokenizer FOLDER "
+                             "(with tokenizer.json or vocab files) or token ids with --tokens ids.npy") from None
