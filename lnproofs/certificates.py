@@ -1,0 +1,332 @@
+"""Selectability certificates as immutable data with an exact JSON round-trip.
+
+A :class:`Certificate` holds one :class:`KeyResult` per key.  Each result says what was
+proved about that key and carries the evidence:
+
+* ``selectable``: ``witness`` is a query q with q.k_i > q.k_j for every j != i;
+* ``tie-only``: ``combination`` writes k_i as a convex combination of *other* keys, and
+  ``witness`` puts k_i among the maximisers with some key strictly below;
+* ``unselectable``: ``combination`` has strictly positive weights over other keys whose
+  affine hull is that of all the keys, so k_i lies in the relative interior of the hull;
+* ``not-realisable``: (cone query sets) no allowed query makes k_i win; evidence in extras;
+* ``undecided``: nothing was verified; ``reason`` says why.
+
+Witness entries are floats, or exact rationals (``Fraction``, written ``"p/q"`` in JSON)
+when no float is exact.  Weights are always exact rationals.  Query-set specific data
+(``"z"``, ``"u"``, ``"dual"``, ...) travels in ``extras``.  The JSON schema is
+``lnproofs.selectability/1``; floats are written with Python's round-tripping repr.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .errors import CertificateFormatError
+from .exact import format_fraction
+
+__all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate"]
+
+SCHEMA = "lnproofs.selectability/1"
+STATUSES = ("selectable", "tie-only", "unselectable", "not-realisable", "undecided")
+VERIFIED = ("exact", "bound", "none")
+_BASE_FIELDS = ("index", "status", "witness", "combination", "verified", "margin", "reason")
+
+
+def _bad(where: str, what: str) -> CertificateFormatError:
+    return CertificateFormatError(f"certificate field {where} {what}")
+
+
+def _number(value, where: str):
+    """A JSON number or "p/q" string -> float (exact) or Fraction."""
+    if isinstance(value, bool):
+        raise _bad(where, f"is {value!r}; expected a number or a 'p/q' string")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _bad(where, f"is {value!r}; only finite numbers are accepted")
+        return value
+    if isinstance(value, int):
+        return float(value) if abs(value) <= 2 ** 53 else Fraction(value)
+    if isinstance(value, str):
+        try:
+            return Fraction(value.strip())
+        except (ValueError, ZeroDivisionError):
+            raise _bad(where, f"is {value!r}; expected a number or a 'p/q' string") from None
+    raise _bad(where, f"is {type(value).__name__}; expected a number or a 'p/q' string")
+
+
+def _number_json(value):
+    if isinstance(value, Fraction):
+        return format_fraction(value)
+    return float(value)
+
+
+def _freeze(value):
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value):
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    if isinstance(value, Fraction):
+        return format_fraction(value)
+    return value
+
+
+@dataclass(frozen=True)
+class Combination:
+    """k_i = sum_j weights[j] * k[indices[j]], with exact rational weights."""
+
+    indices: tuple[int, ...]
+    weights: tuple[Fraction, ...]
+
+    def __post_init__(self):
+        object.__setattr__(self, "indices", tuple(int(i) for i in self.indices))
+        object.__setattr__(self, "weights", tuple(Fraction(w) for w in self.weights))
+        if len(self.indices) != len(self.weights):
+            raise _bad("combination", f"has {len(self.indices)} indices but {len(self.weights)} weights")
+
+    def to_json(self) -> dict:
+        return {"indices": list(self.indices), "weights": [format_fraction(w) for w in self.weights]}
+
+    @classmethod
+    def from_json(cls, data, where: str = "combination") -> "Combination":
+        if not isinstance(data, dict):
+            raise _bad(where, "must be an object with 'indices' and 'weights'")
+        for name in ("indices", "weights"):
+            if not isinstance(data.get(name), list):
+                raise _bad(f"{where}.{name}", "is missing or not a list")
+        indices = []
+        for n, i in enumerate(data["indices"]):
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise _bad(f"{where}.indices[{n}]", f"is {i!r}; expected an integer key index")
+            indices.append(i)
+        weights = []
+        for n, w in enumerate(data["weights"]):
+            value = _number(w, f"{where}.weights[{n}]")
+            weights.append(Fraction(value) if isinstance(value, float) else value)
+        if len(indices) != len(weights):
+            raise _bad(where, f"has {len(indices)} indices but {len(weights)} weights")
+        return cls(tuple(indices), tuple(weights))
+
+
+@dataclass(frozen=True)
+class KeyResult:
+    """What is proved about one key, with its evidence (see the module docstring)."""
+
+    index: int
+    status: str
+    witness: tuple | None = None
+    combination: Combination | None = None
+    verified: str = "none"
+    margin: float | None = None
+    reason: str | None = None
+    extras: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise _bad(f"results[{self.index}].status", f"is {self.status!r}; expected one of {', '.join(STATUSES)}")
+        if self.verified not in VERIFIED:
+            raise _bad(f"results[{self.index}].verified", f"is {self.verified!r}; expected one of {', '.join(VERIFIED)}")
+        if self.witness is not None:
+            object.__setattr__(self, "witness", tuple(
+                w if isinstance(w, Fraction) else float(w) for w in self.witness))
+        object.__setattr__(self, "extras", _freeze(dict(self.extras)))
+
+    def to_json(self) -> dict:
+        out = {
+            "index": int(self.index),
+            "status": self.status,
+            "witness": None if self.witness is None else [_number_json(w) for w in self.witness],
+            "combination": None if self.combination is None else self.combination.to_json(),
+            "verified": self.verified,
+            "margin": None if self.margin is None else float(self.margin),
+            "reason": self.reason,
+        }
+        for key, value in self.extras.items():
+            out[key] = _thaw(value)
+        return out
+
+    @classmethod
+    def from_json(cls, data, where: str = "result") -> "KeyResult":
+        if not isinstance(data, dict):
+            raise _bad(where, "must be an object")
+        for name in ("index", "status", "verified"):
+            if name not in data:
+                raise _bad(f"{where}.{name}", "is missing")
+        index = data["index"]
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise _bad(f"{where}.index", f"is {index!r}; expected an integer")
+        if data["status"] not in STATUSES:
+            raise _bad(f"{where}.status", f"is {data['status']!r}; expected one of {', '.join(STATUSES)}")
+        if data["verified"] not in VERIFIED:
+            raise _bad(f"{where}.verified", f"is {data['verified']!r}; expected one of {', '.join(VERIFIED)}")
+        witness = data.get("witness")
+        if witness is not None:
+            if not isinstance(witness, list):
+                raise _bad(f"{where}.witness", "must be a list of numbers or null")
+            witness = tuple(_number(w, f"{where}.witness[{n}]") for n, w in enumerate(witness))
+        combination = data.get("combination")
+        if combination is not None:
+            combination = Combination.from_json(combination, f"{where}.combination")
+        margin = data.get("margin")
+        if margin is not None:
+            margin = _number(margin, f"{where}.margin")
+            margin = float(margin)
+        reason = data.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise _bad(f"{where}.reason", "must be a string or null")
+        extras = {k: v for k, v in data.items() if k not in _BASE_FIELDS}
+        return cls(index, data["status"], witness, combination, data["verified"], margin, reason, extras)
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """Per-key selectability results for N keys in R^d under a query set."""
+
+    n_keys: int
+    dim: int
+    query_set: Mapping[str, Any]
+    results: tuple[KeyResult, ...]
+    schema: str = SCHEMA
+
+    def __post_init__(self):
+        object.__setattr__(self, "results", tuple(self.results))
+        object.__setattr__(self, "query_set", _freeze(dict(self.query_set)))
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def summary(self) -> dict[str, int]:
+        """Counts per status (``not-realisable`` only when present)."""
+        counts = {s: 0 for s in STATUSES if s != "not-realisable"}
+        for r in self.results:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        return counts
+
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        return tuple(r.status for r in self.results)
+
+    def indices(self, status: str) -> tuple[int, ...]:
+        """Indices of the keys with ``status``."""
+        return tuple(r.index for r in self.results if r.status == status)
+
+    def query_set_json(self) -> dict:
+        """The query set as a plain JSON object."""
+        return _thaw(self.query_set)
+
+    def __getitem__(self, index: int) -> KeyResult:
+        return self.results[index]
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self):
+        return iter(self.results)
+
+    # ----------------------------------------------------------------- JSON
+    def to_json(self) -> dict:
+        return {
+            "schema": self.schema,
+            "n_keys": int(self.n_keys),
+            "dim": int(self.dim),
+            "query_set": _thaw(self.query_set),
+            "summary": self.summary,
+            "results": [r.to_json() for r in self.results],
+        }
+
+    def dumps(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_json(), indent=indent)
+
+    @classmethod
+    def from_json(cls, data) -> "Certificate":
+        if isinstance(data, (str, bytes)):
+            try:
+                data = json.loads(data)
+            except ValueError as exc:
+                raise CertificateFormatError(f"certificate is not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise CertificateFormatError("certificate must be a JSON object with fields schema, n_keys, dim, query_set, results")
+        if data.get("schema") != SCHEMA:
+            raise _bad("schema", f"is {data.get('schema')!r}; expected {SCHEMA!r}")
+        for name in ("n_keys", "dim"):
+            value = data.get(name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise _bad(name, f"is {value!r}; expected a non-negative integer")
+        query_set = data.get("query_set", {"kind": "free"})
+        if not isinstance(query_set, dict) or not isinstance(query_set.get("kind"), str):
+            raise _bad("query_set", "must be an object with a string field 'kind'")
+        results = data.get("results")
+        if not isinstance(results, list):
+            raise _bad("results", "is missing or not a list")
+        parsed = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(results))
+        return cls(data["n_keys"], data["dim"], query_set, parsed)
+
+    def save(self, path: str | os.PathLike, indent: int | None = None) -> Path:
+        """Write the JSON (atomically: a temporary file is renamed into place)."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.dumps(indent) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Certificate":
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CertificateFormatError(f"certificate file {path} does not exist") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CertificateFormatError(f"certificate file {path} could not be read ({exc})") from None
+        return cls.from_json(text)
+
+    # ------------------------------------------------------------- display
+    def describe(self, limit: int = 20) -> str:
+        """A short human summary: counts, then each non-selectable key and its status."""
+        counts = ", ".join(f"{n} {s}" for s, n in self.summary.items() if n or s != "not-realisable")
+        lines = [f"{self.n_keys} keys in R^{self.dim}, {self.query_set.get('kind', 'free')} queries: {counts}"]
+        others = [r for r in self.results if r.status != "selectable"]
+        for r in others[:limit]:
+            extra = f" ({r.reason})" if r.reason else ""
+            lines.append(f"  key {r.index}: {r.status}{extra}")
+        if len(others) > limit:
+            lines.append(f"  ... and {len(others) - limit} more")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def _repr_markdown_(self) -> str:
+        rows = ["| status | keys |", "|---|---|"]
+        rows += [f"| {s} | {n} |" for s, n in self.summary.items()]
+        others = [r for r in self.results if r.status != "selectable"][:20]
+        text = f"**Selectability certificate**: {self.n_keys} keys in R^{self.dim}, " \
+               f"{self.query_set.get('kind', 'free')} queries\n\n" + "\n".join(rows)
+        if others:
+            text += "\n\nNot selectable: " + ", ".join(f"{r.index} ({r.status})" for r in others)
+        return text
+
+    def _repr_html_(self) -> str:
+        cells = "".join(f"<tr><td>{html.escape(s)}</td><td>{n}</td></tr>" for s, n in self.summary.items())
+        others = [r for r in self.results if r.status != "selectable"][:20]
+        tail = ""
+        if others:
+            tail = "<p>Not selectable: " + ", ".join(
+                f"{r.index} ({html.escape(r.status)})" for r in others) + "</p>"
+        kind = html.escape(str(self.query_set.get("kind", "free")))
+        return (f"<div><b>Selectability certificate</b>: {self.n_keys} keys in R<sup>{self.dim}</sup>, "
+                f"{kind} queries<table><tr><th>status</th><th>keys</th></tr>{cells}</table>{tail}</div>")
