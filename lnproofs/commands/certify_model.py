@@ -1,0 +1,88 @@
+"""``lnproofs certify-model MODEL (--text TEXT | --tokens ids.npy) [options]``.
+
+Certifies, for every chosen layer and head of a locally stored BERT- or GPT-2-family
+model, which keys can win the attention argmax: with free queries, with the queries the
+layer can produce, for the full-width LayerNorm outputs; plus uniform-attention
+feasibility and the eps gap of the LayerNorm outputs.  Writes one JSON file per layer
+and head, and summary tables, into ``--out``; ``--resume`` keeps finished files.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import ModelError, OptionError, require
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser) -> None:
+    parser.add_argument("model", metavar="MODEL",
+                        help="a Hugging Face model folder, a .safetensors file or a PyTorch state dict (.bin/.pt/.pth)")
+    parser.add_argument("--text", action="append", default=None, metavar="TEXT",
+                        help="input text (repeat with --pool to certify several inputs together)")
+    parser.add_argument("--tokens", metavar="IDS", default=None,
+                        help="token ids: .npy/.npz/.csv/.pt/.safetensors, 1-D (one input) or 2-D (one input per row)")
+    parser.add_argument("--layers", default="all", help="'all' or comma-separated layer indices, e.g. 0,2,5")
+    parser.add_argument("--heads", default="all", help="'all' or comma-separated head indices, e.g. 0,3")
+    parser.add_argument("--out", default="model-certificates", metavar="DIR",
+                        help="folder for layer{L}_head{H}.json, layer{L}_outputs.json and the summaries")
+    parser.add_argument("--pool", action="store_true",
+                        help="certify the keys of several inputs together (identical keys then tie)")
+    parser.add_argument("--tokenizer", metavar="PATH", default=None,
+                        help="tokenizer folder (default: the model folder)")
+    parser.add_argument("--config", metavar="CONFIG", default=None,
+                        help="config.json for a single weights file (default: config.json beside it)")
+    parser.add_argument("--resume", action="store_true", help="keep layer/head files already finished for these inputs")
+    parser.add_argument("--fold", action="store_true",
+                        help="certify the folded form (LayerNorm gain and bias folded into W_q, W_k, centred)")
+    parser.add_argument("--dtype", default="float64", help="compute dtype of the forward pass: float64 (default) or float32")
+    parser.add_argument("--device", default="cpu", help="torch device for the forward pass (default cpu)")
+    parser.add_argument("--allow-half", action="store_true",
+                        help="accept float16/bfloat16 weights by widening them exactly (certifies the widened model)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def _inputs(args, loaded) -> list:
+    from ..arrays import load_array
+    from ..models.extract import prepare_inputs
+    from ..models.loading import load_tokenizer
+
+    require(bool(args.text) != (args.tokens is not None), OptionError,
+            "give exactly one of --text TEXT (repeatable) or --tokens ids.npy")
+    if args.text:
+        tokenizer = load_tokenizer(args.model, args.tokenizer)
+        inputs = prepare_inputs(loaded, texts=args.text, tokenizer=tokenizer)
+    else:
+        inputs = prepare_inputs(loaded, token_ids=load_array(args.tokens, name="tokens", ndim=None))
+    require(len(inputs) == 1 or args.pool, OptionError,
+            f"{len(inputs)} inputs given; add --pool to certify their keys together, or give one input")
+    return inputs
+
+
+def run(args) -> int:
+    from ..models.certify_model import certify_model
+    from ..models.extract import parse_selection
+    from ..models.loading import load_model
+
+    if not Path(args.model).exists():
+        raise ModelError(f"model {args.model} does not exist; give a Hugging Face model folder or a weights file "
+                         "(.safetensors, .bin, .pt, .pth) stored locally")
+    loaded = load_model(args.model, config=args.config, dtype=args.dtype, device=args.device,
+                        allow_half=args.allow_half)
+    layers = parse_selection(args.layers, loaded.n_layers, "layer")
+    heads = parse_selection(args.heads, loaded.n_heads, "head")
+    inputs = _inputs(args, loaded)
+
+    def progress(message):
+        if not args.quiet:
+            print(f"lnproofs certify-model: {message}", file=sys.stderr, flush=True)
+
+    result = certify_model(loaded, inputs, args.out, layers=layers, heads=heads, resume=args.resume,
+                           folded=args.fold, progress=progress)
+    tokens = sum(len(s) for s in inputs)
+    print(f"{loaded.family.name} model, {len(inputs)} input(s), {tokens} token(s); "
+          f"{len(result.written)} file(s) written, {len(result.skipped)} kept from an earlier run; in {result.out_dir}")
+    print((Path(result.out_dir) / "summary.md").read_text(encoding="utf-8"), end="")
+    return 0

@@ -1,0 +1,360 @@
+"""Certify every chosen layer and head of a model, writing results as they are proved.
+
+For each layer ``l`` (one file ``layer{l}_outputs.json``):
+
+- selectability of the full-width LayerNorm outputs with free queries;
+- how far the LayerNorm outputs are from the ellipsoid surface (the effect of eps),
+  from the ellipsoid equation ``sum_i ((y_i - beta_i) / gamma_i)^2 = n``.
+
+For each head ``h`` of the layer (one file ``layer{l}_head{h}.json``):
+
+- selectability of the head's keys with free queries;
+- selectability with the queries the layer can produce (query set ``layernorm``:
+  the gain and bias of the LayerNorm feeding the attention, the head's ``W_q``, ``b_q``);
+- uniform-attention feasibility (a non-zero query giving every key the same score);
+- exact duplicates among the keys and whether they come from the same token at the same
+  position of different inputs (pooled inputs): those keys tie, they are not errors.
+
+Every file holds the arrays it certifies (keys, LayerNorm outputs) as exact floats, so
+it can be re-checked on its own (:func:`check_head_file`).  A summary table per layer
+(``summary.csv``, ``summary.md``) and per head (``heads.csv``) is rebuilt from the files,
+so an interrupted run resumed with ``resume=True`` ends with the same summary.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelError
+
+__all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
+           "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_head_file",
+           "inputs_digest", "ModelRun"]
+
+HEAD_SCHEMA = "lnproofs.model-head/1"
+LAYER_SCHEMA = "lnproofs.model-layer/1"
+
+
+def inputs_digest(inputs) -> str:
+    """A short fingerprint of the token ids (resumed runs must use the same inputs)."""
+    h = hashlib.sha256()
+    for seq in inputs:
+        h.update(np.asarray(seq, dtype=np.int64).tobytes())
+        h.update(b"|")
+    return h.hexdigest()[:16]
+
+
+# ---- geometry ------------------------------------------------------------------------------
+def ellipsoid_gaps(ln_out, hidden_in, gain, bias, eps) -> dict:
+    """How far LayerNorm outputs lie inside the ellipsoid ``{gain*u + bias: 1.u = 0, |u| = sqrt(n)}``.
+
+    Per row: ``value`` = ``(1/n) sum ((y - bias)/gain)^2`` (1 on the surface, < 1 inside),
+    ``gap`` = ``1 - sqrt(value)`` (the relative radial distance to the surface),
+    ``distance`` = ``|y - bias| (1/sqrt(value) - 1)`` (Euclidean distance to the surface
+    along the ray from the centre), ``predicted_gap`` = ``1 - sqrt(var/(var + eps))``
+    from the inputs, and ``plane`` = ``sum (y - bias)/gain`` (0 on the hyperplane).
+    Coordinates with zero gain carry no information and are left out of the sums.
+    """
+    y = np.asarray(ln_out, dtype=np.float64)
+    x = np.asarray(hidden_in, dtype=np.float64)
+    gain = np.asarray(gain, dtype=np.float64)
+    bias = np.asarray(bias, dtype=np.float64)
+    n = y.shape[1]
+    live = gain != 0
+    u = (y[:, live] - bias[live]) / gain[live]
+    value = (u * u).sum(axis=1) / n
+    root = np.sqrt(value)
+    offset = np.linalg.norm(y - bias, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distance = np.where(root > 0, offset * (1.0 / root - 1.0), np.nan)
+    centred = x - x.mean(axis=1, keepdims=True)
+    var = (centred * centred).mean(axis=1)
+    predicted = 1.0 - np.sqrt(var / (var + eps))
+    gap = 1.0 - root
+    return {"value": value.tolist(), "gap": gap.tolist(), "distance": distance.tolist(),
+            "predicted_gap": predicted.tolist(), "plane": u.sum(axis=1).tolist(),
+            "zero_gain_coordinates": int((~live).sum()),
+            "max_gap": float(gap.max()), "min_gap": float(gap.min()),
+            "max_distance": float(np.nanmax(distance)) if np.isfinite(distance).any() else None,
+            "max_gap_vs_prediction": float(np.abs(gap - predicted).max())}
+
+
+def duplicate_groups(rows) -> list[list[int]]:
+    """Groups (size >= 2) of row indices whose float rows are bit-for-bit identical."""
+    rows = np.ascontiguousarray(np.asarray(rows, dtype=np.float64))
+    groups: dict[bytes, list[int]] = {}
+    for index, row in enumerate(rows):
+        groups.setdefault((row + 0.0).tobytes(), []).append(index)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _tie_report(certificate_json: dict, groups: list[list[int]], sources: np.ndarray) -> dict:
+    """Ties among keys, and how many come from identical (position, token) pairs."""
+    status = {r["index"]: r["status"] for r in certificate_json["results"]}
+    ties = [i for i, s in status.items() if s == "tie-only"]
+    in_group = {i: g for g in groups for i in g}
+    duplicated = [i for i in ties if i in in_group]
+    same_token_position = [i for i in duplicated
+                           if any(j != i and sources[j, 1] == sources[i, 1] and sources[j, 2] == sources[i, 2]
+                                  for j in in_group[i])]
+    return {"tie_only": len(ties), "tie_only_duplicates": len(duplicated),
+            "tie_only_same_token_position": len(same_token_position),
+            "tie_only_other": len(ties) - len(duplicated)}
+
+
+# ---- engine calls --------------------------------------------------------------------------
+def _certify(keys, query_set=None) -> dict:
+    from ..certify import certify
+
+    return certify(keys, query_set=query_set).to_json()
+
+
+def _uniform(keys, query_set=None) -> dict:
+    from ..uniform import uniform_attention
+
+    return uniform_attention(keys, query_set=query_set).to_json()
+
+
+def _margins(certificate_json: dict) -> float | None:
+    margins = [r["margin"] for r in certificate_json["results"]
+               if r["status"] == "selectable" and r.get("margin") is not None]
+    return min(margins) if margins else None
+
+
+def certify_head(capture, head: int, *, folded: bool = False) -> dict:
+    """The per-head record (see the module docstring) for one :class:`LayerCapture`."""
+    from ..querysets.layernorm import LayerNormQuerySet
+
+    if folded:
+        from .folding import fold_capture_head
+
+        fh = fold_capture_head(capture, head)
+        keys, query_set = fh.keys, fh.layernorm_query_set()
+    else:
+        W_q, b_q, _, _ = capture.head_weights(head)
+        ln = capture.layernorm
+        keys = capture.keys(head)
+        query_set = LayerNormQuerySet(ln.gain, ln.bias, W_q, b_q, ln.eps)
+    free = _certify(keys)
+    realisable = _certify(keys, query_set)
+    groups = duplicate_groups(keys)
+    return {
+        "schema": HEAD_SCHEMA, "layer": capture.layer, "head": head, "folded": folded,
+        "layernorm_module": capture.layernorm_module, "eps": capture.layernorm.eps,
+        "sources": capture.sources.tolist(), "keys": keys.tolist(),
+        "free": free, "layernorm": realisable,
+        "uniform": {"free": _uniform(keys), "layernorm": _uniform(keys, query_set)},
+        "duplicates": groups,
+        "ties": {"free": _tie_report(free, groups, capture.sources),
+                 "layernorm": _tie_report(realisable, groups, capture.sources)},
+        "smallest_margin": {"free": _margins(free), "layernorm": _margins(realisable)},
+    }
+
+
+def certify_layer_outputs(capture) -> dict:
+    """The per-layer record: LayerNorm outputs certified with free queries, and eps gaps."""
+    ln = capture.layernorm
+    outputs = _certify(capture.ln_out)
+    groups = duplicate_groups(capture.ln_out)
+    return {
+        "schema": LAYER_SCHEMA, "layer": capture.layer, "layernorm_module": capture.layernorm_module,
+        "layernorm": ln.to_json(), "sources": capture.sources.tolist(), "ln_outputs": capture.ln_out.tolist(),
+        "certificate": outputs, "duplicates": groups, "ties": _tie_report(outputs, groups, capture.sources),
+        "smallest_margin": _margins(outputs),
+        "ellipsoid": ellipsoid_gaps(capture.ln_out, capture.hidden_in, ln.gain, ln.bias, ln.eps),
+    }
+
+
+# ---- files -------------------------------------------------------------------------------
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _finished(path: Path, digest: str) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("inputs_digest") == digest
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """What :func:`certify_model` did: files written, files skipped (resumed), summary rows."""
+
+    out_dir: Path
+    written: tuple[Path, ...]
+    skipped: tuple[Path, ...]
+    layer_rows: tuple[dict, ...]
+    head_rows: tuple[dict, ...]
+
+
+def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: bool = False,
+                  folded: bool = False, progress=None) -> ModelRun:
+    """Certify ``layers`` x ``heads`` of ``loaded`` on token id sequences ``inputs`` (pooled).
+
+    Files go to ``out_dir`` as they are finished; with ``resume=True`` files already there
+    for the same inputs are kept.  ``progress(message)`` is called once per file.
+    """
+    from .extract import capture_layers
+
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ModelError(f"output folder {out_dir} cannot be created ({exc.strerror}); give a writable --out") from None
+    layers = list(range(loaded.n_layers)) if layers is None else list(layers)
+    heads = list(range(loaded.n_heads)) if heads is None else list(heads)
+    for head in heads:
+        if not 0 <= head < loaded.n_heads:
+            raise ModelError(f"head {head} is out of range; the model has {loaded.n_heads} heads: "
+                             f"accepted 0..{loaded.n_heads - 1} or all")
+    digest = inputs_digest(inputs)
+    meta = {"model": loaded.describe(), "inputs_digest": digest, "n_inputs": len(inputs)}
+    written, skipped = [], []
+    for layer in layers:
+        todo_heads = [h for h in heads if not (resume and _finished(out_dir / f"layer{layer}_head{h}.json", digest))]
+        layer_path = out_dir / f"layer{layer}_outputs.json"
+        layer_done = resume and _finished(layer_path, digest)
+        skipped += [out_dir / f"layer{layer}_head{h}.json" for h in heads if h not in todo_heads]
+        if layer_done:
+            skipped.append(layer_path)
+        if not todo_heads and layer_done:
+            continue
+        capture = capture_layers(loaded, inputs, [layer])[layer]
+        if not layer_done:
+            _write_json(layer_path, {**certify_layer_outputs(capture), **meta})
+            written.append(layer_path)
+            if progress:
+                progress(f"layer {layer}: LayerNorm outputs -> {layer_path.name}")
+        for head in todo_heads:
+            path = out_dir / f"layer{layer}_head{head}.json"
+            _write_json(path, {**certify_head(capture, head, folded=folded), **meta})
+            written.append(path)
+            if progress:
+                progress(f"layer {layer} head {head} -> {path.name}")
+    layer_rows, head_rows = summarize(out_dir, layers=layers, heads=heads, digest=digest)
+    write_summary(out_dir, layer_rows, head_rows)
+    return ModelRun(out_dir, tuple(written), tuple(skipped), tuple(layer_rows), tuple(head_rows))
+
+
+# ---- summary -------------------------------------------------------------------------------
+def _fraction(count: int, total: int):
+    return round(count / total, 6) if total else None
+
+
+def _min(values):
+    values = [v for v in values if v is not None]
+    return min(values) if values else None
+
+
+def summarize(out_dir, *, layers, heads, digest=None) -> tuple[list[dict], list[dict]]:
+    """Per-layer and per-head rows, read back from the files in ``out_dir``."""
+    out_dir = Path(out_dir)
+    layer_rows, head_rows = [], []
+    for layer in layers:
+        heads_data = []
+        for head in heads:
+            data = json.loads((out_dir / f"layer{layer}_head{head}.json").read_text(encoding="utf-8"))
+            if digest is not None and data.get("inputs_digest") != digest:
+                raise ModelError(f"{out_dir}/layer{layer}_head{head}.json was made from other inputs; "
+                                 "remove it or use another --out")
+            heads_data.append(data)
+            free, ln = data["free"]["summary"], data["layernorm"]["summary"]
+            head_rows.append({
+                "layer": layer, "head": head, "keys": data["free"]["n_keys"], "dim": data["free"]["dim"],
+                "free_selectable": free["selectable"], "free_tie_only": free["tie-only"],
+                "free_unselectable": free["unselectable"], "free_undecided": free["undecided"],
+                "ln_selectable": ln["selectable"], "ln_tie_only": ln.get("tie-only", 0),
+                "ln_unselectable": ln.get("unselectable", 0), "ln_not_realisable": ln.get("not-realisable", 0),
+                "ln_undecided": ln["undecided"],
+                "uniform_free": data["uniform"]["free"].get("status"),
+                "uniform_layernorm": data["uniform"]["layernorm"].get("status"),
+                "min_margin_free": data["smallest_margin"]["free"],
+                "min_margin_layernorm": data["smallest_margin"]["layernorm"],
+                "ties_same_token_position": data["ties"]["free"]["tie_only_same_token_position"],
+            })
+        outputs = json.loads((out_dir / f"layer{layer}_outputs.json").read_text(encoding="utf-8"))
+        rows = [r for r in head_rows if r["layer"] == layer]
+        total = sum(r["keys"] for r in rows)
+        out_summary = outputs["certificate"]["summary"]
+        layer_rows.append({
+            "layer": layer, "heads": len(rows), "keys_per_head": rows[0]["keys"] if rows else 0,
+            "free_selectable": _fraction(sum(r["free_selectable"] for r in rows), total),
+            "free_tie_only": _fraction(sum(r["free_tie_only"] for r in rows), total),
+            "free_unselectable": _fraction(sum(r["free_unselectable"] for r in rows), total),
+            "free_undecided": _fraction(sum(r["free_undecided"] for r in rows), total),
+            "ln_selectable": _fraction(sum(r["ln_selectable"] for r in rows), total),
+            "ln_not_selectable": _fraction(sum(r["ln_not_realisable"] + r["ln_unselectable"] + r["ln_tie_only"]
+                                               for r in rows), total),
+            "ln_undecided": _fraction(sum(r["ln_undecided"] for r in rows), total),
+            "outputs_selectable": _fraction(out_summary["selectable"], outputs["certificate"]["n_keys"]),
+            "uniform_free_heads": sum(r["uniform_free"] == "feasible" for r in rows),
+            "uniform_layernorm_heads": sum(r["uniform_layernorm"] == "feasible" for r in rows),
+            "min_margin_free": _min(r["min_margin_free"] for r in rows),
+            "min_margin_layernorm": _min(r["min_margin_layernorm"] for r in rows),
+            "min_margin_outputs": outputs["smallest_margin"],
+            "ties_same_token_position": sum(r["ties_same_token_position"] for r in rows),
+            "outputs_ties_same_token_position": outputs["ties"]["tie_only_same_token_position"],
+            "max_ellipsoid_gap": outputs["ellipsoid"]["max_gap"],
+        })
+    return layer_rows, head_rows
+
+
+def _csv_text(rows: list[dict]) -> str:
+    buffer = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tuple[Path, Path, Path]:
+    """``summary.csv`` and ``summary.md`` (per layer) and ``heads.csv`` (per head)."""
+    out_dir = Path(out_dir)
+    paths = out_dir / "summary.csv", out_dir / "summary.md", out_dir / "heads.csv"
+    paths[0].write_text(_csv_text(layer_rows), encoding="utf-8")
+    paths[2].write_text(_csv_text(head_rows), encoding="utf-8")
+    lines = ["# Certified selectability per layer", "",
+             "Fractions are over all keys of all chosen heads of the layer.  `free`: any query; "
+             "`ln`: queries the layer's LayerNorm and W_q can produce; `outputs`: the full-width "
+             "LayerNorm outputs with free queries.  `uniform`: heads with a non-zero query giving every "
+             "key the same score.  Ties from identical tokens at identical positions appear when inputs "
+             "are pooled.", ""]
+    if layer_rows:
+        names = list(layer_rows[0])
+        lines.append("| " + " | ".join(names) + " |")
+        lines.append("|" + "---|" * len(names))
+        for row in layer_rows:
+            lines.append("| " + " | ".join(_cell(row[k]) for k in names) + " |")
+    paths[1].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return paths
+
+
+def check_head_file(path) -> dict:
+    """Re-verify the certificates of a ``layer{l}_head{h}.json`` file exactly -> name -> CheckReport."""
+    from ..certificates import Certificate
+    from ..checker import check_certificate
+
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    keys = np.asarray(data["keys"], dtype=np.float64)
+    return {name: check_certificate(Certificate.from_json(data[name]), keys) for name in ("free", "layernorm")}
