@@ -1,0 +1,174 @@
+"""The centring projection P = I - J/n, J = 1 1^T: its theorems, for general and concrete n.
+
+For general n the proofs work in the commutative algebra spanned by ``I`` and ``J``
+(reduction modulo ``J^2 = n J``) and entrywise with symbolic indices, Kronecker deltas
+and finite sums.  For a concrete n they use the explicit n x n matrices.
+"""
+
+from __future__ import annotations
+
+from .theorem import Hypothesis, Step, Theorem, general_symbols
+
+__all__ = ["theorems", "projection_matrix", "NAMES"]
+
+NAMES = (
+    "projection.mean_subtraction",
+    "projection.symmetric",
+    "projection.idempotent",
+    "projection.trace",
+    "projection.kernel",
+    "projection.eigenvalues",
+)
+
+_RULE = "rewrite J^2 = nJ"
+
+
+def projection_matrix(n: int):
+    """The explicit SymPy matrix I - 1 1^T / n."""
+    import sympy as sp
+
+    return sp.eye(n) - sp.ones(n, n) / n
+
+
+def _hyp_general(s):
+    return (
+        Hypothesis("width", "n is a positive integer", r"n \in \mathbb{Z}_{>0}"),
+        Hypothesis("ones", "J = 1 1^T is the all-ones n x n matrix and P = I - J/n",
+                   r"J = \mathbf{1}\mathbf{1}^T,\ P = I - \tfrac{1}{n} J"),
+        Hypothesis("indices", "i, j, k range over 1..n", r"1 \le i, j, k \le n"),
+    )
+
+
+def _hyp_concrete(n):
+    return (Hypothesis("width", f"n = {n}", rf"n = {n}"),
+            Hypothesis("ones", "P = I - 1 1^T / n as an explicit matrix",
+                       r"P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T"))
+
+
+def _entry(s, r, c):
+    """P_rc = delta_rc - 1/n."""
+    import sympy as sp
+
+    return sp.KroneckerDelta(r, c) - 1 / s["n"]
+
+
+def _general() -> list:
+    import sympy as sp
+
+    s = general_symbols()
+    n, i, j, k, x, v, I, J = (s[key] for key in ("n", "i", "j", "k", "x", "v", "I", "J"))
+    P = I - J / n
+    hyps = _hyp_general(s)
+    mean = sp.Sum(x[j], (j, 1, n)) / n
+    Px_i = sp.Sum(_entry(s, i, j) * x[j], (j, 1, n))
+    J2_entry = sp.Sum(1 * 1, (k, 1, n))  # (J^2)_ij = sum_k J_ik J_kj
+
+    out = []
+    out.append(Theorem(
+        "projection.mean_subtraction", "Subtracting the mean is the projection P",
+        "For every x in R^n, x - mean(x) 1 = P x with P = I - 1 1^T / n.",
+        r"x - \bar{x}\,\mathbf{1} = P x,\quad P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T",
+        hyps,
+        (Step("Entry i of P x, expanding the sum over j and applying the Kronecker delta",
+              Px_i, x[i] - sp.Sum(x[j], (j, 1, n)) / n, "finite sums and Kronecker deltas"),),
+        (Step("Entry i of x - mean(x) 1 equals entry i of P x", x[i] - mean, Px_i,
+              "finite sums and Kronecker deltas"),),
+    ))
+    out.append(Theorem(
+        "projection.symmetric", "P is symmetric", "P^T = P.", r"P^T = P", hyps,
+        (Step("Entry (j, i) of P equals entry (i, j): the Kronecker delta is symmetric",
+              _entry(s, j, i), _entry(s, i, j), "finite sums and Kronecker deltas"),),
+        (Step("P^T = P entrywise", _entry(s, j, i) - _entry(s, i, j), sp.Integer(0),
+              "finite sums and Kronecker deltas"),),
+    ))
+    out.append(Theorem(
+        "projection.idempotent", "P is idempotent", "P^2 = P, using J^2 = n J.", r"P^2 = P", hyps,
+        (Step("(J^2)_ij = sum_k J_ik J_kj = sum_k 1 = n = n J_ij, so J^2 = n J", J2_entry, n,
+              "finite sums and Kronecker deltas"),
+         Step("Expand the square (I and J commute)", P**2, I**2 - 2 * I * J / n + J**2 / n**2, "expand"),
+         Step("Apply I^2 = I, I J = J and J^2 = n J", I**2 - 2 * I * J / n + J**2 / n**2, I - J / n, _RULE)),
+        (Step("P^2 = P", P**2, P, _RULE),),
+    ))
+    out.append(Theorem(
+        "projection.trace", "The trace of P", "tr P = n - 1.", r"\operatorname{tr} P = n - 1", hyps,
+        (Step("Diagonal entries: P_ii = 1 - 1/n, summed over i", sp.Sum(_entry(s, i, i), (i, 1, n)), n - 1,
+              "finite sums and Kronecker deltas"),
+         Step("By linearity, tr(I - J/n) = tr I - tr J / n = n - 1", P, n - 1, "trace (tr I = n, tr J = n)")),
+        (Step("tr P = n - 1", P, n - 1, "trace (tr I = n, tr J = n)"),),
+    ))
+    out.append(Theorem(
+        "projection.kernel", "The kernel of P is span(1)",
+        "P 1 = 0, P v = v for every v orthogonal to 1, and every x splits as x = P x + mean(x) 1; "
+        "hence P x = 0 exactly when x is a multiple of 1.",
+        r"P\mathbf{1} = 0,\ \ P v = v\ (\mathbf{1}^T v = 0),\ \ \ker P = \operatorname{span}(\mathbf{1})",
+        hyps + (Hypothesis("orthogonal", "v is orthogonal to 1", r"\mathbf{1}^T v = 0"),),
+        (Step("P 1 = 1 - (1/n) J 1 = 1 - 1 = 0", P, 0, "apply to 1 (J 1 = n 1)"),
+         Step("P v = v - (1/n) 1 (1^T v) = v", P, 1, "apply to v orthogonal to 1 (J v = 0)"),
+         Step("x = P x + (1/n) J x = P x + mean(x) 1: so P x = 0 forces x = mean(x) 1", P + J / n, I, _RULE),
+         Step("Entry i of P v for v with sum_j v_j = 0 is v_i - (1/n) sum_j v_j",
+              sp.Sum(_entry(s, i, j) * v[j], (j, 1, n)), v[i] - sp.Sum(v[j], (j, 1, n)) / n,
+              "finite sums and Kronecker deltas")),
+        (Step("P 1 = 0", P, 0, "apply to 1 (J 1 = n 1)"),
+         Step("P v = v on the orthogonal complement of 1", P, 1, "apply to v orthogonal to 1 (J v = 0)")),
+    ))
+    mu = sp.Symbol("mu")
+    out.append(Theorem(
+        "projection.eigenvalues", "The spectrum of P",
+        "P has eigenvalue 0 once (eigenvector 1) and eigenvalue 1 with multiplicity n - 1 "
+        "(the complement of 1).",
+        r"\operatorname{spec} P = \{0^{(1)}, 1^{(n-1)}\}",
+        hyps,
+        (Step("P^2 = P, so every eigenvalue mu satisfies mu^2 = mu", P**2 - P, 0, _RULE),
+         Step("The roots of mu^2 - mu are 0 and 1", mu**2 - mu, sp.FiniteSet(0, 1), "solve", data=(mu,)),
+         Step("1 is an eigenvector for eigenvalue 0", P, 0, "apply to 1 (J 1 = n 1)"),
+         Step("Every v orthogonal to 1 (an (n-1)-dimensional space) is an eigenvector for 1", P, 1,
+              "apply to v orthogonal to 1 (J v = 0)"),
+         Step("The dimensions add up: 1 + (n - 1) = n", 1 + (n - 1), n, "expand")),
+        (Step("The multiplicities agree with the trace: 0 * 1 + 1 * (n - 1) = tr P", P, 0 * 1 + 1 * (n - 1),
+              "trace (tr I = n, tr J = n)"),),
+    ))
+    return out
+
+
+def _concrete(n: int) -> list:
+    import sympy as sp
+
+    P = projection_matrix(n)
+    x = sp.Matrix(sp.symbols(f"x1:{n + 1}", real=True))
+    ones = sp.ones(n, 1)
+    hyps = _hyp_concrete(n)
+    mean = sum(x) / n
+    basis = [sp.Matrix([1 if r == c else (-1 if r == c + 1 else 0) for r in range(n)]) for c in range(n - 1)]
+    out = [
+        Theorem("projection.mean_subtraction", "Subtracting the mean is the projection P",
+                f"For x in R^{n}, x - mean(x) 1 = P x.", r"x - \bar{x}\,\mathbf{1} = P x", hyps,
+                (Step("Multiply out P x", P * x, x - ones * (sum(x) / n), "expand"),),
+                (Step("x - mean(x) 1 = P x", x - mean * ones, P * x, "expand"),), n=n),
+        Theorem("projection.symmetric", "P is symmetric", "P^T = P.", r"P^T = P", hyps,
+                (Step("Transpose the explicit matrix", P.T, P, "expand"),),
+                (Step("P^T - P = 0", P.T - P, sp.zeros(n, n), "expand"),), n=n),
+        Theorem("projection.idempotent", "P is idempotent", "P^2 = P.", r"P^2 = P", hyps,
+                (Step("J^2 = n J for the explicit all-ones matrix", sp.ones(n, n) ** 2, n * sp.ones(n, n), "expand"),
+                 Step("Multiply out P P", P * P, P, "expand")),
+                (Step("P^2 = P", P**2, P, "expand"),), n=n),
+        Theorem("projection.trace", "The trace of P", f"tr P = {n - 1}.", rf"\operatorname{{tr}} P = {n - 1}", hyps,
+                (Step("Sum of the diagonal", sum(P[r, r] for r in range(n)), n - 1, "expand"),),
+                (Step("tr P = n - 1", P.trace(), sp.Integer(n - 1), "expand"),), n=n),
+        Theorem("projection.kernel", "The kernel of P is span(1)",
+                "P 1 = 0 and P fixes the basis e_c - e_(c+1) of the complement of 1, so ker P = span(1).",
+                r"P\mathbf{1} = 0,\ P v = v\ (\mathbf{1}^T v = 0)", hyps,
+                tuple(Step(f"P fixes e_{c + 1} - e_{c + 2}", P * v, v, "expand") for c, v in enumerate(basis)),
+                (Step("P 1 = 0", P * ones, sp.zeros(n, 1), "expand"),), n=n),
+        Theorem("projection.eigenvalues", "The spectrum of P",
+                f"P has eigenvalue 0 once and eigenvalue 1 with multiplicity {n - 1}.",
+                rf"\operatorname{{spec}} P = \{{0^{{(1)}}, 1^{{({n - 1})}}\}}", hyps,
+                (Step("P 1 = 0 * 1", P * ones, 0 * ones, "expand"),),
+                (Step("Characteristic polynomial of P", P, {sp.Integer(0): 1, sp.Integer(1): n - 1},
+                      "eigen (characteristic polynomial)"),), n=n),
+    ]
+    return out
+
+
+def theorems(n: int | None = None, convention: str = "torch") -> list:
+    """The projection theorems for general n (``n=None``) or the explicit width ``n``."""
+    return _general() if n is None else _concrete(n)
