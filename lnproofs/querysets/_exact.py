@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 __all__ = ["dyadic_integers", "integer_matrix", "exact_row_products", "fraction_of_fmpz",
-           "integer_vector_of_fractions"]
+           "integer_vector_of_fractions", "fmpq_matrix", "fmpq_of", "fraction_of_fmpq"]
 
 
 def dyadic_integers(values) -> tuple[list[int], int]:
@@ -60,3 +60,26 @@ def integer_vector_of_fractions(values) -> tuple[list[int], int]:
     for v in fr:
         den = lcm(den, v.denominator)
     return [int(v * den) for v in fr], den
+
+
+def fmpq_matrix(values):
+    """The exact rational matrix (python-flint ``fmpq_mat``) of a float array (1-D: one row)."""
+    from flint import fmpq, fmpq_mat
+
+    M, e = integer_matrix(np.atleast_2d(np.asarray(values, dtype=np.float64)))
+    scale = fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
+    return fmpq_mat(M) * scale
+
+
+def fmpq_of(value):
+    """A python-flint rational equal to a float, int, Fraction or ``"p/q"`` string."""
+    from flint import fmpq
+
+    from ..exact import to_fraction
+
+    f = to_fraction(value)
+    return fmpq(f.numerator, f.denominator)
+
+
+def fraction_of_fmpq(value) -> Fraction:
+    return Fraction(int(value.p), int(value.q))

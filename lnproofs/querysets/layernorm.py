@@ -144,29 +144,7 @@ def load_layernorm(path, *, radius: float | None = None) -> LayerNormQuerySet:
 # until ``propose``).
 
 
-def _fmpq_matrix(values):
-    from flint import fmpq, fmpq_mat
-
-    from ._exact import integer_matrix
-
-    M, e = integer_matrix(np.atleast_2d(np.asarray(values, dtype=np.float64)))
-    scale = fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
-    return fmpq_mat(M) * scale
-
-
-def _fmpq(value):
-    from flint import fmpq
-
-    from ..exact import to_fraction
-
-    f = to_fraction(value)
-    return fmpq(f.numerator, f.denominator)
-
-
-def _fraction(value) -> "Fraction":
-    from fractions import Fraction
-
-    return Fraction(int(value.p), int(value.q))
+from ._exact import fmpq_matrix as _fmpq_matrix, fmpq_of as _fmpq, fraction_of_fmpq as _fraction  # noqa: E402
 
 
 class ExactLayer:
