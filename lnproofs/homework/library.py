@@ -1,0 +1,109 @@
+"""Where the homework meets the rest of the library: the certifier, the exact checker, the theorems.
+
+Solutions are produced here by the library itself: selectability certificates come
+from :mod:`lnproofs.certify` and are accepted only after :mod:`lnproofs.checker` has
+verified them exactly; proof steps come from the theorem registry.  A student's claimed
+witness or convex combination is judged by the same trusted checker.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..errors import InputError
+
+__all__ = ["certify_keys", "checker_verdict", "nice_witness", "theorem_for", "proved_theorem"]
+
+
+def _array(keys):
+    import numpy as np
+
+    return np.asarray([[float(v) for v in row] for row in keys], dtype=np.float64)
+
+
+def certify_keys(keys) -> dict:
+    """Certify every key (free queries) and return the certificate JSON, verified exactly."""
+    from ..certificates import Certificate
+    from ..certify import certify
+    from ..checker import check_certificate
+
+    array = _array(keys)
+    result = certify(array)
+    cert = result if isinstance(result, Certificate) else getattr(result, "certificate", result)
+    report = check_certificate(cert, array)
+    if not report.ok:  # a certifier bug must never reach a solution sheet
+        raise InputError(f"the certificate for these keys failed the exact check: {report}")
+    return cert.to_json()
+
+
+def checker_verdict(keys, index: int, status: str, witness=None, combination=None) -> bool:
+    """Ask the trusted checker whether one claim about key ``index`` (0-based) holds exactly.
+
+    ``status`` "selectable" checks ``witness`` (Fractions) strictly; "tie-only" checks it
+    as a tie; otherwise ``combination`` = (0-based indices, Fraction weights) is checked as
+    a convex combination of the other keys.
+    """
+    from ..certificates import Combination
+    from ..checker import check_combination, check_witnesses
+
+    array = _array(keys)
+    if status in ("selectable", "tie-only") and witness is not None:
+        mode = "strict" if status == "selectable" else "tie"
+        (message,) = check_witnesses(array, [(index, tuple(witness))], mode=mode)
+        return message is None
+    comb = Combination(tuple(combination[0]), tuple(combination[1]))
+    return check_combination(array, index, comb, strict=False) is None
+
+
+def _scores(keys, q):
+    return [sum((Fraction(a) * b for a, b in zip(q, k)), Fraction(0)) for k in keys]
+
+
+def _wins(keys, index, q, tie):
+    scores = _scores(keys, q)
+    others = [s for j, s in enumerate(scores) if j != index]
+    if tie:
+        return scores[index] == max(scores) and min(scores) < scores[index]
+    return all(scores[index] > s for s in others)
+
+
+def nice_witness(keys, index: int, witness, tie: bool = False) -> tuple[Fraction, ...]:
+    """A small integer query doing the same job as the certifier's ``witness`` (checked exactly).
+
+    The certifier's witness is often a float with many digits; a student reads small
+    integers more easily.  Scaled and rounded copies are proposed and the first one that
+    passes the exact test is returned; otherwise the exact value of the witness itself.
+    """
+    from ..exact import to_fraction
+
+    keys = [[Fraction(v) for v in row] for row in keys]
+    exact = tuple(to_fraction(w) for w in witness)
+    biggest = max(abs(w) for w in exact)
+    if biggest > 0:
+        for scale in range(1, 13):
+            candidate = tuple(Fraction(round(w * scale / biggest)) for w in exact)
+            if any(candidate) and _wins(keys, index, candidate, tie):
+                return candidate
+    if not _wins(keys, index, exact, tie):
+        raise InputError(f"the certifier's query for key {index + 1} does not pass the exact test")
+    return exact
+
+
+def theorem_for(name: str):
+    """The registered theorem object called ``name``, or None when the registry lacks it."""
+    try:
+        from .. import registry
+    except ImportError:
+        return None
+    try:
+        return registry.get_theorem(name)
+    except InputError:  # a name whose theorem module is not installed
+        return None
+
+
+def proved_theorem(name: str):
+    """The proof result of theorem ``name`` for general n, or None when it is not registered."""
+    theorem = theorem_for(name)
+    if theorem is None:
+        return None
+    return theorem.prove()

@@ -1,0 +1,309 @@
+"""The problem set and the instructor's solutions as Markdown and as LaTeX.
+
+Every statement is written once, as text whose mathematics sits between ``$`` signs and
+uses only commands of plain LaTeX and amsmath; the same text is valid Markdown for
+renderers with maths (Jupyter, GitHub).  The LaTeX documents use only the ``article``
+class with ``amsmath``, ``amssymb`` and ``geometry``, so they compile with any TeX
+distribution.  Nothing here reads the clock: the same problems give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..exact import format_fraction
+
+__all__ = [
+    "latex_escape",
+    "problem_parts",
+    "problem_markdown",
+    "problem_latex_display",
+    "problem_set_markdown",
+    "problem_set_latex",
+    "solutions_markdown",
+    "solutions_latex",
+    "write_homework",
+]
+
+_TITLES = {
+    "projection": "The centring projection",
+    "sphere": "Onto the sphere, and inside it",
+    "ellipsoid": "The ellipsoid of a LayerNorm",
+    "selectability": "Which keys can win?",
+    "uniform": "Uniform attention",
+    "threshold": "The demo threshold",
+}
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Plain text made safe for LaTeX text mode."""
+    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
+
+
+def _vec(values) -> str:
+    return "(" + ", ".join(format_fraction(v) if not isinstance(v, str) else v for v in values) + ")"
+
+
+def _keys_math(keys) -> str:
+    return ",\\quad ".join(f"k_{{{i}}} = {_vec(k)}" for i, k in enumerate(keys, 1))
+
+
+def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
+    """(introduction paragraphs, [(answer field, question text)]) for a problem; maths in ``$...$``."""
+    t = problem.topic
+    if t == "projection":
+        n = problem.n
+        intro = [f"Let $n = {n}$, $J = \\mathbf 1\\mathbf 1^\\top$ the ${n}\\times{n}$ matrix of ones and "
+                 f"$P = I - \\tfrac1{{{n}}}J$, so that $x - \\operatorname{{mean}}(x)\\mathbf 1 = Px$. "
+                 f"Let $x = {_vec(problem.x)}$."]
+        parts = [("P", "Write down $P$ with exact entries."),
+                 ("P_squared", "Compute $P^2$ entry by entry and conclude that $P$ is idempotent ($P^2 = P$)."),
+                 ("Px", "Compute $Px$.")]
+    elif t == "sphere":
+        n = problem.n
+        intro = [f"LayerNorm first centres, $y = Px$, then scales radially: with $\\varepsilon = 0$, "
+                 f"$g(y) = \\sqrt n\\, y/\\|y\\|$; with $\\varepsilon > 0$ (torch convention) "
+                 f"$g(y) = \\sqrt n\\, y/\\sqrt{{\\|y\\|^2 + n\\varepsilon}}$. Let $n = {n}$ and $x = {_vec(problem.x)}$."]
+        parts = [("Px", "Compute $Px$."),
+                 ("norm_Px", "Compute $\\|Px\\|$ exactly."),
+                 ("g", "With $\\varepsilon = 0$, compute $g(Px)$ and check that it lies on the sphere of radius "
+                       "$\\sqrt n$ in the hyperplane $\\mathbf 1^\\top z = 0$."),
+                 ("norm_g_eps", f"With $\\varepsilon = {format_fraction(problem.eps)}$, compute $\\|g(Px)\\|$ "
+                                "and compare it with $\\sqrt n$.")]
+    elif t == "ellipsoid":
+        intro = [f"A LayerNorm on $\\mathbb R^{{{problem.n}}}$ with $\\varepsilon = 0$ has gain $a = {_vec(problem.gain)}$ "
+                 f"and bias $b = {_vec(problem.bias)}$. Its outputs $z = \\operatorname{{diag}}(a)\\,g(Px) + b$ fill an "
+                 f"ellipsoid of dimension ${problem.n - 1}$."]
+        parts = [("center", "Give the centre of the ellipsoid."),
+                 ("normal", "Give a normal vector of the hyperplane that contains every output."),
+                 ("semi_axes", "Find the semi-axes exactly (for example with square roots).")]
+    elif t == "selectability":
+        intro = [f"Attention scores key $k_j$ with $q^\\top k_j$. Key $i$ is selectable if some query $q$ gives "
+                 f"$q^\\top k_i > q^\\top k_j$ for every $j \\ne i$. Consider the {len(problem.keys)} keys",
+                 f"$${_keys_math(problem.keys)}.$$"]
+        parts = [("keys", "For each key decide whether it is selectable, tie-only (it can tie for the maximum but "
+                          "never win) or unselectable (strictly inside the convex hull of the keys). Justify "
+                          "'selectable' with a query $q$, and the other two with convex weights over the other "
+                          "keys that reproduce the key.")]
+    elif t == "uniform":
+        intro = [f"A LayerNorm with gain $a = {_vec(problem.gain)}$ and bias $b = {_vec(problem.bias)}$ produced "
+                 f"the keys", f"$${_keys_math(problem.keys)}.$$"]
+        parts = [("query", "Find a non-zero query $q$ that gives every key the same score $q^\\top k_j$ "
+                           "(uniform attention). Explain why it works for every output of this LayerNorm.")]
+    elif t == "threshold":
+        mags = " and ".join(f"$m = {format_fraction(m)}$" for m in problem.magnitudes)
+        intro = ["In the attention demo the keys are unit vectors at angles $0^\\circ, 45^\\circ, 90^\\circ, 180^\\circ$ "
+                 "(keys 1 to 4), and key 3 is scaled by a magnitude $m > 0$."]
+        parts = [("threshold", "Find the exact magnitude $m$ at which key 2 stops being selectable."),
+                 ("status_at", f"Is key 2 selectable, tie-only or unselectable at {mags}?")]
+    else:  # pragma: no cover - the problem classes are closed
+        raise ValueError(t)
+    return intro, parts
+
+
+def _md_math(text: str) -> str:
+    return text
+
+
+def problem_markdown(problem, number=None) -> str:
+    intro, parts = problem_parts(problem)
+    head = f"Problem {number}" if number is not None else "Problem"
+    lines = [f"### {head}: {_TITLES[problem.topic]} (id `{problem.id}`)", ""]
+    for paragraph in intro:
+        lines += [_md_math(paragraph), ""]
+    for label, (name, text) in zip("abcdefgh", parts):
+        lines.append(f"- ({label}) {_md_math(text)} Answer field: `{name}`.")
+    return "\n".join(lines) + "\n"
+
+
+def problem_latex(problem, number: int) -> str:
+    intro, parts = problem_parts(problem)
+    out = [f"\\section*{{Problem {number}: {latex_escape(_TITLES[problem.topic])}}}",
+           f"\\noindent Problem id: \\texttt{{{latex_escape(problem.id)}}}.", ""]
+    for paragraph in intro:
+        out += [paragraph, ""]
+    out.append("\\begin{itemize}")
+    for label, (name, text) in zip("abcdefgh", parts):
+        out.append(f"  \\item[({label})] {text} Answer field: \\texttt{{{latex_escape(name)}}}.")
+    out.append("\\end{itemize}")
+    return "\n".join(out) + "\n"
+
+
+def problem_latex_display(problem) -> str:
+    """A one-line maths display of a problem's data (for Jupyter's LaTeX output)."""
+    data = {k: v for k, v in problem.to_json().items() if k not in ("id", "topic")}
+    pieces = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and isinstance(value[0], list):
+            text = ",\\ ".join(_vec(v) for v in value)
+        elif isinstance(value, list):
+            text = _vec(value)
+        else:
+            text = str(value)
+        pieces.append(f"\\text{{{latex_escape(key)}}} = {text}")
+    return f"$\\text{{{latex_escape(problem.id)}}}:\\ " + ",\\quad ".join(pieces) + "$"
+
+
+def _preamble(title: str) -> list[str]:
+    return [
+        "\\documentclass[11pt]{article}",
+        "\\usepackage{amsmath,amssymb}",
+        "\\usepackage[margin=2.5cm]{geometry}",
+        f"\\title{{{latex_escape(title)}}}",
+        "\\date{}",
+        "\\begin{document}",
+        "\\maketitle",
+    ]
+
+
+def _answers_intro() -> str:
+    return ("Write your answers in a JSON file (see the answers format in the lnproofs documentation) and check them "
+            "with lnproofs homework check answers.json --problems FOLDER. Give exact values: integers, "
+            "fractions written as \"p/q\", and square roots written sqrt(...).")
+
+
+def problem_set_markdown(problem_set) -> str:
+    lines = [f"# LayerNorm and attention: problem set (seed {problem_set.seed})", "", _answers_intro(), ""]
+    for number, problem in enumerate(problem_set.problems, 1):
+        lines.append(problem_markdown(problem, number))
+    return "\n".join(lines)
+
+
+def problem_set_latex(problem_set) -> str:
+    out = _preamble(f"LayerNorm and attention: problem set (seed {problem_set.seed})")
+    out += [latex_escape(_answers_intro()), ""]
+    for number, problem in enumerate(problem_set.problems, 1):
+        out.append(problem_latex(problem, number))
+    out.append("\\end{document}")
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------ solutions
+def _theorem_block(name: str, markdown: bool) -> str:
+    """The library's proof of theorem ``name`` rendered by the theorem object itself."""
+    from .library import proved_theorem
+
+    result = proved_theorem(name)
+    if result is None:
+        return (f"Theorem `{name}`: not available in this installation." if markdown
+                else f"Theorem \\texttt{{{latex_escape(name)}}}: not available in this installation.")
+    method = getattr(result, "to_markdown" if markdown else "to_latex", None)
+    return method().strip() if method is not None else str(result)
+
+
+def _certificate_table(solution, markdown: bool) -> str:
+    cert = solution.certificate
+    if markdown:
+        rows = ["| key | status | evidence |", "|---|---|---|"]
+    else:
+        rows = ["\\begin{tabular}{lll}", "key & status & evidence \\\\ \\hline"]
+    for result in cert["results"]:
+        number = int(result["index"]) + 1
+        entry = solution.answers["keys"][str(number)]
+        if "combination" in entry:
+            comb = entry["combination"]
+            evidence = " + ".join(f"{w} k{k}" for k, w in zip(comb["keys"], comb["weights"]))
+            if "query" in entry:
+                evidence += f"; ties with q = {_vec(entry['query'])}"
+        elif "query" in entry:
+            evidence = f"q = {_vec(entry['query'])}"
+        else:
+            evidence = str(result.get("reason"))
+        if markdown:
+            rows.append(f"| {number} | {result['status']} | {evidence} |")
+        else:
+            rows.append(f"{number} & {latex_escape(result['status'])} & {latex_escape(evidence)} \\\\")
+    if not markdown:
+        rows.append("\\end{tabular}")
+    return "\n".join(rows)
+
+
+def _solution_sections(problem_set, solutions, markdown: bool) -> list[str]:
+    out = []
+    for number, (problem, solution) in enumerate(zip(problem_set.problems, solutions), 1):
+        title = f"Problem {number}: {_TITLES[problem.topic]}"
+        answer_json = json.dumps({problem.id: solution.answers}, indent=2, ensure_ascii=True)
+        if markdown:
+            out += [f"## {title} (id `{problem.id}`)", ""]
+            out += [f"- {line}" for line in solution.work] + [""]
+            if solution.certificate is not None:
+                out += ["Certificate from the library's certifier, verified exactly by its checker:", "",
+                        _certificate_table(solution, True), ""]
+            out += ["Answer in the answers format:", "", "```json", answer_json, "```", ""]
+            for name in solution.theorems:
+                out += [_theorem_block(name, True), ""]
+        else:
+            out += [f"\\section*{{{latex_escape(title)}}}", "\\begin{itemize}"]
+            out += [f"  \\item {line}" for line in solution.work] + ["\\end{itemize}", ""]
+            if solution.certificate is not None:
+                out += ["\\noindent Certificate from the library's certifier, verified exactly by its checker:", "",
+                        "\\medskip", _certificate_table(solution, False), ""]
+            out += ["\\noindent Answer in the answers format:", "\\begin{verbatim}", answer_json, "\\end{verbatim}", ""]
+            for name in solution.theorems:
+                out += [_theorem_block(name, False), ""]
+    return out
+
+
+def solutions_markdown(problem_set, solutions) -> str:
+    lines = [f"# Instructor solutions (seed {problem_set.seed})", "",
+             "Produced by lnproofs: the worked values are exact, selectability certificates are verified by "
+             "the exact checker, and each solution ends with the library's machine-checked proofs.", ""]
+    lines += _solution_sections(problem_set, solutions, True)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def solutions_latex(problem_set, solutions) -> str:
+    out = _preamble(f"Instructor solutions (seed {problem_set.seed})")
+    out += [latex_escape("Produced by lnproofs: the worked values are exact, selectability certificates are "
+                         "verified by the exact checker, and each solution ends with the library's "
+                         "machine-checked proofs."), ""]
+    out += _solution_sections(problem_set, solutions, False)
+    out.append("\\end{document}")
+    return "\n".join(out) + "\n"
+
+
+def write_homework(problem_set, folder, pdf: bool = True) -> dict:
+    """Write the problem set, the solutions and ``problems.json`` into ``folder``.
+
+    Files: ``problems.md``, ``problems.tex``, ``solutions.md``, ``solutions.tex``,
+    ``problems.json`` (what ``homework check`` reads), and the PDFs of both ``.tex``
+    files when ``pdf`` is true and ``pdflatex`` is installed.  Returns name -> path.
+    """
+    import os
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from ..errors import FileFormatError, require
+
+    folder = Path(folder)
+    require(not folder.exists() or folder.is_dir(), FileFormatError,
+            f"output folder {folder} exists and is not a folder; give a folder path with --out")
+    folder.mkdir(parents=True, exist_ok=True)
+    solutions = [problem.solve() for problem in problem_set.problems]
+    texts = {
+        "problems.json": json.dumps(problem_set.to_json(), indent=2) + "\n",
+        "problems.md": problem_set_markdown(problem_set),
+        "problems.tex": problem_set_latex(problem_set),
+        "solutions.md": solutions_markdown(problem_set, solutions),
+        "solutions.tex": solutions_latex(problem_set, solutions),
+    }
+    written = {}
+    for name, text in texts.items():
+        path = folder / name
+        path.write_text(text, encoding="utf-8")
+        written[name] = path
+    compiler = shutil.which("pdflatex") if pdf else None
+    if compiler:
+        env = dict(os.environ, SOURCE_DATE_EPOCH="0", FORCE_SOURCE_DATE="1")
+        for stem in ("problems", "solutions"):
+            run = subprocess.run([compiler, "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"],
+                                 cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+            if run.returncode == 0 and (folder / f"{stem}.pdf").exists():
+                written[f"{stem}.pdf"] = folder / f"{stem}.pdf"
+            for junk in (".aux", ".log"):
+                (folder / f"{stem}{junk}").unlink(missing_ok=True)
+    return written
