@@ -8,10 +8,11 @@ into the ball.  The radius matters for softmax questions (see :mod:`lnproofs.sof
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..errors import CertificateFormatError, InputError, OptionError, require
 
-__all__ = ["KIND", "QUERY_SET", "BallQuerySet"]
+__all__ = ["KIND", "QUERY_SET", "BallQuerySet", "certify", "check", "check_all"]
 
 KIND = "ball"
 
@@ -54,6 +55,60 @@ class BallQuerySet:
 
     def validate(self, dim: int) -> None:
         """Every dimension is accepted."""
+        return None
 
 
 QUERY_SET = BallQuerySet
+
+
+def _norm_sq(witness) -> Fraction:
+    from ..exact import to_fraction
+
+    return sum((to_fraction(x) ** 2 for x in witness), Fraction(0))
+
+
+def _into_ball(witness, radius: float):
+    """The witness halved (exactly) until its norm is at most the radius."""
+    R2 = Fraction(radius) ** 2
+    w = list(witness)
+    norm2 = _norm_sq(w)
+    while norm2 > R2:
+        w = [x / 2 for x in w]
+        norm2 /= 4
+    return tuple(w)
+
+
+def certify(keys, query_set: BallQuerySet, **options) -> list:
+    """Free-query results with every witness scaled into the ball (statuses do not change)."""
+    from dataclasses import replace
+
+    from ..certify import certify_results
+
+    out = []
+    for r in certify_results(keys, **options):
+        if r.witness is not None:
+            r = replace(r, witness=_into_ball(r.witness, query_set.radius))
+        out.append(r)
+    return out
+
+
+def check_all(keys, query_set: BallQuerySet, results) -> list:
+    """The free-query checks, plus ``||q||^2 <= R^2`` exactly for every witness."""
+    from ..checker import Verdict
+    from .free import check_all as free_check_all
+
+    verdicts = free_check_all(keys, None, results)
+    R2 = Fraction(query_set.radius) ** 2
+    out = []
+    for v, r in zip(verdicts, results):
+        if v.ok and r.status in ("selectable", "tie-only") and r.witness is not None:
+            norm2 = _norm_sq(r.witness)
+            if norm2 > R2:
+                v = Verdict(r.index, r.status, False,
+                            f"key {r.index}: witness has ||q||^2 = {float(norm2):.17g} > R^2 = {float(R2):.17g}")
+        out.append(v)
+    return out
+
+
+def check(keys, query_set: BallQuerySet, result):
+    return check_all(keys, query_set, [result])[0]

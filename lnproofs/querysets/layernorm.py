@@ -17,8 +17,8 @@ import numpy as np
 from ..arrays import as_real_array
 from ..errors import CertificateFormatError, FileFormatError, InputError, OptionError, ShapeError, require
 
-__all__ = ["KIND", "QUERY_SET", "LayerNormQuerySet", "load_layernorm", "certify_results", "check_result",
-           "ExactLayer", "propose"]
+__all__ = ["KIND", "QUERY_SET", "LayerNormQuerySet", "load_layernorm", "certify", "check", "check_all",
+           "certify_results", "check_result", "ExactLayer", "propose"]
 
 KIND = "layernorm"
 ARRAYS = ("gamma", "beta", "W_q", "b_q")
@@ -364,7 +364,7 @@ def _dual_candidates(index: int, lam: np.ndarray):
             yield [int(j) for j in keep], [w / s for w in fr]
 
 
-def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None) -> list[dict]:
+def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indices=None) -> list[dict]:
     """Result dictionaries (certificate JSON form) for every key, each checked exactly."""
     from ..exact import format_fraction
 
@@ -374,7 +374,7 @@ def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None) -> lis
     basis = _span_basis(query_set)
     N = len(keys)
     results = []
-    for i in range(N):
+    for i in (range(N) if indices is None else [int(j) for j in indices]):
         entry = {"index": i, "status": "undecided", "witness": None, "combination": None,
                  "verified": "none", "margin": None, "reason": None}
         if N == 1:
@@ -414,3 +414,46 @@ def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None) -> lis
         if progress is not None:
             progress(i + 1, N)
     return results
+
+
+# ---------------------------------------------------------------------------
+# The query-set protocol of :mod:`lnproofs.querysets`.
+
+
+def _float_keys(keys) -> np.ndarray:
+    return np.asarray(getattr(keys, "array", keys), dtype=np.float64)
+
+
+def certify(keys, query_set: LayerNormQuerySet, *, indices=None, progress=None, **_options) -> list:
+    """One :class:`~lnproofs.certificates.KeyResult` per key (statuses selectable, not-realisable, undecided)."""
+    from ..certificates import KeyResult
+
+    callback = None
+    if progress and callable(progress):
+        callback = progress
+    return [KeyResult.from_json(entry) for entry in
+            certify_results(_float_keys(keys), query_set, progress=callback, indices=indices)]
+
+
+def check_all(keys, query_set: LayerNormQuerySet, results) -> list:
+    """Exact verdicts for many results (the layer's exact forms are built once)."""
+    from ..checker import Verdict
+
+    arr = _float_keys(keys)
+    query_set.validate(arr.shape[1])
+    layer = ExactLayer(arr, query_set)
+    verdicts = []
+    for r in results:
+        data = r.to_json() if hasattr(r, "to_json") else dict(r)
+        index = data.get("index")
+        if not isinstance(index, int) or not 0 <= index < len(arr):
+            verdicts.append(Verdict(index if isinstance(index, int) else -1, str(data.get("status")), False,
+                                    f"key {index}: index out of range 0..{len(arr) - 1}"))
+            continue
+        ok, message = check_result(layer, data)
+        verdicts.append(Verdict(index, data.get("status"), ok, message))
+    return verdicts
+
+
+def check(keys, query_set: LayerNormQuerySet, result):
+    return check_all(keys, query_set, [result])[0]
