@@ -293,6 +293,11 @@ def load_tokenizer(model_path, tokenizer=None):
     base = Path(tokenizer) if tokenizer is not None else Path(model_path)
     folder = base if base.is_dir() else base.parent
     require(folder.is_dir(), ModelError, f"tokenizer folder {folder} does not exist; give --tokenizer FOLDER or --tokens ids.npy")
+    files = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model",
+             "sentencepiece.bpe.model")
+    require(any((folder / f).is_file() for f in files), ModelError,
+            f"no tokenizer in {folder} (none of {', '.join(files[:4])}); give --tokenizer FOLDER "
+            "or token ids with --tokens ids.npy")
     from transformers import AutoTokenizer
 
     with _offline():

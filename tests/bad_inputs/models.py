@@ -1,0 +1,190 @@
+"""Invalid models and inputs for ``certify-model``; also the tiny-model builders the model tests use.
+
+Every model here is built from a config with random weights (no download) and saved
+into the test's temporary folder.
+"""
+
+import json
+
+import numpy as np
+
+WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "and", "slept", "."]
+SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=None, seed=0, tokenizer=True):
+    """A random BERT saved with save_pretrained (plus a word-level tokenizer) into ``folder``."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(seed)
+    vocab = SPECIAL + WORDS
+    config = BertConfig(vocab_size=len(vocab), hidden_size=width, num_hidden_layers=layers,
+                        num_attention_heads=heads, intermediate_size=2 * width,
+                        max_position_embeddings=max_positions, layer_norm_eps=1e-12)
+    model = BertModel(config)
+    _perturb_layernorms(model)
+    if dtype is not None:
+        model = model.to(getattr(torch, dtype))
+    model.save_pretrained(str(folder))
+    if tokenizer:
+        from transformers import BertTokenizer
+
+        (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
+        BertTokenizer(str(folder / "vocab.txt")).save_pretrained(str(folder))
+    return model
+
+
+def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, seed=0):
+    """A random GPT-2 saved with save_pretrained into ``folder``."""
+    import torch
+    from transformers import GPT2Config, GPT2Model
+
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=40, n_embd=width, n_layer=layers, n_head=heads, n_positions=positions,
+                        bos_token_id=0, eos_token_id=0)
+    model = GPT2Model(config)
+    _perturb_layernorms(model)
+    if dtype is not None:
+        model = model.to(getattr(torch, dtype))
+    model.save_pretrained(str(folder))
+    return model
+
+
+def _perturb_layernorms(model):
+    """Random gains and biases, so folding and the layernorm query set are not trivial."""
+    import torch
+
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.normal_(0.0, 0.1)
+
+
+def _bert(tmp_path, **kw):
+    folder = tmp_path / "bert"
+    folder.mkdir(exist_ok=True)
+    tiny_bert(folder, **kw)
+    return folder
+
+
+def _gpt2(tmp_path, **kw):
+    folder = tmp_path / "gpt2"
+    folder.mkdir(exist_ok=True)
+    tiny_gpt2(folder, **kw)
+    return folder
+
+
+def _tokens(tmp_path, ids):
+    path = tmp_path / "ids.npy"
+    np.save(path, np.asarray(ids))
+    return path
+
+
+def _missing(tmp_path):
+    return ["certify-model", tmp_path / "no-such-model", "--text", "the cat", "--out", tmp_path / "o"]
+
+
+def _other_family(tmp_path):
+    folder = tmp_path / "t5"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "t5", "d_model": 8}))
+    (folder / "model.safetensors").write_bytes(b"")
+    return ["certify-model", folder, "--text", "the cat", "--out", tmp_path / "o"]
+
+
+def _layer_out_of_range(tmp_path):
+    return ["certify-model", _bert(tmp_path), "--text", "the cat", "--layers", "0,5", "--out", tmp_path / "o"]
+
+
+def _layer_not_integer(tmp_path):
+    return ["certify-model", _bert(tmp_path), "--text", "the cat", "--layers", "first", "--out", tmp_path / "o"]
+
+
+def _head_out_of_range(tmp_path):
+    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2, 3]), "--heads", "2",
+            "--out", tmp_path / "o"]
+
+
+def _text_too_long(tmp_path):
+    return ["certify-model", _bert(tmp_path, max_positions=8), "--text", "the cat sat on the mat and the dog ran far",
+            "--out", tmp_path / "o"]
+
+
+def _tokens_too_long(tmp_path):
+    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, np.arange(30) % 40), "--out", tmp_path / "o"]
+
+
+def _token_out_of_vocab(tmp_path):
+    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2, 99]), "--out", tmp_path / "o"]
+
+
+def _half(dtype):
+    def make(tmp_path):
+        return ["certify-model", _bert(tmp_path, dtype=dtype), "--text", "the cat", "--out", tmp_path / "o"]
+    return make
+
+
+def _half_state_dict(tmp_path):
+    import torch
+
+    model = tiny_gpt2(tmp_path / "g", dtype="float16")
+    torch.save(model.state_dict(), tmp_path / "g" / "weights.bin")
+    return ["certify-model", tmp_path / "g" / "weights.bin", "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+
+
+def _no_tokenizer(tmp_path):
+    return ["certify-model", _gpt2(tmp_path), "--text", "the cat", "--out", tmp_path / "o"]
+
+
+def _two_inputs_without_pool(tmp_path):
+    return ["certify-model", _bert(tmp_path), "--text", "the cat", "--text", "a dog", "--out", tmp_path / "o"]
+
+
+def _text_and_tokens(tmp_path):
+    return ["certify-model", _bert(tmp_path), "--text", "the cat", "--tokens", _tokens(tmp_path, [1, 2]),
+            "--out", tmp_path / "o"]
+
+
+def _weights_without_config(tmp_path):
+    folder = _gpt2(tmp_path)
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (folder / "model.safetensors").rename(lone / "model.safetensors")
+    return ["certify-model", lone / "model.safetensors", "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+
+
+def _wrong_config(tmp_path):
+    folder = _gpt2(tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config["n_embd"] = 32
+    (tmp_path / "other.json").write_text(json.dumps(config))
+    return ["certify-model", folder / "model.safetensors", "--config", tmp_path / "other.json",
+            "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+
+
+def _bad_dtype(tmp_path):
+    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2]), "--dtype", "float16",
+            "--out", tmp_path / "o"]
+
+
+CASES = [
+    ("missing-folder", _missing, "does not exist"),
+    ("unsupported-family", _other_family, "accepted model types: bert, gpt2"),
+    ("layer-out-of-range", _layer_out_of_range, "layer 5 is out of range"),
+    ("layer-not-integer", _layer_not_integer, "accepted: all"),
+    ("head-out-of-range", _head_out_of_range, "head 2 is out of range"),
+    ("text-too-long", _text_too_long, "accepts at most 8"),
+    ("tokens-too-long", _tokens_too_long, "accepts at most 24"),
+    ("token-out-of-vocabulary", _token_out_of_vocab, "accepted ids: 0..39"),
+    ("float16-weights", _half("float16"), "float16"),
+    ("bfloat16-weights", _half("bfloat16"), "bfloat16"),
+    ("float16-state-dict", _half_state_dict, "accepted weight dtypes"),
+    ("no-tokenizer", _no_tokenizer, "--tokens"),
+    ("several-inputs-without-pool", _two_inputs_without_pool, "--pool"),
+    ("text-and-tokens", _text_and_tokens, "exactly one of"),
+    ("weights-without-config", _weights_without_config, "config.json"),
+    ("config-not-matching-weights", _wrong_config, "has shape"),
+    ("bad-compute-dtype", _bad_dtype, "float64, float32"),
+]
