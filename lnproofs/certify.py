@@ -1,0 +1,528 @@
+"""The certification engine: solvers propose, :mod:`lnproofs.checker` proves.
+
+For free queries and every key k_i the engine looks for evidence in order of cost:
+
+1. cheap witness queries for all keys at once (k_i minus the centroid, k_i itself,
+   random directions, a few projection steps), checked exactly in bulk;
+2. for the keys left, a small linear program (HiGHS) against a growing candidate set of
+   keys, Clarkson style: either a separating query (checked against every key; the
+   keys that still beat k_i join the candidates) or convex weights inside the
+   candidates;
+3. weights are repaired exactly (:mod:`lnproofs.repair`) and checked: strictly positive
+   weights over a support spanning the keys' affine hull prove ``unselectable``;
+   otherwise a supporting query is computed exactly and ``tie-only`` is checked.
+
+A status other than ``undecided`` is only returned once its certificate passed the
+checker.  Exact duplicates are handled up front.  Long runs can write each batch of
+results to a sidecar file (``CERT.json.partial.jsonl``) and resume from it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .arrays import as_real_array
+from .certificates import Certificate, Combination, KeyResult
+from .checker import ExactKeys, check_combination, check_witnesses
+from .errors import OptionError
+
+__all__ = ["certify", "certify_results", "has_unselectable", "partial_path"]
+
+_LP_ROUNDS = 40
+
+
+# ----------------------------------------------------------------------------- progress
+class _Progress:
+    def __init__(self, total: int, enabled: bool, label: str = "certify"):
+        self.total, self.enabled, self.label = total, enabled, label
+        self.done, self.start, self.last = 0, time.monotonic(), 0.0
+
+    def add(self, count: int) -> None:
+        self.done += count
+        now = time.monotonic()
+        if self.enabled and (now - self.last > 0.2 or self.done >= self.total):
+            self.last = now
+            frac = self.done / max(self.total, 1)
+            bar = "#" * int(30 * frac)
+            sys.stderr.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} keys {now - self.start:6.1f}s")
+            if self.done >= self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+# ------------------------------------------------------------------------- the engine
+def _witness_vector(q: np.ndarray, exponent: int, bits: int = 30) -> tuple:
+    """A short dyadic witness along q, scaled by a power of two so scores stay near 1."""
+    top = np.max(np.abs(q))
+    if top == 0:
+        return tuple(0.0 for _ in q)
+    r = np.round(q / top * 2.0 ** bits)
+    return tuple(float(x) for x in np.ldexp(r, -bits - exponent))
+
+
+class _Engine:
+    """Works on the distinct keys P (m x d); indices here are rows of P."""
+
+    def __init__(self, P: np.ndarray, seed: int):
+        self.P = P
+        self.m, self.d = P.shape
+        self.ek = ExactKeys(P)
+        top = float(np.max(np.abs(P))) if P.size else 0.0
+        self.exponent = int(np.clip(np.frexp(top)[1] if top else 0, -990, 990))
+        centre = P.mean(axis=0)
+        X = P - centre
+        span = float(np.max(np.abs(X))) or 1.0
+        self.X = X / span                       # float copy for proposals only
+        self.rng = np.random.default_rng(seed)
+        self.vertices: set[int] = set()
+        self._spanning = None
+
+    # -- stage 1 ---------------------------------------------------------------------
+    def _margins(self, Q: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Float margins q_r.x_r - max_{j != r} q_r.x_j for the proposals Q (one per row)."""
+        out = np.empty(len(rows))
+        step = max(1, (1 << 22) // max(self.m, 1))
+        for s in range(0, len(rows), step):
+            r = rows[s:s + step]
+            S = Q[s:s + step] @ self.X.T
+            own = S[np.arange(len(r)), r].copy()
+            S[np.arange(len(r)), r] = -np.inf
+            out[s:s + step] = own - S.max(axis=1)
+        return out
+
+    def cheap_witnesses(self, todo: np.ndarray) -> dict[int, np.ndarray]:
+        """Float proposals (not yet checked) for as many keys of ``todo`` as possible."""
+        found: dict[int, np.ndarray] = {}
+        if self.m == 1:
+            return {0: np.zeros(self.d)}
+        left = np.asarray(todo)
+        top = np.max(np.abs(self.P)) or 1.0
+        tries = [lambda rows: self.X[rows]]
+        if np.linalg.norm(self.P.mean(axis=0)) > 0:
+            tries.append(lambda rows: self.P[rows] / top)
+        for make in tries:
+            if not left.size:
+                break
+            Q = make(left)
+            keep = self._margins(Q, left) > 0
+            for r, q in zip(left[keep], Q[keep]):
+                found[int(r)] = q
+            left = left[~keep]
+        # random directions: the winner of each direction is a vertex
+        if left.size:
+            G = self.rng.standard_normal((min(8 * self.d + 32, 4096), self.d))
+            S = self.X @ G.T
+            order = np.argsort(S, axis=0)
+            win, second = order[-1], order[-2] if self.m > 1 else order[-1]
+            gap = S[win, np.arange(len(G))] - S[second, np.arange(len(G))]
+            want = set(int(r) for r in left)
+            for c in np.argsort(-gap):
+                w = int(win[c])
+                if w in want and w not in found and gap[c] > 0:
+                    found[w] = G[c]
+            left = np.array([r for r in left if int(r) not in found], dtype=np.int64)
+        # projection steps towards a separating query
+        if left.size:
+            Q = self.X[left].copy()
+            for _ in range(8):
+                S = Q @ self.X.T
+                own = S[np.arange(len(left)), left].copy()
+                S[np.arange(len(left)), left] = -np.inf
+                j = S.argmax(axis=1)
+                gap = own - S[np.arange(len(left)), j]
+                ok = gap > 0
+                for r, q in zip(left[ok], Q[ok]):
+                    found[int(r)] = q.copy()
+                if ok.sum() < max(1, len(left) // 100):
+                    break
+                left, Q, j, gap = left[~ok], Q[~ok], j[~ok], gap[~ok]
+                diff = self.X[left] - self.X[j]
+                nrm = np.einsum("ij,ij->i", diff, diff)
+                nrm[nrm == 0] = 1.0
+                Q = Q + diff * ((-gap + 0.05 * np.sqrt(nrm)) / nrm)[:, None]
+        return found
+
+    def verify(self, proposals: dict[int, np.ndarray]) -> tuple[dict[int, tuple], list[int]]:
+        """Check proposals exactly (short dyadic first, the plain float second)."""
+        items = list(proposals.items())
+        done: dict[int, tuple] = {}
+        for bits in (30, None):
+            if not items:
+                break
+            vecs = [(_witness_vector(q, self.exponent) if bits else
+                     tuple(float(x) for x in np.ldexp(q / (np.max(np.abs(q)) or 1.0), -self.exponent)))
+                    for _, q in items]
+            msgs = check_witnesses(self.ek, [(r, v) for (r, _), v in zip(items, vecs)], mode="strict")
+            retry = []
+            for (r, q), v, msg in zip(items, vecs, msgs):
+                if msg is None:
+                    done[r] = v
+                else:
+                    retry.append((r, q))
+            items = retry
+        self.vertices.update(done)
+        return done, [r for r, _ in items]
+
+    # -- stage 2 ---------------------------------------------------------------------
+    def _separation_lp(self, i: int, C: list[int]):
+        """max t s.t. q.(x_c - x_i) + t <= 0 (c in C), |q| <= 1, t <= 1."""
+        from scipy.optimize import linprog
+
+        A = np.hstack([self.X[C] - self.X[i], np.ones((len(C), 1))])
+        cost = np.zeros(self.d + 1)
+        cost[-1] = -1.0
+        bounds = [(-1.0, 1.0)] * self.d + [(None, 1.0)]
+        res = linprog(cost, A_ub=A, b_ub=np.zeros(len(C)), bounds=bounds, method="highs")
+        if res.status != 0:
+            return None, None, None
+        lam = -np.asarray(res.ineqlin.marginals)
+        return float(res.x[-1]), res.x[:-1], lam
+
+    def clarkson(self, i: int):
+        """('witness', q) or ('inside', support, weights) or ('failed', reason)."""
+        xi = self.X[i]
+        pool = np.array(sorted(self.vertices - {i}), dtype=np.int64)
+        if pool.size == 0:
+            pool = np.array([j for j in range(self.m) if j != i], dtype=np.int64)
+        k0 = min(len(pool), 2 * (self.d + 1))
+        C = list(pool[np.argsort(-(self.X[pool] @ xi))[:k0]])
+        for _ in range(_LP_ROUNDS):
+            t, q, lam = self._separation_lp(i, C)
+            if t is None:
+                return ("failed", "the linear program solver did not finish")
+            if t <= 1e-12:
+                keep = lam > 1e-12 * max(1.0, float(lam.max()))
+                return ("inside", [int(C[c]) for c in np.flatnonzero(keep)], lam[keep] / lam[keep].sum())
+            s = self.X @ q
+            s_i = s[i]
+            s[i] = -np.inf
+            beat = np.flatnonzero(s >= s_i - 1e-12 * t)
+            if beat.size == 0:
+                return ("witness", q)
+            fresh = [int(j) for j in beat[np.argsort(-s[beat])] if int(j) not in set(C)]
+            if not fresh:
+                return ("witness", q)        # only ties within tolerance: let the checker decide
+            C.extend(fresh[: self.d + 1])
+        return ("failed", f"no decision after {_LP_ROUNDS} rounds of linear programs")
+
+    # -- stage 3 ---------------------------------------------------------------------
+    def spanning_set(self) -> list[int]:
+        """Affinely independent keys spanning the affine hull (chosen numerically)."""
+        if self._spanning is None:
+            from .repair import independent_columns
+            base = sorted(self.vertices) or list(range(self.m))
+            M = np.vstack([self.X[base].T, np.ones(len(base))])
+            cols = independent_columns(M)
+            if len(cols) < self.d + 1 and len(base) < self.m:
+                base = list(range(self.m))
+                M = np.vstack([self.X[base].T, np.ones(len(base))])
+                cols = independent_columns(M)
+            self._spanning = [base[c] for c in cols]
+        return self._spanning
+
+    def _relint_lp(self, i: int, cols: list[int], pinned: list[int]):
+        """max t s.t. sum lam_j x_j = x_i, sum lam = 1, lam >= 0, lam_j >= t on ``pinned``."""
+        from scipy.optimize import linprog
+
+        n = len(cols)
+        A_eq = np.hstack([np.vstack([self.X[cols].T, np.ones(n)]), np.zeros((self.d + 1, 1))])
+        b_eq = np.append(self.X[i], 1.0)
+        pin = [cols.index(j) for j in pinned]
+        A_ub = np.zeros((len(pin), n + 1))
+        A_ub[np.arange(len(pin)), pin] = -1.0
+        A_ub[:, -1] = 1.0
+        cost = np.zeros(n + 1)
+        cost[-1] = -1.0
+        res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(len(pin)), A_eq=A_eq, b_eq=b_eq,
+                      bounds=[(0, None)] * n + [(None, 1.0)], method="highs")
+        if res.status != 0:
+            return None, None
+        return float(res.x[-1]), res.x[:-1]
+
+    def unselectable(self, i: int, support, weights) -> Combination | None:
+        from .repair import exact_weights
+
+        comb = exact_weights(self.ek, i, support, weights, strict=True)
+        if comb is not None and check_combination(self.ek, i, comb, strict=True) is None:
+            return comb
+        span = [j for j in self.spanning_set() if j != i]
+        for cols in (sorted(set(support) | set(span)), [j for j in range(self.m) if j != i]):
+            t, lam = self._relint_lp(i, cols, span)
+            if t is None or t <= 1e-12:
+                continue
+            keep = [c for c in range(len(cols)) if lam[c] > 1e-13 or cols[c] in span]
+            comb = exact_weights(self.ek, i, [cols[c] for c in keep], np.maximum(lam[keep], 1e-13), strict=True)
+            if comb is not None and check_combination(self.ek, i, comb, strict=True) is None:
+                return comb
+        return None
+
+    def tie_only(self, i: int, support, weights):
+        """(combination, witness) for a key on the relative boundary, or None."""
+        from scipy.optimize import linprog
+
+        from .repair import exact_tie_query, exact_weights
+
+        comb = exact_weights(self.ek, i, support, weights, strict=False)
+        if comb is None or check_combination(self.ek, i, comb, strict=False) is not None:
+            return None
+        others = [j for j in range(self.m) if j != i]
+        direction = self.X[i] - self.X.mean(axis=0)
+        res = linprog(np.zeros(self.d), A_ub=self.X[others] - self.X[i], b_ub=np.zeros(len(others)),
+                      A_eq=direction[None, :], b_eq=[1.0], bounds=[(None, None)] * self.d, method="highs")
+        if res.status != 0:
+            return None
+        q = res.x
+        gaps = (self.X[others] - self.X[i]) @ q
+        scale = np.max(np.abs(gaps)) or 1.0
+        for tol in (1e-9, 1e-7, 1e-11):
+            face = [others[c] for c in np.flatnonzero(gaps >= -tol * scale)]
+            w = exact_tie_query(self.ek, i, q, face)
+            if w is not None and check_witnesses(self.ek, [(i, w)], mode="tie")[0] is None:
+                return comb, w
+        return None
+
+
+def _decide_inside(engine: _Engine, i: int, support, weights) -> KeyResult:
+    comb = engine.unselectable(i, support, weights)
+    if comb is not None:
+        return KeyResult(i, "unselectable", None, comb, "exact")
+    tie = engine.tie_only(i, support, weights)
+    if tie is not None:
+        return KeyResult(i, "tie-only", tie[1], tie[0], "exact")
+    return KeyResult(i, "undecided", reason="the solver placed the key inside the hull, "
+                                            "but no repaired certificate passed the exact checker")
+
+
+def _repair_witness(engine: _Engine, i: int, q: np.ndarray):
+    from .repair import exact_vertex_query
+
+    s = engine.X @ q
+    gaps = s[i] - s
+    gaps[i] = np.inf
+    active = np.argsort(gaps)[: engine.d]
+    w = exact_vertex_query(engine.ek, i, q, active)
+    if w is not None and check_witnesses(engine.ek, [(i, w)], mode="strict")[0] is None:
+        return w
+    return None
+
+
+def _unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress: _Progress,
+                    stop_at_first: bool, emit, batch: int = 256) -> dict[int, KeyResult]:
+    """Results for the distinct keys P (indices into P) listed in ``todo``."""
+    engine = _Engine(P, seed)
+    out: dict[int, KeyResult] = {}
+    if engine.m == 1:
+        out[0] = KeyResult(0, "selectable", tuple(0.0 for _ in range(engine.d)), None, "exact", margin=None)
+        emit([out[0]])
+        return out
+    proposals = engine.cheap_witnesses(np.arange(engine.m))   # all keys: vertices guide the LPs
+    done, _ = engine.verify(proposals)
+    first = [KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in set(todo.tolist())]
+    for r in first:
+        out[r.index] = r
+    emit(first)
+    left = [int(r) for r in todo if int(r) not in out]
+    for s in range(0, len(left), batch):
+        chunk = left[s:s + batch]
+        witnesses, pending = {}, []
+        for i in chunk:
+            kind, *data = engine.clarkson(i)
+            if kind == "witness":
+                witnesses[i] = data[0]
+            elif kind == "inside":
+                pending.append(i)
+                out[i] = _decide_inside(engine, i, *data)
+            else:
+                out[i] = KeyResult(i, "undecided", reason=data[0])
+            if stop_at_first and out.get(i) is not None and out[i].status in ("unselectable", "tie-only"):
+                break
+        good, bad = engine.verify(witnesses)
+        for i, v in good.items():
+            out[i] = KeyResult(i, "selectable", v, None, "exact")
+        for i in bad:
+            w = _repair_witness(engine, i, witnesses[i])
+            out[i] = (KeyResult(i, "selectable", w, None, "exact") if w is not None else
+                      KeyResult(i, "undecided", reason="the query proposed by the solver failed the exact check"))
+        emit([out[i] for i in chunk if i in out])
+        if stop_at_first and any(out[i].status in ("unselectable", "tie-only") for i in chunk if i in out):
+            break
+    return out
+
+
+def certify_results(keys, *, progress: bool = False, indices=None, seed: int = 0, stop_at_first: bool = False,
+                    known=None, on_results=None) -> list[KeyResult]:
+    """One :class:`KeyResult` per key under free queries, in index order.
+
+    ``indices``: keys to do (default all; the others come back ``undecided``);
+    ``known``: results already proved (from a resumed run), kept as they are;
+    ``stop_at_first``: stop once some key is certified not selectable;
+    ``on_results``: called with each batch of new results (for sidecar files).
+    """
+    K = as_real_array(keys, name="keys", ndim=2)
+    n, d = K.shape
+    known = {r.index: r for r in (known or [])}
+    wanted = set(range(n)) if indices is None else {int(i) for i in indices}
+    todo_orig = [i for i in sorted(wanted) if i not in known]
+    prog = _Progress(len(todo_orig), progress)
+    results: dict[int, KeyResult] = dict(known)
+
+    _, first, inverse, counts = np.unique(K + 0.0, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    reps = first                                      # original index of each distinct key
+    members: dict[int, list[int]] = {}
+    for orig, u in enumerate(inverse.tolist()):
+        members.setdefault(u, []).append(orig)
+
+    def lift(res: KeyResult) -> list[KeyResult]:
+        u = res.index
+        comb = None if res.combination is None else Combination(
+            tuple(int(reps[j]) for j in res.combination.indices), res.combination.weights)
+        lifted = []
+        for orig in members[u]:
+            if orig not in wanted or orig in known:
+                continue
+            twins = [o for o in members[u] if o != orig]
+            if not twins or res.status == "undecided":
+                lifted.append(KeyResult(orig, res.status, res.witness, comb, res.verified, res.margin, res.reason))
+            elif res.status == "selectable":
+                lifted.append(KeyResult(orig, "tie-only", res.witness, Combination((twins[0],), (1,)), "exact"))
+            else:
+                lifted.append(KeyResult(orig, res.status, res.witness, comb, res.verified, res.margin, res.reason))
+        return lifted
+
+    def emit(batch):
+        new = [r for res in batch for r in lift(res)]
+        for r in new:
+            results[r.index] = r
+        prog.add(len(new))
+        if on_results is not None and new:
+            on_results(new)
+
+    if len(reps) == 1 and n > 1:                      # every key is the same point
+        emit_all = [KeyResult(i, "unselectable", None, Combination(((i + 1) % n,), (1,)), "exact") for i in todo_orig]
+        for r in emit_all:
+            results[r.index] = r
+        prog.add(len(emit_all))
+        if on_results is not None and emit_all:
+            on_results(emit_all)
+    elif todo_orig:
+        todo_unique = np.unique(inverse[todo_orig])
+        _unique_results(K[reps], todo_unique, seed=seed, progress=prog, stop_at_first=stop_at_first, emit=emit)
+    reason = "stopped after the first key certified not selectable" if stop_at_first else "not requested"
+    return [results.get(i) or KeyResult(i, "undecided", reason=reason) for i in range(n)]
+
+
+def has_unselectable(keys, *, seed: int = 0) -> bool | None:
+    """True if some key is certified not selectable (unselectable or tie-only), False if
+    every key is certified selectable, None if neither could be proved."""
+    results = certify_results(keys, stop_at_first=True, seed=seed)
+    statuses = {r.status for r in results}
+    if statuses & {"unselectable", "tie-only"}:
+        return True
+    if statuses == {"selectable"}:
+        return False
+    return None
+
+
+# ------------------------------------------------------------------- sidecar and API
+def partial_path(out) -> Path:
+    """The sidecar file that collects results as they are proved."""
+    out = Path(out)
+    return out.with_name(out.name + ".partial.jsonl")
+
+
+def _fingerprint(K: np.ndarray, query_set: dict) -> str:
+    digest = hashlib.sha256(np.ascontiguousarray(K, dtype=np.float64).tobytes())
+    digest.update(json.dumps(query_set, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _read_partial(path: Path, fingerprint: str, n: int) -> list[KeyResult]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines:
+        return []
+    try:
+        head = json.loads(lines[0])
+    except ValueError:
+        head = {}
+    if head.get("fingerprint") != fingerprint:
+        raise OptionError(f"{path} was written for other keys or another query set; "
+                          "delete it or run without --resume")
+    found = {}
+    for line in lines[1:]:
+        try:
+            result = KeyResult.from_json(json.loads(line))
+        except Exception:
+            break                                      # a line cut short by an interruption
+        if 0 <= result.index < n:
+            found[result.index] = result
+    return list(found.values())
+
+
+def certify(keys, query_set=None, *, progress: bool | None = None, out=None, resume: bool = False,
+            stop_at_first: bool = False, seed: int = 0) -> Certificate:
+    """Certify every key: a :class:`~lnproofs.certificates.Certificate` whose claims have
+    all passed the exact checker.
+
+    ``query_set``: None (every query in R^d) or a query-set object / JSON of
+    :mod:`lnproofs.querysets`.  ``out``: write the certificate there; results are also
+    appended to ``partial_path(out)`` as they are proved, and ``resume=True`` picks up
+    from that file.  ``progress``: a progress bar on stderr (default: for N >= 2000 on a
+    terminal).  ``stop_at_first``: stop once some key is certified not selectable.
+    """
+    from .querysets import module_for, query_set_from_json, query_set_to_json
+
+    K = as_real_array(keys, name="keys", ndim=2)
+    n, d = K.shape
+    qs_json = query_set_to_json(query_set)
+    if progress is None:
+        progress = n >= 2000 and sys.stderr.isatty()
+    if resume and out is None:
+        raise OptionError("resume=True needs out=PATH (the sidecar file lives next to it)")
+    if qs_json["kind"] != "free":
+        module = module_for(qs_json["kind"])
+        qs = query_set if not isinstance(query_set, dict) else query_set_from_json(query_set)
+        results = module.certify(K, qs, progress=progress, seed=seed)
+        cert = Certificate(n, d, qs_json, tuple(results))
+        if out is not None:
+            cert.save(out)
+        return cert
+    known, writer = [], None
+    if out is not None:
+        side = partial_path(out)
+        fingerprint = _fingerprint(K, qs_json)
+        if resume and side.exists():
+            known = _read_partial(side, fingerprint, n)
+            writer = open(side, "a", encoding="utf-8")
+        else:
+            writer = open(side, "w", encoding="utf-8")
+            writer.write(json.dumps({"fingerprint": fingerprint, "n_keys": n, "dim": d}) + "\n")
+            writer.flush()
+    if known:                                           # results read back are re-checked
+        from .querysets.free import check_all
+        verdicts = check_all(ExactKeys(K), None, known)
+        known = [r for r, v in zip(known, verdicts) if v.ok and r.status != "undecided"]
+
+    def on_results(batch):
+        if writer is not None:
+            writer.write("".join(json.dumps(r.to_json()) + "\n" for r in batch))
+            writer.flush()
+
+    try:
+        results = certify_results(K, progress=progress, seed=seed, stop_at_first=stop_at_first,
+                                  known=known, on_results=on_results)
+    finally:
+        if writer is not None:
+            writer.close()
+    cert = Certificate(n, d, qs_json, tuple(results))
+    if out is not None:
+        cert.save(out)
+        os.remove(partial_path(out))
+    return cert
