@@ -366,6 +366,8 @@ def _vanishes(expr, budget: int = 300) -> bool:
         e = sp.cancel(sp.together(e))
         if e == 0:
             continue
+        if e.has(sp.Pow) and sp.expand(sp.radsimp(e)) == 0:
+            continue
         if sp.count_ops(e) <= budget and sp.simplify(e) == 0:
             continue
         return False
@@ -484,7 +486,29 @@ def normalize_sums(expr):
     expr = sp.sympify(expr)
     expr = expr.replace(lambda e: isinstance(e, sp.Sum), _expand_sum)
     expr = sp.expand(expr)
-    return _canonical_deltas(expr)
+    return _canonical_dummies(_canonical_deltas(expr))
+
+
+def _canonical_dummies(expr):
+    """Rename the summation index of every innermost sum to one fixed symbol."""
+    import sympy as sp
+
+    def rename(s):
+        if len(s.limits) != 1 or s.function.has(sp.Sum):
+            return s
+        k, lo, hi = s.limits[0]
+        fixed = _sum_index()
+        if k == fixed:
+            return s
+        return sp.Sum(s.function.subs(k, fixed), (fixed, lo, hi))
+
+    return expr.replace(lambda e: isinstance(e, sp.Sum), rename)
+
+
+def _sum_index():
+    import sympy as sp
+
+    return sp.Symbol("k_summation", integer=True, positive=True)
 
 
 def _expand_sum(s):

@@ -1,0 +1,127 @@
+"""LayerNorm = h(g(P x)): projection, radial scaling, affine map; for both eps conventions.
+
+* ``"torch"``: LN(x) = a * (x - mean) / sqrt(var + eps) + b and
+  g(y) = sqrt(n) y / sqrt(|y|^2 + n eps);
+* ``"std"``: LN(x) = a * (x - mean) / (std + eps) + b and
+  g(y) = sqrt(n) y / (|y| + eps sqrt(n));
+
+with the biased variance var = |x - mean 1|^2 / n, std = sqrt(var), and h(y) = diag(a) y + b.
+"""
+
+from __future__ import annotations
+
+from .theorem import Hypothesis, Step, Theorem, general_symbols
+
+__all__ = ["theorems", "NAMES", "radial_factor"]
+
+NAMES = ("decomposition.torch", "decomposition.std")
+
+_SUMS = "finite sums and Kronecker deltas"
+_SQUARES = "compare squares (both sides nonnegative)"
+
+
+def radial_factor(norm, n, eps, convention: str):
+    """The scalar c with g(y) = c y, as a SymPy expression of |y| = ``norm``."""
+    import sympy as sp
+
+    if convention == "torch":
+        return sp.sqrt(n) / sp.sqrt(norm**2 + n * eps)
+    return sp.sqrt(n) / (norm + eps * sp.sqrt(n))
+
+
+def _ln_factor(var, eps, convention: str):
+    """The scalar LayerNorm divides by: sqrt(var + eps) or sqrt(var) + eps."""
+    import sympy as sp
+
+    return sp.sqrt(var + eps) if convention == "torch" else sp.sqrt(var) + eps
+
+
+def _statement(convention):
+    if convention == "torch":
+        return ("LN_torch(x) = a * (x - mean(x)) / sqrt(var(x) + eps) + b equals h(g(P x)) with "
+                "g(y) = sqrt(n) y / sqrt(|y|^2 + n eps) and h(y) = diag(a) y + b.",
+                r"\frac{x - \bar{x}\mathbf{1}}{\sqrt{\operatorname{var}(x) + \epsilon}} \odot a + b"
+                r" = h(g(Px)),\ g(y) = \frac{\sqrt{n}\,y}{\sqrt{\|y\|^2 + n\epsilon}},\ h(y) = \operatorname{diag}(a) y + b")
+    return ("LN_std(x) = a * (x - mean(x)) / (std(x) + eps) + b equals h(g(P x)) with "
+            "g(y) = sqrt(n) y / (|y| + eps sqrt(n)) and h(y) = diag(a) y + b.",
+            r"\frac{x - \bar{x}\mathbf{1}}{\operatorname{std}(x) + \epsilon} \odot a + b"
+            r" = h(g(Px)),\ g(y) = \frac{\sqrt{n}\,y}{\|y\| + \epsilon\sqrt{n}},\ h(y) = \operatorname{diag}(a) y + b")
+
+
+def _hyps(convention, n=None):
+    width = (Hypothesis("width", "n is a positive integer; i, j, k range over 1..n", r"n \in \mathbb{Z}_{>0}")
+             if n is None else Hypothesis("width", f"n = {n}", rf"n = {n}"))
+    return (
+        width,
+        Hypothesis("variance", "var(x) = |x - mean(x) 1|^2 / n (biased), std(x) = sqrt(var(x))",
+                   r"\operatorname{var}(x) = \tfrac{1}{n}\|x - \bar{x}\mathbf{1}\|^2"),
+        Hypothesis("defined", "eps >= 0, and r = |P x| > 0 (when eps = 0 a constant x has no LayerNorm)",
+                   r"\epsilon \ge 0,\ r = \|Px\| > 0"),
+        Hypothesis("convention", f"the {convention!r} epsilon convention", ""),
+    )
+
+
+def _general(convention: str) -> Theorem:
+    import sympy as sp
+
+    s = general_symbols()
+    n, i, j, k, x, a, b = (s[key] for key in ("n", "i", "j", "k", "x", "a", "b"))
+    eps = sp.Symbol("epsilon", nonnegative=True)
+    r = sp.Symbol("r", positive=True)
+    S = sp.Sum(x[k], (k, 1, n))
+    mean = S / n
+    px_i = sp.Sum((sp.KroneckerDelta(i, j) - 1 / n) * x[j], (j, 1, n))
+    var = r**2 / n
+    g_factor = radial_factor(r, n, eps, convention)
+    ln_div = _ln_factor(var, eps, convention)
+    steps = [
+        Step("(P x)_i = x_i - mean(x) (theorem projection.mean_subtraction)", px_i, x[i] - mean, _SUMS),
+        Step("|P x|^2 = sum_j (x_j - mean)^2 = sum_j x_j^2 - n mean^2, the numerator of the biased variance",
+             sp.Sum((x[j] - mean) ** 2, (j, 1, n)), sp.Sum(x[j] ** 2, (j, 1, n)) - n * mean**2, _SUMS),
+    ]
+    if convention == "std":
+        steps.append(Step("std(x) = sqrt(var(x)) = r / sqrt(n) with r = |P x|", sp.sqrt(var), r / sp.sqrt(n), _SQUARES))
+    steps.append(Step("The radial factor of g at |y| = r equals one over LayerNorm's divisor",
+                      g_factor, 1 / ln_div, _SQUARES))
+    lhs = a[i] * (x[i] - mean) / ln_div + b[i]
+    rhs = a[i] * g_factor * px_i + b[i]
+    conclusion = (Step("Entry i: LN(x)_i = h(g(P x))_i = a_i g(P x)_i + b_i with |P x| = r", lhs, rhs, _SUMS),)
+    text, latex = _statement(convention)
+    return Theorem(f"decomposition.{convention}", f"LayerNorm = affine o radial scaling o projection ({convention})",
+                   text, latex, _hyps(convention), tuple(steps), conclusion, convention=convention)
+
+
+def _concrete(n: int, convention: str) -> Theorem:
+    import sympy as sp
+
+    eps = sp.Symbol("epsilon", nonnegative=True)
+    x = sp.Matrix(sp.symbols(f"x1:{n + 1}", real=True))
+    a = sp.Matrix(sp.symbols(f"a1:{n + 1}", real=True))
+    b = sp.Matrix(sp.symbols(f"b1:{n + 1}", real=True))
+    r = sp.Symbol("r", positive=True)
+    P = sp.eye(n) - sp.ones(n, n) / n
+    mean = sum(x) / n
+    d = x - mean * sp.ones(n, 1)
+    var = sum(t**2 for t in d) / n
+    px = P * x
+    steps = [
+        Step("P x = x - mean(x) 1 (explicit matrix product)", px, d, "expand"),
+        Step("|P x|^2 = n var(x) (explicit polynomials)", sp.expand((px.T * px)[0]), sp.expand(n * var), "expand"),
+        Step("The radial factor of g at |y| = r equals one over LayerNorm's divisor at var = r^2/n",
+             radial_factor(r, n, eps, convention), 1 / _ln_factor(r**2 / n, eps, convention), _SQUARES),
+    ]
+    norm = sp.sqrt(sp.expand((px.T * px)[0]))
+    g = radial_factor(norm, n, eps, convention) * px
+    ln = sp.Matrix([a[t] * d[t] / _ln_factor(var, eps, convention) + b[t] for t in range(n)])
+    hg = sp.Matrix([a[t] * g[t] + b[t] for t in range(n)])
+    conclusion = (Step("LN(x) = h(g(P x)) in every coordinate", ln, hg, "simplify-to-zero"),)
+    text, latex = _statement(convention)
+    return Theorem(f"decomposition.{convention}", f"LayerNorm = affine o radial scaling o projection ({convention})",
+                   text, latex, _hyps(convention, n), tuple(steps), conclusion, n=n, convention=convention)
+
+
+def theorems(n: int | None = None, convention: str = "torch") -> list:
+    """Both conventions' decomposition theorems (always both), general or for width ``n``."""
+    if n is None:
+        return [_general("torch"), _general("std")]
+    return [_concrete(n, "torch"), _concrete(n, "std")]
