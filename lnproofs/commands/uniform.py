@@ -1,0 +1,38 @@
+"""``lnproofs uniform KEYS [--query-...]``: a non-zero query giving every key the same score?"""
+
+from __future__ import annotations
+
+import json
+
+from .query_options import add_query_set_options, describe_query_set, query_set_from_args
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser) -> None:
+    parser.add_argument("keys", metavar="KEYS", help="N x d keys (.npy, .npz array 'keys', .csv, .pt, .safetensors)")
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    add_query_set_options(parser)
+
+
+def run(args) -> int:
+    from ..arrays import load_array
+    from ..uniform import check_uniform, uniform_attention
+
+    keys = load_array(args.keys, name="keys", ndim=2)
+    query_set = query_set_from_args(args, keys.shape[1])
+    result = uniform_attention(keys, query_set)
+    ok, message = check_uniform(keys, result)
+    if not ok:  # the exact re-check disagrees: never report an unchecked answer
+        from ..uniform import UniformResult
+        result = UniformResult("undecided", result.query_set, result.n_keys, result.dim,
+                               reason=f"the exact re-check failed: {message}")
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(f"query set: {describe_query_set(query_set)}")
+        print(result.describe())
+        note = result.extras.get("eps_note")
+        if note:
+            print(f"  note: {note}")
+    return 0
