@@ -1,0 +1,72 @@
+"""``lnproofs reproduce figure1``: regenerate the paper's Figure 1 with certified verdicts."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["configure", "run"]
+
+FIGURE_NAMES = ("figure1",)
+
+
+def configure(parser) -> None:
+    parser.add_argument("figure", help="which figure to regenerate; accepted: " + ", ".join(FIGURE_NAMES))
+    parser.add_argument("--trials", default="100", help="trials per (n, d) cell (default 100)")
+    parser.add_argument("--out", default="reports/figure1", help="output folder (default reports/figure1/)")
+    parser.add_argument("--seed", default="0", help="base seed (default 0)")
+    parser.add_argument("--jobs", default="2", help="worker processes (default 2)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue an interrupted run from OUT/progress.jsonl instead of starting over")
+    parser.add_argument("--n-range", default="3:60", help="smallest:largest number of keys (default 3:60)")
+    parser.add_argument("--d-range", default="3:15", help="smallest:largest dimension (default 3:15)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on standard error")
+
+
+def _positive_int(text: str, option: str, minimum: int) -> int:
+    from ..errors import OptionError
+
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise OptionError(f"{option} {text!r} is not a whole number; give an integer >= {minimum}") from None
+    if value < minimum:
+        raise OptionError(f"{option} {value} is not accepted; give an integer >= {minimum}")
+    return value
+
+
+def _range(text: str, option: str, full) -> range:
+    from ..errors import OptionError
+
+    parts = str(text).split(":")
+    try:
+        lo, hi = (int(parts[0]), int(parts[-1])) if len(parts) in (1, 2) else (None, None)
+    except ValueError:
+        lo = hi = None
+    if lo is None or not (full[0] <= lo <= hi <= full[-1]):
+        raise OptionError(f"{option} {text!r} is not accepted; give A:B with {full[0]} <= A <= B <= {full[-1]}")
+    return range(lo, hi + 1)
+
+
+def run(args) -> int:
+    from ..errors import OptionError
+
+    if args.figure not in FIGURE_NAMES:
+        raise OptionError(f"unknown figure {args.figure!r}; accepted: {', '.join(FIGURE_NAMES)}")
+    trials = _positive_int(args.trials, "--trials", 1)
+    seed = _positive_int(args.seed, "--seed", 0)
+    jobs = _positive_int(args.jobs, "--jobs", 1)
+    from ..reproduce import D_RANGE, N_RANGE, reproduce_figure1
+
+    n_values = _range(args.n_range, "--n-range", N_RANGE)
+    d_values = _range(args.d_range, "--d-range", D_RANGE)
+
+    def progress(done, total):
+        if not args.quiet and (done % 25 == 0 or done == total):
+            print(f"figure1: {done}/{total} cells", file=sys.stderr, flush=True)
+
+    summary = reproduce_figure1(args.out, trials=trials, seed=seed, jobs=jobs, resume=args.resume,
+                                n_values=n_values, d_values=d_values, progress=progress)
+    print(f"wrote figure1c.csv, figure1d.csv, figure1c.png, figure1d.png, figure1ab.png and figure1.md "
+          f"to {summary['out']} ({summary['cells']} cells, {summary['seconds']:.1f} s; undecided trials: "
+          f"{summary['undecided_without']} without LayerNorm, {summary['undecided_with']} with)")
+    return 0
