@@ -14,10 +14,10 @@ Every trial's verdict is a verified statement, never a tolerance:
   exact integers where the filter cannot decide);
 * *undecided*: neither could be verified; counted separately and reported.
 
-Proposals come from cheap guesses first (with LayerNorm the keys lie on a sphere
-centred at 0 and ``q = k_i`` is a witness for ``k_i``; without it ``q = k_i - mean``
-often is), then from the certification engine (:func:`lnproofs.certify.certify`) for
-the keys the guesses leave open, stopping at the first certified non-selectable key.
+With LayerNorm the keys lie on a sphere centred at 0 and ``q = k_i`` is a witness for
+``k_i``: one exact pass of the checker decides the trial.  Otherwise the certification
+engine (:func:`lnproofs.certify.has_unselectable`) decides, stopping at the first key
+certified not selectable.
 
 Trials are seeded per cell (``numpy`` generator seeded with ``[seed, n, d]``), and the
 same Gaussian keys feed both panels, so the two panels are paired.  Cells run in
@@ -62,95 +62,27 @@ def _layernorm_rows(keys: np.ndarray) -> np.ndarray:
     return layernorm(keys, eps=0.0, convention="torch")
 
 
-def _separation_lp(keys: np.ndarray, i: int):
-    """Proposal for key i: maximise t subject to q.(k_i - k_j) >= t for all j != i and
-    |q|_inf <= 1.  Returns (t, q, lam) with lam the dual weights over the keys."""
-    from scipy.optimize import linprog
-
-    n, d = keys.shape
-    others = np.delete(np.arange(n), i)
-    diff = keys[i] - keys[others]
-    a_ub = np.hstack([-diff, np.ones((n - 1, 1))])
-    cost = np.zeros(d + 1)
-    cost[-1] = -1.0
-    bounds = [(-1.0, 1.0)] * d + [(None, None)]
-    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(n - 1), bounds=bounds, method="highs")
-    if res.status != 0:
-        return None, None, None
-    lam = np.zeros(n)
-    lam[others] = -np.asarray(res.ineqlin.marginals)
-    return float(-res.fun), res.x[:d], lam
-
-
-def _exact_combination(keys: np.ndarray, i: int, support):
-    """Exact rational weights over ``support`` with sum w_j k_j = k_i and sum w_j = 1,
-    when the support's columns are independent and the system is consistent."""
-    import flint
-    from fractions import Fraction
-
-    from .certificates import Combination
-
-    support = [int(j) for j in support]
-    d = keys.shape[1]
-    rows = []
-    for coord in range(d):
-        rows.append([Fraction(float(keys[j, coord])) for j in support] + [Fraction(float(keys[i, coord]))])
-    rows.append([Fraction(1)] * len(support) + [Fraction(1)])
-    m = flint.fmpq_mat(len(rows), len(support) + 1,
-                       [flint.fmpq(f.numerator, f.denominator) for row in rows for f in row])
-    reduced, rank = m.rref()
-    pivots = []
-    for r in range(rank):
-        col = next(c for c in range(len(support) + 1) if reduced[r, c] != 0)
-        pivots.append(col)
-    if len(support) in pivots or pivots != list(range(len(support))):
-        return None  # inconsistent, or the support's columns are dependent
-    weights = [Fraction(int(reduced[r, len(support)].p), int(reduced[r, len(support)].q))
-               for r in range(len(support))]
-    if min(weights) < 0:
-        return None
-    keep = [(j, w) for j, w in zip(support, weights) if w != 0]
-    return Combination(tuple(j for j, _ in keep), tuple(w for _, w in keep))
-
-
-def trial_verdict(keys: np.ndarray, *, on_sphere: bool = False) -> tuple[str, str | None]:
+def trial_verdict(keys: np.ndarray, *, on_sphere: bool = False, seed: int = 0) -> tuple[str, str | None]:
     """("nonselectable" | "all-selectable" | "undecided", reason) for one set of keys.
 
-    Proposals: the guess q = k_i (keys on a centred sphere) or q = k_i - mean(keys),
-    then a separation LP per open key (its optimum q is a witness; its dual weights name
-    a convex combination when no witness exists).  Decisions: the trusted checker only.
-    The first key proved not selectable ends the trial.
+    Keys on a sphere centred at 0 (LayerNorm outputs) first try the witness q = k_i for
+    every key in one exact pass of the checker.  Otherwise (or if that pass leaves a key
+    open) the certification engine decides, stopping at the first key certified not
+    selectable; it returns a verdict only after the checker accepted its certificate.
     """
-    from .checker import check_combination, check_witnesses
+    from .certify import has_unselectable
+    from .checker import check_witnesses
 
-    n = keys.shape[0]
-    guesses = keys if on_sphere else keys - keys.mean(axis=0)
-    failures = check_witnesses(keys, [(i, guesses[i]) for i in range(n)], mode="strict")
-    open_keys = [i for i, f in enumerate(failures) if f is not None]
-    if not open_keys:
-        return "all-selectable", None
-    centre = keys.mean(axis=0)
-    open_keys.sort(key=lambda i: float(np.linalg.norm(keys[i] - centre)))
-    witnesses, reason = [], None
-    for i in open_keys:
-        t, q, lam = _separation_lp(keys, i)
-        if t is None:
-            reason = f"the LP for key {i} failed"
-            continue
-        if t > 0 and q is not None:
-            witnesses.append((i, q))
-            continue
-        support = np.flatnonzero(lam > 1e-12)
-        combination = _exact_combination(keys, i, support) if support.size else None
-        if combination is not None and check_combination(keys, i, combination, strict=False) is None:
-            return "nonselectable", None
-        reason = f"no exact convex combination verified for key {i}"
-    if len(witnesses) == len(open_keys):
-        bad = [f for f in check_witnesses(keys, witnesses, mode="strict") if f is not None]
-        if not bad:
+    if on_sphere:
+        failures = check_witnesses(keys, [(i, keys[i]) for i in range(keys.shape[0])], mode="strict")
+        if all(f is None for f in failures):
             return "all-selectable", None
-        reason = bad[0]
-    return "undecided", reason
+    answer = has_unselectable(keys, seed=seed)
+    if answer is True:
+        return "nonselectable", None
+    if answer is False:
+        return "all-selectable", None
+    return "undecided", "the certification engine could not verify a certificate either way"
 
 
 @dataclass(frozen=True)
