@@ -1,0 +1,2 @@
+"""Attention checks: placeholder replaced below."""
+CHECKS = {}
