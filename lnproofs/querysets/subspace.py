@@ -97,11 +97,12 @@ class ExactPoints:
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self._rank = None
 
-    def floats(self) -> np.ndarray:
-        """The points rounded to doubles (for proposals only)."""
+    def floats(self, relative_to: int | None = None) -> np.ndarray:
+        """The points (minus point ``relative_to``, exactly) rounded to doubles; proposals only."""
         from ._exact import fraction_of_fmpz
 
-        return np.array([[float(fraction_of_fmpz(self.P[j, a], self.exponent)) for a in range(self.m)]
+        base = [0] * self.m if relative_to is None else self.row(relative_to)
+        return np.array([[float(fraction_of_fmpz(int(self.P[j, a]) - base[a], self.exponent)) for a in range(self.m)]
                          for j in range(self.n)], dtype=np.float64).reshape(self.n, self.m)
 
     def row(self, j: int) -> list[int]:
@@ -278,37 +279,57 @@ def certify(keys, query_set: SubspaceQuerySet, **options) -> list:
 
     points = ExactPoints(keys, query_set)
     proposals = certify_results(points.floats(), **options)
-    results = []
-    for r in proposals:
-        i = r.index
-        status, reason = r.status, r.reason
-        extras: dict = {}
-        witness = combination = None
-        margin = None
-        if status in ("selectable", "tie-only"):
-            z = [float(x) if not isinstance(x, Fraction) else x for x in r.witness]
-            if query_set.radius is not None:
-                q = points.query_of(z)
-                norm2 = sum(x * x for x in q)
-                R2 = Fraction(query_set.radius) ** 2
-                while norm2 > R2:  # halve z (exact) until W^T z is in the ball
-                    z = [x / 2 for x in z]
-                    norm2 /= 4
-            combination = r.combination
-            if status == "tie-only":
-                combination = _repair(points, i, r.combination, strict=False) if r.combination else None
-            bad = _check_witness(points, i, z, "strict" if status == "selectable" else "tie")
-            if bad is None and (status == "selectable" or combination is not None):
-                extras["z"] = [x if isinstance(x, Fraction) else float(x) for x in z]
-                witness = tuple(points.query_of(z))
-                margin = r.margin
-            else:
-                status, reason = "undecided", f"the proposal failed the exact check on W k_j ({bad or 'weights'})"
-                combination = None
-        elif status == "unselectable":
-            combination = _repair(points, i, r.combination, strict=True) if r.combination else None
-            if combination is None:
-                status, reason = "undecided", "the proposed convex weights could not be made exact on W k_j"
-        verified = "none" if status == "undecided" else "exact"
-        results.append(KeyResult(i, status, witness, combination, verified, margin, reason, extras))
+    results = [_confirm(points, query_set, r) for r in proposals]
+    retry = [r.index for r in results if r.status == "undecided" and r.reason != "not requested"]
+    for i in retry[:_RETRIES]:
+        # Rounding the products can merge or reorder nearby points; seen from W k_i
+        # itself (exact differences, then rounded) they are resolved again.
+        shifted = points.floats(relative_to=i)
+        again = _confirm(points, query_set, certify_results(shifted, indices=[i], seed=options.get("seed", 0))[i])
+        if again.status != "undecided":
+            results[i] = again
     return results
+
+
+_RETRIES = 64
+
+
+def _confirm(points: ExactPoints, query_set: SubspaceQuerySet, r):
+    """The engine's proposal for one key, kept only if it holds for the exact points."""
+    from ..certificates import KeyResult
+
+    i, status, reason = r.index, r.status, r.reason
+    extras: dict = {}
+    witness = combination = margin = None
+    if status in ("selectable", "tie-only"):
+        z = _into_ball(points, query_set, r.witness)
+        if status == "tie-only" and _check_witness(points, i, z, "strict") is None:
+            status = "selectable"      # the exact points separate what rounding merged
+        combination = None
+        if status == "tie-only":
+            combination = _repair(points, i, r.combination, strict=False) if r.combination else None
+        bad = _check_witness(points, i, z, "strict" if status == "selectable" else "tie")
+        if bad is None and (status == "selectable" or combination is not None):
+            extras["z"] = [x if isinstance(x, Fraction) else float(x) for x in z]
+            witness = tuple(points.query_of(z))
+            margin = r.margin if r.status == status else None
+        else:
+            status, reason = "undecided", f"the proposal failed the exact check on W k_j ({bad or 'weights'})"
+            combination = None
+    elif status == "unselectable":
+        combination = _repair(points, i, r.combination, strict=True) if r.combination else None
+        if combination is None:
+            status, reason = "undecided", "the proposed convex weights could not be made exact on W k_j"
+    verified = "none" if status == "undecided" else "exact"
+    return KeyResult(i, status, witness, combination, verified, margin, reason, extras)
+
+
+def _into_ball(points: ExactPoints, query_set: SubspaceQuerySet, witness) -> list:
+    z = [x if isinstance(x, Fraction) else float(x) for x in witness]
+    if query_set.radius is not None:
+        norm2 = sum(x * x for x in points.query_of(z))
+        R2 = Fraction(query_set.radius) ** 2
+        while norm2 > R2:  # halve z (exact) until W^T z is in the ball
+            z = [x / 2 for x in z]
+            norm2 /= 4
+    return z
