@@ -189,28 +189,41 @@ def _expression(value):
         else:
             pieces.append(tok)
     code = " ".join(pieces)
-    namespace = {"Integer": sp.Integer, "Rational": sp.Rational, "Float": sp.Float, "__builtins__": {}}
+    namespace = {"Integer": sp.Integer, "Rational": sp.Rational, "Float": sp.Float, "Add": sp.Add, "Mul": sp.Mul,
+                 "Pow": sp.Pow, "__builtins__": {}}
     try:
         raw = parse_expr(code, local_dict={"sqrt": sp.sqrt}, global_dict=namespace,
                          transformations=(auto_number, convert_xor), evaluate=False)
     except Exception:  # the tokens were safe; only the grammar can be wrong here
         raise _Wrong(f"{value!r} is not a well-formed expression; write e.g. '2*sqrt(3)' or '1 + sqrt(2)'") from None
-    for power in raw.atoms(sp.Pow):
-        exponent = power.exp
-        if not (exponent.is_Rational and abs(exponent.p) <= 64 and abs(exponent.q) <= 64):
-            raise _Wrong(f"{value!r}: exponents must be small rational numbers")
     if isinstance(raw, tuple):
         raise _Wrong(f"{value!r} holds several values; give one number per entry")
     try:
-        expr = parse_expr(code, local_dict={"sqrt": sp.sqrt}, global_dict=namespace,
-                          transformations=(auto_number, convert_xor))
-    except Exception:
-        raise _Wrong(f"{value!r} could not be evaluated") from None
+        expr = _evaluate(raw)
+    except _Wrong as err:
+        raise _Wrong(f"{value!r}: {err}") from None
     if not expr.is_number or expr.has(sp.zoo, sp.oo, sp.nan):
         raise _Wrong(f"{value!r} is not a finite number")
     if expr.is_real is False:
         raise _Wrong(f"{value!r} is not a real number")
     return expr
+
+
+def _evaluate(node):
+    """Evaluate an unevaluated SymPy tree bottom-up, refusing large exponents and huge numbers."""
+    import sympy as sp
+
+    if not node.args:
+        return node
+    args = [_evaluate(a) for a in node.args]
+    if isinstance(node, sp.Pow):
+        exponent = args[1]
+        if not (exponent.is_Rational and abs(exponent.p) <= 64 and abs(exponent.q) <= 64):
+            raise _Wrong("exponents must be small rational numbers (at most 64 in size)")
+    result = node.func(*args)
+    if result.is_Rational and max(abs(result.p), result.q).bit_length() > 4096:
+        raise _Wrong("the number is too large")
+    return result
 
 
 def _rational(value) -> Fraction:
@@ -607,12 +620,20 @@ def _check_uniform(problem, answer):
         q = _vector(value, n, _rational, "query")
         if not any(q):
             return "the zero query ties every key trivially; give a non-zero query"
+        from .library import uniform_check
+
         scores = _scores(problem.keys, q)
+        message = None
         for j in range(1, len(scores)):
             if scores[j] != scores[0]:
-                return (f"the query {_vec_text(q)} gives key 1 the score {format_fraction(scores[0])} but key {j + 1} "
-                        f"the score {format_fraction(scores[j])} (off by {format_fraction(scores[j] - scores[0])})")
-        return None
+                message = (f"the query {_vec_text(q)} gives key 1 the score {format_fraction(scores[0])} but key "
+                           f"{j + 1} the score {format_fraction(scores[j])} (off by "
+                           f"{format_fraction(scores[j] - scores[0])})")
+                break
+        trusted, _ = uniform_check(problem.keys, q)
+        if trusted != (message is None):
+            raise _Wrong("the exact checker and the homework checker disagree on this query; please report it")
+        return message
 
     return [_part(problem, "query", answer, query)]
 

@@ -12,7 +12,8 @@ from fractions import Fraction
 
 from ..errors import InputError
 
-__all__ = ["certify_keys", "checker_verdict", "nice_witness", "theorem_for", "proved_theorem"]
+__all__ = ["certify_keys", "checker_verdict", "uniform_check", "uniform_search", "nice_witness", "theorem_for",
+           "proved_theorem"]
 
 
 def _array(keys):
@@ -53,6 +54,25 @@ def checker_verdict(keys, index: int, status: str, witness=None, combination=Non
         return message is None
     comb = Combination(tuple(combination[0]), tuple(combination[1]))
     return check_combination(array, index, comb, strict=False) is None
+
+
+def uniform_check(keys, query) -> tuple[bool, str]:
+    """The library's exact check that ``query`` (Fractions) gives every key the same score."""
+    from ..uniform import UniformResult, check_uniform
+
+    array = _array(keys)
+    claim = UniformResult("feasible", {"kind": "free"}, len(keys), len(keys[0]), query=tuple(query))
+    return check_uniform(array, claim)
+
+
+def uniform_search(keys) -> tuple[Fraction, ...]:
+    """A uniform query found by :func:`lnproofs.uniform.uniform_attention` (free queries)."""
+    from ..uniform import uniform_attention
+
+    result = uniform_attention(_array(keys))
+    if result.status != "feasible":
+        raise InputError(f"no uniform query for these keys: {result.describe()}")
+    return tuple(Fraction(x) for x in result.query)
 
 
 def _scores(keys, q):

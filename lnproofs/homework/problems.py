@@ -131,7 +131,7 @@ class ProjectionProblem(_Problem):
             f"$P = I - \\tfrac{{1}}{{{n}}}J$ has diagonal entries ${diag}$ and off-diagonal entries ${off}$.",
             f"$(P^2)_{{ii}} = ({diag})^2 + {n - 1}\\cdot({off})^2 = {format_fraction(P2[0][0])}$ and "
             f"$(P^2)_{{ij}} = 2\\cdot({diag})({off}) + {n - 2}\\cdot({off})^2 = {format_fraction(P2[0][1])}$ for $i \\ne j$, so $P^2 = P$.",
-            f"$\\operatorname{{mean}}(x) = {format_fraction(mean)}$, so $Px = x - {format_fraction(mean)}\\,\\mathbf{{1}} = "
+            f"$\\operatorname{{mean}}(x) = {format_fraction(mean)}$, so $Px = x - ({format_fraction(mean)})\\,\\mathbf{{1}} = "
             f"({', '.join(_fr_text(Px))})$.",
         )
         answers = {"P": _matrix_text(P), "P_squared": _matrix_text(P2), "Px": _fr_text(Px)}
@@ -301,8 +301,8 @@ class SelectabilityProblem(_Problem):
                 work.append(f"Key {number} is selectable: $q = ({', '.join(_fr_text(q))})$ scores it strictly above every other key.")
             elif status in ("tie-only", "unselectable"):
                 comb = result.get("combination") or {}
-                idx = [int(i) + 1 for i in comb.get("indices", [])]
-                weights = list(comb.get("weights", []))
+                pairs = sorted(zip((int(i) + 1 for i in comb.get("indices", [])), comb.get("weights", [])))
+                idx, weights = [k for k, _ in pairs], [w for _, w in pairs]
                 entry["combination"] = {"keys": idx, "weights": weights}
                 terms = " + ".join(f"{w}\\,k_{{{i}}}" for i, w in zip(idx, weights))
                 work.append(f"Key {number} is {status}: $k_{{{number}}} = {terms}$.")
@@ -345,12 +345,20 @@ class UniformProblem(_Problem):
         return cls(gain=gain, bias=bias, keys=keys)
 
     def solve(self) -> Solution:
+        from .library import uniform_check, uniform_search
+
         q = [Fraction(1, a) for a in self.gain]
         score = sum((qi * b for qi, b in zip(q, self.bias)), Fraction(0))
+        ok, message = uniform_check(self.keys, q)
+        require(ok, InputError, f"uniform problem: the query 1/a fails the exact check ({message})")
+        found = uniform_search(self.keys)
         work = (
             "Each key is $k = \\operatorname{diag}(a)y + b$ with $\\mathbf 1^\\top y = 0$, so for $q = 1/a$: "
             "$q^\\top k = \\mathbf 1^\\top y + q^\\top b = q^\\top b$.",
-            f"$q = ({', '.join(_fr_text(q))})$ gives every key the score $q^\\top b = {format_fraction(score)}$.",
+            f"$q = ({', '.join(_fr_text(q))})$ gives every key the score $q^\\top b = {format_fraction(score)}$ "
+            "(verified exactly by the library's uniform-attention checker).",
+            "The library's search for uniform queries over these keys alone returns "
+            f"$q = ({', '.join(_fr_text(found))})$; any non-zero query orthogonal to every key difference works.",
         )
         return Solution(self.id, {"query": _fr_text(q)}, ("ellipsoid.hyperplane", "attention.uniform_query"), work)
 

@@ -23,7 +23,12 @@ __all__ = [
     "solutions_markdown",
     "solutions_latex",
     "write_homework",
+    "compact_json",
 ]
+
+#: files written next to the solutions for the selectability problem
+CERTIFICATE_FILE = "selectability_certificate.json"
+KEYS_FILE = "selectability_keys.csv"
 
 _TITLES = {
     "projection": "The centring projection",
@@ -221,16 +226,31 @@ def _certificate_table(solution, markdown: bool) -> str:
     return "\n".join(rows)
 
 
+def compact_json(value, indent: int = 0) -> str:
+    """JSON with lists of numbers and strings on one line (matrices one row per line)."""
+    pad = "  " * indent
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f'{pad}  {json.dumps(k)}: {compact_json(v, indent + 1)}' for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value):
+        items = [f"{pad}  {compact_json(v, indent + 1)}" for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+    return json.dumps(value, ensure_ascii=True)
+
+
 def _solution_sections(problem_set, solutions, markdown: bool) -> list[str]:
     out = []
     for number, (problem, solution) in enumerate(zip(problem_set.problems, solutions), 1):
         title = f"Problem {number}: {_TITLES[problem.topic]}"
-        answer_json = json.dumps({problem.id: solution.answers}, indent=2, ensure_ascii=True)
+        answer_json = compact_json({problem.id: solution.answers})
         if markdown:
             out += [f"## {title} (id `{problem.id}`)", ""]
             out += [f"- {line}" for line in solution.work] + [""]
             if solution.certificate is not None:
-                out += ["Certificate from the library's certifier, verified exactly by its checker:", "",
+                out += ["Certificate from the library's certifier, verified exactly by its checker "
+                        f"(re-check it with `lnproofs check {CERTIFICATE_FILE} {KEYS_FILE}`):", "",
                         _certificate_table(solution, True), ""]
             out += ["Answer in the answers format:", "", "```json", answer_json, "```", ""]
             for name in solution.theorems:
@@ -239,7 +259,9 @@ def _solution_sections(problem_set, solutions, markdown: bool) -> list[str]:
             out += [f"\\section*{{{latex_escape(title)}}}", "\\begin{itemize}"]
             out += [f"  \\item {line}" for line in solution.work] + ["\\end{itemize}", ""]
             if solution.certificate is not None:
-                out += ["\\noindent Certificate from the library's certifier, verified exactly by its checker:", "",
+                out += ["\\noindent Certificate from the library's certifier, verified exactly by its checker "
+                        f"(re-check it with \\texttt{{lnproofs check {latex_escape(CERTIFICATE_FILE)} "
+                        f"{latex_escape(KEYS_FILE)}}}):", "",
                         "\\medskip", _certificate_table(solution, False), ""]
             out += ["\\noindent Answer in the answers format:", "\\begin{verbatim}", answer_json, "\\end{verbatim}", ""]
             for name in solution.theorems:
@@ -291,6 +313,10 @@ def write_homework(problem_set, folder, pdf: bool = True) -> dict:
         "solutions.md": solutions_markdown(problem_set, solutions),
         "solutions.tex": solutions_latex(problem_set, solutions),
     }
+    for problem, solution in zip(problem_set.problems, solutions):
+        if solution.certificate is not None:
+            texts[CERTIFICATE_FILE] = json.dumps(solution.certificate, indent=1) + "\n"
+            texts[KEYS_FILE] = "".join(",".join(str(v) for v in key) + "\n" for key in problem.keys)
     written = {}
     for name, text in texts.items():
         path = folder / name
