@@ -58,6 +58,40 @@ class _Progress:
 
 
 # ------------------------------------------------------------------------- the engine
+class _LP:
+    """Dense linear programs with HiGHS (highspy), one solver object reused."""
+
+    def __init__(self):
+        import highspy
+
+        self.hs = highspy
+        self.inf = highspy.kHighsInf
+        self.solver = highspy.Highs()
+        self.solver.setOptionValue("output_flag", False)
+
+    def solve(self, cost, A, row_lower, row_upper, col_lower, col_upper):
+        """minimise cost.x s.t. row_lower <= A x <= row_upper, col bounds; (x, row duals) or None."""
+        hs, inf = self.hs, self.inf
+        m, n = A.shape
+        lp = hs.HighsLp()
+        lp.num_col_, lp.num_row_ = n, m
+        fix = lambda v: np.nan_to_num(np.asarray(v, dtype=np.float64), posinf=inf, neginf=-inf)
+        lp.col_cost_ = fix(cost)
+        lp.col_lower_, lp.col_upper_ = fix(col_lower), fix(col_upper)
+        lp.row_lower_, lp.row_upper_ = fix(row_lower), fix(row_upper)
+        lp.a_matrix_.format_ = hs.MatrixFormat.kRowwise
+        lp.a_matrix_.start_ = np.arange(0, m * n + 1, n, dtype=np.int32)
+        lp.a_matrix_.index_ = np.tile(np.arange(n, dtype=np.int32), m)
+        lp.a_matrix_.value_ = np.ascontiguousarray(A, dtype=np.float64).ravel()
+        self.solver.clearModel()
+        self.solver.passModel(lp)
+        self.solver.run()
+        if self.solver.getModelStatus() != hs.HighsModelStatus.kOptimal:
+            return None
+        sol = self.solver.getSolution()
+        return np.array(sol.col_value), np.array(sol.row_dual)
+
+
 def _witness_vector(q: np.ndarray, exponent: int, bits: int = 30) -> tuple:
     """A short dyadic witness along q, scaled by a power of two so scores stay near 1."""
     top = np.max(np.abs(q))
@@ -83,6 +117,14 @@ class _Engine:
         self.rng = np.random.default_rng(seed)
         self.vertices: set[int] = set()
         self._spanning = None
+        self._lp = None
+        self._pool = None
+
+    @property
+    def lp(self) -> _LP:
+        if self._lp is None:
+            self._lp = _LP()
+        return self._lp
 
     # -- stage 1 ---------------------------------------------------------------------
     def _margins(self, Q: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -117,7 +159,8 @@ class _Engine:
             left = left[~keep]
         # random directions: the winner of each direction is a vertex
         if left.size:
-            G = self.rng.standard_normal((min(8 * self.d + 32, 4096), self.d))
+            count = int(np.clip(3e7 / max(self.m * self.d, 1), 8 * self.d + 32, 4096))
+            G = self.rng.standard_normal((count, self.d))
             S = self.X @ G.T
             order = np.argsort(S, axis=0)
             win, second = order[-1], order[-2] if self.m > 1 else order[-1]
@@ -173,22 +216,23 @@ class _Engine:
     # -- stage 2 ---------------------------------------------------------------------
     def _separation_lp(self, i: int, C: list[int]):
         """max t s.t. q.(x_c - x_i) + t <= 0 (c in C), |q| <= 1, t <= 1."""
-        from scipy.optimize import linprog
-
         A = np.hstack([self.X[C] - self.X[i], np.ones((len(C), 1))])
         cost = np.zeros(self.d + 1)
         cost[-1] = -1.0
-        bounds = [(-1.0, 1.0)] * self.d + [(None, 1.0)]
-        res = linprog(cost, A_ub=A, b_ub=np.zeros(len(C)), bounds=bounds, method="highs")
-        if res.status != 0:
+        lower = np.append(np.full(self.d, -1.0), -np.inf)
+        upper = np.ones(self.d + 1)
+        got = self.lp.solve(cost, A, np.full(len(C), -np.inf), np.zeros(len(C)), lower, upper)
+        if got is None:
             return None, None, None
-        lam = -np.asarray(res.ineqlin.marginals)
-        return float(res.x[-1]), res.x[:-1], lam
+        x, dual = got
+        return float(x[-1]), x[:-1], -dual
 
     def clarkson(self, i: int):
         """('witness', q) or ('inside', support, weights) or ('failed', reason)."""
         xi = self.X[i]
-        pool = np.array(sorted(self.vertices - {i}), dtype=np.int64)
+        if self._pool is None or len(self._pool) != len(self.vertices):
+            self._pool = np.array(sorted(self.vertices), dtype=np.int64)
+        pool = self._pool[self._pool != i]
         if pool.size == 0:
             pool = np.array([j for j in range(self.m) if j != i], dtype=np.int64)
         k0 = min(len(pool), 2 * (self.d + 1))
@@ -206,7 +250,8 @@ class _Engine:
             beat = np.flatnonzero(s >= s_i - 1e-12 * t)
             if beat.size == 0:
                 return ("witness", q)
-            fresh = [int(j) for j in beat[np.argsort(-s[beat])] if int(j) not in set(C)]
+            inC = set(C)
+            fresh = [int(j) for j in beat[np.argsort(-s[beat])] if int(j) not in inC]
             if not fresh:
                 return ("witness", q)        # only ties within tolerance: let the checker decide
             C.extend(fresh[: self.d + 1])
@@ -229,22 +274,23 @@ class _Engine:
 
     def _relint_lp(self, i: int, cols: list[int], pinned: list[int]):
         """max t s.t. sum lam_j x_j = x_i, sum lam = 1, lam >= 0, lam_j >= t on ``pinned``."""
-        from scipy.optimize import linprog
-
         n = len(cols)
-        A_eq = np.hstack([np.vstack([self.X[cols].T, np.ones(n)]), np.zeros((self.d + 1, 1))])
-        b_eq = np.append(self.X[i], 1.0)
+        eq = np.hstack([np.vstack([self.X[cols].T, np.ones(n)]), np.zeros((self.d + 1, 1))])
+        b = np.append(self.X[i], 1.0)
         pin = [cols.index(j) for j in pinned]
-        A_ub = np.zeros((len(pin), n + 1))
-        A_ub[np.arange(len(pin)), pin] = -1.0
-        A_ub[:, -1] = 1.0
+        ub = np.zeros((len(pin), n + 1))
+        ub[np.arange(len(pin)), pin] = -1.0
+        ub[:, -1] = 1.0
         cost = np.zeros(n + 1)
         cost[-1] = -1.0
-        res = linprog(cost, A_ub=A_ub, b_ub=np.zeros(len(pin)), A_eq=A_eq, b_eq=b_eq,
-                      bounds=[(0, None)] * n + [(None, 1.0)], method="highs")
-        if res.status != 0:
+        A = np.vstack([eq, ub])
+        lo = np.concatenate([b, np.full(len(pin), -np.inf)])
+        hi = np.concatenate([b, np.zeros(len(pin))])
+        got = self.lp.solve(cost, A, lo, hi, np.append(np.zeros(n), -np.inf), np.append(np.full(n, np.inf), 1.0))
+        if got is None:
             return None, None
-        return float(res.x[-1]), res.x[:-1]
+        x, _ = got
+        return float(x[-1]), x[:-1]
 
     def unselectable(self, i: int, support, weights) -> Combination | None:
         from .repair import exact_weights
@@ -265,8 +311,6 @@ class _Engine:
 
     def tie_only(self, i: int, support, weights):
         """(combination, witness) for a key on the relative boundary, or None."""
-        from scipy.optimize import linprog
-
         from .repair import exact_tie_query, exact_weights
 
         comb = exact_weights(self.ek, i, support, weights, strict=False)
@@ -274,11 +318,13 @@ class _Engine:
             return None
         others = [j for j in range(self.m) if j != i]
         direction = self.X[i] - self.X.mean(axis=0)
-        res = linprog(np.zeros(self.d), A_ub=self.X[others] - self.X[i], b_ub=np.zeros(len(others)),
-                      A_eq=direction[None, :], b_eq=[1.0], bounds=[(None, None)] * self.d, method="highs")
-        if res.status != 0:
+        A = np.vstack([self.X[others] - self.X[i], direction])
+        lo = np.append(np.full(len(others), -np.inf), 1.0)
+        hi = np.append(np.zeros(len(others)), 1.0)
+        got = self.lp.solve(np.zeros(self.d), A, lo, hi, np.full(self.d, -np.inf), np.full(self.d, np.inf))
+        if got is None:
             return None
-        q = res.x
+        q = got[0]
         gaps = (self.X[others] - self.X[i]) @ q
         scale = np.max(np.abs(gaps)) or 1.0
         for tol in (1e-9, 1e-7, 1e-11):
