@@ -373,10 +373,26 @@ def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
     layer = ExactLayer(keys, query_set)
     basis = _span_basis(query_set)
     N = len(keys)
+    todo = list(range(N)) if indices is None else sorted({int(j) for j in indices})
+    # Keys that are not vertices of the hull can never win strictly: the free engine's
+    # exact convex weights are a dual certificate (g = 0 and zero offset).
+    from ..certify import certify_results as free_results
+    free = {r.index: r for r in free_results(keys, indices=todo)} if N > 1 else {}
     results = []
-    for i in (range(N) if indices is None else [int(j) for j in indices]):
+    for i in todo:
         entry = {"index": i, "status": "undecided", "witness": None, "combination": None,
                  "verified": "none", "margin": None, "reason": None}
+        hull = free.get(i)
+        if hull is not None and hull.status in ("unselectable", "tie-only") and hull.combination is not None:
+            from flint import fmpq
+            comb = hull.combination
+            ok_dual, _ = _check_dual(layer, i, list(comb.indices),
+                                     [fmpq(w.numerator, w.denominator) for w in comb.weights])
+            if ok_dual:
+                entry.update(status="not-realisable", verified="exact",
+                             dual={"indices": list(comb.indices), "weights": [format_fraction(w) for w in comb.weights]})
+                results.append(entry)
+                continue
         if N == 1:
             proposal = (1.0, np.zeros(query_set.width), np.zeros(1))
         else:
