@@ -66,7 +66,7 @@ class AttentionWeightResult:
             "query_exact": None if self.query_exact is None else list(self.query_exact),
             "query_norm": None if self.query_norm is None else list(self.query_norm),
             "weight": None if self.weight is None else list(self.weight),
-            "bound": None if self.bound is None else list(self.bound),
+            "bound": None if self.bound is None else [x if math.isfinite(x) else None for x in self.bound],
             "gap": self.gap, "solver_value": self.solver_value, "reason": self.reason,
         }
         out.update(self.extras)
