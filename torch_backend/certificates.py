@@ -1,0 +1,324 @@
+"""Numeric re-check of a selectability certificate (schema ``lnproofs.selectability/1``).
+
+``recheck_certificate(keys, certificate)`` recomputes, in floating point on the chosen
+device, every witness margin and every convex-combination residual the certificate
+states, perturbs every witness to confirm that its key keeps winning, and samples many
+queries from the certificate's query set (random directions plus directions aimed at
+each key that is claimed never to win) to confirm that no key certified
+``unselectable``, ``tie-only`` or ``not-realisable`` ever strictly wins.  It never
+decides a status: it is a second line of evidence, and any disagreement with the
+certificate makes ``ok`` False with a message naming the key.
+
+Returned dict::
+
+    {"ok": bool, "device": str, "dtype": str, "messages": [disagreements],
+     "notes": [things a float cannot resolve], "n_keys": int, "dim": int,
+     "query_set": kind, "checked": {"witnesses", "perturbed_witnesses",
+     "combinations", "sampled_queries", "undecided"}, "max_combination_residual",
+     "min_witness_margin", "tolerance": {"margin", "combination"}, "seconds",
+     "per_key": [{"index", "status", "ok", "margin", "residual"}]}
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+
+import numpy as np
+import torch
+
+from lnproofs.errors import CertificateFormatError, ShapeError
+
+from .device import device_label, resolve_device, resolve_dtype
+from .geometry import safe_norm
+from .sampling import make_generator, unit_vectors
+from .tolerances import tolerance
+
+__all__ = ["recheck_certificate", "SCHEMA", "STATUSES"]
+
+SCHEMA = "lnproofs.selectability/1"
+STATUSES = ("selectable", "tie-only", "unselectable", "undecided", "not-realisable")
+NEVER_WINS = ("tie-only", "unselectable", "not-realisable")
+
+
+def _weight(text, where):
+    try:
+        value = Fraction(str(text))
+    except (ValueError, ZeroDivisionError):
+        raise CertificateFormatError(f"{where}: weight {text!r} is not a rational number 'p/q'") from None
+    return float(value)
+
+
+def _vector(value, length, where, t):
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise CertificateFormatError(f"{where} is not a list of numbers") from None
+    if arr.ndim != 1 or (length is not None and arr.shape[0] != length) or not np.all(np.isfinite(arr)):
+        raise CertificateFormatError(f"{where} must be {length} finite numbers; got shape {arr.shape}")
+    return torch.as_tensor(arr, **t)
+
+
+def _matrix(value, where, t):
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise CertificateFormatError(f"{where} is not a matrix of numbers") from None
+    if arr.ndim != 2 or arr.size == 0 or not np.all(np.isfinite(arr)):
+        raise CertificateFormatError(f"{where} must be a non-empty 2-D list of finite numbers; got shape {arr.shape}")
+    return torch.as_tensor(arr, **t)
+
+
+class _QuerySet:
+    """Map a certificate's query set to: a sampler, a projection of the keys, and a witness membership test."""
+
+    def __init__(self, spec, dim, t):
+        if not isinstance(spec, dict) or "kind" not in spec:
+            raise CertificateFormatError("query_set must be an object with a 'kind' (free, subspace, ball, layernorm)")
+        self.kind = spec["kind"]
+        self.t = t
+        self.dim = dim
+        if self.kind == "free":
+            pass
+        elif self.kind == "subspace":
+            self.W = _matrix(spec.get("W"), "query_set.W", t)
+            if self.W.shape[1] != dim:
+                raise CertificateFormatError(f"query_set.W has {self.W.shape[1]} columns; the keys have dimension {dim}")
+        elif self.kind == "ball":
+            radius = spec.get("radius")
+            if not isinstance(radius, (int, float)) or not radius > 0 or not math.isfinite(radius):
+                raise CertificateFormatError(f"query_set.radius {radius!r} must be a positive number")
+            self.radius = float(radius)
+        elif self.kind == "layernorm":
+            self.gamma = _vector(spec.get("gamma"), None, "query_set.gamma", t)
+            n = self.gamma.numel()
+            self.beta = _vector(spec.get("beta"), n, "query_set.beta", t)
+            Wq = _matrix(spec.get("W_q"), "query_set.W_q", t)
+            if Wq.shape == (dim, n):
+                self.Wq = Wq
+            elif Wq.shape == (n, dim):
+                self.Wq = Wq.T
+            else:
+                raise CertificateFormatError(f"query_set.W_q has shape {tuple(Wq.shape)}; expected ({dim}, {n})")
+            self.bq = _vector(spec.get("b_q", [0.0] * dim), dim, "query_set.b_q", t)
+            self.n = n
+        else:
+            raise CertificateFormatError(f"query_set kind {self.kind!r} is not known; "
+                                         "accepted: free, subspace, ball, layernorm")
+
+    def sample(self, count, gen, aims):
+        """``count`` random queries in the set, plus queries aimed along each row of ``aims`` (and perturbed)."""
+        opts = {"gen": gen, **self.t}
+        if self.kind == "subspace":
+            z = unit_vectors(count, self.W.shape[0], **opts)
+            if aims.numel():
+                za = aims @ self.W.T
+                z = torch.cat([z, za, za + 0.1 * safe_norm(za) * unit_vectors(za.shape[0], za.shape[1], **opts)])
+            return z @ self.W
+        if self.kind == "layernorm":
+            n = self.n
+            u = unit_vectors(count, n, **opts)
+            if aims.numel():
+                ua = (aims @ self.Wq) * self.gamma
+                u = torch.cat([u, ua, ua + 0.1 * safe_norm(ua) * unit_vectors(ua.shape[0], n, **opts)])
+            u = u - u.mean(-1, keepdim=True)
+            rho = torch.rand((u.shape[0], 1), generator=gen, **self.t) ** (1.0 / max(n - 1, 1))
+            u = math.sqrt(n) * rho * u / safe_norm(u)
+            return (self.gamma * u + self.beta) @ self.Wq.T + self.bq
+        q = unit_vectors(count, self.dim, **opts)
+        if aims.numel():
+            a = aims / safe_norm(aims)
+            q = torch.cat([q, a, a + 0.1 * unit_vectors(a.shape[0], self.dim, **opts)])
+        return q * (self.radius / safe_norm(q) if self.kind == "ball" else 1.0)
+
+    def project(self, K):
+        """Keys as the query set sees them (W k for a subspace), for convex-combination residuals."""
+        return K @ self.W.T if self.kind == "subspace" else K
+
+    def membership(self, q, result, tol):
+        """None if ``q`` is in the set (as far as floats tell), else a message."""
+        if self.kind == "ball":
+            norm = float(safe_norm(q[None]))
+            if norm > self.radius * (1 + tol):
+                return f"witness norm {norm:.17g} exceeds the ball radius {self.radius:.17g}"
+        if self.kind == "subspace" and result.get("z") is not None:
+            z = _vector(result["z"], self.W.shape[0], f"result {result['index']} z", self.t)
+            res = float((z @ self.W - q).abs().max()) / max(float((z.abs() @ self.W.abs()).max()), 1e-300)
+            if res > tol:
+                return f"witness differs from W^T z by {res:.3e} (relative)"
+        if self.kind == "layernorm" and result.get("u") is not None:
+            u = _vector(result["u"], self.n, f"result {result['index']} u", self.t)
+            if abs(float(u.sum())) > tol * float(u.abs().sum()) + tol:
+                return f"u is not orthogonal to the ones vector (sum {float(u.sum()):.3e})"
+            if float(safe_norm(u[None])) > math.sqrt(self.n) * (1 + tol):
+                return f"u has norm {float(safe_norm(u[None])):.17g} > sqrt(n) = {math.sqrt(self.n):.17g}"
+            qu = (self.gamma * u + self.beta) @ self.Wq.T + self.bq
+            scale = float(((self.gamma.abs() * u.abs() + self.beta.abs()) @ self.Wq.abs().T).max()) + float(self.bq.abs().max())
+            res = float((qu - q).abs().max()) / max(scale, 1e-300)
+            if res > tol:
+                return f"witness differs from W_q(gamma * u + beta) + b_q by {res:.3e} (relative)"
+        return None
+
+    def witness_of(self, result):
+        if result.get("witness") is not None:
+            return _vector(result["witness"], self.dim, f"result {result['index']} witness", self.t)
+        if self.kind == "subspace" and result.get("z") is not None:
+            return _vector(result["z"], self.W.shape[0], f"result {result['index']} z", self.t) @ self.W
+        return None
+
+
+def _margin(K, i, q):
+    s = K @ q
+    a = K.abs() @ q.abs()
+    others = torch.cat([s[:i], s[i + 1:]])
+    j = int(torch.argmax(others))
+    scale = float(a[i]) + float(torch.cat([a[:i], a[i + 1:]]).max())
+    return float(s[i] - others[j]), scale
+
+
+def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float64", samples: int = 2048,
+                        seed: int = 0, chunk_rows: int | None = None) -> dict:
+    """Re-check ``certificate`` (the JSON dict) against ``keys`` (N x d array) in floating point."""
+    from lnproofs.arrays import as_real_array
+
+    start = time.perf_counter()
+    dev, dt = resolve_device(device), resolve_dtype(dtype)
+    t = {"dtype": dt, "device": dev}
+    keys = as_real_array(keys, name="keys", ndim=2)
+    if not isinstance(certificate, dict):
+        raise CertificateFormatError("the certificate must be a JSON object")
+    if certificate.get("schema") != SCHEMA:
+        raise CertificateFormatError(f"certificate schema {certificate.get('schema')!r} is not {SCHEMA!r}")
+    N, d = keys.shape
+    if certificate.get("n_keys", N) != N or certificate.get("dim", d) != d:
+        raise ShapeError(f"the certificate is for {certificate.get('n_keys')} keys of dimension "
+                         f"{certificate.get('dim')}, but the keys have shape {keys.shape}")
+    results = certificate.get("results")
+    if not isinstance(results, list):
+        raise CertificateFormatError("certificate 'results' must be a list")
+    if not isinstance(samples, int) or samples < 0:
+        raise CertificateFormatError(f"samples {samples!r} must be a non-negative integer")
+    K = torch.as_tensor(keys, **t)
+    qs = _QuerySet(certificate.get("query_set", {"kind": "free"}), d, t)
+    Kp = qs.project(K)
+    tol_m = tolerance("certificate.margin", dt, d)
+    tol_c = tolerance("certificate.combination", dt, max(d, 2))
+    gen = make_generator(seed, dev)
+    messages, notes, per_key = [], [], []
+    checked = {"witnesses": 0, "perturbed_witnesses": 0, "combinations": 0, "sampled_queries": 0, "undecided": 0}
+    status_of = {}
+    worst_residual, min_margin = 0.0, math.inf
+    for result in results:
+        if not isinstance(result, dict) or not isinstance(result.get("index"), int) or not 0 <= result["index"] < N:
+            raise CertificateFormatError(f"every result needs an integer 'index' in 0..{N - 1}; got {result!r:.80}")
+        i, status = result["index"], result.get("status")
+        if status not in STATUSES:
+            raise CertificateFormatError(f"key {i}: status {status!r} is not one of {', '.join(STATUSES)}")
+        if i in status_of:
+            raise CertificateFormatError(f"key {i} appears twice in the results")
+        status_of[i] = status
+        entry = {"index": i, "status": status, "ok": True, "margin": None, "residual": None}
+        bad = []
+        if status == "undecided":
+            checked["undecided"] += 1
+        q = qs.witness_of(result) if status in ("selectable", "tie-only") else None
+        if status in ("selectable", "tie-only") and q is None and status == "selectable":
+            bad.append("certified selectable but carries no witness")
+        if q is not None:
+            checked["witnesses"] += 1
+            member = qs.membership(q, result, tol_m)
+            if member:
+                bad.append(member)
+            margin, scale = _margin(K, i, q)
+            entry["margin"] = margin
+            if status == "selectable":
+                min_margin = min(min_margin, margin / scale if scale > 0 else 0.0)
+                if margin < -tol_m * scale:
+                    bad.append(f"certified selectable, but in floating point another key beats it for the witness "
+                               f"by {-margin:.3e}")
+                elif margin <= tol_m * scale:
+                    notes.append(f"key {i}: witness margin {margin:.3e} is below the rounding scale "
+                                 f"{tol_m * scale:.3e}; floating point cannot confirm the strict win")
+                else:
+                    spread = float((K - K[i]).norm(dim=-1).max())
+                    if spread > 0:
+                        P = q + (0.5 * margin / spread) * unit_vectors(16, d, gen=gen, **t)
+                        s = P @ K.T
+                        lose = (s[:, i:i + 1] - torch.cat([s[:, :i], s[:, i + 1:]], 1)).min(-1).values
+                        checked["perturbed_witnesses"] += P.shape[0]
+                        if bool((lose <= -tol_m * scale).any()):
+                            bad.append("a perturbed witness (inside the margin's safety radius) does not make it win")
+                stated = result.get("margin")
+                if isinstance(stated, (int, float)) and abs(stated - margin) > 1e-6 * max(abs(stated), scale):
+                    notes.append(f"key {i}: stated margin {stated!r} differs from the recomputed "
+                                 f"q.k_i - max_j q.k_j = {margin:.17g}")
+            else:  # tie-only: the key attains the maximum, and some key is strictly below
+                if abs(margin) > tol_m * scale:
+                    bad.append(f"certified tie-only, but its query gives margin {margin:.3e} instead of a tie")
+                s = K @ q
+                if not bool((s < s.max() - tol_m * scale).any()):
+                    notes.append(f"key {i}: no key is resolvably below the tie for its query")
+        combo = result.get("combination")
+        if status in ("unselectable", "tie-only"):
+            if not isinstance(combo, dict):
+                bad.append(f"certified {status} but carries no convex combination")
+            else:
+                idx, weights = combo.get("indices"), combo.get("weights")
+                if (not isinstance(idx, list) or not isinstance(weights, list) or len(idx) != len(weights) or not idx
+                        or not all(isinstance(j, int) and 0 <= j < N for j in idx)):
+                    raise CertificateFormatError(f"key {i}: combination needs equal-length 'indices' (0..{N - 1}) "
+                                                 "and 'weights'")
+                if i in idx:
+                    bad.append("its convex combination uses the key itself")
+                w = torch.tensor([_weight(x, f"key {i}") for x in weights], **t)
+                checked["combinations"] += 1
+                if bool((w < 0).any()) or (status == "unselectable" and bool((w <= 0).any())):
+                    bad.append("a convex weight is negative" + (" or zero" if status == "unselectable" else ""))
+                sel = Kp[torch.tensor(idx, device=dev)]
+                recon = w @ sel
+                scale = float((w.abs() @ sel.abs()).max()) + float(Kp[i].abs().max())
+                residual = float((recon - Kp[i]).abs().max()) / scale if scale > 0 else 0.0
+                residual = max(residual, abs(float(w.sum()) - 1.0))
+                entry["residual"] = residual
+                worst_residual = max(worst_residual, residual)
+                if residual > tol_c * max(1.0, math.sqrt(len(idx))):
+                    bad.append(f"convex-combination residual {residual:.3e} exceeds the tolerance "
+                               f"{tol_c * max(1.0, math.sqrt(len(idx))):.3e}")
+        if bad:
+            entry["ok"] = False
+            messages.extend(f"key {i} ({status}): {b}" for b in bad)
+        per_key.append(entry)
+    # sampled queries: a key claimed never to win must never win strictly
+    losers = [i for i, s in status_of.items() if s in NEVER_WINS]
+    mask = torch.zeros(N, dtype=torch.bool, device=dev)
+    if losers:
+        mask[torch.tensor(losers, device=dev)] = True
+    centroid = K.mean(0)
+    aims = K[mask] - centroid if losers else K[:0]
+    wins = {}
+    rows = chunk_rows or max(1, (1 << 22) // max(N, 1))
+    if samples and N >= 2:
+        Q = qs.sample(samples, gen, aims)
+        for start_row in range(0, Q.shape[0], rows):
+            Qc = Q[start_row:start_row + rows]
+            S = Qc @ K.T
+            top = torch.topk(S, 2, dim=-1)
+            scale = (Qc.abs() @ K.abs().T).amax(-1)
+            strict = (top.values[:, 0] - top.values[:, 1]) > tol_m * scale
+            winners = top.indices[:, 0][strict & mask[top.indices[:, 0]]]
+            for j in winners.tolist():
+                wins[j] = wins.get(j, 0) + 1
+            checked["sampled_queries"] += Qc.shape[0]
+    for j, count in sorted(wins.items()):
+        messages.append(f"key {j} ({status_of[j]}): certified never to win, but it strictly wins "
+                        f"{count} sampled queries")
+        for entry in per_key:
+            if entry["index"] == j:
+                entry["ok"] = False
+    return {"ok": not messages, "device": device_label(dev), "dtype": str(dt).replace("torch.", ""),
+            "messages": messages, "notes": notes, "n_keys": N, "dim": d, "query_set": qs.kind,
+            "checked": checked, "max_combination_residual": worst_residual,
+            "min_witness_margin": None if min_margin == math.inf else min_margin,
+            "tolerance": {"margin": tol_m, "combination": tol_c},
+            "seconds": time.perf_counter() - start, "per_key": per_key}
