@@ -191,3 +191,12 @@ def test_cli_topics_subset_and_pdf_note(cli, tmp_path):
     data = json.loads((tmp_path / "x" / "problems.json").read_text())
     assert [p["id"] for p in data["problems"]] == ["projection", "threshold"]
     assert ProblemSet.from_json(data).seed == 4
+
+
+def test_solutions_include_the_library_proofs(tmp_path):
+    write_homework(generate(0, "projection"), tmp_path, pdf=False)
+    markdown = (tmp_path / "solutions.md").read_text()
+    latex = (tmp_path / "solutions.tex").read_text()
+    assert "`projection.idempotent`" in markdown and "(n = 4)" in markdown
+    assert "**FAILED**" not in markdown and "- **proved**" in markdown
+    assert "projection.idempotent" in latex and "checked by SymPy" in latex

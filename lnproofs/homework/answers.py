@@ -262,7 +262,7 @@ def _matrix(value, n: int, what: str) -> list[list[Fraction]]:
 def _same(a, b) -> bool:
     import sympy as sp
 
-    difference = sp.simplify(sp.nsimplify(a) - sp.nsimplify(b))
+    difference = sp.simplify(a - b)
     if difference == 0:
         return True
     return bool(difference.equals(0))
@@ -405,7 +405,7 @@ def _check_sphere(problem, answer):
             norm = sp.sqrt(sum(g ** 2 for g in given))
             tail = ""
             if name == "g" and not _same(norm, sp.sqrt(n)):
-                tail = f"; your vector has norm {_show(sp.nsimplify(norm))}, not sqrt({n})"
+                tail = f"; your vector has norm {_show(sp.simplify(norm))}, not sqrt({n})"
             return (f"entry {i + 1} should be {_show(expected[i])}, you gave {_show(given[i])} "
                     f"({len(wrong)} of {n} entries wrong){tail}")
         return check

@@ -48,7 +48,10 @@ class ProblemSet:
         require(isinstance(problems, list), FileFormatError, "problems.json must hold a list 'problems'")
         seed = data.get("seed")
         require(isinstance(seed, int), FileFormatError, "problems.json must hold an integer 'seed'")
-        return cls(seed=seed, problems=tuple(problem_from_json(p) for p in problems))
+        parsed = tuple(problem_from_json(p) for p in problems)
+        ids = [p.id for p in parsed]
+        require(len(set(ids)) == len(ids), FileFormatError, "problems.json lists a problem id twice")
+        return cls(seed=seed, problems=parsed)
 
     def by_id(self) -> dict:
         return {p.id: p for p in self.problems}

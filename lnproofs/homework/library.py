@@ -109,21 +109,26 @@ def nice_witness(keys, index: int, witness, tie: bool = False) -> tuple[Fraction
     return exact
 
 
-def theorem_for(name: str):
-    """The registered theorem object called ``name``, or None when the registry lacks it."""
+def _split(reference: str) -> tuple[str, int | None]:
+    """``"projection.idempotent@4"`` -> ("projection.idempotent", 4); no ``@`` means general n."""
+    name, _, width = reference.partition("@")
+    return name, (int(width) if width else None)
+
+
+def theorem_for(reference: str):
+    """The registered theorem ``name`` or ``name@n`` (concrete width n), or None when not registered."""
+    from .. import registry
+
+    name, n = _split(reference)
     try:
-        from .. import registry
-    except ImportError:
-        return None
-    try:
-        return registry.get_theorem(name)
+        return registry.get_theorem(name, n=n)
     except InputError:  # a name whose theorem module is not installed
         return None
 
 
-def proved_theorem(name: str):
-    """The proof result of theorem ``name`` for general n, or None when it is not registered."""
-    theorem = theorem_for(name)
+def proved_theorem(reference: str):
+    """The proof result of theorem ``name`` (general n) or ``name@n``, or None when it is not registered."""
+    theorem = theorem_for(reference)
     if theorem is None:
         return None
     return theorem.prove()

@@ -44,13 +44,17 @@ def _matrix_text(rows) -> list[list[str]]:
     return [_fr_text(row) for row in rows]
 
 
+#: problems are meant to be worked by hand: widths, key counts and entries stay small
+_MAX_WIDTH, _MAX_KEYS, _MAX_ENTRY = 8, 30, 10 ** 6
+
+
 def _ints(values, what: str) -> tuple[int, ...]:
-    require(isinstance(values, (list, tuple)) and len(values) > 0, InputError,
-            f"{what} must be a non-empty list of integers, not {values!r}")
+    require(isinstance(values, (list, tuple)) and 0 < len(values) <= _MAX_WIDTH, InputError,
+            f"{what} must be a list of 1 to {_MAX_WIDTH} integers, not {values!r}")
     out = []
     for v in values:
-        require(isinstance(v, int) and not isinstance(v, bool), InputError,
-                f"{what} must hold integers; {v!r} is not one")
+        require(isinstance(v, int) and not isinstance(v, bool) and abs(v) <= _MAX_ENTRY, InputError,
+                f"{what} must hold integers of size at most {_MAX_ENTRY}; {v!r} is not one")
         out.append(int(v))
     return tuple(out)
 
@@ -60,7 +64,8 @@ class Solution:
     """The exact solution of one problem.
 
     ``answers`` is a complete, correct answer in the documented answers format (so it
-    passes ``check``); ``theorems`` names the library theorems whose proofs back it;
+    passes ``check``); ``theorems`` names the library theorems whose proofs back it
+    (``"name"`` for general n, ``"name@n"`` for the version expanded at width n);
     ``work`` holds worked lines (Markdown with ``$...$`` maths); ``certificate`` is the
     selectability certificate JSON where the problem has one.
     """
@@ -109,6 +114,7 @@ class ProjectionProblem(_Problem):
     @classmethod
     def from_json(cls, data: dict) -> "ProjectionProblem":
         x = _ints(data.get("x"), "projection problem 'x'")
+        require(len(x) >= 2, InputError, "projection problem 'x' needs at least 2 entries")
         return cls(n=len(x), x=x)
 
     def projection(self) -> tuple[tuple[Fraction, ...], ...]:
@@ -135,7 +141,8 @@ class ProjectionProblem(_Problem):
             f"({', '.join(_fr_text(Px))})$.",
         )
         answers = {"P": _matrix_text(P), "P_squared": _matrix_text(P2), "Px": _fr_text(Px)}
-        return Solution(self.id, answers, ("projection.mean_subtraction", "projection.idempotent"), work)
+        return Solution(self.id, answers, ("projection.mean_subtraction", "projection.idempotent",
+                                            f"projection.idempotent@{n}"), work)
 
 
 # --------------------------------------------------------------------------- sphere
@@ -158,6 +165,7 @@ class SphereProblem(_Problem):
     @classmethod
     def from_json(cls, data: dict) -> "SphereProblem":
         x = _ints(data.get("x"), "sphere problem 'x'")
+        require(len(set(x)) > 1, InputError, "sphere problem 'x' must not be constant (Px would be 0)")
         eps = parse_fraction(str(data.get("eps")))
         require(eps > 0, InputError, f"sphere problem 'eps' must be positive, not {data.get('eps')!r}")
         return cls(x=x, eps=eps)
@@ -273,8 +281,8 @@ class SelectabilityProblem(_Problem):
     @classmethod
     def from_json(cls, data: dict) -> "SelectabilityProblem":
         rows = data.get("keys")
-        require(isinstance(rows, list) and len(rows) >= 2, InputError,
-                "selectability problem 'keys' must be a list of at least two integer vectors")
+        require(isinstance(rows, list) and 2 <= len(rows) <= _MAX_KEYS, InputError,
+                f"selectability problem 'keys' must be a list of 2 to {_MAX_KEYS} integer vectors")
         keys = tuple(_ints(r, "selectability problem key") for r in rows)
         require(len({len(k) for k in keys}) == 1, InputError, "selectability problem: keys must share one length")
         return cls(keys=keys)
@@ -336,12 +344,16 @@ class UniformProblem(_Problem):
         gain = _ints(data.get("gain"), "uniform problem 'gain'")
         bias = _ints(data.get("bias"), "uniform problem 'bias'")
         rows = data.get("keys")
-        require(isinstance(rows, list) and len(rows) >= 2, InputError,
-                "uniform problem 'keys' must be a list of at least two integer vectors")
+        require(isinstance(rows, list) and 2 <= len(rows) <= _MAX_KEYS, InputError,
+                f"uniform problem 'keys' must be a list of 2 to {_MAX_KEYS} integer vectors")
         keys = tuple(_ints(r, "uniform problem key") for r in rows)
         require(all(len(k) == len(gain) for k in keys) and len(bias) == len(gain), InputError,
                 "uniform problem: gain, bias and every key must have the same length")
         require(all(a != 0 for a in gain), InputError, "uniform problem: every gain must be non-zero")
+        for number, key in enumerate(keys, 1):
+            offset = sum((Fraction(k - b, a) for k, b, a in zip(key, bias, gain)), Fraction(0))
+            require(offset == 0, InputError, f"uniform problem: key {number} is not an output of this LayerNorm "
+                    f"(sum_i (k_i - b_i)/a_i = {format_fraction(offset)}, not 0)")
         return cls(gain=gain, bias=bias, keys=keys)
 
     def solve(self) -> Solution:
@@ -378,7 +390,8 @@ class ThresholdProblem(_Problem):
     @classmethod
     def from_json(cls, data: dict) -> "ThresholdProblem":
         values = data.get("magnitudes")
-        require(isinstance(values, list) and values, InputError, "threshold problem 'magnitudes' must be a non-empty list")
+        require(isinstance(values, list) and 0 < len(values) <= _MAX_KEYS, InputError,
+                "threshold problem 'magnitudes' must be a short non-empty list")
         mags = tuple(parse_fraction(str(v)) for v in values)
         require(all(m > 0 for m in mags), InputError, "threshold problem: every magnitude must be positive")
         return cls(magnitudes=mags)
