@@ -52,8 +52,10 @@ def _weight(text, where):
 
 def _vector(value, length, where, t):
     try:
+        if isinstance(value, (list, tuple)):
+            value = [float(Fraction(v)) if isinstance(v, str) else v for v in value]
         arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, ZeroDivisionError):
         raise CertificateFormatError(f"{where} is not a list of numbers") from None
     if arr.ndim != 1 or (length is not None and arr.shape[0] != length) or not np.all(np.isfinite(arr)):
         raise CertificateFormatError(f"{where} must be {length} finite numbers; got shape {arr.shape}")
@@ -103,6 +105,8 @@ class _QuerySet:
                 raise CertificateFormatError(f"query_set.W_q has shape {tuple(Wq.shape)}; expected ({dim}, {n})")
             self.bq = _vector(spec.get("b_q", [0.0] * dim), dim, "query_set.b_q", t)
             self.n = n
+            radius = spec.get("radius")
+            self.radius = float(radius) if isinstance(radius, (int, float)) and radius > 0 else None
         else:
             raise CertificateFormatError(f"query_set kind {self.kind!r} is not known; "
                                          "accepted: free, subspace, ball, layernorm")
@@ -125,7 +129,10 @@ class _QuerySet:
             u = u - u.mean(-1, keepdim=True)
             rho = torch.rand((u.shape[0], 1), generator=gen, **self.t) ** (1.0 / max(n - 1, 1))
             u = math.sqrt(n) * rho * u / safe_norm(u)
-            return (self.gamma * u + self.beta) @ self.Wq.T + self.bq
+            q = (self.gamma * u + self.beta) @ self.Wq.T + self.bq
+            if self.radius is not None:
+                q = q[safe_norm(q)[:, 0] <= self.radius]
+            return q
         q = unit_vectors(count, self.dim, **opts)
         if aims.numel():
             a = aims / safe_norm(aims)
@@ -138,7 +145,7 @@ class _QuerySet:
 
     def membership(self, q, result, tol):
         """None if ``q`` is in the set (as far as floats tell), else a message."""
-        if self.kind == "ball":
+        if self.kind == "ball" or (self.kind == "layernorm" and self.radius is not None):
             norm = float(safe_norm(q[None]))
             if norm > self.radius * (1 + tol):
                 return f"witness norm {norm:.17g} exceeds the ball radius {self.radius:.17g}"
@@ -165,6 +172,9 @@ class _QuerySet:
             return _vector(result["witness"], self.dim, f"result {result['index']} witness", self.t)
         if self.kind == "subspace" and result.get("z") is not None:
             return _vector(result["z"], self.W.shape[0], f"result {result['index']} z", self.t) @ self.W
+        if self.kind == "layernorm" and result.get("u") is not None:
+            u = _vector(result["u"], self.n, f"result {result['index']} u", self.t)
+            return (self.gamma * u + self.beta) @ self.Wq.T + self.bq
         return None
 
 

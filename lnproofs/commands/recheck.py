@@ -1,0 +1,152 @@
+"""``lnproofs recheck``: re-check every theorem numerically with PyTorch, or a real LayerNorm layer.
+
+torch and torch_backend are imported inside :func:`run`, so ``import lnproofs`` and the
+other commands never load torch.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..errors import FileFormatError, OptionError
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser) -> None:
+    parser.add_argument("--device", default="auto", help="auto (a CUDA GPU when present), cpu, cuda or cuda:N")
+    parser.add_argument("--dtype", default="float64", choices=("float64", "float32"), help="floating-point type")
+    parser.add_argument("--width", type=int, default=None, help="vector length n of the main batches (default 32; "
+                        "widths 2 and 3 are always checked too)")
+    parser.add_argument("--samples", type=int, default=None, help="samples per family (default 2048)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--chunk-rows", type=int, default=None, help="rows per chunk (default: 128 MiB of inputs)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these checks (theorem names)")
+    parser.add_argument("--list", action="store_true", help="list the registered checks and exit")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    layer = parser.add_argument_group("real LayerNorm layer (instead of the theorem checks)")
+    layer.add_argument("--layer", metavar="PARAMS.npz", help="arrays 'gain' (or 'gamma'/'weight'), 'bias' "
+                       "(or 'beta'), optional 'eps'")
+    layer.add_argument("--inputs", metavar="X", help="N x n inputs (.npy, .npz array 'inputs', .csv, .pt, .safetensors)")
+    layer.add_argument("--outputs", metavar="Z", help="the layer's own outputs for X (default: computed with torch)")
+    layer.add_argument("--eps", type=float, default=None, help="eps of the layer (overrides PARAMS; default 1e-5)")
+    layer.add_argument("--convention", default="torch", choices=("torch", "std"), help="eps convention")
+    layer.add_argument("--spread-tolerance", type=float, default=1e-3,
+                       help="largest acceptable relative eps effect for the minimal-spread figure (default 1e-3)")
+
+
+def _param(path, names, required=True):
+    import numpy as np
+
+    from ..arrays import load_array
+
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            present = list(archive.files)
+    except FileNotFoundError:
+        raise FileFormatError(f"{path} does not exist; give a .npz file with arrays gain, bias (and eps)") from None
+    except Exception:
+        raise FileFormatError(f"{path} could not be read as .npz; give a .npz file with arrays gain, bias (and eps)") from None
+    for name in names:
+        if name in present:
+            return load_array(path, name=name, ndim=None)
+    if required:
+        raise FileFormatError(f"{path} has no array named {names[0]!r} (also accepted: {', '.join(names[1:])}); "
+                              f"it holds: {', '.join(present) or 'none'}")
+    return None
+
+
+def _layer(args) -> int:
+    from ..arrays import load_array
+
+    if not args.inputs:
+        raise OptionError("--layer needs --inputs X (the batch of layer inputs)")
+    if not str(args.layer).lower().endswith(".npz"):
+        raise FileFormatError(f"{args.layer} is not a .npz file; --layer takes PARAMS.npz with arrays gain, bias, eps")
+    gain = _param(args.layer, ("gain", "gamma", "weight"))
+    bias = _param(args.layer, ("bias", "beta"))
+    eps = args.eps
+    if eps is None:
+        stored = _param(args.layer, ("eps",), required=False)
+        eps = float(stored.reshape(-1)[0]) if stored is not None and stored.size == 1 else 1e-5
+    inputs = load_array(args.inputs, name="inputs", ndim=2)
+    outputs = load_array(args.outputs, name="outputs", ndim=2) if args.outputs else None
+    from torch_backend.layers import layer_report
+
+    report = layer_report(gain.reshape(-1) if gain.ndim != 1 else gain, bias.reshape(-1) if bias.ndim != 1 else bias,
+                          eps, inputs, outputs=outputs, device=args.device, dtype=args.dtype,
+                          convention=args.convention, spread_tolerance=args.spread_tolerance,
+                          chunk_rows=args.chunk_rows)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        r = report
+        print(f"LayerNorm layer: width {r['width']}, eps {r['eps']:g} ({r['convention']} convention), "
+              f"{r['n_inputs']} inputs on {r['device']} in {r['dtype']}")
+        print(f"  distance from the ellipsoid surface: max {r['distance_from_surface']['max']:.3e}, "
+              f"mean {r['distance_from_surface']['mean']:.3e}")
+        print(f"  relative pull inside (1 - ||g(Px)||/sqrt(n)): max {r['relative_deficit']['max']:.3e}, "
+              f"mean {r['relative_deficit']['mean']:.3e}")
+        print(f"  strictly inside (resolvably): {r['strictly_inside']} of {r['n_inputs']}"
+              + (f"; constant inputs skipped: {r['constant_inputs']}" if r['constant_inputs'] else ""))
+        if r["hyperplane_residual"] is not None:
+            print(f"  hyperplane residual {r['hyperplane_residual']:.3e}, ellipsoid residual "
+                  f"{r['ellipsoid_residual']:.3e} (tolerance {r['tolerance']:.3e})")
+        else:
+            print(f"  {r['zero_gains']} zero gains: those outputs deviate from the bias by at most "
+                  f"{r['zero_gain_deviation']:.3e}")
+        m = r["min_spread"]
+        print(f"  eps effect <= {m['tolerance']:g} needs input std >= {m['std']:.6g} (centred norm >= "
+              f"{m['centred_norm']:.6g}); {m['inputs_below']} inputs are below; measured at the bound: "
+              f"{m['measured_deficit']:.6g}")
+        print("  PASS" if r["passed"] else "  FAIL: the layer's outputs do not satisfy the geometry of its inputs")
+    return 0 if report["passed"] else 1
+
+
+def run(args) -> int:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise OptionError("recheck needs torch; install torch==2.13.0 (see the README)") from None
+    from torch_backend.device import resolve_device
+
+    resolve_device(args.device)  # a missing GPU is one clear line, before any work
+    if args.layer or args.inputs or args.outputs:
+        if not args.layer:
+            raise OptionError("--inputs/--outputs need --layer PARAMS.npz")
+        return _layer(args)
+    from torch_backend.theorems import DEFAULT_SAMPLES, check_names, run_checks
+
+    if args.list:
+        print("\n".join(check_names()))
+        return 0
+    for name, value in (("--width", args.width), ("--samples", args.samples), ("--chunk-rows", args.chunk_rows)):
+        if value is not None and value < 1:
+            raise OptionError(f"{name} {value} is not accepted; give a positive integer")
+    rows = []
+    header = f"{'theorem':40s} {'samples':>9s} {'max error':>10s} {'tolerance':>10s} {'result':>6s}  {'device':8s} {'samples/s':>10s}"
+
+    def show(result):
+        if args.json:
+            return
+        if not rows:
+            print(header)
+        rows.append(result)
+        print(f"{result.name:40s} {result.samples:9d} {result.max_error:10.3e} {result.tolerance:10.3e} "
+              f"{'pass' if result.passed else 'FAIL':>6s}  {result.device:8s} {result.throughput:10.3g}", flush=True)
+        for message in result.messages[:5]:
+            print(f"    {message}")
+
+    results = run_checks(width=args.width, samples=args.samples or DEFAULT_SAMPLES, device=args.device,
+                         dtype=args.dtype, names=args.only, seed=args.seed, chunk_rows=args.chunk_rows,
+                         on_result=show)
+    failed = [r.name for r in results if not r.passed]
+    if args.json:
+        print(json.dumps({"passed": not failed, "results": [r.to_json() for r in results]}, indent=2))
+    else:
+        print(f"{len(results) - len(failed)} of {len(results)} checks pass"
+              + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    if failed:
+        print(f"lnproofs recheck: {len(failed)} numeric check(s) failed", file=sys.stderr)
+    return 0 if not failed else 1
