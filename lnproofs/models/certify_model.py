@@ -33,11 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import ModelError, OptionError
 
 __all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
            "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_head_file",
-           "inputs_digest", "ModelRun"]
+           "inputs_digest", "witness_margins", "ModelRun", "UNIFORM_CHOICES"]
 
 HEAD_SCHEMA = "lnproofs.model-head/1"
 LAYER_SCHEMA = "lnproofs.model-layer/1"
@@ -123,13 +123,67 @@ def _uniform(keys, query_set=None) -> dict:
     return uniform_attention(keys, query_set=query_set).to_json()
 
 
-def _margins(certificate_json: dict) -> float | None:
-    margins = [r["margin"] for r in certificate_json["results"]
-               if r["status"] == "selectable" and r.get("margin") is not None]
-    return min(margins) if margins else None
+def witness_margins(certificate_json: dict, keys) -> dict[int, float]:
+    """index -> ``(q.k_i - max_{j != i} q.k_j) / |q|`` for every selectable key's witness ``q``.
+
+    Computed in floating point for information only (the status itself was proved
+    exactly); it is the width of the slab separating ``k_i`` from the other keys along ``q``.
+    """
+    from fractions import Fraction
+
+    K = np.asarray(keys, dtype=np.float64)
+    out = {}
+    for r in certificate_json["results"]:
+        if r["status"] != "selectable" or not r.get("witness") or len(r["witness"]) != K.shape[1]:
+            continue
+        q = np.array([float(Fraction(w)) if isinstance(w, str) else float(w) for w in r["witness"]])
+        norm = np.linalg.norm(q)
+        if norm == 0 or K.shape[0] < 2:
+            continue
+        scores = K @ q
+        i = r["index"]
+        out[i] = float((scores[i] - np.delete(scores, i).max()) / norm)
+    return out
 
 
-def certify_head(capture, head: int, *, folded: bool = False) -> dict:
+def _smallest(margins: dict[int, float]) -> float | None:
+    return min(margins.values()) if margins else None
+
+
+def _joint_layernorm_counts(free: dict, realisable: dict, groups: list[list[int]]) -> dict:
+    """Keys not selectable by a layer's queries: the layernorm certificate's own verdicts,
+    plus keys whose free-query certificate (unselectable or tie-only, checked exactly) already
+    shows that *no* query makes them win strictly.  ``undecided_duplicates`` counts the
+    undecided keys that are exact copies of another key."""
+    free_status = {r["index"]: r["status"] for r in free["results"]}
+    ln_status = {r["index"]: r["status"] for r in realisable["results"]}
+    duplicated = {i for g in groups for i in g}
+    counts = {"selectable": 0, "not_selectable": 0, "undecided": 0, "undecided_duplicates": 0,
+              "settled_by_free": 0}
+    for i, status in ln_status.items():
+        if status == "selectable":
+            counts["selectable"] += 1
+        elif status in ("not-realisable", "unselectable", "tie-only"):
+            counts["not_selectable"] += 1
+        elif free_status.get(i) in ("unselectable", "tie-only"):
+            counts["not_selectable"] += 1
+            counts["settled_by_free"] += 1
+        else:
+            counts["undecided"] += 1
+            counts["undecided_duplicates"] += i in duplicated
+    return counts
+
+
+UNIFORM_CHOICES = ("both", "free", "none")
+
+
+def _uniform_pair(keys, query_set, uniform: str) -> dict:
+    skipped = {"status": "skipped", "reason": f"not asked for (uniform={uniform!r})"}
+    return {"free": _uniform(keys) if uniform in ("both", "free") else skipped,
+            "layernorm": _uniform(keys, query_set) if uniform == "both" else skipped}
+
+
+def certify_head(capture, head: int, *, folded: bool = False, uniform: str = "both") -> dict:
     """The per-head record (see the module docstring) for one :class:`LayerCapture`."""
     from ..querysets.layernorm import LayerNormQuerySet
 
@@ -146,30 +200,40 @@ def certify_head(capture, head: int, *, folded: bool = False) -> dict:
     free = _certify(keys)
     realisable = _certify(keys, query_set)
     groups = duplicate_groups(keys)
+    margins = {"free": witness_margins(free, keys), "layernorm": witness_margins(realisable, keys)}
     return {
         "schema": HEAD_SCHEMA, "layer": capture.layer, "head": head, "folded": folded,
         "layernorm_module": capture.layernorm_module, "eps": capture.layernorm.eps,
         "sources": capture.sources.tolist(), "keys": keys.tolist(),
         "free": free, "layernorm": realisable,
-        "uniform": {"free": _uniform(keys), "layernorm": _uniform(keys, query_set)},
+        "uniform": _uniform_pair(keys, query_set, uniform),
         "duplicates": groups,
         "ties": {"free": _tie_report(free, groups, capture.sources),
                  "layernorm": _tie_report(realisable, groups, capture.sources)},
-        "smallest_margin": {"free": _margins(free), "layernorm": _margins(realisable)},
+        "layernorm_joint": _joint_layernorm_counts(free, realisable, groups),
+        "margins": {name: {str(i): m for i, m in sorted(v.items())} for name, v in margins.items()},
+        "smallest_margin": {name: _smallest(v) for name, v in margins.items()},
     }
 
 
-def certify_layer_outputs(capture) -> dict:
+def certify_layer_outputs(capture, *, uniform: str = "both") -> dict:
     """The per-layer record: LayerNorm outputs certified with free queries, and eps gaps."""
+    from ..numeric import ellipsoid
+
     ln = capture.layernorm
     outputs = _certify(capture.ln_out)
     groups = duplicate_groups(capture.ln_out)
+    shape = ellipsoid(ln.gain, ln.bias)
+    gaps = ellipsoid_gaps(capture.ln_out, capture.hidden_in, ln.gain, ln.bias, ln.eps)
+    gaps.update({"dimension": int(shape.dimension), "largest_semi_axis": float(shape.semi_axes.max()),
+                 "smallest_semi_axis": float(shape.semi_axes.min())})
     return {
         "schema": LAYER_SCHEMA, "layer": capture.layer, "layernorm_module": capture.layernorm_module,
         "layernorm": ln.to_json(), "sources": capture.sources.tolist(), "ln_outputs": capture.ln_out.tolist(),
         "certificate": outputs, "duplicates": groups, "ties": _tie_report(outputs, groups, capture.sources),
-        "smallest_margin": _margins(outputs),
-        "ellipsoid": ellipsoid_gaps(capture.ln_out, capture.hidden_in, ln.gain, ln.bias, ln.eps),
+        "smallest_margin": _smallest(witness_margins(outputs, capture.ln_out)),
+        "uniform": _uniform(capture.ln_out) if uniform != "none" else {"status": "skipped"},
+        "ellipsoid": gaps,
     }
 
 
@@ -200,14 +264,19 @@ class ModelRun:
 
 
 def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: bool = False,
-                  folded: bool = False, progress=None) -> ModelRun:
+                  folded: bool = False, uniform: str = "both", progress=None) -> ModelRun:
     """Certify ``layers`` x ``heads`` of ``loaded`` on token id sequences ``inputs`` (pooled).
 
     Files go to ``out_dir`` as they are finished; with ``resume=True`` files already there
-    for the same inputs are kept.  ``progress(message)`` is called once per file.
+    for the same inputs are kept.  ``folded``: certify the folded form (see
+    :mod:`.folding`).  ``uniform``: uniform attention with free and layernorm queries
+    (``"both"``), free only (``"free"``, faster for wide layers) or ``"none"``.
+    ``progress(message)`` is called once per file.
     """
     from .extract import capture_layers
 
+    if uniform not in UNIFORM_CHOICES:
+        raise OptionError(f"uniform={uniform!r} is not accepted; use one of {', '.join(UNIFORM_CHOICES)}")
     out_dir = Path(out_dir)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -233,13 +302,13 @@ def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: b
             continue
         capture = capture_layers(loaded, inputs, [layer])[layer]
         if not layer_done:
-            _write_json(layer_path, {**certify_layer_outputs(capture), **meta})
+            _write_json(layer_path, {**certify_layer_outputs(capture, uniform=uniform), **meta})
             written.append(layer_path)
             if progress:
                 progress(f"layer {layer}: LayerNorm outputs -> {layer_path.name}")
         for head in todo_heads:
             path = out_dir / f"layer{layer}_head{head}.json"
-            _write_json(path, {**certify_head(capture, head, folded=folded), **meta})
+            _write_json(path, {**certify_head(capture, head, folded=folded, uniform=uniform), **meta})
             written.append(path)
             if progress:
                 progress(f"layer {layer} head {head} -> {path.name}")
@@ -275,9 +344,11 @@ def summarize(out_dir, *, layers, heads, digest=None) -> tuple[list[dict], list[
                 "layer": layer, "head": head, "keys": data["free"]["n_keys"], "dim": data["free"]["dim"],
                 "free_selectable": free["selectable"], "free_tie_only": free["tie-only"],
                 "free_unselectable": free["unselectable"], "free_undecided": free["undecided"],
-                "ln_selectable": ln["selectable"], "ln_tie_only": ln.get("tie-only", 0),
-                "ln_unselectable": ln.get("unselectable", 0), "ln_not_realisable": ln.get("not-realisable", 0),
+                "ln_selectable": ln["selectable"], "ln_not_realisable": ln.get("not-realisable", 0),
                 "ln_undecided": ln["undecided"],
+                "ln_joint_not_selectable": data["layernorm_joint"]["not_selectable"],
+                "ln_joint_undecided": data["layernorm_joint"]["undecided"],
+                "ln_joint_undecided_duplicates": data["layernorm_joint"]["undecided_duplicates"],
                 "uniform_free": data["uniform"]["free"].get("status"),
                 "uniform_layernorm": data["uniform"]["layernorm"].get("status"),
                 "min_margin_free": data["smallest_margin"]["free"],
@@ -295,10 +366,11 @@ def summarize(out_dir, *, layers, heads, digest=None) -> tuple[list[dict], list[
             "free_unselectable": _fraction(sum(r["free_unselectable"] for r in rows), total),
             "free_undecided": _fraction(sum(r["free_undecided"] for r in rows), total),
             "ln_selectable": _fraction(sum(r["ln_selectable"] for r in rows), total),
-            "ln_not_selectable": _fraction(sum(r["ln_not_realisable"] + r["ln_unselectable"] + r["ln_tie_only"]
-                                               for r in rows), total),
-            "ln_undecided": _fraction(sum(r["ln_undecided"] for r in rows), total),
+            "ln_not_selectable": _fraction(sum(r["ln_joint_not_selectable"] for r in rows), total),
+            "ln_undecided": _fraction(sum(r["ln_joint_undecided"] for r in rows), total),
+            "ln_undecided_duplicates": sum(r["ln_joint_undecided_duplicates"] for r in rows),
             "outputs_selectable": _fraction(out_summary["selectable"], outputs["certificate"]["n_keys"]),
+            "outputs_uniform": outputs["uniform"].get("status"),
             "uniform_free_heads": sum(r["uniform_free"] == "feasible" for r in rows),
             "uniform_layernorm_heads": sum(r["uniform_layernorm"] == "feasible" for r in rows),
             "min_margin_free": _min(r["min_margin_free"] for r in rows),
@@ -336,8 +408,11 @@ def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tup
     paths[2].write_text(_csv_text(head_rows), encoding="utf-8")
     lines = ["# Certified selectability per layer", "",
              "Fractions are over all keys of all chosen heads of the layer.  `free`: any query; "
-             "`ln`: queries the layer's LayerNorm and W_q can produce; `outputs`: the full-width "
-             "LayerNorm outputs with free queries.  `uniform`: heads with a non-zero query giving every "
+             "`ln`: queries the layer's LayerNorm and W_q can produce (a key counts as not selectable "
+             "there when the layernorm certificate says so or when its free-query certificate already shows "
+             "that no query at all makes it win); `outputs`: the full-width "
+             "LayerNorm outputs with free queries.  Margins: the smallest (q.k_i - max_j q.k_j)/|q| over "
+             "the witnesses of selectable keys (informative floats; statuses are proved exactly).  `uniform`: heads with a non-zero query giving every "
              "key the same score.  Ties from identical tokens at identical positions appear when inputs "
              "are pooled.", ""]
     if layer_rows:

@@ -1,0 +1,171 @@
+"""certify-model end to end on tiny random models: files, summaries, pooling, folding, resume."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from bad_inputs.models import tiny_bert, tiny_gpt2
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from lnproofs.models.certify_model import (  # noqa: E402
+    certify_head, check_head_file, ellipsoid_gaps, witness_margins)
+from lnproofs.models.extract import capture_layers  # noqa: E402
+from lnproofs.models.loading import load_model  # noqa: E402
+
+PREFIX = [5, 9, 13, 2, 7, 30, 11, 3, 21, 8]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("certify-models")
+    (root / "bert").mkdir()
+    (root / "gpt2").mkdir()
+    tiny_bert(root / "bert", layers=2, heads=4, width=16)
+    tiny_gpt2(root / "gpt2", layers=2, heads=4, width=16)  # d_head = 4: many keys per dimension
+    rng = np.random.default_rng(7)
+    ids = np.stack([PREFIX + list(rng.integers(0, 40, 8)), PREFIX + list(rng.integers(0, 40, 8))])
+    np.save(root / "ids.npy", ids)
+    return root
+
+
+def _statuses(cert):
+    return [r["status"] for r in cert["results"]]
+
+
+def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
+    out = tmp_path / "out"
+    result = cli(["certify-model", models / "bert", "--text", "the cat sat on the mat and the dog ran far",
+                  "--out", out, "--quiet"])
+    assert result.status == 0, result.err
+    loaded = load_model(models / "bert")
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([f"layer{l}_head{h}.json" for l in (0, 1) for h in range(4)]
+                           + ["layer0_outputs.json", "layer1_outputs.json", "summary.csv", "summary.md", "heads.csv"])
+    ids = [2] + [5 + ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "and"].index(w)
+                 for w in "the cat sat on the mat and the dog ran far".split()] + [3]
+    caps = capture_layers(loaded, [np.array(ids)], [0, 1])
+    head_rows = list(csv.DictReader((out / "heads.csv").open()))
+    for layer in (0, 1):
+        outputs = json.loads((out / f"layer{layer}_outputs.json").read_text())
+        np.testing.assert_array_equal(np.array(outputs["ln_outputs"]), caps[layer].ln_out)
+        for head in range(4):
+            path = out / f"layer{layer}_head{head}.json"
+            data = json.loads(path.read_text())
+            assert data["layer"] == layer and data["head"] == head
+            np.testing.assert_array_equal(np.array(data["keys"]), caps[layer].keys(head))
+            assert data["layernorm"]["query_set"]["kind"] == "layernorm"
+            assert data["layernorm"]["query_set"]["gamma"] == caps[layer].layernorm.gain.tolist()
+            reports = check_head_file(path)
+            assert all(report.ok for report in reports.values())
+            row = next(r for r in head_rows if int(r["layer"]) == layer and int(r["head"]) == head)
+            assert int(row["free_selectable"]) == _statuses(data["free"]).count("selectable")
+            assert row["uniform_free"] in ("feasible", "infeasible")
+    layer_rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert [int(r["layer"]) for r in layer_rows] == [0, 1]
+    md = (out / "summary.md").read_text()
+    assert md.count("\n| 0 |") == 1 and md.count("\n| 1 |") == 1
+
+
+def test_pooled_inputs_report_duplicates_as_ties(cli, models, tmp_path):
+    out = tmp_path / "pool"
+    result = cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--pool", "--out", out,
+                  "--quiet", "--uniform", "free"])
+    assert result.status == 0, result.err
+    n0 = 18
+    for layer in (0, 1):
+        for head in range(4):
+            data = json.loads((out / f"layer{layer}_head{head}.json").read_text())
+            status = _statuses(data["free"])
+            # causal model: the shared prefix gives bit-identical keys in every layer
+            groups = {tuple(g) for g in data["duplicates"]}
+            assert {(p, n0 + p) for p in range(len(PREFIX))} <= groups
+            for p in range(len(PREFIX)):
+                assert status[p] == status[n0 + p] and status[p] in ("tie-only", "unselectable")
+            ties_here = sum(status[i] == "tie-only" for g in groups for i in g)
+            assert data["ties"]["free"]["tie_only_same_token_position"] == ties_here
+            assert check_head_file(out / f"layer{layer}_head{head}.json")["free"].ok
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert all(int(r["ties_same_token_position"]) > 0 for r in rows)
+    assert all(int(r["outputs_ties_same_token_position"]) == 2 * len(PREFIX) for r in rows)
+
+
+def test_bert_layer_zero_ties_only_for_the_same_token_at_the_same_position(cli, models, tmp_path):
+    out = tmp_path / "bert-pool"
+    result = cli(["certify-model", models / "bert", "--text", "the cat sat", "--text", "the dog sat",
+                  "--pool", "--out", out, "--quiet", "--uniform", "none"])
+    assert result.status == 0, result.err
+    layer0 = json.loads((out / "layer0_outputs.json").read_text())
+    # [CLS] the cat sat [SEP] / [CLS] the dog sat [SEP]: positions 0, 1, 3, 4 repeat
+    assert sorted(map(tuple, layer0["duplicates"])) == [(0, 5), (1, 6), (3, 8), (4, 9)]
+    assert set(_statuses(layer0["certificate"])[i] for i in (0, 1, 3, 4, 5, 6, 8, 9)) <= {"tie-only", "unselectable"}
+    # deeper layers see the whole (different) sentence: no identical keys
+    assert json.loads((out / "layer1_outputs.json").read_text())["duplicates"] == []
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_folding_gives_the_same_statuses(models, family):
+    loaded = load_model(models / family)
+    ids = np.load(models / "ids.npy")
+    inputs = [ids[0] % 17, ids[1] % 17] if family == "bert" else list(ids)
+    cap = capture_layers(loaded, inputs, [1])[1]
+    seen = set()
+    for head in range(cap.n_heads):
+        plain = certify_head(cap, head, uniform="none")
+        folded = certify_head(cap, head, folded=True, uniform="none")
+        assert folded["layernorm"]["query_set"]["gamma"] == [1.0] * 16
+        assert _statuses(plain["free"]) == _statuses(folded["free"])
+        assert _statuses(plain["layernorm"]) == _statuses(folded["layernorm"])
+        seen |= set(_statuses(plain["free"]))
+    assert "selectable" in seen and seen & {"tie-only", "unselectable"}  # the comparison is not vacuous
+
+
+def test_resume_keeps_finished_files(cli, models, tmp_path):
+    out = tmp_path / "resume"
+    argv = ["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--pool", "--out", out,
+            "--quiet", "--uniform", "none", "--layers", "1", "--heads", "0,2"]
+    assert cli(argv).status == 0
+    kept = (out / "layer1_head0.json").read_bytes()
+    summary = (out / "summary.md").read_text()
+    (out / "layer1_head2.json").unlink()
+    again = cli(argv + ["--resume"])
+    assert again.status == 0, again.err
+    assert "1 file(s) written, 2 kept" in again.out
+    assert (out / "layer1_head0.json").read_bytes() == kept
+    assert (out / "summary.md").read_text() == summary
+    # other inputs: nothing is kept
+    np.save(tmp_path / "other.npy", np.load(models / "ids.npy")[:, ::-1].copy())
+    other = cli(argv[:3] + [tmp_path / "other.npy"] + argv[4:] + ["--resume"])
+    assert other.status == 0 and "3 file(s) written, 0 kept" in other.out
+
+
+def test_ellipsoid_gaps_match_eps():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(6, 5)) * np.array([[0.1], [1], [3], [0.01], [1], [2]])
+    gain, bias, eps = rng.uniform(0.5, 2, 5), rng.normal(size=5), 0.05
+    centred = x - x.mean(axis=1, keepdims=True)
+    var = (centred ** 2).mean(axis=1)
+    y = centred / np.sqrt(var + eps)[:, None] * gain + bias
+    gaps = ellipsoid_gaps(y, x, gain, bias, eps)
+    np.testing.assert_allclose(gaps["gap"], 1 - np.sqrt(var / (var + eps)), atol=1e-12)
+    np.testing.assert_allclose(gaps["plane"], 0, atol=1e-12)
+    # moving each output by `distance` away from the centre lands on the ellipsoid
+    direction = (y - bias) / np.linalg.norm(y - bias, axis=1, keepdims=True)
+    surface = y + direction * np.array(gaps["distance"])[:, None]
+    np.testing.assert_allclose((((surface - bias) / gain) ** 2).sum(axis=1), 5, rtol=1e-12)
+    assert gaps["max_gap"] > 0.1  # the row with variance 1e-4 sits far inside
+    exact = ellipsoid_gaps(y, x, gain, bias, 0.0)["predicted_gap"]
+    np.testing.assert_allclose(exact, 0, atol=1e-15)
+
+
+def test_witness_margins_are_the_slab_widths():
+    keys = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.5, 0.25]])
+    cert = {"results": [
+        {"index": 1, "status": "selectable", "witness": [3.0, 0.0]},
+        {"index": 2, "status": "selectable", "witness": ["-1/2", "1"]},
+        {"index": 3, "status": "unselectable", "witness": None}]}
+    margins = witness_margins(cert, keys)
+    assert margins == {1: pytest.approx(1.5), 2: pytest.approx(1 / np.sqrt(1.25))}
