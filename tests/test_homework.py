@@ -150,6 +150,13 @@ def test_solutions_carry_library_values_and_certificate(written):
         assert f"| {status} |" in text
 
 
+def test_importing_homework_stays_light():
+    code = ("import sys, lnproofs.homework, lnproofs.commands.homework; "
+            "print([m for m in ('sympy', 'numpy', 'cvxpy', 'torch') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "[]"
+
+
 def test_problem_objects_display_themselves():
     problem_set = generate(2)
     for problem in problem_set.problems:
@@ -157,6 +164,8 @@ def test_problem_objects_display_themselves():
         latex = problem._repr_latex_()
         assert latex.startswith("$") and latex.endswith("$")
     assert "Problem 6" in problem_set._repr_markdown_()
+    solution = problem_set.by_id()["threshold"].solve()
+    assert "1 + sqrt(2)" in solution._repr_markdown_()
 
 
 def test_cli_new_then_check_the_example_answers(cli, tmp_path):

@@ -78,6 +78,11 @@ class Solution:
     #: the exact status of each key (1-based key number -> status) where relevant
     statuses: dict = field(default_factory=dict)
 
+    def _repr_markdown_(self) -> str:
+        from .render import solution_markdown
+
+        return solution_markdown(self)
+
 
 class _Problem:
     topic: ClassVar[str]

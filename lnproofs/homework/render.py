@@ -24,6 +24,7 @@ __all__ = [
     "solutions_latex",
     "write_homework",
     "compact_json",
+    "solution_markdown",
 ]
 
 #: files written next to the solutions for the selectability problem
@@ -109,18 +110,14 @@ def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
     return intro, parts
 
 
-def _md_math(text: str) -> str:
-    return text
-
-
 def problem_markdown(problem, number=None) -> str:
     intro, parts = problem_parts(problem)
     head = f"Problem {number}" if number is not None else "Problem"
     lines = [f"### {head}: {_TITLES[problem.topic]} (id `{problem.id}`)", ""]
     for paragraph in intro:
-        lines += [_md_math(paragraph), ""]
+        lines += [paragraph, ""]
     for label, (name, text) in zip("abcdefgh", parts):
-        lines.append(f"- ({label}) {_md_math(text)} Answer field: `{name}`.")
+        lines.append(f"- ({label}) {text} Answer field: `{name}`.")
     return "\n".join(lines) + "\n"
 
 
@@ -238,6 +235,14 @@ def compact_json(value, indent: int = 0) -> str:
         items = [f"{pad}  {compact_json(v, indent + 1)}" for v in value]
         return "[\n" + ",\n".join(items) + "\n" + pad + "]"
     return json.dumps(value, ensure_ascii=True)
+
+
+def solution_markdown(solution) -> str:
+    """One solution: its worked lines and its answer in the answers format."""
+    lines = [f"**Solution** (id `{solution.problem_id}`)", ""]
+    lines += [f"- {line}" for line in solution.work]
+    lines += ["", "```json", compact_json({solution.problem_id: solution.answers}), "```"]
+    return "\n".join(lines) + "\n"
 
 
 def _solution_sections(problem_set, solutions, markdown: bool) -> list[str]:
