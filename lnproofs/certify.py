@@ -110,8 +110,8 @@ class _Engine:
         self.ek = ExactKeys(P)
         top = float(np.max(np.abs(P))) if P.size else 0.0
         self.exponent = int(np.clip(np.frexp(top)[1] if top else 0, -990, 990))
-        centre = P.mean(axis=0)
-        X = P - centre
+        Ps = np.ldexp(P, -self.exponent)        # exact power-of-two rescaling: no overflow below
+        X = Ps - Ps.mean(axis=0)
         span = float(np.max(np.abs(X))) or 1.0
         self.X = X / span                       # float copy for proposals only
         self.rng = np.random.default_rng(seed)
@@ -145,10 +145,10 @@ class _Engine:
         if self.m == 1:
             return {0: np.zeros(self.d)}
         left = np.asarray(todo)
-        top = np.max(np.abs(self.P)) or 1.0
+        Ps = np.ldexp(self.P, -self.exponent)
         tries = [lambda rows: self.X[rows]]
-        if np.linalg.norm(self.P.mean(axis=0)) > 0:
-            tries.append(lambda rows: self.P[rows] / top)
+        if np.any(Ps.mean(axis=0) != 0):
+            tries.append(lambda rows: Ps[rows])
         for make in tries:
             if not left.size:
                 break
@@ -242,7 +242,7 @@ class _Engine:
             if t is None:
                 return ("failed", "the linear program solver did not finish")
             if t <= 1e-12:
-                keep = lam > 1e-12 * max(1.0, float(lam.max()))
+                keep = lam > 0
                 return ("inside", [int(C[c]) for c in np.flatnonzero(keep)], lam[keep] / lam[keep].sum())
             s = self.X @ q
             s_i = s[i]
@@ -271,6 +271,15 @@ class _Engine:
                 cols = independent_columns(M)
             self._spanning = [base[c] for c in cols]
         return self._spanning
+
+    def exact_spanning_set(self) -> list[int] | None:
+        """A spanning set whose exact affine rank equals that of all keys, or None."""
+        from .checker import affine_rank
+
+        span = self.spanning_set()
+        if affine_rank([self.ek.row(j) for j in span]) == self.ek.affine_rank() == len(span) - 1:
+            return span
+        return None
 
     def _relint_lp(self, i: int, cols: list[int], pinned: list[int]):
         """max t s.t. sum lam_j x_j = x_i, sum lam = 1, lam >= 0, lam_j >= t on ``pinned``."""
@@ -301,7 +310,7 @@ class _Engine:
         span = [j for j in self.spanning_set() if j != i]
         for cols in (sorted(set(support) | set(span)), [j for j in range(self.m) if j != i]):
             t, lam = self._relint_lp(i, cols, span)
-            if t is None or t <= 1e-12:
+            if t is None or t <= 0:
                 continue
             keep = [c for c in range(len(cols)) if lam[c] > 1e-13 or cols[c] in span]
             comb = exact_weights(self.ek, i, [cols[c] for c in keep], np.maximum(lam[keep], 1e-13), strict=True)
@@ -335,6 +344,38 @@ class _Engine:
         return None
 
 
+_EXACT_LP_KEYS = 400     # the exact simplex fallback runs on key sets up to this size
+
+
+def _exact_fallback(engine: _Engine, i: int, why: str) -> KeyResult:
+    """Settle key i with the exact simplex (small key sets only), else undecided."""
+    from .exact_lp import classify_key
+    from .repair import compact_vector
+
+    if engine.m > _EXACT_LP_KEYS:
+        return KeyResult(i, "undecided", reason=f"{why}; the exact fallback is limited to {_EXACT_LP_KEYS} keys")
+    ek = engine.ek
+    rows = [ek.row(j) for j in range(engine.m)]
+    spanning = engine.exact_spanning_set()
+    if spanning is None:
+        return KeyResult(i, "undecided", reason=f"{why}; no exact spanning set of the keys was found")
+    answer = classify_key(rows, i, list(range(engine.m)), spanning)
+    if answer[0] == "witness":
+        q = compact_vector(answer[1])
+        if check_witnesses(ek, [(i, q)], mode="strict")[0] is None:
+            return KeyResult(i, "selectable", q, None, "exact")
+    elif answer[0] in ("unselectable", "tie-only"):
+        comb = Combination(tuple(answer[1]), tuple(answer[1].values()))
+        strict = answer[0] == "unselectable"
+        if check_combination(ek, i, comb, strict=strict) is None:
+            if strict:
+                return KeyResult(i, "unselectable", None, comb, "exact")
+            q = compact_vector(answer[2])
+            if check_witnesses(ek, [(i, q)], mode="tie")[0] is None:
+                return KeyResult(i, "tie-only", q, comb, "exact")
+    return KeyResult(i, "undecided", reason=f"{why}; the exact simplex's answer did not pass the checker")
+
+
 def _decide_inside(engine: _Engine, i: int, support, weights) -> KeyResult:
     comb = engine.unselectable(i, support, weights)
     if comb is not None:
@@ -342,8 +383,8 @@ def _decide_inside(engine: _Engine, i: int, support, weights) -> KeyResult:
     tie = engine.tie_only(i, support, weights)
     if tie is not None:
         return KeyResult(i, "tie-only", tie[1], tie[0], "exact")
-    return KeyResult(i, "undecided", reason="the solver placed the key inside the hull, "
-                                            "but no repaired certificate passed the exact checker")
+    return _exact_fallback(engine, i, "the float solver placed the key inside the hull but its repaired "
+                                      "certificates did not pass the exact checker")
 
 
 def _repair_witness(engine: _Engine, i: int, q: np.ndarray):
@@ -386,7 +427,7 @@ def _unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress: _Pr
                 pending.append(i)
                 out[i] = _decide_inside(engine, i, *data)
             else:
-                out[i] = KeyResult(i, "undecided", reason=data[0])
+                out[i] = _exact_fallback(engine, i, data[0])
             if stop_at_first and out.get(i) is not None and out[i].status in ("unselectable", "tie-only"):
                 break
         good, bad = engine.verify(witnesses)
@@ -395,7 +436,7 @@ def _unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress: _Pr
         for i in bad:
             w = _repair_witness(engine, i, witnesses[i])
             out[i] = (KeyResult(i, "selectable", w, None, "exact") if w is not None else
-                      KeyResult(i, "undecided", reason="the query proposed by the solver failed the exact check"))
+                      _exact_fallback(engine, i, "the query proposed by the float solver failed the exact check"))
         emit([out[i] for i in chunk if i in out])
         if stop_at_first and any(out[i].status in ("unselectable", "tie-only") for i in chunk if i in out):
             break

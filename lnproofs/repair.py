@@ -67,7 +67,7 @@ def exact_weights(keys, target: int, support, approx, *, strict: bool) -> Combin
     cols = independent_columns(M[:, order])
     basis = [int(order[c]) for c in cols]
     others = [c for c in range(len(support)) if c not in set(basis)]
-    fixed = {c: _dyadic(float(approx[c])) for c in others}
+    fixed = {c: Fraction(float(approx[c])) for c in others}
     if any(w < 0 or (strict and w == 0) for w in fixed.values()):
         return None
     rows = independent_columns(M[:, basis].T)                     # equations to keep
