@@ -1,0 +1,58 @@
+"""Bad input to ``lnproofs certify`` and ``lnproofs check`` (file errors are in arrays.py)."""
+
+import json
+
+import numpy as np
+
+
+def _keys(tmp_path):
+    path = tmp_path / "k.npy"
+    np.save(path, np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))
+    return path
+
+
+def _cert(tmp_path, edit=None, text=None):
+    path = tmp_path / "c.json"
+    data = {"schema": "lnproofs.selectability/1", "n_keys": 3, "dim": 2, "query_set": {"kind": "free"},
+            "results": [{"index": i, "status": "undecided", "witness": None, "combination": None,
+                         "verified": "none", "margin": None, "reason": "x"} for i in range(3)]}
+    if edit:
+        edit(data)
+    path.write_text(text if text is not None else json.dumps(data))
+    return path
+
+
+def _check(edit=None, text=None):
+    return lambda tmp_path: ["check", _cert(tmp_path, edit, text), _keys(tmp_path)]
+
+
+def _resume_without_out(tmp_path):
+    return ["certify", _keys(tmp_path), "--resume"]
+
+
+def _resume_other_keys(tmp_path):
+    (tmp_path / "c.json.partial.jsonl").write_text('{"fingerprint": "feed"}\n')
+    return ["certify", _keys(tmp_path), "--out", tmp_path / "c.json", "--resume"]
+
+
+def _wrong_shape(tmp_path):
+    path = tmp_path / "k.npy"
+    np.save(path, np.zeros((4, 2)))
+    return ["check", _cert(tmp_path), path]
+
+
+CASES = [
+    ("resume-without-out", _resume_without_out, "--out"),
+    ("resume-other-keys", _resume_other_keys, "other keys"),
+    ("check-not-json", _check(text="{not json"), "not valid JSON"),
+    ("check-missing-certificate", lambda tmp_path: ["check", tmp_path / "none.json", _keys(tmp_path)], "does not exist"),
+    ("check-missing-status", _check(lambda d: d["results"][1].pop("status")), "results[1].status"),
+    ("check-bad-weight", _check(lambda d: d["results"][0].update(
+        combination={"indices": [1], "weights": ["half"]})), "weights[0]"),
+    ("check-unknown-kind", _check(lambda d: d.update(query_set={"kind": "cube"})), "unknown"),
+    ("check-wrong-schema", _check(lambda d: d.update(schema="v0")), "schema"),
+    ("check-duplicate-index", _check(lambda d: d["results"][2].update(index=0)), "twice"),
+    ("check-wrong-shape", _wrong_shape, "shape (4, 2)"),
+    ("check-bad-device", lambda tmp_path: ["check", _cert(tmp_path), _keys(tmp_path), "--numeric", "--device", "tpu"],
+     "invalid choice"),
+]

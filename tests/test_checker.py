@@ -1,0 +1,175 @@
+"""The trusted checker: it accepts true claims, rejects every mutated certificate, and
+its float filter never decides a sign that exact arithmetic contradicts."""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lnproofs.certificates import Certificate, Combination, KeyResult
+from lnproofs.certify import certify
+from lnproofs.checker import affine_rank, check_certificate, check_combination, check_witnesses
+from lnproofs.errors import CertificateFormatError
+
+KEYS = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [1.0, 1.0], [1.0, 0.0]])
+
+
+@pytest.fixture(scope="module")
+def good():
+    cert = certify(KEYS)
+    assert cert.statuses == ("selectable",) * 4 + ("unselectable", "tie-only")
+    return cert.to_json()
+
+
+def _check(data):
+    return check_certificate(Certificate.from_json(data), KEYS)
+
+
+def test_the_unmutated_certificate_holds(good):
+    assert _check(good).ok
+
+
+def _mutations():
+    def flip_weight(d):
+        w = d["results"][4]["combination"]["weights"]
+        w[0], w[-1] = "0", str(Fraction(w[0]) + Fraction(w[-1]))
+
+    def negate_weight(d):
+        w = d["results"][5]["combination"]["weights"]
+        w[0] = str(-Fraction(w[0]))
+
+    def perturb_witness(d):
+        d["results"][0]["witness"] = [0.5, 0.0]          # ties k_0 with k_2 at best
+
+    def tiny_witness_change(d):
+        d["results"][1]["witness"] = [1.0, 0.0]           # k_1 = (2,0) ties with k_3 = (2,2)
+
+    def wrong_index(d):
+        d["results"][0]["index"], d["results"][4]["index"] = 4, 0
+        d["results"][0], d["results"][4] = d["results"][4], d["results"][0]
+
+    def selectable_without_witness(d):
+        d["results"][4]["status"] = "selectable"
+
+    def interior_claimed_tie_only(d):
+        d["results"][4]["status"] = "tie-only"
+        d["results"][4]["witness"] = [1.0, 1.0]
+
+    def vertex_claimed_unselectable(d):
+        d["results"][3].update(status="unselectable", witness=None,
+                               combination={"indices": [4], "weights": ["1"]})
+
+    def support_not_spanning(d):
+        d["results"][4]["combination"] = {"indices": [0, 3], "weights": ["1/2", "1/2"]}
+
+    def combination_misses(d):
+        d["results"][4]["combination"] = {"indices": [0, 1, 2], "weights": ["1/2", "1/4", "1/4"]}
+
+    def weights_do_not_sum_to_one(d):
+        d["results"][5]["combination"] = {"indices": [0, 1], "weights": ["1/2", "1/4"]}
+
+    def uses_itself(d):
+        d["results"][5]["combination"] = {"indices": [5], "weights": ["1"]}
+
+    def tie_witness_ties_everything(d):
+        d["results"][5]["witness"] = [0.0, 0.0]
+
+    return [flip_weight, negate_weight, perturb_witness, tiny_witness_change, wrong_index,
+            selectable_without_witness, interior_claimed_tie_only, vertex_claimed_unselectable,
+            support_not_spanning, combination_misses, weights_do_not_sum_to_one, uses_itself,
+            tie_witness_ties_everything]
+
+
+@pytest.mark.parametrize("mutate", _mutations(), ids=lambda f: f.__name__)
+def test_mutated_certificates_are_refuted(good, mutate):
+    data = copy.deepcopy(good)
+    mutate(data)
+    report = _check(data)
+    assert not report.ok
+    assert report.failures[0].message.startswith("key ")
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda d: d["results"][2].pop("status"), "results[2].status"),
+    (lambda d: d["results"][1].update(status="maybe"), "results[1].status"),
+    (lambda d: d["results"][4]["combination"]["weights"].__setitem__(0, "one half"), "weights[0]"),
+    (lambda d: d["results"][0].update(witness=[1.0, "x"]), "witness[1]"),
+    (lambda d: d.update(schema="other/1"), "schema"),
+    (lambda d: d.pop("results"), "results"),
+    (lambda d: d.update(dim="two"), "dim"),
+    (lambda d: d["results"][3].update(index=2), "index 2 appears twice"),
+])
+def test_malformed_certificates_name_the_field(good, edit, field):
+    data = copy.deepcopy(good)
+    edit(data)
+    with pytest.raises(CertificateFormatError, match=field.replace("[", r"\[").replace("]", r"\]")):
+        _check(data)
+
+
+def test_float_filter_cannot_be_fooled_by_cancellation():
+    big = 2.0 ** 60
+    # exact scores: q.k_0 = 1, q.k_1 = 0.5; the float sum of k_0 loses the 1 entirely
+    keys = np.array([[big, 1.0, -big], [0.0, 0.0, 0.5]])
+    assert check_witnesses(keys, [(0, (1.0, 1.0, 1.0))])[0] is None
+    # exact: q.k_0 = -1 < q.k_1 = -0.5, while floats say 0 > -0.5
+    keys = np.array([[big, -1.0, -big], [0.0, 0.0, -0.5]])
+    message = check_witnesses(keys, [(0, (1.0, 1.0, 1.0))])[0]
+    assert message is not None and "q.k_0 - q.k_1 = -0.5" in message
+
+
+def test_float_filter_handles_huge_and_tiny_values():
+    keys = np.array([[1e300, 1e300], [-1e300, 1e300], [1e-300, 0.0], [5e-324, 5e-324]])
+    items = [(0, (1.0, 0.0)), (1, (-1.0, 0.0)), (3, (-1.0, -1.0))]
+    results = check_witnesses(keys, items)
+    assert results[0] is None and results[1] is None and results[2] is not None
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 6), st.integers(2, 5), st.integers(0, 2 ** 32 - 1))
+def test_witness_verdicts_match_fraction_arithmetic(n, d, seed):
+    rng = np.random.default_rng(seed)
+    scale = 2.0 ** rng.integers(-60, 60, size=(n, d))
+    keys = rng.integers(-4, 5, size=(n, d)) * scale + rng.standard_normal((n, d)) * (rng.random() < 0.5)
+    q = tuple(float(x) for x in rng.integers(-3, 4, size=d) * 2.0 ** rng.integers(-30, 30, size=d))
+    i = int(rng.integers(n))
+    F = [[Fraction(x) for x in row] for row in keys]
+    score = [sum(Fraction(a) * b for a, b in zip(q, row)) for row in F]
+    strict = all(score[i] > score[j] for j in range(n) if j != i)
+    tie = all(score[i] >= score[j] for j in range(n)) and any(score[i] > s for s in score)
+    assert (check_witnesses(keys, [(i, q)], mode="strict")[0] is None) == strict
+    assert (check_witnesses(keys, [(i, q)], mode="tie")[0] is None) == (tie or (n == 1))
+
+
+def test_combination_and_rank_primitives():
+    keys = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 0.0], [2.0, 2.0, 0.0], [3.0, 0.0, 0.0]])
+    assert affine_rank([[0, 0], [1, 1], [2, 2]]) == 1
+    assert affine_rank([[Fraction(1, 3), 0], [1, 1], [0, 5]]) == 2
+    half = Combination((0, 2), (Fraction(1, 2), Fraction(1, 2)))
+    assert check_combination(keys[:3], 1, half, strict=True) is None         # keys on a line
+    assert "relative interior" in check_combination(keys, 1, half, strict=True)
+    assert check_combination(keys, 1, half, strict=False) is None
+
+
+def test_report_json_and_text(good):
+    data = copy.deepcopy(good)
+    data["results"][0]["witness"] = [0.5, 0.0]
+    report = _check(data)
+    out = report.to_json()
+    assert out["ok"] is False and out["failures"][0]["index"] == 0
+    assert "refuted" in str(report)
+    json.dumps(out)
+
+
+def test_certificate_dataclasses_are_frozen(good):
+    cert = Certificate.from_json(good)
+    with pytest.raises(Exception):
+        cert.results[0].status = "undecided"
+    with pytest.raises(Exception):
+        cert.n_keys = 3
+    assert KeyResult.from_json(cert.results[4].to_json()) == cert.results[4]
