@@ -206,3 +206,17 @@ def test_import_lnproofs_models_stays_torch_free():
             "print(json.dumps(['torch' in sys.modules, 'transformers' in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [False, False]
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_task_model_folders_load_their_bare_transformer(saved, family, tmp_path):
+    """Checkpoints saved from task models (masked LM, LM head) carry prefixed weight names."""
+    from transformers import BertForMaskedLM, GPT2LMHeadModel
+
+    bare = saved[family]
+    task = (BertForMaskedLM if family == "bert" else GPT2LMHeadModel)(bare.config)
+    getattr(task, "bert" if family == "bert" else "transformer").load_state_dict(bare.state_dict(), strict=False)
+    task.save_pretrained(str(tmp_path))
+    keys = capture_layers(load_model(tmp_path), [IDS[0]], [2])[2].keys(1)
+    reference = capture_layers(load_model(saved["root"] / family), [IDS[0]], [2])[2].keys(1)
+    np.testing.assert_array_equal(keys, reference)
