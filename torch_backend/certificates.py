@@ -14,7 +14,7 @@ Returned dict::
     {"ok": bool, "device": str, "dtype": str, "messages": [disagreements],
      "notes": [things a float cannot resolve], "n_keys": int, "dim": int,
      "query_set": kind, "checked": {"witnesses", "perturbed_witnesses",
-     "combinations", "sampled_queries", "undecided"}, "max_combination_residual",
+     "combinations", "duals", "sampled_queries", "undecided"}, "max_combination_residual",
      "min_witness_margin", "tolerance": {"margin", "combination"}, "seconds",
      "per_key": [{"index", "status", "ok", "margin", "residual"}]}
 """
@@ -187,6 +187,27 @@ def _margin(K, i, q):
     return float(s[i] - others[j]), scale
 
 
+def _dual_bound(qs, K, i, dual):
+    """For convex weights lambda over other keys, v = k_i - sum_j lambda_j k_j; every realisable query
+    q = W_q(gamma * u + beta) + b_q (u orthogonal to 1, ||u|| <= sqrt(n)) has q.v <= sqrt(n) ||P(gamma * W_q^T v)|| + q0.v
+    with q0 = W_q beta + b_q.  Returns (that bound, its rounding scale)."""
+    idx, weights = dual.get("indices"), dual.get("weights")
+    N = K.shape[0]
+    if (not isinstance(idx, list) or not isinstance(weights, list) or len(idx) != len(weights) or not idx
+            or not all(isinstance(j, int) and 0 <= j < N for j in idx)):
+        raise CertificateFormatError(f"key {i}: dual needs equal-length 'indices' (0..{N - 1}) and 'weights'")
+    lam = torch.tensor([_weight(x, f"key {i} dual") for x in weights], dtype=K.dtype, device=K.device)
+    sel = K[torch.tensor(idx, device=K.device)]
+    v = K[i] - lam @ sel
+    w = qs.gamma * (v @ qs.Wq)
+    pw = w - w.mean()
+    q0 = qs.beta @ qs.Wq.T + qs.bq
+    bound = math.sqrt(qs.n) * float(safe_norm(pw[None])) + float(q0 @ v)
+    vs = K[i].abs() + lam.abs() @ sel.abs()
+    scale = math.sqrt(qs.n) * float(safe_norm((qs.gamma.abs() * (vs @ qs.Wq.abs()))[None])) + float(q0.abs() @ vs)
+    return bound, scale
+
+
 def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float64", samples: int = 2048,
                         seed: int = 0, chunk_rows: int | None = None) -> dict:
     """Re-check ``certificate`` (the JSON dict) against ``keys`` (N x d array) in floating point."""
@@ -216,7 +237,8 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
     tol_c = tolerance("certificate.combination", dt, max(d, 2))
     gen = make_generator(seed, dev)
     messages, notes, per_key = [], [], []
-    checked = {"witnesses": 0, "perturbed_witnesses": 0, "combinations": 0, "sampled_queries": 0, "undecided": 0}
+    checked = {"witnesses": 0, "perturbed_witnesses": 0, "combinations": 0, "duals": 0, "sampled_queries": 0,
+               "undecided": 0}
     status_of = {}
     worst_residual, min_margin = 0.0, math.inf
     for result in results:
@@ -295,6 +317,14 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
                 if residual > tol_c * max(1.0, math.sqrt(len(idx))):
                     bad.append(f"convex-combination residual {residual:.3e} exceeds the tolerance "
                                f"{tol_c * max(1.0, math.sqrt(len(idx))):.3e}")
+        dual = result.get("dual")
+        if status == "not-realisable" and qs.kind == "layernorm" and isinstance(dual, dict):
+            bound, scale = _dual_bound(qs, K, i, dual)
+            checked["duals"] += 1
+            entry["residual"] = bound / scale if scale > 0 else 0.0
+            if bound > tol_c * scale:
+                bad.append(f"dual bound sqrt(n)||P(gamma * W_q^T v)|| + q0.v = {bound:.3e} is positive "
+                           f"(scale {scale:.3e}): the certificate does not rule out every realisable query")
         if bad:
             entry["ok"] = False
             messages.extend(f"key {i} ({status}): {b}" for b in bad)
