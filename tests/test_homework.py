@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from fractions import Fraction
@@ -209,3 +210,15 @@ def test_solutions_include_the_library_proofs(tmp_path):
     assert "`projection.idempotent`" in markdown and "(n = 4)" in markdown
     assert "**FAILED**" not in markdown and "- **proved**" in markdown
     assert "projection.idempotent" in latex and "checked by SymPy" in latex
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_pdflatex_compiles_both_documents_reproducibly(tmp_path):
+    written = write_homework(generate(2), tmp_path)
+    assert {"problems.pdf", "solutions.pdf"} <= set(written), sorted(written)
+    for name in ("problems.pdf", "solutions.pdf"):
+        assert (tmp_path / name).read_bytes().startswith(b"%PDF")
+    assert not list(tmp_path.glob("*.log")) and not list(tmp_path.glob("*.aux"))
+    again = write_homework(generate(2), tmp_path / "again")
+    for name in ("problems.pdf", "solutions.pdf"):
+        assert again[name].read_bytes() == written[name].read_bytes()

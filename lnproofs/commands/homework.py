@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 __all__ = ["configure", "run"]
 
@@ -40,10 +41,14 @@ def _new(args) -> int:
         print(json.dumps({"seed": args.seed, "topics": [p.topic for p in problem_set.problems],
                           "files": {name: str(path) for name, path in written.items()}}, indent=2))
     else:
-        print(f"wrote {len(problem_set.problems)} problems (seed {args.seed}) to {args.out}:")
+        count = len(problem_set.problems)
+        print(f"wrote {count} problem{'s' if count != 1 else ''} (seed {args.seed}) to {args.out}:")
         for name in written:
             print(f"  {name}")
-        if "problems.pdf" not in written and not args.no_pdf:
+        failed = [name for name in written if name.endswith(".log")]
+        if failed:
+            print(f"  (pdflatex failed; see {', '.join(failed)}; the .tex files are complete)", file=sys.stderr)
+        elif "problems.pdf" not in written and not args.no_pdf:
             print("  (no PDF: pdflatex is not installed; the .tex files compile with any LaTeX distribution)")
     return 0
 

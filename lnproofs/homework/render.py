@@ -53,8 +53,12 @@ def _vec(values) -> str:
     return "(" + ", ".join(format_fraction(v) if not isinstance(v, str) else v for v in values) + ")"
 
 
-def _keys_math(keys) -> str:
-    return ",\\quad ".join(f"k_{{{i}}} = {_vec(k)}" for i, k in enumerate(keys, 1))
+def _keys_display(keys, per_line: int = 4) -> str:
+    """The keys as display maths, at most ``per_line`` keys per display (so lines fit the page)."""
+    items = [f"k_{{{i}}} = {_vec(k)}" for i, k in enumerate(keys, 1)]
+    rows = [items[start:start + per_line] for start in range(0, len(items), per_line)]
+    return "\n".join("$$" + ",\\quad ".join(row) + ("." if last else ",") + "$$"
+                     for last, row in ((r is rows[-1], r) for r in rows))
 
 
 def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
@@ -89,14 +93,14 @@ def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
     elif t == "selectability":
         intro = [f"Attention scores key $k_j$ with $q^\\top k_j$. Key $i$ is selectable if some query $q$ gives "
                  f"$q^\\top k_i > q^\\top k_j$ for every $j \\ne i$. Consider the {len(problem.keys)} keys",
-                 f"$${_keys_math(problem.keys)}.$$"]
+                 _keys_display(problem.keys)]
         parts = [("keys", "For each key decide whether it is selectable, tie-only (it can tie for the maximum but "
                           "never win) or unselectable (strictly inside the convex hull of the keys). Justify "
                           "'selectable' with a query $q$, and the other two with convex weights over the other "
                           "keys that reproduce the key.")]
     elif t == "uniform":
         intro = [f"A LayerNorm with gain $a = {_vec(problem.gain)}$ and bias $b = {_vec(problem.bias)}$ produced "
-                 f"the keys", f"$${_keys_math(problem.keys)}.$$"]
+                 f"the keys", _keys_display(problem.keys)]
         parts = [("query", "Find a non-zero query $q$ that gives every key the same score $q^\\top k_j$ "
                            "(uniform attention). Explain why it works for every output of this LayerNorm.")]
     elif t == "threshold":
@@ -155,6 +159,7 @@ def _preamble(title: str) -> list[str]:
         "\\usepackage{amsmath,amssymb}",
         "\\usepackage[margin=2.5cm]{geometry}",
         f"\\title{{{latex_escape(title)}}}",
+        "\\author{}",
         "\\date{}",
         "\\begin{document}",
         "\\maketitle",
@@ -296,8 +301,10 @@ def write_homework(problem_set, folder, pdf: bool = True) -> dict:
     """Write the problem set, the solutions and ``problems.json`` into ``folder``.
 
     Files: ``problems.md``, ``problems.tex``, ``solutions.md``, ``solutions.tex``,
-    ``problems.json`` (what ``homework check`` reads), and the PDFs of both ``.tex``
-    files when ``pdf`` is true and ``pdflatex`` is installed.  Returns name -> path.
+    ``problems.json`` (what ``homework check`` reads), the selectability certificate and
+    its keys when that topic is present, and the PDFs of both ``.tex`` files when ``pdf``
+    is true and ``pdflatex`` is installed (if pdflatex fails, its ``.log`` is kept
+    instead).  Returns name -> path.
     """
     import os
     import shutil
@@ -327,14 +334,20 @@ def write_homework(problem_set, folder, pdf: bool = True) -> dict:
         path = folder / name
         path.write_text(text, encoding="utf-8")
         written[name] = path
+    # files a previous run may have left that this problem set does not produce
+    for stale in (CERTIFICATE_FILE, KEYS_FILE, "problems.pdf", "solutions.pdf", "problems.log", "solutions.log"):
+        if stale not in texts:
+            (folder / stale).unlink(missing_ok=True)
     compiler = shutil.which("pdflatex") if pdf else None
     if compiler:
         env = dict(os.environ, SOURCE_DATE_EPOCH="0", FORCE_SOURCE_DATE="1")
         for stem in ("problems", "solutions"):
             run = subprocess.run([compiler, "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"],
                                  cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+            (folder / f"{stem}.aux").unlink(missing_ok=True)
             if run.returncode == 0 and (folder / f"{stem}.pdf").exists():
                 written[f"{stem}.pdf"] = folder / f"{stem}.pdf"
-            for junk in (".aux", ".log"):
-                (folder / f"{stem}{junk}").unlink(missing_ok=True)
+                (folder / f"{stem}.log").unlink(missing_ok=True)
+            else:  # keep the log so the failure can be read; the .tex files stand on their own
+                written[f"{stem}.log"] = folder / f"{stem}.log"
     return written
