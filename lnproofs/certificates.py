@@ -141,10 +141,15 @@ class KeyResult:
             raise _bad(f"results[{self.index}].status", f"is {self.status!r}; expected one of {', '.join(STATUSES)}")
         if self.verified not in VERIFIED:
             raise _bad(f"results[{self.index}].verified", f"is {self.verified!r}; expected one of {', '.join(VERIFIED)}")
-        if self.witness is not None:
+        if self.witness is not None and not all(type(w) is float for w in self.witness):
             object.__setattr__(self, "witness", tuple(
-                w if isinstance(w, Fraction) else float(w) for w in self.witness))
-        object.__setattr__(self, "extras", _freeze(dict(self.extras)))
+                w if type(w) is Fraction else float(w) for w in self.witness))
+        elif self.witness is not None and type(self.witness) is not tuple:
+            object.__setattr__(self, "witness", tuple(self.witness))
+        if self.extras:
+            object.__setattr__(self, "extras", _freeze(dict(self.extras)))
+        elif type(self.extras) is not MappingProxyType:
+            object.__setattr__(self, "extras", MappingProxyType({}))
 
     def to_json(self) -> dict:
         out = {

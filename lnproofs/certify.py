@@ -119,6 +119,7 @@ class _Engine:
         self._spanning = None
         self._lp = None
         self._pool = None
+        self.margins: dict[int, float] = {}
 
     @property
     def lp(self) -> _LP:
@@ -202,11 +203,15 @@ class _Engine:
             vecs = [(_witness_vector(q, self.exponent) if bits else
                      tuple(float(x) for x in np.ldexp(q / (np.max(np.abs(q)) or 1.0), -self.exponent)))
                     for _, q in items]
-            msgs = check_witnesses(self.ek, [(r, v) for (r, _), v in zip(items, vecs)], mode="strict")
+            found: dict = {}
+            msgs = check_witnesses(self.ek, [(r, v) for (r, _), v in zip(items, vecs)], mode="strict",
+                                   margins=found)
             retry = []
-            for (r, q), v, msg in zip(items, vecs, msgs):
+            for t, ((r, q), v, msg) in enumerate(zip(items, vecs, msgs)):
                 if msg is None:
                     done[r] = v
+                    if t in found:
+                        self.margins[r] = found[t]
                 else:
                     retry.append((r, q))
             items = retry
@@ -411,7 +416,9 @@ def _unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress: _Pr
         return out
     proposals = engine.cheap_witnesses(np.arange(engine.m))   # all keys: vertices guide the LPs
     done, _ = engine.verify(proposals)
-    first = [KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in set(todo.tolist())]
+    wanted = set(todo.tolist())
+    first = [KeyResult(int(r), "selectable", v, None, "exact", engine.margins.get(r))
+             for r, v in done.items() if r in wanted]
     for r in first:
         out[r.index] = r
     emit(first)
@@ -432,7 +439,7 @@ def _unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress: _Pr
                 break
         good, bad = engine.verify(witnesses)
         for i, v in good.items():
-            out[i] = KeyResult(i, "selectable", v, None, "exact")
+            out[i] = KeyResult(i, "selectable", v, None, "exact", engine.margins.get(i))
         for i in bad:
             w = _repair_witness(engine, i, witnesses[i])
             out[i] = (KeyResult(i, "selectable", w, None, "exact") if w is not None else

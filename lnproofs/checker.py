@@ -22,13 +22,16 @@ underflows):
 
 Hence |fl(p) - p| <= 2 d u c + 2 d lambda when d u <= 1/4.  We use the larger
 E := fl(d 2**-50 * c) + d 2**-1020 (one rounding of a product and one of a sum cost at
-most a factor (1 + u) each, absorbed by the factor 4 of slack).  If c <= 2**1000 no
+most a factor (1 + u) each, absorbed by the factor 4 of slack).  The same holds with
+c' := fl(sum_l max_j |k_jl| |q_l|) in place of c, one bound E' for all keys at once.  If c <= 2**1000 no
 partial sum can overflow.  For two keys i, j with computed scores s_i, s_j and bounds
 E_i, E_j we accept q.k_i > q.k_j when fl(s_i - s_j) > 2 * fl(E_i + E_j): subtraction
 and addition are exact or carry a relative error <= u (they never lose accuracy to
 underflow), so s_i - s_j > 2 (E_i + E_j)(1 - u)/(1 + u) >= E_i + E_j, and the true
-difference is at least (s_i - s_j) - E_i - E_j > 0.  Every pair that this test does not
-accept is decided exactly with integers.
+difference is at least (s_i - s_j) - E_i - E_j > 0.  With E' for both keys the test is
+fl(s_i - s_j) > 4 E' (and 4 E' >= fl(2 fl(E_i + E_j)) by monotone rounding).  The checker
+tries E' first, then per-pair E_i, E_j; every pair neither test accepts is decided
+exactly with integers.  Keys or queries with subnormal entries skip the filter.
 
 Free queries (query_set kind "free"):
 * selectable: q.k_i > q.k_j for all j != i;
@@ -182,38 +185,69 @@ def _int_score(ek: ExactKeys, Q: list[int], j: int) -> int:
     return sum(a * b for a, b in zip(Q, ek.row(j)))
 
 
-def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) -> list[str | None]:
+def _is_float_vector(q) -> bool:
+    return all(type(x) is float for x in q)
+
+
+def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
+                    margins: dict | None = None) -> list[str | None]:
     """For each (i, q): None if q.k_i > q.k_j for all j != i ("strict"), or if
     q.k_i >= q.k_j for all j with some strict ("tie"); else a message naming the key,
     the failing inequality and by how much.  Decided by the float filter of the module
-    docstring, exactly otherwise."""
+    docstring (first with one bound per query, then per pair), exactly otherwise.
+    ``margins`` (a dict) receives the float estimate of min_j q.(k_i - k_j) per item."""
     ek = ExactKeys.of(keys)
     n, d = ek.n, ek.dim
     out: list[str | None] = [None] * len(items)
-    floaty = [t for t, (_, q) in enumerate(items) if not any(isinstance(x, Fraction) for x in q)]
-    pending: dict[int, np.ndarray] = {t: np.arange(n) for t in range(len(items)) if t not in set(floaty)}
-    below = {t: False for t in range(len(items))}
+    below = [False] * len(items)
+    floaty, pending = [], {}
+    for t, (_, q) in enumerate(items):
+        if _is_float_vector(q):
+            floaty.append(t)
+        else:
+            pending[t] = np.arange(n)
+    colmax = ek.abs.max(axis=0) if n else np.zeros(d)
     step = max(1, chunk // max(n, 1))
     for start in range(0, len(floaty), step):
         cols = floaty[start:start + step]
-        Q = np.array([[float(x) for x in items[t][1]] for t in cols], dtype=np.float64).reshape(len(cols), d)
+        Q = np.array([items[t][1] for t in cols], dtype=np.float64).reshape(len(cols), d)
         idx = np.array([items[t][0] for t in cols], dtype=np.int64)
-        S = ek.array @ Q.T
-        C = ek.abs @ np.abs(Q).T
-        E = C * (d * 2.0 ** -50) + d * 2.0 ** -1020
-        valid = (C <= _C_MAX) & ~ek.subnormal_rows[:, None]
-        valid &= ~np.any((np.abs(Q) < _TINY) & (Q != 0), axis=1)[None, :]
         ar = np.arange(len(cols))
-        s_i, e_i, v_i = S[idx, ar], E[idx, ar], valid[idx, ar]
-        good = valid & v_i[None, :] & ((s_i[None, :] - S) > 2.0 * (e_i[None, :] + E))
-        del S, C, E, valid
-        good[idx, ar] = True          # a key is not compared with itself
-        for c, t in enumerate(cols):
-            undecided = np.flatnonzero(~good[:, c])
-            below[t] = bool(good[:, c].sum() > 1)
-            if undecided.size:
-                pending[t] = undecided
+        absQ = np.abs(Q)
+        # one bound per query: c' = fl(sum_l max_j |k_jl| |q_l|) obeys (1) for every key
+        c_col = absQ @ colmax
+        thr = 4.0 * (c_col * (d * 2.0 ** -50) + d * 2.0 ** -1020)
+        col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1)
+        S = ek.array @ Q.T
+        s_i = S[idx, ar].copy()
+        np.subtract(s_i[None, :], S, out=S)          # S[j, c] = fl(s_i - s_j)
+        S[idx, ar] = np.inf                          # a key is not compared with itself
+        if margins is not None and n > 1:
+            for c, value in zip(cols, S.min(axis=0)):
+                margins[c] = float(value)
+        good = S > thr[None, :]
+        good &= col_ok[None, :]
+        good[ek.subnormal_rows, :] = False
+        good[idx, ar] = True
+        done = good.all(axis=0)
+        for c in np.flatnonzero(~done):
+            t, i = cols[c], int(idx[c])
+            js = np.flatnonzero(~good[:, c])
+            # per-pair bounds E_j from c_j = fl(sum_l |k_jl| |q_l|), then exact for the rest
+            e = lambda cj: cj * (d * 2.0 ** -50) + d * 2.0 ** -1020
+            c_i = float(ek.abs[i] @ absQ[c])
+            c_j = ek.abs[js] @ absQ[c]
+            ok = (S[js, c] > 2.0 * (e(c_i) + e(c_j))) & (c_j <= _C_MAX) & ~ek.subnormal_rows[js]
+            ok &= bool(col_ok[c] or (c_i <= _C_MAX and not ek.subnormal_rows[i]
+                                     and not np.any((absQ[c] < _TINY) & (Q[c] != 0))))
+            pending[t] = js[~ok]
+            below[t] = bool(ok.any()) or int(good[:, c].sum()) > 1
+        for c in np.flatnonzero(done):
+            below[cols[c]] = n > 1
+        del S, good
     for t, js in pending.items():
+        if not len(js):
+            continue
         i, q = items[t]
         Q, scale = exact_ints(q)
         score_i = _int_score(ek, Q, i)
@@ -229,7 +263,9 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
                 out[t] = (f"key {i}: witness gives q.k_{i} - q.k_{j} = {float(gap):.6g} "
                           f"(exactly {gap}) but the claim needs {need}")
                 break
+    for t in range(len(items)):
         if out[t] is None and mode == "tie" and not below[t] and n > 1:
+            i = items[t][0]
             out[t] = f"key {i}: witness ties every key with k_{i}; tie-only needs some key strictly below"
     return out
 
