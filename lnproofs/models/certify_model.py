@@ -244,12 +244,13 @@ def _write_json(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def _finished(path: Path, digest: str) -> bool:
+def _finished(path: Path, digest: str, options: dict) -> bool:
+    """True when ``path`` holds a complete record for the same inputs and options."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(data, dict) and data.get("inputs_digest") == digest
+    return isinstance(data, dict) and data.get("inputs_digest") == digest and data.get("options") == options
 
 
 @dataclass(frozen=True)
@@ -289,12 +290,13 @@ def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: b
             raise ModelError(f"head {head} is out of range; the model has {loaded.n_heads} heads: "
                              f"accepted 0..{loaded.n_heads - 1} or all")
     digest = inputs_digest(inputs)
-    meta = {"model": loaded.describe(), "inputs_digest": digest, "n_inputs": len(inputs)}
+    options = {"folded": bool(folded), "uniform": uniform}
+    meta = {"model": loaded.describe(), "inputs_digest": digest, "n_inputs": len(inputs), "options": options}
     written, skipped = [], []
     for layer in layers:
-        todo_heads = [h for h in heads if not (resume and _finished(out_dir / f"layer{layer}_head{h}.json", digest))]
+        todo_heads = [h for h in heads if not (resume and _finished(out_dir / f"layer{layer}_head{h}.json", digest, options))]
         layer_path = out_dir / f"layer{layer}_outputs.json"
-        layer_done = resume and _finished(layer_path, digest)
+        layer_done = resume and _finished(layer_path, digest, options)
         skipped += [out_dir / f"layer{layer}_head{h}.json" for h in heads if h not in todo_heads]
         if layer_done:
             skipped.append(layer_path)
@@ -325,6 +327,14 @@ def _fraction(count: int, total: int):
 def _min(values):
     values = [v for v in values if v is not None]
     return min(values) if values else None
+
+
+def _count_feasible(statuses):
+    """Heads with a feasible uniform query; None when the question was not asked."""
+    statuses = list(statuses)
+    if statuses and all(s == "skipped" for s in statuses):
+        return None
+    return sum(s == "feasible" for s in statuses)
 
 
 def summarize(out_dir, *, layers, heads, digest=None) -> tuple[list[dict], list[dict]]:
@@ -371,8 +381,8 @@ def summarize(out_dir, *, layers, heads, digest=None) -> tuple[list[dict], list[
             "ln_undecided_duplicates": sum(r["ln_joint_undecided_duplicates"] for r in rows),
             "outputs_selectable": _fraction(out_summary["selectable"], outputs["certificate"]["n_keys"]),
             "outputs_uniform": outputs["uniform"].get("status"),
-            "uniform_free_heads": sum(r["uniform_free"] == "feasible" for r in rows),
-            "uniform_layernorm_heads": sum(r["uniform_layernorm"] == "feasible" for r in rows),
+            "uniform_free_heads": _count_feasible(r["uniform_free"] for r in rows),
+            "uniform_layernorm_heads": _count_feasible(r["uniform_layernorm"] for r in rows),
             "min_margin_free": _min(r["min_margin_free"] for r in rows),
             "min_margin_layernorm": _min(r["min_margin_layernorm"] for r in rows),
             "min_margin_outputs": outputs["smallest_margin"],
