@@ -265,6 +265,8 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
         torch_device = torch.device(device)
     except (RuntimeError, TypeError):
         raise OptionError(f"device {device!r} is not a torch device; use cpu or cuda") from None
+    require(torch_device.type != "cuda" or torch.cuda.is_available(), OptionError,
+            f"device {device!r} is not available here (no CUDA GPU); use cpu")
     cls = getattr(transformers, family.model_class)
     extra = {"add_pooling_layer": False} if family.name == "bert" else {}
     with _offline():

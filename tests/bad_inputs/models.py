@@ -188,3 +188,11 @@ CASES = [
     ("config-not-matching-weights", _wrong_config, "has shape"),
     ("bad-compute-dtype", _bad_dtype, "float64, float32"),
 ]
+
+
+def _bad_device(tmp_path):
+    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2]), "--device", "gpu0",
+            "--out", tmp_path / "o"]
+
+
+CASES.append(("bad-device", _bad_device, "not a torch device"))
