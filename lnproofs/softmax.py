@@ -160,19 +160,14 @@ class _ExactSet:
 
     def support(self, c, ctx):
         """An interval containing ``h(c) = max c.q`` over the set (``None`` if unbounded)."""
-        from flint import fmpq_mat
-
         from .intervals import interval, sqrt_of
-        from .querysets._exact import fmpq_of, fraction_of_fmpq
+        from .querysets._exact import fraction_of_fmpq
 
         if self.kind == "layernorm":
-            lay = self.layer
-            g = lay.W_qT * fmpq_mat(self.d, 1, [fmpq_of(x) for x in c])
-            w = [gam * g[r, 0] for r, gam in enumerate(lay.gamma)]
-            mean = sum(w) / lay.n
-            norm_sq = fraction_of_fmpq(sum((x - mean) ** 2 for x in w))
-            offset = fraction_of_fmpq(sum(lay.q0[a, 0] * fmpq_of(c[a]) for a in range(self.d)))
-            return sqrt_of(lay.n * norm_sq, ctx) + interval(offset, ctx)
+            from .querysets._exact import integer_vector_of_fractions
+            C, Dc = integer_vector_of_fractions(c)
+            n_pg2, offset = self.layer.direction_terms(C, Dc)
+            return sqrt_of(fraction_of_fmpq(n_pg2), ctx) + interval(fraction_of_fmpq(offset), ctx)
         if self.radius is None:
             return None
         return interval(self.radius, ctx) * sqrt_of(self.span_norm_sq(c), ctx)
@@ -184,10 +179,9 @@ class _ExactSet:
 
         if self.kind == "layernorm":
             from .querysets.layernorm import _snap_into_set
-            u = _snap_into_set(variable, self.layer.n)
-            q = self.layer.query(u)
+            U, D = _snap_into_set(variable, self.layer.n)
+            q = self.layer.query(U, D)
             query = [fraction_of_fmpq(q[a, 0]) for a in range(self.d)]
-            self.last_u = u
         elif self.kind == "subspace":
             from .exact import fractions_of
             z = fractions_of(variable)

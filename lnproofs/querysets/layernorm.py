@@ -148,77 +148,123 @@ from ._exact import fmpq_matrix as _fmpq_matrix, fmpq_of as _fmpq, fraction_of_f
 
 
 class ExactLayer:
-    """Exact rational forms of one layer's query map and of the keys (built once, read-only)."""
+    """Exact forms of one layer's query map and of the keys (built once, read-only).
+
+    Floats are kept as integers times one power of two per array, so the products in
+    the checks are integer matrix products (python-flint).
+    """
 
     def __init__(self, keys, query_set: LayerNormQuerySet):
-        arrays = query_set.arrays()
-        self.n, self.d = query_set.width, query_set.dim
-        self.keys = _fmpq_matrix(keys)                      # N x d
-        self.W_q = _fmpq_matrix(arrays["W_q"])              # d x n
-        self.W_qT = self.W_q.transpose()                    # n x d
-        self.gamma = [_fmpq(x) for x in query_set.gamma]
-        beta = _fmpq_matrix(arrays["beta"].reshape(-1, 1))
-        self.q0 = self.W_q * beta + _fmpq_matrix(arrays["b_q"].reshape(-1, 1))   # d x 1
-        self.radius = None if query_set.radius is None else _fmpq(query_set.radius)
-
-    def query(self, u) -> "list":
-        """``q = W_q (gamma * u + beta) + b_q`` exactly, for rational ``u`` (fmpq entries)."""
         from flint import fmpq_mat
 
-        gu = fmpq_mat(self.n, 1, [g * x for g, x in zip(self.gamma, u)])
-        return self.W_q * gu + self.q0
+        from ._exact import dyadic_integers, integer_matrix
+
+        arrays = query_set.arrays()
+        self.n, self.d = query_set.width, query_set.dim
+        keys = np.asarray(keys, dtype=np.float64)
+        self.N = len(keys)
+        self.keys = _fmpq_matrix(keys)                                  # N x d, exact
+        self.K, self.ek = integer_matrix(keys)                          # K * 2^ek
+        self.Wq, self.ew = integer_matrix(arrays["W_q"])                # d x n
+        self.WqT = self.Wq.transpose()
+        self.G, self.eg = dyadic_integers(arrays["gamma"])              # gamma = G * 2^eg
+        beta = _fmpq_matrix(arrays["beta"].reshape(-1, 1))
+        self.q0 = _fmpq_matrix(arrays["W_q"]) * beta + _fmpq_matrix(arrays["b_q"].reshape(-1, 1))
+        self.radius = None if query_set.radius is None else _fmpq(query_set.radius)
+        self._fmpq_mat = fmpq_mat
+
+    @staticmethod
+    def _pow2(e: int):
+        from flint import fmpq
+
+        return fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
+
+    def query(self, U, D: int):
+        """``q = W_q (gamma * u + beta) + b_q`` exactly for ``u = U / D`` (a d x 1 fmpq_mat)."""
+        from flint import fmpq, fmpz_mat
+
+        v = fmpz_mat(self.n, 1, [g * x for g, x in zip(self.G, U)])
+        lin = self.Wq * v
+        return self._fmpq_mat(lin) * (self._pow2(self.ew + self.eg) / fmpq(D)) + self.q0
 
     def scores(self, q):
-        return self.keys * q                                 # N x 1
+        return self.keys * q                                            # N x 1
+
+    def direction_terms(self, C, Dc: int):
+        """For ``c = C / Dc`` (integers): ``(n ||P (gamma * W_q^T c)||^2, c . q0)`` exactly (fmpq)."""
+        from flint import fmpq, fmpz_mat
+
+        g = self.WqT * fmpz_mat(self.d, 1, list(C))
+        w = [gam * int(g[r, 0]) for r, gam in enumerate(self.G)]
+        total = sum(w)
+        scale = self._pow2(self.ew + self.eg) / fmpq(Dc)
+        n_pg2 = fmpq(self.n * sum(x * x for x in w) - total * total) * scale * scale
+        offset = sum((self.q0[a, 0] * int(C[a]) for a in range(self.d)), fmpq(0)) / fmpq(Dc)
+        return n_pg2, offset
 
 
-def _parse_rationals(values, what, length):
+def _parse_u(values, length):
     from ..exact import to_fraction
+    from ._exact import integer_vector_of_fractions
 
     if not isinstance(values, (list, tuple)) or len(values) != length:
-        raise ValueError(f"{what} must be a list of {length} numbers")
-    return [_fmpq(to_fraction(v)) for v in values]
+        raise ValueError(f"u must be a list of {length} numbers")
+    return integer_vector_of_fractions([to_fraction(v) for v in values])
 
 
 def _snap_into_set(u_float, n: int):
-    """Rationalise ``u``, project it exactly onto ``1 . u = 0`` and shrink it into ``||u||^2 <= n``."""
+    """Rationalise ``u``, project it exactly onto ``1 . u = 0`` and shrink it into ``||u||^2 <= n``.
+
+    Returns integers ``U`` and a denominator ``D`` with ``u = U / D``.
+    """
     from math import isqrt
 
-    from flint import fmpq
+    from ._exact import dyadic_integers
 
-    u = [_fmpq(float(x)) for x in u_float]
-    mean = sum(u, fmpq(0)) / n
-    u = [x - mean for x in u]
-    norm2 = sum((x * x for x in u), fmpq(0))
-    if norm2 > n:
+    ints, e = dyadic_integers(np.asarray(u_float, dtype=np.float64))
+    total = sum(ints)
+    U = [n * x - total for x in ints]                  # u - mean(u), times n / 2^e
+    if e >= 0:
+        U, D = [x << e for x in U], n
+    else:
+        D = n << -e
+    norm2_num = sum(x * x for x in U)                  # ||u||^2 = norm2_num / D^2
+    if norm2_num > n * D * D:
         bits = 64
-        # s = floor(sqrt(n / norm2) * 2^bits) / 2^bits  <=  sqrt(n / norm2)
-        ratio = fmpq(n) / norm2 * fmpq(1 << (2 * bits))
-        s = fmpq(isqrt(int(ratio.p) // int(ratio.q)), 1 << bits)
-        u = [s * x for x in u]
-    return u
+        # S / 2^bits <= sqrt(n D^2 / norm2_num)
+        S = isqrt((n * D * D << (2 * bits)) // norm2_num)
+        U, D = [x * S for x in U], D << bits
+    return U, D
 
 
-def _check_primal(layer: ExactLayer, index: int, u) -> tuple[bool, str, object]:
+def _u_text(U, D) -> list[str]:
+    from fractions import Fraction
+
+    from ..exact import format_fraction
+
+    return [format_fraction(Fraction(x, D)) for x in U]
+
+
+def _check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, object]:
     from flint import fmpq
 
     n = layer.n
-    total = sum(u, fmpq(0))
-    if total != 0:
-        return False, f"key {index}: u is not on the hyperplane 1.u = 0 (1.u = {float(total):.3g})", None
-    norm2 = sum((x * x for x in u), fmpq(0))
-    if norm2 > n:
-        return False, f"key {index}: ||u||^2 = {float(norm2):.17g} exceeds n = {n}", None
-    q = layer.query(u)
+    if len(U) != n or D <= 0:
+        return False, f"key {index}: u must have {n} entries", None
+    if sum(U) != 0:
+        return False, f"key {index}: u is not on the hyperplane 1.u = 0 (1.u = {sum(U) / D:.3g})", None
+    norm2 = sum(x * x for x in U)
+    if norm2 > n * D * D:
+        return False, f"key {index}: ||u||^2 = {norm2 / D / D:.17g} exceeds n = {n}", None
+    q = layer.query(U, D)
     if layer.radius is not None:
         qn2 = sum((q[a, 0] * q[a, 0] for a in range(layer.d)), fmpq(0))
         if qn2 > layer.radius * layer.radius:
             return False, f"key {index}: ||q||^2 = {float(qn2):.17g} exceeds R^2 = {float(layer.radius ** 2):.17g}", None
     s = layer.scores(q)
-    N = s.nrows()
     mine = s[index, 0]
     margin = None
-    for j in range(N):
+    for j in range(layer.N):
         if j == index:
             continue
         gap = mine - s[j, 0]
@@ -230,32 +276,33 @@ def _check_primal(layer: ExactLayer, index: int, u) -> tuple[bool, str, object]:
 
 
 def _check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:
-    """``sqrt(n) ||P g|| + sum_j lambda_j (c_i - c_j) <= 0``, decided exactly by comparing squares."""
-    from flint import fmpq, fmpq_mat
+    """``sqrt(n) ||P g|| + sum_j lambda_j (c_i - c_j) <= 0``, decided exactly by comparing squares.
+
+    With ``v = k_i - sum_j lambda_j k_j``: ``g = gamma * (W_q^T v)`` and the offset is ``q0 . v``.
+    """
+    from fractions import Fraction
+
+    from ._exact import integer_vector_of_fractions
 
     if len(indices) != len(weights) or not indices:
         return False, f"key {index}: the dual certificate needs as many weights as indices (at least one)"
+    weights = [Fraction(int(w.p), int(w.q)) if hasattr(w, "p") else Fraction(w) for w in weights]
     if any(w < 0 for w in weights):
         return False, f"key {index}: dual weight below zero"
-    if sum(weights, fmpq(0)) != 1:
-        return False, f"key {index}: dual weights sum to {float(sum(weights, fmpq(0))):.17g}, not 1"
-    N = layer.keys.nrows()
-    if any(not (0 <= j < N) or j == index for j in indices):
-        return False, f"key {index}: dual indices must be other keys in 0..{N - 1}"
-    d = layer.d
-    v = [layer.keys[index, a] - sum((w * layer.keys[j, a] for j, w in zip(indices, weights)), fmpq(0))
-         for a in range(d)]
-    vm = fmpq_mat(d, 1, v)
-    g = layer.W_qT * vm
-    w = [gam * g[r, 0] for r, gam in enumerate(layer.gamma)]
-    mean = sum(w, fmpq(0)) / layer.n
-    pg2 = sum(((x - mean) * (x - mean) for x in w), fmpq(0))
-    c = sum((layer.q0[a, 0] * v[a] for a in range(d)), fmpq(0))
+    if sum(weights) != 1:
+        return False, f"key {index}: dual weights sum to {float(sum(weights)):.17g}, not 1"
+    if len(set(indices)) != len(indices) or any(not (0 <= j < layer.N) or j == index for j in indices):
+        return False, f"key {index}: dual indices must be distinct other keys in 0..{layer.N - 1}"
+    Lam, L = integer_vector_of_fractions(weights)
+    K = layer.K
+    V = [L * int(K[index, a]) - sum(lam * int(K[j, a]) for j, lam in zip(indices, Lam)) for a in range(layer.d)]
+    # v = V * 2^ek / L; a positive rescaling of v scales both sides of the test alike
+    n_pg2, c = layer.direction_terms(V, 1)
     if c > 0:
-        return False, f"key {index}: dual offset sum_j lambda_j (c_i - c_j) = {float(c):.6g} is positive"
-    if layer.n * pg2 > c * c:
-        bound = float(layer.n * pg2) ** 0.5 + float(c)
-        return False, f"key {index}: dual bound sqrt(n)||P g|| + sum_j lambda_j (c_i - c_j) = {bound:.6g} is not <= 0"
+        return False, f"key {index}: dual offset sum_j lambda_j (c_i - c_j) is positive ({float(c):.6g} up to scale)"
+    if n_pg2 > c * c:
+        return False, (f"key {index}: dual bound sqrt(n)||P g|| + sum_j lambda_j (c_i - c_j) is not <= 0 "
+                       f"({float(n_pg2) ** 0.5 + float(c):.6g} up to scale)")
     return True, ""
 
 
@@ -267,13 +314,18 @@ def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
     status = result.get("status")
     try:
         if status == "selectable":
-            u = _parse_rationals(result.get("u"), "u", layer.n)
-            ok, msg, _ = _check_primal(layer, index, u)
+            U, D = _parse_u(result.get("u"), layer.n)
+            ok, msg, _ = _check_primal(layer, index, U, D)
+            witness = result.get("witness")
+            if ok and witness is not None:
+                q = layer.query(U, D)
+                if len(witness) != layer.d or any(to_fraction(w) != _fraction(q[a, 0]) for a, w in enumerate(witness)):
+                    return False, f"key {index}: the witness is not the query W_q(gamma*u + beta) + b_q made from u"
             return ok, msg
         if status == "not-realisable":
             dual = result.get("dual") or {}
             indices = [int(j) for j in dual.get("indices", [])]
-            weights = [_fmpq(to_fraction(w)) for w in dual.get("weights", [])]
+            weights = [to_fraction(w) for w in dual.get("weights", [])]
             return _check_dual(layer, index, indices, weights)
     except (ValueError, TypeError, AttributeError) as err:
         return False, f"key {index}: malformed {status} certificate ({err})"
@@ -287,65 +339,75 @@ def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
 
 
 def _span_basis(query_set: LayerNormQuerySet) -> np.ndarray:
-    """Orthonormal basis of the part of 1-perp that can change any score."""
+    """Orthonormal basis of the part of 1-perp that can change any score (at most d columns)."""
     arrays = query_set.arrays()
-    n = query_set.width
     M = arrays["gamma"][:, None] * arrays["W_q"].T            # n x d
     M = M - M.mean(axis=0, keepdims=True)
-    U, S, _ = np.linalg.svd(M, full_matrices=False)
-    keep = S > (S.max() if S.size else 0.0) * 1e-12 * max(n, 1)
-    return U[:, keep]
+    values, vectors = np.linalg.eigh(M.T @ M)                 # d x d: cheap for wide layers
+    keep = values > max(values.max(initial=0.0), 0.0) * 1e-12 * max(M.shape)
+    return (M @ vectors[:, keep]) / np.sqrt(values[keep])     # M V / sqrt(lambda): orthonormal columns
+
+
+class _Proposer:
+    """The cone program max_y min_j (s_i - s_j) over ||y|| <= sqrt(n), set up once for all keys."""
+
+    def __init__(self, keys, query_set: LayerNormQuerySet, basis=None):
+        arrays = query_set.arrays()
+        self.keys = np.asarray(keys, dtype=np.float64)
+        self.n = query_set.width
+        self.Q = _span_basis(query_set) if basis is None else basis
+        AQ = arrays["W_q"] @ (arrays["gamma"][:, None] * self.Q)      # d x r: q = AQ y + q0
+        self.Y = self.keys @ AQ                                      # scores s_j = Y[j] . y + c[j]
+        self.q0 = arrays["W_q"] @ arrays["beta"] + arrays["b_q"]
+        self.c = self.keys @ self.q0
+        self.AQ = AQ
+        self.radius = query_set.radius
+
+    def solve(self, index: int):
+        import clarabel
+        import scipy.sparse as sp
+
+        N = len(self.keys)
+        r = self.Q.shape[1]
+        others = np.array([j for j in range(N) if j != index], dtype=np.int64)
+        D = self.Y[index] - self.Y[others]
+        e = self.c[index] - self.c[others]
+        m = len(others)
+        scale = max(1.0, float(np.abs(D).max(initial=0.0)), float(np.abs(e).max(initial=0.0)))
+        # variables x = (y (r), t); minimise -t
+        rows = [sp.hstack([sp.csc_matrix(-D / scale), sp.csc_matrix(np.ones((m, 1)))])]
+        b = [e / scale]
+        cones = [clarabel.NonnegativeConeT(m)]
+        rows.append(sp.vstack([sp.csc_matrix((1, r + 1)), sp.hstack([-sp.identity(r), sp.csc_matrix((r, 1))])]))
+        b.append(np.concatenate([[np.sqrt(self.n) * (1 - 1e-9)], np.zeros(r)]))
+        cones.append(clarabel.SecondOrderConeT(r + 1))
+        if self.radius is not None:
+            dq = self.AQ.shape[0]
+            rows.append(sp.vstack([sp.csc_matrix((1, r + 1)),
+                                   sp.hstack([sp.csc_matrix(-self.AQ), sp.csc_matrix((dq, 1))])]))
+            b.append(np.concatenate([[self.radius * (1 - 1e-9)], self.q0]))
+            cones.append(clarabel.SecondOrderConeT(dq + 1))
+        A = sp.vstack(rows).tocsc()
+        cost = np.zeros(r + 1)
+        cost[-1] = -1.0
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        try:
+            solution = clarabel.DefaultSolver(sp.csc_matrix((r + 1, r + 1)), cost, A, np.concatenate(b),
+                                              cones, settings).solve()
+        except Exception:  # a solver failure is only a missing proposal
+            return None
+        if str(solution.status) not in ("Solved", "AlmostSolved"):
+            return None
+        x = np.asarray(solution.x)
+        lam = np.zeros(N)
+        lam[others] = np.maximum(np.asarray(solution.z)[:m], 0.0)
+        return float(x[-1]) * scale, self.Q @ x[:r], lam
 
 
 def propose(keys, query_set: LayerNormQuerySet, index: int, basis=None):
     """Solve max_u min_j (s_i - s_j) over the set; returns ``(t, u, lambdas)`` (floats) or None."""
-    import clarabel
-    import scipy.sparse as sp
-
-    arrays = query_set.arrays()
-    keys = np.asarray(keys, dtype=np.float64)
-    n = query_set.width
-    Q = _span_basis(query_set) if basis is None else basis
-    r = Q.shape[1]
-    A_lin = arrays["gamma"][:, None] * (arrays["W_q"].T @ keys.T)   # n x N: a_j
-    q0 = arrays["W_q"] @ arrays["beta"] + arrays["b_q"]
-    c = keys @ q0
-    others = [j for j in range(len(keys)) if j != index]
-    D = (Q.T @ (A_lin[:, [index]] - A_lin[:, others])).T            # rows: (a_i - a_j) in the basis
-    e = c[index] - c[others]
-    m = len(others)
-    scale = max(1.0, float(np.abs(D).max(initial=0.0)), float(np.abs(e).max(initial=0.0)))
-    # variables x = (y (r), t); minimise -t
-    rows = [sp.hstack([sp.csc_matrix(-D / scale), sp.csc_matrix(np.ones((m, 1)))])]
-    b = [e / scale]
-    cones = [clarabel.NonnegativeConeT(m)]
-    radius = np.sqrt(n) * (1 - 1e-9)
-    soc = sp.vstack([sp.csc_matrix((1, r + 1)), sp.hstack([-sp.identity(r), sp.csc_matrix((r, 1))])])
-    rows.append(soc)
-    b.append(np.concatenate([[radius], np.zeros(r)]))
-    cones.append(clarabel.SecondOrderConeT(r + 1))
-    if query_set.radius is not None:
-        Mq = arrays["W_q"] @ (arrays["gamma"][:, None] * Q)            # d x r
-        dq = Mq.shape[0]
-        rows.append(sp.vstack([sp.csc_matrix((1, r + 1)), sp.hstack([sp.csc_matrix(-Mq), sp.csc_matrix((dq, 1))])]))
-        b.append(np.concatenate([[query_set.radius * (1 - 1e-9)], q0]))
-        cones.append(clarabel.SecondOrderConeT(dq + 1))
-    A = sp.vstack(rows).tocsc()
-    P = sp.csc_matrix((r + 1, r + 1))
-    cost = np.zeros(r + 1)
-    cost[-1] = -1.0
-    settings = clarabel.DefaultSettings()
-    settings.verbose = False
-    try:
-        solution = clarabel.DefaultSolver(P, cost, A, np.concatenate(b), cones, settings).solve()
-    except Exception:  # a solver failure is only a missing proposal
-        return None
-    if str(solution.status) not in ("Solved", "AlmostSolved"):
-        return None
-    x = np.asarray(solution.x)
-    lam = np.zeros(len(keys))
-    lam[others] = np.maximum(np.asarray(solution.z)[:m], 0.0)
-    return float(x[-1]) * scale, Q @ x[:r], lam
+    return _Proposer(keys, query_set, basis).solve(index)
 
 
 def _dual_candidates(index: int, lam: np.ndarray):
@@ -371,7 +433,7 @@ def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
     keys = np.asarray(keys, dtype=np.float64)
     query_set.validate(keys.shape[1])
     layer = ExactLayer(keys, query_set)
-    basis = _span_basis(query_set)
+    proposer = _Proposer(keys, query_set)
     N = len(keys)
     todo = list(range(N)) if indices is None else sorted({int(j) for j in indices})
     # Keys that are not vertices of the hull can never win strictly: the free engine's
@@ -384,10 +446,8 @@ def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
                  "verified": "none", "margin": None, "reason": None}
         hull = free.get(i)
         if hull is not None and hull.status in ("unselectable", "tie-only") and hull.combination is not None:
-            from flint import fmpq
             comb = hull.combination
-            ok_dual, _ = _check_dual(layer, i, list(comb.indices),
-                                     [fmpq(w.numerator, w.denominator) for w in comb.weights])
+            ok_dual, _ = _check_dual(layer, i, list(comb.indices), list(comb.weights))
             if ok_dual:
                 entry.update(status="not-realisable", verified="exact",
                              dual={"indices": list(comb.indices), "weights": [format_fraction(w) for w in comb.weights]})
@@ -396,27 +456,25 @@ def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
         if N == 1:
             proposal = (1.0, np.zeros(query_set.width), np.zeros(1))
         else:
-            proposal = propose(keys, query_set, i, basis)
+            proposal = proposer.solve(i)
         if proposal is None:
             entry["reason"] = "the cone solver gave no usable answer"
             results.append(entry)
             continue
         t, u_float, lam = proposal
-        u = _snap_into_set(u_float, layer.n)
-        ok, msg, margin = _check_primal(layer, i, u)
+        U, D = _snap_into_set(u_float, layer.n)
+        ok, msg, margin = _check_primal(layer, i, U, D)
         if ok:
-            q = layer.query(u)
+            q = layer.query(U, D)
             entry.update(status="selectable", verified="exact",
-                         witness=[float(_fraction(q[a, 0])) for a in range(layer.d)],
+                         witness=[format_fraction(_fraction(q[a, 0])) for a in range(layer.d)],
                          margin=None if margin is None else float(_fraction(margin)),
-                         u=[format_fraction(_fraction(x)) for x in u])
+                         u=_u_text(U, D))
             results.append(entry)
             continue
         reason = msg
         for indices, weights in _dual_candidates(i, lam):
-            from flint import fmpq
-            wq = [fmpq(w.numerator, w.denominator) for w in weights]
-            ok_dual, msg_dual = _check_dual(layer, i, indices, wq)
+            ok_dual, msg_dual = _check_dual(layer, i, indices, weights)
             if ok_dual:
                 entry.update(status="not-realisable", verified="exact", reason=None,
                              dual={"indices": indices, "weights": [format_fraction(w) for w in weights]},
