@@ -96,6 +96,7 @@ class ExactPoints:
         self.P, self.exponent = exact_row_products(arr, self.W)     # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self._rank = None
+        self._Wt = None
 
     def floats(self, relative_to: int | None = None) -> np.ndarray:
         """The points (minus point ``relative_to``, exactly) rounded to doubles; proposals only."""
@@ -125,12 +126,14 @@ class ExactPoints:
 
     def query_of(self, z) -> list[Fraction]:
         """``q = W^T z`` exactly."""
-        from ..exact import fractions_of
+        from flint import fmpq_mat
 
-        zf = fractions_of(z)
-        Wf = [fractions_of(row) for row in self.W]
-        d = self.keys.shape[1]
-        return [sum((zf[r] * Wf[r][a] for r in range(self.m)), Fraction(0)) for a in range(d)]
+        from ._exact import fmpq_matrix, fmpq_of, fraction_of_fmpq
+
+        if self._Wt is None:
+            self._Wt = fmpq_matrix(self.W).transpose()                  # d x m
+        q = self._Wt * fmpq_mat(self.m, 1, [fmpq_of(x) for x in z])
+        return [fraction_of_fmpq(q[a, 0]) for a in range(q.nrows())]
 
 
 def _check_witness(points: ExactPoints, i: int, z, mode: str) -> str | None:
