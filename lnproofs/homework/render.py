@@ -193,7 +193,12 @@ def _theorem_block(name: str, markdown: bool) -> str:
     """The library's proof of theorem ``name`` rendered by the theorem object itself."""
     from .library import proved_theorem
 
-    result = proved_theorem(name)
+    try:
+        result = proved_theorem(name)
+    except Exception as err:  # another module's bug must not block the handout; say so in it
+        what = f"its proof could not be run ({type(err).__name__}: {err})"
+        return (f"Theorem `{name}`: {what}." if markdown
+                else f"Theorem \\texttt{{{latex_escape(name)}}}: {latex_escape(what)}.")
     if result is None:
         return (f"Theorem `{name}`: not available in this installation." if markdown
                 else f"Theorem \\texttt{{{latex_escape(name)}}}: not available in this installation.")
