@@ -59,6 +59,9 @@ def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
             np.testing.assert_array_equal(np.array(data["keys"]), caps[layer].keys(head))
             assert data["layernorm"]["query_set"]["kind"] == "layernorm"
             assert data["layernorm"]["query_set"]["gamma"] == caps[layer].layernorm.gain.tolist()
+            W_q, b_q, _, _ = caps[layer].head_weights(head)
+            assert data["layernorm"]["query_set"]["W_q"] == W_q.tolist()
+            assert data["layernorm"]["query_set"]["b_q"] == b_q.tolist()
             reports = check_head_file(path)
             assert all(report.ok for report in reports.values())
             row = next(r for r in head_rows if int(r["layer"]) == layer and int(r["head"]) == head)

@@ -255,6 +255,10 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
             f"weights file ({', '.join(WEIGHT_SUFFIXES)}) stored locally")
     data, cfg_path = read_config(path, config)
     family = family_of(data.get("model_type"), where=str(cfg_path))
+    position = data.get("position_embedding_type", "absolute")
+    require(position == "absolute", ModelError,
+            f"{cfg_path} has position_embedding_type {position!r}: its attention scores are not q.k alone; "
+            "accepted: absolute")
     files = _weight_files(path)
     weights_dtype = _stored_dtype(weight_dtypes(files), path, allow_half)
 

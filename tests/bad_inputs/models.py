@@ -196,3 +196,14 @@ def _bad_device(tmp_path):
 
 
 CASES.append(("bad-device", _bad_device, "not a torch device"))
+
+
+def _relative_positions(tmp_path):
+    folder = _bert(tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config["position_embedding_type"] = "relative_key"
+    (folder / "config.json").write_text(json.dumps(config))
+    return ["certify-model", folder, "--text", "the cat", "--out", tmp_path / "o"]
+
+
+CASES.append(("relative-position-scores", _relative_positions, "accepted: absolute"))
