@@ -68,6 +68,14 @@ def test_each_topic_alone(topic):
     assert result.ok, result.to_text()
 
 
+def test_seed_3_asks_for_the_gain_1_2_2():
+    problem_set = generate(3, "ellipsoid")
+    (problem,) = problem_set.problems
+    assert problem.gain == (1, 2, 2)
+    answers = {"ellipsoid": {"center": list(problem.bias), "normal": [2, 1, 1], "semi_axes": ["sqrt(6)", "2*sqrt(3)"]}}
+    assert check_answers(problem_set, {"answers": answers}).ok
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_semi_axes_agree_with_a_numeric_eigen_decomposition(seed):
     problem = generate(seed, "ellipsoid").problems[0]
