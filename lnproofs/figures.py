@@ -284,6 +284,8 @@ def keys_hull(path, keys, statuses, witnesses=None, *, title: str = "Keys and th
                 ax.annotate("", xy=shown[i] + vec, xytext=shown[i],
                             arrowprops={"arrowstyle": "->", "color": "#1b7f3b", "lw": 1.3})
                 ax.plot([], [], color="#1b7f3b", lw=1.3, label=lab)
+                tip = shown[i] + vec * 1.08
+                ax.plot([tip[0]], [tip[1]], alpha=0.0)  # keeps the arrow inside the axes
             else:
                 ax.quiver(*shown[i], *vec, color="#1b7f3b", lw=1.0, arrow_length_ratio=0.25, label=lab)
         if labels:
@@ -304,8 +306,12 @@ def keys_hull(path, keys, statuses, witnesses=None, *, title: str = "Keys and th
             ax.view_init(elev=22, azim=-55)
             for setter, k in ((ax.set_xlabel, 1), (ax.set_ylabel, 2), (ax.set_zlabel, 3)):
                 setter(f"coordinate {k}" if basis is None else f"PC {k}")
-        ax.legend(loc="best", framealpha=0.85)
-        fig.subplots_adjust(left=0.1 if dim == 2 else 0.0, right=0.97, bottom=0.08, top=0.92)
+        if dim == 2:
+            ax.legend(loc="best", framealpha=0.85)
+            fig.subplots_adjust(left=0.1, right=0.97, bottom=0.08, top=0.92)
+        else:
+            fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=3, framealpha=0.85)
+            fig.subplots_adjust(left=0.0, right=0.95, bottom=0.12, top=0.95)
         return save_figure(fig, path)
 
 
@@ -314,7 +320,7 @@ def attention_bars(path, weights, *, title: str = "Attention weights", labels=No
     weights = np.asarray(weights, dtype=float)
     labels = labels or [f"k{i}" for i in range(len(weights))]
     with _rc():
-        fig = _figure(max(4.5, 0.45 * len(weights) + 2), 3.4)
+        fig = _figure(max(6.2, 0.45 * len(weights) + 2), 3.6)
         ax = fig.add_subplot(1, 1, 1)
         colours = ["#c44e52" if i == highlight else "#4c72b0" for i in range(len(weights))]
         bars = ax.bar(range(len(weights)), weights, color=colours, edgecolor="black", linewidth=0.4)
@@ -327,6 +333,7 @@ def attention_bars(path, weights, *, title: str = "Attention weights", labels=No
         ax.set_ylim(0, min(1.0, max(weights.max() * 1.2, 0.05)) + 0.02)
         ax.set_ylabel("softmax weight")
         ax.set_title(title)
+        ax.set_axisbelow(True)
         ax.grid(axis="y", color="#eeeeee")
         fig.subplots_adjust(left=0.12, right=0.98, bottom=0.15, top=0.88)
         return save_figure(fig, path)

@@ -1,0 +1,36 @@
+"""Invalid options for report, reproduce and demo."""
+
+
+def _argv(*args):
+    def make(tmp_path):
+        return [a.format(tmp=tmp_path) if isinstance(a, str) else a for a in args]
+    return make
+
+
+def _unwritable(command, *extra):
+    def make(tmp_path):
+        blocker = tmp_path / "a-file"
+        blocker.write_text("not a folder")
+        return [command, *extra, "--out", str(blocker / "inside")]
+    return make
+
+
+def _unwritable_demo(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    return ["demo", "--out", str(blocker / "demo.html")]
+
+
+CASES = [
+    ("report-n-too-small", _argv("report", "--n", "1", "--out", "{tmp}/r"), "--n"),
+    ("report-n-not-integer", _argv("report", "--n", "three", "--out", "{tmp}/r"), "--n"),
+    ("report-unknown-convention", _argv("report", "--convention", "pytorch", "--out", "{tmp}/r"), "convention"),
+    ("report-unwritable-out", _unwritable("report"), "cannot write"),
+    ("reproduce-zero-trials", _argv("reproduce", "figure1", "--trials", "0", "--out", "{tmp}/f"), "--trials"),
+    ("reproduce-negative-trials", _argv("reproduce", "figure1", "--trials", "-5", "--out", "{tmp}/f"), "--trials"),
+    ("reproduce-unknown-figure", _argv("reproduce", "figure7", "--out", "{tmp}/f"), "unknown figure"),
+    ("reproduce-bad-jobs", _argv("reproduce", "figure1", "--jobs", "0", "--out", "{tmp}/f"), "--jobs"),
+    ("reproduce-bad-range", _argv("reproduce", "figure1", "--n-range", "2:70", "--out", "{tmp}/f"), "--n-range"),
+    ("reproduce-unwritable-out", _unwritable("reproduce", "figure1", "--trials", "1"), "cannot write"),
+    ("demo-unwritable-out", _unwritable_demo, "cannot write"),
+]

@@ -1,0 +1,159 @@
+"""The proof report: content, determinism, LaTeX that compiles, the keys section."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from lnproofs.registry import all_theorems
+
+
+def _strip_generated(text: str) -> str:
+    lines = text.splitlines()
+    assert sum(line.startswith("Generated:") or "Generated:" in line for line in lines) == 1
+    return "\n".join(line for line in lines if "Generated:" not in line)
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    """The same report written twice (no PDF, no numeric re-check: those are tested below)."""
+    from conftest import _run
+
+    base = tmp_path_factory.mktemp("reports")
+    results = []
+    for name in ("a", "b"):
+        out = base / name
+        result = _run(["report", "--out", out, "--no-recheck", "--no-pdf"])
+        assert result.status == 0, result.err
+        results.append(out)
+    return results
+
+
+def test_every_theorem_with_its_steps(reports):
+    md = (reports[0] / "report.md").read_text(encoding="utf-8")
+    tex = (reports[0] / "report.tex").read_text(encoding="utf-8")
+    theorems = all_theorems(4, "torch")
+    assert theorems
+    for theorem in theorems:
+        assert f"`{theorem.name}`" in md
+        assert theorem.name.replace("_", r"\_") in tex
+    # every proof step is listed and marked as checked
+    steps = sum(len(t.steps) + len(t.conclusion) for t in theorems)
+    assert md.count("checked by SymPy)") == steps
+    assert "NOT checked" not in md
+    assert "**torch**: LN(x)" in md and "| SymPy |" in md and "| lnproofs |" in md
+    assert md.count("$$") % 2 == 0
+    assert "numeric re-check was not requested" in md
+
+
+def test_figures_are_written_and_referenced(reports):
+    md = (reports[0] / "report.md").read_text(encoding="utf-8")
+    referenced = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert len(referenced) >= 5
+    for path in referenced:
+        data = (reports[0] / path).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 5000
+        assert b"Software" not in data and b"matplotlib" not in data.lower()
+        assert path in (reports[0] / "report.tex").read_text(encoding="utf-8")
+
+
+def test_report_is_deterministic(reports):
+    a, b = reports
+    for name in ("report.md", "report.tex"):
+        assert _strip_generated((a / name).read_text()) == _strip_generated((b / name).read_text())
+    pngs = sorted(p.name for p in (a / "figures").glob("*.png"))
+    assert pngs == sorted(p.name for p in (b / "figures").glob("*.png"))
+    for name in pngs:
+        assert (a / "figures" / name).read_bytes() == (b / "figures" / name).read_bytes(), name
+
+
+KEYS3 = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0],
+                  [0.2, 0.2, 0.2], [0.5, 0.5, 0.0], [1.2, 1.1, 0.9], [0.9, -0.4, 0.3]])
+
+
+def test_keys_section(cli, tmp_path):
+    from lnproofs.certificates import Certificate
+    from lnproofs.checker import check_certificate
+
+    np.save(tmp_path / "keys.npy", KEYS3)
+    result = cli(["report", "--out", tmp_path / "r", "--keys", tmp_path / "keys.npy", "--no-recheck", "--no-pdf",
+                  "--n", "3", "--convention", "std"])
+    assert result.status == 0, result.err
+    md = (tmp_path / "r" / "report.md").read_text()
+    cert = Certificate.load(tmp_path / "r" / "certificate.json")
+    assert check_certificate(cert, KEYS3).ok
+    # the table lists exactly the non-selectable keys, each with its status
+    rows = re.findall(r"^\| k(\d+) \| ([a-z-]+) \| (.+) \|$", md, flags=re.M)
+    expected = {r.index: r.status for r in cert.results if r.status != "selectable"}
+    assert {int(i): s for i, s, _ in rows} == expected
+    assert expected.get(4) == "unselectable" and expected.get(5) == "tie-only"
+    assert "convex weights" in md and "accepted every claim" in md
+    assert "| selectable | 6 |" in md
+    assert (tmp_path / "r" / "figures" / "keys_margins.png").exists()
+    assert (tmp_path / "r" / "figures" / "keys_view.png").exists()
+    assert "**std**: LN(x)" in md
+
+
+def _recheck_report(cli, out):
+    result = cli(["report", "--out", out, "--samples", "16", "--no-pdf", "--n", "3"])
+    assert result.status in (0, 1), result.err   # 1: some numeric re-check failed (the report says which)
+    md = (out / "report.md").read_text()
+    failed = md.count("**Numeric re-check** (FAILED)")
+    assert result.status == (1 if failed else 0)
+    return md, failed
+
+
+def test_numeric_recheck_in_report(cli, tmp_path):
+    pytest.importorskip("torch")
+    from torch_backend.theorems import check_names
+
+    md, failed = _recheck_report(cli, tmp_path / "r")
+    names = set(check_names())
+    proved = [t.name for t in all_theorems(3, "torch") if t.name in names]
+    assert proved
+    assert md.count("**Numeric re-check** (passed)") + failed == len(proved)
+    assert re.search(r"\*\*Numeric re-check\*\* \(passed\): \d+ samples, largest error [0-9.e+-]+, "
+                     r"tolerance [0-9.e+-]+, device (cpu|cuda)", md)
+    assert "| PyTorch | " in md and "not installed" not in md
+
+
+@pytest.mark.slow
+def test_report_with_recheck_is_deterministic(cli, tmp_path):
+    pytest.importorskip("torch")
+    first, _ = _recheck_report(cli, tmp_path / "a")
+    second, _ = _recheck_report(cli, tmp_path / "b")
+    assert _strip_generated(first) == _strip_generated(second)
+
+
+def test_keys_section_with_pca(cli, tmp_path):
+    rng = np.random.default_rng(2)
+    keys = rng.standard_normal((30, 6))
+    keys[0] = keys[1:6].mean(axis=0)
+    np.save(tmp_path / "k6.npy", keys)
+    result = cli(["report", "--out", tmp_path / "r", "--keys", tmp_path / "k6.npy", "--no-recheck", "--no-pdf"])
+    assert result.status == 0, result.err
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "first three principal components" in md
+    assert re.search(r"^\| k0 \| unselectable \|", md, flags=re.M)
+
+
+def test_generated_line_follows_source_date_epoch(monkeypatch):
+    from lnproofs.report import generated_line
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    assert generated_line() == "Generated: 2023-11-14 22:13:20 UTC"
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+def test_latex_compiles_to_pdf(reports, tmp_path):
+    from lnproofs.report import _compile_pdf
+
+    folder = tmp_path / "copy"
+    shutil.copytree(reports[0], folder)
+    pdf, note = _compile_pdf(folder / "report.tex")
+    assert pdf is not None, note
+    assert pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 50_000
+    assert not (folder / "report.aux").exists()
