@@ -7,7 +7,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.certificates import Certificate, Combination, KeyResult
 from lnproofs.certify import certify
 from lnproofs.checker import check_certificate
 from lnproofs.errors import ShapeError

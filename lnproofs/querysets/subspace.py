@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..arrays import as_real_array, load_array
-from ..errors import CertificateFormatError, InputError, OptionError, ShapeError, require
+from ..errors import CertificateFormatError, InputError, ShapeError, require
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "load_subspace", "ExactPoints", "certify", "check", "check_all"]
 
@@ -277,7 +277,6 @@ def _repair(points: ExactPoints, i: int, combination, strict: bool):
 
 def certify(keys, query_set: SubspaceQuerySet, **options) -> list:
     """Per-key results for queries ``q = W^T z`` (every claim checked against exact ``W k_j``)."""
-    from ..certificates import KeyResult
     from ..certify import certify_results
 
     points = ExactPoints(keys, query_set)
