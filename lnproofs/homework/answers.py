@@ -128,7 +128,8 @@ class CheckResult:
         for problem in self.problems:
             for p in problem.parts:
                 verdict = r"\checkmark" if p.ok else r"\times"
-                items.append(rf"\text{{{latex_escape(p.problem)}: {latex_escape(p.part)}}} & {verdict}")
+                label = f"{p.problem}: {p.part}".replace("_", " ")
+                items.append(rf"\text{{{latex_escape(label)}}} & {verdict}")
         body = r" \\ ".join(items)
         return rf"$\begin{{array}}{{ll}} {body} \\ \text{{{right} of {total} correct}} \end{{array}}$"
 

@@ -167,7 +167,8 @@ def _preamble(title: str) -> list[str]:
 
 
 def _answers_intro() -> str:
-    return ("Write your answers in a JSON file (see the answers format in the lnproofs documentation) and check them "
+    return ("Write your answers in a JSON file (the answers format is described in docs/homework.md of lnproofs) "
+            "and check them "
             "with lnproofs homework check answers.json --problems FOLDER. Give exact values: integers, "
             "fractions written as \"p/q\", and square roots written sqrt(...).")
 
