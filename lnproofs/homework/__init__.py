@@ -8,7 +8,7 @@ checks a student's answers exactly and explains every wrong one.
 from __future__ import annotations
 
 from .answers import ANSWERS_SCHEMA, CheckResult, PartResult, ProblemResult, check_answers, load_answers, load_problem_set
-from .generate import ProblemSet, generate, parse_topics
+from .generate import ProblemSet, generate, generate_homework, parse_topics
 from .problems import TOPICS, Solution, problem_from_json
 from .render import write_homework
 
@@ -22,6 +22,7 @@ __all__ = [
     "Solution",
     "check_answers",
     "generate",
+    "generate_homework",
     "load_answers",
     "load_problem_set",
     "parse_topics",

@@ -23,7 +23,7 @@ from .problems import (
     problem_from_json,
 )
 
-__all__ = ["ProblemSet", "generate", "parse_topics", "SCHEMA"]
+__all__ = ["ProblemSet", "generate", "generate_homework", "parse_topics", "SCHEMA"]
 
 SCHEMA = "lnproofs.homework/1"
 
@@ -198,3 +198,7 @@ def generate(seed: int = 0, topics=None) -> ProblemSet:
             problems.append(_MAKERS[topic](rng))
     # a round trip through JSON keeps the object and the file in lockstep
     return ProblemSet(seed=seed, problems=tuple(problem_from_json(p.to_json()) for p in problems))
+
+
+#: the name under which :func:`generate` is exported from the top-level package
+generate_homework = generate
