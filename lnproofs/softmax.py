@@ -87,8 +87,10 @@ class AttentionWeightResult:
         if self.weight is not None:
             lines.append(f"  weight at the query in [{self.weight[0]:.12g}, {self.weight[1]:.12g}] (interval arithmetic)")
         if self.bound is not None:
-            what = "largest weight over the set <=" if self.question == "max-weight" else "smallest norm >="
-            value = self.bound[1] if self.question == "max-weight" else self.bound[0]
+            if self.question == "max-weight" or self.status == "infeasible":
+                what, value = "largest weight over the set <=", self.bound[1]
+            else:
+                what, value = "smallest norm >=", self.bound[0]
             lines.append(f"  dual bound: {what} {value:.12g}")
         if self.gap is not None:
             lines.append(f"  gap: {self.gap:.3g}")
@@ -260,9 +262,13 @@ def _problem(keys, query_set, factor):
 def _solve(problem):
     import cvxpy as cp
 
+    import warnings
+
     for solver in ("CLARABEL", "SCS"):
         try:
-            problem.solve(solver=solver)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")       # inaccurate solutions are only proposals
+                problem.solve(solver=solver)
         except (cp.error.SolverError, ValueError, ArithmeticError):
             continue
         if problem.status in ("optimal", "optimal_inaccurate"):
@@ -369,6 +375,16 @@ def min_norm(keys, target: int, tau: float, query_set=None, *, temperature=None,
                 return AttentionWeightResult(status="infeasible", bound=top.bound,
                                              reason=f"every query in the set gives weight <= {top.bound[1]:.12g} < tau",
                                              **base)
+        else:
+            found = _entropy_bound(es, target, ctx)
+            if found is not None and found[0][1] < tau:
+                bound, p = found
+                return AttentionWeightResult(
+                    status="infeasible", bound=bound,
+                    reason=(f"every query gives weight <= exp(-H(p)) <= {bound[1]:.12g} < tau, where p averages "
+                            f"the keys to key {target} exactly (in the query directions)"),
+                    extras={"entropy_weights": {"indices": [j for j, w in p], "weights": [_text(w) for j, w in p]}},
+                    **base)
         return AttentionWeightResult(status="undecided", reason=reason, **base)
     query, scores, weight, norm, value = best
     p = _gibbs(scores, factor)
@@ -382,6 +398,76 @@ def min_norm(keys, target: int, tau: float, query_set=None, *, temperature=None,
     return AttentionWeightResult(status="solved", query=tuple(float(x) for x in query),
                                  query_exact=tuple(_text(x) for x in query), query_norm=norm, weight=weight,
                                  bound=(lower, math.inf), gap=max(0.0, norm[1] - lower), solver_value=value, **base)
+
+
+def _entropy_bound(es: _ExactSet, target: int, ctx):
+    """For unbounded linear query sets: ``p`` with ``sum_j p_j k_j = k_i`` seen by every query
+    gives ``f(q) <= -H(p)`` for all q.  The solver proposes the max-entropy ``p``; exact
+    rationals make the constraint hold; returns ``(bounds of exp(-H(p)), [(j, p_j)])`` or None."""
+    import cvxpy as cp
+    from flint import fmpq_mat
+
+    from .intervals import bounds, entropy
+    from .querysets._exact import fmpq_of, fraction_of_fmpq
+
+    if es.kind == "subspace":
+        rows = [[fraction_of_fmpq(x) for x in (es.Wb * fmpq_mat(es.d, 1, [fmpq_of(v) for v in k])).entries()]
+                for k in es.K]
+    else:
+        rows = [list(k) for k in es.K]
+    pts = np.array([[float(x) for x in r] for r in rows], dtype=np.float64)
+    N = len(rows)
+    p = cp.Variable(N)
+    problem = cp.Problem(cp.Maximize(cp.sum(cp.entr(p))), [pts.T @ p == pts[target], cp.sum(p) == 1, p >= 0])
+    if not _solve(problem) or p.value is None:
+        return None
+    guess = np.maximum(np.asarray(p.value, dtype=np.float64), 0.0)
+    support = [j for j in range(N) if guess[j] > 1e-10]
+    if target not in support:
+        support.append(target)
+    # exact: A p_S = b with A = [points^T; 1], free columns fixed at their rounded values
+    m = len(rows[0])
+    A = [[rows[j][a] for j in support] for a in range(m)] + [[Fraction(1)] * len(support)]
+    b = list(rows[target]) + [Fraction(1)]
+    Am = fmpq_mat([[fmpq_of(x) for x in row] for row in A])
+    rref, rank = Am.rref()
+    pivots, r = [], 0
+    for col in range(len(support)):
+        if r < rank and rref[r, col] != 0:
+            pivots.append(col)
+            r += 1
+    fixed = {c: Fraction(float(guess[support[c]])) for c in range(len(support)) if c not in pivots}
+    rhs = [bv - sum((A[a][c] * v for c, v in fixed.items()), Fraction(0)) for a, bv in enumerate(b)]
+    indep = _row_basis(A, pivots)
+    M = fmpq_mat([[fmpq_of(A[a][c]) for c in pivots] for a in indep])
+    sol = M.solve(fmpq_mat(len(indep), 1, [fmpq_of(rhs[a]) for a in indep]))
+    weights = dict(fixed)
+    for k, c in enumerate(pivots):
+        weights[c] = fraction_of_fmpq(sol[k, 0])
+    if any(w < 0 for w in weights.values()):
+        return None
+    p_exact = [(support[c], weights[c]) for c in sorted(weights) if weights[c] != 0]
+    # every equation must hold exactly (the dropped rows included)
+    for a in range(len(A)):
+        if sum((A[a][c] * weights[c] for c in weights), Fraction(0)) != b[a]:
+            return None
+    return bounds(ctx.exp(-entropy([w for _, w in p_exact], ctx))), p_exact
+
+
+def _row_basis(A, columns) -> list[int]:
+    """Indices of rows of ``A`` (restricted to ``columns``) forming a basis of its row space."""
+    from flint import fmpq_mat
+
+    from .querysets._exact import fmpq_of
+
+    T = fmpq_mat([[fmpq_of(A[a][c]) for a in range(len(A))] for c in columns])
+    rref, rank = T.rref()
+    rows, r = [], 0
+    for col in range(len(A)):
+        if r < rank and rref[r, col] != 0:
+            rows.append(col)
+            r += 1
+    return rows
 
 
 def _text(x: Fraction) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -59,6 +60,26 @@ def test_orthogonal_subspace_gives_exactly_one_half():
     impossible = min_norm(PAIR, 0, 0.9, SubspaceQuerySet(W, radius=5.0))
     assert impossible.status == "infeasible"
     assert impossible.bound[1] < 0.9
+
+
+def test_interior_key_cannot_reach_a_large_weight_with_any_query():
+    # k_1 = (k_0 + k_2) / 2: for every q, w_1 <= exp(-H(p)) with p averaging the keys to k_1
+    keys = np.array([[1.0, 0.0], [0.0, 0.0], [-1.0, 0.0], [0.0, 3.0]])
+    result = min_norm(keys, 1, 0.6)
+    assert result.status == "infeasible"
+    p = {j: Fraction(w) for j, w in zip(result.extras["entropy_weights"]["indices"],
+                                       result.extras["entropy_weights"]["weights"])}
+    assert sum(p.values()) == 1 and all(w >= 0 for w in p.values())
+    for c in range(2):
+        assert sum(w * Fraction(keys[j, c]) for j, w in p.items()) == Fraction(keys[1, c])
+    entropy = -sum(float(w) * math.log(float(w)) for w in p.values() if w)
+    assert math.exp(-entropy) <= result.bound[1] + 1e-12 < 0.6
+    # the bound is a real upper bound: a grid of queries never beats it
+    grid = np.linspace(-20, 20, 81)
+    q = np.array(np.meshgrid(grid, grid)).reshape(2, -1).T
+    s = q @ keys.T
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    assert (w[:, 1] / w.sum(axis=1)).max() <= result.bound[1]
 
 
 def test_layernorm_set_bound_dominates_sampled_queries():
