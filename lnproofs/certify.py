@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ from .errors import OptionError
 __all__ = ["certify", "certify_results", "has_unselectable", "partial_path"]
 
 _LP_ROUNDS = 40
+_K0 = 4            # initial candidates per key: _K0 * (d + 1) hull vertices
 
 
 # ----------------------------------------------------------------------------- progress
@@ -75,7 +77,7 @@ class _LP:
         m, n = A.shape
         lp = hs.HighsLp()
         lp.num_col_, lp.num_row_ = n, m
-        fix = lambda v: np.nan_to_num(np.asarray(v, dtype=np.float64), posinf=inf, neginf=-inf)
+        fix = lambda v: np.asarray(v, dtype=np.float64)        # kHighsInf is IEEE infinity
         lp.col_cost_ = fix(cost)
         lp.col_lower_, lp.col_upper_ = fix(col_lower), fix(col_upper)
         lp.row_lower_, lp.row_upper_ = fix(row_lower), fix(row_upper)
@@ -240,7 +242,7 @@ class _Engine:
         pool = self._pool[self._pool != i]
         if pool.size == 0:
             pool = np.array([j for j in range(self.m) if j != i], dtype=np.int64)
-        k0 = min(len(pool), 2 * (self.d + 1))
+        k0 = min(len(pool), _K0 * (self.d + 1))
         C = list(pool[np.argsort(-(self.X[pool] @ xi))[:k0]])
         for _ in range(_LP_ROUNDS):
             t, q, lam = self._separation_lp(i, C)
@@ -256,6 +258,10 @@ class _Engine:
             if beat.size == 0:
                 return ("witness", q)
             inC = set(C)
+            want = self.d + 1
+            if beat.size > want + len(C):
+                top = np.argpartition(-s[beat], want + len(C) - 1)[: want + len(C)]
+                beat = beat[top]
             fresh = [int(j) for j in beat[np.argsort(-s[beat])] if int(j) not in inC]
             if not fresh:
                 return ("witness", q)        # only ties within tolerance: let the checker decide
@@ -405,6 +411,71 @@ def _repair_witness(engine: _Engine, i: int, q: np.ndarray):
     return None
 
 
+class _SimplexSweep:
+    """Reuse a certified simplex: every pending key inside it gets exact weights at once."""
+
+    def __init__(self, engine: _Engine):
+        self.engine = engine
+        self.misses = 0
+
+    @property
+    def active(self) -> bool:
+        return self.misses <= 50
+
+    def fat_supports(self, count: int) -> list[list[int]]:
+        """Simplices of hull vertices extreme along rotated regular-simplex directions:
+        together they cover much of the deep interior."""
+        e = self.engine
+        verts = np.array(sorted(e.vertices), dtype=np.int64)
+        if verts.size < e.d + 1:
+            return []
+        base = np.eye(e.d + 1) - 1.0 / (e.d + 1)
+        basis = np.linalg.qr(base[:, : e.d])[0]          # orthonormal basis of the sum-zero plane
+        regular = base @ basis                            # d+1 directions of a regular simplex
+        out = []
+        for _ in range(count):
+            R = np.linalg.qr(e.rng.standard_normal((e.d, e.d)))[0]
+            picks = verts[np.argmax(e.X[verts] @ (regular @ R).T, axis=0)]
+            if len(set(picks.tolist())) == e.d + 1:
+                out.append([int(p) for p in picks])
+        return out
+
+    def sweep(self, support, candidates) -> list[KeyResult]:
+        from flint import fmpz_mat
+
+        e = self.engine
+        support = list(support)
+        if len(support) != e.d + 1 or not len(candidates):
+            return []
+        M = np.vstack([e.X[support].T, np.ones(e.d + 1)])
+        cand = np.asarray(candidates, dtype=np.int64)
+        try:
+            coords = np.linalg.solve(M, np.vstack([e.X[cand].T, np.ones(len(cand))]))
+        except np.linalg.LinAlgError:
+            return []
+        inside = cand[np.all(coords > 1e-9, axis=0)]
+        if inside.size == 0:
+            self.misses += 1
+            return []
+        self.misses = 0
+        ek = e.ek
+        A = fmpz_mat([[ek.row(j)[r] for j in support] for r in range(e.d)] + [[1] * len(support)])
+        B = fmpz_mat([[ek.row(int(i))[r] for i in inside] for r in range(e.d)] + [[1] * len(inside)])
+        try:
+            X = A.solve(B)
+        except ZeroDivisionError:
+            return []
+        out = []
+        for c, i in enumerate(inside.tolist()):
+            weights = [Fraction(int(X[r, c].p), int(X[r, c].q)) for r in range(e.d + 1)]
+            if min(weights) <= 0:
+                continue
+            comb = Combination(tuple(support), tuple(weights))
+            if check_combination(ek, i, comb, strict=True) is None:
+                out.append(KeyResult(i, "unselectable", None, comb, "exact"))
+        return out
+
+
 def _unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress: _Progress,
                     stop_at_first: bool, emit, batch: int = 256) -> dict[int, KeyResult]:
     """Results for the distinct keys P (indices into P) listed in ``todo``."""
@@ -423,29 +494,50 @@ def _unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress: _Pr
         out[r.index] = r
     emit(first)
     left = [int(r) for r in todo if int(r) not in out]
+    sweeper = _SimplexSweep(engine)
+    if len(left) > 4 * (engine.d + 1):
+        swept = []
+        for support in sweeper.fat_supports(32):
+            rest = [j for j in left if j not in out]
+            for r in sweeper.sweep(support, rest):
+                out[r.index] = r
+                swept.append(r)
+        emit(swept)
+        left = [i for i in left if i not in out]
+        sweeper.misses = 0
     for s in range(0, len(left), batch):
-        chunk = left[s:s + batch]
-        witnesses, pending = {}, []
+        chunk = [i for i in left[s:s + batch] if i not in out]
+        witnesses, new = {}, []
         for i in chunk:
+            if i in out:                     # settled meanwhile by a simplex sweep
+                continue
             kind, *data = engine.clarkson(i)
             if kind == "witness":
                 witnesses[i] = data[0]
-            elif kind == "inside":
-                pending.append(i)
+                continue
+            if kind == "inside":
                 out[i] = _decide_inside(engine, i, *data)
+                if out[i].status == "unselectable" and sweeper.active:
+                    rest = [j for j in left[s:] if j not in out and j != i]
+                    for r in sweeper.sweep(out[i].combination.indices, rest):
+                        out[r.index] = r
+                        new.append(r)
             else:
                 out[i] = _exact_fallback(engine, i, data[0])
-            if stop_at_first and out.get(i) is not None and out[i].status in ("unselectable", "tie-only"):
+            new.append(out[i])
+            if stop_at_first and out[i].status in ("unselectable", "tie-only"):
                 break
         good, bad = engine.verify(witnesses)
         for i, v in good.items():
             out[i] = KeyResult(i, "selectable", v, None, "exact", engine.margins.get(i))
+            new.append(out[i])
         for i in bad:
             w = _repair_witness(engine, i, witnesses[i])
             out[i] = (KeyResult(i, "selectable", w, None, "exact") if w is not None else
                       _exact_fallback(engine, i, "the query proposed by the float solver failed the exact check"))
-        emit([out[i] for i in chunk if i in out])
-        if stop_at_first and any(out[i].status in ("unselectable", "tie-only") for i in chunk if i in out):
+            new.append(out[i])
+        emit(new)
+        if stop_at_first and any(r.status in ("unselectable", "tie-only") for r in new):
             break
     return out
 

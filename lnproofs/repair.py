@@ -50,6 +50,20 @@ def _dyadic(x: float, bits: int = 40) -> Fraction:
     return Fraction(round(x * 2 ** bits), 2 ** bits)
 
 
+def _square_weights(ek: ExactKeys, target: int, support: list[int]) -> list[Fraction] | None:
+    """The unique weights over d+1 keys (None if they are affinely dependent)."""
+    from flint import fmpz_mat
+
+    d = ek.dim
+    A = fmpz_mat([[ek.row(j)[r] for j in support] for r in range(d)] + [[1] * len(support)])
+    b = fmpz_mat([[x] for x in ek.row(target)] + [[1]])
+    try:
+        x = A.solve(b)
+    except ZeroDivisionError:
+        return None
+    return [Fraction(int(e.p), int(e.q)) for e in x.entries()]
+
+
 def exact_weights(keys, target: int, support, approx, *, strict: bool) -> Combination | None:
     """Exact weights w over ``support`` with sum w_j k_j = k_target and sum w = 1, close to
     ``approx``: an affinely independent part of the support is solved exactly, the rest
@@ -60,6 +74,11 @@ def exact_weights(keys, target: int, support, approx, *, strict: bool) -> Combin
     approx = np.asarray(approx, dtype=np.float64)
     if not support:
         return None
+    if len(support) == ek.dim + 1:                                # the generic case: one square system
+        quick = _square_weights(ek, target, support)
+        if quick is not None and all(w > 0 or (not strict and w == 0) for w in quick):
+            keep = [c for c, w in enumerate(quick) if w != 0]
+            return Combination(tuple(support[c] for c in keep), tuple(quick[c] for c in keep))
     X = ek.array[support] - ek.array[target]
     scale = np.max(np.abs(X)) or 1.0
     M = np.vstack([(X / scale).T, np.ones(len(support))])       # (d+1) x |S|
