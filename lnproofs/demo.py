@@ -25,7 +25,9 @@ same definitions, written once here and once in the page's script:
   displayed keys (some query makes it win strictly), *tie-only* when it lies on the
   boundary of the hull of the other keys, *unselectable* when it lies strictly inside.
   Python decides this with exact rational orientation predicates on the plane
-  coordinates; the page uses the same predicates in floating point.
+  coordinates; the page uses the same predicates in floating point.  (The plane
+  coordinates are the right place to ask: with projection on, the rounded keys in R^3
+  are not exactly coplanar, and a flat tetrahedron's vertices would all count.)
 
 Without scaling, projection alone never changes selectability here: it is an injective
 linear map on the plane ``z = 0``, and convex-hull membership is invariant under such

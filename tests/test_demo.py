@@ -96,3 +96,19 @@ def test_demo_command_writes_the_page(cli, tmp_path):
     result = cli(["demo", "--out", out])
     assert result.status == 0, result.err
     assert out.read_text(encoding="utf-8") == render_demo()
+
+
+@pytest.mark.parametrize("magnitude", [0.5, 1.0, T - 1e-6, T + 1e-6, 3.7])
+@pytest.mark.parametrize("projection, scaling", [(False, False), (True, False), (False, True), (True, True)])
+def test_statuses_agree_with_the_certification_engine(magnitude, projection, scaling):
+    """The page's predicate and the engine agree on the displayed plane coordinates.
+
+    (With projection on, the rounded keys in R^3 are not exactly coplanar, so the exact
+    question is asked in the plane coordinates the page shows; without projection the
+    keys in R^3 have z = 0 exactly and are compared too.)"""
+    from lnproofs.certify import certify
+
+    state = demo_state(77.0, magnitude, projection=projection, scaling=scaling)
+    assert certify(np.array(state.keys2d)).statuses == state.statuses
+    if not projection:
+        assert certify(np.array(state.keys3d)).statuses == state.statuses
