@@ -2,6 +2,7 @@
 
 import csv
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from lnproofs.models.certify_model import (  # noqa: E402
-    certify_head, check_head_file, ellipsoid_gaps, witness_margins)
+    certify_head, check_model_file, ellipsoid_gaps, witness_margins)
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402
 
@@ -52,6 +53,7 @@ def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
     for layer in (0, 1):
         outputs = json.loads((out / f"layer{layer}_outputs.json").read_text())
         np.testing.assert_array_equal(np.array(outputs["ln_outputs"]), caps[layer].ln_out)
+        assert check_model_file(out / f"layer{layer}_outputs.json")["certificate"].ok
         for head in range(4):
             path = out / f"layer{layer}_head{head}.json"
             data = json.loads(path.read_text())
@@ -62,7 +64,7 @@ def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
             W_q, b_q, _, _ = caps[layer].head_weights(head)
             assert data["layernorm"]["query_set"]["W_q"] == W_q.tolist()
             assert data["layernorm"]["query_set"]["b_q"] == b_q.tolist()
-            reports = check_head_file(path)
+            reports = check_model_file(path)
             assert all(report.ok for report in reports.values())
             row = next(r for r in head_rows if int(r["layer"]) == layer and int(r["head"]) == head)
             assert int(row["free_selectable"]) == _statuses(data["free"]).count("selectable")
@@ -90,7 +92,7 @@ def test_pooled_inputs_report_duplicates_as_ties(cli, models, tmp_path):
                 assert status[p] == status[n0 + p] and status[p] in ("tie-only", "unselectable")
             ties_here = sum(status[i] == "tie-only" for g in groups for i in g)
             assert data["ties"]["free"]["tie_only_same_token_position"] == ties_here
-            assert check_head_file(out / f"layer{layer}_head{head}.json")["free"].ok
+            assert check_model_file(out / f"layer{layer}_head{head}.json")["free"].ok
     rows = list(csv.DictReader((out / "summary.csv").open()))
     assert all(int(r["ties_same_token_position"]) > 0 for r in rows)
     assert all(int(r["outputs_ties_same_token_position"]) == 2 * len(PREFIX) for r in rows)
@@ -189,4 +191,17 @@ def test_a_pretrained_model_stored_locally(cli, tmp_path):
     assert data["free"]["dim"] == 32 and data["free"]["n_keys"] == 18
     # [CLS], "the", "sat", "on", "the", "mat", "." and [SEP] repeat at the same positions: 8 identical pairs
     assert len(data["duplicates"]) == 8
-    assert check_head_file(out / "layer0_head0.json")["free"].ok
+    assert check_model_file(out / "layer0_head0.json")["free"].ok
+
+
+def test_a_tampered_file_is_refuted(cli, models, tmp_path):
+    out = tmp_path / "tamper"
+    assert cli(["certify-model", models / "bert", "--text", "the cat sat on the mat", "--layers", "1",
+                "--heads", "0", "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    path = out / "layer1_head0.json"
+    data = json.loads(path.read_text())
+    first = next(r for r in data["free"]["results"] if r["status"] == "selectable")
+    first["witness"] = [-float(Fraction(str(w))) for w in first["witness"]]  # now it points away from the key
+    path.write_text(json.dumps(data))
+    reports = check_model_file(path)
+    assert not reports["free"].ok and reports["layernorm"].ok

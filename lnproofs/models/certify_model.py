@@ -16,7 +16,7 @@ For each head ``h`` of the layer (one file ``layer{l}_head{h}.json``):
   position of different inputs (pooled inputs): those keys tie, they are not errors.
 
 Every file holds the arrays it certifies (keys, LayerNorm outputs) as exact floats, so
-it can be re-checked on its own (:func:`check_head_file`).  A summary table per layer
+it can be re-checked on its own (:func:`check_model_file`).  A summary table per layer
 (``summary.csv``, ``summary.md``) and per head (``heads.csv``) is rebuilt from the files,
 so an interrupted run resumed with ``resume=True`` ends with the same summary.
 """
@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import ModelError, OptionError
 
 __all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
-           "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_head_file",
+           "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_model_file",
            "inputs_digest", "witness_margins", "ModelRun", "UNIFORM_CHOICES"]
 
 HEAD_SCHEMA = "lnproofs.model-head/1"
@@ -435,11 +435,19 @@ def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tup
     return paths
 
 
-def check_head_file(path) -> dict:
-    """Re-verify the certificates of a ``layer{l}_head{h}.json`` file exactly -> name -> CheckReport."""
+def check_model_file(path) -> dict:
+    """Re-verify the certificates of a ``layer{l}_head{h}.json`` (``free``, ``layernorm``) or
+    ``layer{l}_outputs.json`` (``certificate``) file exactly, against the arrays it holds;
+    returns name -> :class:`~lnproofs.checker.CheckReport`."""
     from ..certificates import Certificate
     from ..checker import check_certificate
 
     data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if data.get("schema") == LAYER_SCHEMA:
+        rows = np.asarray(data["ln_outputs"], dtype=np.float64)
+        return {"certificate": check_certificate(Certificate.from_json(data["certificate"]), rows)}
+    if data.get("schema") != HEAD_SCHEMA:
+        raise ModelError(f"{path} is not a certify-model file (schema {data.get('schema')!r}); "
+                         f"accepted schemas: {HEAD_SCHEMA}, {LAYER_SCHEMA}")
     keys = np.asarray(data["keys"], dtype=np.float64)
     return {name: check_certificate(Certificate.from_json(data[name]), keys) for name in ("free", "layernorm")}
