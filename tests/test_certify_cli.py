@@ -74,7 +74,11 @@ def test_an_interrupted_run_resumes_and_loses_nothing(tmp_path, monkeypatch):
     side = partial_path(out)
     assert side.exists() and not out.exists()
     kept = [json.loads(line) for line in side.read_text().splitlines()[1:]]
-    assert kept and all(r["status"] == "selectable" for r in kept)   # the bulk stage was written
+    assert kept and {r["status"] for r in kept} <= {"selectable", "unselectable"}  # bulk stages were written
+    from lnproofs.certificates import KeyResult
+    from lnproofs.querysets.free import check_all
+
+    assert all(v.ok for v in check_all(keys, None, [KeyResult.from_json(r) for r in kept]))
 
     monkeypatch.setattr(engine._Engine, "clarkson", original)
     seen = []
