@@ -29,7 +29,9 @@ purpose:
 * ``determinant lemma``: an explicit determinant equals the claimed expression;
 * ``solve``: the solution set of an equation in a stated domain is exactly the claim;
 * ``root isolation (Sturm)``: a polynomial has exactly one root in each claimed closed
-  interval, and no other real roots.
+  interval, and no other real roots;
+* ``derivative``: the derivative of ``lhs`` in ``data[0]`` (sums expanded) is ``rhs``;
+* ``limit``: SymPy's limit of ``lhs`` (symbol, point and side in ``data``) is ``rhs``.
 """
 
 from __future__ import annotations
@@ -334,6 +336,16 @@ def _claim(step: Step, latex: bool) -> str:
         sym = step.data[0]
         return (rf"\{{ {show(sym)} : {show(lhs)} = 0 \}} = {show(rhs)}" if latex
                 else f"{{{show(sym)} : {show(lhs)} = 0}} = {show(rhs)}")
+    if m == "derivative":
+        sym = step.data[0]
+        return (rf"\frac{{d}}{{d{show(sym)}}}\left({show(lhs)}\right) = {show(rhs)}" if latex
+                else f"d/d{show(sym)} ({show(lhs)}) = {show(rhs)}")
+    if m == "limit":
+        sym, point = step.data[0], step.data[1]
+        side = step.data[2] if len(step.data) > 2 else ""
+        side_tex = {"+": "^+", "-": "^-"}.get(side, "")
+        return (rf"\lim_{{{show(sym)} \to {show(point)}{side_tex}}} {show(lhs)} = {show(rhs)}" if latex
+                else f"limit of {show(lhs)} as {show(sym)} -> {show(point)}{side} = {show(rhs)}")
     if m == "root isolation (Sturm)":
         ivs = ", ".join(f"[{show(a)}, {show(b)}]" for a, b in rhs)
         return (rf"\text{{real roots of }} {show(lhs)}: \text{{one in each of }} {ivs}" if latex
@@ -360,18 +372,46 @@ def _vanishes(expr, budget: int = 300) -> bool:
         e = sp.sympify(entry)
         if e == 0:
             continue
+        exact = _rational_zero(e)
+        if exact is not None:
+            if exact:
+                continue
+            return False
         e = sp.expand(e)
         if e == 0:
             continue
+        radical = any(not p.exp.is_Integer for p in e.atoms(sp.Pow))
+        if radical and sp.expand(sp.radsimp(e)) == 0:
+            continue
         e = sp.cancel(sp.together(e))
         if e == 0:
-            continue
-        if e.has(sp.Pow) and sp.expand(sp.radsimp(e)) == 0:
             continue
         if sp.count_ops(e) <= budget and sp.simplify(e) == 0:
             continue
         return False
     return True
+
+
+def _rational_zero(expr):
+    """For a rational function over QQ in plain symbols: is it identically zero? Else None."""
+    import sympy as sp
+
+    if expr.has(sp.Indexed, sp.Sum, sp.KroneckerDelta, sp.Function):
+        return None
+    for power in expr.atoms(sp.Pow):
+        if not power.exp.is_Integer:
+            return None
+    symbols = sorted(expr.free_symbols, key=sp.default_sort_key)
+    if not all(isinstance(sym, sp.Symbol) for sym in symbols):
+        return None
+    try:
+        if not symbols:
+            value = sp.nsimplify(expr) if not expr.is_Rational else expr
+            return bool(value == 0) if value.is_Rational else None
+        field = sp.QQ.frac_field(*symbols)
+        return field.from_sympy(expr) == field.zero
+    except Exception:  # not a rational function over QQ (e.g. sqrt(2) coefficients)
+        return None
 
 
 def _difference(step: Step):
@@ -612,7 +652,14 @@ def _check_det(step: Step):
     import sympy as sp
 
     _require_equality(step)
-    det = sp.Matrix(step.lhs).det(method="berkowitz")
+    from sympy.polys.matrices import DomainMatrix
+
+    matrix = sp.Matrix(step.lhs)
+    try:
+        dm = DomainMatrix.from_Matrix(matrix)
+        det = dm.domain.to_sympy(dm.det())
+    except Exception:  # domains DomainMatrix cannot handle
+        det = matrix.det(method="berkowitz")
     ok = _vanishes(det - step.rhs)
     return ok, "det(lhs) - rhs = 0" if ok else "det(lhs) differs from rhs"
 
@@ -634,14 +681,39 @@ def _check_roots(step: Step):
 
     lam = step.data[0]
     poly = sp.Poly(step.lhs, lam)
+    if poly.degree() != len(step.rhs):
+        return False, f"degree {poly.degree()} but {len(step.rhs)} intervals claimed"
     for lo, hi in step.rhs:
-        count = poly.count_roots(lo, hi)
+        if lo == hi:
+            simple = poly.eval(lo) == 0 and poly.diff().eval(lo) != 0
+            count = 1 if simple else 0
+        else:
+            count = poly.count_roots(lo, hi)
         if count != 1:
-            return False, f"{count} roots in [{lo}, {hi}]"
+            return False, f"{count} simple roots in [{lo}, {hi}]"
     total = poly.count_roots()
     if total != len(step.rhs):
         return False, f"{total} real roots in all, {len(step.rhs)} intervals claimed"
-    return True, "exactly one root in each interval (Sturm sequences, exact)"
+    return True, "exactly one root in each interval and degree = number of intervals (Sturm sequences, exact)"
+
+
+def _check_limit(step: Step):
+    import sympy as sp
+
+    _require_equality(step)
+    symbol, point = step.data[0], step.data[1]
+    direction = step.data[2] if len(step.data) > 2 else "+-"
+    found = sp.limit(step.lhs, symbol, point, direction)
+    ok = found == step.rhs or (found.is_finite and _vanishes(found - step.rhs))
+    return ok, f"limit is {sp.sstr(found)}"
+
+
+def _check_derivative(step: Step):
+    _require_equality(step)
+    symbol = step.data[0]
+    derived = step.lhs.diff(symbol)
+    ok = _vanishes(normalize_sums(derived - step.rhs))
+    return ok, "d/d{} of the function equals the claim".format(symbol) if ok else "the derivative differs"
 
 
 #: method name -> checker(step) -> (checked, detail)
@@ -659,6 +731,8 @@ METHODS: dict = {
     "determinant lemma": _check_det,
     "solve": _check_solve,
     "root isolation (Sturm)": _check_roots,
+    "limit": _check_limit,
+    "derivative": _check_derivative,
 }
 
 
