@@ -534,7 +534,7 @@ def _canonical_dummies(expr):
     import sympy as sp
 
     def rename(s):
-        if len(s.limits) != 1 or s.function.has(sp.Sum):
+        if len(s.limits) != 1 or s.function.has(sp.Sum) or s.has(sp.Symbol("k_double_0", integer=True, positive=True)):
             return s
         k, lo, hi = s.limits[0]
         fixed = _sum_index()
@@ -556,6 +556,8 @@ def _expand_sum(s):
 
     body = normalize_sums(s.function)
     limits = s.limits
+    if len(limits) == 2 and limits[0][0].name.startswith("k_double_"):
+        return s
     if len(limits) != 1:
         inner = sp.Sum(body, *limits[:-1])
         return _expand_sum(sp.Sum(_expand_sum(inner), limits[-1]))
@@ -566,6 +568,12 @@ def _expand_sum(s):
         for factor in sp.Mul.make_args(term):
             (dep if factor.has(k) else const).append(factor)
         c = sp.Mul(*const)
+        inner = [f for f in dep if isinstance(f, sp.Sum) and len(f.limits) == 1]
+        if len(inner) == 1 and not any(isinstance(f, sp.KroneckerDelta) for f in dep):
+            # sum_k f(k) sum_j g(j, k) = sum over (j, k) of f(k) g(j, k): a finite double sum
+            rest = sp.Mul(*[f for f in dep if f is not inner[0]])
+            total += c * _double_sum(rest * inner[0].function, inner[0].limits[0], (k, lo, hi))
+            continue
         delta = next((f for f in dep if isinstance(f, sp.KroneckerDelta) and (k in f.args)
                       and any(a != k for a in f.args)), None)
         if delta is not None:
@@ -577,6 +585,19 @@ def _expand_sum(s):
         else:
             total += c * sp.Sum(sp.Mul(*dep), (k, lo, hi))
     return total
+
+
+def _double_sum(body, first, second):
+    """A canonical double sum: limits ordered by their ranges, indices renamed."""
+    import sympy as sp
+
+    limits = sorted([first, second], key=lambda lim: (sp.default_sort_key(lim[1]), sp.default_sort_key(lim[2])))
+    names = [sp.Symbol(f"k_double_{t}", integer=True, positive=True) for t in range(2)]
+    body = body.subs({limits[0][0]: names[0], limits[1][0]: names[1]}, simultaneous=True)
+    out = sp.Integer(0)
+    for term in sp.Add.make_args(sp.expand(body)):
+        out += sp.Sum(term, (names[0], limits[0][1], limits[0][2]), (names[1], limits[1][1], limits[1][2]))
+    return out
 
 
 def _canonical_deltas(expr):
