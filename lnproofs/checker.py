@@ -120,10 +120,15 @@ def affine_rank(rows) -> int:
         den = math.lcm(*(Fraction(x).denominator for r in diffs for x in r))
         diffs = [[int(Fraction(x) * den) for x in r] for r in diffs]
     try:
-        from flint import fmpz_mat
-        return int(fmpz_mat(diffs).rank())
+        from flint import fmpz_mat, nmod_mat
     except ImportError:  # pragma: no cover - python-flint is a dependency
         return _rank_bareiss(diffs)
+    # The rank modulo a prime never exceeds the rank over Q, so full rank mod p is a proof.
+    p = (1 << 61) - 1
+    full = min(len(diffs), len(diffs[0]))
+    if int(nmod_mat(len(diffs), len(diffs[0]), [x % p for r in diffs for x in r], p).rank()) == full:
+        return full
+    return int(fmpz_mat(diffs).rank())
 
 
 def _rank_bareiss(m: list[list[int]]) -> int:
@@ -270,6 +275,16 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
     return out
 
 
+def _combine_rows(W: list[int], rows: list[list[int]], dim: int) -> list[int]:
+    """sum_j W_j * rows_j, exactly (python-flint when available)."""
+    try:
+        from flint import fmpz_mat
+    except ImportError:  # pragma: no cover - python-flint is a dependency
+        return [sum(a * r[c] for a, r in zip(W, rows)) for c in range(dim)]
+    product = fmpz_mat([W]) * fmpz_mat(rows)
+    return [int(x) for x in product.entries()]
+
+
 def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
     """None if ``combination`` writes k_i exactly as a convex combination of other keys
     (strictly positive weights if ``strict``; for ``strict`` also the support's affine
@@ -295,14 +310,16 @@ def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
     W, _ = exact_ints(w)
     den = sum(W)  # weights = W / den since they sum to 1
     target = ek.row(i)
+    rows = [ek.row(j) for j in idx]
+    sums = _combine_rows(W, rows, ek.dim)
     for coord in range(ek.dim):
-        acc = sum(a * ek.row(j)[coord] for a, j in zip(W, idx))
+        acc = sums[coord]
         if acc != den * target[coord]:
             miss = Fraction(acc - den * target[coord], den) * Fraction(2) ** ek.exponent
             return (f"key {i}: the combination misses k_{i} in coordinate {coord} by {float(miss):.6g} "
                     f"(exactly {miss}); it must reproduce k_{i} exactly")
     if strict:
-        r = affine_rank([ek.row(j) for j in idx])
+        r = affine_rank(rows)
         if r < ek.dim and r != ek.affine_rank():
             return (f"key {i}: the support spans an affine space of dimension {r} but the keys span "
                     f"dimension {ek.affine_rank()}; k_{i} is not shown to be in the relative interior")

@@ -1,0 +1,173 @@
+"""Benchmark: certify every key with lnproofs versus per-key LPs (scipy HiGHS, cvxpy).
+
+For each key set the project certifies every key (exact checks included: every status
+it reports has passed the checker) and, separately, the independent checker re-verifies
+the whole certificate.  The peers solve one hull-membership LP per key, as the public
+tools do: find lambda >= 0 with sum lambda_j k_j = k_i, sum lambda = 1 over the other
+keys (feasible: not selectable; infeasible: a vertex).  Peers are timed on a random
+sample of keys and extrapolated linearly to all keys when the sample is smaller than
+N; the output says which.  Their float verdicts are compared with the certificates.
+
+    python benchmarks/bench_certify.py                       # the full grid
+    python benchmarks/bench_certify.py --sizes 1000 --dims 8 --highs-sample 20 --cvxpy-sample 3
+
+Results go to benchmarks/results/bench_certify.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def gaussian(n, d, seed):
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
+def half_inside(n, d, seed):
+    """n/2 Gaussian keys, and n/2 keys strictly inside: positive random weights over 2d of them."""
+    rng = np.random.default_rng(seed)
+    outer = rng.standard_normal((n - n // 2, d))
+    inner = np.empty((n // 2, d))
+    for r in range(n // 2):
+        pick = rng.choice(len(outer), size=min(len(outer), 2 * d), replace=False)
+        w = rng.dirichlet(np.ones(len(pick)))
+        inner[r] = w @ outer[pick]
+    keys = np.vstack([outer, inner])
+    return keys[rng.permutation(n)]
+
+
+def highs_inside(keys, i):
+    from scipy.optimize import linprog
+
+    others = np.delete(keys, i, axis=0)
+    A = np.vstack([others.T, np.ones(len(others))])
+    b = np.append(keys[i], 1.0)
+    res = linprog(np.zeros(len(others)), A_eq=A, b_eq=b, bounds=(0, None), method="highs")
+    return res.status == 0
+
+
+def cvxpy_inside(keys, i):
+    import cvxpy as cp
+
+    others = np.delete(keys, i, axis=0)
+    lam = cp.Variable(len(others), nonneg=True)
+    problem = cp.Problem(cp.Minimize(0), [others.T @ lam == keys[i], cp.sum(lam) == 1])
+    problem.solve()
+    return problem.status in ("optimal", "optimal_inaccurate")
+
+
+def time_peer(fn, keys, sample, rng):
+    n = len(keys)
+    idx = np.arange(n) if sample >= n else np.sort(rng.choice(n, size=sample, replace=False))
+    verdicts, start = {}, time.perf_counter()
+    for i in idx:
+        verdicts[int(i)] = fn(keys, int(i))
+    spent = time.perf_counter() - start
+    total = spent / len(idx) * n
+    return {"keys_timed": int(len(idx)), "seconds_timed": spent, "seconds_all_keys": total,
+            "extrapolated": bool(len(idx) < n), "verdicts": verdicts}
+
+
+def run_case(name, keys, args, rng):
+    from lnproofs.certify import certify
+    from lnproofs.checker import check_certificate
+
+    n, d = keys.shape
+    start = time.perf_counter()
+    cert = certify(keys, progress=False)
+    t_cert = time.perf_counter() - start
+    start = time.perf_counter()
+    report = check_certificate(cert, keys)
+    t_check = time.perf_counter() - start
+    row = {"case": name, "n": n, "d": d, "certify_s": t_cert, "check_s": t_check,
+           "checker_ok": report.ok, "summary": cert.summary}
+    for peer, fn, sample in (("highs", highs_inside, args.highs_sample), ("cvxpy", cvxpy_inside, args.cvxpy_sample)):
+        if sample <= 0:
+            continue
+        got = time_peer(fn, keys, sample, rng)
+        disagree = [i for i, inside in got.pop("verdicts").items()
+                    if inside != (cert[i].status in ("unselectable", "tie-only"))]
+        got["disagreements"] = len(disagree)
+        got["ratio"] = got["seconds_all_keys"] / t_cert
+        row[peer] = got
+    return row
+
+
+def markdown(rows, meta):
+    lines = [f"# certify benchmark ({meta['when']})", "",
+             f"Machine: {meta['cpus']} CPUs, {meta['platform']}; load average before {meta['load_before']}, "
+             f"after {meta['load_after']}. {meta['note']}", "",
+             "| case | N | d | selectable / tie-only / unselectable / undecided | lnproofs certify (s) | "
+             "check (s) | HiGHS per key (s) | ratio | cvxpy per key (s) | ratio | disagreements (HiGHS, cvxpy) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        s = r["summary"]
+        cells = [r["case"], str(r["n"]), str(r["d"]),
+                 f"{s['selectable']} / {s['tie-only']} / {s['unselectable']} / {s['undecided']}",
+                 f"{r['certify_s']:.2f}", f"{r['check_s']:.2f}"]
+        dis = []
+        for peer in ("highs", "cvxpy"):
+            p = r.get(peer)
+            if p is None:
+                cells += ["-", "-"]
+                dis.append("-")
+                continue
+            mark = f" (est. from {p['keys_timed']} keys)" if p["extrapolated"] else ""
+            cells += [f"{p['seconds_all_keys']:.1f}{mark}", f"{p['ratio']:.0f}x"]
+            dis.append(f"{p['disagreements']}/{p['keys_timed']}")
+        cells.append(", ".join(dis))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Ratios are peer time for all keys divided by lnproofs time for all keys. 'est.' marks peer "
+              "times measured on a random sample of keys and extrapolated linearly to N.",
+              "Disagreements: sampled keys where the peer's float verdict differs from the exact certificate."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,5000,10000")
+    parser.add_argument("--dims", default="8,32,64")
+    parser.add_argument("--hard", default="2000:32,5000:64", help="N:d list for the half-inside case")
+    parser.add_argument("--highs-sample", type=int, default=40, help="keys timed per case for per-key HiGHS")
+    parser.add_argument("--cvxpy-sample", type=int, default=5, help="keys timed per case for per-key cvxpy")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--note", default="", help="free text stored with the results (e.g. what else ran)")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    load_before = os.getloadavg()
+    rows = []
+    cases = [(f"gaussian", int(n), int(d), gaussian) for n in args.sizes.split(",") if n
+             for d in args.dims.split(",") if d]
+    cases += [("half inside", int(nd.split(":")[0]), int(nd.split(":")[1]), half_inside)
+              for nd in args.hard.split(",") if nd]
+    for name, n, d, make in cases:
+        keys = make(n, d, args.seed + n + d)
+        row = run_case(name, keys, args, rng)
+        rows.append(row)
+        peers = ", ".join(f"{p} {row[p]['seconds_all_keys']:.1f}s ({row[p]['ratio']:.0f}x"
+                          f"{', extrapolated' if row[p]['extrapolated'] else ''})"
+                          for p in ("highs", "cvxpy") if p in row)
+        print(f"{name:12s} N={n:6d} d={d:3d}  certify {row['certify_s']:7.2f}s  check {row['check_s']:6.2f}s  "
+              f"{row['summary']}  {peers}", flush=True)
+    meta = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
+            "platform": platform.platform(), "python": platform.python_version(),
+            "load_before": [round(x, 2) for x in load_before],
+            "load_after": [round(x, 2) for x in os.getloadavg()], "note": args.note,
+            "highs_sample": args.highs_sample, "cvxpy_sample": args.cvxpy_sample}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_certify.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+    (out / "bench_certify.md").write_text(markdown(rows, meta))
+    print(f"wrote {out / 'bench_certify.json'} and {out / 'bench_certify.md'}")
+
+
+if __name__ == "__main__":
+    main()
