@@ -25,7 +25,7 @@ from lnproofs.errors import InputError, OptionError, ShapeError
 from .device import device_label, resolve_device, resolve_dtype
 from .tolerances import tolerance
 
-__all__ = ["layer_report", "surface_recheck", "min_spread"]
+__all__ = ["layer_report", "surface_recheck", "fused_recheck", "min_spread"]
 
 
 def min_spread(eps: float, tau: float, convention: str = "torch") -> float:
@@ -41,12 +41,26 @@ def min_spread(eps: float, tau: float, convention: str = "torch") -> float:
 
 def surface_recheck(x: torch.Tensor, z: torch.Tensor, bias: torch.Tensor, inv_gain: torch.Tensor, eps: float,
                     convention: str = "torch") -> dict:
-    """Per-row geometry of one chunk: inputs ``x`` and the layer's outputs ``z`` (all gains non-zero
-    unless ``inv_gain`` is 0 on the zero-gain coordinates).  Returns per-row tensors: ``deficit``
-    (1 - ||g(Px)|| / sqrt(n), from the input), ``radius`` (||g(Px)||), ``length`` (||(z - b) / a||),
-    ``offset`` (||z - b||), ``plane`` (sum of (z - b) / a), ``kappa`` (centring sensitivity)."""
+    """Per-row geometry of one chunk: inputs ``x`` and the layer's outputs ``z``.  ``inv_gain`` is
+    1/a (0 on zero-gain coordinates, whose outputs must then equal the bias; check them separately).
+
+    Memory-bound work is kept to the minimum: the row sums come from one matrix product per
+    tensor (BLAS), the squared lengths from ``vector_norm``, and the only temporary is z / a.
+    The variance is sum(x^2) - n mean^2 except on rows where that cancels (more than 4 bits
+    lost), which are recomputed two-pass.  Returns per-row tensors: ``deficit``
+    (1 - ||g(Px)|| / sqrt(n), from the input), ``radius`` (||g(Px)||), ``offset`` (||z - b||),
+    ``length_error`` and ``plane_error`` (normalised residuals of ||(z - b)/a|| = ||g(Px)|| and
+    sum (z - b)/a = 0), ``kappa`` (centring sensitivity) and ``constant`` (rows with zero spread)."""
     n = x.shape[-1]
-    var, mean = torch.var_mean(x, dim=-1, correction=0)
+    ones = torch.full((n,), 1.0 / n, dtype=x.dtype, device=x.device)
+    mean = x @ ones
+    sq = torch.linalg.vector_norm(x, dim=-1) ** 2
+    r2 = sq - n * mean * mean
+    poor = r2 * 16.0 <= sq
+    if bool(poor.any()):
+        y = x[poor] - mean[poor, None]
+        r2[poor] = torch.linalg.vector_norm(y, dim=-1) ** 2
+    var = r2.clamp_min(0) / n
     sigma = var.sqrt()
     if convention == "torch":
         den = (var + eps).sqrt()
@@ -54,15 +68,49 @@ def surface_recheck(x: torch.Tensor, z: torch.Tensor, bias: torch.Tensor, inv_ga
     else:
         den = sigma + eps
         deficit = eps / den
-    d = z - bias
-    offset = torch.linalg.vector_norm(d, dim=-1)
-    d.mul_(inv_gain)
-    plane = d.sum(-1)
-    length = torch.linalg.vector_norm(d, dim=-1)
     radius = math.sqrt(n) * sigma / den
+    bi = bias * inv_gain
+    sums = z @ torch.stack([inv_gain, bi * inv_gain, bias], dim=1)
+    zi = torch.linalg.vector_norm(z * inv_gain, dim=-1)
+    zn = torch.linalg.vector_norm(z, dim=-1)
+    bi_norm = float(torch.linalg.vector_norm(bi))
+    length2 = zi * zi - 2 * sums[:, 1] + bi_norm ** 2
+    offset = (zn * zn - 2 * sums[:, 2] + float(bias @ bias)).clamp_min(0).sqrt()
+    plane = sums[:, 0] - float(bi.sum())
     kappa = math.sqrt(n) * (mean.abs() + sigma) / den
-    return {"deficit": deficit, "radius": radius, "length": length, "offset": offset, "plane": plane,
-            "kappa": kappa, "constant": sigma == 0}
+    big = (zi + bi_norm)
+    length_error = (length2 - radius * radius).abs() / (big * big + 2 * n * (1 + kappa))
+    plane_error = plane.abs() / (math.sqrt(n) * big + n * (1 + kappa))
+    return {"deficit": deficit, "radius": radius, "offset": offset, "length_error": length_error,
+            "plane_error": plane_error, "kappa": kappa, "constant": sigma == 0}
+
+
+def fused_recheck(x: torch.Tensor, z: torch.Tensor | None, gain: torch.Tensor, bias: torch.Tensor, eps: float, *,
+                  chunk_rows: int = 2048, convention: str = "torch") -> dict:
+    """The streaming geometry re-check of a whole batch (all gains non-zero): one pass over each
+    chunk of x (mean and variance) and of z (z - b, its length, its scaled sum and length), in
+    cache-sized chunks, with only running maxima and counts kept.  ``z=None`` computes the layer's
+    outputs chunk by chunk with ``torch.nn.functional.layer_norm``.
+
+    Returns {"rows", "inside", "max_distance", "max_plane", "max_ellipse", "tolerance"}."""
+    import torch.nn.functional as F
+
+    n = x.shape[-1]
+    inv = 1.0 / gain
+    tol = tolerance("layer.surface", x.dtype, n)
+    inside = torch.zeros((), dtype=torch.int64, device=x.device)
+    worst = torch.zeros(3, dtype=x.dtype, device=x.device)
+    root_n = math.sqrt(n)
+    for lo in range(0, x.shape[0], chunk_rows):
+        xc = x[lo:lo + chunk_rows]
+        zc = F.layer_norm(xc, (n,), gain, bias, eps) if z is None else z[lo:lo + chunk_rows]
+        s = surface_recheck(xc, zc, bias, inv, eps, convention)
+        dist = s["offset"] * (root_n / s["radius"] - 1.0)
+        worst = torch.maximum(worst, torch.stack([dist.max(), s["length_error"].max(), s["plane_error"].max()]))
+        inside += (s["deficit"] > tol * (1 + s["kappa"])).sum()
+    w = worst.tolist()
+    return {"rows": int(x.shape[0]), "inside": int(inside), "max_distance": w[0], "max_ellipse": w[1],
+            "max_plane": w[2], "tolerance": tol}
 
 
 def _as_tensor(value, name, ndim, t):
@@ -127,7 +175,7 @@ def layer_report(gain, bias, eps: float, inputs, *, outputs=None, device="auto",
     for lo in range(0, X.shape[0], rows):
         xc = X[lo:lo + rows].to(**t)
         zc = layer(xc, (n,), a, b, eps) if Z is None else Z[lo:lo + rows].to(**t)
-        s = surface_recheck(xc, zc.clone() if Z is not None else zc, b, inv, eps, convention)
+        s = surface_recheck(xc, zc, b, inv, eps, convention)
         keep = ~s["constant"] if eps == 0 else torch.ones_like(s["constant"])
         agg["constant"] += int(s["constant"].sum())
         radius = s["radius"][keep]
@@ -142,9 +190,8 @@ def layer_report(gain, bias, eps: float, inputs, *, outputs=None, device="auto",
         agg["inside"] += int((deficit > tol * (1 + s["kappa"][keep])).sum())
         agg["below"] += int((xc.var(dim=-1, correction=0) < sigma_min ** 2).sum())
         if all_nonzero and radius.numel():
-            scale = math.sqrt(n) * (1 + s["kappa"][keep])
-            agg["ellipse"] = max(agg["ellipse"], float(((s["length"][keep] - radius).abs() / scale).max()))
-            agg["plane"] = max(agg["plane"], float((s["plane"][keep].abs() / (math.sqrt(n) * scale)).max()))
+            agg["ellipse"] = max(agg["ellipse"], float(s["length_error"][keep].max()))
+            agg["plane"] = max(agg["plane"], float(s["plane_error"][keep].max()))
         if not all_nonzero:
             dev_z = (zc[:, ~nonzero] - b[~nonzero]).abs()
             agg["zero_dev"] = max(agg["zero_dev"], float(dev_z.max()) if dev_z.numel() else 0.0)
