@@ -162,7 +162,7 @@ class _Engine:
             left = left[~keep]
         # random directions: the winner of each direction is a vertex
         if left.size:
-            count = int(np.clip(3e7 / max(self.m * self.d, 1), 8 * self.d + 32, 4096))
+            count = int(np.clip(min(3e7 / max(self.m * self.d, 1), 8 * self.m), 2 * self.d + 16, 4096))
             G = self.rng.standard_normal((count, self.d))
             S = self.X @ G.T
             order = np.argsort(S, axis=0)
