@@ -15,7 +15,7 @@ from .errors import OptionError
 __all__ = ["THEOREM_NAMES", "MODULES", "theorem_names", "all_theorems", "prove_all", "get_theorem"]
 
 #: theorem modules under lnproofs, in the order their theorems are listed
-MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm")
+MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention_theorems")
 
 THEOREM_NAMES = (
     "projection.mean_subtraction",

@@ -334,8 +334,9 @@ def _claim(step: Step, latex: bool) -> str:
         return (rf"\det {show(lhs)} = {show(rhs)}" if latex else f"det({show(lhs)}) = {show(rhs)}")
     if m == "solve":
         sym = step.data[0]
-        return (rf"\{{ {show(sym)} : {show(lhs)} = 0 \}} = {show(rhs)}" if latex
-                else f"{{{show(sym)} : {show(lhs)} = 0}} = {show(rhs)}")
+        cond = show(lhs) if isinstance(lhs, sp.core.relational.Relational) else f"{show(lhs)} = 0"
+        return (rf"\{{ {show(sym)} : {cond} \}} = {show(rhs)}" if latex
+                else f"{{{show(sym)} : {cond}}} = {show(rhs)}")
     if m == "derivative":
         sym = step.data[0]
         return (rf"\frac{{d}}{{d{show(sym)}}}\left({show(lhs)}\right) = {show(rhs)}" if latex
