@@ -652,6 +652,25 @@ def _read_partial(path: Path, fingerprint: str, n: int) -> list[KeyResult]:
     return list(found.values())
 
 
+def _other_kind(module, K, qs, known, on_results, *, progress, seed, chunked, chunk: int = 1000):
+    """Results from a query-set module; in chunks of keys (written as they come) for long runs."""
+    n = len(K)
+    done = {r.index: r for r in known}
+    todo = [i for i in range(n) if i not in done]
+    if not chunked:
+        for r in module.certify(K, qs, progress=progress, seed=seed):
+            done.setdefault(r.index, r)
+        return [done[i] for i in range(n)]
+    for s in range(0, len(todo), chunk):
+        part = todo[s:s + chunk]
+        got = module.certify(K, qs, progress=progress, seed=seed, indices=part)
+        new = [got[i] for i in part]
+        for r in new:
+            done[r.index] = r
+        on_results(new)
+    return [done[i] for i in range(n)]
+
+
 def certify(keys, query_set=None, *, progress: bool | None = None, out=None, resume: bool = False,
             stop_at_first: bool = False, seed: int = 0) -> Certificate:
     """Certify every key: a :class:`~lnproofs.certificates.Certificate` whose claims have
@@ -672,14 +691,9 @@ def certify(keys, query_set=None, *, progress: bool | None = None, out=None, res
         progress = n >= 2000 and sys.stderr.isatty()
     if resume and out is None:
         raise OptionError("resume=True needs out=PATH (the sidecar file lives next to it)")
-    if qs_json["kind"] != "free":
-        module = module_for(qs_json["kind"])
-        qs = query_set if not isinstance(query_set, dict) else query_set_from_json(query_set)
-        results = module.certify(K, qs, progress=progress, seed=seed)
-        cert = Certificate(n, d, qs_json, tuple(results))
-        if out is not None:
-            cert.save(out)
-        return cert
+    module = module_for(qs_json["kind"])
+    qs = None if qs_json["kind"] == "free" else (
+        query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)
     known, writer = [], None
     if out is not None:
         side = partial_path(out)
@@ -692,8 +706,8 @@ def certify(keys, query_set=None, *, progress: bool | None = None, out=None, res
             writer.write(json.dumps({"fingerprint": fingerprint, "n_keys": n, "dim": d}) + "\n")
             writer.flush()
     if known:                                           # results read back are re-checked
-        from .querysets.free import check_all
-        verdicts = check_all(ExactKeys(K), None, known)
+        verdicts = (module.check_all(ExactKeys(K), qs, known) if hasattr(module, "check_all")
+                    else [module.check(ExactKeys(K), qs, r) for r in known])
         known = [r for r, v in zip(known, verdicts) if v.ok and r.status != "undecided"]
 
     def on_results(batch):
@@ -702,8 +716,12 @@ def certify(keys, query_set=None, *, progress: bool | None = None, out=None, res
             writer.flush()
 
     try:
-        results = certify_results(K, progress=progress, seed=seed, stop_at_first=stop_at_first,
-                                  known=known, on_results=on_results)
+        if qs is None:
+            results = certify_results(K, progress=progress, seed=seed, stop_at_first=stop_at_first,
+                                      known=known, on_results=on_results)
+        else:
+            results = _other_kind(module, K, qs, known, on_results, progress=progress, seed=seed,
+                                  chunked=out is not None and n > 2000)
     finally:
         if writer is not None:
             writer.close()
