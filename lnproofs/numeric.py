@@ -53,12 +53,12 @@ def _check_eps(eps) -> float:
     return value
 
 
-def _vector(value, n: int, name: str, default: float) -> np.ndarray:
+def _vector(value, n: int, name: str, default: float, what: str = "the width of x") -> np.ndarray:
     if value is None:
         return np.full(n, default)
     arr = as_real_array(value, name=name, ndim=1)
     if arr.shape[0] != n:
-        raise ShapeError(f"{name} has length {arr.shape[0]}; expected {n} (the width of x)")
+        raise ShapeError(f"{name} has length {arr.shape[0]}; expected {n} ({what})")
     return arr
 
 
@@ -189,7 +189,7 @@ def ellipsoid(gain, bias=None) -> EllipsoidInfo:
     n = a.shape[0]
     if n < 2:
         raise ShapeError(f"gain has length {n}; LayerNorm needs a width n >= 2")
-    b = _vector(bias, n, "bias", 0.0)
+    b = _vector(bias, n, "bias", 0.0, "the length of the gain")
     nonzero = a != 0
     k = int(nonzero.sum())
     constant = tuple(int(i) for i in np.flatnonzero(~nonzero))
