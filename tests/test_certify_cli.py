@@ -55,12 +55,12 @@ def test_certify_json_to_stdout_reads_csv(cli, tmp_path):
 
 
 def test_an_interrupted_run_resumes_and_loses_nothing(tmp_path, monkeypatch):
-    import lnproofs.certify as engine
+    import lnproofs.engine as engine_module
 
     keys = np.random.default_rng(2).standard_normal((300, 3))
     out = tmp_path / "cert.json"
     calls = {"n": 0}
-    original = engine._Engine.clarkson
+    original = engine_module._Engine.clarkson
 
     def interrupted(self, i):
         calls["n"] += 1
@@ -68,7 +68,7 @@ def test_an_interrupted_run_resumes_and_loses_nothing(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return original(self, i)
 
-    monkeypatch.setattr(engine._Engine, "clarkson", interrupted)
+    monkeypatch.setattr(engine_module._Engine, "clarkson", interrupted)
     with pytest.raises(KeyboardInterrupt):
         certify(keys, out=out)
     side = partial_path(out)
@@ -80,9 +80,9 @@ def test_an_interrupted_run_resumes_and_loses_nothing(tmp_path, monkeypatch):
 
     assert all(v.ok for v in check_all(keys, None, [KeyResult.from_json(r) for r in kept]))
 
-    monkeypatch.setattr(engine._Engine, "clarkson", original)
+    monkeypatch.setattr(engine_module._Engine, "clarkson", original)
     seen = []
-    monkeypatch.setattr(engine._Engine, "clarkson", lambda self, i: seen.append(i) or original(self, i))
+    monkeypatch.setattr(engine_module._Engine, "clarkson", lambda self, i: seen.append(i) or original(self, i))
     cert = certify(keys, out=out, resume=True)
     assert check_certificate(cert, keys).ok and "undecided" not in cert.statuses
     resumed = {r["index"]: r for r in kept}
