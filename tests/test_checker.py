@@ -173,3 +173,15 @@ def test_certificate_dataclasses_are_frozen(good):
     with pytest.raises(Exception):
         cert.n_keys = 3
     assert KeyResult.from_json(cert.results[4].to_json()) == cert.results[4]
+
+
+def test_checker_imports_no_solver_and_no_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; import lnproofs.checker as c, lnproofs.querysets.free as f;"
+            "from lnproofs.certify import certify;"
+            "c.check_witnesses(np.eye(2), [(0, (1.0, 0.0))]);"
+            "print(sorted(m for m in ('scipy', 'cvxpy', 'torch') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
