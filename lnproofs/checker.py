@@ -11,27 +11,32 @@ witness q = Q * s (integers Q, rational s > 0) has the sign of the integer Q.(K_
 
 The float filter (for the N inequalities of a witness).  Let x, y be double vectors of
 length d with no subnormal entries, p = sum x_l y_l, and let fl(.) be any evaluation of
-a sum of products in IEEE double arithmetic with rounding to nearest (any order, with or
-without fused multiply-add, results that underflow may flush to zero), as dgemm does.
-With u = 2**-53, gamma_d = d u / (1 - d u) and lambda = 2**-1022 (Higham, *Accuracy and
-Stability of Numerical Algorithms*, section 3.1, plus lambda for each product that
-underflows):
+this sum of products in IEEE double arithmetic with rounding to nearest, in any order,
+with or without fused multiply-add, with gradual underflow or with results flushed to
+zero (as BLAS dgemm does; no Strassen-like algorithm).  With u = 2**-53,
+gamma_d = d u / (1 - d u) and lambda = 2**-1022 (Higham, *Accuracy and Stability of
+Numerical Algorithms*, section 3.1, plus at most lambda for each of the d products and
+d additions whose result underflows):
 
-    |fl(p) - p| <= gamma_d * sum |x_l y_l| + d * lambda,              (1)
-    c := fl(sum |x_l| |y_l|) >= (1 - gamma_d) sum |x_l y_l| - d * lambda.
+    |fl(p) - p| <= gamma_d * sum |x_l y_l| + 2 d lambda,              (1)
+    c := fl(sum |x_l| |y_l|) >= (1 - gamma_d) sum |x_l y_l| - 2 d lambda.
 
-Hence |fl(p) - p| <= 2 d u c + 2 d lambda when d u <= 1/4.  We use the larger
-E := fl(d 2**-50 * c) + d 2**-1020 (one rounding of a product and one of a sum cost at
-most a factor (1 + u) each, absorbed by the factor 4 of slack).  The same holds with
-c' := fl(sum_l max_j |k_jl| |q_l|) in place of c, one bound E' for all keys at once.  If c <= 2**1000 no
-partial sum can overflow.  For two keys i, j with computed scores s_i, s_j and bounds
-E_i, E_j we accept q.k_i > q.k_j when fl(s_i - s_j) > 2 * fl(E_i + E_j): subtraction
-and addition are exact or carry a relative error <= u (they never lose accuracy to
-underflow), so s_i - s_j > 2 (E_i + E_j)(1 - u)/(1 + u) >= E_i + E_j, and the true
-difference is at least (s_i - s_j) - E_i - E_j > 0.  With E' for both keys the test is
-fl(s_i - s_j) > 4 E' (and 4 E' >= fl(2 fl(E_i + E_j)) by monotone rounding).  The checker
-tries E' first, then per-pair E_i, E_j; every pair neither test accepts is decided
-exactly with integers.  Keys or queries with subnormal entries skip the filter.
+Hence, for d u <= 1/4, |fl(p) - p| <= 2 d u c + 3 d lambda.  We use the larger
+E := fl(d 2**-50 * c) + d 2**-1020, i.e. about 4 d u c + 4 d lambda (the roundings in
+computing E cost factors (1 + u), absorbed by the slack).  Since
+max_j |k_jl| >= |k_jl|, the same bound holds for every key j with the single
+c' := fl(sum_l max_j |k_jl| |q_l|) in place of c, giving one bound E' per query.  If
+c (or c') <= 2**1000, no partial sum overflows.
+
+For keys i, j with computed scores s_i, s_j we accept q.k_i > q.k_j when
+fl(s_i - s_j) > 2 fl(E_i + E_j).  Subtraction and addition carry a relative error <= u,
+and a result flushed to zero never passes (the right side is positive), so
+s_i - s_j > 2 (E_i + E_j)(1 - u)/(1 + u) >= E_i + E_j and the exact difference is at
+least (s_i - s_j) - E_i - E_j > 0.  With E' for both keys the test is
+fl(s_i - s_j) > 4 E' (and 4 E' >= fl(2 fl(E_i + E_j)) by monotone rounding).  The
+checker tries E' first (one matrix product for many queries), then per-pair E_i, E_j;
+every pair that neither test accepts is decided exactly with integers, and keys or
+queries with subnormal entries always are.
 
 Free queries (query_set kind "free"):
 * selectable: q.k_i > q.k_j for all j != i;
@@ -222,7 +227,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
         # one bound per query: c' = fl(sum_l max_j |k_jl| |q_l|) obeys (1) for every key
         c_col = absQ @ colmax
         thr = 4.0 * (c_col * (d * 2.0 ** -50) + d * 2.0 ** -1020)
-        col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1)
+        col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
         S = ek.array @ Q.T
         s_i = S[idx, ar].copy()
         np.subtract(s_i[None, :], S, out=S)          # S[j, c] = fl(s_i - s_j)
