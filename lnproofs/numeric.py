@@ -201,12 +201,18 @@ def ellipsoid(gain, bias=None) -> EllipsoidInfo:
     is_sphere = k == n and bool(np.all(np.abs(a) == np.abs(a[0])))
     if rank == 0:
         return EllipsoidInfo(b.copy(), normal, np.zeros(0), np.zeros((0, n)), 0, constant, False, n)
-    # diag(a) P diag(a) = diag(a)^2 - a a^T / n (theorem ellipsoid.secular_equation)
-    m = np.diag(a * a) - np.outer(a, a) / n
+    # diag(a) P diag(a) = diag(a)^2 - a a^T / n (theorem ellipsoid.secular_equation); its rows and
+    # columns at zero gains vanish, so the eigenvectors of the non-zero eigenvalues live on the
+    # block of non-zero gains (theorem ellipsoid.zero_gains)
+    idx = np.flatnonzero(nonzero)
+    ak = a[idx]
+    m = np.diag(ak * ak) - np.outer(ak, ak) / n
     values, vectors = np.linalg.eigh(m)
     order = np.argsort(values)[::-1][:rank]
     values = np.clip(values[order], 0.0, None)
-    axes = _orient(vectors[:, order].T.copy())
+    axes = np.zeros((rank, n))
+    axes[:, idx] = vectors[:, order].T
+    axes = _orient(axes)
     if is_sphere:
         semi = np.full(rank, abs(a[0]) * np.sqrt(n))
     else:
