@@ -164,3 +164,17 @@ def test_every_certificate_checks_and_agrees_with_convexhull(keys):
             assert status == "unselectable"
         else:
             assert status == "tie-only"
+
+
+def test_progress_bar_goes_to_stderr(capsys):
+    certify(np.random.default_rng(4).standard_normal((50, 3)), progress=True)
+    err = capsys.readouterr().err
+    assert "certify [" in err and "50/50 keys" in err
+
+
+@pytest.mark.slow
+def test_thousands_of_gaussian_keys_in_64_dimensions():
+    keys = np.random.default_rng(7).standard_normal((5000, 64))
+    cert = certify(keys)
+    assert "undecided" not in cert.statuses
+    assert check_certificate(cert, keys).ok
