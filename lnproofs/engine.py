@@ -105,15 +105,22 @@ class _Engine:
     # -- stage 1 ---------------------------------------------------------------------
     def _margins(self, Q: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Float margins q_r.x_r - max_{j != r} q_r.x_j for the proposals Q (one per row)."""
-        out = np.empty(len(rows))
+        return self._best_rivals(Q, rows)[1]
+
+    def _best_rivals(self, Q: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each proposal q_r: the strongest other key j and the float gap q_r.(x_r - x_j)."""
+        j = np.empty(len(rows), dtype=np.int64)
+        gap = np.empty(len(rows))
         step = max(1, (1 << 22) // max(self.m, 1))
         for s in range(0, len(rows), step):
             r = rows[s:s + step]
             S = Q[s:s + step] @ self.X.T
-            own = S[np.arange(len(r)), r].copy()
-            S[np.arange(len(r)), r] = -np.inf
-            out[s:s + step] = own - S.max(axis=1)
-        return out
+            ar = np.arange(len(r))
+            own = S[ar, r].copy()
+            S[ar, r] = -np.inf
+            jj = S.argmax(axis=1)
+            j[s:s + step], gap[s:s + step] = jj, own - S[ar, jj]
+        return j, gap
 
     def cheap_witnesses(self, todo: np.ndarray) -> dict[int, np.ndarray]:
         """Float proposals (not yet checked) for as many keys of ``todo`` as possible."""
@@ -151,11 +158,7 @@ class _Engine:
         if left.size:
             Q = self.X[left].copy()
             for _ in range(8):
-                S = Q @ self.X.T
-                own = S[np.arange(len(left)), left].copy()
-                S[np.arange(len(left)), left] = -np.inf
-                j = S.argmax(axis=1)
-                gap = own - S[np.arange(len(left)), j]
+                j, gap = self._best_rivals(Q, left)
                 ok = gap > 0
                 for r, q in zip(left[ok], Q[ok]):
                     found[int(r)] = q.copy()
