@@ -86,8 +86,11 @@ def run_case(name, keys, args, rng):
     start = time.perf_counter()
     report = check_certificate(cert, keys)
     t_check = time.perf_counter() - start
+    import resource
+
     row = {"case": name, "n": n, "d": d, "certify_s": t_cert, "check_s": t_check,
-           "checker_ok": report.ok, "summary": cert.summary}
+           "checker_ok": report.ok, "summary": cert.summary,
+           "peak_rss_mb_so_far": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     for peer, fn, sample in (("highs", highs_inside, args.highs_sample), ("cvxpy", cvxpy_inside, args.cvxpy_sample)):
         if sample <= 0:
             continue
