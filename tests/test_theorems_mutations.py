@@ -1,0 +1,109 @@
+"""A wrong step or a wrong statement makes a proof fail: nothing is taken on trust."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import sympy as sp
+
+from lnproofs import registry
+from lnproofs.theorem import Step, check_step, mutate_step
+
+_FLIP = {"<": ">", ">": "<", "<=": ">", ">=": "<"}
+
+
+def wrong(step: Step) -> Step:
+    """A version of ``step`` whose claim is false: a relation reversed, a term added, a root moved."""
+    rhs, method = step.rhs, step.method
+    if step.relation in _FLIP:
+        return dataclasses.replace(step, relation=_FLIP[step.relation])
+    if method == "eigen (characteristic polynomial)":
+        keys = list(rhs)
+        return dataclasses.replace(step, rhs={k + 1 if i == 0 else k: v for i, (k, v) in enumerate(rhs.items())}
+                                   if len(keys) else rhs)
+    if method == "solve":
+        if isinstance(rhs, sp.FiniteSet):
+            return dataclasses.replace(step, rhs=sp.FiniteSet(*[e + 1 for e in rhs]))
+        return dataclasses.replace(step, rhs=sp.Interval(rhs.start, rhs.end + 1, rhs.left_open, rhs.right_open))
+    if method == "root isolation (Sturm)":
+        (lo, hi), rest = rhs[-1], rhs[:-1]
+        return dataclasses.replace(step, rhs=rest + ((hi + 1, hi + 2),))
+    if method == "limit":
+        return dataclasses.replace(step, rhs=(1 if rhs in (sp.oo, -sp.oo) else rhs + 1))
+    # lhs = rhs holds, so lhs = rhs + 1 is false whatever rhs is (a sign flip can be harmless when
+    # rhs is identically zero; the named tests below flip signs and drop factors on purpose)
+    if isinstance(rhs, sp.MatrixBase):
+        return dataclasses.replace(step, rhs=rhs + sp.ones(*rhs.shape))
+    return dataclasses.replace(step, rhs=rhs + 1)
+
+
+def _every_step(theorems):
+    for theorem in theorems:
+        for index in range(len(theorem.steps) + len(theorem.conclusion)):
+            yield pytest.param(theorem, index, id=f"{theorem.name}[{'n' if theorem.n is None else theorem.n}]#{index}")
+
+
+GENERAL = registry.all_theorems()
+GENERAL_STD = [t for t in registry.all_theorems(convention="std") if t.convention == "std"]
+
+
+@pytest.mark.parametrize("theorem, index", list(_every_step(GENERAL + GENERAL_STD)))
+def test_every_wrong_step_fails_general_n(theorem, index):
+    steps = theorem.steps + theorem.conclusion
+    bad = wrong(steps[index])
+    ok, detail = check_step(bad)
+    assert ok is False, (bad.claim_text(), detail)
+    result = mutate_step(theorem, index, **{f.name: getattr(bad, f.name) for f in dataclasses.fields(bad)}).prove()
+    assert result.status == "failed"
+    assert result.steps[index].checked is False
+
+
+@pytest.mark.parametrize("theorem, index", [p for p in _every_step(
+    [t for t in registry.all_theorems(3) if t.n == 3])])
+def test_every_wrong_step_fails_n_3(theorem, index):
+    bad = wrong((theorem.steps + theorem.conclusion)[index])
+    ok, detail = check_step(bad)
+    assert ok is False, (bad.claim_text(), detail)
+
+
+def test_wrong_statement_fails():
+    # the statement P^2 = P with a flipped sign: P^2 = -P
+    theorem = registry.get_theorem("projection.idempotent")
+    k = len(theorem.steps)
+    bad = theorem.with_step(k, rhs=-theorem.conclusion[0].rhs)
+    assert bad.prove().status == "failed"
+    assert theorem.prove().status == "proved"
+
+
+def test_dropped_factor_in_the_rewrite_fails():
+    # J^2 = J instead of J^2 = n J: the step "I - 2J/n + J^2/n^2 = I - J/n" no longer holds with n dropped
+    theorem = registry.get_theorem("projection.idempotent")
+    n, J = sp.Symbol("n", positive=True, integer=True), sp.Symbol("J")
+    index = next(i for i, s in enumerate(theorem.steps) if s.method == "rewrite J^2 = nJ")
+    bad = theorem.with_step(index, rhs=sp.Symbol("I") - 2 * J / n + J / n**2)
+    assert bad.prove().status == "failed"
+
+
+def test_dropped_sqrt_n_in_the_radius_fails():
+    theorem = registry.get_theorem("sphere.radius")
+    last = len(theorem.steps)  # first conclusion: |g(P x)| = sqrt(n)
+    n = sp.Symbol("n", positive=True, integer=True)
+    assert theorem.with_step(last, rhs=n).prove().status == "failed"
+
+
+def test_wrong_threshold_fails():
+    theorem = registry.get_theorem("attention.demo_threshold")
+    bad = theorem.with_step(0, rhs=sp.FiniteSet(2 + sp.sqrt(2)))
+    assert bad.prove().status == "failed"
+    bad = theorem.with_step(0, rhs=sp.FiniteSet(1 - sp.sqrt(2)))
+    assert bad.prove().status == "failed"
+
+
+def test_swapped_conventions_fail():
+    # the torch radius formula does not hold for the std convention
+    torch_thm = registry.get_theorem("sphere.interior_torch")
+    std_thm = registry.get_theorem("sphere.interior_std")
+    k = len(std_thm.steps) + 1  # conclusion "closed form of the radius"
+    bad = std_thm.with_step(k, rhs=torch_thm.conclusion[1].rhs)
+    assert bad.prove().status == "failed"
