@@ -167,8 +167,8 @@ def zero_gains(ctx):
         return err, {}
     outcomes = sweep(ctx, [("with-zeros", eps) for eps in (0.0, 1e-5, 1.0)], measure)
     # dimension of the image: affine hull min(k, n-1), surface (eps = 0) min(k, n-2), k = #non-zero gains
-    tol = ctx.tol()
     for width in sorted({3, 4, 5, 6, min(ctx.width, 24)}):
+        tol = ctx.tol(width)
         worst, count, fails = 0.0, 0, Counter()
         for zeros in sorted({0, 1, 2, width - 2}):
             k = width - zeros
