@@ -88,11 +88,26 @@ class Step:
     relation: str = "="
     data: tuple = ()
 
+    def __post_init__(self):
+        # store matrices and dicts immutably, so that a Step (and a Theorem) is hashable data
+        for name in ("lhs", "rhs"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
     def claim_text(self) -> str:
         return _claim(self, latex=False)
 
     def claim_latex(self) -> str:
         return _claim(self, latex=True)
+
+
+def _frozen(value):
+    if isinstance(value, dict):
+        import sympy as sp
+
+        return sp.Dict(value)
+    if type(value).__name__ in ("MutableDenseMatrix", "MutableSparseMatrix"):
+        return value.as_immutable()
+    return value
 
 
 @dataclass(frozen=True)
@@ -407,8 +422,7 @@ def _rational_zero(expr):
         return None
     try:
         if not symbols:
-            value = sp.nsimplify(expr) if not expr.is_Rational else expr
-            return bool(value == 0) if value.is_Rational else None
+            return bool(expr == 0) if expr.is_Rational else None
         field = sp.QQ.frac_field(*symbols)
         return field.from_sympy(expr) == field.zero
     except Exception:  # not a rational function over QQ (e.g. sqrt(2) coefficients)
