@@ -67,7 +67,9 @@ def _uniform(n_value):
         mean = sum(x) / n_value
         key = [a[t] * c * (x[t] - mean) + b[t] for t in range(n_value)]
         score = sum(key[t] / a[t] for t in range(n_value))
-        steps = (Step("1^T P x = 0 (explicit)", sum(t - mean for t in x), 0, "expand"),)
+        X, one = sp.MatrixSymbol("x", n_value, 1), sp.MatrixSymbol("1", n_value, 1)
+        steps = (Step("1^T (x - mean(x) 1) = 0 (explicit)", one.T * (X - one * (one.T * X) / n_value),
+                      sp.ZeroMatrix(1, 1), "expand", where=((X, sp.Matrix(x)), (one, sp.ones(n_value, 1)))),)
         concl = (Step("q.k = q.b (explicit)", score, sum(b[t] / a[t] for t in range(n_value)), "expand"),)
     return Theorem("attention.uniform_query", "The normal query attends uniformly", text, latex, hyps, steps, concl,
                    n=n_value)
@@ -104,9 +106,10 @@ def _witness(n_value, ellipsoid: bool):
                         gap, S(wgt(t) * (u[t] - v[t]) ** 2) / 2 + (S(wgt(t) * u[t] ** 2) - S(wgt(t) * v[t] ** 2)) / 2,
                         _SUMS)
         rho = sp.Symbol("rho", positive=True)
-        equal = Step("with |u|_W^2 = |v|_W^2 = rho^2 the second half vanishes",
-                     (S(wgt(t) * (u[t] - v[t]) ** 2) / 2 + (rho**2 - rho**2) / 2), S(wgt(t) * (u[t] - v[t]) ** 2) / 2,
-                     _SUMS)
+        U2, V2 = sp.Symbol("U", nonnegative=True), sp.Symbol("V", nonnegative=True)
+        equal = Step("with U = |u|_W^2 and V = |v|_W^2 both equal to rho^2 the second half vanishes",
+                     S(wgt(t) * (u[t] - v[t]) ** 2) / 2 + (U2 - V2) / 2, S(wgt(t) * (u[t] - v[t]) ** 2) / 2,
+                     _SUMS, where=((U2, rho**2), (V2, rho**2)))
         steps = (identity, equal)
     else:
         u = sp.symbols(f"u1:{n_value + 1}", real=True)
@@ -147,6 +150,7 @@ def _alternative(n_value):
     sc = sp.IndexedBase("s", real=True)
     si = sp.Symbol("s_i", real=True)
     W = sp.Sum(w[j], (j, 1, m))
+    Wsym = sp.Symbol("W", positive=True)  # the total weight sum_j w_j
     steps = [
         Step("Linearity: q.(sum_j w_j k_j) = sum_j w_j q.k_j, coordinates t = 1..n",
              sp.Sum(q[t] * sp.Sum(w[j] * K[j, t], (j, 1, m)), (t, 1, dim)),
@@ -154,7 +158,8 @@ def _alternative(n_value):
         Step("With scores s_j = q.k_j: sum_j w_j (s_i - s_j) = s_i sum_j w_j - sum_j w_j s_j",
              sp.Sum(w[j] * (si - sc[j]), (j, 1, m)), si * W - sp.Sum(w[j] * sc[j], (j, 1, m)), _SUMS),
         Step("sum_j w_j = 1 turns it into s_i - sum_j w_j s_j, which is 0 when k_i = sum_j w_j k_j",
-             si * 1 - sp.Sum(w[j] * sc[j], (j, 1, m)), si - sp.Sum(w[j] * sc[j], (j, 1, m)), _SUMS),
+             si * Wsym - sp.Sum(w[j] * sc[j], (j, 1, m)), si - sp.Sum(w[j] * sc[j], (j, 1, m)), _SUMS,
+             where=((Wsym, 1),)),
     ]
     g = sp.Symbol("g", positive=True)  # the smallest gap q.(k_i - k_j) of a separating q
     steps.append(Step("If every gap s_i - s_j >= g > 0 then sum_j w_j (s_i - s_j) >= g sum_j w_j = g > 0: no convex "
@@ -163,8 +168,11 @@ def _alternative(n_value):
         # an explicit instance: the centroid of e_1..e_n is in the hull, e_1 is selectable with q = e_1
         e = [sp.Matrix([1 if r == c else 0 for r in range(n_value)]) for c in range(n_value)]
         centroid = sum(e, sp.zeros(n_value, 1)) / n_value
-        steps.append(Step(f"Instance: the centroid of e_1..e_{n_value} is the convex combination with weights 1/n",
-                          sum((sp.Rational(1, n_value) * v for v in e), sp.zeros(n_value, 1)), centroid, "expand"))
+        E, Wv = sp.MatrixSymbol("E", n_value, n_value), sp.MatrixSymbol("w", n_value, 1)
+        steps.append(Step(f"Instance: with E = [e_1 .. e_{n_value}] and weights w = 1/n, E w is the centroid c",
+                          E * Wv, sp.MatrixSymbol("c", n_value, 1), "expand",
+                          where=((E, sp.eye(n_value)), (Wv, sp.ones(n_value, 1) / n_value),
+                                 (sp.MatrixSymbol("c", n_value, 1), centroid))))
         steps.append(Step("Instance: q = e_1 separates e_1 from e_2..e_n and the centroid (gap 1 - 1/n > 0)",
                           (e[0].T * (e[0] - centroid))[0], 0, _SIGN, relation=">"))
     concl = (steps[0], steps[2], steps[3])
@@ -195,10 +203,12 @@ def _eps_caveat(n_value, convention):
                                                                                         convention)
     p1, p3 = sp.Symbol("rho_1", positive=True), sp.Symbol("rho_3", positive=True)
     alpha, beta = (1 + p3 / p1) / 2, (1 - p3 / p1) / 2
+    al, be = sp.Symbol("alpha"), sp.Symbol("beta")
+    weights = ((al, alpha), (be, beta))
     steps = [
         Step("alpha k_1 + beta k_2 = (alpha - beta) rho_1 e = rho_3 e = k_3 (coefficients along e)",
-             alpha * p1 + beta * (-p1), p3, "expand"),
-        Step("alpha + beta = 1", alpha + beta, 1, "expand"),
+             al * p1 + be * (-p1), p3, "expand", where=weights),
+        Step("alpha + beta = 1", al + be, 1, "expand", where=weights),
         Step("rho(t)^2 - rho(delta)^2 > 0 for t = delta + h > delta > 0: the radius grows with |P x|",
              r1**2 - r3**2, 0, _SIGN, relation=">"),
     ]
@@ -222,12 +232,15 @@ def _rank_deficient(n_value):
                 "every LayerNorm output (gain 1, bias 0) maps to the score-free key W_k z = 1^T z = 0, so no key wins.")
         z1 = sp.Matrix([1, -1])
         z2 = sp.Matrix([-1, 1])
-        Wk = sp.Matrix([[1, 1]])
-        steps = (Step("W_k z_1 = 0", Wk * z1, sp.zeros(1, 1), "expand"), Step("W_k z_2 = 0", Wk * z2, sp.zeros(1, 1), "expand"))
-        concl = (Step("the keys W_k z_1 and W_k z_2 coincide: they can only tie", Wk * z1 - Wk * z2, sp.zeros(1, 1),
-                      "expand"),
-                 Step("yet z_1 and z_2 are distinct LayerNorm outputs", ((z1 - z2).T * (z1 - z2))[0], 0, _SIGN,
-                      relation=">"))
+        W, Z1, Z2 = sp.MatrixSymbol("W_k", 1, 2), sp.MatrixSymbol("z_1", 2, 1), sp.MatrixSymbol("z_2", 2, 1)
+        D = sp.Symbol("D")
+        bind = ((W, sp.Matrix([[1, 1]])), (Z1, z1), (Z2, z2), (D, ((z1 - z2).T * (z1 - z2))[0]))
+        steps = (Step("W_k z_1 = 0", W * Z1, sp.ZeroMatrix(1, 1), "expand", where=bind),
+                 Step("W_k z_2 = 0", W * Z2, sp.ZeroMatrix(1, 1), "expand", where=bind))
+        concl = (Step("the keys W_k z_1 and W_k z_2 coincide: they can only tie", W * Z1 - W * Z2, sp.ZeroMatrix(1, 1),
+                      "expand", where=bind),
+                 Step("yet z_1 and z_2 are distinct LayerNorm outputs: D = |z_1 - z_2|^2 > 0", D, 0, _SIGN,
+                      relation=">", where=bind))
         latex = r"W_k = \mathbf{1}^T:\ W_k z = 0"
     else:
         nn = sp.Symbol("n", positive=True, integer=True) if n_value is None else sp.Integer(n_value)
@@ -237,15 +250,14 @@ def _rank_deficient(n_value):
                 "strictly between the other two keys, so it is in their hull.")
         latex = r"W_k = e_1^T:\ W_k z_C = \tfrac12 (W_k z_A + W_k z_B),\ z_C \notin \{z_A, z_B\}"
         c = sp.sqrt(nn) / sp.sqrt(2)  # sqrt(n) / |u| for each u
-        zA1, zB1, zC1 = c * 1, c * (-1), c * 0  # first coordinates
-        zA2, zC2 = c * (-1), c * 1  # second coordinates
-        steps = (Step("|u| = sqrt(2) for each u, so z = sqrt(n) u / sqrt(2); first coordinates sqrt(n/2), -sqrt(n/2), 0",
-                      zA1 + zB1, 0, "expand"),
-                 Step("W_k z_C = (1/2) W_k z_A + (1/2) W_k z_B", zC1, (zA1 + zB1) / 2, "expand"),
-                 Step("z_C differs from z_A in coordinate 2 and from z_B in coordinate 1: (z_C - z_A)_2^2 > 0",
-                      (zC2 - zA2) ** 2, 0, _SIGN, relation=">"))
-        concl = (steps[1], Step("both weights 1/2 are positive and add to 1", sp.Rational(1, 2) + sp.Rational(1, 2), 1,
-                                "expand"), steps[2])
+        zA1, zB1, zC1, zA2, zC2 = sp.symbols("z_A1 z_B1 z_C1 z_A2 z_C2", real=True)
+        bind = ((zA1, c), (zB1, -c), (zC1, 0), (zA2, -c), (zC2, c))  # coordinates 1 and 2 of z = sqrt(n) u / sqrt(2)
+        steps = (Step("|u| = sqrt(2) for each u, so z = sqrt(n) u / sqrt(2): z_A1 = -z_B1", zA1 + zB1, 0, "expand",
+                      where=bind),
+                 Step("W_k z_C = (1/2) W_k z_A + (1/2) W_k z_B", zC1, (zA1 + zB1) / 2, "expand", where=bind),
+                 Step("z_C differs from z_A in coordinate 2 (and from z_B in coordinate 1)",
+                      (zC2 - zA2) ** 2, 0, _SIGN, relation=">", where=bind))
+        concl = (steps[1], steps[2])
     hyps = (_width(n_value), _SELECT, Hypothesis("key map", "keys are W_k z with W_k of shape d_head x n, d_head < n",
                                                  r"d_{head} < n"))
     if n_value != 2:
@@ -264,19 +276,23 @@ def _duplicate(n_value):
     if n_value is None:
         s = general_symbols()
         n, t = s["n"], s["k"]
-        q, k = sp.IndexedBase("q", real=True), sp.IndexedBase("k", real=True)
-        gap = sp.Sum(q[t] * k[t], (t, 1, n)) - sp.Sum(q[t] * k[t], (t, 1, n))
-        u = sp.IndexedBase("u", real=True)
-        tie = sp.Sum(u[t] * (u[t] - u[t]), (t, 1, n))
+        q, ki, kj = sp.IndexedBase("q", real=True), sp.IndexedBase("k_i", real=True), sp.IndexedBase("k_j", real=True)
+        u, v = sp.IndexedBase("u", real=True), sp.IndexedBase("v", real=True)
+        gap = sp.Sum(q[t] * ki[t], (t, 1, n)) - sp.Sum(q[t] * kj[t], (t, 1, n))
+        tie = sp.Sum(u[t] * (u[t] - v[t]), (t, 1, n))  # q = u = k_i - b, v = k_j - b
+        bind_gap, bind_tie, method = ((kj, ki),), ((v, u),), _SUMS
     else:
-        q = sp.symbols(f"q1:{n_value + 1}", real=True)
-        k = sp.symbols(f"k1:{n_value + 1}", real=True)
-        gap = sum(q[t] * k[t] for t in range(n_value)) - sum(q[t] * k[t] for t in range(n_value))
-        u = sp.symbols(f"u1:{n_value + 1}", real=True)
-        tie = sum(u[t] * (u[t] - u[t]) for t in range(n_value))
-    steps = (Step("q.k_i - q.k_j with k_j = k_i", gap, 0, _SUMS if n_value is None else "expand"),
-             Step("on a sphere, q = u = k_i - b gives the duplicate the same (maximal) score", tie, 0,
-                  _SUMS if n_value is None else "expand"))
+        Q, Ki, Kj = (sp.MatrixSymbol(name, n_value, 1) for name in ("q", "k_i", "k_j"))
+        U, V = sp.MatrixSymbol("u", n_value, 1), sp.MatrixSymbol("v", n_value, 1)
+        kvec = sp.Matrix(sp.symbols(f"k1:{n_value + 1}", real=True))
+        uvec = sp.Matrix(sp.symbols(f"u1:{n_value + 1}", real=True))
+        gap, tie = Q.T * Ki - Q.T * Kj, U.T * (U - V)
+        qvec = sp.Matrix(sp.symbols(f"q1:{n_value + 1}", real=True))
+        bind_gap, bind_tie, method = ((Q, qvec), (Ki, kvec), (Kj, kvec)), ((U, uvec), (V, uvec)), "expand"
+    zero = 0 if n_value is None else sp.ZeroMatrix(1, 1)
+    steps = (Step("q.k_i - q.k_j with k_j = k_i", gap, zero, method, where=bind_gap),
+             Step("on a sphere, q = u = k_i - b gives the duplicate (v = k_j - b = u) the same maximal score: "
+                  "u.(u - v) = 0", tie, zero, method, where=bind_tie))
     concl = (steps[0],)
     return Theorem("attention.duplicate_caveat", "Duplicate keys can only tie", text, latex, hyps, steps, concl,
                    n=n_value)
@@ -341,26 +357,34 @@ def _demo():
             "keys 1, 3 and 4.")
     latex = r"\text{key 2 selectable} \iff m < m^* = 1 + \sqrt{2}"
     hyps = (_SELECT, Hypothesis("demo", "k_1, k_2, k_4 unit vectors at 0, 45, 180 degrees, k_3 = m (0, 1), m > 0", ""))
+    Q = sp.MatrixSymbol("q", 2, 1)
+    K = [sp.MatrixSymbol(f"k_{t + 1}", 2, 1) for t in range(4)]
+    Ds = sp.Symbol("D")
+    al, be, ga = sp.symbols("alpha beta gamma")
+    bind = ((Q, q),) + tuple(zip(K, keys)) + ((Ds, D),)
+    wts = ((al, alpha), (be, beta), (ga, gamma))
+    zero = sp.ZeroMatrix(1, 1)
     steps = (
-        Step("Collinearity of k_1, k_2, k_3: det[k_3 - k_1, k_2 - k_1] = 0 has the single positive root m*", D,
+        Step("Collinearity of k_1, k_2, k_3: D(m) = det[k_3 - k_1, k_2 - k_1] = 0 has the single positive root m*", D,
              sp.FiniteSet(mstar), "solve", data=(m, sp.Interval.open(0, sp.oo))),
-        Step("det[k_3 - k_1, k_2 - k_1] = (1 - sqrt(2)/2)(m - m*)", D, (1 - half) * (m - mstar), "simplify-to-zero"),
+        Step("D(m) = (1 - sqrt(2)/2)(m - m*)", D, (1 - half) * (m - mstar), "simplify-to-zero"),
         Step("the factor 1 - sqrt(2)/2 is positive", 1 - half, 0, _SIGN, relation=">"),
-        Step("witness q = (m, 1): q.(k_2 - k_1) = -det[...]", (q.T * (k2 - k1))[0], -D, "simplify-to-zero"),
-        Step("... q.(k_2 - k_3) = -det[...]", (q.T * (k2 - k3))[0], -D, "simplify-to-zero"),
+        Step("witness q = (m, 1): q.(k_2 - k_1) = -D", Q.T * (K[1] - K[0]), -Ds * sp.Identity(1), "simplify-to-zero",
+             where=bind),
+        Step("... q.(k_2 - k_3) = -D", Q.T * (K[1] - K[2]), -Ds * sp.Identity(1), "simplify-to-zero", where=bind),
         Step("... q.(k_2 - k_4) > 0 for every m > 0", (q.T * (k2 - k4))[0], 0, _SIGN, relation=">"),
-        Step("the witness gap -det is positive exactly for m < m*", -D > 0, sp.Interval.open(0, mstar), "solve",
+        Step("the witness gap -D is positive exactly for m < m*", -D > 0, sp.Interval.open(0, mstar), "solve",
              data=(m, sp.Interval.open(0, sp.oo))),
         Step("for m >= m*: alpha k_1 + beta k_3 + gamma k_4 = k_2 with beta = sqrt(2)/(2m)",
-             alpha * k1 + beta * k3 + gamma * k4, k2, "simplify-to-zero"),
-        Step("the weights add to 1", alpha + beta + gamma, 1, "simplify-to-zero"),
-        Step("gamma = det[...] / (2m), so gamma >= 0 iff m >= m*", gamma, D / (2 * m), "simplify-to-zero"),
-        Step("gamma > 0 above the threshold (m = m* + s)", gamma.subs(m, mstar + s), 0, _SIGN, relation=">"),
-        Step("alpha > 0 for m > 1 (m = 1 + s), in particular above m* > 1", alpha.subs(m, 1 + s), 0, _SIGN,
-             relation=">"),
-        Step("beta > 0", beta, 0, _SIGN, relation=">"),
-        Step("at m = m* the witness ties: q.(k_2 - k_1) = 0", (q.T * (k2 - k1))[0].subs(m, mstar), 0,
-             "simplify-to-zero"),
+             al * K[0] + be * K[2] + ga * K[3], K[1], "simplify-to-zero", where=wts + bind),
+        Step("the weights add to 1", al + be + ga, 1, "simplify-to-zero", where=wts),
+        Step("gamma = D / (2m), so gamma >= 0 iff m >= m*", ga, Ds / (2 * m), "simplify-to-zero", where=wts + bind),
+        Step("gamma > 0 above the threshold (m = m* + s)", ga, 0, _SIGN, relation=">", where=wts + ((m, mstar + s),)),
+        Step("alpha > 0 for m > 1 (m = 1 + s), in particular above m* > 1", al, 0, _SIGN, relation=">",
+             where=wts + ((m, 1 + s),)),
+        Step("beta > 0", be, 0, _SIGN, relation=">", where=wts),
+        Step("at m = m* the witness ties: q.(k_2 - k_1) = 0", Q.T * (K[1] - K[0]), zero, "simplify-to-zero",
+             where=bind + ((m, mstar),)),
     )
     concl = (steps[0], steps[6], steps[10])
     return Theorem("attention.demo_threshold", "The exact threshold of the seed demo", text, latex, hyps, steps, concl)

@@ -80,7 +80,9 @@ def _general(convention: str) -> Theorem:
              sp.Sum((x[j] - mean) ** 2, (j, 1, n)), sp.Sum(x[j] ** 2, (j, 1, n)) - n * mean**2, _SUMS),
     ]
     if convention == "std":
-        steps.append(Step("std(x) = sqrt(var(x)) = r / sqrt(n) with r = |P x|", sp.sqrt(var), r / sp.sqrt(n), _SQUARES))
+        V = sp.Symbol("var", nonnegative=True)
+        steps.append(Step("std(x) = sqrt(var(x)) = r / sqrt(n) with r = |P x|", sp.sqrt(V), r / sp.sqrt(n), _SQUARES,
+                          where=((V, var),)))
     steps.append(Step("The radial factor of g at |y| = r equals one over LayerNorm's divisor",
                       g_factor, 1 / ln_div, _SQUARES))
     lhs = a[i] * (x[i] - mean) / ln_div + b[i]
@@ -104,9 +106,14 @@ def _concrete(n: int, convention: str) -> Theorem:
     d = x - mean * sp.ones(n, 1)
     var = sum(t**2 for t in d) / n
     px = P * x
+    Ps, Xs, one = sp.MatrixSymbol("P", n, n), sp.MatrixSymbol("x", n, 1), sp.MatrixSymbol("1", n, 1)
+    V = sp.Symbol("var", nonnegative=True)
+    bind = ((Ps, P), (Xs, x), (one, sp.ones(n, 1)))
     steps = [
-        Step("P x = x - mean(x) 1 (explicit matrix product)", px, d, "expand"),
-        Step("|P x|^2 = n var(x) (explicit polynomials)", sp.expand((px.T * px)[0]), sp.expand(n * var), "expand"),
+        Step("P x = x - mean(x) 1 (explicit matrix product)", Ps * Xs, Xs - one * (one.T * Xs) / n, "expand",
+             where=bind),
+        Step("|P x|^2 = n var(x) (explicit polynomials)", (Ps * Xs).T * (Ps * Xs), sp.Matrix([[n * V]]), "expand",
+             where=bind + ((V, var),)),
         Step("The radial factor of g at |y| = r equals one over LayerNorm's divisor at var = r^2/n",
              radial_factor(r, n, eps, convention), 1 / _ln_factor(r**2 / n, eps, convention), _SQUARES),
     ]

@@ -95,7 +95,9 @@ def _hyperplane(n_value):
         c = sp.Symbol("c", real=True)
         mean = sum(x) / n_value
         z = [a[t] * c * (x[t] - mean) + b[t] for t in range(n_value)]
-        steps = (Step("1^T P x = 0 (explicit)", sum(t - mean for t in x), 0, "expand"),)
+        X, one = sp.MatrixSymbol("x", n_value, 1), sp.MatrixSymbol("1", n_value, 1)
+        steps = (Step("1^T (x - mean(x) 1) = 0 (explicit)", one.T * (X - one * (one.T * X) / n_value),
+                      sp.ZeroMatrix(1, 1), "expand", where=((X, sp.Matrix(x)), (one, sp.ones(n_value, 1)))),)
         concl = (Step("sum_j (z_j - b_j)/a_j = 0", sum((z[t] - b[t]) / a[t] for t in range(n_value)), 0, "expand"),)
     return Theorem("ellipsoid.hyperplane", "The image lies in a hyperplane with normal 1/a", text, latex, hyps,
                    steps, concl, n=n_value)
@@ -198,12 +200,12 @@ def _principal_axes(n_value):
                       a[i] * P(i, j) * a[j], _SUMS),) + lt
         concl = axis + (lt[2], lt[4])
     else:
-        M, N, P2, w, L = _explicit_matrices(n_value)
-        steps = (Step("L L^T = M for L = A P (explicit)", L * L.T, M, "expand"),
-                 Step("M w = 0: the range of M is H", M * w, sp.zeros(n_value, 1), "expand"),
-                 Step("M N = P2: N inverts M on H", M * N, P2, "expand"),
-                 Step("N M = P2", N * M, P2, "expand"))
-        concl = axis + (Step("M N = P2", M * N, P2, "expand"),)
+        S, bind = _explicit_symbols(n_value)
+        steps = (Step("(A P)(A P)^T = M (explicit)", S["A"] * S["P"] * (S["A"] * S["P"]).T, S["M"], "expand", where=bind),
+                 Step("M w = 0: the range of M is H", S["M"] * S["w"], sp.ZeroMatrix(n_value, 1), "expand", where=bind),
+                 Step("M N = P2: N inverts M on H", S["M"] * S["N"], S["P2"], "expand", where=bind),
+                 Step("N M = P2", S["N"] * S["M"], S["P2"], "expand", where=bind))
+        concl = axis + (steps[2],)
     return Theorem("ellipsoid.principal_axes", "Principal axes and semi-axes", text, latex, hyps,
                    steps, concl, n=n_value)
 
@@ -236,6 +238,17 @@ def _charpoly(matrix, symbol):
     return dm.domain.to_sympy(dm.det())
 
 
+def _explicit_symbols(n):
+    """Matrix symbols A, P, M, N, P2, w and their explicit values (sample gains)."""
+    import sympy as sp
+
+    M, N, P2, w, L = _explicit_matrices(n)
+    a = [sp.Rational(g.numerator, g.denominator) for g in sample_gains(n)]
+    values = {"A": sp.diag(*a), "P": sp.eye(n) - sp.ones(n, n) / n, "M": M, "N": N, "P2": P2, "w": w}
+    S = {k: sp.MatrixSymbol(k if k != "P2" else "P_2", *v.shape) for k, v in values.items()}
+    return S, tuple((S[k], values[k]) for k in ("A", "P", "M", "N", "P2", "w"))
+
+
 def _riechers(n_value):
     import sympy as sp
 
@@ -246,21 +259,23 @@ def _riechers(n_value):
     latex = r"M N = N M = P_2,\quad \sqrt{n/\mu} = \sqrt{n\lambda}\ \ (\mu = 1/\lambda)"
     lam = sp.Symbol("lambda", positive=True)
     nn = n_sym(n_value)
-    same = Step("sqrt(n / mu) at mu = 1/lambda equals sqrt(n lambda)", sp.sqrt(nn / (1 / lam)), sp.sqrt(nn * lam),
-                _SQUARES)
+    mu = sp.Symbol("mu", positive=True)
+    same = Step("sqrt(n / mu) at mu = 1/lambda equals sqrt(n lambda)", sp.sqrt(nn / mu), sp.sqrt(nn * lam),
+                _SQUARES, where=((mu, 1 / lam),))
     if n_value is None:
         lt, _, _, _ = _mn_steps_general()
-        steps = lt + (Step("If M u = lambda u with u in H and lambda != 0, then N u = N M u / lambda = u / lambda",
-                           sp.Symbol("lambda", positive=True) * (1 / lam), 1, "simplify-to-zero"),)
+        steps = lt + (same,)
         concl = (lt[2], lt[4], same)
     else:
         M, N, P2, w, _ = _explicit_matrices(n_value)
+        S, bind = _explicit_symbols(n_value)
         x = sp.Symbol("x")
         qm = sp.cancel(_charpoly(M, x) / x)
         qn = sp.cancel(_charpoly(N, x) / x)
         recip = sp.expand(sp.cancel(x ** (n_value - 1) * qm.subs(x, 1 / x) / qm.subs(x, 0)))
-        steps = (Step("M N = P2 (explicit)", M * N, P2, "expand"), Step("N M = P2 (explicit)", N * M, P2, "expand"),
-                 Step("N w = 0", N * w, sp.zeros(n_value, 1), "expand"))
+        steps = (Step("M N = P2 (explicit)", S["M"] * S["N"], S["P2"], "expand", where=bind),
+                 Step("N M = P2 (explicit)", S["N"] * S["M"], S["P2"], "expand", where=bind),
+                 Step("N w = 0", S["N"] * S["w"], sp.ZeroMatrix(n_value, 1), "expand", where=bind))
         concl = (Step("charpoly(N)/x is the reciprocal polynomial of charpoly(M)/x: mu = 1/lambda", qn, recip, "expand"),
                  same)
     return Theorem("ellipsoid.riechers_form", "Agreement with the Riechers form", text, latex, hyps, steps, concl,
@@ -304,9 +319,12 @@ def _secular(n_value):
         P = sp.eye(n_value) - sp.ones(n_value, n_value) / n_value
         M = A * P * A
         f = secular_function(a, lam, n_value)
-        steps = (Step("A P A = A^2 - a a^T / n (explicit gains a_i = (-1)^i (i+2)/(i+1))", M, A**2 - av * av.T / n_value,
-                      "expand"),
-                 Step("f(0) = 0", f.subs(lam, 0), 0, "simplify-to-zero"))
+        As, Ps, avs = sp.MatrixSymbol("A", n_value, n_value), sp.MatrixSymbol("P", n_value, n_value), \
+            sp.MatrixSymbol("a", n_value, 1)
+        bind = ((As, A), (Ps, sp.eye(n_value) - sp.ones(n_value, n_value) / n_value), (avs, av))
+        steps = (Step("A P A = A^2 - a a^T / n (explicit gains a_i = (-1)^i (i+2)/(i+1))", As * Ps * As,
+                      As * As - avs * avs.T / n_value, "expand", where=bind),
+                 Step("f(0) = 0", f, 0, "simplify-to-zero", where=((lam, 0),)))
         concl = (Step("Matrix determinant lemma: det(A^2 - a a^T/n - lambda I) = prod_i (a_i^2 - lambda) f(lambda)",
                       M - lam * sp.eye(n_value), sp.Mul(*[g**2 - lam for g in a]) * f, "determinant lemma"),)
     return Theorem("ellipsoid.secular_equation", "The secular equation of the squared semi-axes", text, latex, hyps,
@@ -341,7 +359,7 @@ def _interlacing(n_value):
             Step("f(0) = 0: the root below a_(1)^2 is lambda = 0", f.subs(lam, 0), 0, _SUMS),
         )
         concl = (Step("One root in each of the n - 1 gaps (a_(i)^2, a_(i+1)^2) by the intermediate value theorem, plus "
-                      "lambda = 0: that accounts for all n eigenvalues", (n - 1) + 1, n, "expand"),)
+                      "lambda = 0: that accounts for all n eigenvalues", sp.Add(n - 1, 1, evaluate=False), n, "expand"),)
     else:
         a = [sp.Rational(g.numerator, g.denominator) for g in sample_gains(n_value)]
         A = sp.diag(*a)
@@ -376,15 +394,16 @@ def _zero_gains(n_value):
         m = sp.Symbol("m", positive=True, integer=True)  # m = n - k > 0 zero gains
         c = sp.Symbol("c", real=True)
         steps = (
-            Step("z_i = a_i y_i + b_i with a_i = 0 is b_i", (a[i] * y[i] + b[i]).subs(a[i], 0), b[i], "expand"),
-            Step("Row i of A P A vanishes when a_i = 0", (a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j]).subs(a[i], 0),
-                 0, "expand"),
+            Step("z_i = a_i y_i + b_i with a_i = 0 is b_i", a[i] * y[i] + b[i], b[i], "expand", where=((a[i], 0),)),
+            Step("Row i of A P A vanishes when a_i = 0", a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j],
+                 0, "expand", where=((a[i], 0),)),
             Step("A null vector v of the non-zero block D^2 - a a^T/n has v_j = c/a_j with c = a^T v/n, and then "
                  "c - (1/n) sum_{j<=k} a_j v_j = c (1 - k/n)", c - sp.Sum(a[j] * (c / a[j]), (j, 1, kk)) / n,
                  c * (1 - kk / n), _SUMS),
             Step("For k < n (n = k + m, m >= 1) the factor 1 - k/n is positive, so c = 0, v = 0: the block is invertible",
                  1 - kk / (kk + m), 0, _SIGN, relation=">"),
-            Step("For k = n the factor vanishes and v = 1/a spans the kernel (rank n - 1)", 1 - n / n, 0, "expand"),
+            Step("For k = n the factor vanishes and v = 1/a spans the kernel (rank n - 1)", 1 - kk / n, 0, "expand",
+                 where=((kk, n),)),
         )
         concl = (steps[0], steps[3])
     else:
@@ -399,12 +418,18 @@ def _zero_gains(n_value):
         value = sp.Mul(*[a[t] ** 2 for t in nz]) * (1 - sp.Rational(kk, n_value))
         ys = sp.symbols(f"y1:{n_value + 1}", real=True)
         bs = sp.symbols(f"b1:{n_value + 1}", real=True)
-        steps = (Step(f"Rows and columns {[t + 1 for t in zeros]} of A P A vanish (gains a_i = 0 there)",
-                      sp.Matrix([M.row(t) for t in zeros]), sp.zeros(len(zeros), n_value), "expand"),
+        E = sp.Matrix([[1 if c == t else 0 for c in range(n_value)] for t in zeros])
+        Es, As, Ps = (sp.MatrixSymbol("E", *E.shape), sp.MatrixSymbol("A", n_value, n_value),
+                      sp.MatrixSymbol("P", n_value, n_value))
+        steps = (Step(f"Rows {[t + 1 for t in zeros]} of A P A vanish (gains a_i = 0 there; E selects them)",
+                      Es * As * Ps * As, sp.ZeroMatrix(len(zeros), n_value), "expand",
+                      where=((Es, E), (As, A), (Ps, sp.eye(n_value) - sp.ones(n_value, n_value) / n_value))),
                  Step(f"det of the non-zero block = prod a_j^2 (1 - k/n) with k = {kk}", block, value,
                       "determinant lemma"))
-        concl = (Step("z_i = b_i on the zero-gain coordinates", sp.Matrix([a[t] * ys[t] + bs[t] for t in zeros]),
-                      sp.Matrix([bs[t] for t in zeros]), "expand"),
+        ga = sp.symbols(f"a1:{n_value + 1}", real=True)
+        concl = (Step("z_i = a_i y_i + b_i = b_i on the zero-gain coordinates",
+                      sp.Matrix([ga[t] * ys[t] + bs[t] for t in zeros]), sp.Matrix([bs[t] for t in zeros]), "expand",
+                      where=tuple((ga[t], 0) for t in zeros)),
                  Step(f"the block determinant is non-zero, so rank = k = {kk}", value, 0, _SIGN, relation=">"))
     return Theorem("ellipsoid.zero_gains", "Zero gains: constant coordinates and a lower dimension", text, latex, hyps,
                    steps, concl, n=n_value)
@@ -420,7 +445,9 @@ def _equal_gains(n_value):
             "hyperplane 1^T (z - b) = 0; every semi-axis equals |c| sqrt(n).")
     latex = r"\|z - b\| = |c|\sqrt{n},\ \ \mathbf{1}^T (z - b) = 0"
     nn = n_sym(n_value)
-    semi = Step("the semi-axes sqrt(n c^2) equal |c| sqrt(n)", sp.sqrt(nn * c**2), sp.Abs(c) * sp.sqrt(nn), _SQUARES)
+    lam = sp.Symbol("lambda", positive=True)
+    semi = Step("the semi-axes sqrt(n lambda) at lambda = c^2 equal |c| sqrt(n)", sp.sqrt(nn * lam),
+                sp.Abs(c) * sp.sqrt(nn), _SQUARES, where=((lam, c**2),))
     if n_value is None:
         _, s, n, i, j, k, a, _ = _gen()
         I, J = sp.Symbol("I"), sp.Symbol("J")
@@ -447,7 +474,8 @@ def _equal_gains(n_value):
         zb = [c * sp.sqrt(n_value) * t / sp.sqrt(R2) for t in p]
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
         mean = sum(x) / n_value
-        steps = (Step("A P A = c^2 P (explicit)", A * P * A, c**2 * P, "expand"),
+        As, Ps = sp.MatrixSymbol("A", n_value, n_value), sp.MatrixSymbol("P", n_value, n_value)
+        steps = (Step("A P A = c^2 P (explicit)", As * Ps * As, c**2 * Ps, "expand", where=((As, A), (Ps, P))),
                  Step("spectrum of c^2 P (explicit)", c**2 * P, {sp.Integer(0): 1, c**2: n_value - 1},
                       "eigen (characteristic polynomial)"),
                  semi)

@@ -59,6 +59,7 @@ def _general() -> list:
     n, i, j, k, x, v, I, J = (s[key] for key in ("n", "i", "j", "k", "x", "v", "I", "J"))
     P = I - J / n
     hyps = _hyp_general(s)
+    Psym = sp.Symbol("P")
     mean = sp.Sum(x[j], (j, 1, n)) / n
     Px_i = sp.Sum(_entry(s, i, j) * x[j], (j, 1, n))
     J2_entry = sp.Sum(1 * 1, (k, 1, n))  # (J^2)_ij = sum_k J_ik J_kj
@@ -74,12 +75,17 @@ def _general() -> list:
         (Step("Entry i of x - mean(x) 1 equals entry i of P x", x[i] - mean, Px_i,
               "finite sums and Kronecker deltas"),),
     ))
+    Pf = sp.Function("P")
+    r_, c_ = sp.symbols("r c", positive=True, integer=True)
+    bind = ((Pf, sp.Lambda((r_, c_), sp.KroneckerDelta(r_, c_) - 1 / n)),)
+    Jf = sp.Function("J")
     out.append(Theorem(
         "projection.symmetric", "P is symmetric", "P^T = P.", r"P^T = P", hyps,
-        (Step("Entry (j, i) of P equals entry (i, j): the Kronecker delta is symmetric",
-              _entry(s, j, i), _entry(s, i, j), "finite sums and Kronecker deltas"),),
-        (Step("P^T = P entrywise", _entry(s, j, i) - _entry(s, i, j), sp.Integer(0),
-              "finite sums and Kronecker deltas"),),
+        (Step("J is symmetric: J_ji = 1 = J_ij", Jf(j, i), Jf(i, j), "expand",
+              where=((Jf, sp.Lambda((r_, c_), sp.Integer(1))),)),
+         Step("Entry (j, i) of P equals entry (i, j): the Kronecker delta is symmetric",
+              Pf(j, i), Pf(i, j), "finite sums and Kronecker deltas", where=bind)),
+        (Step("(P^T)_ij = P_ji = P_ij", Pf(j, i), Pf(i, j), "finite sums and Kronecker deltas", where=bind),),
     ))
     out.append(Theorem(
         "projection.idempotent", "P is idempotent", "P^2 = P, using J^2 = n J.", r"P^2 = P", hyps,
@@ -104,7 +110,8 @@ def _general() -> list:
         hyps + (Hypothesis("orthogonal", "v is orthogonal to 1", r"\mathbf{1}^T v = 0"),),
         (Step("P 1 = 1 - (1/n) J 1 = 1 - 1 = 0", P, 0, "apply to 1 (J 1 = n 1)"),
          Step("P v = v - (1/n) 1 (1^T v) = v", P, 1, "apply to v orthogonal to 1 (J v = 0)"),
-         Step("x = P x + (1/n) J x = P x + mean(x) 1: so P x = 0 forces x = mean(x) 1", P + J / n, I, _RULE),
+         Step("x = P x + (1/n) J x = P x + mean(x) 1: so P x = 0 forces x = mean(x) 1", Psym + J / n, I, _RULE,
+              where=((Psym, P),)),
          Step("Entry i of P v for v with sum_j v_j = 0 is v_i - (1/n) sum_j v_j",
               sp.Sum(_entry(s, i, j) * v[j], (j, 1, n)), v[i] - sp.Sum(v[j], (j, 1, n)) / n,
               "finite sums and Kronecker deltas")),
@@ -123,7 +130,7 @@ def _general() -> list:
          Step("1 is an eigenvector for eigenvalue 0", P, 0, "apply to 1 (J 1 = n 1)"),
          Step("Every v orthogonal to 1 (an (n-1)-dimensional space) is an eigenvector for 1", P, 1,
               "apply to v orthogonal to 1 (J v = 0)"),
-         Step("The dimensions add up: 1 + (n - 1) = n", 1 + (n - 1), n, "expand")),
+         Step("The dimensions add up: 1 + (n - 1) = n", sp.Add(1, n - 1, evaluate=False), n, "expand")),
         (Step("The multiplicities agree with the trace: 0 * 1 + 1 * (n - 1) = tr P", P, 0 * 1 + 1 * (n - 1),
               "trace (tr I = n, tr J = n)"),),
     ))
@@ -133,38 +140,47 @@ def _general() -> list:
 def _concrete(n: int) -> list:
     import sympy as sp
 
-    P = projection_matrix(n)
-    x = sp.Matrix(sp.symbols(f"x1:{n + 1}", real=True))
+    Pm = projection_matrix(n)
+    P, J = sp.MatrixSymbol("P", n, n), sp.MatrixSymbol("J", n, n)
+    X, one = sp.MatrixSymbol("x", n, 1), sp.MatrixSymbol("1", n, 1)
+    xs = sp.Matrix(sp.symbols(f"x1:{n + 1}", real=True))
     ones = sp.ones(n, 1)
+    bind_p, bind_j = (P, Pm), (J, sp.ones(n, n))
+    bind_x, bind_1 = (X, xs), (one, ones)
     hyps = _hyp_concrete(n)
-    mean = sum(x) / n
     basis = [sp.Matrix([1 if r == c else (-1 if r == c + 1 else 0) for r in range(n)]) for c in range(n - 1)]
+    V = sp.MatrixSymbol("v", n, 1)
+    zero = sp.ZeroMatrix(n, 1)
     out = [
         Theorem("projection.mean_subtraction", "Subtracting the mean is the projection P",
                 f"For x in R^{n}, x - mean(x) 1 = P x.", r"x - \bar{x}\,\mathbf{1} = P x", hyps,
-                (Step("Multiply out P x", P * x, x - ones * (sum(x) / n), "expand"),),
-                (Step("x - mean(x) 1 = P x", x - mean * ones, P * x, "expand"),), n=n),
+                (Step("P x = x - (1/n) J x: multiply out the explicit matrices", P * X, X - J * X / n, "expand",
+                      where=(bind_p, bind_j, bind_x)),),
+                (Step("x - mean(x) 1 = P x", X - one * (one.T * X) / n, P * X, "expand",
+                      where=(bind_p, bind_x, bind_1)),), n=n),
         Theorem("projection.symmetric", "P is symmetric", "P^T = P.", r"P^T = P", hyps,
-                (Step("Transpose the explicit matrix", P.T, P, "expand"),),
-                (Step("P^T - P = 0", P.T - P, sp.zeros(n, n), "expand"),), n=n),
+                (Step("J^T = J for the all-ones matrix", J.T, J, "expand", where=(bind_j,)),),
+                (Step("P^T = P", P.T, P, "expand", where=(bind_p,)),), n=n),
         Theorem("projection.idempotent", "P is idempotent", "P^2 = P.", r"P^2 = P", hyps,
-                (Step("J^2 = n J for the explicit all-ones matrix", sp.ones(n, n) ** 2, n * sp.ones(n, n), "expand"),
-                 Step("Multiply out P P", P * P, P, "expand")),
-                (Step("P^2 = P", P**2, P, "expand"),), n=n),
+                (Step("J^2 = n J for the explicit all-ones matrix", J * J, n * J, "expand", where=(bind_j,)),
+                 Step("P^2 = I - 2J/n + J^2/n^2", P * P, sp.Identity(n) - 2 * J / n + J * J / n**2, "expand",
+                      where=(bind_p, bind_j))),
+                (Step("P^2 = P", P * P, P, "expand", where=(bind_p,)),), n=n),
         Theorem("projection.trace", "The trace of P", f"tr P = {n - 1}.", rf"\operatorname{{tr}} P = {n - 1}", hyps,
-                (Step("Sum of the diagonal", sum(P[r, r] for r in range(n)), n - 1, "expand"),),
-                (Step("tr P = n - 1", P.trace(), sp.Integer(n - 1), "expand"),), n=n),
+                (Step("tr J = n", sp.Trace(J), n, "expand", where=(bind_j,)),),
+                (Step("tr P = n - 1", sp.Trace(P), sp.Integer(n - 1), "expand", where=(bind_p,)),), n=n),
         Theorem("projection.kernel", "The kernel of P is span(1)",
                 "P 1 = 0 and P fixes the basis e_c - e_(c+1) of the complement of 1, so ker P = span(1).",
                 r"P\mathbf{1} = 0,\ P v = v\ (\mathbf{1}^T v = 0)", hyps,
-                tuple(Step(f"P fixes e_{c + 1} - e_{c + 2}", P * v, v, "expand") for c, v in enumerate(basis)),
-                (Step("P 1 = 0", P * ones, sp.zeros(n, 1), "expand"),), n=n),
+                tuple(Step(f"P fixes v = e_{c + 1} - e_{c + 2}", P * V, V, "expand", where=(bind_p, (V, v)))
+                      for c, v in enumerate(basis)),
+                (Step("P 1 = 0", P * one, zero, "expand", where=(bind_p, bind_1)),), n=n),
         Theorem("projection.eigenvalues", "The spectrum of P",
                 f"P has eigenvalue 0 once and eigenvalue 1 with multiplicity {n - 1}.",
                 rf"\operatorname{{spec}} P = \{{0^{{(1)}}, 1^{{({n - 1})}}\}}", hyps,
-                (Step("P 1 = 0 * 1", P * ones, 0 * ones, "expand"),),
+                (Step("P 1 = 0: the eigenvalue 0 with eigenvector 1", P * one, zero, "expand", where=(bind_p, bind_1)),),
                 (Step("Characteristic polynomial of P", P, {sp.Integer(0): 1, sp.Integer(1): n - 1},
-                      "eigen (characteristic polynomial)"),), n=n),
+                      "eigen (characteristic polynomial)", where=(bind_p,)),), n=n),
     ]
     return out
 

@@ -35,9 +35,12 @@ def _sphere(n_value):
         n, j, k, x = s["n"], s["j"], s["k"], s["x"]
         S2 = sp.Sum(x[k] ** 2, (k, 1, n))
         rms = sp.sqrt(S2 / n)
-        steps = (Step("rms(x) = |x| / sqrt(n)", rms, sp.sqrt(S2) / sp.sqrt(n), _SQUARES),
+        V, U2 = sp.Symbol("m_2", nonnegative=True), sp.Symbol("U", positive=True)
+        steps = (Step("rms(x) = sqrt(mean(x^2)) = |x| / sqrt(n)", sp.sqrt(V), sp.sqrt(S2) / sp.sqrt(n), _SQUARES,
+                      where=((V, S2 / n),)),
                  Step("|x / rms(x)|^2 = sum_j x_j^2 n / |x|^2 = n", sp.Sum((x[j] / rms) ** 2, (j, 1, n)), n, _SUMS),
-                 Step("for |u|^2 = n: rms(u) = sqrt(n / n) = 1, so RMSNorm(u) = u", sp.sqrt(n / n), 1, "expand"))
+                 Step("for U = |u|^2 = n: rms(u) = sqrt(U / n) = 1, so RMSNorm(u) = u", sp.sqrt(U2 / n), 1, "expand",
+                      where=((U2, n),)))
         concl = (Step("|RMSNorm(x)| = sqrt(n)", sp.sqrt(sp.Sum((x[j] / rms) ** 2, (j, 1, n))), sp.sqrt(n), _SUMS),
                  steps[2])
     else:
@@ -45,11 +48,13 @@ def _sphere(n_value):
         rms = sp.sqrt(sum(t**2 for t in x) / n_value)
         z = [t / rms for t in x]
         u = sp.Matrix([sp.sqrt(n_value)] + [0] * (n_value - 1))  # a point of the sphere: its own image
-        rms_u = sp.sqrt(sum(t**2 for t in u) / n_value)
+        U = sp.MatrixSymbol("u", n_value, 1)
+        R = sp.Symbol("rms_u", positive=True)
+        bind = ((U, u), (R, sp.sqrt(sum(t**2 for t in u) / n_value)))
         steps = (Step("|x / rms(x)|^2 = n (explicit)", sum(t**2 for t in z), n_value, "simplify-to-zero"),
-                 Step("the point sqrt(n) e_1 is fixed: rms = 1", rms_u, 1, "expand"))
+                 Step("the point u = sqrt(n) e_1 has rms(u) = 1", R, 1, "expand", where=bind))
         concl = (Step("|RMSNorm(x)| = sqrt(n)", sp.sqrt(sum(t**2 for t in z)), sp.sqrt(n_value), "simplify-to-zero"),
-                 Step("RMSNorm(sqrt(n) e_1) = sqrt(n) e_1", u / rms_u, u, "expand"))
+                 Step("RMSNorm(u) = u / rms(u) = u for u = sqrt(n) e_1", U / R, U, "expand", where=bind))
     return Theorem("rmsnorm.sphere", "RMSNorm maps onto the full sphere of radius sqrt(n)", text, latex,
                    _hyps(n_value), steps, concl, n=n_value)
 
@@ -67,12 +72,15 @@ def _ellipsoid(n_value):
         S2 = sp.Sum(x[k] ** 2, (k, 1, n))
         z = lambda t: a[t] * sp.sqrt(n) * x[t] / sp.sqrt(S2)  # noqa: E731
         ai = sp.Symbol("a_i", real=True, nonzero=True)
+        zi = sp.Symbol("z_i", real=True)
+        bind = ((zi, sp.sqrt(n) * ai),)
         steps = (Step("sum_j z_j^2 / a_j^2 = sum_j n x_j^2 / |x|^2", sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)),
                       n * sp.Sum(x[j] ** 2, (j, 1, n)) / S2, _SUMS),
-                 Step("the point sqrt(n) a_i e_i satisfies the equation: its semi-axis along e_i is sqrt(n)|a_i|",
-                      (sp.sqrt(n) * ai) ** 2 / ai**2, n, "expand"))
+                 Step("the point z = z_i e_i with z_i = sqrt(n) a_i satisfies the equation", zi**2 / ai**2, n, "expand",
+                      where=bind))
         concl = (Step("sum_j z_j^2 / a_j^2 = n", sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)), n, _SUMS),
-                 Step("semi-axis length", sp.sqrt((sp.sqrt(n) * ai) ** 2), sp.sqrt(n) * sp.Abs(ai), _SQUARES))
+                 Step("its semi-axis along e_i has length |z_i| = sqrt(n) |a_i|", sp.sqrt(zi**2), sp.sqrt(n) * sp.Abs(ai),
+                      _SQUARES, where=bind))
     else:
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
         a = sp.symbols(f"a1:{n_value + 1}", real=True, nonzero=True)
@@ -80,9 +88,10 @@ def _ellipsoid(n_value):
         z = [a[t] * x[t] / rms for t in range(n_value)]
         steps = (Step("sum_i z_i^2 / a_i^2 = n (explicit)", sum(z[t] ** 2 / a[t] ** 2 for t in range(n_value)),
                       n_value, "simplify-to-zero"),)
+        zt = sp.Symbol("z_t", real=True)
         concl = (steps[0],) + tuple(
-            Step(f"the axis point sqrt(n) a_{t + 1} e_{t + 1} is on the ellipsoid",
-                 (sp.sqrt(n_value) * a[t]) ** 2 / a[t] ** 2, n_value, "expand") for t in range(n_value))
+            Step(f"the axis point z_t e_{t + 1} with z_t = sqrt(n) a_{t + 1} is on the ellipsoid",
+                 zt**2 / a[t] ** 2, n_value, "expand", where=((zt, sp.sqrt(n_value) * a[t]),)) for t in range(n_value))
     return Theorem("rmsnorm.ellipsoid", "RMSNorm with a gain: an axis-aligned ellipsoid", text, latex, hyps,
                    steps, concl, n=n_value)
 

@@ -67,7 +67,9 @@ def _radius_concrete(n: int) -> Theorem:
     R2 = sp.expand((p.T * p)[0])
     g = sp.sqrt(n) * p / sp.sqrt(R2)
     hyps = (_width(n), Hypothesis("eps zero", "eps = 0 and P x != 0", r"\epsilon = 0,\ Px \ne 0"))
-    steps = (Step("1^T P x = 0 (explicit)", (sp.ones(1, n) * p)[0], 0, "expand"),
+    Ps, Xs, one = sp.MatrixSymbol("P", n, n), sp.MatrixSymbol("x", n, 1), sp.MatrixSymbol("1", n, 1)
+    steps = (Step("1^T P x = 0 (explicit)", one.T * Ps * Xs, sp.ZeroMatrix(1, 1), "expand",
+                  where=((Ps, P), (Xs, x), (one, sp.ones(n, 1)))),
              Step("|g(P x)|^2 = n (explicit)", sum(t**2 for t in g), sp.Integer(n), "simplify-to-zero"))
     conclusion = (Step("|g(P x)| = sqrt(n)", sp.sqrt(sum(t**2 for t in g)), sp.sqrt(n), "simplify-to-zero"),
                   Step("1^T g(P x) = 0", (sp.ones(1, n) * g)[0], 0, "simplify-to-zero"))
@@ -84,6 +86,7 @@ def _interior(convention: str, n_value: int | None) -> Theorem:
     eps = sp.Symbol("epsilon", positive=True)
     r = sp.Symbol("r", positive=True)
     radius = radius_expression(r, n, eps, convention)
+    C = sp.Symbol("c", positive=True)  # the radial factor of g at |y| = r
     hyps = (_width(n_value),
             Hypothesis("eps positive", "eps > 0", r"\epsilon > 0"),
             Hypothesis("norm", "r = |P x| > 0 (for P x = 0, g(P x) = 0 is the centre itself)", r"r = \|Px\| > 0"),
@@ -109,15 +112,16 @@ def _interior(convention: str, n_value: int | None) -> Theorem:
                      c**2 * R2, "simplify-to-zero")
     steps = (
         first,
-        Step(f"Hence |g(P x)| = {formula_text} at r = |P x|", sp.sqrt(radial_factor(r, n, eps, convention) ** 2 * r**2),
-             radius, _SQUARES),
+        Step(f"Hence |g(P x)| = sqrt(c(r)^2 r^2) = {formula_text} at r = |P x|", sp.sqrt(C**2 * r**2),
+             formula_expr(r, n, eps, convention), _SQUARES, where=((C, radial_factor(r, n, eps, convention)),)),
         Step("The squared radius is strictly below n", radius**2, n, _SIGN, relation="<"),
         Step(f"The radius is at most {bound_text}: a near-constant input (small r) lands near the centre",
              radius**2, bound**2, _SIGN, relation="<="),
     )
     conclusion = (Step("|g(P x)| < sqrt(n) (both sides are nonnegative, compare squares)", radius**2, n, _SIGN,
                        relation="<"),
-                  Step("closed form of the radius", radius, formula_expr(r, n, eps, convention), _SQUARES))
+                  Step("closed form of the radius: |g(P x)| = c(r) r", C * r, formula_expr(r, n, eps, convention),
+                       _SQUARES, where=((C, radial_factor(r, n, eps, convention)),)))
     return Theorem(f"sphere.interior_{convention}", f"With eps > 0, g(P x) lies strictly inside the ball ({convention})",
                    f"For eps > 0: |g(P x)| = {formula_text} < sqrt(n) with r = |P x|, and it is at most {bound_text}.",
                    r"\|g(Px)\| = " + formula_latex + r" < \sqrt{n},\quad r = \|Px\|",

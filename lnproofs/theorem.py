@@ -78,7 +78,9 @@ class Step:
 
     ``lhs`` and ``rhs`` are SymPy expressions or matrices (for some methods a dict or a
     tuple, see :data:`METHODS`).  ``data`` holds extra SymPy objects a method needs
-    (the symbol of an equation, a domain, ...).
+    (the symbol of an equation, a domain, ...).  ``where`` holds ``(symbol, value)`` pairs
+    substituted only when the step is checked (``P`` standing for an explicit matrix, ``alpha``
+    for a weight): the claim is shown as written and evaluated by the checker.
     """
 
     description: str
@@ -87,17 +89,40 @@ class Step:
     method: str = "simplify-to-zero"
     relation: str = "="
     data: tuple = ()
+    where: tuple = ()
 
     def __post_init__(self):
         # store matrices and dicts immutably, so that a Step (and a Theorem) is hashable data
         for name in ("lhs", "rhs"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
+        object.__setattr__(self, "where", tuple((sym, _frozen(val)) for sym, val in self.where))
+
+    def evaluated(self) -> "Step":
+        """This step with its ``where`` bindings substituted and evaluated."""
+        if not self.where:
+            return self
+        return dataclasses.replace(self, lhs=_substitute(self.lhs, self.where), rhs=_substitute(self.rhs, self.where),
+                                   data=tuple(_substitute(d, self.where) for d in self.data), where=())
 
     def claim_text(self) -> str:
         return _claim(self, latex=False)
 
     def claim_latex(self) -> str:
         return _claim(self, latex=True)
+
+
+def _substitute(value, where):
+    import sympy as sp
+
+    if not isinstance(value, sp.Basic):
+        return value
+    out = value
+    for sym, val in where:  # in order: later bindings may use earlier symbols
+        out = out.xreplace({sym: val}) if isinstance(sym, sp.MatrixSymbol) else out.subs(sym, val)
+    out = out.doit() if hasattr(out, "doit") else out
+    if isinstance(out, sp.MatrixExpr) and not isinstance(out, sp.MatrixBase):
+        out = out.as_explicit()
+    return out
 
 
 def _frozen(value):
@@ -326,6 +351,41 @@ _RELATION_LATEX = {"=": "=", "<": "<", ">": ">", "<=": r"\le", ">=": r"\ge"}
 
 
 def _claim(step: Step, latex: bool) -> str:
+    text = _claim_body(step, latex)
+    if not step.where:
+        return text
+    parts = [_binding(sym, val, latex) for sym, val in _used_bindings(step)]
+    if latex:
+        return text + r"\quad\text{where } " + r",\ ".join(parts)
+    return text + "  where " + ", ".join(parts)
+
+
+def _used_bindings(step: Step) -> list:
+    """The ``where`` pairs the claim mentions (directly or through another shown binding)."""
+    import sympy as sp
+
+    def mentions(expr, sym):
+        return isinstance(expr, sp.Basic) and expr.has(sym)
+
+    used = []
+    for sym, val in step.where:
+        if mentions(step.lhs, sym) or mentions(step.rhs, sym) or any(mentions(v, sym) for _, v in used):
+            used.append((sym, val))
+    return [pair for pair in step.where if pair in used]
+
+
+def _binding(sym, val, latex: bool) -> str:
+    import sympy as sp
+
+    if isinstance(val, sp.MatrixBase) and len(val) > 16:
+        size = f"{val.shape[0]} x {val.shape[1]}"
+        return (rf"{sp.latex(sym)} \text{{ explicit ({size})}}" if latex else f"{sp.sstr(sym)} explicit ({size})")
+    if latex:
+        return f"{sp.latex(sym)} = {sp.latex(val)}"
+    return f"{sp.sstr(sym)} = {sp.sstr(val.tolist() if isinstance(val, sp.MatrixBase) else val)}"
+
+
+def _claim_body(step: Step, latex: bool) -> str:
     import sympy as sp
 
     show = sp.latex if latex else sp.sstr
@@ -778,7 +838,7 @@ def check_step(step: Step) -> tuple:
     if checker is None:
         return False, f"unknown method {step.method!r}"
     try:
-        ok, detail = checker(step)
+        ok, detail = checker(step.evaluated())
     except Exception as exc:  # a malformed claim fails, it never passes
         return False, f"checker raised {type(exc).__name__}: {exc}"
     return bool(ok), detail

@@ -33,7 +33,7 @@ def wrong(step: Step) -> Step:
         return dataclasses.replace(step, rhs=(1 if rhs in (sp.oo, -sp.oo) else rhs + 1))
     # lhs = rhs holds, so lhs = rhs + 1 is false whatever rhs is (a sign flip can be harmless when
     # rhs is identically zero; the named tests below flip signs and drop factors on purpose)
-    if isinstance(rhs, sp.MatrixBase):
+    if isinstance(rhs, (sp.MatrixBase, sp.MatrixExpr)):
         return dataclasses.replace(step, rhs=rhs + sp.ones(*rhs.shape))
     return dataclasses.replace(step, rhs=rhs + 1)
 
