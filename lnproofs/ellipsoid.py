@@ -272,12 +272,14 @@ def _riechers(n_value):
         x = sp.Symbol("x")
         qm = sp.cancel(_charpoly(M, x) / x)
         qn = sp.cancel(_charpoly(N, x) / x)
-        recip = sp.expand(sp.cancel(x ** (n_value - 1) * qm.subs(x, 1 / x) / qm.subs(x, 0)))
+        qN, qMinv, qM0 = sp.symbols("q_N q_M(1/x) q_M(0)")
+        recip = Step("charpoly(N)/x = q_N is x^(n-1) q_M(1/x) / q_M(0), q_M = charpoly(M)/x: the non-zero eigenvalues "
+                     "of N are mu = 1/lambda", qN, x ** (n_value - 1) * qMinv / qM0, "simplify-to-zero",
+                     where=((qN, qn), (qMinv, qm.subs(x, 1 / x)), (qM0, qm.subs(x, 0))))
         steps = (Step("M N = P2 (explicit)", S["M"] * S["N"], S["P2"], "expand", where=bind),
                  Step("N M = P2 (explicit)", S["N"] * S["M"], S["P2"], "expand", where=bind),
                  Step("N w = 0", S["N"] * S["w"], sp.ZeroMatrix(n_value, 1), "expand", where=bind))
-        concl = (Step("charpoly(N)/x is the reciprocal polynomial of charpoly(M)/x: mu = 1/lambda", qn, recip, "expand"),
-                 same)
+        concl = (recip, same)
     return Theorem("ellipsoid.riechers_form", "Agreement with the Riechers form", text, latex, hyps, steps, concl,
                    n=n_value)
 
