@@ -232,7 +232,8 @@ class ProofResult:
         return self.to_markdown()
 
     def _repr_latex_(self) -> str:
-        return "$$ \\text{" + self.name + ": " + self.status + "} \\quad " + self.statement_latex + " $$"
+        label = _tex_escape(f"{self.name}: {self.status}")
+        return "$$ \\text{" + label + "} \\quad " + self.statement_latex + " $$"
 
 
 @dataclass(frozen=True)
@@ -317,7 +318,7 @@ def _hyp_markdown(hyps) -> list:
         return []
     lines = ["**Hypotheses.**", ""]
     for h in hyps:
-        math = f" $ {h.latex} $" if h.latex else ""
+        math = f" ${h.latex.strip()}$" if h.latex else ""
         lines.append(f"- *{h.name}*: {h.text}{math}")
     return lines + [""]
 

@@ -115,6 +115,21 @@ def test_rendering_markdown_latex_json():
     assert again == result
 
 
+def test_importing_the_api_stays_cheap():
+    import subprocess
+    import sys
+
+    code = ("import sys, lnproofs, lnproofs.registry, lnproofs.theorem, lnproofs.numeric; "
+            "print(sorted(m for m in ('sympy', 'torch', 'cvxpy', 'scipy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_markdown_inline_math_has_no_inner_spaces():
+    md = registry.get_theorem("projection.kernel").to_markdown()
+    assert "$ " not in md.replace("$$ ", "").replace(" $$", "")
+
+
 def test_every_theorem_renders():
     for theorem in registry.all_theorems(3):
         assert theorem.statement and theorem.statement_latex and theorem.hypotheses
