@@ -97,7 +97,8 @@ def sphere_witness(ctx):
             K = ctx.layer_norm(x, (width,), c, b, 0.0)
             s = (K - b)
             half = 0.5 * ((s[:, None, :] - s[None, :, :]) ** 2).sum(-1)
-            extra = float(c[0] ** 2) * width * _kappa(x, 0.0)[:, 0][:, None] + float(b.abs().sum() * c[0].abs()) * math.sqrt(width)
+            kap = _kappa(x, 0.0)[:, 0]
+            extra = float(c[0] ** 2) * width * (kap[:, None] + kap[None, :]) + float(b.abs().sum() * c[0].abs()) * math.sqrt(width)
             _witness_outcome(ctx, "layernorm", width, K, s, half, extra, acc)
     return [Outcome(f, w, n, m, tuple(f"{k} ({v} pairs)" for k, v in fl.items())) for (f, w), (n, m, fl) in acc.items()]
 
@@ -115,7 +116,8 @@ def ellipsoid_witness(ctx):
                 Q = s / a
                 half = 0.5 * ((s[:, None, :] - s[None, :, :]) ** 2).sum(-1)
                 spread = (Q.abs() @ b.abs())[:, None]
-                extra = width * _kappa(x, 0.0)[:, 0][:, None] * (1 + float((1 / a.abs()).max())) + spread
+                kap = _kappa(x, 0.0)[:, 0]
+                extra = width * (kap[:, None] + kap[None, :]) * (1 + float((1 / a.abs()).max())) + spread
                 _witness_outcome(ctx, kind, width, K, Q, half, extra, acc)
     return [Outcome(f, w, n, m, tuple(f"{k} ({v} pairs)" for k, v in fl.items())) for (f, w), (n, m, fl) in acc.items()]
 
