@@ -186,8 +186,7 @@ def _cross_polytope(t, plus, minus):
 def _inside_outcome(ctx, width, point, plus, minus, fails, extra_scale=0.0):
     """Weights, residual and sampled queries for a point claimed strictly inside the cross-polytope."""
     tol = ctx.tol(width)
-    coords = point @ torch.eye(plus.shape[1], dtype=ctx.dtype, device=ctx.device)
-    t = torch.stack([(coords * p).sum() / safe_norm(p[None])[0, 0] for p in plus])
+    t = (plus @ point) / safe_norm(plus)[:, 0]  # coordinates of the point along each direction plus_j
     wp, wm, slack = _cross_polytope(t, plus, minus)
     if slack <= 0:
         fails["the key is not strictly inside the hull of the others (no positive slack)"] += 1
@@ -219,12 +218,11 @@ def eps_caveat(ctx):
                 k0 = ctx.layer_norm(x0[None], (width,), None, None, eps)[0]
                 if float(safe_norm(k0[None])) >= math.sqrt(width):
                     fails["the near-constant key is not strictly inside the sphere"] += 1
-                kappa = float(_kappa(x0[None], eps)) * ctx.u * 0  # rounding of k0 enters through the scale below
+                kappa = float(_kappa(x0[None], eps))  # centring sensitivity of the near-constant input
                 point = k0 @ U.T  # coordinates in the basis; the key lies in its span up to rounding
                 off_span = float((k0 - point @ U).abs().max())
-                e, k = _inside_outcome(ctx, width, point, plus @ U.T, minus @ U.T, fails,
-                                       extra_scale=float(_kappa(x0[None], eps)) + kappa)
-                worst = max(worst, e, off_span / (float(_kappa(x0[None], eps)) + float(k0.abs().max())))
+                e, k = _inside_outcome(ctx, width, point, plus @ U.T, minus @ U.T, fails, extra_scale=kappa)
+                worst = max(worst, e, off_span / (kappa + float(k0.abs().max())))
                 count += k
         out.append(Outcome("near-constant", width, count, worst, tuple(f"{k} ({v})" for k, v in fails.items())))
     return out
