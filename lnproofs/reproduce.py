@@ -74,7 +74,7 @@ def trial_verdict(keys: np.ndarray, *, on_sphere: bool = False, seed: int = 0) -
     from .checker import check_witnesses
 
     if on_sphere:
-        failures = check_witnesses(keys, [(i, keys[i]) for i in range(keys.shape[0])], mode="strict")
+        failures = check_witnesses(keys, list(enumerate(keys.tolist())), mode="strict")
         if all(f is None for f in failures):
             return "all-selectable", None
     answer = has_unselectable(keys, seed=seed)
