@@ -194,3 +194,17 @@ def test_cli_table_lists_every_theorem(cli):
     assert result.status == 0 and result.out.split() == check_names()
     table = cli(["recheck", "--only", "projection.kernel", "--samples", "32", "--dtype", "float32"])
     assert table.status == 0 and "projection.kernel" in table.out and "pass" in table.out and "cpu" in table.out
+
+
+def test_results_are_written_as_they_go_and_a_run_resumes(cli, tmp_path):
+    out = tmp_path / "results.jsonl"
+    first = cli(["recheck", "--only", "projection.trace", "--samples", "32", "--device", "cpu", "--out", out])
+    assert first.status == 0 and len(out.read_text().splitlines()) == 1
+    again = cli(["recheck", "--only", "projection.trace", "projection.kernel", "--samples", "32", "--device", "cpu",
+                 "--out", out, "--resume", "--json"])
+    assert again.status == 0, again.err
+    assert [r["name"] for r in again.json()["results"]] == ["projection.trace", "projection.kernel"]
+    assert len(out.read_text().splitlines()) == 2  # only the missing check ran
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    bad = cli(["recheck", "--out", tmp_path / "bad.jsonl", "--resume", "--device", "cpu"])
+    assert bad.status == 2 and "not a recheck result" in bad.err

@@ -61,6 +61,13 @@ class CheckResult:
     families: tuple[dict, ...] = ()
     messages: tuple[str, ...] = ()
 
+    @classmethod
+    def from_json(cls, data: dict) -> "CheckResult":
+        fields = {k: data[k] for k in ("name", "samples", "max_error", "tolerance", "passed", "device", "dtype",
+                                       "width", "seconds", "throughput")}
+        return cls(**fields, families=tuple(dict(f) for f in data.get("families", ())),
+                   messages=tuple(data.get("messages", ())))
+
     def to_json(self) -> dict:
         return {"name": self.name, "samples": self.samples, "max_error": self.max_error,
                 "tolerance": self.tolerance, "passed": self.passed, "device": self.device,

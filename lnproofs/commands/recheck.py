@@ -25,6 +25,9 @@ def configure(parser) -> None:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these checks (theorem names)")
     parser.add_argument("--list", action="store_true", help="list the registered checks and exit")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--out", metavar="RESULTS.jsonl", help="append each result to this file as soon as it is known")
+    parser.add_argument("--resume", action="store_true", help="with --out: keep the results already in the file "
+                        "(same dtype, width, samples and seed) and run only the missing checks")
     layer = parser.add_argument_group("real LayerNorm layer (instead of the theorem checks)")
     layer.add_argument("--layer", metavar="PARAMS.npz", help="arrays 'gain' (or 'gamma'/'weight'), 'bias' "
                        "(or 'beta'), optional 'eps'")
@@ -104,6 +107,31 @@ def _layer(args) -> int:
     return 0 if report["passed"] else 1
 
 
+def _previous(args, samples) -> dict:
+    """Results already written to ``args.out`` by a run with the same settings."""
+    from pathlib import Path
+
+    from torch_backend.theorems import DEFAULT_WIDTH, CheckResult
+
+    path = Path(args.out)
+    if not path.exists():
+        return {}
+    width = DEFAULT_WIDTH if args.width is None else args.width
+    done = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            result = CheckResult.from_json(data)
+        except (ValueError, KeyError, TypeError):
+            raise FileFormatError(f"{path} line {number} is not a recheck result; remove it or use a new --out file") from None
+        if (result.dtype == args.dtype and result.width == width and data.get("seed") == args.seed
+                and data.get("samples_per_family") == samples):
+            done[result.name] = result
+    return done
+
+
 def run(args) -> int:
     try:
         import torch  # noqa: F401
@@ -124,6 +152,11 @@ def run(args) -> int:
     for name, value in (("--width", args.width), ("--samples", args.samples), ("--chunk-rows", args.chunk_rows)):
         if value is not None and value < 1:
             raise OptionError(f"{name} {value} is not accepted; give a positive integer")
+    if args.resume and not args.out:
+        raise OptionError("--resume needs --out RESULTS.jsonl (the file to continue)")
+    samples = args.samples or DEFAULT_SAMPLES
+    wanted = list(dict.fromkeys(args.only)) if args.only else check_names()
+    done = _previous(args, samples) if args.resume else {}
     rows = []
     header = f"{'theorem':40s} {'samples':>9s} {'max error':>10s} {'tolerance':>10s} {'result':>6s}  {'device':8s} {'samples/s':>10s}"
 
@@ -138,9 +171,31 @@ def run(args) -> int:
         for message in result.messages[:5]:
             print(f"    {message}")
 
-    results = run_checks(width=args.width, samples=args.samples or DEFAULT_SAMPLES, device=args.device,
-                         dtype=args.dtype, names=args.only, seed=args.seed, chunk_rows=args.chunk_rows,
-                         on_result=show)
+    from torch_backend.theorems import DEFAULT_WIDTH
+
+    width = DEFAULT_WIDTH if args.width is None else args.width
+    sink = open(args.out, "a", encoding="utf-8") if args.out else None
+
+    def record(result):
+        show(result)
+        if sink is not None:
+            line = {**result.to_json(), "seed": args.seed, "samples_per_family": samples}
+            sink.write(json.dumps(line) + "\n")
+            sink.flush()
+
+    try:
+        for name in wanted:
+            if name in done:
+                show(done[name])
+        todo = [name for name in wanted if name not in done]
+        fresh = run_checks(width=width, samples=samples, device=args.device, dtype=args.dtype, names=todo,
+                           seed=args.seed, chunk_rows=args.chunk_rows, on_result=record) if todo else []
+    finally:
+        if sink is not None:
+            sink.close()
+    by_name = {r.name: r for r in fresh}
+    by_name.update({k: v for k, v in done.items() if k not in by_name})
+    results = [by_name[name] for name in wanted]
     failed = [r.name for r in results if not r.passed]
     if args.json:
         print(json.dumps({"passed": not failed, "results": [r.to_json() for r in results]}, indent=2))
