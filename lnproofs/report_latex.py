@@ -23,7 +23,6 @@ def to_latex(report) -> str:
     out = [
         r"\documentclass[10pt]{article}",
         r"\usepackage[utf8]{inputenc}",
-        r"\usepackage[T1]{fontenc}",
         r"\usepackage{amsmath,amssymb,graphicx,longtable}",
         r"\setlength{\textwidth}{6.3in}\setlength{\oddsidemargin}{0.1in}\setlength{\evensidemargin}{0.1in}",
         r"\setlength{\textheight}{8.8in}\setlength{\topmargin}{-0.4in}",
