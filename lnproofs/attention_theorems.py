@@ -32,7 +32,7 @@ _SELECT = Hypothesis("selectable", "k_i is selectable when some q has q.k_i > q.
 
 
 def _width(n):
-    return (Hypothesis("width", "keys live in R^n, n >= 2; t, k range over coordinates 1..n", r"n \ge 2")
+    return (Hypothesis("width", "keys live in R^n, n >= 2 (sums run over the n coordinates)", r"n \ge 2")
             if n is None else Hypothesis("width", f"n = {n}", rf"n = {n}"))
 
 

@@ -68,6 +68,14 @@ class Hypothesis:
     text: str
     latex: str = ""
 
+    def __post_init__(self):
+        if not self.latex:  # every hypothesis has a LaTeX form; plain text becomes \text{...}
+            object.__setattr__(self, "latex", r"\text{" + _tex_escape(self.text) + "}")
+
+    @property
+    def has_formula(self) -> bool:
+        return not self.latex.startswith(r"\text{")
+
     def to_json(self) -> dict:
         return {"name": self.name, "text": self.text, "latex": self.latex}
 
@@ -250,6 +258,15 @@ class Theorem:
     n: int | None = None
     convention: str | None = None
 
+    def to_json(self) -> dict:
+        """The theorem as data (claims as text and LaTeX); :meth:`prove` gives the checked version."""
+        steps = [{"index": k, "kind": "conclusion" if k > len(self.steps) else "step", "description": s.description,
+                  "method": s.method, "claim": _safe(s.claim_text), "claim_latex": _safe(s.claim_latex)}
+                 for k, s in enumerate(self.steps + self.conclusion, start=1)]
+        return {"name": self.name, "title": self.title, "statement": self.statement,
+                "statement_latex": self.statement_latex, "hypotheses": [h.to_json() for h in self.hypotheses],
+                "steps": steps, "n": self.n, "scope": _scope(self.n), "convention": self.convention}
+
     def prove(self) -> ProofResult:
         results = []
         for kind, group in (("step", self.steps), ("conclusion", self.conclusion)):
@@ -318,7 +335,7 @@ def _hyp_markdown(hyps) -> list:
         return []
     lines = ["**Hypotheses.**", ""]
     for h in hyps:
-        math = f" ${h.latex.strip()}$" if h.latex else ""
+        math = f" ${h.latex.strip()}$" if h.has_formula else ""
         lines.append(f"- *{h.name}*: {h.text}{math}")
     return lines + [""]
 
@@ -328,7 +345,7 @@ def _hyp_latex(hyps) -> list:
         return []
     out = ["Hypotheses:", "\\begin{itemize}"]
     for h in hyps:
-        math = f" $ {h.latex} $" if h.latex else ""
+        math = f" $ {h.latex} $" if h.has_formula else ""
         out.append(f"\\item \\emph{{{_tex_escape(h.name)}}}: {_tex_escape(h.text)}{math}")
     return out + ["\\end{itemize}"]
 
