@@ -242,14 +242,19 @@ def _evidence(result) -> str:
     return result.reason or "no certificate"
 
 
-def _key_section(path, folder: Path, prefix: str, seed: int) -> KeySection:
-    from . import figures
+def _load_keys(path) -> np.ndarray:
     from .arrays import load_array
-    from .certify import certify
-    from .checker import check_certificate
 
     keys = load_array(path, name="keys", ndim=2)
     require(keys.shape[0] >= 2, InputError, f"--keys {path} holds {keys.shape[0]} key; give at least 2 keys")
+    return keys
+
+
+def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -> KeySection:
+    from . import figures
+    from .certify import certify
+    from .checker import check_certificate
+
     cert = certify(keys, seed=seed)
     report = check_certificate(cert, keys)
     cert_file = folder.parent / "certificate.json"
@@ -303,6 +308,7 @@ def build_report(out="reports", *, n: int = DEFAULT_N, convention: str = "torch"
     from .registry import prove_all
 
     _check_options(n, convention, samples)
+    key_array = _load_keys(keys) if keys is not None else None
     out = _prepare_out(out)
     folder = out / "figures"
     proofs = tuple(prove_all(n, convention))
@@ -323,7 +329,7 @@ def build_report(out="reports", *, n: int = DEFAULT_N, convention: str = "torch"
         note += (" Numeric checks whose theorem is not in this report were left out: "
                  + ", ".join(orphans) + ".")
     figs = tuple(_example_figures(folder, "figures/", seed))
-    section = _key_section(keys, folder, "figures/", seed) if keys is not None else None
+    section = _key_section(keys, key_array, folder, "figures/", seed) if keys is not None else None
     return Report(n=n, convention=convention, generated=generated_line(), versions=_versions(torch_version),
                   proofs=proofs, rechecks=checks, recheck_note=note, figures=figs, keys=section)
 

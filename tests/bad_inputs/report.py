@@ -34,3 +34,20 @@ CASES = [
     ("reproduce-unwritable-out", _unwritable("reproduce", "figure1", "--trials", "1"), "cannot write"),
     ("demo-unwritable-out", _unwritable_demo, "cannot write"),
 ]
+
+
+def _missing_keys(tmp_path):
+    return ["report", "--keys", str(tmp_path / "absent.npy"), "--out", str(tmp_path / "r"), "--no-recheck"]
+
+
+def _one_key(tmp_path):
+    import numpy as np
+
+    np.save(tmp_path / "one.npy", np.ones((1, 3)))
+    return ["report", "--keys", str(tmp_path / "one.npy"), "--out", str(tmp_path / "r"), "--no-recheck"]
+
+
+CASES += [
+    ("report-missing-keys", _missing_keys, "does not exist"),
+    ("report-single-key", _one_key, "at least 2 keys"),
+]
