@@ -353,6 +353,9 @@ def margin_histogram(path, margins, *, title: str = "Witness margins of selectab
             ax.set_xscale("log")
         else:
             ax.hist(margins, bins=min(25, max(5, margins.size)), color="#4c72b0", edgecolor="black", linewidth=0.4)
+        from matplotlib.ticker import MaxNLocator
+
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("margin  min_j (q.k_i - q.k_j) / ||q||")
         ax.set_ylabel("keys")
         ax.set_title(title)
