@@ -28,7 +28,7 @@ def _chromium_binary():
 def page(tmp_path_factory):
     if not os.path.exists(CHROMEDRIVER) or _chromium_binary() is None:
         pytest.skip("chromium and chromedriver are not installed")
-    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     folder = tmp_path_factory.mktemp("demo")
