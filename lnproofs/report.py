@@ -364,7 +364,7 @@ def write_report(report: Report, out="reports", *, pdf: bool = True) -> dict:
         tex.write_text(to_latex(report), encoding="utf-8")
     except OSError as err:
         raise OptionError(f"cannot write the report to {str(out)!r}: {err.strerror or err}") from None
-    written = {"markdown": str(md), "latex": str(tex), "pdf": None, "pdf_note": "not requested"}
+    written = {"markdown": str(md), "latex": str(tex), "pdf": None, "pdf_note": "no PDF: --no-pdf was given"}
     if pdf:
         path, note = _compile_pdf(tex)
         written["pdf"] = None if path is None else str(path)
