@@ -121,7 +121,7 @@ def affine_rank(rows) -> int:
     if len(rows) <= 1:
         return 0
     diffs = [[a - b for a, b in zip(r, rows[0])] for r in rows[1:]]
-    if any(isinstance(x, Fraction) for r in diffs for x in r):
+    if not all(type(x) is int for r in diffs for x in r):
         den = math.lcm(*(Fraction(x).denominator for r in diffs for x in r))
         diffs = [[int(Fraction(x) * den) for x in r] for r in diffs]
     try:
