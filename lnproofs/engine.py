@@ -288,14 +288,20 @@ class _Engine:
         x, _ = got
         return float(x[-1]), x[:-1]
 
-    def unselectable(self, i: int, support, weights) -> Combination | None:
+    def unselectable(self, i: int, support, weights, *, everything: bool = False) -> Combination | None:
+        """Strictly positive exact weights over a spanning support: from the proposal and a
+        small relative-interior LP, or (``everything``) from that LP over all keys."""
         from .repair import exact_weights
 
-        comb = exact_weights(self.ek, i, support, weights, strict=True)
-        if comb is not None and check_combination(self.ek, i, comb, strict=True) is None:
-            return comb
         span = [j for j in self.spanning_set() if j != i]
-        for cols in (sorted(set(support) | set(span)), [j for j in range(self.m) if j != i]):
+        if everything:
+            choices = [[j for j in range(self.m) if j != i]]
+        else:
+            comb = exact_weights(self.ek, i, support, weights, strict=True)
+            if comb is not None and check_combination(self.ek, i, comb, strict=True) is None:
+                return comb
+            choices = [sorted(set(support) | set(span))]
+        for cols in choices:
             t, lam = self._relint_lp(i, cols, span)
             if t is None or t <= 0:
                 continue
@@ -370,6 +376,9 @@ def _decide_inside(engine: _Engine, i: int, support, weights) -> KeyResult:
     tie = engine.tie_only(i, support, weights)
     if tie is not None:
         return KeyResult(i, "tie-only", tie[1], tie[0], "exact")
+    comb = engine.unselectable(i, support, weights, everything=True)
+    if comb is not None:
+        return KeyResult(i, "unselectable", None, comb, "exact")
     return _exact_fallback(engine, i, "the float solver placed the key inside the hull but its repaired "
                                       "certificates did not pass the exact checker")
 
