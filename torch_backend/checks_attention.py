@@ -13,6 +13,7 @@ from collections import Counter
 
 import torch
 
+from .checks_layernorm import resolvable
 from .geometry import center, divide, normaliser_torch, safe_norm
 from .sampling import chunk_sizes, orthonormal_hyperplane_basis, random_gains, unit_vectors
 from .sweep import sweep
@@ -46,6 +47,7 @@ def _never_wins(Q, K, watched, tol, message, extra_scale=0.0):
 def uniform_query(ctx):
     def measure(x, a, b, eps):
         n = x.shape[-1]
+        x = x[resolvable(x, _kappa(x, eps) - 1.0, eps)]
         k = ctx.layer_norm(x, (n,), a, b, eps)
         q = 1.0 / a
         scale = k.abs() @ q.abs() + float(q.abs() @ b.abs()) + n * _kappa(x, eps)[:, 0]

@@ -15,7 +15,7 @@ import torch
 from .geometry import center, divide, normaliser_std, normaliser_torch, safe_norm
 from .sweep import sweep
 
-__all__ = ["CHECKS", "EPS_VALUES"]
+__all__ = ["CHECKS", "EPS_VALUES", "resolvable"]
 
 EPS_VALUES = (0.0, 1e-12, 1e-5, 1e-2, 1.0)
 POSITIVE_EPS = (1e-12, 1e-5, 1e-2, 1.0, 100.0)
@@ -33,7 +33,17 @@ def _pieces(x, eps, convention):
     r = safe_norm(y)
     den = normaliser_torch(r, n, eps) if convention == "torch" else normaliser_std(r, n, eps)
     kappa = math.sqrt(n) * x.abs().amax(dim=-1, keepdim=True) / torch.where(den > 0, den, torch.ones_like(den))
+    kappa = torch.where(den > 0, kappa, torch.full_like(kappa, math.inf))
     return n, y, r, den, kappa
+
+
+def resolvable(x, kappa, eps):
+    """Rows whose image the dtype can resolve: with eps = 0 the centred part must stand clear of the
+    rounding of x - mean(x) (kappa n u < 1e-2); with eps > 0 every row is resolvable."""
+    if eps > 0:
+        return torch.ones(x.shape[0], dtype=torch.bool, device=x.device)
+    u = torch.finfo(x.dtype).eps / 2
+    return torch.isfinite(kappa[:, 0]) & (kappa[:, 0] * (x.shape[-1] * u) < 1e-2)
 
 
 def _decomposition(convention):
@@ -42,7 +52,7 @@ def _decomposition(convention):
 
         def measure(x, a, b, eps):
             n, y, r, den, kappa = _pieces(x, eps, convention)
-            keep = (den > 0)[:, 0]
+            keep = (den > 0)[:, 0] & resolvable(x, kappa, eps)
             s = math.sqrt(n) * y / torch.where(den > 0, den, torch.ones_like(den))
             decomposed = a * s + b
             z = layer(x, (n,), a, b, eps)
@@ -57,7 +67,7 @@ def _decomposition(convention):
 def sphere_radius(ctx):
     def measure(x, a, b, eps):
         n, y, r, den, kappa = _pieces(x, 0.0, "torch")
-        keep = (r > 0)[:, 0]
+        keep = (r > 0)[:, 0] & resolvable(x, kappa, 0.0)
         z = ctx.layer_norm(x, (n,), None, None, 0.0)[keep]
         kappa = 1.0 + kappa[keep]
         radius = safe_norm(z)
@@ -98,7 +108,7 @@ def _interior(convention):
 def hyperplane(ctx):
     def measure(x, a, b, eps):
         n, y, r, den, kappa = _pieces(x, eps, "torch")
-        keep = (den > 0)[:, 0]
+        keep = (den > 0)[:, 0] & resolvable(x, kappa, eps)
         z = ctx.layer_norm(x, (n,), a, b, eps)[keep]
         t = (z - b) / a
         scale = ((z.abs() + b.abs()) / a.abs()).sum(-1) + n * kappa[keep][:, 0]
@@ -111,7 +121,7 @@ def equation(ctx):
 
     def measure(x, a, b, eps):
         n, y, r, den, kappa = _pieces(x, eps, "torch")
-        keep = ((r > 0) & (den > 0))[:, 0]
+        keep = ((r > 0) & (den > 0))[:, 0] & resolvable(x, kappa, eps)
         z = ctx.layer_norm(x, (n,), a, b, eps)[keep]
         r, den, kappa = r[keep][:, 0], den[keep][:, 0], kappa[keep]
         t = (z - b) / a
@@ -132,7 +142,7 @@ def equation(ctx):
 def equal_gains(ctx):
     def measure(x, a, b, eps):
         n, y, r, den, kappa = _pieces(x, 0.0, "torch")
-        keep = (r > 0)[:, 0]
+        keep = (r > 0)[:, 0] & resolvable(x, kappa, 0.0)
         z = ctx.layer_norm(x, (n,), a, b, 0.0)[keep]
         c = float(a[0].abs())
         d = z - b
@@ -162,6 +172,7 @@ def zero_gains(ctx):
 
     def measure(x, a, b, eps):
         n = x.shape[-1]
+        x = x[resolvable(x, _pieces(x, eps, "torch")[4], eps)]
         z = ctx.layer_norm(x, (n,), a, b, eps)
         zero = a == 0
         err = divide((z[:, zero] - b[zero]).abs(), b[zero].abs()).amax(dim=-1)
