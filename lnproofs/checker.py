@@ -52,6 +52,7 @@ Other query sets are checked by their module in :mod:`lnproofs.querysets`.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -66,9 +67,17 @@ _TINY = 2.0 ** -1022          # smallest normal double
 _C_MAX = 2.0 ** 1000          # above this the filter declines (no overflow inside)
 
 
+def _exact(v) -> Fraction:
+    if type(v) is float or type(v) is np.float64:
+        return Fraction(*float(v).as_integer_ratio())
+    if isinstance(v, numbers.Rational):           # int, Fraction, numpy integers
+        return Fraction(int(v.numerator), int(v.denominator))
+    return Fraction(*float(v).as_integer_ratio())
+
+
 def exact_ints(values) -> tuple[list[int], Fraction]:
     """Integers Q and a rational scale s > 0 with values == s * Q exactly."""
-    fracs = [Fraction(v) if isinstance(v, Fraction) else Fraction(*float(v).as_integer_ratio()) for v in values]
+    fracs = [_exact(v) for v in values]
     den = math.lcm(*(f.denominator for f in fracs)) if fracs else 1
     return [f.numerator * (den // f.denominator) for f in fracs], Fraction(1, den)
 
@@ -196,7 +205,7 @@ def _int_score(ek: ExactKeys, Q: list[int], j: int) -> int:
 
 
 def _is_float_vector(q) -> bool:
-    return all(type(x) is float for x in q)
+    return all(type(x) is float or type(x) is np.float64 for x in q)
 
 
 def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
@@ -305,15 +314,16 @@ def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
     bad = [j for j in idx if not 0 <= j < ek.n or j == i]
     if bad:
         return f"key {i}: the combination uses index {bad[0]}, which is {'k_i itself' if bad[0] == i else 'out of range'}"
-    low = min(w)
+    W, scale = exact_ints(w)                     # weights = W / den with den > 0
+    den = scale.denominator
+    low = min(W)
     if low < 0 or (strict and low == 0):
-        j = idx[w.index(low)]
-        return f"key {i}: weight of k_{j} is {low}; {'strictly positive' if strict else 'non-negative'} weights are needed"
-    total = sum(w, Fraction(0))
-    if total != 1:
+        c = W.index(low)
+        return (f"key {i}: weight of k_{idx[c]} is {w[c]}; "
+                f"{'strictly positive' if strict else 'non-negative'} weights are needed")
+    if sum(W) != den:
+        total = Fraction(sum(W), den)
         return f"key {i}: the weights sum to {total} ({float(total):.6g}), not 1"
-    W, _ = exact_ints(w)
-    den = sum(W)  # weights = W / den since they sum to 1
     target = ek.row(i)
     rows = [ek.row(j) for j in idx]
     sums = _combine_rows(W, rows, ek.dim)
