@@ -64,6 +64,8 @@ def _vanishes(expr, budget: int = 300) -> bool:
         if e == 0:
             continue
         radical = any(not p.exp.is_Integer for p in e.atoms(sp.Pow))
+        if radical and _radicals_vanish(e):
+            continue
         if radical and sp.expand(sp.radsimp(e)) == 0:
             continue
         e = sp.cancel(sp.together(e))
@@ -73,6 +75,57 @@ def _vanishes(expr, budget: int = 300) -> bool:
             continue
         return False
     return True
+
+
+def _radicals_vanish(expr) -> bool:
+    """True when ``expr`` vanishes with every square root of a polynomial made a free symbol.
+
+    Each ``p^(k/2)`` is written ``c^(k/2) s^k`` with ``p = c q`` (``c > 0`` the rational
+    content, ``q`` primitive) and one symbol ``s`` per ``q`` standing for ``sqrt(q)``.  An
+    identity that holds for a free ``s`` holds for ``s = sqrt(q)``, so this never accepts a
+    false claim; it only makes identities between differently scaled radicands cheap.
+    """
+    import sympy as sp
+
+    reps, roots = {}, {}
+    for power in expr.atoms(sp.Pow):
+        exp = power.exp
+        if not (exp.is_Rational and exp.q == 2 and power.base.free_symbols):
+            continue
+        num, den = _fraction(power.base)
+        if not den.free_symbols and not num.free_symbols:  # e.g. sqrt(n |y|^2 / |y|^2) = sqrt(n)
+            reps[power] = (num / den) ** exp
+            continue
+        if den.free_symbols:
+            continue
+        content, prim = sp.expand(num / den).as_content_primitive()
+        if not (content.is_Rational and content > 0):
+            continue
+        if prim not in roots:
+            roots[prim] = sp.Dummy("root")
+        reps[power] = content**exp * roots[prim] ** exp.p
+    if not reps:
+        return False
+    try:
+        numerator, _ = _fraction(expr.xreplace(reps))
+        return sp.expand(numerator) == 0
+    except Exception:
+        return False
+
+
+def _fraction(expr):
+    """``(numerator, denominator)`` of ``expr``, through QQ's fraction field when possible (fast)."""
+    import sympy as sp
+
+    symbols = sorted(expr.free_symbols, key=sp.default_sort_key)
+    if symbols and all(isinstance(s, sp.Symbol) for s in symbols) and not expr.has(sp.Function):
+        try:
+            field = sp.QQ.frac_field(*symbols)
+            element = field.from_sympy(expr)
+            return field.to_sympy(field(element.numer)), field.to_sympy(field(element.denom))
+        except Exception:  # irrational coefficients or radicals: fall back to together
+            pass
+    return sp.fraction(sp.together(expr))
 
 
 def _rational_zero(expr):

@@ -9,7 +9,7 @@ from ..errors import OptionError
 __all__ = ["configure", "run", "MAX_CONCRETE_N"]
 
 #: the concrete proofs use explicit n x n matrices; general n already covers every width
-MAX_CONCRETE_N = 32
+MAX_CONCRETE_N = 16
 
 
 def configure(parser) -> None:

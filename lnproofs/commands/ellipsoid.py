@@ -8,7 +8,7 @@ __all__ = ["configure", "run"]
 
 
 def configure(parser) -> None:
-    parser.add_argument("--gain", required=True, metavar="G", help="1-D gain vector (.npy, .npz, .csv, .pt, .safetensors)")
+    parser.add_argument("--gain", required=True, metavar="G", help="1-D gain vector (.npy, .npz, .pt or .safetensors)")
     parser.add_argument("--bias", default=None, metavar="B", help="1-D bias vector of the same length (default 0)")
     parser.add_argument("--json", action="store_true",
                         help='print {"center", "normal", "semi_axes", "axes", "dimension", ...} as JSON')
