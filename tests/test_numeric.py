@@ -214,3 +214,20 @@ def test_bad_inputs():
         ellipsoid([1.0, 2.0], [1.0])
     with pytest.raises(InputError, match="inf"):
         ellipsoid([1.0, np.inf])
+
+
+@pytest.mark.parametrize("n", [3, 5])
+def test_semi_axes_match_the_exact_characteristic_polynomial(n):
+    # the explicit-n theorems use these gains; the exact roots of charpoly(diag(a) P diag(a)) give the semi-axes
+    import sympy as sp
+
+    from lnproofs.ellipsoid import sample_gains
+
+    gains = sample_gains(n)
+    a = sp.Matrix([sp.Rational(g.numerator, g.denominator) for g in gains])
+    lam = sp.Symbol("lam")
+    m = sp.diag(*a) * (sp.eye(n) - sp.ones(n, n) / n) * sp.diag(*a)
+    roots = sorted(r for r in sp.Poly(m.charpoly(lam).as_expr(), lam).nroots(n=30) if abs(r) > 1e-20)
+    exact = np.sqrt(n * np.array([float(r) for r in roots]))[::-1]
+    info = ellipsoid([float(g) for g in gains])
+    assert np.allclose(info.semi_axes, exact, rtol=1e-12)
