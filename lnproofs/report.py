@@ -13,7 +13,6 @@ are fixed, and figures carry no software or date metadata.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import os
 import platform
 import shutil
@@ -378,7 +377,3 @@ def recheck_cell(check: Recheck | None) -> str:
         return "-"
     verdict = "passed" if check.passed else "FAILED"
     return f"{verdict}: max error {check.max_error:.2e} (tol {check.tolerance:.1e})"
-
-
-def is_finite(x) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
