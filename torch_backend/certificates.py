@@ -255,8 +255,10 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
         if status == "undecided":
             checked["undecided"] += 1
         q = qs.witness_of(result) if status in ("selectable", "tie-only") else None
-        if status in ("selectable", "tie-only") and q is None and status == "selectable":
+        if q is None and status == "selectable":
             bad.append("certified selectable but carries no witness")
+        elif q is None and status == "tie-only":
+            notes.append(f"key {i}: tie-only without a query; only its convex combination was re-checked")
         if q is not None:
             checked["witnesses"] += 1
             member = qs.membership(q, result, tol_m)
