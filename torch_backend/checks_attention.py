@@ -15,7 +15,7 @@ import torch
 
 from .checks_layernorm import resolvable
 from .geometry import center, divide, normaliser_torch, safe_norm
-from .sampling import chunk_sizes, orthonormal_hyperplane_basis, random_gains, unit_vectors
+from .sampling import orthonormal_hyperplane_basis, random_gains, unit_vectors
 from .sweep import sweep
 from .theorems import Outcome
 
