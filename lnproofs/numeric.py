@@ -1,6 +1,6 @@
 """Floating-point LayerNorm, RMSNorm and the ellipsoid of a LayerNorm's image (numpy only).
 
-These helpers compute; they do not prove.  The theorems they follow are in
+These functions compute; they do not prove.  The theorems they follow are in
 :mod:`lnproofs.projection`, :mod:`lnproofs.decomposition`, :mod:`lnproofs.sphere`,
 :mod:`lnproofs.ellipsoid` and :mod:`lnproofs.rmsnorm`.
 

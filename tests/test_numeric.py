@@ -1,4 +1,4 @@
-"""The numeric helpers agree with the theorems on random inputs, and with an independent eigen-decomposition."""
+"""The numeric functions agree with the theorems on random inputs, and with an independent eigen-decomposition."""
 
 from __future__ import annotations
 
