@@ -95,6 +95,8 @@ def load_array(path: str | os.PathLike, *, name: str = "keys", ndim: int | None 
                 data = _pick({k: archive[k] for k in archive.files}, name, path)
         elif suffix == ".csv":
             data = _read_csv(path)
+            if ndim == 1 and data.ndim == 2 and 1 in data.shape:
+                data = data.reshape(-1)  # one row or one column is a vector
         elif suffix == ".safetensors":
             from safetensors.numpy import load_file
             data = _pick(load_file(str(path)), name, path)
