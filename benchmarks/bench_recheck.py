@@ -49,8 +49,12 @@ def main(argv=None) -> int:
     parser.add_argument("--chunk-rows", type=int, default=None, help="rows per re-check chunk (default 8192 "
                         "on the CPU, 262144 on a GPU)")
     parser.add_argument("--eps", type=float, default=1e-5)
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's "
+                        "choice); on a shared machine 1 avoids stalls in small parallel operations")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     dev = resolve_device(args.device)
     chunk = args.chunk_rows or (262_144 if dev.type == "cuda" else 8192)
     gen = make_generator(0, dev)

@@ -166,7 +166,7 @@ def layer_report(gain, bias, eps: float, inputs, *, outputs=None, device="auto",
     all_nonzero = bool(nonzero.all())
     inv = torch.where(nonzero, 1.0 / torch.where(nonzero, a, torch.ones_like(a)), torch.zeros_like(a))
     tol = tolerance("layer.surface", dt, n)
-    rows = chunk_rows or max(1, (1 << 18) // n)
+    rows = chunk_rows or max(1, (1 << 23) // n)
     layer = F.layer_norm if convention == "torch" else layer_norm_std
     agg = {"count": 0, "constant": 0, "inside": 0, "dist_max": 0.0, "dist_sum": 0.0, "def_max": 0.0,
            "def_sum": 0.0, "plane": 0.0, "ellipse": 0.0, "zero_dev": 0.0, "below": 0}
