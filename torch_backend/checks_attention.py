@@ -82,7 +82,7 @@ def sphere_witness(ctx):
     for width in ctx.widths():
         for _ in range(_sets(ctx, width)):
             b = torch.randn((width,), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device) * 3.0
-            rho = 10.0 ** (4 * float(torch.rand((), generator=ctx.gen)) - 2)
+            rho = 10.0 ** (4 * float(torch.rand((), generator=ctx.gen, device=ctx.device)) - 2)
             # keys b + rho u on a sphere, and near each other (clustered directions)
             U = unit_vectors(64, width, **ctx.opts())
             K = b + rho * U
@@ -139,7 +139,7 @@ def selectable_iff_not_in_hull(ctx):
         tol = ctx.tol(dim)
         for _ in range(max(2, ctx.rows(dim) // 256)):
             centre = torch.randn((dim,), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
-            rho = 10.0 ** (2 * float(torch.rand((), generator=ctx.gen)) - 1)
+            rho = 10.0 ** (2 * float(torch.rand((), generator=ctx.gen, device=ctx.device)) - 1)
             V = centre + rho * unit_vectors(12, dim, **ctx.opts())
             W = -torch.log(torch.rand((8, 12), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device))
             W = W / W.sum(-1, keepdim=True)
@@ -215,7 +215,7 @@ def eps_caveat(ctx):
                 plus = ctx.layer_norm(U, (width,), None, None, eps)
                 minus = ctx.layer_norm(-U, (width,), None, None, eps)
                 coeff = unit_vectors(1, m, **ctx.opts())[0]
-                c = 10.0 ** (2 * float(torch.rand((), generator=ctx.gen)) - 1)
+                c = 10.0 ** (2 * float(torch.rand((), generator=ctx.gen, device=ctx.device)) - 1)
                 x0 = c + 0.1 * math.sqrt(eps) * (coeff @ U)
                 k0 = ctx.layer_norm(x0[None], (width,), None, None, eps)[0]
                 if float(safe_norm(k0[None])) >= math.sqrt(width):
@@ -282,7 +282,8 @@ def duplicate_caveat(ctx):
             others[0:8] = False
             others[40:48] = False
             top_rest = Sw[:, others].max(-1).values
-            below = Sw[torch.arange(8), torch.arange(8)] - top_rest
+            diag = torch.arange(8, device=ctx.device)
+            below = Sw[diag, diag] - top_rest
             resolvable = below.abs() > 4 * tol * (Wq.abs() @ K.abs().T).amax(-1)
             if bool((resolvable & (below <= 0)).any()):
                 fails["the witness of a duplicated key does not put the pair strictly on top"] += 1

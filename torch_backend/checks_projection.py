@@ -42,7 +42,8 @@ def mean_subtraction(ctx):
 
 def symmetric(ctx):
     def measure(x, P):
-        y = torch.roll(x, 1, dims=0) * (1.0 + torch.rand_like(x[:, :1]))
+        jitter = torch.rand((x.shape[0], 1), generator=ctx.gen, dtype=x.dtype, device=x.device)
+        y = torch.roll(x, 1, dims=0) * (1.0 + jitter)
         lhs = ((x @ P) * y).sum(-1)
         rhs = (x * (y @ P)).sum(-1)
         scale = ((x.abs() @ P.abs()) * y.abs()).sum(-1) + (x.abs() * (y.abs() @ P.abs())).sum(-1)
