@@ -208,3 +208,15 @@ def test_results_are_written_as_they_go_and_a_run_resumes(cli, tmp_path):
     (tmp_path / "bad.jsonl").write_text("not json\n")
     bad = cli(["recheck", "--out", tmp_path / "bad.jsonl", "--resume", "--device", "cpu"])
     assert bad.status == 2 and "not a recheck result" in bad.err
+
+
+def test_demo_check_uses_the_demo_configuration():
+    from lnproofs import demo_config
+    from torch_backend import checks_attention
+
+    assert checks_attention.DEMO_ANGLES_DEG == demo_config.KEY_ANGLES_DEG
+    assert checks_attention.DEMO_ADJUSTABLE == demo_config.ADJUSTABLE_KEY
+    assert checks_attention.DEMO_WATCHED == demo_config.WATCHED_KEY
+    for m in (1.0, 2.0, demo_config.threshold_float()):
+        ours = checks_attention._demo_keys(m, torch.float64, torch.device("cpu"))
+        assert torch.allclose(ours, torch.tensor(demo_config.demo_keys(m), dtype=torch.float64), atol=1e-15)

@@ -164,6 +164,13 @@ def run_checks(*, width: int | None = None, samples: int = DEFAULT_SAMPLES, devi
                ) -> list[CheckResult]:
     """Run the registered checks (all, or ``names``) and return one :class:`CheckResult` each.
 
+    ``width`` is the vector length of the main batches (default 32; widths 2 and 3 are always
+    checked as well); ``samples`` the number of rows drawn per input family at that width (the
+    reported ``samples`` counts every checked row, pair or matrix entry); ``device`` "auto",
+    "cpu", "cuda" or "cuda:N"; ``dtype`` "float64" or "float32"; inputs are generated chunk by
+    chunk (``chunk_rows``, default 128 MiB of inputs) with a generator seeded from ``seed`` and
+    the check's name, so a check gives the same numbers whether run alone or with the others.
+
     ``layer_norm`` / ``layer_norm_std`` / ``rms_norm`` replace the implementations under test
     (default: ``torch.nn.functional.layer_norm``, the textbook std-convention formula and
     ``torch.nn.functional.rms_norm``), with the signatures of the torch functions.
