@@ -178,15 +178,6 @@ class _QuerySet:
         return None
 
 
-def _margin(K, i, q):
-    s = K @ q
-    a = K.abs() @ q.abs()
-    others = torch.cat([s[:i], s[i + 1:]])
-    j = int(torch.argmax(others))
-    scale = float(a[i]) + float(torch.cat([a[:i], a[i + 1:]]).max())
-    return float(s[i] - others[j]), scale
-
-
 def _dual_bound(qs, K, i, dual):
     """For convex weights lambda over other keys, v = k_i - sum_j lambda_j k_j; every realisable query
     q = W_q(gamma * u + beta) + b_q (u orthogonal to 1, ||u|| <= sqrt(n)) has q.v <= sqrt(n) ||P(gamma * W_q^T v)|| + q0.v
@@ -206,6 +197,73 @@ def _dual_bound(qs, K, i, dual):
     vs = K[i].abs() + lam.abs() @ sel.abs()
     scale = math.sqrt(qs.n) * float(safe_norm((qs.gamma.abs() * (vs @ qs.Wq.abs()))[None])) + float(q0.abs() @ vs)
     return bound, scale
+
+
+def _witnesses(K, pending, tol, gen, checked, notes, min_margin, rows_for):
+    """Margins of every witness in one batched product; strict wins re-tested under perturbations
+    no larger than half the margin over the largest key distance (bounded by the distances to the
+    centroid), which cannot change the winner in exact arithmetic."""
+    if not pending:
+        return min_margin
+    N, d = K.shape
+    rows = torch.arange(len(pending), device=K.device)
+    own_index = torch.tensor([p[2] for p in pending], device=K.device)
+    Q = torch.stack([p[4] for p in pending])
+    margins, scales, lows = [], [], []
+    for lo in range(0, Q.shape[0], rows_for):
+        Qc, ic, rc = Q[lo:lo + rows_for], own_index[lo:lo + rows_for], rows[: min(rows_for, Q.shape[0] - lo)]
+        S, A = Qc @ K.T, Qc.abs() @ K.abs().T
+        own, own_abs = S[rc, ic], A[rc, ic]
+        S[rc, ic], A[rc, ic] = -math.inf, -math.inf
+        margins.append(own - S.max(-1).values)
+        scales.append(own_abs + A.max(-1).values)
+        S[rc, ic] = math.inf
+        lows.append(S.min(-1).values)
+    margin, scale, low = torch.cat(margins), torch.cat(scales), torch.cat(lows)
+    centre = K.mean(0)
+    reach = torch.linalg.vector_norm(K - centre, dim=-1)
+    perturb = []
+    for r, (entry, bad, i, status, q, stated) in enumerate(pending):
+        m, sc = float(margin[r]), float(scale[r])
+        entry["margin"] = m
+        if status == "selectable":
+            min_margin = min(min_margin, m / sc if sc > 0 else 0.0)
+            if m < -tol * sc:
+                bad.append(f"certified selectable, but in floating point another key beats it for the witness by {-m:.3e}")
+            elif m <= tol * sc:
+                notes.append(f"key {i}: witness margin {m:.3e} is below the rounding scale {tol * sc:.3e}; "
+                             "floating point cannot confirm the strict win")
+            else:
+                spread = float(reach[i] + reach.max())
+                if spread > 0:
+                    perturb.append((r, 0.5 * m / spread))
+            if isinstance(stated, (int, float)) and abs(stated - m) > 1e-6 * max(abs(stated), sc):
+                notes.append(f"key {i}: stated margin {stated!r} differs from the recomputed "
+                             f"q.k_i - max_j q.k_j = {m:.17g}")
+        else:  # tie-only: the key attains the maximum, and some key is strictly below
+            if abs(m) > tol * sc:
+                bad.append(f"certified tie-only, but its query gives margin {m:.3e} instead of a tie")
+            elif not float(low[r]) < float(Q[r] @ K[i]) - tol * sc:
+                notes.append(f"key {i}: no key is resolvably below the tie for its query")
+    if perturb:
+        copies = 16
+        which = torch.tensor([r for r, _ in perturb], device=K.device).repeat_interleave(copies)
+        radius = torch.tensor([rad for _, rad in perturb], dtype=K.dtype, device=K.device).repeat_interleave(copies)
+        P = Q[which] + radius[:, None] * unit_vectors(which.numel(), d, gen=gen, dtype=K.dtype, device=K.device)
+        ii = own_index[which]
+        failed = set()
+        for lo in range(0, P.shape[0], rows_for):
+            Pc, ic = P[lo:lo + rows_for], ii[lo:lo + rows_for]
+            rc = torch.arange(Pc.shape[0], device=K.device)
+            S = Pc @ K.T
+            own = S[rc, ic].clone()
+            S[rc, ic] = -math.inf
+            lose = own - S.max(-1).values <= -tol * scale[which[lo:lo + rows_for]]
+            failed.update(which[lo:lo + rows_for][lose].tolist())
+        checked["perturbed_witnesses"] += P.shape[0]
+        for r in sorted(failed):
+            pending[r][1].append("a perturbed witness (inside the margin's safety radius) does not make it win")
+    return min_margin
 
 
 def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float64", samples: int = 2048,
@@ -241,6 +299,7 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
                "undecided": 0}
     status_of = {}
     worst_residual, min_margin = 0.0, math.inf
+    pending, problems = [], []
     for result in results:
         if not isinstance(result, dict) or not isinstance(result.get("index"), int) or not 0 <= result["index"] < N:
             raise CertificateFormatError(f"every result needs an integer 'index' in 0..{N - 1}; got {result!r:.80}")
@@ -264,35 +323,7 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
             member = qs.membership(q, result, tol_m)
             if member:
                 bad.append(member)
-            margin, scale = _margin(K, i, q)
-            entry["margin"] = margin
-            if status == "selectable":
-                min_margin = min(min_margin, margin / scale if scale > 0 else 0.0)
-                if margin < -tol_m * scale:
-                    bad.append(f"certified selectable, but in floating point another key beats it for the witness "
-                               f"by {-margin:.3e}")
-                elif margin <= tol_m * scale:
-                    notes.append(f"key {i}: witness margin {margin:.3e} is below the rounding scale "
-                                 f"{tol_m * scale:.3e}; floating point cannot confirm the strict win")
-                else:
-                    spread = float((K - K[i]).norm(dim=-1).max())
-                    if spread > 0:
-                        P = q + (0.5 * margin / spread) * unit_vectors(16, d, gen=gen, **t)
-                        s = P @ K.T
-                        lose = (s[:, i:i + 1] - torch.cat([s[:, :i], s[:, i + 1:]], 1)).min(-1).values
-                        checked["perturbed_witnesses"] += P.shape[0]
-                        if bool((lose <= -tol_m * scale).any()):
-                            bad.append("a perturbed witness (inside the margin's safety radius) does not make it win")
-                stated = result.get("margin")
-                if isinstance(stated, (int, float)) and abs(stated - margin) > 1e-6 * max(abs(stated), scale):
-                    notes.append(f"key {i}: stated margin {stated!r} differs from the recomputed "
-                                 f"q.k_i - max_j q.k_j = {margin:.17g}")
-            else:  # tie-only: the key attains the maximum, and some key is strictly below
-                if abs(margin) > tol_m * scale:
-                    bad.append(f"certified tie-only, but its query gives margin {margin:.3e} instead of a tie")
-                s = K @ q
-                if not bool((s < s.max() - tol_m * scale).any()):
-                    notes.append(f"key {i}: no key is resolvably below the tie for its query")
+            pending.append((entry, bad, i, status, q, result.get("margin")))
         combo = result.get("combination")
         if status in ("unselectable", "tie-only"):
             if not isinstance(combo, dict):
@@ -327,10 +358,14 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
             if bound > tol_c * scale:
                 bad.append(f"dual bound sqrt(n)||P(gamma * W_q^T v)|| + q0.v = {bound:.3e} is positive "
                            f"(scale {scale:.3e}): the certificate does not rule out every realisable query")
+        per_key.append(entry)
+        problems.append((entry, bad))
+    min_margin = _witnesses(K, pending, tol_m, gen, checked, notes, min_margin,
+                            rows_for=max(1, (1 << 22) // max(N, 1)))
+    for entry, bad in problems:
         if bad:
             entry["ok"] = False
-            messages.extend(f"key {i} ({status}): {b}" for b in bad)
-        per_key.append(entry)
+            messages.extend(f"key {entry['index']} ({entry['status']}): {b}" for b in bad)
     # sampled queries: a key claimed never to win must never win strictly
     losers = [i for i, s in status_of.items() if s in NEVER_WINS]
     mask = torch.zeros(N, dtype=torch.bool, device=dev)
