@@ -94,6 +94,7 @@ class _Engine:
         self._spanning = None
         self._lp = None
         self._pool = None
+        self._exact_span = False
         self.margins: dict[int, float] = {}
 
     @property
@@ -260,13 +261,28 @@ class _Engine:
         return self._spanning
 
     def exact_spanning_set(self) -> list[int] | None:
-        """A spanning set whose exact affine rank equals that of all keys, or None."""
+        """Keys whose exact affine hull is that of all keys, affinely independent (or None).
+
+        The numerical choice is kept when it is exactly right; otherwise keys are added
+        greedily whenever they raise the exact affine rank (thin key sets need this)."""
         from .checker import affine_rank
 
+        if self._exact_span is not False:
+            return self._exact_span
+        rows = self.ek.row
+        target = self.ek.affine_rank()
         span = self.spanning_set()
-        if affine_rank([self.ek.row(j) for j in span]) == self.ek.affine_rank() == len(span) - 1:
+        if affine_rank([rows(j) for j in span]) == target == len(span) - 1:
+            self._exact_span = span
             return span
-        return None
+        chosen = [span[0]] if span else [0]
+        for j in list(span[1:]) + [j for j in range(self.m) if j not in set(span)]:
+            if len(chosen) == target + 1:
+                break
+            if affine_rank([rows(k) for k in chosen] + [rows(j)]) == len(chosen):
+                chosen.append(j)
+        self._exact_span = chosen if len(chosen) == target + 1 else None
+        return self._exact_span
 
     def _relint_lp(self, i: int, cols: list[int], pinned: list[int]):
         """max t s.t. sum lam_j x_j = x_i, sum lam = 1, lam >= 0, lam_j >= t on ``pinned``."""
@@ -337,36 +353,65 @@ class _Engine:
         return None
 
 
-_EXACT_LP_KEYS = 400     # the exact simplex fallback runs on key sets up to this size
+def _exact_scores(ek: ExactKeys, q) -> list[int]:
+    """Integers with the order of the exact scores q.k_j (for choosing columns)."""
+    from .checker import exact_ints
+
+    Q, _ = exact_ints(q)
+    return [sum(a * b for a, b in zip(Q, ek.row(j))) for j in range(ek.n)]
 
 
-def _exact_fallback(engine: _Engine, i: int, why: str) -> KeyResult:
-    """Settle key i with the exact simplex (small key sets only), else undecided."""
+def _exact_fallback(engine: _Engine, i: int, why: str, rounds: int = 6) -> KeyResult:
+    """Settle key i with the exact simplex: over all keys for modest key sets, otherwise
+    over a candidate subset that grows by the keys beating k_i (exact Clarkson rounds)."""
     from .exact_lp import classify_key
     from .repair import compact_vector
 
-    if engine.m > _EXACT_LP_KEYS:
-        return KeyResult(i, "undecided", reason=f"{why}; the exact fallback is limited to {_EXACT_LP_KEYS} keys")
     ek = engine.ek
-    rows = [ek.row(j) for j in range(engine.m)]
     spanning = engine.exact_spanning_set()
     if spanning is None:
         return KeyResult(i, "undecided", reason=f"{why}; no exact spanning set of the keys was found")
-    answer = classify_key(rows, i, list(range(engine.m)), spanning)
-    if answer[0] == "witness":
-        q = compact_vector(answer[1])
-        if check_witnesses(ek, [(i, q)], mode="strict")[0] is None:
-            return KeyResult(i, "selectable", q, None, "exact")
-    elif answer[0] in ("unselectable", "tie-only"):
-        comb = Combination(tuple(answer[1]), tuple(answer[1].values()))
-        strict = answer[0] == "unselectable"
-        if check_combination(ek, i, comb, strict=strict) is None:
-            if strict:
-                return KeyResult(i, "unselectable", None, comb, "exact")
-            q = compact_vector(answer[2])
-            if check_witnesses(ek, [(i, q)], mode="tie")[0] is None:
-                return KeyResult(i, "tie-only", q, comb, "exact")
-    return KeyResult(i, "undecided", reason=f"{why}; the exact simplex's answer did not pass the checker")
+    if engine.m <= 6 * (engine.d + 1):
+        cols = set(range(engine.m))
+    else:
+        near = np.argsort(-(engine.X @ engine.X[i]))[: 4 * (engine.d + 1)]
+        cols = set(spanning) | {int(j) for j in near}
+    rows = _LazyRows(ek)
+    for _ in range(rounds):
+        answer = classify_key(rows, i, sorted(cols - {i}), spanning)
+        q = None
+        if answer[0] == "witness":
+            q = compact_vector(answer[1])
+            if check_witnesses(ek, [(i, q)], mode="strict")[0] is None:
+                return KeyResult(i, "selectable", q, None, "exact")
+        elif answer[0] in ("unselectable", "tie-only"):
+            comb = Combination(tuple(answer[1]), tuple(answer[1].values()))
+            strict = answer[0] == "unselectable"
+            if check_combination(ek, i, comb, strict=strict) is None:
+                if strict:
+                    return KeyResult(i, "unselectable", None, comb, "exact")
+                q = compact_vector(answer[2])
+                if check_witnesses(ek, [(i, q)], mode="tie")[0] is None:
+                    return KeyResult(i, "tie-only", q, comb, "exact")
+        if q is None or len(cols) >= engine.m:
+            break
+        scores = _exact_scores(ek, q)
+        beat = [j for j in np.argsort([-v for v in scores]).tolist() if scores[j] >= scores[i] and j != i]
+        fresh = [j for j in beat if j not in cols][: 2 * (engine.d + 1)]
+        if not fresh:
+            break
+        cols.update(fresh)
+    return KeyResult(i, "undecided", reason=f"{why}; the exact simplex found no certificate that passes the checker")
+
+
+class _LazyRows:
+    """rows[j] -> the exact integer key j, computed on first use."""
+
+    def __init__(self, ek: ExactKeys):
+        self.ek = ek
+
+    def __getitem__(self, j: int) -> list[int]:
+        return self.ek.row(int(j))
 
 
 def _decide_inside(engine: _Engine, i: int, support, weights) -> KeyResult:

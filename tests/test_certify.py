@@ -178,3 +178,17 @@ def test_thousands_of_gaussian_keys_in_64_dimensions():
     cert = certify(keys)
     assert "undecided" not in cert.statuses
     assert check_certificate(cert, keys).ok
+
+
+def test_thin_key_sets_below_float_resolution_are_decided_exactly():
+    # the last coordinate is scaled by 1e-17: floats cannot see the thickness, the
+    # exact answers are those of the unscaled points (an affine bijection)
+    from scipy.spatial import ConvexHull
+
+    base = np.random.default_rng(11).standard_normal((80, 3))
+    keys = base.copy()
+    keys[:, -1] *= 1e-17
+    statuses = _statuses(keys)
+    vertices = sorted(ConvexHull(base).vertices.tolist())
+    assert [i for i, s in enumerate(statuses) if s == "selectable"] == vertices
+    assert all(s == "unselectable" for i, s in enumerate(statuses) if i not in vertices)
