@@ -12,7 +12,8 @@ proved about that key and carries the evidence:
 * ``undecided``: nothing was verified; ``reason`` says why.
 
 Witness entries are floats, or exact rationals (``Fraction``, written ``"p/q"`` in JSON)
-when no float is exact.  Weights are always exact rationals.  Query-set specific data
+when no float is exact.  ``margin`` is informational only (a float estimate of
+min_j q.(k_i - k_j) for the stored witness); the checker never reads it.  Weights are always exact rationals.  Query-set specific data
 (``"z"``, ``"u"``, ``"dual"``, ...) travels in ``extras``.  The JSON schema is
 ``lnproofs.selectability/1``; floats are written with Python's round-tripping repr.
 """
