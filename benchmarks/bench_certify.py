@@ -76,7 +76,7 @@ def time_peer(fn, keys, sample, rng):
 
 
 def run_case(name, keys, args, rng):
-    from lnproofs.certify import certify
+    from lnproofs.certification import certify
     from lnproofs.checker import check_certificate
 
     n, d = keys.shape

@@ -4,7 +4,7 @@ Four unit keys in the plane at fixed angles; key 3 (index 2) is scaled by a magn
 ``m``.  Key 2 (index 1) lies on the segment from key 1 to ``m`` times key 3 exactly when
 ``m = 1 + sqrt(2)``; above that magnitude it is strictly inside the hull of the other
 keys and no query selects it.  The symbolic derivation lives in
-:mod:`lnproofs.attention_theorems`; the demo page and the homework use these constants.
+:mod:`lnproofs.theorems.attention`; the demo page and the homework use these constants.
 """
 
 from __future__ import annotations

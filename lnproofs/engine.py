@@ -1,4 +1,4 @@
-"""The search behind :func:`lnproofs.certify.certify` for free queries.
+"""The search behind :func:`lnproofs.certification.certify` for free queries.
 
 Works on distinct keys.  Stages, cheapest first:
 

@@ -1,8 +1,8 @@
 """Floating-point LayerNorm, RMSNorm and the ellipsoid of a LayerNorm's image (numpy only).
 
 These functions compute; they do not prove.  The theorems they follow are in
-:mod:`lnproofs.projection`, :mod:`lnproofs.decomposition`, :mod:`lnproofs.sphere`,
-:mod:`lnproofs.ellipsoid` and :mod:`lnproofs.rmsnorm`.
+:mod:`lnproofs.theorems.projection`, :mod:`lnproofs.theorems.decomposition`, :mod:`lnproofs.theorems.sphere`,
+:mod:`lnproofs.theorems.ellipsoid` and :mod:`lnproofs.theorems.rmsnorm`.
 
 Conventions (named explicitly everywhere):
 

@@ -2,7 +2,7 @@
 
 The theorem names are a fixed contract: :func:`theorem_names` lists them, and the
 PyTorch re-check registers a numeric check under each.  Each theorem module
-(:mod:`lnproofs.projection`, ...) has ``theorems(n=None, convention="torch")``.
+(:mod:`lnproofs.theorems.projection`, ...) has ``theorems(n=None, convention="torch")``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from .errors import OptionError
 
 __all__ = ["THEOREM_NAMES", "MODULES", "theorem_names", "all_theorems", "prove_all", "get_theorem"]
 
-#: theorem modules under lnproofs, in the order their theorems are listed
-MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention_theorems")
+#: theorem modules under lnproofs.theorems, in the order their theorems are listed
+MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention")
 
 THEOREM_NAMES = (
     "projection.mean_subtraction",
@@ -87,7 +87,7 @@ def all_theorems(n: int | None = None, convention: str = "torch", names=None) ->
             raise OptionError(f"unknown theorem name {unknown[0]!r}; see lnproofs.registry.theorem_names()")
     out = []
     for module_name in MODULES:
-        module = importlib.import_module(f".{module_name}", __package__)
+        module = importlib.import_module(f".theorems.{module_name}", __package__)
         found = list(module.theorems(None, convention))
         if n is not None:
             found += list(module.theorems(n, convention))

@@ -163,7 +163,7 @@ def _rechecks(n: int, samples: int, device: str, seed: int):
 # ----------------------------------------------------------------------- figures
 def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
     from . import figures
-    from .certify import certify
+    from .certification import certify
     from .demo import demo_state
     from .numeric import ellipsoid, layernorm
 
@@ -251,7 +251,7 @@ def _load_keys(path) -> np.ndarray:
 
 def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -> KeySection:
     from . import figures
-    from .certify import certify
+    from .certification import certify
     from .checker import check_certificate
 
     cert = certify(keys, seed=seed)

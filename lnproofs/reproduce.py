@@ -16,7 +16,7 @@ Every trial's verdict is a verified statement, never a tolerance:
 
 With LayerNorm the keys lie on a sphere centred at 0 and ``q = k_i`` is a witness for
 ``k_i``: one exact pass of the checker decides the trial.  Otherwise the certification
-engine (:func:`lnproofs.certify.has_unselectable`) decides, stopping at the first key
+engine (:func:`lnproofs.certification.has_unselectable`) decides, stopping at the first key
 certified not selectable.
 
 Trials are seeded per cell (``numpy`` generator seeded with ``[seed, n, d]``), and the
@@ -70,7 +70,7 @@ def trial_verdict(keys: np.ndarray, *, on_sphere: bool = False, seed: int = 0) -
     open) the certification engine decides, stopping at the first key certified not
     selectable; it returns a verdict only after the checker accepted its certificate.
     """
-    from .certify import has_unselectable
+    from .certification import has_unselectable
     from .checker import check_witnesses
 
     if on_sphere:

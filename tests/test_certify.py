@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lnproofs.certify import certify, certify_results, has_unselectable
+from lnproofs.certification import certify, certify_results, has_unselectable
 from lnproofs.checker import check_certificate
 
 

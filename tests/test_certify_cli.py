@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lnproofs.certificates import Certificate
-from lnproofs.certify import certify, partial_path
+from lnproofs.certification import certify, partial_path
 from lnproofs.checker import check_certificate
 
 KEYS = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [1.0, 1.0], [1.0, 0.0]])

@@ -221,7 +221,7 @@ def test_semi_axes_match_the_exact_characteristic_polynomial(n):
     # the explicit-n theorems use these gains; the exact roots of charpoly(diag(a) P diag(a)) give the semi-axes
     import sympy as sp
 
-    from lnproofs.ellipsoid import sample_gains
+    from lnproofs.theorems.ellipsoid import sample_gains
 
     gains = sample_gains(n)
     a = sp.Matrix([sp.Rational(g.numerator, g.denominator) for g in gains])

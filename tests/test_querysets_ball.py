@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.certify import certify
+from lnproofs.certification import certify
 from lnproofs.checker import check_certificate
 from lnproofs.demo_config import demo_keys
 from lnproofs.errors import OptionError

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.certify import certify
+from lnproofs.certification import certify
 from lnproofs.checker import check_certificate
 from lnproofs.errors import CertificateFormatError, FileFormatError, ShapeError
 from lnproofs.querysets.layernorm import LayerNormQuerySet, load_layernorm

@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.certify import certify
+from lnproofs.certification import certify
 from lnproofs.checker import check_certificate
 from lnproofs.errors import ShapeError
 from lnproofs.querysets.subspace import SubspaceQuerySet

@@ -73,7 +73,7 @@ def test_demo_threshold_is_derived_from_the_configuration():
     import sympy as sp
 
     from lnproofs import demo_config
-    from lnproofs.attention_theorems import demo_threshold_symbolic
+    from lnproofs.theorems.attention import demo_threshold_symbolic
 
     value = demo_threshold_symbolic()
     assert sp.simplify(value - (1 + sp.sqrt(2))) == 0
@@ -192,7 +192,7 @@ def test_cli_derive_table_and_filter(cli):
 def test_cli_derive_exit_status_reflects_failures(cli, monkeypatch):
     import dataclasses
 
-    from lnproofs import projection
+    from lnproofs.theorems import projection
 
     original = projection.theorems
 

@@ -28,7 +28,7 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from ..arrays import load_array
-    from ..certify import certify
+    from ..certification import certify
     from ..errors import OptionError
 
     keys = load_array(args.keys, name="keys", ndim=2)

@@ -1,7 +1,7 @@
 """Where the homework meets the rest of the library: the certifier, the exact checker, the theorems.
 
 Solutions are produced here by the library itself: selectability certificates come
-from :mod:`lnproofs.certify` and are accepted only after :mod:`lnproofs.checker` has
+from :mod:`lnproofs.certification` and are accepted only after :mod:`lnproofs.checker` has
 verified them exactly; proof steps come from the theorem registry.  A student's claimed
 witness or convex combination is judged by the same trusted checker.
 """
@@ -25,7 +25,7 @@ def _array(keys):
 def certify_keys(keys) -> dict:
     """Certify every key (free queries) and return the certificate JSON, verified exactly."""
     from ..certificates import Certificate
-    from ..certify import certify
+    from ..certification import certify
     from ..checker import check_certificate
 
     array = _array(keys)

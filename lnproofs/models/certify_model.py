@@ -112,7 +112,7 @@ def _tie_report(certificate_json: dict, groups: list[list[int]], sources: np.nda
 
 # ---- engine calls --------------------------------------------------------------------------
 def _certify(keys, query_set=None) -> dict:
-    from ..certify import certify
+    from ..certification import certify
 
     return certify(keys, query_set=query_set).to_json()
 

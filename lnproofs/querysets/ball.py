@@ -82,7 +82,7 @@ def certify(keys, query_set: BallQuerySet, **options) -> list:
     """Free-query results with every witness scaled into the ball (statuses do not change)."""
     from dataclasses import replace
 
-    from ..certify import certify_results
+    from ..certification import certify_results
 
     out = []
     for r in certify_results(keys, **options):

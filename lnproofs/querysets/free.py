@@ -1,6 +1,6 @@
 """Free queries: every q in R^d is allowed (the query set of the plain argmax question).
 
-Certificates are made by :mod:`lnproofs.certify` and checked here with the exact
+Certificates are made by :mod:`lnproofs.certification` and checked here with the exact
 primitives of :mod:`lnproofs.checker`.
 """
 
@@ -39,8 +39,8 @@ QUERY_SET = FreeQueries
 
 
 def certify(keys, query_set=None, **options):
-    """Per-key results under free queries (see :func:`lnproofs.certify.certify_results`)."""
-    from ..certify import certify_results
+    """Per-key results under free queries (see :func:`lnproofs.certification.certify_results`)."""
+    from ..certification import certify_results
     return certify_results(keys, **options)
 
 

@@ -438,7 +438,7 @@ def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
     todo = list(range(N)) if indices is None else sorted({int(j) for j in indices})
     # Keys that are not vertices of the hull can never win strictly: the free engine's
     # exact convex weights are a dual certificate (g = 0 and zero offset).
-    from ..certify import certify_results as free_results
+    from ..certification import certify_results as free_results
     free = {r.index: r for r in free_results(keys, indices=todo)} if N > 1 else {}
     results = []
     for i in todo:

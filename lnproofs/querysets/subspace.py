@@ -277,7 +277,7 @@ def _repair(points: ExactPoints, i: int, combination, strict: bool):
 
 def certify(keys, query_set: SubspaceQuerySet, **options) -> list:
     """Per-key results for queries ``q = W^T z`` (every claim checked against exact ``W k_j``)."""
-    from ..certify import certify_results
+    from ..certification import certify_results
 
     points = ExactPoints(keys, query_set)
     proposals = certify_results(points.floats(), **options)

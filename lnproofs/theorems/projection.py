@@ -7,7 +7,7 @@ and finite sums.  For a concrete n they use the explicit n x n matrices.
 
 from __future__ import annotations
 
-from .theorem import Hypothesis, Step, Theorem, general_symbols
+from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
 __all__ = ["theorems", "projection_matrix", "NAMES"]
 

@@ -7,7 +7,7 @@ axis-aligned ellipsoid sum_i z_i^2 / a_i^2 = n with semi-axes sqrt(n) |a_i| alon
 
 from __future__ import annotations
 
-from .theorem import Hypothesis, Step, Theorem, general_symbols
+from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
 __all__ = ["theorems", "NAMES"]
 

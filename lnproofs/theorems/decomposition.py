@@ -10,7 +10,7 @@ with the biased variance var = |x - mean 1|^2 / n, std = sqrt(var), and h(y) = d
 
 from __future__ import annotations
 
-from .theorem import Hypothesis, Step, Theorem, general_symbols
+from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
 __all__ = ["theorems", "NAMES", "radial_factor"]
 

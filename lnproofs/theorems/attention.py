@@ -10,7 +10,7 @@ caveats as constructed counterexamples, and the exact threshold of the seed demo
 from __future__ import annotations
 
 from .sphere import radius_expression
-from .theorem import Hypothesis, Step, Theorem, general_symbols
+from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
 __all__ = ["theorems", "NAMES", "demo_threshold_symbolic"]
 
@@ -315,7 +315,7 @@ def demo_threshold_symbolic():
 def _demo_keys(m):
     import sympy as sp
 
-    from . import demo_config as cfg
+    from .. import demo_config as cfg
 
     keys = []
     for index, angle in enumerate(cfg.KEY_ANGLES_DEG):
@@ -329,7 +329,7 @@ def _collinearity(keys):
     """det[k_adj - k_left, k_watched - k_left]: zero when the watched key is on the segment's line."""
     import sympy as sp
 
-    from . import demo_config as cfg
+    from .. import demo_config as cfg
 
     left, adj, watched = keys[cfg.WATCHED_KEY - 1], keys[cfg.ADJUSTABLE_KEY], keys[cfg.WATCHED_KEY]
     return sp.expand(sp.Matrix.hstack(adj - left, watched - left).det())
@@ -338,7 +338,7 @@ def _collinearity(keys):
 def _demo():
     import sympy as sp
 
-    from . import demo_config as cfg
+    from .. import demo_config as cfg
 
     m = sp.Symbol("m", positive=True)
     keys = _demo_keys(m)

@@ -10,7 +10,7 @@ sqrt(n) r / (r + eps sqrt(n)) ("std") of r = |P x|, which is at most r / sqrt(ep
 from __future__ import annotations
 
 from .decomposition import radial_factor
-from .theorem import Hypothesis, Step, Theorem, general_symbols
+from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
 __all__ = ["theorems", "NAMES", "radius_expression"]
 

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from .decomposition import radial_factor
 from .sphere import radius_expression
-from .theorem import Hypothesis, Step, Theorem, general_symbols
+from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
 __all__ = ["theorems", "NAMES", "sample_gains", "secular_function"]
 
