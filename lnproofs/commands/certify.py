@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from .query_options import add_query_set_options, describe_query_set, query_set_from_args
+
 __all__ = ["configure", "run"]
 
 
@@ -19,10 +21,6 @@ def configure(parser) -> None:
                         help="progress bar on stderr (default: for 2000 keys or more, on a terminal)")
     parser.add_argument("--json", action="store_true", help="print the certificate JSON instead of a summary")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random directions tried first (default 0)")
-    try:
-        from .query_options import add_query_set_options
-    except ImportError:  # pragma: no cover - the query-set options ship with the package
-        return
     add_query_set_options(parser)
 
 
@@ -32,19 +30,15 @@ def run(args) -> int:
     from ..errors import OptionError
 
     keys = load_array(args.keys, name="keys", ndim=2)
-    query_set = None
-    try:
-        from .query_options import query_set_from_args
-    except ImportError:  # pragma: no cover
-        query_set_from_args = None
-    if query_set_from_args is not None:
-        query_set = query_set_from_args(args, keys.shape[1])
+    query_set = query_set_from_args(args, keys.shape[1])
     if args.resume and not args.out:
         raise OptionError("--resume needs --out CERT.json (the partial results live next to it)")
     cert = certify(keys, query_set, progress=args.progress, out=args.out, resume=args.resume, seed=args.seed)
     if args.json:
         print(json.dumps(cert.to_json()))
     else:
+        if query_set is not None:
+            print(f"queries: {describe_query_set(query_set)}")
         print(cert.describe(limit=50))
         if args.out:
             print(f"wrote {args.out}")
