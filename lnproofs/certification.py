@@ -159,21 +159,24 @@ def _read_partial(path: Path, fingerprint: str, n: int) -> list[KeyResult]:
 
 
 def _other_kind(module, K, qs, known, on_results, *, progress, seed, chunked, chunk: int = 1000):
-    """Results from a query-set module; in chunks of keys (written as they come) for long runs."""
+    """Results from a query-set module, in chunks of keys: written as they come for long
+    runs (``chunked``), and counted on one progress bar whatever the query set."""
     n = len(K)
     done = {r.index: r for r in known}
     todo = [i for i in range(n) if i not in done]
+    bar = _Progress(len(todo), bool(progress), label=f"certify ({getattr(qs, 'kind', 'query set')})")
     if not chunked:
-        for r in module.certify(K, qs, progress=progress, seed=seed):
-            done.setdefault(r.index, r)
-        return [done[i] for i in range(n)]
+        chunk = max(1, -(-len(todo) // 20)) if progress else max(1, len(todo))
     for s in range(0, len(todo), chunk):
         part = todo[s:s + chunk]
-        got = module.certify(K, qs, progress=progress, seed=seed, indices=part)
-        new = [got[i] for i in part]
+        got = module.certify(K, qs, progress=False, seed=seed, indices=part)
+        by_index = {r.index: r for r in got}
+        new = [by_index[i] for i in part]
         for r in new:
             done[r.index] = r
-        on_results(new)
+        if chunked:
+            on_results(new)
+        bar.add(len(part))
     return [done[i] for i in range(n)]
 
 
