@@ -13,8 +13,8 @@ def configure(parser) -> None:
                         help="the keys it is about: .npy, .npz (array 'keys'), .csv, .pt or .safetensors")
     parser.add_argument("--numeric", action="store_true",
                         help="also re-check every claim numerically with PyTorch (needs torch)")
-    parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                        help="device for --numeric (default auto)")
+    parser.add_argument("--device", default="auto",
+                        help="device for --numeric: auto (a CUDA GPU when present), cpu, cuda or cuda:N")
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
 
 
