@@ -107,8 +107,23 @@ def certify_results(keys, *, progress: bool = False, indices=None, seed: int = 0
         todo_unique = np.unique(inverse[todo_orig])
         from .engine import unique_results
         unique_results(K[reps], todo_unique, seed=seed, progress=prog, stop_at_first=stop_at_first, emit=emit)
+    _recheck_twins(K, results, [i for i in todo_orig if counts[inverse[i]] > 1])
     reason = "stopped after the first key certified not selectable" if stop_at_first else "not requested"
     return [results.get(i) or KeyResult(i, "undecided", reason=reason) for i in range(n)]
+
+
+def _recheck_twins(K, results: dict, indices: list) -> None:
+    """Results of duplicated keys are derived from their distinct key's verified result;
+    put them through the checker too, so that every claim returned has passed it."""
+    from .querysets.free import check_all
+
+    claimed = [results[i] for i in indices if i in results and results[i].status != "undecided"]
+    if not claimed:
+        return
+    for r, verdict in zip(claimed, check_all(ExactKeys(K), None, claimed)):
+        if not verdict.ok:
+            results[r.index] = KeyResult(r.index, "undecided",
+                                         reason=f"the certificate derived for a duplicated key failed the checker: {verdict.message}")
 
 
 def has_unselectable(keys, *, seed: int = 0) -> bool | None:
