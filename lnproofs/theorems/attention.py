@@ -12,18 +12,8 @@ from __future__ import annotations
 from .sphere import radius_expression
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
-__all__ = ["theorems", "NAMES", "demo_threshold_symbolic"]
+__all__ = ["theorems", "demo_threshold_symbolic"]
 
-NAMES = (
-    "attention.uniform_query",
-    "attention.sphere_witness",
-    "attention.ellipsoid_witness",
-    "attention.selectable_iff_not_in_hull",
-    "attention.eps_caveat",
-    "attention.rank_deficient_caveat",
-    "attention.duplicate_caveat",
-    "attention.demo_threshold",
-)
 
 _SUMS = "finite sums and Kronecker deltas"
 _SIGN = "sign under assumptions"

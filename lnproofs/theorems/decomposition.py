@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
-__all__ = ["theorems", "NAMES", "radial_factor"]
+__all__ = ["theorems", "radial_factor"]
 
-NAMES = ("decomposition.torch", "decomposition.std")
 
 _SUMS = "finite sums and Kronecker deltas"
 _SQUARES = "compare squares (both sides nonnegative)"

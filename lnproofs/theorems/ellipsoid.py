@@ -16,18 +16,8 @@ from .decomposition import radial_factor
 from .sphere import radius_expression
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
-__all__ = ["theorems", "NAMES", "sample_gains", "secular_function"]
+__all__ = ["theorems", "sample_gains", "secular_function"]
 
-NAMES = (
-    "ellipsoid.hyperplane",
-    "ellipsoid.equation",
-    "ellipsoid.principal_axes",
-    "ellipsoid.riechers_form",
-    "ellipsoid.secular_equation",
-    "ellipsoid.interlacing",
-    "ellipsoid.zero_gains",
-    "ellipsoid.equal_gains",
-)
 
 _SUMS = "finite sums and Kronecker deltas"
 _SQUARES = "compare squares (both sides nonnegative)"

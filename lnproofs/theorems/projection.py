@@ -9,16 +9,8 @@ from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
-__all__ = ["theorems", "projection_matrix", "NAMES"]
+__all__ = ["theorems", "projection_matrix"]
 
-NAMES = (
-    "projection.mean_subtraction",
-    "projection.symmetric",
-    "projection.idempotent",
-    "projection.trace",
-    "projection.kernel",
-    "projection.eigenvalues",
-)
 
 _RULE = "rewrite J^2 = nJ"
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
-__all__ = ["theorems", "NAMES"]
+__all__ = ["theorems"]
 
-NAMES = ("rmsnorm.sphere", "rmsnorm.ellipsoid")
 
 _SUMS = "finite sums and Kronecker deltas"
 _SQUARES = "compare squares (both sides nonnegative)"

@@ -12,9 +12,8 @@ from __future__ import annotations
 from .decomposition import radial_factor
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
-__all__ = ["theorems", "NAMES", "radius_expression"]
+__all__ = ["theorems", "radius_expression"]
 
-NAMES = ("sphere.radius", "sphere.interior_torch", "sphere.interior_std")
 
 _SUMS = "finite sums and Kronecker deltas"
 _SQUARES = "compare squares (both sides nonnegative)"
