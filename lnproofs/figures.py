@@ -413,7 +413,7 @@ def projection_picture(path, keys, projected, query) -> Path:
             ax.quiver(0, 0, 0, *q, color="#c44e52", lw=2, arrow_length_ratio=0.12, label="query q = 1")
             spread = float(scores.max() - scores.min())
             ax.set_title(f"{title}\nscores q.k: spread {spread:.3g}")
-            ax.view_init(elev=18, azim=-62)
+            ax.view_init(elev=10, azim=-5)   # the plane orthogonal to (1,1,1) seen obliquely, not edge-on
             _equal_3d(ax, np.vstack([keys, projected, [np.zeros(3)]]))
             ax.set_xlabel("$x_1$")
             ax.set_ylabel("$x_2$")
