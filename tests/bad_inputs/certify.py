@@ -54,5 +54,5 @@ CASES = [
     ("check-duplicate-index", _check(lambda d: d["results"][2].update(index=0)), "twice"),
     ("check-wrong-shape", _wrong_shape, "shape (4, 2)"),
     ("check-bad-device", lambda tmp_path: ["check", _cert(tmp_path), _keys(tmp_path), "--numeric", "--device", "tpu"],
-     "invalid choice"),
+     "use auto, cpu, cuda or cuda:N"),
 ]
