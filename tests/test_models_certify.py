@@ -205,3 +205,19 @@ def test_a_tampered_file_is_refuted(cli, models, tmp_path):
     path.write_text(json.dumps(data))
     reports = check_model_file(path)
     assert not reports["free"].ok and reports["layernorm"].ok
+    # the command line reads the same files without a KEYS argument
+    refuted = cli(["check", path])
+    assert refuted.status == 1
+    assert "free:" in refuted.out and f"key {first['index']}:" in refuted.out
+
+
+def test_check_command_reads_certify_model_files(cli, models, tmp_path):
+    out = tmp_path / "out"
+    assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--pool", "--layers", "0",
+                "--heads", "1", "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    head = cli(["check", out / "layer0_head1.json", "--json"])
+    assert head.status == 0, head.err
+    assert [(r["name"], r["ok"], r["query_set"]) for r in head.json()] == [("free", True, "free"),
+                                                                          ("layernorm", True, "layernorm")]
+    outputs = cli(["check", out / "layer0_outputs.json"])
+    assert outputs.status == 0 and outputs.out.startswith("certificate: every claim holds")

@@ -1,4 +1,9 @@
-"""``lnproofs check CERT.json KEYS``: re-verify a certificate exactly (and numerically)."""
+"""``lnproofs check CERT.json [KEYS]``: re-verify a certificate exactly (and numerically).
+
+KEYS is the keys file a ``lnproofs certify`` certificate is about.  Files written by
+``lnproofs certify-model`` hold their own keys, so for them KEYS is left out and every
+certificate in the file is checked.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,11 @@ __all__ = ["configure", "run"]
 
 
 def configure(parser) -> None:
-    parser.add_argument("certificate", metavar="CERT.json", help="a certificate written by 'lnproofs certify'")
-    parser.add_argument("keys", metavar="KEYS",
-                        help="the keys it is about: .npy, .npz (array 'keys'), .csv, .pt or .safetensors")
+    parser.add_argument("certificate", metavar="CERT.json",
+                        help="a certificate written by 'lnproofs certify', or a file written by 'lnproofs certify-model'")
+    parser.add_argument("keys", metavar="KEYS", nargs="?", default=None,
+                        help="the keys it is about: .npy, .npz (array 'keys'), .csv, .pt or .safetensors "
+                             "(left out for certify-model files, which hold their keys)")
     parser.add_argument("--numeric", action="store_true",
                         help="also re-check every claim numerically with PyTorch (needs torch)")
     parser.add_argument("--device", default="auto",
@@ -29,26 +36,59 @@ def _numeric(keys, cert_json, device):
     return recheck_certificate(keys, cert_json, device=device)
 
 
-def run(args) -> int:
+def _targets(args) -> list:
+    """``(label, Certificate, keys)`` for every certificate to check."""
     from ..arrays import load_array
     from ..certificates import Certificate
+    from ..errors import OptionError
+
+    schema = _schema(args.certificate)
+    if schema is not None and schema.startswith("lnproofs.model-"):
+        if args.keys is not None:
+            raise OptionError(f"{args.certificate} is a certify-model file ({schema}) that holds its own keys; "
+                              "leave KEYS out")
+        from ..models.certify_model import model_file_certificates
+        return model_file_certificates(args.certificate)
+    cert = Certificate.load(args.certificate)
+    if args.keys is None:
+        raise OptionError(f"{args.certificate} holds no keys; give the KEYS file it is about "
+                          "(lnproofs check CERT.json KEYS)")
+    return [(None, cert, load_array(args.keys, name="keys", ndim=2))]
+
+
+def _schema(path):
+    """The ``schema`` field of a JSON file, or None (Certificate.load reports unreadable files)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    return data.get("schema") if isinstance(data, dict) else None
+
+
+def run(args) -> int:
     from ..checker import check_certificate
 
-    cert = Certificate.load(args.certificate)
-    keys = load_array(args.keys, name="keys", ndim=2)
-    report = check_certificate(cert, keys)
-    numeric = _numeric(keys, cert.to_json(), args.device) if args.numeric else None
-    if args.json:
-        out = report.to_json()
-        if numeric is not None:
-            out["numeric"] = numeric
-        print(json.dumps(out, default=str))
-    else:
-        print(report)
+    outputs, ok = [], True
+    for label, cert, keys in _targets(args):
+        report = check_certificate(cert, keys)
+        numeric = _numeric(keys, cert.to_json(), args.device) if args.numeric else None
+        ok = ok and report.ok and (numeric is None or bool(numeric.get("ok")))
+        if args.json:
+            out = report.to_json()
+            if numeric is not None:
+                out["numeric"] = numeric
+            if label is not None:
+                out["name"] = label
+            outputs.append(out)
+            continue
+        prefix = "" if label is None else f"{label}: "
+        print(f"{prefix}{report}")
         if numeric is not None:
             state = "agrees" if numeric.get("ok") else "DISAGREES"
-            print(f"numeric re-check on {numeric.get('device', '?')}: {state}")
+            print(f"{prefix}numeric re-check on {numeric.get('device', '?')}: {state}")
             for line in numeric.get("messages", [])[:20]:
                 print(f"  {line}")
-    ok = report.ok and (numeric is None or bool(numeric.get("ok")))
+    if args.json:
+        print(json.dumps(outputs[0] if len(outputs) == 1 and "name" not in outputs[0] else outputs, default=str))
     return 0 if ok else 1

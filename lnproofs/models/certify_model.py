@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import ModelError, OptionError
 
 __all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
-           "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_model_file",
+           "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_model_file", "model_file_certificates",
            "inputs_digest", "witness_margins", "ModelRun", "UNIFORM_CHOICES"]
 
 HEAD_SCHEMA = "lnproofs.model-head/1"
@@ -435,19 +435,33 @@ def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tup
     return paths
 
 
-def check_model_file(path) -> dict:
-    """Re-verify the certificates of a ``layer{l}_head{h}.json`` (``free``, ``layernorm``) or
-    ``layer{l}_outputs.json`` (``certificate``) file exactly, against the arrays it holds;
-    returns name -> :class:`~lnproofs.checker.CheckReport`."""
+def model_file_certificates(path) -> list:
+    """The certificates a ``layer{l}_head{h}.json`` (``free``, ``layernorm``) or
+    ``layer{l}_outputs.json`` (``certificate``) file holds, each with the arrays it is
+    about: a list of ``(name, Certificate, keys)``."""
     from ..certificates import Certificate
+    from ..errors import CertificateFormatError
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"{path} could not be read as a certify-model file ({exc})") from None
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema not in (HEAD_SCHEMA, LAYER_SCHEMA):
+        raise ModelError(f"{path} is not a certify-model file (schema {schema!r}); "
+                         f"accepted schemas: {HEAD_SCHEMA}, {LAYER_SCHEMA}")
+    fields = (("certificate", "ln_outputs"),) if schema == LAYER_SCHEMA else (("free", "keys"), ("layernorm", "keys"))
+    out = []
+    for name, array in fields:
+        if name not in data or array not in data:
+            raise CertificateFormatError(f"{path} ({schema}) has no field {name if name not in data else array!r}")
+        out.append((name, Certificate.from_json(data[name]), np.asarray(data[array], dtype=np.float64)))
+    return out
+
+
+def check_model_file(path) -> dict:
+    """Re-verify every certificate of a certify-model file exactly, against the arrays it
+    holds; returns name -> :class:`~lnproofs.checker.CheckReport`."""
     from ..checker import check_certificate
 
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if data.get("schema") == LAYER_SCHEMA:
-        rows = np.asarray(data["ln_outputs"], dtype=np.float64)
-        return {"certificate": check_certificate(Certificate.from_json(data["certificate"]), rows)}
-    if data.get("schema") != HEAD_SCHEMA:
-        raise ModelError(f"{path} is not a certify-model file (schema {data.get('schema')!r}); "
-                         f"accepted schemas: {HEAD_SCHEMA}, {LAYER_SCHEMA}")
-    keys = np.asarray(data["keys"], dtype=np.float64)
-    return {name: check_certificate(Certificate.from_json(data[name]), keys) for name in ("free", "layernorm")}
+    return {name: check_certificate(cert, keys) for name, cert, keys in model_file_certificates(path)}

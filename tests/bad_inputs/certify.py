@@ -53,6 +53,7 @@ CASES = [
     ("check-wrong-schema", _check(lambda d: d.update(schema="v0")), "schema"),
     ("check-duplicate-index", _check(lambda d: d["results"][2].update(index=0)), "twice"),
     ("check-wrong-shape", _wrong_shape, "shape (4, 2)"),
+    ("check-without-keys", lambda tmp_path: ["check", _cert(tmp_path)], "holds no keys"),
     ("check-bad-device", lambda tmp_path: ["check", _cert(tmp_path), _keys(tmp_path), "--numeric", "--device", "tpu"],
      "use auto, cpu, cuda or cuda:N"),
 ]

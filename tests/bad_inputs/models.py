@@ -207,3 +207,16 @@ def _relative_positions(tmp_path):
 
 
 CASES.append(("relative-position-scores", _relative_positions, "accepted: absolute"))
+
+
+def _model_file_with_keys(tmp_path):
+    """A certify-model file holds its keys; giving KEYS as well is refused."""
+    path = tmp_path / "layer0_head0.json"
+    path.write_text(json.dumps({"schema": "lnproofs.model-head/1"}))
+    keys = tmp_path / "keys.npy"
+    np.save(keys, np.zeros((2, 2)))
+    return ["check", path, keys]
+
+
+CASES.append(("check-model-file-with-keys", _model_file_with_keys, "leave KEYS out"))
+
