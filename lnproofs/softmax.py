@@ -206,11 +206,18 @@ class _ExactSet:
 
 
 def _sqrt_below(x: Fraction, bits: int = 64) -> Fraction:
-    """A dyadic rational ``r <= sqrt(x)``, within ``2**-bits`` relative."""
+    """A dyadic rational ``r <= sqrt(x)``, within ``2**-bits`` relative (0 for x <= 0).
+
+    x is scaled by 4**k so that its integer part has about 2 * bits bits, whatever the
+    size of x; then isqrt(floor(x 4**k)) / 2**k <= sqrt(x)."""
     from math import isqrt
 
-    scaled = x * (1 << (2 * bits))
-    return Fraction(isqrt(scaled.numerator // scaled.denominator), 1 << bits)
+    x = Fraction(x)
+    if x <= 0:
+        return Fraction(0)
+    k = max(0, bits - (x.numerator.bit_length() - x.denominator.bit_length()) // 2 + 1)
+    scaled = x * (1 << (2 * k))
+    return Fraction(isqrt(scaled.numerator // scaled.denominator), 1 << k)
 
 
 def _gibbs(scores: list[Fraction], factor: float) -> list[Fraction]:

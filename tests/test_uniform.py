@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 
 from lnproofs.querysets.layernorm import LayerNormQuerySet
 from lnproofs.querysets.subspace import SubspaceQuerySet
@@ -106,3 +107,42 @@ def test_cli(cli, tmp_path):
     W = tmp_path / "W.npy"
     np.save(W, np.array([[1.0, 0.0, 0.0]]))
     assert cli(["uniform", path, "--query-subspace", W, "--json"]).json()["status"] == "infeasible"
+
+
+def _layernorm_case(seed, *, identical=False):
+    rng = np.random.default_rng(seed)
+    n, d, N = int(rng.integers(4, 10)), int(rng.integers(2, 5)), int(rng.integers(2, 8))
+    scale = float(rng.choice([1.0, 0.05, 0.0]))
+    qs = LayerNormQuerySet(gamma=rng.normal(size=n), beta=rng.normal(size=n) * scale,
+                           W_q=rng.normal(size=(d, n)), b_q=rng.normal(size=d) * scale)
+    keys = np.ones((N, d)) if identical else rng.normal(size=(N, d))
+    return keys, qs
+
+
+def test_layernorm_query_is_never_zero_when_the_offset_vanishes():
+    """With beta = b_q = 0 the least-norm solution is u = 0 (q = 0); the answer must move
+    along an exact kernel direction, however large its integer entries, to a non-zero q."""
+    rng = np.random.default_rng(5)
+    n, d = 8, 4
+    qs = LayerNormQuerySet(gamma=rng.normal(size=n), beta=np.zeros(n), W_q=rng.normal(size=(d, n)), b_q=np.zeros(d))
+    keys = rng.normal(size=(2, d))
+    result = uniform_attention(keys, qs)
+    assert result.status == "feasible"
+    assert any(result.to_json()["query"][a] != "0" for a in range(d))
+    assert check_uniform(keys, result) == (True, "")
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_layernorm_answers_check_and_tampered_proofs_fail(seed):
+    keys, qs = _layernorm_case(seed, identical=seed % 3 == 0)
+    answer = uniform_attention(keys, qs).to_json()
+    assert check_uniform(keys, answer) == (True, "")
+    if answer["status"] != "infeasible":
+        return
+    proof = answer["proof"]
+    if "y" in proof:
+        proof["y"] = [str(i + 1) for i in range(len(proof["y"]))]
+    else:
+        proof["combination"] = ["0"] * len(proof["combination"])
+    ok, message = check_uniform(keys, answer)
+    assert not ok and message
