@@ -188,22 +188,29 @@ def _scale_into(q, query_set):
     return q
 
 
-def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
-    from .exact import format_fraction
-
+def _layernorm_equations(query_set, diffs):
+    """The exact linear system of uniform attention under LayerNorm-realisable queries
+    q = A u + q0 (A = W_q diag(gamma), q0 = W_q beta + b_q): one row per key difference,
+    (k_j - k_0) A u = -(k_j - k_0).q0, and the row 1.u = 0.  Returns (M, b, A, q0)."""
     arrays = query_set.arrays()
-    n = query_set.width
     gamma = [Fraction(x) for x in arrays["gamma"]]
     Wq = _fr_matrix(arrays["W_q"])
     A = [[w * g for w, g in zip(row, gamma)] for row in Wq]                      # d x n
-    q0 = [a + b for a, b in zip(_matvec(Wq, [Fraction(x) for x in arrays["beta"]]),
+    q0 = [a + b for a, b in zip(_product(Wq, [[Fraction(x)] for x in arrays["beta"]], column=True),
                                 [Fraction(x) for x in arrays["b_q"]])]
     Dfr = _fraction_rows(diffs)
-    # equations: (D A) u = -D q0 and 1.u = 0
-    M = [[sum((r[a] * A[a][c] for a in range(len(A))), Fraction(0)) for c in range(n)] for r in Dfr]
-    b = [-sum((r[a] * q0[a] for a in range(len(q0))), Fraction(0)) for r in Dfr]
-    M.append([Fraction(1)] * n)
+    M = _product(Dfr, A) if Dfr else []
+    b = [-x for x in _product(Dfr, [[x] for x in q0], column=True)] if Dfr else []
+    M.append([Fraction(1)] * query_set.width)
     b.append(Fraction(0))
+    return M, b, A, q0
+
+
+def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
+    from .exact import format_fraction
+
+    n = query_set.width
+    M, b, A, q0 = _layernorm_equations(query_set, diffs)
     pick = _independent_rows(M)
     Ms, bs = [M[r] for r in pick], [b[r] for r in pick]
     # the least-norm solution u = Ms^T y with (Ms Ms^T) y = bs, if the system is consistent
@@ -213,14 +220,14 @@ def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
         return UniformResult("infeasible", proof={"kind": "inconsistent equations",
                                                   "combination": [format_fraction(x) for x in y]}, **base)
     y = _solve_gram(Ms, bs)
-    u = [sum((y[r] * Ms[r][c] for r in range(len(Ms))), Fraction(0)) for c in range(n)]
+    u = _product([[y[r]] for r in range(len(Ms))], Ms, transpose_left=True, column=False)[0]
     norm2 = sum(x * x for x in u)
     extras = {"least_norm_squared": float(norm2), "eps_note": _eps_note(query_set)}
     if norm2 > n:
         return UniformResult("infeasible", proof={"kind": "least-norm solution outside the ball",
                                                   "rows": pick, "y": [format_fraction(x) for x in y]},
                              extras=extras, **base)
-    q = [sum((A[a][c] * u[c] for c in range(n)), Fraction(0)) + q0[a] for a in range(len(A))]
+    q = [x + c for x, c in zip(_product(A, [[x] for x in u], column=True), q0)]
     if not any(q):
         v = _kernel_vector(M, n)
         direction = None
@@ -240,12 +247,30 @@ def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
         from .softmax import _sqrt_below
         t = _sqrt_below(room / sum(x * x for x in direction))
         u = [a + t * c for a, c in zip(u, direction)]
-        q = [sum((A[a][c] * u[c] for c in range(n)), Fraction(0)) + q0[a] for a in range(len(A))]
+        q = [x + c for x, c in zip(_product(A, [[x] for x in u], column=True), q0)]
     radius = getattr(query_set, "radius", None)
     if radius is not None and sum(x * x for x in q) > Fraction(radius) ** 2:
         return UniformResult("undecided", reason="the least-norm query exceeds the ball radius", extras=extras, **base)
     extras["u"] = [format_fraction(x) for x in u]
     return UniformResult("feasible", query=tuple(q), extras=extras, **base)
+
+
+def _product(left, right, *, column: bool = False, transpose_left: bool = False):
+    """The exact product of two rational matrices (lists of rows of Fractions) with
+    python-flint: a list of rows, or the single column as a list when ``column``."""
+    from flint import fmpq, fmpq_mat
+
+    def mat(rows):
+        rows = [list(r) for r in rows]
+        cols = len(rows[0]) if rows else 0
+        return fmpq_mat(len(rows), cols, [fmpq(x.numerator, x.denominator) for r in rows for x in r])
+
+    L = mat(left)
+    if transpose_left:
+        L = L.transpose()
+    P = L * mat(right)
+    rows = [[Fraction(int(P[i, j].p), int(P[i, j].q)) for j in range(P.ncols())] for i in range(P.nrows())]
+    return [r[0] for r in rows] if column else rows
 
 
 def _eps_note(query_set) -> str | None:
@@ -322,7 +347,7 @@ def check_uniform(keys, result) -> tuple[bool, str]:
                 arrays = query_set.arrays()
                 Wq = _fr_matrix(arrays["W_q"])
                 x = [g * a + Fraction(bt) for g, a, bt in zip(map(Fraction, arrays["gamma"]), u, arrays["beta"])]
-                made = [a + Fraction(bq) for a, bq in zip(_matvec(Wq, x), arrays["b_q"])]
+                made = [a + Fraction(bq) for a, bq in zip(_product(Wq, [[v] for v in x], column=True), arrays["b_q"])]
                 if made != q:
                     return False, "q is not W_q(gamma*u + beta) + b_q"
             return True, ""
@@ -353,14 +378,47 @@ def _check_infeasible(keys, K, query_set, kind, proof) -> tuple[bool, str]:
         if _rank(diffs) != d:
             return False, f"the {len(pairs)} differences have rank {_rank(diffs)}, not d = {d}"
         return True, ""
-    # layernorm: recompute the equations exactly
-    sub = uniform_attention(keys, query_set)
-    if sub.status != "infeasible":
-        return False, "recomputing the equations exactly does not give infeasibility"
-    if proof.get("kind") != sub.proof.get("kind"):
-        return False, f"the proof is of kind {proof.get('kind')!r} but the exact equations give {sub.proof.get('kind')!r}"
-    if "y" in proof:
-        y = [to_fraction(x) for x in proof.get("y", [])]
-        if y != [to_fraction(x) for x in sub.proof.get("y", [])]:
-            return False, "the least-norm solution differs from the exact one"
-    return True, ""
+    return _check_layernorm_infeasible(keys, query_set, proof)
+
+
+def _check_layernorm_infeasible(keys, query_set, proof) -> tuple[bool, str]:
+    """Check a proof that no query of the LayerNorm set gives every key the same score,
+    directly on the equations M u = b (see :func:`_layernorm_equations`)."""
+    from flint import fmpz_mat
+
+    from .exact import to_fraction
+
+    ints = _int_rows(keys)
+    M, b, A, q0 = _layernorm_equations(query_set, [[x - y for x, y in zip(r, ints[0])] for r in ints[1:]])
+    n, kind = query_set.width, proof.get("kind")
+    if kind == "inconsistent equations":
+        y = [to_fraction(x) for x in proof.get("combination", [])]
+        if len(y) != len(M):
+            return False, f"the combination needs one weight per equation ({len(M)})"
+        if any(_product([[v] for v in y], M, transpose_left=True)[0]):
+            return False, "the combination of the equations does not cancel u"
+        if sum((v * c for v, c in zip(y, b)), Fraction(0)) == 0:
+            return False, "the combination of the equations reads 0 = 0, not a contradiction"
+        return True, ""
+    rows, y = proof.get("rows"), [to_fraction(x) for x in proof.get("y", [])]
+    if not isinstance(rows, list) or len(rows) != len(y) or any(not 0 <= r < len(M) for r in rows):
+        return False, "the proof needs equation indices 'rows' and one weight 'y' for each"
+    # u = M_rows^T y lies in the row space of M, so if it solves M u = b it is the least-norm solution
+    u = _product([[v] for v in y], [M[r] for r in rows], transpose_left=True)[0] if rows else [Fraction(0)] * n
+    if _product(M, [[x] for x in u], column=True) != b:
+        return False, "u = M_rows^T y does not solve every equation"
+    norm2 = sum((x * x for x in u), Fraction(0))
+    if kind == "least-norm solution outside the ball":
+        return (True, "") if norm2 > n else (False, f"the least-norm solution has ||u||^2 = {float(norm2):.6g} <= n")
+    if kind == "every solution in the ball gives q = 0":
+        if any(x + c for x, c in zip(_product(A, [[x] for x in u], column=True), q0)):
+            return False, "the least-norm solution gives a non-zero query"
+        if norm2 == n:
+            return True, ""          # the least-norm solution is the only one in the ball
+        X, nullity = fmpz_mat(_fraction_rows(M)).nullspace()
+        for k in range(int(nullity)):
+            direction = [[Fraction(int(X[r, k]))] for r in range(n)]
+            if any(_product(A, direction, column=True)):
+                return False, "some solution direction changes the query, so a non-zero query exists in the ball"
+        return True, ""
+    return False, f"unknown proof kind {kind!r}"
