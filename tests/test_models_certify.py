@@ -221,3 +221,28 @@ def test_check_command_reads_certify_model_files(cli, models, tmp_path):
                                                                           ("layernorm", True, "layernorm")]
     outputs = cli(["check", out / "layer0_outputs.json"])
     assert outputs.status == 0 and outputs.out.startswith("certificate: every claim holds")
+
+
+def test_gpt2_text_uses_the_folder_tokenizer(cli, tmp_path):
+    """--text on a GPT-2 folder tokenizes with the folder's tokenizer; the certificates equal
+    those of --tokens with the same ids."""
+    from bad_inputs.models import WORDS
+    from transformers import AutoTokenizer
+
+    folder = tmp_path / "gpt2-tok"
+    folder.mkdir()
+    tiny_gpt2(folder, tokenizer=True)
+    text = "the cat sat on the mat"
+    ids = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)(text)["input_ids"]
+    assert ids == [1 + WORDS.index(w) for w in text.split()]
+    np.save(tmp_path / "ids.npy", np.array(ids))
+    runs = {}
+    for name, source in (("text", ["--text", text]), ("tokens", ["--tokens", tmp_path / "ids.npy"])):
+        out = tmp_path / name
+        result = cli(["certify-model", folder, *source, "--layers", "1", "--heads", "0", "--uniform", "none",
+                      "--out", out, "--quiet"])
+        assert result.status == 0, result.err
+        data = json.loads((out / "layer1_head0.json").read_text())
+        runs[name] = (data["keys"], data["free"], data["layernorm"])
+    assert runs["text"] == runs["tokens"]
+

@@ -35,8 +35,9 @@ def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=No
     return model
 
 
-def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, seed=0):
-    """A random GPT-2 saved with save_pretrained into ``folder``."""
+def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, seed=0, tokenizer=False):
+    """A random GPT-2 saved with save_pretrained into ``folder`` (plus, with ``tokenizer``,
+    a word-level tokenizer over the test words, built offline)."""
     import torch
     from transformers import GPT2Config, GPT2Model
 
@@ -48,6 +49,16 @@ def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, 
     if dtype is not None:
         model = model.to(getattr(torch, dtype))
     model.save_pretrained(str(folder))
+    if tokenizer:
+        from tokenizers import Tokenizer, models, pre_tokenizers
+        from transformers import PreTrainedTokenizerFast
+
+        vocab = {word: i for i, word in enumerate(["<|endoftext|>"] + WORDS)}
+        assert len(vocab) <= config.vocab_size
+        words = Tokenizer(models.WordLevel(vocab, unk_token="<|endoftext|>"))
+        words.pre_tokenizer = pre_tokenizers.Whitespace()
+        PreTrainedTokenizerFast(tokenizer_object=words, unk_token="<|endoftext|>",
+                                eos_token="<|endoftext|>").save_pretrained(str(folder))
     return model
 
 
