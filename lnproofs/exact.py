@@ -20,6 +20,7 @@ __all__ = [
     "format_fraction",
     "parse_fraction",
     "dot",
+    "pivot_columns",
 ]
 
 
@@ -71,3 +72,15 @@ def dot(u: Sequence[Fraction], v: Sequence[Fraction]) -> Fraction:
     if len(u) != len(v):
         raise InputError(f"vectors of lengths {len(u)} and {len(v)} have no inner product; lengths must agree")
     return sum((a * b for a, b in zip(u, v)), Fraction(0))
+
+
+def pivot_columns(rref, rank: int, ncols: int) -> list[int]:
+    """The pivot columns of a matrix in reduced row echelon form (any matrix indexed as
+    ``rref[row, col]``, e.g. python-flint's) whose first ``rank`` rows are non-zero."""
+    pivots, row = [], 0
+    for col in range(ncols):
+        if row < rank and rref[row, col] != 0:
+            pivots.append(col)
+            row += 1
+    return pivots
+

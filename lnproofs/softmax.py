@@ -26,6 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from .errors import InputError, OptionError, require
+from .exact import pivot_columns
 
 __all__ = ["AttentionWeightResult", "max_weight", "min_norm", "score_factor"]
 
@@ -138,11 +139,7 @@ class _ExactSet:
 
         W = fmpq_matrix(self.query_set.matrix)                  # m x d
         rref, rank = W.transpose().rref()                       # pivots pick independent rows of W
-        pivots, row = [], 0
-        for col in range(W.nrows()):
-            if row < rank and rref[row, col] != 0:
-                pivots.append(col)
-                row += 1
+        pivots = pivot_columns(rref, rank, W.nrows())
         Wb = fmpq_mat([[W[r, c] for c in range(self.d)] for r in pivots])
         self.W = W
         self.Wb = Wb
@@ -438,11 +435,7 @@ def _entropy_bound(es: _ExactSet, target: int, ctx):
     b = list(rows[target]) + [Fraction(1)]
     Am = fmpq_mat([[fmpq_of(x) for x in row] for row in A])
     rref, rank = Am.rref()
-    pivots, r = [], 0
-    for col in range(len(support)):
-        if r < rank and rref[r, col] != 0:
-            pivots.append(col)
-            r += 1
+    pivots = pivot_columns(rref, rank, len(support))
     fixed = {c: Fraction(float(guess[support[c]])) for c in range(len(support)) if c not in pivots}
     rhs = [bv - sum((A[a][c] * v for c, v in fixed.items()), Fraction(0)) for a, bv in enumerate(b)]
     indep = _row_basis(A, pivots)
@@ -469,12 +462,7 @@ def _row_basis(A, columns) -> list[int]:
 
     T = fmpq_mat([[fmpq_of(A[a][c]) for a in range(len(A))] for c in columns])
     rref, rank = T.rref()
-    rows, r = [], 0
-    for col in range(len(A)):
-        if r < rank and rref[r, col] != 0:
-            rows.append(col)
-            r += 1
-    return rows
+    return pivot_columns(rref, rank, len(A))
 
 
 def _text(x: Fraction) -> str:

@@ -24,6 +24,7 @@ from fractions import Fraction
 import numpy as np
 
 from .errors import InputError
+from .exact import pivot_columns
 
 __all__ = ["UniformResult", "uniform_attention", "check_uniform"]
 
@@ -117,12 +118,7 @@ def _independent_rows(rows) -> list[int]:
         return []
     M = fmpz_mat(_fraction_rows(rows)).transpose()
     rref, _den, rank = M.rref()
-    picked, r = [], 0
-    for c in range(M.ncols()):
-        if r < rank and rref[r, c] != 0:
-            picked.append(c)
-            r += 1
-    return picked
+    return pivot_columns(rref, rank, M.ncols())
 
 
 def _normalise(q):
