@@ -189,31 +189,18 @@ class ProofResult:
 
     def to_markdown(self) -> str:
         mark = "proved" if self.proved else "FAILED"
-        lines = [f"### `{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)}) - **{mark}**", "",
-                 f"**Statement.** {self.statement}", "", f"$$ {self.statement_latex} $$", ""]
-        lines += _hyp_markdown(self.hypotheses)
-        lines += ["**Proof.**", ""]
-        for s in self.steps:
-            tick = "checked by SymPy" if s.checked else f"NOT checked: {s.detail}"
-            label = "Conclusion" if s.kind == "conclusion" else "Step"
-            lines += [f"{s.index}. *{label}.* {s.description} ({s.method}; {tick})", "",
-                      f"   $$ {s.claim_latex} $$", ""]
-        return "\n".join(lines)
+        items = [(s.index, _label(s.kind), s.description, f"{s.method}; {_tick(s.checked, s.detail)}", s.claim_latex)
+                 for s in self.steps]
+        return _markdown(f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)}) - **{mark}**",
+                         self, "**Proof.**", items)
 
     def to_latex(self) -> str:
         mark = "proved" if self.proved else "FAILED"
-        out = [f"\\paragraph{{{_tex_escape(self.name)}: {_tex_escape(self.title)} "
-               f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}) --- {mark}.}}",
-               f"{_tex_escape(self.statement)}", f"\\[ {self.statement_latex} \\]"]
-        out += _hyp_latex(self.hypotheses)
-        out.append("\\begin{enumerate}")
-        for s in self.steps:
-            tick = "checked by SymPy" if s.checked else "NOT checked: " + _tex_escape(s.detail)
-            label = "Conclusion" if s.kind == "conclusion" else "Step"
-            out.append(f"\\item \\emph{{{label}.}} {_tex_escape(s.description)} "
-                       f"({_tex_escape(s.method)}; {tick}) \\[ {s.claim_latex} \\]")
-        out.append("\\end{enumerate}")
-        return "\n".join(out)
+        items = [(_label(s.kind), _tex_escape(s.description),
+                  f"{_tex_escape(s.method)}; {_tick(s.checked, _tex_escape(s.detail))}", s.claim_latex)
+                 for s in self.steps]
+        return _latex(f"{_tex_escape(self.name)}: {_tex_escape(self.title)} "
+                      f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}) --- {mark}.", self, items)
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
@@ -258,29 +245,20 @@ class Theorem:
                            "proved" if proved else "failed", tuple(results), self.n, self.convention,
                            tuple(self.hypotheses))
 
+    def _numbered(self):
+        return [(k, _label("conclusion" if k > len(self.steps) else "step"), step)
+                for k, step in enumerate(self.steps + self.conclusion, start=1)]
+
     def to_markdown(self) -> str:
-        lines = [f"### `{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)})", "",
-                 f"**Statement.** {self.statement}", "", f"$$ {self.statement_latex} $$", ""]
-        lines += _hyp_markdown(self.hypotheses)
-        lines += ["**Proof** (each step is checked by SymPy when the theorem is proved).", ""]
-        for k, step in enumerate(self.steps + self.conclusion, start=1):
-            label = "Conclusion" if k > len(self.steps) else "Step"
-            lines += [f"{k}. *{label}.* {step.description} ({step.method})", "",
-                      f"   $$ {_safe(step.claim_latex)} $$", ""]
-        return "\n".join(lines)
+        items = [(k, label, step.description, step.method, _safe(step.claim_latex)) for k, label, step in self._numbered()]
+        return _markdown(f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)})", self,
+                         "**Proof** (each step is checked by SymPy when the theorem is proved).", items)
 
     def to_latex(self) -> str:
-        out = [f"\\paragraph{{{_tex_escape(self.name)}: {_tex_escape(self.title)} "
-               f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}).}}",
-               _tex_escape(self.statement), f"\\[ {self.statement_latex} \\]"]
-        out += _hyp_latex(self.hypotheses)
-        out.append("\\begin{enumerate}")
-        for k, step in enumerate(self.steps + self.conclusion, start=1):
-            label = "Conclusion" if k > len(self.steps) else "Step"
-            out.append(f"\\item \\emph{{{label}.}} {_tex_escape(step.description)} "
-                       f"({_tex_escape(step.method)}) \\[ {_safe(step.claim_latex)} \\]")
-        out.append("\\end{enumerate}")
-        return "\n".join(out)
+        items = [(label, _tex_escape(step.description), _tex_escape(step.method), _safe(step.claim_latex))
+                 for _, label, step in self._numbered()]
+        return _latex(f"{_tex_escape(self.name)}: {_tex_escape(self.title)} "
+                      f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}).", self, items)
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
@@ -307,6 +285,35 @@ def mutate_step(theorem: Theorem, index: int, **changes) -> Theorem:
 
 def _conv(convention) -> str:
     return "" if convention is None else f", convention {convention!r}"
+
+
+def _label(kind: str) -> str:
+    return "Conclusion" if kind == "conclusion" else "Step"
+
+
+def _tick(checked: bool, detail: str) -> str:
+    return "checked by SymPy" if checked else f"NOT checked: {detail}"
+
+
+def _markdown(heading: str, item, proof_title: str, steps) -> str:
+    """One theorem or proof result in Markdown; ``steps`` are (number, label, description, note, LaTeX)."""
+    lines = [f"### {heading}", "", f"**Statement.** {item.statement}", "", f"$$ {item.statement_latex} $$", ""]
+    lines += _hyp_markdown(item.hypotheses)
+    lines += [proof_title, ""]
+    for number, label, description, note, claim in steps:
+        lines += [f"{number}. *{label}.* {description} ({note})", "", f"   $$ {claim} $$", ""]
+    return "\n".join(lines)
+
+
+def _latex(heading: str, item, steps) -> str:
+    """One theorem or proof result in LaTeX; ``steps`` are (label, description, note, LaTeX), escaped."""
+    out = [f"\\paragraph{{{heading}}}", _tex_escape(item.statement), f"\\[ {item.statement_latex} \\]"]
+    out += _hyp_latex(item.hypotheses)
+    out.append("\\begin{enumerate}")
+    for label, description, note, claim in steps:
+        out.append(f"\\item \\emph{{{label}.}} {description} ({note}) \\[ {claim} \\]")
+    out.append("\\end{enumerate}")
+    return "\n".join(out)
 
 
 def _hyp_markdown(hyps) -> list:
