@@ -166,7 +166,9 @@ def _strictly_inside_polygon(p, others) -> bool:
 
 def hull_statuses(points2d) -> list[str]:
     """Exact status of each 2-D point: "selectable", "tie-only" or "unselectable"."""
-    pts = [(Fraction(*float(x).as_integer_ratio()), Fraction(*float(y).as_integer_ratio())) for x, y in points2d]
+    from .exact import to_fraction
+
+    pts = [(to_fraction(x), to_fraction(y)) for x, y in points2d]
     statuses = []
     for i, p in enumerate(pts):
         others = pts[:i] + pts[i + 1:]
