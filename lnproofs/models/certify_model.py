@@ -150,30 +150,6 @@ def _smallest(margins: dict[int, float]) -> float | None:
     return min(margins.values()) if margins else None
 
 
-def _joint_layernorm_counts(free: dict, realisable: dict, groups: list[list[int]]) -> dict:
-    """Keys not selectable by a layer's queries: the layernorm certificate's own verdicts,
-    plus keys whose free-query certificate (unselectable or tie-only, checked exactly) already
-    shows that *no* query makes them win strictly.  ``undecided_duplicates`` counts the
-    undecided keys that are exact copies of another key."""
-    free_status = {r["index"]: r["status"] for r in free["results"]}
-    ln_status = {r["index"]: r["status"] for r in realisable["results"]}
-    duplicated = {i for g in groups for i in g}
-    counts = {"selectable": 0, "not_selectable": 0, "undecided": 0, "undecided_duplicates": 0,
-              "settled_by_free": 0}
-    for i, status in ln_status.items():
-        if status == "selectable":
-            counts["selectable"] += 1
-        elif status in ("not-realisable", "unselectable", "tie-only"):
-            counts["not_selectable"] += 1
-        elif free_status.get(i) in ("unselectable", "tie-only"):
-            counts["not_selectable"] += 1
-            counts["settled_by_free"] += 1
-        else:
-            counts["undecided"] += 1
-            counts["undecided_duplicates"] += i in duplicated
-    return counts
-
-
 UNIFORM_CHOICES = ("both", "free", "none")
 
 
@@ -210,7 +186,6 @@ def certify_head(capture, head: int, *, folded: bool = False, uniform: str = "bo
         "duplicates": groups,
         "ties": {"free": _tie_report(free, groups, capture.sources),
                  "layernorm": _tie_report(realisable, groups, capture.sources)},
-        "layernorm_joint": _joint_layernorm_counts(free, realisable, groups),
         "margins": {name: {str(i): m for i, m in sorted(v.items())} for name, v in margins.items()},
         "smallest_margin": {name: _smallest(v) for name, v in margins.items()},
     }
@@ -356,9 +331,6 @@ def summarize(out_dir, *, layers, heads, digest=None) -> tuple[list[dict], list[
                 "free_unselectable": free["unselectable"], "free_undecided": free["undecided"],
                 "ln_selectable": ln["selectable"], "ln_not_realisable": ln.get("not-realisable", 0),
                 "ln_undecided": ln["undecided"],
-                "ln_joint_not_selectable": data["layernorm_joint"]["not_selectable"],
-                "ln_joint_undecided": data["layernorm_joint"]["undecided"],
-                "ln_joint_undecided_duplicates": data["layernorm_joint"]["undecided_duplicates"],
                 "uniform_free": data["uniform"]["free"].get("status"),
                 "uniform_layernorm": data["uniform"]["layernorm"].get("status"),
                 "min_margin_free": data["smallest_margin"]["free"],
@@ -376,9 +348,8 @@ def summarize(out_dir, *, layers, heads, digest=None) -> tuple[list[dict], list[
             "free_unselectable": _fraction(sum(r["free_unselectable"] for r in rows), total),
             "free_undecided": _fraction(sum(r["free_undecided"] for r in rows), total),
             "ln_selectable": _fraction(sum(r["ln_selectable"] for r in rows), total),
-            "ln_not_selectable": _fraction(sum(r["ln_joint_not_selectable"] for r in rows), total),
-            "ln_undecided": _fraction(sum(r["ln_joint_undecided"] for r in rows), total),
-            "ln_undecided_duplicates": sum(r["ln_joint_undecided_duplicates"] for r in rows),
+            "ln_not_realisable": _fraction(sum(r["ln_not_realisable"] for r in rows), total),
+            "ln_undecided": _fraction(sum(r["ln_undecided"] for r in rows), total),
             "outputs_selectable": _fraction(out_summary["selectable"], outputs["certificate"]["n_keys"]),
             "outputs_uniform": outputs["uniform"].get("status"),
             "uniform_free_heads": _count_feasible(r["uniform_free"] for r in rows),
@@ -418,9 +389,8 @@ def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tup
     paths[2].write_text(_csv_text(head_rows), encoding="utf-8")
     lines = ["# Certified selectability per layer", "",
              "Fractions are over all keys of all chosen heads of the layer.  `free`: any query; "
-             "`ln`: queries the layer's LayerNorm and W_q can produce (a key counts as not selectable "
-             "there when the layernorm certificate says so or when its free-query certificate already shows "
-             "that no query at all makes it win); `outputs`: the full-width "
+             "`ln`: queries the layer's LayerNorm and W_q can produce (`not_realisable`: no such query makes "
+             "the key win, by an exactly checked dual certificate); `outputs`: the full-width "
              "LayerNorm outputs with free queries.  Margins: the smallest (q.k_i - max_j q.k_j)/|q| over "
              "the witnesses of selectable keys (informative floats; statuses are proved exactly).  `uniform`: heads with a non-zero query giving every "
              "key the same score.  Ties from identical tokens at identical positions appear when inputs "
