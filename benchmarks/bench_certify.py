@@ -147,7 +147,7 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
     load_before = os.getloadavg()
     rows = []
-    cases = [(f"gaussian", int(n), int(d), gaussian) for n in args.sizes.split(",") if n
+    cases = [("gaussian", int(n), int(d), gaussian) for n in args.sizes.split(",") if n
              for d in args.dims.split(",") if d]
     cases += [("half inside", int(nd.split(":")[0]), int(nd.split(":")[1]), half_inside)
               for nd in args.hard.split(",") if nd]

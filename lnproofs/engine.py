@@ -46,7 +46,7 @@ class _LP:
 
     def solve(self, cost, A, row_lower, row_upper, col_lower, col_upper):
         """minimise cost.x s.t. row_lower <= A x <= row_upper, col bounds; (x, row duals) or None."""
-        hs, inf = self.hs, self.inf
+        hs = self.hs
         m, n = A.shape
         lp = hs.HighsLp()
         lp.num_col_, lp.num_row_ = n, m
@@ -506,7 +506,7 @@ class _SimplexSweep:
         return out
 
 
-def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress: _Progress,
+def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress,
                     stop_at_first: bool, emit, batch: int = 256) -> dict[int, KeyResult]:
     """Results for the distinct keys P (indices into P) listed in ``todo``."""
     engine = _Engine(P, seed)

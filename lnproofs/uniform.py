@@ -357,8 +357,6 @@ def check_uniform(keys, result) -> tuple[bool, str]:
 
 
 def _check_infeasible(keys, K, query_set, kind, proof) -> tuple[bool, str]:
-    from .exact import to_fraction
-
     N, d = keys.shape
     pairs = proof.get("pairs")
     if kind in ("free", "ball", "subspace"):

@@ -54,7 +54,7 @@ def test_small_grid_outputs_deterministic_and_resumable(tmp_path, monkeypatch):
     kwargs = dict(trials=4, seed=2, jobs=1, n_values=range(3, 9), d_values=(3, 4))
     first = R.reproduce_figure1(tmp_path / "a", **kwargs)
     assert first["cells"] == 12 and first["undecided_without"] == 0
-    again = R.reproduce_figure1(tmp_path / "b", **dict(kwargs, jobs=2))
+    R.reproduce_figure1(tmp_path / "b", **dict(kwargs, jobs=2))
     for name in ("figure1c.csv", "figure1d.csv", "figure1_counts.csv", "figure1c.png", "figure1d.png",
                  "figure1ab.png"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name

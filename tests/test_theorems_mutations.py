@@ -27,7 +27,7 @@ def wrong(step: Step) -> Step:
             return dataclasses.replace(step, rhs=sp.FiniteSet(*[e + 1 for e in rhs]))
         return dataclasses.replace(step, rhs=sp.Interval(rhs.start, rhs.end + 1, rhs.left_open, rhs.right_open))
     if method == "root isolation (Sturm)":
-        (lo, hi), rest = rhs[-1], rhs[:-1]
+        (_, hi), rest = rhs[-1], rhs[:-1]
         return dataclasses.replace(step, rhs=rest + ((hi + 1, hi + 2),))
     if method == "limit":
         return dataclasses.replace(step, rhs=(1 if rhs in (sp.oo, -sp.oo) else rhs + 1))

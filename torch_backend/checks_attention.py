@@ -324,7 +324,7 @@ def demo_threshold(ctx):
         combo = w1 * K[0] + w3 * K[2] + w4 * K[3]
         worst = max(worst, float((combo - K[DEMO_WATCHED]).abs().max()) / float(K.abs().max()))
         if predicted > 4 * tol * scale and margin <= 0:
-            fails[f"key 2 should be selectable (m < 1 + sqrt(2)) but its witness fails"] += 1
+            fails["key 2 should be selectable (m < 1 + sqrt(2)) but its witness fails"] += 1
         if predicted < -4 * tol * scale:
             if w4 <= 0:
                 fails["the convex weights are not strictly positive above the threshold"] += 1

@@ -422,8 +422,6 @@ def _check_sphere(problem, answer):
 
 
 def _check_ellipsoid(problem, answer):
-    import sympy as sp
-
     n = problem.n
     gain = problem.gain
 
