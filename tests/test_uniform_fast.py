@@ -90,3 +90,35 @@ def test_fewer_differences_than_dimensions_is_a_proof_for_free_queries():
     assert uniform_attention(keys, reference=True).status == "feasible"
     wide = np.random.default_rng(5).normal(size=(8, 6))
     assert not check_uniform(wide, dict(compact, n_keys=8))[0]
+
+
+def _compact_cases():
+    for seed in range(8):
+        for N, n, d in [(3, 6, 3), (6, 8, 3), (2, 5, 4), (4, 12, 2), (5, 4, 4)]:
+            rng = np.random.default_rng(100 + seed)
+            qs = _layer(rng, n, d, zero_beta=seed % 2 == 0)
+            keys = rng.normal(size=(N, d)) * (1e3 if seed % 4 == 1 else 1.0)
+            yield keys, qs
+        rng = np.random.default_rng(300 + seed)
+        small = 10.0 ** -(seed % 4)          # small gains: the least-norm query may leave the ball
+        qs = LayerNormQuerySet(rng.normal(size=6) * small, np.zeros(6), rng.normal(size=(3, 6)), [1.0, 2.0, 3.0])
+        yield rng.normal(size=(2, 3)), qs
+
+
+@pytest.mark.parametrize("precision", [320, 4])
+def test_compact_statuses_equal_the_exact_ones_whether_balls_decide_or_not(precision, monkeypatch):
+    import lnproofs.propose.uniform as uniform
+
+    monkeypatch.setattr(uniform, "_BALL_PREC", precision)
+    seen = {}
+    for keys, qs in _compact_cases():
+        full, compact = uniform_attention(keys, qs), uniform_attention(keys, qs, compact=True)
+        assert compact.status == full.status
+        if (compact.proof or {}).get("kind") != "independent differences":
+            by = compact.extras.get("decided_by", "exact")
+            seen[(compact.status, by)] = seen.get((compact.status, by), 0) + 1
+    if precision == 320:      # the balls decide both ways
+        assert seen.get(("feasible", "arb balls")) and seen.get(("infeasible", "arb balls"))
+        assert not seen.get(("feasible", "exact")) and not seen.get(("infeasible", "exact"))
+    else:                     # 4-bit balls are mostly too wide: the exact path answers those
+        assert seen.get(("feasible", "exact"))

@@ -161,6 +161,15 @@ def _uniform_layernorm(keys, query_set, base, query_map=None, compact=False) -> 
         entries = eq.D.entries()
         Dp = fmpz_mat(len(pick), d, [entries[r * d + k] for r in pick for k in range(d)])
         Dq0 = Dp * q0i                                              # Dp q0 * q0den
+        if compact and getattr(query_set, "radius", None) is None:
+            decided = _ball_decision(Dp, eq, Dq0, q0den, c, n)
+            if decided is not None:
+                status, kind, norm2 = decided
+                extras = {"least_norm_squared": norm2, "decided_by": "arb balls", "eps_note": _eps_note(query_set),
+                          "query_stored": False}
+                if status == "feasible":
+                    return UniformResult("feasible", extras=extras, **base)
+                return UniformResult("infeasible", proof={"kind": kind, "stored": False}, extras=extras, **base)
         mu = (Dp * eq.Hn * Dp.transpose()).solve(-Dq0)              # mu * q0den
         mu = mu * (fmpq(1) / q0den)
         norm2 = -(mu.transpose() * fmpq_mat(Dq0))[0, 0] / (c * q0den)
@@ -210,6 +219,41 @@ def _uniform_layernorm(keys, query_set, base, query_map=None, compact=False) -> 
         U = U * n - fmpz_mat(n, 1, [total] * n)
         extras["u"] = [str(fmpq(int(x), den * n)) for x in U.entries()]
     return UniformResult("feasible", query=tuple(q), extras=extras, **base)
+
+
+#: working precision (bits) of the ball-arithmetic decision; wide enough that the balls of
+#: float64-derived data (entries of a few hundred bits) stay far narrower than any gap seen
+_BALL_PREC = 320
+
+
+def _ball_decision(Dp, eq, Dq0, q0den, c, n):
+    """The compact decision of :func:`_uniform_layernorm` in Arb ball arithmetic, or None.
+
+    The same least-norm quantities as the exact path (``mu``, ``||u||^2`` and ``q``), each
+    enclosed in a ball that provably contains the exact rational value (Arb's enclosures are
+    rigorous: no tolerance enters).  ``("feasible", None, norm2)`` when ``||u||^2 < n`` and
+    some coordinate of ``q`` is provably non-zero; ``("infeasible", kind, norm2)`` when
+    ``||u||^2 > n`` (``norm2``: the ball's centre as a float, for display);
+    None when a ball touches its threshold or the system is not provably invertible at this
+    precision, and the exact rationals decide."""
+    from flint import arb, arb_mat, ctx
+
+    with ctx.workprec(_BALL_PREC):
+        DpT = arb_mat(Dp.transpose())
+        HD = arb_mat(eq.Hn) * DpT
+        try:
+            mu = (arb_mat(Dp) * HD).solve(arb_mat(-Dq0)) * (arb(1) / arb(q0den))
+        except ZeroDivisionError:
+            return None
+        norm2 = -(mu.transpose() * arb_mat(Dq0))[0, 0] / (arb(c) * arb(q0den))
+        if norm2 > n:
+            return "infeasible", "least-norm solution outside the ball", float(norm2.mid())
+        if not norm2 < n:
+            return None
+        q = arb_mat(eq.q0) + HD * mu
+        if any(x > 0 or x < 0 for x in q.entries()):
+            return "feasible", None, float(norm2.mid())
+    return None
 
 
 def _fraction(x) -> Fraction:
