@@ -2,14 +2,17 @@
 
 Stages, all in floating point, all only proposals:
 
-1. witnesses for many keys at once: ``k_i`` minus the centroid, ``k_i`` itself, and random
-   directions (whose strict winners are hull vertices);
-2. for every other key, non-negative least squares (``scipy.optimize.nnls``) against the
-   vertices found so far, in the lifted space ``(k, 1)``: either ``k_i`` is (numerically) a
-   convex combination of them, or the residual is a direction that separates ``k_i`` from
-   them; the key that wins along it joins the vertices (Clarkson style), until one of the
-   two holds;
-3. the combination's weights are recomputed exactly on its support (python-flint).
+1. witnesses for many keys at once: the strict winners of the queries ``k_i`` minus the
+   centroid, the Mahalanobis directions ``Cov^+ (k_i - centroid)`` and random directions
+   (plain and whitened) are hull vertices;
+2. for every other key, non-negative least squares (``scipy.optimize.nnls``) in the lifted
+   space ``(k, 1)`` against a small candidate set, the nearest vertices found so far (in
+   whitened coordinates): either ``k_i`` is (numerically) a convex combination of them, or
+   the residual is a direction that separates ``k_i`` from them; the key that wins along
+   it (and a few more keys beyond ``k_i`` along it) join the candidates, Clarkson style,
+   until one of the two holds; a larger candidate set when no progress is made;
+3. the combination's weights are recomputed exactly on its support (python-flint, with
+   the keys as integers divided by their common power of two).
 
 :func:`propose_batch` returns candidate :class:`KeyResult` objects; nothing here is
 trusted: :func:`certify_fast` has every claim checked by the kernel's checker and sends
@@ -29,6 +32,7 @@ from ..kernel.checker import ExactKeys
 __all__ = ["propose_batch", "certify_fast"]
 
 _ROUNDS = 60
+_MORE = 4           # keys beyond k_i along a residual direction added per round
 _NEAR = 32          # the second candidate set: this many (d + 1) nearest vertices
 
 
@@ -57,7 +61,7 @@ class _Winners:
         s = self.K @ q
         two = np.argpartition(s, -2)[-2:]
         j, other = (int(two[1]), int(two[0])) if s[two[1]] >= s[two[0]] else (int(two[0]), int(two[1]))
-        return j, bool(s[j] - s[other] > self.rel * (float(np.abs(q) @ self.colmax) + 1e-300))
+        return j, bool(s[j] - s[other] > self.rel * (float(np.abs(q) @ self.colmax) + 1e-300)), s
 
 
 def _whitening(C: np.ndarray) -> np.ndarray:
@@ -163,6 +167,8 @@ def propose_batch(keys, *, seed: int = 0, directions: int = 1) -> dict[int, KeyR
         extra: list[int] = []
         for _ in range(_ROUNDS):
             cols = np.concatenate([tries[0], np.asarray(extra, dtype=np.int64)]) if extra else tries[0]
+            if not len(cols):
+                break                                   # no vertex known: leave it to the engine
             A = lift[:, cols]
             lam, res = nnls(A, lift[:, i], maxiter=50 * (d + 1))
             if res <= 1e-11:
@@ -172,7 +178,7 @@ def propose_batch(keys, *, seed: int = 0, directions: int = 1) -> dict[int, KeyR
                     out[i] = KeyResult(i, "unselectable", None, Combination(tuple(support), tuple(weights)), "exact")
                 break
             q = (lift[:, i] - A @ lam)[:d]
-            j, clear = win.one(q)
+            j, clear, score = win.one(q)
             if j == i and clear:
                 vertex[i], witness[i] = True, q
                 break
@@ -184,6 +190,11 @@ def propose_batch(keys, *, seed: int = 0, directions: int = 1) -> dict[int, KeyR
             if not vertex[j]:
                 vertex[j], witness[j] = True, q
             extra.append(j)
+            if _MORE:                                   # the next keys beyond k_i along q, too
+                above = np.flatnonzero(score > score[i])
+                if len(above) > _MORE:
+                    above = above[np.argpartition(score[above], -_MORE)[-_MORE:]]
+                extra.extend(int(a) for a in above if a != j and not np.any(cols == a))
     for i in np.flatnonzero(vertex):
         out[int(i)] = KeyResult(int(i), "selectable", tuple(float(x) for x in witness[int(i)]), None, "exact")
     return out
