@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..arrays import as_real_array
+from ..arrays import as_radius, as_real_array
 from ..errors import CertificateFormatError, InputError, ShapeError, require
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check", "check_all"]
@@ -35,8 +35,7 @@ class SubspaceQuerySet:
         W = as_real_array(self.W, name="query subspace W", ndim=2)
         object.__setattr__(self, "W", tuple(tuple(float(x) for x in row) for row in W))
         if self.radius is not None:
-            from .ball import _check_radius
-            object.__setattr__(self, "radius", _check_radius(self.radius))
+            object.__setattr__(self, "radius", as_radius(self.radius))
 
     @property
     def matrix(self) -> np.ndarray:
