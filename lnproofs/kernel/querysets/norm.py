@@ -47,7 +47,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..arrays import as_radius, as_real_array
-from ..dyadic import dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix, integer_vector_of_fractions
+from ..dyadic import (dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix,
+                      integer_vector_of_fractions, pow2)
 from ..errors import CertificateFormatError, InputError, OptionError, ShapeError, require
 from ..exact import to_fraction
 
@@ -59,13 +60,6 @@ ROTATION_STYLES = ("half", "interleaved")
 
 def _floats(values, name: str) -> tuple:
     return tuple(float(x) for x in as_real_array(values, name=name, ndim=1))
-
-
-def pow2(e: int):
-    """``2**e`` as a python-flint rational."""
-    from flint import fmpq
-
-    return fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
 
 
 @dataclass(frozen=True)
