@@ -14,8 +14,7 @@ from .errors import FileFormatError, NonFiniteError, OptionError, ShapeError, re
 __all__ = ["as_real_array", "as_radius"]
 
 
-def as_real_array(value, *, name: str = "array", ndim: int | None = None,
-                  allow_empty: bool = False) -> np.ndarray:
+def as_real_array(value, *, name: str = "array", ndim: int | None = None, allow_empty: bool = False) -> np.ndarray:
     """Validate ``value`` as a finite real float64 array with ``ndim`` dimensions."""
     try:
         arr = np.asarray(value)

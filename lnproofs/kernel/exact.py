@@ -13,13 +13,7 @@ from typing import Iterable
 
 from .errors import InputError
 
-__all__ = [
-    "to_fraction",
-    "fractions_of",
-    "format_fraction",
-    "parse_fraction",
-    "pivot_columns",
-]
+__all__ = ["to_fraction", "fractions_of", "format_fraction", "parse_fraction", "pivot_columns"]
 
 
 def to_fraction(value) -> Fraction:
