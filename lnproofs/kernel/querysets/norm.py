@@ -1,42 +1,30 @@
-"""Queries a normalisation layer can produce, and their exact checks (one module for three kinds).
+"""Queries a normalisation layer can produce, and their exact checks (one module, three kinds).
 
-Every set here is ``q = R (W_q (g * u + beta) + b_q)`` with ``||u|| <= sqrt(n)``:
+Every set is ``q = R (W_q (g * u + beta) + b_q)`` with ``||u|| <= sqrt(n)``:
 
-* ``layernorm`` (:class:`LayerNormQuerySet`): centred, ``1 . u = 0``; ``g = gamma``; no
-  rotation; optionally also ``||q|| <= radius``.  ``u`` ranges over the closure of the
-  LayerNorm image.  With ``eps = 0`` that is exactly the closure of what LayerNorm outputs;
-  with ``eps > 0`` LayerNorm's outputs lie strictly inside (radius
-  ``sqrt(n) r / sqrt(r^2 + n eps)`` for an input of centred norm ``r``), so the set is an
-  outer bound and a "selectable" answer may need an input of very large norm.
-* ``rmsnorm`` (:class:`RMSNormQuerySet`): no centring; ``g = gain``; ``beta`` optional.
-  With ``eps > 0`` the outputs ``x / sqrt(mean(x^2) + eps)`` fill exactly the open ball
-  (``x = s u`` with ``s^2 = n eps / (n - ||u||^2)`` reaches any ``u`` inside), and since
-  the set of queries that make a key win is open, a key wins for some ``u`` of the closed
-  ball iff it wins for some output of the layer: the answer is exact.  With ``eps = 0``
-  the outputs lie on the sphere and the ball is an outer bound (``not-realisable`` stays
-  exact; ``selectable`` may need a point inside).
-* ``layernorm_rotary`` (:class:`RotaryLayerNormQuerySet`): the LayerNorm set of one head
-  at one rotary position (GPT-NeoX, Pythia): the rmsnorm schema with the centring.
+* ``layernorm`` (:class:`LayerNormQuerySet`, ``g = gamma``): centred (``1 . u = 0``), no
+  rotation, optionally ``||q|| <= radius``: the closure of the LayerNorm image.  With
+  ``eps > 0`` LayerNorm's outputs lie strictly inside (radius ``sqrt(n) r / sqrt(r^2 + n eps)``
+  for an input of centred norm ``r``): an outer bound, and "selectable" may need a large input.
+* ``rmsnorm`` (:class:`RMSNormQuerySet`, ``g = gain``, ``beta`` optional): no centring.  With
+  ``eps > 0`` the outputs fill exactly the open ball (``x = s u``, ``s^2 = n eps / (n - ||u||^2)``),
+  and the queries that make a key win form an open set, so the answer is exact; with ``eps = 0``
+  the outputs lie on the sphere and the ball is an outer bound.
+* ``layernorm_rotary`` (:class:`RotaryLayerNormQuerySet`): the rmsnorm schema, centred: one
+  LayerNorm head at one rotary position (GPT-NeoX, Pythia).
 
-``R`` (optional, ``rotation``) is the rotary position matrix of the query's position:
-its entries are the floats of the model's own cos/sin table (``R[i, i] = cos_i``,
-``R[i, i + r/2] = -sin_i``, ``R[i + r/2, i] = sin_{i + r/2}`` for ``i < r/2``, the identity
-beyond ``r``), applied to the query exactly in rational arithmetic.  Without it ``R = I``.
+``R`` (``rotation``, optional; else ``I``) is the rotary matrix of the query's position, its
+entries the floats of the model's own cos/sin table (``R[i, i] = cos_i``, ``R[i, i + r/2] = -sin_i``,
+``R[i + r/2, i] = sin_{i + r/2}`` for ``i < r/2``, the identity beyond ``r``), applied exactly.
 
-Certificates (per key ``i``):
-
-* ``selectable``: ``u`` (rationals) with ``||u||^2 <= n`` (and ``1 . u = 0`` when centred)
-  and, for the ``q`` made from ``u``, ``q . k_i > q . k_j`` for every ``j != i``; the
-  witness is that ``q``.  LayerNorm sets also accept the compact form ``y`` (d floats):
-  ``u = P diag(gamma) W_q^T y`` (:meth:`ExactLayer.check_factored`).
-* ``not-realisable``: weights ``lambda_j >= 0`` (sum 1) over other keys with
-  ``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R (W_q beta + b_q)) . v <= 0`` for
-  ``v = k_i - sum_j lambda_j k_j`` (``P`` the projection onto 1-perp when centred, else
-  ``I``; ``n ||P w||^2 = n ||w||^2 - (1 . w)^2``): the left side is the largest value of
-  ``q . v`` over the set (Cauchy-Schwarz), so ``k_i`` never wins strictly.  Decided
-  exactly by comparing squares of rationals.
-
-Every check is exact (python-flint integers and rationals); nothing here imports a solver.
+Certificates (per key ``i``): ``selectable``: rationals ``u`` with ``||u||^2 <= n`` (and
+``1 . u = 0`` when centred) whose query ``q`` (the witness) has ``q . k_i > q . k_j`` for every
+``j != i``; LayerNorm sets also accept ``y`` (d floats) for ``u = P diag(gamma) W_q^T y``
+(:meth:`ExactLayer.check_factored`).  ``not-realisable``: weights ``lambda_j >= 0`` (sum 1) over
+other keys with ``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R (W_q beta + b_q)) . v <= 0`` for
+``v = k_i - sum_j lambda_j k_j`` (``P`` the projection onto 1-perp when centred, else ``I``):
+the left side is the largest ``q . v`` over the set (Cauchy-Schwarz), so ``k_i`` never wins
+strictly; decided exactly by comparing squares.  Everything is exact python-flint arithmetic.
 """
 
 from __future__ import annotations
@@ -121,7 +109,7 @@ class _NormSet:
     radius = None
     rotation = None
 
-    def _setup(self):
+    def __post_init__(self):
         kind, gname = self.kind, self.G_NAME
         name = "layernorm" if kind == "layernorm" else "rmsnorm"
         g, b_q = _floats(getattr(self, gname), f"{name} {gname}"), _floats(self.b_q, f"{name} b_q")
@@ -152,15 +140,8 @@ class _NormSet:
         if self.radius is not None:
             object.__setattr__(self, "radius", as_radius(self.radius))
 
-    @property
-    def width(self) -> int:
-        """``n``, the normalised width."""
-        return len(getattr(self, self.G_NAME))
-
-    @property
-    def dim(self) -> int:
-        """``d``, the query dimension."""
-        return len(self.b_q)
+    width = property(lambda self: len(getattr(self, self.G_NAME)), doc="``n``, the normalised width.")
+    dim = property(lambda self: len(self.b_q), doc="``d``, the query dimension.")
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays as fresh float64 numpy arrays (converted once, copied on each call)."""
@@ -219,9 +200,6 @@ class LayerNormQuerySet(_NormSet):
     FIELDS = ARRAYS + ("eps", "radius")
     centred = True
 
-    def __post_init__(self):
-        self._setup()
-
 
 @dataclass(frozen=True)
 class RMSNormQuerySet(_NormSet):
@@ -236,9 +214,6 @@ class RMSNormQuerySet(_NormSet):
 
     kind = "rmsnorm"
 
-    def __post_init__(self):
-        self._setup()
-
 
 @dataclass(frozen=True)
 class RotaryLayerNormQuerySet(RMSNormQuerySet):
@@ -249,11 +224,8 @@ class RotaryLayerNormQuerySet(RMSNormQuerySet):
 
 
 class ExactQueryMap:
-    """Exact forms of one query set's map ``u -> R (W_q (g * u + beta) + b_q)`` (read-only).
-
-    Depends on the query set only, so a run over many texts builds it once per head and
-    shares it (:class:`ExactLayer` takes it as ``query_map``).
-    """
+    """Exact forms of one query set's map ``u -> R (W_q (g * u + beta) + b_q)`` (read-only); it depends
+    on the query set only, so a run over many texts builds it once per head (``query_map``)."""
 
     def __init__(self, query_set):
         from flint import fmpq_mat
@@ -270,15 +242,12 @@ class ExactQueryMap:
         self.centred = query_set.centred
         self.R = None if query_set.rotation is None else query_set.rotation.matrix(self.d)
         self.RT = None if self.R is None else self.R.transpose()
-        self._hn = None
-        self._query_set = query_set
-        self._json = None
+        self._hn, self._query_set, self._json = None, query_set, None
         self.h_invertible = None          # filled in by searches that test it (a cache, not a claim)
 
     def query_set_json(self) -> dict:
         """The query set's JSON form (built once)."""
-        if self._json is None:
-            self._json = self._query_set.to_json()
+        self._json = self._json or self._query_set.to_json()
         return self._json
 
     def factored(self):
@@ -297,11 +266,8 @@ class ExactQueryMap:
 
 
 class ExactLayer:
-    """Exact forms of one layer's query map and of the keys (built once, read-only).
-
-    Floats are kept as integers times one power of two per array, so the products in
-    the checks are integer matrix products (python-flint).
-    """
+    """Exact forms of one layer's query map and of the keys (built once, read-only): integers times
+    one power of two per array, so the products in the checks are integer matrix products."""
 
     def __init__(self, keys, query_set, query_map: ExactQueryMap | None = None):
         qm = ExactQueryMap(query_set) if query_map is None else query_map
@@ -336,11 +302,9 @@ class ExactLayer:
         return Hn, s2, self._c
 
     def check_factored(self, items) -> list:
-        """Exact verdicts ``(ok, message, margin)`` for ``(index, y)`` pairs of the compact
-        selectable form ``u = P diag(gamma) W_q^T y`` (``y``: d floats; LayerNorm sets).  Then
-        ``1.u = 0``, ``||u||^2 = y^T A P A^T y`` and ``q = A P A^T y + q0``, so every test
-        is d-dimensional: one integer product for all items.  ``margin`` is the exact
-        ``min_j q.(k_i - k_j)`` (fmpq)."""
+        """Exact ``(ok, message, margin)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``:
+        ``1.u = 0``, ``||u||^2 = y^T A P A^T y``, ``q = A P A^T y + q0``: one integer product for
+        all items.  ``margin``: the exact ``min_j q.(k_i - k_j)`` (fmpq)."""
         from flint import fmpq, fmpz_mat
 
         if not items:
@@ -394,9 +358,6 @@ class ExactLayer:
         q = fmpq_mat(self.Wq * v) * (pow2(self.ew + self.eg) / fmpq(D)) + self.q0
         return q if self.R is None else self.R * q
 
-    def scores(self, q):
-        return self.keys * q                                            # N x 1
-
     def direction_terms(self, C, Dc: int = 1):
         """For ``v = C / Dc`` (integers): ``(n ||P w||^2, c)`` exactly (fmpq) with
         ``w = g * (W_q^T R^T v)`` and ``c = (R q0) . v``: the largest ``q . v`` over the set
@@ -434,7 +395,7 @@ def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, o
         qn2 = sum((q[a, 0] * q[a, 0] for a in range(layer.d)), fmpq(0))
         if qn2 > layer.radius * layer.radius:
             return False, f"key {index}: ||q||^2 = {float(qn2):.17g} exceeds R^2 = {float(layer.radius ** 2):.17g}", None
-    s = layer.scores(q)
+    s = layer.keys * q
     gaps = {j: s[index, 0] - s[j, 0] for j in range(layer.N) if j != index}
     bad = next((j for j, gap in gaps.items() if gap <= 0), None)
     if bad is not None:
