@@ -57,7 +57,7 @@ def test_kernel_rmsnorm_imports_only_the_kernel():
     import ast
     import pathlib
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "lnproofs" / "kernel" / "querysets" / "rmsnorm.py"
+    path = pathlib.Path(__file__).resolve().parents[1] / "lnproofs" / "kernel" / "querysets" / "norm.py"
     tree = ast.parse(path.read_text())
     relative = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level]
     assert relative and all(node.level == 2 for node in relative)  # from ..<kernel module> import ...

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import FileFormatError, NonFiniteError, ShapeError
+from .errors import FileFormatError, NonFiniteError, OptionError, ShapeError, require
 
-__all__ = ["as_real_array"]
+__all__ = ["as_real_array", "as_radius"]
 
 
-def as_real_array(value, *, name: str = "array", ndim: int | None = None,
-                  allow_empty: bool = False) -> np.ndarray:
+def as_real_array(value, *, name: str = "array", ndim: int | None = None, allow_empty: bool = False) -> np.ndarray:
     """Validate ``value`` as a finite real float64 array with ``ndim`` dimensions."""
     try:
         arr = np.asarray(value)
@@ -38,3 +37,15 @@ def as_real_array(value, *, name: str = "array", ndim: int | None = None,
         where = ", ".join(str(int(i)) for i in bad)
         raise NonFiniteError(f"{name} holds {arr[tuple(bad)]} at index ({where}); only finite numbers are accepted")
     return arr
+
+
+def as_radius(radius) -> float:
+    """Validate a query-ball radius: a finite real number R > 0."""
+    try:
+        value = float(radius)
+    except (TypeError, ValueError):
+        raise OptionError(f"query-ball radius {radius!r} is not a number; give a positive real R") from None
+    require(value == value and value not in (float("inf"), float("-inf")), OptionError,
+            f"query-ball radius {radius!r} is not finite; give a positive real R")
+    require(value > 0, OptionError, f"query-ball radius R = {radius!r} must be > 0")
+    return value

@@ -166,8 +166,7 @@ class KeyResult:
         if self.verified not in VERIFIED:
             raise _bad(f"results[{self.index}].verified", f"is {self.verified!r}; expected one of {', '.join(VERIFIED)}")
         if self.witness is not None and not all(type(w) is float for w in self.witness):
-            object.__setattr__(self, "witness", tuple(
-                w if type(w) is Fraction else float(w) for w in self.witness))
+            object.__setattr__(self, "witness", tuple(w if type(w) is Fraction else float(w) for w in self.witness))
         elif self.witness is not None and type(self.witness) is not tuple:
             object.__setattr__(self, "witness", tuple(self.witness))
         if self.extras:
@@ -415,8 +414,7 @@ class Certificate:
         others = [r for r in self.results if r.status != "selectable"][:20]
         tail = ""
         if others:
-            tail = "<p>Not selectable: " + ", ".join(
-                f"{r.index} ({html.escape(r.status)})" for r in others) + "</p>"
+            tail = "<p>Not selectable: " + ", ".join(f"{r.index} ({html.escape(r.status)})" for r in others) + "</p>"
         kind = html.escape(str(self.query_set.get("kind", "free")))
         return (f"<div><b>Selectability certificate</b>: {self.n_keys} keys in R<sup>{self.dim}</sup>, "
                 f"{kind} queries<table><tr><th>status</th><th>keys</th></tr>{cells}</table>{tail}</div>")

@@ -52,12 +52,12 @@ Other query sets are checked by their module in :mod:`lnproofs.kernel.querysets`
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
+from .dyadic import integer_vector_of_fractions
 from .errors import ShapeError
 
 __all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combination", "affine_rank", "exact_ints"]
@@ -66,19 +66,10 @@ _TINY = 2.0 ** -1022          # smallest normal double
 _C_MAX = 2.0 ** 1000          # above this the filter declines (no overflow inside)
 
 
-def _exact(v) -> Fraction:
-    if type(v) is float or type(v) is np.float64:
-        return Fraction(*float(v).as_integer_ratio())
-    if isinstance(v, numbers.Rational):           # int, Fraction, numpy integers
-        return Fraction(int(v.numerator), int(v.denominator))
-    return Fraction(*float(v).as_integer_ratio())
-
-
 def exact_ints(values) -> tuple[list[int], Fraction]:
     """Integers Q and a rational scale s > 0 with values == s * Q exactly."""
-    fracs = [_exact(v) for v in values]
-    den = math.lcm(*(f.denominator for f in fracs)) if fracs else 1
-    return [f.numerator * (den // f.denominator) for f in fracs], Fraction(1, den)
+    Q, den = integer_vector_of_fractions(values)
+    return Q, Fraction(1, den)
 
 
 def _float_to_scaled_int(x: float, exponent: int) -> int:
@@ -177,31 +168,14 @@ def affine_rank(rows) -> int:
     if not all(type(x) is int for r in diffs for x in r):
         den = math.lcm(*(Fraction(x).denominator for r in diffs for x in r))
         diffs = [[int(Fraction(x) * den) for x in r] for r in diffs]
-    try:
-        from flint import fmpz_mat, nmod_mat
-    except ImportError:  # pragma: no cover - python-flint is a dependency
-        return _rank_bareiss(diffs)
+    from flint import fmpz_mat, nmod_mat
+
     # The rank modulo a prime never exceeds the rank over Q, so full rank mod p is a proof.
     p = (1 << 61) - 1
     full = min(len(diffs), len(diffs[0]))
     if int(nmod_mat(len(diffs), len(diffs[0]), [x % p for r in diffs for x in r], p).rank()) == full:
         return full
     return int(fmpz_mat(diffs).rank())
-
-
-def _rank_bareiss(m: list[list[int]]) -> int:
-    """Rank of an integer matrix by fraction-free elimination."""
-    m = [r[:] for r in m]
-    rank, prev, cols = 0, 1, len(m[0]) if m else 0
-    for c in range(cols):
-        pivot = next((r for r in range(rank, len(m)) if m[r][c] != 0), None)
-        if pivot is None:
-            continue
-        m[rank], m[pivot] = m[pivot], m[rank]
-        for r in range(rank + 1, len(m)):
-            m[r] = [(m[rank][c] * m[r][k] - m[r][c] * m[rank][k]) // prev for k in range(cols)]
-        prev, rank = m[rank][c], rank + 1
-    return rank
 
 
 @dataclass(frozen=True)
@@ -313,16 +287,6 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
     return out
 
 
-def _combine_rows(W: list[int], rows: list[list[int]], dim: int) -> list[int]:
-    """sum_j W_j * rows_j, exactly (python-flint when available)."""
-    try:
-        from flint import fmpz_mat
-    except ImportError:  # pragma: no cover - python-flint is a dependency
-        return [sum(a * r[c] for a, r in zip(W, rows)) for c in range(dim)]
-    product = fmpz_mat([W]) * fmpz_mat(rows)
-    return [int(x) for x in product.entries()]
-
-
 def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
     """None if ``combination`` writes k_i exactly as a convex combination of other keys
     (strictly positive weights if ``strict``; for ``strict`` also the support's affine
@@ -350,7 +314,9 @@ def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
         return f"key {i}: the weights sum to {total} ({float(total):.6g}), not 1"
     target = ek.row(i)
     rows = [ek.row(j) for j in idx]
-    sums = _combine_rows(W, rows, ek.dim)
+    from flint import fmpz_mat
+
+    sums = [int(x) for x in (fmpz_mat([W]) * fmpz_mat(rows)).entries()]
     for coord in range(ek.dim):
         acc = sums[coord]
         if acc != den * target[coord]:

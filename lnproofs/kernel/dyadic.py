@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["dyadic_integers", "integer_matrix", "exact_row_products", "fraction_of_fmpz",
+__all__ = ["dyadic_integers", "integer_matrix", "exact_row_products", "pow2",
            "integer_vector_of_fractions", "fmpq_matrix", "fmpq_of", "fraction_of_fmpq"]
 
 
@@ -46,9 +46,11 @@ def exact_row_products(keys, W):
     return K * Wm, ek + ew
 
 
-def fraction_of_fmpz(value, exponent: int) -> Fraction:
-    value = int(value)
-    return Fraction(value << exponent) if exponent >= 0 else Fraction(value, 1 << -exponent)
+def pow2(e: int):
+    """``2**e`` as a python-flint rational."""
+    from flint import fmpq
+
+    return fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
 
 
 def integer_vector_of_fractions(values) -> tuple[list[int], int]:
@@ -64,11 +66,10 @@ def integer_vector_of_fractions(values) -> tuple[list[int], int]:
 
 def fmpq_matrix(values):
     """The exact rational matrix (python-flint ``fmpq_mat``) of a float array (1-D: one row)."""
-    from flint import fmpq, fmpq_mat
+    from flint import fmpq_mat
 
     M, e = integer_matrix(np.atleast_2d(np.asarray(values, dtype=np.float64)))
-    scale = fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
-    return fmpq_mat(M) * scale
+    return fmpq_mat(M) * pow2(e)
 
 
 def fmpq_of(value):

@@ -9,19 +9,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 from numbers import Rational
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from .errors import InputError
 
-__all__ = [
-    "to_fraction",
-    "fractions_of",
-    "matrix_of_fractions",
-    "format_fraction",
-    "parse_fraction",
-    "dot",
-    "pivot_columns",
-]
+__all__ = ["to_fraction", "fractions_of", "format_fraction", "parse_fraction", "pivot_columns"]
 
 
 def to_fraction(value) -> Fraction:
@@ -46,11 +38,6 @@ def fractions_of(values: Iterable) -> tuple[Fraction, ...]:
     return tuple(to_fraction(v) for v in values)
 
 
-def matrix_of_fractions(rows: Iterable[Iterable]) -> tuple[tuple[Fraction, ...], ...]:
-    """A tuple of rows of exact rationals for a 2-D array or nested sequence."""
-    return tuple(fractions_of(row) for row in rows)
-
-
 def format_fraction(value: Fraction) -> str:
     """``"p/q"``, or ``"p"`` when the denominator is 1."""
     value = Fraction(value)
@@ -65,13 +52,6 @@ def parse_fraction(text: str) -> Fraction:
         return Fraction(str(text).strip())
     except (ValueError, ZeroDivisionError):
         raise InputError(f"{text!r} is not a rational number; write it as 'p/q', 'p' or a decimal") from None
-
-
-def dot(u: Sequence[Fraction], v: Sequence[Fraction]) -> Fraction:
-    """Exact inner product of two equal-length rational sequences."""
-    if len(u) != len(v):
-        raise InputError(f"vectors of lengths {len(u)} and {len(v)} have no inner product; lengths must agree")
-    return sum((a * b for a, b in zip(u, v)), Fraction(0))
 
 
 def pivot_columns(rref, rank: int, ncols: int) -> list[int]:

@@ -8,7 +8,7 @@ keys written as integers times one power of two (``K * 2**e``), the key differen
     M u = b,   M = [D A ; 1^T],   b = [-D q0 ; 0]        (N rows, n columns).
 
 These are the same rational matrices as the reference construction of
-:func:`lnproofs.kernel.uniform_check._layernorm_equations`; here every product is one
+:func:`lnproofs.propose.uniform_reference._layernorm_equations`; here every product is one
 python-flint matrix product, so the cost does not grow with Python loops over entries.
 """
 
@@ -16,13 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["difference_matrix", "LayerNormEquations", "pow2", "fmpq_column", "fractions_of_column"]
-
-
-def pow2(e: int):
-    from flint import fmpq
-
-    return fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
+__all__ = ["difference_matrix", "LayerNormEquations", "fmpq_column"]
 
 
 def _object_ints(values) -> np.ndarray:
@@ -54,12 +48,6 @@ def fmpq_column(values):
     vals = [v if isinstance(v, fmpq) else fmpq(int(getattr(v, "numerator", v)), int(getattr(v, "denominator", 1)))
             for v in values]
     return fmpq_mat(len(vals), 1, vals)
-
-
-def fractions_of_column(col) -> list:
-    from fractions import Fraction
-
-    return [Fraction(int(x.p), int(x.q)) for x in col.entries()]
 
 
 class LayerNormEquations:

@@ -10,15 +10,93 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
+
 from ..kernel.errors import InputError
 from ..kernel.exact import pivot_columns
-from ..kernel.uniform_check import (UniformResult, _fr_matrix, _fraction_rows, _int_rows, _layernorm_equations,
-                                    _matvec, _product, _rank)
+from ..kernel.uniform_check import UniformResult
 
 __all__ = ["reference_uniform_attention"]
 
 
 # ---------------------------------------------------------------------------- exact helpers
+
+def _int_rows(values) -> list[list[int]]:
+    """A float array as integer rows with one common power-of-two scale (signs and ranks kept)."""
+    from ..kernel.dyadic import dyadic_integers
+
+    arr = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    ints, _ = dyadic_integers(arr)
+    cols = arr.shape[1]
+    return [ints[r * cols:(r + 1) * cols] for r in range(arr.shape[0])]
+
+
+def _fraction_rows(rows) -> list[list[int]]:
+    """Rational rows scaled row by row to integers (kernels and ranks do not change)."""
+    from math import lcm
+
+    out = []
+    for row in rows:
+        row = [Fraction(x) for x in row]
+        den = lcm(*(x.denominator for x in row)) if row else 1
+        out.append([int(x * den) for x in row])
+    return out
+
+
+def _rank(rows) -> int:
+    from flint import fmpz_mat
+
+    rows = [list(r) for r in rows]
+    if not rows or not rows[0]:
+        return 0
+    return int(fmpz_mat(_fraction_rows(rows)).rank())
+
+
+def _matvec(M, v):
+    return [sum((a * b for a, b in zip(row, v)), Fraction(0)) for row in M]
+
+
+def _fr_matrix(values):
+    from ..kernel.exact import fractions_of
+
+    return [list(fractions_of(row)) for row in np.atleast_2d(np.asarray(values, dtype=np.float64))]
+
+
+def _layernorm_equations(query_set, diffs):
+    """The exact linear system of uniform attention under LayerNorm-realisable queries
+    q = A u + q0 (A = W_q diag(gamma), q0 = W_q beta + b_q): one row per key difference,
+    (k_j - k_0) A u = -(k_j - k_0).q0, and the row 1.u = 0.  Returns (M, b, A, q0)."""
+    arrays = query_set.arrays()
+    gamma = [Fraction(x) for x in arrays["gamma"]]
+    Wq = _fr_matrix(arrays["W_q"])
+    A = [[w * g for w, g in zip(row, gamma)] for row in Wq]                      # d x n
+    q0 = [a + b for a, b in zip(_product(Wq, [[Fraction(x)] for x in arrays["beta"]], column=True),
+                                [Fraction(x) for x in arrays["b_q"]])]
+    Dfr = _fraction_rows(diffs)
+    M = _product(Dfr, A) if Dfr else []
+    b = [-x for x in _product(Dfr, [[x] for x in q0], column=True)] if Dfr else []
+    M.append([Fraction(1)] * query_set.width)
+    b.append(Fraction(0))
+    return M, b, A, q0
+
+
+def _product(left, right, *, column: bool = False, transpose_left: bool = False):
+    """The exact product of two rational matrices (lists of rows of Fractions) with
+    python-flint: a list of rows, or the single column as a list when ``column``."""
+    from flint import fmpq, fmpq_mat
+
+    def mat(rows):
+        rows = [list(r) for r in rows]
+        cols = len(rows[0]) if rows else 0
+        return fmpq_mat(len(rows), cols, [fmpq(x.numerator, x.denominator) for r in rows for x in r])
+
+    L = mat(left)
+    if transpose_left:
+        L = L.transpose()
+    P = L * mat(right)
+    rows = [[Fraction(int(P[i, j].p), int(P[i, j].q)) for j in range(P.ncols())] for i in range(P.nrows())]
+    return [r[0] for r in rows] if column else rows
+
 
 
 def _kernel_vector(rows, cols: int):

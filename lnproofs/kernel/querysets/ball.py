@@ -10,23 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..errors import CertificateFormatError, InputError, OptionError, require
+from ..arrays import as_radius as _check_radius
+from ..errors import CertificateFormatError, InputError, require
 
 __all__ = ["KIND", "QUERY_SET", "BallQuerySet", "check", "check_all"]
 
 
 KIND = "ball"
-
-
-def _check_radius(radius) -> float:
-    try:
-        value = float(radius)
-    except (TypeError, ValueError):
-        raise OptionError(f"query-ball radius {radius!r} is not a number; give a positive real R") from None
-    require(value == value and value not in (float("inf"), float("-inf")), OptionError,
-            f"query-ball radius {radius!r} is not finite; give a positive real R")
-    require(value > 0, OptionError, f"query-ball radius R = {radius!r} must be > 0")
-    return value
 
 
 @dataclass(frozen=True)

@@ -75,5 +75,4 @@ def check_all(keys, query_set, results) -> list[Verdict]:
         messages[pos] = msg
     for pos, msg in zip(tie_pos, check_witnesses(ek, tie_items, mode="tie")):
         messages[pos] = msg
-    return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "")
-            for pos, r in enumerate(results)]
+    return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "") for pos, r in enumerate(results)]

@@ -13,8 +13,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..arrays import as_real_array
+from ..arrays import as_radius, as_real_array
+from ..checker import ExactKeys, Verdict, affine_rank, check_combination, check_witnesses
+from ..dyadic import exact_row_products, fmpq_matrix, fmpq_of, fraction_of_fmpq
 from ..errors import CertificateFormatError, InputError, ShapeError, require
+from ..exact import fractions_of, to_fraction
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check", "check_all"]
 
@@ -35,8 +38,7 @@ class SubspaceQuerySet:
         W = as_real_array(self.W, name="query subspace W", ndim=2)
         object.__setattr__(self, "W", tuple(tuple(float(x) for x in row) for row in W))
         if self.radius is not None:
-            from .ball import _check_radius
-            object.__setattr__(self, "radius", _check_radius(self.radius))
+            object.__setattr__(self, "radius", as_radius(self.radius))
 
     @property
     def matrix(self) -> np.ndarray:
@@ -75,52 +77,37 @@ class SubspaceQuerySet:
 QUERY_SET = SubspaceQuerySet
 
 
-class ExactPoints:
-    """The points ``p_j = W k_j`` as integers ``P_j`` times ``2**exponent`` (exact)."""
+class ExactPoints(ExactKeys):
+    """The points ``p_j = W k_j`` as integers ``P_j`` times ``2**exponent`` (exact), checked with
+    the exact primitives of :mod:`lnproofs.kernel.checker`.  Witnesses ``z`` are always
+    rationals here, so the float filter (which needs exact float points) never runs."""
 
     def __init__(self, keys, query_set: SubspaceQuerySet):
-        from ..dyadic import exact_row_products
-
         arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
         query_set.validate(arr.shape[1])
-        self.keys = arr
-        self.W = query_set.matrix
+        self.keys, self.W = arr, query_set.matrix
         self.P, self.exponent = exact_row_products(arr, self.W)     # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
-        self._rank = None
-        self._Wt = None
+        self.dim, self._matrix, self._rank, self._Wt, self._scores = self.m, self.P, None, None, {}
+        self.abs = np.zeros((self.n, self.m))
 
     def floats(self, relative_to: int | None = None) -> np.ndarray:
         """The points (minus point ``relative_to``, exactly) rounded to doubles; proposals only."""
-        from ..dyadic import fraction_of_fmpz
-
         base = [0] * self.m if relative_to is None else self.row(relative_to)
-        return np.array([[float(fraction_of_fmpz(int(self.P[j, a]) - base[a], self.exponent)) for a in range(self.m)]
-                         for j in range(self.n)], dtype=np.float64).reshape(self.n, self.m)
+        return np.array([[float(Fraction(int(self.P[j, a]) - base[a]) * Fraction(2) ** self.exponent)
+                          for a in range(self.m)] for j in range(self.n)], dtype=np.float64).reshape(self.n, self.m)
 
     def row(self, j: int) -> list[int]:
         return [int(self.P[j, a]) for a in range(self.m)]
 
     def affine_rank(self) -> int:
         if self._rank is None:
-            from ..checker import affine_rank
             self._rank = affine_rank([self.row(j) for j in range(self.n)])
         return self._rank
-
-    def int_scores(self, z) -> list[int]:
-        """``Z . P_j`` for every j, where ``z = Z / D`` (same signs as ``z . (W k_j)``)."""
-        from flint import fmpz_mat
-
-        from ..dyadic import integer_vector_of_fractions
-
-        Z, _ = integer_vector_of_fractions(z)
-        return [int(x) for x in (self.P * fmpz_mat(self.m, 1, Z)).entries()]
 
     def query_of(self, z) -> list[Fraction]:
         """``q = W^T z`` exactly."""
         from flint import fmpq_mat
-
-        from ..dyadic import fmpq_matrix, fmpq_of, fraction_of_fmpq
 
         if self._Wt is None:
             self._Wt = fmpq_matrix(self.W).transpose()                  # d x m
@@ -131,50 +118,11 @@ class ExactPoints:
 def _check_witness(points: ExactPoints, i: int, z, mode: str) -> str | None:
     if z is None or len(z) != points.m:
         return f"key {i}: a witness z with {points.m} entries is needed (q = W^T z)"
-    scores = points.int_scores(z)
-    below = False
-    for j, s in enumerate(scores):
-        if j == i:
-            continue
-        gap = scores[i] - s
-        if gap > 0:
-            below = True
-        elif gap < 0 or mode == "strict":
-            need = "> 0" if mode == "strict" else ">= 0"
-            return f"key {i}: witness gives q.k_{i} - q.k_{j} with sign of {gap} (exact), but the claim needs {need}"
-    if mode == "tie" and not below and points.n > 1:
-        return f"key {i}: witness ties every key with k_{i}; tie-only needs some key strictly below"
-    return None
+    return check_witnesses(points, [(i, [to_fraction(x) for x in z])], mode=mode)[0]
 
 
 def _check_combination(points: ExactPoints, i: int, combination, strict: bool) -> str | None:
-    from ..dyadic import integer_vector_of_fractions
-
-    if combination is None or not combination.indices:
-        return f"key {i}: no combination given"
-    idx, w = list(combination.indices), [Fraction(x) for x in combination.weights]
-    if len(set(idx)) != len(idx) or any(not 0 <= j < points.n or j == i for j in idx):
-        return f"key {i}: combination indices must be distinct other keys in 0..{points.n - 1}"
-    low = min(w)
-    if low < 0 or (strict and low == 0):
-        return f"key {i}: weight {low} of k_{idx[w.index(low)]} is not {'> 0' if strict else '>= 0'}"
-    if sum(w) != 1:
-        return f"key {i}: the weights sum to {sum(w)}, not 1"
-    Wt, den = integer_vector_of_fractions(w)
-    target = points.row(i)
-    rows = [points.row(j) for j in idx]
-    for a in range(points.m):
-        acc = sum(c * r[a] for c, r in zip(Wt, rows))
-        if acc != den * target[a]:
-            return (f"key {i}: the combination misses W k_{i} in coordinate {a} "
-                    f"(exact products W k_j are used); it must reproduce W k_{i} exactly")
-    if strict:
-        from ..checker import affine_rank
-        r = affine_rank(rows)
-        if r != points.affine_rank():
-            return (f"key {i}: the support spans an affine space of dimension {r} but the points W k_j span "
-                    f"dimension {points.affine_rank()}")
-    return None
+    return check_combination(points, i, combination, strict=strict)
 
 
 def _check_one(points: ExactPoints, query_set: SubspaceQuerySet, r) -> str | None:
@@ -191,7 +139,6 @@ def _check_one(points: ExactPoints, query_set: SubspaceQuerySet, r) -> str | Non
         if z is None:
             return f"key {i}: a {status} claim needs 'z' (the query is q = W^T z)"
         try:
-            from ..exact import fractions_of
             z = list(fractions_of(z))
         except InputError as err:
             return f"key {i}: 'z' is not a list of numbers ({err})"
@@ -213,8 +160,6 @@ def _check_one(points: ExactPoints, query_set: SubspaceQuerySet, r) -> str | Non
 
 def check_all(keys, query_set: SubspaceQuerySet, results) -> list:
     """Exact verdicts, against the exact rational points ``W k_j``."""
-    from ..checker import Verdict
-
     points = ExactPoints(keys, query_set)
     out = []
     for r in results:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...kernel.arrays import as_real_array
 from ...kernel.errors import FileFormatError, ShapeError, require
-from ...kernel.querysets.layernorm import ARRAYS, KIND, QUERY_SET, LayerNormQuerySet, _float_keys
+from ...kernel.querysets.layernorm import ARRAYS, KIND, QUERY_SET, LayerNormQuerySet
 from .layernorm_fast import certify_results_fast
 from .layernorm_reference import propose, reference_results
 
@@ -83,7 +83,8 @@ def certify(keys, query_set: LayerNormQuerySet, *, indices=None, progress=None, 
     callback = None
     if progress and callable(progress):
         callback = progress
+    arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
     return [KeyResult.from_json(entry) for entry in
-            certify_results(_float_keys(keys), query_set, progress=callback, indices=indices, reference=reference)]
+            certify_results(arr, query_set, progress=callback, indices=indices, reference=reference)]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel.dyadic import fraction_of_fmpq as _fraction
-from ...kernel.querysets.layernorm import ExactLayer, LayerNormQuerySet, _check_dual, _check_primal
+from ...kernel.querysets.layernorm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual, check_primal as _check_primal
 
 from ..cone import solve_margin_cone
 

@@ -1,0 +1,494 @@
+"""Queries a normalisation layer can produce, and their exact checks (one module, three kinds).
+
+Every set is ``q = R (W_q (g * u + beta) + b_q)`` with ``||u|| <= sqrt(n)``:
+
+* ``layernorm`` (:class:`LayerNormQuerySet`, ``g = gamma``): centred (``1 . u = 0``), no
+  rotation, optionally ``||q|| <= radius``: the closure of the LayerNorm image.  With
+  ``eps > 0`` LayerNorm's outputs lie strictly inside (radius ``sqrt(n) r / sqrt(r^2 + n eps)``
+  for an input of centred norm ``r``): an outer bound, and "selectable" may need a large input.
+* ``rmsnorm`` (:class:`RMSNormQuerySet`, ``g = gain``, ``beta`` optional): no centring.  With
+  ``eps > 0`` the outputs fill exactly the open ball (``x = s u``, ``s^2 = n eps / (n - ||u||^2)``),
+  and the queries that make a key win form an open set, so the answer is exact; with ``eps = 0``
+  the outputs lie on the sphere and the ball is an outer bound.
+* ``layernorm_rotary`` (:class:`RotaryLayerNormQuerySet`): the rmsnorm schema, centred: one
+  LayerNorm head at one rotary position (GPT-NeoX, Pythia).
+
+``R`` (``rotation``, optional; else ``I``) is the rotary matrix of the query's position, its
+entries the floats of the model's own cos/sin table (``R[i, i] = cos_i``, ``R[i, i + r/2] = -sin_i``,
+``R[i + r/2, i] = sin_{i + r/2}`` for ``i < r/2``, the identity beyond ``r``), applied exactly.
+
+Certificates (per key ``i``): ``selectable``: rationals ``u`` with ``||u||^2 <= n`` (and
+``1 . u = 0`` when centred) whose query ``q`` (the witness) has ``q . k_i > q . k_j`` for every
+``j != i``; LayerNorm sets also accept ``y`` (d floats) for ``u = P diag(gamma) W_q^T y``
+(:meth:`ExactLayer.check_factored`).  ``not-realisable``: weights ``lambda_j >= 0`` (sum 1) over
+other keys with ``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R (W_q beta + b_q)) . v <= 0`` for
+``v = k_i - sum_j lambda_j k_j`` (``P`` the projection onto 1-perp when centred, else ``I``):
+the left side is the largest ``q . v`` over the set (Cauchy-Schwarz), so ``k_i`` never wins
+strictly; decided exactly by comparing squares.  Everything is exact python-flint arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..arrays import as_radius, as_real_array
+from ..dyadic import (dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix,
+                      integer_vector_of_fractions, pow2)
+from ..errors import CertificateFormatError, InputError, OptionError, ShapeError, require
+from ..exact import to_fraction
+
+__all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
+           "ExactLayer", "ExactRMSLayer", "check_primal", "check_dual", "check_result", "check_all", "check"]
+
+ROTATION_STYLES = ("half", "interleaved")
+
+
+def _floats(values, name: str) -> tuple:
+    return tuple(float(x) for x in as_real_array(values, name=name, ndim=1))
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """The rotary matrix of one position: ``cos``/``sin`` (length ``r``, even) from the
+    model's own table, as floats; ``style`` ``"half"`` pairs coordinate ``i`` with ``i + r/2``,
+    ``"interleaved"`` pairs ``2i`` with ``2i + 1``."""
+
+    cos: tuple
+    sin: tuple
+    style: str = "half"
+    position: int | None = None
+
+    def __post_init__(self):
+        cos, sin = _floats(self.cos, "rotation cos"), _floats(self.sin, "rotation sin")
+        require(len(cos) == len(sin) and len(cos) % 2 == 0, ShapeError,
+                f"rotation cos and sin have lengths {len(cos)} and {len(sin)}; give equal, even, non-zero lengths")
+        require(self.style in ROTATION_STYLES, OptionError,
+                f"rotation style {self.style!r} is not known; accepted: {', '.join(ROTATION_STYLES)}")
+        object.__setattr__(self, "cos", cos)
+        object.__setattr__(self, "sin", sin)
+
+    def matrix(self, d: int):
+        """``R`` (d x d) as an exact python-flint rational matrix."""
+        from flint import fmpq_mat
+
+        R, half = fmpq_mat(d, d), len(self.cos) // 2
+        for i in range(d):
+            R[i, i] = 1
+        for i, (c, s) in enumerate(zip(self.cos, self.sin)):
+            if self.style == "half":
+                partner, sign = (i + half, -1) if i < half else (i - half, 1)
+            else:
+                partner, sign = (i + 1, -1) if i % 2 == 0 else (i - 1, 1)
+            R[i, i], R[i, partner] = fmpq_of(c), sign * fmpq_of(s)
+        return R
+
+    def to_json(self) -> dict:
+        data = {"cos": list(self.cos), "sin": list(self.sin), "style": self.style,
+                "entries": "floats of the model's own cos/sin table, applied exactly to the query"}
+        if self.position is not None:
+            data["position"] = int(self.position)
+        return data
+
+    @classmethod
+    def from_json(cls, data) -> "Rotation":
+        require(isinstance(data, dict) and "cos" in data and "sin" in data, CertificateFormatError,
+                "certificate field query_set.rotation needs 'cos' and 'sin'")
+        return cls(data["cos"], data["sin"], data.get("style", "half"), data.get("position"))
+
+
+class _NormSet:
+    """What the three norm query sets share: validation, sizes, arrays and JSON."""
+
+    G_NAME = "gain"                            # the name of the gain vector in the schema
+    ARRAYS = ("gain", "W_q", "b_q")            # required in JSON
+    FIELDS = ("gain", "W_q", "b_q", "eps", "beta", "rotation")   # JSON order
+    centred = False                            # u also satisfies 1 . u = 0
+    radius = None
+    rotation = None
+
+    def __post_init__(self):
+        kind, gname = self.kind, self.G_NAME
+        name = "layernorm" if kind == "layernorm" else "rmsnorm"
+        g, b_q = _floats(getattr(self, gname), f"{name} {gname}"), _floats(self.b_q, f"{name} b_q")
+        beta = None if self.beta is None else _floats(self.beta, f"{kind} beta")
+        W_q = as_real_array(self.W_q, name=f"{name} W_q", ndim=2)
+        n = len(g)
+        require(n >= 2 or not self.centred, ShapeError, f"{kind} {gname} has length {n}; LayerNorm needs width n >= 2")
+        require(beta is None or len(beta) == n, ShapeError,
+                f"{kind} beta has length {len(beta or ())} but {gname} has length {n}; they must agree")
+        require(W_q.shape[1] == n, ShapeError,
+                f"{name} W_q has shape {W_q.shape} but {gname} has length {n}; W_q must be d x {n}")
+        require(len(b_q) == W_q.shape[0], ShapeError,
+                f"{name} b_q has length {len(b_q)} but W_q has {W_q.shape[0]} rows; they must agree")
+        try:
+            eps = float(self.eps)
+        except (TypeError, ValueError):
+            raise OptionError(f"{name} eps {self.eps!r} is not a number; give eps >= 0") from None
+        require(eps == eps and 0 <= eps < float("inf"), OptionError, f"{name} eps = {self.eps!r}; give a finite eps >= 0")
+        rotation = self.rotation
+        if rotation is not None and not isinstance(rotation, Rotation):
+            rotation = Rotation.from_json(rotation) if isinstance(rotation, dict) else Rotation(*rotation)
+        require(rotation is None or len(rotation.cos) <= len(b_q), ShapeError,
+                f"rotation has {len(getattr(rotation, 'cos', ()))} entries but queries have dimension {len(b_q)}")
+        values = {gname: g, "beta": beta, "W_q": tuple(map(tuple, W_q.tolist())), "b_q": b_q, "eps": eps,
+                  "rotation": rotation}
+        for key in set(self.FIELDS) & set(values):
+            object.__setattr__(self, key, values[key])
+        if self.radius is not None:
+            object.__setattr__(self, "radius", as_radius(self.radius))
+
+    width = property(lambda self: len(getattr(self, self.G_NAME)), doc="``n``, the normalised width.")
+    dim = property(lambda self: len(self.b_q), doc="``d``, the query dimension.")
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays as fresh float64 numpy arrays (converted once, copied on each call)."""
+        cached = self.__dict__.get("_arrays")
+        if cached is None:
+            cached = {self.G_NAME: np.array(getattr(self, self.G_NAME)),
+                      "beta": np.zeros(self.width) if self.beta is None else np.array(self.beta),
+                      "W_q": np.array(self.W_q, dtype=np.float64).reshape(self.dim, self.width),
+                      "b_q": np.array(self.b_q)}
+            object.__setattr__(self, "_arrays", cached)
+        return {k: v.copy() for k, v in cached.items()}
+
+    def validate(self, dim: int) -> None:
+        require(self.dim == dim, ShapeError,
+                f"{'layernorm' if self.kind == 'layernorm' else 'rmsnorm'} W_q produces queries of dimension "
+                f"{self.dim} but the keys have dimension {dim}; W_q must be {dim} x n")
+
+    def to_json(self) -> dict:
+        data = {"kind": self.kind}
+        for key in self.FIELDS:
+            value = getattr(self, key)
+            if value is not None or key not in ("beta", "rotation", "radius"):
+                data[key] = (value.to_json() if key == "rotation" else [list(r) for r in value] if key == "W_q"
+                             else list(value) if isinstance(value, tuple) else value)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict):
+        require(isinstance(data, dict) and data.get("kind") == cls.kind, CertificateFormatError,
+                f"certificate field query_set is not a {cls.kind} query set")
+        for name in cls.ARRAYS:
+            require(name in data, CertificateFormatError,
+                    f"certificate field query_set has no {name!r}; the {cls.kind} query set needs {', '.join(cls.ARRAYS)}")
+        try:
+            return cls(**{f: data.get(f, 0.0 if f == "eps" else None) for f in cls.FIELDS})
+        except CertificateFormatError:
+            raise
+        except InputError as err:
+            raise CertificateFormatError(f"certificate field query_set: {err}") from None
+
+
+@dataclass(frozen=True)
+class LayerNormQuerySet(_NormSet):
+    """The closure of the queries of one LayerNorm layer (optionally also ``||q|| <= radius``)."""
+
+    gamma: tuple
+    beta: tuple
+    W_q: tuple
+    b_q: tuple
+    eps: float = 0.0
+    radius: float | None = None
+
+    kind = "layernorm"
+    G_NAME = "gamma"
+    ARRAYS = ("gamma", "beta", "W_q", "b_q")
+    FIELDS = ARRAYS + ("eps", "radius")
+    centred = True
+
+
+@dataclass(frozen=True)
+class RMSNormQuerySet(_NormSet):
+    """The closure of the queries of one RMSNorm layer and head (see the module docstring)."""
+
+    gain: tuple
+    W_q: tuple
+    b_q: tuple
+    eps: float = 0.0
+    rotation: Rotation | None = None
+    beta: tuple | None = None          # an output bias (layernorm_rotary), added to gain * u
+
+    kind = "rmsnorm"
+
+
+@dataclass(frozen=True)
+class RotaryLayerNormQuerySet(RMSNormQuerySet):
+    """The closure of the queries of one LayerNorm layer and head at one rotary position."""
+
+    kind = "layernorm_rotary"
+    centred = True
+
+
+class ExactQueryMap:
+    """Exact forms of one query set's map ``u -> R (W_q (g * u + beta) + b_q)`` (read-only); it depends
+    on the query set only, so a run over many texts builds it once per head (``query_map``)."""
+
+    def __init__(self, query_set):
+        from flint import fmpq_mat
+
+        arrays = query_set.arrays()
+        self.n, self.d = query_set.width, query_set.dim
+        self.Wq, self.ew = integer_matrix(arrays["W_q"])                # d x n
+        self.WqT = self.Wq.transpose()
+        self.G, self.eg = dyadic_integers(arrays[query_set.G_NAME])     # g = G * 2^eg
+        self.q0 = fmpq_matrix(arrays["b_q"].reshape(-1, 1))             # W_q beta + b_q, exact
+        if query_set.beta is not None and any(query_set.beta):
+            self.q0 = fmpq_mat(self.Wq) * pow2(self.ew) * fmpq_matrix(arrays["beta"].reshape(-1, 1)) + self.q0
+        self.radius = None if query_set.radius is None else fmpq_of(query_set.radius)
+        self.centred = query_set.centred
+        self.R = None if query_set.rotation is None else query_set.rotation.matrix(self.d)
+        self.RT = None if self.R is None else self.R.transpose()
+        self._hn, self._query_set, self._json = None, query_set, None
+        self.h_invertible = None          # filled in by searches that test it (a cache, not a claim)
+
+    def query_set_json(self) -> dict:
+        """The query set's JSON form (built once)."""
+        self._json = self._json or self._query_set.to_json()
+        return self._json
+
+    def factored(self):
+        """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``
+        (``A = W_q diag(gamma)``, ``P = I - 11^T/n``)."""
+        from flint import fmpz_mat
+
+        if self._hn is None:
+            n, entries = self.n, self.Wq.entries()
+            WG = fmpz_mat(self.d, n, [entries[r * n + c] * self.G[c] for r in range(self.d) for c in range(n)])
+            S = WG * fmpz_mat(n, 1, [1] * n)
+            self.WG, self.WGT = WG, WG.transpose()
+            self.scale = pow2(self.ew + self.eg)
+            self._hn = (WG * self.WGT * n - S * S.transpose(), self.scale * self.scale)
+        return self._hn
+
+
+class ExactLayer:
+    """Exact forms of one layer's query map and of the keys (built once, read-only): integers times
+    one power of two per array, so the products in the checks are integer matrix products."""
+
+    def __init__(self, keys, query_set, query_map: ExactQueryMap | None = None):
+        qm = ExactQueryMap(query_set) if query_map is None else query_map
+        self.query_map = qm
+        self.n, self.d = query_set.width, query_set.dim
+        keys = np.asarray(keys, dtype=np.float64)
+        self.N = len(keys)
+        self.K, self.ek = integer_matrix(keys)                          # K * 2^ek
+        self.Wq, self.ew, self.WqT, self.G, self.eg = qm.Wq, qm.ew, qm.WqT, qm.G, qm.eg
+        self.q0, self.radius, self.centred, self.R, self.RT = qm.q0, qm.radius, qm.centred, qm.R, qm.RT
+        self.ln = query_set.kind == "layernorm"
+        self._c = self._keys = None
+
+    @property
+    def keys(self):
+        """The keys as an exact N x d fmpq_mat (built on first use)."""
+        from flint import fmpq_mat
+
+        if self._keys is None:
+            self._keys = fmpq_mat(self.K) * pow2(self.ek)
+        return self._keys
+
+    def factored(self):
+        """``(Hn, s2, c)``: ``A P A^T = Hn * s2 / n`` (see :meth:`ExactQueryMap.factored`) and the
+        exact scores of ``q0``, ``c = K q0`` (fmpq N x 1)."""
+        from flint import fmpq_mat
+
+        Hn, s2 = self.query_map.factored()
+        if self._c is None:
+            q0i, q0den = self.q0.numer_denom()
+            self._c = fmpq_mat(self.K * q0i) * (pow2(self.ek) / q0den)
+        return Hn, s2, self._c
+
+    def check_factored(self, items) -> list:
+        """Exact ``(ok, message, margin)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``:
+        ``1.u = 0``, ``||u||^2 = y^T A P A^T y``, ``q = A P A^T y + q0``: one integer product for
+        all items.  ``margin``: the exact ``min_j q.(k_i - k_j)`` (fmpq)."""
+        from flint import fmpq, fmpz_mat
+
+        if not items:
+            return []
+        Hn, s2, c = self.factored()
+        m = len(items)
+        ints, ey = dyadic_integers(np.array([y for _, y in items], dtype=np.float64).reshape(m, self.d).T)
+        Y = fmpz_mat(self.d, m, ints)
+        HY = Hn * Y                                                  # d x m
+        S = self.K * HY                                              # N x m: scores up to scale, without c
+        # q = HY s2 2^ey / n + q0 ;  scores = S 2^ek s2 2^ey / n + c
+        sigma = s2 * pow2(self.ek + ey) / fmpq(self.n)
+        cn, cd = c.numer_denom()
+        sp, sq, cd = int(sigma.p), int(sigma.q), int(cd)
+        # T[j, t] = S[j, t] sp cd + c_j sq: the scores times sq cd (a positive integer)
+        Tv = [int(x) for x in (S * (sp * cd) + (cn * sq) * fmpz_mat(1, m, [1] * m)).entries()]
+        norms = (Y.transpose() * HY).entries()                       # diagonal: y_t . Hn y_t
+        HYv = HY.entries()
+        scale_norm = s2 * pow2(2 * ey)
+        out = []
+        for t, (index, _) in enumerate(items):
+            nrm = fmpq(int(norms[t * m + t])) * scale_norm           # ||u||^2 = y.Hn y * s2 2^(2 ey) / n <= n
+            if nrm > self.n * self.n:
+                out.append((False, f"key {index}: ||u||^2 = {int(nrm.p) / int(nrm.q) / self.n:.17g} "
+                                   f"exceeds n = {self.n}", None))
+                continue
+            if self.radius is not None:
+                qv = [fmpq(int(HYv[a * m + t])) * sigma / pow2(self.ek) + self.q0[a, 0] for a in range(self.d)]
+                if sum((x * x for x in qv), fmpq(0)) > self.radius * self.radius:
+                    out.append((False, f"key {index}: ||q||^2 exceeds R^2", None))
+                    continue
+            column = Tv[t::m]
+            mine, others = column[index], column[:index] + column[index + 1:]
+            if not others:
+                out.append((True, "", None))
+                continue
+            top = max(others)
+            if mine - top <= 0:
+                k = others.index(top)
+                out.append((False, f"key {index}: q.k_{index} - q.k_{k if k < index else k + 1} is not > 0 "
+                                   f"for the query made from y", None))
+                continue
+            out.append((True, "", fmpq(mine - top, sq * cd)))
+        return out
+
+    def query(self, U, D: int):
+        """``q = R (W_q (g * u + beta) + b_q)`` exactly for ``u = U / D`` (a d x 1 fmpq_mat)."""
+        from flint import fmpq, fmpq_mat, fmpz_mat
+
+        v = fmpz_mat(self.n, 1, [g * x for g, x in zip(self.G, U)])
+        q = fmpq_mat(self.Wq * v) * (pow2(self.ew + self.eg) / fmpq(D)) + self.q0
+        return q if self.R is None else self.R * q
+
+    def direction_terms(self, C, Dc: int = 1):
+        """For ``v = C / Dc`` (integers): ``(n ||P w||^2, c)`` exactly (fmpq) with
+        ``w = g * (W_q^T R^T v)`` and ``c = (R q0) . v``: the largest ``q . v`` over the set
+        is ``sqrt(n ||P w||^2) + c``."""
+        from flint import fmpq, fmpz_mat
+
+        Y = [int(x) for x in C]
+        if self.RT is not None:  # R^T v, scaled to integers by a positive factor
+            num, den = (self.RT * fmpz_mat(self.d, 1, Y)).numer_denom()
+            Y, Dc = [int(num[a, 0]) for a in range(self.d)], Dc * int(den)
+        g = self.WqT * fmpz_mat(self.d, 1, Y)
+        w = [gam * int(g[r, 0]) for r, gam in enumerate(self.G)]                  # times 2^(eg+ew)
+        nw2 = self.n * sum(x * x for x in w) - (sum(w) ** 2 if self.centred else 0)
+        scale = pow2(self.ew + self.eg) / fmpq(Dc)
+        return fmpq(nw2) * scale * scale, sum((self.q0[a, 0] * Y[a] for a in range(self.d)), fmpq(0)) / fmpq(Dc)
+
+
+ExactRMSLayer = ExactLayer
+
+
+def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, object]:
+    """``(ok, message, smallest margin)`` for the query made from ``u = U / D``."""
+    from flint import fmpq
+
+    n = layer.n
+    if len(U) != n or D <= 0:
+        return False, f"key {index}: u must have {n} entries and a positive denominator", None
+    if layer.centred and sum(U) != 0:
+        return False, f"key {index}: u is not on the hyperplane 1.u = 0 (1.u = {sum(U) / D:.3g})", None
+    norm2 = sum(x * x for x in U)
+    if norm2 > n * D * D:
+        return False, f"key {index}: ||u||^2 = {norm2 / D / D:.17g} exceeds n = {n}", None
+    q = layer.query(U, D)
+    if layer.radius is not None:
+        qn2 = sum((q[a, 0] * q[a, 0] for a in range(layer.d)), fmpq(0))
+        if qn2 > layer.radius * layer.radius:
+            return False, f"key {index}: ||q||^2 = {float(qn2):.17g} exceeds R^2 = {float(layer.radius ** 2):.17g}", None
+    s = layer.keys * q
+    gaps = {j: s[index, 0] - s[j, 0] for j in range(layer.N) if j != index}
+    bad = next((j for j, gap in gaps.items() if gap <= 0), None)
+    if bad is not None:
+        return False, (f"key {index}: q.k_{index} - q.k_{bad} = {float(gaps[bad]):.6g} is not > 0 "
+                       f"for the query made from u"), None
+    return True, "", min(gaps.values(), default=None)
+
+
+def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:
+    """``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R q0) . v <= 0``, decided exactly by comparing squares."""
+    if len(indices) != len(weights) or not indices:
+        return False, f"key {index}: the dual certificate needs as many weights as indices (at least one)"
+    weights = [Fraction(int(w.p), int(w.q)) if hasattr(w, "p") else Fraction(w) for w in weights]
+    if any(w < 0 for w in weights):
+        return False, f"key {index}: dual weight below zero"
+    if sum(weights) != 1:
+        return False, f"key {index}: dual weights sum to {float(sum(weights)):.17g}, not 1"
+    if len(set(indices)) != len(indices) or any(not (0 <= j < layer.N) or j == index for j in indices):
+        return False, f"key {index}: dual indices must be distinct other keys in 0..{layer.N - 1}"
+    Lam, L = integer_vector_of_fractions(weights)
+    K = layer.K
+    # v = V * 2^ek / L; a positive rescaling of v scales both sides of the test alike
+    V = [L * int(K[index, a]) - sum(lam * int(K[j, a]) for j, lam in zip(indices, Lam)) for a in range(layer.d)]
+    n_pg2, c = layer.direction_terms(V)
+    if c > 0:
+        return False, (f"key {index}: dual offset sum_j lambda_j (c_i - c_j) is positive ({float(c):.6g} up to scale)"
+                       if layer.ln else f"key {index}: the dual offset (R b_q) . v is positive")
+    if n_pg2 > c * c:
+        return False, (f"key {index}: dual bound sqrt(n)||P g|| + sum_j lambda_j (c_i - c_j) is not <= 0 "
+                       f"({float(n_pg2) ** 0.5 + float(c):.6g} up to scale)" if layer.ln else
+                       f"key {index}: sqrt(n)||gain * W_q^T R^T v|| + (R b_q).v is not <= 0 for the dual weights")
+    return True, ""
+
+
+def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
+    """Exact verdict on one result dictionary (JSON form); ``(ok, message)``."""
+    index, status = result.get("index"), result.get("status")
+    try:
+        if status == "selectable" and layer.ln and result.get("y") is not None:
+            y = result.get("y")
+            if not isinstance(y, list) or len(y) != layer.d or not all(isinstance(v, (int, float)) for v in y):
+                return False, f"key {index}: y must be a list of {layer.d} numbers"
+            return layer.check_factored([(index, [float(v) for v in y])])[0][:2]
+        if status == "selectable":
+            u = result.get("u")
+            if not isinstance(u, (list, tuple)) or len(u) != layer.n:
+                raise ValueError(f"u must be a list of {layer.n} numbers")
+            U, D = integer_vector_of_fractions([to_fraction(v) for v in u])
+            ok, msg, _ = check_primal(layer, index, U, D)
+            witness = result.get("witness")
+            if ok and witness is not None:
+                q = layer.query(U, D)
+                if len(witness) != layer.d or any(to_fraction(w) != fraction_of_fmpq(q[a, 0])
+                                                  for a, w in enumerate(witness)):
+                    made = "W_q(gamma*u + beta) + b_q" if layer.ln else "R(W_q(gain*u) + b_q)"
+                    return False, f"key {index}: the witness is not the query {made} made from u"
+            return ok, msg
+        if status == "not-realisable":
+            dual = result.get("dual") or {}
+            return check_dual(layer, index, [int(j) for j in dual.get("indices", [])],
+                              [to_fraction(w) for w in dual.get("weights", [])])
+    except (ValueError, TypeError, AttributeError, ZeroDivisionError) as err:
+        return False, f"key {index}: malformed {status} certificate ({err})"
+    if status == "undecided":
+        return True, ""
+    return False, f"key {index}: status {status!r} is not used with {'layernorm' if layer.ln else 'rmsnorm'} query sets"
+
+
+def check_all(keys, query_set, results) -> list:
+    """Exact verdicts for many results (the layer's exact forms are built once; LayerNorm
+    results in the compact ``y`` form are checked together)."""
+    from ..checker import Verdict
+
+    arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
+    query_set.validate(arr.shape[1])
+    layer = ExactLayer(arr, query_set)
+    datas = [r.to_json() if hasattr(r, "to_json") else dict(r) for r in results]
+    batch = [(t, d) for t, d in enumerate(datas) if layer.ln and d.get("status") == "selectable"
+             and isinstance(d.get("y"), list) and isinstance(d.get("index"), int) and 0 <= d["index"] < len(arr)
+             and len(d["y"]) == layer.d and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in d["y"])]
+    got = layer.check_factored([(d["index"], [float(v) for v in d["y"]]) for _, d in batch])
+    compact = {t: verdict[:2] for (t, _), verdict in zip(batch, got)}
+    verdicts = []
+    for t, data in enumerate(datas):
+        index = data.get("index")
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(arr):
+            verdicts.append(Verdict(index if isinstance(index, int) else -1, str(data.get("status")), False,
+                                    f"key {index}: index out of range 0..{len(arr) - 1}"))
+            continue
+        ok, message = compact[t] if t in compact else check_result(layer, data)
+        verdicts.append(Verdict(index, data.get("status"), ok, message))
+    return verdicts
+
+
+def check(keys, query_set, result):
+    return check_all(keys, query_set, [result])[0]
