@@ -152,11 +152,11 @@ def test_real_sentences_match_the_reference():
     loaded, tokenizer = load_model(model), load_tokenizer(model, None)
     for number, text in enumerate(["The cat sat on the mat.", "A small red boat drifted across the quiet lake."]):
         ids = np.asarray(tokenizer(text)["input_ids"])
-        _, rows, _ = _certify_text(loaded, ids, number, text, [0, 5], [0, 7], HeadCache(), "free")
         from lnproofs.propose.certification import certify
         from lnproofs.propose.querysets.layernorm import certify_results
 
         caps = capture_layers(loaded, [ids], [0, 5])
+        _, rows, _ = _certify_text(caps, ids, number, text, [0, 5], [0, 7], HeadCache(), "free")
         for layer in (0, 5):
             for head in (0, 7):
                 keys, qs = caps[layer].keys(head), head_query_set(caps[layer], head)
@@ -186,3 +186,51 @@ def test_ctrl_c_keeps_every_finished_text(cli, bert, tmp_path, monkeypatch):
     monkeypatch.setattr(corpus_run, "_certify_text", real)
     again = cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet", "--resume"])
     assert again.status == 0 and "1 kept" in again.out
+
+
+def _arrays(out):
+    arrays = {}
+    for path in sorted((out / "texts").glob("*.npz")):
+        with np.load(path) as a:
+            arrays.update({(path.stem, k): a[k] for k in a.files})
+    return arrays
+
+
+def test_batched_keys_do_not_depend_on_where_a_run_resumed(cli, bert, tmp_path, monkeypatch):
+    import lnproofs.models.corpus_run as corpus_run
+
+    corpus = _corpus(tmp_path, TEXTS + ["the dog sat", "a cat ran on the mat"])
+    whole = tmp_path / "whole"
+    assert cli(["certify-model", bert, "--corpus", corpus, "--out", whole, "--quiet", "--batch-size", "3"]).status == 0
+    real, calls = corpus_run._certify_text, []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:           # inside the first group of three
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(corpus_run, "_certify_text", interrupted)
+    parts = tmp_path / "parts"
+    assert cli(["certify-model", bert, "--corpus", corpus, "--out", parts, "--quiet", "--batch-size", "3"]).status == 130
+    assert sorted(p.name for p in (parts / "texts").glob("*.json")) == ["text00000.json"]
+    monkeypatch.setattr(corpus_run, "_certify_text", real)
+    again = cli(["certify-model", bert, "--corpus", corpus, "--out", parts, "--quiet", "--batch-size", "3", "--resume"])
+    assert again.status == 0 and "1 kept" in again.out
+    first, second = _arrays(whole), _arrays(parts)
+    assert first.keys() == second.keys() and len(first) == 5 * 2 * (1 + 4)
+    for name in first:
+        np.testing.assert_array_equal(first[name], second[name])
+
+
+def test_batch_size_one_runs_each_text_alone(cli, bert, tmp_path):
+    out = tmp_path / "out"
+    assert cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet",
+                "--batch-size", "1"]).status == 0
+    loaded, tokenizer = load_model(bert), load_tokenizer(bert, None)
+    arrays = _arrays(out)
+    for number, text in enumerate(TEXTS):
+        caps = capture_layers(loaded, [np.asarray(tokenizer(text)["input_ids"])], [0, 1])
+        for layer in (0, 1):
+            np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"ln_outputs_l{layer}")], caps[layer].ln_out)
+            np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"keys_l{layer}_h2")], caps[layer].keys(2))

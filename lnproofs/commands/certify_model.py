@@ -32,6 +32,9 @@ def configure(parser) -> None:
     parser.add_argument("--max-texts", type=int, default=None, metavar="N", help="with --corpus: the first N texts")
     parser.add_argument("--max-tokens", type=int, default=None, metavar="N",
                         help="with --corpus: truncate texts to N tokens (default: the model's maximum)")
+    parser.add_argument("--batch-size", type=int, default=None, metavar="N",
+                        help="with --corpus: texts per forward pass (default 8; 1 runs each text alone, "
+                             "keys then equal a --text run bit for bit)")
     parser.add_argument("--tokens", metavar="IDS", default=None,
                         help="token ids: .npy/.npz/.csv/.pt/.safetensors, 1-D (one input) or 2-D (one input per row)")
     parser.add_argument("--layers", default="all", help="'all' or comma-separated layer indices, e.g. 0,2,5")
@@ -89,14 +92,17 @@ def _check_corpus_options(args) -> None:
         require(args.max_texts >= 1, OptionError, f"--max-texts {args.max_texts} is not accepted; give a count >= 1")
     if args.max_tokens is not None:
         require(args.max_tokens >= 2, OptionError, f"--max-tokens {args.max_tokens} is not accepted; give at least 2")
+    if args.batch_size is not None:
+        require(args.batch_size >= 1, OptionError, f"--batch-size {args.batch_size} is not accepted; give a count >= 1")
 
 
 def _run_corpus(args, loaded, layers, heads) -> int:
     from ..io.corpus import count_texts
-    from ..models.corpus_run import certify_corpus
+    from ..models.corpus_run import FORWARD_BATCH, certify_corpus, check_corpus_model
     from ..models.loading import load_tokenizer
 
     _check_corpus_options(args)
+    check_corpus_model(loaded)
     workers, scheduler = execution_from_args(args)
     count_texts(args.corpus, max_texts=args.max_texts)        # bad corpora fail before any work
     tokenizer = load_tokenizer(args.model, args.tokenizer)
@@ -108,7 +114,8 @@ def _run_corpus(args, loaded, layers, heads) -> int:
         result = certify_corpus(loaded, tokenizer, args.corpus, args.out, layers=layers, heads=heads,
                                 max_texts=args.max_texts, max_tokens=args.max_tokens, resume=args.resume,
                                 uniform=args.uniform, progress=not args.quiet, warn=warn,
-                                workers=workers, scheduler=scheduler, config=args.config)
+                                workers=workers, scheduler=scheduler, config=args.config,
+                                batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size)
     except KeyboardInterrupt:
         print(f"lnproofs certify-model: interrupted; every finished text is in {args.out} "
               "(run again with --resume to go on)", file=sys.stderr, flush=True)

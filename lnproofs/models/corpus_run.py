@@ -25,7 +25,7 @@ import numpy as np
 
 from ..kernel.errors import InputError, ModelError
 
-__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "HeadCache", "setup_heads", "certify_corpus", "text_file_certificates", "head_query_set", "free_certificate"]
+__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "HeadCache", "setup_heads", "certify_corpus", "check_corpus_model", "text_file_certificates", "head_query_set", "free_certificate"]
 
 TEXT_SCHEMA = "lnproofs.model-text/1"
 
@@ -152,12 +152,10 @@ def _certificate(n_keys, dim, query_set, results) -> dict:
 
 
 
-def _certify_text(loaded, ids, number, text, layers, heads, cache, uniform):
+def _certify_text(captures, ids, number, text, layers, heads, cache, uniform):
     from ..propose.querysets.layernorm_fast import certify_results_fast
     from ..propose.uniform import uniform_attention
-    from .extract import capture_layers
 
-    captures = capture_layers(loaded, [ids], layers)
     record = {"schema": TEXT_SCHEMA, "text_index": number, "text": text, "tokens": ids.tolist(),
               "arrays": f"text{number:05d}.npz", "layers": [], "heads": []}
     rows, arrays = [], {}
@@ -210,8 +208,10 @@ def _write_rows(path: Path, rows, tokens) -> None:
 
 #: with the default ``workers=None``, corpora of at least this many texts use a local cluster
 PARALLEL_MIN_TEXTS = 16
-#: texts handed to the workers at a time (memory stays bounded whatever the corpus size)
-BATCH_PER_WORKER = 4
+#: groups of texts handed to the workers at a time (memory stays bounded whatever the corpus size)
+GROUPS_PER_WORKER = 2
+#: texts that go through the model together, by default (one group = one task)
+FORWARD_BATCH = 8
 
 
 def _worker_state(path, dtype, device, config):
@@ -221,16 +221,48 @@ def _worker_state(path, dtype, device, config):
     return load_model(path, config=config, dtype=dtype, device=device, allow_half=True), HeadCache()
 
 
-def _text_task(item, state):
-    """One task: certify one text (runs on a worker, or in this process)."""
-    number, text, ids, layers, heads, uniform = item
+def _group_task(item, state):
+    """One task: one forward pass over a group of texts, then certify its unfinished texts
+    one by one (runs on a worker, or in this process).  Returns ``[(number, result), ...]``."""
+    from .extract import capture_layers
+
+    members, layers, heads, uniform = item
     loaded, cache = state
-    return _certify_text(loaded, ids, number, text, layers, heads, cache, uniform)
+    captures = capture_layers(loaded, [ids for _, _, ids, _ in members], layers, batch_size=len(members))
+    out = []
+    try:
+        for k, (number, text, ids, todo) in enumerate(members):
+            if todo:
+                mine = {layer: cap.of_input(k) for layer, cap in captures.items()}
+                out.append((number, _certify_text(mine, ids, number, text, layers, heads, cache, uniform)))
+    except KeyboardInterrupt:
+        raise GroupInterrupted(out) from None
+    return out
+
+
+class GroupInterrupted(KeyboardInterrupt):
+    """Ctrl-C inside a group task, with the texts of the group already finished (written
+    before the interruption goes on)."""
+
+    def __init__(self, finished):
+        super().__init__()
+        self.finished = finished
+
+
+def check_corpus_model(loaded) -> None:
+    """Corpus runs certify keys under LayerNorm-realisable queries, without rotary positions."""
+    family = loaded.family
+    has = [what for what, present in (("RMSNorm", getattr(family, "norm", "layernorm") != "layernorm"),
+                                      ("rotary positions", bool(getattr(family, "rotary_path", None)))) if present]
+    if has:
+        raise ModelError(f"--corpus handles models with LayerNorm and no rotary positions (BERT, GPT-2, OPT); "
+                         f"this {family.name} model has {' and '.join(has)}: certify its texts one at a time with --text")
 
 
 def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=None, max_texts=None,
                    max_tokens=None, resume=False, uniform="both", progress=True, warn=None,
-                   head_cache: HeadCache | None = None, workers=1, scheduler=None, config=None) -> dict:
+                   head_cache: HeadCache | None = None, workers=1, scheduler=None, config=None,
+                   batch_size: int = FORWARD_BATCH) -> dict:
     """Certify the texts of ``corpus`` (see :mod:`lnproofs.io.corpus`) one by one into ``out_dir``.
 
     One text is one task of :func:`lnproofs.execution.run_tasks`: ``workers`` 1 (the
@@ -239,7 +271,15 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     workers, each loading the model once from its path.  Each finished text is written at
     once, by this process, and the tables are rebuilt from the files, so the outputs are
     the same whatever the number of workers.  ``config``: the ``config=`` that
-    :func:`~lnproofs.models.loading.load_model` was given, for the workers' own loads."""
+    :func:`~lnproofs.models.loading.load_model` was given, for the workers' own loads.
+
+    Texts go through the model ``batch_size`` at a time (right-padded, one task per group);
+    groups are fixed by text number (texts 0..7, 8..15, ... by default) and a resumed run
+    still passes a group's finished texts through the model, so every text's keys are the
+    same bit for bit whatever the workers and wherever a run resumed.  Padding changes the
+    order of floating-point sums, so keys can differ in their last bits from a run of the
+    text alone (``batch_size=1``); the certificates are about the keys stored."""
+    check_corpus_model(loaded)
     from tqdm import tqdm
 
     from ..execution import Load, open_client, run_tasks, share
@@ -257,9 +297,11 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     truncated, done, kept = 0, 0, 0
     bar = tqdm(total=total, unit="text", disable=not progress, dynamic_ncols=True)
 
-    def write(item, result):
+    tokens_of = {}
+
+    def write(number, result):
         nonlocal done
-        number, ids = item[0], item[2]
+        ids = tokens_of.pop(number)
         record, rows, arrays = result
         record["options"] = options
         tokens = tokenizer.convert_ids_to_tokens(ids.tolist()) if hasattr(tokenizer, "convert_ids_to_tokens") \
@@ -279,34 +321,51 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                 state = share(ctx, (loaded, HeadCache() if head_cache is None else head_cache))
             else:
                 state = share(ctx, Load(_worker_state, loaded.path, loaded.dtype, loaded.device, config))
-            batch_size = BATCH_PER_WORKER * max(1, ctx.workers)
+            step = max(1, int(batch_size))
             pending: list = []
+            group: list = []
+
+            def close_group():
+                if any(todo for *_, todo in group):
+                    pending.append((list(group), layers, heads, uniform))
+                group.clear()
 
             def flush():
-                run_tasks(_text_task, pending, context=ctx, shared=state,
-                          on_result=lambda index, result: write(pending[index], result))
+                try:
+                    run_tasks(_group_task, pending, context=ctx, shared=state,
+                              on_result=lambda index, results: [write(number, r) for number, r in results])
+                except GroupInterrupted as stop:
+                    for number, result in stop.finished:
+                        write(number, result)
+                    raise KeyboardInterrupt from None
                 pending.clear()
 
             try:
                 for number, text in iter_corpus(corpus, max_texts=max_texts):
-                    if resume and _finished(out / "texts" / f"text{number:05d}.json", options):
+                    todo = not (resume and _finished(out / "texts" / f"text{number:05d}.json", options))
+                    if not todo:
                         kept += 1
                         bar.update(1)
-                        continue
                     ids = np.asarray(tokenizer(text)["input_ids"], dtype=np.int64)
                     if ids.size > limit:
-                        truncated += 1
+                        truncated += todo
                         ids = ids[:limit]
                     if ids.size < 2:
                         raise InputError(f"text {number} ({text[:40]!r}) tokenizes to {ids.size} token(s); "
                                          "each text needs at least 2 tokens")
-                    pending.append((number, text, ids, layers, heads, uniform))
-                    if len(pending) >= batch_size:
-                        flush()
+                    if todo:
+                        tokens_of[number] = ids
+                    group.append((number, text, ids, todo))
+                    if (number + 1) % step == 0:
+                        close_group()
+                        if len(pending) >= GROUPS_PER_WORKER * max(1, ctx.workers):
+                            flush()
             except InputError:
-                if pending:                              # the texts before the bad one are finished first
+                close_group()                            # the texts before the bad one are finished first
+                if pending:
                     flush()
                 raise
+            close_group()
             if pending:
                 flush()
     finally:

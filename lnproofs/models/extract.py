@@ -125,6 +125,17 @@ class LayerCapture:
                 f"head {head} is out of range; this layer has {self.n_heads} heads: accepted 0..{self.n_heads - 1}")
         return slice(head * self.head_dim, (head + 1) * self.head_dim)
 
+    def of_input(self, number: int) -> "LayerCapture":
+        """The rows of input ``number`` alone (renumbered as input 0)."""
+        from dataclasses import replace
+
+        rows = self.sources[:, 0] == number
+        sources = self.sources[rows].copy()
+        sources[:, 0] = 0
+        cut = (lambda a: None if a is None else a[rows])
+        return replace(self, hidden_in=self.hidden_in[rows], ln_out=self.ln_out[rows], sources=sources,
+                       rotary_cos=cut(self.rotary_cos), rotary_sin=cut(self.rotary_sin))
+
     def head_weights(self, head: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(W_q, b_q, W_k, b_k)`` of one head, ``W`` shaped ``d_head x n``."""
         r = self.rows(head)
@@ -209,8 +220,11 @@ def _norm_params(raw: dict, family):
     return LayerNormParams(raw["gain"], raw["bias"], raw["eps"])
 
 
-def capture_layers(loaded, inputs: list[np.ndarray], layers: list[int]) -> dict[int, LayerCapture]:
-    """Run every input once (batch of one, no padding) and record ``layers`` (see module docstring)."""
+def capture_layers(loaded, inputs: list[np.ndarray], layers: list[int], *,
+                   batch_size: int = 1) -> dict[int, LayerCapture]:
+    """Run every input once and record ``layers`` (see module docstring).  ``batch_size``
+    inputs run together, right-padded (see :func:`torch_backend.models.forward.run_with_hooks`;
+    TransformerLens models run one at a time); 1 runs each alone, without padding."""
     from .families import sliding_window
 
     family, module = loaded.family, loaded.module
@@ -226,7 +240,10 @@ def capture_layers(loaded, inputs: list[np.ndarray], layers: list[int]) -> dict[
         require(window is None or longest <= window, ModelError,
                 f"layer {layer} uses sliding-window attention (window {window}) and an input has {longest} tokens; "
                 f"sliding windows are not handled: give inputs of at most {window} tokens")
-    seen = run_with_hooks(module, family, inputs, layers, loaded.device)
+    if batch_size > 1 and family.name != "transformer_lens":
+        seen = run_with_hooks(module, family, inputs, layers, loaded.device, batch_size=batch_size)
+    else:
+        seen = run_with_hooks(module, family, inputs, layers, loaded.device)
     sources = [np.stack([np.full(len(seq), number), np.arange(len(seq)), np.asarray(seq)], axis=1)
                for number, seq in enumerate(inputs)]
     source_table = np.concatenate(sources).astype(np.int64)

@@ -59,6 +59,28 @@ def _corpus_and_text(tmp_path):
     return _run(tmp_path, path, "--text", "the cat")
 
 
+def _batch_size_zero(tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("the cat sat\n", encoding="utf-8")
+    return _run(tmp_path, path, "--batch-size", "0")
+
+
+def _rmsnorm_model(tmp_path):
+    from .models import _decoder
+
+    path = tmp_path / "c.txt"
+    path.write_text("the cat sat\n", encoding="utf-8")
+    return _run(tmp_path, path, model=_decoder(tmp_path, "llama"))
+
+
+def _rotary_layernorm_model(tmp_path):
+    from .models import _decoder
+
+    path = tmp_path / "c.txt"
+    path.write_text("the cat sat\n", encoding="utf-8")
+    return _run(tmp_path, path, model=_decoder(tmp_path, "gpt_neox"))
+
+
 CASES = [
     ("corpus-missing", _missing, "does not exist"),
     ("corpus-empty", _empty, "is empty"),
@@ -69,4 +91,7 @@ CASES = [
     ("corpus-max-texts-zero", _max_texts_zero, "--max-texts 0 is not accepted"),
     ("corpus-text-of-one-token", _one_token, "tokenizes to 1 token"),
     ("corpus-and-text", _corpus_and_text, "not both"),
+    ("corpus-batch-size-zero", _batch_size_zero, "--batch-size 0 is not accepted"),
+    ("corpus-rmsnorm-model", _rmsnorm_model, "has rmsnorm and rotary positions: certify its texts one at a time"),
+    ("corpus-rotary-model", _rotary_layernorm_model, "has rotary positions"),
 ]
