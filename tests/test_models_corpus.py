@@ -234,3 +234,38 @@ def test_batch_size_one_runs_each_text_alone(cli, bert, tmp_path):
         for layer in (0, 1):
             np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"ln_outputs_l{layer}")], caps[layer].ln_out)
             np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"keys_l{layer}_h2")], caps[layer].keys(2))
+
+
+def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path):
+    from lnproofs.propose.certification import certify
+    from lnproofs.propose.querysets.layernorm import certify_results
+
+    out = tmp_path / "out"
+    result = cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet", "--pool",
+                  "--layers", "0,1", "--heads", "1,3"])
+    assert result.status == 0, result.err
+    rows = pq.read_table(out / "pooled.parquet").to_pylist()
+    loaded, tokenizer = load_model(bert), load_tokenizer(bert, None)
+    ids = [np.asarray(tokenizer(t)["input_ids"]) for t in TEXTS]
+    caps = [capture_layers(loaded, [x], [0, 1]) for x in ids]
+    for layer in (0, 1):
+        for head in (1, 3):
+            keys = np.concatenate([c[layer].keys(head) for c in caps])
+            qs = head_query_set(caps[0][layer], head)
+            free = certify(keys).statuses
+            ln = [r["status"] for r in certify_results(keys, qs, reference=True)]
+            got = sorted((r["text"], r["position"], r["pooled_free"], r["pooled_layernorm"]) for r in rows
+                         if r["layer"] == layer and r["head"] == head)
+            where = [(t, p) for t, x in enumerate(ids) for p in range(len(x))]
+            assert got == sorted((t, p, f, s) for (t, p), f, s in zip(where, free, ln))
+            checked = cli(["check", out / "pooled" / f"layer{layer}_head{head}.json", "--json"])
+            assert checked.status == 0, checked.out
+    # both routes are taken: keys settled by their own text, and candidates certified together
+    assert any(r["by_text_free"] for r in rows) and not all(r["by_text_free"] for r in rows)
+    tampered = json.loads((out / "pooled" / "layer1_head3.json").read_text())
+    for r in tampered["free"]["results"]:
+        if r["status"] == "selectable":
+            r["witness"] = [0.0] * len(r["witness"])
+            break
+    (out / "pooled" / "layer1_head3.json").write_text(json.dumps(tampered))
+    assert cli(["check", out / "pooled" / "layer1_head3.json"]).status == 1

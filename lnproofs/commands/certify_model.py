@@ -42,7 +42,8 @@ def configure(parser) -> None:
     parser.add_argument("--out", default="model-certificates", metavar="DIR",
                         help="folder for layer{L}_head{H}.json, layer{L}_outputs.json and the summaries")
     parser.add_argument("--pool", action="store_true",
-                        help="certify the keys of several inputs together (identical keys then tie)")
+                        help="certify the keys of several inputs together (identical keys then tie); with --corpus, "
+                             "after the texts, the keys of all texts per layer and head (pooled.parquet, pooled/)")
     parser.add_argument("--tokenizer", metavar="PATH", default=None,
                         help="tokenizer folder (default: the model folder)")
     parser.add_argument("--config", metavar="CONFIG", default=None,
@@ -86,8 +87,7 @@ def _inputs(args, loaded) -> list:
 def _check_corpus_options(args) -> None:
     require(not args.text and args.tokens is None, OptionError,
             "give either --corpus PATH or --text/--tokens, not both")
-    require(not args.fold and not args.pool, OptionError,
-            "--corpus certifies text by text; --fold and --pool are accepted with --text/--tokens only")
+    require(not args.fold, OptionError, "--corpus certifies the model as it is; --fold is accepted with --text/--tokens only")
     if args.max_texts is not None:
         require(args.max_texts >= 1, OptionError, f"--max-texts {args.max_texts} is not accepted; give a count >= 1")
     if args.max_tokens is not None:
@@ -115,13 +115,15 @@ def _run_corpus(args, loaded, layers, heads) -> int:
                                 max_texts=args.max_texts, max_tokens=args.max_tokens, resume=args.resume,
                                 uniform=args.uniform, progress=not args.quiet, warn=warn,
                                 workers=workers, scheduler=scheduler, config=args.config,
-                                batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size)
+                                batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size,
+                                pool=args.pool)
     except KeyboardInterrupt:
         print(f"lnproofs certify-model: interrupted; every finished text is in {args.out} "
               "(run again with --resume to go on)", file=sys.stderr, flush=True)
         return 130
+    pooled = f"; pooled over {result['pooled_texts']} text(s): pooled.parquet, pooled/" if args.pool else ""
     print(f"{loaded.family.name} model, {result['texts']} text(s): {result['certified']} certified, "
-          f"{result['kept']} kept from an earlier run; {result['rows']} table rows in {args.out}")
+          f"{result['kept']} kept from an earlier run; {result['rows']} table rows in {args.out}{pooled}")
     return 0
 
 

@@ -460,13 +460,16 @@ def model_file_certificates(path) -> list:
     except (OSError, ValueError) as exc:
         raise ModelError(f"{path} could not be read as a certify-model file ({exc})") from None
     schema = data.get("schema") if isinstance(data, dict) else None
+    from .corpus_pool import POOL_SCHEMA, pool_file_certificates
     from .corpus_run import TEXT_SCHEMA, text_file_certificates
 
     if schema == TEXT_SCHEMA:
         return text_file_certificates(path, data)
+    if schema == POOL_SCHEMA:
+        return pool_file_certificates(path, data)
     if schema not in (HEAD_SCHEMA, LAYER_SCHEMA):
         raise ModelError(f"{path} is not a certify-model file (schema {schema!r}); "
-                         f"accepted schemas: {HEAD_SCHEMA}, {LAYER_SCHEMA}, {TEXT_SCHEMA}")
+                         f"accepted schemas: {HEAD_SCHEMA}, {LAYER_SCHEMA}, {TEXT_SCHEMA}, {POOL_SCHEMA}")
     fields = (("certificate", "ln_outputs"),) if schema == LAYER_SCHEMA else (("free", "keys"), ("layernorm", "keys"))
     out = []
     for name, array in fields:

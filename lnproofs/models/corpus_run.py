@@ -25,7 +25,7 @@ import numpy as np
 
 from ..kernel.errors import InputError, ModelError
 
-__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "HeadCache", "setup_heads", "certify_corpus", "check_corpus_model", "text_file_certificates", "head_query_set", "free_certificate"]
+__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "HeadCache", "setup_heads", "certify_corpus", "check_corpus_model", "text_file_certificates", "layer_query_set", "head_query_set", "free_certificate"]
 
 TEXT_SCHEMA = "lnproofs.model-text/1"
 
@@ -262,7 +262,7 @@ def check_corpus_model(loaded) -> None:
 def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=None, max_texts=None,
                    max_tokens=None, resume=False, uniform="both", progress=True, warn=None,
                    head_cache: HeadCache | None = None, workers=1, scheduler=None, config=None,
-                   batch_size: int = FORWARD_BATCH) -> dict:
+                   batch_size: int = FORWARD_BATCH, pool: bool = False) -> dict:
     """Certify the texts of ``corpus`` (see :mod:`lnproofs.io.corpus`) one by one into ``out_dir``.
 
     One text is one task of :func:`lnproofs.execution.run_tasks`: ``workers`` 1 (the
@@ -278,7 +278,10 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     still passes a group's finished texts through the model, so every text's keys are the
     same bit for bit whatever the workers and wherever a run resumed.  Padding changes the
     order of floating-point sums, so keys can differ in their last bits from a run of the
-    text alone (``batch_size=1``); the certificates are about the keys stored."""
+    text alone (``batch_size=1``); the certificates are about the keys stored.
+
+    ``pool=True``: once every text is finished, the keys of all texts are also certified
+    together per layer and head (:mod:`lnproofs.models.corpus_pool`)."""
     check_corpus_model(loaded)
     from tqdm import tqdm
 
@@ -294,6 +297,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     options = {"layers": layers, "heads": heads, "uniform": uniform, "max_tokens": limit}
     _write_params(out / "params.npz", loaded, layers)
     total = count_texts(corpus, max_texts=max_texts)
+    cache = HeadCache() if head_cache is None else head_cache
     truncated, done, kept = 0, 0, 0
     bar = tqdm(total=total, unit="text", disable=not progress, dynamic_ncols=True)
 
@@ -318,7 +322,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     try:
         with open_client(workers, scheduler, worthwhile=total >= PARALLEL_MIN_TEXTS, n_tasks=total) as ctx:
             if ctx.in_process or getattr(loaded, "path", None) is None:
-                state = share(ctx, (loaded, HeadCache() if head_cache is None else head_cache))
+                state = share(ctx, (loaded, cache))
             else:
                 state = share(ctx, Load(_worker_state, loaded.path, loaded.dtype, loaded.device, config))
             step = max(1, int(batch_size))
@@ -376,6 +380,12 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
         from .table import write_tables
         tables = write_tables(out)
         tables["figures"] = [str(p) for p in write_figures(out)]
+    if pool:
+        from .corpus_pool import pool_corpus
+        from .extract import capture_layers
+
+        captures = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers)
+        tables.update(pool_corpus(out, cache, captures, layers, heads, progress=progress))
     return {"texts": total, "certified": done, "kept": kept, "truncated": truncated, **tables}
 
 
@@ -403,10 +413,18 @@ def _write_params(path: Path, loaded, layers) -> None:
     os.replace(tmp, path)
 
 
+def layer_query_set(params, layer: int, head: int, d: int):
+    """The LayerNorm query set of ``head`` (``d`` rows) of ``layer`` from a run's ``params.npz``."""
+    from ..kernel.querysets.layernorm import LayerNormQuerySet
+
+    rows = slice(head * d, (head + 1) * d)
+    return LayerNormQuerySet(params[f"l{layer}_gamma"], params[f"l{layer}_beta"], params[f"l{layer}_W_q"][rows],
+                             params[f"l{layer}_b_q"][rows], float(params[f"l{layer}_eps"]))
+
+
 def text_file_certificates(path, data) -> list:
     """``(name, Certificate, keys)`` for every certificate of a text file (query sets put back)."""
     from ..kernel.certificates import Certificate
-    from ..kernel.querysets.layernorm import LayerNormQuerySet
 
     params_path = Path(path).resolve().parent.parent / "params.npz"
     if not params_path.exists():
@@ -425,10 +443,7 @@ def text_file_certificates(path, data) -> list:
     for h in data["heads"]:
         keys = arrays[f"keys_l{h['layer']}_h{h['head']}"]
         l, head = h["layer"], h["head"]
-        d = keys.shape[1]
-        qs = LayerNormQuerySet(params[f"l{l}_gamma"], params[f"l{l}_beta"], params[f"l{l}_W_q"][head * d:(head + 1) * d],
-                               params[f"l{l}_b_q"][head * d:(head + 1) * d], float(params[f"l{l}_eps"]))
-        ln = dict(h["layernorm"], query_set=qs.to_json())
+        ln = dict(h["layernorm"], query_set=layer_query_set(params, l, head, keys.shape[1]).to_json())
         out.append((f"layer{l}/head{head}/free", Certificate.from_json(h["free"]), keys))
         out.append((f"layer{l}/head{head}/layernorm", Certificate.from_json(ln), keys))
     return out
