@@ -63,7 +63,7 @@ def configure(parser) -> None:
                              "to float64, with one warning line (the certificates describe the widened model)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_execution_options(parser, automatic="with --corpus of 16 texts or more, a local cluster sized to the "
-                                             "machine, one text per task, each worker loading the model once; "
+                                             "machine, one group of texts per task, each worker loading the model once; "
                                              "otherwise this process")
 
 
@@ -136,7 +136,7 @@ def run(args) -> int:
         raise ModelError(f"model {args.model} does not exist; give a Hugging Face model folder or a weights file "
                          "(.safetensors, .bin, .pt, .pth) stored locally")
     if args.corpus is None and (args.workers is not None or args.scheduler is not None):
-        raise OptionError("--workers and --scheduler are used with --corpus (one text per task); drop them "
+        raise OptionError("--workers and --scheduler are used with --corpus (one group of texts per task); drop them "
                           "or give --corpus PATH")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", HalfPrecisionWarning)
