@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..arrays import as_radius
-from ..checker import ExactKeys, Verdict, check_combination, check_witnesses
+from ..checker import ExactKeys, Verdict, check_combinations, check_witnesses
 from ..errors import CertificateFormatError, InputError, require
 from ..exact import to_fraction
 
@@ -91,7 +91,7 @@ def check_all(keys, query_set, results) -> list[Verdict]:
     query set also ``||q||^2 <= R^2`` exactly for every witness."""
     ek = ExactKeys.of(keys)
     messages: dict[int, str | None] = {}
-    strict_items, tie_items, strict_pos, tie_pos = [], [], [], []
+    strict_pos, ties, interiors = [], [], []
     for pos, r in enumerate(results):
         status = r.status
         if status == "undecided":
@@ -103,22 +103,16 @@ def check_all(keys, query_set, results) -> list[Verdict]:
                 got = "none" if r.witness is None else f"{len(r.witness)} entries"
                 messages[pos] = f"key {r.index}: a {status} claim needs a witness query with {ek.dim} entries (got {got})"
                 continue
-            if status == "tie-only":
-                bad = check_combination(ek, r.index, r.combination, strict=False)
-                if bad:
-                    messages[pos] = bad
-                    continue
-                tie_items.append((r.index, r.witness))
-                tie_pos.append(pos)
-            else:
-                strict_items.append((r.index, r.witness))
-                strict_pos.append(pos)
+            (ties if status == "tie-only" else strict_pos).append(pos)
         else:  # unselectable
-            messages[pos] = check_combination(ek, r.index, r.combination, strict=True)
-    for pos, msg in zip(strict_pos, check_witnesses(ek, strict_items, mode="strict")):
-        messages[pos] = msg
-    for pos, msg in zip(tie_pos, check_witnesses(ek, tie_items, mode="tie")):
-        messages[pos] = msg
+            interiors.append(pos)
+    for group, strict in ((ties, False), (interiors, True)):     # exact combinations, all at once
+        got = check_combinations(ek, [(results[p].index, results[p].combination) for p in group], strict=strict)
+        messages.update(zip(group, got))
+    tie_pos = [p for p in ties if messages[p] is None]
+    for group, mode in ((strict_pos, "strict"), (tie_pos, "tie")):
+        got = check_witnesses(ek, [(results[p].index, results[p].witness) for p in group], mode=mode)
+        messages.update(zip(group, got))
     R2 = Fraction(query_set.radius) ** 2 if isinstance(query_set, BallQuerySet) else None
     for pos, r in enumerate(results):
         if R2 is not None and messages[pos] is None and r.status in ("selectable", "tie-only") \

@@ -89,6 +89,7 @@ class ExactPoints(ExactKeys):
         self.P, self.exponent = exact_row_products(arr, self.W)     # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self.dim, self._matrix, self._rank, self._Wt, self._scores = self.m, self.P, None, None, {}
+        self._ints = self._mod_p = None
         self.abs = np.zeros((self.n, self.m))
 
     def floats(self, relative_to: int | None = None) -> np.ndarray:
