@@ -156,7 +156,7 @@ class ExactKeys:
             if full > 0 and self._rank_mod_p(some) == full:
                 self._rank = full
             else:
-                self._rank = affine_rank([self.row(j) for j in range(self.n)])
+                self._rank = affine_rank(self.integer_rows()[0].tolist())
         return self._rank
 
     def _rank_mod_p(self, rows) -> int:
