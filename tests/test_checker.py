@@ -186,3 +186,68 @@ def test_checker_imports_no_solver_and_no_torch():
             "print(sorted(m for m in ('scipy', 'cvxpy', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def _reference_combination(keys, i, comb, strict) -> bool:
+    """Whether a combination holds, in Fraction arithmetic (independent of the checker's batching)."""
+    K = [[Fraction(float(x)) for x in row] for row in keys]
+    if comb is None or not comb.indices or len(set(comb.indices)) != len(comb.indices):
+        return False
+    if any(not 0 <= j < len(K) or j == i for j in comb.indices):
+        return False
+    w = comb.weights
+    if any(x < 0 for x in w) or (strict and any(x == 0 for x in w)) or sum(w) != 1:
+        return False
+    if any(sum(wj * K[j][c] for j, wj in zip(comb.indices, w)) != K[i][c] for c in range(len(K[i]))):
+        return False
+    r = affine_rank([K[j] for j in comb.indices])
+    return not strict or r >= len(K[i]) or r == affine_rank(K)
+
+
+def _combination_cases():
+    rng = np.random.default_rng(3)
+    base = rng.integers(-5, 6, size=(10, 3)).astype(np.float64)
+    keys = np.vstack([base, base[:4].mean(axis=0), base[4:6].mean(axis=0)])    # keys 10 and 11 are combinations
+    q, h = Fraction(1, 4), Fraction(1, 2)
+    cases = [
+        (10, Combination((0, 1, 2, 3), (q, q, q, q))),            # valid, full-dimensional support
+        (11, Combination((4, 5), (h, h))),                        # valid, but its support is a segment
+        (10, Combination((0, 1, 2, 3), (h, q, Fraction(1, 8), Fraction(1, 8)))),   # wrong weights
+        (10, Combination((0, 1, 2, 3), (Fraction(-1, 4), h, h, h))),               # a negative weight
+        (10, Combination((0, 1, 2, 3), (q, q, q, h))),            # weights sum to 5/4
+        (10, Combination((0, 1, 2, 4), (q, q, q, q))),            # a wrong index
+        (10, Combination((0, 1, 2, 10), (q, q, q, q))),           # the key itself in the support
+        (10, Combination((0, 1, 2, 99), (q, q, q, q))),           # an index out of range
+        (10, Combination((0, 1, 1, 3), (q, q, q, q))),            # a repeated index
+        (10, Combination((0, 1, 2, 3, 4), (q, q, q, q, 0))),      # a zero weight
+        (10, Combination((), ())),                                # empty
+        (10, None),                                               # missing
+        (11, Combination((4, 5), (Fraction(1, 3), Fraction(2, 3)))),               # misses in a coordinate
+    ]
+    return keys, cases
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_batched_combination_verdicts_equal_per_key_verdicts(strict):
+    from lnproofs.kernel.checker import ExactKeys, check_combinations
+
+    keys, cases = _combination_cases()
+    batched = check_combinations(ExactKeys(keys), cases, strict=strict)
+    one_by_one = [check_combination(keys, i, comb, strict=strict) for i, comb in cases]
+    assert batched == one_by_one
+    assert [m is None for m in batched] == [_reference_combination(keys, i, c, strict) for i, c in cases]
+    assert batched[0] is None and (batched[1] is None) != strict
+    refuted = [m for n, m in enumerate(batched[2:], 2) if strict or n != 9]      # a zero weight is fine unless strict
+    assert all(m is not None and m.startswith("key ") for m in refuted)
+    assert (batched[9] is None) != strict
+
+
+def test_free_check_all_gives_the_per_result_verdicts_for_combinations():
+    from lnproofs.kernel.querysets.free import check, check_all
+
+    keys, cases = _combination_cases()
+    results = [KeyResult(i, "unselectable", combination=c, verified="exact") for i, c in cases]
+    results += [KeyResult(i, "tie-only", witness=(0.0, 0.0, 0.0), combination=c, verified="exact") for i, c in cases]
+    together = check_all(keys, None, results)
+    assert together == [check(keys, None, r) for r in results]
+    assert sum(v.ok for v in together) == 1                  # only the full-dimensional interior claim holds

@@ -33,8 +33,8 @@ def query_set_from_args(args: argparse.Namespace, dim: int | None = None):
     if subspace is not None and layernorm is not None:
         raise OptionError("--query-subspace and --query-layernorm were both given; choose one of them")
     if radius is not None:
-        from ..kernel.querysets.ball import _check_radius
-        radius = _check_radius(radius)
+        from ..kernel.arrays import as_radius
+        radius = as_radius(radius)
     if subspace is not None:
         from ..propose.querysets.subspace import load_subspace
         query_set = load_subspace(subspace, radius=radius)

@@ -68,6 +68,18 @@ def _bad(where: str, what: str) -> CertificateFormatError:
     return CertificateFormatError(f"certificate field {where} {what}")
 
 
+def _int(value, where: str, what: str = "an integer", low: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
+        raise _bad(where, f"is {value!r}; expected {what}")
+    return value
+
+
+def _choice(value, choices: tuple, where: str) -> str:
+    if value not in choices:
+        raise _bad(where, f"is {value!r}; expected one of {', '.join(choices)}")
+    return value
+
+
 def _number(value, where: str):
     """A JSON number or "p/q" string -> float (exact) or Fraction."""
     if isinstance(value, bool):
@@ -133,15 +145,8 @@ class Combination:
         for name in ("indices", "weights"):
             if not isinstance(data.get(name), list):
                 raise _bad(f"{where}.{name}", "is missing or not a list")
-        indices = []
-        for n, i in enumerate(data["indices"]):
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise _bad(f"{where}.indices[{n}]", f"is {i!r}; expected an integer key index")
-            indices.append(i)
-        weights = []
-        for n, w in enumerate(data["weights"]):
-            value = _number(w, f"{where}.weights[{n}]")
-            weights.append(Fraction(value) if isinstance(value, float) else value)
+        indices = [_int(i, f"{where}.indices[{n}]", "an integer key index") for n, i in enumerate(data["indices"])]
+        weights = [Fraction(_number(w, f"{where}.weights[{n}]")) for n, w in enumerate(data["weights"])]
         if len(indices) != len(weights):
             raise _bad(where, f"has {len(indices)} indices but {len(weights)} weights")
         return cls(tuple(indices), tuple(weights))
@@ -161,10 +166,8 @@ class KeyResult:
     extras: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self):
-        if self.status not in STATUSES:
-            raise _bad(f"results[{self.index}].status", f"is {self.status!r}; expected one of {', '.join(STATUSES)}")
-        if self.verified not in VERIFIED:
-            raise _bad(f"results[{self.index}].verified", f"is {self.verified!r}; expected one of {', '.join(VERIFIED)}")
+        _choice(self.status, STATUSES, f"results[{self.index}].status")
+        _choice(self.verified, VERIFIED, f"results[{self.index}].verified")
         if self.witness is not None and not all(type(w) is float for w in self.witness):
             object.__setattr__(self, "witness", tuple(w if type(w) is Fraction else float(w) for w in self.witness))
         elif self.witness is not None and type(self.witness) is not tuple:
@@ -195,25 +198,17 @@ class KeyResult:
         for name in ("index", "status", "verified"):
             if name not in data:
                 raise _bad(f"{where}.{name}", "is missing")
-        index = data["index"]
-        if isinstance(index, bool) or not isinstance(index, int):
-            raise _bad(f"{where}.index", f"is {index!r}; expected an integer")
-        if data["status"] not in STATUSES:
-            raise _bad(f"{where}.status", f"is {data['status']!r}; expected one of {', '.join(STATUSES)}")
-        if data["verified"] not in VERIFIED:
-            raise _bad(f"{where}.verified", f"is {data['verified']!r}; expected one of {', '.join(VERIFIED)}")
+        index = _int(data["index"], f"{where}.index")
+        _choice(data["status"], STATUSES, f"{where}.status")
+        _choice(data["verified"], VERIFIED, f"{where}.verified")
         witness = data.get("witness")
         if witness is not None:
             if not isinstance(witness, list):
                 raise _bad(f"{where}.witness", "must be a list of numbers or null")
             witness = tuple(_number(w, f"{where}.witness[{n}]") for n, w in enumerate(witness))
         combination = data.get("combination")
-        if combination is not None:
-            combination = Combination.from_json(combination, f"{where}.combination")
-        margin = data.get("margin")
-        if margin is not None:
-            margin = _number(margin, f"{where}.margin")
-            margin = float(margin)
+        combination = None if combination is None else Combination.from_json(combination, f"{where}.combination")
+        margin = None if data.get("margin") is None else float(_number(data["margin"], f"{where}.margin"))
         reason = data.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise _bad(f"{where}.reason", "must be a string or null")
@@ -324,9 +319,7 @@ class Certificate:
         if data.get("schema") != SCHEMA:
             raise _bad("schema", f"is {data.get('schema')!r}; expected {SCHEMA!r}")
         for name in ("n_keys", "dim"):
-            value = data.get(name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise _bad(name, f"is {value!r}; expected a non-negative integer")
+            _int(data.get(name), name, "a non-negative integer", 0)
         query_set = data.get("query_set", {"kind": "free"})
         if not isinstance(query_set, dict) or not isinstance(query_set.get("kind"), str):
             raise _bad("query_set", "must be an object with a string field 'kind'")
@@ -347,9 +340,7 @@ class Certificate:
             extra[name] = value
         if extra["rank"] is not None:
             for name in ("exact_affine_dimension", "numerical_affine_dimension"):
-                value = extra["rank"].get(name)
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                    raise _bad(f"rank.{name}", f"is {value!r}; expected a non-negative integer")
+                _int(extra["rank"].get(name), f"rank.{name}", "a non-negative integer", 0)
             sv = extra["rank"].get("singular_values")
             if not isinstance(sv, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in sv):
                 raise _bad("rank.singular_values", "must be a list of numbers")

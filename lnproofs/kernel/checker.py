@@ -60,10 +60,12 @@ import numpy as np
 from .dyadic import integer_vector_of_fractions
 from .errors import ShapeError
 
-__all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combination", "affine_rank", "exact_ints"]
+__all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combination", "check_combinations", "affine_rank",
+           "exact_ints"]
 
 _TINY = 2.0 ** -1022          # smallest normal double
 _C_MAX = 2.0 ** 1000          # above this the filter declines (no overflow inside)
+_P = (1 << 31) - 1            # the prime of the ranks modulo p (products of residues fit in int64)
 
 
 def exact_ints(values) -> tuple[list[int], Fraction]:
@@ -94,7 +96,7 @@ class ExactKeys:
         self.subnormal_rows = np.any((self.abs < _TINY) & (arr != 0), axis=1)
         self._rows: dict[int, list[int]] = {}
         self._rank: int | None = None
-        self._matrix = None
+        self._matrix = self._ints = self._mod_p = None
         self._scores: dict[tuple, list] = {}
 
     @classmethod
@@ -114,21 +116,34 @@ class ExactKeys:
         the last few kept for repeated queries)."""
         from flint import fmpz_mat
 
-        from .dyadic import integer_matrix
-
         key = tuple(int(v) for v in Q)
         got = self._scores.get(key)
         if got is not None:
             return got
-        if self._matrix is None:
-            self._matrix, base = integer_matrix(self.array)
-            if base != self.exponent and self.array.any():   # both are the least exponent: equal
-                self._matrix *= 1 << (base - self.exponent)
-        got = (self._matrix * fmpz_mat(self.dim, 1, list(key))).entries()
+        got = (self.integer_matrix() * fmpz_mat(self.dim, 1, list(key))).entries()
         if len(self._scores) >= 256:
             self._scores.pop(next(iter(self._scores)))
         self._scores[key] = got
         return got
+
+    def integer_matrix(self):
+        """Every K_j as the rows of one python-flint integer matrix (built once)."""
+        from .dyadic import integer_matrix
+
+        if self._matrix is None:
+            self._matrix, base = integer_matrix(self.array)
+            if base != self.exponent and self.array.any():   # both are the least exponent: equal
+                self._matrix *= 1 << (base - self.exponent)
+        return self._matrix
+
+    def integer_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(K, V)``: every K_j as an N x d object array of Python integers, and K modulo
+        the prime p = 2**31 - 1 as int64 (both built once)."""
+        if self._ints is None:
+            ints = [int(x) for x in self.integer_matrix().entries()]
+            self._ints = np.array(ints, dtype=object).reshape(self.n, self.dim)
+            self._mod_p = np.array([x % _P for x in ints], dtype=np.int64).reshape(self.n, self.dim)
+        return self._ints, self._mod_p
 
     def affine_rank(self) -> int:
         """Exact dimension of the affine hull of all keys (computed once).  The rank modulo
@@ -141,7 +156,7 @@ class ExactKeys:
             if full > 0 and self._rank_mod_p(some) == full:
                 self._rank = full
             else:
-                self._rank = affine_rank([self.row(j) for j in range(self.n)])
+                self._rank = affine_rank(self.integer_rows()[0].tolist())
         return self._rank
 
     def _rank_mod_p(self, rows) -> int:
@@ -288,12 +303,16 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
 
 
 def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
-    """None if ``combination`` writes k_i exactly as a convex combination of other keys
-    (strictly positive weights if ``strict``; for ``strict`` also the support's affine
-    hull must be that of all keys); else a message."""
-    ek = ExactKeys.of(keys)
+    """:func:`check_combinations` for one key."""
+    return check_combinations(keys, [(i, combination)], strict=strict)[0]
+
+
+def _weights(ek: ExactKeys, i: int, combination, strict: bool):
+    """``(indices, W, den)`` with the weights ``W / den`` of a well-formed combination, else a message."""
     if combination is None:
         return f"key {i}: no combination given"
+    if not 0 <= i < ek.n:
+        return f"key {i}: index out of range 0..{ek.n - 1}"
     idx, w = list(combination.indices), list(combination.weights)
     if not idx:
         return f"key {i}: the combination is empty"
@@ -312,22 +331,50 @@ def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
     if sum(W) != den:
         total = Fraction(sum(W), den)
         return f"key {i}: the weights sum to {total} ({float(total):.6g}), not 1"
-    target = ek.row(i)
-    rows = [ek.row(j) for j in idx]
-    from flint import fmpz_mat
-
-    sums = [int(x) for x in (fmpz_mat([W]) * fmpz_mat(rows)).entries()]
-    for coord in range(ek.dim):
-        acc = sums[coord]
-        if acc != den * target[coord]:
-            miss = Fraction(acc - den * target[coord], den) * Fraction(2) ** ek.exponent
-            return (f"key {i}: the combination misses k_{i} in coordinate {coord} by {float(miss):.6g} "
-                    f"(exactly {miss}); it must reproduce k_{i} exactly")
-    if strict:
-        r = affine_rank(rows)
-        if r < ek.dim and r != ek.affine_rank():
-            return (f"key {i}: the support spans an affine space of dimension {r} but the keys span "
-                    f"dimension {ek.affine_rank()}; k_{i} is not shown to be in the relative interior")
-    return None
+    return idx, W, den
 
 
+def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
+    """For each (i, combination): None if ``combination`` writes k_i exactly as a convex
+    combination of other keys (strictly positive weights if ``strict``; for ``strict`` also the
+    support's affine hull must be that of all keys); else a message.  All items together:
+    sum_j W_j K_j - den K_i for every item in one pass over integer (object) arrays, and the
+    support ranks modulo p first (a lower bound: equal to the rank of all keys, it is a proof)."""
+    ek = ExactKeys.of(keys)
+    out: list[str | None] = [None] * len(items)
+    good = []
+    for t, (i, combination) in enumerate(items):
+        got = _weights(ek, i, combination, strict)
+        if isinstance(got, str):
+            out[t] = got
+        else:
+            good.append((t, i, *got))
+    if not good:
+        return out
+    K, V = ek.integer_rows()
+    rows = [j for _, i, idx, _, _ in good for j in idx + [i]]
+    coef = np.array([c for _, _, _, W, den in good for c in W + [-den]], dtype=object)
+    starts = np.cumsum([0] + [len(idx) + 1 for _, _, idx, _, _ in good[:-1]])
+    sums = np.add.reduceat(K[rows] * coef[:, None], starts, axis=0)   # sum_j W_j K_j - den K_i, exactly
+    for (t, i, idx, W, den), miss in zip(good, sums):
+        coord = next((c for c in range(ek.dim) if miss[c] != 0), None)
+        if coord is not None:
+            gap = Fraction(int(miss[coord]), den) * Fraction(2) ** ek.exponent
+            out[t] = (f"key {i}: the combination misses k_{i} in coordinate {coord} by {float(gap):.6g} "
+                      f"(exactly {gap}); it must reproduce k_{i} exactly")
+        elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(V[idx]) == ek.affine_rank():
+            continue                             # the support's rank is at most that of all keys
+        elif strict:
+            r = affine_rank([K[j].tolist() for j in idx])
+            if r < ek.dim and r != ek.affine_rank():
+                out[t] = (f"key {i}: the support spans an affine space of dimension {r} but the keys span "
+                          f"dimension {ek.affine_rank()}; k_{i} is not shown to be in the relative interior")
+    return out
+
+
+def _support_rank_mod_p(V: np.ndarray) -> int:
+    """The rank modulo p of the differences of the rows of ``V`` (residues modulo p)."""
+    from flint import nmod_mat
+
+    D = (V[1:] - V[0]) % _P
+    return int(nmod_mat(D.shape[0], D.shape[1], D.ravel().tolist(), _P).rank())

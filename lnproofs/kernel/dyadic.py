@@ -57,11 +57,9 @@ def integer_vector_of_fractions(values) -> tuple[list[int], int]:
     """Integers ``m`` and a positive denominator ``D`` with ``values == m / D`` exactly."""
     from math import lcm
 
-    fr = [Fraction(v) for v in values]
-    den = 1
-    for v in fr:
-        den = lcm(den, v.denominator)
-    return [int(v * den) for v in fr], den
+    fr = [v if type(v) is Fraction else Fraction(v) for v in values]
+    den = lcm(*(v.denominator for v in fr)) if fr else 1
+    return [v.numerator * (den // v.denominator) for v in fr], den
 
 
 def fmpq_matrix(values):

@@ -13,7 +13,7 @@ from typing import Iterable
 
 from .errors import InputError
 
-__all__ = ["to_fraction", "fractions_of", "format_fraction", "parse_fraction", "pivot_columns"]
+__all__ = ["to_fraction", "fractions_of", "format_fraction", "parse_fraction"]
 
 
 def to_fraction(value) -> Fraction:
@@ -52,15 +52,4 @@ def parse_fraction(text: str) -> Fraction:
         return Fraction(str(text).strip())
     except (ValueError, ZeroDivisionError):
         raise InputError(f"{text!r} is not a rational number; write it as 'p/q', 'p' or a decimal") from None
-
-
-def pivot_columns(rref, rank: int, ncols: int) -> list[int]:
-    """The pivot columns of a matrix in reduced row echelon form (any matrix indexed as
-    ``rref[row, col]``, e.g. python-flint's) whose first ``rank`` rows are non-zero."""
-    pivots, row = [], 0
-    for col in range(ncols):
-        if row < rank and rref[row, col] != 0:
-            pivots.append(col)
-            row += 1
-    return pivots
 

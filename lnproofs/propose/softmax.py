@@ -26,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..kernel.errors import InputError, OptionError, require
-from ..kernel.exact import pivot_columns
+from .pivots import pivot_columns
 
 __all__ = ["AttentionWeightResult", "max_weight", "min_norm", "score_factor"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..kernel.exact import pivot_columns
+from .pivots import pivot_columns
 from ..kernel.uniform_check import UniformResult, check_uniform
 
 __all__ = ["UniformResult", "uniform_attention", "check_uniform"]

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..kernel.errors import InputError
-from ..kernel.exact import pivot_columns
+from .pivots import pivot_columns
 from ..kernel.uniform_check import UniformResult
 
 __all__ = ["reference_uniform_attention"]

@@ -1,17 +1,25 @@
-"""Free queries: every q in R^d is allowed (the query set of the plain argmax question).
+"""Free queries: every q in R^d is allowed (the query set of the plain argmax question),
+and queries of bounded norm ``||q|| <= R`` (the ``ball`` kind, :class:`BallQuerySet`).
 
-Certificates are made by :mod:`lnproofs.propose.certification`; they are checked here with the exact
-primitives of :mod:`lnproofs.kernel.checker`.
+The argmax of ``q . k`` does not change when ``q`` is scaled by a positive number, so every
+ball status is the free-query status; the ball checks are the free-query checks plus
+``||q||^2 <= R^2`` for every witness, exactly.  The radius matters for softmax questions
+(see :mod:`lnproofs.propose.softmax`).  Certificates are made by
+:mod:`lnproofs.propose.certification`; they are checked here with the exact primitives of
+:mod:`lnproofs.kernel.checker`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
-from ..checker import ExactKeys, Verdict, check_combination, check_witnesses
-from ..errors import CertificateFormatError
+from ..arrays import as_radius
+from ..checker import ExactKeys, Verdict, check_combinations, check_witnesses
+from ..errors import CertificateFormatError, InputError, require
+from ..exact import to_fraction
 
-__all__ = ["KIND", "FreeQueries", "QUERY_SET", "check", "check_all"]
+__all__ = ["KIND", "FreeQueries", "QUERY_SET", "BallQuerySet", "check", "check_all"]
 
 
 KIND = "free"
@@ -39,15 +47,51 @@ class FreeQueries:
 QUERY_SET = FreeQueries
 
 
+@dataclass(frozen=True)
+class BallQuerySet:
+    """Every query with Euclidean norm at most ``radius``."""
+
+    radius: float
+
+    kind = "ball"
+
+    def __post_init__(self):
+        object.__setattr__(self, "radius", as_radius(self.radius))
+
+    def to_json(self) -> dict:
+        return {"kind": "ball", "radius": self.radius}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "BallQuerySet":
+        require(isinstance(data, dict) and data.get("kind") == "ball", CertificateFormatError,
+                "certificate field query_set is not a ball query set")
+        require("radius" in data, CertificateFormatError,
+                "certificate field query_set has no 'radius'; give {\"kind\": \"ball\", \"radius\": R}")
+        try:
+            return cls(data["radius"])
+        except InputError as err:
+            raise CertificateFormatError(f"certificate field query_set: {err}") from None
+
+    def validate(self, dim: int) -> None:
+        """Every dimension is accepted."""
+        return None
+
+
+def norm_sq(witness) -> Fraction:
+    """``||q||^2`` exactly."""
+    return sum((to_fraction(x) ** 2 for x in witness), Fraction(0))
+
+
 def check(keys, query_set, result) -> Verdict:
     return check_all(keys, query_set, [result])[0]
 
 
 def check_all(keys, query_set, results) -> list[Verdict]:
-    """Exact verdicts for many results at once (witness inequalities in bulk)."""
+    """Exact verdicts for many results at once (witness inequalities in bulk); for a ball
+    query set also ``||q||^2 <= R^2`` exactly for every witness."""
     ek = ExactKeys.of(keys)
     messages: dict[int, str | None] = {}
-    strict_items, tie_items, strict_pos, tie_pos = [], [], [], []
+    strict_pos, ties, interiors = [], [], []
     for pos, r in enumerate(results):
         status = r.status
         if status == "undecided":
@@ -59,20 +103,19 @@ def check_all(keys, query_set, results) -> list[Verdict]:
                 got = "none" if r.witness is None else f"{len(r.witness)} entries"
                 messages[pos] = f"key {r.index}: a {status} claim needs a witness query with {ek.dim} entries (got {got})"
                 continue
-            if status == "tie-only":
-                bad = check_combination(ek, r.index, r.combination, strict=False)
-                if bad:
-                    messages[pos] = bad
-                    continue
-                tie_items.append((r.index, r.witness))
-                tie_pos.append(pos)
-            else:
-                strict_items.append((r.index, r.witness))
-                strict_pos.append(pos)
+            (ties if status == "tie-only" else strict_pos).append(pos)
         else:  # unselectable
-            messages[pos] = check_combination(ek, r.index, r.combination, strict=True)
-    for pos, msg in zip(strict_pos, check_witnesses(ek, strict_items, mode="strict")):
-        messages[pos] = msg
-    for pos, msg in zip(tie_pos, check_witnesses(ek, tie_items, mode="tie")):
-        messages[pos] = msg
+            interiors.append(pos)
+    for group, strict in ((ties, False), (interiors, True)):     # exact combinations, all at once
+        got = check_combinations(ek, [(results[p].index, results[p].combination) for p in group], strict=strict)
+        messages.update(zip(group, got))
+    tie_pos = [p for p in ties if messages[p] is None]
+    for group, mode in ((strict_pos, "strict"), (tie_pos, "tie")):
+        got = check_witnesses(ek, [(results[p].index, results[p].witness) for p in group], mode=mode)
+        messages.update(zip(group, got))
+    R2 = Fraction(query_set.radius) ** 2 if isinstance(query_set, BallQuerySet) else None
+    for pos, r in enumerate(results):
+        if R2 is not None and messages[pos] is None and r.status in ("selectable", "tie-only") \
+                and (norm2 := norm_sq(r.witness)) > R2:
+            messages[pos] = f"key {r.index}: witness has ||q||^2 = {float(norm2):.17g} > R^2 = {float(R2):.17g}"
     return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "") for pos, r in enumerate(results)]

@@ -17,7 +17,7 @@ from ..arrays import as_radius, as_real_array
 from ..checker import ExactKeys, Verdict, affine_rank, check_combination, check_witnesses
 from ..dyadic import exact_row_products, fmpq_matrix, fmpq_of, fraction_of_fmpq
 from ..errors import CertificateFormatError, InputError, ShapeError, require
-from ..exact import fractions_of, to_fraction
+from ..exact import fractions_of
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check", "check_all"]
 
@@ -89,6 +89,7 @@ class ExactPoints(ExactKeys):
         self.P, self.exponent = exact_row_products(arr, self.W)     # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self.dim, self._matrix, self._rank, self._Wt, self._scores = self.m, self.P, None, None, {}
+        self._ints = self._mod_p = None
         self.abs = np.zeros((self.n, self.m))
 
     def floats(self, relative_to: int | None = None) -> np.ndarray:
@@ -115,16 +116,6 @@ class ExactPoints(ExactKeys):
         return [fraction_of_fmpq(q[a, 0]) for a in range(q.nrows())]
 
 
-def _check_witness(points: ExactPoints, i: int, z, mode: str) -> str | None:
-    if z is None or len(z) != points.m:
-        return f"key {i}: a witness z with {points.m} entries is needed (q = W^T z)"
-    return check_witnesses(points, [(i, [to_fraction(x) for x in z])], mode=mode)[0]
-
-
-def _check_combination(points: ExactPoints, i: int, combination, strict: bool) -> str | None:
-    return check_combination(points, i, combination, strict=strict)
-
-
 def _check_one(points: ExactPoints, query_set: SubspaceQuerySet, r) -> str | None:
     status = r.status
     i = r.index
@@ -142,20 +133,17 @@ def _check_one(points: ExactPoints, query_set: SubspaceQuerySet, r) -> str | Non
             z = list(fractions_of(z))
         except InputError as err:
             return f"key {i}: 'z' is not a list of numbers ({err})"
-        if r.witness is not None:
-            q = points.query_of(z)
-            if len(r.witness) != len(q) or any(Fraction(a) != b for a, b in zip(r.witness, q)):
-                return f"key {i}: the witness is not W^T z exactly"
-        if query_set.radius is not None:
-            q = points.query_of(z)
-            if sum(x * x for x in q) > Fraction(query_set.radius) ** 2:
-                return f"key {i}: ||W^T z|| exceeds the radius {query_set.radius!r}"
-        if status == "tie-only":
-            bad = _check_combination(points, i, r.combination, strict=False)
-            if bad:
-                return bad
-        return _check_witness(points, i, z, "strict" if status == "selectable" else "tie")
-    return _check_combination(points, i, r.combination, strict=True)
+        if len(z) != points.m:
+            return f"key {i}: a witness z with {points.m} entries is needed (q = W^T z)"
+        q = points.query_of(z)
+        if r.witness is not None and (len(r.witness) != len(q) or any(Fraction(a) != b for a, b in zip(r.witness, q))):
+            return f"key {i}: the witness is not W^T z exactly"
+        if query_set.radius is not None and sum(x * x for x in q) > Fraction(query_set.radius) ** 2:
+            return f"key {i}: ||W^T z|| exceeds the radius {query_set.radius!r}"
+        if status == "tie-only" and (bad := check_combination(points, i, r.combination, strict=False)):
+            return bad
+        return check_witnesses(points, [(i, z)], mode="strict" if status == "selectable" else "tie")[0]
+    return check_combination(points, i, r.combination, strict=True)
 
 
 def check_all(keys, query_set: SubspaceQuerySet, results) -> list:

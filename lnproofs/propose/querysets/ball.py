@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...kernel.querysets.ball import KIND, QUERY_SET, BallQuerySet, _norm_sq
+from ...kernel.querysets.ball import KIND, QUERY_SET, BallQuerySet
+from ...kernel.querysets.free import norm_sq as _norm_sq
 
 __all__ = ["KIND", "QUERY_SET", "BallQuerySet", "certify"]
 

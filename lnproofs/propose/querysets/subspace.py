@@ -11,10 +11,16 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ...io.arrays import load_array
-from ...kernel.querysets.subspace import (KIND, QUERY_SET, ExactPoints, SubspaceQuerySet, _check_combination,
-                                         _check_witness)
+from ...kernel.checker import check_combination, check_witnesses
+from ...kernel.exact import to_fraction
+from ...kernel.querysets.subspace import KIND, QUERY_SET, ExactPoints, SubspaceQuerySet
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "load_subspace", "certify"]
+
+
+def _check_witness(points: ExactPoints, i: int, z, mode: str) -> str | None:
+    """The kernel's exact witness check on the points ``W k_j``, ``z`` as rationals."""
+    return check_witnesses(points, [(i, [to_fraction(x) for x in z])], mode=mode)[0]
 
 
 def load_subspace(path, *, radius: float | None = None) -> SubspaceQuerySet:
@@ -63,7 +69,7 @@ def _repair(points: ExactPoints, i: int, combination, strict: bool):
     if not pairs or any(w < 0 for _, w in pairs):
         return None
     fixed = Combination(tuple(j for j, _ in pairs), tuple(w for _, w in pairs))
-    return fixed if _check_combination(points, i, fixed, strict) is None else None
+    return fixed if check_combination(points, i, fixed, strict=strict) is None else None
 
 
 def certify(keys, query_set: SubspaceQuerySet, **options) -> list:
