@@ -7,7 +7,9 @@ Measures, in one run on the same keys:
   pass, free and LayerNorm-realisable certificates for 6 layers x 12 heads, the full-width
   LayerNorm outputs, uniform attention, table rows), repeated: best and median; the first
   call also builds each head's exact query data once per model ("setup"), reported apart;
-- ``--texts`` sentences from ``benchmarks/data/sentences.txt`` in one streaming run;
+- ``--texts`` sentences from ``benchmarks/data/sentences.txt`` in one streaming run in this
+  process, and again as the command line runs them by default (a local Dask cluster from 16
+  texts on, each worker loading the model and building its head data itself);
 - the peers' per-key approach on the same keys: one float LP per key with scipy HiGHS
   (max t s.t. q.(k_i - k_j) >= t, -1 <= q <= 1), as unargmaxable and the paper's code do;
   timed on every key of the one sentence, and on a sample of texts for the corpus;
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import shutil
@@ -75,12 +78,13 @@ def peer_time(loaded, tokenizer, texts) -> tuple[float, int]:
     return total, lps
 
 
-def run_corpus(loaded, tokenizer, corpus, max_texts, cache):
+def run_corpus(loaded, tokenizer, corpus, max_texts, cache, workers=1):
     from lnproofs.models.corpus_run import certify_corpus
 
     out = Path(tempfile.mkdtemp(prefix="bench-models-"))
     start = time.perf_counter()
-    result = certify_corpus(loaded, tokenizer, corpus, out, max_texts=max_texts, progress=False, head_cache=cache)
+    result = certify_corpus(loaded, tokenizer, corpus, out, max_texts=max_texts, progress=False, head_cache=cache,
+                            workers=workers)
     seconds = time.perf_counter() - start
     shutil.rmtree(out, ignore_errors=True)
     return seconds, result
@@ -118,6 +122,9 @@ def main() -> None:
     corpus = Path(__file__).parent / "data" / "sentences.txt"
     texts = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()][:args.texts]
     corpus_s, result = run_corpus(loaded, tokenizer, corpus, args.texts, cache)
+    # as the command line runs it by default: a local cluster from 16 texts on (start-up and
+    # each worker's own model load and setup included)
+    default_s, _ = run_corpus(loaded, tokenizer, corpus, args.texts, None, workers=None)
     sample = texts[:: max(1, len(texts) // max(1, args.peer_texts))][:args.peer_texts]
     peer_sample, lps_sample = peer_time(loaded, tokenizer, sample)
     n_tokens = sum(len(tokenizer(t)["input_ids"]) for t in texts)
@@ -127,12 +134,14 @@ def main() -> None:
 
     figures = {
         "date": time.strftime("%Y-%m-%d"), "machine": platform.platform(), "note": args.note,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "model_load_s": round(load_s, 2), "setup_s": round(setup_s, 2),
         "sentence_tokens": tokens, "sentence_s": [round(s, 3) for s in sentence],
         "sentence_best_s": round(min(sentence), 3), "sentence_median_s": round(statistics.median(sentence), 3),
         "peer_sentence_s": round(peer_one, 2), "peer_sentence_lps": lps_one,
         "corpus_texts": len(texts), "corpus_tokens": n_tokens, "corpus_s": round(corpus_s, 2),
-        "corpus_rows": result["rows"], "peer_corpus_s_est": round(peer_corpus, 1),
+        "corpus_rows": result["rows"], "corpus_default_workers_s": round(default_s, 2),
+        "peer_corpus_s_est": round(peer_corpus, 1),
         "peer_corpus_sample_texts": len(sample), "peer_corpus_sample_lps": lps_sample,
         "ratio_sentence": round(peer_one / min(sentence), 1), "ratio_corpus": round(peer_corpus / corpus_s, 1),
         "peak_rss_mb": round(peak_mb),
@@ -146,6 +155,8 @@ def main() -> None:
              f"({statistics.median(sentence):.2f} s) | {peer_one:.1f} s ({lps_one} LPs) | {peer_one / min(sentence):.0f}x |",
              f"| {len(texts)} sentences ({n_tokens} tokens) | {corpus_s:.1f} s | {peer_corpus:.0f} s "
              f"(est. from {len(sample)} texts) | {peer_corpus / corpus_s:.0f}x |",
+             f"| {len(texts)} sentences, default workers (local cluster, start-up and loads included) | "
+             f"{default_s:.1f} s | {peer_corpus:.0f} s | {peer_corpus / default_s:.0f}x |",
              "", f"Model load {load_s:.1f} s; per-model setup (exact query data of 72 heads) {setup_s:.1f} s; "
              f"peak resident memory {peak_mb:.0f} MB."]
     (results / "bench_models.md").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -39,17 +39,26 @@ def fractions_of(values: Iterable) -> tuple[Fraction, ...]:
 
 
 def format_fraction(value: Fraction) -> str:
-    """``"p/q"``, or ``"p"`` when the denominator is 1."""
+    """``"p/q"``, or ``"p"`` when the denominator is 1 (python-flint writes the digits, so
+    numbers of any length are written: Python's own int-to-text limit does not apply)."""
+    from flint import fmpq
+
     value = Fraction(value)
-    if value.denominator == 1:
-        return str(value.numerator)
-    return f"{value.numerator}/{value.denominator}"
+    return str(fmpq(value.numerator, value.denominator))
 
 
 def parse_fraction(text: str) -> Fraction:
-    """Read ``"p/q"``, ``"p"`` or a decimal string exactly."""
+    """Read ``"p/q"``, ``"p"`` or a decimal string exactly (integers of any length)."""
+    from flint import fmpz
+
+    text = str(text).strip()
+    head, _, tail = text.partition("/")
+    digits = head[1:] if head[:1] in "+-" else head
     try:
-        return Fraction(str(text).strip())
+        if digits.isdigit() and (not tail or tail.isdigit()):
+            p = int(fmpz(digits))
+            return Fraction(-p if head[:1] == "-" else p, int(fmpz(tail)) if tail else 1)
+        return Fraction(text)
     except (ValueError, ZeroDivisionError):
         raise InputError(f"{text!r} is not a rational number; write it as 'p/q', 'p' or a decimal") from None
 
