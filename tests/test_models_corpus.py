@@ -269,3 +269,17 @@ def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path
             break
     (out / "pooled" / "layer1_head3.json").write_text(json.dumps(tampered))
     assert cli(["check", out / "pooled" / "layer1_head3.json"]).status == 1
+
+
+def test_a_filled_head_cache_travels_empty(bert):
+    import pickle
+
+    from lnproofs.models.corpus_run import setup_heads
+
+    cache = setup_heads(load_model(bert), layers=[0], heads=[1])
+    assert cache.items
+    copy = pickle.loads(pickle.dumps(cache))
+    assert copy.items == {}
+    caps = capture_layers(load_model(bert), [np.array([1, 2, 3])], [0])
+    qs, _, _, _ = copy.get(caps[0], 1)
+    assert qs.to_json() == cache.items[(0, 1)][0].to_json()

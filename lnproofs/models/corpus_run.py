@@ -45,6 +45,14 @@ class HeadCache:
     def __init__(self):
         self.items = {}
 
+    def __getstate__(self):
+        # a cache travels empty: exact matrices do not pickle, and a worker that receives the
+        # model state from another one rebuilds the heads it needs
+        return {}
+
+    def __setstate__(self, state):
+        self.items = {}
+
     def get(self, capture, head):
         key = (capture.layer, head)
         if key not in self.items:
