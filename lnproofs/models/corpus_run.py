@@ -161,6 +161,7 @@ def _certificate(n_keys, dim, query_set, results) -> dict:
 
 
 def _certify_text(captures, ids, number, text, layers, heads, cache, uniform):
+    from ..kernel.uniform_exact import difference_matrix
     from ..propose.querysets.layernorm_fast import certify_results_fast
     from ..propose.uniform import uniform_attention
 
@@ -180,8 +181,10 @@ def _certify_text(captures, ids, number, text, layers, heads, cache, uniform):
             free = free_certificate(keys, ln, H, basis[2])
             ln_cert = _certificate(len(keys), keys.shape[1], {"kind": "layernorm", "layer": layer, "head": head}, ln)
             skipped = {"status": "skipped"}
-            uni_free = uniform_attention(keys, compact=True).to_json() if uniform != "none" else skipped
-            uni_ln = uniform_attention(keys, qs, query_map=qmap, compact=True).to_json() if uniform == "both" else skipped
+            diffs = difference_matrix(keys) if uniform != "none" and len(keys) > keys.shape[1] else None
+            uni_free = uniform_attention(keys, compact=True, differences=diffs).to_json() if uniform != "none" else skipped
+            uni_ln = uniform_attention(keys, qs, query_map=qmap, compact=True, differences=diffs).to_json() \
+                if uniform == "both" else skipped
             if uni_ln.get("query_set"):
                 uni_ln["query_set"] = {"kind": "layernorm", "layer": layer, "head": head}
             uni = {"free": uni_free["status"], "layernorm": uni_ln["status"]}

@@ -67,7 +67,7 @@ def _full_column_rank(D) -> bool:
 
 
 def uniform_attention(keys, query_set=None, *, reference: bool = False, query_map=None,
-                      compact: bool = False) -> UniformResult:
+                      compact: bool = False, differences=None) -> UniformResult:
     """Decide whether a non-zero query in the set gives every key the same score.
 
     ``reference=True`` runs the original element-by-element search (same answers, slow).
@@ -77,7 +77,9 @@ def uniform_attention(keys, query_set=None, *, reference: bool = False, query_ma
     answer's exact query and proof (rationals of thousands of digits for wide layers) are
     computed but not returned; run without it for an answer that :func:`check_uniform`
     re-verifies (with a ball radius, a feasible compact answer carries ``w``,
-    ``u = P diag(gamma) W_q^T w``, d numbers instead of n)."""
+    ``u = P diag(gamma) W_q^T w``, d numbers instead of n).  ``differences``: what
+    :func:`~lnproofs.kernel.uniform_exact.difference_matrix` gives for these keys, when
+    the caller already has it (several query sets over the same keys)."""
     from ..kernel.arrays import as_real_array
 
     if reference:
@@ -108,7 +110,7 @@ def uniform_attention(keys, query_set=None, *, reference: bool = False, query_ma
             # fewer differences than dimensions: their span misses some q != 0
             return UniformResult("feasible", proof={"kind": "fewer differences than dimensions"},
                                  extras={"query_stored": False}, **base)
-        D, _ = difference_matrix(keys)
+        D, _ = difference_matrix(keys) if differences is None else differences
         if D.nrows() == 0:
             q = [Fraction(1)] + [Fraction(0)] * (d - 1)
             return UniformResult("feasible", query=tuple(_scale_into(_normalise(q), query_set)), **base)
@@ -120,10 +122,10 @@ def uniform_attention(keys, query_set=None, *, reference: bool = False, query_ma
         rows = _pivot_rows(D)
         return UniformResult("infeasible", proof={"kind": "independent differences",
                                                   "pairs": [[j + 1, 0] for j in rows]}, **base)
-    return _uniform_layernorm(keys, query_set, base, query_map, compact)
+    return _uniform_layernorm(keys, query_set, base, query_map, compact, differences)
 
 
-def _uniform_layernorm(keys, query_set, base, query_map=None, compact=False) -> UniformResult:
+def _uniform_layernorm(keys, query_set, base, query_map=None, compact=False, differences=None) -> UniformResult:
     """The least-norm solution of the uniform equations, found in d dimensions.
 
     ``q = H w + q0`` with ``u = P A^T w`` and ``||u||^2 = w^T H w`` (``H = A P A^T``).  With
@@ -138,7 +140,7 @@ def _uniform_layernorm(keys, query_set, base, query_map=None, compact=False) -> 
     from ..kernel.uniform_exact import LayerNormEquations, difference_matrix
 
     n, d = query_set.width, len(query_set.b_q)
-    D, K = difference_matrix(keys)
+    D, K = difference_matrix(keys) if differences is None else differences
     if D.nrows() >= d and _full_column_rank(D):      # no non-zero query at all gives equal scores
         pick = _pivot_rows(D)
         return UniformResult("infeasible", proof={"kind": "independent differences",

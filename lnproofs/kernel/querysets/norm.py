@@ -320,13 +320,13 @@ class ExactLayer:
         cn, cd = c.numer_denom()
         sp, sq, cd = int(sigma.p), int(sigma.q), int(cd)
         # T[j, t] = S[j, t] sp cd + c_j sq: the scores times sq cd (a positive integer)
-        Tv = [int(x) for x in (S * (sp * cd) + (cn * sq) * fmpz_mat(1, m, [1] * m)).entries()]
-        norms = (Y.transpose() * HY).entries()                       # diagonal: y_t . Hn y_t
+        Tv = (S * (sp * cd) + (cn * sq) * fmpz_mat(1, m, [1] * m)).entries()
         HYv = HY.entries()
+        norms = [sum(ints[a * m + t] * HYv[a * m + t] for a in range(self.d)) for t in range(m)]  # y_t . Hn y_t
         scale_norm = s2 * pow2(2 * ey)
         out = []
         for t, (index, _) in enumerate(items):
-            nrm = fmpq(int(norms[t * m + t])) * scale_norm           # ||u||^2 = y.Hn y * s2 2^(2 ey) / n <= n
+            nrm = fmpq(int(norms[t])) * scale_norm                   # ||u||^2 = y.Hn y * s2 2^(2 ey) / n <= n
             if nrm > self.n * self.n:
                 out.append((False, f"key {index}: ||u||^2 = {int(nrm.p) / int(nrm.q) / self.n:.17g} "
                                    f"exceeds n = {self.n}", None))
