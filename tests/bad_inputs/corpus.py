@@ -7,6 +7,13 @@ def _run(tmp_path, corpus, *extra, model=None):
     return ["certify-model", model or _bert(tmp_path), "--corpus", corpus, "--out", tmp_path / "o", "--quiet", *extra]
 
 
+def _one_line(tmp_path, *extra, model=None):
+    """A corpus of one good text, run with ``extra`` options (and ``model``)."""
+    path = tmp_path / "c.txt"
+    path.write_text("the cat sat\n", encoding="utf-8")
+    return _run(tmp_path, path, *extra, model=model)
+
+
 def _missing(tmp_path):
     return _run(tmp_path, tmp_path / "no-such-corpus.txt")
 
@@ -42,9 +49,7 @@ def _jsonl_not_json(tmp_path):
 
 
 def _max_texts_zero(tmp_path):
-    path = tmp_path / "c.txt"
-    path.write_text("the cat sat\n", encoding="utf-8")
-    return _run(tmp_path, path, "--max-texts", "0")
+    return _one_line(tmp_path, "--max-texts", "0")
 
 
 def _one_token(tmp_path):
@@ -54,31 +59,23 @@ def _one_token(tmp_path):
 
 
 def _corpus_and_text(tmp_path):
-    path = tmp_path / "c.txt"
-    path.write_text("the cat sat\n", encoding="utf-8")
-    return _run(tmp_path, path, "--text", "the cat")
+    return _one_line(tmp_path, "--text", "the cat")
 
 
 def _batch_size_zero(tmp_path):
-    path = tmp_path / "c.txt"
-    path.write_text("the cat sat\n", encoding="utf-8")
-    return _run(tmp_path, path, "--batch-size", "0")
+    return _one_line(tmp_path, "--batch-size", "0")
 
 
 def _rmsnorm_model(tmp_path):
     from .models import _decoder
 
-    path = tmp_path / "c.txt"
-    path.write_text("the cat sat\n", encoding="utf-8")
-    return _run(tmp_path, path, model=_decoder(tmp_path, "llama"))
+    return _one_line(tmp_path, model=_decoder(tmp_path, "llama"))
 
 
 def _rotary_layernorm_model(tmp_path):
     from .models import _decoder
 
-    path = tmp_path / "c.txt"
-    path.write_text("the cat sat\n", encoding="utf-8")
-    return _run(tmp_path, path, model=_decoder(tmp_path, "gpt_neox"))
+    return _one_line(tmp_path, model=_decoder(tmp_path, "gpt_neox"))
 
 
 CASES = [
