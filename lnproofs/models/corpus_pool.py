@@ -53,7 +53,7 @@ def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = Tru
     from tqdm import tqdm
 
     from ..propose.querysets.layernorm_fast import certify_results_fast
-    from .corpus_run import _certificate, _write_json, certificate_from_candidates
+    from .corpus_run import _certificate, _write_json, certificate_from_candidates, layernorm_witness_queries
 
     out = Path(out_dir)
     (out / "pooled").mkdir(exist_ok=True)
@@ -93,10 +93,8 @@ def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = Tru
                         results = certify_results_fast(K, qs, query_map=qmap, basis=basis, compact=True)
                         certs[kind] = _certificate(len(K), qs.dim, {"kind": "layernorm", "layer": layer, "head": head},
                                                    results)
-                        chosen = [r for r in results if r["status"] == "selectable" and "y" in r]
-                        if chosen:
-                            Q = np.asarray([r["y"] for r in chosen], dtype=np.float64) @ H.T + basis[2]
-                            proposals = [(tuple(members[r["index"]]), tuple(q)) for r, q in zip(chosen, Q.tolist())]
+                        proposals = [(tuple(members[i]), q)
+                                     for i, q in layernorm_witness_queries(results, H, basis[2])]
                     for (text, pos), r in zip(members, certs[kind]["results"] if certs[kind] else []):
                         pooled[(text, head, pos, kind)] = r["status"]
                 record = {"schema": POOL_SCHEMA, "layer": layer, "head": head, "texts": len(parts),

@@ -79,18 +79,22 @@ def setup_heads(loaded, layers=None, heads=None) -> HeadCache:
     return cache
 
 
+def layernorm_witness_queries(ln_results, H, q0) -> list:
+    """``(index, q)`` for every key proved selectable under LayerNorm queries with compact
+    evidence ``y``: the float rounding of its query ``q = H y + q0`` (a free-query candidate)."""
+    chosen = [r for r in ln_results if r["status"] == "selectable" and "y" in r]
+    if not chosen:
+        return []
+    Q = np.asarray([r["y"] for r in chosen], dtype=np.float64) @ H.T + q0
+    return [(r["index"], tuple(q)) for r, q in zip(chosen, Q.tolist())]
+
+
 def free_certificate(keys, ln_results, H, q0) -> dict:
     """The free-query certificate of ``keys`` (JSON form).  Every query proved to make a key
-    win under LayerNorm queries also does so as a free query: its float rounding
-    ``q = H y + q0`` is tried first (checked exactly by the trusted witness check); the
-    engine certifies the other keys."""
-    chosen = [r for r in ln_results if r["status"] == "selectable" and "y" in r]
-    if chosen:
-        Q = np.asarray([r["y"] for r in chosen], dtype=np.float64) @ H.T + q0
-        items = [(r["index"], tuple(q)) for r, q in zip(chosen, Q.tolist())]
-    else:
-        items = []
-    return certificate_from_candidates(keys, items)
+    win under LayerNorm queries also does so as a free query: its float rounding is tried
+    first (:func:`layernorm_witness_queries`, checked exactly by the trusted witness check);
+    the engine certifies the other keys."""
+    return certificate_from_candidates(keys, layernorm_witness_queries(ln_results, H, q0))
 
 
 def certificate_from_candidates(keys, items) -> dict:
@@ -263,8 +267,8 @@ class GroupInterrupted(KeyboardInterrupt):
 def check_corpus_model(loaded) -> None:
     """Corpus runs certify keys under LayerNorm-realisable queries, without rotary positions."""
     family = loaded.family
-    has = [what for what, present in (("RMSNorm", getattr(family, "norm", "layernorm") != "layernorm"),
-                                      ("rotary positions", bool(getattr(family, "rotary_path", None)))) if present]
+    has = [what for what, present in (("RMSNorm", family.norm != "layernorm"),
+                                      ("rotary positions", family.rotary_path is not None)) if present]
     if has:
         raise ModelError(f"--corpus handles models with LayerNorm and no rotary positions (BERT, GPT-2, OPT); "
                          f"this {family.name} model has {' and '.join(has)}: certify its texts one at a time with --text")
@@ -363,7 +367,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                         bar.update(1)
                     ids = np.asarray(tokenizer(text)["input_ids"], dtype=np.int64)
                     if ids.size > limit:
-                        truncated += todo
+                        truncated += 1 if todo else 0          # counted for the texts this run certifies
                         ids = ids[:limit]
                     if ids.size < 2:
                         raise InputError(f"text {number} ({text[:40]!r}) tokenizes to {ids.size} token(s); "
