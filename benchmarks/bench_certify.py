@@ -77,7 +77,7 @@ def time_peer(fn, keys, sample, rng):
 
 def run_case(name, keys, args, rng):
     from lnproofs.propose.certification import certify
-    from lnproofs.kernel.verify import check_certificate
+    from lnproofs.certificates.check import check_certificate
 
     n, d = keys.shape
     start = time.perf_counter()

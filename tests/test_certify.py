@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lnproofs.propose.certification import certify, certify_results, has_unselectable
-from lnproofs.kernel.verify import check_certificate
+from lnproofs.certificates.check import check_certificate
 
 
 def _statuses(keys):

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from lnproofs.kernel.certificates import Certificate
+from lnproofs.certificates.certificate import Certificate
 from lnproofs.propose.certification import certify, partial_path
-from lnproofs.kernel.verify import check_certificate
+from lnproofs.certificates.check import check_certificate
 
 KEYS = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [1.0, 1.0], [1.0, 0.0]])
 

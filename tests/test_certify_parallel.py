@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lnproofs.propose.certification as C
-from lnproofs.kernel.verify import check_certificate
+from lnproofs.certificates.check import check_certificate
 
 
 @pytest.fixture(scope="module")

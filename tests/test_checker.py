@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnproofs.kernel.certificates import Certificate, Combination, KeyResult
+from lnproofs.certificates.certificate import Certificate
+from lnproofs.kernel.certificates import Combination, KeyResult
 from lnproofs.propose.certification import certify
 from lnproofs.kernel.checker import affine_rank, check_combination, check_witnesses
-from lnproofs.kernel.verify import check_certificate
+from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.errors import CertificateFormatError
 
 KEYS = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [1.0, 1.0], [1.0, 0.0]])

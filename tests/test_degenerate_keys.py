@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lnproofs import certify, check_certificate
-from lnproofs.kernel.certificates import Certificate
+from lnproofs.certificates.certificate import Certificate
 
 
 def _plane_vertices(keys: np.ndarray) -> set[int]:

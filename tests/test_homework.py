@@ -151,7 +151,7 @@ def test_solutions_carry_library_values_and_certificate(written):
         assert f"(id `{problem.id}`)" in text
     assert "verified exactly by its checker" in text
     cert = json.loads((written / "selectability_certificate.json").read_text())
-    from lnproofs.kernel.verify import check_certificate
+    from lnproofs.certificates.check import check_certificate
 
     keys = np.loadtxt(written / "selectability_keys.csv", delimiter=",")
     assert check_certificate(cert, keys).ok

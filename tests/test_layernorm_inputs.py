@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from lnproofs import InputError, certify_layernorm_outputs, check_certificate, layernorm
-from lnproofs.kernel.certificates import Certificate, Combination
+from lnproofs.certificates.certificate import Certificate
+from lnproofs.kernel.certificates import Combination
 
 
 def _plane_vertices(y: np.ndarray) -> set[int]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lnproofs.propose.certification import certify
-from lnproofs.kernel.verify import check_certificate
+from lnproofs.certificates.check import check_certificate
 from lnproofs.derive.demo_config import demo_keys
 from lnproofs.kernel.errors import OptionError
 from lnproofs.kernel.querysets.ball import BallQuerySet

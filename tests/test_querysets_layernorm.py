@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lnproofs.propose.certification import certify
-from lnproofs.kernel.verify import check_certificate
+from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.errors import CertificateFormatError, FileFormatError, ShapeError
 from lnproofs.propose.querysets.layernorm import LayerNormQuerySet, load_layernorm
 
@@ -142,7 +142,7 @@ def test_eps_closure_and_parameter_files(tmp_path):
 def test_long_run_written_in_chunks_matches_one_pass(tmp_path):
     """Over 2000 keys with --out, results are certified and written chunk by chunk; the
     chunked run must give the same statuses as one pass, and pass the exact checker."""
-    from lnproofs.kernel.verify import check_certificate
+    from lnproofs.certificates.check import check_certificate
     from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet
 
     rng = np.random.default_rng(5)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lnproofs import certify, check_certificate
-from lnproofs.kernel.certificates import Certificate
+from lnproofs.certificates.certificate import Certificate
 from lnproofs.kernel.errors import CertificateFormatError, ShapeError
 from lnproofs.kernel.querysets.rmsnorm import RMSNormQuerySet, Rotation
 from lnproofs.models.rotary import rotate

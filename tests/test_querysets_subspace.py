@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lnproofs.propose.certification import certify
-from lnproofs.kernel.verify import check_certificate
+from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.errors import ShapeError
 from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
 

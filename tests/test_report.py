@@ -75,8 +75,8 @@ KEYS3 = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 
 
 
 def test_keys_section(cli, tmp_path):
-    from lnproofs.kernel.certificates import Certificate
-    from lnproofs.kernel.verify import check_certificate
+    from lnproofs.certificates.certificate import Certificate
+    from lnproofs.certificates.check import check_certificate
 
     np.save(tmp_path / "keys.npy", KEYS3)
     result = cli(["report", "--out", tmp_path / "r", "--keys", tmp_path / "keys.npy", "--no-recheck", "--no-pdf",

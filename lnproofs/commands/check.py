@@ -39,7 +39,7 @@ def _numeric(keys, cert_json, device):
 def _targets(args) -> list:
     """``(label, Certificate, keys)`` for every certificate to check."""
     from ..io.arrays import load_array
-    from ..kernel.certificates import Certificate
+    from ..certificates.certificate import Certificate
     from ..kernel.errors import OptionError
 
     schema = _schema(args.certificate)
@@ -67,7 +67,7 @@ def _schema(path):
 
 
 def run(args) -> int:
-    from ..kernel.verify import check_certificate
+    from ..certificates.check import check_certificate
 
     outputs, ok = [], True
     for label, cert, keys in _targets(args):

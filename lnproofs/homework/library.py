@@ -24,9 +24,9 @@ def _array(keys):
 
 def certify_keys(keys) -> dict:
     """Certify every key (free queries) and return the certificate JSON, verified exactly."""
-    from ..kernel.certificates import Certificate
+    from ..certificates.certificate import Certificate
     from ..propose.certification import certify
-    from ..kernel.verify import check_certificate
+    from ..certificates.check import check_certificate
 
     array = _array(keys)
     result = certify(array)

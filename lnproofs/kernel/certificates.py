@@ -43,13 +43,10 @@ holds their midpoints) and must be provably positive; see
 
 from __future__ import annotations
 
-import html
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -248,19 +245,6 @@ class Certificate:
                      and r.margin is not None and r.margin < self.min_margin)
 
     @property
-    def rank_warning(self) -> str | None:
-        """One line when the keys lie on an affine subspace up to rounding, else None."""
-        rank = self.rank
-        if not rank or rank["numerical_affine_dimension"] >= rank["exact_affine_dimension"]:
-            return None
-        ex, nu = rank["exact_affine_dimension"], rank["numerical_affine_dimension"]
-        small = rank["singular_values"][nu] / rank["singular_values"][0] if rank["singular_values"] else 0.0
-        return (f"warning: the keys span {ex} dimensions exactly but only {nu} numerically (singular value "
-                f"ratio {small:.1e} <= 2^-32): they lie on a {nu}-dimensional affine subspace up to rounding, "
-                f"and keys that win only through the rounding do so by tiny margins (see --min-margin)")
-
-    # ------------------------------------------------------------------ queries
-    @property
     def summary(self) -> dict[str, int]:
         """Counts per status (``not-realisable`` only when present)."""
         counts = {s: 0 for s in STATUSES if s != "not-realisable"}
@@ -268,28 +252,10 @@ class Certificate:
             counts[r.status] = counts.get(r.status, 0) + 1
         return counts
 
-    @property
-    def statuses(self) -> tuple[str, ...]:
-        return tuple(r.status for r in self.results)
-
-    def indices(self, status: str) -> tuple[int, ...]:
-        """Indices of the keys with ``status``."""
-        return tuple(r.index for r in self.results if r.status == status)
-
     def query_set_json(self) -> dict:
         """The query set as a plain JSON object."""
         return _thaw(self.query_set)
 
-    def __getitem__(self, index: int) -> KeyResult:
-        return self.results[index]
-
-    def __len__(self) -> int:
-        return len(self.results)
-
-    def __iter__(self):
-        return iter(self.results)
-
-    # ----------------------------------------------------------------- JSON
     def to_json(self) -> dict:
         return {
             "schema": self.schema,
@@ -348,64 +314,3 @@ class Certificate:
             raise _bad("keys_from.kind", f"is {extra['keys_from'].get('kind')!r}; expected 'layernorm-inputs'")
         return cls(data["n_keys"], data["dim"], query_set, parsed, rank=extra["rank"],
                    min_margin=None if min_margin is None else float(min_margin), keys_from=extra["keys_from"])
-
-    def save(self, path: str | os.PathLike, indent: int | None = None) -> Path:
-        """Write the JSON (atomically: a temporary file is renamed into place)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.dumps(indent) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-        return path
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "Certificate":
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise CertificateFormatError(f"certificate file {path} does not exist") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CertificateFormatError(f"certificate file {path} could not be read ({exc})") from None
-        return cls.from_json(text)
-
-    # ------------------------------------------------------------- display
-    def describe(self, limit: int = 20) -> str:
-        """A short human summary: counts, then each non-selectable key and its status."""
-        parts = [f"{n} {s}" for s, n in self.summary.items() if n or s != "not-realisable"]
-        if self.min_margin is not None:
-            parts[0] += f" ({len(self.below_min_margin)} only by a margin below {self.min_margin:g})"
-        source = " (LayerNorm outputs of the inputs given)" if self.keys_from else ""
-        lines = [f"{self.n_keys} keys in R^{self.dim}{source}, {self.query_set.get('kind', 'free')} queries: "
-                 f"{', '.join(parts)}"]
-        if self.rank_warning:
-            lines.insert(0, self.rank_warning)
-        others = [r for r in self.results if r.status != "selectable"]
-        for r in others[:limit]:
-            extra = f" ({r.reason})" if r.reason else ""
-            lines.append(f"  key {r.index}: {r.status}{extra}")
-        if len(others) > limit:
-            lines.append(f"  ... and {len(others) - limit} more")
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.describe()
-
-    def _repr_markdown_(self) -> str:
-        rows = ["| status | keys |", "|---|---|"]
-        rows += [f"| {s} | {n} |" for s, n in self.summary.items()]
-        others = [r for r in self.results if r.status != "selectable"][:20]
-        text = f"**Selectability certificate**: {self.n_keys} keys in R^{self.dim}, " \
-               f"{self.query_set.get('kind', 'free')} queries\n\n" + "\n".join(rows)
-        if others:
-            text += "\n\nNot selectable: " + ", ".join(f"{r.index} ({r.status})" for r in others)
-        return text
-
-    def _repr_html_(self) -> str:
-        cells = "".join(f"<tr><td>{html.escape(s)}</td><td>{n}</td></tr>" for s, n in self.summary.items())
-        others = [r for r in self.results if r.status != "selectable"][:20]
-        tail = ""
-        if others:
-            tail = "<p>Not selectable: " + ", ".join(f"{r.index} ({html.escape(r.status)})" for r in others) + "</p>"
-        kind = html.escape(str(self.query_set.get("kind", "free")))
-        return (f"<div><b>Selectability certificate</b>: {self.n_keys} keys in R<sup>{self.dim}</sup>, "
-                f"{kind} queries<table><tr><th>status</th><th>keys</th></tr>{cells}</table>{tail}</div>")

@@ -452,7 +452,7 @@ def model_file_certificates(path) -> list:
     """The certificates a ``layer{l}_head{h}.json`` (``free``, ``layernorm``) or
     ``layer{l}_outputs.json`` (``certificate``) file holds, each with the arrays it is
     about: a list of ``(name, Certificate, keys)``."""
-    from ..kernel.certificates import Certificate
+    from ..certificates.certificate import Certificate
     from ..kernel.errors import CertificateFormatError
 
     try:
@@ -487,7 +487,7 @@ def model_file_certificates(path) -> list:
 
 def check_model_file(path) -> dict:
     """Re-verify every certificate of a certify-model file exactly, against the arrays it
-    holds; returns name -> :class:`~lnproofs.kernel.verify.CheckReport`."""
-    from ..kernel.verify import check_certificate
+    holds; returns name -> :class:`~lnproofs.certificates.check.CheckReport`."""
+    from ..certificates.check import check_certificate
 
     return {name: check_certificate(cert, keys) for name, cert, keys in model_file_certificates(path)}

@@ -128,7 +128,7 @@ def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = Tru
 
 def pool_file_certificates(path, data) -> list:
     """``(name, Certificate, keys)`` for the certificates of a ``pooled/layer{L}_head{H}.json`` file."""
-    from ..kernel.certificates import Certificate
+    from ..certificates.certificate import Certificate
     from .corpus_run import layer_query_set
 
     path = Path(path).resolve()

@@ -102,7 +102,7 @@ def certificate_from_candidates(keys, items) -> dict:
     exactly by the trusted witness check; the engine certifies the keys left over."""
     from ..kernel.certificates import KeyResult
     from ..kernel.checker import check_witnesses
-    from ..kernel.findings import witness_margins
+    from ..certificates.findings import witness_margins
     from ..propose.certification import certify_results
 
     verdicts = check_witnesses(keys, items) if items else []
@@ -439,7 +439,7 @@ def layer_query_set(params, layer: int, head: int, d: int):
 
 def text_file_certificates(path, data) -> list:
     """``(name, Certificate, keys)`` for every certificate of a text file (query sets put back)."""
-    from ..kernel.certificates import Certificate
+    from ..certificates.certificate import Certificate
 
     params_path = Path(path).resolve().parent.parent / "params.npz"
     if not params_path.exists():

@@ -154,7 +154,7 @@ def causal_report(capture, head: int, keys: np.ndarray, *, free_cache: dict | No
 
 def causal_certificates(data: dict, keys: np.ndarray) -> list:
     """``(name, Certificate, prefix keys)`` for every certificate of a head record's causal section."""
-    from ..kernel.certificates import Certificate
+    from ..certificates.certificate import Certificate
     from ..kernel.errors import CertificateFormatError
 
     causal = data.get("causal")

@@ -3,7 +3,7 @@
 :func:`certify` is the public entry point: it validates the keys, dispatches on the
 query set (free queries here, other kinds to :mod:`lnproofs.propose.querysets`), writes results
 as they are proved to a sidecar file (``CERT.json.partial.jsonl``) so an interrupted run
-resumes, and returns an immutable :class:`~lnproofs.kernel.certificates.Certificate`.  Every
+resumes, and returns an immutable :class:`~lnproofs.certificates.Certificate`.  Every
 status other than ``undecided`` has passed :mod:`lnproofs.kernel.checker`.  Exact duplicate
 keys are handled here; the search over distinct keys is :mod:`lnproofs.propose.engine`.
 """
@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from ..kernel.arrays import as_real_array
-from ..kernel.certificates import Certificate, Combination, KeyResult
+from ..certificates.certificate import Certificate
+from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
 from ..kernel.errors import OptionError
 
@@ -63,7 +64,7 @@ def certify_results(keys, *, progress: bool = False, indices=None, seed: int = 0
     ``known``: results already proved (from a resumed run), kept as they are;
     ``stop_at_first``: stop once some key is certified not selectable;
     ``on_results``: called with each batch of new results (for sidecar files);
-    ``finding``: :func:`lnproofs.kernel.findings.rank_finding` of the keys (searched in
+    ``finding``: :func:`lnproofs.certificates.findings.rank_finding` of the keys (searched in
     stretched coordinates when they lie on a subspace up to rounding); ``improve_below``:
     look again for a larger margin where a witness's margin is below this.
     Each call works on the keys of ``indices`` alone, so chunks of keys can be
@@ -272,7 +273,7 @@ def check_min_margin(value) -> float | None:
 def certify(keys, query_set=None, *, progress: bool | None = None, out=None, resume: bool = False,
             stop_at_first: bool = False, seed: int = 0, min_margin: float | None = None, workers=None,
             scheduler=None) -> Certificate:
-    """Certify every key: a :class:`~lnproofs.kernel.certificates.Certificate` whose claims have
+    """Certify every key: a :class:`~lnproofs.certificates.Certificate` whose claims have
     all passed the exact checker.
 
     ``query_set``: None (every query in R^d) or a query-set object / JSON of
@@ -290,7 +291,7 @@ def certify(keys, query_set=None, *, progress: bool | None = None, out=None, res
     process whole (a ``scheduler`` is still reached and checked).
     ``min_margin``: count apart the selectable keys whose witness margin (the score gap
     for a unit query) is below it; for free queries the certificate also carries the
-    rank finding (:func:`lnproofs.kernel.findings.rank_finding`).
+    rank finding (:func:`lnproofs.certificates.findings.rank_finding`).
     """
     from ..execution import open_client, resolve_workers
     from .querysets import proposer_for, query_set_from_json, query_set_to_json
@@ -347,7 +348,7 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
 
     finding = None
     if qs is None:
-        from ..kernel.findings import rank_finding
+        from ..certificates.findings import rank_finding
         finding = rank_finding(K)
     try:
         if context is not None:

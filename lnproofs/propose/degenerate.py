@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..kernel.checker import ExactKeys
-from ..kernel.findings import RANK_FACTOR, witness_margins
+from ..certificates.findings import RANK_FACTOR, witness_margins
 
 __all__ = ["stretched_coordinates", "witness_margins"]   # witness_margins: from the kernel
 

@@ -17,7 +17,7 @@ Works on distinct keys.  Stages, cheapest first:
 
 Proposal coordinates.  The float search runs on coordinates ``X`` of the keys, by default
 the keys themselves (centred and rescaled).  When the keys lie on an affine subspace up
-to rounding (:func:`lnproofs.kernel.findings.rank_finding`), it runs twice: first on the
+to rounding (:func:`lnproofs.certificates.findings.rank_finding`), it runs twice: first on the
 keys' coordinates in that subspace, where the keys that are vertices in the subspace get
 witnesses inside it (margins of the size of the keys), then on *stretched* coordinates
 (:mod:`lnproofs.propose.degenerate`), an exactly computed invertible linear image of the

@@ -201,12 +201,12 @@ def propose_batch(keys, *, seed: int = 0, directions: int = 1) -> dict[int, KeyR
 
 
 def certify_fast(keys, *, seed: int = 0):
-    """A :class:`~lnproofs.kernel.certificates.Certificate` for free queries, as
+    """A :class:`~lnproofs.certificates.Certificate` for free queries, as
     :func:`~lnproofs.propose.certification.certify` gives, faster on many keys in low
     dimension: the batch proposals that pass the exact checker are kept, the general
     engine does the rest."""
     from ..kernel.arrays import as_real_array
-    from ..kernel.certificates import Certificate
+    from ..certificates.certificate import Certificate
     from ..kernel.querysets.free import check_all
     from .certification import certify, certify_results
 

@@ -30,7 +30,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..kernel.arrays import as_real_array
-from ..kernel.certificates import Certificate, Combination, KeyResult
+from ..certificates.certificate import Certificate
+from ..kernel.certificates import Combination, KeyResult
 from ..kernel.errors import InputError, OptionError, ShapeError
 from ..kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys, check_ln_interior, check_ln_witnesses
 
@@ -150,7 +151,7 @@ def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_marg
     length-n vectors (None: ones, zeros); ``eps`` >= 0 (torch convention: the biased
     variance plus eps under the square root).  The keys are the exact real outputs
     gain * (x - mean x) / sqrt(var x + eps) + bias; queries are all of R^n.  Returns a
-    :class:`~lnproofs.kernel.certificates.Certificate` whose ``keys_from`` names the
+    :class:`~lnproofs.certificates.Certificate` whose ``keys_from`` names the
     parameters; ``check_certificate(cert, inputs)`` re-verifies it.  ``min_margin``:
     count apart the selectable keys whose witness margin (score gap for a unit query) is
     below it.  What is decided for eps = 0 and eps > 0: see the module docstring.

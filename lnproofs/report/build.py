@@ -182,7 +182,7 @@ def _load_keys(path) -> np.ndarray:
 def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -> KeySection:
     from ..experiments import figures
     from ..propose.certification import certify
-    from ..kernel.verify import check_certificate
+    from ..certificates.check import check_certificate
 
     cert = certify(keys, seed=seed)
     report = check_certificate(cert, keys)

@@ -5,8 +5,10 @@
 * :func:`witness_margins`: the margin of a witness, min_{j != i} q.(k_i - k_j) / ||q||_2,
   the score gap for the unit query along q.
 
-Both are floats stated as floats: they never change a status.  :mod:`lnproofs.kernel.checker`
-recomputes them when it checks a certificate (the exact dimension exactly).
+Both are floats stated as floats: they never change a status, and the kernel never reads
+them.  :func:`recheck` measures them again when a certificate is checked (the exact
+dimension exactly, the rest in floats within a stated slack) and turns a disagreement into
+a failed verdict, so a certificate whose stated findings are wrong does not pass.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .checker import ExactKeys, exact_ints
+from ..kernel.checker import ExactKeys, Verdict, exact_ints
+from ..kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys
 
-__all__ = ["RANK_FACTOR", "rank_finding", "check_rank_finding", "witness_margins", "check_margins"]
+__all__ = ["RANK_FACTOR", "rank_finding", "check_rank_finding", "witness_margins", "check_margins", "recheck"]
 
 
 #: singular values of the centred keys at most RANK_FACTOR * 2**-52 times the largest are
@@ -89,6 +92,7 @@ def witness_margins(keys, items) -> list[float]:
         out.append(gap / norm)
     return out
 
+
 def check_margins(keys, results) -> list[str | None]:
     """For each result: None unless it is selectable with a ``margin`` that disagrees with
     :func:`witness_margins` of its witness by more than 2**-20 relatively plus the float
@@ -103,3 +107,47 @@ def check_margins(keys, results) -> list[str | None]:
         out.append(None if m is None or abs(r.margin - m) <= slack else
                    f"key {r.index}: margin {r.margin!r} but its witness gives {m!r}")
     return out
+
+
+def _layernorm_margins(inputs, spec: LayerNormKeys, results) -> list[str | None]:
+    """:func:`check_margins` for keys that are the LayerNorm outputs of ``inputs``: each stated
+    margin against the float scores of the correctly rounded outputs."""
+    if len(inputs) < 2 or not any(r.status == "selectable" and r.margin is not None for r in results):
+        return [None] * len(results)
+    keys = ExactLayerNormKeys(inputs, spec)
+    gain = np.array([float(g) for g in keys.gain])
+    out = []
+    for r in results:
+        if r.status != "selectable" or r.margin is None or r.witness is None:
+            out.append(None)
+            continue
+        q = np.array([float(v) for v in r.witness]) * gain
+        s = keys.z @ q
+        own, s[r.index] = s[r.index], -np.inf
+        norm = float(np.linalg.norm([float(v) for v in r.witness])) or 1.0
+        m, slack = (own - s.max()) / norm, 2.0 ** -40 * float(np.abs(q) @ keys.colmax) / norm
+        out.append(None if abs(r.margin - m) <= 2.0 ** -20 * abs(m) + slack else
+                   f"key {r.index}: margin {r.margin!r} but its witness gives {float(m)!r}")
+    return out
+
+
+def recheck(cert, keys, verdicts) -> list[Verdict]:
+    """The kernel's ``verdicts`` on ``cert``, with every stated finding measured again: a key whose
+    claim holds but whose margin disagrees fails with that message, and a wrong rank finding adds a
+    failed verdict (index -1)."""
+    ek = ExactKeys.of(keys)
+    verdicts = list(verdicts)
+    held = [n for n, v in enumerate(verdicts[:len(cert.results)]) if v.ok]
+    results = [cert.results[n] for n in held]
+    if cert.keys_from is not None:
+        messages = _layernorm_margins(ek.array, LayerNormKeys.from_json(cert.to_json()["keys_from"]), results)
+    else:
+        messages = check_margins(ek, results) if cert.query_set.get("kind", "free") == "free" else []
+    for n, message in zip(held, messages):
+        if message:
+            verdicts[n] = Verdict(verdicts[n].index, verdicts[n].status, False, message)
+    if cert.rank is not None:
+        message = check_rank_finding(ek, cert.to_json()["rank"])
+        if message:
+            verdicts.append(Verdict(-1, "rank finding", False, message))
+    return verdicts

@@ -1,0 +1,19 @@
+"""Certificates as people hold them, around the trusted kernel.
+
+The kernel (:mod:`lnproofs.kernel`) defines the certificate schema and decides every claim.
+This package adds what is for people and decides no status:
+
+* :mod:`.certificate`: :class:`Certificate`, the kernel's schema plus files (``save``/``load``)
+  and text (``describe``, notebook views, the rank warning);
+* :mod:`.findings`: the informational floats a certificate states (the numerical affine
+  dimension and witness margins), measured and re-measured;
+* :mod:`.check`: :func:`check_certificate`, the kernel's verdicts on every claim plus the
+  re-measured findings, as one :class:`CheckReport`.
+"""
+
+from __future__ import annotations
+
+from .certificate import Certificate
+from .check import CheckReport, check_certificate
+
+__all__ = ["Certificate", "CheckReport", "check_certificate"]

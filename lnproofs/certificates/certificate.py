@@ -1,0 +1,116 @@
+"""The certificate people hold: the kernel's schema plus files and text.
+
+:class:`Certificate` is :class:`lnproofs.kernel.certificates.Certificate` (the fields, their
+validation and the exact JSON round-trip, all trusted) with what a person uses around it:
+indexing by key, ``save``/``load`` (atomic writes, one-line errors), ``describe`` and the
+notebook views, and the one-line warning when the keys lie on an affine subspace up to
+rounding.  Nothing here reads a claim's evidence.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from pathlib import Path
+
+from ..kernel import certificates as schema
+from ..kernel.errors import CertificateFormatError
+
+__all__ = ["Certificate"]
+
+
+class Certificate(schema.Certificate):
+    """Per-key selectability results for N keys in R^d under a query set (see
+    :mod:`lnproofs.kernel.certificates` for the fields and the JSON schema)."""
+
+    # ------------------------------------------------------------------ keys
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        return tuple(r.status for r in self.results)
+
+    def indices(self, status: str) -> tuple[int, ...]:
+        """Indices of the keys with ``status``."""
+        return tuple(r.index for r in self.results if r.status == status)
+
+    def __getitem__(self, index: int) -> schema.KeyResult:
+        return self.results[index]
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+    def __iter__(self):
+        return iter(self.results)
+
+    # ----------------------------------------------------------------- files
+    def save(self, path: str | os.PathLike, indent: int | None = None) -> Path:
+        """Write the JSON (atomically: a temporary file is renamed into place)."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.dumps(indent) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Certificate":
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CertificateFormatError(f"certificate file {path} does not exist") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CertificateFormatError(f"certificate file {path} could not be read ({exc})") from None
+        return cls.from_json(text)
+
+    # ------------------------------------------------------------------ text
+    @property
+    def rank_warning(self) -> str | None:
+        """One line when the keys lie on an affine subspace up to rounding, else None."""
+        rank = self.rank
+        if not rank or rank["numerical_affine_dimension"] >= rank["exact_affine_dimension"]:
+            return None
+        ex, nu = rank["exact_affine_dimension"], rank["numerical_affine_dimension"]
+        small = rank["singular_values"][nu] / rank["singular_values"][0] if rank["singular_values"] else 0.0
+        return (f"warning: the keys span {ex} dimensions exactly but only {nu} numerically (singular value "
+                f"ratio {small:.1e} <= 2^-32): they lie on a {nu}-dimensional affine subspace up to rounding, "
+                f"and keys that win only through the rounding do so by tiny margins (see --min-margin)")
+
+    def _others(self, limit: int | None = 20) -> list:
+        return [r for r in self.results if r.status != "selectable"][:limit]
+
+    def _heading(self) -> str:
+        return f"{self.n_keys} keys in R^{self.dim}"
+
+    def describe(self, limit: int = 20) -> str:
+        """A short human summary: counts, then each non-selectable key and its status."""
+        parts = [f"{n} {s}" for s, n in self.summary.items() if n or s != "not-realisable"]
+        if self.min_margin is not None:
+            parts[0] += f" ({len(self.below_min_margin)} only by a margin below {self.min_margin:g})"
+        source = " (LayerNorm outputs of the inputs given)" if self.keys_from else ""
+        lines = [f"{self._heading()}{source}, {self.query_set.get('kind', 'free')} queries: {', '.join(parts)}"]
+        if self.rank_warning:
+            lines.insert(0, self.rank_warning)
+        others = self._others(None)
+        lines += [f"  key {r.index}: {r.status}" + (f" ({r.reason})" if r.reason else "") for r in others[:limit]]
+        if len(others) > limit:
+            lines.append(f"  ... and {len(others) - limit} more")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def _repr_markdown_(self) -> str:
+        rows = ["| status | keys |", "|---|---|"] + [f"| {s} | {n} |" for s, n in self.summary.items()]
+        text = (f"**Selectability certificate**: {self._heading()}, {self.query_set.get('kind', 'free')} queries\n\n"
+                + "\n".join(rows))
+        if self._others():
+            text += "\n\nNot selectable: " + ", ".join(f"{r.index} ({r.status})" for r in self._others())
+        return text
+
+    def _repr_html_(self) -> str:
+        cells = "".join(f"<tr><td>{html.escape(s)}</td><td>{n}</td></tr>" for s, n in self.summary.items())
+        tail = ""
+        if self._others():
+            tail = "<p>Not selectable: " + ", ".join(f"{r.index} ({html.escape(r.status)})" for r in self._others()) + "</p>"
+        kind = html.escape(str(self.query_set.get("kind", "free")))
+        return (f"<div><b>Selectability certificate</b>: {self.n_keys} keys in R<sup>{self.dim}</sup>, "
+                f"{kind} queries<table><tr><th>status</th><th>keys</th></tr>{cells}</table>{tail}</div>")
