@@ -34,9 +34,9 @@ and a result flushed to zero never passes (the right side is positive), so
 s_i - s_j > 2 (E_i + E_j)(1 - u)/(1 + u) >= E_i + E_j and the exact difference is at
 least (s_i - s_j) - E_i - E_j > 0.  With E' for both keys the test is
 fl(s_i - s_j) > 4 E' (and 4 E' >= fl(2 fl(E_i + E_j)) by monotone rounding).  The
-checker tries E' first (one matrix product for many queries), then per-pair E_i, E_j;
-every pair that neither test accepts is decided exactly with integers, and keys or
-queries with subnormal entries always are.
+checker applies that test (one matrix product for many queries); every pair it does not
+accept is decided exactly with integers (one integer product per query gives all its
+scores), and keys or queries with subnormal entries always are.
 
 Free queries (query_set kind "free"):
 * selectable: q.k_i > q.k_j for all j != i;
@@ -147,31 +147,14 @@ class ExactKeys:
 
     def affine_rank(self) -> int:
         """Exact dimension of the affine hull of all keys (computed once).  The rank modulo
-        the prime p = 2**31 - 1 of a spread-out subset of keys (vectorised) is a lower
-        bound; when it is already full it is the answer, otherwise the exact rank is
-        computed over the integers."""
+        the prime p = 2**31 - 1 of a spread-out subset of keys is a lower bound; when it is
+        already full it is the answer, otherwise the exact rank is computed over the integers."""
         if self._rank is None:
             full = min(self.n - 1, self.dim)
             some = np.unique(np.linspace(0, self.n - 1, min(self.n, 4 * self.dim + 8)).astype(np.int64))
-            if full > 0 and self._rank_mod_p(some) == full:
-                self._rank = full
-            else:
-                self._rank = affine_rank(self.integer_rows()[0].tolist())
+            K, V = self.integer_rows()
+            self._rank = full if full > 0 and _support_rank_mod_p(V[some]) == full else affine_rank(K.tolist())
         return self._rank
-
-    def _rank_mod_p(self, rows) -> int:
-        """Rank modulo p of the differences of the keys ``rows`` (a lower bound of the
-        exact affine rank of all keys: a subset, and a rank mod p, can only be smaller)."""
-        from flint import nmod_mat
-
-        p = (1 << 31) - 1
-        mant, expo = np.frexp(self.array[rows])
-        ints = (mant * 2.0 ** 53).astype(np.int64) % p              # exact: 53-bit mantissas
-        shifts = np.where(mant != 0, expo - 53 - self.exponent, 0)   # >= 0 by the choice of exponent
-        powers = {int(s): pow(2, int(s), p) for s in np.unique(shifts)}
-        V = ints * np.vectorize(powers.__getitem__, otypes=[np.int64])(shifts) % p
-        D = (V[1:] - V[0]) % p
-        return int(nmod_mat(len(rows) - 1, self.dim, [int(x) for x in D.ravel()], p).rank())
 
 
 def affine_rank(rows) -> int:
@@ -203,11 +186,6 @@ class Verdict:
     message: str = ""
 
 
-def _int_score(ek: ExactKeys, Q: list[int], j: int) -> int:
-    """Q.K_j: the score q.k_j divided by the positive number scale * 2**exponent."""
-    return sum(a * b for a, b in zip(Q, ek.row(j)))
-
-
 def _is_float_vector(q) -> bool:
     return all(type(x) is float or type(x) is np.float64 for x in q)
 
@@ -217,7 +195,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
     """For each (i, q): None if q.k_i > q.k_j for all j != i ("strict"), or if
     q.k_i >= q.k_j for all j with some strict ("tie"); else a message naming the key,
     the failing inequality and by how much.  Decided by the float filter of the module
-    docstring (first with one bound per query, then per pair), exactly otherwise.
+    docstring (one bound per query), exactly otherwise.
     ``margins`` (a dict) receives the float estimate of min_j q.(k_i - k_j) per item."""
     ek = ExactKeys.of(keys)
     n, d = ek.n, ek.dim
@@ -253,18 +231,9 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
         good[ek.subnormal_rows, :] = False
         good[idx, ar] = True
         done = good.all(axis=0)
-        for c in np.flatnonzero(~done):
-            t, i = cols[c], int(idx[c])
-            js = np.flatnonzero(~good[:, c])
-            # per-pair bounds E_j from c_j = fl(sum_l |k_jl| |q_l|), then exact for the rest
-            e = lambda cj: cj * (d * 2.0 ** -50) + d * 2.0 ** -1020
-            c_i = float(ek.abs[i] @ absQ[c])
-            c_j = ek.abs[js] @ absQ[c]
-            ok = (S[js, c] > 2.0 * (e(c_i) + e(c_j))) & (c_j <= _C_MAX) & ~ek.subnormal_rows[js]
-            ok &= bool(col_ok[c] or (c_i <= _C_MAX and not ek.subnormal_rows[i]
-                                     and not np.any((absQ[c] < _TINY) & (Q[c] != 0))))
-            pending[t] = js[~ok]
-            below[t] = bool(ok.any()) or int(good[:, c].sum()) > 1
+        for c in np.flatnonzero(~done):              # the pairs the bound does not settle: exactly, below
+            pending[cols[c]] = np.flatnonzero(~good[:, c])
+            below[cols[c]] = int(good[:, c].sum()) > 1
         for c in np.flatnonzero(done):
             below[cols[c]] = n > 1
         del S, good
@@ -273,20 +242,16 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
             continue
         i, q = items[t]
         Q, scale = exact_ints(q)
-        scores = ek.int_scores(Q) if len(js) > 16 else None
-        score = (lambda j: scores[j]) if scores is not None else (lambda j: _int_score(ek, Q, j))
-        score_i = score(i)
-        if scores is not None:                     # every key at once: one max and one min
-            rest = scores[:i] + scores[i + 1:]
-            top, low = max(rest), min(rest)
-            if top < score_i or (mode == "tie" and top == score_i and low < score_i):
-                below[t] = True
-                continue
+        scores = ek.int_scores(Q)                  # every key at once: one max and one min first
+        score_i, rest = scores[i], scores[:i] + scores[i + 1:]
+        if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
+            below[t] = True
+            continue
         for j in js:
             j = int(j)
             if j == i:
                 continue
-            diff = score_i - score(j)              # the gap divided by scale * 2**exponent > 0
+            diff = score_i - scores[j]             # the gap divided by scale * 2**exponent > 0
             if diff > 0:
                 below[t] = True
             elif diff < 0 or mode == "strict":

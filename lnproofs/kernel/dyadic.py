@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["dyadic_integers", "integer_matrix", "exact_row_products", "pow2",
+__all__ = ["dyadic_integers", "integer_matrix", "pow2",
            "integer_vector_of_fractions", "fmpq_matrix", "fmpq_of", "fraction_of_fmpq"]
 
 
@@ -37,13 +37,6 @@ def integer_matrix(values):
     rows, cols = arr.shape
     ints, base = dyadic_integers(arr)
     return fmpz_mat(rows, cols, ints), base
-
-
-def exact_row_products(keys, W):
-    """``(P, e)``: the exact products ``W k_j`` as rows of an integer matrix ``P`` times ``2**e``."""
-    K, ek = integer_matrix(keys)
-    Wm, ew = integer_matrix(np.asarray(W, dtype=np.float64).T)
-    return K * Wm, ek + ew
 
 
 def pow2(e: int):

@@ -21,6 +21,8 @@ __all__ = ["UniformResult", "check_uniform"]
 
 @dataclass(frozen=True)
 class UniformResult:
+    """An answer to the uniform-attention question (text for people: :class:`lnproofs.certificates.uniform.UniformResult`)."""
+
     status: str
     query_set: dict
     n_keys: int
@@ -38,21 +40,6 @@ class UniformResult:
                "proof": self.proof, "reason": self.reason}
         out.update(self.extras)
         return out
-
-    def describe(self) -> str:
-        kind = self.query_set.get("kind", "free")
-        head = f"{self.n_keys} keys in R^{self.dim}, {kind} queries: "
-        if self.status == "feasible" and self.query is None:
-            return head + "a non-zero query gives every key the same score (exact search; query not stored)"
-        if self.status == "feasible":
-            shown = ", ".join(f"{float(x):.6g}" for x in self.query[:8]) + (", ..." if len(self.query) > 8 else "")
-            text = head + f"a non-zero query gives every key the same score (checked exactly)\n  q = [{shown}]"
-            if "u" in self.extras:
-                text += "\n  realised by u with 1.u = 0 and ||u||^2 <= n (checked exactly)"
-            return text
-        if self.status == "infeasible":
-            return head + f"no non-zero query gives every key the same score ({self.proof.get('kind')}, checked exactly)"
-        return head + f"undecided ({self.reason})"
 
 
 def check_uniform(keys, result) -> tuple[bool, str]:

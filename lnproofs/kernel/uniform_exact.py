@@ -16,18 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dyadic import fmpq_of, integer_matrix
+
 __all__ = ["difference_matrix", "LayerNormEquations", "fmpq_column"]
-
-
-def _object_ints(values) -> np.ndarray:
-    """The float array ``values`` as Python integers (object array) times one power of two."""
-    from .dyadic import dyadic_integers
-
-    arr = np.asarray(values, dtype=np.float64)
-    ints, e = dyadic_integers(arr)
-    out = np.empty(len(ints), dtype=object)
-    out[:] = ints
-    return out.reshape(arr.shape), e
 
 
 def difference_matrix(keys):
@@ -35,19 +26,17 @@ def difference_matrix(keys):
     both in units of the keys' common power of two."""
     from flint import fmpz_mat
 
-    K, _ = _object_ints(np.atleast_2d(keys))
-    N, d = K.shape
-    diffs = (K[1:] - K[0]) if N > 1 else np.empty((0, d), dtype=object)
-    return fmpz_mat(max(N - 1, 0), d, diffs.reshape(-1).tolist()), fmpz_mat(N, d, K.reshape(-1).tolist())
+    K, _ = integer_matrix(np.atleast_2d(np.asarray(keys, dtype=np.float64)))
+    N, d = K.nrows(), K.ncols()
+    e = K.entries()
+    return fmpz_mat(max(N - 1, 0), d, [e[r * d + c] - e[c] for r in range(1, N) for c in range(d)]), K
 
 
 def fmpq_column(values):
-    """A column fmpq_mat of exact rationals (Fractions, ints or fmpq)."""
-    from flint import fmpq, fmpq_mat
+    """A column fmpq_mat of exact rationals (Fractions or ints)."""
+    from flint import fmpq_mat
 
-    vals = [v if isinstance(v, fmpq) else fmpq(int(getattr(v, "numerator", v)), int(getattr(v, "denominator", 1)))
-            for v in values]
-    return fmpq_mat(len(vals), 1, vals)
+    return fmpq_mat(len(values), 1, [fmpq_of(v) for v in values])
 
 
 class LayerNormEquations:

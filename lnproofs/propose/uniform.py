@@ -25,7 +25,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from .pivots import pivot_columns
-from ..kernel.uniform_check import UniformResult, check_uniform
+from ..certificates.uniform import UniformResult
+from ..kernel.uniform_check import check_uniform
 
 __all__ = ["UniformResult", "uniform_attention", "check_uniform"]
 
@@ -97,10 +98,8 @@ def uniform_attention(keys, query_set=None, *, reference: bool = False, query_ma
         return reference_uniform_attention(keys, query_set)
     if query_set is None:
         qs_json = {"kind": "free"}
-    elif query_map is not None and hasattr(query_map, "query_set_json"):
-        qs_json = query_map.query_set_json()
     else:
-        qs_json = query_set.to_json()
+        qs_json = _kept(query_map, "query_set_json", query_set.to_json)
     base = dict(query_set=qs_json, n_keys=N, dim=d)
     if kind in ("free", "ball"):
         from ..kernel.uniform_exact import difference_matrix
@@ -125,6 +124,16 @@ def uniform_attention(keys, query_set=None, *, reference: bool = False, query_ma
     return _uniform_layernorm(keys, query_set, base, query_map, compact, differences)
 
 
+def _kept(query_map, name: str, make):
+    """``make()``, kept on the head's query map when there is one (a run over many texts builds
+    the query set's JSON and tests ``H`` once per head); a cache of this search, not a claim."""
+    if query_map is None:
+        return make()
+    if name not in vars(query_map):
+        setattr(query_map, name, make())
+    return getattr(query_map, name)
+
+
 def _uniform_layernorm(keys, query_set, base, query_map=None, compact=False, differences=None) -> UniformResult:
     """The least-norm solution of the uniform equations, found in d dimensions.
 
@@ -146,12 +155,7 @@ def _uniform_layernorm(keys, query_set, base, query_map=None, compact=False, dif
         return UniformResult("infeasible", proof={"kind": "independent differences",
                                                   "pairs": [[j + 1, 0] for j in pick]}, **base)
     eq = LayerNormEquations(keys, query_set, query_map, differences=(D, K))
-    invertible = getattr(query_map, "h_invertible", None)
-    if invertible is None:
-        invertible = _full_column_rank(eq.Hn)
-        if query_map is not None:
-            query_map.h_invertible = invertible
-    if not invertible:
+    if not _kept(query_map, "h_invertible", lambda: _full_column_rank(eq.Hn)):
         return _reference(keys, query_set)
     # Lagrange: q = q0 + H D^T lam with (Dp H Dp^T) lam = -Dp q0 on independent rows Dp of D;
     # then w = Dp^T lam, u = P A^T w, ||u||^2 = w^T H w = -lam . Dp q0.  With H = Hn c

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..kernel.errors import InputError
 from .pivots import pivot_columns
-from ..kernel.uniform_check import UniformResult
+from ..certificates.uniform import UniformResult
 
 __all__ = ["reference_uniform_attention"]
 

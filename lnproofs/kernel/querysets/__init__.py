@@ -6,7 +6,7 @@ the attention argmax (q.k_i > q.k_j for every j != i).  ``free`` allows every q 
 can produce; ``rmsnorm`` the queries an RMSNorm + W_q layer (optionally rotated by
 RoPE) can produce; ``layernorm_rotary`` the queries of a LayerNorm layer rotated by RoPE;
 ``ball`` allows ||q|| <= R.  Adding a query set is adding one module and
-one line to :data:`KINDS` here (schema and checks), and one module plus one line to
+its name to :data:`KINDS` here (schema and checks), and one module plus one line to
 :data:`lnproofs.propose.querysets.KINDS` (the proposer); the checker finds it here.
 
 The protocol
@@ -46,29 +46,17 @@ import importlib
 
 from ..errors import CertificateFormatError
 
-__all__ = ["KINDS", "module_for", "query_set_from_json", "query_set_to_json"]
+__all__ = ["KINDS", "module_for", "query_set_from_json"]
 
-#: query-set kind -> module under lnproofs.kernel.querysets
-KINDS: dict[str, str] = {
-    "free": "free",
-    "subspace": "subspace",
-    "layernorm": "layernorm",
-    "ball": "ball",
-    "rmsnorm": "rmsnorm",
-    "layernorm_rotary": "layernorm_rotary",
-}
+#: the query-set kinds: each is a module under lnproofs.kernel.querysets of the same name
+KINDS = ("free", "subspace", "layernorm", "ball", "rmsnorm", "layernorm_rotary")
 
 
 def module_for(kind: str):
     """The trusted module of query sets of ``kind``: schema and checks (imported on first use)."""
     if kind not in KINDS:
         raise CertificateFormatError(f"query_set kind {kind!r} is unknown; known kinds: {', '.join(KINDS)}")
-    try:
-        return importlib.import_module(f".{KINDS[kind]}", __name__)
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.endswith(KINDS[kind]):
-            raise CertificateFormatError(f"query_set kind {kind!r} is not available in this installation") from None
-        raise
+    return importlib.import_module(f".{kind}", __name__)
 
 
 def query_set_from_json(data) -> object:
@@ -78,12 +66,3 @@ def query_set_from_json(data) -> object:
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
         raise CertificateFormatError("query_set must be an object with a string field 'kind', e.g. {\"kind\": \"free\"}")
     return module_for(data["kind"]).QUERY_SET.from_json(data)
-
-
-def query_set_to_json(query_set) -> dict:
-    """The JSON object of a query set (``None`` means free queries)."""
-    if query_set is None:
-        return {"kind": "free"}
-    if isinstance(query_set, dict):
-        return query_set_from_json(query_set).to_json()
-    return query_set.to_json()

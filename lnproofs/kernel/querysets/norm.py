@@ -41,7 +41,7 @@ from ..errors import CertificateFormatError, InputError, OptionError, ShapeError
 from ..exact import to_fraction
 
 __all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
-           "ExactLayer", "ExactRMSLayer", "check_primal", "check_dual", "check_result", "check_all", "check"]
+           "ExactLayer", "check_primal", "check_dual", "check_result", "check_all", "check"]
 
 ROTATION_STYLES = ("half", "interleaved")
 
@@ -242,13 +242,7 @@ class ExactQueryMap:
         self.centred = query_set.centred
         self.R = None if query_set.rotation is None else query_set.rotation.matrix(self.d)
         self.RT = None if self.R is None else self.R.transpose()
-        self._hn, self._query_set, self._json = None, query_set, None
-        self.h_invertible = None          # filled in by searches that test it (a cache, not a claim)
-
-    def query_set_json(self) -> dict:
-        """The query set's JSON form (built once)."""
-        self._json = self._json or self._query_set.to_json()
-        return self._json
+        self._hn = None
 
     def factored(self):
         """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``
@@ -270,16 +264,18 @@ class ExactLayer:
     one power of two per array, so the products in the checks are integer matrix products."""
 
     def __init__(self, keys, query_set, query_map: ExactQueryMap | None = None):
-        qm = ExactQueryMap(query_set) if query_map is None else query_map
-        self.query_map = qm
-        self.n, self.d = query_set.width, query_set.dim
+        self.query_map = ExactQueryMap(query_set) if query_map is None else query_map
         keys = np.asarray(keys, dtype=np.float64)
         self.N = len(keys)
         self.K, self.ek = integer_matrix(keys)                          # K * 2^ek
-        self.Wq, self.ew, self.WqT, self.G, self.eg = qm.Wq, qm.ew, qm.WqT, qm.G, qm.eg
-        self.q0, self.radius, self.centred, self.R, self.RT = qm.q0, qm.radius, qm.centred, qm.R, qm.RT
         self.ln = query_set.kind == "layernorm"
         self._c = self._keys = None
+
+    def __getattr__(self, name):
+        """The query map's exact forms (n, d, Wq, ew, G, eg, q0, radius, centred, R, ...)."""
+        if name == "query_map":
+            raise AttributeError(name)
+        return getattr(self.query_map, name)
 
     @property
     def keys(self):
@@ -375,9 +371,6 @@ class ExactLayer:
         return fmpq(nw2) * scale * scale, sum((self.q0[a, 0] * Y[a] for a in range(self.d)), fmpq(0)) / fmpq(Dc)
 
 
-ExactRMSLayer = ExactLayer
-
-
 def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, object]:
     """``(ok, message, smallest margin)`` for the query made from ``u = U / D``."""
     from flint import fmpq
@@ -430,15 +423,23 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     return True, ""
 
 
+def _compact_y(layer: ExactLayer, result: dict):
+    """The ``y`` of a LayerNorm result in the compact form as d floats; None if it is not in that
+    form, False if its ``y`` is malformed."""
+    y = result.get("y")
+    if not layer.ln or result.get("status") != "selectable" or y is None:
+        return None
+    if not isinstance(y, list) or len(y) != layer.d or not all(isinstance(v, (int, float)) for v in y):
+        return False
+    return [float(v) for v in y]
+
+
 def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
     """Exact verdict on one result dictionary (JSON form); ``(ok, message)``."""
     index, status = result.get("index"), result.get("status")
     try:
-        if status == "selectable" and layer.ln and result.get("y") is not None:
-            y = result.get("y")
-            if not isinstance(y, list) or len(y) != layer.d or not all(isinstance(v, (int, float)) for v in y):
-                return False, f"key {index}: y must be a list of {layer.d} numbers"
-            return layer.check_factored([(index, [float(v) for v in y])])[0][:2]
+        if (y := _compact_y(layer, result)) is not None:
+            return layer.check_factored([(index, y)])[0][:2] if y else (False, f"key {index}: y must be a list of {layer.d} numbers")
         if status == "selectable":
             u = result.get("u")
             if not isinstance(u, (list, tuple)) or len(u) != layer.n:
@@ -473,11 +474,10 @@ def check_all(keys, query_set, results) -> list:
     query_set.validate(arr.shape[1])
     layer = ExactLayer(arr, query_set)
     datas = [r.to_json() if hasattr(r, "to_json") else dict(r) for r in results]
-    batch = [(t, d) for t, d in enumerate(datas) if layer.ln and d.get("status") == "selectable"
-             and isinstance(d.get("y"), list) and isinstance(d.get("index"), int) and 0 <= d["index"] < len(arr)
-             and len(d["y"]) == layer.d and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in d["y"])]
-    got = layer.check_factored([(d["index"], [float(v) for v in d["y"]]) for _, d in batch])
-    compact = {t: verdict[:2] for (t, _), verdict in zip(batch, got)}
+    batch = [(t, d["index"], y) for t, d in enumerate(datas)
+             if isinstance(d.get("index"), int) and 0 <= d["index"] < len(arr) and (y := _compact_y(layer, d))]
+    got = layer.check_factored([(index, y) for _, index, y in batch])
+    compact = {t: verdict[:2] for (t, _, _), verdict in zip(batch, got)}
     verdicts = []
     for t, data in enumerate(datas):
         index = data.get("index")

@@ -8,16 +8,17 @@ exact rational products ``W k_j`` (never the rounded float product).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
 
 from ..arrays import as_radius, as_real_array
-from ..checker import ExactKeys, Verdict, affine_rank, check_combination, check_witnesses
-from ..dyadic import exact_row_products, fmpq_matrix, fmpq_of, fraction_of_fmpq
+from ..checker import ExactKeys, Verdict
+from ..dyadic import fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix
 from ..errors import CertificateFormatError, InputError, ShapeError, require
 from ..exact import fractions_of
+from . import free
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check", "check_all"]
 
@@ -86,25 +87,15 @@ class ExactPoints(ExactKeys):
         arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
         query_set.validate(arr.shape[1])
         self.keys, self.W = arr, query_set.matrix
-        self.P, self.exponent = exact_row_products(arr, self.W)     # fmpz_mat, N x m
+        (K, ek), (Wt, ew) = integer_matrix(arr), integer_matrix(self.W.T)
+        self.P, self.exponent = K * Wt, ek + ew                        # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self.dim, self._matrix, self._rank, self._Wt, self._scores = self.m, self.P, None, None, {}
         self._ints = self._mod_p = None
         self.abs = np.zeros((self.n, self.m))
 
-    def floats(self, relative_to: int | None = None) -> np.ndarray:
-        """The points (minus point ``relative_to``, exactly) rounded to doubles; proposals only."""
-        base = [0] * self.m if relative_to is None else self.row(relative_to)
-        return np.array([[float(Fraction(int(self.P[j, a]) - base[a]) * Fraction(2) ** self.exponent)
-                          for a in range(self.m)] for j in range(self.n)], dtype=np.float64).reshape(self.n, self.m)
-
     def row(self, j: int) -> list[int]:
         return [int(self.P[j, a]) for a in range(self.m)]
-
-    def affine_rank(self) -> int:
-        if self._rank is None:
-            self._rank = affine_rank([self.row(j) for j in range(self.n)])
-        return self._rank
 
     def query_of(self, z) -> list[Fraction]:
         """``q = W^T z`` exactly."""
@@ -116,44 +107,42 @@ class ExactPoints(ExactKeys):
         return [fraction_of_fmpq(q[a, 0]) for a in range(q.nrows())]
 
 
-def _check_one(points: ExactPoints, query_set: SubspaceQuerySet, r) -> str | None:
-    status = r.status
-    i = r.index
-    if not isinstance(i, int) or not 0 <= i < points.n:
-        return f"key {i}: index out of range 0..{points.n - 1}"
-    if status == "undecided":
-        return None
-    if status == "not-realisable":
-        return f"key {i}: 'not-realisable' is not a status for subspace query sets"
-    z = r.extras.get("z")
-    if status in ("selectable", "tie-only"):
-        if z is None:
-            return f"key {i}: a {status} claim needs 'z' (the query is q = W^T z)"
-        try:
-            z = list(fractions_of(z))
-        except InputError as err:
-            return f"key {i}: 'z' is not a list of numbers ({err})"
-        if len(z) != points.m:
-            return f"key {i}: a witness z with {points.m} entries is needed (q = W^T z)"
-        q = points.query_of(z)
-        if r.witness is not None and (len(r.witness) != len(q) or any(Fraction(a) != b for a, b in zip(r.witness, q))):
-            return f"key {i}: the witness is not W^T z exactly"
-        if query_set.radius is not None and sum(x * x for x in q) > Fraction(query_set.radius) ** 2:
-            return f"key {i}: ||W^T z|| exceeds the radius {query_set.radius!r}"
-        if status == "tie-only" and (bad := check_combination(points, i, r.combination, strict=False)):
-            return bad
-        return check_witnesses(points, [(i, z)], mode="strict" if status == "selectable" else "tie")[0]
-    return check_combination(points, i, r.combination, strict=True)
+def _witness_z(points: ExactPoints, query_set: SubspaceQuerySet, r):
+    """The exact ``z`` of a selectable or tie-only result whose witness is ``W^T z`` (inside the radius), else a message."""
+    z, i = r.extras.get("z"), r.index
+    if z is None:
+        return f"key {i}: a {r.status} claim needs 'z' (the query is q = W^T z)"
+    try:
+        z = fractions_of(z)
+    except InputError as err:
+        return f"key {i}: 'z' is not a list of numbers ({err})"
+    if len(z) != points.m:
+        return f"key {i}: a witness z with {points.m} entries is needed (q = W^T z)"
+    q = points.query_of(z)
+    if r.witness is not None and (len(r.witness) != len(q) or any(Fraction(a) != b for a, b in zip(r.witness, q))):
+        return f"key {i}: the witness is not W^T z exactly"
+    if query_set.radius is not None and sum(x * x for x in q) > Fraction(query_set.radius) ** 2:
+        return f"key {i}: ||W^T z|| exceeds the radius {query_set.radius!r}"
+    return z
 
 
 def check_all(keys, query_set: SubspaceQuerySet, results) -> list:
-    """Exact verdicts, against the exact rational points ``W k_j``."""
+    """Exact verdicts: the free-query checks on the exact rational points ``W k_j``, with ``z`` as the witness."""
     points = ExactPoints(keys, query_set)
-    out = []
-    for r in results:
-        message = _check_one(points, query_set, r)
-        out.append(Verdict(r.index, r.status, message is None, message or ""))
-    return out
+    messages, passed = {}, []
+    for pos, r in enumerate(results):
+        z = None
+        if not isinstance(r.index, int) or not 0 <= r.index < points.n:
+            messages[pos] = f"key {r.index}: index out of range 0..{points.n - 1}"
+        elif r.status == "not-realisable":
+            messages[pos] = f"key {r.index}: 'not-realisable' is not a status for subspace query sets"
+        elif r.status in ("selectable", "tie-only") and isinstance(z := _witness_z(points, query_set, r), str):
+            messages[pos] = z
+        else:
+            passed.append((pos, r if z is None else replace(r, witness=z)))
+    for (pos, _), verdict in zip(passed, free.check_all(points, None, [r for _, r in passed])):
+        messages[pos] = verdict.message or None
+    return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "") for pos, r in enumerate(results)]
 
 
 def check(keys, query_set: SubspaceQuerySet, result):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 
 from ...kernel.errors import CertificateFormatError
-from ...kernel.querysets import KINDS as _TRUSTED_KINDS, query_set_from_json, query_set_to_json
+from ...kernel.querysets import KINDS as _TRUSTED_KINDS, query_set_from_json
 
 __all__ = ["KINDS", "proposer_for", "query_set_from_json", "query_set_to_json"]
 
@@ -29,3 +29,12 @@ def proposer_for(kind: str):
     if kind not in KINDS:
         raise CertificateFormatError(f"query_set kind {kind!r} is unknown; known kinds: {', '.join(KINDS)}")
     return importlib.import_module(f".{KINDS[kind]}", __name__)
+
+
+def query_set_to_json(query_set) -> dict:
+    """The JSON object of a query set (``None`` means free queries; a dict is validated first)."""
+    if query_set is None:
+        return {"kind": "free"}
+    if isinstance(query_set, dict):
+        return query_set_from_json(query_set).to_json()
+    return query_set.to_json()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernel.querysets.rmsnorm import (KIND, QUERY_SET, ExactRMSLayer, RMSNormQuerySet, Rotation, check,
+from ...kernel.querysets.rmsnorm import (KIND, QUERY_SET, ExactLayer, RMSNormQuerySet, Rotation, check,
                                          check_all, check_dual, check_primal, check_result)
 
 from ..cone import solve_margin_cone
@@ -97,7 +97,7 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
 
     keys = np.asarray(keys, dtype=np.float64)
     query_set.validate(keys.shape[1])
-    layer = ExactRMSLayer(keys, query_set)
+    layer = ExactLayer(keys, query_set)
     N = len(keys)
     todo = list(range(N)) if indices is None else sorted({int(j) for j in indices})
     free = {r.index: r for r in free_results(keys, indices=todo)} if N > 1 else {}

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
+
 from ...io.arrays import load_array
 from ...kernel.checker import check_combination, check_witnesses
 from ...kernel.exact import to_fraction
@@ -23,13 +25,16 @@ def _check_witness(points: ExactPoints, i: int, z, mode: str) -> str | None:
     return check_witnesses(points, [(i, [to_fraction(x) for x in z])], mode=mode)[0]
 
 
+def _floats(points: ExactPoints, relative_to: int | None = None) -> np.ndarray:
+    """The points ``W k_j`` (minus point ``relative_to``, exactly) rounded to doubles, for the engine."""
+    base = [0] * points.m if relative_to is None else points.row(relative_to)
+    return np.array([[float(Fraction(int(points.P[j, a]) - base[a]) * Fraction(2) ** points.exponent)
+                      for a in range(points.m)] for j in range(points.n)], dtype=np.float64).reshape(points.n, points.m)
+
+
 def load_subspace(path, *, radius: float | None = None) -> SubspaceQuerySet:
     """Read ``W`` (``m x d``) from a .npy/.npz(array ``W``)/.csv/.pt/.safetensors file."""
     return SubspaceQuerySet(load_array(path, name="W", ndim=2), radius)
-
-
-# ---------------------------------------------------------------------------
-# Exact checking against the rational points W k_j.
 
 
 # ---------------------------------------------------------------------------
@@ -77,13 +82,13 @@ def certify(keys, query_set: SubspaceQuerySet, **options) -> list:
     from ..certification import certify_results
 
     points = ExactPoints(keys, query_set)
-    proposals = certify_results(points.floats(), **options)
+    proposals = certify_results(_floats(points), **options)
     results = [_confirm(points, query_set, r) for r in proposals]
     retry = [r.index for r in results if r.status == "undecided" and r.reason != "not requested"]
     for i in retry[:_RETRIES]:
         # Rounding the products can merge or reorder nearby points; seen from W k_i
         # itself (exact differences, then rounded) they are resolved again.
-        shifted = points.floats(relative_to=i)
+        shifted = _floats(points, relative_to=i)
         again = _confirm(points, query_set, certify_results(shifted, indices=[i], seed=options.get("seed", 0))[i])
         if again.status != "undecided":
             results[i] = again
