@@ -41,6 +41,22 @@ class Certificate(schema.Certificate):
     def __iter__(self):
         return iter(self.results)
 
+    @classmethod
+    def from_json(cls, data) -> "Certificate":
+        """The kernel's reading of the JSON, and the rank finding's fields (informational: the
+        kernel does not read them, the rank warning does)."""
+        cert = super().from_json(data)
+        if cert.rank is None:
+            return cert
+        for name in ("exact_affine_dimension", "numerical_affine_dimension"):
+            value = cert.rank.get(name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise CertificateFormatError(f"certificate field rank.{name} is {value!r}; expected a non-negative integer")
+        sv = cert.rank.get("singular_values")
+        if not isinstance(sv, tuple) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in sv):
+            raise CertificateFormatError("certificate field rank.singular_values must be a list of numbers")
+        return cert
+
     # ----------------------------------------------------------------- files
     def save(self, path: str | os.PathLike, indent: int | None = None) -> Path:
         """Write the JSON (atomically: a temporary file is renamed into place)."""

@@ -304,12 +304,6 @@ class Certificate:
             if value is not None and not isinstance(value, dict):
                 raise _bad(name, "must be an object or null")
             extra[name] = value
-        if extra["rank"] is not None:
-            for name in ("exact_affine_dimension", "numerical_affine_dimension"):
-                _int(extra["rank"].get(name), f"rank.{name}", "a non-negative integer", 0)
-            sv = extra["rank"].get("singular_values")
-            if not isinstance(sv, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in sv):
-                raise _bad("rank.singular_values", "must be a list of numbers")
         if extra["keys_from"] is not None and extra["keys_from"].get("kind") != "layernorm-inputs":
             raise _bad("keys_from.kind", f"is {extra['keys_from'].get('kind')!r}; expected 'layernorm-inputs'")
         return cls(data["n_keys"], data["dim"], query_set, parsed, rank=extra["rank"],

@@ -44,9 +44,9 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import CertificateFormatError
+from ..errors import CertificateFormatError, InputError, require
 
-__all__ = ["KINDS", "module_for", "query_set_from_json"]
+__all__ = ["KINDS", "QuerySetSchema", "module_for", "query_set_from_json"]
 
 #: the query-set kinds: each is a module under lnproofs.kernel.querysets of the same name
 KINDS = ("free", "subspace", "layernorm", "ball", "rmsnorm", "layernorm_rotary")
@@ -66,3 +66,38 @@ def query_set_from_json(data) -> object:
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
         raise CertificateFormatError("query_set must be an object with a string field 'kind', e.g. {\"kind\": \"free\"}")
     return module_for(data["kind"]).QUERY_SET.from_json(data)
+
+
+def _plain(value):
+    """A field's JSON form: nested tuples as lists, objects by their own ``to_json``."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    return [_plain(v) for v in value] if isinstance(value, tuple) else value
+
+
+class QuerySetSchema:
+    """The JSON of a query-set dataclass: ``kind`` and the fields ``FIELDS`` in order (an
+    ``OPTIONAL`` field is left out when None); reading checks the kind and the ``REQUIRED``
+    fields, and the dataclass's own validation errors name the field."""
+
+    FIELDS: tuple = ()
+    REQUIRED: tuple = ()
+    OPTIONAL = ("beta", "rotation", "radius")
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, **{key: _plain(getattr(self, key)) for key in self.FIELDS
+                                      if getattr(self, key) is not None or key not in self.OPTIONAL}}
+
+    @classmethod
+    def from_json(cls, data: dict):
+        require(isinstance(data, dict) and data.get("kind") == cls.kind, CertificateFormatError,
+                f"certificate field query_set is not a {cls.kind} query set")
+        for name in cls.REQUIRED:
+            require(name in data, CertificateFormatError,
+                    f"certificate field query_set has no {name!r}; the {cls.kind} query set needs {', '.join(cls.REQUIRED)}")
+        try:
+            return cls(**{name: data[name] for name in cls.FIELDS if name in data})
+        except CertificateFormatError:
+            raise
+        except InputError as err:
+            raise CertificateFormatError(f"certificate field query_set: {err}") from None

@@ -16,8 +16,9 @@ from fractions import Fraction
 
 from ..arrays import as_radius
 from ..checker import ExactKeys, Verdict, check_combinations, check_witnesses
-from ..errors import CertificateFormatError, InputError, require
+from ..errors import CertificateFormatError
 from ..exact import to_fraction
+from . import QuerySetSchema
 
 __all__ = ["KIND", "FreeQueries", "QUERY_SET", "BallQuerySet", "check", "check_all"]
 
@@ -26,55 +27,38 @@ KIND = "free"
 
 
 @dataclass(frozen=True)
-class FreeQueries:
+class FreeQueries(QuerySetSchema):
     """All of R^d."""
 
-    kind: str = KIND
-
-    def to_json(self) -> dict:
-        return {"kind": KIND}
+    kind = KIND
 
     @classmethod
     def from_json(cls, data) -> "FreeQueries":
-        if not isinstance(data, dict) or data.get("kind") != KIND:
-            raise CertificateFormatError("query_set must be {\"kind\": \"free\"} for free queries")
-        extra = sorted(set(data) - {"kind"})
+        extra = sorted(set(data) - {"kind"}) if isinstance(data, dict) else []
         if extra:
             raise CertificateFormatError(f"query_set field {extra[0]!r} is not used by free queries; remove it")
-        return cls()
+        return super().from_json(data)
+
+    def validate(self, dim: int) -> None:
+        """Every dimension is accepted."""
 
 
 QUERY_SET = FreeQueries
 
 
 @dataclass(frozen=True)
-class BallQuerySet:
+class BallQuerySet(QuerySetSchema):
     """Every query with Euclidean norm at most ``radius``."""
 
     radius: float
 
     kind = "ball"
+    FIELDS = REQUIRED = ("radius",)
 
     def __post_init__(self):
         object.__setattr__(self, "radius", as_radius(self.radius))
 
-    def to_json(self) -> dict:
-        return {"kind": "ball", "radius": self.radius}
-
-    @classmethod
-    def from_json(cls, data: dict) -> "BallQuerySet":
-        require(isinstance(data, dict) and data.get("kind") == "ball", CertificateFormatError,
-                "certificate field query_set is not a ball query set")
-        require("radius" in data, CertificateFormatError,
-                "certificate field query_set has no 'radius'; give {\"kind\": \"ball\", \"radius\": R}")
-        try:
-            return cls(data["radius"])
-        except InputError as err:
-            raise CertificateFormatError(f"certificate field query_set: {err}") from None
-
-    def validate(self, dim: int) -> None:
-        """Every dimension is accepted."""
-        return None
+    validate = FreeQueries.validate
 
 
 def norm_sq(witness) -> Fraction:

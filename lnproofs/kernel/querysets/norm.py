@@ -37,8 +37,9 @@ import numpy as np
 from ..arrays import as_radius, as_real_array
 from ..dyadic import (dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix,
                       integer_vector_of_fractions, pow2)
-from ..errors import CertificateFormatError, InputError, OptionError, ShapeError, require
+from ..errors import CertificateFormatError, OptionError, ShapeError, require
 from ..exact import to_fraction
+from . import QuerySetSchema
 
 __all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
            "ExactLayer", "check_primal", "check_dual", "check_result", "check_all", "check"]
@@ -99,11 +100,11 @@ class Rotation:
         return cls(data["cos"], data["sin"], data.get("style", "half"), data.get("position"))
 
 
-class _NormSet:
-    """What the three norm query sets share: validation, sizes, arrays and JSON."""
+class _NormSet(QuerySetSchema):
+    """What the three norm query sets share: validation, sizes and arrays."""
 
     G_NAME = "gain"                            # the name of the gain vector in the schema
-    ARRAYS = ("gain", "W_q", "b_q")            # required in JSON
+    REQUIRED = ("gain", "W_q", "b_q")
     FIELDS = ("gain", "W_q", "b_q", "eps", "beta", "rotation")   # JSON order
     centred = False                            # u also satisfies 1 . u = 0
     radius = None
@@ -159,29 +160,6 @@ class _NormSet:
                 f"{'layernorm' if self.kind == 'layernorm' else 'rmsnorm'} W_q produces queries of dimension "
                 f"{self.dim} but the keys have dimension {dim}; W_q must be {dim} x n")
 
-    def to_json(self) -> dict:
-        data = {"kind": self.kind}
-        for key in self.FIELDS:
-            value = getattr(self, key)
-            if value is not None or key not in ("beta", "rotation", "radius"):
-                data[key] = (value.to_json() if key == "rotation" else [list(r) for r in value] if key == "W_q"
-                             else list(value) if isinstance(value, tuple) else value)
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict):
-        require(isinstance(data, dict) and data.get("kind") == cls.kind, CertificateFormatError,
-                f"certificate field query_set is not a {cls.kind} query set")
-        for name in cls.ARRAYS:
-            require(name in data, CertificateFormatError,
-                    f"certificate field query_set has no {name!r}; the {cls.kind} query set needs {', '.join(cls.ARRAYS)}")
-        try:
-            return cls(**{f: data.get(f, 0.0 if f == "eps" else None) for f in cls.FIELDS})
-        except CertificateFormatError:
-            raise
-        except InputError as err:
-            raise CertificateFormatError(f"certificate field query_set: {err}") from None
-
 
 @dataclass(frozen=True)
 class LayerNormQuerySet(_NormSet):
@@ -196,7 +174,7 @@ class LayerNormQuerySet(_NormSet):
 
     kind = "layernorm"
     G_NAME = "gamma"
-    ARRAYS = ("gamma", "beta", "W_q", "b_q")
+    REQUIRED = ARRAYS = ("gamma", "beta", "W_q", "b_q")
     FIELDS = ARRAYS + ("eps", "radius")
     centred = True
 

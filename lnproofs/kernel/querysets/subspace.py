@@ -16,9 +16,9 @@ import numpy as np
 from ..arrays import as_radius, as_real_array
 from ..checker import ExactKeys, Verdict
 from ..dyadic import fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix
-from ..errors import CertificateFormatError, InputError, ShapeError, require
+from ..errors import InputError, ShapeError, require
 from ..exact import fractions_of
-from . import free
+from . import QuerySetSchema, free
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check", "check_all"]
 
@@ -27,13 +27,14 @@ KIND = "subspace"
 
 
 @dataclass(frozen=True)
-class SubspaceQuerySet:
+class SubspaceQuerySet(QuerySetSchema):
     """Queries ``q = W^T z`` (``W`` is ``m x d``), optionally with ``||q|| <= radius``."""
 
     W: tuple
     radius: float | None = None
 
     kind = KIND
+    FIELDS, REQUIRED = ("W", "radius"), ("W",)
 
     def __post_init__(self):
         W = as_real_array(self.W, name="query subspace W", ndim=2)
@@ -54,25 +55,6 @@ class SubspaceQuerySet:
         require(d == dim, ShapeError,
                 f"query subspace W has shape ({m}, {d}) but the keys have dimension {dim}; "
                 f"W must be m x {dim} (queries are q = W^T z)")
-
-    def to_json(self) -> dict:
-        data = {"kind": KIND, "W": [list(row) for row in self.W]}
-        if self.radius is not None:
-            data["radius"] = self.radius
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict) -> "SubspaceQuerySet":
-        require(isinstance(data, dict) and data.get("kind") == KIND, CertificateFormatError,
-                "certificate field query_set is not a subspace query set")
-        require("W" in data, CertificateFormatError,
-                "certificate field query_set has no 'W'; give {\"kind\": \"subspace\", \"W\": [[...]]}")
-        try:
-            return cls(data["W"], data.get("radius"))
-        except CertificateFormatError:
-            raise
-        except InputError as err:
-            raise CertificateFormatError(f"certificate field query_set: {err}") from None
 
 
 QUERY_SET = SubspaceQuerySet
