@@ -95,12 +95,6 @@ def _number(value, where: str):
     raise _bad(where, f"is {type(value).__name__}; expected a number or a 'p/q' string")
 
 
-def _number_json(value):
-    if isinstance(value, Fraction):
-        return format_fraction(value)
-    return float(value)
-
-
 def _freeze(value):
     if isinstance(value, Mapping):
         return MappingProxyType({k: _freeze(v) for k, v in value.items()})
@@ -178,7 +172,8 @@ class KeyResult:
         out = {
             "index": int(self.index),
             "status": self.status,
-            "witness": None if self.witness is None else [_number_json(w) for w in self.witness],
+            "witness": None if self.witness is None else [format_fraction(w) if type(w) is Fraction else float(w)
+                                                          for w in self.witness],
             "combination": None if self.combination is None else self.combination.to_json(),
             "verified": self.verified,
             "margin": None if self.margin is None else float(self.margin),
@@ -195,9 +190,7 @@ class KeyResult:
         for name in ("index", "status", "verified"):
             if name not in data:
                 raise _bad(f"{where}.{name}", "is missing")
-        index = _int(data["index"], f"{where}.index")
-        _choice(data["status"], STATUSES, f"{where}.status")
-        _choice(data["verified"], VERIFIED, f"{where}.verified")
+        index = _int(data["index"], f"{where}.index")           # status and verified: checked on construction
         witness = data.get("witness")
         if witness is not None:
             if not isinstance(witness, list):

@@ -97,7 +97,6 @@ class ExactKeys:
         self._rows: dict[int, list[int]] = {}
         self._rank: int | None = None
         self._matrix = self._ints = self._mod_p = None
-        self._scores: dict[tuple, list] = {}
 
     @classmethod
     def of(cls, keys) -> "ExactKeys":
@@ -112,19 +111,10 @@ class ExactKeys:
         return row
 
     def int_scores(self, Q: list[int]) -> list:
-        """Q.K_j for every key j, exactly (one python-flint product; python-flint integers,
-        the last few kept for repeated queries)."""
+        """Q.K_j for every key j, exactly (one python-flint product; python-flint integers)."""
         from flint import fmpz_mat
 
-        key = tuple(int(v) for v in Q)
-        got = self._scores.get(key)
-        if got is not None:
-            return got
-        got = (self.integer_matrix() * fmpz_mat(self.dim, 1, list(key))).entries()
-        if len(self._scores) >= 256:
-            self._scores.pop(next(iter(self._scores)))
-        self._scores[key] = got
-        return got
+        return (self.integer_matrix() * fmpz_mat(self.dim, 1, [int(v) for v in Q])).entries()
 
     def integer_matrix(self):
         """Every K_j as the rows of one python-flint integer matrix (built once)."""

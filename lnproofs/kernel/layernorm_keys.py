@@ -41,6 +41,7 @@ import numpy as np
 
 from .checker import Verdict, exact_ints
 from .errors import CertificateFormatError, ShapeError
+from .exact import to_fraction
 
 __all__ = ["KIND", "LayerNormKeys", "ExactLayerNormKeys", "check_ln_witnesses", "check_ln_interior", "check_all"]
 
@@ -119,7 +120,7 @@ class ExactLayerNormKeys:
         """Integers A'_j = A_j * (one positive constant) for the query q (in y-space)."""
         from flint import fmpz_mat
 
-        Q, _ = exact_ints([g * v for g, v in zip(self.gain, _fractions(q))])
+        Q, _ = exact_ints([g * v for g, v in zip(self.gain, map(to_fraction, q))])
         if self._Cmat is None:
             self._Cmat = fmpz_mat(self.C)
         return [int(v) for v in (self._Cmat * fmpz_mat(self.n, 1, Q)).entries()]
@@ -132,10 +133,6 @@ class ExactLayerNormKeys:
         left, right = a_i * a_i * m_j, a_j * a_j * m_i
         sign = (left > right) - (left < right)
         return sign if a_i > 0 else -sign
-
-
-def _fractions(q):
-    return [v if isinstance(v, Fraction) else Fraction(*float(v).as_integer_ratio()) for v in q]
 
 
 def check_ln_witnesses(keys: ExactLayerNormKeys, items, *, mode: str = "strict") -> list[str | None]:

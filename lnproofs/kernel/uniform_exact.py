@@ -105,26 +105,22 @@ class LayerNormEquations:
         q = self.A_times(U, den)
         return self.N == 1 or all(x == 0 for x in (fmpq_mat(self.D) * q).entries())
 
-    def null_basis(self):
-        """A basis (d x s fmpz_mat, s >= 0) of the queries with equal scores: ``D q = 0``."""
-        from flint import fmpz_mat
-
-        if self.N == 1:
-            return fmpz_mat([[1 if r == c else 0 for c in range(self.d)] for r in range(self.d)])
-        X, nullity = self.D.nullspace()
-        s = int(nullity)
-        return fmpz_mat(self.d, s, [X[r, c] for r in range(self.d) for c in range(s)])
-
     def directions_keep_query(self, Z=None) -> bool:
-        """True when every direction of the solution set leaves ``q`` unchanged:
-        range(H) meets {q : D q = 0} only in 0 (``rank [Hn Z] = rank Hn + s``)."""
+        """True when every direction of the solution set leaves ``q`` unchanged: range(H) meets
+        {q : D q = 0} only in 0 (``rank [Hn Z] = rank Hn + s`` for the s columns of a basis ``Z``
+        of that null space, by default the one python-flint computes)."""
         from flint import fmpz_mat
 
-        Z = self.null_basis() if Z is None else Z
-        s = Z.ncols()
+        d = self.d
+        if Z is not None:
+            s = Z.ncols()
+        elif self.N == 1:
+            Z, s = fmpz_mat([[int(r == c) for c in range(d)] for r in range(d)]), d
+        else:
+            Z, s = self.D.nullspace()
+        s = int(s)
         if s == 0:
             return True
-        d = self.d
-        h, z = self.Hn.entries(), Z.entries()
-        stacked = fmpz_mat(d, d + s, [x for r in range(d) for x in h[r * d:(r + 1) * d] + z[r * s:(r + 1) * s]])
+        h = self.Hn.entries()
+        stacked = fmpz_mat(d, d + s, [x for r in range(d) for x in h[r * d:(r + 1) * d] + [Z[r, c] for c in range(s)]])
         return int(stacked.rank()) == int(self.Hn.rank()) + s

@@ -17,23 +17,21 @@ A module ``lnproofs/kernel/querysets/<kind>.py`` defines:
     the string stored in certificates (``query_set["kind"]``).
 
 ``QUERY_SET``
-    a frozen dataclass describing the set, with ``to_json() -> dict`` (a plain JSON
+    a frozen dataclass describing the set, with ``validate(dim)``, ``to_json() -> dict`` (a plain JSON
     object whose ``"kind"`` entry is ``KIND``) and ``from_json(data: dict)`` (a
     classmethod that validates and raises :class:`~lnproofs.kernel.errors.CertificateFormatError`
     naming the bad field).  Its ``kind`` attribute equals ``KIND``.
 
-``check(keys, query_set, result) -> Verdict``
-    re-verify one result, independently of how it was made; returns a
-    :class:`~lnproofs.kernel.checker.Verdict` whose ``ok`` is True only if the claim holds and
-    whose ``message`` names the key and the failing inequality otherwise.  It must be
+``check_all(keys, query_set, results) -> list[Verdict]``
+    re-verify each result, independently of how it was made; returns one
+    :class:`~lnproofs.kernel.checker.Verdict` per result, whose ``ok`` is True only if the claim
+    holds and whose ``message`` names the key and the failing inequality otherwise.  It must be
     exact (rational or integer arithmetic, or the proven float filter of
     :mod:`lnproofs.kernel.checker`), except for certificates that declare
     ``verified == "bound"``, which are checked with a rigorous floating-point bound.
     It must import neither cvxpy nor torch.  ``keys`` may be a numpy array or a
     :class:`lnproofs.kernel.checker.ExactKeys` (use ``ExactKeys.of(keys)`` to get the latter).
-
-Optional: ``check_all(keys, query_set, results) -> list[Verdict]`` checks many results
-at once (the checker uses it when present, for speed).
+    ``QuerySetSchema`` (below) gives a dataclass its JSON.
 
 Helpers for exact checking live in :mod:`lnproofs.kernel.checker`: ``ExactKeys``,
 ``check_witnesses`` (strict or tie inequalities for many queries at once),

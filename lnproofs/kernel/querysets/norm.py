@@ -42,7 +42,7 @@ from ..exact import to_fraction
 from . import QuerySetSchema
 
 __all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
-           "ExactLayer", "check_primal", "check_dual", "check_result", "check_all", "check"]
+           "ExactLayer", "check_primal", "check_dual", "check_result", "check_all"]
 
 ROTATION_STYLES = ("half", "interleaved")
 
@@ -392,12 +392,10 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     V = [L * int(K[index, a]) - sum(lam * int(K[j, a]) for j, lam in zip(indices, Lam)) for a in range(layer.d)]
     n_pg2, c = layer.direction_terms(V)
     if c > 0:
-        return False, (f"key {index}: dual offset sum_j lambda_j (c_i - c_j) is positive ({float(c):.6g} up to scale)"
-                       if layer.ln else f"key {index}: the dual offset (R b_q) . v is positive")
+        return False, f"key {index}: the dual offset (R q0) . v is positive ({float(c):.6g} up to scale)"
     if n_pg2 > c * c:
-        return False, (f"key {index}: dual bound sqrt(n)||P g|| + sum_j lambda_j (c_i - c_j) is not <= 0 "
-                       f"({float(n_pg2) ** 0.5 + float(c):.6g} up to scale)" if layer.ln else
-                       f"key {index}: sqrt(n)||gain * W_q^T R^T v|| + (R b_q).v is not <= 0 for the dual weights")
+        return False, (f"key {index}: the dual bound sqrt(n) ||P (g * W_q^T R^T v)|| + (R q0) . v is not <= 0 "
+                       f"({float(n_pg2) ** 0.5 + float(c):.6g} up to scale)")
     return True, ""
 
 
@@ -467,6 +465,3 @@ def check_all(keys, query_set, results) -> list:
         verdicts.append(Verdict(index, data.get("status"), ok, message))
     return verdicts
 
-
-def check(keys, query_set, result):
-    return check_all(keys, query_set, [result])[0]

@@ -20,7 +20,7 @@ from ..errors import InputError, ShapeError, require
 from ..exact import fractions_of
 from . import QuerySetSchema, free
 
-__all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check", "check_all"]
+__all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check_all"]
 
 
 KIND = "subspace"
@@ -72,7 +72,7 @@ class ExactPoints(ExactKeys):
         (K, ek), (Wt, ew) = integer_matrix(arr), integer_matrix(self.W.T)
         self.P, self.exponent = K * Wt, ek + ew                        # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
-        self.dim, self._matrix, self._rank, self._Wt, self._scores = self.m, self.P, None, None, {}
+        self.dim, self._matrix, self._rank, self._Wt = self.m, self.P, None, None
         self._ints = self._mod_p = None
         self.abs = np.zeros((self.n, self.m))
 
@@ -125,7 +125,3 @@ def check_all(keys, query_set: SubspaceQuerySet, results) -> list:
     for (pos, _), verdict in zip(passed, free.check_all(points, None, [r for _, r in passed])):
         messages[pos] = verdict.message or None
     return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "") for pos, r in enumerate(results)]
-
-
-def check(keys, query_set: SubspaceQuerySet, result):
-    return check_all(keys, query_set, [result])[0]

@@ -3,7 +3,7 @@ the proposer of :mod:`.rmsnorm`, which keeps ``u`` on the hyperplane ``1 . u = 0
 
 from __future__ import annotations
 
-from ...kernel.querysets.layernorm_rotary import KIND, QUERY_SET, RotaryLayerNormQuerySet, check, check_all
+from ...kernel.querysets.layernorm_rotary import KIND, QUERY_SET, RotaryLayerNormQuerySet, check_all
 from .rmsnorm import certify, certify_results
 
-__all__ = ["KIND", "QUERY_SET", "RotaryLayerNormQuerySet", "certify", "certify_results", "check", "check_all"]
+__all__ = ["KIND", "QUERY_SET", "RotaryLayerNormQuerySet", "certify", "certify_results", "check_all"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernel.querysets.rmsnorm import (KIND, QUERY_SET, ExactLayer, RMSNormQuerySet, Rotation, check,
-                                         check_all, check_dual, check_primal, check_result)
+from ...kernel.querysets.rmsnorm import (KIND, QUERY_SET, ExactLayer, RMSNormQuerySet, Rotation, check_all,
+                                         check_dual, check_primal, check_result)
 
 from ..cone import solve_margin_cone
 
-__all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check", "check_all",
+__all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check_all",
            "check_result", "propose"]
 
 
