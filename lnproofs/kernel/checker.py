@@ -56,8 +56,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from flint import fmpz_mat, nmod_mat
 
-from .dyadic import integer_vector_of_fractions
+from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import ShapeError
 
 __all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combination", "check_combinations", "affine_rank",
@@ -112,14 +113,10 @@ class ExactKeys:
 
     def int_scores(self, Q: list[int]) -> list:
         """Q.K_j for every key j, exactly (one python-flint product; python-flint integers)."""
-        from flint import fmpz_mat
-
         return (self.integer_matrix() * fmpz_mat(self.dim, 1, [int(v) for v in Q])).entries()
 
     def integer_matrix(self):
         """Every K_j as the rows of one python-flint integer matrix (built once)."""
-        from .dyadic import integer_matrix
-
         if self._matrix is None:
             self._matrix, base = integer_matrix(self.array)
             if base != self.exponent and self.array.any():   # both are the least exponent: equal
@@ -156,8 +153,6 @@ def affine_rank(rows) -> int:
     if not all(type(x) is int for r in diffs for x in r):
         den = math.lcm(*(Fraction(x).denominator for r in diffs for x in r))
         diffs = [[int(Fraction(x) * den) for x in r] for r in diffs]
-    from flint import fmpz_mat, nmod_mat
-
     # The rank modulo a prime never exceeds the rank over Q, so full rank mod p is a proof.
     p = (1 << 61) - 1
     full = min(len(diffs), len(diffs[0]))
@@ -329,7 +324,5 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
 
 def _support_rank_mod_p(V: np.ndarray) -> int:
     """The rank modulo p of the differences of the rows of ``V`` (residues modulo p)."""
-    from flint import nmod_mat
-
     D = (V[1:] - V[0]) % _P
     return int(nmod_mat(D.shape[0], D.shape[1], D.ravel().tolist(), _P).rank())

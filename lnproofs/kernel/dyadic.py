@@ -8,8 +8,12 @@ integer matrix products (python-flint ``fmpz_mat``), scaled by a known power of 
 from __future__ import annotations
 
 from fractions import Fraction
+from math import lcm
 
 import numpy as np
+from flint import fmpq, fmpq_mat, fmpz_mat
+
+from .exact import to_fraction
 
 __all__ = ["dyadic_integers", "integer_matrix", "pow2",
            "integer_vector_of_fractions", "fmpq_matrix", "fmpq_of", "fraction_of_fmpq"]
@@ -31,8 +35,6 @@ def dyadic_integers(values) -> tuple[list[int], int]:
 
 def integer_matrix(values):
     """``(M, e)`` with the 2-D float array ``values == M * 2**e`` exactly; ``M`` an fmpz_mat."""
-    from flint import fmpz_mat
-
     arr = np.asarray(values, dtype=np.float64)
     rows, cols = arr.shape
     ints, base = dyadic_integers(arr)
@@ -41,15 +43,11 @@ def integer_matrix(values):
 
 def pow2(e: int):
     """``2**e`` as a python-flint rational."""
-    from flint import fmpq
-
     return fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
 
 
 def integer_vector_of_fractions(values) -> tuple[list[int], int]:
     """Integers ``m`` and a positive denominator ``D`` with ``values == m / D`` exactly."""
-    from math import lcm
-
     fr = [v if type(v) is Fraction else Fraction(v) for v in values]
     den = lcm(*(v.denominator for v in fr)) if fr else 1
     return [v.numerator * (den // v.denominator) for v in fr], den
@@ -57,18 +55,12 @@ def integer_vector_of_fractions(values) -> tuple[list[int], int]:
 
 def fmpq_matrix(values):
     """The exact rational matrix (python-flint ``fmpq_mat``) of a float array (1-D: one row)."""
-    from flint import fmpq_mat
-
     M, e = integer_matrix(np.atleast_2d(np.asarray(values, dtype=np.float64)))
     return fmpq_mat(M) * pow2(e)
 
 
 def fmpq_of(value):
     """A python-flint rational equal to a float, int, Fraction or ``"p/q"`` string."""
-    from flint import fmpq
-
-    from .exact import to_fraction
-
     f = to_fraction(value)
     return fmpq(f.numerator, f.denominator)
 

@@ -11,6 +11,8 @@ from fractions import Fraction
 from numbers import Rational
 from typing import Iterable
 
+from flint import fmpq, fmpz
+
 from .errors import InputError
 
 __all__ = ["to_fraction", "fractions_of", "format_fraction", "parse_fraction"]
@@ -41,16 +43,12 @@ def fractions_of(values: Iterable) -> tuple[Fraction, ...]:
 def format_fraction(value: Fraction) -> str:
     """``"p/q"``, or ``"p"`` when the denominator is 1 (python-flint writes the digits, so
     numbers of any length are written: Python's own int-to-text limit does not apply)."""
-    from flint import fmpq
-
     value = Fraction(value)
     return str(fmpq(value.numerator, value.denominator))
 
 
 def parse_fraction(text: str) -> Fraction:
     """Read ``"p/q"``, ``"p"`` or a decimal string exactly (integers of any length)."""
-    from flint import fmpz
-
     text = str(text).strip()
     head, _, tail = text.partition("/")
     digits = head[1:] if head[:1] in "+-" else head

@@ -38,8 +38,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from flint import arb, arb_mat, ctx, fmpq, fmpz_mat
 
 from .checker import Verdict, exact_ints
+from .dyadic import integer_matrix
 from .errors import CertificateFormatError, ShapeError
 from .exact import to_fraction
 
@@ -84,8 +86,6 @@ class ExactLayerNormKeys:
     M_j = |c_j|^2 + n eps as exact rationals (scaled by (n / 2**e)^2), and float z_j."""
 
     def __init__(self, inputs, spec: LayerNormKeys):
-        from .dyadic import integer_matrix
-
         X = np.ascontiguousarray(np.asarray(inputs, dtype=np.float64))
         if X.ndim != 2:
             raise ShapeError(f"inputs have shape {X.shape}; expected a 2-D array (rows are LayerNorm inputs)")
@@ -118,8 +118,6 @@ class ExactLayerNormKeys:
 
     def score_parts(self, q) -> list[int]:
         """Integers A'_j = A_j * (one positive constant) for the query q (in y-space)."""
-        from flint import fmpz_mat
-
         Q, _ = exact_ints([g * v for g, v in zip(self.gain, map(to_fraction, q))])
         if self._Cmat is None:
             self._Cmat = fmpz_mat(self.C)
@@ -184,8 +182,6 @@ def check_ln_witnesses(keys: ExactLayerNormKeys, items, *, mode: str = "strict")
 def check_ln_interior(keys: ExactLayerNormKeys, i: int, support) -> str | None:
     """None if z_i is proved (arb) to be a strictly positive combination of the n
     affinely independent z_j of ``support``; else a message."""
-    from flint import arb, arb_mat, ctx, fmpq
-
     n = keys.n
     support = [int(j) for j in support]
     if len(support) != n or len(set(support)) != n or i in support or not all(0 <= j < keys.n_keys for j in support):

@@ -11,10 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .dyadic import fmpq_matrix, fmpq_of, integer_vector_of_fractions
 from .errors import InputError
 from .exact import format_fraction, to_fraction
+from .querysets import query_set_from_json
+from .uniform_exact import LayerNormEquations, difference_matrix, fmpq_column
 
 __all__ = ["UniformResult", "check_uniform"]
 
@@ -44,11 +47,6 @@ class UniformResult:
 
 def check_uniform(keys, result) -> tuple[bool, str]:
     """Re-verify a uniform-attention answer (a UniformResult or its JSON) exactly."""
-    from flint import fmpq_mat
-
-    from .querysets import query_set_from_json
-    from .uniform_exact import difference_matrix, fmpq_column
-
     data = result.to_json() if hasattr(result, "to_json") else dict(result)
     keys = np.asarray(keys, dtype=np.float64)
     N, d = keys.shape
@@ -88,10 +86,6 @@ def check_uniform(keys, result) -> tuple[bool, str]:
 
 
 def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
-    from flint import fmpq, fmpq_mat, fmpz_mat
-
-    from .uniform_exact import LayerNormEquations, fmpq_column
-
     n = query_set.width
     eq = LayerNormEquations(np.zeros((1, query_set.dim)), query_set)
     if data.get("w") is not None:
@@ -115,10 +109,6 @@ def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
 
 
 def _check_infeasible(keys, query_set, kind, proof) -> tuple[bool, str]:
-    from flint import fmpq_mat, fmpz_mat
-
-    from .uniform_exact import difference_matrix
-
     N, d = keys.shape
     pairs = proof.get("pairs")
     if kind not in ("free", "ball", "subspace"):
@@ -142,10 +132,6 @@ def _check_layernorm_infeasible(keys, query_set, proof) -> tuple[bool, str]:
     """Check a proof that no query of the LayerNorm set gives every key the same score,
     on the equations ``M u = b`` (kept factored, see
     :class:`~.uniform_exact.LayerNormEquations`)."""
-    from flint import fmpq
-
-    from .uniform_exact import LayerNormEquations
-
     kind = proof.get("kind")
     if kind == "independent differences":
         # no non-zero query at all gives equal scores, so none of the layer's queries does

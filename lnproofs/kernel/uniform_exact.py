@@ -15,8 +15,10 @@ python-flint matrix product, so the cost does not grow with Python loops over en
 from __future__ import annotations
 
 import numpy as np
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .dyadic import fmpq_of, integer_matrix
+from .querysets.layernorm import ExactQueryMap
 
 __all__ = ["difference_matrix", "LayerNormEquations", "fmpq_column"]
 
@@ -24,8 +26,6 @@ __all__ = ["difference_matrix", "LayerNormEquations", "fmpq_column"]
 def difference_matrix(keys):
     """``(D, K)``: the integer key differences ``K[1:] - K[0]`` and the integer keys (fmpz_mat),
     both in units of the keys' common power of two."""
-    from flint import fmpz_mat
-
     K, _ = integer_matrix(np.atleast_2d(np.asarray(keys, dtype=np.float64)))
     N, d = K.nrows(), K.ncols()
     e = K.entries()
@@ -34,8 +34,6 @@ def difference_matrix(keys):
 
 def fmpq_column(values):
     """A column fmpq_mat of exact rationals (Fractions or ints)."""
-    from flint import fmpq_mat
-
     return fmpq_mat(len(values), 1, [fmpq_of(v) for v in values])
 
 
@@ -49,8 +47,6 @@ class LayerNormEquations:
     as ``(U, den)``: an integer column and one positive denominator."""
 
     def __init__(self, keys, query_set, query_map=None, differences=None):
-        from .querysets.layernorm import ExactQueryMap
-
         qm = ExactQueryMap(query_set) if query_map is None else query_map
         self.query_set = query_set
         self.n, self.d = query_set.width, query_set.dim
@@ -61,8 +57,6 @@ class LayerNormEquations:
 
     def A_times(self, U, den):
         """``A u + q0`` (fmpq_mat) for ``u = U / den``."""
-        from flint import fmpq, fmpq_mat
-
         return fmpq_mat(self.WG * U) * (self.scale / fmpq(den)) + self.q0
 
     def AT_times(self, v):
@@ -74,8 +68,6 @@ class LayerNormEquations:
     # ---- M^T y and M u without forming M ----
     def combine(self, y):
         """``(U, den)`` with ``M^T y = U / den``, and ``y . b``, for N rational weights ``y`` (fmpq)."""
-        from flint import fmpq, fmpq_mat, fmpz_mat
-
         if self.N > 1:
             v = (fmpq_mat(1, self.N - 1, list(y[:-1])) * fmpq_mat(self.D)).transpose()
         else:
@@ -89,8 +81,6 @@ class LayerNormEquations:
 
     def combine_rows(self, rows, weights):
         """``M_rows^T y`` as ``(U, den)`` (row index N - 1 is the equation ``1.u = 0``)."""
-        from flint import fmpq
-
         y = [fmpq(0)] * self.N
         for r, w in zip(rows, weights):
             y[r] += w
@@ -98,8 +88,6 @@ class LayerNormEquations:
 
     def residual_free(self, U, den) -> bool:
         """True when ``M u = b`` for ``u = U / den``: ``D (A u + q0) = 0`` and ``1.u = 0``."""
-        from flint import fmpq_mat
-
         if sum(U.entries()) != 0:
             return False
         q = self.A_times(U, den)
@@ -109,8 +97,6 @@ class LayerNormEquations:
         """True when every direction of the solution set leaves ``q`` unchanged: range(H) meets
         {q : D q = 0} only in 0 (``rank [Hn Z] = rank Hn + s`` for the s columns of a basis ``Z``
         of that null space, by default the one python-flint computes)."""
-        from flint import fmpz_mat
-
         d = self.d
         if Z is not None:
             s = Z.ncols()

@@ -9,18 +9,17 @@ numerical rank) are not claims; :mod:`lnproofs.certificates.findings` measures t
 
 from __future__ import annotations
 
+from . import layernorm_keys
 from .certificates import Certificate
 from .checker import ExactKeys, Verdict
 from .errors import CertificateFormatError, ShapeError
+from .querysets import module_for
 
 __all__ = ["check_claims"]
 
 
 def check_claims(certificate, keys) -> list[Verdict]:
     """One verdict per result of ``certificate`` (a Certificate or its JSON) against ``keys``, in order."""
-    from . import layernorm_keys
-    from .querysets import module_for
-
     cert = certificate if isinstance(certificate, Certificate) else Certificate.from_json(certificate)
     ek = ExactKeys.of(keys)
     if (cert.n_keys, cert.dim) != (ek.n, ek.dim):

@@ -18,7 +18,7 @@ from ..arrays import as_radius
 from ..checker import ExactKeys, Verdict, check_combinations, check_witnesses
 from ..errors import CertificateFormatError
 from ..exact import to_fraction
-from . import QuerySetSchema
+from ..querysets import QuerySetSchema
 
 __all__ = ["KIND", "FreeQueries", "QUERY_SET", "BallQuerySet", "check", "check_all"]
 

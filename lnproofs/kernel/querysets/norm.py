@@ -33,13 +33,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from ..arrays import as_radius, as_real_array
+from ..checker import Verdict
 from ..dyadic import (dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix,
                       integer_vector_of_fractions, pow2)
 from ..errors import CertificateFormatError, OptionError, ShapeError, require
 from ..exact import to_fraction
-from . import QuerySetSchema
+from ..querysets import QuerySetSchema
 
 __all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
            "ExactLayer", "check_primal", "check_dual", "check_result", "check_all"]
@@ -73,8 +75,6 @@ class Rotation:
 
     def matrix(self, d: int):
         """``R`` (d x d) as an exact python-flint rational matrix."""
-        from flint import fmpq_mat
-
         R, half = fmpq_mat(d, d), len(self.cos) // 2
         for i in range(d):
             R[i, i] = 1
@@ -206,8 +206,6 @@ class ExactQueryMap:
     on the query set only, so a run over many texts builds it once per head (``query_map``)."""
 
     def __init__(self, query_set):
-        from flint import fmpq_mat
-
         arrays = query_set.arrays()
         self.n, self.d = query_set.width, query_set.dim
         self.Wq, self.ew = integer_matrix(arrays["W_q"])                # d x n
@@ -225,8 +223,6 @@ class ExactQueryMap:
     def factored(self):
         """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``
         (``A = W_q diag(gamma)``, ``P = I - 11^T/n``)."""
-        from flint import fmpz_mat
-
         if self._hn is None:
             n, entries = self.n, self.Wq.entries()
             WG = fmpz_mat(self.d, n, [entries[r * n + c] * self.G[c] for r in range(self.d) for c in range(n)])
@@ -258,8 +254,6 @@ class ExactLayer:
     @property
     def keys(self):
         """The keys as an exact N x d fmpq_mat (built on first use)."""
-        from flint import fmpq_mat
-
         if self._keys is None:
             self._keys = fmpq_mat(self.K) * pow2(self.ek)
         return self._keys
@@ -267,8 +261,6 @@ class ExactLayer:
     def factored(self):
         """``(Hn, s2, c)``: ``A P A^T = Hn * s2 / n`` (see :meth:`ExactQueryMap.factored`) and the
         exact scores of ``q0``, ``c = K q0`` (fmpq N x 1)."""
-        from flint import fmpq_mat
-
         Hn, s2 = self.query_map.factored()
         if self._c is None:
             q0i, q0den = self.q0.numer_denom()
@@ -279,8 +271,6 @@ class ExactLayer:
         """Exact ``(ok, message, margin)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``:
         ``1.u = 0``, ``||u||^2 = y^T A P A^T y``, ``q = A P A^T y + q0``: one integer product for
         all items.  ``margin``: the exact ``min_j q.(k_i - k_j)`` (fmpq)."""
-        from flint import fmpq, fmpz_mat
-
         if not items:
             return []
         Hn, s2, c = self.factored()
@@ -326,8 +316,6 @@ class ExactLayer:
 
     def query(self, U, D: int):
         """``q = R (W_q (g * u + beta) + b_q)`` exactly for ``u = U / D`` (a d x 1 fmpq_mat)."""
-        from flint import fmpq, fmpq_mat, fmpz_mat
-
         v = fmpz_mat(self.n, 1, [g * x for g, x in zip(self.G, U)])
         q = fmpq_mat(self.Wq * v) * (pow2(self.ew + self.eg) / fmpq(D)) + self.q0
         return q if self.R is None else self.R * q
@@ -336,8 +324,6 @@ class ExactLayer:
         """For ``v = C / Dc`` (integers): ``(n ||P w||^2, c)`` exactly (fmpq) with
         ``w = g * (W_q^T R^T v)`` and ``c = (R q0) . v``: the largest ``q . v`` over the set
         is ``sqrt(n ||P w||^2) + c``."""
-        from flint import fmpq, fmpz_mat
-
         Y = [int(x) for x in C]
         if self.RT is not None:  # R^T v, scaled to integers by a positive factor
             num, den = (self.RT * fmpz_mat(self.d, 1, Y)).numer_denom()
@@ -351,8 +337,6 @@ class ExactLayer:
 
 def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, object]:
     """``(ok, message, smallest margin)`` for the query made from ``u = U / D``."""
-    from flint import fmpq
-
     n = layer.n
     if len(U) != n or D <= 0:
         return False, f"key {index}: u must have {n} entries and a positive denominator", None
@@ -444,8 +428,6 @@ def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
 def check_all(keys, query_set, results) -> list:
     """Exact verdicts for many results (the layer's exact forms are built once; LayerNorm
     results in the compact ``y`` form are checked together)."""
-    from ..checker import Verdict
-
     arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
     query_set.validate(arr.shape[1])
     layer = ExactLayer(arr, query_set)

@@ -12,13 +12,14 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
+from flint import fmpq_mat
 
 from ..arrays import as_radius, as_real_array
 from ..checker import ExactKeys, Verdict
 from ..dyadic import fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix
 from ..errors import InputError, ShapeError, require
 from ..exact import fractions_of
-from . import QuerySetSchema, free
+from ..querysets import QuerySetSchema, free
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check_all"]
 
@@ -81,8 +82,6 @@ class ExactPoints(ExactKeys):
 
     def query_of(self, z) -> list[Fraction]:
         """``q = W^T z`` exactly."""
-        from flint import fmpq_mat
-
         if self._Wt is None:
             self._Wt = fmpq_matrix(self.W).transpose()                  # d x m
         q = self._Wt * fmpq_mat(self.m, 1, [fmpq_of(x) for x in z])
