@@ -10,6 +10,7 @@ rounding.  Nothing here reads a claim's evidence.
 from __future__ import annotations
 
 import html
+import json
 import os
 from pathlib import Path
 
@@ -57,7 +58,27 @@ class Certificate(schema.Certificate):
             raise CertificateFormatError("certificate field rank.singular_values must be a list of numbers")
         return cert
 
+    @property
+    def below_min_margin(self) -> tuple[int, ...]:
+        """Selectable keys whose witness margin is below ``min_margin`` (none without one)."""
+        if self.min_margin is None:
+            return ()
+        return tuple(r.index for r in self.results if r.status == "selectable"
+                     and r.margin is not None and r.margin < self.min_margin)
+
+    def to_json(self) -> dict:
+        """The kernel's JSON, with the count of keys below ``min_margin`` after the threshold."""
+        data = super().to_json()
+        if self.min_margin is None:
+            return data
+        at = list(data).index("min_margin") + 1
+        items = list(data.items())
+        return dict(items[:at] + [("below_min_margin", len(self.below_min_margin))] + items[at:])
+
     # ----------------------------------------------------------------- files
+    def dumps(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_json(), indent=indent)
+
     def save(self, path: str | os.PathLike, indent: int | None = None) -> Path:
         """Write the JSON (atomically: a temporary file is renamed into place)."""
         path = Path(path)

@@ -50,8 +50,8 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from .errors import CertificateFormatError
-from .exact import format_fraction
+from .errors import CertificateFormatError, InputError
+from .exact import format_fraction, parse_fraction
 
 __all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate"]
 
@@ -87,10 +87,10 @@ def _number(value, where: str):
         return value
     if isinstance(value, int):
         return float(value) if abs(value) <= 2 ** 53 else Fraction(value)
-    if isinstance(value, str):
+    if isinstance(value, str):                       # read by python-flint: any number of digits
         try:
-            return Fraction(value.strip())
-        except (ValueError, ZeroDivisionError):
+            return parse_fraction(value)
+        except InputError:
             raise _bad(where, f"is {value!r}; expected a number or a 'p/q' string") from None
     raise _bad(where, f"is {type(value).__name__}; expected a number or a 'p/q' string")
 
@@ -230,14 +230,6 @@ class Certificate:
             object.__setattr__(self, "min_margin", float(self.min_margin))
 
     @property
-    def below_min_margin(self) -> tuple[int, ...]:
-        """Selectable keys whose witness margin is below ``min_margin`` (none without one)."""
-        if self.min_margin is None:
-            return ()
-        return tuple(r.index for r in self.results if r.status == "selectable"
-                     and r.margin is not None and r.margin < self.min_margin)
-
-    @property
     def summary(self) -> dict[str, int]:
         """Counts per status (``not-realisable`` only when present)."""
         counts = {s: 0 for s in STATUSES if s != "not-realisable"}
@@ -256,15 +248,11 @@ class Certificate:
             "dim": int(self.dim),
             "query_set": _thaw(self.query_set),
             "summary": self.summary,
-            **({} if self.min_margin is None else
-               {"min_margin": self.min_margin, "below_min_margin": len(self.below_min_margin)}),
+            **({} if self.min_margin is None else {"min_margin": self.min_margin}),
             **({} if self.rank is None else {"rank": _thaw(self.rank)}),
             **({} if self.keys_from is None else {"keys_from": _thaw(self.keys_from)}),
             "results": [r.to_json() for r in self.results],
         }
-
-    def dumps(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_json(), indent=indent)
 
     @classmethod
     def from_json(cls, data) -> "Certificate":

@@ -117,10 +117,8 @@ class ExactKeys:
 
     def integer_matrix(self):
         """Every K_j as the rows of one python-flint integer matrix (built once)."""
-        if self._matrix is None:
-            self._matrix, base = integer_matrix(self.array)
-            if base != self.exponent and self.array.any():   # both are the least exponent: equal
-                self._matrix *= 1 << (base - self.exponent)
+        if self._matrix is None:                     # its power of two is self.exponent: both are the least one
+            self._matrix = integer_matrix(self.array)[0]
         return self._matrix
 
     def integer_rows(self) -> tuple[np.ndarray, np.ndarray]:
@@ -171,10 +169,6 @@ class Verdict:
     message: str = ""
 
 
-def _is_float_vector(q) -> bool:
-    return all(type(x) is float or type(x) is np.float64 for x in q)
-
-
 def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
                     margins: dict | None = None) -> list[str | None]:
     """For each (i, q): None if q.k_i > q.k_j for all j != i ("strict"), or if
@@ -188,7 +182,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
     below = [False] * len(items)
     floaty, pending = [], {}
     for t, (_, q) in enumerate(items):
-        if _is_float_vector(q):
+        if all(type(x) is float or type(x) is np.float64 for x in q):
             floaty.append(t)
         else:
             pending[t] = np.arange(n)

@@ -58,7 +58,6 @@ class LayerNormKeys:
     gain: tuple | None = None
     bias: tuple | None = None
     eps: float = 0.0
-    kind: str = KIND
 
     def to_json(self) -> dict:
         vec = lambda v: None if v is None else [float(x) for x in v]

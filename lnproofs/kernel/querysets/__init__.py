@@ -82,6 +82,9 @@ class QuerySetSchema:
     REQUIRED: tuple = ()
     OPTIONAL = ("beta", "rotation", "radius")
 
+    def validate(self, dim: int) -> None:
+        """Raise a ShapeError if the set's queries do not live in R^dim (every dimension fits by default)."""
+
     def to_json(self) -> dict:
         return {"kind": self.kind, **{key: _plain(getattr(self, key)) for key in self.FIELDS
                                       if getattr(self, key) is not None or key not in self.OPTIONAL}}

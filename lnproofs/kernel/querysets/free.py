@@ -39,9 +39,6 @@ class FreeQueries(QuerySetSchema):
             raise CertificateFormatError(f"query_set field {extra[0]!r} is not used by free queries; remove it")
         return super().from_json(data)
 
-    def validate(self, dim: int) -> None:
-        """Every dimension is accepted."""
-
 
 QUERY_SET = FreeQueries
 
@@ -57,8 +54,6 @@ class BallQuerySet(QuerySetSchema):
 
     def __post_init__(self):
         object.__setattr__(self, "radius", as_radius(self.radius))
-
-    validate = FreeQueries.validate
 
 
 def norm_sq(witness) -> Fraction:
