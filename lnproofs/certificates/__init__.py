@@ -8,7 +8,8 @@ This package adds what is for people and decides no status:
 * :mod:`.findings`: the informational floats a certificate states (the numerical affine
   dimension and witness margins), measured and re-measured;
 * :mod:`.check`: :func:`check_certificate`, the kernel's verdicts on every claim plus the
-  re-measured findings, as one :class:`CheckReport`.
+  re-measured findings, as one :class:`CheckReport`;
+* :mod:`.uniform`: uniform-attention answers with their description.
 """
 
 from __future__ import annotations

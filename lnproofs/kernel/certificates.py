@@ -16,19 +16,20 @@ when no float is exact.  Weights are always exact rationals.  Query-set specific
 (``"z"``, ``"u"``, ``"dual"``, ...) travels in ``extras``.  The JSON schema is
 ``lnproofs.selectability/1``; floats are written with Python's round-tripping repr.
 
-Informational fields (floats stated as floats; they never change a status):
+Informational fields (floats stated as floats; they never change a status, and no check in
+the kernel reads them: :mod:`lnproofs.certificates` shows them and measures them again):
 
 * ``margin`` (per selectable key): the margin of its witness,
   min_{j != i} q.(k_i - k_j) / ||q||_2, the winning score gap for the unit query along q.
 * ``min_margin`` (certificate, optional): a threshold DELTA chosen by the user;
   ``below_min_margin`` counts the selectable keys whose witness margin is below it
-  ("selectable only by a margin below DELTA").  Such keys are still selectable: the
-  witness is exact about the keys given.
+  ("selectable only by a margin below DELTA"; written by :class:`lnproofs.certificates.Certificate`).
+  Such keys are still selectable: the witness is exact about the keys given.
 * ``rank`` (certificate, optional): ``exact_affine_dimension`` of the keys (exact) next
   to ``numerical_affine_dimension`` (singular values of the centred keys above a stated
   multiple of the float precision, ``threshold``, with ``singular_values`` and ``rule``).
   A numerical dimension below the exact one means the keys lie on an affine subspace up
-  to rounding.  The checker recomputes both dimensions.
+  to rounding.  :func:`lnproofs.certificates.check_certificate` recomputes both dimensions.
 
 ``keys_from`` (certificate, optional): ``{"kind": "layernorm-inputs", "gain": [...],
 "bias": [...], "eps": e}`` says the keys are the LayerNorm outputs

@@ -75,13 +75,6 @@ def exact_ints(values) -> tuple[list[int], Fraction]:
     return Q, Fraction(1, den)
 
 
-def _float_to_scaled_int(x: float, exponent: int) -> int:
-    """x * 2**-exponent, an integer by the choice of exponent."""
-    num, den = x.as_integer_ratio()
-    shift = -exponent - (den.bit_length() - 1)
-    return num << shift if shift >= 0 else num >> -shift
-
-
 class ExactKeys:
     """Keys as floats (for the filter) and, on demand, as exact integers k_j = K_j 2**E."""
 
@@ -95,7 +88,6 @@ class ExactKeys:
         nonzero = arr[arr != 0]
         self.exponent = int(np.frexp(nonzero)[1].min()) - 53 if nonzero.size else 0
         self.subnormal_rows = np.any((self.abs < _TINY) & (arr != 0), axis=1)
-        self._rows: dict[int, list[int]] = {}
         self._rank: int | None = None
         self._matrix = self._ints = self._mod_p = None
 
@@ -105,11 +97,7 @@ class ExactKeys:
 
     def row(self, j: int) -> list[int]:
         """K_j: the key k_j divided by 2**exponent, as Python integers."""
-        row = self._rows.get(j)
-        if row is None:
-            row = [_float_to_scaled_int(float(x), self.exponent) for x in self.array[j]]
-            self._rows[j] = row
-        return row
+        return self.integer_rows()[0][j].tolist()
 
     def int_scores(self, Q: list[int]) -> list:
         """Q.K_j for every key j, exactly (one python-flint product; python-flint integers)."""
@@ -137,9 +125,20 @@ class ExactKeys:
         if self._rank is None:
             full = min(self.n - 1, self.dim)
             some = np.unique(np.linspace(0, self.n - 1, min(self.n, 4 * self.dim + 8)).astype(np.int64))
-            K, V = self.integer_rows()
-            self._rank = full if full > 0 and _support_rank_mod_p(V[some]) == full else affine_rank(K.tolist())
+            if full > 0 and _support_rank_mod_p(self._residues(some)) == full:
+                self._rank = full
+            else:
+                self._rank = affine_rank(self.integer_rows()[0].tolist())
         return self._rank
+
+    def _residues(self, rows) -> np.ndarray:
+        """K_j modulo p for the keys ``rows``, from their floats (53-bit mantissas times powers of two,
+        vectorised: no Python integer per entry)."""
+        mant, expo = np.frexp(self.array[rows])
+        ints = (mant * 2.0 ** 53).astype(np.int64) % _P                 # exact: 53-bit mantissas
+        shifts = np.where(mant != 0, expo - 53 - self.exponent, 0)     # >= 0 by the choice of exponent
+        powers = {int(s): pow(2, int(s), _P) for s in np.unique(shifts)}
+        return ints * np.vectorize(powers.__getitem__, otypes=[np.int64])(shifts) % _P
 
 
 def affine_rank(rows) -> int:

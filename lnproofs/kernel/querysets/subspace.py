@@ -77,8 +77,8 @@ class ExactPoints(ExactKeys):
         self._ints = self._mod_p = None
         self.abs = np.zeros((self.n, self.m))
 
-    def row(self, j: int) -> list[int]:
-        return [int(self.P[j, a]) for a in range(self.m)]
+    def _residues(self, rows):
+        return self.integer_rows()[1][rows]
 
     def query_of(self, z) -> list[Fraction]:
         """``q = W^T z`` exactly."""
