@@ -94,3 +94,15 @@ def test_the_layer_contracts_hold_and_catch_a_kernel_that_imports_the_search_cod
                          cwd=tmp_path, capture_output=True, text=True, env=env)
     assert bad.returncode != 0
     assert "lnproofs.kernel.exact -> lnproofs.propose.certification" in bad.stdout
+
+
+def test_no_module_imports_itself_back_through_others():
+    """No import cycle, counting imports made inside functions: dependencies point one way."""
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("lnproofs", "torch_backend")
+    cycles = []
+    for module in sorted(graph.modules):
+        for other in graph.find_modules_directly_imported_by(module):
+            if other > module and graph.chain_exists(importer=other, imported=module):
+                cycles.append(f"{module} <-> {other}")
+    assert cycles == []

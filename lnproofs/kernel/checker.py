@@ -89,15 +89,17 @@ class ExactKeys:
         self.exponent = int(np.frexp(nonzero)[1].min()) - 53 if nonzero.size else 0
         self.subnormal_rows = np.any((self.abs < _TINY) & (arr != 0), axis=1)
         self._rank: int | None = None
-        self._matrix = self._ints = self._mod_p = None
+        self._matrix = self._ints = self._mod_p = self._rows = None
 
     @classmethod
     def of(cls, keys) -> "ExactKeys":
         return keys if isinstance(keys, cls) else cls(keys)
 
     def row(self, j: int) -> list[int]:
-        """K_j: the key k_j divided by 2**exponent, as Python integers."""
-        return self.integer_rows()[0][j].tolist()
+        """K_j: the key k_j divided by 2**exponent, as Python integers (all rows listed once)."""
+        if self._rows is None:
+            self._rows = self.integer_rows()[0].tolist()
+        return self._rows[j]
 
     def int_scores(self, Q: list[int]) -> list:
         """Q.K_j for every key j, exactly (one python-flint product; python-flint integers)."""

@@ -46,14 +46,14 @@ def _text_parts(out: Path) -> list[tuple[Path, Path]]:
 
 def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = True) -> dict:
     """Certify the pooled candidates of every layer and head of a finished corpus run in
-    ``out_dir``; ``cache`` a :class:`~lnproofs.models.corpus_run.HeadCache` and ``captures``
+    ``out_dir``; ``cache`` a :class:`~lnproofs.models.corpus_heads.HeadCache` and ``captures``
     ``{layer: LayerCapture}`` of any input (for the query sets)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
 
     from ..propose.querysets.layernorm_fast import certify_results_fast
-    from .corpus_run import _certificate, _write_json, certificate_from_candidates, layernorm_witness_queries
+    from .corpus_heads import _certificate, _write_json, certificate_from_candidates, layernorm_witness_queries
 
     out = Path(out_dir)
     (out / "pooled").mkdir(exist_ok=True)
@@ -129,7 +129,7 @@ def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = Tru
 def pool_file_certificates(path, data) -> list:
     """``(name, Certificate, keys)`` for the certificates of a ``pooled/layer{L}_head{H}.json`` file."""
     from ..certificates.certificate import Certificate
-    from .corpus_run import layer_query_set
+    from .corpus_heads import layer_query_set
 
     path = Path(path).resolve()
     arrays_path = path.with_suffix(".npz")

@@ -24,144 +24,12 @@ from pathlib import Path
 import numpy as np
 
 from ..kernel.errors import InputError, ModelError
+from .corpus_heads import (HeadCache, _certificate, _write_json, free_certificate, head_query_set, layer_query_set,
+                           outputs_certificate, setup_heads)
 
 __all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "HeadCache", "setup_heads", "certify_corpus", "check_corpus_model", "text_file_certificates", "layer_query_set", "head_query_set", "free_certificate"]
 
 TEXT_SCHEMA = "lnproofs.model-text/1"
-
-
-def head_query_set(capture_or_params, head):
-    from ..kernel.querysets.layernorm import LayerNormQuerySet
-
-    W_q, b_q, _, _ = capture_or_params.head_weights(head)
-    ln = capture_or_params.layernorm
-    return LayerNormQuerySet(ln.gain, ln.bias, W_q, b_q, ln.eps)
-
-
-class HeadCache:
-    """Per (layer, head): the query set, its exact map and float basis (built once per model
-    and shared by every text; pass one to :func:`certify_corpus` to share it between runs)."""
-
-    def __init__(self):
-        self.items = {}
-
-    def __getstate__(self):
-        # a cache travels empty: exact matrices do not pickle, and a worker that receives the
-        # model state from another one rebuilds the heads it needs
-        return {}
-
-    def __setstate__(self, state):
-        self.items = {}
-
-    def get(self, capture, head):
-        key = (capture.layer, head)
-        if key not in self.items:
-            from ..kernel.querysets.layernorm import ExactQueryMap
-            from ..propose.querysets.layernorm_fast import factored_basis
-
-            qs = head_query_set(capture, head)
-            basis = factored_basis(qs)
-            V, root, _ = basis
-            self.items[key] = (qs, ExactQueryMap(qs), basis, (V * root * root) @ V.T)
-        return self.items[key]
-
-
-def setup_heads(loaded, layers=None, heads=None) -> HeadCache:
-    """A :class:`HeadCache` filled for ``layers`` x ``heads`` (default all) of ``loaded``."""
-    from .extract import capture_layers
-
-    layers = list(range(loaded.n_layers)) if layers is None else list(layers)
-    heads = list(range(loaded.n_heads)) if heads is None else list(heads)
-    cache = HeadCache()
-    for cap in capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers).values():
-        for head in heads:
-            cache.get(cap, head)
-    return cache
-
-
-def layernorm_witness_queries(ln_results, H, q0) -> list:
-    """``(index, q)`` for every key proved selectable under LayerNorm queries with compact
-    evidence ``y``: the float rounding of its query ``q = H y + q0`` (a free-query candidate)."""
-    chosen = [r for r in ln_results if r["status"] == "selectable" and "y" in r]
-    if not chosen:
-        return []
-    Q = np.asarray([r["y"] for r in chosen], dtype=np.float64) @ H.T + q0
-    return [(r["index"], tuple(q)) for r, q in zip(chosen, Q.tolist())]
-
-
-def free_certificate(keys, ln_results, H, q0) -> dict:
-    """The free-query certificate of ``keys`` (JSON form).  Every query proved to make a key
-    win under LayerNorm queries also does so as a free query: its float rounding is tried
-    first (:func:`layernorm_witness_queries`, checked exactly by the trusted witness check);
-    the engine certifies the other keys."""
-    return certificate_from_candidates(keys, layernorm_witness_queries(ln_results, H, q0))
-
-
-def certificate_from_candidates(keys, items) -> dict:
-    """Free-query certificate (JSON form): candidate witnesses ``(index, q)`` are checked
-    exactly by the trusted witness check; the engine certifies the keys left over."""
-    from ..kernel.certificates import KeyResult
-    from ..kernel.checker import check_witnesses
-    from ..certificates.findings import witness_margins
-    from ..propose.certification import certify_results
-
-    verdicts = check_witnesses(keys, items) if items else []
-    good = [(i, q) for (i, q), v in zip(items, verdicts) if v is None]
-    # margins as everywhere else: the score gap for a unit-norm query (lnproofs check recomputes them)
-    proved = {i: (list(q), m) for (i, q), m in zip(good, witness_margins(keys, good) if good else [])}
-    out = {i: {"index": i, "status": "selectable", "witness": q, "combination": None, "verified": "exact",
-               "margin": m, "reason": None} for i, (q, m) in proved.items()}
-    if len(proved) < len(keys):
-        known = [KeyResult(i, "selectable", tuple(q), None, "exact", m) for i, (q, m) in proved.items()]
-        for r in certify_results(keys, known=known):
-            if r.index not in out:
-                out[r.index] = result_json(r)
-    return _certificate(len(keys), keys.shape[1], {"kind": "free"}, [out[i] for i in range(len(keys))])
-
-
-def outputs_certificate(Y) -> dict:
-    """Free-query certificate of the full-width LayerNorm outputs ``Y`` (N x n): when the
-    rows are fewer than the width, ``Q = Y^T (Y Y^T)^-1`` proposes ``q_i`` with
-    ``Y q_i = e_i`` (key i scores 1, the others 0); the rest as in
-    :func:`certificate_from_candidates`."""
-    N, n = Y.shape
-    items = []
-    if 1 < N <= n:
-        try:
-            Q = np.linalg.solve(Y @ Y.T, Y).T                     # n x N
-            if np.isfinite(Q).all():
-                items = [(i, tuple(q)) for i, q in enumerate(Q.T.tolist())]
-        except np.linalg.LinAlgError:
-            items = []
-    return certificate_from_candidates(Y, items)
-
-
-def result_json(r) -> dict:
-    """``KeyResult.to_json`` without per-number conversions for float witnesses."""
-    if r.witness is not None and not r.extras and all(type(w) is float for w in r.witness):
-        return {"index": int(r.index), "status": r.status, "witness": list(r.witness),
-                "combination": None if r.combination is None else r.combination.to_json(),
-                "verified": r.verified, "margin": None if r.margin is None else float(r.margin), "reason": r.reason}
-    return r.to_json()
-
-
-def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _certificate(n_keys, dim, query_set, results) -> dict:
-    summary = {"selectable": 0, "tie-only": 0, "unselectable": 0, "undecided": 0}
-    if query_set.get("kind") != "free":
-        summary["not-realisable"] = 0
-    for r in results:
-        summary[r["status"]] = summary.get(r["status"], 0) + 1
-    from ..kernel.certificates import SCHEMA
-
-    return {"schema": SCHEMA, "n_keys": n_keys, "dim": dim, "query_set": query_set,
-            "summary": summary, "results": results}
-
 
 
 def _certify_text(captures, ids, number, text, layers, heads, cache, uniform):
@@ -426,15 +294,6 @@ def _write_params(path: Path, loaded, layers) -> None:
     tmp = path.with_name("params.tmp.npz")
     np.savez(tmp, **arrays)
     os.replace(tmp, path)
-
-
-def layer_query_set(params, layer: int, head: int, d: int):
-    """The LayerNorm query set of ``head`` (``d`` rows) of ``layer`` from a run's ``params.npz``."""
-    from ..kernel.querysets.layernorm import LayerNormQuerySet
-
-    rows = slice(head * d, (head + 1) * d)
-    return LayerNormQuerySet(params[f"l{layer}_gamma"], params[f"l{layer}_beta"], params[f"l{layer}_W_q"][rows],
-                             params[f"l{layer}_b_q"][rows], float(params[f"l{layer}_eps"]))
 
 
 def text_file_certificates(path, data) -> list:

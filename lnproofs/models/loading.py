@@ -181,8 +181,9 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
 
     from torch_backend.models.loading import build_model
 
-    module, config_obj, device_name = build_model(family, data, path, files, from_folder=path.is_dir() and config is None,
-                                                  dtype=dtype, device=device)
+    with offline():
+        module, config_obj, device_name = build_model(family, data, path, files, dtype=dtype, device=device,
+                                                      from_folder=path.is_dir() and config is None)
     return LoadedModel(module, config_obj, family, path, dtype, device_name, weights_dtype)
 
 

@@ -94,31 +94,29 @@ def _config_object(family, data: dict):
 
 def build_model(family, data: dict, path: Path, files: list[Path], *, from_folder: bool, dtype: str, device: str):
     """``(module, config)``: the bare transformers model of ``family`` with the weights of
-    ``files`` (or the folder ``path`` through ``from_pretrained``), on ``device`` in ``dtype``."""
+    ``files`` (or the folder ``path`` through ``from_pretrained``), on ``device`` in ``dtype``.  The caller keeps
+    the network off (:func:`lnproofs.models.loading.offline`)."""
     import torch
     import transformers
-
-    from lnproofs.models.loading import offline
 
     torch_device = resolve_device(device)
     cls = getattr(transformers, family.model_class)
     extra = dict(family.model_kwargs)
-    with offline():
-        config_obj = _config_object(family, data)
-        if from_folder:
-            try:
-                module, info = cls.from_pretrained(str(path), config=config_obj, local_files_only=True,
-                                                   output_loading_info=True, **extra)
-            except (OSError, ValueError, RuntimeError) as exc:
-                raise ModelError(f"folder {path} could not be loaded offline ({str(exc).splitlines()[0][:100]})") from None
-            params = {name for name, _ in module.named_parameters()}
-            missing = sorted(k for k in info.get("missing_keys", ()) if k in params)
-            require(not missing, ModelError, f"folder {path} lacks {len(missing)} weight(s) the configuration needs "
-                    f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json")
-            mismatched = list(info.get("mismatched_keys", ()))
-            require(not mismatched, ModelError, f"folder {path}: weight {mismatched[:1]} does not match the config")
-        else:
-            module = cls(config_obj, **extra)
-            _load_state(module, files, path)
+    config_obj = _config_object(family, data)
+    if from_folder:
+        try:
+            module, info = cls.from_pretrained(str(path), config=config_obj, local_files_only=True,
+                                               output_loading_info=True, **extra)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise ModelError(f"folder {path} could not be loaded offline ({str(exc).splitlines()[0][:100]})") from None
+        params = {name for name, _ in module.named_parameters()}
+        missing = sorted(k for k in info.get("missing_keys", ()) if k in params)
+        require(not missing, ModelError, f"folder {path} lacks {len(missing)} weight(s) the configuration needs "
+                f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json")
+        mismatched = list(info.get("mismatched_keys", ()))
+        require(not mismatched, ModelError, f"folder {path}: weight {mismatched[:1]} does not match the config")
+    else:
+        module = cls(config_obj, **extra)
+        _load_state(module, files, path)
     module = module.to(device=torch_device, dtype=getattr(torch, dtype)).eval()
     return module, config_obj, str(torch_device)

@@ -74,7 +74,7 @@ class ExactPoints(ExactKeys):
         self.P, self.exponent = K * Wt, ek + ew                        # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self.dim, self._matrix, self._rank, self._Wt = self.m, self.P, None, None
-        self._ints = self._mod_p = None
+        self._ints = self._mod_p = self._rows = None
         self.abs = np.zeros((self.n, self.m))
 
     def _residues(self, rows):
