@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lnproofs.propose.certification import certify, certify_results, has_unselectable
 from lnproofs.certificates.check import check_certificate
+from lnproofs.propose.certification import certify, certify_results, has_unselectable
 
 
 def _statuses(keys):

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lnproofs.certificates.certificate import Certificate
-from lnproofs.kernel.certificates import Combination, KeyResult
-from lnproofs.propose.certification import certify
-from lnproofs.kernel.checker import affine_rank, check_combination, check_witnesses
 from lnproofs.certificates.check import check_certificate
+from lnproofs.kernel.certificates import Combination, KeyResult
+from lnproofs.kernel.checker import affine_rank, check_combination, check_witnesses
 from lnproofs.kernel.errors import CertificateFormatError
+from lnproofs.propose.certification import certify
 
 KEYS = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [1.0, 1.0], [1.0, 0.0]])
 

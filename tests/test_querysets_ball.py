@@ -7,11 +7,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.propose.certification import certify
 from lnproofs.certificates.check import check_certificate
 from lnproofs.derive.demo_config import demo_keys
 from lnproofs.kernel.errors import OptionError
 from lnproofs.kernel.querysets.ball import BallQuerySet
+from lnproofs.propose.certification import certify
 
 
 @pytest.mark.parametrize("radius", [1e-3, 1.0, 1e6])

@@ -8,9 +8,9 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.propose.certification import certify
 from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.errors import CertificateFormatError, FileFormatError, ShapeError
+from lnproofs.propose.certification import certify
 from lnproofs.propose.querysets.layernorm import LayerNormQuerySet, load_layernorm
 
 

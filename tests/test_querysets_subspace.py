@@ -7,10 +7,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.propose.certification import certify
 from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.errors import ShapeError
 from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
+from lnproofs.propose.certification import certify
 
 
 def _layernorm_outputs(rng, count, width):

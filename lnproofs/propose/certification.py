@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernel.arrays import as_real_array
 from ..certificates.certificate import Certificate
+from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
 from ..kernel.errors import OptionError

@@ -29,8 +29,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..kernel.arrays import as_real_array
 from ..certificates.certificate import Certificate
+from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.errors import InputError, OptionError, ShapeError
 from ..kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys, check_ln_interior, check_ln_witnesses
