@@ -4,6 +4,7 @@ and never reads the informational floats; lnproofs.certificates shows, stores an
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -126,3 +127,20 @@ def test_a_bad_field_value_becomes_one_certificate_line():
     data["eps"] = "small"
     with pytest.raises(CertificateFormatError, match="certificate field query_set: .*eps"):
         LayerNormQuerySet.from_json(data)
+
+
+def test_a_witness_of_the_wrong_length_is_refuted_not_a_crash(cert):
+    key = cert.indices("selectable")[0]
+    data = _edited(cert, key, witness=[1.0], margin=0.5)
+    report = check_certificate(data, KEYS)
+    assert [v.index for v in report.failures] == [key]
+    assert "needs a witness query with 2 entries" in report.failures[0].message
+
+
+def test_rationals_of_any_length_are_read_back():
+    huge = Fraction(10 ** 5000 + 1, 10 ** 5000)
+    result = schema.KeyResult(0, "unselectable", combination=schema.Combination((1, 2), (huge, 1 - huge)))
+    cert = Certificate(3, 1, {"kind": "free"}, (result, schema.KeyResult(1, "undecided"),
+                                                 schema.KeyResult(2, "undecided")))
+    again = Certificate.from_json(cert.dumps())
+    assert again == cert and again[0].combination.weights[0] == huge
