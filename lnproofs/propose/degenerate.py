@@ -8,7 +8,7 @@ of the keys, computed exactly and rounded once, in which the rounding directions
 scaled up to the size of the others; statuses are the same there (a hull's image under
 an invertible linear map is the hull of the images) and queries map back exactly.
 
-:func:`witness_margins` (from :mod:`lnproofs.kernel.checker`, which re-checks them) measures
+:func:`witness_margins` (from :mod:`lnproofs.certificates.findings`, which also re-checks them) measures
 how robust a witness is: the margin of key i under query q is min_{j != i} q.(k_i - k_j) / ||q||_2,
 the score gap for the unit query along q (a float, informational).
 """
@@ -19,10 +19,10 @@ import math
 
 import numpy as np
 
-from ..kernel.checker import ExactKeys
 from ..certificates.findings import RANK_FACTOR, witness_margins
+from ..kernel.checker import ExactKeys
 
-__all__ = ["stretched_coordinates", "witness_margins"]   # witness_margins: from the kernel
+__all__ = ["stretched_coordinates", "witness_margins"]   # witness_margins: from lnproofs.certificates
 
 
 def _float_of(value: int, exponent: int) -> float:
