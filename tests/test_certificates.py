@@ -81,6 +81,9 @@ def test_a_malformed_rank_finding_is_refused_when_read(cert):
     data["rank"] = {"exact_affine_dimension": -1, "numerical_affine_dimension": 1, "singular_values": []}
     with pytest.raises(CertificateFormatError, match="rank.exact_affine_dimension"):
         Certificate.from_json(data)
+    data["rank"] = {"exact_affine_dimension": 2, "numerical_affine_dimension": 2, "singular_values": ["big"]}
+    with pytest.raises(CertificateFormatError, match="rank.singular_values"):
+        check_certificate(data, KEYS)                       # the check reads JSON as strictly as load does
 
 
 _W = [[1.0, 0.5, -0.25], [0.0, 2.0, 1.0]]

@@ -52,7 +52,8 @@ class Certificate(schema.Certificate):
         for name in ("exact_affine_dimension", "numerical_affine_dimension"):
             value = cert.rank.get(name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise CertificateFormatError(f"certificate field rank.{name} is {value!r}; expected a non-negative integer")
+                raise CertificateFormatError(f"certificate field rank.{name} is {value!r}; "
+                                             "expected a non-negative integer")
         sv = cert.rank.get("singular_values")
         if not isinstance(sv, tuple) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in sv):
             raise CertificateFormatError("certificate field rank.singular_values must be a list of numbers")
@@ -147,7 +148,8 @@ class Certificate(schema.Certificate):
         cells = "".join(f"<tr><td>{html.escape(s)}</td><td>{n}</td></tr>" for s, n in self.summary.items())
         tail = ""
         if self._others():
-            tail = "<p>Not selectable: " + ", ".join(f"{r.index} ({html.escape(r.status)})" for r in self._others()) + "</p>"
+            shown = ", ".join(f"{r.index} ({html.escape(r.status)})" for r in self._others())
+            tail = f"<p>Not selectable: {shown}</p>"
         kind = html.escape(str(self.query_set.get("kind", "free")))
         return (f"<div><b>Selectability certificate</b>: {self.n_keys} keys in R<sup>{self.dim}</sup>, "
                 f"{kind} queries<table><tr><th>status</th><th>keys</th></tr>{cells}</table>{tail}</div>")

@@ -10,6 +10,7 @@ from ..kernel import certificates as schema
 from ..kernel.checker import ExactKeys, Verdict
 from ..kernel.verify import check_claims
 from . import findings
+from .certificate import Certificate
 
 __all__ = ["CheckReport", "check_certificate"]
 
@@ -47,7 +48,7 @@ class CheckReport:
 def check_certificate(certificate, keys) -> CheckReport:
     """Re-verify every claim of ``certificate`` (a Certificate or its JSON) against ``keys`` in the
     kernel, and measure its stated findings again."""
-    cert = certificate if isinstance(certificate, schema.Certificate) else schema.Certificate.from_json(certificate)
+    cert = certificate if isinstance(certificate, schema.Certificate) else Certificate.from_json(certificate)
     ek = ExactKeys.of(keys)
     verdicts = findings.recheck(cert, ek, check_claims(cert, ek))
     kind = cert.query_set.get("kind", "free")

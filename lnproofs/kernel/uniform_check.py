@@ -24,7 +24,8 @@ __all__ = ["UniformResult", "check_uniform"]
 
 @dataclass(frozen=True)
 class UniformResult:
-    """An answer to the uniform-attention question (text for people: :class:`lnproofs.certificates.uniform.UniformResult`)."""
+    """An answer to the uniform-attention question (with its text for people:
+    :class:`lnproofs.certificates.uniform.UniformResult`)."""
 
     status: str
     query_set: dict

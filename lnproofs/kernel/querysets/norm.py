@@ -398,8 +398,10 @@ def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
     """Exact verdict on one result dictionary (JSON form); ``(ok, message)``."""
     index, status = result.get("index"), result.get("status")
     try:
-        if (y := _compact_y(layer, result)) is not None:
-            return layer.check_factored([(index, y)])[0][:2] if y else (False, f"key {index}: y must be a list of {layer.d} numbers")
+        if (y := _compact_y(layer, result)) is False:
+            return False, f"key {index}: y must be a list of {layer.d} numbers"
+        if y is not None:
+            return layer.check_factored([(index, y)])[0][:2]
         if status == "selectable":
             u = result.get("u")
             if not isinstance(u, (list, tuple)) or len(u) != layer.n:

@@ -89,7 +89,8 @@ class ExactPoints(ExactKeys):
 
 
 def _witness_z(points: ExactPoints, query_set: SubspaceQuerySet, r):
-    """The exact ``z`` of a selectable or tie-only result whose witness is ``W^T z`` (inside the radius), else a message."""
+    """The exact ``z`` of a selectable or tie-only result whose witness is ``W^T z`` (inside the
+    radius), else a message."""
     z, i = r.extras.get("z"), r.index
     if z is None:
         return f"key {i}: a {r.status} claim needs 'z' (the query is q = W^T z)"
