@@ -145,6 +145,8 @@ def gradescope_results(gradebook: Gradebook) -> dict:
     else:
         output = ("Your submission holds no answers file (a .json file). Upload the ID.json that your notebook "
                   "wrote, or your answers file in the format of docs/homework.md.")
+        if ignored:
+            output += " Found instead: " + "; ".join(f"{n.file} ({n.reason})" for n in ignored) + "."
     return {"score": 0, "output": output, "tests": []}
 
 

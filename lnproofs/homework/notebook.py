@@ -23,7 +23,7 @@ FIELD_HINTS = {
     ("projection", "P_squared"): "n rows of n numbers",
     ("projection", "Px"): "n numbers",
     ("sphere", "Px"): "n numbers",
-    ("sphere", "norm_Px"): "one expression, e.g. \"2*sqrt(3)\"",
+    ("sphere", "norm_Px"): "one expression, such as \"p*sqrt(q)\" with numbers p and q",
     ("sphere", "g"): "n expressions",
     ("sphere", "norm_g_eps"): "one expression",
     ("ellipsoid", "center"): "n numbers",
@@ -105,7 +105,7 @@ def notebook_json(problem_set, student=None) -> dict:
         f"# LayerNorm and attention: problem set{who}",
         "",
         "Work each problem below, then replace `None` in the cell after it by your answer. Give exact values: "
-        "integers, fractions as strings `\"p/q\"`, square roots as strings such as `\"2*sqrt(3)\"` "
+        "integers, fractions as strings `\"p/q\"`, square roots as strings such as `\"p*sqrt(q)\"` "
         "(a `fractions.Fraction` or a SymPy number also works). Leave `None` where you have no answer.",
         "",
         f"When you are done, run every cell (Run All); the last cell writes `{target}`. Hand in that file.",
