@@ -55,12 +55,29 @@ def configure(parser) -> None:
     grade.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
+def _progress(label: str, unit: str):
+    """A tqdm bar on stderr (drawn only on a terminal) and the ``progress(done, total)`` that moves it."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, desc=label, unit=unit, file=sys.stderr, disable=not sys.stderr.isatty(), leave=False,
+               dynamic_ncols=True)
+
+    def step(done: int, total: int) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+
+    return bar, step
+
+
 def _new_class(args) -> int:
     from ..homework.classroom import write_class
     from ..homework.roster import read_roster
 
     roster = read_roster(args.roster)
-    summary = write_class(roster, args.seed, args.topics, args.out, pdf=not args.no_pdf, notebook=args.notebook)
+    bar, step = _progress("students", "student")
+    with bar:
+        summary = write_class(roster, args.seed, args.topics, args.out, pdf=not args.no_pdf, notebook=args.notebook,
+                              progress=step)
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -135,7 +152,9 @@ def _grade(args) -> int:
     require(folder.is_dir(), FileFormatError,
             f"submissions folder {folder} does not exist or is not a folder; give the folder of answers files")
     forced = metadata_student(args.metadata, source.roster) if args.metadata is not None else None
-    gradebook = grade_folder(folder, source, forced)
+    bar, step = _progress("grading", "file")
+    with bar:
+        gradebook = grade_folder(folder, source, forced, progress=step)
     if args.format == "gradescope":
         path = write_gradescope(gradebook, args.out or "results.json")
         written = {"results": str(path)}
