@@ -345,3 +345,17 @@ def test_exact_values_in_any_form_earn_the_points(klass, tmp_path, cli):
     assert cli(["homework", "grade", subs, "--problems", hw, "--out", tmp_path / "g.csv"]).status == 0
     row = next(r for r in _read_csv(tmp_path / "g.csv") if r["student"] == "s04")
     assert row["projection"] == "1"  # P right; P_squared and Px missing: 1 of 3
+
+
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_json_numbers_are_wrong_answers_not_crashes(tmp_path, cli, token):
+    # Python's JSON reader accepts NaN and Infinity; they are answers refused with a message
+    problem_set = generate(2, "uniform")
+    n = len(problem_set.problems[0].gain)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "kim.json").write_text('{"answers": {"uniform": {"query": [' + ", ".join([token] + ["1"] * (n - 1)) + "]}}}")
+    assert cli(["homework", "new", "--seed", "2", "--topics", "uniform", "--out", tmp_path / "hw", "--no-pdf"]).status == 0
+    result = cli(["homework", "grade", subs, "--problems", tmp_path / "hw", "--out", tmp_path / "g.csv"])
+    assert result.status == 0, result.out + result.err
+    assert "is not a finite number" in (tmp_path / "g_feedback" / "kim.txt").read_text()
