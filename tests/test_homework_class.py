@@ -359,3 +359,14 @@ def test_non_finite_json_numbers_are_wrong_answers_not_crashes(tmp_path, cli, to
     result = cli(["homework", "grade", subs, "--problems", tmp_path / "hw", "--out", tmp_path / "g.csv"])
     assert result.status == 0, result.out + result.err
     assert "is not a finite number" in (tmp_path / "g_feedback" / "kim.txt").read_text()
+
+
+@pytest.mark.skipif(__import__("shutil").which("pdflatex") is None, reason="pdflatex is not installed")
+def test_class_pdfs_compile_for_an_id_that_latex_must_escape(tmp_path, cli):
+    (tmp_path / "roster.csv").write_text("id,name\nada_l.x,Ada\n")
+    result = cli(["homework", "new", "--roster", tmp_path / "roster.csv", "--seed", "5", "--topics",
+                  "threshold", "--out", tmp_path / "hw"])
+    assert result.status == 0, result.err
+    for path in ("students/ada_l.x/problems.pdf", "solutions/ada_l.x/problems.pdf", "solutions/ada_l.x/solutions.pdf"):
+        assert (tmp_path / "hw" / path).read_bytes().startswith(b"%PDF"), path
+    assert not list((tmp_path / "hw").rglob("*.log"))
