@@ -370,3 +370,23 @@ def test_class_pdfs_compile_for_an_id_that_latex_must_escape(tmp_path, cli):
     for path in ("students/ada_l.x/problems.pdf", "solutions/ada_l.x/problems.pdf", "solutions/ada_l.x/solutions.pdf"):
         assert (tmp_path / "hw" / path).read_bytes().startswith(b"%PDF"), path
     assert not list((tmp_path / "hw").rglob("*.log"))
+
+
+def test_disagreeing_name_and_id_or_two_files_for_one_student_are_listed_not_graded(klass, tmp_path, cli):
+    hw = klass / "hw7"
+    subs = tmp_path / "subs"
+    (subs / "S04").mkdir(parents=True)
+    (subs / "s02.json").write_text(json.dumps({"student_id": "s03", "answers": {}}))
+    (subs / "s04.json").write_text(json.dumps({"answers": {}}))
+    (subs / "S04" / "answers.json").write_text(json.dumps({"answers": {}}))
+    (subs / "S04" / "deeper").mkdir()
+    out = tmp_path / "g.csv"
+    assert cli(["homework", "grade", subs, "--problems", hw, "--out", out]).status == 1
+    listed = {r["file"]: r for r in _read_csv(tmp_path / "g_not_graded.csv") if r["file"]}
+    assert "its name says student 's02' but its \"student_id\" says 's03'" in listed["s02.json"]["reason"]
+    for name in ("s04.json", str(Path("S04") / "answers.json")):
+        assert listed[name]["student"] == "s04" and "2 submissions for student 's04'" in listed[name]["reason"]
+    assert "nested too deep" in listed[str(Path("S04") / "deeper")]["reason"]
+    rows = {r["student"]: r for r in _read_csv(out)}
+    assert rows["s04"]["status"] == "not graded" and rows["s04"]["total"] == ""
+    assert rows["s02"]["status"] == "not graded" and rows["s03"]["status"] == "no submission"

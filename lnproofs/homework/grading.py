@@ -29,7 +29,7 @@ from ..kernel.errors import FileFormatError, InputError, LnproofsError, require
 from .roster import Roster, Student, check_student_id
 
 __all__ = ["ProblemSource", "ProblemScore", "StudentGrade", "NotGraded", "Gradebook", "possible_points",
-           "find_submissions", "grade_file", "grade_folder", "metadata_student", "MAX_ANSWERS_BYTES"]
+           "score", "find_submissions", "grade_file", "grade_folder", "metadata_student", "MAX_ANSWERS_BYTES"]
 
 #: an answers file is a few kilobytes; a larger one is refused unread
 MAX_ANSWERS_BYTES = 1024 * 1024
@@ -221,8 +221,8 @@ def _whose(data: dict, name_id: str, roster: Roster | None, forced: Student | No
                 f"it says it holds the answers of {inner!r}, but it was submitted by {forced.id!r}")
         return forced
     if by_inner is not None:
-        require(by_name is None or by_name == by_inner, InputError,
-                f"its name says student {by_name.id if by_name else ''!r} but its \"student_id\" says {inner!r}")
+        if by_name is not None and by_name != by_inner:
+            raise InputError(f"its name says student {by_name.id!r} but its \"student_id\" says {inner!r}")
         return by_inner
     require(by_name is not None, InputError,
             f"cannot tell whose answers these are: {name_id[:40]!r} is not a roster id and the file has no "
