@@ -169,21 +169,20 @@ def test_real_sentences_match_the_reference():
 def test_ctrl_c_keeps_every_finished_text(cli, bert, tmp_path, monkeypatch):
     import lnproofs.models.corpus_run as corpus_run
 
-    real, calls = corpus_run._certify_text, []
+    real = corpus_run._certify_piece
 
-    def interrupted(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
+    def interrupted(piece, state):
+        if piece[0] == 1:             # the first (text, layer) of the second text
             raise KeyboardInterrupt
-        return real(*args, **kwargs)
+        return real(piece, state)
 
-    monkeypatch.setattr(corpus_run, "_certify_text", interrupted)
+    monkeypatch.setattr(corpus_run, "_certify_piece", interrupted)
     out = tmp_path / "out"
     result = cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet"])
     assert result.status == 130 and "--resume" in result.err
     assert (out / "texts" / "text00000.json").exists() and not (out / "texts" / "text00001.json").exists()
     assert {r["text"] for r in pq.read_table(out / "table.parquet").to_pylist()} == {0}
-    monkeypatch.setattr(corpus_run, "_certify_text", real)
+    monkeypatch.setattr(corpus_run, "_certify_piece", real)
     again = cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet", "--resume"])
     assert again.status == 0 and "1 kept" in again.out
 
@@ -202,19 +201,18 @@ def test_batched_keys_do_not_depend_on_where_a_run_resumed(cli, bert, tmp_path, 
     corpus = _corpus(tmp_path, TEXTS + ["the dog sat", "a cat ran on the mat"])
     whole = tmp_path / "whole"
     assert cli(["certify-model", bert, "--corpus", corpus, "--out", whole, "--quiet", "--batch-size", "3"]).status == 0
-    real, calls = corpus_run._certify_text, []
+    real = corpus_run._certify_piece
 
-    def interrupted(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:           # inside the first group of three
+    def interrupted(piece, state):
+        if piece[0] == 1:             # the second text, inside the first group of three
             raise KeyboardInterrupt
-        return real(*args, **kwargs)
+        return real(piece, state)
 
-    monkeypatch.setattr(corpus_run, "_certify_text", interrupted)
+    monkeypatch.setattr(corpus_run, "_certify_piece", interrupted)
     parts = tmp_path / "parts"
     assert cli(["certify-model", bert, "--corpus", corpus, "--out", parts, "--quiet", "--batch-size", "3"]).status == 130
     assert sorted(p.name for p in (parts / "texts").glob("*.json")) == ["text00000.json"]
-    monkeypatch.setattr(corpus_run, "_certify_text", real)
+    monkeypatch.setattr(corpus_run, "_certify_piece", real)
     again = cli(["certify-model", bert, "--corpus", corpus, "--out", parts, "--quiet", "--batch-size", "3", "--resume"])
     assert again.status == 0 and "1 kept" in again.out
     first, second = _arrays(whole), _arrays(parts)

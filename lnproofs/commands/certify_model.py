@@ -57,14 +57,21 @@ def configure(parser) -> None:
     parser.add_argument("--no-causal", action="store_true",
                         help="decoders: skip the per-prefix certification (T certifications per head for T tokens)")
     parser.add_argument("--dtype", default="float64", help="compute dtype of the forward pass: float64 (default) or float32")
-    parser.add_argument("--device", default="cpu", help="torch device for the forward pass (default cpu)")
+    parser.add_argument("--device", default="cpu",
+                        help="torch device for the forward pass: cpu (default), cuda, cuda:N or auto (a CUDA GPU "
+                             "when torch sees one); with --corpus on a cluster, the model workers' device "
+                             "(certification always runs on CPUs)")
     parser.add_argument("--allow-half", action="store_true",
                         help="kept for older command lines: float16/bfloat16 weights are always widened exactly "
                              "to float64, with one warning line (the certificates describe the widened model)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_execution_options(parser, automatic="with --corpus of 16 texts or more, a local cluster sized to the "
-                                             "machine, one group of texts per task, each worker loading the model once; "
-                                             "otherwise this process")
+                                             "machine: one model worker running the forward passes, the others "
+                                             "certifying; otherwise this process")
+    parser.add_argument("--model-workers", metavar="K", default=None,
+                        help="with --corpus on a local cluster: K of the --workers hold the model and run the forward "
+                             "passes (default 1); the others only certify.  On --scheduler, the workers started "
+                             "with --resources MODEL=1 hold the model")
 
 
 def _inputs(args, loaded) -> list:
@@ -96,6 +103,15 @@ def _check_corpus_options(args) -> None:
         require(args.batch_size >= 1, OptionError, f"--batch-size {args.batch_size} is not accepted; give a count >= 1")
 
 
+def _model_workers(args, workers, scheduler):
+    from ..execution import resolve_model_workers, resolve_workers
+
+    if args.model_workers is None:
+        return None
+    local = None if scheduler is not None else resolve_workers(workers, worthwhile=True)
+    return resolve_model_workers(args.model_workers, local, scheduler)
+
+
 def _run_corpus(args, loaded, layers, heads) -> int:
     from ..io.corpus import count_texts
     from ..models.corpus_run import FORWARD_BATCH, certify_corpus, check_corpus_model
@@ -104,6 +120,7 @@ def _run_corpus(args, loaded, layers, heads) -> int:
     _check_corpus_options(args)
     check_corpus_model(loaded)
     workers, scheduler = execution_from_args(args)
+    model_workers = _model_workers(args, workers, scheduler)
     count_texts(args.corpus, max_texts=args.max_texts)        # bad corpora fail before any work
     tokenizer = load_tokenizer(args.model, args.tokenizer)
 
@@ -116,7 +133,7 @@ def _run_corpus(args, loaded, layers, heads) -> int:
                                 uniform=args.uniform, progress=not args.quiet, warn=warn,
                                 workers=workers, scheduler=scheduler, config=args.config,
                                 batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size,
-                                pool=args.pool)
+                                pool=args.pool, model_workers=model_workers, device=args.device)
     except KeyboardInterrupt:
         print(f"lnproofs certify-model: interrupted; every finished text is in {args.out} "
               "(run again with --resume to go on)", file=sys.stderr, flush=True)
@@ -135,12 +152,18 @@ def run(args) -> int:
     if not Path(args.model).exists():
         raise ModelError(f"model {args.model} does not exist; give a Hugging Face model folder or a weights file "
                          "(.safetensors, .bin, .pt, .pth) stored locally")
-    if args.corpus is None and (args.workers is not None or args.scheduler is not None):
-        raise OptionError("--workers and --scheduler are used with --corpus (one group of texts per task); drop them "
-                          "or give --corpus PATH")
+    if args.corpus is None and (args.workers is not None or args.scheduler is not None
+                                or args.model_workers is not None):
+        raise OptionError("--workers, --model-workers and --scheduler are used with --corpus (one group of texts "
+                          "per task); drop them or give --corpus PATH")
+    from ..models.corpus_run import resolve_model_device
+
+    # on an existing cluster the model workers' device is checked there; this process reads
+    # the model's shape and layer weights on the CPU
+    here = "cpu" if args.corpus is not None and args.scheduler is not None else resolve_model_device(args.device)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", HalfPrecisionWarning)
-        loaded = load_model(args.model, config=args.config, dtype=args.dtype, device=args.device,
+        loaded = load_model(args.model, config=args.config, dtype=args.dtype, device=here,
                             allow_half=True)
     for warning in caught:
         if issubclass(warning.category, HalfPrecisionWarning):

@@ -17,7 +17,10 @@ Entry points:
   rather than sent from this process;
 * :func:`open_client` for several :func:`run_tasks` calls on one cluster, and
   :func:`share` to send their common data to its workers once;
-* :func:`resolve_workers` / :func:`auto_workers` for the option rules.
+* :func:`run_pipeline` for work in two stages: forward passes on the workers that hold a
+  model (Dask worker resource ``MODEL``), certification of their pieces on any worker;
+* :func:`resolve_workers` / :func:`auto_workers` / :func:`resolve_model_workers` for the
+  option rules.
 
 ``import lnproofs.execution`` does not import dask: it is loaded inside the functions
 that need it, and worker processes import the task's own module only when a task
@@ -26,13 +29,20 @@ arrives.
 
 from __future__ import annotations
 
-from .cluster import ExecutionContext, auto_workers, machine_workers, open_client, resolve_workers
+from .cluster import (ExecutionContext, auto_workers, machine_workers, open_client, resolve_model_workers,
+                      resolve_workers)
+from .pipeline import MODEL_RESOURCE, check_model_workers, model_workers, run_pipeline
 from .tasks import InOrder, Load, Shared, run_tasks, share
 
 __all__ = [
     "ExecutionContext",
     "InOrder",
     "Load",
+    "MODEL_RESOURCE",
+    "check_model_workers",
+    "model_workers",
+    "resolve_model_workers",
+    "run_pipeline",
     "auto_workers",
     "machine_workers",
     "open_client",

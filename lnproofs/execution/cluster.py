@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 from ..kernel.errors import OptionError
 
-__all__ = ["ExecutionContext", "machine_workers", "resolve_workers", "auto_workers", "open_client",
+__all__ = ["ExecutionContext", "machine_workers", "resolve_workers", "resolve_model_workers", "auto_workers", "MODEL_RESOURCE", "open_client",
            "CONNECT_TIMEOUT_S"]
 
+#: the Dask worker resource a worker offers when it may hold the model (forward passes)
+MODEL_RESOURCE = "MODEL"
 #: seconds to wait for an existing scheduler to answer before giving up with one line
 CONNECT_TIMEOUT_S = 10
 
@@ -77,6 +79,31 @@ def resolve_workers(workers=None, scheduler=None, *, worthwhile: bool = True) ->
         raise OptionError(f"--workers {workers} is not accepted; give 1 (work in this process) or more "
                           "(a local cluster of that many worker processes)")
     return workers
+
+
+def resolve_model_workers(model_workers, workers, scheduler=None) -> int | None:
+    """The number of local workers that hold the model (``--model-workers``): a whole number
+    from 1 to the number of local workers ``workers`` (already resolved); None gives 1.
+    Not with ``scheduler``: there the workers started with ``--resources MODEL=1`` are the
+    model workers."""
+    if model_workers is None:
+        return None if scheduler is not None else 1
+    if scheduler is not None:
+        raise OptionError(f"--model-workers {model_workers} and --scheduler {scheduler} cannot be combined: on an "
+                          "existing cluster the model workers are those started with --resources MODEL=1")
+    try:
+        if isinstance(model_workers, bool):
+            raise ValueError
+        count = int(str(model_workers).strip())
+    except ValueError:
+        raise OptionError(f"--model-workers {model_workers!r} is not a whole number; give 1 or more, at most "
+                          "--workers") from None
+    if count < 1:
+        raise OptionError(f"--model-workers {count} is not accepted; give 1 or more, at most --workers")
+    if workers is not None and count > workers:
+        raise OptionError(f"--model-workers {count} is more than --workers {workers}; give at most {workers} "
+                          "(the other workers certify)")
+    return count
 
 
 def auto_workers(workers, scheduler, n_tasks: int, *, worthwhile: bool = True) -> int | None:
@@ -192,7 +219,7 @@ def _connect(address: str):
 
 @contextlib.contextmanager
 def open_client(workers=None, scheduler=None, *, worthwhile: bool = True, n_tasks: int | None = None,
-                processes: bool = True):
+                processes: bool = True, model_workers: int | None = None):
     """Yield an :class:`ExecutionContext` for ``workers`` / ``scheduler`` and close it after.
 
     One worker (the rule of :func:`resolve_workers`) gives ``client=None``: work in this
@@ -200,6 +227,9 @@ def open_client(workers=None, scheduler=None, *, worthwhile: bool = True, n_task
     worker processes is started (``processes=False``: threads, for tests of the
     machinery), or the existing scheduler is reached; either way every worker must import
     lnproofs at this process's version, checked once here.  Errors are one line.
+
+    ``model_workers`` K (local clusters only): the first K workers offer the worker
+    resource ``MODEL`` (:mod:`lnproofs.execution.pipeline`), the others do not.
     """
     count = (resolve_workers(workers, scheduler, worthwhile=worthwhile) if n_tasks is None
              else auto_workers(workers, scheduler, n_tasks, worthwhile=worthwhile))
@@ -216,11 +246,19 @@ def open_client(workers=None, scheduler=None, *, worthwhile: bool = True, n_task
         return
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=count, threads_per_worker=1, processes=processes, dashboard_address=":0",
+    keep = max(0, count - (model_workers or 0))
+    cluster = LocalCluster(n_workers=keep, threads_per_worker=1, processes=processes, dashboard_address=":0",
                            silence_logs=logging.CRITICAL)
     try:
+        if model_workers:
+            spec = cluster.new_spec
+            for i in range(count - keep):
+                options = dict(spec["options"], resources={MODEL_RESOURCE: 1})
+                cluster.worker_spec[f"model-{i}"] = {"cls": spec["cls"], "options": options}
+            cluster.scale(count)
         client = Client(cluster, set_as_default=False)
         try:
+            client.wait_for_workers(count)
             if processes:
                 client.register_plugin(_local_worker_plugin())
             _check_workers(client, "the local cluster")

@@ -31,8 +31,12 @@ def state_dtypes(path: Path) -> dict[str, str]:
 
 
 def resolve_device(device: str):
+    """A torch device for ``device``: ``auto`` (a CUDA GPU when torch sees one, else the CPU),
+    ``cpu``, ``cuda`` or ``cuda:N``; one line (OptionError) for a device that is not here."""
     import torch
 
+    if str(device).strip().lower() == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         torch_device = torch.device(device)
     except (RuntimeError, TypeError):

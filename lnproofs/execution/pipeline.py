@@ -1,0 +1,210 @@
+"""Two kinds of task: forward passes where the weights are, certification anywhere.
+
+A run is a sequence of *groups* (for a corpus: a few texts that go through the model
+together).  Each group is one **forward task**, ``forward(item, model) -> [piece, ...]``,
+which runs only on workers offering the Dask worker resource :data:`MODEL_RESOURCE`
+(``dask worker ADDRESS --resources MODEL=1``); ``model`` is made there once per worker
+from a :class:`~lnproofs.execution.Load` (a path every such worker can read) and kept by a
+worker plugin for the rest of the run, so the weights never pass through the scheduler or
+this process.  Each piece is one **certification task**, ``certify(piece, state)``, which
+runs on any worker and receives only that piece (captured arrays) and a small per-slot
+``state`` (for a corpus: one layer's query-set parameters), sent to a worker once.
+
+Memory: at most ``waiting`` groups are in flight (forwarded, not yet certified), so a run
+never holds the activations of the whole corpus; a model worker holds the weights and the
+pieces of the groups it forwarded, a certifying worker one piece at a time.
+
+Results are handed to ``on_result(group_index, piece_index, result)`` in this process as
+they finish.  A certifying worker that dies costs a retry of its piece; a model worker
+that dies takes its pieces with it, and the scheduler recomputes them (forward pass
+included) on a model worker that is left or that replaces it.  Tasks are pure functions
+of their inputs, so the results are those of an undisturbed run.
+
+In this process (no cluster) the same two functions run one after the other, with the
+model made once.
+"""
+
+from __future__ import annotations
+
+import operator
+import uuid
+from collections.abc import Callable, Iterable
+
+from ..kernel.errors import OptionError
+from .cluster import MODEL_RESOURCE, ExecutionContext
+from .tasks import Load, _raise_task_error
+
+__all__ = ["MODEL_RESOURCE", "WAITING_GROUPS", "run_pipeline", "model_workers", "check_model_workers"]
+
+#: groups in flight per model worker (forwarded or being forwarded, not yet fully certified)
+WAITING_GROUPS = 2
+
+
+def model_workers(client) -> list[str]:
+    """Addresses of the workers of ``client``'s cluster that offer :data:`MODEL_RESOURCE`."""
+    workers = client.scheduler_info().get("workers", {})
+    return sorted(a for a, w in workers.items() if (w.get("resources") or {}).get(MODEL_RESOURCE, 0) > 0)
+
+
+def check_model_workers(context: ExecutionContext, probe: Callable | None = None, *args) -> list[str]:
+    """The model workers of ``context`` (one line, :class:`OptionError`, when there is none);
+    ``probe(*args)`` runs on each and returns None or the reason it cannot hold the model
+    (a device that is not there)."""
+    if context.in_process:
+        return []
+    client = context.client
+    where = context.scheduler or "the local cluster"
+    found = model_workers(client)
+    if not found:
+        raise OptionError(f"no worker of the Dask cluster at {where} offers the resource {MODEL_RESOURCE} that "
+                          f"forward passes need; start model workers with 'dask worker {where} --resources "
+                          f"{MODEL_RESOURCE}=1'")
+    if probe is not None:
+        answers = client.run(probe, *args, workers=found)
+        for address, reason in sorted(answers.items()):
+            if reason is not None:
+                raise OptionError(f"model worker {address} of the Dask cluster at {where}: {reason}")
+    return found
+
+
+def _holder_factory(name: str, load: Load):
+    """A worker plugin (travels by value) that makes the model on first use and keeps it:
+    one per worker, attached to the Dask worker, released when the run unregisters it."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class ModelHolder(WorkerPlugin):
+        def __init__(self):
+            self.name = name
+            self.load = load
+            self.model = None
+            self.loads = 0
+
+        def setup(self, worker):
+            self.model, self.loads = None, 0
+
+        def get(self):
+            if self.model is None:
+                self.model = self.load.fn(*self.load.args)
+                self.loads += 1
+            return self.model
+
+        def teardown(self, worker):
+            self.model = None
+
+    return ModelHolder()
+
+
+def _forward_task(item, forward, name):
+    from distributed import get_worker
+
+    return forward(item, get_worker().plugins[name].get())
+
+
+def _loads_record(name, dask_worker=None):
+    holder = dask_worker.plugins.get(name)
+    resources = getattr(dask_worker.state, "total_resources", {}) or {}
+    return {"model_worker": resources.get(MODEL_RESOURCE, 0) > 0, "loads": getattr(holder, "loads", 0)}
+
+
+def _in_process(forward, certify, groups, model, states, on_result) -> dict:
+    made = None
+    for g, (item, slots) in enumerate(groups):
+        if made is None:
+            made = model.fn(*model.args) if isinstance(model, Load) else model
+        pieces = forward(item, made)
+        for j, (piece, slot) in enumerate(zip(pieces, slots)):
+            on_result(g, j, certify(piece, states[slot]))
+        del pieces
+    return {}
+
+
+def _distributed(ctx, forward, certify, groups, model, states, on_result, waiting) -> dict:
+    from distributed import as_completed
+
+    client = ctx.client
+    token = uuid.uuid4().hex[:12]
+    name = f"lnproofs-model-{token}"
+    check_model_workers(ctx)
+    if not isinstance(model, Load):
+        raise TypeError("on a cluster the model is given as Load(fn, *args), made on each model worker")
+    client.register_plugin(_holder_factory(name, model), name=name)
+    state_futures = client.scatter(list(states), hash=False) if states else []
+    need = {MODEL_RESOURCE: 1}
+    limit = max(1, waiting * len(model_workers(client)))
+    source = iter(enumerate(groups))
+    remaining: dict[int, int] = {}
+    where: dict = {}
+    items: dict = {}
+    outstanding: set = set()
+    queue = as_completed([], with_results=True, raise_errors=False, loop=client.loop)
+    stopped: list = []
+
+    def submit_group() -> bool:
+        try:
+            g, (item, slots) = next(source)
+        except StopIteration:
+            return False
+        except Exception as err:            # a bad group: finish the ones in flight, then raise it
+            stopped.append(err)
+            return False
+        fwd = client.submit(_forward_task, item, forward, name, key=f"forward-{token}-{g}", resources=need,
+                            pure=False)
+        for j, slot in enumerate(slots):
+            piece = client.submit(operator.getitem, fwd, j, key=f"piece-{token}-{g}-{j}", resources=need)
+            done = client.submit(certify, piece, state_futures[slot], key=f"certify-{token}-{g}-{j}", pure=False)
+            where[done.key] = (g, j)
+            items[done.key] = (g, j)
+            outstanding.add(done)
+            queue.add(done)
+        remaining[g] = len(slots)
+        if not slots:
+            del remaining[g]
+        return True
+
+    try:
+        while len(remaining) < limit and not stopped and submit_group():
+            pass
+        for batch in queue.batches():
+            for future, result in batch:
+                outstanding.discard(future)
+                if future.status == "error":
+                    _raise_task_error(future, items[future.key])
+                g, j = where.pop(future.key)
+                future.release()
+                on_result(g, j, result)
+                remaining[g] -= 1
+                if remaining[g] == 0:
+                    del remaining[g]
+                    while len(remaining) < limit and not stopped and submit_group():
+                        pass
+        if stopped:
+            raise stopped[0]
+        record = client.run(_loads_record, name)
+    finally:
+        if outstanding:
+            client.cancel(list(outstanding))
+        if state_futures:
+            client.cancel(state_futures)
+        try:
+            client.unregister_worker_plugin(name)
+        except Exception:  # noqa: BLE001 - a closing cluster may have forgotten it already
+            pass
+    return record
+
+
+def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, context: ExecutionContext, model,
+                 states=(), on_result: Callable[[int, int, object], None], waiting: int = WAITING_GROUPS) -> dict:
+    """Run ``groups`` through the two stages (see the module docstring).
+
+    ``groups`` yields ``(item, slots)``: ``forward(item, model)`` returns one piece per
+    entry of ``slots``, and piece ``j`` is certified as ``certify(piece, states[slots[j]])``.
+    Both are module-level functions of importable modules.  ``model``: a :class:`Load`
+    (made on each model worker once) or, in this process, the model itself.  An exception
+    raised while drawing the next group stops the drawing; the groups in flight are
+    finished and handed over first, then it is raised.  Returns, for a cluster,
+    ``{worker address: {"model_worker": bool, "loads": n}}`` (how often each worker made
+    the model in this run); in this process ``{}``.
+    """
+    if context.in_process:
+        return _in_process(forward, certify, groups, model, list(states), on_result)
+    return _distributed(context, forward, certify, groups, model, list(states), on_result, waiting)
