@@ -1,0 +1,140 @@
+"""certify-model --corpus in two kinds of task: the same bytes whatever the layout.
+
+One local cluster of 1 model worker (Dask resource MODEL) and 2 certifying workers serves
+every test here; each run is compared file by file with the run in this process
+(``workers=1``), also when a worker of either kind is killed in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from bad_inputs.models import tiny_bert, tiny_gpt2
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pytest.importorskip("distributed")
+
+TEXTS = ["the cat sat on the mat and the dog ran far", "a dog slept", "the mat sat on the cat . the dog ran",
+         "the dog ran and ran", "a cat sat", "the cat ran on the mat", "a dog and a cat slept", "the dog sat",
+         "on the mat the cat slept and the dog ran far", "a cat ran"]
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("layout-models")
+    tiny_bert(root / "bert", layers=2, heads=2, width=16, max_positions=64)
+    tiny_gpt2(root / "gpt2", layers=2, heads=2, width=16, positions=64, tokenizer=True)
+    corpus = root / "texts.txt"
+    corpus.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    return root, corpus
+
+
+@pytest.fixture(scope="module")
+def layout():
+    from lnproofs.execution import open_client
+
+    with open_client(3, model_workers=1) as context:
+        yield context
+
+
+def _run(model, corpus, out, **options):
+    from lnproofs.models.corpus_run import certify_corpus
+    from lnproofs.models.loading import load_model, load_tokenizer
+
+    loaded, tokenizer = load_model(model), load_tokenizer(model, None)
+    return certify_corpus(loaded, tokenizer, corpus, out, progress=False, batch_size=2, uniform="free", **options)
+
+
+def _files(out):
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def _same_bytes(one, two):
+    first, second = _files(one), _files(two)
+    assert sorted(first) == sorted(second)
+    assert len([n for n in first if n.startswith("texts/") and n.endswith(".json")]) == len(TEXTS)
+    for name in first:
+        assert first[name] == second[name], name
+
+
+def _pids(context):
+    from lnproofs.execution import MODEL_RESOURCE
+
+    def who(dask_worker=None):
+        return os.getpid(), dask_worker.state.total_resources.get(MODEL_RESOURCE, 0) > 0
+
+    return context.client.run(who)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_one_model_worker_and_two_certifiers_write_the_bytes_of_one_process(models, layout, tmp_path, family):
+    root, corpus = models
+    alone = _run(root / family, corpus, tmp_path / "alone", workers=1)
+    split = _run(root / family, corpus, tmp_path / "split", context=layout)
+    assert alone["certified"] == split["certified"] == len(TEXTS)
+    _same_bytes(tmp_path / "alone", tmp_path / "split")
+    record = split["model_loads"]
+    certifiers = [r for r in record.values() if not r["model_worker"]]
+    holders = [r for r in record.values() if r["model_worker"]]
+    assert len(certifiers) == 2 and len(holders) == 1
+    assert all(r["loads"] == 0 for r in certifiers)          # a certifying worker never makes the model
+    assert holders[0]["loads"] == 1                          # the model worker makes it once per run
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["model", "certifier"])
+def test_killing_a_worker_mid_run_changes_no_byte(models, layout, tmp_path, kind):
+    root, corpus = models
+    _run(root / "bert", corpus, tmp_path / "alone", workers=1)
+    victims = [pid for pid, holds in _pids(layout).values() if holds == (kind == "model")]
+    out = tmp_path / "killed"
+    seen = {}
+
+    def kill_after_first_text():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not (out / "texts" / "text00000.json").exists():
+            time.sleep(0.01)
+        seen["finished"] = len(list((out / "texts").glob("text*.json"))) if (out / "texts").is_dir() else 0
+        os.kill(victims[0], signal.SIGKILL)
+        seen["killed"] = victims[0]
+
+    killer = threading.Thread(target=kill_after_first_text, daemon=True)
+    killer.start()
+    result = _run(root / "bert", corpus, out, context=layout)
+    killer.join(timeout=130)
+    assert seen.get("killed") == victims[0]
+    assert seen["finished"] < len(TEXTS), "the run was over before the worker was killed"
+    assert result["certified"] == len(TEXTS)                 # nothing lost, nothing counted twice
+    _same_bytes(tmp_path / "alone", out)
+
+
+def test_forward_pieces_are_the_capture_widened_exactly(tmp_path):
+    """The forward task's pieces of a float32 forward pass on the CPU: float64 arrays holding
+    float32 values (the widening is exact) equal to a direct capture, the same on a rerun."""
+    from lnproofs.models.corpus_run import _forward_group
+    from lnproofs.models.extract import capture_layers
+    from lnproofs.models.loading import load_model
+
+    tiny_bert(tmp_path / "bert", layers=2, heads=2, width=16, max_positions=64, tokenizer=False)
+    loaded = load_model(tmp_path / "bert", dtype="float32")
+    inputs = [np.array([2, 5, 6, 7, 3]), np.array([2, 9, 11, 3]), np.array([2, 6, 3])]
+    members = [(10, inputs[0], True), (11, inputs[1], False), (12, inputs[2], True)]
+    pieces = _forward_group((members, [0, 1]), loaded)
+    again = _forward_group((members, [0, 1]), loaded)
+    caps = capture_layers(loaded, inputs, [0, 1], batch_size=3)
+    assert [(n, layer) for n, layer, _, _ in pieces] == [(10, 0), (10, 1), (12, 0), (12, 1)]
+    for (number, layer, ids, ln_out), (_, _, _, other) in zip(pieces, again):
+        k = number - 10
+        assert ln_out.dtype == np.float64 and ln_out.shape == (len(inputs[k]), 16)
+        np.testing.assert_array_equal(ids, inputs[k])
+        np.testing.assert_array_equal(ln_out, caps[layer].of_input(k).ln_out)
+        np.testing.assert_array_equal(ln_out, other)
+        np.testing.assert_array_equal(ln_out.astype(np.float32).astype(np.float64), ln_out)
