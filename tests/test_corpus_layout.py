@@ -138,3 +138,14 @@ def test_forward_pieces_are_the_capture_widened_exactly(tmp_path):
         np.testing.assert_array_equal(ln_out, caps[layer].of_input(k).ln_out)
         np.testing.assert_array_equal(ln_out, other)
         np.testing.assert_array_equal(ln_out.astype(np.float32).astype(np.float64), ln_out)
+
+
+@pytest.mark.parametrize("case", ["model-workers-over-workers", "scheduler-without-model-workers", "device-not-here",
+                                  "device-not-on-model-workers"])
+def test_layout_refusals_come_before_any_file(cli, tmp_path, case):
+    from bad_inputs.corpus import CASES
+
+    make = {name: fn for name, fn, _ in CASES}[case]
+    result = cli(make(tmp_path))
+    assert result.status == 2, result.err
+    assert not (tmp_path / "o").exists()

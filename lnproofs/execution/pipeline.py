@@ -128,11 +128,14 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
     if not isinstance(model, Load):
         raise TypeError("on a cluster the model is given as Load(fn, *args), made on each model worker")
     client.register_plugin(_holder_factory(name, model), name=name)
-    state_futures = client.scatter(list(states), hash=False) if states else []
+    # copied to every worker (a replacement copies them from a peer): scattered data has no
+    # lineage, so a single holder that dies would take it with it
+    state_futures = client.scatter(list(states), hash=False, broadcast=True) if states else []
     need = {MODEL_RESOURCE: 1}
     limit = max(1, waiting * len(model_workers(client)))
     source = iter(enumerate(groups))
     remaining: dict[int, int] = {}
+    held: dict[int, list] = {}
     where: dict = {}
     items: dict = {}
     outstanding: set = set()
@@ -149,16 +152,21 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
             return False
         fwd = client.submit(_forward_task, item, forward, name, key=f"forward-{token}-{g}", resources=need,
                             pure=False)
+        lineage = [fwd]
         for j, slot in enumerate(slots):
             piece = client.submit(operator.getitem, fwd, j, key=f"piece-{token}-{g}-{j}", resources=need)
+            lineage.append(piece)
             done = client.submit(certify, piece, state_futures[slot], key=f"certify-{token}-{g}-{j}", pure=False)
             where[done.key] = (g, j)
             items[done.key] = (g, j)
             outstanding.add(done)
             queue.add(done)
+        # the group's forward pass and pieces stay wanted until the group is certified: if a
+        # model worker dies, the scheduler recomputes them from this lineage
+        held[g] = lineage
         remaining[g] = len(slots)
         if not slots:
-            del remaining[g]
+            del remaining[g], held[g]
         return True
 
     try:
@@ -169,12 +177,16 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
                 outstanding.discard(future)
                 if future.status == "error":
                     _raise_task_error(future, items[future.key])
+                if future.status != "finished":          # cancelled: never expected, said plainly
+                    raise RuntimeError(f"the result of {future.key} was lost ({result}); results finished so far "
+                                       "are written, rerun with --resume")
                 g, j = where.pop(future.key)
                 future.release()
                 on_result(g, j, result)
                 remaining[g] -= 1
                 if remaining[g] == 0:
                     del remaining[g]
+                    held.pop(g)                   # released: no longer wanted
                     while len(remaining) < limit and not stopped and submit_group():
                         pass
         if stopped:

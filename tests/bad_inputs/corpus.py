@@ -78,6 +78,48 @@ def _rotary_layernorm_model(tmp_path):
     return _one_line(tmp_path, model=_decoder(tmp_path, "gpt_neox"))
 
 
+def _cluster(model: bool) -> str:
+    """The address of a thread-based Dask cluster of one worker (offering the MODEL resource
+    when ``model``), started once for the test session and closed at exit."""
+    import atexit
+
+    from distributed import LocalCluster
+
+    if model not in _CLUSTERS:
+        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0",
+                               silence_logs=50, resources={"MODEL": 1} if model else None)
+        atexit.register(cluster.close)
+        _CLUSTERS[model] = cluster
+    return _CLUSTERS[model].scheduler_address
+
+
+_CLUSTERS: dict = {}
+
+
+def _model_workers_over_workers(tmp_path):
+    return _one_line(tmp_path, "--workers", "2", "--model-workers", "3")
+
+
+def _model_workers_zero(tmp_path):
+    return _one_line(tmp_path, "--workers", "2", "--model-workers", "0")
+
+
+def _model_workers_with_scheduler(tmp_path):
+    return _one_line(tmp_path, "--scheduler", "tcp://127.0.0.1:9", "--model-workers", "1")
+
+
+def _scheduler_without_model_workers(tmp_path):
+    return _one_line(tmp_path, "--scheduler", _cluster(False))
+
+
+def _device_not_here(tmp_path):
+    return _one_line(tmp_path, "--device", "cuda:64")
+
+
+def _device_not_on_model_workers(tmp_path):
+    return _one_line(tmp_path, "--scheduler", _cluster(True), "--device", "cuda:64")
+
+
 CASES = [
     ("corpus-missing", _missing, "does not exist"),
     ("corpus-empty", _empty, "is empty"),
@@ -91,4 +133,10 @@ CASES = [
     ("corpus-batch-size-zero", _batch_size_zero, "--batch-size 0 is not accepted"),
     ("corpus-rmsnorm-model", _rmsnorm_model, "has rmsnorm and rotary positions: certify its texts one at a time"),
     ("corpus-rotary-model", _rotary_layernorm_model, "has rotary positions"),
+    ("model-workers-over-workers", _model_workers_over_workers, "--model-workers 3 is more than --workers 2"),
+    ("model-workers-zero", _model_workers_zero, "--model-workers 0 is not accepted"),
+    ("model-workers-with-scheduler", _model_workers_with_scheduler, "cannot be combined"),
+    ("scheduler-without-model-workers", _scheduler_without_model_workers, "offers the resource MODEL"),
+    ("device-not-here", _device_not_here, "device 'cuda:64' is not available here"),
+    ("device-not-on-model-workers", _device_not_on_model_workers, "device 'cuda:64' is not available here"),
 ]

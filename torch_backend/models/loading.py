@@ -43,6 +43,10 @@ def resolve_device(device: str):
         raise OptionError(f"device {device!r} is not a torch device; use cpu or cuda") from None
     require(torch_device.type != "cuda" or torch.cuda.is_available(), OptionError,
             f"device {device!r} is not available here (no CUDA GPU); use cpu")
+    require(torch_device.type != "cuda" or torch_device.index is None
+            or torch_device.index < torch.cuda.device_count(), OptionError,
+            f"device {device!r} is not available here (torch sees {torch.cuda.device_count()} CUDA GPU(s)); "
+            "use cuda, cuda:N for one of them, or cpu")
     return torch_device
 
 
