@@ -2,14 +2,17 @@
 (untrusted: :func:`~lnproofs.kernel.querysets.coverage.check_coverage` decides).
 
 The columns come from the reduced row echelon form of the integer form of ``A`` modulo a
-prime (its pivot columns carry a non-zero minor); ``u*`` is the least-norm solution of
-``A u = -b``, ``u* = A^T (A A^T)^{-1} (-b)``, solved exactly with python-flint.  It lies in the
-row space of ``A``, inside ``1^perp`` when centred, and no preimage of ``-b`` is shorter, so when
+prime (its pivot columns carry a non-zero minor).  ``u*`` is first the float least-norm solution
+of ``A u = -b`` rounded to doubles and corrected exactly on the pivot columns (short: only about
+``d`` entries are long rationals); if that one is not strictly inside the ball, the exact
+least-norm solution ``u* = A^T (A A^T)^{-1} (-b)`` (python-flint), which lies in the row space of
+``A``, inside ``1^perp`` when centred: no preimage of ``-b`` is shorter, so when
 ``||u*||^2 >= n`` the centre is not strictly inside and nothing is proposed.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from ...kernel.dyadic import fraction_of_fmpq, pow2
@@ -51,12 +54,57 @@ def propose_coverage(query_set) -> Coverage | None:
     prime, cols = found
     if all(qm.q0[a, 0] == 0 for a in range(d)):
         return Coverage("full-rank-centred", prime, tuple(cols), None)
-    # A u = -b with u = M^T y and A = M / c:  M M^T y = -c b,  c = 2^-(ew+eg) (times n when centred)
-    c = pow2(-(qm.ew + qm.eg)) * (n if qm.centred else 1)
+    u = _compact_preimage(qm, M, cols, query_set)
+    if u is None:
+        u = _least_norm(qm, M)
+        if sum((x * x for x in u), fmpq(0)) >= n:
+            return None
+    return Coverage("full-rank-interior", prime, tuple(cols), tuple(format_fraction(fraction_of_fmpq(x)) for x in u))
+
+
+def _scale(qm):
+    """``c > 0`` with ``M = c A`` (``M`` from :func:`integer_columns`)."""
+    return pow2(-(qm.ew + qm.eg)) * (qm.n if qm.centred else 1)
+
+
+def _least_norm(qm, M) -> list:
+    """The exact least-norm ``u`` with ``A u = -b``: ``u = M^T y``, ``M M^T y = -c b``."""
     Mq = fmpq_mat(M)
-    y = (Mq * Mq.transpose()).solve(-qm.q0 * c)
-    u = Mq.transpose() * y
-    if sum((u[j, 0] * u[j, 0] for j in range(n)), fmpq(0)) >= n:
+    u = Mq.transpose() * (Mq * Mq.transpose()).solve(-qm.q0 * _scale(qm))
+    return [u[j, 0] for j in range(qm.n)]
+
+
+def _compact_preimage(qm, M, cols, query_set) -> list | None:
+    """A short exact preimage: the float least-norm solution rounded to doubles, corrected exactly
+    on the ``d`` pivot columns (and one more column that keeps ``1 . u = 0`` when centred), so that
+    only those entries carry long rationals.  None when it is not strictly inside the ball."""
+    n, d = qm.n, qm.d
+    arrays = query_set.arrays()
+    A = arrays["W_q"] * arrays[query_set.G_NAME]
+    if qm.centred:
+        A = A - A.mean(axis=1, keepdims=True)
+    b = np.array([float(qm.q0[a, 0]) for a in range(d)])
+    u_float = np.linalg.lstsq(A, -b, rcond=None)[0]
+    if not np.all(np.isfinite(u_float)):
         return None
-    return Coverage("full-rank-interior", prime, tuple(cols),
-                    tuple(format_fraction(fraction_of_fmpq(u[j, 0])) for j in range(n)))
+    u = [fmpq(*float(x).as_integer_ratio()) for x in u_float]
+    others = [j for j in range(n) if j not in set(cols)]
+    ref = others[0] if qm.centred and others else None
+    if qm.centred:
+        if ref is None:
+            return None
+        u[ref] -= sum(u, fmpq(0))                                  # exactly on 1 . u = 0
+    # M delta = -c b - M u with delta = sum_k t_k (e_{c_k} - e_ref) (centred) or sum_k t_k e_{c_k}
+    N = fmpq_mat(integer_columns(qm, cols))
+    if ref is not None:
+        N = N - fmpq_mat(integer_columns(qm, [ref])) * fmpq_mat(1, d, [1] * d)
+    rhs = -qm.q0 * _scale(qm) - fmpq_mat(M) * fmpq_mat(n, 1, u)
+    try:
+        t = N.solve(rhs)
+    except ZeroDivisionError:
+        return None
+    for k, c in enumerate(cols):
+        u[c] += t[k, 0]
+        if ref is not None:
+            u[ref] -= t[k, 0]
+    return u if sum((x * x for x in u), fmpq(0)) < n else None
