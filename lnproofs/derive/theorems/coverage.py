@@ -33,7 +33,9 @@ def _every_direction(n_value):
             "in that domain has $\\|u^*\\|^2 < n$, then for every direction $v \\ne 0$ the point $s v$ with "
             "$s = (-p + \\sqrt{p^2 + V (n - \\|u^*\\|^2)}) / V > 0$, where $a = A^+ v$, $V = \\|a\\|^2$ and "
             "$p = a \\cdot u^*$, is $A u + b$ for $u = s a + u^*$, a point of the domain with $\\|u\\|^2 = n$: "
-            "every direction is realised, on the image of the sphere, and so at every position $t$ of "
+            "every direction is realised, on the image of the sphere, and the ray meets that sphere exactly "
+            "once; every $s' \\in (0, s)$ gives a point strictly inside (so sets reached only with "
+            "$\\epsilon > 0$ realise every direction too), and so at every position $t$ of "
             "$R_t (A u + b)$ with $R_t$ invertible.")
     latex = (r"\forall v \ne 0\ \exists s > 0:\ s v = A u + b,\ \|u\|^2 = n,\quad "
              r"s = \frac{-p + \sqrt{p^2 + V (n - \|u^*\|^2)}}{V}")
@@ -48,7 +50,7 @@ def _every_direction(n_value):
     s, p = sp.Symbol("s", real=True), sp.Symbol("p", real=True)
     V, dl, C = sp.Symbol("V", positive=True), sp.Symbol("delta", positive=True), sp.Symbol("C", nonnegative=True)
     al, om, vi, bi = sp.Symbol("alpha", real=True), sp.Symbol("omega", real=True), sp.Symbol("v_i"), sp.Symbol("b_i")
-    Av, Aw = sp.Symbol("Aa_i", real=True), sp.Symbol("Au_i", real=True)
+    Av, Aw = sp.Symbol("(A a)_i", real=True), sp.Symbol("(A w)_i", real=True)
     if n_value is None:
         n, j = general_symbols()["n"], general_symbols()["j"]
         a, w, A = sp.IndexedBase("a", real=True), sp.IndexedBase("w", real=True), sp.IndexedBase("A", real=True)
@@ -91,8 +93,20 @@ def _every_direction(n_value):
                         dl / (p + sp.sqrt(p**2 + V * dl)), "simplify-to-zero")
     pos = Step("case $p \\ge 0$: $s = \\delta / (p + \\sqrt{p^2 + V \\delta}) > 0$",
                dl / (pp + sp.sqrt(pp**2 + V * dl)), 0, _SIGN, relation=">")
-    steps = (norm, linear, image, domain, centred, sphere, disc, neg, rationalised, pos)
-    concl = (sphere, image, neg, pos)
+    other = (-p - sp.sqrt(p**2 + V * dl)) / V
+    sp_, sm_ = sp.Symbol("s_+", real=True), sp.Symbol("s_-", real=True)
+    x, y = sp.Symbol("x", positive=True), sp.Symbol("y", positive=True)
+    product = Step("the roots $s_\\pm = (-p \\pm \\sqrt{p^2 + V \\delta}) / V$ have $s_+ s_- = -\\delta / V$",
+                   sp_ * sm_, -dl / V, "simplify-to-zero", where=((sp_, root), (sm_, other)))
+    once = Step("$-\\delta / V < 0$: the other root is negative, so the ray $s > 0$ meets the sphere exactly once",
+                -dl / V, 0, _SIGN, relation="<")
+    factor = Step("$V s^2 + 2 p s + C - n = V (s - s_+)(s - s_-)$", V * s**2 + 2 * p * s + C - n,
+                  V * (s - sp_) * (s - sm_), "simplify-to-zero", where=((C, n - dl), (sp_, root), (sm_, other)))
+    inside = Step("for $s_- < 0 \\le s < s_+$, with $x = s_+ - s > 0$ and $y = s - s_- > 0$: "
+                  "$\\|u\\|^2 - n = -V x y < 0$, strictly inside (reached with $\\epsilon > 0$ too)",
+                  -V * x * y, 0, _SIGN, relation="<")
+    steps = (norm, linear, image, domain, centred, sphere, disc, neg, rationalised, pos, product, once, factor, inside)
+    concl = (sphere, image, neg, pos, once, inside)
     return Theorem("coverage.every_direction",
                    "A full-rank query set with its centre inside realises every direction on its boundary",
                    text, latex, hyps, steps, concl, n=n_value)
