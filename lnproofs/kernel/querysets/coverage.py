@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from flint import fmpq, fmpz, fmpz_mat, nmod_mat
 
-from ..dyadic import integer_vector_of_fractions, pow2
+from ..dyadic import fmpq_of, integer_vector_of_fractions, pow2
 from ..errors import CertificateFormatError, require
 from ..exact import format_fraction, to_fraction
 from .norm import ExactQueryMap
@@ -77,38 +77,39 @@ class Coverage:
 def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
     """Integers ``M`` (d x len(columns)) with ``M = c A[:, columns]`` for a positive rational ``c``
     (``2^-(ew+eg)``, times ``n`` when centred: column ``j`` is ``n g_j W_j - sum_k g_k W_k``)."""
-    cols = list(columns)
-    W = qm.Wq.entries()
-    n, d = qm.n, qm.d
-    M = fmpz_mat(d, len(cols), [W[r * n + c] * qm.G[c] for r in range(d) for c in cols])
+    cols, W, n = list(columns), qm.Wq, qm.n
+    M = fmpz_mat(qm.d, len(cols), [W[r, c] * qm.G[c] for r in range(qm.d) for c in cols])
     if qm.centred:
         S = qm.Wq * fmpz_mat(n, 1, qm.G)
         M = M * n - S * fmpz_mat(1, len(cols), [1] * len(cols))
     return M
 
 
-def _rotation_invertible(rotation) -> bool:
-    c, s, half = rotation.cos, rotation.sin, len(rotation.cos) // 2
-    pairs = [(i, i + half) for i in range(half)] if rotation.style == "half" else [
-        (i, i + 1) for i in range(0, len(c), 2)]
-    return all(fmpq(*c[a].as_integer_ratio()) * fmpq(*c[b].as_integer_ratio())
-               + fmpq(*s[a].as_integer_ratio()) * fmpq(*s[b].as_integer_ratio()) != 0 for a, b in pairs)
+def _rotation_invertible(rot) -> bool:
+    c, s, h = [fmpq_of(x) for x in rot.cos], [fmpq_of(x) for x in rot.sin], len(rot.cos) // 2
+    pairs = [(i, i + h) for i in range(h)] if rot.style == "half" else [(i, i + 1) for i in range(0, 2 * h, 2)]
+    return all(c[a] * c[b] + s[a] * s[b] != 0 for a, b in pairs)
 
 
-def check_coverage(query_set, coverage: Coverage) -> tuple[bool, str]:
+def check_coverage(query_set, coverage, query_map: ExactQueryMap | None = None) -> tuple[bool, str]:
     """``(ok, message)``: exactly, ``A`` has rank ``d`` (the minor on ``coverage.rows`` is non-zero
     modulo ``coverage.prime``, a prime) and the centre is inside (``b = 0``, or ``A u* = -b``,
-    ``1 . u* = 0`` when centred, ``||u*||^2 < n``); any rotation is invertible."""
+    ``1 . u* = 0`` when centred, ``||u*||^2 < n``); any rotation is invertible.  ``coverage`` may
+    be its JSON object; ``query_map``, the set's exact forms when the caller has them already."""
     if getattr(query_set, "kind", None) not in SETS:
         return False, f"coverage is checked for the query sets {', '.join(SETS)}, not {query_set!r:.40}"
-    qm = ExactQueryMap(query_set)
+    try:
+        coverage = coverage if isinstance(coverage, Coverage) else Coverage.from_json(coverage)
+    except CertificateFormatError as err:
+        return False, str(err)
+    qm = ExactQueryMap(query_set) if query_map is None else query_map
     n, d, rows = qm.n, qm.d, coverage.rows
     if len(rows) != d or len(set(rows)) != d or max(rows, default=0) >= n:
         return False, f"coverage rows must be {d} distinct column indices in 0..{n - 1}"
     if not fmpz(coverage.prime).is_prime():
         return False, f"coverage prime {coverage.prime} is not a prime"
     if nmod_mat(integer_columns(qm, rows), coverage.prime).det() == 0:
-        return False, f"the minor of A on columns {list(rows)[:8]}... is zero modulo {coverage.prime}: rank d is not shown"
+        return False, f"the minor of A on the claimed columns is zero modulo {coverage.prime}: rank d is not shown"
     if query_set.rotation is not None and not _rotation_invertible(query_set.rotation):
         return False, "the rotation of the query set is not invertible (a 2 x 2 block has determinant 0)"
     centred_b = all(qm.q0[a, 0] == 0 for a in range(d))
@@ -123,7 +124,6 @@ def check_coverage(query_set, coverage: Coverage) -> tuple[bool, str]:
     if sum(x * x for x in U) >= n * D * D:
         return False, f"||u_star||^2 >= n = {n}: the centre is not shown to be strictly inside"
     q = qm.Wq * fmpz_mat(n, 1, [g * x for g, x in zip(qm.G, U)])
-    scale = pow2(qm.ew + qm.eg) / fmpq(D)
-    if any(q[a, 0] * scale + qm.q0[a, 0] != 0 for a in range(d)):
+    if any(q[a, 0] * pow2(qm.ew + qm.eg) / fmpq(D) + qm.q0[a, 0] != 0 for a in range(d)):
         return False, "u_star is not a preimage: A u_star + b != 0"
     return True, ""

@@ -37,26 +37,30 @@ def _pivots(M, d: int, prime: int):
     return cols
 
 
-def propose_coverage(query_set) -> Coverage | None:
+def propose_coverage(query_set, query_map: ExactQueryMap | None = None) -> Coverage | None:
     """A coverage claim for ``query_set`` (``layernorm``, ``rmsnorm`` or ``layernorm_rotary``),
     or None when ``A`` is not of full row rank or the centre ``-b`` has no preimage of norm
-    below ``sqrt(n)`` (or the set is of another kind)."""
+    below ``sqrt(n)`` (or the set is of another kind).  ``query_map``: the set's exact forms,
+    when the caller has them already (a head's query map is built once per run)."""
     if getattr(query_set, "kind", None) not in SETS:
         return None
-    qm = ExactQueryMap(query_set)
+    qm = ExactQueryMap(query_set) if query_map is None else query_map
     n, d = qm.n, qm.d
     if d > n:
         return None
-    M = integer_columns(qm, range(n))                         # d x n, M = c A with c > 0
-    found = next(((p, cols) for p in PRIMES if (cols := _pivots(M, d, p)) is not None), None)
+    A = _float_map(query_set)
+    found = _float_columns(qm, A)
+    if found is None:                                         # the exact search over every column
+        M = integer_columns(qm, range(n))                     # d x n, M = c A with c > 0
+        found = next(((p, cols) for p in PRIMES if (cols := _pivots(M, d, p)) is not None), None)
     if found is None:
         return None
     prime, cols = found
     if all(qm.q0[a, 0] == 0 for a in range(d)):
         return Coverage("full-rank-centred", prime, tuple(cols), None)
-    u = _compact_preimage(qm, M, cols, query_set)
+    u = _compact_preimage(qm, A, cols)
     if u is None:
-        u = _least_norm(qm, M)
+        u = _least_norm(qm, integer_columns(qm, range(n)))
         if sum((x * x for x in u), fmpq(0)) >= n:
             return None
     return Coverage("full-rank-interior", prime, tuple(cols), tuple(format_fraction(fraction_of_fmpq(x)) for x in u))
@@ -74,15 +78,37 @@ def _least_norm(qm, M) -> list:
     return [u[j, 0] for j in range(qm.n)]
 
 
-def _compact_preimage(qm, M, cols, query_set) -> list | None:
+def _float_map(query_set) -> np.ndarray:
+    """``A`` in floats (``W_q diag(g)``, centred when the set is)."""
+    arrays = query_set.arrays()
+    A = arrays["W_q"] * arrays[query_set.G_NAME]
+    return A - A.mean(axis=1, keepdims=True) if query_set.centred else A
+
+
+def _float_columns(qm, A):
+    """``(prime, columns)`` from a column-pivoted Gram-Schmidt of ``A`` in floats, kept only when
+    the exact minor on those columns is non-zero modulo one of :data:`PRIMES`; else None."""
+    if not np.all(np.isfinite(A)):
+        return None
+    R, cols = A.copy(), []
+    first = float((A * A).sum(axis=0).max())
+    for _ in range(qm.d):
+        norms = (R * R).sum(axis=0)
+        j = int(norms.argmax())
+        if not norms[j] > 1e-24 * first:
+            return None
+        q = R[:, j] / np.sqrt(norms[j])
+        R -= np.outer(q, q @ R)
+        cols.append(j)
+    minor = integer_columns(qm, sorted(cols))
+    return next(((p, sorted(cols)) for p in PRIMES if nmod_mat(minor, p).det() != 0), None)
+
+
+def _compact_preimage(qm, A, cols) -> list | None:
     """A short exact preimage: the float least-norm solution rounded to doubles, corrected exactly
     on the ``d`` pivot columns (and one more column that keeps ``1 . u = 0`` when centred), so that
     only those entries carry long rationals.  None when it is not strictly inside the ball."""
     n, d = qm.n, qm.d
-    arrays = query_set.arrays()
-    A = arrays["W_q"] * arrays[query_set.G_NAME]
-    if qm.centred:
-        A = A - A.mean(axis=1, keepdims=True)
     b = np.array([float(qm.q0[a, 0]) for a in range(d)])
     u_float = np.linalg.lstsq(A, -b, rcond=None)[0]
     if not np.all(np.isfinite(u_float)):
@@ -98,7 +124,9 @@ def _compact_preimage(qm, M, cols, query_set) -> list | None:
     N = fmpq_mat(integer_columns(qm, cols))
     if ref is not None:
         N = N - fmpq_mat(integer_columns(qm, [ref])) * fmpq_mat(1, d, [1] * d)
-    rhs = -qm.q0 * _scale(qm) - fmpq_mat(M) * fmpq_mat(n, 1, u)
+    # M u = (n if centred else 1) W_q-integers (G * u), as 1 . u = 0 when centred
+    Mu = fmpq_mat(qm.Wq) * fmpq_mat(n, 1, [g * x for g, x in zip(qm.G, u)]) * (n if qm.centred else 1)
+    rhs = -qm.q0 * _scale(qm) - Mu
     try:
         t = N.solve(rhs)
     except ZeroDivisionError:
