@@ -212,3 +212,29 @@ def test_the_numeric_recheck_passes_and_catches_a_wrong_layer():
         return F.layer_norm(x * (1 + 1e-6), shape, weight, bias, eps) * (1 + 1e-6)
     bad = run_checks(names=["coverage.every_direction"], samples=64, width=8, layer_norm=stretched)
     assert not bad[0].passed
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "rmsnorm_rotary"])
+def test_the_exact_fallbacks_give_claims_that_check(kind, monkeypatch):
+    """Without the float column choice and the short preimage, the exact echelon columns and the
+    exact least-norm u* are proposed; the least-norm u* is no longer than the short one."""
+    from lnproofs.propose.querysets import coverage as proposer
+
+    qs = _query_set(kind, 9, centre=0.9)
+    short = proposer.propose_coverage(qs)
+    monkeypatch.setattr(proposer, "_float_columns", lambda qm, A: None)
+    monkeypatch.setattr(proposer, "_compact_preimage", lambda qm, A, cols: None)
+    exact = proposer.propose_coverage(qs)
+    assert exact.kind == short.kind == "full-rank-interior"
+    assert check_coverage(qs, exact) == (True, "")
+    norm2 = [sum(Fraction(x) ** 2 for x in c.u_star) for c in (exact, short)]
+    assert norm2[0] <= norm2[1] < qs.width
+
+
+def test_the_check_reads_json_and_reuses_a_query_map():
+    qs = _query_set("layernorm_rotary", 10, centre=0.5)
+    qm = ExactQueryMap(qs)
+    claim = propose_coverage(qs, qm)
+    assert check_coverage(qs, claim.to_json(), qm) == (True, "")
+    ok, message = check_coverage(qs, {"kind": "full-rank-interior", "prime": 4.5, "rows": []})
+    assert not ok and "prime" in message
