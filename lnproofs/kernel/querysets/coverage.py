@@ -13,6 +13,10 @@ Rotation does not matter: ``R`` is applied to the whole set, and a direction ``v
 model's float cos/sin table, so it is not exactly orthogonal; what the argument needs is that
 it is invertible, which is checked exactly here (each 2 x 2 block has ``c_a c_b + s_a s_b != 0``).
 
+Nor does a radius bound ``||q|| <= R`` (``R > 0``) of a LayerNorm set, nor ``eps > 0``: every
+multiple ``s' v`` with ``0 < s' < s`` is strictly inside the ellipsoid (the same theorem), and the
+small ones inside the ball, so every direction stays realised.
+
 A :class:`Coverage` claim names a prime ``p`` and ``d`` columns of ``A`` whose ``d x d`` minor is
 non-zero modulo ``p``: the rank modulo ``p`` never exceeds the rank over the rationals, so this
 proves rank ``d``; and ``u*`` as exact ``"p/q"`` strings (``None`` when ``b = 0``, kind
