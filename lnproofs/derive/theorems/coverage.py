@@ -3,7 +3,8 @@
 A head's realisable queries are ``Q = R (A u + b)`` over the ball ``||u||^2 <= n`` (RMSNorm) or
 its slice ``1 . u = 0`` (LayerNorm), with ``A = W_q diag(g)`` (restricted to ``1^perp`` for
 LayerNorm), ``b`` the query bias and ``R`` the rotary matrix of the position.  When ``A`` has
-full row rank ``d`` and the least-norm preimage ``u*`` of ``-b`` has ``||u*||^2 < n``, every
+full row rank ``d`` and some preimage ``u*`` of ``-b`` in the domain has ``||u*||^2 < n`` (the
+least-norm one is the shortest), every
 direction ``v != 0`` has a positive multiple ``s v`` in ``A u + b`` with ``||u|| = sqrt(n)``
 (``coverage.every_direction``, the explicit ``s``); the argmax of ``q . k_j`` depends only on the
 direction of ``q``, and an invertible ``R`` maps directions onto directions
@@ -29,8 +30,8 @@ def _width(n_value):
 def _every_direction(n_value):
     import sympy as sp
 
-    text = ("If $A$ has full row rank $d$ on the domain of $u$ and the least-norm solution $u^*$ of $A u = -b$ "
-            "in that domain has $\\|u^*\\|^2 < n$, then for every direction $v \\ne 0$ the point $s v$ with "
+    text = ("If $A$ has full row rank $d$ on the domain of $u$ and some solution $u^*$ of $A u = -b$ "
+            "in that domain has $\\|u^*\\|^2 < n$ (the least-norm one, $-A^+ b$, is the shortest), then for every direction $v \\ne 0$ the point $s v$ with "
             "$s = (-p + \\sqrt{p^2 + V (n - \\|u^*\\|^2)}) / V > 0$, where $a = A^+ v$, $V = \\|a\\|^2$ and "
             "$p = a \\cdot u^*$, is $A u + b$ for $u = s a + u^*$, a point of the domain with $\\|u\\|^2 = n$: "
             "every direction is realised, on the image of the sphere, and the ray meets that sphere exactly "
@@ -43,7 +44,7 @@ def _every_direction(n_value):
             Hypothesis("full row rank", "$A$ ($d \\times n$; for LayerNorm $A = W_q \\operatorname{diag}(g) P$) has "
                        "rank $d$, so $A^+ = A^\\top (A A^\\top)^{-1}$ has $A A^+ = I_d$ and maps into the row space of "
                        "$A$, inside $\\mathbf{1}^\\perp$ for LayerNorm", r"\operatorname{rank} A = d"),
-            Hypothesis("interior", "$u^* = -A^+ b$ lies in the domain, $A u^* = -b$ and "
+            Hypothesis("interior", "$u^*$ lies in the domain, $A u^* = -b$ and "
                        "$\\|u^*\\|^2 = n - \\delta$ with $\\delta > 0$", r"\|u^*\|^2 < n"),
             Hypothesis("direction", "$v \\ne 0$ and $a = A^+ v$, so $A a = v \\ne 0$, $a \\ne 0$ and "
                        "$V = \\|a\\|^2 > 0$; $p = a \\cdot u^*$", r"v \ne 0,\ V > 0"))
