@@ -34,7 +34,7 @@ from ..errors import CertificateFormatError, require
 from ..exact import format_fraction, to_fraction
 from .norm import ExactQueryMap
 
-__all__ = ["COVERAGE_KINDS", "Coverage", "check_coverage", "integer_columns"]
+__all__ = ["COVERAGE_KINDS", "SETS", "Coverage", "check_coverage", "integer_columns"]
 
 COVERAGE_KINDS = ("full-rank-centred", "full-rank-interior")
 SETS = ("layernorm", "rmsnorm", "layernorm_rotary")

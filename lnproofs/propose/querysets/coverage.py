@@ -1,8 +1,9 @@
 """Proposes a :class:`~lnproofs.kernel.querysets.coverage.Coverage` claim for a norm query set
 (untrusted: :func:`~lnproofs.kernel.querysets.coverage.check_coverage` decides).
 
-The columns come from the reduced row echelon form of the integer form of ``A`` modulo a
-prime (its pivot columns carry a non-zero minor).  ``u*`` is first the float least-norm solution
+The columns come from a column-pivoted Gram-Schmidt of ``A`` in floats, kept when the exact minor
+on them is non-zero modulo a prime; failing that, from the reduced row echelon form of the integer
+form of ``A`` modulo a prime (its pivot columns carry a non-zero minor).  ``u*`` is first the float least-norm solution
 of ``A u = -b`` rounded to doubles and corrected exactly on the pivot columns (short: only about
 ``d`` entries are long rationals); if that one is not strictly inside the ball, the exact
 least-norm solution ``u* = A^T (A A^T)^{-1} (-b)`` (python-flint), which lies in the row space of
