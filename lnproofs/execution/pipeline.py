@@ -9,6 +9,10 @@ worker plugin for the rest of the run, so the weights never pass through the sch
 this process.  Each piece is one **certification task**, ``certify(piece, state)``, which
 runs on any worker and receives only that piece (captured arrays) and a small per-slot
 ``state`` (for a corpus: one layer's query-set parameters), sent to a worker once.
+Certification tasks of one slot prefer one worker (slots are dealt round the certifying
+workers, or every worker when all hold the model), so
+what a worker builds per slot (a corpus's exact query maps of a layer's heads) is built
+on few workers; they move elsewhere when that worker is gone.
 
 Memory: at most ``waiting`` groups are in flight (forwarded, not yet certified), so a run
 never holds the activations of the whole corpus; a model worker holds the weights and the
@@ -132,6 +136,12 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
     # lineage, so a single holder that dies would take it with it
     state_futures = client.scatter(list(states), hash=False, broadcast=True) if states else []
     need = {MODEL_RESOURCE: 1}
+    # each slot (a layer) prefers one certifying worker, so a worker builds the per-slot caches
+    # of its own slots rather than of every slot; others take (steal) its tasks when it is
+    # busy or gone
+    holders = set(model_workers(client))
+    everyone = sorted(client.scheduler_info().get("workers", {}))
+    home = [a for a in everyone if a not in holders] or everyone
     limit = max(1, waiting * len(model_workers(client)))
     source = iter(enumerate(groups))
     remaining: dict[int, int] = {}
@@ -156,7 +166,8 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
         for j, slot in enumerate(slots):
             piece = client.submit(operator.getitem, fwd, j, key=f"piece-{token}-{g}-{j}", resources=need)
             lineage.append(piece)
-            done = client.submit(certify, piece, state_futures[slot], key=f"certify-{token}-{g}-{j}", pure=False)
+            done = client.submit(certify, piece, state_futures[slot], key=f"certify-{token}-{g}-{j}", pure=False,
+                                 workers=[home[slot % len(home)]], allow_other_workers=True)
             where[done.key] = (g, j)
             items[done.key] = (g, j)
             outstanding.add(done)
