@@ -20,6 +20,8 @@ Keys listed under ``undecided`` carry no claim.  Everything is decided by the ex
 
 from __future__ import annotations
 
+from flint import fmpz_mat
+
 from .certificates import Combination, KeyResult
 from .checker import ExactKeys, Verdict, check_combinations
 from .errors import CertificateFormatError, ShapeError, require
@@ -29,6 +31,33 @@ __all__ = ["SCHEMA", "check_causal", "record_query_set"]
 
 SCHEMA = "lnproofs.causal/1"
 _ENTRY = ("index", "stop", "win", "cannot_win")
+
+
+class _Prefix(ExactKeys):
+    """Keys 0..m-1 of ``parent``, sharing its exact forms (the parent's power of two serves
+    every prefix: k_j = K_j 2**E holds with the same integers K_j)."""
+
+    def __init__(self, parent: ExactKeys, m: int):
+        self.parent, self.n, self.dim, self.exponent = parent, m, parent.dim, parent.exponent
+        self.array, self.abs, self.subnormal_rows = parent.array[:m], parent.abs[:m], parent.subnormal_rows[:m]
+        self._rank = self._matrix = self._ints = self._mod_p = self._rows = None
+
+    def row(self, j: int) -> list[int]:
+        return self.parent.row(j)
+
+    def int_scores(self, Q: list[int]) -> list:
+        return self.parent.int_scores(Q)[:self.n]
+
+    def integer_rows(self):
+        K, V = self.parent.integer_rows()
+        return K[:self.n], V[:self.n]
+
+    def integer_matrix(self):
+        return fmpz_mat(self.n, self.dim, self.parent.integer_matrix().entries()[:self.n * self.dim])
+
+
+def _prefix(ek: ExactKeys, m: int) -> ExactKeys:
+    return ek if m == ek.n else _Prefix(ek, m)
 
 
 def _bad(where: str, what: str) -> CertificateFormatError:
@@ -163,11 +192,11 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
             continue
         stops.setdefault(stop, []).append((j, evidence))
     for last, items in wins.items():
-        for (j, _), v in zip(items, module.check_all(ExactKeys(ek.array[:last + 1]), qs, [r for _, r in items])):
+        for (j, _), v in zip(items, module.check_all(_prefix(ek, last + 1), qs, [r for _, r in items])):
             if not v.ok:
                 messages.setdefault(j, f"over keys 0..{last}: {v.message}")
     for stop, items in stops.items():
-        prefix = ExactKeys(ek.array[:stop + 1])
+        prefix = _prefix(ek, stop + 1)
         if qs is None:
             got = check_combinations(prefix, items, strict=False)
         else:

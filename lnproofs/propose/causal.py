@@ -61,6 +61,21 @@ def _covered(ek: ExactKeys, j: int, Q: list[int]) -> int:
     return ek.n - 1
 
 
+class _Weights:
+    """Float convex weights proposed for key j over keys 0..t; made exact only when kept."""
+
+    def __init__(self, j: int, t: int, support: list[int], weights: np.ndarray):
+        self.j, self.t, self.support, self.weights = j, t, support, weights
+
+    def exact(self, ek: ExactKeys) -> dict | str:
+        from .repair import exact_weights
+
+        comb = exact_weights(ek, self.j, self.support, self.weights, strict=False)
+        if comb is None:
+            return f"the weights over keys 0..{self.t} could not be made exact"
+        return {"combination": comb.to_json()}
+
+
 class _FreeSearch:
     """Prefix tests for free queries: is k_j in the hull of the other keys of 0..t?"""
 
@@ -94,8 +109,6 @@ class _FreeSearch:
 
     def test(self, j: int, t: int, rivals: set):
         """``("win", witness, covered)``, ``("stop", Combination)`` or ``("fail", reason)`` for prefix 0..t."""
-        from .repair import exact_weights
-
         universe = np.array([i for i in range(t + 1) if i != j], dtype=np.int64)
         if universe.size == 0:
             return self._win(j, self.X[j] if np.any(self.X[j]) else np.ones(self.d))
@@ -111,10 +124,7 @@ class _FreeSearch:
                 keep = np.flatnonzero(lam > 0)
                 support = [C[c] for c in keep]
                 rivals.update(support)
-                comb = exact_weights(self.ek, j, support, lam[keep] / lam[keep].sum(), strict=False)
-                if comb is None:
-                    return ("fail", f"the weights over keys 0..{t} could not be made exact")
-                return ("stop", {"combination": comb.to_json()})
+                return ("stop", _Weights(j, t, support, lam[keep] / lam[keep].sum()))
             scores = self.X[universe] @ q
             beat = universe[scores >= xj @ q - 1e-12 * s]
             fresh = [int(i) for i in beat[np.argsort(-(self.X[beat] @ q))] if int(i) not in set(C)]
@@ -172,6 +182,10 @@ def _search(search, j: int, lo: int, hi: int, T: int, win, stop_evidence, rivals
         lo, win = covered + 1, evidence
         if lo > hi:          # the witness outruns the known stop: impossible for exact evidence
             return None, None, None, f"a witness wins through key {covered} but key {j} stops at {hi}"
+    if isinstance(stop_evidence, _Weights):
+        stop_evidence = stop_evidence.exact(search.ek)
+        if isinstance(stop_evidence, str):
+            return None, None, None, stop_evidence
     return (None if hi == T else hi), win, stop_evidence, None
 
 
