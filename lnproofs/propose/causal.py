@@ -140,7 +140,7 @@ class _FreeSearch:
             if s <= 1e-12:
                 keep = np.flatnonzero(lam > 0)
                 support, weights = [C[c] for c in keep], lam[keep] / lam[keep].sum()
-                early = self._earliest(j, universe)
+                early = self._earliest(j, universe) if t > j else None     # at t = j any weights stop at j
                 if early is not None and max(early[0]) < max(support):
                     support, weights = early
                 rivals.update(support)
@@ -185,6 +185,62 @@ class _SetSearch:
         return ("fail", result.reason or f"key {j} is undecided over keys 0..{t}")
 
 
+class _NormSearch:
+    """Prefix tests for a norm query set (LayerNorm or RMSNorm, no rotation): the set's cone
+    program on keys 0..t for key j; the query made exactly from its ``u`` is scored exactly
+    against every key (one exact layer for the whole sequence), and its dual weights are checked
+    with :func:`~lnproofs.kernel.querysets.norm.check_dual`, which only reads the keys it names."""
+
+    descend = False            # bisection
+
+    def __init__(self, K: np.ndarray, ek: ExactKeys, query_set, fallback, query_map=None):
+        from ..kernel.querysets.norm import ExactLayer
+
+        self.K, self.ek, self.qs, self.fallback = K, ek, query_set, fallback
+        self.layer = ExactLayer(K, query_set, query_map)
+        self._basis = None
+
+    def _proposer(self, t: int):
+        if self.qs.kind == "layernorm":
+            from .querysets.layernorm_reference import _Proposer, _span_basis
+
+            if self._basis is None:
+                self._basis = _span_basis(self.qs)
+            return _Proposer(self.K[:t + 1], self.qs, self._basis)
+        from .querysets.rmsnorm import _Proposer
+
+        return _Proposer(self.K[:t + 1], self.qs)
+
+    def test(self, j: int, t: int, rivals: set):
+        from fractions import Fraction
+
+        from ..kernel.dyadic import fraction_of_fmpq
+        from ..kernel.exact import format_fraction
+        from ..kernel.querysets.norm import check_dual
+        from .querysets.rmsnorm import _dual_candidates, _snap_into_ball
+
+        layer = self.layer
+        got = (1.0, np.zeros(layer.n), np.zeros(1)) if t == 0 else self._proposer(t).solve(j)
+        if got is None:
+            return self.fallback.test(j, t, rivals)
+        value, u, lam = got
+        U, D = _snap_into_ball(u, layer.n, layer.centred)
+        q = layer.query(U, D)
+        scores = layer.keys * q
+        mine = scores[j, 0]
+        beaten = next((i for i in range(layer.N) if i != j and scores[i, 0] >= mine), layer.N)
+        covered = beaten - 1 if beaten > j else j - 1
+        if covered >= t:
+            return ("win", {"status": "selectable", "verified": "exact",
+                            "witness": [format_fraction(fraction_of_fmpq(q[a, 0])) for a in range(layer.d)],
+                            "u": [format_fraction(Fraction(x, D)) for x in U]}, covered)
+        for indices, weights in _dual_candidates(j, lam):
+            if check_dual(layer, j, indices, weights)[0]:
+                return ("stop", {"status": "not-realisable", "verified": "exact", "margin": value,
+                                 "dual": {"indices": indices, "weights": [format_fraction(w) for w in weights]}})
+        return self.fallback.test(j, t, rivals)      # the set's own search: free hull weights first
+
+
 def _search(search, j: int, lo: int, hi: int, T: int, win, stop_evidence, rivals: set):
     """Narrow ``lo <= stop <= hi`` (``hi == T``: no stop known) to one position; returns
     ``(stop or None, win, cannot_win, None)`` or ``(None, None, None, reason)``."""
@@ -205,6 +261,12 @@ def _search(search, j: int, lo: int, hi: int, T: int, win, stop_evidence, rivals
         lo, win = covered + 1, evidence
         if lo > hi:          # the witness outruns the known stop: impossible for exact evidence
             return None, None, None, f"a witness wins through key {covered} but key {j} stops at {hi}"
+    if isinstance(search, _FreeSearch) and isinstance(stop_evidence, dict) and \
+            len(stop_evidence["combination"]["indices"]) > search.d + 1:       # at most d + 1 keys (Caratheodory)
+        support = np.array(sorted(stop_evidence["combination"]["indices"]), dtype=np.int64)
+        fewer = search._earliest(j, support)
+        if fewer is not None:
+            stop_evidence = _Weights(j, hi, *fewer)
     if isinstance(stop_evidence, _Weights):
         stop_evidence = stop_evidence.exact(search.ek)
         if isinstance(stop_evidence, str):
@@ -271,7 +333,12 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
 
         module = proposer_for(qs.kind)
     ek = ExactKeys(K)
-    search = _FreeSearch(K, ek) if qs is None else _SetSearch(K, ek, qs, module, seed)
+    if qs is None:
+        search = _FreeSearch(K, ek)
+    elif qs.kind in ("layernorm", "rmsnorm", "layernorm_rotary") and getattr(qs, "radius", None) is None:
+        search = _NormSearch(K, ek, qs, _SetSearch(K, ek, qs, module, seed), query_map)
+    else:
+        search = _SetSearch(K, ek, qs, module, seed)
     entries, undecided, checked = [], [], set()
     for j, r in enumerate(_full_results(K, qs, module, seed=seed, query_map=query_map)):
         if r["status"] == "selectable":
