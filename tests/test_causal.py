@@ -89,6 +89,16 @@ def test_layernorm_stops_equal_the_per_prefix_reference(seed):
     assert any(s is not None for s in stops(record))
 
 
+def test_rmsnorm_stops_equal_the_per_prefix_reference():
+    from lnproofs.kernel.querysets.rmsnorm import RMSNormQuerySet
+
+    rng = np.random.default_rng(2)
+    qs = RMSNormQuerySet(rng.uniform(0.5, 1.5, 5), rng.normal(size=(3, 5)), rng.normal(size=3) * 3.0)
+    keys = rng.standard_normal((18, 3))
+    record = _assert_matches_reference(keys, qs)
+    assert record["query_set"]["kind"] == "rmsnorm"
+
+
 def test_realisable_stops_come_no_later_than_free_ones():
     keys = np.random.default_rng(7).standard_normal((25, 3))
     free, real = stops(causal_evidence(keys)), stops(causal_evidence(keys, _layernorm(1)))
@@ -250,3 +260,17 @@ def test_lnproofs_check_reads_a_causal_record(cli, tmp_path, free_case):
     (tmp_path / "bad.json").write_text(json.dumps(_mutated(record, j, lambda e: e.update(stop=e["stop"] - 1 if e["stop"] > e["index"] else len(keys)))))
     result = cli(["check", tmp_path / "bad.json", tmp_path / "k.npy"])
     assert result.status == 1 and f"key {j}" in result.out
+
+
+def test_lnproofs_check_reads_a_layernorm_causal_record(cli, tmp_path):
+    keys = np.random.default_rng(10).standard_normal((14, 3))
+    record = causal_evidence(keys, _layernorm(0))
+    np.save(tmp_path / "k.npy", keys)
+    (tmp_path / "r.json").write_text(json.dumps(record))
+    result = cli(["check", tmp_path / "r.json", tmp_path / "k.npy"])
+    assert result.status == 0 and "layernorm" in result.out, result.err
+    j = next(e["index"] for e in record["keys"] if e["stop"] is not None)
+    data = _mutated(record, j, lambda e: e.update(stop=None, cannot_win=None,
+                                                   win=copy.deepcopy(_entry(record, lambda f: f["win"])["win"])))
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    assert cli(["check", tmp_path / "bad.json", tmp_path / "k.npy"]).status == 1

@@ -74,8 +74,6 @@ def record_query_set(record: dict, query_set=None):
     """The query-set object a record is about (None: free queries).  A record may store the set's
     JSON, or a reference (an object without ``kind``) that the caller resolves by passing ``query_set``."""
     stored = record.get("query_set")
-    if query_set is not None and not hasattr(query_set, "to_json"):
-        query_set = module_for(query_set.get("kind") if isinstance(query_set, dict) else None).QUERY_SET.from_json(query_set)
     if stored is None or (isinstance(stored, dict) and stored.get("kind") == "free"):
         require(query_set is None or query_set.kind == "free", CertificateFormatError,
                 f"the causal record is about free queries but a {getattr(query_set, 'kind', '?')} query set was given")
@@ -131,15 +129,6 @@ def _result(data: dict, j: int, where: str) -> KeyResult:
     return KeyResult.from_json({"status": "undecided", "verified": "none", **data, "index": j}, where)
 
 
-def _last_index(result: KeyResult) -> int:
-    """The largest key index the evidence of ``result`` names (-1 when none)."""
-    named = list(result.combination.indices) if result.combination is not None else []
-    dual = result.extras.get("dual")
-    if dual is not None:
-        named += [j for j in dual.get("indices", ()) if isinstance(j, int)]
-    return max(named, default=-1)
-
-
 def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
     """One verdict per key (in index order) on a ``lnproofs.causal/1`` record for ``keys``
     (see the module docstring); ``query_set`` resolves a record that refers to its set."""
@@ -162,13 +151,11 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
             continue
         last = n - 1 if stop is None else stop - 1
         win, cannot = e.get("win"), e.get("cannot_win")
-        if (win is None) != (last < j):
-            messages[j] = (f"key {j}: a witness over keys 0..{last} is needed" if win is None else
-                           f"key {j}: stop = {j} leaves no position to win at, but a witness is given")
-            continue
-        if (cannot is None) != (stop is None):
-            messages[j] = (f"key {j}: stop {stop} needs evidence that k_{j} cannot win over keys 0..{stop}"
-                           if cannot is None else f"key {j}: evidence of a stop is given but stop is null")
+        wrong = (f"a witness over keys 0..{last} must be given exactly when {last} >= {j}" if (win is None) != (last < j)
+                 else "evidence that it cannot win must be given exactly when the stop is not null"
+                 if (cannot is None) != (stop is None) else "")
+        if wrong:
+            messages[j] = f"key {j} (stop {stop}): {wrong}"
             continue
         if win is not None:
             result = _result(win, j, f"keys[{pos}].win")
@@ -178,18 +165,16 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
             wins.setdefault(last, []).append((j, result))
         if cannot is None:
             continue
-        if qs is None:
+        if qs is None:                     # a key after the stop is out of range of the prefix's check
             evidence = Combination.from_json(cannot.get("combination"), f"keys[{pos}].cannot_win.combination")
-            named = max(evidence.indices, default=-1)
+            if max(evidence.indices, default=-1) > stop:
+                messages[j] = f"key {j}: the weights at stop {stop} use key {max(evidence.indices)}, after the stop"
+                continue
         else:
             evidence = _result(cannot, j, f"keys[{pos}].cannot_win")
-            named = _last_index(evidence)
             if evidence.status in ("selectable", "undecided"):
                 messages[j] = f"key {j}: the evidence at stop {stop} has status {evidence.status}; it must show k_{j} cannot win"
                 continue
-        if named > stop:
-            messages[j] = f"key {j}: the evidence at stop {stop} puts weight on key {named}, after the stop"
-            continue
         stops.setdefault(stop, []).append((j, evidence))
     for last, items in wins.items():
         for (j, _), v in zip(items, module.check_all(_prefix(ek, last + 1), qs, [r for _, r in items])):
