@@ -1,7 +1,8 @@
 """Benchmark: causal prefixes in one pass against one certification of the whole sequence.
 
 For each key sequence (rows in position order) it times, alternating in the same run,
-``certify_results`` on all T keys (one certification) and ``causal_evidence`` (every key's
+one certification of all T keys (``certify_results``; under a LayerNorm query set
+``certify_results_fast``) and ``causal_evidence`` (every key's
 first stopping position with its evidence, the exact check of the record included), and
 reports the ratio; the target is at most 3.  ``--reference-upto T`` also times the per-prefix
 reference (``tests/reference_causal.py``: T certifications) on sequences of at most T keys.
@@ -30,9 +31,30 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 from bench_certify import gaussian, half_inside  # noqa: E402
 
-GENERATORS = {"gaussian": gaussian, "half-inside": half_inside}
+GENERATORS = {"gaussian": gaussian, "half-inside": half_inside, "layernorm": gaussian}
 DEFAULT = ("gaussian:64:32,gaussian:512:32,gaussian:64:64,gaussian:512:64,"
-           "half-inside:128:8,half-inside:512:32,half-inside:512:64")
+           "half-inside:128:8,half-inside:512:32,half-inside:512:64,layernorm:64:32,layernorm:256:32")
+
+
+def layernorm_set(d, seed):
+    """A random LayerNorm query set of width n = 4d whose query bias lies outside the set's
+    ellipsoid, so that many keys are not realisable (the ``layernorm`` cases)."""
+    from lnproofs.propose.querysets.layernorm import LayerNormQuerySet
+
+    rng = np.random.default_rng(seed)
+    n = 4 * d
+    return LayerNormQuerySet(rng.uniform(0.5, 1.5, n), rng.normal(size=n) * 0.3,
+                             rng.normal(size=(d, n)) / np.sqrt(n), rng.normal(size=d) * 24.0)
+
+
+def _one_certification(keys, query_set):
+    if query_set is None:
+        from lnproofs.propose.certification import certify_results
+
+        return certify_results(keys)
+    from lnproofs.propose.querysets.layernorm_fast import certify_results_fast
+
+    return certify_results_fast(keys, query_set, compact=True)
 
 
 def _time(fn) -> float:
@@ -43,15 +65,15 @@ def _time(fn) -> float:
 
 def run_case(name, T, d, args) -> dict:
     from lnproofs.propose.causal import causal_evidence, stops
-    from lnproofs.propose.certification import certify_results
 
     keys = GENERATORS[name](T, d, args.seed + T + d)
+    qs = layernorm_set(d, args.seed) if name == "layernorm" else None
     full, causal = [], []
     record = None
     for _ in range(args.repeat):                       # alternate: the machine's load hits both alike
-        full.append(_time(lambda: certify_results(keys)))
+        full.append(_time(lambda: _one_certification(keys, qs)))
         t0 = time.perf_counter()
-        record = causal_evidence(keys)
+        record = causal_evidence(keys, qs)
         causal.append(time.perf_counter() - t0)
     found = stops(record)
     row = {"case": name, "T": T, "d": d, "certify_s": min(full), "causal_s": min(causal),
@@ -62,7 +84,7 @@ def run_case(name, T, d, args) -> dict:
         from reference_causal import reference_stops
 
         t0 = time.perf_counter()
-        ref = reference_stops(keys)
+        ref = reference_stops(keys, qs)
         row["reference_s"] = time.perf_counter() - t0
         row["reference_agrees"] = ref["first_unselectable"] == found
     return row
@@ -84,7 +106,9 @@ def markdown(rows, meta) -> str:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default=DEFAULT, help="generator:T:d list (generators: gaussian, half-inside)")
+    parser.add_argument("--cases", default=DEFAULT,
+                        help="generator:T:d list (gaussian, half-inside; layernorm: Gaussian keys under a random "
+                             "LayerNorm query set)")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--reference-upto", type=int, default=0, help="time the per-prefix reference up to this T")
     parser.add_argument("--seed", type=int, default=0)
@@ -100,7 +124,8 @@ def main(argv=None):
         print(f"{name:12s} T={row['T']:5d} d={row['d']:3d}  certify {row['certify_s']:7.3f}s  causal "
               f"{row['causal_s']:7.3f}s  ratio {row['ratio']:5.2f}  stop/never/undecided "
               f"{row['stopping']}/{row['never']}/{row['undecided']}"
-              + (f"  reference {row['reference_s']:.2f}s" if "reference_s" in row else ""), flush=True)
+              + (f"  reference {row['reference_s']:.2f}s ({'agrees' if row['reference_agrees'] else 'DIFFERS'})"
+                 if "reference_s" in row else ""), flush=True)
     meta = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
             "platform": platform.platform(), "python": platform.python_version(), "repeat": args.repeat,
             "load_before": [round(x, 2) for x in load_before],
