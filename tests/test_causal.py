@@ -99,6 +99,17 @@ def test_rmsnorm_stops_equal_the_per_prefix_reference():
     assert record["query_set"]["kind"] == "rmsnorm"
 
 
+@pytest.mark.parametrize("kind", ["ball", "subspace"])
+def test_other_query_sets_use_their_own_search_and_match_the_reference(kind):
+    from lnproofs.kernel.querysets.free import BallQuerySet
+    from lnproofs.kernel.querysets.subspace import QUERY_SET as SubspaceQuerySet
+
+    rng = np.random.default_rng(0)
+    keys = rng.standard_normal((16, 3))
+    qs = BallQuerySet(2.0) if kind == "ball" else SubspaceQuerySet(rng.normal(size=(2, 3)))
+    _assert_matches_reference(keys, qs)
+
+
 def test_realisable_stops_come_no_later_than_free_ones():
     keys = np.random.default_rng(7).standard_normal((25, 3))
     free, real = stops(causal_evidence(keys)), stops(causal_evidence(keys, _layernorm(1)))

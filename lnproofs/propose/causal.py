@@ -244,15 +244,16 @@ class _NormSearch:
 def _search(search, j: int, lo: int, hi: int, T: int, win, stop_evidence, rivals: set):
     """Narrow ``lo <= stop <= hi`` (``hi == T``: no stop known) to one position; returns
     ``(stop or None, win, cannot_win, None)`` or ``(None, None, None, reason)``."""
-    first = True
-    while lo < hi:
-        t = lo if first else (hi - 1 if search.descend else (lo + hi) // 2)
-        first = False
+    tests = 0
+    while lo < hi:          # the prefix j first; then just below the known stop, or bisection
+        t = lo if tests == 0 else (hi - 1 if search.descend and tests < 4 else (lo + hi) // 2)
+        tests += 1
         got = search.test(j, t, rivals)
         if got[0] == "fail":
             return None, None, None, f"{got[1]} (stop known to lie in {lo}..{'end' if hi == T else hi})"
         if got[0] == "stop":          # the evidence holds from its last key on (or from j)
-            named = got[1].support if isinstance(got[1], _Weights) else [_upper(got[1], j)]
+            upper = None if isinstance(got[1], _Weights) else _upper(got[1], j)
+            named = got[1].support if isinstance(got[1], _Weights) else [t if upper is None else upper]
             hi, stop_evidence = max([j, *named]), got[1]
             continue
         _, evidence, covered = got
