@@ -110,9 +110,15 @@ def test_other_query_sets_use_their_own_search_and_match_the_reference(kind):
     _assert_matches_reference(keys, qs)
 
 
-def test_realisable_stops_come_no_later_than_free_ones():
+def test_realisable_stops_come_no_later_than_free_ones_and_a_free_record_bounds_them():
     keys = np.random.default_rng(7).standard_normal((25, 3))
-    free, real = stops(causal_evidence(keys)), stops(causal_evidence(keys, _layernorm(1)))
+    free_record = causal_evidence(keys)
+    free, real = stops(free_record), stops(causal_evidence(keys, _layernorm(1)))
+    bounded = causal_evidence(keys, _layernorm(1), free_record=free_record)
+    assert stops(bounded) == real
+    assert all(v.ok for v in check_causal(keys, bounded, _layernorm(1)))
+    with pytest.raises(OptionError, match="free_record"):
+        causal_evidence(keys[:-1], _layernorm(1), free_record=free_record)
     for f, r in zip(free, real):
         assert r is not None or f is None
         assert f is None or r <= f

@@ -311,8 +311,22 @@ def _query_set(query_set):
     return qs
 
 
+def _free_bounds(free_record, T: int, d: int) -> dict:
+    """key -> (stop, evidence) from a free-query record of the same keys: under a norm query set a
+    key stops no later than under free queries, and its convex weights are dual weights there
+    (``v = 0``); the kernel checks them again as the set's evidence."""
+    if free_record is None:
+        return {}
+    if not isinstance(free_record, dict) or (free_record.get("n_keys"), free_record.get("dim")) != (T, d) \
+            or free_record.get("query_set") is not None:
+        raise OptionError(f"free_record must be the free-query causal record of these {T} keys in R^{d}")
+    return {e["index"]: (e["stop"], {"status": "not-realisable", "verified": "exact",
+                                     "dual": e["cannot_win"]["combination"]})
+            for e in free_record["keys"] if e["stop"] is not None}
+
+
 def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict | None = None, seed: int = 0,
-                    **_options) -> dict:
+                    free_record: dict | None = None, **_options) -> dict:
     """The causal record (schema ``lnproofs.causal/1``, see the module docstring) of a sequence of
     keys (rows in position order) under free queries (``query_set`` None) or a realisable query
     set that does not change with the position (refused with a rotation).
@@ -320,7 +334,9 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
     ``query_map``: the set's :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`, shared
     between texts of one head (LayerNorm sets); ``query_set_ref``: an object (without ``kind``)
     stored in the record instead of the query set's JSON, for callers that store the set
-    elsewhere (``lnproofs.kernel.causal.check_causal`` then needs the set as an argument)."""
+    elsewhere (``lnproofs.kernel.causal.check_causal`` then needs the set as an argument);
+    ``free_record``: the free-query record of the same keys, whose stops bound those of a norm
+    query set (a head's free and realisable answers are then computed together, free first)."""
     K = as_real_array(keys, name="keys", ndim=2)
     T, d = K.shape
     qs = _query_set(query_set)
@@ -340,6 +356,7 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
         search = _NormSearch(K, ek, qs, _SetSearch(K, ek, qs, module, seed), query_map)
     else:
         search = _SetSearch(K, ek, qs, module, seed)
+    bounds = _free_bounds(free_record, T, d) if isinstance(search, _NormSearch) else {}
     entries, undecided, checked = [], [], set()
     for j, r in enumerate(_full_results(K, qs, module, seed=seed, query_map=query_map)):
         if r["status"] == "selectable":
@@ -350,6 +367,8 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
         cannot = None
         if hi is not None:
             cannot = {"combination": r["combination"]} if qs is None else _strip(r)
+        if j in bounds and (hi is None or bounds[j][0] < hi):
+            hi, cannot = bounds[j]
         stop, win, cannot, reason = _search(search, j, j, T if hi is None else hi, T, None, cannot, set())
         if reason is not None:
             undecided.append({"index": j, "reason": reason})
