@@ -95,8 +95,10 @@ def _document(theorems) -> tuple[str, list[str]]:
         for where, latex in _formulas(theorem):
             body.append(rf"\[ {latex} \]")
             places.append(where)
-    head = [r"\documentclass{article}", r"\usepackage{amsmath,amssymb}", r"\begin{document}"]
-    return "\n".join(head + body + [r"\end{document}", ""]), places
+    # then each theorem as the report writes it (displays shrunk to the line need graphicx)
+    whole = [theorem.to_latex() for theorem in theorems]
+    head = [r"\documentclass{article}", r"\usepackage{amsmath,amssymb,graphicx}", r"\begin{document}"]
+    return "\n".join(head + body + whole + [r"\end{document}", ""]), places
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None,
@@ -113,6 +115,6 @@ def test_every_typeset_form_compiles(theorems, tmp_path):
 
         m = re.search(r"^l\.(\d+)", log, re.MULTILINE)
         line = int(m.group(1)) - 4 if m else -1
-        place = places[line] if 0 <= line < len(places) else "unknown"
+        place = places[line] if 0 <= line < len(places) else "a theorem's to_latex()"
         pytest.fail(f"pdflatex failed at {place}:\n" + log[-1500:])
     assert (tmp_path / "forms.pdf").is_file()

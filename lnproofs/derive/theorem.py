@@ -334,9 +334,17 @@ def _latex(heading: str, item, steps) -> str:
     out += _hyp_latex(item.hypotheses)
     out.append("\\begin{enumerate}")
     for label, description, note, claim in steps:
-        out.append(f"\\item \\emph{{{label}.}} {description} ({note}) \\[ {claim} \\]")
+        out.append(f"\\item \\emph{{{label}.}} {description} ({note}) {_display(claim)}")
     out.append("\\end{enumerate}")
     return "\n".join(out)
+
+
+def _display(claim: str) -> str:
+    """A displayed claim; a long one (explicit matrices) shrunk to the line's width (graphicx)."""
+    if len(claim) < 160:
+        return f"\\[ {claim} \\]"
+    return (r"\[ \resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{$\displaystyle "
+            + claim + r"$} \]")
 
 
 def _hyp_markdown(hyps) -> list:
