@@ -83,6 +83,8 @@ def test_prose_writers():
     assert prose.to_latex(text) == r"The sum $\sum_j x_j$ is 0 \& the rest\_of it"
     assert prose.to_plain(r"$|P x|^2 = \tfrac{1}{n}\sum_j x_j$ for $x \in \mathbb{R}^n$") == \
         "|P x|^2 = (1)/(n)sum_j x_j for x in R^n"
+    assert prose.to_plain(r"$\|x\| \le \sqrt{n}$ as $\lambda \to \infty$, $e_1, \cdots, e_n$ in $\mathbf{1}^\top$") == \
+        "||x|| <= sqrt(n) as lambda -> oo, e_1, ..., e_n in 1^T"
 
 
 def _document(theorems) -> tuple[str, list[str]]:

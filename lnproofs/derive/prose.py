@@ -57,8 +57,12 @@ def to_latex(text: str) -> str:
 
 _PLAIN = ((r"\left", ""), (r"\right", ""), (r"\mathbf{1}", "1"), (r"\operatorname", ""), (r"\mathbb{R}", "R"),
           (r"\tfrac", r"\frac"), (r"\dfrac", r"\frac"), (r"\,", " "), (r"\ ", " "), (r"\quad", "  "),
-          (r"\cdot", "*"), (r"\le", "<="), (r"\ge", ">="), (r"\ne", "!="), (r"\to", "->"), (r"\in", " in "),
-          (r"\top", "T"), (r"\infty", "inf"), (r"\mathrm", ""), (r"\text", ""))
+          (r"\|", "||"), (r"\cdot", "."), (r"\circ", "o"), (r"\odot", "*"), (r"\times", "x"), (r"\epsilon", "eps"),
+          (r"\le", "<="), (r"\ge", ">="), (r"\ne", "!="), (r"\to", "->"), (r"\in", " in "), (r"\perp", "perp"),
+          (r"\top", "T"), (r"\infty", "oo"), (r"\dots", "..."), (r"\cdots", "..."), (r"\mathrm", ""), (r"\text", ""))
+_PLAIN_PATTERNS = ((re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}"), r"(\1)/(\2)"),
+                   (re.compile(r"\\sqrt\{([^{}]*)\}"), r"sqrt(\1)"),
+                   (re.compile(r"\\bar\{([^{}]*)\}"), r"mean(\1)"))
 
 
 def to_plain(text: str) -> str:
@@ -66,9 +70,10 @@ def to_plain(text: str) -> str:
     out = []
     for is_math, piece in split(text):
         if is_math:
-            for tex, plain in _PLAIN:
+            for tex, plain in sorted(_PLAIN, key=lambda pair: -len(pair[0])):   # \infty before \in
                 piece = piece.replace(tex, plain)
-            piece = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", piece)
+            for pattern, plain in _PLAIN_PATTERNS:
+                piece = pattern.sub(plain, piece)
             piece = re.sub(r"\\([A-Za-z]+)", r"\1", piece)
             piece = re.sub(r"[{}]", "", piece)
             piece = re.sub(r"  +", " ", piece)
