@@ -50,6 +50,7 @@ class _Progress:
         self.done += count
         self.bar.update(count)
         if self.done >= self.total:
+            self.bar.refresh()                 # the final count is drawn before the bar is cleared
             self.bar.close()
 
 
