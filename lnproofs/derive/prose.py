@@ -9,7 +9,8 @@ readable terminal form (dollar signs and the commonest markup removed).
 
 :func:`problems` is the cheap structural check the tests run on every text: dollar signs
 pair up, braces balance inside each piece of mathematics, and the prose holds no ASCII
-mathematics (theorem names such as ``projection.mean_subtraction`` apart) (``sum_j``, ``^T``, ``<=``, ``1/n`` and the like belong between dollars).
+mathematics (``sum_j``, ``^T``, ``<=``, ``1/n`` and the like belong between dollars; theorem
+names such as ``projection.mean_subtraction`` may be cited as they are).
 """
 
 from __future__ import annotations

@@ -359,12 +359,12 @@ def _demo():
     gamma = (1 - beta - half) / 2
     angles = ", ".join(f"{angle:g}" for angle in cfg.KEY_ANGLES_DEG)
     text = (f"In the seed demo (keys at angles {angles} degrees, key 3 scaled by $m > 0$), key 2 is "
-            r"selectable iff $m < m^* = 1 + \sqrt{2}$: the threshold solves the collinearity of keys 1, 2 and $m$ "
+            rf"selectable iff $m < m^* = {sp.latex(mstar)}$: the threshold solves the collinearity of keys 1, 2 and $m$ "
             r"times key 3; below it $q = (m, 1)$ is a witness, at it keys 1, 2, 3 tie, above it key 2 is a convex "
             "combination of keys 1, 3 and 4.")
-    latex = r"\text{key 2 selectable} \iff m < m^* = 1 + \sqrt{2}"
-    hyps = (_SELECT, Hypothesis("demo", r"$k_1, k_2, k_4$ unit vectors at $0^\circ, 45^\circ, 180^\circ$, $k_3 = m\,(0, 1)$, $m > 0$",
-                                  ""))
+    latex = r"\text{key 2 selectable} \iff m < m^* = " + sp.latex(mstar)
+    hyps = (_SELECT, Hypothesis("demo", r"$k_1, k_2, k_4$ unit vectors at $0^\circ, 45^\circ, 180^\circ$, "
+                                        r"$k_3 = m\,(0, 1)$, $m > 0$", ""))
     Q = sp.MatrixSymbol("q", 2, 1)
     K = [sp.MatrixSymbol(f"k_{t + 1}", 2, 1) for t in range(4)]
     Ds = sp.Symbol("D")
