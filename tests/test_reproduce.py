@@ -204,3 +204,22 @@ def test_former_order_runs_figure1(cli, tmp_path):
     again = cli(["reproduce", "figure1", "--trials", "2", "--n-range", "3:4", "--d-range", "3:3", "--out",
                  tmp_path / "g", "--workers", "1", "--progress"])
     assert again.status == 0 and "figure1" in again.err and "2/2" in again.err
+
+
+def test_experiment_progress_is_one_tqdm_line(cli, tmp_path, monkeypatch):
+    """majority and lm-tables report progress on a tqdm status line when asked (--progress),
+    and print nothing on stderr otherwise when it is not a terminal."""
+    from lnproofs.experiments import majority
+
+    def fake(out, *, progress=None, **kwargs):
+        for k in (1, 2):
+            progress(f"majority: layernorm seed 3 ({k}/2)")
+        return {"out": str(out), "seconds": 0.0, "arms": {"layernorm": {"final_angle": {"mean": 1.0}},
+                                                         "no-projection": {"final_angle": {"mean": 2.0}}}}
+
+    monkeypatch.setattr(majority, "reproduce_majority", fake)
+    shown = cli(["reproduce", "majority", "--out", tmp_path / "a", "--progress"])
+    assert shown.status == 0, shown.err
+    assert "majority: layernorm seed 3 (2/2)" in shown.err and "\n" not in shown.err.strip("\n")
+    silent = cli(["reproduce", "majority", "--out", tmp_path / "b"])
+    assert silent.status == 0 and silent.err == ""

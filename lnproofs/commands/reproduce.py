@@ -31,7 +31,7 @@ FIGURE_NAMES = tuple(EXPERIMENTS)
 OPTIONS = (
     (("--out",), (F1, MAJ, LM), dict(default=None)),
     (("--quiet",), (F1, MAJ, LM), dict(action="store_true", help="only warnings and errors on standard error")),
-    (("--progress",), (F1,), dict(action=argparse.BooleanOptionalAction, default=None,
+    (("--progress",), (F1, MAJ, LM), dict(action=argparse.BooleanOptionalAction, default=None,
                                   help="a progress bar on standard error (default: when it is a terminal)")),
     (("--trials",), (F1,), dict(default="100", help="trials per (n, d) cell (default 100)")),
     (("--seed",), (F1,), dict(default="0", help="base seed (default 0)")),

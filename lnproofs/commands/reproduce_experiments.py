@@ -25,15 +25,24 @@ def _lengths(text) -> tuple[int, int]:
 
 
 def run_experiment(args) -> int:
+    """Run majority or lm-tables; their progress is one tqdm status line (the latest step, and
+    the time so far) on a terminal or with --progress, nothing with --quiet."""
+    from tqdm import tqdm
+
+    show = args.progress if args.progress is not None else (not args.quiet and sys.stderr.isatty())
+    with tqdm(total=None, desc=args.figure, bar_format="{desc} [{elapsed}]", file=sys.stderr, disable=not show,
+              dynamic_ncols=True) as bar:
+        def progress(line: str) -> None:
+            bar.set_description_str(line)
+
+        return _run(args, progress)
+
+
+def _run(args, progress) -> int:
     from ..experiments.outputs import parse_seeds, positive_int
 
     out = args.out or DEFAULT_OUT
     steps = None if args.steps is None else positive_int(args.steps, "--steps", 1)
-
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(line, file=sys.stderr, flush=True)
-
     if args.figure == "majority":
         seeds = None if args.seeds is None else parse_seeds(args.seeds)
         samples = None if args.samples is None else positive_int(args.samples, "--samples", 10)
