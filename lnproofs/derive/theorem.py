@@ -340,11 +340,12 @@ def _latex(heading: str, item, steps) -> str:
 
 
 def _display(claim: str) -> str:
-    """A displayed claim; a long one (explicit matrices) shrunk to the line's width (graphicx)."""
+    """A displayed claim; a long one (explicit matrices) shrunk to the line's width where the
+    document loads graphicx (as the report does), shown as it is elsewhere."""
     if len(claim) < 160:
         return f"\\[ {claim} \\]"
-    return (r"\[ \resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{$\displaystyle "
-            + claim + r"$} \]")
+    return (r"\[ \ifdefined\resizebox\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}"
+            r"{$\displaystyle " + claim + r"$}\else " + claim + r" \fi \]")
 
 
 def _hyp_markdown(hyps) -> list:
