@@ -272,7 +272,7 @@ def _solve(problem):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")       # inaccurate solutions are only proposals
-                problem.solve(solver=solver)
+                problem.solve(solver=solver, verbose=False)   # no solver banner, ever
         except (cp.error.SolverError, ValueError, ArithmeticError):
             continue
         if problem.status in ("optimal", "optimal_inaccurate"):
