@@ -23,8 +23,8 @@ def test_free_answers_equal_the_reference(seed, shape):
     if seed % 3 == 0:
         keys[:, -1] = keys[:, 0]  # differences in a hyperplane: a uniform query exists
     fast, ref = uniform_attention(keys), reference_uniform_attention(keys)
-    assert fast.to_json() == ref.to_json()
-    assert check_uniform(keys, fast) == (True, "")
+    assert fast.status == ref.status and fast.proof == ref.proof     # same status; infeasible: the same pairs
+    assert check_uniform(keys, fast) == (True, "")                   # feasible: any checked null direction
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from ..certificates.uniform import UniformResult
 from ..kernel.uniform_check import check_uniform
-from .uniform_linalg import full_column_rank, kept, normalise, pivot_rows, rows_of, scale_into
+from .uniform_linalg import full_column_rank, kept, kernel_vector, normalise, pivot_rows, rows_of, scale_into
 from .uniform_norm import uniform_norm
 
 __all__ = ["UniformResult", "uniform_attention", "check_uniform"]
@@ -67,9 +67,8 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     if D.nrows() == 0:
         q = [Fraction(1)] + [Fraction(0)] * (d - 1)
         return UniformResult("feasible", query=tuple(scale_into(normalise(q), query_set)), **base)
-    X, nullity = (None, 0) if full_column_rank(D) else D.nullspace()
-    if int(nullity):
-        q = [Fraction(int(X[r, 0])) for r in range(d)]
+    q = None if full_column_rank(D) else kernel_vector(D)
+    if q is not None:
         return UniformResult("feasible", query=tuple(scale_into(normalise(q), query_set)), **base)
     return UniformResult("infeasible", proof={"kind": "independent differences",
                                               "pairs": [[j + 1, 0] for j in pivot_rows(D)]}, **base)
@@ -78,7 +77,7 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
 def _uniform_subspace(D, query_set, base) -> UniformResult:
     """``q = W^T z``: with independent rows ``B`` of ``W``, equal scores are ``(D B^T) z = 0``
     and ``q = B^T z`` is non-zero for every ``z != 0``."""
-    from flint import fmpz_mat
+    from flint import fmpq, fmpq_mat, fmpz_mat
 
     from ..kernel.dyadic import integer_matrix
 
@@ -91,10 +90,10 @@ def _uniform_subspace(D, query_set, base) -> UniformResult:
         z = fmpz_mat(r, 1, [int(k == 0) for k in range(r)])
     else:
         DB = D * B.transpose()
-        X, nullity = (None, 0) if full_column_rank(DB) else DB.nullspace()
-        if not int(nullity):
+        y = None if full_column_rank(DB) else kernel_vector(DB)
+        if y is None:
             return UniformResult("infeasible", proof={"kind": "rank through W",
                                                       "pairs": [[j + 1, 0] for j in pivot_rows(DB)]}, **base)
-        z = fmpz_mat(r, 1, [X[k, 0] for k in range(r)])
-    q = [Fraction(int(x)) for x in (B.transpose() * z).entries()]
+        z = fmpq_mat(r, 1, [fmpq(v.numerator, v.denominator) for v in y])
+    q = [Fraction(int(x.p), int(x.q)) for x in (fmpq_mat(B.transpose()) * z).entries()]
     return UniformResult("feasible", query=tuple(scale_into(normalise(q), query_set)), **base)

@@ -13,7 +13,7 @@ from math import isqrt
 
 from .pivots import pivot_columns
 
-__all__ = ["PRIME", "pivot_rows", "full_column_rank", "rows_of", "kept", "normalise", "scale_into", "root_below"]
+__all__ = ["PRIME", "pivot_rows", "full_column_rank", "kernel_vector", "rows_of", "kept", "normalise", "scale_into", "root_below"]
 
 #: the prime of the modular ranks (a Mersenne prime below 2^64: nmod_mat's word size)
 PRIME = (1 << 61) - 1
@@ -48,6 +48,43 @@ def full_column_rank(matrix) -> bool:
     if matrix.nrows() < d:
         return False
     return int(nmod_mat(matrix, PRIME).rank()) == d or int(matrix.rank()) == d
+
+
+def kernel_vector(matrix):
+    """A non-zero rational vector ``x`` (a list of Fractions) with ``matrix x = 0``, or None
+    when the integer matrix has full column rank.
+
+    One vector, not a basis: on independent rows ``Dr`` (:func:`pivot_rows`, exact) take
+    pivot columns ``c`` (modular pivots when the modular rank is full, exact ones otherwise),
+    a free column ``j``, and solve the square system ``Dr[:, c] x_c = -Dr[:, j]``; then
+    ``x_j = 1``.  A wide matrix (a few dozen rows of a few hundred columns) costs one small
+    solve instead of a null space of hundreds of vectors."""
+    from flint import nmod_mat
+
+    d = matrix.ncols()
+    rows = pivot_rows(matrix) if matrix.nrows() else []
+    if len(rows) == d:
+        return None
+    x = [Fraction(0)] * d
+    if not rows:
+        x[0] = Fraction(1)
+        return x
+    Dr, r = rows_of(matrix, rows), len(rows)
+    R, rank = nmod_mat(Dr, PRIME).rref()
+    if int(rank) != r:
+        rref = Dr.rref()
+        R = rref[0]
+    cols = pivot_columns(R, r, d)
+    j = next(c for c in range(d) if c not in set(cols))
+    square = Dr.transpose()                          # columns of Dr as rows, to pick them
+    P = rows_of(square, cols).transpose()
+    rhs = rows_of(square, [j]).transpose()
+    solution = P.solve(-rhs)
+    x[j] = Fraction(1)
+    for k, c in enumerate(cols):
+        value = solution[k, 0]
+        x[c] = Fraction(int(value.p), int(value.q))
+    return x
 
 
 def rows_of(matrix, rows):
