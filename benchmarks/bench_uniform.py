@@ -9,8 +9,9 @@ fall back, on every head, to the element-by-element reference search (now
 keys of every layer and head):
 
 - per head, uniform attention as a corpus run asks it (status only, LayerNorm queries, the
-  head's exact query map shared): the flint search (now) and the reference search (what
-  the random BERT ran before), the latter on a sample of heads;
+  head's exact query map shared): the flint search (now); what the previous version ran,
+  which for MiniLM was the same search with its balls at 320 bits only, and for the random
+  BERT the reference search (timed on a sample of heads); and the statuses of both;
 - the whole ``certify-model --corpus`` path (``certify_corpus`` in this process) per token,
   MiniLM and the random BERT alternating, best of ``--repeats``: the ratio random / MiniLM
   (target: at most 2), and the share of uniform attention in it.
@@ -77,10 +78,15 @@ def _sample(count, sample):
     return list(range(count)) if sample is None else list(range(0, count, max(1, count // sample)))[:sample]
 
 
-def time_uniform(cache, loaded, keysets, *, reference=None, sample=None):
-    """(seconds per head, statuses) of uniform attention under each head's LayerNorm queries."""
+def time_uniform(cache, loaded, keysets, *, reference=None, sample=None, precisions=None):
+    """(seconds per head, statuses, heads) of uniform attention under each head's LayerNorm
+    queries: the flint search (with the ball ``precisions`` when given) or ``reference``."""
+    import lnproofs.propose.uniform_norm as uniform_norm
     from lnproofs.models.extract import capture_layers
     from lnproofs.propose.uniform import uniform_attention
+
+    default = uniform_norm.BALL_PRECS
+    uniform_norm.BALL_PRECS = default if precisions is None else precisions
 
     caps = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], list(range(loaded.n_layers)))
     chosen = [keysets[i] for i in _sample(len(keysets), sample)]
@@ -94,6 +100,7 @@ def time_uniform(cache, loaded, keysets, *, reference=None, sample=None):
             result = reference(keys, qs)
         total += time.perf_counter() - start
         statuses.append(result.status)
+    uniform_norm.BALL_PRECS = default
     return total / len(chosen), statuses, len(chosen)
 
 
@@ -153,11 +160,18 @@ def main() -> None:
     figures = {"date": time.strftime("%Y-%m-%d"), "machine": platform.platform(), "note": args.note,
                "texts": len(texts), "load_average_before": [round(x, 2) for x in load_before], "models": {}}
     for name, s in state.items():
-        fast, statuses, heads = time_uniform(s["cache"], s["loaded"], s["keysets"])
+        # the first text's heads build each head's cached data (query set JSON, rank of H): untimed
+        time_uniform(s["cache"], s["loaded"], s["keysets"][:s["loaded"].n_layers * s["loaded"].n_heads])
+        fast = wide = float("inf")
+        for _ in range(args.repeats):                  # alternating, the least of each
+            seconds, statuses, heads = time_uniform(s["cache"], s["loaded"], s["keysets"])
+            fast = min(fast, seconds)
+            wide = min(wide, time_uniform(s["cache"], s["loaded"], s["keysets"], precisions=(320,))[0])
         ref, ref_statuses, ref_heads = time_uniform(s["cache"], s["loaded"], s["keysets"],
                                                     reference=reference_uniform_attention, sample=args.reference_heads)
         same = [statuses[i] for i in _sample(len(s["keysets"]), args.reference_heads)] == ref_statuses
         figures["models"][name] = {"tokens": s["tokens"], "heads": heads, "uniform_flint_s_per_head": fast,
+                                   "uniform_balls_320_only_s_per_head": wide,
                                    "uniform_reference_s_per_head": ref, "reference_heads": ref_heads,
                                    "statuses": {k: statuses.count(k) for k in sorted(set(statuses))},
                                    "reference_statuses": {k: ref_statuses.count(k) for k in sorted(set(ref_statuses))},
@@ -178,14 +192,19 @@ def main() -> None:
     figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     shutil.rmtree(work, ignore_errors=True)
 
-    lines = ["| model | tokens | uniform per head: flint | reference search (sample) | speed-up | corpus run, best "
-             f"of {args.repeats} | per token | uniform share |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | tokens | uniform per head: flint | balls at 320 bits only | reference search (sample) | "
+             f"before / now | corpus run, best of {args.repeats} | per token | uniform share |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, m in figures["models"].items():
+        before = m["uniform_balls_320_only_s_per_head" if name == "MiniLM" else "uniform_reference_s_per_head"]
         lines.append(f"| {name} | {m['tokens']} | {1000 * m['uniform_flint_s_per_head']:.1f} ms | "
+                     f"{1000 * m['uniform_balls_320_only_s_per_head']:.1f} ms | "
                      f"{1000 * m['uniform_reference_s_per_head']:.0f} ms ({m['reference_heads']} heads) | "
-                     f"{m['uniform_reference_s_per_head'] / m['uniform_flint_s_per_head']:.0f}x | "
+                     f"{before / m['uniform_flint_s_per_head']:.1f}x | "
                      f"{m['corpus_best_s']:.2f} s | {m['corpus_ms_per_token']:.1f} ms | {100 * m['uniform_share']:.0f}% |")
-    lines += ["", f"Random BERT / MiniLM per token (corpus run): {figures['ratio_random_over_minilm_per_token']:.2f}x "
+    lines += ["", "Before: the path the previous version took on these heads (MiniLM: balls at 320 bits only; "
+              "random BERT: the reference search, on every head).",
+              f"Random BERT / MiniLM per token (corpus run): {figures['ratio_random_over_minilm_per_token']:.2f}x "
               f"(target at most 2x). {len(texts)} sentences; load average {figures['load_average_before']} before, "
               f"{figures['load_average_after']} after.",
               "Statuses of the flint search equal the reference's on the sampled heads: "

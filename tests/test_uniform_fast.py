@@ -110,7 +110,7 @@ def _compact_cases():
 def test_compact_statuses_equal_the_exact_ones_whether_balls_decide_or_not(precision, monkeypatch):
     import lnproofs.propose.uniform_norm as uniform_norm
 
-    monkeypatch.setattr(uniform_norm, "BALL_PREC", precision)
+    monkeypatch.setattr(uniform_norm, "BALL_PRECS", (precision,))
     seen = {}
     for keys, qs in _compact_cases():
         full, compact = uniform_attention(keys, qs), uniform_attention(keys, qs, compact=True)

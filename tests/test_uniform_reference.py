@@ -164,3 +164,16 @@ def test_tampered_rmsnorm_and_rotary_answers_are_refuted(seed):
         assert check_uniform(big, far) == (True, "")
         far["proof"]["y"] = [str(2 * Fraction(x)) for x in far["proof"]["y"]]
         assert not check_uniform(big, far)[0]
+
+
+def test_the_package_never_imports_the_reference_searches():
+    from pathlib import Path
+
+    import lnproofs
+
+    root = Path(lnproofs.__file__).parent
+    assert not list(root.rglob("*_reference.py"))
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for name in ("uniform_reference", "layernorm_reference", "from reference", "import reference"):
+            assert name not in text, f"{path.relative_to(root)} names {name}"

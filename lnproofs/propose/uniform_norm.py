@@ -35,9 +35,10 @@ from .uniform_linalg import full_column_rank, kept, pivot_rows, root_below, rows
 
 __all__ = ["uniform_norm"]
 
-#: working precision (bits) of the ball-arithmetic decision; wide enough that the balls of
-#: float64-derived data (entries of a few hundred bits) stay far narrower than any gap seen
-BALL_PREC = 320
+#: working precisions (bits) of the ball-arithmetic decision, tried in turn: 128 bits decide
+#: the heads of trained and random models seen so far; 320 bits keep the balls of float64-derived
+#: data (entries of a few hundred bits) far narrower than any gap seen
+BALL_PRECS = (128, 320)
 
 
 def _independent_differences(D, base):
@@ -72,7 +73,8 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
         Dp = rows_of(D, pick)
         Dq0 = Dp * q0i                                               # Dp q0 * q0den
         if compact and radius is None and h_full:
-            decided = _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n)
+            decided = next((found for prec in BALL_PRECS
+                            if (found := _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec)) is not None), None)
             if decided is not None:
                 status, norm2 = decided
                 extras = {"least_norm_squared": norm2, "decided_by": "arb balls", "eps_note": _eps_note(query_set),
@@ -193,7 +195,7 @@ def _direction(D, Hn, h_full):
     return None
 
 
-def _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n):
+def _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec):
     """The compact decision in Arb ball arithmetic (``H`` invertible), or None.
 
     The least-norm quantities (``mu``, ``||u*||^2`` and ``q*``), each enclosed in a ball that
@@ -204,7 +206,7 @@ def _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n):
     not provably invertible at this precision, and the exact rationals decide."""
     from flint import arb, arb_mat, ctx
 
-    with ctx.workprec(BALL_PREC):
+    with ctx.workprec(prec):
         HD = arb_mat(Hn) * arb_mat(Dp.transpose())
         try:
             mu = (arb_mat(Dp) * HD).solve(arb_mat(-Dq0)) * (arb(1) / arb(q0den))
