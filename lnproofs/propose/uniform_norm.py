@@ -28,10 +28,11 @@ to the exact rationals.  No status is decided by a tolerance.
 from __future__ import annotations
 
 from fractions import Fraction
+from math import lcm
 
 from ..certificates.uniform import UniformResult
 from ..kernel.uniform_exact import LayerNormEquations, difference_matrix
-from .uniform_linalg import full_column_rank, kept, pivot_rows, root_below, rows_of
+from .uniform_linalg import full_column_rank, kept, kernel_vector, pivot_rows, root_below, rows_of
 
 __all__ = ["uniform_norm"]
 
@@ -187,6 +188,12 @@ def _direction(D, Hn, h_full):
     if D.nrows() == 0:
         cols = [k for k in range(d) if Hn[k, k] != 0]           # Hn semi-definite: Hn e_k != 0 iff Hn_kk > 0
         return fmpz_mat(d, 1, [int(r == cols[0]) for r in range(d)]) if cols else None
+    if h_full:                                  # any null vector of D Hn: one small solve (uniform_linalg)
+        x = kernel_vector(D * Hn)
+        if x is None:
+            return None
+        scale = lcm(*(v.denominator for v in x))
+        return fmpz_mat(d, 1, [int(v * scale) for v in x])
     X, nullity = (D * Hn).nullspace()
     for k in range(int(nullity)):
         step = fmpz_mat(d, 1, [X[r, k] for r in range(d)])
