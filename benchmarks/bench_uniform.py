@@ -80,13 +80,15 @@ def _sample(count, sample):
 
 def time_uniform(cache, loaded, keysets, *, reference=None, sample=None, precisions=None):
     """(seconds per head, statuses, heads) of uniform attention under each head's LayerNorm
-    queries: the flint search (with the ball ``precisions`` when given) or ``reference``."""
+    queries: the flint search (with the ball ``precisions`` and Arb's default solver, as the
+    previous version ran it, when given) or ``reference``."""
     import lnproofs.propose.uniform_norm as uniform_norm
     from lnproofs.models.extract import capture_layers
     from lnproofs.propose.uniform import uniform_attention
 
-    default = uniform_norm.BALL_PRECS
-    uniform_norm.BALL_PRECS = default if precisions is None else precisions
+    default = uniform_norm.BALL_PRECS, uniform_norm.BALL_FIRST_SOLVE
+    if precisions is not None:
+        uniform_norm.BALL_PRECS, uniform_norm.BALL_FIRST_SOLVE = precisions, None
 
     caps = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], list(range(loaded.n_layers)))
     chosen = [keysets[i] for i in _sample(len(keysets), sample)]
@@ -100,7 +102,7 @@ def time_uniform(cache, loaded, keysets, *, reference=None, sample=None, precisi
             result = reference(keys, qs)
         total += time.perf_counter() - start
         statuses.append(result.status)
-    uniform_norm.BALL_PRECS = default
+    uniform_norm.BALL_PRECS, uniform_norm.BALL_FIRST_SOLVE = default
     return total / len(chosen), statuses, len(chosen)
 
 
@@ -192,7 +194,7 @@ def main() -> None:
     figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     shutil.rmtree(work, ignore_errors=True)
 
-    lines = ["| model | tokens | uniform per head: flint | balls at 320 bits only | reference search (sample) | "
+    lines = ["| model | tokens | uniform per head: flint | balls at 320 bits only, preconditioned | reference search (sample) | "
              f"before / now | corpus run, best of {args.repeats} | per token | uniform share |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, m in figures["models"].items():

@@ -41,6 +41,8 @@ __all__ = ["uniform_norm"]
 #: decide the heads of trained and random models seen so far; 320 bits (preconditioned) keep
 #: the balls of float64-derived data (entries of a few hundred bits) far narrower than any gap
 BALL_PRECS = (128, 320)
+#: Arb's solver at the first precision ("lu"; None: its default, preconditioned)
+BALL_FIRST_SOLVE = "lu"
 
 
 def _independent_differences(D, base):
@@ -76,7 +78,7 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
         Dq0 = Dp * q0i                                               # Dp q0 * q0den
         if compact and radius is None and h_full:
             decided = next((found for k, prec in enumerate(BALL_PRECS)
-                            if (found := _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, "lu" if k == 0 else None))
+                            if (found := _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, BALL_FIRST_SOLVE if k == 0 else None))
                             is not None), None)
             if decided is not None:
                 status, norm2 = decided
