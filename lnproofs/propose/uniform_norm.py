@@ -98,7 +98,7 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
         q_star, norm2, w_star, lam = q0, fmpq(0), fmpq_mat(d, 1), []
     if not h_full and m and any(x != 0 for x in (fmpq_mat(D) * q_star).entries()):
         return _inconsistent(eq, base, compact)
-    extras = {"least_norm_squared": int(norm2.p) / int(norm2.q), "eps_note": _eps_note(query_set)}
+    extras = {"least_norm_squared": _float(norm2), "eps_note": _eps_note(query_set)}
     rows = pick + ([eq.N - 1] if eq.centred else [])
     if norm2 > n:
         return _infeasible(eq, "least-norm solution outside the ball", rows, lam, w_star, extras, base, compact)
@@ -233,6 +233,14 @@ def _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, algorithm=None):
         if any(x > 0 or x < 0 for x in q.entries()):
             return "feasible", float(norm2.mid())
     return None
+
+
+def _float(x) -> float:
+    """An fmpq as a float for display (inf when it is beyond the float range)."""
+    try:
+        return int(x.p) / int(x.q)
+    except OverflowError:
+        return float("inf")
 
 
 def _fraction(x) -> Fraction:
