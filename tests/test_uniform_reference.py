@@ -177,3 +177,36 @@ def test_the_package_never_imports_the_reference_searches():
         text = path.read_text(encoding="utf-8")
         for name in ("uniform_reference", "layernorm_reference", "from reference", "import reference"):
             assert name not in text, f"{path.relative_to(root)} names {name}"
+
+
+def test_a_freshly_initialised_bert_is_decided_as_the_reference_decides(tmp_path):
+    """Every head of a BERT straight from its config (unit gains, zero biases: q0 = 0) under
+    its LayerNorm queries, as a corpus run asks (status only, the head's query map shared),
+    and as one full answer that checks exactly."""
+    pytest.importorskip("transformers")
+    import torch
+    from transformers import BertConfig, BertModel
+
+    from lnproofs.kernel.querysets.layernorm import ExactQueryMap
+    from lnproofs.models.corpus_run import head_query_set
+    from lnproofs.models.extract import capture_layers
+    from lnproofs.models.loading import load_model
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=24)
+    BertModel(config).save_pretrained(str(tmp_path))
+    loaded = load_model(tmp_path)
+    ids = np.array([2, 7, 11, 5, 30, 9, 3], dtype=np.int64)                # 7 keys in R^8: a null space
+    seen = []
+    for layer, cap in capture_layers(loaded, [ids], [0, 1]).items():
+        for head in range(4):
+            keys, qs = cap.keys(head), head_query_set(cap, head)
+            assert not any(qs.beta) and not any(qs.b_q) and set(qs.gamma) == {1.0}
+            qmap = ExactQueryMap(qs)
+            compact = uniform_attention(keys, qs, query_map=qmap, compact=True)
+            full = uniform_attention(keys, qs, query_map=qmap)
+            assert compact.status == full.status == reference_uniform_attention(keys, qs).status
+            assert check_uniform(keys, full) == (True, "")
+            seen.append(full.status)
+    assert "feasible" in seen
