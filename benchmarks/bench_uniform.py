@@ -194,8 +194,9 @@ def main() -> None:
     figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     shutil.rmtree(work, ignore_errors=True)
 
-    lines = ["| model | tokens | uniform per head: flint | balls at 320 bits only, preconditioned | reference search (sample) | "
-             f"before / now | corpus run, best of {args.repeats} | per token | uniform share |",
+    lines = ["| model | tokens | uniform per head: flint | balls at 320 bits only, preconditioned | "
+             f"reference search (sample) | before / now | corpus run, best of {args.repeats} | per token | "
+             "uniform share |",
              "|---|---|---|---|---|---|---|---|---|"]
     for name, m in figures["models"].items():
         before = m["uniform_balls_320_only_s_per_head" if name == "MiniLM" else "uniform_reference_s_per_head"]
@@ -203,7 +204,8 @@ def main() -> None:
                      f"{1000 * m['uniform_balls_320_only_s_per_head']:.1f} ms | "
                      f"{1000 * m['uniform_reference_s_per_head']:.0f} ms ({m['reference_heads']} heads) | "
                      f"{before / m['uniform_flint_s_per_head']:.1f}x | "
-                     f"{m['corpus_best_s']:.2f} s | {m['corpus_ms_per_token']:.1f} ms | {100 * m['uniform_share']:.0f}% |")
+                     f"{m['corpus_best_s']:.2f} s | {m['corpus_ms_per_token']:.1f} ms | "
+                     f"{100 * m['uniform_share']:.0f}% |")
     lines += ["", "Before: the path the previous version took on these heads (MiniLM: balls at 320 bits only; "
               "random BERT: the reference search, on every head).",
               f"Random BERT / MiniLM per token (corpus run): {figures['ratio_random_over_minilm_per_token']:.2f}x "

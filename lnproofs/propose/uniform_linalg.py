@@ -13,7 +13,8 @@ from math import isqrt
 
 from .pivots import pivot_columns
 
-__all__ = ["PRIME", "pivot_rows", "full_column_rank", "kernel_vector", "rows_of", "kept", "normalise", "scale_into", "root_below"]
+__all__ = ["PRIME", "pivot_rows", "full_column_rank", "kernel_vector", "rows_of", "kept", "normalise", "scale_into",
+           "root_below"]
 
 #: the prime of the modular ranks (a Mersenne prime below 2^64: nmod_mat's word size)
 PRIME = (1 << 61) - 1

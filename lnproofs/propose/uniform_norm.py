@@ -77,9 +77,11 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
         Dp = rows_of(D, pick)
         Dq0 = Dp * q0i                                               # Dp q0 * q0den
         if compact and radius is None and h_full:
-            decided = next((found for k, prec in enumerate(BALL_PRECS)
-                            if (found := _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, BALL_FIRST_SOLVE if k == 0 else None))
-                            is not None), None)
+            decided = None
+            for k, prec in enumerate(BALL_PRECS):
+                decided = _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, BALL_FIRST_SOLVE if k == 0 else None)
+                if decided is not None:
+                    break
             if decided is not None:
                 status, norm2 = decided
                 extras = {"least_norm_squared": norm2, "decided_by": "arb balls", "eps_note": _eps_note(query_set),
