@@ -177,7 +177,7 @@ class _ExactSet:
         from ..kernel.dyadic import fraction_of_fmpq
 
         if self.kind == "layernorm":
-            from .querysets.layernorm_reference import _snap_into_set
+            from .querysets.layernorm_perkey import snap_into_set as _snap_into_set
             U, D = _snap_into_set(variable, self.layer.n)
             q = self.layer.query(U, D)
             query = [fraction_of_fmpq(q[a, 0]) for a in range(self.d)]
