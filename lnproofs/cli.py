@@ -4,7 +4,8 @@ Each subcommand lives in its own module under :mod:`lnproofs.commands` with two
 functions: ``configure(parser)`` adds its arguments and ``run(args) -> int`` does the
 work and returns the exit status.  Errors raised on purpose
 (:class:`~lnproofs.kernel.errors.LnproofsError`) become one line on standard error and exit
-status 2.
+status 2; any other exception is a bug of ours: one line saying so, exit status 3 (so it is never
+confused with 1, a refuted claim).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import sys
 
 from .kernel.errors import LnproofsError
 
-__all__ = ["main", "build_parser", "COMMANDS"]
+__all__ = ["main", "build_parser", "COMMANDS", "INTERNAL_ERROR"]
+
+#: the exit status of an internal error (a bug of ours), apart from 0, 1 (refuted) and 2 (bad input)
+INTERNAL_ERROR = 3
 
 #: subcommand name -> (module under lnproofs.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -77,12 +81,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as err:  # an internal error: say so plainly
+    except Exception as err:  # an internal error (MemoryError and RecursionError included): say so plainly
         if args.traceback:
             raise
-        print(f"lnproofs {args.command}: internal error: {type(err).__name__}: {err} "
+        text = " ".join(str(err).split())
+        text = text if len(text) <= 300 else text[:300] + " ..."
+        print(f"lnproofs {args.command}: internal error: {type(err).__name__}: {text} "
               "(rerun with 'lnproofs --traceback ...' and report it)", file=sys.stderr)
-        return 1
+        return INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -260,8 +260,8 @@ class Certificate:
         if isinstance(data, (str, bytes)):
             try:
                 data = json.loads(data)
-            except ValueError as exc:
-                raise CertificateFormatError(f"certificate is not valid JSON ({exc})") from None
+            except (ValueError, RecursionError) as exc:      # RecursionError: nested too deeply
+                raise CertificateFormatError(f"certificate is not valid JSON ({str(exc)[:200]})") from None
         if not isinstance(data, dict):
             raise CertificateFormatError("certificate must be a JSON object with fields schema, n_keys, dim, query_set, results")
         if data.get("schema") != SCHEMA:

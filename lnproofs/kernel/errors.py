@@ -26,7 +26,8 @@ class LnproofsError(Exception):
     exit_status = 2
 
     def __init__(self, message: str):
-        super().__init__(" ".join(str(message).split()))
+        text = " ".join(str(message).split())           # one line, and a readable one: long values cut
+        super().__init__(text if len(text) <= 600 else f"{text[:400]} ... {text[-150:]}")
 
     @property
     def message(self) -> str:
