@@ -16,6 +16,7 @@ __all__ = [
     "OptionError",
     "CertificateFormatError",
     "ModelError",
+    "LimitError",
     "require",
 ]
 
@@ -60,6 +61,10 @@ class CertificateFormatError(InputError):
 
 class ModelError(InputError):
     """A model folder or file cannot be used (missing, unsupported family, bad dtype)."""
+
+
+class LimitError(InputError):
+    """A file is past a documented limit on the work it may cause (the message names the limit and its flag)."""
 
 
 def require(condition: bool, error: type[LnproofsError], message: str) -> None:
