@@ -118,7 +118,7 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
         if keys_arg is not None:
             raise OptionError(f"{path} is a certify-model file ({schema}) that holds its own keys; leave KEYS out")
         return _model_file(path, data, limits)
-    if schema != _SELECTABILITY and skip_foreign and not (isinstance(schema, str) and schema.startswith("lnproofs")):
+    if schema != _SELECTABILITY and skip_foreign:
         return None
     if schema != _SELECTABILITY:
         return [(None, Certificate.from_json(data), None)]          # raises the schema's one-line error
