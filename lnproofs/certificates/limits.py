@@ -39,7 +39,7 @@ class Limits:
     max_digits: int = 20_000
     max_dim: int = 65_536
     bytes_per_entry: int = 65_536
-    slack_bytes: int = 4 << 20
+    slack_bytes: int = 1 << 16
     max_depth: int = 64
 
     def allowed_bytes(self, n_keys: int, dim: int) -> int:
