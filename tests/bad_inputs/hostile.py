@@ -132,6 +132,8 @@ CASES = [
     ("rank-singular-value-huge", _check(lambda d: d.update(rank={
         "exact_affine_dimension": 2, "numerical_affine_dimension": 2, "singular_values": [10 ** 400, 1.0]})),
      "singular_values"),
+    ("margin-beyond-float-range", _check(lambda d: d["results"][0].update(margin="1e400")), "results[0].margin"),
+    ("min-margin-beyond-float-range", _check(lambda d: d.update(min_margin="-1e400")), "min_margin"),
     ("bom-and-garbage", _check(text=lambda b: "\ufeff" + b[:40]), "not valid json"),
     # keys files named by the certificate
     ("keys-file-edited", _named(keys_edit=lambda p: np.save(p, np.array(_KEYS) * 3)), "does not match"),
