@@ -50,7 +50,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only ``command``'s module is imported and configured (start-up stays fast)."""
     from . import __version__
 
-    parser = _Parser(prog="lnproofs", description="Exact geometry of LayerNorm and certified attention selectability.")
+    parser = _Parser(prog="lnproofs", description="Exact geometry of LayerNorm and certified attention selectability.",
+                     epilog="exit status: 0 success, 1 a claim refuted (or an answer wrong), 2 bad input, "
+                            "3 an internal error (a bug of lnproofs)")
     parser.add_argument("--version", action="version", version=f"lnproofs {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show the full traceback on internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

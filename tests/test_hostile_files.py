@@ -114,6 +114,9 @@ def test_limits_refuse_depth_and_digits_before_arithmetic():
         parse_json("[" * 10 ** 5 + "]" * 10 ** 5, "f")
     assert parse_json("[" * 64 + "]" * 64, "f") == parse_json("[" * 64 + "]" * 64, "f")
     DEFAULT_LIMITS.check_tree({"reason": "the corpus had 1234567890 texts of size 1234567890"}, "f")
+    DEFAULT_LIMITS.check_tree({"reason": "x" * 30_000, "r": "1/" + "3" * 10_000}, "f")    # long, but no long number
+    with pytest.raises(LimitError, match="a number past the limit of 10000 digits"):
+        DEFAULT_LIMITS.check_tree(["ab" + "3" * 10_001 + "x"], "f")
 
 
 def test_the_defaults_pass_a_uniform_query_of_a_wide_layer():
@@ -138,7 +141,8 @@ def test_certify_out_names_its_keys_and_check_finds_them(cli, tmp_path):
     (tmp_path / "out").mkdir()
     assert cli(["certify", tmp_path / "k.npy", "--out", tmp_path / "out" / "c.json"]).status == 0
     data = json.loads((tmp_path / "out" / "c.json").read_text())
-    assert data["keys_file"] == {"path": "../k.npy", "sha256": hashlib.sha256((tmp_path / "k.npy").read_bytes()).hexdigest()}
+    digest = hashlib.sha256((tmp_path / "k.npy").read_bytes()).hexdigest()
+    assert data["keys_file"] == {"path": "../k.npy", "sha256": digest}
     assert Certificate.load(tmp_path / "out" / "c.json").keys_file["path"] == "../k.npy"
     assert cli(["check", tmp_path / "out" / "c.json"]).status == 0
     assert cli(["check", tmp_path / "out" / "c.json", tmp_path / "k.npy"]).status == 0

@@ -84,7 +84,7 @@ def _keys(path, limits):
     return keys
 
 
-def _model_file(path, data, limits) -> list:
+def _model_file(path, limits) -> list:
     from ..kernel.errors import CertificateFormatError, InputError
     from ..models.certify_model import model_file_certificates
 
@@ -98,7 +98,7 @@ def _model_file(path, data, limits) -> list:
     entries = sum(int(getattr(keys, "size", 0)) for _, _, keys in targets)
     for _, _, keys in targets:
         limits.check_dim(keys.shape[-1] if getattr(keys, "ndim", 0) else 0, f"{path}")
-    limits.check_size(Path(path).stat().st_size, max(entries, 1), 1, f"{path}")
+    limits.check_size(Path(path).stat().st_size, max(entries, 1), 1, f"{path}", f"the {entries} key entries it holds")
     return targets
 
 
@@ -117,7 +117,7 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
     if isinstance(schema, str) and schema.startswith("lnproofs.model-"):
         if keys_arg is not None:
             raise OptionError(f"{path} is a certify-model file ({schema}) that holds its own keys; leave KEYS out")
-        return _model_file(path, data, limits)
+        return _model_file(path, limits)
     if schema != _SELECTABILITY and skip_foreign:
         return None
     if schema != _SELECTABILITY:
@@ -192,7 +192,7 @@ def _check_folder(folder: Path, args, limits) -> int:
         except Exception as err:                     # a bug of ours: counted, reported, and the rest checked
             counts["checked"] += 1
             counts["internal"] += 1
-            rows.append({"file": str(path), "status": "internal error", "reason": f"{type(err).__name__}: {err}"})
+            rows.append({"file": str(path), "status": "internal error", "reason": f"{type(err).__name__}: {str(err)[:300]}"})
             print(f"{path}: internal error: {type(err).__name__}: {str(err)[:200]}", file=sys.stderr)
             continue
         counts["held" if ok else "refuted"] += 1

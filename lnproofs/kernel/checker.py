@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import fmpz_mat, nmod_mat
+from flint import fmpq, fmpz_mat, nmod_mat
 
 from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import ShapeError
@@ -274,7 +274,7 @@ def _weights(ek: ExactKeys, i: int, combination, strict: bool):
         return (f"key {i}: weight of k_{idx[c]} is {show(w[c])}; "
                 f"{'strictly positive' if strict else 'non-negative'} weights are needed")
     if sum(W) != den:
-        return f"key {i}: the weights sum to {show(Fraction(sum(W), den))}, not 1"
+        return f"key {i}: the weights sum to {show(fmpq(sum(W), den))}, not 1"
     return idx, W, den
 
 

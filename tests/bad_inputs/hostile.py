@@ -117,8 +117,8 @@ CASES = [
      "nests arrays and objects"),
     ("json-integer-past-python-digit-limit", _check(text=_raw_witness("7" * 5000)), "not valid json"),
     # bounded work
-    ("number-past-digit-limit", _check(_witness("7" * 20001)), "past the limit of 20000 digits"),
-    ("rational-past-digit-limit", _check(_witness("1/" + "3" * 20001)), "--max-digits"),
+    ("number-past-digit-limit", _check(_witness("7" * 10001)), "past the limit of 10000 digits"),
+    ("rational-past-digit-limit", _check(_witness("1/" + "3" * 10001)), "--max-digits"),
     ("decimal-exponent-past-limit", _check(_witness("1e999999999")), "decimal exponent"),
     ("underscored-exponent", _check(_witness("1e1_000_000_000")), "decimal exponent"),
     ("digit-limit-lowered", _check(_witness("12345/7"), extra=("--max-digits", "3")), "past the limit of 3 digits"),
@@ -134,6 +134,8 @@ CASES = [
      "singular_values"),
     ("margin-beyond-float-range", _check(lambda d: d["results"][0].update(margin="1e400")), "results[0].margin"),
     ("min-margin-beyond-float-range", _check(lambda d: d.update(min_margin="-1e400")), "min_margin"),
+    ("ball-radius-huge-integer", _check(lambda d: d.update(query_set={"kind": "ball", "radius": 2 * 10 ** 400})),
+     "query-ball radius"),
     ("bom-and-garbage", _check(text=lambda b: "\ufeff" + b[:40]), "not valid json"),
     # keys files named by the certificate
     ("keys-file-edited", _named(keys_edit=lambda p: np.save(p, np.array(_KEYS) * 3)), "does not match"),

@@ -126,7 +126,7 @@ class _NormSet(QuerySetSchema):
                 f"{name} b_q has length {len(b_q)} but W_q has {W_q.shape[0]} rows; they must agree")
         try:
             eps = float(self.eps)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise OptionError(f"{name} eps {self.eps!r} is not a number; give eps >= 0") from None
         require(eps == eps and 0 <= eps < float("inf"), OptionError, f"{name} eps = {self.eps!r}; give a finite eps >= 0")
         rotation = self.rotation
