@@ -98,7 +98,8 @@ def _model_file(path, limits) -> list:
     entries = sum(int(getattr(keys, "size", 0)) for _, _, keys in targets)
     for _, _, keys in targets:
         limits.check_dim(keys.shape[-1] if getattr(keys, "ndim", 0) else 0, f"{path}")
-    limits.check_size(Path(path).stat().st_size, max(entries, 1), 1, f"{path}", f"the {entries} key entries it holds")
+    limits.check_size(Path(path).stat().st_size, max(entries, 1), 1, f"{path}",
+                      f"the {entries} key entries it holds")
     return targets
 
 
@@ -192,8 +193,9 @@ def _check_folder(folder: Path, args, limits) -> int:
         except Exception as err:                     # a bug of ours: counted, reported, and the rest checked
             counts["checked"] += 1
             counts["internal"] += 1
-            rows.append({"file": str(path), "status": "internal error", "reason": f"{type(err).__name__}: {str(err)[:300]}"})
-            print(f"{path}: internal error: {type(err).__name__}: {str(err)[:200]}", file=sys.stderr)
+            reason = f"{type(err).__name__}: {' '.join(str(err).split())[:200]}"
+            rows.append({"file": str(path), "status": "internal error", "reason": reason})
+            print(f"{path}: internal error: {reason}", file=sys.stderr)
             continue
         counts["held" if ok else "refuted"] += 1
         rows.append({"file": str(path), "status": "holds" if ok else "refuted", "checks": outputs})
