@@ -187,7 +187,7 @@ def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -
     cert = certify(keys, seed=seed)
     report = check_certificate(cert, keys)
     cert_file = folder.parent / "certificate.json"
-    cert.save(cert_file, indent=1)
+    cert.with_keys_file(cert_file, path).save(cert_file, indent=1)      # names the keys file and its SHA-256
     rows = tuple((r.index, r.status, _evidence(r)) for r in cert.results if r.status != "selectable")
     margins = tuple(m for r in cert.results if r.status == "selectable"
                     for m in [_margin(keys, r.index, r.witness)] if m is not None)
