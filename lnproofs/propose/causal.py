@@ -10,12 +10,17 @@ every position).  :func:`causal_evidence` finds it without certifying every pref
    the evidence there (convex weights, or a query set's dual weights) names keys up to some
    index ``u``; the same evidence holds over keys 0..max(j, u), so ``stop <= max(j, u)``;
 2. for those keys, a search over the prefix end ``t`` between ``lo`` (every position before
-   it is covered by a checked witness) and ``hi`` (a stop with evidence): the prefix ``t = lo``
-   first, then bisection.  A witness found for prefix 0..t is scored exactly against every
-   later key; it wins up to just before the first key that ties or beats it, which moves
-   ``lo`` past ``t`` at once.  Free queries: small linear programs (HiGHS) on a growing set of
-   rivals inside the prefix, Clarkson style, with exact weights repaired on their support;
-   other query sets: that set's own proposer on the prefix, for key j only.
+   it is covered by a witness) and ``hi`` (a stop with evidence): the prefix ``t = lo`` first,
+   then (free queries) just below ``hi`` or (other sets) bisection.  A witness found for prefix
+   0..t is scored exactly against every later key; it wins up to just before the first key
+   that ties or beats it, which moves ``lo`` past ``t`` at once.  Free queries: one linear
+   program (HiGHS) over the prefix's keys, whose cost grows steeply with the key's index, gives
+   convex weights that favour early keys (so ``hi`` drops to their last key) or, when there are
+   none, an infeasibility ray, which is a separating query; small Clarkson-style LPs only when
+   that fails.  Weights are made exact on their support (at most d + 1 keys) once, for the
+   stop that is kept.  Norm query sets: the set's cone program on the prefix (its query made
+   exact and scored against every key, its dual weights checked exactly); any other set, or
+   where that fails: the set's own proposer on the prefix, for key j only.
 
 The record (schema ``lnproofs.causal/1``, :mod:`lnproofs.kernel.causal`) has one entry per
 decided key: ``stop``, ``win`` (a selectable result over keys 0..stop-1, or 0..T-1 when
