@@ -158,7 +158,8 @@ def test_tampered_free_evidence_is_refuted(free_case):
     def weights_off(e):
         w = [Fraction(x) for x in comb["weights"]]
         if len(w) == 1:
-            e["cannot_win"]["combination"]["indices"].append(next(i for i in range(stop + 1) if i not in (j, comb["indices"][0])))
+            spare = next(i for i in range(stop + 1) if i not in (j, comb["indices"][0]))
+            e["cannot_win"]["combination"]["indices"].append(spare)
             w = [w[0], Fraction(0)]
         w[0], w[1] = w[0] - Fraction(1, 3) * w[0], w[1] + Fraction(1, 3) * w[0]
         e["cannot_win"]["combination"]["weights"] = [str(x) for x in w]
@@ -274,7 +275,8 @@ def test_lnproofs_check_reads_a_causal_record(cli, tmp_path, free_case):
     result = cli(["check", tmp_path / "r.json", tmp_path / "k.npy", "--json"])
     assert result.status == 0 and len(result.json()["claims"]) == len(keys)
     j = next(e["index"] for e in record["keys"] if e["stop"] is not None)
-    (tmp_path / "bad.json").write_text(json.dumps(_mutated(record, j, lambda e: e.update(stop=e["stop"] - 1 if e["stop"] > e["index"] else len(keys)))))
+    early = _mutated(record, j, lambda e: e.update(stop=e["stop"] - 1 if e["stop"] > e["index"] else len(keys)))
+    (tmp_path / "bad.json").write_text(json.dumps(early))
     result = cli(["check", tmp_path / "bad.json", tmp_path / "k.npy"])
     assert result.status == 1 and f"key {j}" in result.out
 

@@ -82,7 +82,7 @@ def record_query_set(record: dict, query_set=None):
         raise _bad("query_set", "must be null, a query set or a reference object")
     if "kind" not in stored:
         require(query_set is not None, CertificateFormatError,
-                f"the causal record refers to a query set it does not hold ({stored}); give that query set")
+                f"the causal record refers to a query set it does not hold ({stored}); pass that set to check_causal")
         return query_set
     parsed = module_for(stored["kind"]).QUERY_SET.from_json(stored)
     require(query_set is None or query_set.to_json() == parsed.to_json(), CertificateFormatError,

@@ -10,12 +10,17 @@ every position).  :func:`causal_evidence` finds it without certifying every pref
    the evidence there (convex weights, or a query set's dual weights) names keys up to some
    index ``u``; the same evidence holds over keys 0..max(j, u), so ``stop <= max(j, u)``;
 2. for those keys, a search over the prefix end ``t`` between ``lo`` (every position before
-   it is covered by a checked witness) and ``hi`` (a stop with evidence): the prefix ``t = lo``
-   first, then bisection.  A witness found for prefix 0..t is scored exactly against every
-   later key; it wins up to just before the first key that ties or beats it, which moves
-   ``lo`` past ``t`` at once.  Free queries: small linear programs (HiGHS) on a growing set of
-   rivals inside the prefix, Clarkson style, with exact weights repaired on their support;
-   other query sets: that set's own proposer on the prefix, for key j only.
+   it is covered by a witness) and ``hi`` (a stop with evidence): the prefix ``t = lo`` first,
+   then (free queries) just below ``hi`` or (other sets) bisection.  A witness found for prefix
+   0..t is scored exactly against every later key; it wins up to just before the first key
+   that ties or beats it, which moves ``lo`` past ``t`` at once.  Free queries: one linear
+   program (HiGHS) over the prefix's keys, whose cost grows steeply with the key's index, gives
+   convex weights that favour early keys (so ``hi`` drops to their last key) or, when there are
+   none, an infeasibility ray, which is a separating query; small Clarkson-style LPs only when
+   that fails.  Weights are made exact on their support (at most d + 1 keys) once, for the
+   stop that is kept.  Norm query sets: the set's cone program on the prefix (its query made
+   exact and scored against every key, its dual weights checked exactly); any other set, or
+   where that fails: the set's own proposer on the prefix, for key j only.
 
 The record (schema ``lnproofs.causal/1``, :mod:`lnproofs.kernel.causal`) has one entry per
 decided key: ``stop``, ``win`` (a selectable result over keys 0..stop-1, or 0..T-1 when
@@ -110,15 +115,23 @@ class _FreeSearch:
         x, dual = got
         return float(x[-1]), x[:-1], -dual
 
-    def _earliest(self, j: int, universe: np.ndarray):
+    def _earliest(self, j: int, universe: np.ndarray, ray: bool = False):
         """Convex weights for x_j over ``universe`` that favour early keys (cost steeply
-        increasing with the index), so that their last key, hence the stop they prove, is early."""
+        increasing with the index), so that their last key, hence the stop they prove, is early.
+        ``ray``: when there are none, the LP's infeasibility ray (a query for which x_j beats
+        every key of ``universe``, checked here in floats) as ``("ray", q)``."""
         rank = (universe - universe[0]) / max(1, universe[-1] - universe[0])
         cost = 10.0 ** (8 * rank)
         A = np.vstack([(self.X[universe] - self.X[j]).T, np.ones(universe.size)])
         rhs = np.append(np.zeros(self.d), 1.0)
         got = self.lp.solve(cost, A, rhs, rhs, np.zeros(universe.size), np.full(universe.size, np.inf))
         if got is None:
+            if ray and str(self.lp.solver.getModelStatus()).endswith("kInfeasible"):
+                _, has_ray, values = self.lp.solver.getDualRay()
+                for sign in (1.0, -1.0):
+                    q = sign * np.asarray(values[:self.d], dtype=np.float64)
+                    if has_ray and np.all((self.X[universe] - self.X[j]) @ q < 0):
+                        return ("ray", q)
             return None
         lam = got[0]
         keep = np.flatnonzero(lam > 1e-12 * lam.max())
@@ -129,6 +142,14 @@ class _FreeSearch:
         universe = np.array([i for i in range(t + 1) if i != j], dtype=np.int64)
         if universe.size == 0:
             return self._win(j, self.X[j] if np.any(self.X[j]) else np.ones(self.d))
+        direct = self._earliest(j, universe, ray=True)       # one LP: early weights, or a separating ray
+        if direct is not None and direct[0] == "ray":
+            got = self._win(j, direct[1])
+            if got[2] >= t:
+                return got
+        elif direct is not None:
+            rivals.update(direct[0])
+            return ("stop", _Weights(j, t, *direct))
         xj = self.X[j]
         k0 = min(universe.size, _K0 * (self.d + 1))
         C = [int(i) for i in universe[np.argsort(-(self.X[universe] @ xj))[:k0]]]
@@ -369,6 +390,10 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
             cannot = {"combination": r["combination"]} if qs is None else _strip(r)
         if j in bounds and (hi is None or bounds[j][0] < hi):
             hi, cannot = bounds[j]
+        if qs is None and hi is not None and hi > j:        # weights over early keys first: an earlier stop
+            early = search._earliest(j, np.array([i for i in range(hi + 1) if i != j], dtype=np.int64))
+            if early is not None and max(j, *early[0]) < hi:
+                hi, cannot = max(j, *early[0]), _Weights(j, hi, *early)
         stop, win, cannot, reason = _search(search, j, j, T if hi is None else hi, T, None, cannot, set())
         if reason is not None:
             undecided.append({"index": j, "reason": reason})
