@@ -85,6 +85,66 @@ def test_in_projection_bias_stays_zero_and_the_norms_do_what_they_say():
     assert torch.equal(MajorityModel(5, 4, "none").layer.norm1(x), x)
 
 
+def _reference_and_grouped(arm: str, dtype, scale: float = 1.0):
+    """Loss, per-token logits and gradients of one model from both forward passes."""
+    torch = pytest.importorskip("torch")
+    from torch_backend.training.majority import MajorityModel
+    from torch_backend.training.majority_fast import class_counts, grouped_batch, grouped_logits, grouped_loss
+
+    data = make_majority_data(300, 50, 20, min_delta=6, seed=3)
+    x, y = torch.as_tensor(data.x_train[:48]), torch.as_tensor(data.y_train[:48])
+    torch.manual_seed(7)
+    model = MajorityModel(20, 8, arm).to(dtype)
+    with torch.no_grad():
+        model.layer.self_attn.in_proj_weight.mul_(scale)
+    params = [p for p in model.parameters() if p.requires_grad]
+    ref_logits = model(x)
+    ref_loss = torch.nn.functional.cross_entropy(ref_logits.reshape(-1, 20), y[:, None].expand_as(x).reshape(-1))
+    ref_grads = torch.autograd.grad(ref_loss, params)
+    batch = grouped_batch(class_counts(x, 20).to(dtype), y)
+    logits = grouped_logits(model, batch)
+    loss = grouped_loss(logits, batch)
+    grads = torch.autograd.grad(loss, params)
+    # every position's logits are its (sequence, class) row of the grouped logits
+    full = torch.full((48 * 20, 20), float("nan"), dtype=dtype)
+    full[batch.rows] = logits.detach()
+    per_token = full.reshape(48, 20, 20)[torch.arange(48)[:, None], x]
+    return (ref_loss, loss), (ref_logits.detach(), per_token), list(zip(ref_grads, grads))
+
+
+@pytest.mark.parametrize("arm", ["layernorm", "no-projection", "none"])
+@pytest.mark.parametrize("scale", [1.0, 40.0])          # 40: scores spread past the counts-product path
+def test_grouped_forward_is_the_reference_layer(arm, scale):
+    """The forward over class counts is the nn.TransformerEncoderLayer model: the same loss,
+    per-token logits and gradients, to 1e-9 in float64 and 2e-4 (relative) in float32."""
+    torch = pytest.importorskip("torch")
+    for dtype, tol in ((torch.float64, 1e-9), (torch.float32, 2e-4)):
+        (ref_loss, loss), (ref_logits, logits), grads = _reference_and_grouped(arm, dtype, scale)
+        assert not torch.isnan(logits).any()
+        assert abs(float((ref_loss - loss).detach())) <= tol * max(1.0, abs(float(ref_loss)))
+        assert torch.allclose(logits, ref_logits, rtol=tol, atol=tol * float(ref_logits.abs().max()))
+        for ref, got in grads:
+            assert torch.allclose(got, ref, rtol=tol, atol=tol * max(1.0, float(ref.abs().max())))
+
+
+def test_grouped_and_reference_training_agree_step_by_step():
+    pytest.importorskip("torch")
+    from torch_backend.training.majority import train_majority
+
+    data = make_majority_data(400, 30, 8, min_delta=4, seed=1)
+    runs = {}
+    for grouped in (True, False):
+        rows = []
+        train_majority(data, arm="layernorm", d=4, seed=2, steps=6, batch=64, lr=1e-2, decay_steps=60,
+                       eval_every=3, on_row=rows.append, grouped=grouped)
+        runs[grouped] = rows
+    for fast, ref in zip(runs[True], runs[False]):
+        assert fast["epoch"] == ref["epoch"] and fast["step"] == ref["step"]
+        assert fast["train_loss"] == pytest.approx(ref["train_loss"], rel=1e-4)
+        assert fast["train_angle"] == pytest.approx(ref["train_angle"], abs=1e-3)
+    assert runs[True][-1]["test_accuracy"] == pytest.approx(runs[False][-1]["test_accuracy"], abs=0.02)
+
+
 def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_path):
     pytest.importorskip("torch")
     out = tmp_path / "exp"

@@ -39,13 +39,13 @@ DEFAULT = {
 #: the paper's configuration (Figures 2/3: 1,000 epochs of 14 steps; 3-D: 10,000 epochs of one step)
 PAPER = {
     "main": {"n_samples": 100_000, "length": 50, "classes": 20, "d": 8, "min_delta": 6, "batch": 6000,
-             "steps": 14_000, "lr": 1e-3, "eval_every": 100, "decay_steps": math.ceil(100_000 / 6000) * 10_000},
+             "steps": 14_000, "lr": 1e-3, "eval_every": 14, "decay_steps": math.ceil(100_000 / 6000) * 10_000},
     "three_d": {"n_samples": 6_000, "length": 30, "classes": 10, "d": 3, "min_delta": 6, "batch": 6000,
                 "steps": 10_000, "lr": 1e-3, "eval_every": 200, "decay_steps": 10_000},
     "seeds": (11, 123, 42, 9, 456, 4, 5, 6, 7, 8),
     "data_seed": 0,
 }
-_FIELDS = ["step", "train_loss", "test_accuracy", "query_angle"]
+_FIELDS = ["step", "epoch", "train_loss", "train_angle", "test_accuracy", "query_angle"]
 
 
 def _run_arm(data, cfg: dict, arm: str, seed: int, path: Path, device: str) -> dict | None:
@@ -60,8 +60,13 @@ def _run_arm(data, cfg: dict, arm: str, seed: int, path: Path, device: str) -> d
     except BaseException:
         writer.abandon()
         raise
+    np.savez(_weights_path(path), **result["weights"], norm1_keys=result["keys"])
     writer.finish()
     return result
+
+
+def _weights_path(path: Path) -> Path:
+    return path.with_name(path.stem + "_weights.npz")
 
 
 def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | None = None,
@@ -77,7 +82,7 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
     cfg3 = {**base["three_d"], **({"steps": steps} if steps is not None else {})}
     seeds = tuple(seeds or base["seeds"])
     out = Path(out)
-    root = out / "majority"
+    root = out / ("majority_paper" if paper else "majority")
     dev = device_name(device)
     started = time.monotonic()
     config = {"configuration": "paper" if paper else "default", "main": cfg, "three_d": cfg3 if three_d else None,
@@ -90,7 +95,7 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
     for arm in ARMS:
         for seed in seeds:
             path = root / "runs" / f"{arm}_seed{seed}.csv"
-            if not finished(path):
+            if not (finished(path) and _weights_path(path).is_file()):
                 _run_arm(data, cfg, arm, seed, path, dev)
             done += 1
             if progress:
@@ -110,16 +115,59 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
             done += 1
             if progress:
                 progress(f"majority 3-D: {arm} ({done}/{total})")
+    certificates = _certify_runs(root, seeds, progress)
     summary = summarise(root, seeds, cfg)
+    summary["certificates"] = certificates
     summary["seconds"] = time.monotonic() - started
     from .majority_report import write_figures, write_section
 
     figures = write_figures(root, seeds, cfg, shapes)
-    write_section(root, summary, config, figures)
+    write_section(root, summary, config, figures, other=_other_run(out, paper))
     write_json(root / "summary.json", {k: v for k, v in summary.items() if k != "curves"})
     write_summary(out)
     summary["out"] = str(root)
     return summary
+
+
+def _certify_runs(root: Path, seeds, progress) -> dict:
+    """Per arm and seed, the certificates of :mod:`.majority_certify` (kept in
+    ``runs/ARM_seedSEED_certificates.json``, made once per trained model)."""
+    import json
+
+    from .majority_certify import certify_majority_model
+
+    found = {}
+    for arm in ARMS:
+        for seed in seeds:
+            path = root / "runs" / f"{arm}_seed{seed}_certificates.json"
+            if not path.is_file():
+                with np.load(_weights_path(root / "runs" / f"{arm}_seed{seed}.csv")) as z:
+                    weights = {k: z[k] for k in z.files}
+                write_json(path, certify_majority_model(arm, weights))
+                if progress:
+                    progress(f"majority: certified {arm} seed {seed}")
+            found[f"{arm}_seed{seed}"] = json.loads(path.read_text(encoding="utf-8"))
+    return found
+
+
+def _other_run(out: Path, paper: bool):
+    """The other configuration's (summary, config) when it has been run into the same OUT."""
+    import json
+
+    other = out / ("majority" if paper else "majority_paper")
+    if not ((other / "summary.json").is_file() and (other / "config.json").is_file()):
+        return None
+    return tuple(json.loads((other / name).read_text(encoding="utf-8")) for name in ("summary.json", "config.json"))
+
+
+def _epoch_angle(rows) -> float | None:
+    """The paper's angle: the mean over the last epoch's steps of the training-batch angle."""
+    epochs = [r for r in rows if r.get("train_angle") is not None and r.get("epoch") is not None]
+    if not epochs:
+        return None
+    last = epochs[-1]["epoch"]
+    vals = [r["train_angle"] for r in epochs if r["epoch"] == last]
+    return float(np.mean(vals))
 
 
 def _first_step_below(rows, target: float) -> float | None:
@@ -161,8 +209,16 @@ def summarise(root: Path, seeds, cfg: dict) -> dict:
             "accuracy_at": _stats(_value_at(r, "test_accuracy", at) for r in runs),
             "final_accuracy": _stats(_value_at(r, "test_accuracy", math.inf) for r in runs),
             "final_angle": _stats(_value_at(r, "query_angle", math.inf) for r in runs),
+            "epoch_angle": _stats(_epoch_angle(r) for r in runs),
+            "final_step": _stats(r[-1]["step"] for r in runs),
             "reached_loss": sum(_first_step_below(r, LOSS_TARGET) is not None for r in runs),
         }
+    per_run = {}
+    for arm in ARMS:
+        for s in seeds:
+            rows = read_rows(root / "runs" / f"{arm}_seed{s}.csv")
+            per_run[f"{arm}_seed{s}"] = {"epoch_angle": _epoch_angle(rows), "steps": rows[-1]["step"],
+                                         "steps_to_loss": _first_step_below(rows, LOSS_TARGET)}
     w, wo = arms["layernorm"]["steps_to_loss"]["mean"], arms["no-projection"]["steps_to_loss"]["mean"]
-    return {"arms": arms, "accuracy_step": at, "loss_target": LOSS_TARGET, "seeds": list(seeds),
+    return {"arms": arms, "per_run": per_run, "accuracy_step": at, "loss_target": LOSS_TARGET, "seeds": list(seeds),
             "speedup": (wo / w) if (w and wo) else None}

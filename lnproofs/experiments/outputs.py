@@ -12,7 +12,7 @@ __all__ = ["RowWriter", "read_rows", "finished", "write_json", "write_summary", 
            "parse_seeds", "positive_int"]
 
 #: the section files that make up OUT/summary.md, in order
-SECTION_FILES = ("majority/summary.md", "lm_tables/summary.md")
+SECTION_FILES = ("majority/summary.md", "majority_paper/summary.md", "lm_tables/summary.md")
 
 
 class RowWriter:
