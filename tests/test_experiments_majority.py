@@ -168,3 +168,27 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
                  "--quiet", "--no-3d"])
     assert again.status == 0, again.err
     assert (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns == stamp    # not redone
+
+
+def test_training_resumes_from_its_checkpoint_with_the_same_result(tmp_path):
+    pytest.importorskip("torch")
+    from torch_backend.training.majority import checkpoint_step, train_majority
+
+    data = make_majority_data(300, 20, 6, min_delta=3, seed=2)
+    kwargs = dict(arm="no-projection", d=4, seed=5, steps=10, batch=50, lr=1e-2, decay_steps=100, eval_every=3)
+    whole = []
+    expected = train_majority(data, on_row=whole.append, **kwargs)
+    ckpt = tmp_path / "run.checkpoint.pt"
+
+    def stop_at_six(row):
+        if row["step"] == 6:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        train_majority(data, on_row=stop_at_six, checkpoint=ckpt, checkpoint_every=4, **kwargs)
+    assert checkpoint_step(ckpt) == 4
+    rest = []
+    resumed = train_majority(data, on_row=rest.append, checkpoint=ckpt, checkpoint_every=4, **kwargs)
+    assert [r["step"] for r in rest] == [5, 6, 7, 8, 9, 10]
+    assert rest == whole[4:]                   # 4 batches of 50 from 240 sequences: the epoch boundary is crossed
+    for name, value in expected["weights"].items():
+        assert np.array_equal(value, resumed["weights"][name]), name

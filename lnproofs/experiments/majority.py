@@ -45,23 +45,29 @@ PAPER = {
     "seeds": (11, 123, 42, 9, 456, 4, 5, 6, 7, 8),
     "data_seed": 0,
 }
+#: steps between training checkpoints (a run resumes from the last one)
+_CHECKPOINT_EVERY = 500
 _FIELDS = ["step", "epoch", "train_loss", "train_angle", "test_accuracy", "query_angle"]
 
 
 def _run_arm(data, cfg: dict, arm: str, seed: int, path: Path, device: str) -> dict | None:
-    from torch_backend.training.majority import train_majority
+    """Train one run into ``path`` (CSV rows as they come); a long run keeps a checkpoint
+    beside it and continues from it when interrupted."""
+    from torch_backend.training.majority import checkpoint_step, train_majority
 
-    writer = RowWriter(path, _FIELDS)
+    ckpt = path.with_name(path.stem + ".checkpoint.pt")
+    writer = RowWriter(path, _FIELDS, keep_until=checkpoint_step(ckpt))
     try:
         decay = cfg["decay_steps"] or cfg["steps"] * 10
         result = train_majority(data, arm=arm, d=cfg["d"], seed=seed, steps=cfg["steps"], batch=cfg["batch"],
                                 lr=cfg["lr"], decay_steps=decay, eval_every=cfg["eval_every"], device=device,
-                                on_row=writer)
+                                on_row=writer, checkpoint=ckpt, checkpoint_every=_CHECKPOINT_EVERY)
     except BaseException:
         writer.abandon()
         raise
     np.savez(_weights_path(path), **result["weights"], norm1_keys=result["keys"])
     writer.finish()
+    ckpt.unlink(missing_ok=True)
     return result
 
 

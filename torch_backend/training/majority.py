@@ -20,7 +20,7 @@ import math
 import torch
 from torch import nn
 
-__all__ = ["ARMS", "MajorityModel", "train_majority", "query_angles"]
+__all__ = ["ARMS", "MajorityModel", "train_majority", "query_angles", "checkpoint_step"]
 
 ARMS = ("layernorm", "no-projection", "none")
 
@@ -79,7 +79,8 @@ def query_angles(model: MajorityModel, tokens) -> torch.Tensor:
 
 def train_majority(data, *, arm: str, d: int, seed: int, steps: int, batch: int, lr: float,
                    decay_steps: int, eval_every: int, device: str = "cpu", on_row=None,
-                   stop_at_perfect: bool = True, threads: int | None = 1, grouped: bool = True) -> dict:
+                   stop_at_perfect: bool = True, threads: int | None = 1, grouped: bool = True,
+                   checkpoint=None, checkpoint_every: int = 500) -> dict:
     """Train one arm with one seed; ``on_row(dict)`` is called once per step with ``step``,
     ``epoch``, ``train_loss`` and ``train_angle`` (the paper's measure: the mean over the
     batch's tokens of the folded angle between ``norm1(x) @ W_Q^T @ W_K`` and the all-ones
@@ -90,27 +91,38 @@ def train_majority(data, *, arm: str, d: int, seed: int, steps: int, batch: int,
     final row, the model's keys and queries (numpy, for plotting) and its ``weights`` (numpy)
     for certification.  ``grouped``: the forward pass over class counts
     (:mod:`.majority_fast`, the same function); False runs the ``nn.TransformerEncoderLayer``
-    forward.  ``threads``: torch CPU threads while training (None: leave torch's setting)."""
+    forward.  ``threads``: torch CPU threads while training (None: leave torch's setting).
+    ``checkpoint``: a file the whole training state (model, optimiser, schedule, the data
+    order's generator and place) is written to every ``checkpoint_every`` steps; when it exists
+    at the start, training continues from it (rows before it are not reported again), with
+    the same result as an uninterrupted run."""
     from .threads import cpu_threads
 
     with cpu_threads(threads if torch.device(device).type == "cpu" else None):
         return _train(data, arm=arm, d=d, seed=seed, steps=steps, batch=batch, lr=lr, decay_steps=decay_steps,
                       eval_every=eval_every, device=device, on_row=on_row, stop_at_perfect=stop_at_perfect,
-                      grouped=grouped)
+                      grouped=grouped, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
 
 
-def _batches(n: int, batch: int, gen):
-    """Endless (epoch, indices): a fresh permutation per epoch, the last batch smaller."""
-    epoch = 0
-    while True:
-        epoch += 1
-        perm = torch.randperm(n, generator=gen)
-        for s in range(0, n, batch):
-            yield epoch, perm[s:s + batch]
+def checkpoint_step(path) -> int:
+    """The last step saved in a training checkpoint (0 when there is none)."""
+    from pathlib import Path
+
+    if path is None or not Path(path).is_file():
+        return 0
+    return int(torch.load(path, map_location="cpu", weights_only=True)["step"])
+
+
+def _save_checkpoint(path, state: dict) -> None:
+    from pathlib import Path
+
+    tmp = Path(str(path) + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
 
 
 def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, device, on_row, stop_at_perfect,
-           grouped):
+           grouped, checkpoint, checkpoint_every):
     from .majority_fast import class_counts, class_query_angles, grouped_batch, grouped_correct, grouped_logits
     from .majority_fast import grouped_loss
 
@@ -135,8 +147,23 @@ def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, dev
             angles = class_query_angles(model)
             row["query_angle"] = float((test.counts.sum(0) @ angles) / test.tokens)
 
+    n = len(x_tr)
+    order = {"epoch": 0, "perm": torch.zeros(0, dtype=torch.int64), "pos": n}
+    start = 1
+    if checkpoint_step(checkpoint):
+        saved = torch.load(checkpoint, map_location="cpu", weights_only=True)
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["opt"])
+        sched.load_state_dict(saved["sched"])
+        gen.set_state(saved["gen"])
+        order = {"epoch": saved["epoch"], "perm": saved["perm"], "pos": saved["pos"]}
+        start = saved["step"] + 1
     row = {}
-    for step, (epoch, idx) in zip(range(1, steps + 1), _batches(len(x_tr), batch, gen)):
+    for step in range(start, steps + 1):
+        if order["pos"] >= n:                   # a new epoch: a fresh permutation, the last batch smaller
+            order = {"epoch": order["epoch"] + 1, "perm": torch.randperm(n, generator=gen), "pos": 0}
+        epoch, idx = order["epoch"], order["perm"][order["pos"]:order["pos"] + batch]
+        order["pos"] += batch
         idx = idx.to(dev)
         counts = c_tr[idx]
         with torch.no_grad():
@@ -156,6 +183,9 @@ def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, dev
             evaluate(row)
         if on_row is not None:
             on_row(row)
+        if checkpoint is not None and step % checkpoint_every == 0:
+            _save_checkpoint(checkpoint, {"step": step, "model": model.state_dict(), "opt": opt.state_dict(),
+                                          "sched": sched.state_dict(), "gen": gen.get_state(), **order})
         if stop_at_perfect and row.get("test_accuracy") == 1.0:
             break
     if "test_accuracy" not in row:
