@@ -48,11 +48,11 @@ def write_figures(root: Path, seeds, cfg: dict, shapes: dict) -> dict[str, str]:
     figures = {}
     specs = [("train_loss", "training loss", "majority_loss.png"),
              ("test_accuracy", "test accuracy (per token)", "majority_accuracy.png"),
-             ("query_angle", "mean angle between queries and 1 (degrees)", "majority_angle.png")]
+             ("train_angle", "angle between queries and 1 (degrees, training batches)", "majority_angle.png")]
     for key, ylabel, name in specs:
         fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
         _plot_quantity(ax, root, seeds, key, ARMS, ARM_LABELS)
-        if key == "query_angle":
+        if key == "train_angle":
             for arm, colour in (("layernorm", _COLOURS["layernorm"]), ("no-projection", _COLOURS["no-projection"])):
                 lo, hi = PAPER_VALUES[arm]["angle"]
                 ax.axhspan(lo, hi, color=colour, alpha=0.12, hatch="//", lw=0,
@@ -186,7 +186,7 @@ def write_section(root: Path, summary: dict, config: dict, figures: dict, other:
              *(config.get("rationale", []) and ["", config["rationale"]]), "",
              "**The paper's findings, reproduced?** The angle is the paper's measure: on the training batches, "
              "per token, between `norm1(x) @ W_Q^T @ W_K` and the all-ones vector, folded into [0°, 90°], "
-             "averaged over the last epoch. ✓: within the target.", "",
+             "averaged over the last epoch. Met: within the target.", "",
              "| finding | paper | target | " + " | ".join(f"{k} configuration" for k in order) + " |",
              "|---|---|---|" + "---|" * len(order)]
     found = {k: _findings(runs[k][0]) for k in order}
@@ -194,7 +194,7 @@ def write_section(root: Path, summary: dict, config: dict, figures: dict, other:
         cells = []
         for k in order:
             f = found[k][i]
-            cells.append(f"{f['ours']} {'✓' if f['ok'] else '✗'}")
+            cells.append(f"{f['ours']} ({'met' if f['ok'] else 'not met'})")
         lines.append(f"| {row['name']} | {row['paper']} | {row['target']} | " + " | ".join(cells) + " |")
     for k in order:
         s = runs[k][0]
