@@ -37,6 +37,12 @@ DEFAULT = {
     "seeds": (11, 123, 42),
     "data_seed": 0,
 }
+#: why each configuration stands for the paper's (printed in summary.md)
+RATIONALE = {
+    "default": "RATIONALE-DEFAULT",
+    "paper": "The paper's configuration (its Figures 2 and 3): 100,000 sequences, batch 6,000, Adam 1e-3, "
+             "up to 1,000 epochs, stop at test accuracy 1.0.",
+}
 #: the paper's configuration (Figures 2/3: 1,000 epochs of 14 steps; 3-D: 10,000 epochs of one step)
 PAPER = {
     "main": {"n_samples": 100_000, "length": 50, "classes": 20, "d": 8, "min_delta": 6, "batch": 6000,
@@ -78,8 +84,12 @@ def _weights_path(path: Path) -> Path:
 
 def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | None = None,
                        n_samples: int | None = None, device: str = "auto", three_d: bool = True,
-                       progress=None) -> dict:
-    """Run (or finish) the experiment into ``OUT/majority``; returns the summary dict."""
+                       progress=None, arms=None, train: bool = True, note: str | None = None) -> dict:
+    """Run (or finish) the experiment into ``OUT/majority`` (``OUT/majority_paper`` with
+    ``paper``); returns the summary dict.  ``arms``: a subset of :data:`ARMS`.
+    ``train=False`` trains nothing and summarises the runs' CSVs as they are (certificates
+    only for runs whose weights were kept); ``note`` is printed under the configuration
+    (e.g. that runs were stopped before their last step)."""
     base = PAPER if paper else DEFAULT
     cfg = {**base["main"]}
     if steps is not None:
@@ -88,21 +98,25 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
         cfg["n_samples"] = n_samples
     cfg3 = {**base["three_d"], **({"steps": steps} if steps is not None else {})}
     seeds = tuple(seeds or base["seeds"])
+    arms = tuple(arms or ARMS)
     out = Path(out)
     root = out / ("majority_paper" if paper else "majority")
     dev = device_name(device)
     started = time.monotonic()
     config = {"configuration": "paper" if paper else "default", "main": cfg, "three_d": cfg3 if three_d else None,
-              "seeds": list(seeds), "data_seed": base["data_seed"], "arms": list(ARMS), "device": dev,
-              "python": platform.python_version()}
+              "seeds": list(seeds), "data_seed": base["data_seed"], "arms": list(arms), "device": dev,
+              "python": platform.python_version(), "rationale": RATIONALE["paper" if paper else "default"],
+              **({"note": note} if note else {})}
     write_json(root / "config.json", config)
-    data = make_majority_data(cfg["n_samples"], cfg["length"], cfg["classes"], min_delta=cfg["min_delta"],
-                              seed=base["data_seed"])
-    total, done = len(ARMS) * len(seeds) + (2 if three_d else 0), 0
-    for arm in ARMS:
+    data = None
+    if train:
+        data = make_majority_data(cfg["n_samples"], cfg["length"], cfg["classes"], min_delta=cfg["min_delta"],
+                                  seed=base["data_seed"])
+    total, done = len(arms) * len(seeds) + (2 if three_d else 0), 0
+    for arm in arms:
         for seed in seeds:
             path = root / "runs" / f"{arm}_seed{seed}.csv"
-            if not (finished(path) and _weights_path(path).is_file()):
+            if train and not (finished(path) and _weights_path(path).is_file()):
                 _run_arm(data, cfg, arm, seed, path, dev)
             done += 1
             if progress:
@@ -122,13 +136,13 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
             done += 1
             if progress:
                 progress(f"majority 3-D: {arm} ({done}/{total})")
-    certificates = _certify_runs(root, seeds, progress)
-    summary = summarise(root, seeds, cfg)
+    certificates = _certify_runs(root, arms, seeds, progress)
+    summary = summarise(root, seeds, cfg, arms)
     summary["certificates"] = certificates
     summary["seconds"] = time.monotonic() - started
     from .majority_report import write_figures, write_section
 
-    figures = write_figures(root, seeds, cfg, shapes)
+    figures = write_figures(root, seeds, cfg, shapes, arms)
     write_section(root, summary, config, figures, other=_other_run(out, paper))
     write_json(root / "summary.json", {k: v for k, v in summary.items() if k != "curves"})
     write_summary(out)
@@ -136,7 +150,7 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
     return summary
 
 
-def _certify_runs(root: Path, seeds, progress) -> dict:
+def _certify_runs(root: Path, arms, seeds, progress) -> dict:
     """Per arm and seed, the certificates of :mod:`.majority_certify` (kept in
     ``runs/ARM_seedSEED_certificates.json``, made once per trained model)."""
     import json
@@ -144,10 +158,12 @@ def _certify_runs(root: Path, seeds, progress) -> dict:
     from .majority_certify import certify_majority_model
 
     found = {}
-    for arm in ARMS:
+    for arm in arms:
         for seed in seeds:
             path = root / "runs" / f"{arm}_seed{seed}_certificates.json"
             if not path.is_file():
+                if not _weights_path(root / "runs" / f"{arm}_seed{seed}.csv").is_file():
+                    continue                       # a run summarised as it stopped: no weights kept
                 with np.load(_weights_path(root / "runs" / f"{arm}_seed{seed}.csv")) as z:
                     weights = {k: z[k] for k in z.files}
                 write_json(path, certify_majority_model(arm, weights))
@@ -204,12 +220,12 @@ def _stats(values) -> dict:
             "n": len(vals)}
 
 
-def summarise(root: Path, seeds, cfg: dict) -> dict:
+def summarise(root: Path, seeds, cfg: dict, arms=ARMS) -> dict:
     """Per arm, over seeds: steps to training loss <= 0.2, final and step-5,000 test
     accuracy, final query angle (mean, std, min, max)."""
     at = min(5000, cfg["steps"])
-    arms = {}
-    for arm in ARMS:
+    names, arms = arms, {}
+    for arm in names:
         runs = [read_rows(root / "runs" / f"{arm}_seed{s}.csv") for s in seeds]
         arms[arm] = {
             "steps_to_loss": _stats(_first_step_below(r, LOSS_TARGET) for r in runs),
@@ -221,7 +237,7 @@ def summarise(root: Path, seeds, cfg: dict) -> dict:
             "reached_loss": sum(_first_step_below(r, LOSS_TARGET) is not None for r in runs),
         }
     per_run = {}
-    for arm in ARMS:
+    for arm in names:
         for s in seeds:
             rows = read_rows(root / "runs" / f"{arm}_seed{s}.csv")
             per_run[f"{arm}_seed{s}"] = {"epoch_angle": _epoch_angle(rows), "steps": rows[-1]["step"],

@@ -36,7 +36,7 @@ def _plot_quantity(ax, root: Path, seeds, key: str, arms, labels):
         ax.fill_between(steps, lo, hi, color=_COLOURS[arm], alpha=0.2, lw=0)
 
 
-def write_figures(root: Path, seeds, cfg: dict, shapes: dict) -> dict[str, str]:
+def write_figures(root: Path, seeds, cfg: dict, shapes: dict, arms=None) -> dict[str, str]:
     """majority_loss.png, majority_accuracy.png, majority_angle.png (and majority_3d.png)."""
     import matplotlib
 
@@ -51,7 +51,7 @@ def write_figures(root: Path, seeds, cfg: dict, shapes: dict) -> dict[str, str]:
              ("train_angle", "angle between queries and 1 (degrees, training batches)", "majority_angle.png")]
     for key, ylabel, name in specs:
         fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
-        _plot_quantity(ax, root, seeds, key, ARMS, ARM_LABELS)
+        _plot_quantity(ax, root, seeds, key, arms or ARMS, ARM_LABELS)
         if key == "train_angle":
             for arm, colour in (("layernorm", _COLOURS["layernorm"]), ("no-projection", _COLOURS["no-projection"])):
                 lo, hi = PAPER_VALUES[arm]["angle"]
@@ -181,9 +181,12 @@ def write_section(root: Path, summary: dict, config: dict, figures: dict, other:
     if other:
         runs[other[1]["configuration"]] = other
     order = [k for k in ("default", "paper") if k in runs]
-    lines = ["## Experiment 1: the Majority task", "",
+    heading = "## Experiment 1: the Majority task" + (", the paper's configuration" if config["configuration"] == "paper"
+                                                       else "")
+    lines = [heading, "",
              *(f"- **{k}**: {_config_line(runs[k][1])}." for k in order),
-             *(config.get("rationale", []) and ["", config["rationale"]]), "",
+             *(["", config["rationale"]] if config.get("rationale") else []),
+             *(["", f"**Note.** {config['note']}"] if config.get("note") else []), "",
              "**The paper's findings, reproduced?** The angle is the paper's measure: on the training batches, "
              "per token, between `norm1(x) @ W_Q^T @ W_K` and the all-ones vector, folded into [0°, 90°], "
              "averaged over the last epoch. Met: within the target.", "",
@@ -207,7 +210,7 @@ def write_section(root: Path, summary: dict, config: dict, figures: dict, other:
               f"| arm | steps to training loss ≤ {summary['loss_target']} | test accuracy at step {at:,} | "
               "final test accuracy | angle (°): last epoch, training batches | angle (°): test tokens, last step |",
               "|---|---|---|---|---|---|"]
-    for arm in ARMS:
+    for arm in [a for a in ARMS if a in arms]:
         a = arms[arm]
         reached = f" ({a['reached_loss']}/{len(summary['seeds'])} seeds)"
         lines.append(f"| {ARM_LABELS[arm]} | {_fmt(a['steps_to_loss'], 4)}{reached} | {_fmt(a['accuracy_at'])} | "
