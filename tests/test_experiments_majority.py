@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from collections import Counter
 
 import numpy as np
@@ -162,6 +163,13 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
         assert (root / name).read_bytes().startswith(b"\x89PNG")
     summary = (out / "summary.md").read_text()
     assert "Majority task" in summary and "paper" in summary and "config.json" in summary
+    assert "angle to 1, with projection" in summary and "Certificates" in summary
+    for seed in (3, 4):                                # every trained model is certified, its weights kept
+        assert (root / "runs" / f"layernorm_seed{seed}_weights.npz").is_file()
+        assert not (root / "runs" / f"layernorm_seed{seed}.checkpoint.pt").exists()
+        ln = json.loads((root / "runs" / f"layernorm_seed{seed}_certificates.json").read_text())
+        sphere = json.loads((root / "runs" / f"no-projection_seed{seed}_certificates.json").read_text())
+        assert ln["uniform_free"]["status"] == "feasible" and sphere["uniform_free"]["status"] == "infeasible"
     stamp = (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns
     assert cli(["reproduce", "majority", "--out", out, "--steps", "0"]).status == 2
     again = cli(["reproduce", "majority", "--out", out, "--steps", "4", "--samples", "300", "--seeds", "3,4",
@@ -192,3 +200,30 @@ def test_training_resumes_from_its_checkpoint_with_the_same_result(tmp_path):
     assert rest == whole[4:]                   # 4 batches of 50 from 240 sequences: the epoch boundary is crossed
     for name, value in expected["weights"].items():
         assert np.array_equal(value, resumed["weights"][name]), name
+
+
+def test_certificates_of_uniform_attention_separate_the_arms():
+    """With projection some query gives all C keys the same score (the all-ones direction);
+    on the sphere no query does; the exactly centred keys sum to exactly 0."""
+    from fractions import Fraction
+
+    from lnproofs.experiments.majority_certify import certify_majority_model, normalised_keys
+
+    rng = np.random.default_rng(4)
+    emb = rng.standard_normal((12, 6)).astype(np.float32)
+    sphere = (emb / np.linalg.norm(emb, axis=1, keepdims=True) / np.sqrt(6)).astype(np.float32)
+    weights = {"embedding.weight": emb, "norm1_keys": sphere,
+               "layer.self_attn.in_proj_weight": rng.standard_normal((18, 6)).astype(np.float32)}
+    centred = normalised_keys("layernorm", weights)
+    assert all(sum(Fraction(float(v)) for v in row) == 0 for row in centred)
+    assert np.allclose(centred / np.linalg.norm(centred, axis=1, keepdims=True),
+                       (emb - emb.mean(1, keepdims=True)) / np.linalg.norm(emb - emb.mean(1, keepdims=True), axis=1,
+                                                                            keepdims=True), atol=1e-6)
+    ln = certify_majority_model("layernorm", weights)
+    assert ln["uniform_free"]["status"] == "feasible"
+    assert ln["uniform_realisable"]["status"] == "infeasible"          # a generic W_K^T W_Q
+    sp = certify_majority_model("no-projection", weights)
+    assert sp["uniform_free"] == {"status": "infeasible", "proof": "independent differences"}
+    assert sp["uniform_realisable"]["status"] == "infeasible"
+    for cert in (ln, sp, certify_majority_model("none", weights)):
+        assert sum(cert["key_statuses"].values()) == 12 and "undecided" not in cert["key_statuses"]

@@ -31,7 +31,7 @@ LOSS_TARGET = 0.2
 #: batch and three times its learning rate (see ``docs/experiments.md`` for why)
 DEFAULT = {
     "main": {"n_samples": 20_000, "length": 50, "classes": 20, "d": 8, "min_delta": 6, "batch": 2000,
-             "steps": 6000, "lr": 3e-3, "eval_every": 100, "decay_steps": None},
+             "steps": 3000, "lr": 3e-3, "eval_every": 100, "decay_steps": 60_000},
     "three_d": {"n_samples": 6_000, "length": 30, "classes": 10, "d": 3, "min_delta": 6, "batch": 128,
                 "steps": 1000, "lr": 1e-2, "eval_every": 100, "decay_steps": None},
     "seeds": (11, 123, 42),
