@@ -39,7 +39,16 @@ DEFAULT = {
 }
 #: why each configuration stands for the paper's (printed in summary.md)
 RATIONALE = {
-    "default": "RATIONALE-DEFAULT",
+    "default": "Why this stands for the paper's: the same task, model, arms and measurements; a fifth of the "
+               "data (2,000 of the valid partitions instead of 10,000, drawn the same way), a third of the batch "
+               "and three times the learning rate, nearly constant as in the paper, for 3,000 steps. Among the "
+               "settings tried (docs/experiments.md) it was the cheapest in which the angle with projection keeps "
+               "falling as in the paper's configuration; smaller batches stall near 50-57 degrees and larger "
+               "rates oscillate. It reproduces the convergence ratio, the accuracy gap and the angle without "
+               "projection; no setting tried, the paper's own included, brought the angle with projection to "
+               "20 degrees or less within the steps that could be run (the paper's configuration, seed 11: 25 "
+               "degrees at step 8,200, falling by about 0.1 degree per 100 steps at the end), so the default does "
+               "not reproduce that finding.",
     "paper": "The paper's configuration (its Figures 2 and 3): 100,000 sequences, batch 6,000, Adam 1e-3, "
              "up to 1,000 epochs, stop at test accuracy 1.0.",
 }
