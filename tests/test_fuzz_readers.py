@@ -1,8 +1,8 @@
 """Fuzzing every reader of outside files: keys files (``.npy``, ``.npz``, ``.csv``,
 ``.safetensors``, ``.pt``) through ``lnproofs check``, answers files through ``homework check``,
-corpus files, model ``config.json`` and PyTorch state dicts.  Each answers 0, 1 or 2 (one line
-for bad input), or returns data / raises the package's one-line error; never anything else, and
-within the watchdog's time.  (A class roster reader does not exist yet; nothing to fuzz there.)
+corpus files, class rosters, model ``config.json`` and PyTorch state dicts.  Each answers 0, 1 or 2
+(one line for bad input), or returns data / raises the package's one-line error; never anything
+else, and within the watchdog's time.
 
 Run longer with ``--hypothesis-profile=deep``."""
 
@@ -200,6 +200,44 @@ def test_corpus_files_never_crash(suffix, data):
         (tmp / "texts").mkdir()
         (tmp / "texts" / "a.txt").write_bytes(data)
         _corpus_answer(tmp / "texts")
+
+
+# ---------------------------------------------------------------- class rosters
+ROSTER = "id,name,email\ns01,Ada Lovelace,ada@example.org\ns02,Alan Turing,alan@example.org\n"
+
+
+def _roster_answer(path):
+    from lnproofs.homework.roster import check_student_id, read_roster
+    from lnproofs.kernel.errors import InputError
+
+    with watchdog():
+        try:
+            roster = read_roster(path)
+        except InputError as err:
+            assert "\n" not in str(err) and len(str(err)) <= 1200, str(err)[:300]
+            return None
+    ids = [student.id for student in roster.students]
+    assert ids and len({i.lower() for i in ids}) == len(ids)       # what it accepts is valid and unique
+    assert all(check_student_id(i) == i for i in ids)
+    return roster
+
+
+@fuzz_settings()
+@given(st.one_of(
+    mutated_bytes(ROSTER.encode()),
+    st.lists(st.lists(st.one_of(st.text(max_size=20), hostile_values().map(str)), min_size=1, max_size=4)
+             .map(lambda cells: ",".join(cells)), max_size=6).map(lambda rows: ("id,name,email\n" + "\n".join(rows))
+                                                                  .encode("utf-8", "surrogatepass"))))
+def test_rosters_are_read_or_refused_in_one_line(data):
+    with scratch() as tmp:
+        (tmp / "roster.csv").write_bytes(data)
+        _roster_answer(tmp / "roster.csv")
+
+
+def test_the_unmutated_roster_is_read():
+    with scratch() as tmp:
+        (tmp / "roster.csv").write_text(ROSTER, encoding="utf-8")
+        assert [s.id for s in _roster_answer(tmp / "roster.csv").students] == ["s01", "s02"]
 
 
 # ---------------------------------------------------------------- model config.json
