@@ -4,7 +4,8 @@ Each subcommand lives in its own module under :mod:`lnproofs.commands` with two
 functions: ``configure(parser)`` adds its arguments and ``run(args) -> int`` does the
 work and returns the exit status.  Errors raised on purpose
 (:class:`~lnproofs.kernel.errors.LnproofsError`) become one line on standard error and exit
-status 2.
+status 2; any other exception is a bug of ours: one line saying so, exit status 3 (so it is never
+confused with 1, a refuted claim).
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ import sys
 
 from .kernel.errors import LnproofsError
 
-__all__ = ["main", "build_parser", "COMMANDS"]
+__all__ = ["main", "build_parser", "COMMANDS", "INTERNAL_ERROR"]
+
+#: the exit status of an internal error (a bug of ours), apart from 0, 1 (refuted) and 2 (bad input)
+INTERNAL_ERROR = 3
 
 #: subcommand name -> (module under lnproofs.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -27,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "uniform": ("uniform", "is there a non-zero query giving every key the same score?"),
     "recheck": ("recheck", "re-check every theorem numerically with PyTorch (GPU or CPU)"),
     "report": ("report", "write the proof report with figures (Markdown, LaTeX, PDF)"),
-    "reproduce": ("reproduce", "regenerate the paper's figures"),
+    "reproduce": ("reproduce", "rerun the paper's experiments: reproduce figure1 | majority | lm-tables"),
     "demo": ("demo", "write the interactive attention demo as one offline HTML file"),
     "certify-model": ("certify_model", "certify every layer and head of a locally stored transformer"),
     "homework": ("homework", "generate exercises with solutions, and check answers exactly"),
@@ -46,7 +50,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only ``command``'s module is imported and configured (start-up stays fast)."""
     from . import __version__
 
-    parser = _Parser(prog="lnproofs", description="Exact geometry of LayerNorm and certified attention selectability.")
+    parser = _Parser(prog="lnproofs", description="Exact geometry of LayerNorm and certified attention selectability.",
+                     epilog="exit status: 0 success, 1 a claim refuted (or an answer wrong), 2 bad input, "
+                            "3 an internal error (a bug of lnproofs)")
     parser.add_argument("--version", action="version", version=f"lnproofs {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show the full traceback on internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -77,12 +83,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as err:  # an internal error: say so plainly
+    except Exception as err:  # an internal error (MemoryError and RecursionError included): say so plainly
         if args.traceback:
             raise
-        print(f"lnproofs {args.command}: internal error: {type(err).__name__}: {err} "
+        text = " ".join(str(err).split())
+        text = text if len(text) <= 300 else text[:300] + " ..."
+        print(f"lnproofs {args.command}: internal error: {type(err).__name__}: {text} "
               "(rerun with 'lnproofs --traceback ...' and report it)", file=sys.stderr)
-        return 1
+        return INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,3 +36,18 @@ def _run(argv: list[str]) -> CliResult:
 def cli():
     """``cli(["derive", "--n", "3"])`` runs ``lnproofs`` in-process and returns a CliResult."""
     return _run
+
+
+
+# Hypothesis profiles.  "default" is Hypothesis's own (100 examples; the fuzzing harness,
+# tests/test_fuzz_*.py, runs 200 per strategy then, within the suite's time budget); "deep" is the
+# long run of the harness: pytest tests/test_fuzz_certificates.py tests/test_fuzz_readers.py
+# --hypothesis-profile=deep (5,000 examples per strategy).
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # pragma: no cover - hypothesis is a dev dependency
+    pass
+else:
+    settings.register_profile("deep", max_examples=5000, deadline=None, print_blob=True,
+                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                                     HealthCheck.filter_too_much])

@@ -4,6 +4,7 @@ certifier, and a tiny run of the command whose certificates pass ``lnproofs chec
 from __future__ import annotations
 
 import csv
+import json
 import random
 
 import numpy as np
@@ -131,6 +132,11 @@ def test_command_tables_and_certificates_that_check(cli, tmp_path):
         check = cli(["check", cert, keys, "--json"])
         assert check.status == 0, check.out + check.err
         assert check.json()["ok"] is True
+        assert json.loads(cert.read_text())["keys_file"]["path"] == keys.name     # found without KEYS
+    folder = cli(["check", root / "certificates"])
+    assert folder.status == 0, folder.out + folder.err
+    assert folder.out.splitlines()[-1].startswith("checked 12 certificate files under ")
+    assert folder.out.splitlines()[-1].endswith(": 12 held, 0 refuted, 0 unreadable")
     stamp = (root / "loss_scaling.csv").stat().st_mtime_ns
     assert cli(["reproduce", "lm-tables", "--corpus", tmp_path / "missing", "--out", out]).status == 2
     assert (root / "loss_scaling.csv").stat().st_mtime_ns == stamp

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from collections import Counter
 
 import numpy as np
@@ -85,12 +86,73 @@ def test_in_projection_bias_stays_zero_and_the_norms_do_what_they_say():
     assert torch.equal(MajorityModel(5, 4, "none").layer.norm1(x), x)
 
 
+def _reference_and_grouped(arm: str, dtype, scale: float = 1.0):
+    """Loss, per-token logits and gradients of one model from both forward passes."""
+    torch = pytest.importorskip("torch")
+    from torch_backend.training.majority import MajorityModel
+    from torch_backend.training.majority_fast import class_counts, grouped_batch, grouped_logits, grouped_loss
+
+    data = make_majority_data(300, 50, 20, min_delta=6, seed=3)
+    x, y = torch.as_tensor(data.x_train[:48]), torch.as_tensor(data.y_train[:48])
+    torch.manual_seed(7)
+    model = MajorityModel(20, 8, arm).to(dtype)
+    with torch.no_grad():
+        model.layer.self_attn.in_proj_weight.mul_(scale)
+    params = [p for p in model.parameters() if p.requires_grad]
+    ref_logits = model(x)
+    ref_loss = torch.nn.functional.cross_entropy(ref_logits.reshape(-1, 20), y[:, None].expand_as(x).reshape(-1))
+    ref_grads = torch.autograd.grad(ref_loss, params)
+    batch = grouped_batch(class_counts(x, 20).to(dtype), y)
+    logits = grouped_logits(model, batch)
+    loss = grouped_loss(logits, batch)
+    grads = torch.autograd.grad(loss, params)
+    # every position's logits are its (sequence, class) row of the grouped logits
+    full = torch.full((48 * 20, 20), float("nan"), dtype=dtype)
+    full[batch.rows] = logits.detach()
+    per_token = full.reshape(48, 20, 20)[torch.arange(48)[:, None], x]
+    return (ref_loss, loss), (ref_logits.detach(), per_token), list(zip(ref_grads, grads))
+
+
+@pytest.mark.parametrize("arm", ["layernorm", "no-projection", "none"])
+@pytest.mark.parametrize("scale", [1.0, 40.0])          # 40: scores spread past the counts-product path
+def test_grouped_forward_is_the_reference_layer(arm, scale):
+    """The forward over class counts is the nn.TransformerEncoderLayer model: the same loss,
+    per-token logits and gradients, to 1e-9 in float64 and 2e-4 (relative) in float32."""
+    torch = pytest.importorskip("torch")
+    for dtype, tol in ((torch.float64, 1e-9), (torch.float32, 2e-4)):
+        (ref_loss, loss), (ref_logits, logits), grads = _reference_and_grouped(arm, dtype, scale)
+        assert not torch.isnan(logits).any()
+        assert abs(float((ref_loss - loss).detach())) <= tol * max(1.0, abs(float(ref_loss.detach())))
+        assert torch.allclose(logits, ref_logits, rtol=tol, atol=tol * float(ref_logits.abs().max()))
+        for ref, got in grads:
+            assert torch.allclose(got, ref, rtol=tol, atol=tol * max(1.0, float(ref.abs().max())))
+
+
+def test_grouped_and_reference_training_agree_step_by_step():
+    pytest.importorskip("torch")
+    from torch_backend.training.majority import train_majority
+
+    data = make_majority_data(400, 30, 8, min_delta=4, seed=1)
+    runs = {}
+    for grouped in (True, False):
+        rows = []
+        train_majority(data, arm="layernorm", d=4, seed=2, steps=6, batch=64, lr=1e-2, decay_steps=60,
+                       eval_every=3, on_row=rows.append, grouped=grouped)
+        runs[grouped] = rows
+    for fast, ref in zip(runs[True], runs[False]):
+        assert fast["epoch"] == ref["epoch"] and fast["step"] == ref["step"]
+        assert fast["train_loss"] == pytest.approx(ref["train_loss"], rel=1e-4)
+        assert fast["train_angle"] == pytest.approx(ref["train_angle"], abs=1e-3)
+    assert runs[True][-1]["test_accuracy"] == pytest.approx(runs[False][-1]["test_accuracy"], abs=0.02)
+
+
 def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_path):
     pytest.importorskip("torch")
     out = tmp_path / "exp"
     result = cli(["reproduce", "majority", "--out", out, "--steps", "4", "--samples", "300", "--seeds", "3,4",
                   "--quiet"])
     assert result.status == 0, result.err
+    assert result.err == ""                        # --quiet: only warnings and errors, and there were none
     root = out / "majority"
     for arm in ("layernorm", "no-projection", "none"):
         for seed in (3, 4):
@@ -102,9 +164,67 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
         assert (root / name).read_bytes().startswith(b"\x89PNG")
     summary = (out / "summary.md").read_text()
     assert "Majority task" in summary and "paper" in summary and "config.json" in summary
+    assert "angle to 1, with projection" in summary and "Certificates" in summary
+    for seed in (3, 4):                                # every trained model is certified, its weights kept
+        assert (root / "runs" / f"layernorm_seed{seed}_weights.npz").is_file()
+        assert not (root / "runs" / f"layernorm_seed{seed}.checkpoint.pt").exists()
+        ln = json.loads((root / "runs" / f"layernorm_seed{seed}_certificates.json").read_text())
+        sphere = json.loads((root / "runs" / f"no-projection_seed{seed}_certificates.json").read_text())
+        assert ln["uniform_free"]["status"] == "feasible" and sphere["uniform_free"]["status"] == "infeasible"
     stamp = (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns
     assert cli(["reproduce", "majority", "--out", out, "--steps", "0"]).status == 2
     again = cli(["reproduce", "majority", "--out", out, "--steps", "4", "--samples", "300", "--seeds", "3,4",
                  "--quiet", "--no-3d"])
     assert again.status == 0, again.err
     assert (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns == stamp    # not redone
+
+
+def test_training_resumes_from_its_checkpoint_with_the_same_result(tmp_path):
+    pytest.importorskip("torch")
+    from torch_backend.training.majority import checkpoint_step, train_majority
+
+    data = make_majority_data(300, 20, 6, min_delta=3, seed=2)
+    kwargs = dict(arm="no-projection", d=4, seed=5, steps=10, batch=50, lr=1e-2, decay_steps=100, eval_every=3)
+    whole = []
+    expected = train_majority(data, on_row=whole.append, **kwargs)
+    ckpt = tmp_path / "run.checkpoint.pt"
+
+    def stop_at_six(row):
+        if row["step"] == 6:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        train_majority(data, on_row=stop_at_six, checkpoint=ckpt, checkpoint_every=4, **kwargs)
+    assert checkpoint_step(ckpt) == 4
+    rest = []
+    resumed = train_majority(data, on_row=rest.append, checkpoint=ckpt, checkpoint_every=4, **kwargs)
+    assert [r["step"] for r in rest] == [5, 6, 7, 8, 9, 10]
+    assert rest == whole[4:]                   # 4 batches of 50 from 240 sequences: the epoch boundary is crossed
+    for name, value in expected["weights"].items():
+        assert np.array_equal(value, resumed["weights"][name]), name
+
+
+def test_certificates_of_uniform_attention_separate_the_arms():
+    """With projection some query gives all C keys the same score (the all-ones direction);
+    on the sphere no query does; the exactly centred keys sum to exactly 0."""
+    from fractions import Fraction
+
+    from lnproofs.experiments.majority_certify import certify_majority_model, normalised_keys
+
+    rng = np.random.default_rng(4)
+    emb = rng.standard_normal((12, 6)).astype(np.float32)
+    sphere = (emb / np.linalg.norm(emb, axis=1, keepdims=True) / np.sqrt(6)).astype(np.float32)
+    weights = {"embedding.weight": emb, "norm1_keys": sphere,
+               "layer.self_attn.in_proj_weight": rng.standard_normal((18, 6)).astype(np.float32)}
+    centred = normalised_keys("layernorm", weights)
+    assert all(sum(Fraction(float(v)) for v in row) == 0 for row in centred)
+    assert np.allclose(centred / np.linalg.norm(centred, axis=1, keepdims=True),
+                       (emb - emb.mean(1, keepdims=True)) / np.linalg.norm(emb - emb.mean(1, keepdims=True), axis=1,
+                                                                            keepdims=True), atol=1e-6)
+    ln = certify_majority_model("layernorm", weights)
+    assert ln["uniform_free"]["status"] == "feasible"
+    assert ln["uniform_realisable"]["status"] == "infeasible"          # a generic W_K^T W_Q
+    sp = certify_majority_model("no-projection", weights)
+    assert sp["uniform_free"] == {"status": "infeasible", "proof": "independent differences"}
+    assert sp["uniform_realisable"]["status"] == "infeasible"
+    for cert in (ln, sp, certify_majority_model("none", weights)):
+        assert sum(cert["key_statuses"].values()) == 12 and "undecided" not in cert["key_statuses"]

@@ -9,20 +9,43 @@ rounding.  Nothing here reads a claim's evidence.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import os
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
 
 from ..kernel import certificates as schema
 from ..kernel.errors import CertificateFormatError
+from .keyfile import keys_reference, validate_reference
+from .limits import DEFAULT_LIMITS, Limits, read_json_file
 
 __all__ = ["Certificate"]
 
 
+def _finite(value) -> bool:
+    """A JSON number that is a finite float (ints of any length are refused past 2**1000)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return abs(value) < 2 ** 1000 if isinstance(value, int) else value == value and abs(value) != float("inf")
+
+
+@dataclasses.dataclass(frozen=True)
 class Certificate(schema.Certificate):
     """Per-key selectability results for N keys in R^d under a query set (see
-    :mod:`lnproofs.kernel.certificates` for the fields and the JSON schema)."""
+    :mod:`lnproofs.kernel.certificates` for the fields and the JSON schema).
+
+    ``keys_file`` (optional, JSON field ``keys_file``): ``{"path", "sha256"}`` of the keys file
+    a certificate written apart from its keys is about (:mod:`.keyfile`); the kernel never reads it."""
+
+    keys_file: Mapping[str, Any] | None = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.keys_file is not None:
+            object.__setattr__(self, "keys_file", MappingProxyType(dict(self.keys_file)))
 
     # ------------------------------------------------------------------ keys
     @property
@@ -46,7 +69,15 @@ class Certificate(schema.Certificate):
     def from_json(cls, data) -> "Certificate":
         """The kernel's reading of the JSON, and the rank finding's fields (informational: the
         kernel does not read them, the rank warning does)."""
+        if isinstance(data, (str, bytes)):
+            data = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+            try:
+                data = json.loads(data)
+            except (ValueError, RecursionError) as exc:
+                raise CertificateFormatError(f"certificate is not valid JSON ({str(exc)[:200]})") from None
         cert = super().from_json(data)
+        if isinstance(data, dict) and data.get("keys_file") is not None:
+            cert = dataclasses.replace(cert, keys_file=validate_reference(data["keys_file"]))
         if cert.rank is None:
             return cert
         for name in ("exact_affine_dimension", "numerical_affine_dimension"):
@@ -55,8 +86,8 @@ class Certificate(schema.Certificate):
                 raise CertificateFormatError(f"certificate field rank.{name} is {value!r}; "
                                              "expected a non-negative integer")
         sv = cert.rank.get("singular_values")
-        if not isinstance(sv, tuple) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in sv):
-            raise CertificateFormatError("certificate field rank.singular_values must be a list of numbers")
+        if not isinstance(sv, tuple) or not all(_finite(v) and v >= 0 for v in sv):
+            raise CertificateFormatError("certificate field rank.singular_values must be a list of finite numbers >= 0")
         return cert
 
     @property
@@ -67,9 +98,18 @@ class Certificate(schema.Certificate):
         return tuple(r.index for r in self.results if r.status == "selectable"
                      and r.margin is not None and r.margin < self.min_margin)
 
+    def with_keys_file(self, certificate_path, keys_path) -> "Certificate":
+        """This certificate naming ``keys_path`` (relative to where it will be saved) and its SHA-256."""
+        return dataclasses.replace(self, keys_file=keys_reference(certificate_path, keys_path))
+
     def to_json(self) -> dict:
-        """The kernel's JSON, with the count of keys below ``min_margin`` after the threshold."""
+        """The kernel's JSON, with the keys file after the dimension and the count of keys below
+        ``min_margin`` after the threshold."""
         data = super().to_json()
+        if self.keys_file is not None:
+            items = list(data.items())
+            at = list(data).index("dim") + 1
+            data = dict(items[:at] + [("keys_file", dict(self.keys_file))] + items[at:])
         if self.min_margin is None:
             return data
         at = list(data).index("min_margin") + 1
@@ -89,15 +129,10 @@ class Certificate(schema.Certificate):
         return path
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Certificate":
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise CertificateFormatError(f"certificate file {path} does not exist") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CertificateFormatError(f"certificate file {path} could not be read ({exc})") from None
-        return cls.from_json(text)
+    def load(cls, path: str | os.PathLike, limits: Limits = DEFAULT_LIMITS,
+             max_bytes: int | None = None) -> "Certificate":
+        """Read a certificate file within ``limits`` (nesting, digits; at most ``max_bytes``)."""
+        return cls.from_json(read_json_file(path, limits, max_bytes))
 
     # ------------------------------------------------------------------ text
     @property
@@ -106,8 +141,8 @@ class Certificate(schema.Certificate):
         rank = self.rank
         if not rank or rank["numerical_affine_dimension"] >= rank["exact_affine_dimension"]:
             return None
-        ex, nu = rank["exact_affine_dimension"], rank["numerical_affine_dimension"]
-        small = rank["singular_values"][nu] / rank["singular_values"][0] if rank["singular_values"] else 0.0
+        ex, nu, sv = rank["exact_affine_dimension"], rank["numerical_affine_dimension"], rank["singular_values"]
+        small = float(sv[nu]) / float(sv[0]) if nu < len(sv) and sv[0] > 0 else 0.0
         return (f"warning: the keys span {ex} dimensions exactly but only {nu} numerically (singular value "
                 f"ratio {small:.1e} <= 2^-32): they lie on a {nu}-dimensional affine subspace up to rounding, "
                 f"and keys that win only through the rounding do so by tiny margins (see --min-margin)")

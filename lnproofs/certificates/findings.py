@@ -70,6 +70,7 @@ def witness_margins(keys, items) -> list[float]:
     out: list[float] = []
     colmax = ek.abs.max(axis=0)
     for i, q in items:
+        q = _rescaled(q)
         qf = np.array([float(x) for x in q], dtype=np.float64)
         top = float(np.max(np.abs(qf)))
         norm = top * float(np.linalg.norm(qf / top)) if top > 0 else 0.0
@@ -91,6 +92,16 @@ def witness_margins(keys, items) -> list[float]:
             gap = float(int(scores[i] - top) * scale * Fraction(2) ** ek.exponent)
         out.append(gap / norm)
     return out
+
+
+def _rescaled(q):
+    """``q`` itself when every entry is a float, else ``q`` times the power of two that brings its
+    largest entry near 1 (margins do not change under positive scaling, and no float overflows)."""
+    if all(type(x) is float for x in q):
+        return q
+    fr = [Fraction(x) for x in q]
+    shift = max((x.numerator.bit_length() - x.denominator.bit_length() for x in fr if x), default=0)
+    return [x / 2 ** shift if shift > 0 else x * 2 ** -shift for x in fr]
 
 
 def check_margins(keys, results) -> list[str | None]:
@@ -121,10 +132,11 @@ def _layernorm_margins(inputs, spec: LayerNormKeys, results) -> list[str | None]
         if r.status != "selectable" or r.margin is None or r.witness is None:
             out.append(None)
             continue
-        q = np.array([float(v) for v in r.witness]) * gain
+        witness = _rescaled(r.witness)
+        q = np.array([float(v) for v in witness]) * gain
         s = keys.z @ q
         own, s[r.index] = s[r.index], -np.inf
-        norm = float(np.linalg.norm([float(v) for v in r.witness])) or 1.0
+        norm = float(np.linalg.norm([float(v) for v in witness])) or 1.0
         m, slack = (own - s.max()) / norm, 2.0 ** -40 * float(np.abs(q) @ keys.colmax) / norm
         out.append(None if abs(r.margin - m) <= 2.0 ** -20 * abs(m) + slack else
                    f"key {r.index}: margin {r.margin!r} but its witness gives {float(m)!r}")

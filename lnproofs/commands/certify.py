@@ -71,6 +71,7 @@ def _layernorm(args, min_margin):
     cert = certify_layernorm_outputs(inputs, _vector(args.gain, "gain"), _vector(args.bias, "bias"), eps,
                                      min_margin=min_margin, seed=args.seed)
     if args.out:
+        cert = cert.with_keys_file(args.out, args.keys)      # 'lnproofs check CERT.json' finds the inputs
         cert.save(args.out)
     return cert, None
 
@@ -94,6 +95,9 @@ def run(args) -> int:
         workers, scheduler = execution_from_args(args)
         cert = certify(keys, query_set, progress=args.progress, out=args.out, resume=args.resume, seed=args.seed,
                        min_margin=min_margin, workers=workers, scheduler=scheduler)
+        if args.out:                                           # 'lnproofs check CERT.json' finds the keys
+            cert = cert.with_keys_file(args.out, args.keys)
+            cert.save(args.out)
     if args.json:
         print(json.dumps(cert.to_json()))
     else:

@@ -10,6 +10,7 @@ and head, and summary tables, into ``--out``; ``--resume`` keeps finished files.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import warnings
 from pathlib import Path
@@ -64,7 +65,9 @@ def configure(parser) -> None:
     parser.add_argument("--allow-half", action="store_true",
                         help="kept for older command lines: float16/bfloat16 weights are always widened exactly "
                              "to float64, with one warning line (the certificates describe the widened model)")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--quiet", action="store_true", help="only warnings and errors on stderr")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="a progress bar on stderr (default: when stderr is a terminal and not --quiet)")
     add_execution_options(parser, automatic="with --corpus of 16 texts or more, a local cluster sized to the "
                                              "machine: one model worker running the forward passes, the others "
                                              "certifying; otherwise this process")
@@ -72,6 +75,11 @@ def configure(parser) -> None:
                         help="with --corpus on a local cluster: K of the --workers hold the model and run the forward "
                              "passes (default 1); the others only certify.  On --scheduler, the workers started "
                              "with --resources MODEL=1 hold the model")
+
+
+def _show_progress(args) -> bool:
+    """--progress / --no-progress when given; else a bar only on a terminal, and never with --quiet."""
+    return args.progress if args.progress is not None else (not args.quiet and sys.stderr.isatty())
 
 
 def _inputs(args, loaded) -> list:
@@ -130,7 +138,7 @@ def _run_corpus(args, loaded, layers, heads) -> int:
     try:
         result = certify_corpus(loaded, tokenizer, args.corpus, args.out, layers=layers, heads=heads,
                                 max_texts=args.max_texts, max_tokens=args.max_tokens, resume=args.resume,
-                                uniform=args.uniform, progress=not args.quiet, warn=warn,
+                                uniform=args.uniform, progress=_show_progress(args), warn=warn,
                                 workers=workers, scheduler=scheduler, config=args.config,
                                 batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size,
                                 pool=args.pool, model_workers=model_workers, device=args.device)
@@ -174,12 +182,17 @@ def run(args) -> int:
         return _run_corpus(args, loaded, layers, heads)
     inputs = _inputs(args, loaded)
 
-    def progress(message):
-        if not args.quiet:
-            print(f"lnproofs certify-model: {message}", file=sys.stderr, flush=True)
+    from tqdm import tqdm
 
-    result = certify_model(loaded, inputs, args.out, layers=layers, heads=heads, resume=args.resume,
-                           folded=args.fold, uniform=args.uniform, progress=progress, causal=not args.no_causal)
+    # one file per layer (its LayerNorm outputs) and one per head of it
+    with tqdm(total=len(layers) * (len(heads) + 1), desc="certify-model", unit="file", file=sys.stderr,
+              disable=not _show_progress(args), dynamic_ncols=True, leave=False) as bar:
+        def progress(message):
+            bar.set_postfix_str(message.split(" -> ")[0], refresh=False)
+            bar.update(1)
+
+        result = certify_model(loaded, inputs, args.out, layers=layers, heads=heads, resume=args.resume,
+                               folded=args.fold, uniform=args.uniform, progress=progress, causal=not args.no_causal)
     tokens = sum(len(s) for s in inputs)
     print(f"{loaded.family.name} model, {len(inputs)} input(s), {tokens} token(s); "
           f"{len(result.written)} file(s) written, {len(result.skipped)} kept from an earlier run; in {result.out_dir}")

@@ -1,28 +1,69 @@
-"""``lnproofs check CERT.json [KEYS]``: re-verify a certificate exactly (and numerically).
+"""``lnproofs check CERT.json [KEYS]`` and ``lnproofs check DIR``: re-verify certificates exactly.
 
-KEYS is the keys file a ``lnproofs certify`` certificate is about.  Files written by
-``lnproofs certify-model`` hold their own keys, so for them KEYS is left out and every
-certificate in the file is checked.
+KEYS is the keys file a ``lnproofs certify`` certificate (or a causal record, schema
+``lnproofs.causal/1``: each key's first stopping position) is about.  Certificates that name their
+keys file (``keys_file``: a path relative to the certificate and its SHA-256) find it by
+themselves, and a given KEYS must match that hash.  Files written by ``lnproofs certify-model``
+hold their own keys.  A folder is searched for ``*.json`` certificates, each checked in turn.
+Every file is read within the limits of :mod:`lnproofs.certificates.limits`.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
+from pathlib import Path
 
-__all__ = ["configure", "run"]
+__all__ = ["configure", "run", "EXIT_STATUSES"]
+
+EXIT_STATUSES = """exit status:
+  0  every claim holds
+  1  some claim is refuted
+  2  bad input: a file that cannot be read, does not follow the schema, names keys
+     that do not match, or is past a limit
+  3  an internal error (a bug of lnproofs; rerun with 'lnproofs --traceback check ...'
+     and report it)
+for a folder: 3 if any file met an internal error, else 1 if any claim is refuted,
+else 2 if any certificate is unreadable, else 0."""
+_SELECTABILITY = "lnproofs.selectability/1"
 
 
 def configure(parser) -> None:
-    parser.add_argument("certificate", metavar="CERT.json",
-                        help="a certificate written by 'lnproofs certify', or a file written by 'lnproofs certify-model'")
+    from ..certificates.limits import DEFAULT_LIMITS as D
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EXIT_STATUSES
+    parser.add_argument("certificate", metavar="CERT.json|DIR",
+                        help="a certificate written by 'lnproofs certify', a file written by 'lnproofs certify-model', "
+                             "or a folder: every certificate under it is checked")
     parser.add_argument("keys", metavar="KEYS", nargs="?", default=None,
                         help="the keys it is about: .npy, .npz (array 'keys'), .csv, .pt or .safetensors "
-                             "(left out for certify-model files, which hold their keys)")
+                             "(left out when the certificate names its keys file or holds its keys)")
     parser.add_argument("--numeric", action="store_true",
                         help="also re-check every claim numerically with PyTorch (needs torch)")
     parser.add_argument("--device", default="auto",
                         help="device for --numeric: auto (a CUDA GPU when present), cpu, cuda or cuda:N")
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    limits = parser.add_argument_group("limits on the work one file may cause (a file past one is refused, exit 2)")
+    limits.add_argument("--max-digits", type=int, default=D.max_digits, metavar="N",
+                        help=f"digits of one number, numerator or denominator (default {D.max_digits})")
+    limits.add_argument("--max-dim", type=int, default=D.max_dim, metavar="N",
+                        help=f"dimension of the keys (default {D.max_dim})")
+    limits.add_argument("--max-bytes-per-entry", type=int, default=D.bytes_per_entry, metavar="B",
+                        help=f"size of a certificate file: {D.slack_bytes} bytes plus B per key entry, "
+                             f"N*d entries for N keys in R^d (default {D.bytes_per_entry})")
+
+
+def _limits(args):
+    from ..certificates.limits import DEFAULT_LIMITS, Limits
+    from ..kernel.errors import OptionError
+
+    for name in ("max_digits", "max_dim", "max_bytes_per_entry"):
+        if getattr(args, name) < 1:
+            raise OptionError(f"--{name.replace('_', '-')} {getattr(args, name)} is not accepted; give a count >= 1")
+    return Limits(args.max_digits, args.max_dim, args.max_bytes_per_entry, DEFAULT_LIMITS.slack_bytes,
+                  DEFAULT_LIMITS.max_depth)
 
 
 def _numeric(keys, cert_json, device):
@@ -36,63 +77,179 @@ def _numeric(keys, cert_json, device):
     return recheck_certificate(keys, cert_json, device=device)
 
 
-def _targets(args) -> list:
-    """``(label, Certificate, keys)`` for every certificate to check."""
+def _keys(path, limits):
     from ..io.arrays import load_array
+
+    keys = load_array(path, name="keys", ndim=2, max_dim=limits.max_dim)
+    limits.check_dim(keys.shape[1], f"keys file {path}")
+    return keys
+
+
+def _model_file(path, limits) -> list:
+    from ..kernel.errors import CertificateFormatError, InputError
+    from ..models.certify_model import model_file_certificates
+
+    try:
+        targets = model_file_certificates(path)
+    except InputError:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:   # arrays of the wrong shape or type
+        raise CertificateFormatError(f"{path} could not be read as a certify-model file "
+                                     f"({type(exc).__name__}: {str(exc)[:120]})") from None
+    entries = sum(int(getattr(keys, "size", 0)) for _, _, keys in targets)
+    for _, _, keys in targets:
+        limits.check_dim(keys.shape[-1] if getattr(keys, "ndim", 0) else 0, f"{path}")
+    limits.check_size(Path(path).stat().st_size, max(entries, 1), 1, f"{path}",
+                      f"the {entries} key entries it holds")
+    return targets
+
+
+def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | None:
+    """``(label, Certificate, keys)`` for every certificate in the file at ``path``, each with the
+    keys it is about; with ``skip_foreign``, None for a JSON file with no schema of ours."""
     from ..certificates.certificate import Certificate
+    from ..certificates.keyfile import resolve_keys, validate_reference
+    from ..certificates.limits import read_json_file
     from ..kernel.errors import OptionError
 
-    schema = _schema(args.certificate)
-    if schema is not None and schema.startswith("lnproofs.model-"):
-        if args.keys is not None:
-            raise OptionError(f"{args.certificate} is a certify-model file ({schema}) that holds its own keys; "
-                              "leave KEYS out")
-        from ..models.certify_model import model_file_certificates
-        return model_file_certificates(args.certificate)
-    cert = Certificate.load(args.certificate)
+    keys = _keys(keys_arg, limits) if keys_arg is not None else None
+    max_bytes = None if keys is None else limits.allowed_bytes(*keys.shape)
+    data = read_json_file(path, limits, max_bytes)
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if isinstance(schema, str) and schema.startswith("lnproofs.model-"):
+        if keys_arg is not None:
+            raise OptionError(f"{path} is a certify-model file ({schema}) that holds its own keys; leave KEYS out")
+        return _model_file(path, limits)
+    if schema != _SELECTABILITY and skip_foreign:
+        return None
+    if schema != _SELECTABILITY:
+        return [(None, Certificate.from_json(data), None)]          # raises the schema's one-line error
+    reference = data.get("keys_file")
+    if reference is not None:
+        reference = validate_reference(reference)
+        keys_path = resolve_keys(path, reference, keys_arg)
+        keys = _keys(keys_path, limits) if keys is None else keys
+    elif keys is None:
+        raise OptionError(f"{path} holds no keys and names no keys file; give the KEYS file it is about "
+                          "(lnproofs check CERT.json KEYS)")
+    limits.check_size(Path(path).stat().st_size, keys.shape[0], keys.shape[1], f"certificate file {path}")
+    return [(None, Certificate.from_json(data), keys)]
+
+
+def _check_one(label, cert, keys, args, outputs) -> bool:
+    from ..certificates.check import check_certificate
+    from ..kernel.errors import OptionError
+
+    if args.numeric and cert.keys_from is not None:
+        raise OptionError("--numeric re-checks keys given as floats; this certificate is about the exact "
+                          "LayerNorm outputs of its inputs (keys_from), which the exact check covers: drop --numeric")
+    report = check_certificate(cert, keys)
+    numeric = _numeric(keys, cert.to_json(), args.device) if args.numeric else None
+    ok = report.ok and (numeric is None or bool(numeric.get("ok")))
+    if args.json:
+        out = report.to_json()
+        if numeric is not None:
+            out["numeric"] = numeric
+        if label is not None:
+            out["name"] = label
+        outputs.append(out)
+        return ok
+    prefix = "" if label is None else f"{label}: "
+    print(f"{prefix}{report}")
+    if numeric is not None:
+        state = "agrees" if numeric.get("ok") else "DISAGREES"
+        print(f"{prefix}numeric re-check on {numeric.get('device', '?')}: {state}")
+        for line in numeric.get("messages", [])[:20]:
+            print(f"  {line}")
+    return ok
+
+
+def _check_folder(folder: Path, args, limits) -> int:
+    from tqdm import tqdm
+
+    from ..kernel.errors import InputError, LnproofsError, OptionError
+
+    if args.keys is not None:
+        raise OptionError(f"{folder} is a folder: each certificate in it names or holds its keys; leave KEYS out")
+    files = sorted(p for p in folder.rglob("*.json") if p.is_file())
+    counts = {"checked": 0, "held": 0, "refuted": 0, "unreadable": 0, "internal": 0, "skipped": 0}
+    rows = []
+    for path in tqdm(files, desc="certificates", unit="file", disable=not sys.stderr.isatty(), leave=False):
+        outputs: list = []
+        try:
+            targets = targets_of(path, None, limits, skip_foreign=True)
+            if targets is None:
+                counts["skipped"] += 1
+                continue
+            counts["checked"] += 1
+            ok = all([_check_one(f"{path}" + (f" {label}" if label else ""), cert, keys, args, outputs)
+                      for label, cert, keys in targets])
+        except (LnproofsError, InputError) as err:
+            counts["checked"] += 1
+            counts["unreadable"] += 1
+            rows.append({"file": str(path), "status": "unreadable", "reason": str(err)})
+            if not args.json:
+                print(f"{path}: unreadable: {err}")
+            continue
+        except Exception as err:                     # a bug of ours: counted, reported, and the rest checked
+            counts["checked"] += 1
+            counts["internal"] += 1
+            reason = f"{type(err).__name__}: {' '.join(str(err).split())[:200]}"
+            rows.append({"file": str(path), "status": "internal error", "reason": reason})
+            print(f"{path}: internal error: {reason}", file=sys.stderr)
+            continue
+        counts["held" if ok else "refuted"] += 1
+        rows.append({"file": str(path), "status": "holds" if ok else "refuted", "checks": outputs})
+    if counts["checked"] == 0:
+        raise OptionError(f"{folder} holds no certificate (no .json file with a lnproofs schema under it)")
+    summary = (f"checked {counts['checked']} certificate file{'s' if counts['checked'] != 1 else ''} under {folder}: "
+               f"{counts['held']} held, {counts['refuted']} refuted, {counts['unreadable']} unreadable"
+               + (f", {counts['internal']} internal errors" if counts["internal"] else "")
+               + (f" ({counts['skipped']} other JSON files skipped)" if counts["skipped"] else ""))
+    if args.json:
+        print(json.dumps({"summary": counts, "files": rows}, default=str))
+    else:
+        print(summary)
+    if counts["internal"]:
+        return 3
+    return 1 if counts["refuted"] else 2 if counts["unreadable"] else 0
+
+
+def _run_causal(args, record: dict, limits) -> int:
+    """A causal record: the kernel's verdict per key (0 every claim holds, 1 one is refuted)."""
+    from ..certificates.causal import check_record, describe_stops
+    from ..kernel.errors import OptionError
+
+    if args.numeric:
+        raise OptionError("--numeric re-checks selectability certificates; drop it for a causal record "
+                          f"({args.certificate}), whose claims the exact check covers")
     if args.keys is None:
         raise OptionError(f"{args.certificate} holds no keys; give the KEYS file it is about "
-                          "(lnproofs check CERT.json KEYS)")
-    return [(None, cert, load_array(args.keys, name="keys", ndim=2))]
-
-
-def _schema(path):
-    """The ``schema`` field of a JSON file, or None (Certificate.load reports unreadable files)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    return data.get("schema") if isinstance(data, dict) else None
+                          "(lnproofs check RECORD.json KEYS)")
+    report = check_record(record, _keys(args.keys, limits))
+    if args.json:
+        out = report.to_json()
+        out["claims"] = [{"index": v.index, "claim": v.status, "ok": v.ok} for v in report.verdicts]
+        print(json.dumps(out))
+    else:
+        print(report)
+        print(describe_stops(report))
+    return 0 if report.ok else 1
 
 
 def run(args) -> int:
-    from ..certificates.check import check_certificate
+    limits = _limits(args)
+    path = Path(args.certificate)
+    if path.is_dir():
+        return _check_folder(path, args, limits)
+    from ..certificates.limits import read_json_file
 
-    outputs, ok = [], True
-    for label, cert, keys in _targets(args):
-        if args.numeric and cert.keys_from is not None:
-            from ..kernel.errors import OptionError
-            raise OptionError("--numeric re-checks keys given as floats; this certificate is about the exact "
-                              "LayerNorm outputs of its inputs (keys_from), which the exact check covers: drop --numeric")
-        report = check_certificate(cert, keys)
-        numeric = _numeric(keys, cert.to_json(), args.device) if args.numeric else None
-        ok = ok and report.ok and (numeric is None or bool(numeric.get("ok")))
-        if args.json:
-            out = report.to_json()
-            if numeric is not None:
-                out["numeric"] = numeric
-            if label is not None:
-                out["name"] = label
-            outputs.append(out)
-            continue
-        prefix = "" if label is None else f"{label}: "
-        print(f"{prefix}{report}")
-        if numeric is not None:
-            state = "agrees" if numeric.get("ok") else "DISAGREES"
-            print(f"{prefix}numeric re-check on {numeric.get('device', '?')}: {state}")
-            for line in numeric.get("messages", [])[:20]:
-                print(f"  {line}")
+    data = read_json_file(path, limits)
+    if isinstance(data, dict) and data.get("schema") == "lnproofs.causal/1":
+        return _run_causal(args, data, limits)
+    targets = targets_of(path, args.keys, limits)
+    outputs: list = []
+    ok = all([_check_one(label, cert, keys, args, outputs) for label, cert, keys in targets])
     if args.json:
         print(json.dumps(outputs[0] if len(outputs) == 1 and "name" not in outputs[0] else outputs, default=str))
     return 0 if ok else 1

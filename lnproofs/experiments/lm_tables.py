@@ -108,8 +108,8 @@ def _certify_text(root: Path, t: int, captures: dict, cfg: dict, keep: bool) -> 
                 folder = root / "certificates" / name
                 folder.mkdir(parents=True, exist_ok=True)
                 stem = f"text{t:04d}_layer{layer}"
-                np.save(folder / f"{stem}_keys.npy", keys)
-                cert.save(folder / f"{stem}.json")
+                np.save(folder / f"{stem}_keys.npy", keys)          # named, with its SHA-256, by the certificate
+                cert.with_keys_file(folder / f"{stem}.json", folder / f"{stem}_keys.npy").save(folder / f"{stem}.json")
         counts[name] = per_layer
     return counts
 

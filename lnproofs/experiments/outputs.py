@@ -12,20 +12,27 @@ __all__ = ["RowWriter", "read_rows", "finished", "write_json", "write_summary", 
            "parse_seeds", "positive_int"]
 
 #: the section files that make up OUT/summary.md, in order
-SECTION_FILES = ("majority/summary.md", "lm_tables/summary.md")
+SECTION_FILES = ("majority/summary.md", "majority_paper/summary.md", "lm_tables/summary.md")
 
 
 class RowWriter:
     """Rows of one run go to ``PATH.partial`` as they come; :meth:`finish` renames it to
     ``PATH``, so a finished run is never redone and an unfinished one restarts."""
 
-    def __init__(self, path: Path, fields: list[str]):
+    def __init__(self, path: Path, fields: list[str], keep_until: float = 0):
+        """``keep_until``: keep the rows of an unfinished ``PATH.partial`` up to that ``step``
+        (a run resumed from its checkpoint) instead of starting the file over."""
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.partial = self.path.with_name(self.path.name + ".partial")
+        kept = []
+        if keep_until and self.partial.is_file():
+            with open(self.partial, newline="", encoding="utf-8") as handle:
+                kept = [r for r in csv.DictReader(handle) if r.get("step") and float(r["step"]) <= keep_until]
         self.handle = open(self.partial, "w", newline="", encoding="utf-8")
         self.writer = csv.DictWriter(self.handle, fieldnames=fields, extrasaction="ignore")
         self.writer.writeheader()
+        self.writer.writerows(kept)
 
     def __call__(self, row: dict) -> None:
         self.writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()})

@@ -129,6 +129,11 @@ def load_answers(path) -> dict:
     except json.JSONDecodeError as exc:
         raise FileFormatError(f"answers file {path} is not valid JSON: {exc.msg} at line {exc.lineno} "
                               f"column {exc.colno}") from None
+    except RecursionError:
+        raise FileFormatError(f"answers file {path} is nested too deep to be an answers file (arrays or "
+                              "objects inside each other past the reader's limit)") from None
+    except ValueError as exc:                        # an integer past Python's digit limit
+        raise FileFormatError(f"answers file {path} is not valid JSON ({str(exc)[:100]})") from None
     require(isinstance(data, dict) and isinstance(data.get("answers"), dict), FileFormatError,
             f"answers file {path} must be a JSON object with an object 'answers' mapping problem ids to answers")
     schema = data.get("schema", ANSWERS_SCHEMA)
@@ -149,8 +154,8 @@ def load_problem_set(folder):
             "pass the folder written by 'lnproofs homework new'")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FileFormatError(f"{path} is not valid JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:
+        raise FileFormatError(f"{path} is not valid JSON ({str(exc)[:100]})") from None
     try:
         return ProblemSet.from_json(data)
     except InputError as err:

@@ -9,6 +9,7 @@ distribution.  Nothing here reads the clock: the same problems give the same byt
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 from ..kernel.exact import format_fraction
@@ -385,8 +386,11 @@ def instructor_texts(problem_set, solutions, proofs: dict | None = None) -> dict
     }
     for problem, solution in zip(problem_set.problems, solutions):
         if solution.certificate is not None:
-            texts[CERTIFICATE_FILE] = json.dumps(solution.certificate, indent=1) + "\n"
             texts[KEYS_FILE] = "".join(",".join(str(v) for v in key) + "\n" for key in problem.keys)
+            named = {"path": KEYS_FILE, "sha256": hashlib.sha256(texts[KEYS_FILE].encode("utf-8")).hexdigest()}
+            cert = dict(solution.certificate)                 # the certificate names its keys file
+            cert = {**{k: cert[k] for k in list(cert)[:3]}, "keys_file": named, **cert}
+            texts[CERTIFICATE_FILE] = json.dumps(cert, indent=1) + "\n"
     return texts
 
 

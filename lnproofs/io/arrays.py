@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..kernel.arrays import as_real_array
-from ..kernel.errors import FileFormatError, ShapeError
+from ..kernel.errors import FileFormatError, LimitError, ShapeError
 
 __all__ = ["load_array", "as_real_array", "ACCEPTED_SUFFIXES"]
 
@@ -31,13 +31,16 @@ def _pick(mapping: dict, name: str, path: Path):
     raise FileFormatError(f"{path} has no array named {name!r} (it holds: {names}); store it under {name!r}")
 
 
-def _read_csv(path: Path) -> np.ndarray:
+def _read_csv(path: Path, max_dim: int | None = None) -> np.ndarray:
     rows = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
+            if max_dim is not None and line.count(",") >= max_dim:
+                raise LimitError(f"{path} line {number} has {line.count(',') + 1} columns, past the limit of "
+                                 f"{max_dim} (raise it with --max-dim)")
             cells = [c.strip() for c in line.split(",")]
             try:
                 rows.append([float(c) for c in cells])
@@ -52,8 +55,23 @@ def _read_csv(path: Path) -> np.ndarray:
     return np.array(rows, dtype=np.float64).reshape(len(rows), lengths.pop() if lengths else 0)
 
 
-def load_array(path: str | os.PathLike, *, name: str = "keys", ndim: int | None = 2) -> np.ndarray:
-    """Load the array ``name`` from ``path`` and validate it (see module docstring)."""
+def _npy_header(path: Path, max_dim: int | None) -> None:
+    """Refuse a ``.npy`` file of Python objects, or past ``max_dim`` columns, from its header alone."""
+    with open(path, "rb") as handle:
+        version = np.lib.format.read_magic(handle)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read(handle)
+    if dtype.hasobject:
+        raise FileFormatError(f"{path} holds Python objects (dtype {dtype}), which are never unpickled; "
+                              "save the keys as a float array")
+    if max_dim is not None and len(shape) >= 2 and shape[-1] > max_dim:
+        raise LimitError(f"{path} has {shape[-1]} columns, past the limit of {max_dim} (raise it with --max-dim)")
+
+
+def load_array(path: str | os.PathLike, *, name: str = "keys", ndim: int | None = 2,
+               max_dim: int | None = None) -> np.ndarray:
+    """Load the array ``name`` from ``path`` and validate it (see module docstring); with ``max_dim``,
+    a file with more columns is refused (a ``.npy`` or ``.csv`` file before its data is read)."""
     path = Path(path)
     if not path.exists():
         raise FileFormatError(f"{path} does not exist; give a path to a {', '.join(ACCEPTED_SUFFIXES)} file")
@@ -64,12 +82,13 @@ def load_array(path: str | os.PathLike, *, name: str = "keys", ndim: int | None 
         raise FileFormatError(f"{path} has suffix {suffix or '(none)'!r}; accepted: {', '.join(ACCEPTED_SUFFIXES)}")
     try:
         if suffix == ".npy":
+            _npy_header(path, max_dim)
             data = np.load(path, allow_pickle=False)
         elif suffix == ".npz":
             with np.load(path, allow_pickle=False) as archive:
                 data = _pick({k: archive[k] for k in archive.files}, name, path)
         elif suffix == ".csv":
-            data = _read_csv(path)
+            data = _read_csv(path, max_dim)
             if ndim == 1 and data.ndim == 2 and 1 in data.shape:
                 data = data.reshape(-1)  # one row or one column is a vector
         elif suffix == ".safetensors":
@@ -82,7 +101,7 @@ def load_array(path: str | os.PathLike, *, name: str = "keys", ndim: int | None 
                 raise FileFormatError(f"{path} is a PyTorch file and torch is not installed; "
                                       "install torch==2.13.0 or save the array as .npy") from None
             data = load_pt_array(path, lambda mapping: _pick(mapping, name, path))
-    except (FileFormatError, ShapeError):
+    except (FileFormatError, ShapeError, LimitError):
         raise
     except Exception as exc:  # corrupt or truncated files
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__

@@ -13,12 +13,20 @@ from pathlib import Path
 
 from ..kernel.errors import InputError, require
 
-__all__ = ["iter_corpus", "count_texts"]
+__all__ = ["iter_corpus", "count_texts", "MAX_LINE_BYTES"]
+
+#: the longest line (one text, or one JSON Lines record) read; a longer one is refused, not loaded
+MAX_LINE_BYTES = 16 << 20
 
 
 def _lines(path: Path):
     with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+        number = 0
+        while raw := handle.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise InputError(f"{path} line {number} is longer than {MAX_LINE_BYTES} bytes, the limit of one text; "
+                                 "split it into shorter texts")
             try:
                 yield number, raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError:
@@ -54,7 +62,7 @@ def iter_corpus(path, *, max_texts: int | None = None):
                 continue
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise InputError(f"{path} line {number} is not valid JSON; each line must be an object "
                                  "with a 'text' field") from None
             require(isinstance(record, dict) and isinstance(record.get("text"), str), InputError,

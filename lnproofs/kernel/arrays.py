@@ -43,7 +43,7 @@ def as_radius(radius) -> float:
     """Validate a query-ball radius: a finite real number R > 0."""
     try:
         value = float(radius)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise OptionError(f"query-ball radius {radius!r} is not a number; give a positive real R") from None
     require(value == value and value not in (float("inf"), float("-inf")), OptionError,
             f"query-ball radius {radius!r} is not finite; give a positive real R")

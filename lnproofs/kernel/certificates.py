@@ -96,6 +96,14 @@ def _number(value, where: str):
     raise _bad(where, f"is {type(value).__name__}; expected a number or a 'p/q' string")
 
 
+def _float(value, where: str) -> float:
+    """An informational float (a margin): a number in the float range."""
+    try:
+        return float(_number(value, where))
+    except OverflowError:
+        raise _bad(where, "is beyond the float range; it is a float") from None
+
+
 def _freeze(value):
     if isinstance(value, Mapping):
         return MappingProxyType({k: _freeze(v) for k, v in value.items()})
@@ -199,7 +207,7 @@ class KeyResult:
             witness = tuple(_number(w, f"{where}.witness[{n}]") for n, w in enumerate(witness))
         combination = data.get("combination")
         combination = None if combination is None else Combination.from_json(combination, f"{where}.combination")
-        margin = None if data.get("margin") is None else float(_number(data["margin"], f"{where}.margin"))
+        margin = None if data.get("margin") is None else _float(data["margin"], f"{where}.margin")
         reason = data.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise _bad(f"{where}.reason", "must be a string or null")
@@ -260,8 +268,8 @@ class Certificate:
         if isinstance(data, (str, bytes)):
             try:
                 data = json.loads(data)
-            except ValueError as exc:
-                raise CertificateFormatError(f"certificate is not valid JSON ({exc})") from None
+            except (ValueError, RecursionError) as exc:      # RecursionError: nested too deeply
+                raise CertificateFormatError(f"certificate is not valid JSON ({str(exc)[:200]})") from None
         if not isinstance(data, dict):
             raise CertificateFormatError("certificate must be a JSON object with fields schema, n_keys, dim, query_set, results")
         if data.get("schema") != SCHEMA:
@@ -277,7 +285,7 @@ class Certificate:
         parsed = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(results))
         min_margin = data.get("min_margin")
         if min_margin is not None:
-            min_margin = _number(min_margin, "min_margin")
+            min_margin = _float(min_margin, "min_margin")
             if min_margin < 0:
                 raise _bad("min_margin", f"is {min_margin!r}; expected a number >= 0")
         extra = {}

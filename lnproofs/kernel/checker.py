@@ -56,10 +56,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import fmpz_mat, nmod_mat
+from flint import fmpq, fmpz_mat, nmod_mat
 
 from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import ShapeError
+from .exact import show
 
 __all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combination", "check_combinations", "affine_rank",
            "exact_ints"]
@@ -237,8 +238,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
             elif diff < 0 or mode == "strict":
                 gap = int(diff) * scale * Fraction(2) ** ek.exponent
                 need = "> 0" if mode == "strict" else ">= 0"
-                out[t] = (f"key {i}: witness gives q.k_{i} - q.k_{j} = {float(gap):.6g} "
-                          f"(exactly {gap}) but the claim needs {need}")
+                out[t] = f"key {i}: witness gives q.k_{i} - q.k_{j} = {show(gap)} but the claim needs {need}"
                 break
     for t in range(len(items)):
         if out[t] is None and mode == "tie" and not below[t] and n > 1:
@@ -271,11 +271,10 @@ def _weights(ek: ExactKeys, i: int, combination, strict: bool):
     low = min(W)
     if low < 0 or (strict and low == 0):
         c = W.index(low)
-        return (f"key {i}: weight of k_{idx[c]} is {w[c]}; "
+        return (f"key {i}: weight of k_{idx[c]} is {show(w[c])}; "
                 f"{'strictly positive' if strict else 'non-negative'} weights are needed")
     if sum(W) != den:
-        total = Fraction(sum(W), den)
-        return f"key {i}: the weights sum to {total} ({float(total):.6g}), not 1"
+        return f"key {i}: the weights sum to {show(fmpq(sum(W), den))}, not 1"
     return idx, W, den
 
 
@@ -305,8 +304,8 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
         coord = next((c for c in range(ek.dim) if miss[c] != 0), None)
         if coord is not None:
             gap = Fraction(int(miss[coord]), den) * Fraction(2) ** ek.exponent
-            out[t] = (f"key {i}: the combination misses k_{i} in coordinate {coord} by {float(gap):.6g} "
-                      f"(exactly {gap}); it must reproduce k_{i} exactly")
+            out[t] = (f"key {i}: the combination misses k_{i} in coordinate {coord} by {show(gap)}; "
+                      f"it must reproduce k_{i} exactly")
         elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(V[idx]) == ek.affine_rank():
             continue                             # the support's rank is at most that of all keys
         elif strict:

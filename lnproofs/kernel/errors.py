@@ -16,6 +16,7 @@ __all__ = [
     "OptionError",
     "CertificateFormatError",
     "ModelError",
+    "LimitError",
     "require",
 ]
 
@@ -26,7 +27,8 @@ class LnproofsError(Exception):
     exit_status = 2
 
     def __init__(self, message: str):
-        super().__init__(" ".join(str(message).split()))
+        text = " ".join(str(message).split())           # one line, and a readable one: long values cut
+        super().__init__(text if len(text) <= 600 else f"{text[:400]} ... {text[-150:]}")
 
     @property
     def message(self) -> str:
@@ -59,6 +61,10 @@ class CertificateFormatError(InputError):
 
 class ModelError(InputError):
     """A model folder or file cannot be used (missing, unsupported family, bad dtype)."""
+
+
+class LimitError(InputError):
+    """A file is past a documented limit on the work it may cause (the message names the limit and its flag)."""
 
 
 def require(condition: bool, error: type[LnproofsError], message: str) -> None:

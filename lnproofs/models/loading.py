@@ -66,7 +66,7 @@ def read_config(path, config=None) -> tuple[dict, Path]:
     cfg = _config_path(Path(path), config)
     try:
         data = json.loads(cfg.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise ModelError(f"{cfg} is not valid JSON ({str(exc).splitlines()[0][:80]}); "
                          "give the config.json saved with the model") from None
     require(isinstance(data, dict) and "model_type" in data, ModelError,
@@ -103,7 +103,7 @@ def _safetensors_header(path: Path) -> dict:
             (size,) = struct.unpack("<Q", handle.read(8))
             require(0 < size < 1 << 30, ModelError, f"{path} is not a safetensors file (bad header size)")
             header = json.loads(handle.read(size))
-    except (OSError, struct.error, ValueError):
+    except (OSError, struct.error, ValueError, RecursionError):
         raise ModelError(f"{path} could not be read as safetensors; is the file complete?") from None
     return {k: v.get("dtype") for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)}
 

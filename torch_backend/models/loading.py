@@ -95,7 +95,11 @@ def _config_object(family, data: dict):
     import transformers
 
     cls = getattr(transformers, family.config_class)
-    config = cls.from_dict({k: v for k, v in data.items() if k != "model_type"})
+    try:                                         # transformers validates the outside file's values
+        config = cls.from_dict({k: v for k, v in data.items() if k != "model_type"})
+    except Exception as exc:
+        reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+        raise ModelError(f"config.json is not a valid {family.config_class} ({reason})") from None
     config._attn_implementation = "eager"
     return config
 
@@ -115,8 +119,10 @@ def build_model(family, data: dict, path: Path, files: list[Path], *, from_folde
         try:
             module, info = cls.from_pretrained(str(path), config=config_obj, local_files_only=True,
                                                output_loading_info=True, **extra)
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise ModelError(f"folder {path} could not be loaded offline ({str(exc).splitlines()[0][:100]})") from None
+        except (OSError, ValueError, RuntimeError, TypeError, AttributeError, KeyError, IndexError,
+                OverflowError, MemoryError) as exc:       # a config.json that does not fit its weights
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0][:100]
+            raise ModelError(f"folder {path} could not be loaded offline ({reason})") from None
         params = {name for name, _ in module.named_parameters()}
         missing = sorted(k for k in info.get("missing_keys", ()) if k in params)
         require(not missing, ModelError, f"folder {path} lacks {len(missing)} weight(s) the configuration needs "

@@ -20,7 +20,7 @@ import math
 import torch
 from torch import nn
 
-__all__ = ["ARMS", "MajorityModel", "train_majority", "query_angles"]
+__all__ = ["ARMS", "MajorityModel", "train_majority", "query_angles", "checkpoint_step"]
 
 ARMS = ("layernorm", "no-projection", "none")
 
@@ -45,7 +45,7 @@ class MajorityModel(nn.Module):
             raise ValueError(f"arm {arm!r}; accepted: {', '.join(ARMS)}")
         self.embedding = nn.Embedding(classes, d)
         self.layer = nn.TransformerEncoderLayer(d, 1, dim_feedforward=d, dropout=0.0, batch_first=True,
-                                                norm_first=True)
+                                                norm_first=True, layer_norm_eps=0.0)
         self.layer.norm1 = _Norm(arm, d)
         with torch.no_grad():
             self.layer.self_attn.in_proj_bias.zero_()
@@ -77,70 +77,121 @@ def query_angles(model: MajorityModel, tokens) -> torch.Tensor:
     return 90.0 - (ang - 90.0).abs()
 
 
-def _accuracy(model, x, y, batch: int) -> float:
-    correct = 0
-    for s in range(0, len(x), batch):
-        pred = model(x[s:s + batch]).argmax(-1)
-        correct += int((pred == y[s:s + batch, None]).sum())
-    return correct / (len(x) * x.shape[1])
-
-
 def train_majority(data, *, arm: str, d: int, seed: int, steps: int, batch: int, lr: float,
                    decay_steps: int, eval_every: int, device: str = "cpu", on_row=None,
-                   stop_at_perfect: bool = True, threads: int | None = 1) -> dict:
-    """Train one arm with one seed; ``on_row(dict)`` is called once per step with
-    ``step, train_loss`` and, every ``eval_every`` steps (and at the last step),
-    ``test_accuracy`` and ``query_angle`` (mean over the test tokens).  Returns the final
-    row plus the model's keys and queries (numpy) for plotting.  ``threads``: torch CPU
-    threads while training (None: leave torch's setting)."""
+                   stop_at_perfect: bool = True, threads: int | None = 1, grouped: bool = True,
+                   checkpoint=None, checkpoint_every: int = 500) -> dict:
+    """Train one arm with one seed; ``on_row(dict)`` is called once per step with ``step``,
+    ``epoch``, ``train_loss`` and ``train_angle`` (the paper's measure: the mean over the
+    batch's tokens of the folded angle between ``norm1(x) @ W_Q^T @ W_K`` and the all-ones
+    vector, with the parameters of that step's forward pass) and, every ``eval_every`` steps
+    (and at the first and last), ``test_accuracy`` and ``query_angle`` (the same angle, mean
+    over the test tokens).  Epochs go through a fresh permutation of the training set in
+    batches of ``batch`` (the last one smaller), as a shuffling data loader does.  Returns the
+    final row, the model's keys and queries (numpy, for plotting) and its ``weights`` (numpy)
+    for certification.  ``grouped``: the forward pass over class counts
+    (:mod:`.majority_fast`, the same function); False runs the ``nn.TransformerEncoderLayer``
+    forward.  ``threads``: torch CPU threads while training (None: leave torch's setting).
+    ``checkpoint``: a file the whole training state (model, optimiser, schedule, the data
+    order's generator and place) is written to every ``checkpoint_every`` steps; when it exists
+    at the start, training continues from it (rows before it are not reported again), with
+    the same result as an uninterrupted run."""
     from .threads import cpu_threads
 
     with cpu_threads(threads if torch.device(device).type == "cpu" else None):
         return _train(data, arm=arm, d=d, seed=seed, steps=steps, batch=batch, lr=lr, decay_steps=decay_steps,
-                      eval_every=eval_every, device=device, on_row=on_row, stop_at_perfect=stop_at_perfect)
+                      eval_every=eval_every, device=device, on_row=on_row, stop_at_perfect=stop_at_perfect,
+                      grouped=grouped, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
 
 
-def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, device, on_row, stop_at_perfect):
+def checkpoint_step(path) -> int:
+    """The last step saved in a training checkpoint (0 when there is none)."""
+    from pathlib import Path
+
+    if path is None or not Path(path).is_file():
+        return 0
+    return int(torch.load(path, map_location="cpu", weights_only=True)["step"])
+
+
+def _save_checkpoint(path, state: dict) -> None:
+    from pathlib import Path
+
+    tmp = Path(str(path) + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(path)
+
+
+def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, device, on_row, stop_at_perfect,
+           grouped, checkpoint, checkpoint_every):
+    from .majority_fast import class_counts, class_query_angles, grouped_batch, grouped_correct, grouped_logits
+    from .majority_fast import grouped_loss
+
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     dev = torch.device(device)
     model = MajorityModel(data.classes, d, arm).to(dev)
     x_tr = torch.as_tensor(data.x_train, device=dev)
     y_tr = torch.as_tensor(data.y_train, device=dev)
-    x_te = torch.as_tensor(data.x_test, device=dev)
-    y_te = torch.as_tensor(data.y_test, device=dev)
+    c_tr = class_counts(x_tr, data.classes)
+    test = grouped_batch(class_counts(torch.as_tensor(data.x_test, device=dev), data.classes),
+                         torch.as_tensor(data.y_test, device=dev))
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / max(1, decay_steps)))
     loss_fn = nn.CrossEntropyLoss()
+
+    def evaluate(row):
+        with torch.no_grad():
+            logits = grouped_logits(model, test)
+            row["test_accuracy"] = grouped_correct(logits, test) / test.tokens
+            angles = class_query_angles(model)
+            row["query_angle"] = float((test.counts.sum(0) @ angles) / test.tokens)
+
     n = len(x_tr)
-    perm, pos, row = torch.randperm(n, generator=gen), 0, {}
-    for step in range(1, steps + 1):
-        if pos + batch > n:
-            perm, pos = torch.randperm(n, generator=gen), 0
-        idx = perm[pos:pos + batch].to(dev)
-        pos += batch
-        xb, yb = x_tr[idx], y_tr[idx]
-        logits = model(xb)
-        loss = loss_fn(logits.reshape(-1, data.classes), yb[:, None].expand_as(xb).reshape(-1))
+    order = {"epoch": 0, "perm": torch.zeros(0, dtype=torch.int64), "pos": n}
+    start = 1
+    if checkpoint_step(checkpoint):
+        saved = torch.load(checkpoint, map_location="cpu", weights_only=True)
+        model.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["opt"])
+        sched.load_state_dict(saved["sched"])
+        gen.set_state(saved["gen"])
+        order = {"epoch": saved["epoch"], "perm": saved["perm"], "pos": saved["pos"]}
+        start = saved["step"] + 1
+    row = {}
+    for step in range(start, steps + 1):
+        if order["pos"] >= n:                   # a new epoch: a fresh permutation, the last batch smaller
+            order = {"epoch": order["epoch"] + 1, "perm": torch.randperm(n, generator=gen), "pos": 0}
+        epoch, idx = order["epoch"], order["perm"][order["pos"]:order["pos"] + batch]
+        order["pos"] += batch
+        idx = idx.to(dev)
+        counts = c_tr[idx]
+        with torch.no_grad():
+            train_angle = float((counts.sum(0) @ class_query_angles(model)) / counts.sum())
+        if grouped:
+            b = grouped_batch(counts, y_tr[idx])
+            loss = grouped_loss(grouped_logits(model, b), b)
+        else:
+            xb, yb = x_tr[idx], y_tr[idx]
+            loss = loss_fn(model(xb).reshape(-1, data.classes), yb[:, None].expand_as(xb).reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         sched.step()
-        row = {"step": step, "train_loss": float(loss.detach())}
-        last = step == steps
-        if step % eval_every == 0 or last or step == 1:
-            with torch.no_grad():
-                row["test_accuracy"] = _accuracy(model, x_te, y_te, 4096)
-                row["query_angle"] = float(query_angles(model, x_te).mean())
+        row = {"step": step, "epoch": epoch, "train_loss": float(loss.detach()), "train_angle": train_angle}
+        if step % eval_every == 0 or step == steps or step == 1:
+            evaluate(row)
         if on_row is not None:
             on_row(row)
+        if checkpoint is not None and step % checkpoint_every == 0:
+            _save_checkpoint(checkpoint, {"step": step, "model": model.state_dict(), "opt": opt.state_dict(),
+                                          "sched": sched.state_dict(), "gen": gen.get_state(), **order})
         if stop_at_perfect and row.get("test_accuracy") == 1.0:
             break
+    if "test_accuracy" not in row:
+        evaluate(row)
     with torch.no_grad():
         keys, queries, projected_keys = model.keys_and_queries()
-        if "test_accuracy" not in row:
-            row["test_accuracy"] = _accuracy(model, x_te, y_te, 4096)
-            row["query_angle"] = float(query_angles(model, x_te).mean())
+    weights = {name: p.detach().cpu().numpy() for name, p in model.state_dict().items()}
     return {**row, "keys": keys.detach().cpu().numpy(), "queries": queries.detach().cpu().numpy(),
-            "projected_keys": projected_keys.detach().cpu().numpy()}
+            "projected_keys": projected_keys.detach().cpu().numpy(), "weights": weights}

@@ -40,7 +40,7 @@ from ..checker import Verdict
 from ..dyadic import (dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix,
                       integer_vector_of_fractions, pow2)
 from ..errors import CertificateFormatError, OptionError, ShapeError, require
-from ..exact import to_fraction
+from ..exact import show, to_fraction
 from ..querysets import QuerySetSchema
 
 __all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
@@ -126,7 +126,7 @@ class _NormSet(QuerySetSchema):
                 f"{name} b_q has length {len(b_q)} but W_q has {W_q.shape[0]} rows; they must agree")
         try:
             eps = float(self.eps)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise OptionError(f"{name} eps {self.eps!r} is not a number; give eps >= 0") from None
         require(eps == eps and 0 <= eps < float("inf"), OptionError, f"{name} eps = {self.eps!r}; give a finite eps >= 0")
         rotation = self.rotation
@@ -341,20 +341,20 @@ def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, o
     if len(U) != n or D <= 0:
         return False, f"key {index}: u must have {n} entries and a positive denominator", None
     if layer.centred and sum(U) != 0:
-        return False, f"key {index}: u is not on the hyperplane 1.u = 0 (1.u = {sum(U) / D:.3g})", None
+        return False, f"key {index}: u is not on the hyperplane 1.u = 0 (1.u = {show(Fraction(sum(U), D))})", None
     norm2 = sum(x * x for x in U)
     if norm2 > n * D * D:
-        return False, f"key {index}: ||u||^2 = {norm2 / D / D:.17g} exceeds n = {n}", None
+        return False, f"key {index}: ||u||^2 = {show(Fraction(norm2, D * D))} exceeds n = {n}", None
     q = layer.query(U, D)
     if layer.radius is not None:
         qn2 = sum((q[a, 0] * q[a, 0] for a in range(layer.d)), fmpq(0))
         if qn2 > layer.radius * layer.radius:
-            return False, f"key {index}: ||q||^2 = {float(qn2):.17g} exceeds R^2 = {float(layer.radius ** 2):.17g}", None
+            return False, f"key {index}: ||q||^2 = {show(qn2)} exceeds R^2 = {show(layer.radius ** 2)}", None
     s = layer.keys * q
     gaps = {j: s[index, 0] - s[j, 0] for j in range(layer.N) if j != index}
     bad = next((j for j, gap in gaps.items() if gap <= 0), None)
     if bad is not None:
-        return False, (f"key {index}: q.k_{index} - q.k_{bad} = {float(gaps[bad]):.6g} is not > 0 "
+        return False, (f"key {index}: q.k_{index} - q.k_{bad} = {show(gaps[bad])} is not > 0 "
                        f"for the query made from u"), None
     return True, "", min(gaps.values(), default=None)
 
@@ -367,7 +367,7 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     if any(w < 0 for w in weights):
         return False, f"key {index}: dual weight below zero"
     if sum(weights) != 1:
-        return False, f"key {index}: dual weights sum to {float(sum(weights)):.17g}, not 1"
+        return False, f"key {index}: dual weights sum to {show(sum(weights))}, not 1"
     if len(set(indices)) != len(indices) or any(not (0 <= j < layer.N) or j == index for j in indices):
         return False, f"key {index}: dual indices must be distinct other keys in 0..{layer.N - 1}"
     Lam, L = integer_vector_of_fractions(weights)
@@ -376,10 +376,10 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     V = [L * int(K[index, a]) - sum(lam * int(K[j, a]) for j, lam in zip(indices, Lam)) for a in range(layer.d)]
     n_pg2, c = layer.direction_terms(V)
     if c > 0:
-        return False, f"key {index}: the dual offset (R q0) . v is positive ({float(c):.6g} up to scale)"
+        return False, f"key {index}: the dual offset (R q0) . v is positive ({show(c)} up to scale)"
     if n_pg2 > c * c:
         return False, (f"key {index}: the dual bound sqrt(n) ||P (g * W_q^T R^T v)|| + (R q0) . v is not <= 0 "
-                       f"({float(n_pg2) ** 0.5 + float(c):.6g} up to scale)")
+                       f"(n ||P(...)||^2 = {show(n_pg2)} > ((R q0) . v)^2 = {show(c * c)}, up to scale)")
     return True, ""
 
 

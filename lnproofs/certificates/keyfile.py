@@ -1,0 +1,73 @@
+"""The keys file a certificate names: a path relative to the certificate and the SHA-256 of its bytes.
+
+A certificate written apart from its keys (``lnproofs certify --out``, ``reproduce lm-tables``)
+carries ``"keys_file": {"path": "text0001_layer1_keys.npy", "sha256": "..."}``, so that
+``lnproofs check CERT.json`` finds its keys and knows they are the ones it was made for.  A
+keys file that does not match (another file, an edited or truncated one) is refused with one
+line naming both files.  The hash binds the file to the certificate; the claims are still
+decided by the kernel against whatever keys are read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path, PurePosixPath
+
+from ..kernel.errors import CertificateFormatError, FileFormatError
+
+__all__ = ["sha256_of", "keys_reference", "validate_reference", "resolve_keys"]
+
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def sha256_of(path: str | os.PathLike) -> str:
+    """The SHA-256 of the file's bytes, as 64 lowercase hex digits (read in 1 MiB blocks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def keys_reference(certificate_path: str | os.PathLike, keys_path: str | os.PathLike) -> dict:
+    """``{"path": ..., "sha256": ...}`` for a certificate to be written at ``certificate_path``
+    about the keys in ``keys_path`` (the path relative to the certificate's folder, with ``/``)."""
+    folder = Path(os.path.abspath(certificate_path)).parent
+    relative = os.path.relpath(os.path.abspath(keys_path), folder)
+    return {"path": PurePosixPath(*Path(relative).parts).as_posix(), "sha256": sha256_of(keys_path)}
+
+
+def validate_reference(value) -> dict:
+    """The ``keys_file`` field as read from JSON, checked: a relative path and a SHA-256."""
+    if not isinstance(value, dict) or set(value) != {"path", "sha256"}:
+        raise CertificateFormatError("certificate field keys_file must be an object with exactly 'path' and 'sha256'")
+    path, digest = value["path"], value["sha256"]
+    if not isinstance(path, str) or not path or len(path) > 4096 or "\x00" in path \
+            or PurePosixPath(path).is_absolute() or re.match(r"[A-Za-z]:", path):
+        raise CertificateFormatError(f"certificate field keys_file.path is {str(path)[:80]!r}; "
+                                     "expected a path relative to the certificate")
+    if not isinstance(digest, str) or not _HEX.fullmatch(digest):
+        raise CertificateFormatError(f"certificate field keys_file.sha256 is {str(digest)[:80]!r}; "
+                                     "expected 64 lowercase hex digits")
+    return {"path": path, "sha256": digest}
+
+
+def resolve_keys(certificate_path: str | os.PathLike, reference, given: str | os.PathLike | None = None) -> Path:
+    """The keys file for a certificate naming ``reference``: ``given`` when the user gave one, else
+    the named path next to the certificate; either way its SHA-256 must be the one named."""
+    certificate_path = Path(certificate_path)
+    path = Path(given) if given is not None else certificate_path.parent / reference["path"]
+    if not path.is_file():
+        raise FileFormatError(f"{certificate_path} names its keys file {reference['path']}, and {path} "
+                              "does not exist; give the KEYS file (lnproofs check CERT.json KEYS)")
+    try:
+        digest = sha256_of(path)
+    except OSError as exc:
+        raise FileFormatError(f"keys file {path} of {certificate_path} could not be read ({exc.strerror})") from None
+    if digest != reference["sha256"]:
+        raise FileFormatError(f"keys file {path} does not match certificate {certificate_path}: its SHA-256 is "
+                              f"{digest[:16]}..., the certificate names {reference['sha256'][:16]}... "
+                              "(another file, or an edited or truncated one)")
+    return path
