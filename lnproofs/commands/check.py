@@ -70,7 +70,18 @@ def run(args) -> int:
     from ..certificates.check import check_certificate
 
     outputs, ok = [], True
-    for label, cert, keys in _targets(args):
+    targets = _targets(args)
+    extra = []
+    if targets and targets[0][0] is not None:              # a certify-model file: its other evidence too
+        from ..models.certify_model import model_file_checks
+        extra = model_file_checks(args.certificate)
+    for label, report in extra:
+        ok = ok and report.ok
+        if args.json:
+            outputs.append(dict(report.to_json(), name=label))
+        else:
+            print(f"{label}: {report}")
+    for label, cert, keys in targets:
         if args.numeric and cert.keys_from is not None:
             from ..kernel.errors import OptionError
             raise OptionError("--numeric re-checks keys given as floats; this certificate is about the exact "

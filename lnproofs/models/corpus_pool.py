@@ -35,6 +35,14 @@ POOL_COLUMNS = ("text", "layer", "head", "position", "token", "pooled_free", "po
 NOT_WINNING = {"free": ("unselectable",), "layernorm": ("unselectable", "not-realisable")}
 
 
+_STATUS = {"free": "status_free", "layernorm": "status_realisable"}
+
+
+def _keys_name(files, layer, head, capture) -> str:
+    name = f"keys_l{layer}_kv{capture.key_head(head)}"
+    return name if name in files else f"keys_l{layer}_h{head}"
+
+
 def _text_parts(out: Path) -> list[tuple[Path, Path]]:
     parts = []
     for rows in sorted((out / "rows").glob("text*.parquet")):
@@ -67,10 +75,10 @@ def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = Tru
             for rows_path, arrays_path in parts:
                 rows = [r for r in pq.read_table(rows_path).to_pylist() if r["layer"] == layer]
                 with np.load(arrays_path) as arrays:
-                    keys = {head: arrays[f"keys_l{layer}_h{head}"] for head in heads}
+                    keys = {head: arrays[_keys_name(arrays.files, layer, head, captures[layer])] for head in heads}
                 for r in rows:
                     for kind in ("free", "layernorm"):
-                        if r[f"status_{kind}"] not in NOT_WINNING[kind]:
+                        if r[_STATUS[kind]] not in NOT_WINNING[kind]:
                             members, vectors = picked[(r["head"], kind)]
                             members.append([r["text"], r["position"]])
                             vectors.append(keys[r["head"]][r["position"]])
@@ -110,7 +118,7 @@ def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = Tru
                 row = {k: r[k] for k in ("text", "layer", "head", "position", "token")}
                 for kind in ("free", "layernorm"):
                     key = (r["text"], r["head"], r["position"], kind)
-                    row[f"pooled_{kind}"] = pooled.get(key, r[f"status_{kind}"])
+                    row[f"pooled_{kind}"] = pooled.get(key, r[_STATUS[kind]])
                     row[f"by_text_{kind}"] = key not in pooled
                 table_rows.append(row)
     finally:

@@ -1,18 +1,15 @@
-"""Certify every chosen layer and head of a model over a corpus, text by text, streaming.
+"""Certify every chosen layer and head of a model, text by text, streaming: the one road of
+``certify-model`` (``--corpus``, and ``--text``/``--tokens``, a corpus of one or a few).
 
-One task = one text: tokenize, one forward pass, then for every layer the full-width
-LayerNorm outputs (free queries) and for every head its keys under free queries and
-under the layer's LayerNorm-realisable queries, plus uniform attention.  Each finished
-text is written at once (``texts/textNNNNN.json``, schema ``lnproofs.model-text/1``, and
-its table rows ``rows/textNNNNN.parquet``), so an interrupted run keeps every finished
-text and ``resume=True`` restarts at the first unfinished one.  The exact data of each
-head's query set is built once per run and shared by all texts.
-
-The text file holds, per layer, ``outputs`` (a certificate over ``ln_outputs``) and per
-head ``keys``, ``free`` and ``layernorm`` certificates (selectable LayerNorm keys carry the
-compact ``y``: ``u = P diag(gamma) W_q^T y``) and ``uniform``.  LayerNorm certificates
-name their query set as ``{"kind": "layernorm", "layer": l, "head": h}``; the arrays are in
-``params.npz`` beside the ``texts`` folder (:func:`text_file_certificates` puts them back).
+One task = a group of texts: one forward pass, then each text through
+:func:`lnproofs.models.text_heads.certify_text` (every family: free and realisable
+queries, uniform attention, causal answers for decoders).  Each finished text is written
+at once (``texts/textNNNNN.json``, schema ``lnproofs.model-text/2``, its arrays
+``texts/textNNNNN.npz`` and its table rows ``rows/textNNNNN.parquet``), so an interrupted
+run keeps every finished text and ``resume=True`` restarts at the first unfinished one.
+The exact data of each head's query set is built once per run and shared by all texts;
+the weights the query sets need are in ``params.npz`` beside the ``texts`` folder
+(:func:`lnproofs.models.text_check.text_file_certificates` puts them back).
 """
 
 from __future__ import annotations
@@ -23,69 +20,25 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernel.errors import InputError, ModelError
-from .corpus_heads import (HeadCache, _certificate, _write_json, free_certificate, head_query_set, layer_query_set,
-                           outputs_certificate, setup_heads)
+from ..kernel.errors import InputError, ModelError, require
+from .corpus_heads import HeadCache, _write_json, free_certificate, head_query_set, layer_query_set, setup_heads
+from .head_sets import HeadSets
+from .text_heads import TEXT_SCHEMA, certify_text
 
-__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "HeadCache", "setup_heads", "certify_corpus", "check_corpus_model", "text_file_certificates", "layer_query_set", "head_query_set", "free_certificate"]
-
-TEXT_SCHEMA = "lnproofs.model-text/1"
-
-
-def _certify_text(captures, ids, number, text, layers, heads, cache, uniform):
-    from ..kernel.uniform_exact import difference_matrix
-    from ..propose.querysets.layernorm_fast import certify_results_fast
-    from ..propose.uniform import uniform_attention
-
-    record = {"schema": TEXT_SCHEMA, "text_index": number, "text": text, "tokens": ids.tolist(),
-              "arrays": f"text{number:05d}.npz", "layers": [], "heads": []}
-    rows, arrays = [], {}
-    for layer in layers:
-        cap = captures[layer]
-        outputs = outputs_certificate(cap.ln_out)
-        arrays[f"ln_outputs_l{layer}"] = cap.ln_out
-        record["layers"].append({"layer": layer, "outputs": outputs})
-        out_status = [r["status"] for r in outputs["results"]]
-        for head in heads:
-            qs, qmap, basis, H = cache.get(cap, head)
-            keys = cap.keys(head)
-            ln = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
-            free = free_certificate(keys, ln, H, basis[2])
-            ln_cert = _certificate(len(keys), keys.shape[1], {"kind": "layernorm", "layer": layer, "head": head}, ln)
-            skipped = {"status": "skipped"}
-            diffs = difference_matrix(keys) if uniform != "none" and len(keys) > keys.shape[1] else None
-            uni_free = uniform_attention(keys, compact=True, differences=diffs).to_json() if uniform != "none" else skipped
-            uni_ln = uniform_attention(keys, qs, query_map=qmap, compact=True, differences=diffs).to_json() \
-                if uniform == "both" else skipped
-            if uni_ln.get("query_set"):
-                uni_ln["query_set"] = {"kind": "layernorm", "layer": layer, "head": head}
-            uni = {"free": uni_free["status"], "layernorm": uni_ln["status"]}
-            arrays[f"keys_l{layer}_h{head}"] = keys
-            record["heads"].append({"layer": layer, "head": head, "free": free, "layernorm": ln_cert,
-                                    "uniform": {"free": uni_free, "layernorm": uni_ln}})
-            groups = {}
-            for pos, row in enumerate(keys):
-                groups.setdefault((row + 0.0).tobytes(), []).append(pos)
-            for pos in range(len(keys)):
-                fr, lr = free["results"][pos], ln[pos]
-                twins = groups[(keys[pos] + 0.0).tobytes()]
-                rows.append({"text": number, "layer": layer, "head": head, "position": pos, "token_id": int(ids[pos]),
-                             "status_free": fr["status"], "status_layernorm": lr["status"],
-                             "status_outputs": out_status[pos],
-                             "margin_free": fr.get("margin"), "margin_layernorm": lr.get("margin"),
-                             "ties_identical_token": any(int(ids[j]) == int(ids[pos]) for j in twins if j != pos),
-                             "uniform_free": uni["free"], "uniform_layernorm": uni["layernorm"]})
-    return record, rows, arrays
+__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "HeadCache", "HeadSets", "setup_heads", "certify_corpus",
+           "layer_query_set", "head_query_set", "free_certificate", "sliding_limit"]
 
 
 def _write_rows(path: Path, rows, tokens) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from .table import ROW_SCHEMA
+
     for r in rows:
         r["token"] = tokens[r["position"]]
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(pa.Table.from_pylist(rows), tmp)
+    pq.write_table(pa.Table.from_pylist(rows, schema=ROW_SCHEMA()), tmp)
     os.replace(tmp, path)
 
 
@@ -98,10 +51,10 @@ FORWARD_BATCH = 8
 
 
 def _worker_state(path, dtype, device, config):
-    """What every task needs, made once on each worker: the model and its head cache."""
+    """What every task needs, made once on each worker: the model and its head sets."""
     from .loading import load_model
 
-    return load_model(path, config=config, dtype=dtype, device=device, allow_half=True), HeadCache()
+    return load_model(path, config=config, dtype=dtype, device=device, allow_half=True), HeadSets()
 
 
 def _group_task(item, state):
@@ -109,7 +62,7 @@ def _group_task(item, state):
     one by one (runs on a worker, or in this process).  Returns ``[(number, result), ...]``."""
     from .extract import capture_layers
 
-    members, layers, heads, uniform = item
+    members, layers, heads, options = item
     loaded, cache = state
     captures = capture_layers(loaded, [ids for _, _, ids, _ in members], layers, batch_size=len(members))
     out = []
@@ -117,7 +70,7 @@ def _group_task(item, state):
         for k, (number, text, ids, todo) in enumerate(members):
             if todo:
                 mine = {layer: cap.of_input(k) for layer, cap in captures.items()}
-                out.append((number, _certify_text(mine, ids, number, text, layers, heads, cache, uniform)))
+                out.append((number, certify_text(mine, ids, number, text, layers, heads, cache, **options)))
     except KeyboardInterrupt:
         raise GroupInterrupted(out) from None
     return out
@@ -132,25 +85,38 @@ class GroupInterrupted(KeyboardInterrupt):
         self.finished = finished
 
 
-def check_corpus_model(loaded) -> None:
-    """Corpus runs certify keys under LayerNorm-realisable queries, without rotary positions."""
-    family = loaded.family
-    has = [what for what, present in (("RMSNorm", family.norm != "layernorm"),
-                                      ("rotary positions", family.rotary_path is not None)) if present]
-    if has:
-        raise ModelError(f"--corpus handles models with LayerNorm and no rotary positions (BERT, GPT-2, OPT); "
-                         f"this {family.name} model has {' and '.join(has)}: certify its texts one at a time with --text")
+def sliding_limit(loaded, layers) -> int | None:
+    """The narrowest sliding window of ``layers`` (None: full attention everywhere).  A window
+    at least as long as a text changes nothing for it (every query sees every earlier key)."""
+    from .families import sliding_window
+
+    windows = [w for w in (sliding_window(loaded.config, layer) for layer in layers) if w is not None]
+    return min(windows) if windows else None
+
+
+def _texts(corpus, max_texts):
+    """``(number, text, ids or None)``: from a corpus path, or from a list of ``(text, ids)``."""
+    if isinstance(corpus, (list, tuple)):
+        for number, (text, ids) in enumerate(corpus[:max_texts] if max_texts else corpus):
+            yield number, text, ids
+        return
+    from ..io.corpus import iter_corpus
+
+    for number, text in iter_corpus(corpus, max_texts=max_texts):
+        yield number, text, None
 
 
 def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=None, max_texts=None,
                    max_tokens=None, resume=False, uniform="both", progress=True, warn=None,
-                   head_cache: HeadCache | None = None, workers=1, scheduler=None, config=None,
-                   batch_size: int = FORWARD_BATCH, pool: bool = False) -> dict:
-    """Certify the texts of ``corpus`` (see :mod:`lnproofs.io.corpus`) one by one into ``out_dir``.
+                   head_cache: HeadSets | None = None, workers=1, scheduler=None, config=None,
+                   batch_size: int = FORWARD_BATCH, pool: bool = False, causal: bool = True) -> dict:
+    """Certify the texts of ``corpus`` one by one into ``out_dir``.
 
-    One text is one task of :func:`lnproofs.execution.run_tasks`: ``workers`` 1 (the
-    default) works in this process; ``workers`` N or None (a local cluster for corpora of
-    at least :data:`PARALLEL_MIN_TEXTS` texts) or ``scheduler`` run the texts on Dask
+    ``corpus``: a path (see :mod:`lnproofs.io.corpus`), or a list of ``(text, token ids)``
+    (``--text``/``--tokens``: the ids are used as given; ``text`` may be None).
+    One group of texts is one task of :func:`lnproofs.execution.run_tasks`: ``workers`` 1
+    (the default) works in this process; ``workers`` N or None (a local cluster for corpora
+    of at least :data:`PARALLEL_MIN_TEXTS` texts) or ``scheduler`` run the groups on Dask
     workers, each loading the model once from its path.  Each finished text is written at
     once, by this process, and the tables are rebuilt from the files, so the outputs are
     the same whatever the number of workers.  ``config``: the ``config=`` that
@@ -163,24 +129,42 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     order of floating-point sums, so keys can differ in their last bits from a run of the
     text alone (``batch_size=1``); the certificates are about the keys stored.
 
+    Texts longer than the model's context (or ``max_tokens``) are truncated (counted for
+    one warning); a text longer than a chosen layer's sliding window is refused
+    (:class:`~lnproofs.kernel.errors.InputError`) after the texts before it are written.
+    ``causal``: the causal answers of decoders (:mod:`.text_causal`).
     ``pool=True``: once every text is finished, the keys of all texts are also certified
     together per layer and head (:mod:`lnproofs.models.corpus_pool`)."""
-    check_corpus_model(loaded)
     from tqdm import tqdm
 
     from ..execution import Load, open_client, run_tasks, share
-    from ..io.corpus import count_texts, iter_corpus
+    from ..io.corpus import count_texts
 
     out = Path(out_dir)
-    (out / "texts").mkdir(parents=True, exist_ok=True)
-    (out / "rows").mkdir(exist_ok=True)
+    try:
+        (out / "texts").mkdir(parents=True, exist_ok=True)
+        (out / "rows").mkdir(exist_ok=True)
+    except OSError as exc:
+        raise ModelError(f"output folder {out} cannot be created ({exc.strerror}); give a writable --out") from None
     layers = list(range(loaded.n_layers)) if layers is None else list(layers)
     heads = list(range(loaded.n_heads)) if heads is None else list(heads)
     limit = loaded.max_positions if max_tokens is None else min(int(max_tokens), loaded.max_positions)
-    options = {"layers": layers, "heads": heads, "uniform": uniform, "max_tokens": limit}
+    window = sliding_limit(loaded, layers)
+    causal = bool(causal and loaded.family.causal)
+    if causal:
+        from .text_causal import causal_available
+
+        if not causal_available():
+            causal = False
+            if warn:
+                warn("the causal answers of decoders are not computed in this version (no causal proposer); "
+                     "the causal columns are empty")
+    options = {"layers": layers, "heads": heads, "uniform": uniform, "max_tokens": limit, "causal": causal}
+    text_options = {"uniform": uniform, "causal": causal}
     _write_params(out / "params.npz", loaded, layers)
-    total = count_texts(corpus, max_texts=max_texts)
-    cache = HeadCache() if head_cache is None else head_cache
+    total = len(corpus[:max_texts] if max_texts else corpus) if isinstance(corpus, (list, tuple)) \
+        else count_texts(corpus, max_texts=max_texts)
+    cache = HeadSets() if head_cache is None else head_cache
     truncated, done, kept = 0, 0, 0
     bar = tqdm(total=total, unit="text", disable=not progress, dynamic_ncols=True)
 
@@ -214,7 +198,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
 
             def close_group():
                 if any(todo for *_, todo in group):
-                    pending.append((list(group), layers, heads, uniform))
+                    pending.append((list(group), layers, heads, text_options))
                 group.clear()
 
             def flush():
@@ -228,18 +212,23 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                 pending.clear()
 
             try:
-                for number, text in iter_corpus(corpus, max_texts=max_texts):
-                    todo = not (resume and _finished(out / "texts" / f"text{number:05d}.json", options))
+                for number, text, given in _texts(corpus, max_texts):
+                    ids = np.asarray(tokenizer(text)["input_ids"] if given is None else given, dtype=np.int64)
+                    longer = ids.size > limit
+                    ids = ids[:limit]
+                    todo = not (resume and _finished(out / "texts" / f"text{number:05d}.json", options, ids))
                     if not todo:
                         kept += 1
                         bar.update(1)
-                    ids = np.asarray(tokenizer(text)["input_ids"], dtype=np.int64)
-                    if ids.size > limit:
-                        truncated += 1 if todo else 0          # counted for the texts this run certifies
-                        ids = ids[:limit]
+                    elif longer:
+                        truncated += 1                         # counted for the texts this run certifies
                     if ids.size < 2:
-                        raise InputError(f"text {number} ({text[:40]!r}) tokenizes to {ids.size} token(s); "
+                        raise InputError(f"text {number} ({str(text)[:40]!r}) tokenizes to {ids.size} token(s); "
                                          "each text needs at least 2 tokens")
+                    require(window is None or ids.size <= window, InputError,
+                            f"text {number} has {ids.size} tokens but the model uses sliding-window attention "
+                            f"(window {window}), which is not handled beyond the window: give texts of at most "
+                            f"{window} tokens (--max-tokens {window})")
                     if todo:
                         tokens_of[number] = ids
                     group.append((number, text, ids, todo))
@@ -268,56 +257,29 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
         from .extract import capture_layers
 
         captures = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers)
-        tables.update(pool_corpus(out, cache, captures, layers, heads, progress=progress))
+        tables.update(pool_corpus(out, HeadCache(), captures, layers, heads, progress=progress))
     return {"texts": total, "certified": done, "kept": kept, "truncated": truncated, **tables}
 
 
-def _finished(path: Path, options) -> bool:
+def _finished(path: Path, options, ids) -> bool:
+    """Whether ``path`` holds a finished text made with these options from these tokens."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return data.get("schema") == TEXT_SCHEMA and data.get("options") == options
+    return (data.get("schema") == TEXT_SCHEMA and data.get("options") == options
+            and data.get("tokens") == [int(i) for i in ids])
 
 
 def _write_params(path: Path, loaded, layers) -> None:
     from .extract import capture_layers
+    from .head_sets import params_arrays
 
     if path.exists():
-        return
+        with np.load(path) as old:
+            if all(f"l{layer}_kind" in old.files for layer in layers):
+                return
     caps = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers)
-    arrays = {}
-    for layer, cap in caps.items():
-        ln = cap.layernorm
-        arrays.update({f"l{layer}_gamma": ln.gain, f"l{layer}_beta": ln.bias, f"l{layer}_eps": np.array(ln.eps),
-                       f"l{layer}_W_q": cap.W_q, f"l{layer}_b_q": cap.b_q, f"l{layer}_heads": np.array(cap.n_heads)})
     tmp = path.with_name("params.tmp.npz")
-    np.savez(tmp, **arrays)
+    np.savez(tmp, **params_arrays(caps))
     os.replace(tmp, path)
-
-
-def text_file_certificates(path, data) -> list:
-    """``(name, Certificate, keys)`` for every certificate of a text file (query sets put back)."""
-    from ..certificates.certificate import Certificate
-
-    params_path = Path(path).resolve().parent.parent / "params.npz"
-    if not params_path.exists():
-        raise ModelError(f"{path} needs {params_path.name} from the same run beside its texts folder")
-    with np.load(params_path) as p:
-        params = {k: p[k] for k in p.files}
-    arrays_path = Path(path).resolve().parent / str(data.get("arrays", ""))
-    if not arrays_path.is_file():
-        raise ModelError(f"{path} needs its arrays file {arrays_path.name} beside it")
-    with np.load(arrays_path) as a:
-        arrays = {k: a[k] for k in a.files}
-    out = []
-    for layer in data["layers"]:
-        out.append((f"layer{layer['layer']}/outputs", Certificate.from_json(layer["outputs"]),
-                    arrays[f"ln_outputs_l{layer['layer']}"]))
-    for h in data["heads"]:
-        keys = arrays[f"keys_l{h['layer']}_h{h['head']}"]
-        l, head = h["layer"], h["head"]
-        ln = dict(h["layernorm"], query_set=layer_query_set(params, l, head, keys.shape[1]).to_json())
-        out.append((f"layer{l}/head{head}/free", Certificate.from_json(h["free"]), keys))
-        out.append((f"layer{l}/head{head}/layernorm", Certificate.from_json(ln), keys))
-    return out

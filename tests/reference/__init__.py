@@ -1,0 +1,1 @@
+"""Slow reference implementations that the tests compare the package with (not shipped)."""
