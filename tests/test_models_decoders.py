@@ -260,3 +260,21 @@ def test_padded_batches_give_each_input_what_it_gets_alone(models, family):
             np.testing.assert_allclose(mine.rotated_keys(0), alone[layer].rotated_keys(0), rtol=0, atol=tol)
             if alone[layer].rotary:
                 np.testing.assert_array_equal(mine.rotary_cos, alone[layer].rotary_cos)
+
+
+@pytest.mark.parametrize("family", ["opt", "llama"])
+def test_a_heads_evidence_grows_with_its_keys_not_their_square(models, family, tmp_path):
+    """Bytes of one head's evidence for a text of T and of 3T tokens: about three times as
+    many, far from nine (the causal answers come from one pass, not a certificate per prefix)."""
+    folder, _ = models[family]
+    loaded = load_model(folder)
+    rng = np.random.default_rng(5)
+    sizes = {}
+    for T in (10, 30):
+        out = tmp_path / f"t{T}"
+        certify_model(loaded, [rng.integers(0, 40, T)], out, layers=[1], heads=[0], uniform="none")
+        data = json.loads((out / "texts" / "text00000.json").read_text())
+        sizes[T] = len(json.dumps(data["heads"][0]))
+        if causal_available():
+            assert "causal" in data["heads"][0]
+    assert sizes[30] < 4.5 * sizes[10], sizes
