@@ -140,6 +140,26 @@ def test_folding_gives_the_same_statuses(models, family):
     assert "selectable" in seen and seen & {"tie-only", "unselectable"}  # the comparison is not vacuous
 
 
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_fold_option_gives_the_same_statuses_and_checks(cli, models, family, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    ids = np.load(models / "ids.npy")[:1] % (17 if family == "bert" else 40)
+    np.save(tmp_path / "ids.npy", ids)
+    tables = {}
+    for name, extra in (("plain", []), ("folded", ["--fold"])):
+        out = tmp_path / name
+        result = cli(["certify-model", models / family, "--tokens", tmp_path / "ids.npy", "--uniform", "none",
+                      "--out", out, "--quiet", *extra])
+        assert result.status == 0, result.err
+        tables[name] = sorted((r["layer"], r["head"], r["position"], r["status_free"], r["status_realisable"])
+                              for r in pq.read_table(out / "table.parquet").to_pylist())
+        assert all(r.ok for r in check_model_file(out / "texts" / "text00000.json").values())
+    assert tables["plain"] == tables["folded"]
+    assert {r[3] for r in tables["plain"]} > {"selectable"} or {r[4] for r in tables["plain"]} > {"selectable"}
+    with np.load(tmp_path / "folded" / "params.npz") as params:
+        assert params["l0_gamma"].tolist() == [1.0] * 16 and bool(params["folded"])
+
+
 def test_resume_keeps_finished_files(cli, models, tmp_path):
     out = tmp_path / "resume"
     argv = ["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--out", out,

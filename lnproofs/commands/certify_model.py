@@ -51,7 +51,8 @@ def configure(parser) -> None:
     parser.add_argument("--config", metavar="CONFIG", default=None,
                         help="config.json for a single weights file (default: config.json beside it)")
     parser.add_argument("--resume", action="store_true", help="keep the texts already finished with these options")
-    parser.add_argument("--fold", action="store_true", help=argparse_suppress())
+    parser.add_argument("--fold", action="store_true",
+                        help="certify the folded form (LayerNorm gain and bias folded into W_q, W_k, centred)")
     parser.add_argument("--uniform", default="both", choices=("both", "free", "none"),
                         help="uniform attention with free and layer-realisable queries (both, default), "
                              "free queries only (faster for wide layers), or none")
@@ -66,12 +67,6 @@ def configure(parser) -> None:
     add_execution_options(parser, automatic="with 16 texts or more, a local cluster sized to the "
                                              "machine, one group of texts per task, each worker loading the model once; "
                                              "otherwise this process")
-
-
-def argparse_suppress():
-    import argparse
-
-    return argparse.SUPPRESS
 
 
 def _inputs(args, loaded) -> list:
@@ -96,10 +91,10 @@ def _check_options(args, loaded) -> None:
     if args.corpus is not None:
         require(not args.text and args.tokens is None, OptionError,
                 "give either --corpus PATH or --text/--tokens, not both")
-    require(not args.fold, OptionError,
-            "--fold is no longer a certify-model option: the folded form has the same statuses; fold a layer "
-            "from Python with lnproofs.fold_layernorm and certify its keys with lnproofs certify")
     family = loaded.family
+    require(not args.fold or family.norm == "layernorm", OptionError,
+            f"--fold folds a LayerNorm; this {family.name} model normalises with {family.norm}: "
+            "certify it without --fold")
     require(not args.pool or (family.norm == "layernorm" and family.positions != "rotary"), OptionError,
             f"--pool certifies pooled keys under LayerNorm queries without rotary positions (BERT, GPT-2, OPT); "
             f"this {family.name} model has {family.norm} and {family.positions} positions: drop --pool")
@@ -148,7 +143,7 @@ def run(args) -> int:
                                 uniform=args.uniform, progress=not args.quiet, warn=warn,
                                 workers=workers, scheduler=scheduler, config=args.config,
                                 batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size,
-                                pool=args.pool, causal=not args.no_causal)
+                                pool=args.pool, causal=not args.no_causal, fold=args.fold)
     except KeyboardInterrupt:
         print(f"lnproofs certify-model: interrupted; every finished text is in {args.out} "
               "(run again with --resume to go on)", file=sys.stderr, flush=True)

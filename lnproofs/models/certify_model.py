@@ -100,12 +100,13 @@ class ModelRun:
 
 def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: bool = False, uniform: str = "both",
                   progress: bool = False, causal: bool = True, texts=None, tokenizer=None, pool: bool = False,
-                  warn=None) -> ModelRun:
+                  warn=None, folded: bool = False) -> ModelRun:
     """Certify ``layers`` x ``heads`` of ``loaded`` on token id sequences ``inputs`` (one text
     each; ``texts`` their strings when known) into ``out_dir``, through the corpus road.
     ``uniform``: uniform attention with free and realisable queries (``"both"``), free only
     or ``"none"``; ``causal``: the causal answers of decoders; ``pool``: the keys of all
-    inputs also certified together (:mod:`.corpus_pool`)."""
+    inputs also certified together (:mod:`.corpus_pool`); ``folded``: the folded form of
+    LayerNorm layers (same statuses)."""
     from .corpus_run import certify_corpus
 
     if uniform not in UNIFORM_CHOICES:
@@ -113,7 +114,7 @@ def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: b
     texts = [None] * len(inputs) if texts is None else list(texts)
     corpus = [(text, np.asarray(ids, dtype=np.int64)) for text, ids in zip(texts, inputs)]
     result = certify_corpus(loaded, tokenizer, corpus, out_dir, layers=layers, heads=heads, resume=resume,
-                            uniform=uniform, progress=progress, warn=warn, causal=causal, pool=pool)
+                            uniform=uniform, progress=progress, warn=warn, causal=causal, pool=pool, fold=folded)
     layer_rows, head_rows = summarize(out_dir)
     write_summary(out_dir, layer_rows, norm=loaded.family.norm)
     return ModelRun(Path(out_dir), result["certified"], result["kept"], tuple(layer_rows), tuple(head_rows))

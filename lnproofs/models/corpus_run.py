@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernel.errors import InputError, ModelError, require
+from ..kernel.errors import InputError, ModelError, OptionError, require
 from .corpus_heads import HeadCache, _write_json, free_certificate, head_query_set, layer_query_set, setup_heads
 from .head_sets import HeadSets
 from .text_heads import TEXT_SCHEMA, certify_text
@@ -64,7 +64,12 @@ def _group_task(item, state):
 
     members, layers, heads, options = item
     loaded, cache = state
+    options = dict(options)
     captures = capture_layers(loaded, [ids for _, _, ids, _ in members], layers, batch_size=len(members))
+    if options.pop("fold", False):
+        from .folding import fold_capture
+
+        captures = {layer: fold_capture(cap) for layer, cap in captures.items()}
     out = []
     try:
         for k, (number, text, ids, todo) in enumerate(members):
@@ -109,7 +114,8 @@ def _texts(corpus, max_texts):
 def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=None, max_texts=None,
                    max_tokens=None, resume=False, uniform="both", progress=True, warn=None,
                    head_cache: HeadSets | None = None, workers=1, scheduler=None, config=None,
-                   batch_size: int = FORWARD_BATCH, pool: bool = False, causal: bool = True) -> dict:
+                   batch_size: int = FORWARD_BATCH, pool: bool = False, causal: bool = True,
+                   fold: bool = False) -> dict:
     """Certify the texts of ``corpus`` one by one into ``out_dir``.
 
     ``corpus``: a path (see :mod:`lnproofs.io.corpus`), or a list of ``(text, token ids)``
@@ -132,7 +138,9 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     Texts longer than the model's context (or ``max_tokens``) are truncated (counted for
     one warning); a text longer than a chosen layer's sliding window is refused
     (:class:`~lnproofs.kernel.errors.InputError`) after the texts before it are written.
-    ``causal``: the causal answers of decoders (:mod:`.text_causal`).
+    ``causal``: the causal answers of decoders (:mod:`.text_causal`).  ``fold``: certify the
+    folded form of LayerNorm layers (:func:`lnproofs.models.folding.fold_capture`: gain and
+    bias folded into ``W_q`` and ``W_k``, centred; the statuses are the same).
     ``pool=True``: once every text is finished, the keys of all texts are also certified
     together per layer and head (:mod:`lnproofs.models.corpus_pool`)."""
     from tqdm import tqdm
@@ -159,9 +167,14 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             if warn:
                 warn("the causal answers of decoders are not computed in this version (no causal proposer); "
                      "the causal columns are empty")
+    if fold and loaded.family.norm != "layernorm":
+        raise OptionError(f"--fold folds a LayerNorm; this {loaded.family.name} model normalises with "
+                          f"{loaded.family.norm}: certify it without --fold")
     options = {"layers": layers, "heads": heads, "uniform": uniform, "max_tokens": limit, "causal": causal}
-    text_options = {"uniform": uniform, "causal": causal}
-    _write_params(out / "params.npz", loaded, layers)
+    if fold:
+        options["fold"] = True
+    text_options = {"uniform": uniform, "causal": causal, "fold": bool(fold)}
+    _write_params(out / "params.npz", loaded, layers, fold)
     total = len(corpus[:max_texts] if max_texts else corpus) if isinstance(corpus, (list, tuple)) \
         else count_texts(corpus, max_texts=max_texts)
     cache = HeadSets() if head_cache is None else head_cache
@@ -271,15 +284,19 @@ def _finished(path: Path, options, ids) -> bool:
             and data.get("tokens") == [int(i) for i in ids])
 
 
-def _write_params(path: Path, loaded, layers) -> None:
+def _write_params(path: Path, loaded, layers, fold: bool = False) -> None:
     from .extract import capture_layers
     from .head_sets import params_arrays
 
     if path.exists():
         with np.load(path) as old:
-            if all(f"l{layer}_kind" in old.files for layer in layers):
+            if all(f"l{layer}_kind" in old.files for layer in layers) and bool(old.get("folded", False)) == fold:
                 return
     caps = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers)
+    if fold:
+        from .folding import fold_capture
+
+        caps = {layer: fold_capture(cap) for layer, cap in caps.items()}
     tmp = path.with_name("params.tmp.npz")
-    np.savez(tmp, **params_arrays(caps))
+    np.savez(tmp, folded=np.array(bool(fold)), **params_arrays(caps))
     os.replace(tmp, path)

@@ -258,8 +258,9 @@ def _post_norm_opt(tmp_path):
     return ["certify-model", folder, "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
 
 
-def _fold(tmp_path):
-    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2]), "--fold", "--out", tmp_path / "o"]
+def _fold_rmsnorm(tmp_path):
+    return ["certify-model", _decoder(tmp_path, "llama"), "--tokens", _tokens(tmp_path, [1, 2]), "--fold",
+            "--out", tmp_path / "o"]
 
 
 def _pool_rmsnorm(tmp_path):
@@ -280,7 +281,7 @@ CASES += [
     ("alibi-config-flag", _alibi_flag, "ALiBi"),
     ("sliding-window-exceeded", _sliding_window_exceeded, "sliding-window attention (window 4)"),
     ("post-norm-opt", _post_norm_opt, "do_layer_norm_before"),
-    ("fold-is-no-longer-an-option", _fold, "lnproofs.fold_layernorm"),
+    ("fold-with-rmsnorm", _fold_rmsnorm, "--fold folds a LayerNorm"),
     ("pool-with-rmsnorm", _pool_rmsnorm, "--pool certifies pooled keys under LayerNorm queries"),
     ("unsupported-family-names-the-supported-ones", _unsupported_family_named,
      "accepted model types: bert, gpt2, gpt_neox, opt, llama, mistral, qwen2, gemma"),
