@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "params_query_set", "realisable_results", "HeadSets"]
+__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "params_query_set", "coverage_of", "realisable_results", "HeadSets"]
 
 KINDS = ("layernorm", "rmsnorm", "layernorm_rotary")
 
@@ -88,6 +88,17 @@ def params_query_set(params, layer: int, head: int, d: int, rotary=None, positio
                      params[f"l{layer}_W_q"][rows], params[f"l{layer}_b_q"][rows], rotation)
 
 
+def coverage_of(query_set):
+    """The coverage evidence of ``query_set`` (every direction realisable) as JSON, or None
+    when the coverage proposer is absent or proposes nothing."""
+    try:
+        from ..propose.querysets.coverage import propose_coverage
+    except ImportError:
+        return None
+    found = propose_coverage(query_set)
+    return None if found is None else found.to_json()
+
+
 def realisable_results(keys, query_set, kind, indices=None) -> list[dict]:
     """Result dictionaries of ``keys`` (the ``indices``, default all) under a rotary or RMSNorm
     query set, from its proposer (each checked exactly there)."""
@@ -125,6 +136,14 @@ class HeadSets:
                 V, root, _ = basis
                 extra = (ExactQueryMap(qs), basis, (V * root * root) @ V.T)
             self.items[key] = (kind, qs) + extra
+        return self.items[key]
+
+    def coverage(self, capture, head: int):
+        """The JSON coverage evidence of head ``head``'s realisable set (every direction is
+        realisable, at every position), or None; proposed once per run."""
+        key = ("coverage", capture.layer, head)
+        if key not in self.items:
+            self.items[key] = coverage_of(self.get(capture, head)[1])
         return self.items[key]
 
     def at(self, capture, head: int, row: int):

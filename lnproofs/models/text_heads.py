@@ -23,23 +23,12 @@ import numpy as np
 from .corpus_heads import _certificate, free_certificate, outputs_certificate, result_json
 from .head_sets import realisable_results
 
-__all__ = ["TEXT_SCHEMA", "COVERED_STATUS", "certify_text", "coverage_of"]
+__all__ = ["TEXT_SCHEMA", "COVERED_STATUS", "certify_text"]
 
 TEXT_SCHEMA = "lnproofs.model-text/2"
 #: a free status -> the realisable status it implies when the query set covers every direction
 COVERED_STATUS = {"selectable": "selectable", "tie-only": "not-realisable", "unselectable": "not-realisable",
                   "undecided": "undecided"}
-
-
-def coverage_of(query_set):
-    """The coverage evidence of ``query_set`` (every direction realisable) as JSON, or None
-    when the coverage proposer is absent or proposes nothing."""
-    try:
-        from ..propose.querysets.coverage import propose_coverage
-    except ImportError:
-        return None
-    found = propose_coverage(query_set)
-    return None if found is None else found.to_json()
 
 
 def _free_results(keys) -> dict:
@@ -86,7 +75,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             if kind != "layernorm" and cap.rotary:
                 ref["position"] = int(cap.sources[T - 1, 1])
             shared = by_key_head.get(g)
-            cover = coverage_of(qs) if coverage and kind != "layernorm" else None
+            cover = sets.coverage(cap, head) if coverage and kind != "layernorm" else None
             if kind == "layernorm":
                 results = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
                 free = shared["free"] if shared else free_certificate(keys, results, H, basis[2])
