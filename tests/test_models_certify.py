@@ -160,6 +160,27 @@ def test_fold_option_gives_the_same_statuses_and_checks(cli, models, family, tmp
         assert params["l0_gamma"].tolist() == [1.0] * 16 and bool(params["folded"])
 
 
+def test_head_files_hold_every_texts_evidence_for_one_head(cli, models, tmp_path):
+    out = tmp_path / "out"
+    result = cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--layers", "1", "--heads", "0,3",
+                  "--uniform", "none", "--head-files", "--out", out, "--quiet"])
+    assert result.status == 0, result.err
+    assert sorted(p.name for p in (out / "heads").iterdir()) == ["layer1_head0.json", "layer1_head3.json"]
+    path = out / "heads" / "layer1_head3.json"
+    data = json.loads(path.read_text())
+    assert [t["text"] for t in data["texts"]] == [0, 1]
+    np.testing.assert_array_equal(np.array(data["texts"][1]["keys"]), _arrays(out, 1)["keys_l1_kv3"])
+    checked = cli(["check", path, "--json"])
+    assert checked.status == 0, checked.out
+    names = {r["name"] for r in checked.json()}
+    assert {"text0/free", "text0/realisable", "text1/free", "text1/realisable"} <= names
+    target = next(r for r in data["texts"][1]["realisable"]["results"] if r["status"] == "selectable")
+    target["y"] = [-v for v in target["y"]]
+    path.write_text(json.dumps(data))
+    refuted = cli(["check", path])
+    assert refuted.status == 1 and "text1/realisable" in refuted.out
+
+
 def test_resume_keeps_finished_files(cli, models, tmp_path):
     out = tmp_path / "resume"
     argv = ["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--out", out,

@@ -51,6 +51,9 @@ def configure(parser) -> None:
     parser.add_argument("--config", metavar="CONFIG", default=None,
                         help="config.json for a single weights file (default: config.json beside it)")
     parser.add_argument("--resume", action="store_true", help="keep the texts already finished with these options")
+    parser.add_argument("--head-files", action="store_true",
+                        help="also one file per head, heads/layer{L}_head{H}.json: every text's keys and evidence "
+                             "for that head, checkable on its own")
     parser.add_argument("--fold", action="store_true",
                         help="certify the folded form (LayerNorm gain and bias folded into W_q, W_k, centred)")
     parser.add_argument("--uniform", default="both", choices=("both", "free", "none"),
@@ -150,6 +153,10 @@ def run(args) -> int:
         return 130
     layer_rows, _ = summarize(args.out)
     write_summary(args.out, layer_rows, norm=loaded.family.norm)
+    if args.head_files:
+        from ..models.head_files import write_head_files
+
+        write_head_files(args.out)
     pooled = f"; pooled over {result['pooled_texts']} text(s): pooled.parquet, pooled/" if args.pool else ""
     print(f"{loaded.family.name} model, {result['texts']} text(s): {result['certified']} certified, "
           f"{result['kept']} kept from an earlier run; {result['rows']} table rows in {args.out}{pooled}")

@@ -100,13 +100,14 @@ class ModelRun:
 
 def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: bool = False, uniform: str = "both",
                   progress: bool = False, causal: bool = True, texts=None, tokenizer=None, pool: bool = False,
-                  warn=None, folded: bool = False) -> ModelRun:
+                  warn=None, folded: bool = False, head_files: bool = False) -> ModelRun:
     """Certify ``layers`` x ``heads`` of ``loaded`` on token id sequences ``inputs`` (one text
     each; ``texts`` their strings when known) into ``out_dir``, through the corpus road.
     ``uniform``: uniform attention with free and realisable queries (``"both"``), free only
     or ``"none"``; ``causal``: the causal answers of decoders; ``pool``: the keys of all
     inputs also certified together (:mod:`.corpus_pool`); ``folded``: the folded form of
-    LayerNorm layers (same statuses)."""
+    LayerNorm layers (same statuses); ``head_files``: also one file per head
+    (:mod:`.head_files`)."""
     from .corpus_run import certify_corpus
 
     if uniform not in UNIFORM_CHOICES:
@@ -117,6 +118,10 @@ def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: b
                             uniform=uniform, progress=progress, warn=warn, causal=causal, pool=pool, fold=folded)
     layer_rows, head_rows = summarize(out_dir)
     write_summary(out_dir, layer_rows, norm=loaded.family.norm)
+    if head_files:
+        from .head_files import write_head_files
+
+        write_head_files(out_dir)
     return ModelRun(Path(out_dir), result["certified"], result["kept"], tuple(layer_rows), tuple(head_rows))
 
 
@@ -209,6 +214,7 @@ def model_file_certificates(path) -> list:
     from ..certificates.certificate import Certificate
     from ..kernel.errors import CertificateFormatError
     from .corpus_pool import POOL_SCHEMA, pool_file_certificates
+    from .head_files import HEADS_SCHEMA, head_file_certificates
     from .text_check import text_file_certificates
     from .text_heads import TEXT_SCHEMA
 
@@ -216,11 +222,13 @@ def model_file_certificates(path) -> list:
     schema = data.get("schema")
     if schema in (TEXT_SCHEMA, "lnproofs.model-text/1"):
         return text_file_certificates(path, data)
+    if schema == HEADS_SCHEMA:
+        return head_file_certificates(path, data)
     if schema == POOL_SCHEMA:
         return pool_file_certificates(path, data)
     if schema not in (HEAD_SCHEMA, LAYER_SCHEMA):
         raise ModelError(f"{path} is not a certify-model file (schema {schema!r}); "
-                         f"accepted schemas: {TEXT_SCHEMA}, {POOL_SCHEMA}, {HEAD_SCHEMA}, {LAYER_SCHEMA}")
+                         f"accepted schemas: {TEXT_SCHEMA}, {HEADS_SCHEMA}, {POOL_SCHEMA}, {HEAD_SCHEMA}, {LAYER_SCHEMA}")
     fields = (("certificate", "ln_outputs"),) if schema == LAYER_SCHEMA else (("free", "keys"), ("layernorm", "keys"))
     out = []
     for name, array in fields:
@@ -255,10 +263,13 @@ def _prefix_certificates(data: dict, keys: np.ndarray) -> list:
 def model_file_checks(path) -> list:
     """``(name, CheckReport)`` for the evidence of a file that is not a certificate (coverage,
     causal records); empty for files without any."""
+    from .head_files import HEADS_SCHEMA, head_file_checks
     from .text_check import text_file_checks
     from .text_heads import TEXT_SCHEMA
 
     data = _read(path)
+    if data.get("schema") == HEADS_SCHEMA:
+        return head_file_checks(path, data)
     return text_file_checks(path, data) if data.get("schema") == TEXT_SCHEMA else []
 
 
