@@ -255,7 +255,7 @@ def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path
             qs = head_query_set(caps[0][layer], head)
             free = certify(keys).statuses
             ln = [r["status"] for r in certify_results(keys, qs, reference=True)]
-            got = sorted((r["text"], r["position"], r["pooled_free"], r["pooled_layernorm"]) for r in rows
+            got = sorted((r["text"], r["position"], r["pooled_free"], r["pooled_realisable"]) for r in rows
                          if r["layer"] == layer and r["head"] == head)
             where = [(t, p) for t, x in enumerate(ids) for p in range(len(x))]
             assert got == sorted((t, p, f, s) for (t, p), f, s in zip(where, free, ln))
