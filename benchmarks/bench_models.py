@@ -127,7 +127,7 @@ def random_model(name, folder, seed=0):
     return folder
 
 
-def run_decoder(name, n_texts, reference_heads, work):
+def run_decoder(name, n_texts, reference_heads, work, uniform="both"):
     """The road on ``n_texts`` inputs of 64 tokens; the reference and HiGHS on the same keys."""
     import sys
 
@@ -142,16 +142,16 @@ def run_decoder(name, n_texts, reference_heads, work):
     rng = np.random.default_rng(1)
     inputs = [rng.integers(0, 1000, 64) for _ in range(n_texts)]
     start = time.perf_counter()
-    certify_model(loaded, inputs[:1], work / f"{name}-one", uniform="none")
+    certify_model(loaded, inputs[:1], work / f"{name}-one", uniform=uniform)
     one_s = time.perf_counter() - start
     start = time.perf_counter()
-    run = certify_model(loaded, inputs, work / f"{name}-all", uniform="none")
+    run = certify_model(loaded, inputs, work / f"{name}-all", uniform=uniform)
     road_s = time.perf_counter() - start
     caps = capture_layers(loaded, inputs[:1], list(range(loaded.n_layers)))
     heads = [(layer, head) for layer in range(loaded.n_layers) for head in range(loaded.n_heads)]
     start = time.perf_counter()
     for layer, head in heads[:reference_heads]:
-        certify_head(caps[layer], head, uniform="none", causal=loaded.family.causal)
+        certify_head(caps[layer], head, uniform=uniform, causal=loaded.family.causal)
     reference_s = (time.perf_counter() - start) * len(heads) / reference_heads
     start = time.perf_counter()
     for layer, head in heads:
@@ -159,7 +159,7 @@ def run_decoder(name, n_texts, reference_heads, work):
         for i in range(len(keys)):
             highs_margin(keys, i)
     highs_s = time.perf_counter() - start
-    return {"model": name, "texts": n_texts, "tokens": 64 * n_texts, "heads": len(heads), "certified": run.certified,
+    return {"model": name, "uniform": uniform, "texts": n_texts, "tokens": 64 * n_texts, "heads": len(heads), "certified": run.certified,
             "road_one_text_s": round(one_s, 2), "road_s": round(road_s, 2),
             "road_per_token_ms": round(1000 * road_s / (64 * n_texts), 2),
             "reference_one_text_s_est": round(reference_s, 1), "reference_heads_timed": reference_heads,
@@ -197,7 +197,7 @@ def decoders(args) -> None:
     figures = {"date": time.strftime("%Y-%m-%d"), "machine": platform.platform(), "note": args.note, "cases": []}
     try:
         for name in args.decoder_models.split(","):
-            figures["cases"].append(run_decoder(name, args.decoder_texts, args.reference_heads, work))
+            figures["cases"].append(run_decoder(name, args.decoder_texts, args.reference_heads, work, args.uniform))
             print(json.dumps(figures["cases"][-1]), flush=True)
         if args.tinyllama:
             figures["cases"].append(run_tinyllama(work, args.tinyllama_layers))
@@ -237,6 +237,8 @@ def main() -> None:
     parser.add_argument("--decoder-models", default="gpt2,gpt_neox,llama,bert")
     parser.add_argument("--decoder-texts", type=int, default=100)
     parser.add_argument("--reference-heads", type=int, default=2)
+    parser.add_argument("--uniform", default="both", choices=("both", "free", "none"),
+                        help="uniform attention in the decoder cases (default: both, as the command line)")
     parser.add_argument("--tinyllama", action="store_true")
     parser.add_argument("--tinyllama-layers", type=int, default=None)
     args = parser.parse_args()
