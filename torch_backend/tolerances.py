@@ -51,6 +51,8 @@ TABLE: dict[str, tuple[float, float]] = {
     "attention.rank_deficient_caveat": (16.0, 0.5),
     "attention.duplicate_caveat": (16.0, 0.5),
     "attention.demo_threshold": (16.0, 0.5),
+    "coverage.argmax_direction": (16.0, 0.5),
+    "coverage.every_direction": (16.0, 0.5),
     # certificate and layer re-checks
     "certificate.margin": (16.0, 0.5),
     "certificate.combination": (16.0, 0.5),

@@ -15,7 +15,7 @@ from ..kernel.errors import OptionError
 __all__ = ["THEOREM_NAMES", "MODULES", "theorem_names", "all_theorems", "prove_all", "get_theorem"]
 
 #: theorem modules under lnproofs.derive.theorems, in the order their theorems are listed
-MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention")
+MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention", "coverage")
 
 THEOREM_NAMES = (
     "projection.mean_subtraction",
@@ -51,6 +51,8 @@ THEOREM_NAMES = (
     "attention.rank_deficient_caveat",
     "attention.duplicate_caveat",
     "attention.demo_threshold",
+    "coverage.argmax_direction",
+    "coverage.every_direction",
 )
 
 

@@ -2,20 +2,33 @@
 
 ``generate(seed, topics)`` makes a :class:`ProblemSet`; ``write_homework`` writes the
 problem set, the instructor's solutions and ``problems.json``; ``check_answers``
-checks a student's answers exactly and explains every wrong one.
+checks a student's answers exactly and explains every wrong one.  For a class,
+``read_roster`` reads the roster, ``write_class`` writes every student's problem set
+(``generate(seed, topics, student=id)``) and ``grade_folder`` grades a folder of
+submissions into a :class:`Gradebook` (written by ``write_gradebook`` or, for
+Gradescope, ``write_gradescope``).
 """
 
 from __future__ import annotations
 
 from .answers import ANSWERS_SCHEMA, CheckResult, PartResult, ProblemResult, check_answers, load_answers, load_problem_set
+from .classroom import ClassInfo, write_class
 from .generate import ProblemSet, generate, generate_homework, parse_topics
+from .gradebook import write_gradebook, write_gradescope
+from .grading import Gradebook, ProblemSource, grade_folder
 from .problems import TOPICS, Solution, problem_from_json
 from .render import write_homework
+from .roster import Roster, Student, read_roster
 
 __all__ = [
     "ANSWERS_SCHEMA",
     "TOPICS",
     "CheckResult",
+    "ClassInfo",
+    "Gradebook",
+    "ProblemSource",
+    "Roster",
+    "Student",
     "PartResult",
     "ProblemResult",
     "ProblemSet",
@@ -23,9 +36,14 @@ __all__ = [
     "check_answers",
     "generate",
     "generate_homework",
+    "grade_folder",
     "load_answers",
     "load_problem_set",
     "parse_topics",
     "problem_from_json",
+    "read_roster",
+    "write_class",
+    "write_gradebook",
+    "write_gradescope",
     "write_homework",
 ]

@@ -6,6 +6,7 @@ stable across Python versions), and nothing reads the clock.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from dataclasses import dataclass
 from fractions import Fraction
@@ -30,13 +31,22 @@ SCHEMA = "lnproofs.homework/1"
 
 @dataclass(frozen=True)
 class ProblemSet:
-    """A seeded list of problems, one per topic, in the order of :data:`TOPICS`."""
+    """A seeded list of problems, one per topic, in the order of :data:`TOPICS`.
+
+    ``student`` is the roster id the problems were drawn for (None for a problem set
+    drawn from the seed alone, as ``homework new --seed`` makes).
+    """
 
     seed: int
     problems: tuple
+    student: str | None = None
 
     def to_json(self) -> dict:
-        return {"schema": SCHEMA, "seed": self.seed, "problems": [p.to_json() for p in self.problems]}
+        data = {"schema": SCHEMA, "seed": self.seed}
+        if self.student is not None:
+            data["student"] = self.student
+        data["problems"] = [p.to_json() for p in self.problems]
+        return data
 
     @classmethod
     def from_json(cls, data) -> "ProblemSet":
@@ -51,7 +61,12 @@ class ProblemSet:
         parsed = tuple(problem_from_json(p) for p in problems)
         ids = [p.id for p in parsed]
         require(len(set(ids)) == len(ids), FileFormatError, "problems.json lists a problem id twice")
-        return cls(seed=seed, problems=parsed)
+        student = data.get("student")
+        if student is not None:
+            from .roster import check_student_id
+
+            check_student_id(student, "problems.json 'student'")
+        return cls(seed=seed, problems=parsed, student=student)
 
     def by_id(self) -> dict:
         return {p.id: p for p in self.problems}
@@ -179,14 +194,32 @@ _MAKERS = {
 }
 
 
-def generate(seed: int = 0, topics=None) -> ProblemSet:
+def _stream(seed: int, position: int, student: str | None) -> random.Random:
+    """The random stream of one topic: from the seed alone, or from the seed and a student's id.
+
+    With a student the stream is seeded by SHA-256 of ``"seed/id/position"`` (stable across
+    Python versions and machines, and unrelated between students).
+    """
+    if student is None:
+        return random.Random(seed * 1000 + position)
+    digest = hashlib.sha256(f"lnproofs.homework/{seed}/{student}/{position}".encode("utf-8")).digest()
+    return random.Random(int.from_bytes(digest, "big"))
+
+
+def generate(seed: int = 0, topics=None, student: str | None = None) -> ProblemSet:
     """A problem set, one problem per topic; each topic draws from its own seeded stream.
 
     ``topics`` is an iterable of topic names or a comma-separated string (default: all).
-    A topic's problem depends only on the seed, not on which other topics are asked for.
+    A topic's problem depends only on the seed (and ``student``, a roster id, when given),
+    not on which other topics are asked for.  Without ``student`` the problems are those
+    of ``homework new --seed``; with it, each student of a class gets their own numbers.
     """
     require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, OptionError,
             f"seed must be a non-negative integer, not {seed!r}")
+    if student is not None:
+        from .roster import check_student_id
+
+        check_student_id(student)
     if topics is None or isinstance(topics, str):
         chosen = parse_topics(topics)
     else:
@@ -194,10 +227,9 @@ def generate(seed: int = 0, topics=None) -> ProblemSet:
     problems = []
     for position, topic in enumerate(TOPICS):
         if topic in chosen:
-            rng = random.Random(seed * 1000 + position)
-            problems.append(_MAKERS[topic](rng))
+            problems.append(_MAKERS[topic](_stream(seed, position, student)))
     # a round trip through JSON keeps the object and the file in lockstep
-    return ProblemSet(seed=seed, problems=tuple(problem_from_json(p.to_json()) for p in problems))
+    return ProblemSet(seed=seed, problems=tuple(problem_from_json(p.to_json()) for p in problems), student=student)
 
 
 #: the name under which :func:`generate` is exported from the top-level package

@@ -12,7 +12,8 @@ from fractions import Fraction
 
 from ..kernel.errors import InputError
 
-__all__ = ["certify_keys", "checker_verdict", "uniform_check", "uniform_search", "nice_witness", "theorem_for",
+__all__ = ["certify_keys", "checker_verdict", "uniform_check", "uniform_search", "nice_witness", "nice_combination",
+           "theorem_for",
            "proved_theorem"]
 
 
@@ -107,6 +108,54 @@ def nice_witness(keys, index: int, witness, tie: bool = False) -> tuple[Fraction
     if not _wins(keys, index, exact, tie):
         raise InputError(f"the certifier's query for key {index + 1} does not pass the exact test")
     return exact
+
+
+def _solve_exact(rows: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction] | None:
+    """The unique solution of a square-or-tall exact linear system, or None (singular or inconsistent)."""
+    m, n = len(rows), len(rows[0])
+    a = [row[:] + [b] for row, b in zip(rows, rhs)]
+    r = 0
+    for c in range(n):
+        p = next((i for i in range(r, m) if a[i][c] != 0), None)
+        if p is None:
+            return None
+        a[r], a[p] = a[p], a[r]
+        for i in range(m):
+            if i != r and a[i][c] != 0:
+                f = a[i][c] / a[r][c]
+                a[i] = [x - f * y for x, y in zip(a[i], a[r])]
+        r += 1
+    if any(a[i][n] != 0 for i in range(r, m)):
+        return None
+    return [a[i][n] / a[i][i] for i in range(n)]
+
+
+def nice_combination(keys, index: int, indices, weights) -> tuple[list[int], list[Fraction]]:
+    """Convex weights with small denominators reproducing key ``index`` (0-based), checked exactly.
+
+    The certifier's weights are exact but may be dyadic rationals with 16-digit numerators;
+    a student reads 3/7 more easily.  When every given weight already has a denominator of
+    at most 1000 they are kept; otherwise the exact barycentric weights over the fewest keys
+    of the given support (Caratheodory: at most dim + 1 of them) are returned.  The result
+    is accepted only if the trusted checker verifies it; else the given weights are returned.
+    """
+    from itertools import combinations
+
+    given = [Fraction(w) for w in weights]
+    if all(w.denominator <= 1000 for w in given):
+        return list(indices), given
+    exact = [[Fraction(v) for v in row] for row in keys]
+    target = exact[index]
+    support = [i for i, w in zip(indices, given) if w > 0]
+    for size in range(1, len(target) + 2):
+        for subset in combinations(sorted(support), size):
+            rows = [[exact[j][c] for j in subset] for c in range(len(target))] + [[Fraction(1)] * size]
+            solution = _solve_exact(rows, target + [Fraction(1)])
+            if solution is None or any(w < 0 for w in solution):
+                continue
+            if checker_verdict(keys, index, "unselectable", combination=(list(subset), solution)):
+                return list(subset), solution
+    return list(indices), given
 
 
 def _split(reference: str) -> tuple[str, int | None]:

@@ -299,7 +299,7 @@ class SelectabilityProblem(_Problem):
         return certify_keys([list(k) for k in self.keys])
 
     def solve(self) -> Solution:
-        from .library import nice_witness
+        from .library import nice_combination, nice_witness
 
         cert = self.certificate()
         answers, statuses, work = {}, {}, []
@@ -314,7 +314,9 @@ class SelectabilityProblem(_Problem):
                 work.append(f"Key {number} is selectable: $q = ({', '.join(_fr_text(q))})$ scores it strictly above every other key.")
             elif status in ("tie-only", "unselectable"):
                 comb = result.get("combination") or {}
-                pairs = sorted(zip((int(i) + 1 for i in comb.get("indices", [])), comb.get("weights", [])))
+                indices, weights = nice_combination(self.keys, number - 1, comb.get("indices", []),
+                                                    [parse_fraction(str(w)) for w in comb.get("weights", [])])
+                pairs = sorted(zip((int(i) + 1 for i in indices), (format_fraction(w) for w in weights)))
                 idx, weights = [k for k, _ in pairs], [w for _, w in pairs]
                 entry["combination"] = {"keys": idx, "weights": weights}
                 terms = " + ".join(f"{w}\\,k_{{{i}}}" for i, w in zip(idx, weights))

@@ -23,6 +23,9 @@ __all__ = [
     "solutions_markdown",
     "solutions_latex",
     "write_homework",
+    "write_files",
+    "compile_pdf",
+    "instructor_texts",
     "compact_json",
     "solution_markdown",
 ]
@@ -166,23 +169,36 @@ def _preamble(title: str) -> list[str]:
     ]
 
 
-def _answers_intro() -> str:
+def _answers_intro(problem_set) -> str:
+    exact = ("Give exact values: integers, fractions written as \"p/q\", and square roots written sqrt(...).")
+    student = getattr(problem_set, "student", None)
+    if student is not None:
+        return (f"These problems were drawn for you (student id {student}). Write your answers in a JSON file "
+                f"named {student}.json (the answers format is described in docs/homework.md of lnproofs) with "
+                f"\"student_id\": \"{student}\" at the top level, and hand it in. " + exact)
     return ("Write your answers in a JSON file (the answers format is described in docs/homework.md of lnproofs) "
             "and check them "
-            "with lnproofs homework check answers.json --problems FOLDER. Give exact values: integers, "
-            "fractions written as \"p/q\", and square roots written sqrt(...).")
+            "with lnproofs homework check answers.json --problems FOLDER. " + exact)
+
+
+def _title(problem_set, what: str, for_student: bool) -> str:
+    """A student's sheet names the student, never the seed (seed and id would regenerate the solutions)."""
+    student = getattr(problem_set, "student", None)
+    if student is None:
+        return f"{what} (seed {problem_set.seed})"
+    return f"{what} for student {student}" if for_student else f"{what} (seed {problem_set.seed}, student {student})"
 
 
 def problem_set_markdown(problem_set) -> str:
-    lines = [f"# LayerNorm and attention: problem set (seed {problem_set.seed})", "", _answers_intro(), ""]
+    lines = [f"# {_title(problem_set, 'LayerNorm and attention: problem set', True)}", "", _answers_intro(problem_set), ""]
     for number, problem in enumerate(problem_set.problems, 1):
         lines.append(problem_markdown(problem, number))
     return "\n".join(lines)
 
 
 def problem_set_latex(problem_set) -> str:
-    out = _preamble(f"LayerNorm and attention: problem set (seed {problem_set.seed})")
-    out += [latex_escape(_answers_intro()), ""]
+    out = _preamble(_title(problem_set, "LayerNorm and attention: problem set", True))
+    out += [latex_escape(_answers_intro(problem_set)), ""]
     for number, problem in enumerate(problem_set.problems, 1):
         out.append(problem_latex(problem, number))
     out.append("\\end{document}")
@@ -190,12 +206,21 @@ def problem_set_latex(problem_set) -> str:
 
 
 # ------------------------------------------------------------------ solutions
-def _theorem_block(name: str, markdown: bool) -> str:
-    """The library's proof of theorem ``name`` rendered by the theorem object itself."""
+def _theorem_block(name: str, markdown: bool, proofs: dict | None = None) -> str:
+    """The library's proof of theorem ``name`` rendered by the theorem object itself.
+
+    ``proofs`` (name -> proof result), when given, keeps proofs already run: a class of
+    students shares the same theorems, proved once.
+    """
     from .library import proved_theorem
 
     try:
-        result = proved_theorem(name)
+        if proofs is None:
+            result = proved_theorem(name)
+        else:
+            if name not in proofs:
+                proofs[name] = proved_theorem(name)
+            result = proofs[name]
     except Exception as err:  # another module's bug must not block the handout; say so in it
         what = f"its proof could not be run ({type(err).__name__}: {err})"
         return (f"Theorem `{name}`: {what}." if markdown
@@ -256,7 +281,7 @@ def solution_markdown(solution) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _solution_sections(problem_set, solutions, markdown: bool) -> list[str]:
+def _solution_sections(problem_set, solutions, markdown: bool, proofs: dict | None = None) -> list[str]:
     out = []
     for number, (problem, solution) in enumerate(zip(problem_set.problems, solutions), 1):
         title = f"Problem {number}: {_TITLES[problem.topic]}"
@@ -270,7 +295,7 @@ def _solution_sections(problem_set, solutions, markdown: bool) -> list[str]:
                         _certificate_table(solution, True), ""]
             out += ["Answer in the answers format:", "", "```json", answer_json, "```", ""]
             for name in solution.theorems:
-                out += [_theorem_block(name, True), ""]
+                out += [_theorem_block(name, True, proofs), ""]
         else:
             out += [f"\\section*{{{latex_escape(title)}}}", "\\begin{itemize}"]
             out += [f"  \\item {line}" for line in solution.work] + ["\\end{itemize}", ""]
@@ -281,40 +306,55 @@ def _solution_sections(problem_set, solutions, markdown: bool) -> list[str]:
                         "\\medskip", _certificate_table(solution, False), ""]
             out += ["\\noindent Answer in the answers format:", "\\begin{verbatim}", answer_json, "\\end{verbatim}", ""]
             for name in solution.theorems:
-                out += [_theorem_block(name, False), ""]
+                out += [_theorem_block(name, False, proofs), ""]
     return out
 
 
-def solutions_markdown(problem_set, solutions) -> str:
-    lines = [f"# Instructor solutions (seed {problem_set.seed})", "",
+def solutions_markdown(problem_set, solutions, proofs: dict | None = None) -> str:
+    lines = [f"# {_title(problem_set, 'Instructor solutions', False)}", "",
              "Produced by lnproofs: the worked values are exact, selectability certificates are verified by "
              "the exact checker, and each solution ends with the library's machine-checked proofs.", ""]
-    lines += _solution_sections(problem_set, solutions, True)
+    lines += _solution_sections(problem_set, solutions, True, proofs)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def solutions_latex(problem_set, solutions) -> str:
-    out = _preamble(f"Instructor solutions (seed {problem_set.seed})")
+def solutions_latex(problem_set, solutions, proofs: dict | None = None) -> str:
+    out = _preamble(_title(problem_set, "Instructor solutions", False))
     out += [latex_escape("Produced by lnproofs: the worked values are exact, selectability certificates are "
                          "verified by the exact checker, and each solution ends with the library's "
                          "machine-checked proofs."), ""]
-    out += _solution_sections(problem_set, solutions, False)
+    out += _solution_sections(problem_set, solutions, False, proofs)
     out.append("\\end{document}")
     return "\n".join(out) + "\n"
 
 
-def write_homework(problem_set, folder, pdf: bool = True) -> dict:
-    """Write the problem set, the solutions and ``problems.json`` into ``folder``.
+def compile_pdf(folder, stem: str) -> dict:
+    """Run pdflatex on ``folder/stem.tex`` with fixed dates: {"stem.pdf": path}, or {"stem.log": path} on failure.
 
-    Files: ``problems.md``, ``problems.tex``, ``solutions.md``, ``solutions.tex``,
-    ``problems.json`` (what ``homework check`` reads), the selectability certificate and
-    its keys when that topic is present, and the PDFs of both ``.tex`` files when ``pdf``
-    is true and ``pdflatex`` is installed (if pdflatex fails, its ``.log`` is kept
-    instead).  Returns name -> path.
+    Returns {} when pdflatex is not installed.
     """
     import os
     import shutil
     import subprocess
+    from pathlib import Path
+
+    compiler = shutil.which("pdflatex")
+    if not compiler:
+        return {}
+    folder = Path(folder)
+    env = dict(os.environ, SOURCE_DATE_EPOCH="0", FORCE_SOURCE_DATE="1")
+    run = subprocess.run([compiler, "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"],
+                         cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    (folder / f"{stem}.aux").unlink(missing_ok=True)
+    if run.returncode == 0 and (folder / f"{stem}.pdf").exists():
+        (folder / f"{stem}.log").unlink(missing_ok=True)
+        return {f"{stem}.pdf": folder / f"{stem}.pdf"}
+    # keep the log so the failure can be read; the .tex file stands on its own
+    return {f"{stem}.log": folder / f"{stem}.log"}
+
+
+def write_files(folder, texts: dict, stale=()) -> dict:
+    """Write ``texts`` (name -> text) into ``folder`` (created); remove the ``stale`` names not written."""
     from pathlib import Path
 
     from ..kernel.errors import FileFormatError, require
@@ -323,37 +363,50 @@ def write_homework(problem_set, folder, pdf: bool = True) -> dict:
     require(not folder.exists() or folder.is_dir(), FileFormatError,
             f"output folder {folder} exists and is not a folder; give a folder path with --out")
     folder.mkdir(parents=True, exist_ok=True)
-    solutions = [problem.solve() for problem in problem_set.problems]
-    texts = {
-        "problems.json": json.dumps(problem_set.to_json(), indent=2) + "\n",
-        "problems.md": problem_set_markdown(problem_set),
-        "problems.tex": problem_set_latex(problem_set),
-        "solutions.md": solutions_markdown(problem_set, solutions),
-        "solutions.tex": solutions_latex(problem_set, solutions),
-    }
-    for problem, solution in zip(problem_set.problems, solutions):
-        if solution.certificate is not None:
-            texts[CERTIFICATE_FILE] = json.dumps(solution.certificate, indent=1) + "\n"
-            texts[KEYS_FILE] = "".join(",".join(str(v) for v in key) + "\n" for key in problem.keys)
     written = {}
     for name, text in texts.items():
         path = folder / name
         path.write_text(text, encoding="utf-8")
         written[name] = path
-    # files a previous run may have left that this problem set does not produce
-    for stale in (CERTIFICATE_FILE, KEYS_FILE, "problems.pdf", "solutions.pdf", "problems.log", "solutions.log"):
-        if stale not in texts:
-            (folder / stale).unlink(missing_ok=True)
-    compiler = shutil.which("pdflatex") if pdf else None
-    if compiler:
-        env = dict(os.environ, SOURCE_DATE_EPOCH="0", FORCE_SOURCE_DATE="1")
+    for name in stale:
+        if name not in texts:
+            (folder / name).unlink(missing_ok=True)
+    return written
+
+
+def instructor_texts(problem_set, solutions, proofs: dict | None = None) -> dict:
+    """The instructor's files as name -> text: problems.json, both sheets, the solutions, the certificate."""
+    texts = {
+        "problems.json": json.dumps(problem_set.to_json(), indent=2) + "\n",
+        "problems.md": problem_set_markdown(problem_set),
+        "problems.tex": problem_set_latex(problem_set),
+        "solutions.md": solutions_markdown(problem_set, solutions, proofs),
+        "solutions.tex": solutions_latex(problem_set, solutions, proofs),
+    }
+    for problem, solution in zip(problem_set.problems, solutions):
+        if solution.certificate is not None:
+            texts[CERTIFICATE_FILE] = json.dumps(solution.certificate, indent=1) + "\n"
+            texts[KEYS_FILE] = "".join(",".join(str(v) for v in key) + "\n" for key in problem.keys)
+    return texts
+
+
+#: files a previous run may have left that a new problem set does not produce
+STALE = (CERTIFICATE_FILE, KEYS_FILE, "problems.pdf", "solutions.pdf", "problems.log", "solutions.log")
+
+
+def write_homework(problem_set, folder, pdf: bool = True, *, proofs: dict | None = None) -> dict:
+    """Write the problem set, the solutions and ``problems.json`` into ``folder``.
+
+    Files: ``problems.md``, ``problems.tex``, ``solutions.md``, ``solutions.tex``,
+    ``problems.json`` (what ``homework check`` reads), the selectability certificate and
+    its keys when that topic is present, and the PDFs of both ``.tex`` files when ``pdf``
+    is true and ``pdflatex`` is installed (if pdflatex fails, its ``.log`` is kept
+    instead).  ``proofs`` is a dict shared between calls so that each theorem is proved
+    once (see :func:`_theorem_block`).  Returns name -> path.
+    """
+    solutions = [problem.solve() for problem in problem_set.problems]
+    written = write_files(folder, instructor_texts(problem_set, solutions, proofs), STALE)
+    if pdf:
         for stem in ("problems", "solutions"):
-            run = subprocess.run([compiler, "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"],
-                                 cwd=folder, env=env, capture_output=True, text=True, timeout=120)
-            (folder / f"{stem}.aux").unlink(missing_ok=True)
-            if run.returncode == 0 and (folder / f"{stem}.pdf").exists():
-                written[f"{stem}.pdf"] = folder / f"{stem}.pdf"
-                (folder / f"{stem}.log").unlink(missing_ok=True)
-            else:  # keep the log so the failure can be read; the .tex files stand on their own
-                written[f"{stem}.log"] = folder / f"{stem}.log"
+            written.update(compile_pdf(folder, stem))
     return written

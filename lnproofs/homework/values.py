@@ -78,7 +78,7 @@ def _expression(value):
     if isinstance(value, int):
         return sp.Integer(value)
     if isinstance(value, float):
-        f = Fraction(value)
+        f = Fraction(_finite(value))
         return sp.Rational(f.numerator, f.denominator)
     if not isinstance(value, str):
         raise _Wrong(f"{value!r} is not a number or an expression string")
@@ -131,13 +131,22 @@ def _evaluate(node):
     return result
 
 
+def _finite(value: float) -> float:
+    """A JSON float (Python's reader accepts NaN and Infinity) if it is finite, else an answer refused."""
+    import math
+
+    if not math.isfinite(value):
+        raise _Wrong(f"{value!r} is not a finite number")
+    return value
+
+
 def _rational(value) -> Fraction:
     if isinstance(value, bool) or value is None:
         raise _Wrong(f"{value!r} is not a number")
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
-        return Fraction(value)
+        return Fraction(_finite(value))
     expr = _expression(value)
     if not expr.is_Rational:
         raise _Wrong(f"{value!r} is not a rational number; give an integer or 'p/q'")

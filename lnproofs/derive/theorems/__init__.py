@@ -1,3 +1,3 @@
 """The theorem modules, one per idea: projection, decomposition, sphere, ellipsoid,
-RMSNorm and the attention consequences.  Each module has
+RMSNorm, the attention consequences and the query sets that cover every direction.  Each module has
 ``theorems(n=None, convention="torch")``; :mod:`lnproofs.derive.registry` collects them."""
