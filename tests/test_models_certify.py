@@ -29,6 +29,8 @@ def models(tmp_path_factory):
     (root / "gpt2").mkdir()
     tiny_bert(root / "bert", layers=2, heads=4, width=16)
     tiny_gpt2(root / "gpt2", layers=2, heads=4, width=16)  # d_head = 4: many keys per dimension
+    (root / "gpt2-offset").mkdir()
+    tiny_gpt2(root / "gpt2-offset", layers=2, heads=4, width=16, query_bias=5.0)   # no head covers every direction
     rng = np.random.default_rng(7)
     ids = np.stack([PREFIX + list(rng.integers(0, 40, 8)), PREFIX + list(rng.integers(0, 40, 8))])
     np.save(root / "ids.npy", ids)
@@ -60,13 +62,16 @@ def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
     path = out / "texts" / "text00000.json"
     data = json.loads(path.read_text())
     assert data["tokens"] == ids
-    certs = {name: (cert, keys) for name, cert, keys in model_file_certificates(path)}
+    from lnproofs.models.head_sets import params_query_set
+
+    with np.load(out / "params.npz") as p:
+        params = {k: p[k] for k in p.files}
     head_rows = list(csv.DictReader((out / "summary_heads.csv").open()))
     for layer in (0, 1):
         np.testing.assert_array_equal(arrays[f"ln_outputs_l{layer}"], caps[layer].ln_out)
         for head in range(4):
             np.testing.assert_array_equal(arrays[f"keys_l{layer}_kv{head}"], caps[layer].keys(head))
-            qs = certs[f"layer{layer}/head{head}/realisable"][0].query_set
+            qs = params_query_set(params, layer, head, 4).to_json()
             assert qs["kind"] == "layernorm" and list(qs["gamma"]) == caps[layer].layernorm.gain.tolist()
             W_q, b_q, _, _ = caps[layer].head_weights(head)
             assert [list(r) for r in qs["W_q"]] == W_q.tolist() and list(qs["b_q"]) == b_q.tolist()
@@ -162,8 +167,8 @@ def test_fold_option_gives_the_same_statuses_and_checks(cli, models, family, tmp
 
 def test_head_files_hold_every_texts_evidence_for_one_head(cli, models, tmp_path):
     out = tmp_path / "out"
-    result = cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--layers", "1", "--heads", "0,3",
-                  "--uniform", "none", "--head-files", "--out", out, "--quiet"])
+    result = cli(["certify-model", models / "gpt2-offset", "--tokens", models / "ids.npy", "--layers", "1",
+                  "--heads", "0,3", "--uniform", "none", "--head-files", "--out", out, "--quiet"])
     assert result.status == 0, result.err
     assert sorted(p.name for p in (out / "heads").iterdir()) == ["layer1_head0.json", "layer1_head3.json"]
     path = out / "heads" / "layer1_head3.json"
@@ -175,7 +180,7 @@ def test_head_files_hold_every_texts_evidence_for_one_head(cli, models, tmp_path
     names = {r["name"] for r in checked.json()}
     assert {"text0/free", "text0/realisable", "text1/free", "text1/realisable"} <= names
     target = next(r for r in data["texts"][1]["realisable"]["results"] if r["status"] == "selectable")
-    target["y"] = [-v for v in target["y"]]
+    target["y"] = [1000.0 * v for v in target["y"]]         # far outside the ball of realisable queries
     path.write_text(json.dumps(data))
     refuted = cli(["check", path])
     assert refuted.status == 1 and "text1/realisable" in refuted.out
@@ -262,11 +267,30 @@ def test_a_tampered_file_is_refuted(cli, models, tmp_path):
     first["witness"] = [-float(Fraction(str(w))) for w in first["witness"]]  # now it points away from the key
     path.write_text(json.dumps(data))
     reports = check_model_file(path)
-    assert not reports["layer1/head0/free"].ok and reports["layer1/head0/realisable"].ok
+    assert not reports["layer1/head0/free"].ok
+    assert all(r.ok for name, r in reports.items() if name != "layer1/head0/free")
     # the command line reads the same files without a KEYS argument
     refuted = cli(["check", path])
     assert refuted.status == 1
     assert "layer1/head0/free:" in refuted.out and f"key {first['index']}:" in refuted.out
+
+
+def test_a_false_coverage_claim_is_refuted(cli, models, tmp_path):
+    """A head whose realisable queries cover every direction stores the coverage instead of a
+    realisable certificate; a coverage that does not prove full rank is refuted."""
+    out = tmp_path / "cover"
+    assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--max-texts", "1", "--layers", "0",
+                "--heads", "2", "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    path = out / "texts" / "text00000.json"
+    data = json.loads(path.read_text())
+    coverage = data["heads"][0]["realisable"]["coverage"]
+    assert check_model_file(path)["layer0/head2/coverage"].ok
+    for field, value in (("rows", [0, 0, 1, 2]), ("prime", 4)):
+        tampered = json.loads(json.dumps(data))
+        tampered["heads"][0]["realisable"]["coverage"] = dict(coverage, **{field: value})
+        path.write_text(json.dumps(tampered))
+        assert not check_model_file(path)["layer0/head2/coverage"].ok
+        assert cli(["check", path]).status == 1
 
 
 def test_check_command_reads_certify_model_files(cli, models, tmp_path):
@@ -277,7 +301,7 @@ def test_check_command_reads_certify_model_files(cli, models, tmp_path):
     assert head.status == 0, head.err
     rows = {r["name"]: (r["ok"], r["query_set"]) for r in head.json()}
     assert rows["layer0/outputs"] == (True, "free") and rows["layer0/head1/free"] == (True, "free")
-    assert rows["layer0/head1/realisable"] == (True, "layernorm")
+    assert rows.get("layer0/head1/realisable", rows.get("layer0/head1/coverage"))[0]
     assert all(ok for ok, _ in rows.values())
     plain = cli(["check", out / "texts" / "text00001.json"])
     assert plain.status == 0 and "layer0/outputs: every claim holds" in plain.out

@@ -83,14 +83,17 @@ def test_corpus_run_matches_the_reference_and_checks(cli, bert, tmp_path):
     assert summary[0].startswith("layer,head,keys") and len(summary) == 1 + 2 * 4
 
 
-def test_a_tampered_text_file_is_refuted(cli, bert, tmp_path):
+def test_a_tampered_text_file_is_refuted(cli, tmp_path):
+    folder = tmp_path / "bert-offset"
+    folder.mkdir()
+    tiny_bert(folder, layers=2, heads=4, width=16, query_bias=5.0)      # no head covers every direction
     out = tmp_path / "out"
-    assert cli(["certify-model", bert, "--corpus", _corpus(tmp_path, TEXTS[:1]), "--out", out, "--quiet"]).status == 0
+    assert cli(["certify-model", folder, "--corpus", _corpus(tmp_path, TEXTS[:1]), "--out", out, "--quiet"]).status == 0
     path = out / "texts" / "text00000.json"
     data = json.loads(path.read_text())
     head = data["heads"][0]
     target = next(r for r in head["realisable"]["results"] if "y" in r)
-    target["y"] = [-v for v in target["y"]]
+    target["y"] = [1000.0 * v for v in target["y"]]         # far outside the ball of realisable queries
     path.write_text(json.dumps(data))
     refuted = cli(["check", path])
     assert refuted.status == 1 and f"layer{head['layer']}/head{head['head']}/realisable" in refuted.out

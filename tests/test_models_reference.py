@@ -21,16 +21,27 @@ from lnproofs.models.loading import load_model  # noqa: E402
 from lnproofs.models.text_causal import causal_available  # noqa: E402
 
 IDS = np.array([3, 7, 1, 9, 12, 5, 7, 2, 30, 4, 11, 19, 25, 6, 14, 8])
-FAMILIES = ("bert", "gpt2") + DECODER_FAMILIES
+# "-offset": query biases far outside the realisable queries, so no head covers every direction
+# and the LayerNorm fast search (and for decoders the per-position answers) are compared too
+FAMILIES = ("bert", "gpt2", "bert-offset", "gpt2-offset") + DECODER_FAMILIES + ("llama-offset", "gpt_neox-offset")
 
 
-def _model(family, folder):
+def _model(name, folder):
+    family, offset = name.split("-")[0], name.endswith("-offset")
     if family == "bert":
-        tiny_bert(folder, layers=2, heads=4, width=16, tokenizer=False)
+        tiny_bert(folder, layers=2, heads=4, width=16, tokenizer=False, query_bias=5.0 if offset else None)
     elif family == "gpt2":
-        tiny_gpt2(folder, layers=2, heads=4, width=16)
+        tiny_gpt2(folder, layers=2, heads=4, width=16, query_bias=5.0 if offset else None)
     else:
-        tiny_decoder(family, folder)
+        model = tiny_decoder(family, folder if not offset else None)
+        if offset:
+            import torch
+
+            with torch.no_grad():
+                for name_, module in model.named_modules():
+                    if name_.endswith(("q_proj", "query_key_value")) and module.bias is not None:
+                        module.bias.normal_(0.0, 5.0)
+            model.save_pretrained(str(folder))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -39,7 +50,7 @@ def test_the_road_equals_the_per_prefix_reference(family, tmp_path):
     folder.mkdir()
     _model(family, folder)
     loaded = load_model(folder)
-    ids = IDS % 17 if family == "bert" else IDS
+    ids = IDS % 17 if family.startswith("bert") else IDS
     out = tmp_path / "out"
     certify_model(loaded, [ids], out, layers=[0, 1], uniform="none")
     table = pq.read_table(out / "table.parquet").to_pylist()
@@ -74,4 +85,9 @@ def test_the_road_equals_the_per_prefix_reference(family, tmp_path):
     record = json.loads((out / "texts" / "text00000.json").read_text())
     assert {h["kind"] for h in record["heads"]} == {
         "bert": {"layernorm"}, "gpt2": {"layernorm"}, "opt": {"layernorm"},
-        "gpt_neox": {"layernorm_rotary"}}.get(family, {"rmsnorm"})
+        "gpt_neox": {"layernorm_rotary"}}.get(family.split("-")[0], {"rmsnorm"})
+    covered = {"coverage" in h["realisable"] for h in record["heads"]}
+    if family.endswith("-offset"):
+        assert covered == {False}
+    elif family in ("bert", "gpt2"):
+        assert covered == {True}

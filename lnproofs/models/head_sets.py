@@ -88,14 +88,12 @@ def params_query_set(params, layer: int, head: int, d: int, rotary=None, positio
                      params[f"l{layer}_W_q"][rows], params[f"l{layer}_b_q"][rows], rotation)
 
 
-def coverage_of(query_set):
+def coverage_of(query_set, query_map=None):
     """The coverage evidence of ``query_set`` (every direction realisable) as JSON, or None
-    when the coverage proposer is absent or proposes nothing."""
-    try:
-        from ..propose.querysets.coverage import propose_coverage
-    except ImportError:
-        return None
-    found = propose_coverage(query_set)
+    when it proposes nothing (``query_map``: the set's exact forms, when built already)."""
+    from ..propose.querysets.coverage import propose_coverage
+
+    found = propose_coverage(query_set, query_map)
     return None if found is None else found.to_json()
 
 
@@ -143,7 +141,8 @@ class HeadSets:
         realisable, at every position), or None; proposed once per run."""
         key = ("coverage", capture.layer, head)
         if key not in self.items:
-            self.items[key] = coverage_of(self.get(capture, head)[1])
+            kind, qs, qmap = self.get(capture, head)[:3]
+            self.items[key] = coverage_of(qs, qmap)
         return self.items[key]
 
     def at(self, capture, head: int, row: int):

@@ -9,11 +9,12 @@ queries.  Per query head: the realisable certificate (the queries the layer's no
 position, which sees every key), and for decoders the causal answers
 (:mod:`.text_causal`).
 
-LayerNorm heads without rotary positions take the fast search
-(:mod:`lnproofs.propose.querysets.layernorm_fast`); its witnesses are tried first as free
-queries.  Every other kind goes through its proposer.  A realisable set that covers every
-direction (when the coverage proposer is present) needs no search of its own: its answers
-are the free ones, and the file records the coverage, which ``lnproofs check`` verifies.
+A realisable set that covers every direction (:mod:`lnproofs.propose.querysets.coverage`,
+proposed once per head and run) needs no search of its own: its answers are the free ones,
+at every query position, and the file records the coverage, which ``lnproofs check``
+verifies.  Other LayerNorm heads without rotary positions take the fast search
+(:mod:`lnproofs.propose.querysets.layernorm_fast`), whose witnesses are tried first as free
+queries; other rotary or RMSNorm heads go through their proposer.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             if kind != "layernorm" and cap.rotary:
                 ref["position"] = int(cap.sources[T - 1, 1])
             shared = by_key_head.get(g)
-            cover = sets.coverage(cap, head) if coverage and kind != "layernorm" else None
-            if kind == "layernorm":
+            cover = sets.coverage(cap, head) if coverage else None
+            if kind == "layernorm" and cover is None:
                 results = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
                 free = shared["free"] if shared else free_certificate(keys, results, H, basis[2])
                 realisable = _certificate(T, keys.shape[1], ref, results)

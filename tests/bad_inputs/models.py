@@ -12,8 +12,11 @@ WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "and", "sle
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=None, seed=0, tokenizer=True):
-    """A random BERT saved with save_pretrained (plus a word-level tokenizer) into ``folder``."""
+def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=None, seed=0, tokenizer=True,
+              query_bias=None):
+    """A random BERT saved with save_pretrained (plus a word-level tokenizer) into ``folder``;
+    ``query_bias``: the scale of random query biases (large ones put the centre of the
+    realisable queries outside them: no head then covers every direction)."""
     import torch
     from transformers import BertConfig, BertModel
 
@@ -24,6 +27,12 @@ def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=No
                         max_position_embeddings=max_positions, layer_norm_eps=1e-12)
     model = BertModel(config)
     _perturb_layernorms(model)
+    if query_bias:
+        import torch
+
+        with torch.no_grad():
+            for layer in model.encoder.layer:
+                layer.attention.self.query.bias.normal_(0.0, query_bias)
     if dtype is not None:
         model = model.to(getattr(torch, dtype))
     model.save_pretrained(str(folder))
@@ -35,9 +44,11 @@ def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=No
     return model
 
 
-def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, seed=0, tokenizer=False):
+def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, seed=0, tokenizer=False,
+              query_bias=None):
     """A random GPT-2 saved with save_pretrained into ``folder`` (plus, with ``tokenizer``,
-    a word-level tokenizer over the test words, built offline)."""
+    a word-level tokenizer over the test words, built offline); ``query_bias`` as for
+    :func:`tiny_bert`."""
     import torch
     from transformers import GPT2Config, GPT2Model
 
@@ -46,6 +57,12 @@ def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, 
                         bos_token_id=0, eos_token_id=0)
     model = GPT2Model(config)
     _perturb_layernorms(model)
+    if query_bias:
+        import torch
+
+        with torch.no_grad():
+            for block in model.h:
+                block.attn.c_attn.bias[:width].normal_(0.0, query_bias)
     if dtype is not None:
         model = model.to(getattr(torch, dtype))
     model.save_pretrained(str(folder))
