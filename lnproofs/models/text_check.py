@@ -123,10 +123,18 @@ def text_file_checks(path, data) -> list:
                 from ..kernel.checker import Verdict
                 from ..kernel.querysets.coverage import Coverage, check_coverage
 
+                from ..kernel.querysets.norm import ExactQueryMap
+
                 qs = _query_set(params, arrays, h, keys.shape[1])
-                ok, message = check_coverage(qs, Coverage.from_json(real["coverage"]))
-                verdict = Verdict(-1, "coverage", ok, message or "")
-                out.append((f"layer{l}/head{head}/coverage", _report([verdict], len(keys), keys.shape[1],
+                claim, query_map = Coverage.from_json(real["coverage"]), ExactQueryMap(qs)
+                ok, message = check_coverage(qs, claim, query_map)
+                verdicts = [Verdict(len(keys) - 1, "coverage", ok, message or "")]
+                if h.get("causal") and qs.rotation is not None:
+                    # the causal answers use the coverage at every query position: each rotation
+                    for t in range(len(keys) - 1):
+                        ok, message = check_coverage(_query_set(params, arrays, h, keys.shape[1], t), claim, query_map)
+                        verdicts.append(Verdict(t, "coverage", ok, f"position {t}: {message}" if message else ""))
+                out.append((f"layer{l}/head{head}/coverage", _report(verdicts, len(keys), keys.shape[1],
                                                                      "coverage of every direction")))
             causal = h.get("causal")
             if not causal:
