@@ -1,6 +1,7 @@
 """``lnproofs check CERT.json [KEYS]``: re-verify a certificate exactly (and numerically).
 
-KEYS is the keys file a ``lnproofs certify`` certificate is about.  Files written by
+KEYS is the keys file a ``lnproofs certify`` certificate (or a causal record,
+schema ``lnproofs.causal/1``: each key's first stopping position) is about.  Files written by
 ``lnproofs certify-model`` hold their own keys, so for them KEYS is left out and every
 certificate in the file is checked.
 """
@@ -66,9 +67,35 @@ def _schema(path):
     return data.get("schema") if isinstance(data, dict) else None
 
 
+def _run_causal(args) -> int:
+    """A causal record: the kernel's verdict per key (0 every claim holds, 1 one is refuted)."""
+    from ..certificates.causal import check_record, describe_stops, load_record
+    from ..io.arrays import load_array
+    from ..kernel.errors import OptionError
+
+    if args.numeric:
+        raise OptionError("--numeric re-checks selectability certificates; drop it for a causal record "
+                          f"({args.certificate}), whose claims the exact check covers")
+    record = load_record(args.certificate)
+    if args.keys is None:
+        raise OptionError(f"{args.certificate} holds no keys; give the KEYS file it is about "
+                          "(lnproofs check RECORD.json KEYS)")
+    report = check_record(record, load_array(args.keys, name="keys", ndim=2))
+    if args.json:
+        out = report.to_json()
+        out["claims"] = [{"index": v.index, "claim": v.status, "ok": v.ok} for v in report.verdicts]
+        print(json.dumps(out))
+    else:
+        print(report)
+        print(describe_stops(report))
+    return 0 if report.ok else 1
+
+
 def run(args) -> int:
     from ..certificates.check import check_certificate
 
+    if _schema(args.certificate) == "lnproofs.causal/1":
+        return _run_causal(args)
     outputs, ok = [], True
     targets = _targets(args)
     extra = []

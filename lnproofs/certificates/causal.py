@@ -1,0 +1,41 @@
+"""Causal records (``lnproofs.causal/1``) for people: the kernel's verdict per key, as a report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..kernel.causal import SCHEMA, check_causal, record_query_set
+from ..kernel.checker import ExactKeys
+from ..kernel.errors import CertificateFormatError
+from .check import CheckReport
+
+__all__ = ["SCHEMA", "load_record", "check_record", "describe_stops"]
+
+
+def load_record(path) -> dict:
+    """A causal record read from a JSON file (one-line errors for unreadable files)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CertificateFormatError(f"{path} could not be read as a causal record ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise CertificateFormatError(f"{path} is not a causal record; expected schema {SCHEMA!r}")
+    return data
+
+
+def check_record(record: dict, keys, query_set=None) -> CheckReport:
+    """The kernel's verdict on every key of a causal record, as a :class:`CheckReport`."""
+    ek = ExactKeys.of(keys)
+    verdicts = check_causal(ek, record, query_set)
+    qs = record_query_set(record, query_set)
+    kind = f"causal prefixes, {'free' if qs is None else qs.kind} queries"
+    return CheckReport(all(v.ok for v in verdicts), tuple(verdicts), ek.n, ek.dim, kind)
+
+
+def describe_stops(report: CheckReport) -> str:
+    """One line: how many keys stop, win to the end, or are undecided (from the verdicts' claims)."""
+    claims = [v.status for v in report.verdicts]
+    stopping = sum(c.startswith("stops at") for c in claims)
+    return (f"{stopping} keys stop winning at some position, {claims.count('wins to the end')} win at every "
+            f"position, {claims.count('undecided')} undecided")

@@ -1,0 +1,192 @@
+"""Causal prefixes: re-verify, key by key, the first query position at which a key stops winning.
+
+The query at position t of a sequence sees keys 0..t.  For a query set that does not change
+with the position (free queries, rotated or not; norm query sets without a rotation), a key
+that cannot win over keys 0..t cannot win over any longer prefix, so each key j has one
+``stop`` in j..T-1 (or None: it can win at every position).  A record
+(schema ``lnproofs.causal/1``) holds, per key, evidence for both sides:
+
+* ``cannot_win`` (when ``stop`` is not None): free queries: ``{"combination": ...}``, exact
+  convex weights over keys 0..stop other than j reproducing k_j (so k_j never wins strictly
+  there); other query sets: a result of a non-winning status (``not-realisable``, ...) of
+  that set, checked by the set's own ``check_all`` on keys 0..stop;
+* ``win`` (when ``t* = stop - 1``, or T - 1 when ``stop`` is None, is >= j): a ``selectable``
+  result of the query set checked on keys 0..t*; a query making k_j the strict winner over
+  0..t* does so over every shorter prefix containing j, so it covers the positions j..t*.
+
+Keys listed under ``undecided`` carry no claim.  Everything is decided by the existing checks
+(:func:`.checker.check_combinations` and each query set's ``check_all``), exactly.
+"""
+
+from __future__ import annotations
+
+from flint import fmpz_mat
+
+from .certificates import Combination, KeyResult
+from .checker import ExactKeys, Verdict, check_combinations
+from .errors import CertificateFormatError, ShapeError, require
+from .querysets import module_for
+
+__all__ = ["SCHEMA", "check_causal", "record_query_set"]
+
+SCHEMA = "lnproofs.causal/1"
+_ENTRY = ("index", "stop", "win", "cannot_win")
+
+
+class _Prefix(ExactKeys):
+    """Keys 0..m-1 of ``parent``, sharing its exact forms (the parent's power of two serves
+    every prefix: k_j = K_j 2**E holds with the same integers K_j)."""
+
+    def __init__(self, parent: ExactKeys, m: int):
+        self.parent, self.n, self.dim, self.exponent = parent, m, parent.dim, parent.exponent
+        self.array, self.abs, self.subnormal_rows = parent.array[:m], parent.abs[:m], parent.subnormal_rows[:m]
+        self._rank = self._matrix = self._ints = self._mod_p = self._rows = None
+
+    def row(self, j: int) -> list[int]:
+        return self.parent.row(j)
+
+    def int_scores(self, Q: list[int]) -> list:
+        return self.parent.int_scores(Q)[:self.n]
+
+    def integer_rows(self):
+        K, V = self.parent.integer_rows()
+        return K[:self.n], V[:self.n]
+
+    def integer_matrix(self):
+        return fmpz_mat(self.n, self.dim, self.parent.integer_matrix().entries()[:self.n * self.dim])
+
+
+def _prefix(ek: ExactKeys, m: int) -> ExactKeys:
+    return ek if m == ek.n else _Prefix(ek, m)
+
+
+def _bad(where: str, what: str) -> CertificateFormatError:
+    return CertificateFormatError(f"causal record field {where} {what}")
+
+
+def _int(value, where: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _bad(where, f"is {value!r}; expected an integer in {low}..{high}")
+    return value
+
+
+def record_query_set(record: dict, query_set=None):
+    """The query-set object a record is about (None: free queries).  A record may store the set's
+    JSON, or a reference (an object without ``kind``) that the caller resolves by passing ``query_set``."""
+    stored = record.get("query_set")
+    if stored is None or (isinstance(stored, dict) and stored.get("kind") == "free"):
+        require(query_set is None or query_set.kind == "free", CertificateFormatError,
+                f"the causal record is about free queries but a {getattr(query_set, 'kind', '?')} query set was given")
+        return None
+    if not isinstance(stored, dict):
+        raise _bad("query_set", "must be null, a query set or a reference object")
+    if "kind" not in stored:
+        require(query_set is not None, CertificateFormatError,
+                f"the causal record refers to a query set it does not hold ({stored}); give that query set")
+        return query_set
+    parsed = module_for(stored["kind"]).QUERY_SET.from_json(stored)
+    require(query_set is None or query_set.to_json() == parsed.to_json(), CertificateFormatError,
+            "the query set given differs from the one the causal record holds")
+    return parsed
+
+
+def _entries(record, n: int, dim: int) -> tuple[list[dict], list[int]]:
+    """The validated key entries and the undecided indices; every key exactly once."""
+    require(isinstance(record, dict), CertificateFormatError,
+            f"a causal record must be a JSON object with schema {SCHEMA!r}")
+    if record.get("schema") != SCHEMA:
+        raise _bad("schema", f"is {record.get('schema')!r}; expected {SCHEMA!r}")
+    if (record.get("n_keys"), record.get("dim")) != (n, dim):
+        raise ShapeError(f"the causal record is for {record.get('n_keys')!r} keys in R^{record.get('dim')!r} "
+                         f"but the keys have shape ({n}, {dim})")
+    keys, undecided = record.get("keys"), record.get("undecided", [])
+    if not isinstance(keys, list) or not isinstance(undecided, list) or len(keys) + len(undecided) != n:
+        raise _bad("keys", f"and undecided must be lists holding {n} entries together")
+    entries, open_ = [], []
+    for pos, e in enumerate(keys):
+        where = f"keys[{pos}]"
+        if not isinstance(e, dict) or set(e) - set(_ENTRY) or "index" not in e or "stop" not in e:
+            raise _bad(where, f"must be an object with fields {', '.join(_ENTRY)} (and no others)")
+        j = _int(e["index"], f"{where}.index", 0, n - 1)
+        if e["stop"] is not None and (isinstance(e["stop"], bool) or not isinstance(e["stop"], int)):
+            raise _bad(f"{where}.stop", f"is {e['stop']!r}; expected an integer key index or null")
+        for name in ("win", "cannot_win"):
+            if e.get(name) is not None and not isinstance(e[name], dict):
+                raise _bad(f"{where}.{name}", "must be an object or null")
+        entries.append(e)
+    for pos, u in enumerate(undecided):
+        if not isinstance(u, dict) or not isinstance(u.get("reason"), str):
+            raise _bad(f"undecided[{pos}]", "must be an object with an index and a string reason")
+        open_.append(_int(u.get("index"), f"undecided[{pos}].index", 0, n - 1))
+    seen = sorted([e["index"] for e in entries] + open_)
+    if seen != list(range(n)):
+        dup = next((a for a, b in zip(seen, seen[1:]) if a == b), None)
+        raise _bad("keys", f"and undecided must list every key 0..{n - 1} once; index {dup} appears twice")
+    return entries, open_
+
+
+def _result(data: dict, j: int, where: str) -> KeyResult:
+    return KeyResult.from_json({"status": "undecided", "verified": "none", **data, "index": j}, where)
+
+
+def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
+    """One verdict per key (in index order) on a ``lnproofs.causal/1`` record for ``keys``
+    (see the module docstring); ``query_set`` resolves a record that refers to its set."""
+    ek = ExactKeys.of(keys)
+    n, dim = ek.n, ek.dim
+    entries, open_ = _entries(record, n, dim)
+    qs = record_query_set(record, query_set)
+    if qs is not None:
+        qs.validate(dim)
+    module = module_for("free" if qs is None else qs.kind)
+    messages: dict[int, str] = {}
+    claims: dict[int, str] = {j: "undecided" for j in open_}
+    wins: dict[int, list] = {}             # t* -> [(j, KeyResult)]
+    stops: dict[int, list] = {}            # stop -> [(j, KeyResult or Combination)]
+    for pos, e in enumerate(entries):
+        j, stop = e["index"], e["stop"]
+        claims[j] = "wins to the end" if stop is None else f"stops at {stop}"
+        if stop is not None and not j <= stop < n:
+            messages[j] = f"key {j}: stop {stop} is out of range; a key can stop only at a position in {j}..{n - 1}"
+            continue
+        last = n - 1 if stop is None else stop - 1
+        win, cannot = e.get("win"), e.get("cannot_win")
+        wrong = (f"a witness over keys 0..{last} must be given exactly when {last} >= {j}" if (win is None) != (last < j)
+                 else "evidence that it cannot win must be given exactly when the stop is not null"
+                 if (cannot is None) != (stop is None) else "")
+        if wrong:
+            messages[j] = f"key {j} (stop {stop}): {wrong}"
+            continue
+        if win is not None:
+            result = _result(win, j, f"keys[{pos}].win")
+            if result.status != "selectable":
+                messages[j] = f"key {j}: the witness over keys 0..{last} must be a selectable result"
+                continue
+            wins.setdefault(last, []).append((j, result))
+        if cannot is None:
+            continue
+        if qs is None:                     # a key after the stop is out of range of the prefix's check
+            evidence = Combination.from_json(cannot.get("combination"), f"keys[{pos}].cannot_win.combination")
+            if max(evidence.indices, default=-1) > stop:
+                messages[j] = f"key {j}: the weights at stop {stop} use key {max(evidence.indices)}, after the stop"
+                continue
+        else:
+            evidence = _result(cannot, j, f"keys[{pos}].cannot_win")
+            if evidence.status in ("selectable", "undecided"):
+                messages[j] = f"key {j}: the evidence at stop {stop} has status {evidence.status}; it must show k_{j} cannot win"
+                continue
+        stops.setdefault(stop, []).append((j, evidence))
+    for last, items in wins.items():
+        for (j, _), v in zip(items, module.check_all(_prefix(ek, last + 1), qs, [r for _, r in items])):
+            if not v.ok:
+                messages.setdefault(j, f"over keys 0..{last}: {v.message}")
+    for stop, items in stops.items():
+        prefix = _prefix(ek, stop + 1)
+        if qs is None:
+            got = check_combinations(prefix, items, strict=False)
+        else:
+            got = [None if v.ok else v.message for v in module.check_all(prefix, qs, [r for _, r in items])]
+        for (j, _), message in zip(items, got):
+            if message is not None:
+                messages.setdefault(j, f"over keys 0..{stop}: {message}")
+    return [Verdict(j, claims[j], j not in messages, messages.get(j, "")) for j in range(n)]

@@ -1,0 +1,402 @@
+"""Causal prefixes in one pass: each key's first stopping position, with evidence for both sides.
+
+The query at position t sees keys 0..t.  For free queries, and for a realisable query set that
+does not change with the position, a key that cannot win over keys 0..t cannot win over any
+longer prefix; so key j has one first stopping position ``stop`` in j..T-1, or None (it wins at
+every position).  :func:`causal_evidence` finds it without certifying every prefix:
+
+1. one certification of the whole sequence (the existing engine).  A key selectable there
+   never stops, and its witness wins over every prefix that contains it.  For any other key
+   the evidence there (convex weights, or a query set's dual weights) names keys up to some
+   index ``u``; the same evidence holds over keys 0..max(j, u), so ``stop <= max(j, u)``;
+2. for those keys, a search over the prefix end ``t`` between ``lo`` (every position before
+   it is covered by a checked witness) and ``hi`` (a stop with evidence): the prefix ``t = lo``
+   first, then bisection.  A witness found for prefix 0..t is scored exactly against every
+   later key; it wins up to just before the first key that ties or beats it, which moves
+   ``lo`` past ``t`` at once.  Free queries: small linear programs (HiGHS) on a growing set of
+   rivals inside the prefix, Clarkson style, with exact weights repaired on their support;
+   other query sets: that set's own proposer on the prefix, for key j only.
+
+The record (schema ``lnproofs.causal/1``, :mod:`lnproofs.kernel.causal`) has one entry per
+decided key: ``stop``, ``win`` (a selectable result over keys 0..stop-1, or 0..T-1 when
+``stop`` is None) and ``cannot_win`` (convex weights over keys 0..stop for free queries, a
+non-winning result of the query set otherwise), and ``undecided`` entries with their reason.
+Before it is returned, the whole record goes through :func:`lnproofs.kernel.causal.check_causal`;
+a key whose evidence does not pass is moved to ``undecided`` with the kernel's message.
+Its size grows linearly with the number of keys: one witness and at most one set of weights
+per key (at most d + 1 weights for free queries, by Caratheodory).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernel.arrays import as_real_array
+from ..kernel.causal import SCHEMA, check_causal
+from ..kernel.checker import ExactKeys, exact_ints
+from ..kernel.errors import OptionError
+
+__all__ = ["SCHEMA", "causal_evidence", "stops"]
+
+_ROUNDS = 60           # LP rounds of one free prefix test
+_K0 = 2                # initial rivals of a free prefix test: _K0 * (d + 1) keys of the prefix
+
+
+def stops(record: dict) -> list:
+    """Per key: its ``stop`` (an int, or None: it wins at every position), or ``"undecided"``."""
+    out: list = ["undecided"] * int(record["n_keys"])
+    for entry in record["keys"]:
+        out[entry["index"]] = entry["stop"]
+    return out
+
+
+def _covered(ek: ExactKeys, j: int, Q: list[int]) -> int:
+    """The last prefix end t such that the query ``Q`` (integers) makes k_j beat every other key
+    of 0..t strictly, exactly; j - 1 when it does not even beat the keys before j."""
+    scores = [int(s) for s in ek.int_scores(Q)]
+    mine = scores[j]
+    for i, s in enumerate(scores):
+        if i != j and s >= mine:
+            return i - 1 if i > j else j - 1
+    return ek.n - 1
+
+
+class _Weights:
+    """Float convex weights proposed for key j over keys 0..t; made exact only when kept."""
+
+    def __init__(self, j: int, t: int, support: list[int], weights: np.ndarray):
+        self.j, self.t, self.support, self.weights = j, t, support, weights
+
+    def exact(self, ek: ExactKeys) -> dict | str:
+        from .repair import exact_weights
+
+        comb = exact_weights(ek, self.j, self.support, self.weights, strict=False)
+        if comb is None:
+            return f"the weights over keys 0..{self.t} could not be made exact"
+        return {"combination": comb.to_json()}
+
+
+class _FreeSearch:
+    """Prefix tests for free queries: is k_j in the hull of the other keys of 0..t?"""
+
+    descend = True             # weights found favour early keys: test just below their last key next
+
+    def __init__(self, K: np.ndarray, ek: ExactKeys):
+        top = float(np.max(np.abs(K))) if K.size else 0.0
+        X = np.ldexp(K, -int(np.frexp(top)[1]) if top else 0)
+        X = X - X.mean(axis=0)
+        self.X = X / (float(np.max(np.abs(X))) or 1.0)
+        self.ek, self.T, self.d = ek, len(K), K.shape[1]
+        self._lp = None
+
+    @property
+    def lp(self):
+        if self._lp is None:
+            from .lp_rounds import LP
+
+            self._lp = LP()
+            self._lp.solver.setOptionValue("presolve", "off")     # small dense LPs: about twice as fast
+        return self._lp
+
+    def _separate(self, j: int, C: list[int]):
+        """max s s.t. q.(x_c - x_j) + s <= 0 (c in C), |q| <= 1, s <= 1; (s, q, duals)."""
+        A = np.hstack([self.X[C] - self.X[j], np.ones((len(C), 1))])
+        cost = np.zeros(self.d + 1)
+        cost[-1] = -1.0
+        got = self.lp.solve(cost, A, np.full(len(C), -np.inf), np.zeros(len(C)),
+                            np.append(-np.ones(self.d), -np.inf), np.append(np.ones(self.d), 1.0))
+        if got is None:
+            return None, None, None
+        x, dual = got
+        return float(x[-1]), x[:-1], -dual
+
+    def _earliest(self, j: int, universe: np.ndarray):
+        """Convex weights for x_j over ``universe`` that favour early keys (cost steeply
+        increasing with the index), so that their last key, hence the stop they prove, is early."""
+        rank = (universe - universe[0]) / max(1, universe[-1] - universe[0])
+        cost = 10.0 ** (8 * rank)
+        A = np.vstack([(self.X[universe] - self.X[j]).T, np.ones(universe.size)])
+        rhs = np.append(np.zeros(self.d), 1.0)
+        got = self.lp.solve(cost, A, rhs, rhs, np.zeros(universe.size), np.full(universe.size, np.inf))
+        if got is None:
+            return None
+        lam = got[0]
+        keep = np.flatnonzero(lam > 1e-12 * lam.max())
+        return [int(universe[c]) for c in keep], lam[keep] / lam[keep].sum()
+
+    def test(self, j: int, t: int, rivals: set):
+        """``("win", witness, covered)``, ``("stop", Combination)`` or ``("fail", reason)`` for prefix 0..t."""
+        universe = np.array([i for i in range(t + 1) if i != j], dtype=np.int64)
+        if universe.size == 0:
+            return self._win(j, self.X[j] if np.any(self.X[j]) else np.ones(self.d))
+        xj = self.X[j]
+        k0 = min(universe.size, _K0 * (self.d + 1))
+        C = [int(i) for i in universe[np.argsort(-(self.X[universe] @ xj))[:k0]]]
+        C += [i for i in sorted(rivals) if i <= t and i != j and i not in set(C)]
+        for _ in range(_ROUNDS):
+            s, q, lam = self._separate(j, C)
+            if s is None:
+                return ("fail", "the linear program solver did not finish")
+            if s <= 1e-12:
+                keep = np.flatnonzero(lam > 0)
+                support, weights = [C[c] for c in keep], lam[keep] / lam[keep].sum()
+                early = self._earliest(j, universe) if t > j else None     # at t = j any weights stop at j
+                if early is not None and max(early[0]) < max(support):
+                    support, weights = early
+                rivals.update(support)
+                return ("stop", _Weights(j, t, support, weights))
+            scores = self.X[universe] @ q
+            beat = universe[scores >= xj @ q - 1e-12 * s]
+            fresh = [int(i) for i in beat[np.argsort(-(self.X[beat] @ q))] if int(i) not in set(C)]
+            if not fresh:
+                rivals.update(C)
+                return self._win(j, q)
+            C += fresh[: self.d + 1]
+        return ("fail", f"no decision for keys 0..{t} after {_ROUNDS} linear programs")
+
+    def _win(self, j: int, q: np.ndarray):
+        top = float(np.max(np.abs(q)))
+        witness = np.ldexp(np.round(q / top * 2.0 ** 30), -30)        # short dyadic floats
+        Q, _ = exact_ints(witness.tolist())
+        return ("win", {"status": "selectable", "witness": witness.tolist(), "verified": "exact"},
+                _covered(self.ek, j, Q))
+
+
+class _SetSearch:
+    """Prefix tests for a realisable query set: its own proposer on keys 0..t, for key j only."""
+
+    descend = False            # bisection
+
+    def __init__(self, K: np.ndarray, ek: ExactKeys, query_set, module, seed: int):
+        self.K, self.ek, self.qs, self.module, self.seed = K, ek, query_set, module, seed
+
+    def test(self, j: int, t: int, rivals: set):
+        from ..kernel.exact import to_fraction
+
+        options = {"reference": True} if self.qs.kind == "layernorm" else {}
+        result = next(r for r in self.module.certify(self.K[:t + 1], self.qs, indices=[j], seed=self.seed, **options)
+                      if r.index == j)
+        data = result.to_json()
+        if result.status == "selectable" and result.witness is not None:
+            Q, _ = exact_ints([to_fraction(w) for w in result.witness])
+            return ("win", data, _covered(self.ek, j, Q))
+        if result.status in ("not-realisable", "tie-only", "unselectable"):
+            return ("stop", data)
+        return ("fail", result.reason or f"key {j} is undecided over keys 0..{t}")
+
+
+class _NormSearch:
+    """Prefix tests for a norm query set (LayerNorm or RMSNorm, no rotation): the set's cone
+    program on keys 0..t for key j; the query made exactly from its ``u`` is scored exactly
+    against every key (one exact layer for the whole sequence), and its dual weights are checked
+    with :func:`~lnproofs.kernel.querysets.norm.check_dual`, which only reads the keys it names."""
+
+    descend = False            # bisection
+
+    def __init__(self, K: np.ndarray, ek: ExactKeys, query_set, fallback, query_map=None):
+        from ..kernel.querysets.norm import ExactLayer
+
+        self.K, self.ek, self.qs, self.fallback = K, ek, query_set, fallback
+        self.layer = ExactLayer(K, query_set, query_map)
+        self._basis = None
+
+    def _proposer(self, t: int):
+        if self.qs.kind == "layernorm":
+            from .querysets.layernorm_reference import _Proposer, _span_basis
+
+            if self._basis is None:
+                self._basis = _span_basis(self.qs)
+            return _Proposer(self.K[:t + 1], self.qs, self._basis)
+        from .querysets.rmsnorm import _Proposer
+
+        return _Proposer(self.K[:t + 1], self.qs)
+
+    def test(self, j: int, t: int, rivals: set):
+        from fractions import Fraction
+
+        from ..kernel.dyadic import fraction_of_fmpq
+        from ..kernel.exact import format_fraction
+        from ..kernel.querysets.norm import check_dual
+        from .querysets.rmsnorm import _dual_candidates, _snap_into_ball
+
+        layer = self.layer
+        got = (1.0, np.zeros(layer.n), np.zeros(1)) if t == 0 else self._proposer(t).solve(j)
+        if got is None:
+            return self.fallback.test(j, t, rivals)
+        value, u, lam = got
+        U, D = _snap_into_ball(u, layer.n, layer.centred)
+        q = layer.query(U, D)
+        scores = layer.keys * q
+        mine = scores[j, 0]
+        beaten = next((i for i in range(layer.N) if i != j and scores[i, 0] >= mine), layer.N)
+        covered = beaten - 1 if beaten > j else j - 1
+        if covered >= t:
+            return ("win", {"status": "selectable", "verified": "exact",
+                            "witness": [format_fraction(fraction_of_fmpq(q[a, 0])) for a in range(layer.d)],
+                            "u": [format_fraction(Fraction(x, D)) for x in U]}, covered)
+        for indices, weights in _dual_candidates(j, lam):
+            if check_dual(layer, j, indices, weights)[0]:
+                return ("stop", {"status": "not-realisable", "verified": "exact", "margin": value,
+                                 "dual": {"indices": indices, "weights": [format_fraction(w) for w in weights]}})
+        return self.fallback.test(j, t, rivals)      # the set's own search: free hull weights first
+
+
+def _search(search, j: int, lo: int, hi: int, T: int, win, stop_evidence, rivals: set):
+    """Narrow ``lo <= stop <= hi`` (``hi == T``: no stop known) to one position; returns
+    ``(stop or None, win, cannot_win, None)`` or ``(None, None, None, reason)``."""
+    tests = 0
+    while lo < hi:          # the prefix j first; then just below the known stop, or bisection
+        t = lo if tests == 0 else (hi - 1 if search.descend and tests < 4 else (lo + hi) // 2)
+        tests += 1
+        got = search.test(j, t, rivals)
+        if got[0] == "fail":
+            return None, None, None, f"{got[1]} (stop known to lie in {lo}..{'end' if hi == T else hi})"
+        if got[0] == "stop":          # the evidence holds from its last key on (or from j)
+            upper = None if isinstance(got[1], _Weights) else _upper(got[1], j)
+            named = got[1].support if isinstance(got[1], _Weights) else [t if upper is None else upper]
+            hi, stop_evidence = max([j, *named]), got[1]
+            continue
+        _, evidence, covered = got
+        if covered < t:
+            return None, None, None, f"a witness over keys 0..{t} did not hold exactly (it wins only to {covered})"
+        lo, win = covered + 1, evidence
+        if lo > hi:          # the witness outruns the known stop: impossible for exact evidence
+            return None, None, None, f"a witness wins through key {covered} but key {j} stops at {hi}"
+    if isinstance(search, _FreeSearch) and isinstance(stop_evidence, dict) and \
+            len(stop_evidence["combination"]["indices"]) > search.d + 1:       # at most d + 1 keys (Caratheodory)
+        support = np.array(sorted(stop_evidence["combination"]["indices"]), dtype=np.int64)
+        fewer = search._earliest(j, support)
+        if fewer is not None:
+            stop_evidence = _Weights(j, hi, *fewer)
+    if isinstance(stop_evidence, _Weights):
+        stop_evidence = stop_evidence.exact(search.ek)
+        if isinstance(stop_evidence, str):
+            return None, None, None, stop_evidence
+    return (None if hi == T else hi), win, stop_evidence, None
+
+
+def _full_results(K, query_set, module, *, seed, query_map):
+    """One certification of the whole sequence: KeyResult JSON dicts in index order."""
+    if query_set is None:
+        from .certification import certify_results
+
+        return [r.to_json() for r in certify_results(K, seed=seed)]
+    if query_set.kind == "layernorm":
+        from .querysets.layernorm_fast import certify_results_fast
+
+        return certify_results_fast(K, query_set, query_map=query_map, compact=True)
+    return [r.to_json() for r in module.certify(K, query_set, seed=seed)]
+
+
+def _upper(result: dict, j: int) -> int | None:
+    """The prefix end from which the whole-sequence evidence that k_j cannot win holds."""
+    evidence = result.get("combination") or result.get("dual")
+    if not evidence or not evidence.get("indices"):
+        return None
+    return max(j, *(int(i) for i in evidence["indices"]))
+
+
+def _query_set(query_set):
+    if query_set is None:
+        return None
+    from .querysets import query_set_from_json
+
+    qs = query_set_from_json(query_set) if isinstance(query_set, dict) else query_set
+    if qs.kind == "free":
+        return None
+    if getattr(qs, "rotation", None) is not None:
+        raise OptionError(f"causal prefixes in one pass need a query set that does not change with the position; "
+                          f"this {qs.kind} query set is rotated for position {qs.rotation.position} "
+                          "(certify each position on its own)")
+    return qs
+
+
+def _free_bounds(free_record, T: int, d: int) -> dict:
+    """key -> (stop, evidence) from a free-query record of the same keys: under a norm query set a
+    key stops no later than under free queries, and its convex weights are dual weights there
+    (``v = 0``); the kernel checks them again as the set's evidence."""
+    if free_record is None:
+        return {}
+    if not isinstance(free_record, dict) or (free_record.get("n_keys"), free_record.get("dim")) != (T, d) \
+            or free_record.get("query_set") is not None:
+        raise OptionError(f"free_record must be the free-query causal record of these {T} keys in R^{d}")
+    return {e["index"]: (e["stop"], {"status": "not-realisable", "verified": "exact",
+                                     "dual": e["cannot_win"]["combination"]})
+            for e in free_record["keys"] if e["stop"] is not None}
+
+
+def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict | None = None, seed: int = 0,
+                    free_record: dict | None = None, **_options) -> dict:
+    """The causal record (schema ``lnproofs.causal/1``, see the module docstring) of a sequence of
+    keys (rows in position order) under free queries (``query_set`` None) or a realisable query
+    set that does not change with the position (refused with a rotation).
+
+    ``query_map``: the set's :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`, shared
+    between texts of one head (LayerNorm sets); ``query_set_ref``: an object (without ``kind``)
+    stored in the record instead of the query set's JSON, for callers that store the set
+    elsewhere (``lnproofs.kernel.causal.check_causal`` then needs the set as an argument);
+    ``free_record``: the free-query record of the same keys, whose stops bound those of a norm
+    query set (a head's free and realisable answers are then computed together, free first)."""
+    K = as_real_array(keys, name="keys", ndim=2)
+    T, d = K.shape
+    qs = _query_set(query_set)
+    if qs is not None:
+        qs.validate(d)
+    if query_set_ref is not None and (not isinstance(query_set_ref, dict) or "kind" in query_set_ref):
+        raise OptionError(f"query_set_ref {query_set_ref!r} is not allowed; give an object without a 'kind' field")
+    module = None
+    if qs is not None:
+        from .querysets import proposer_for
+
+        module = proposer_for(qs.kind)
+    ek = ExactKeys(K)
+    if qs is None:
+        search = _FreeSearch(K, ek)
+    elif qs.kind in ("layernorm", "rmsnorm", "layernorm_rotary") and getattr(qs, "radius", None) is None:
+        search = _NormSearch(K, ek, qs, _SetSearch(K, ek, qs, module, seed), query_map)
+    else:
+        search = _SetSearch(K, ek, qs, module, seed)
+    bounds = _free_bounds(free_record, T, d) if isinstance(search, _NormSearch) else {}
+    entries, undecided, checked = [], [], set()
+    for j, r in enumerate(_full_results(K, qs, module, seed=seed, query_map=query_map)):
+        if r["status"] == "selectable":
+            entries.append({"index": j, "stop": None, "win": _strip(r), "cannot_win": None})
+            checked.add(j)
+            continue
+        hi = _upper(r, j) if r["status"] != "undecided" else None
+        cannot = None
+        if hi is not None:
+            cannot = {"combination": r["combination"]} if qs is None else _strip(r)
+        if j in bounds and (hi is None or bounds[j][0] < hi):
+            hi, cannot = bounds[j]
+        stop, win, cannot, reason = _search(search, j, j, T if hi is None else hi, T, None, cannot, set())
+        if reason is not None:
+            undecided.append({"index": j, "reason": reason})
+            continue
+        entries.append({"index": j, "stop": stop, "win": None if win is None else _strip(win),
+                        "cannot_win": None if stop is None else _strip(cannot)})
+    record = {"schema": SCHEMA, "n_keys": T, "dim": d,
+              "query_set": None if qs is None else (query_set_ref or qs.to_json()),
+              "keys": entries, "undecided": undecided}
+    return _proved(ek, record, qs, checked)
+
+
+def _strip(result: dict) -> dict:
+    """A result without the fields the record states elsewhere (the index)."""
+    return {k: v for k, v in result.items() if k != "index"}
+
+
+def _proved(ek: ExactKeys, record: dict, qs, checked: set) -> dict:
+    """The record with every key whose evidence the kernel refutes moved to ``undecided``.
+    The keys of ``checked`` keep the whole-sequence certificate's witness, which passed the same
+    check on the same keys when it was made: they are left out of this check (as undecided)."""
+    trial = {**record, "keys": [e for e in record["keys"] if e["index"] not in checked],
+             "undecided": record["undecided"] + [{"index": j, "reason": "checked"} for j in checked]}
+    verdicts = check_causal(ek, trial, qs)
+    bad = {v.index: v.message for v in verdicts if not v.ok}
+    if bad:
+        record["keys"] = [e for e in record["keys"] if e["index"] not in bad]
+        record["undecided"] += [{"index": j, "reason": f"the evidence failed the exact check: {m}"}
+                                for j, m in sorted(bad.items())]
+    record["undecided"].sort(key=lambda u: u["index"])
+    return record
