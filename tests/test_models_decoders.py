@@ -18,7 +18,6 @@ from lnproofs.models.certify_model import certify_model, check_model_file  # noq
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.families import FAMILIES, support_matrix  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402
-from lnproofs.models.text_causal import causal_available  # noqa: E402
 
 IDS = np.array([3, 7, 1, 9, 12, 5, 7, 2])
 # The extraction runs in float64 from the same float32 weights; what differs is only where
@@ -152,12 +151,11 @@ def test_certification_runs_end_to_end_and_rechecks(models, family, tmp_path):
             assert entry["realisable"]["query_set"]["position"] == len(IDS) - 1
         mine = sorted((r for r in rows if r["head"] == head), key=lambda r: r["position"])
         assert len(mine) == len(IDS)
-        if causal_available():
-            first = [r["first_stop_free"] for r in mine]
-            assert all(t is None or j <= t < len(IDS) for j, t in enumerate(first))
-            for j, r in enumerate(mine):
-                if r["realisable_wins"]:
-                    assert j <= r["realisable_first_win"] <= r["realisable_last_win"] < len(IDS)
+        first = [r["first_stop_free"] for r in mine]
+        assert all(t is None or j <= t < len(IDS) for j, t in enumerate(first))
+        for j, r in enumerate(mine):
+            if r["realisable_wins"]:
+                assert j <= r["realisable_first_win"] <= r["realisable_last_win"] < len(IDS)
     if family in ("llama", "mistral", "qwen2", "gemma"):  # heads 0 and 1 share key head 0: one free answer
         a, b = (next(h for h in data["heads"] if h["head"] == head) for head in (0, 1))
         assert a["key_head"] == b["key_head"] == 0
@@ -170,8 +168,6 @@ def test_causal_first_positions_match_prefix_certification(models, tmp_path):
     """Without RoPE (OPT): the reported first position is where the prefix 0..t stops the
     key, the key is selectable in the prefix just before, and it stays stopped (brute force
     over every prefix)."""
-    if not causal_available():
-        pytest.skip("the causal proposer is not present in this version")
     folder, _ = models["opt"]
     loaded = load_model(folder)
     certify_model(loaded, [IDS], tmp_path, layers=[1], heads=[0], uniform="none")
@@ -215,9 +211,8 @@ def test_no_causal_skips_the_causal_answers(cli, models, tmp_path):
     a = json.loads((tmp_path / "a" / "texts" / "text00000.json").read_text())
     b = json.loads((tmp_path / "b" / "texts" / "text00000.json").read_text())
     assert "causal" not in a["heads"][0] and all(r["first_stop_free"] is None for r in _table(tmp_path / "a"))
-    if causal_available():
-        assert "causal" in b["heads"][0]
-        assert any(r["first_stop_free"] is not None or r["realisable_wins"] for r in _table(tmp_path / "b"))
+    assert "causal" in b["heads"][0]
+    assert any(r["first_stop_free"] is not None or r["realisable_wins"] for r in _table(tmp_path / "b"))
     assert a["heads"][0]["free"] == b["heads"][0]["free"]
     assert a["heads"][0]["realisable"] == b["heads"][0]["realisable"]
 
@@ -275,6 +270,5 @@ def test_a_heads_evidence_grows_with_its_keys_not_their_square(models, family, t
         certify_model(loaded, [rng.integers(0, 40, T)], out, layers=[1], heads=[0], uniform="none")
         data = json.loads((out / "texts" / "text00000.json").read_text())
         sizes[T] = len(json.dumps(data["heads"][0]))
-        if causal_available():
-            assert "causal" in data["heads"][0]
+        assert "causal" in data["heads"][0]
     assert sizes[30] < 4.5 * sizes[10], sizes

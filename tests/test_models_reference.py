@@ -18,7 +18,6 @@ from tiny_decoders import DECODER_FAMILIES, tiny_decoder  # noqa: E402
 from lnproofs.models.certify_model import certify_model, check_model_file  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402
-from lnproofs.models.text_causal import causal_available  # noqa: E402
 
 IDS = np.array([3, 7, 1, 9, 12, 5, 7, 2, 30, 4, 11, 19, 25, 6, 14, 8])
 # "-offset": query biases far outside the realisable queries, so no head covers every direction
@@ -55,7 +54,7 @@ def test_the_road_equals_the_per_prefix_reference(family, tmp_path):
     certify_model(loaded, [ids], out, layers=[0, 1], uniform="none")
     table = pq.read_table(out / "table.parquet").to_pylist()
     caps = capture_layers(loaded, [ids], [0, 1])
-    causal = loaded.family.causal and causal_available()
+    causal = loaded.family.causal
     compared = set()
     for layer in (0, 1):
         for head in range(loaded.n_heads):

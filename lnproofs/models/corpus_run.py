@@ -159,14 +159,6 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     limit = loaded.max_positions if max_tokens is None else min(int(max_tokens), loaded.max_positions)
     window = sliding_limit(loaded, layers)
     causal = bool(causal and loaded.family.causal)
-    if causal:
-        from .text_causal import causal_available
-
-        if not causal_available():
-            causal = False
-            if warn:
-                warn("the causal answers of decoders are not computed in this version (no causal proposer); "
-                     "the causal columns are empty")
     if fold and loaded.family.norm != "layernorm":
         raise OptionError(f"--fold folds a LayerNorm; this {loaded.family.name} model normalises with "
                           f"{loaded.family.norm}: certify it without --fold")

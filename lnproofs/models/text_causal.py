@@ -19,30 +19,29 @@ still win when the query at position ``t`` sees keys ``0..t`` only.
 
 from __future__ import annotations
 
-__all__ = ["CAUSAL_COLUMNS", "causal_available", "causal_columns", "causal_section", "first_stops"]
+__all__ = ["CAUSAL_COLUMNS", "causal_columns", "causal_section", "first_stops"]
 
 #: the tidy table's causal columns (null for encoders and when causal answers are skipped)
 CAUSAL_COLUMNS = ("first_stop_free", "first_stop_realisable", "realisable_wins", "realisable_first_win",
                   "realisable_last_win")
 
 
-def causal_available() -> bool:
-    """Whether the causal proposer is present."""
-    import importlib.util
-
-    return importlib.util.find_spec("lnproofs.propose.causal") is not None
-
-
 def first_stops(record) -> tuple[list, set]:
     """``(stops, undecided)`` of a causal record: per key its first stopping position (None:
     it can win at every position up to the end) and the keys whose answer is undecided."""
-    raise NotImplementedError("causal records are read once lnproofs.propose.causal is present")
+    from ..propose.causal import stops
+
+    found = stops(record)
+    undecided = {j for j, s in enumerate(found) if s == "undecided"}
+    return [None if j in undecided else s for j, s in enumerate(found)], undecided
 
 
-def _evidence(keys, query_set=None, query_map=None) -> dict:
+def _evidence(keys, query_set=None, query_map=None, ref=None, free_record=None) -> dict:
     from ..propose.causal import causal_evidence
 
-    return causal_evidence(keys, query_set, query_map=query_map)
+    if query_set is None:
+        return causal_evidence(keys)
+    return causal_evidence(keys, query_set, query_map=query_map, query_set_ref=ref, free_record=free_record)
 
 
 def _from_stops(stops, undecided, T) -> dict:
@@ -70,7 +69,8 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
         section["realisable"] = {"same_as": "free", "because": "the realisable queries cover every direction"}
         cols = _from_stops(stops, undecided, T)
     elif kind == "layernorm" or not cap.rotary:
-        record = _evidence(keys, qs, qmap if kind == "layernorm" else None)
+        record = _evidence(keys, qs, qmap if kind == "layernorm" else None,
+                           {"layer": cap.layer, "head": head}, free_record)
         section["realisable"] = record
         cols = _from_stops(*first_stops(record), T)
     else:

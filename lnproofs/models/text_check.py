@@ -70,6 +70,7 @@ def _heads(data):
 def text_file_certificates(path, data) -> list:
     """``(name, Certificate, keys)`` for every certificate of a text file (query sets put back)."""
     from ..certificates.certificate import Certificate
+    from .corpus_heads import _certificate
 
     params, arrays = _load(path, data)
     out = []
@@ -94,10 +95,10 @@ def text_file_certificates(path, data) -> list:
                     continue                                 # the realisable certificate above
                 qs = _query_set(params, arrays, h, keys.shape[1], t)
                 done = {r["index"] for r in results}
-                filled = list(results) + [{"index": j, "status": "undecided", "reason": "stopped by the free record"}
+                filled = list(results) + [{"index": j, "status": "undecided", "verified": "none", "witness": None,
+                                           "combination": None, "margin": None, "reason": "stopped by the free record"}
                                           for j in range(t + 1) if j not in done]
-                cert = {"n_keys": t + 1, "dim": keys.shape[1], "query_set": qs.to_json(),
-                        "results": sorted(filled, key=lambda r: r["index"])}
+                cert = _certificate(t + 1, keys.shape[1], qs.to_json(), sorted(filled, key=lambda r: r["index"]))
                 out.append((f"layer{l}/head{head}/causal/realisable/t{t}", Certificate.from_json(cert), keys[:t + 1]))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise CertificateFormatError(f"{path} is malformed ({exc!r})") from None
