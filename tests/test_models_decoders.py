@@ -272,3 +272,34 @@ def test_a_heads_evidence_grows_with_its_keys_not_their_square(models, family, t
         sizes[T] = len(json.dumps(data["heads"][0]))
         assert "causal" in data["heads"][0]
     assert sizes[30] < 4.5 * sizes[10], sizes
+
+
+def test_tampered_causal_evidence_is_refuted(cli, models, tmp_path):
+    """lnproofs check re-verifies the causal records of a text: a weight moved onto a key after
+    the stop, or a witness that loses to an earlier key, is refuted."""
+    from fractions import Fraction
+
+    folder, _ = models["opt"]
+    np.save(tmp_path / "ids.npy", np.array([3, 7, 1, 9, 12, 5, 7, 2, 30, 4, 11, 19, 25, 6, 14, 8]))
+    out = tmp_path / "out"
+    assert cli(["certify-model", folder, "--tokens", tmp_path / "ids.npy", "--layers", "1", "--heads", "0",
+                "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    path = out / "texts" / "text00000.json"
+    data = json.loads(path.read_text())
+    assert cli(["check", path]).status == 0
+    record = data["heads"][0]["causal"]["free"]
+    T = record["n_keys"]
+    stopped = next(e for e in record["keys"] if e["stop"] is not None and e["stop"] < T - 1)
+    later = json.loads(json.dumps(data))
+    entry = next(e for e in later["heads"][0]["causal"]["free"]["keys"] if e["index"] == stopped["index"])
+    entry["cannot_win"]["combination"]["indices"][-1] = T - 1        # a weight on a key after the stop
+    path.write_text(json.dumps(later))
+    refuted = cli(["check", path])
+    assert refuted.status == 1 and "layer1/head0/causal/free" in refuted.out
+    winner = next(e for e in record["keys"] if e["win"] is not None and e["index"] > 0)
+    losing = json.loads(json.dumps(data))
+    entry = next(e for e in losing["heads"][0]["causal"]["free"]["keys"] if e["index"] == winner["index"])
+    entry["win"]["witness"] = [str(-Fraction(str(w))) for w in entry["win"]["witness"]]   # now it points away
+    path.write_text(json.dumps(losing))
+    refuted = cli(["check", path])
+    assert refuted.status == 1 and "layer1/head0/causal/free" in refuted.out

@@ -68,7 +68,13 @@ def test_extraction_equals_the_lens_hooks(norm, positions, kv, fold):
             np.testing.assert_allclose(probs, pattern[head], atol=FLOAT32)
 
 
+def entry_dim(arrays):
+    return next(arrays[n] for n in arrays.files if n.startswith("keys_")).shape[1]
+
+
 def test_lens_models_certify_end_to_end(tmp_path):
+    from lnproofs.models.head_sets import params_query_set
+
     bridge = _bridge("RMS", "rotary", 2)
     run = certify_model(load_model(bridge), [IDS], tmp_path, layers=[1], heads=[2, 3], uniform="free")
     assert run.certified == 1
@@ -79,8 +85,11 @@ def test_lens_models_certify_end_to_end(tmp_path):
     for head in (2, 3):
         entry = next(h for h in data["heads"] if h["head"] == head)
         assert entry["key_head"] == 1 and entry["kind"] == "rmsnorm"
-        cert = next(c for name, c, _ in model_file_certificates(path) if name == f"layer1/head{head}/realisable")
-        assert cert.query_set["rotation"]["style"] == "interleaved"
+        with np.load(tmp_path / "params.npz") as p, np.load(tmp_path / "texts" / "text00000.npz") as a:
+            qs = params_query_set(p, 1, head, entry_dim(a), (a["rotary_cos"], a["rotary_sin"]), len(IDS) - 1)
+        assert qs.rotation.style == "interleaved" and qs.rotation.position == len(IDS) - 1
+        names = {name for name, _, _ in model_file_certificates(path)} | set(reports)
+        assert {f"layer1/head{head}/realisable", f"layer1/head{head}/coverage"} & names
 
 
 def test_folding_leaves_free_statuses_alone(tmp_path):
