@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "uniform": ("uniform", "is there a non-zero query giving every key the same score?"),
     "recheck": ("recheck", "re-check every theorem numerically with PyTorch (GPU or CPU)"),
     "report": ("report", "write the proof report with figures (Markdown, LaTeX, PDF)"),
-    "reproduce": ("reproduce", "regenerate the paper's figures"),
+    "reproduce": ("reproduce", "rerun the paper's experiments: reproduce figure1 | majority | lm-tables"),
     "demo": ("demo", "write the interactive attention demo as one offline HTML file"),
     "certify-model": ("certify_model", "certify every layer and head of a locally stored transformer"),
     "homework": ("homework", "generate exercises with solutions, and check answers exactly"),

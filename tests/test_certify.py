@@ -169,7 +169,7 @@ def test_every_certificate_checks_and_agrees_with_convexhull(keys):
 def test_progress_bar_goes_to_stderr(capsys):
     certify(np.random.default_rng(4).standard_normal((50, 3)), progress=True)
     err = capsys.readouterr().err
-    assert "certify [" in err and "50/50 keys" in err
+    assert "certify" in err and "50/50" in err and "key" in err      # a tqdm bar, counting keys
 
 
 @pytest.mark.slow

@@ -91,6 +91,7 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
     result = cli(["reproduce", "majority", "--out", out, "--steps", "4", "--samples", "300", "--seeds", "3,4",
                   "--quiet"])
     assert result.status == 0, result.err
+    assert result.err == ""                        # --quiet: only warnings and errors, and there were none
     root = out / "majority"
     for arm in ("layernorm", "no-projection", "none"):
         for seed in (3, 4):

@@ -5,6 +5,7 @@ import pytest
 
 from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet, check_all
 from lnproofs.propose.querysets.layernorm import certify_results
+from reference.layernorm_reference import reference_results
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -17,7 +18,7 @@ def test_statuses_equal_the_reference(seed, N, n, d):
     keys[1] = keys[0]                                  # a duplicate: never strictly selectable
     keys[2] = 0.5 * (keys[3] + keys[4])                # inside the hull
     fast = certify_results(keys, qs)
-    ref = certify_results(keys, qs, reference=True)
+    ref = reference_results(keys, qs)
     assert [r["status"] for r in fast] == [r["status"] for r in ref]
     assert all(v.ok for v in check_all(keys, qs, fast))
     from lnproofs.propose.querysets.layernorm_fast import certify_results_fast
@@ -40,3 +41,29 @@ def test_a_tampered_compact_certificate_is_refuted():
     assert not verdict.ok
     target["y"] = [v * 1e6 for v in target["y"]]      # u far outside the ball
     assert not check_all(keys, qs, [target])[0].ok
+
+
+def _structured(rng, n, d, style):
+    gamma, beta, W, b_q = 1 + 0.3 * rng.normal(size=n), 0.1 * rng.normal(size=n), rng.normal(size=(d, n)), \
+        0.1 * rng.normal(size=d)
+    if style == "random-init":                         # unit gains, no biases: q0 = 0
+        gamma, beta, b_q = np.ones(n), np.zeros(n), np.zeros(d)
+    elif style == "zero-gains":
+        gamma[: n // 2] = 0.0
+    elif style == "rank-deficient":                    # W_q of rank 1 exactly (powers of two times one row)
+        W = np.outer(rng.choice([-2.0, -1.0, 0.5, 1.0, 4.0], size=d), rng.normal(size=n))
+    return LayerNormQuerySet(gamma, beta, W, b_q, 1e-5)
+
+
+@pytest.mark.parametrize("style", ["random-init", "zero-gains", "rank-deficient"])
+@pytest.mark.parametrize("seed", range(2))
+def test_structured_weights_give_the_reference_statuses(style, seed):
+    rng = np.random.default_rng(50 + seed)
+    n, d, N = 8, 3, 9
+    qs = _structured(rng, n, d, style)
+    keys = rng.normal(size=(N, d))
+    keys[1] = keys[0]                                  # a duplicate
+    keys[2] = 0.5 * (keys[3] + keys[4])                # inside the hull
+    fast, ref = certify_results(keys, qs), reference_results(keys, qs)
+    assert [r["status"] for r in fast] == [r["status"] for r in ref]
+    assert all(v.ok for v in check_all(keys, qs, fast))

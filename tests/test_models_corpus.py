@@ -37,8 +37,8 @@ def _corpus(tmp_path, texts=TEXTS):
 
 def _reference_statuses(loaded, tokenizer, text, layers, heads):
     from lnproofs.propose.certification import certify
-    from lnproofs.propose.querysets.layernorm import certify_results
-    from lnproofs.propose.uniform import uniform_attention
+    from reference.layernorm_reference import reference_results
+    from reference.uniform_reference import reference_uniform_attention
 
     ids = np.asarray(tokenizer(text)["input_ids"])
     caps = capture_layers(loaded, [ids], layers)
@@ -49,8 +49,8 @@ def _reference_statuses(loaded, tokenizer, text, layers, heads):
         for head in heads:
             keys, qs = cap.keys(head), head_query_set(cap, head)
             free = certify(keys).statuses
-            ln = [r["status"] for r in certify_results(keys, qs, reference=True)]
-            uni = (uniform_attention(keys, reference=True).status, uniform_attention(keys, qs, reference=True).status)
+            ln = [r["status"] for r in reference_results(keys, qs)]
+            uni = (reference_uniform_attention(keys).status, reference_uniform_attention(keys, qs).status)
             for pos in range(len(keys)):
                 out[(layer, head, pos)] = (free[pos], ln[pos], outputs[pos], *uni)
     return out
@@ -157,7 +157,7 @@ def test_real_sentences_match_the_reference():
     for number, text in enumerate(["The cat sat on the mat.", "A small red boat drifted across the quiet lake."]):
         ids = np.asarray(tokenizer(text)["input_ids"])
         from lnproofs.propose.certification import certify
-        from lnproofs.propose.querysets.layernorm import certify_results
+        from reference.layernorm_reference import reference_results
 
         caps = capture_layers(loaded, [ids], [0, 5])
         _, rows, _ = certify_text(caps, ids, number, text, [0, 5], [0, 7], HeadSets(), uniform="free")
@@ -167,7 +167,7 @@ def test_real_sentences_match_the_reference():
                 got = [r for r in rows if r["layer"] == layer and r["head"] == head]
                 assert [r["status_free"] for r in got] == list(certify(keys).statuses)
                 assert [r["status_realisable"] for r in got] == [
-                    r["status"] for r in certify_results(keys, qs, reference=True)]
+                    r["status"] for r in reference_results(keys, qs)]
 
 
 def test_ctrl_c_keeps_every_finished_text(cli, bert, tmp_path, monkeypatch):
@@ -242,7 +242,7 @@ def test_batch_size_one_runs_each_text_alone(cli, bert, tmp_path):
 
 def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path):
     from lnproofs.propose.certification import certify
-    from lnproofs.propose.querysets.layernorm import certify_results
+    from reference.layernorm_reference import reference_results
 
     out = tmp_path / "out"
     result = cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet", "--pool",
@@ -257,7 +257,7 @@ def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path
             keys = np.concatenate([c[layer].keys(head) for c in caps])
             qs = head_query_set(caps[0][layer], head)
             free = certify(keys).statuses
-            ln = [r["status"] for r in certify_results(keys, qs, reference=True)]
+            ln = [r["status"] for r in reference_results(keys, qs)]
             got = sorted((r["text"], r["position"], r["pooled_free"], r["pooled_realisable"]) for r in rows
                          if r["layer"] == layer and r["head"] == head)
             where = [(t, p) for t, x in enumerate(ids) for p in range(len(x))]

@@ -44,7 +44,7 @@ def test_every_theorem_with_its_steps(reports):
     steps = sum(len(t.steps) + len(t.conclusion) for t in theorems)
     assert md.count("checked by SymPy)") == steps
     assert "NOT checked" not in md
-    assert "**torch**: LN(x)" in md and "| SymPy |" in md and "| lnproofs |" in md
+    assert r"**torch**: $\operatorname{LN}(x)" in md and "| SymPy |" in md and "| lnproofs |" in md
     assert md.count("$$") % 2 == 0
     assert "numeric re-check was not requested" in md
 
@@ -94,7 +94,7 @@ def test_keys_section(cli, tmp_path):
     assert "| selectable | 6 |" in md
     assert (tmp_path / "r" / "figures" / "keys_margins.png").exists()
     assert (tmp_path / "r" / "figures" / "keys_view.png").exists()
-    assert "**std**: LN(x)" in md
+    assert r"**std**: $\operatorname{LN}(x)" in md
 
 
 def _recheck_report(cli, out):

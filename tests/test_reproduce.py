@@ -145,3 +145,81 @@ def test_command_line(cli, tmp_path):
     assert counts[0].startswith("n,d,trials") and len(counts) == 3
     first = json.loads((tmp_path / "progress.jsonl").read_text().splitlines()[0])
     assert first == {"kind": "header", "trials": 2, "seed": 0}
+
+
+# ------------------------------------------------------------ one subcommand per experiment
+def _parsed(argv):
+    from lnproofs.cli import build_parser
+    from lnproofs.commands.reproduce import _resolve
+
+    args = build_parser("reproduce").parse_args(argv)
+    _resolve(args)
+    return args
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["reproduce", "figure1", "--trials", "5", "--n-range", "3:4"], {"figure": "figure1", "trials": "5",
+                                                                     "n_range": "3:4"}),
+    # the former single option list: options before the experiment's name
+    (["reproduce", "--trials", "5", "--resume", "figure1", "--seed", "3"], {"trials": "5", "resume": True,
+                                                                           "seed": "3"}),
+    (["reproduce", "--out", "o", "figure1", "--jobs", "2"], {"out": "o", "jobs": "2"}),
+    (["reproduce", "majority", "--steps", "4", "--seeds", "3,4", "--no-3d"], {"steps": "4", "seeds": "3,4",
+                                                                               "no_3d": True}),
+    (["reproduce", "--paper", "lm-tables", "--texts", "2", "--text-length", "8:16"], {"paper": True, "texts": "2",
+                                                                                      "text_length": "8:16"}),
+    (["reproduce", "--quiet", "majority"], {"quiet": True, "device": "auto"}),
+])
+def test_former_command_lines_still_parse(argv, expected):
+    args = _parsed(argv)
+    for key, value in expected.items():
+        assert getattr(args, key) == value, key
+
+
+def test_each_experiment_has_its_own_help(cli):
+    for name, own, foreign in (("figure1", "--n-range", "--corpus"), ("majority", "--seeds", "--trials"),
+                               ("lm-tables", "--corpus", "--no-3d")):
+        result = cli(["reproduce", name, "--help"])
+        assert result.status == 0 and own in result.out and foreign not in result.out, name
+    listing = cli(["reproduce", "--help"])
+    assert all(name in listing.out for name in ("figure1", "majority", "lm-tables"))
+    assert "--corpus" not in listing.out and "--trials" not in listing.out
+
+
+def test_option_of_another_experiment_names_its_takers(cli, tmp_path):
+    result = cli(["reproduce", "majority", "--corpus", tmp_path, "--out", tmp_path / "o"])
+    assert result.status == 2 and "Traceback" not in result.err
+    assert "--corpus is not an option of reproduce majority; it is taken by reproduce lm-tables" in result.err
+    assert not (tmp_path / "o").exists()
+
+
+def test_former_order_runs_figure1(cli, tmp_path):
+    """Options before the name, as the single option list allowed, run the experiment."""
+    out = tmp_path / "f"
+    result = cli(["reproduce", "--trials", "2", "--n-range", "3:4", "figure1", "--d-range", "3:3", "--out", out,
+                  "--workers", "1"])
+    assert result.status == 0, result.err
+    assert "2 cells" in result.out and (out / "figure1c.csv").is_file()
+    assert result.err == ""                       # not a terminal, no --progress: nothing on stderr
+    again = cli(["reproduce", "figure1", "--trials", "2", "--n-range", "3:4", "--d-range", "3:3", "--out",
+                 tmp_path / "g", "--workers", "1", "--progress"])
+    assert again.status == 0 and "figure1" in again.err and "2/2" in again.err
+
+
+def test_experiment_progress_is_one_tqdm_line(cli, tmp_path, monkeypatch):
+    """majority and lm-tables report progress on a tqdm status line when asked (--progress),
+    and print nothing on stderr otherwise when it is not a terminal."""
+    from lnproofs.experiments import majority
+
+    def fake(out, *, progress=None, **kwargs):
+        for k in (1, 2):
+            progress(f"majority: layernorm seed 3 ({k}/2)")
+        return {"out": str(out), "seconds": 0.0, "arms": {"layernorm": {"final_angle": {"mean": 1.0}},
+                                                         "no-projection": {"final_angle": {"mean": 2.0}}}}
+
+    monkeypatch.setattr(majority, "reproduce_majority", fake)
+    shown = cli(["reproduce", "majority", "--out", tmp_path / "a", "--progress"])
+    assert shown.status == 0, shown.err
+    assert "majority: layernorm seed 3 (2/2)" in shown.err and "\n" not in shown.err.strip("\n")
+    silent = cli(["reproduce", "majority", "--out", tmp_path / "b"])
+    assert silent.status == 0 and silent.err == ""

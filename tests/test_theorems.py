@@ -128,8 +128,15 @@ def test_importing_the_api_stays_cheap():
 
 
 def test_markdown_inline_math_has_no_inner_spaces():
-    md = registry.get_theorem("projection.kernel").to_markdown()
-    assert "$ " not in md.replace("$$ ", "").replace(" $$", "")
+    """Markdown viewers render $x$ but not $ x $: no inline piece starts or ends with a space."""
+    from lnproofs.derive.prose import math_pieces
+
+    for theorem in (registry.get_theorem("projection.kernel"), registry.get_theorem("ellipsoid.equation")):
+        for line in theorem.to_markdown().splitlines():
+            if "$" not in line or line.strip().startswith("$$"):
+                continue
+            pieces = math_pieces(line)
+            assert pieces and all(p == p.strip() for p in pieces), line
 
 
 def test_every_theorem_renders():

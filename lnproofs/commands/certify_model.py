@@ -11,6 +11,7 @@ table and the summaries in ``--out``; ``--resume`` keeps finished texts.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import warnings
 from pathlib import Path
@@ -66,10 +67,17 @@ def configure(parser) -> None:
     parser.add_argument("--allow-half", action="store_true",
                         help="kept for older command lines: float16/bfloat16 weights are always widened exactly "
                              "to float64, with one warning line (the certificates describe the widened model)")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--quiet", action="store_true", help="only warnings and errors on stderr")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="a progress bar on stderr (default: when stderr is a terminal and not --quiet)")
     add_execution_options(parser, automatic="with 16 texts or more, a local cluster sized to the "
                                              "machine, one group of texts per task, each worker loading the model once; "
                                              "otherwise this process")
+
+
+def _show_progress(args) -> bool:
+    """--progress / --no-progress when given; else a bar only on a terminal, and never with --quiet."""
+    return args.progress if args.progress is not None else (not args.quiet and sys.stderr.isatty())
 
 
 def _inputs(args, loaded) -> list:
@@ -143,7 +151,7 @@ def run(args) -> int:
     try:
         result = certify_corpus(loaded, tokenizer, corpus, args.out, layers=layers, heads=heads,
                                 max_texts=args.max_texts, max_tokens=args.max_tokens, resume=args.resume,
-                                uniform=args.uniform, progress=not args.quiet, warn=warn,
+                                uniform=args.uniform, progress=_show_progress(args), warn=warn,
                                 workers=workers, scheduler=scheduler, config=args.config,
                                 batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size,
                                 pool=args.pool, causal=not args.no_causal, fold=args.fold)

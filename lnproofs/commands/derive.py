@@ -24,11 +24,13 @@ def configure(parser) -> None:
 
 
 def _table(results) -> str:
+    from ..derive.prose import to_plain
+
     rows = [("status", "scope", "conv", "steps", "name", "title")]
     for r in results:
         checked = sum(1 for s in r.steps if s.checked)
         rows.append((r.status, "general n" if r.n is None else f"n = {r.n}", r.convention or "-",
-                     f"{checked}/{len(r.steps)}", r.name, r.title))
+                     f"{checked}/{len(r.steps)}", r.name, to_plain(r.title)))
     widths = [max(len(row[c]) for row in rows) for c in range(5)]
     lines = ["  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row[:5])) + "  " + row[5] for row in rows]
     lines.insert(1, "-" * len(lines[0]))
@@ -36,7 +38,7 @@ def _table(results) -> str:
         for s in r.steps:
             if not s.checked:
                 lines.append(f"  {r.name} ({'general n' if r.n is None else f'n = {r.n}'}) step {s.index}: "
-                             f"{s.description}: {s.detail}")
+                             f"{to_plain(s.description)}: {s.detail}")
     return "\n".join(lines)
 
 

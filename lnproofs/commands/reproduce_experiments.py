@@ -1,34 +1,14 @@
 """``lnproofs reproduce majority`` and ``lnproofs reproduce lm-tables``: the paper's two
-experiments (:mod:`lnproofs.experiments.majority`, :mod:`lnproofs.experiments.lm_tables`)."""
+experiments (:mod:`lnproofs.experiments.majority`, :mod:`lnproofs.experiments.lm_tables`);
+their options are declared with the others in :mod:`.reproduce`."""
 
 from __future__ import annotations
 
 import sys
 
-__all__ = ["configure_experiments", "run_experiment"]
+__all__ = ["run_experiment"]
 
 DEFAULT_OUT = "reports/experiments"
-
-
-def configure_experiments(parser) -> None:
-    group = parser.add_argument_group("majority and lm-tables")
-    group.add_argument("--paper", action="store_true",
-                       help="the paper's configuration (long; on a GPU when torch sees one) instead of the "
-                            "scaled-down default")
-    group.add_argument("--seeds", default=None,
-                       help="majority: comma-separated training seeds (default 11,123,42; --paper: the paper's ten)")
-    group.add_argument("--steps", default=None, help="training steps per run (default: the configuration's)")
-    group.add_argument("--samples", default=None, help="majority: number of sequences N (default: the configuration's)")
-    group.add_argument("--no-3d", action="store_true", help="majority: skip the 3-D variant")
-    group.add_argument("--corpus", default=None,
-                       help="lm-tables: a text file or a folder of .txt/.md/.rst files (default: the docstrings of "
-                            "the Python standard library, offline)")
-    group.add_argument("--texts", default=None, help="lm-tables: held-out texts to certify (default 4; --paper 1000)")
-    group.add_argument("--text-length", default=None,
-                       help="lm-tables: MIN:MAX tokens per held-out text (default 768:1024, as in the paper)")
-    group.add_argument("--no-certificates", action="store_true",
-                       help="lm-tables: do not write every certificate and its keys (they are still checked)")
-    group.add_argument("--device", default="auto", help="auto (a GPU when torch sees one), cpu, cuda or cuda:N")
 
 
 def _lengths(text) -> tuple[int, int]:
@@ -45,15 +25,24 @@ def _lengths(text) -> tuple[int, int]:
 
 
 def run_experiment(args) -> int:
+    """Run majority or lm-tables; their progress is one tqdm status line (the latest step, and
+    the time so far) on a terminal or with --progress, nothing with --quiet."""
+    from tqdm import tqdm
+
+    show = args.progress if args.progress is not None else (not args.quiet and sys.stderr.isatty())
+    with tqdm(total=None, desc=args.figure, bar_format="{desc} [{elapsed}]", file=sys.stderr, disable=not show,
+              dynamic_ncols=True) as bar:
+        def progress(line: str) -> None:
+            bar.set_description_str(line)
+
+        return _run(args, progress)
+
+
+def _run(args, progress) -> int:
     from ..experiments.outputs import parse_seeds, positive_int
 
     out = args.out or DEFAULT_OUT
     steps = None if args.steps is None else positive_int(args.steps, "--steps", 1)
-
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(line, file=sys.stderr, flush=True)
-
     if args.figure == "majority":
         seeds = None if args.seeds is None else parse_seeds(args.seeds)
         samples = None if args.samples is None else positive_int(args.samples, "--samples", 10)

@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from . import prose
 from .steps import METHODS, check_step
 from .sums import normalize_sums, reduce_ij
 
@@ -34,6 +35,7 @@ __all__ = [
     "mutate_step",
     "dumps",
     "general_symbols",
+    "method_prose",
 ]
 
 
@@ -42,15 +44,16 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Hypothesis:
-    """A named assumption of a theorem, in words and in LaTeX."""
+    """A named assumption of a theorem: ``text`` is prose with its mathematics in ``$...$``
+    (see :mod:`lnproofs.derive.prose`), ``latex`` an optional display formula."""
 
     name: str
     text: str
     latex: str = ""
 
     def __post_init__(self):
-        if not self.latex:  # every hypothesis has a LaTeX form; plain text becomes \text{...}
-            object.__setattr__(self, "latex", r"\text{" + _tex_escape(self.text) + "}")
+        if not self.latex:  # every hypothesis has a LaTeX form; prose becomes \text{...}
+            object.__setattr__(self, "latex", r"\text{" + prose.to_latex(self.text) + "}")
 
     @property
     def has_formula(self) -> bool:
@@ -64,6 +67,7 @@ class Hypothesis:
 class Step:
     """One claim ``lhs relation rhs`` and the method that checks it.
 
+    ``description`` is prose with its mathematics in ``$...$`` (:mod:`lnproofs.derive.prose`).
     ``lhs`` and ``rhs`` are SymPy expressions or matrices (for some methods a dict or a
     tuple, see :data:`METHODS`).  ``data`` holds extra SymPy objects a method needs
     (the symbol of an equation, a domain, ...).  ``where`` holds ``(symbol, value)`` pairs
@@ -190,17 +194,19 @@ class ProofResult:
 
     def to_markdown(self) -> str:
         mark = "proved" if self.proved else "FAILED"
-        items = [(s.index, _label(s.kind), s.description, f"{s.method}; {_tick(s.checked, s.detail)}", s.claim_latex)
+        items = [(s.index, _label(s.kind), s.description, f"{method_prose(s.method)}; {_tick(s.checked, s.detail)}",
+                  s.claim_latex)
                  for s in self.steps]
         return _markdown(f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)}) - **{mark}**",
                          self, "**Proof.**", items)
 
     def to_latex(self) -> str:
         mark = "proved" if self.proved else "FAILED"
-        items = [(_label(s.kind), _tex_escape(s.description),
-                  f"{_tex_escape(s.method)}; {_tick(s.checked, _tex_escape(s.detail))}", s.claim_latex)
+        items = [(_label(s.kind), prose.to_latex(s.description),
+                  f"{prose.to_latex(method_prose(s.method))}; {_tick(s.checked, _tex_escape(s.detail))}",
+                  s.claim_latex)
                  for s in self.steps]
-        return _latex(f"{_tex_escape(self.name)}: {_tex_escape(self.title)} "
+        return _latex(f"{_tex_escape(self.name)}: {prose.to_latex(self.title)} "
                       f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}): {mark}.", self, items)
 
     def _repr_markdown_(self) -> str:
@@ -251,14 +257,16 @@ class Theorem:
                 for k, step in enumerate(self.steps + self.conclusion, start=1)]
 
     def to_markdown(self) -> str:
-        items = [(k, label, step.description, step.method, _safe(step.claim_latex)) for k, label, step in self._numbered()]
+        items = [(k, label, step.description, method_prose(step.method), _safe(step.claim_latex))
+                 for k, label, step in self._numbered()]
         return _markdown(f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)})", self,
                          "**Proof** (each step is checked by SymPy when the theorem is proved).", items)
 
     def to_latex(self) -> str:
-        items = [(label, _tex_escape(step.description), _tex_escape(step.method), _safe(step.claim_latex))
+        items = [(label, prose.to_latex(step.description), prose.to_latex(method_prose(step.method)),
+                  _safe(step.claim_latex))
                  for _, label, step in self._numbered()]
-        return _latex(f"{_tex_escape(self.name)}: {_tex_escape(self.title)} "
+        return _latex(f"{_tex_escape(self.name)}: {prose.to_latex(self.title)} "
                       f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}).", self, items)
 
     def _repr_markdown_(self) -> str:
@@ -292,6 +300,20 @@ def _label(kind: str) -> str:
     return "Conclusion" if kind == "conclusion" else "Step"
 
 
+#: how the checking methods read in prose (their names are the keys of METHODS)
+_METHOD_PROSE = {
+    "rewrite J^2 = nJ": r"rewrite $J^2 = nJ$",
+    "trace (tr I = n, tr J = n)": r"trace ($\operatorname{tr} I = n$, $\operatorname{tr} J = n$)",
+    "apply to 1 (J 1 = n 1)": r"apply to $\mathbf{1}$ ($J\mathbf{1} = n\mathbf{1}$)",
+    "apply to v orthogonal to 1 (J v = 0)": r"apply to $v \perp \mathbf{1}$ ($J v = 0$)",
+}
+
+
+def method_prose(method: str) -> str:
+    """The checking method's name as prose with inline mathematics."""
+    return _METHOD_PROSE.get(method, method)
+
+
 def _tick(checked: bool, detail: str) -> str:
     return "checked by SymPy" if checked else f"NOT checked: {detail}"
 
@@ -308,13 +330,22 @@ def _markdown(heading: str, item, proof_title: str, steps) -> str:
 
 def _latex(heading: str, item, steps) -> str:
     """One theorem or proof result in LaTeX; ``steps`` are (label, description, note, LaTeX), escaped."""
-    out = [f"\\paragraph{{{heading}}}", _tex_escape(item.statement), f"\\[ {item.statement_latex} \\]"]
+    out = [f"\\paragraph{{{heading}}}", prose.to_latex(item.statement), f"\\[ {item.statement_latex} \\]"]
     out += _hyp_latex(item.hypotheses)
     out.append("\\begin{enumerate}")
     for label, description, note, claim in steps:
-        out.append(f"\\item \\emph{{{label}.}} {description} ({note}) \\[ {claim} \\]")
+        out.append(f"\\item \\emph{{{label}.}} {description} ({note}) {_display(claim)}")
     out.append("\\end{enumerate}")
     return "\n".join(out)
+
+
+def _display(claim: str) -> str:
+    """A displayed claim; a long one (explicit matrices) shrunk to the line's width where the
+    document loads graphicx (as the report does), shown as it is elsewhere."""
+    if len(claim) < 160:
+        return f"\\[ {claim} \\]"
+    return (r"\[ \ifdefined\resizebox\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}"
+            r"{$\displaystyle " + claim + r"$}\else " + claim + r" \fi \]")
 
 
 def _hyp_markdown(hyps) -> list:
@@ -322,9 +353,14 @@ def _hyp_markdown(hyps) -> list:
         return []
     lines = ["**Hypotheses.**", ""]
     for h in hyps:
-        math = f" ${h.latex.strip()}$" if h.has_formula else ""
+        math = f" (${h.latex.strip()}$)" if _formula_adds(h) else ""
         lines.append(f"- *{h.name}*: {h.text}{math}")
     return lines + [""]
+
+
+def _formula_adds(h) -> bool:
+    """Whether to show a hypothesis's formula beside its prose: only for prose without mathematics."""
+    return h.has_formula and not prose.math_pieces(h.text)
 
 
 def _hyp_latex(hyps) -> list:
@@ -332,18 +368,13 @@ def _hyp_latex(hyps) -> list:
         return []
     out = ["Hypotheses:", "\\begin{itemize}"]
     for h in hyps:
-        math = f" $ {h.latex} $" if h.has_formula else ""
-        out.append(f"\\item \\emph{{{_tex_escape(h.name)}}}: {_tex_escape(h.text)}{math}")
+        math = f" (${h.latex.strip()}$)" if _formula_adds(h) else ""
+        out.append(f"\\item \\emph{{{_tex_escape(h.name)}}}: {prose.to_latex(h.text)}{math}")
     return out + ["\\end{itemize}"]
 
 
 def _tex_escape(text: str) -> str:
-    # "<", ">" and "|" are relations: typeset in math mode (in text mode without the T1
-    # encoding they print as other glyphs)
-    table = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$",
-             "{": r"\{", "}": r"\}", "^": r"\^{}", "~": r"\~{}", "<": r"\ensuremath{<}", ">": r"\ensuremath{>}",
-             "|": r"\ensuremath{|}"}
-    return "".join(table.get(ch, ch) for ch in str(text))
+    return prose.escape_text(text)
 
 
 def _safe(fn: Callable[[], str]) -> str:

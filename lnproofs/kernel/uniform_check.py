@@ -74,7 +74,7 @@ def check_uniform(keys, result) -> tuple[bool, str]:
                 W = fmpq_matrix(query_set.matrix)
                 if fmpq_mat(W.nrows() + 1, d, W.entries() + [fmpq_of(x) for x in q]).rank() != W.rank():
                     return False, "q is not of the form W^T z"
-            if kind == "layernorm":
+            if hasattr(query_set, "centred"):                           # a norm query set
                 return _check_layernorm_feasible(query_set, q, data)
             return True, ""
         if status == "infeasible":
@@ -90,19 +90,19 @@ def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
     n = query_set.width
     eq = LayerNormEquations(np.zeros((1, query_set.dim)), query_set)
     if data.get("w") is not None:
-        # compact: u = P diag(gamma) W_q^T w, so 1.u = 0, ||u||^2 = w^T H w, q = H w + q0
+        # compact: u = P diag(g) W_q^T R^T w, so 1.u = 0 (centred), ||u||^2 = w^T H w, q = H w + q0
         w = data["w"]
         if not isinstance(w, list) or len(w) != query_set.dim:
             return False, f"w must be a list of {query_set.dim} numbers"
         W = fmpq_column([to_fraction(x) for x in w])
-        Hw = fmpq_mat(eq.Hn) * W * (eq.scale * eq.scale / fmpq(n))
+        Hw = fmpq_mat(eq.Hn) * W * eq.c
         if (W.transpose() * Hw)[0, 0] > n:
             return False, "u = P diag(gamma) W_q^T w has ||u||^2 > n"
         if Hw + eq.q0 != fmpq_column(q):
             return False, "q is not W_q(gamma*u + beta) + b_q for u = P diag(gamma) W_q^T w"
         return True, ""
     U, den = integer_vector_of_fractions([to_fraction(x) for x in data["u"]])
-    if len(U) != n or sum(U) != 0 or sum(x * x for x in U) > n * den * den:
+    if len(U) != n or (eq.centred and sum(U) != 0) or sum(x * x for x in U) > n * den * den:
         return False, "u must satisfy 1.u = 0 and ||u||^2 <= n"
     if eq.A_times(fmpz_mat(n, 1, U), den) != fmpq_column(q):
         return False, "q is not W_q(gamma*u + beta) + b_q"

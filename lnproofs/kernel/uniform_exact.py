@@ -2,14 +2,14 @@
 
 Uniform attention asks for a non-zero query giving every key the same score.  With the
 keys written as integers times one power of two (``K * 2**e``), the key differences
-``D = K[1:] - K[0]`` are an integer matrix; for LayerNorm-realisable queries
-``q = A u + q0`` (``A = W_q diag(gamma)``, ``q0 = W_q beta + b_q``) the equations are
+``D = K[1:] - K[0]`` are an integer matrix; for norm-realisable queries
+``q = A u + q0`` (``A = R W_q diag(g)``, ``q0 = R (W_q beta + b_q)``, ``R`` the rotation or ``I``)
+the equations are
 
-    M u = b,   M = [D A ; 1^T],   b = [-D q0 ; 0]        (N rows, n columns).
+    M u = b,   M = [D A ; 1^T],   b = [-D q0 ; 0]        (N rows, n columns),
 
-These are the same rational matrices as the reference construction of
-:func:`lnproofs.propose.uniform_reference._layernorm_equations`; here every product is one
-python-flint matrix product, so the cost does not grow with Python loops over entries.
+without the last row ``1 . u = 0`` when the set is not centred (RMSNorm).  Every product is
+one python-flint matrix product, so the cost does not grow with Python loops over entries.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from .dyadic import fmpq_of, integer_matrix
 from .querysets.layernorm import ExactQueryMap
 
-__all__ = ["difference_matrix", "LayerNormEquations", "fmpq_column"]
+__all__ = ["difference_matrix", "norm_gram", "LayerNormEquations", "fmpq_column"]
 
 
 def difference_matrix(keys):
@@ -37,46 +37,62 @@ def fmpq_column(values):
     return fmpq_mat(len(values), 1, [fmpq_of(v) for v in values])
 
 
+def norm_gram(qm, centred: bool):
+    """``(Hn, c, q0)`` of a norm query map: ``H = A P A^T = Hn * c`` with the integer d x d
+    ``Hn`` (``P = I - 11^T/n`` when centred, else ``I``) and the exact offset ``q0`` (fmpq)."""
+    name = "_gram_centred" if centred else "_gram"          # kept on the map: it depends on the set only
+    if name not in vars(qm):
+        Hn, s2 = qm.factored()
+        c, q0 = s2 / fmpq(qm.n), qm.q0
+        if not centred:
+            Hn = qm.WG * qm.WGT * qm.n
+        if qm.R is not None:
+            Ri, den = qm.R.numer_denom()
+            Hn, c, q0 = Ri * Hn * Ri.transpose(), c / (den * den), qm.R * q0
+        setattr(qm, name, (Hn, c, q0))
+    return getattr(qm, name)
+
+
 class LayerNormEquations:
-    """The equations ``M u = b`` of one key set and one LayerNorm query set, kept factored:
-    ``M = [D A ; 1^T]`` is never formed.  ``A = WG * scale`` with the integer matrix ``WG``
-    (fmpz_mat), ``q0`` (fmpq_mat), ``H = A P A^T = Hn * scale^2 / n`` with the integer ``Hn``
-    (``P = I - 11^T/n``), the integer key differences ``D``.  Every question about the
+    """The equations ``M u = b`` of one key set and one norm query set (LayerNorm, RMSNorm,
+    rotary), kept factored: ``M`` is never formed.  ``A = R WG * scale`` with the integer matrix
+    ``WG`` (fmpz_mat), ``q0`` (fmpq_mat), ``H = A P A^T = Hn * c`` with the integer ``Hn``, the
+    integer key differences ``D``.  Every question about the
     solution set reduces to ``d``-dimensional linear algebra, because ``q = A u + q0``
     only depends on the part of ``u`` in the range of ``P A^T``.  Vectors ``u`` are kept
     as ``(U, den)``: an integer column and one positive denominator."""
 
     def __init__(self, keys, query_set, query_map=None, differences=None):
         qm = ExactQueryMap(query_set) if query_map is None else query_map
-        self.query_set = query_set
+        self.query_set, self.centred, self.R, self.RT = query_set, query_set.centred, qm.R, qm.RT
         self.n, self.d = query_set.width, query_set.dim
-        self.Hn, _ = qm.factored()
-        self.WG, self.WGT, self.scale, self.q0 = qm.WG, qm.WGT, qm.scale, qm.q0
+        self.Hn, self.c, self.q0 = norm_gram(qm, self.centred)
+        self.WG, self.WGT, self.scale = qm.WG, qm.WGT, qm.scale
         self.D, self.K = difference_matrix(keys) if differences is None else differences
-        self.N = self.D.nrows() + 1                                   # equations: N - 1 differences and 1.u = 0
+        self.N = self.D.nrows() + int(self.centred)                   # equations: the differences (and 1.u = 0)
 
     def A_times(self, U, den):
         """``A u + q0`` (fmpq_mat) for ``u = U / den``."""
-        return fmpq_mat(self.WG * U) * (self.scale / fmpq(den)) + self.q0
+        q = fmpq_mat(self.WG * U) * (self.scale / fmpq(den))
+        return (q if self.R is None else self.R * q) + self.q0
 
     def AT_times(self, v):
         """``(U, den)`` with ``A^T v = U / den`` for a rational column ``v`` (fmpq_mat)."""
-        vi, dv = v.numer_denom()
+        vi, dv = (v if self.R is None else self.RT * v).numer_denom()
         f = self.scale / dv
         return self.WGT * vi * int(f.p), int(f.q)
 
     # ---- M^T y and M u without forming M ----
     def combine(self, y):
         """``(U, den)`` with ``M^T y = U / den``, and ``y . b``, for N rational weights ``y`` (fmpq)."""
-        if self.N > 1:
-            v = (fmpq_mat(1, self.N - 1, list(y[:-1])) * fmpq_mat(self.D)).transpose()
-        else:
-            v = fmpq_mat(self.d, 1)
+        m = self.D.nrows()
+        v = (fmpq_mat(1, m, list(y[:m])) * fmpq_mat(self.D)).transpose() if m else fmpq_mat(self.d, 1)
         U, den = self.AT_times(v)
-        last = fmpq(y[-1]) * den
-        ones = fmpz_mat(self.n, 1, [1] * self.n)
-        U = U * int(last.q) + ones * int(last.p)
         yb = -(v.transpose() * self.q0)[0, 0]
+        if not self.centred:
+            return (U, den), yb
+        last = fmpq(y[-1]) * den
+        U = U * int(last.q) + fmpz_mat(self.n, 1, [1] * self.n) * int(last.p)
         return (U, den * int(last.q)), yb
 
     def combine_rows(self, rows, weights):
@@ -88,25 +104,12 @@ class LayerNormEquations:
 
     def residual_free(self, U, den) -> bool:
         """True when ``M u = b`` for ``u = U / den``: ``D (A u + q0) = 0`` and ``1.u = 0``."""
-        if sum(U.entries()) != 0:
+        if self.centred and sum(U.entries()) != 0:
             return False
         q = self.A_times(U, den)
-        return self.N == 1 or all(x == 0 for x in (fmpq_mat(self.D) * q).entries())
+        return self.D.nrows() == 0 or all(x == 0 for x in (fmpq_mat(self.D) * q).entries())
 
-    def directions_keep_query(self, Z=None) -> bool:
+    def directions_keep_query(self) -> bool:
         """True when every direction of the solution set leaves ``q`` unchanged: range(H) meets
-        {q : D q = 0} only in 0 (``rank [Hn Z] = rank Hn + s`` for the s columns of a basis ``Z``
-        of that null space, by default the one python-flint computes)."""
-        d = self.d
-        if Z is not None:
-            s = Z.ncols()
-        elif self.N == 1:
-            Z, s = fmpz_mat([[int(r == c) for c in range(d)] for r in range(d)]), d
-        else:
-            Z, s = self.D.nullspace()
-        s = int(s)
-        if s == 0:
-            return True
-        h = self.Hn.entries()
-        stacked = fmpz_mat(d, d + s, [x for r in range(d) for x in h[r * d:(r + 1) * d] + [Z[r, c] for c in range(s)]])
-        return int(stacked.rank()) == int(self.Hn.rank()) + s
+        {q : D q = 0} only in 0, that is ``D`` is one-to-one on range(H): ``rank(D Hn) = rank(Hn)``."""
+        return int((self.D * self.Hn).rank()) == int(self.Hn.rank())

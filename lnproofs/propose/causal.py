@@ -202,7 +202,7 @@ class _NormSearch:
 
     def _proposer(self, t: int):
         if self.qs.kind == "layernorm":
-            from .querysets.layernorm_reference import _Proposer, _span_basis
+            from .querysets.layernorm_perkey import _Proposer, _span_basis
 
             if self._basis is None:
                 self._basis = _span_basis(self.qs)

@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -37,21 +36,22 @@ CHUNK_KEYS = 10000
 
 # ----------------------------------------------------------------------------- progress
 class _Progress:
+    """A tqdm bar on stderr counting keys (the one progress style of the package); drawn
+    only when ``enabled``, closed when every key is counted."""
+
     def __init__(self, total: int, enabled: bool, label: str = "certify"):
-        self.total, self.enabled, self.label = total, enabled, label
-        self.done, self.start, self.last = 0, time.monotonic(), 0.0
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, desc=label, unit="key", file=sys.stderr, disable=not enabled,
+                        dynamic_ncols=True, leave=False)
+        self.done, self.total = 0, total
 
     def add(self, count: int) -> None:
         self.done += count
-        now = time.monotonic()
-        if self.enabled and (now - self.last > 0.2 or self.done >= self.total):
-            self.last = now
-            frac = self.done / max(self.total, 1)
-            bar = "#" * int(30 * frac)
-            sys.stderr.write(f"\r{self.label} [{bar:<30}] {self.done}/{self.total} keys {now - self.start:6.1f}s")
-            if self.done >= self.total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
+        self.bar.update(count)
+        if self.done >= self.total:
+            self.bar.refresh()                 # the final count is drawn before the bar is cleared
+            self.bar.close()
 
 
 # ---------------------------------------------------------------- free queries

@@ -22,8 +22,9 @@ _K0 = 4            # initial candidates per key: _K0 * (d + 1) hull vertices
 
 
 def _quiet(make):
-    """``make()`` with the process's standard output sent to standard error meanwhile:
-    HiGHS prints a banner when a solver is created, and stdout belongs to --json output."""
+    """``make()`` with the process's C-level standard output sent to the null device meanwhile:
+    HiGHS prints its banner when the first solver of a process is created, before any option
+    can be set, and a solver's banner is never shown (stdout belongs to --json output)."""
     import ctypes
     import os
     import sys
@@ -31,16 +32,18 @@ def _quiet(make):
     sys.stdout.flush()
     try:
         libc = ctypes.CDLL(None)
-    except OSError:                      # no C library handle here: the banner may reach stdout
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:                      # no C library handle or null device here: the banner may show
         return make()
     saved = os.dup(1)
     try:
-        os.dup2(2, 1)
+        os.dup2(null, 1)
         return make()
     finally:
         libc.fflush(None)
         os.dup2(saved, 1)
         os.close(saved)
+        os.close(null)
 
 
 class LP:

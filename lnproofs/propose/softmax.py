@@ -177,7 +177,7 @@ class _ExactSet:
         from ..kernel.dyadic import fraction_of_fmpq
 
         if self.kind == "layernorm":
-            from .querysets.layernorm_reference import _snap_into_set
+            from .querysets.layernorm_perkey import snap_into_set as _snap_into_set
             U, D = _snap_into_set(variable, self.layer.n)
             q = self.layer.query(U, D)
             query = [fraction_of_fmpq(q[a, 0]) for a in range(self.d)]
@@ -272,7 +272,7 @@ def _solve(problem):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")       # inaccurate solutions are only proposals
-                problem.solve(solver=solver)
+                problem.solve(solver=solver, verbose=False)   # no solver banner, ever
         except (cp.error.SolverError, ValueError, ArithmeticError):
             continue
         if problem.status in ("optimal", "optimal_inaccurate"):

@@ -104,14 +104,14 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
     figures.layernorm_geometry(folder / "layernorm_n3.png", inputs, layernorm(inputs), layernorm(inputs, gain, bias),
                                gain, bias)
     out.append(Figure(f"{prefix}layernorm_n3.png",
-                      "n = 3: sample inputs (grey), the plane orthogonal to (1,1,1), the circle of radius "
-                      "sqrt(3) that LayerNorm maps onto (left) and the ellipse after the gain and bias (right)."))
+                      r"$n = 3$: sample inputs (grey), the plane orthogonal to $(1, 1, 1)$, the circle of radius "
+                      r"$\sqrt{3}$ that LayerNorm maps onto (left) and the ellipse after the gain and bias (right)."))
     info = ellipsoid(gain, bias)
     figures.ellipse_axes(folder / "ellipse_axes.png", info.center, info.normal, info.axes, info.semi_axes, gain)
     semi = ", ".join(f"{s:.4f}" for s in info.semi_axes)
     out.append(Figure(f"{prefix}ellipse_axes.png",
                       f"The image of LayerNorm with gain {EXAMPLE_GAIN}: principal axes (eigenvectors of "
-                      f"diag(a) P diag(a)) and semi-axes {semi}."))
+                      r"$\operatorname{diag}(a) P \operatorname{diag}(a)$) and semi-axes " + f"{semi}."))
     # 2-D keys: a square with an edge midpoint (tie-only), an interior point (unselectable) and more
     keys2 = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [1.0, 0.0], [0.25, -0.3],
                       [0.0, 1.6], [-1.5, 0.2]])
@@ -119,8 +119,8 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
     figures.keys_hull(folder / "keys_2d.png", keys2, cert2.statuses, [r.witness for r in cert2.results],
                       title="Eight keys in 2-D: certified statuses")
     out.append(Figure(f"{prefix}keys_2d.png",
-                      "Keys in 2-D with their convex hull; the status of every key is certified (k4, the midpoint "
-                      "of an edge, can only tie; k5 lies strictly inside). Arrows show witness query directions."))
+                      "Keys in 2-D with their convex hull; the status of every key is certified ($k_4$, the midpoint "
+                      "of an edge, can only tie; $k_5$ lies strictly inside). Arrows show witness query directions."))
     corners = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
     keys3 = np.vstack([corners, [[0.0, 0.0, 1.0], [0.2, -0.1, 0.3], [-0.3, 0.4, -0.5], [0.0, 1.7, 0.2],
                                  [1.6, -0.2, -0.1]]])
@@ -194,7 +194,7 @@ def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -
     figs = []
     figures.margin_histogram(folder / "keys_margins.png", margins)
     figs.append(Figure(f"{prefix}keys_margins.png",
-                       "Witness margins of the selectable keys: min over j != i of q.(k_i - k_j) / ||q|| "
+                       r"Witness margins of the selectable keys: $\min_{j \ne i} q \cdot (k_i - k_j) / \|q\|$ "
                        "(floating point, for display; the statuses themselves are exact)."))
     view = "first three principal components" if keys.shape[1] > 3 else f"{keys.shape[1]}-D"
     witnesses = [r.witness if r.status == "selectable" else None for r in cert.results]

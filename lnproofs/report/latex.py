@@ -1,10 +1,12 @@
 """LaTeX writer for :class:`lnproofs.report.build.Report` (compiles with pdflatex).
 
-Only packages of a basic TeX installation are used: amsmath, amssymb, graphicx and
-longtable.
+Only packages of a basic TeX installation are used: amsmath, amssymb, graphicx, longtable
+and array.
 """
 
 from __future__ import annotations
+
+from ..derive import prose
 
 __all__ = ["to_latex", "escape"]
 
@@ -27,7 +29,10 @@ def to_latex(report) -> str:
         r"\usepackage[utf8]{inputenc}",
         # T1 (with Latin Modern, where installed) so that text-mode symbols print as themselves
         r"\IfFileExists{lmodern.sty}{\usepackage{lmodern}\usepackage[T1]{fontenc}}{}",
-        r"\usepackage{amsmath,amssymb,graphicx,longtable}",
+        r"\usepackage{amsmath,amssymb,graphicx,longtable,array}",
+        # figures that stay where they are written, in their own section (no floats), with a caption
+        r"\makeatletter\newenvironment{figurehere}{\par\medskip\noindent\begin{minipage}{\linewidth}\centering"
+        r"\def\@captype{figure}}{\end{minipage}\par\medskip}\makeatother",
         r"\setlength{\textwidth}{6.3in}\setlength{\oddsidemargin}{0.1in}\setlength{\evensidemargin}{0.1in}",
         r"\setlength{\textheight}{8.8in}\setlength{\topmargin}{-0.4in}",
         r"\allowdisplaybreaks",
@@ -49,7 +54,7 @@ def to_latex(report) -> str:
         out.append(rf"\item A certification of the keys in \texttt{{{escape(report.keys.source)}}}.")
     out += [r"\end{itemize}", r"\section*{Conventions}", r"\begin{itemize}",
             rf"\item Convention of the convention-dependent statements: \textbf{{{escape(report.convention)}}}: "
-            rf"{escape(CONVENTIONS[report.convention])}.",
+            rf"{prose.to_latex(CONVENTIONS[report.convention])}.",
             r"\item Both conventions' decomposition and interior theorems are always included.",
             r"\item $P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T$ projects onto the hyperplane orthogonal to "
             r"$\mathbf{1}$; $a$ is the gain, $b$ the bias, $\varepsilon$ the epsilon.",
@@ -90,9 +95,9 @@ def to_latex(report) -> str:
 
 
 def _figure(fig) -> list:
-    return [r"\begin{figure}[htbp]", r"\centering",
+    return [r"\begin{figurehere}",
             rf"\includegraphics[width=0.92\linewidth,height=0.42\textheight,keepaspectratio]{{{fig.path}}}",
-            rf"\caption{{{escape(fig.caption)}}}", r"\end{figure}"]
+            rf"\caption{{{prose.to_latex(fig.caption)}}}", r"\end{figurehere}", ""]
 
 
 def _keys_latex(section) -> list:

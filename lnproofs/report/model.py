@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 __all__ = ["CONVENTIONS", "Figure", "Recheck", "KeySection", "Report", "recheck_cell"]
 
 
-#: LayerNorm conventions, as the report states them
+#: LayerNorm conventions, as the report states them (prose with its mathematics in $...$)
 CONVENTIONS = {
-    "torch": "LN(x) = a * (x - mean(x)) / sqrt(var(x) + eps) + b, biased variance (PyTorch's nn.LayerNorm)",
-    "std": "LN(x) = a * (x - mean(x)) / (std(x) + eps) + b, biased standard deviation",
+    "torch": r"$\operatorname{LN}(x) = a \odot (x - \bar{x}\mathbf{1}) / \sqrt{\operatorname{var}(x) + \epsilon} + b$, "
+             "biased variance (PyTorch's nn.LayerNorm)",
+    "std": r"$\operatorname{LN}(x) = a \odot (x - \bar{x}\mathbf{1}) / (\operatorname{std}(x) + \epsilon) + b$, "
+           "biased standard deviation",
 }
 
 

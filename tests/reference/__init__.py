@@ -1,1 +1,3 @@
-"""Slow reference implementations that the tests compare the package with (not shipped)."""
+"""Slow reference implementations the tests compare the package with (never imported by the
+package): the per-prefix model engine of earlier versions, element-by-element exact rationals
+and one cone program per key."""

@@ -124,7 +124,7 @@ def _argmax_direction(n_value):
 
     text = ("The keys a query $q \\ne 0$ makes the strict winner (or a tied maximiser) of $q \\cdot k_j$ are those "
             "of $s q$ for every $s > 0$: $(s q) \\cdot (k_i - k_j) = s\\, q \\cdot (k_i - k_j)$ has the sign of "
-            "$q \\cdot (k_i - k_j)$.  A rotary matrix built from any cos/sin table, block by block "
+            "$q \\cdot (k_i - k_j)$.  A rotary matrix built from any table of cosines and sines, block by block "
             "$\\begin{pmatrix} c_a & -s_a \\\\ s_b & c_b \\end{pmatrix}$ with $c_a c_b + s_a s_b \\ne 0$, is "
             "invertible, so $R_t (s R_t^{-1} v) = s v$: a set that realises every direction still does after "
             "the rotation.  Hence a query set realising every direction makes exactly the keys win that free "

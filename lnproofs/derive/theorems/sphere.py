@@ -25,9 +25,12 @@ def radius_expression(r, n, eps, convention: str):
     return radial_factor(r, n, eps, convention) * r
 
 
+_RADIUS_TITLE = r"With $\epsilon = 0$, $g(P x)$ lies on an $(n-2)$-sphere of radius $\sqrt{n}$"
+
+
 def _width(n):
-    return (Hypothesis("width", "n >= 2 is an integer; j, k range over 1..n", r"n \ge 2")
-            if n is None else Hypothesis("width", f"n = {n}", rf"n = {n}"))
+    return (Hypothesis("width", r"$n \ge 2$ is an integer; $j, k$ range over $1, \dots, n$", r"n \ge 2")
+            if n is None else Hypothesis("width", f"$n = {n}$", rf"n = {n}"))
 
 
 def _radius_general() -> Theorem:
@@ -40,20 +43,22 @@ def _radius_general() -> Theorem:
     g_j = sp.sqrt(n) * p[j] / sp.sqrt(R2)
     mean = sp.Sum(x[k], (k, 1, n)) / n
     hyps = (_width(None),
-            Hypothesis("eps zero", "eps = 0, so g(y) = sqrt(n) y / |y| in both conventions", r"\epsilon = 0"),
-            Hypothesis("centred", "p = P x, so p_j = x_j - mean(x) (projection.mean_subtraction), and p != 0",
+            Hypothesis("eps zero", r"$\epsilon = 0$, so $g(y) = \sqrt{n}\, y / \|y\|$ in both conventions",
+                       r"\epsilon = 0"),
+            Hypothesis("centred", r"$p = P x$, so $p_j = x_j - \bar{x}$ (projection.mean_subtraction), and $p \ne 0$",
                        r"p = Px \ne 0"))
     steps = (
-        Step("|g(p)|^2 = sum_j n p_j^2 / |p|^2 = n", sp.Sum(g_j**2, (j, 1, n)), n, _SUMS),
-        Step("1^T p = sum_j (x_j - mean(x)) = 0", sp.Sum(x[j] - mean, (j, 1, n)), 0, _SUMS),
-        Step("1^T g(p) = sqrt(n) / |p| * 1^T p = sqrt(n)/|p| * sum_j (x_j - mean(x))",
+        Step(r"$\|g(p)\|^2 = \sum_j n p_j^2 / \|p\|^2 = n$", sp.Sum(g_j**2, (j, 1, n)), n, _SUMS),
+        Step(r"$\mathbf{1}^T p = \sum_j (x_j - \bar{x}) = 0$", sp.Sum(x[j] - mean, (j, 1, n)), 0, _SUMS),
+        Step(r"$\mathbf{1}^T g(p) = \frac{\sqrt{n}}{\|p\|}\,\mathbf{1}^T p = \frac{\sqrt{n}}{\|p\|} \sum_j (x_j - \bar{x})$",
              sp.Sum(sp.sqrt(n) * (x[j] - mean) / sp.sqrt(R2), (j, 1, n)), 0, _SUMS),
     )
-    conclusion = (Step("|g(P x)| = sqrt(n)", sp.sqrt(sp.Sum(g_j**2, (j, 1, n))), sp.sqrt(n), _SUMS),
-                  Step("1^T g(P x) = 0", sp.Sum(sp.sqrt(n) * (x[j] - mean) / sp.sqrt(R2), (j, 1, n)), 0, _SUMS))
-    return Theorem("sphere.radius", "With eps = 0, g(P x) lies on an (n-2)-sphere of radius sqrt(n)",
-                   "For eps = 0: |g(P x)| = sqrt(n) and 1^T g(P x) = 0, so g(P x) lies on the sphere of radius "
-                   "sqrt(n) inside the hyperplane orthogonal to 1, an (n-2)-sphere.",
+    conclusion = (Step(r"$\|g(P x)\| = \sqrt{n}$", sp.sqrt(sp.Sum(g_j**2, (j, 1, n))), sp.sqrt(n), _SUMS),
+                  Step(r"$\mathbf{1}^T g(P x) = 0$", sp.Sum(sp.sqrt(n) * (x[j] - mean) / sp.sqrt(R2), (j, 1, n)), 0, _SUMS))
+    return Theorem("sphere.radius", _RADIUS_TITLE,
+                   r"For $\epsilon = 0$: $\|g(P x)\| = \sqrt{n}$ and $\mathbf{1}^T g(P x) = 0$, so $g(P x)$ lies on "
+                   r"the sphere of radius $\sqrt{n}$ inside the hyperplane orthogonal to $\mathbf{1}$, an "
+                   r"$(n-2)$-sphere.",
                    r"\|g(Px)\| = \sqrt{n},\quad \mathbf{1}^T g(Px) = 0", hyps, steps, conclusion)
 
 
@@ -65,15 +70,15 @@ def _radius_concrete(n: int) -> Theorem:
     p = P * x
     R2 = sp.expand((p.T * p)[0])
     g = sp.sqrt(n) * p / sp.sqrt(R2)
-    hyps = (_width(n), Hypothesis("eps zero", "eps = 0 and P x != 0", r"\epsilon = 0,\ Px \ne 0"))
+    hyps = (_width(n), Hypothesis("eps zero", r"$\epsilon = 0$ and $P x \ne 0$", r"\epsilon = 0,\ Px \ne 0"))
     Ps, Xs, one = sp.MatrixSymbol("P", n, n), sp.MatrixSymbol("x", n, 1), sp.MatrixSymbol("1", n, 1)
-    steps = (Step("1^T P x = 0 (explicit)", one.T * Ps * Xs, sp.ZeroMatrix(1, 1), "expand",
+    steps = (Step(r"$\mathbf{1}^T P x = 0$ (explicit)", one.T * Ps * Xs, sp.ZeroMatrix(1, 1), "expand",
                   where=((Ps, P), (Xs, x), (one, sp.ones(n, 1)))),
-             Step("|g(P x)|^2 = n (explicit)", sum(t**2 for t in g), sp.Integer(n), "simplify-to-zero"))
-    conclusion = (Step("|g(P x)| = sqrt(n)", sp.sqrt(sum(t**2 for t in g)), sp.sqrt(n), "simplify-to-zero"),
-                  Step("1^T g(P x) = 0", (sp.ones(1, n) * g)[0], 0, "simplify-to-zero"))
-    return Theorem("sphere.radius", "With eps = 0, g(P x) lies on an (n-2)-sphere of radius sqrt(n)",
-                   f"For eps = 0 and n = {n}: |g(P x)| = sqrt({n}) and 1^T g(P x) = 0.",
+             Step(r"$\|g(P x)\|^2 = n$ (explicit)", sum(t**2 for t in g), sp.Integer(n), "simplify-to-zero"))
+    conclusion = (Step(r"$\|g(P x)\| = \sqrt{n}$", sp.sqrt(sum(t**2 for t in g)), sp.sqrt(n), "simplify-to-zero"),
+                  Step(r"$\mathbf{1}^T g(P x) = 0$", (sp.ones(1, n) * g)[0], 0, "simplify-to-zero"))
+    return Theorem("sphere.radius", _RADIUS_TITLE,
+                   rf"For $\epsilon = 0$ and $n = {n}$: $\|g(P x)\| = \sqrt{{{n}}}$ and $\mathbf{{1}}^T g(P x) = 0$.",
                    r"\|g(Px)\| = \sqrt{n},\quad \mathbf{1}^T g(Px) = 0", hyps, steps, conclusion, n=n)
 
 
@@ -87,42 +92,45 @@ def _interior(convention: str, n_value: int | None) -> Theorem:
     radius = radius_expression(r, n, eps, convention)
     C = sp.Symbol("c", positive=True)  # the radial factor of g at |y| = r
     hyps = (_width(n_value),
-            Hypothesis("eps positive", "eps > 0", r"\epsilon > 0"),
-            Hypothesis("norm", "r = |P x| > 0 (for P x = 0, g(P x) = 0 is the centre itself)", r"r = \|Px\| > 0"),
+            Hypothesis("eps positive", r"$\epsilon > 0$", r"\epsilon > 0"),
+            Hypothesis("norm", r"$r = \|P x\| > 0$ (for $P x = 0$, $g(P x) = 0$ is the centre itself)",
+                       r"r = \|Px\| > 0"),
             Hypothesis("convention", f"the {convention!r} convention", ""))
     if convention == "torch":
-        bound, bound_text = r / sp.sqrt(eps), "r / sqrt(eps)"
-        formula_text, formula_latex = "sqrt(n) r / sqrt(r^2 + n eps)", r"\frac{\sqrt{n}\,r}{\sqrt{r^2 + n\epsilon}}"
+        bound, bound_text = r / sp.sqrt(eps), r"$r / \sqrt{\epsilon}$"
+        formula_latex = r"\frac{\sqrt{n}\,r}{\sqrt{r^2 + n\epsilon}}"
     else:
-        bound, bound_text = r / eps, "r / eps"
-        formula_text, formula_latex = "sqrt(n) r / (r + eps sqrt(n))", r"\frac{\sqrt{n}\,r}{r + \epsilon\sqrt{n}}"
+        bound, bound_text = r / eps, r"$r / \epsilon$"
+        formula_latex = r"\frac{\sqrt{n}\,r}{r + \epsilon\sqrt{n}}"
     if n_value is None:
         j, k = s["j"], s["k"]
         p = sp.IndexedBase("p", real=True)
         R2 = sp.Sum(p[k] ** 2, (k, 1, n))
         g_j = radial_factor(sp.sqrt(R2), n, eps, convention) * p[j]
-        first = Step("|g(p)|^2 = c(|p|)^2 sum_j p_j^2 with c the radial factor, for p = P x",
+        first = Step(r"$\|g(p)\|^2 = c(\|p\|)^2 \sum_j p_j^2$ with $c$ the radial factor, for $p = P x$",
                      sp.Sum(g_j**2, (j, 1, n)), radial_factor(sp.sqrt(R2), n, eps, convention) ** 2 * R2, _SUMS)
     else:
         p = sp.Matrix(sp.symbols(f"p1:{n_value + 1}", real=True))
         R2 = sum(t**2 for t in p)
         c = radial_factor(sp.sqrt(R2), n, eps, convention)
-        first = Step("|g(p)|^2 = c(|p|)^2 |p|^2 (explicit coordinates)", sum((c * t) ** 2 for t in p),
+        first = Step(r"$\|g(p)\|^2 = c(\|p\|)^2 \|p\|^2$ (explicit coordinates)", sum((c * t) ** 2 for t in p),
                      c**2 * R2, "simplify-to-zero")
     steps = (
         first,
-        Step(f"Hence |g(P x)| = sqrt(c(r)^2 r^2) = {formula_text} at r = |P x|", sp.sqrt(C**2 * r**2),
+        Step(r"Hence $\|g(P x)\| = \sqrt{c(r)^2 r^2} = " + formula_latex + r"$ at $r = \|P x\|$", sp.sqrt(C**2 * r**2),
              formula_expr(r, n, eps, convention), _SQUARES, where=((C, radial_factor(r, n, eps, convention)),)),
-        Step("The squared radius is strictly below n", radius**2, n, _SIGN, relation="<"),
-        Step(f"The radius is at most {bound_text}: a near-constant input (small r) lands near the centre",
+        Step("The squared radius is strictly below $n$", radius**2, n, _SIGN, relation="<"),
+        Step(f"The radius is at most {bound_text}: a near-constant input (small $r$) lands near the centre",
              radius**2, bound**2, _SIGN, relation="<="),
     )
-    conclusion = (Step("|g(P x)| < sqrt(n) (both sides are nonnegative, compare squares)", radius**2, n, _SIGN,
+    conclusion = (Step(r"$\|g(P x)\| < \sqrt{n}$ (both sides are nonnegative, compare squares)", radius**2, n, _SIGN,
                        relation="<"),
-                  Step("closed form of the radius: |g(P x)| = c(r) r", C * r, formula_expr(r, n, eps, convention),
+                  Step(r"closed form of the radius: $\|g(P x)\| = c(r)\, r$", C * r, formula_expr(r, n, eps, convention),
                        _SQUARES, where=((C, radial_factor(r, n, eps, convention)),)))
-    return Theorem(f"sphere.interior_{convention}", f"With eps > 0, g(P x) lies strictly inside the ball ({convention})",
-                   f"For eps > 0: |g(P x)| = {formula_text} < sqrt(n) with r = |P x|, and it is at most {bound_text}.",
+    return Theorem(f"sphere.interior_{convention}",
+                   rf"With $\epsilon > 0$, $g(P x)$ lies strictly inside the ball ({convention})",
+                   r"For $\epsilon > 0$: $\|g(P x)\| = " + formula_latex + r" < \sqrt{n}$ with $r = \|P x\|$, and it "
+                   f"is at most {bound_text}.",
                    r"\|g(Px)\| = " + formula_latex + r" < \sqrt{n},\quad r = \|Px\|",
                    hyps, steps, conclusion, n=n_value, convention=convention)
 

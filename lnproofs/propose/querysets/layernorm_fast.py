@@ -11,7 +11,8 @@ question for key ``i`` is ``max_{||w|| <= sqrt(n)} min_j (Y_i - Y_j) . w + (c_i 
    products in d dimensions); a verified key is ``selectable`` with the compact
    certificate ``y`` (d floats).
 3. Keys left over (non-vertices, duplicates, candidates that failed) go through the
-   reference search (free hull certificates as duals, then the cone solver per key).
+   per-key search of :mod:`.layernorm_perkey` (free hull certificates as duals, then the
+   cone solver per key).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def _expanded(layer, entry) -> dict:
     """The reference form of a compact result: ``u`` (exact) and the witness query ``q``."""
     from ...kernel.dyadic import dyadic_integers, fraction_of_fmpq
     from ...kernel.exact import format_fraction
-    from .layernorm_reference import _u_text
+    from .layernorm_perkey import u_text
 
     ints, ey = dyadic_integers(np.asarray(entry["y"], dtype=np.float64))
     v = [int(x) for x in (layer.WqT * _column(ints)).entries()]           # W_q^T y / 2^(ew + ey)
@@ -91,7 +92,7 @@ def _expanded(layer, entry) -> dict:
     U, D = ([x << e for x in U], n) if e >= 0 else (U, n << -e)
     q = layer.query(U, D)
     out = {k: v for k, v in entry.items() if k != "y"}
-    out.update(u=_u_text(U, D), witness=[format_fraction(fraction_of_fmpq(q[a, 0])) for a in range(layer.d)])
+    out.update(u=u_text(U, D), witness=[format_fraction(fraction_of_fmpq(q[a, 0])) for a in range(layer.d)])
     return out
 
 
@@ -110,7 +111,7 @@ def certify_results_fast(keys, query_set, *, indices=None, query_map=None, basis
     many key sets of the same head.  ``compact``: selectable keys carry ``y`` (d floats,
     ``u = P diag(gamma) W_q^T y``) instead of the exact ``u`` and witness query."""
     from ...kernel.querysets.layernorm import ExactLayer
-    from .layernorm_reference import reference_results
+    from .layernorm_perkey import per_key_results
 
     keys = np.asarray(keys, dtype=np.float64)
     query_set.validate(keys.shape[1])
@@ -135,6 +136,6 @@ def certify_results_fast(keys, query_set, *, indices=None, query_map=None, basis
                         results[i] = _expanded(layer, results[i])
     rest = [i for i in todo if i not in results]
     if rest:
-        for entry in reference_results(keys, query_set, indices=rest):
+        for entry in per_key_results(keys, query_set, indices=rest):
             results[entry["index"]] = entry
     return [results[i] for i in todo]

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernel.dyadic import fraction_of_fmpq as _fraction
-from ...kernel.querysets.layernorm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual, check_primal as _check_primal
+from lnproofs.kernel.dyadic import fraction_of_fmpq as _fraction
+from lnproofs.kernel.querysets.layernorm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual, check_primal as _check_primal
 
-from ..cone import solve_margin_cone
+from lnproofs.propose.cone import solve_margin_cone
 
 __all__ = ["propose", "reference_results"]
 
@@ -26,7 +26,7 @@ def _snap_into_set(u_float, n: int):
     """
     from math import isqrt
 
-    from ...kernel.dyadic import dyadic_integers
+    from lnproofs.kernel.dyadic import dyadic_integers
 
     ints, e = dyadic_integers(np.asarray(u_float, dtype=np.float64))
     total = sum(ints)
@@ -47,7 +47,7 @@ def _snap_into_set(u_float, n: int):
 def _u_text(U, D) -> list[str]:
     from fractions import Fraction
 
-    from ...kernel.exact import format_fraction
+    from lnproofs.kernel.exact import format_fraction
 
     return [format_fraction(Fraction(x, D)) for x in U]
 
@@ -106,7 +106,7 @@ def _dual_candidates(index: int, lam: np.ndarray):
 def reference_results(keys, query_set: LayerNormQuerySet, *, progress=None, indices=None) -> list[dict]:
     """Result dictionaries (certificate JSON form) for every key, each checked exactly: the
     per-key search (one cone program per key, after the free engine's hull certificates)."""
-    from ...kernel.exact import format_fraction
+    from lnproofs.kernel.exact import format_fraction
 
     keys = np.asarray(keys, dtype=np.float64)
     query_set.validate(keys.shape[1])
@@ -116,7 +116,7 @@ def reference_results(keys, query_set: LayerNormQuerySet, *, progress=None, indi
     todo = list(range(N)) if indices is None else sorted({int(j) for j in indices})
     # Keys that are not vertices of the hull can never win strictly: the free engine's
     # exact convex weights are a dual certificate (g = 0 and zero offset).
-    from ..certification import certify_results as free_results
+    from lnproofs.propose.certification import certify_results as free_results
     free = {r.index: r for r in free_results(keys, indices=todo)} if N > 1 else {}
     results = []
     for i in todo:

@@ -12,9 +12,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..kernel.errors import InputError
-from .pivots import pivot_columns
-from ..certificates.uniform import UniformResult
+from lnproofs.kernel.errors import InputError
+from lnproofs.propose.pivots import pivot_columns
+from lnproofs.certificates.uniform import UniformResult
 
 __all__ = ["reference_uniform_attention"]
 
@@ -23,7 +23,7 @@ __all__ = ["reference_uniform_attention"]
 
 def _int_rows(values) -> list[list[int]]:
     """A float array as integer rows with one common power-of-two scale (signs and ranks kept)."""
-    from ..kernel.dyadic import dyadic_integers
+    from lnproofs.kernel.dyadic import dyadic_integers
 
     arr = np.atleast_2d(np.asarray(values, dtype=np.float64))
     ints, _ = dyadic_integers(arr)
@@ -57,26 +57,34 @@ def _matvec(M, v):
 
 
 def _fr_matrix(values):
-    from ..kernel.exact import fractions_of
+    from lnproofs.kernel.exact import fractions_of
 
     return [list(fractions_of(row)) for row in np.atleast_2d(np.asarray(values, dtype=np.float64))]
 
 
 def _layernorm_equations(query_set, diffs):
-    """The exact linear system of uniform attention under LayerNorm-realisable queries
-    q = A u + q0 (A = W_q diag(gamma), q0 = W_q beta + b_q): one row per key difference,
-    (k_j - k_0) A u = -(k_j - k_0).q0, and the row 1.u = 0.  Returns (M, b, A, q0)."""
+    """The exact linear system of uniform attention under norm-realisable queries
+    q = A u + q0 (A = R W_q diag(g), q0 = R (W_q beta + b_q), R the rotation or I): one row per
+    key difference, (k_j - k_0) A u = -(k_j - k_0).q0, and the row 1.u = 0 when the set is
+    centred (LayerNorm).  Returns (M, b, A, q0)."""
     arrays = query_set.arrays()
-    gamma = [Fraction(x) for x in arrays["gamma"]]
+    gamma = [Fraction(x) for x in arrays[query_set.G_NAME]]
     Wq = _fr_matrix(arrays["W_q"])
     A = [[w * g for w, g in zip(row, gamma)] for row in Wq]                      # d x n
     q0 = [a + b for a, b in zip(_product(Wq, [[Fraction(x)] for x in arrays["beta"]], column=True),
                                 [Fraction(x) for x in arrays["b_q"]])]
+    rotation = getattr(query_set, "rotation", None)
+    if rotation is not None:
+        Rm = rotation.matrix(len(q0))
+        R = [[Fraction(int(Rm[i, j].p), int(Rm[i, j].q)) for j in range(len(q0))] for i in range(len(q0))]
+        A = _product(R, A)
+        q0 = _product(R, [[x] for x in q0], column=True)
     Dfr = _fraction_rows(diffs)
     M = _product(Dfr, A) if Dfr else []
     b = [-x for x in _product(Dfr, [[x] for x in q0], column=True)] if Dfr else []
-    M.append([Fraction(1)] * query_set.width)
-    b.append(Fraction(0))
+    if query_set.centred:
+        M.append([Fraction(1)] * query_set.width)
+        b.append(Fraction(0))
     return M, b, A, q0
 
 
@@ -131,7 +139,7 @@ def _normalise(q):
 
 def reference_uniform_attention(keys, query_set=None) -> UniformResult:
     """Decide whether a non-zero query in the set gives every key the same score."""
-    from ..kernel.arrays import as_real_array
+    from lnproofs.kernel.arrays import as_real_array
 
     keys = as_real_array(keys, name="keys", ndim=2)
     N, d = keys.shape
@@ -176,7 +184,7 @@ def _scale_into(q, query_set):
 
 
 def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
-    from ..kernel.exact import format_fraction
+    from lnproofs.kernel.exact import format_fraction
 
     n = query_set.width
     M, b, A, q0 = _layernorm_equations(query_set, diffs)
@@ -188,8 +196,11 @@ def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
         y = _left_kernel_witness(M, b)
         return UniformResult("infeasible", proof={"kind": "inconsistent equations",
                                                   "combination": [format_fraction(x) for x in y]}, **base)
-    y = _solve_gram(Ms, bs)
-    u = _product([[y[r]] for r in range(len(Ms))], Ms, transpose_left=True, column=False)[0]
+    if not pick:                                   # no independent equation (RMSNorm, equal keys): u = 0
+        y, u = [], [Fraction(0)] * n
+    else:
+        y = _solve_gram(Ms, bs)
+        u = _product([[y[r]] for r in range(len(Ms))], Ms, transpose_left=True, column=False)[0]
     norm2 = sum(x * x for x in u)
     extras = {"least_norm_squared": float(norm2), "eps_note": _eps_note(query_set)}
     if norm2 > n:
@@ -213,7 +224,7 @@ def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
             return UniformResult("infeasible", proof={"kind": "every solution in the ball gives q = 0",
                                                       "rows": pick, "y": [format_fraction(x) for x in y]},
                                  extras=extras, **base)
-        from .softmax import _sqrt_below
+        from lnproofs.propose.softmax import _sqrt_below
         t = _sqrt_below(room / sum(x * x for x in direction))
         u = [a + t * c for a, c in zip(u, direction)]
         q = [x + c for x, c in zip(_product(A, [[x] for x in u], column=True), q0)]
