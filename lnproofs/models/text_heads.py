@@ -76,6 +76,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             if kind != "layernorm" and cap.rotary:
                 ref["position"] = int(cap.sources[T - 1, 1])
             shared = by_key_head.get(g)
+            last = sets.at(cap, head, T - 1) if cap.rotary and kind != "layernorm" else qs
             cover = sets.coverage(cap, head) if coverage else None
             if kind == "layernorm" and cover is None:
                 results = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
@@ -86,7 +87,6 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 if cover is not None:
                     realisable = _covered(free, ref, cover)
                 else:
-                    last = qs if not cap.rotary else sets.at(cap, head, T - 1)
                     realisable = _certificate(T, keys.shape[1], ref, realisable_results(keys, last, kind))
             if shared is None:
                 diffs = difference_matrix(keys) if uniform != "none" and T > keys.shape[1] else None
@@ -96,8 +96,8 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                                            "causal": None}
                 arrays[f"keys_l{layer}_kv{g}"] = keys
             uni_real = {"status": "skipped"}
-            if uniform == "both" and kind == "layernorm":
-                uni_real = uniform_attention(keys, qs, query_map=qmap, compact=True,
+            if uniform == "both":
+                uni_real = uniform_attention(keys, last, query_map=qmap, compact=True,
                                              differences=shared["diffs"]).to_json()
                 if uni_real.get("query_set"):
                     uni_real["query_set"] = ref
