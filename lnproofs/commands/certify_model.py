@@ -1,11 +1,12 @@
-"""``lnproofs certify-model MODEL (--text TEXT | --tokens ids.npy) [options]``.
+"""``lnproofs certify-model MODEL (--corpus PATH | --text TEXT | --tokens ids.npy) [options]``.
 
 Certifies, for every chosen layer and head of a locally stored model (BERT, GPT-2,
 GPT-NeoX, OPT, Llama, Mistral, Qwen2, Gemma), which keys can win the attention argmax:
 with free queries, with the queries the layer can produce (LayerNorm or RMSNorm, rotated
-by RoPE at the query position), for the full-width norm outputs; for decoders also per
-causal prefix; plus uniform-attention feasibility and the eps gap of the norm outputs.  Writes one JSON file per layer
-and head, and summary tables, into ``--out``; ``--resume`` keeps finished files.
+by RoPE at the query position), for the full-width norm outputs; for decoders each key's
+causal answers; plus uniform-attention feasibility.  ``--text``, ``--tokens`` and
+``--corpus`` take one road (a single text is a corpus of one): per-text files, the tidy
+table and the summaries in ``--out``; ``--resume`` keeps finished texts.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def configure(parser) -> None:
     parser.add_argument("model", metavar="MODEL",
                         help="a Hugging Face model folder, a .safetensors file or a PyTorch state dict (.bin/.pt/.pth)")
     parser.add_argument("--text", action="append", default=None, metavar="TEXT",
-                        help="input text (repeat with --pool to certify several inputs together)")
+                        help="input text (repeatable: each text is certified on its own, as a corpus of a few texts)")
     parser.add_argument("--corpus", metavar="PATH", default=None,
                         help="a corpus: a text file (one text per line), a folder of .txt files, or a .jsonl file "
                              "with a 'text' field; certified text by text into --out (table.parquet, table.csv)")
@@ -41,22 +42,26 @@ def configure(parser) -> None:
     parser.add_argument("--layers", default="all", help="'all' or comma-separated layer indices, e.g. 0,2,5")
     parser.add_argument("--heads", default="all", help="'all' or comma-separated head indices, e.g. 0,3")
     parser.add_argument("--out", default="model-certificates", metavar="DIR",
-                        help="folder for layer{L}_head{H}.json, layer{L}_outputs.json and the summaries")
+                        help="folder for texts/, table.parquet, table.csv, summary.md, summary.csv, summary_heads.csv")
     parser.add_argument("--pool", action="store_true",
-                        help="certify the keys of several inputs together (identical keys then tie); with --corpus, "
-                             "after the texts, the keys of all texts per layer and head (pooled.parquet, pooled/)")
+                        help="after the texts, the keys of all texts certified together per layer and head "
+                             "(pooled.parquet, pooled/; identical keys then tie); LayerNorm models without rotary "
+                             "positions")
     parser.add_argument("--tokenizer", metavar="PATH", default=None,
                         help="tokenizer folder (default: the model folder)")
     parser.add_argument("--config", metavar="CONFIG", default=None,
                         help="config.json for a single weights file (default: config.json beside it)")
-    parser.add_argument("--resume", action="store_true", help="keep layer/head files already finished for these inputs")
+    parser.add_argument("--resume", action="store_true", help="keep the texts already finished with these options")
+    parser.add_argument("--head-files", action="store_true",
+                        help="also one file per head, heads/layer{L}_head{H}.json: every text's keys and evidence "
+                             "for that head, checkable on its own")
     parser.add_argument("--fold", action="store_true",
                         help="certify the folded form (LayerNorm gain and bias folded into W_q, W_k, centred)")
     parser.add_argument("--uniform", default="both", choices=("both", "free", "none"),
                         help="uniform attention with free and layer-realisable queries (both, default), "
                              "free queries only (faster for wide layers), or none")
     parser.add_argument("--no-causal", action="store_true",
-                        help="decoders: skip the per-prefix certification (T certifications per head for T tokens)")
+                        help="decoders: skip the causal answers (each key's first stopping position)")
     parser.add_argument("--dtype", default="float64", help="compute dtype of the forward pass: float64 (default) or float32")
     parser.add_argument("--device", default="cpu",
                         help="torch device for the forward pass: cpu (default), cuda, cuda:N or auto (a CUDA GPU "
@@ -68,11 +73,11 @@ def configure(parser) -> None:
     parser.add_argument("--quiet", action="store_true", help="only warnings and errors on stderr")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="a progress bar on stderr (default: when stderr is a terminal and not --quiet)")
-    add_execution_options(parser, automatic="with --corpus of 16 texts or more, a local cluster sized to the "
+    add_execution_options(parser, automatic="with 16 texts or more, a local cluster sized to the "
                                              "machine: one model worker running the forward passes, the others "
                                              "certifying; otherwise this process")
     parser.add_argument("--model-workers", metavar="K", default=None,
-                        help="with --corpus on a local cluster: K of the --workers hold the model and run the forward "
+                        help="on a local cluster: K of the --workers hold the model and run the forward "
                              "passes (default 1); the others only certify.  On --scheduler, the workers started "
                              "with --resources MODEL=1 hold the model")
 
@@ -83,26 +88,34 @@ def _show_progress(args) -> bool:
 
 
 def _inputs(args, loaded) -> list:
+    """``(text, ids)`` for ``--text``/``--tokens`` (lengths and ids checked against the model)."""
     from ..io.arrays import load_array
     from ..models.extract import prepare_inputs
     from ..models.loading import load_tokenizer
 
     require(bool(args.text) != (args.tokens is not None), OptionError,
-            "give exactly one of --text TEXT (repeatable) or --tokens ids.npy")
+            "give exactly one of --corpus PATH, --text TEXT (repeatable) or --tokens ids.npy")
     if args.text:
         tokenizer = load_tokenizer(args.model, args.tokenizer)
         inputs = prepare_inputs(loaded, texts=args.text, tokenizer=tokenizer)
-    else:
-        inputs = prepare_inputs(loaded, token_ids=load_array(args.tokens, name="tokens", ndim=None))
-    require(len(inputs) == 1 or args.pool, OptionError,
-            f"{len(inputs)} inputs given; add --pool to certify their keys together, or give one input")
-    return inputs
+        return list(zip(args.text, inputs)), tokenizer
+    inputs = prepare_inputs(loaded, token_ids=load_array(args.tokens, name="tokens", ndim=None))
+    for number, ids in enumerate(inputs):
+        require(len(ids) >= 2, OptionError, f"input {number} has {len(ids)} token; give at least 2 tokens per input")
+    return [(None, ids) for ids in inputs], None
 
 
-def _check_corpus_options(args) -> None:
-    require(not args.text and args.tokens is None, OptionError,
-            "give either --corpus PATH or --text/--tokens, not both")
-    require(not args.fold, OptionError, "--corpus certifies the model as it is; --fold is accepted with --text/--tokens only")
+def _check_options(args, loaded) -> None:
+    if args.corpus is not None:
+        require(not args.text and args.tokens is None, OptionError,
+                "give either --corpus PATH or --text/--tokens, not both")
+    family = loaded.family
+    require(not args.fold or family.norm == "layernorm", OptionError,
+            f"--fold folds a LayerNorm; this {family.name} model normalises with {family.norm}: "
+            "certify it without --fold")
+    require(not args.pool or (family.norm == "layernorm" and family.positions != "rotary"), OptionError,
+            f"--pool certifies pooled keys under LayerNorm queries without rotary positions (BERT, GPT-2, OPT); "
+            f"this {family.name} model has {family.norm} and {family.positions} positions: drop --pool")
     if args.max_texts is not None:
         require(args.max_texts >= 1, OptionError, f"--max-texts {args.max_texts} is not accepted; give a count >= 1")
     if args.max_tokens is not None:
@@ -120,55 +133,20 @@ def _model_workers(args, workers, scheduler):
     return resolve_model_workers(args.model_workers, local, scheduler)
 
 
-def _run_corpus(args, loaded, layers, heads) -> int:
-    from ..io.corpus import count_texts
-    from ..models.corpus_run import FORWARD_BATCH, certify_corpus, check_corpus_model
-    from ..models.loading import load_tokenizer
-
-    _check_corpus_options(args)
-    check_corpus_model(loaded)
-    workers, scheduler = execution_from_args(args)
-    model_workers = _model_workers(args, workers, scheduler)
-    count_texts(args.corpus, max_texts=args.max_texts)        # bad corpora fail before any work
-    tokenizer = load_tokenizer(args.model, args.tokenizer)
-
-    def warn(message):
-        print(f"lnproofs certify-model: warning: {message}", file=sys.stderr, flush=True)
-
-    try:
-        result = certify_corpus(loaded, tokenizer, args.corpus, args.out, layers=layers, heads=heads,
-                                max_texts=args.max_texts, max_tokens=args.max_tokens, resume=args.resume,
-                                uniform=args.uniform, progress=_show_progress(args), warn=warn,
-                                workers=workers, scheduler=scheduler, config=args.config,
-                                batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size,
-                                pool=args.pool, model_workers=model_workers, device=args.device)
-    except KeyboardInterrupt:
-        print(f"lnproofs certify-model: interrupted; every finished text is in {args.out} "
-              "(run again with --resume to go on)", file=sys.stderr, flush=True)
-        return 130
-    pooled = f"; pooled over {result['pooled_texts']} text(s): pooled.parquet, pooled/" if args.pool else ""
-    print(f"{loaded.family.name} model, {result['texts']} text(s): {result['certified']} certified, "
-          f"{result['kept']} kept from an earlier run; {result['rows']} table rows in {args.out}{pooled}")
-    return 0
-
-
 def run(args) -> int:
-    from ..models.certify_model import certify_model
+    from ..models.certify_model import summarize, write_summary
+    from ..models.corpus_run import FORWARD_BATCH, certify_corpus
     from ..models.extract import parse_selection
-    from ..models.loading import HalfPrecisionWarning, load_model
+    from ..models.loading import HalfPrecisionWarning, load_model, load_tokenizer
 
     if not Path(args.model).exists():
         raise ModelError(f"model {args.model} does not exist; give a Hugging Face model folder or a weights file "
                          "(.safetensors, .bin, .pt, .pth) stored locally")
-    if args.corpus is None and (args.workers is not None or args.scheduler is not None
-                                or args.model_workers is not None):
-        raise OptionError("--workers, --model-workers and --scheduler are used with --corpus (one group of texts "
-                          "per task); drop them or give --corpus PATH")
     from ..models.corpus_run import resolve_model_device
 
     # on an existing cluster the model workers' device is checked there; this process reads
     # the model's shape and layer weights on the CPU
-    here = "cpu" if args.corpus is not None and args.scheduler is not None else resolve_model_device(args.device)
+    here = "cpu" if args.scheduler is not None else resolve_model_device(args.device)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", HalfPrecisionWarning)
         loaded = load_model(args.model, config=args.config, dtype=args.dtype, device=here,
@@ -178,23 +156,41 @@ def run(args) -> int:
             print(f"lnproofs certify-model: warning: {warning.message}", file=sys.stderr, flush=True)
     layers = parse_selection(args.layers, loaded.n_layers, "layer")
     heads = parse_selection(args.heads, loaded.n_heads, "head")
+    _check_options(args, loaded)
+    workers, scheduler = execution_from_args(args)
+    model_workers = _model_workers(args, workers, scheduler)
     if args.corpus is not None:
-        return _run_corpus(args, loaded, layers, heads)
-    inputs = _inputs(args, loaded)
+        from ..io.corpus import count_texts
 
-    from tqdm import tqdm
+        count_texts(args.corpus, max_texts=args.max_texts)        # bad corpora fail before any work
+        corpus, tokenizer = args.corpus, load_tokenizer(args.model, args.tokenizer)
+    else:
+        corpus, tokenizer = _inputs(args, loaded)
 
-    # one file per layer (its LayerNorm outputs) and one per head of it
-    with tqdm(total=len(layers) * (len(heads) + 1), desc="certify-model", unit="file", file=sys.stderr,
-              disable=not _show_progress(args), dynamic_ncols=True, leave=False) as bar:
-        def progress(message):
-            bar.set_postfix_str(message.split(" -> ")[0], refresh=False)
-            bar.update(1)
+    def warn(message):
+        print(f"lnproofs certify-model: warning: {message}", file=sys.stderr, flush=True)
 
-        result = certify_model(loaded, inputs, args.out, layers=layers, heads=heads, resume=args.resume,
-                               folded=args.fold, uniform=args.uniform, progress=progress, causal=not args.no_causal)
-    tokens = sum(len(s) for s in inputs)
-    print(f"{loaded.family.name} model, {len(inputs)} input(s), {tokens} token(s); "
-          f"{len(result.written)} file(s) written, {len(result.skipped)} kept from an earlier run; in {result.out_dir}")
-    print((Path(result.out_dir) / "summary.md").read_text(encoding="utf-8"), end="")
+    try:
+        result = certify_corpus(loaded, tokenizer, corpus, args.out, layers=layers, heads=heads,
+                                max_texts=args.max_texts, max_tokens=args.max_tokens, resume=args.resume,
+                                uniform=args.uniform, progress=_show_progress(args), warn=warn,
+                                workers=workers, scheduler=scheduler, config=args.config,
+                                batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size,
+                                pool=args.pool, causal=not args.no_causal, fold=args.fold,
+                                model_workers=model_workers, device=args.device)
+    except KeyboardInterrupt:
+        print(f"lnproofs certify-model: interrupted; every finished text is in {args.out} "
+              "(run again with --resume to go on)", file=sys.stderr, flush=True)
+        return 130
+    layer_rows, _ = summarize(args.out)
+    write_summary(args.out, layer_rows, norm=loaded.family.norm)
+    if args.head_files:
+        from ..models.head_files import write_head_files
+
+        write_head_files(args.out)
+    pooled = f"; pooled over {result['pooled_texts']} text(s): pooled.parquet, pooled/" if args.pool else ""
+    print(f"{loaded.family.name} model, {result['texts']} text(s): {result['certified']} certified, "
+          f"{result['kept']} kept from an earlier run; {result['rows']} table rows in {args.out}{pooled}")
+    if args.corpus is None:
+        print((Path(args.out) / "summary.md").read_text(encoding="utf-8"), end="")
     return 0

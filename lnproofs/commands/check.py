@@ -164,6 +164,23 @@ def _check_one(label, cert, keys, args, outputs) -> bool:
     return ok
 
 
+def _check_model_evidence(path, targets, args, outputs, label_prefix: str = "") -> bool:
+    """A certify-model file's evidence beyond its certificates (coverage claims, causal
+    records): each report printed (or kept for --json); True when all hold."""
+    if not targets or targets[0][0] is None:
+        return True
+    from ..models.certify_model import model_file_checks
+
+    ok = True
+    for label, report in model_file_checks(path):
+        ok = ok and report.ok
+        if args.json:
+            outputs.append(dict(report.to_json(), name=label_prefix + label))
+        else:
+            print(f"{label_prefix}{label}: {report}")
+    return ok
+
+
 def _check_folder(folder: Path, args, limits) -> int:
     from tqdm import tqdm
 
@@ -182,8 +199,9 @@ def _check_folder(folder: Path, args, limits) -> int:
                 counts["skipped"] += 1
                 continue
             counts["checked"] += 1
+            ok = _check_model_evidence(path, targets, args, outputs, f"{path} ")
             ok = all([_check_one(f"{path}" + (f" {label}" if label else ""), cert, keys, args, outputs)
-                      for label, cert, keys in targets])
+                      for label, cert, keys in targets]) and ok
         except (LnproofsError, InputError) as err:
             counts["checked"] += 1
             counts["unreadable"] += 1
@@ -249,7 +267,8 @@ def run(args) -> int:
         return _run_causal(args, data, limits)
     targets = targets_of(path, args.keys, limits)
     outputs: list = []
-    ok = all([_check_one(label, cert, keys, args, outputs) for label, cert, keys in targets])
+    ok = _check_model_evidence(path, targets, args, outputs)
+    ok = all([_check_one(label, cert, keys, args, outputs) for label, cert, keys in targets]) and ok
     if args.json:
         print(json.dumps(outputs[0] if len(outputs) == 1 and "name" not in outputs[0] else outputs, default=str))
     return 0 if ok else 1

@@ -10,8 +10,13 @@ called inside functions):
 - :mod:`.extract` -- one forward pass with hooks: norm inputs/outputs, queries, keys;
 - :mod:`.rotary` -- rotary position embeddings as the models apply them;
 - :mod:`.folding` -- folding a LayerNorm's gain and bias into the next linear map;
-- :mod:`.decoder` -- RMSNorm/RoPE query sets, causal prefixes, grouped queries;
-- :mod:`.certify_model` -- certification of every chosen layer and head, with a summary.
+- :mod:`.head_sets` -- the queries each head can produce (LayerNorm, RMSNorm, rotary);
+- :mod:`.text_heads`, :mod:`.text_causal` -- one text through every layer and head (the
+  per-head code every run shares), with the causal answers of decoders;
+- :mod:`.corpus_run` -- the one road: texts in groups through the model, written as they finish;
+- :mod:`.text_check` -- what ``lnproofs check`` re-verifies in a text file;
+- :mod:`.certify_model` -- the Python form for a few inputs, the per-layer summary, reading files back.
 """
 
-__all__ = ["loading", "families", "lens", "extract", "rotary", "folding", "decoder", "certify_model"]
+__all__ = ["loading", "families", "lens", "extract", "rotary", "folding", "head_sets", "text_heads", "text_causal",
+           "corpus_run", "text_check", "certify_model"]

@@ -1,33 +1,22 @@
-"""Certify every chosen layer and head of a model, writing results as they are proved.
+"""Certify every chosen layer and head of a model on a few inputs, and read back any file a
+``certify-model`` run writes.
 
-For each layer ``l`` (one file ``layer{l}_outputs.json``):
+:func:`certify_model` is the Python form of ``certify-model --text/--tokens``: the inputs
+are a corpus of one or a few texts and go through the same road as ``--corpus``
+(:func:`lnproofs.models.corpus_run.certify_corpus`, one per-head code for every family);
+it adds the per-layer summary (:func:`write_summary`: ``summary.csv`` and ``summary.md``,
+columns named ``free_*``, ``realisable_*`` and ``outputs_*``, the norm kind stated once).
 
-- selectability of the full-width LayerNorm outputs with free queries;
-- how far the LayerNorm outputs are from the ellipsoid surface (the effect of eps),
-  from the ellipsoid equation ``sum_i ((y_i - beta_i) / gamma_i)^2 = n``.
-
-For each head ``h`` of the layer (one file ``layer{l}_head{h}.json``):
-
-- selectability of the head's keys with free queries;
-- selectability with the queries the layer can produce (query set ``layernorm``:
-  the gain and bias of the LayerNorm feeding the attention, the head's ``W_q``, ``b_q``);
-- uniform-attention feasibility (a non-zero query giving every key the same score);
-- exact duplicates among the keys and whether they come from the same token at the same
-  position of different inputs (pooled inputs): those keys tie, they are not errors.
-
-Every file holds the arrays it certifies (keys, LayerNorm outputs) as exact floats, so
-it can be re-checked on its own (:func:`check_model_file`).  A summary table per layer
-(``summary.csv``, ``summary.md``) and per head (``heads.csv``) is rebuilt from the files,
-so an interrupted run resumed with ``resume=True`` ends with the same summary.
+:func:`model_file_certificates` and :func:`check_model_file` read every schema a run
+writes (text files, pooled files, and the per-head and per-layer files of earlier
+versions), so ``lnproofs check`` needs no KEYS argument for them.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,33 +24,24 @@ import numpy as np
 
 from ..kernel.errors import ModelError, OptionError
 
-__all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
-           "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_model_file", "model_file_certificates",
-           "inputs_digest", "witness_margins", "ModelRun", "UNIFORM_CHOICES"]
+__all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "UNIFORM_CHOICES", "ModelRun", "certify_model", "ellipsoid_gaps",
+           "witness_margins", "summarize", "write_summary", "model_file_certificates", "model_file_checks",
+           "check_model_file"]
 
+#: schemas of the per-head and per-layer files of earlier versions (still read and checked)
 HEAD_SCHEMA = "lnproofs.model-head/1"
 LAYER_SCHEMA = "lnproofs.model-layer/1"
+UNIFORM_CHOICES = ("both", "free", "none")
 
 
-def inputs_digest(inputs) -> str:
-    """A short fingerprint of the token ids (resumed runs must use the same inputs)."""
-    h = hashlib.sha256()
-    for seq in inputs:
-        h.update(np.asarray(seq, dtype=np.int64).tobytes())
-        h.update(b"|")
-    return h.hexdigest()[:16]
-
-
-# ---- geometry ------------------------------------------------------------------------------
 def ellipsoid_gaps(ln_out, hidden_in, gain, bias, eps) -> dict:
     """How far LayerNorm outputs lie inside the ellipsoid ``{gain*u + bias: 1.u = 0, |u| = sqrt(n)}``.
 
     Per row: ``value`` = ``(1/n) sum ((y - bias)/gain)^2`` (1 on the surface, < 1 inside),
-    ``gap`` = ``1 - sqrt(value)`` (the relative radial distance to the surface),
-    ``distance`` = ``|y - bias| (1/sqrt(value) - 1)`` (Euclidean distance to the surface
-    along the ray from the centre), ``predicted_gap`` = ``1 - sqrt(var/(var + eps))``
+    ``gap`` = ``1 - sqrt(value)``, ``distance`` = ``|y - bias| (1/sqrt(value) - 1)`` (to the
+    surface along the ray from the centre), ``predicted_gap`` = ``1 - sqrt(var/(var + eps))``
     from the inputs, and ``plane`` = ``sum (y - bias)/gain`` (0 on the hyperplane).
-    Coordinates with zero gain carry no information and are left out of the sums.
+    Coordinates with zero gain are left out of the sums.
     """
     y = np.asarray(ln_out, dtype=np.float64)
     x = np.asarray(hidden_in, dtype=np.float64)
@@ -87,48 +67,9 @@ def ellipsoid_gaps(ln_out, hidden_in, gain, bias, eps) -> dict:
             "max_gap_vs_prediction": float(np.abs(gap - predicted).max())}
 
 
-def duplicate_groups(rows) -> list[list[int]]:
-    """Groups (size >= 2) of row indices whose float rows are bit-for-bit identical."""
-    rows = np.ascontiguousarray(np.asarray(rows, dtype=np.float64))
-    groups: dict[bytes, list[int]] = {}
-    for index, row in enumerate(rows):
-        groups.setdefault((row + 0.0).tobytes(), []).append(index)
-    return [g for g in groups.values() if len(g) > 1]
-
-
-def _tie_report(certificate_json: dict, groups: list[list[int]], sources: np.ndarray) -> dict:
-    """Ties among keys, and how many come from identical (position, token) pairs."""
-    status = {r["index"]: r["status"] for r in certificate_json["results"]}
-    ties = [i for i, s in status.items() if s == "tie-only"]
-    in_group = {i: g for g in groups for i in g}
-    duplicated = [i for i in ties if i in in_group]
-    same_token_position = [i for i in duplicated
-                           if any(j != i and sources[j, 1] == sources[i, 1] and sources[j, 2] == sources[i, 2]
-                                  for j in in_group[i])]
-    return {"tie_only": len(ties), "tie_only_duplicates": len(duplicated),
-            "tie_only_same_token_position": len(same_token_position),
-            "tie_only_other": len(ties) - len(duplicated)}
-
-
-# ---- engine calls --------------------------------------------------------------------------
-def _certify(keys, query_set=None) -> dict:
-    from ..propose.certification import certify
-
-    return certify(keys, query_set=query_set).to_json()
-
-
-def _uniform(keys, query_set=None) -> dict:
-    from ..propose.uniform import uniform_attention
-
-    return uniform_attention(keys, query_set=query_set).to_json()
-
-
 def witness_margins(certificate_json: dict, keys) -> dict[int, float]:
-    """index -> ``(q.k_i - max_{j != i} q.k_j) / |q|`` for every selectable key's witness ``q``.
-
-    Computed in floating point for information only (the status itself was proved
-    exactly); it is the width of the slab separating ``k_i`` from the other keys along ``q``.
-    """
+    """index -> ``(q.k_i - max_{j != i} q.k_j) / |q|`` for every selectable key's witness ``q``
+    (floating point, for information; the status itself was proved exactly)."""
     from fractions import Fraction
 
     K = np.asarray(keys, dtype=np.float64)
@@ -146,264 +87,73 @@ def witness_margins(certificate_json: dict, keys) -> dict[int, float]:
     return out
 
 
-def _smallest(margins: dict[int, float]) -> float | None:
-    return min(margins.values()) if margins else None
-
-
-UNIFORM_CHOICES = ("both", "free", "none")
-
-
-def _uniform_pair(keys, query_set, uniform: str) -> dict:
-    skipped = {"status": "skipped", "reason": f"not asked for (uniform={uniform!r})"}
-    realisable = skipped
-    if uniform == "both":
-        kind = getattr(query_set, "kind", None)
-        realisable = (_uniform(keys, query_set) if kind == "layernorm" else
-                      {"status": "skipped", "reason": f"uniform attention is decided for layernorm query sets only, "
-                                                      f"not {kind or 'this layer'}"})
-    return {"free": _uniform(keys) if uniform in ("both", "free") else skipped, "layernorm": realisable}
-
-
-def _skipped_certificate(keys, reason: str) -> dict:
-    """The place of a realisable certificate that was not computed (counts every key undecided)."""
-    n, d = np.asarray(keys).shape
-    return {"status": "skipped", "reason": reason, "n_keys": n, "dim": d,
-            "summary": {"selectable": 0, "tie-only": 0, "unselectable": 0, "not-realisable": 0, "undecided": n},
-            "results": []}
-
-
-def certify_head(capture, head: int, *, folded: bool = False, uniform: str = "both", free_cache: dict | None = None,
-                 causal: bool = True) -> dict:
-    """The per-head record (see the module docstring) for one :class:`LayerCapture`.
-
-    Decoders (RMSNorm, RoPE, grouped queries, causal masks) are handled by
-    :mod:`.decoder`; ``free_cache`` (a dict kept over the heads of one layer) shares the
-    free answers of query heads that read the same key head.
-    """
-    from .decoder import causal_report, query_position, realisable_query_set, refuse_folded
-
-    if folded:
-        from .folding import fold_capture_head
-
-        refuse_folded(capture)
-        fh = fold_capture_head(capture, head)
-        keys, query_set, reason = fh.keys, fh.layernorm_query_set(), None
-    else:
-        keys = capture.rotated_keys(head)
-        query_set, reason = realisable_query_set(capture, head)
-    cache = {} if free_cache is None else free_cache
-    key_head = capture.key_head(head)
-    if ("pooled", key_head, folded) not in cache or folded:
-        cache[("pooled", key_head, folded)] = _certify(keys)
-    free = cache[("pooled", key_head, folded)]
-    realisable = _certify(keys, query_set) if query_set is not None else _skipped_certificate(keys, reason)
-    groups = duplicate_groups(keys)
-    margins = {"free": witness_margins(free, keys),
-               "layernorm": witness_margins(realisable, keys) if query_set is not None else {}}
-    record = {
-        "schema": HEAD_SCHEMA, "layer": capture.layer, "head": head, "folded": folded,
-        "layernorm_module": capture.layernorm_module, "eps": capture.layernorm.eps,
-        "norm": capture.norm_kind, "key_head": key_head, "rotary": bool(capture.rotary),
-        "sources": capture.sources.tolist(), "keys": keys.tolist(),
-        "free": free, "layernorm": realisable,
-        "uniform": _uniform_pair(keys, query_set, uniform),
-        "duplicates": groups,
-        "ties": {"free": _tie_report(free, groups, capture.sources),
-                 "layernorm": _tie_report(realisable, groups, capture.sources)},
-        "margins": {name: {str(i): m for i, m in sorted(v.items())} for name, v in margins.items()},
-        "smallest_margin": {name: _smallest(v) for name, v in margins.items()},
-    }
-    if capture.rotary:
-        record["query_position"] = query_position(capture)
-    if causal and capture.causal and not folded:
-        record["causal"] = causal_report(capture, head, keys, free_cache=cache)
-    return record
-
-
-def certify_layer_outputs(capture, *, uniform: str = "both") -> dict:
-    """The per-layer record: LayerNorm outputs certified with free queries, and eps gaps."""
-    from ..derive.numeric import ellipsoid
-
-    ln = capture.layernorm
-    outputs = _certify(capture.ln_out)
-    groups = duplicate_groups(capture.ln_out)
-    if capture.norm_kind == "rmsnorm":
-        from .decoder import rms_gaps
-
-        gaps = rms_gaps(capture.ln_out, capture.hidden_in, ln.gain, ln.eps)
-    else:
-        shape = ellipsoid(ln.gain, ln.bias)
-        gaps = ellipsoid_gaps(capture.ln_out, capture.hidden_in, ln.gain, ln.bias, ln.eps)
-        gaps.update({"dimension": int(shape.dimension), "largest_semi_axis": float(shape.semi_axes.max()),
-                     "smallest_semi_axis": float(shape.semi_axes.min())})
-    return {
-        "schema": LAYER_SCHEMA, "layer": capture.layer, "layernorm_module": capture.layernorm_module,
-        "layernorm": ln.to_json(), "sources": capture.sources.tolist(), "ln_outputs": capture.ln_out.tolist(),
-        "certificate": outputs, "duplicates": groups, "ties": _tie_report(outputs, groups, capture.sources),
-        "smallest_margin": _smallest(witness_margins(outputs, capture.ln_out)),
-        "uniform": _uniform(capture.ln_out) if uniform != "none" else {"status": "skipped"},
-        "ellipsoid": gaps,
-    }
-
-
-# ---- files -------------------------------------------------------------------------------
-def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _finished(path: Path, digest: str, options: dict) -> bool:
-    """True when ``path`` holds a complete record for the same inputs and options."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("inputs_digest") == digest and data.get("options") == options
-
-
 @dataclass(frozen=True)
 class ModelRun:
-    """What :func:`certify_model` did: files written, files skipped (resumed), summary rows."""
+    """What :func:`certify_model` did: texts certified and kept (resumed), summary rows."""
 
     out_dir: Path
-    written: tuple[Path, ...]
-    skipped: tuple[Path, ...]
+    certified: int
+    kept: int
     layer_rows: tuple[dict, ...]
     head_rows: tuple[dict, ...]
 
 
-def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: bool = False,
-                  folded: bool = False, uniform: str = "both", progress=None, causal: bool = True) -> ModelRun:
-    """Certify ``layers`` x ``heads`` of ``loaded`` on token id sequences ``inputs`` (pooled).
-
-    Files go to ``out_dir`` as they are finished; with ``resume=True`` files already there
-    for the same inputs are kept.  ``folded``: certify the folded form (see
-    :mod:`.folding`).  ``uniform``: uniform attention with free and layernorm queries
-    (``"both"``), free only (``"free"``, faster for wide layers) or ``"none"``.
-    ``progress(message)`` is called once per file.  ``causal``: for decoders, also certify
-    every prefix of each input (see :mod:`.decoder`; ``T`` certifications per head).
-    """
-    from .extract import capture_layers
+def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: bool = False, uniform: str = "both",
+                  progress: bool = False, causal: bool = True, texts=None, tokenizer=None, pool: bool = False,
+                  warn=None, folded: bool = False, head_files: bool = False) -> ModelRun:
+    """Certify ``layers`` x ``heads`` of ``loaded`` on token id sequences ``inputs`` (one text
+    each; ``texts`` their strings when known) into ``out_dir``, through the corpus road.
+    ``uniform``: uniform attention with free and realisable queries (``"both"``), free only
+    or ``"none"``; ``causal``: the causal answers of decoders; ``pool``: the keys of all
+    inputs also certified together (:mod:`.corpus_pool`); ``folded``: the folded form of
+    LayerNorm layers (same statuses); ``head_files``: also one file per head
+    (:mod:`.head_files`)."""
+    from .corpus_run import certify_corpus
 
     if uniform not in UNIFORM_CHOICES:
         raise OptionError(f"uniform={uniform!r} is not accepted; use one of {', '.join(UNIFORM_CHOICES)}")
-    if folded and loaded.family.norm != "layernorm":
-        raise OptionError(f"--fold folds a LayerNorm; this {loaded.family.name} model normalises with "
-                          f"{loaded.family.norm}: certify it without --fold")
-    out_dir = Path(out_dir)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ModelError(f"output folder {out_dir} cannot be created ({exc.strerror}); give a writable --out") from None
-    layers = list(range(loaded.n_layers)) if layers is None else list(layers)
-    heads = list(range(loaded.n_heads)) if heads is None else list(heads)
-    for head in heads:
-        if not 0 <= head < loaded.n_heads:
-            raise ModelError(f"head {head} is out of range; the model has {loaded.n_heads} heads: "
-                             f"accepted 0..{loaded.n_heads - 1} or all")
-    digest = inputs_digest(inputs)
-    options = {"folded": bool(folded), "uniform": uniform}
-    if not causal:
-        options["causal"] = False
-    meta = {"model": loaded.describe(), "inputs_digest": digest, "n_inputs": len(inputs), "options": options}
-    written, skipped = [], []
-    for layer in layers:
-        todo_heads = [h for h in heads if not (resume and _finished(out_dir / f"layer{layer}_head{h}.json", digest, options))]
-        layer_path = out_dir / f"layer{layer}_outputs.json"
-        layer_done = resume and _finished(layer_path, digest, options)
-        skipped += [out_dir / f"layer{layer}_head{h}.json" for h in heads if h not in todo_heads]
-        if layer_done:
-            skipped.append(layer_path)
-        if not todo_heads and layer_done:
-            continue
-        capture = capture_layers(loaded, inputs, [layer])[layer]
-        if not layer_done:
-            _write_json(layer_path, {**certify_layer_outputs(capture, uniform=uniform), **meta})
-            written.append(layer_path)
-            if progress:
-                progress(f"layer {layer}: LayerNorm outputs -> {layer_path.name}")
-        free_cache: dict = {}
-        for head in todo_heads:
-            path = out_dir / f"layer{layer}_head{head}.json"
-            _write_json(path, {**certify_head(capture, head, folded=folded, uniform=uniform, free_cache=free_cache,
-                                            causal=causal),
-                               **meta})
-            written.append(path)
-            if progress:
-                progress(f"layer {layer} head {head} -> {path.name}")
-    layer_rows, head_rows = summarize(out_dir, layers=layers, heads=heads, digest=digest)
-    write_summary(out_dir, layer_rows, head_rows)
-    return ModelRun(out_dir, tuple(written), tuple(skipped), tuple(layer_rows), tuple(head_rows))
+    texts = [None] * len(inputs) if texts is None else list(texts)
+    corpus = [(text, np.asarray(ids, dtype=np.int64)) for text, ids in zip(texts, inputs)]
+    result = certify_corpus(loaded, tokenizer, corpus, out_dir, layers=layers, heads=heads, resume=resume,
+                            uniform=uniform, progress=progress, warn=warn, causal=causal, pool=pool, fold=folded)
+    layer_rows, head_rows = summarize(out_dir)
+    write_summary(out_dir, layer_rows, norm=loaded.family.norm)
+    if head_files:
+        from .head_files import write_head_files
+
+        write_head_files(out_dir)
+    return ModelRun(Path(out_dir), result["certified"], result["kept"], tuple(layer_rows), tuple(head_rows))
 
 
 # ---- summary -------------------------------------------------------------------------------
-def _fraction(count: int, total: int):
-    return round(count / total, 6) if total else None
+def summarize(out_dir) -> tuple[list[dict], list[dict]]:
+    """Per-layer and per-head rows from ``summary_heads.csv`` and the text files of a run."""
+    out = Path(out_dir)
+    path = out / "summary_heads.csv"
+    head_rows = list(csv.DictReader(path.open(encoding="utf-8"))) if path.exists() else []
+    outputs: dict[int, list] = {}
+    for text in sorted((out / "texts").glob("text*.json")):
+        data = json.loads(text.read_text(encoding="utf-8"))
+        for layer in data.get("layers", []):
+            outputs.setdefault(int(layer["layer"]), []).append(layer["outputs"]["summary"])
+    layer_rows = []
+    for layer in sorted({int(r["layer"]) for r in head_rows}):
+        rows = [r for r in head_rows if int(r["layer"]) == layer]
+        total = sum(int(r["keys"]) for r in rows)
 
+        def share(column, rows=rows, total=total):
+            return round(sum(int(r.get(column) or 0) for r in rows) / total, 6) if total else None
 
-def _min(values):
-    values = [v for v in values if v is not None]
-    return min(values) if values else None
-
-
-def _count_feasible(statuses):
-    """Heads with a feasible uniform query; None when the question was not asked."""
-    statuses = list(statuses)
-    if statuses and all(s == "skipped" for s in statuses):
-        return None
-    return sum(s == "feasible" for s in statuses)
-
-
-def summarize(out_dir, *, layers, heads, digest=None) -> tuple[list[dict], list[dict]]:
-    """Per-layer and per-head rows, read back from the files in ``out_dir``."""
-    out_dir = Path(out_dir)
-    layer_rows, head_rows = [], []
-    for layer in layers:
-        heads_data = []
-        for head in heads:
-            data = json.loads((out_dir / f"layer{layer}_head{head}.json").read_text(encoding="utf-8"))
-            if digest is not None and data.get("inputs_digest") != digest:
-                raise ModelError(f"{out_dir}/layer{layer}_head{head}.json was made from other inputs; "
-                                 "remove it or use another --out")
-            heads_data.append(data)
-            free, ln = data["free"]["summary"], data["layernorm"]["summary"]
-            head_rows.append({
-                "layer": layer, "head": head, "keys": data["free"]["n_keys"], "dim": data["free"]["dim"],
-                "free_selectable": free["selectable"], "free_tie_only": free["tie-only"],
-                "free_unselectable": free["unselectable"], "free_undecided": free["undecided"],
-                "ln_selectable": ln["selectable"], "ln_not_realisable": ln.get("not-realisable", 0),
-                "ln_undecided": ln["undecided"],
-                "uniform_free": data["uniform"]["free"].get("status"),
-                "uniform_layernorm": data["uniform"]["layernorm"].get("status"),
-                "min_margin_free": data["smallest_margin"]["free"],
-                "min_margin_layernorm": data["smallest_margin"]["layernorm"],
-                "ties_same_token_position": data["ties"]["free"]["tie_only_same_token_position"],
-            })
-        outputs = json.loads((out_dir / f"layer{layer}_outputs.json").read_text(encoding="utf-8"))
-        rows = [r for r in head_rows if r["layer"] == layer]
-        total = sum(r["keys"] for r in rows)
-        out_summary = outputs["certificate"]["summary"]
+        out_total = sum(sum(s.values()) for s in outputs.get(layer, []))
+        out_selectable = sum(s.get("selectable", 0) for s in outputs.get(layer, []))
         layer_rows.append({
-            "layer": layer, "heads": len(rows), "keys_per_head": rows[0]["keys"] if rows else 0,
-            "free_selectable": _fraction(sum(r["free_selectable"] for r in rows), total),
-            "free_tie_only": _fraction(sum(r["free_tie_only"] for r in rows), total),
-            "free_unselectable": _fraction(sum(r["free_unselectable"] for r in rows), total),
-            "free_undecided": _fraction(sum(r["free_undecided"] for r in rows), total),
-            "ln_selectable": _fraction(sum(r["ln_selectable"] for r in rows), total),
-            "ln_not_realisable": _fraction(sum(r["ln_not_realisable"] for r in rows), total),
-            "ln_undecided": _fraction(sum(r["ln_undecided"] for r in rows), total),
-            "outputs_selectable": _fraction(out_summary["selectable"], outputs["certificate"]["n_keys"]),
-            "outputs_uniform": outputs["uniform"].get("status"),
-            "uniform_free_heads": _count_feasible(r["uniform_free"] for r in rows),
-            "uniform_layernorm_heads": _count_feasible(r["uniform_layernorm"] for r in rows),
-            "min_margin_free": _min(r["min_margin_free"] for r in rows),
-            "min_margin_layernorm": _min(r["min_margin_layernorm"] for r in rows),
-            "min_margin_outputs": outputs["smallest_margin"],
-            "ties_same_token_position": sum(r["ties_same_token_position"] for r in rows),
-            "outputs_ties_same_token_position": outputs["ties"]["tie_only_same_token_position"],
-            "max_ellipsoid_gap": outputs["ellipsoid"]["max_gap"],
-        })
+            "layer": layer, "heads": len(rows), "keys": total,
+            "free_selectable": share("free_selectable"), "free_tie_only": share("free_tie-only"),
+            "free_unselectable": share("free_unselectable"), "free_undecided": share("free_undecided"),
+            "realisable_selectable": share("realisable_selectable"),
+            "realisable_not_realisable": share("realisable_not-realisable"),
+            "realisable_undecided": share("realisable_undecided"),
+            "outputs_selectable": round(out_selectable / out_total, 6) if out_total else None})
     return layer_rows, head_rows
 
 
@@ -424,20 +174,21 @@ def _cell(value) -> str:
     return str(value)
 
 
-def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tuple[Path, Path, Path]:
-    """``summary.csv`` and ``summary.md`` (per layer) and ``heads.csv`` (per head)."""
+NORM_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm"}
+
+
+def write_summary(out_dir, layer_rows: list[dict], *, norm: str = "layernorm") -> tuple[Path, Path]:
+    """``summary.csv`` and ``summary.md`` (one row per layer)."""
     out_dir = Path(out_dir)
-    paths = out_dir / "summary.csv", out_dir / "summary.md", out_dir / "heads.csv"
+    paths = out_dir / "summary.csv", out_dir / "summary.md"
     paths[0].write_text(_csv_text(layer_rows), encoding="utf-8")
-    paths[2].write_text(_csv_text(head_rows), encoding="utf-8")
+    name = NORM_NAMES.get(norm, norm)
     lines = ["# Certified selectability per layer", "",
-             "Fractions are over all keys of all chosen heads of the layer.  `free`: any query; "
-             "`ln`: queries the layer's LayerNorm and W_q can produce (`not_realisable`: no such query makes "
-             "the key win, by an exactly checked dual certificate); `outputs`: the full-width "
-             "LayerNorm outputs with free queries.  Margins: the smallest (q.k_i - max_j q.k_j)/|q| over "
-             "the witnesses of selectable keys (informative floats; statuses are proved exactly).  `uniform`: heads with a non-zero query giving every "
-             "key the same score.  Ties from identical tokens at identical positions appear when inputs "
-             "are pooled.", ""]
+             f"Norm feeding attention: {name}.  Fractions are over all keys of all chosen heads of the layer and all "
+             "texts.  `free`: any query; `realisable`: the queries the layer's "
+             f"{name} and W_q can produce (`not_realisable`: no such query makes the key win, by an exactly checked "
+             "certificate); `outputs`: the full-width norm outputs with free queries.  Per-key answers, margins, "
+             "uniform attention and the causal answers of decoders are in `table.csv`.", ""]
     if layer_rows:
         names = list(layer_rows[0])
         lines.append("| " + " | ".join(names) + " |")
@@ -448,28 +199,36 @@ def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tup
     return paths
 
 
-def model_file_certificates(path) -> list:
-    """The certificates a ``layer{l}_head{h}.json`` (``free``, ``layernorm``) or
-    ``layer{l}_outputs.json`` (``certificate``) file holds, each with the arrays it is
-    about: a list of ``(name, Certificate, keys)``."""
-    from ..certificates.certificate import Certificate
-    from ..kernel.errors import CertificateFormatError
-
+# ---- reading files back ----------------------------------------------------------------------
+def _read(path) -> dict:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ModelError(f"{path} could not be read as a certify-model file ({exc})") from None
-    schema = data.get("schema") if isinstance(data, dict) else None
-    from .corpus_pool import POOL_SCHEMA, pool_file_certificates
-    from .corpus_run import TEXT_SCHEMA, text_file_certificates
+    return data if isinstance(data, dict) else {}
 
-    if schema == TEXT_SCHEMA:
+
+def model_file_certificates(path) -> list:
+    """The certificates a ``certify-model`` file holds, each with the arrays it is about: a
+    list of ``(name, Certificate, keys)``."""
+    from ..certificates.certificate import Certificate
+    from ..kernel.errors import CertificateFormatError
+    from .corpus_pool import POOL_SCHEMA, pool_file_certificates
+    from .head_files import HEADS_SCHEMA, head_file_certificates
+    from .text_check import text_file_certificates
+    from .text_heads import TEXT_SCHEMA
+
+    data = _read(path)
+    schema = data.get("schema")
+    if schema in (TEXT_SCHEMA, "lnproofs.model-text/1"):
         return text_file_certificates(path, data)
+    if schema == HEADS_SCHEMA:
+        return head_file_certificates(path, data)
     if schema == POOL_SCHEMA:
         return pool_file_certificates(path, data)
     if schema not in (HEAD_SCHEMA, LAYER_SCHEMA):
         raise ModelError(f"{path} is not a certify-model file (schema {schema!r}); "
-                         f"accepted schemas: {HEAD_SCHEMA}, {LAYER_SCHEMA}, {TEXT_SCHEMA}, {POOL_SCHEMA}")
+                         f"accepted schemas: {TEXT_SCHEMA}, {HEADS_SCHEMA}, {POOL_SCHEMA}, {HEAD_SCHEMA}, {LAYER_SCHEMA}")
     fields = (("certificate", "ln_outputs"),) if schema == LAYER_SCHEMA else (("free", "keys"), ("layernorm", "keys"))
     out = []
     for name, array in fields:
@@ -479,15 +238,46 @@ def model_file_certificates(path) -> list:
             continue
         out.append((name, Certificate.from_json(data[name]), np.asarray(data[array], dtype=np.float64)))
     if schema == HEAD_SCHEMA:
-        from .decoder import causal_certificates
-
-        out += causal_certificates(data, np.asarray(data["keys"], dtype=np.float64))
+        out += _prefix_certificates(data, np.asarray(data["keys"], dtype=np.float64))
     return out
 
 
+def _prefix_certificates(data: dict, keys: np.ndarray) -> list:
+    """The per-prefix certificates of an earlier version's head file."""
+    from ..certificates.certificate import Certificate
+    from ..kernel.errors import CertificateFormatError
+
+    out = []
+    try:
+        for entry in (data.get("causal") or {}).get("inputs", []):
+            seq = keys[np.asarray(entry["rows"], dtype=np.int64)]
+            for part in ("free", "realisable"):
+                for t, cert in sorted(entry[part].get("certificates", {}).items(), key=lambda kv: int(kv[0])):
+                    out.append((f"causal/input{entry['input']}/{part}/t{t}", Certificate.from_json(cert),
+                                seq[:int(t) + 1]))
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise CertificateFormatError(f"the causal section of the file is malformed ({exc})") from None
+    return out
+
+
+def model_file_checks(path) -> list:
+    """``(name, CheckReport)`` for the evidence of a file that is not a certificate (coverage,
+    causal records); empty for files without any."""
+    from .head_files import HEADS_SCHEMA, head_file_checks
+    from .text_check import text_file_checks
+    from .text_heads import TEXT_SCHEMA
+
+    data = _read(path)
+    if data.get("schema") == HEADS_SCHEMA:
+        return head_file_checks(path, data)
+    return text_file_checks(path, data) if data.get("schema") == TEXT_SCHEMA else []
+
+
 def check_model_file(path) -> dict:
-    """Re-verify every certificate of a certify-model file exactly, against the arrays it
-    holds; returns name -> :class:`~lnproofs.certificates.check.CheckReport`."""
+    """Re-verify everything a certify-model file holds exactly, against the arrays it is about;
+    returns name -> :class:`~lnproofs.certificates.check.CheckReport`."""
     from ..certificates.check import check_certificate
 
-    return {name: check_certificate(cert, keys) for name, cert, keys in model_file_certificates(path)}
+    reports = {name: check_certificate(cert, keys) for name, cert, keys in model_file_certificates(path)}
+    reports.update(dict(model_file_checks(path)))
+    return reports

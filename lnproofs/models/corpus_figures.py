@@ -29,7 +29,7 @@ def _heatmap(out: Path) -> Path | None:
     fig = Figure(figsize=(2 + 0.5 * len(heads) * 2, 1.5 + 0.45 * len(layers)))
     axes = fig.subplots(1, 2, squeeze=False)[0]
     for ax, column, title in ((axes[0], "fraction_not_selectable_free", "free queries"),
-                              (axes[1], "fraction_not_selectable_layernorm", "LayerNorm-realisable queries")):
+                              (axes[1], "fraction_not_selectable_realisable", "realisable queries")):
         grid = np.full((len(layers), len(heads)), np.nan)
         for r in rows:
             grid[layers.index(int(r["layer"])), heads.index(int(r["head"]))] = float(r[column])
@@ -62,7 +62,7 @@ def _tokens(out: Path) -> Path | None:
     names = list(STATUS_COLOURS)
     grid = np.zeros((len(pairs), len(positions)))
     for r in table:
-        grid[pairs.index((r["layer"], r["head"])), positions.index(r["position"])] = names.index(r["status_layernorm"])
+        grid[pairs.index((r["layer"], r["head"])), positions.index(r["position"])] = names.index(r["status_realisable"])
     fig = Figure(figsize=(2 + 0.28 * len(positions), 1.5 + 0.12 * len(pairs)))
     ax = fig.subplots()
     ax.imshow(grid, cmap=ListedColormap([STATUS_COLOURS[n] for n in names]), vmin=-0.5, vmax=len(names) - 0.5,

@@ -15,7 +15,7 @@ Files (in ``OUT/pooled/``): ``layer{L}_head{H}.json`` (schema ``lnproofs.model-p
 of the certificate's keys; ``free`` and ``layernorm`` certificates) with the candidates'
 keys in ``layer{L}_head{H}.npz`` (``free``, ``layernorm``); ``OUT/pooled.parquet`` and
 ``pooled.csv``: one row per (text, layer, head, position) with the pooled statuses
-(``by_text`` says the per-text certificate decided it).
+(``pooled_free``, ``pooled_realisable``; ``by_text_*`` says the per-text certificate decided it).
 """
 
 from __future__ import annotations
@@ -30,9 +30,18 @@ from ..kernel.errors import ModelError
 __all__ = ["POOL_SCHEMA", "POOL_COLUMNS", "pool_corpus", "pool_file_certificates"]
 
 POOL_SCHEMA = "lnproofs.model-pool/1"
-POOL_COLUMNS = ("text", "layer", "head", "position", "token", "pooled_free", "pooled_layernorm", "by_text_free",
-                "by_text_layernorm")
+POOL_COLUMNS = ("text", "layer", "head", "position", "token", "pooled_free", "pooled_realisable", "by_text_free",
+                "by_text_realisable")
+_COLUMN = {"free": "free", "layernorm": "realisable"}
 NOT_WINNING = {"free": ("unselectable",), "layernorm": ("unselectable", "not-realisable")}
+
+
+_STATUS = {"free": "status_free", "layernorm": "status_realisable"}
+
+
+def _keys_name(files, layer, head, capture) -> str:
+    name = f"keys_l{layer}_kv{capture.key_head(head)}"
+    return name if name in files else f"keys_l{layer}_h{head}"
 
 
 def _text_parts(out: Path) -> list[tuple[Path, Path]]:
@@ -67,10 +76,10 @@ def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = Tru
             for rows_path, arrays_path in parts:
                 rows = [r for r in pq.read_table(rows_path).to_pylist() if r["layer"] == layer]
                 with np.load(arrays_path) as arrays:
-                    keys = {head: arrays[f"keys_l{layer}_h{head}"] for head in heads}
+                    keys = {head: arrays[_keys_name(arrays.files, layer, head, captures[layer])] for head in heads}
                 for r in rows:
                     for kind in ("free", "layernorm"):
-                        if r[f"status_{kind}"] not in NOT_WINNING[kind]:
+                        if r[_STATUS[kind]] not in NOT_WINNING[kind]:
                             members, vectors = picked[(r["head"], kind)]
                             members.append([r["text"], r["position"]])
                             vectors.append(keys[r["head"]][r["position"]])
@@ -110,8 +119,8 @@ def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = Tru
                 row = {k: r[k] for k in ("text", "layer", "head", "position", "token")}
                 for kind in ("free", "layernorm"):
                     key = (r["text"], r["head"], r["position"], kind)
-                    row[f"pooled_{kind}"] = pooled.get(key, r[f"status_{kind}"])
-                    row[f"by_text_{kind}"] = key not in pooled
+                    row[f"pooled_{_COLUMN[kind]}"] = pooled.get(key, r[_STATUS[kind]])
+                    row[f"by_text_{_COLUMN[kind]}"] = key not in pooled
                 table_rows.append(row)
     finally:
         bar.close()

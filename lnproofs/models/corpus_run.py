@@ -1,20 +1,17 @@
-"""Certify every chosen layer and head of a model over a corpus, text by text, streaming.
+"""Certify every chosen layer and head of a model, text by text, streaming: the one road of
+``certify-model`` (``--corpus``, and ``--text``/``--tokens``, a corpus of one or a few).
 
-Two kinds of task: a forward task passes one group of texts through the model (on a
-worker that holds it) and captures every layer's norm outputs; a certification task takes
-one text x layer and certifies the full-width LayerNorm outputs (free queries) and for
-every head its keys under free queries and under the layer's LayerNorm-realisable
-queries, plus uniform attention.  Each finished
-text is written at once (``texts/textNNNNN.json``, schema ``lnproofs.model-text/1``, and
-its table rows ``rows/textNNNNN.parquet``), so an interrupted run keeps every finished
-text and ``resume=True`` restarts at the first unfinished one.  The exact data of each
-head's query set is built once per run and shared by all texts.
-
-The text file holds, per layer, ``outputs`` (a certificate over ``ln_outputs``) and per
-head ``keys``, ``free`` and ``layernorm`` certificates (selectable LayerNorm keys carry the
-compact ``y``: ``u = P diag(gamma) W_q^T y``) and ``uniform``.  LayerNorm certificates
-name their query set as ``{"kind": "layernorm", "layer": l, "head": h}``; the arrays are in
-``params.npz`` beside the ``texts`` folder (:func:`text_file_certificates` puts them back).
+Two kinds of task (:func:`lnproofs.execution.run_pipeline`): a forward task passes one
+group of texts through the model (on a worker that holds it) and captures every layer's
+per-token arrays; a certification task takes one text x layer through
+:func:`lnproofs.models.text_heads.certify_text` (every family: free and realisable queries,
+uniform attention, causal answers for decoders), on any worker.  Each finished text is written
+at once (``texts/textNNNNN.json``, schema ``lnproofs.model-text/2``, its arrays
+``texts/textNNNNN.npz`` and its table rows ``rows/textNNNNN.parquet``), so an interrupted
+run keeps every finished text and ``resume=True`` restarts at the first unfinished one.
+The exact data of each head's query set is built once per run and shared by all texts;
+the weights the query sets need are in ``params.npz`` beside the ``texts`` folder
+(:func:`lnproofs.models.text_check.text_file_certificates` puts them back).
 """
 
 from __future__ import annotations
@@ -25,91 +22,49 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernel.errors import InputError, ModelError
-from .corpus_heads import (HeadCache, _certificate, _write_json, free_certificate, head_query_set, layer_query_set,
-                           outputs_certificate, setup_heads)
+from ..kernel.errors import InputError, ModelError, OptionError, require
+from .corpus_heads import HeadCache, _write_json, free_certificate, head_query_set, layer_query_set, setup_heads
+from .head_sets import HeadSets
+from .text_heads import TEXT_SCHEMA, certify_text
 
-__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "FORWARD_BATCH", "HeadCache", "resolve_model_device", "device_problem", "setup_heads", "certify_corpus", "check_corpus_model", "text_file_certificates", "layer_query_set", "head_query_set", "free_certificate"]
+__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "FORWARD_BATCH", "HeadCache", "HeadSets", "resolve_model_device",
+           "device_problem", "setup_heads", "certify_corpus", "layer_query_set", "head_query_set",
+           "free_certificate", "sliding_limit"]
 
-TEXT_SCHEMA = "lnproofs.model-text/1"
-
-
-def _certify_layer(cap, ids, number, heads, cache, uniform):
-    """Every chosen head of one layer of one text: ``(layer entry, head entries, rows, arrays)``."""
-    from ..kernel.uniform_exact import difference_matrix
-    from ..propose.querysets.layernorm_fast import certify_results_fast
-    from ..propose.uniform import uniform_attention
-
-    layer = cap.layer
-    entries, rows, arrays = [], [], {}
-    outputs = outputs_certificate(cap.ln_out)
-    arrays[f"ln_outputs_l{layer}"] = cap.ln_out
-    out_status = [r["status"] for r in outputs["results"]]
-    for head in heads:
-        qs, qmap, basis, H = cache.get(cap, head)
-        keys = cap.keys(head)
-        ln = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
-        free = free_certificate(keys, ln, H, basis[2])
-        ln_cert = _certificate(len(keys), keys.shape[1], {"kind": "layernorm", "layer": layer, "head": head}, ln)
-        skipped = {"status": "skipped"}
-        diffs = difference_matrix(keys) if uniform != "none" and len(keys) > keys.shape[1] else None
-        uni_free = uniform_attention(keys, compact=True, differences=diffs).to_json() if uniform != "none" else skipped
-        uni_ln = uniform_attention(keys, qs, query_map=qmap, compact=True, differences=diffs).to_json() \
-            if uniform == "both" else skipped
-        if uni_ln.get("query_set"):
-            uni_ln["query_set"] = {"kind": "layernorm", "layer": layer, "head": head}
-        uni = {"free": uni_free["status"], "layernorm": uni_ln["status"]}
-        arrays[f"keys_l{layer}_h{head}"] = keys
-        entries.append({"layer": layer, "head": head, "free": free, "layernorm": ln_cert,
-                        "uniform": {"free": uni_free, "layernorm": uni_ln}})
-        groups = {}
-        for pos, row in enumerate(keys):
-            groups.setdefault((row + 0.0).tobytes(), []).append(pos)
-        for pos in range(len(keys)):
-            fr, lr = free["results"][pos], ln[pos]
-            twins = groups[(keys[pos] + 0.0).tobytes()]
-            rows.append({"text": number, "layer": layer, "head": head, "position": pos, "token_id": int(ids[pos]),
-                         "status_free": fr["status"], "status_layernorm": lr["status"],
-                         "status_outputs": out_status[pos],
-                         "margin_free": fr.get("margin"), "margin_layernorm": lr.get("margin"),
-                         "ties_identical_token": any(int(ids[j]) == int(ids[pos]) for j in twins if j != pos),
-                         "uniform_free": uni["free"], "uniform_layernorm": uni["layernorm"]})
-    return {"layer": layer, "outputs": outputs}, entries, rows, arrays
+#: a capture's fields that differ from text to text (the rest is the layer's weights)
+PER_TEXT = ("ln_out", "hidden_in", "sources", "rotary_cos", "rotary_sin")
 
 
-def _merge_layers(number, text, ids, parts):
+def _merge_layers(number, text, parts):
     """A text's record, rows and arrays from its layers' parts (in layer order)."""
-    record = {"schema": TEXT_SCHEMA, "text_index": number, "text": text, "tokens": ids.tolist(),
-              "arrays": f"text{number:05d}.npz", "layers": [], "heads": []}
-    rows, arrays = [], {}
-    for layer_entry, entries, layer_rows, layer_arrays in parts:
-        record["layers"].append(layer_entry)
-        record["heads"].extend(entries)
-        rows.extend(layer_rows)
-        arrays.update(layer_arrays)
+    record, rows, arrays = None, [], {}
+    for part_record, part_rows, part_arrays in parts:
+        if record is None:
+            record = dict(part_record, text=text)
+        else:
+            record["layers"].extend(part_record["layers"])
+            record["heads"].extend(part_record["heads"])
+        rows.extend(part_rows)
+        arrays.update(part_arrays)
     return record, rows, arrays
-
-
-def _certify_text(captures, ids, number, text, layers, heads, cache, uniform):
-    """Every chosen layer and head of one text, in this process: ``(record, rows, arrays)``."""
-    return _merge_layers(number, text, ids, [_certify_layer(captures[layer], ids, number, heads, cache, uniform)
-                                             for layer in layers])
 
 
 def _write_rows(path: Path, rows, tokens) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from .table import ROW_SCHEMA
+
     for r in rows:
         r["token"] = tokens[r["position"]]
     tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(pa.Table.from_pylist(rows), tmp)
+    pq.write_table(pa.Table.from_pylist(rows, schema=ROW_SCHEMA()), tmp)
     os.replace(tmp, path)
 
 
 #: with the default ``workers=None``, corpora of at least this many texts use a local cluster
 PARALLEL_MIN_TEXTS = 16
-#: texts that go through the model together, by default (one group = one forward task)
+#: texts that go through the model together, by default (one group = one task)
 FORWARD_BATCH = 8
 
 
@@ -126,31 +81,42 @@ def _given(model):
 
 def _forward_group(item, loaded):
     """Forward task: one padded pass over a group of texts; one piece per unfinished text and
-    layer, ``(number, layer, ids, ln_out)`` with the layer's norm outputs widened exactly to
-    float64 (the keys and queries are computed from them by the certifying worker)."""
+    layer, ``(number, layer, ids, fields)`` with the text's per-token arrays of that layer
+    (:data:`PER_TEXT`, floats widened exactly to float64; the inputs of the norm only when the
+    layer is folded); the certifying worker puts them into the layer's template capture."""
     from .extract import capture_layers
 
-    members, layers = item
+    members, layers, fold = item
     captures = capture_layers(loaded, [ids for _, ids, _ in members], layers, batch_size=len(members))
     pieces = []
     for k, (number, ids, todo) in enumerate(members):
         if todo:
             for layer in layers:
-                ln_out = np.ascontiguousarray(captures[layer].of_input(k).ln_out, dtype=np.float64)
-                pieces.append((number, layer, ids, ln_out))
+                mine = captures[layer].of_input(k)
+                fields = {name: getattr(mine, name) for name in PER_TEXT}
+                for name in ("ln_out", "hidden_in"):
+                    fields[name] = np.ascontiguousarray(fields[name], dtype=np.float64)
+                if not fold:
+                    fields["hidden_in"] = fields["hidden_in"][:0]
+                pieces.append((number, layer, ids, fields))
     return pieces
 
 
 def _certify_piece(piece, state):
-    """Certification task: one text x layer, from its captured norm outputs and the layer's
-    query-set parameters (``state``: a capture of the layer's weights, a head cache, the
-    chosen heads and the uniform option)."""
+    """Certification task: one text x layer, from its captured arrays and the layer's template
+    capture (``state``: the template, the head sets, the chosen heads and the options of
+    :func:`~lnproofs.models.text_heads.certify_text`, with ``fold``)."""
     from dataclasses import replace
 
-    number, layer, ids, ln_out = piece
-    template, cache, heads, uniform = state
-    cap = replace(template, ln_out=ln_out, hidden_in=ln_out[:0], sources=template.sources[:0])
-    return number, layer, _certify_layer(cap, ids, number, heads, cache, uniform)
+    number, layer, ids, fields = piece
+    template, sets, heads, options = state
+    options = dict(options)
+    cap = replace(template, **fields)
+    if options.pop("fold", False):
+        from .folding import fold_capture
+
+        cap = fold_capture(cap)
+    return number, layer, certify_text({layer: cap}, ids, number, None, [layer], heads, sets, **options)
 
 
 def resolve_model_device(device) -> str:
@@ -174,27 +140,42 @@ def device_problem(device):
     return None
 
 
-def check_corpus_model(loaded) -> None:
-    """Corpus runs certify keys under LayerNorm-realisable queries, without rotary positions."""
-    family = loaded.family
-    has = [what for what, present in (("RMSNorm", family.norm != "layernorm"),
-                                      ("rotary positions", family.rotary_path is not None)) if present]
-    if has:
-        raise ModelError(f"--corpus handles models with LayerNorm and no rotary positions (BERT, GPT-2, OPT); "
-                         f"this {family.name} model has {' and '.join(has)}: certify its texts one at a time with --text")
+def sliding_limit(loaded, layers) -> int | None:
+    """The narrowest sliding window of ``layers`` (None: full attention everywhere).  A window
+    at least as long as a text changes nothing for it (every query sees every earlier key)."""
+    from .families import sliding_window
+
+    windows = [w for w in (sliding_window(loaded.config, layer) for layer in layers) if w is not None]
+    return min(windows) if windows else None
+
+
+def _texts(corpus, max_texts):
+    """``(number, text, ids or None)``: from a corpus path, or from a list of ``(text, ids)``."""
+    if isinstance(corpus, (list, tuple)):
+        for number, (text, ids) in enumerate(corpus[:max_texts] if max_texts else corpus):
+            yield number, text, ids
+        return
+    from ..io.corpus import iter_corpus
+
+    for number, text in iter_corpus(corpus, max_texts=max_texts):
+        yield number, text, None
+
 
 
 def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=None, max_texts=None,
                    max_tokens=None, resume=False, uniform="both", progress=True, warn=None,
-                   head_cache: HeadCache | None = None, workers=1, scheduler=None, config=None,
-                   batch_size: int = FORWARD_BATCH, pool: bool = False, model_workers=None, device=None,
-                   context=None) -> dict:
-    """Certify the texts of ``corpus`` (see :mod:`lnproofs.io.corpus`) into ``out_dir``.
+                   head_cache: HeadSets | None = None, workers=1, scheduler=None, config=None,
+                   batch_size: int = FORWARD_BATCH, pool: bool = False, causal: bool = True,
+                   fold: bool = False, model_workers=None, device=None, context=None) -> dict:
+    """Certify the texts of ``corpus`` into ``out_dir``.
+
+    ``corpus``: a path (see :mod:`lnproofs.io.corpus`), or a list of ``(text, token ids)``
+    (``--text``/``--tokens``: the ids are used as given; ``text`` may be None).
 
     Two kinds of task (:func:`lnproofs.execution.run_pipeline`): a forward task passes one
     group of ``batch_size`` texts through the model, on a worker offering the Dask resource
     ``MODEL`` (which loads the model once from its path); a certification task certifies one
-    text x layer (every chosen head) from that layer's captured norm outputs, on any worker.
+    text x layer (every chosen head) from that layer's captured arrays, on any worker.
     ``workers`` 1 (the default) does both in this process; ``workers`` N or None (a local
     cluster for corpora of at least :data:`PARALLEL_MIN_TEXTS` texts) starts
     ``model_workers`` (default 1) model workers and N - ``model_workers`` certifying ones;
@@ -212,29 +193,43 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     order of floating-point sums, so keys can differ in their last bits from a run of the
     text alone (``batch_size=1``); the certificates are about the keys stored.
 
+    Texts longer than the model's context (or ``max_tokens``) are truncated (counted for
+    one warning); a text longer than a chosen layer's sliding window is refused
+    (:class:`~lnproofs.kernel.errors.InputError`) after the texts before it are written.
+    ``causal``: the causal answers of decoders (:mod:`.text_causal`).  ``fold``: certify the
+    folded form of LayerNorm layers (:func:`lnproofs.models.folding.fold_capture`: gain and
+    bias folded into ``W_q`` and ``W_k``, centred; the statuses are the same).
     ``pool=True``: once every text is finished, the keys of all texts are also certified
     together per layer and head (:mod:`lnproofs.models.corpus_pool`)."""
-    check_corpus_model(loaded)
     import contextlib
 
     from tqdm import tqdm
 
     from ..execution import (Load, check_model_workers, open_client, resolve_model_workers, resolve_workers,
                              run_pipeline)
-    from ..io.corpus import count_texts, iter_corpus
+    from ..io.corpus import count_texts
     from .extract import capture_layers
 
     out = Path(out_dir)
     layers = list(range(loaded.n_layers)) if layers is None else list(layers)
     heads = list(range(loaded.n_heads)) if heads is None else list(heads)
     limit = loaded.max_positions if max_tokens is None else min(int(max_tokens), loaded.max_positions)
-    options = {"layers": layers, "heads": heads, "uniform": uniform, "max_tokens": limit}
-    total = count_texts(corpus, max_texts=max_texts)
+    window = sliding_limit(loaded, layers)
+    causal = bool(causal and loaded.family.causal)
+    if fold and loaded.family.norm != "layernorm":
+        raise OptionError(f"--fold folds a LayerNorm; this {loaded.family.name} model normalises with "
+                          f"{loaded.family.norm}: certify it without --fold")
+    options = {"layers": layers, "heads": heads, "uniform": uniform, "max_tokens": limit, "causal": causal}
+    if fold:
+        options["fold"] = True
+    text_options = {"uniform": uniform, "causal": causal, "fold": bool(fold)}
+    total = len(corpus[:max_texts] if max_texts else corpus) if isinstance(corpus, (list, tuple)) \
+        else count_texts(corpus, max_texts=max_texts)
     if context is None:
         local = None if workers is None or scheduler is not None else resolve_workers(workers)
         model_workers = resolve_model_workers(model_workers, local, scheduler)
     device = loaded.device if device is None else device
-    cache = HeadCache() if head_cache is None else head_cache
+    cache = HeadSets() if head_cache is None else head_cache
     truncated, done, kept = 0, 0, 0
     texts_of, tokens_of, parts_of = {}, {}, {}
     bar = None
@@ -261,8 +256,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
         have[layer] = part
         if len(have) == len(layers):
             del parts_of[number]
-            write(number, _merge_layers(number, texts_of.pop(number), tokens_of[number],
-                                        [have[layer] for layer in layers]))
+            write(number, _merge_layers(number, texts_of.pop(number), [have[layer] for layer in layers]))
 
     def groups():
         nonlocal truncated, kept
@@ -273,21 +267,27 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             members = list(group)
             group.clear()
             todo = sum(1 for *_, t in members if t)
-            return ((members, layers), [i for _ in range(todo) for i in range(len(layers))]) if todo else None
+            return ((members, layers, bool(fold)), [i for _ in range(todo) for i in range(len(layers))]) \
+                if todo else None
 
         try:
-            for number, text in iter_corpus(corpus, max_texts=max_texts):
-                todo = not (resume and _finished(out / "texts" / f"text{number:05d}.json", options))
+            for number, text, given in _texts(corpus, max_texts):
+                ids = np.asarray(tokenizer(text)["input_ids"] if given is None else given, dtype=np.int64)
+                longer = ids.size > limit
+                ids = ids[:limit]
+                todo = not (resume and _finished(out / "texts" / f"text{number:05d}.json", options, ids))
                 if not todo:
                     kept += 1
                     bar.update(1)
-                ids = np.asarray(tokenizer(text)["input_ids"], dtype=np.int64)
-                if ids.size > limit:
-                    truncated += 1 if todo else 0          # counted for the texts this run certifies
-                    ids = ids[:limit]
+                elif longer:
+                    truncated += 1                         # counted for the texts this run certifies
                 if ids.size < 2:
-                    raise InputError(f"text {number} ({text[:40]!r}) tokenizes to {ids.size} token(s); "
+                    raise InputError(f"text {number} ({str(text)[:40]!r}) tokenizes to {ids.size} token(s); "
                                      "each text needs at least 2 tokens")
+                require(window is None or ids.size <= window, InputError,
+                        f"text {number} has {ids.size} tokens but the model uses sliding-window attention "
+                        f"(window {window}), which is not handled beyond the window: give texts of at most "
+                        f"{window} tokens (--max-tokens {window})")
                 if todo:
                     tokens_of[number], texts_of[number] = ids, text
                 group.append((number, ids, todo))
@@ -307,17 +307,21 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     opened = contextlib.nullcontext(context) if context is not None else \
         open_client(workers, scheduler, worthwhile=total >= PARALLEL_MIN_TEXTS, n_tasks=total,
                     model_workers=model_workers)
-    record, started = {}, False
+    record, started, templates = {}, False, None
     try:
         with opened as ctx:
             if not ctx.in_process:       # before any file is written: model workers, and their device
                 check_model_workers(ctx, device_problem if ctx.scheduler else None, device)
+            try:
+                (out / "texts").mkdir(parents=True, exist_ok=True)
+                (out / "rows").mkdir(exist_ok=True)
+            except OSError as exc:
+                raise ModelError(f"output folder {out} cannot be created ({exc.strerror}); give a writable "
+                                 "--out") from None
             started = True
-            (out / "texts").mkdir(parents=True, exist_ok=True)
-            (out / "rows").mkdir(exist_ok=True)
             templates = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers)
-            _write_params(out / "params.npz", templates)
-            states = [(templates[layer], cache, heads, uniform) for layer in layers]
+            _write_params(out / "params.npz", templates, fold)
+            states = [(templates[layer], cache, heads, text_options) for layer in layers]
             if ctx.in_process:
                 model = loaded
             elif getattr(loaded, "path", None) is None:
@@ -341,54 +345,32 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     if pool:
         from .corpus_pool import pool_corpus
 
-        tables.update(pool_corpus(out, cache, templates, layers, heads, progress=progress))
+        tables.update(pool_corpus(out, HeadCache(), templates, layers, heads, progress=progress))
     return {"texts": total, "certified": done, "kept": kept, "truncated": truncated, "model_loads": record,
             **tables}
 
 
-def _finished(path: Path, options) -> bool:
+def _finished(path: Path, options, ids) -> bool:
+    """Whether ``path`` holds a finished text made with these options from these tokens."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return data.get("schema") == TEXT_SCHEMA and data.get("options") == options
+    return (data.get("schema") == TEXT_SCHEMA and data.get("options") == options
+            and data.get("tokens") == [int(i) for i in ids])
 
 
-def _write_params(path: Path, captures) -> None:
+def _write_params(path: Path, captures, fold: bool = False) -> None:
+    from .head_sets import params_arrays
+
     if path.exists():
-        return
-    arrays = {}
-    for layer, cap in captures.items():
-        ln = cap.layernorm
-        arrays.update({f"l{layer}_gamma": ln.gain, f"l{layer}_beta": ln.bias, f"l{layer}_eps": np.array(ln.eps),
-                       f"l{layer}_W_q": cap.W_q, f"l{layer}_b_q": cap.b_q, f"l{layer}_heads": np.array(cap.n_heads)})
+        with np.load(path) as old:
+            if all(f"l{layer}_kind" in old.files for layer in captures) and bool(old.get("folded", False)) == fold:
+                return
+    if fold:
+        from .folding import fold_capture
+
+        captures = {layer: fold_capture(cap) for layer, cap in captures.items()}
     tmp = path.with_name("params.tmp.npz")
-    np.savez(tmp, **arrays)
+    np.savez(tmp, folded=np.array(bool(fold)), **params_arrays(captures))
     os.replace(tmp, path)
-
-
-def text_file_certificates(path, data) -> list:
-    """``(name, Certificate, keys)`` for every certificate of a text file (query sets put back)."""
-    from ..certificates.certificate import Certificate
-
-    params_path = Path(path).resolve().parent.parent / "params.npz"
-    if not params_path.exists():
-        raise ModelError(f"{path} needs {params_path.name} from the same run beside its texts folder")
-    with np.load(params_path) as p:
-        params = {k: p[k] for k in p.files}
-    arrays_path = Path(path).resolve().parent / str(data.get("arrays", ""))
-    if not arrays_path.is_file():
-        raise ModelError(f"{path} needs its arrays file {arrays_path.name} beside it")
-    with np.load(arrays_path) as a:
-        arrays = {k: a[k] for k in a.files}
-    out = []
-    for layer in data["layers"]:
-        out.append((f"layer{layer['layer']}/outputs", Certificate.from_json(layer["outputs"]),
-                    arrays[f"ln_outputs_l{layer['layer']}"]))
-    for h in data["heads"]:
-        keys = arrays[f"keys_l{h['layer']}_h{h['head']}"]
-        l, head = h["layer"], h["head"]
-        ln = dict(h["layernorm"], query_set=layer_query_set(params, l, head, keys.shape[1]).to_json())
-        out.append((f"layer{l}/head{head}/free", Certificate.from_json(h["free"]), keys))
-        out.append((f"layer{l}/head{head}/layernorm", Certificate.from_json(ln), keys))
-    return out

@@ -27,7 +27,7 @@ import numpy as np
 from ..kernel.arrays import as_real_array
 from ..kernel.errors import ShapeError, require
 
-__all__ = ["FoldedLinear", "FoldedHead", "fold_layernorm", "normalise", "fold_capture_head"]
+__all__ = ["FoldedLinear", "FoldedHead", "fold_layernorm", "normalise", "fold_capture", "fold_capture_head"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,22 @@ class FoldedHead:
 
         n = self.xhat.shape[1]
         return LayerNormQuerySet(np.ones(n), np.zeros(n), self.query.W, self.query.b, self.eps)
+
+
+def fold_capture(capture, *, center: bool = True):
+    """The whole layer of ``capture`` in folded form: the norm's outputs become the normalised
+    inputs (unit gain, zero bias), and every head's query and key maps take the gain and
+    bias (and the centring).  Its keys, query sets and certificates are the folded ones."""
+    from dataclasses import replace
+
+    from .extract import LayerNormParams
+
+    ln = capture.layernorm
+    query = fold_layernorm(ln.gain, ln.bias, capture.W_q, capture.b_q, center=center)
+    key = fold_layernorm(ln.gain, ln.bias, capture.W_k, capture.b_k, center=center)
+    n = ln.gain.shape[0]
+    return replace(capture, layernorm=LayerNormParams(np.ones(n), np.zeros(n), ln.eps),
+                   ln_out=normalise(capture.hidden_in, ln.eps), W_q=query.W, b_q=query.b, W_k=key.W, b_k=key.b)
 
 
 def fold_capture_head(capture, head: int, *, center: bool = True) -> FoldedHead:

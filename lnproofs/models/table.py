@@ -10,11 +10,26 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["write_tables", "COLUMNS"]
+__all__ = ["write_tables", "COLUMNS", "ROW_SCHEMA"]
 
-COLUMNS = ("text", "layer", "head", "position", "token_id", "token", "status_free", "status_layernorm",
-           "status_outputs", "margin_free", "margin_layernorm", "ties_identical_token", "uniform_free",
-           "uniform_layernorm")
+_INT, _STR, _FLOAT, _BOOL = "int64", "string", "float64", "bool_"
+_TYPES = (("text", _INT), ("layer", _INT), ("head", _INT), ("position", _INT), ("token_id", _INT), ("token", _STR),
+          ("status_free", _STR), ("status_realisable", _STR), ("status_outputs", _STR), ("margin_free", _FLOAT),
+          ("margin_realisable", _FLOAT), ("ties_identical_token", _BOOL), ("uniform_free", _STR),
+          ("uniform_realisable", _STR), ("first_stop_free", _INT), ("first_stop_realisable", _INT),
+          ("realisable_wins", _INT), ("realisable_first_win", _INT), ("realisable_last_win", _INT))
+#: the tidy table's columns: ``realisable`` names the queries the layer's norm (LayerNorm or
+#: RMSNorm, stated once in ``summary.md``) and ``W_q`` can produce; the last five are the
+#: causal answers of decoders (null for encoders)
+COLUMNS = tuple(name for name, _ in _TYPES)
+
+
+def ROW_SCHEMA():
+    """The pyarrow schema of the table's rows (fixed, so texts whose causal columns are all
+    null join the others)."""
+    import pyarrow as pa
+
+    return pa.schema([(name, getattr(pa, kind)()) for name, kind in _TYPES])
 
 
 def write_tables(out_dir) -> dict:
@@ -35,10 +50,10 @@ def write_tables(out_dir) -> dict:
             writer.write_table(table)
             csv_writer.write_table(table)
             rows += table.num_rows
-            for r in table.select(["layer", "head", "status_free", "status_layernorm", "status_outputs"]).to_pylist():
+            for r in table.select(["layer", "head", "status_free", "status_realisable", "status_outputs"]).to_pylist():
                 c = counts.setdefault((r["layer"], r["head"]), {})
                 c["keys"] = c.get("keys", 0) + 1
-                for name in ("status_free", "status_layernorm"):
+                for name in ("status_free", "status_realisable"):
                     key = f"{name[7:]}_{r[name]}"
                     c[key] = c.get(key, 0) + 1
     finally:
@@ -49,10 +64,10 @@ def write_tables(out_dir) -> dict:
         os.replace(out / "table.parquet.tmp", out / "table.parquet")
         os.replace(out / "table.csv.tmp", out / "table.csv")
     names = sorted({k for c in counts.values() for k in c if k != "keys"})
-    lines = ["layer,head,keys," + ",".join(names) + ",fraction_not_selectable_free,fraction_not_selectable_layernorm"]
+    lines = ["layer,head,keys," + ",".join(names) + ",fraction_not_selectable_free,fraction_not_selectable_realisable"]
     for (layer, head), c in sorted(counts.items()):
         free_not = sum(c.get(f"free_{s}", 0) for s in ("unselectable", "tie-only")) / c["keys"]
-        ln_not = c.get("layernorm_not-realisable", 0) / c["keys"]
+        ln_not = c.get("realisable_not-realisable", 0) / c["keys"]
         lines.append(f"{layer},{head},{c['keys']}," + ",".join(str(c.get(k, 0)) for k in names)
                      + f",{free_not:.6g},{ln_not:.6g}")
     (out / "summary_heads.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")

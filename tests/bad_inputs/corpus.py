@@ -66,16 +66,16 @@ def _batch_size_zero(tmp_path):
     return _one_line(tmp_path, "--batch-size", "0")
 
 
-def _rmsnorm_model(tmp_path):
-    from .models import _decoder
+def _sliding_window_text(tmp_path):
+    """A corpus text longer than a Mistral model's sliding window (the model's own tokenizer
+    is a word-level one over the test words)."""
+    from .models import _decoder, _word_tokenizer
 
-    return _one_line(tmp_path, model=_decoder(tmp_path, "llama"))
-
-
-def _rotary_layernorm_model(tmp_path):
-    from .models import _decoder
-
-    return _one_line(tmp_path, model=_decoder(tmp_path, "gpt_neox"))
+    folder = _decoder(tmp_path, "mistral", sliding_window=4)
+    _word_tokenizer(folder)
+    path = tmp_path / "c.txt"
+    path.write_text("the cat sat\nthe cat sat on the mat\n", encoding="utf-8")
+    return _run(tmp_path, path, model=folder)
 
 
 def _cluster(model: bool) -> str:
@@ -131,12 +131,11 @@ CASES = [
     ("corpus-text-of-one-token", _one_token, "tokenizes to 1 token"),
     ("corpus-and-text", _corpus_and_text, "not both"),
     ("corpus-batch-size-zero", _batch_size_zero, "--batch-size 0 is not accepted"),
-    ("corpus-rmsnorm-model", _rmsnorm_model, "has rmsnorm and rotary positions: certify its texts one at a time"),
-    ("corpus-rotary-model", _rotary_layernorm_model, "has rotary positions"),
     ("model-workers-over-workers", _model_workers_over_workers, "--model-workers 3 is more than --workers 2"),
     ("model-workers-zero", _model_workers_zero, "--model-workers 0 is not accepted"),
     ("model-workers-with-scheduler", _model_workers_with_scheduler, "cannot be combined"),
     ("scheduler-without-model-workers", _scheduler_without_model_workers, "offers the resource MODEL"),
     ("device-not-here", _device_not_here, "device 'cuda:64' is not available here"),
     ("device-not-on-model-workers", _device_not_on_model_workers, "device 'cuda:64' is not available here"),
+    ("corpus-text-beyond-sliding-window", _sliding_window_text, "sliding-window attention (window 4)"),
 ]

@@ -12,8 +12,11 @@ WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "and", "sle
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=None, seed=0, tokenizer=True):
-    """A random BERT saved with save_pretrained (plus a word-level tokenizer) into ``folder``."""
+def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=None, seed=0, tokenizer=True,
+              query_bias=None):
+    """A random BERT saved with save_pretrained (plus a word-level tokenizer) into ``folder``;
+    ``query_bias``: the scale of random query biases (large ones put the centre of the
+    realisable queries outside them: no head then covers every direction)."""
     import torch
     from transformers import BertConfig, BertModel
 
@@ -24,6 +27,12 @@ def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=No
                         max_position_embeddings=max_positions, layer_norm_eps=1e-12)
     model = BertModel(config)
     _perturb_layernorms(model)
+    if query_bias:
+        import torch
+
+        with torch.no_grad():
+            for layer in model.encoder.layer:
+                layer.attention.self.query.bias.normal_(0.0, query_bias)
     if dtype is not None:
         model = model.to(getattr(torch, dtype))
     model.save_pretrained(str(folder))
@@ -35,9 +44,11 @@ def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=No
     return model
 
 
-def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, seed=0, tokenizer=False):
+def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, seed=0, tokenizer=False,
+              query_bias=None):
     """A random GPT-2 saved with save_pretrained into ``folder`` (plus, with ``tokenizer``,
-    a word-level tokenizer over the test words, built offline)."""
+    a word-level tokenizer over the test words, built offline); ``query_bias`` as for
+    :func:`tiny_bert`."""
     import torch
     from transformers import GPT2Config, GPT2Model
 
@@ -46,20 +57,30 @@ def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, 
                         bos_token_id=0, eos_token_id=0)
     model = GPT2Model(config)
     _perturb_layernorms(model)
+    if query_bias:
+        import torch
+
+        with torch.no_grad():
+            for block in model.h:
+                block.attn.c_attn.bias[:width].normal_(0.0, query_bias)
     if dtype is not None:
         model = model.to(getattr(torch, dtype))
     model.save_pretrained(str(folder))
     if tokenizer:
-        from tokenizers import Tokenizer, models, pre_tokenizers
-        from transformers import PreTrainedTokenizerFast
-
-        vocab = {word: i for i, word in enumerate(["<|endoftext|>"] + WORDS)}
-        assert len(vocab) <= config.vocab_size
-        words = Tokenizer(models.WordLevel(vocab, unk_token="<|endoftext|>"))
-        words.pre_tokenizer = pre_tokenizers.Whitespace()
-        PreTrainedTokenizerFast(tokenizer_object=words, unk_token="<|endoftext|>",
-                                eos_token="<|endoftext|>").save_pretrained(str(folder))
+        _word_tokenizer(folder)
     return model
+
+
+def _word_tokenizer(folder):
+    """A word-level tokenizer over the test words (ids 1..12, 0 for unknown words), built offline."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {word: i for i, word in enumerate(["<|endoftext|>"] + WORDS)}
+    words = Tokenizer(models.WordLevel(vocab, unk_token="<|endoftext|>"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=words, unk_token="<|endoftext|>",
+                            eos_token="<|endoftext|>").save_pretrained(str(folder))
 
 
 def _perturb_layernorms(model):
@@ -131,16 +152,12 @@ def _token_out_of_vocab(tmp_path):
     return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2, 99]), "--out", tmp_path / "o"]
 
 
-def _workers_without_corpus(tmp_path):
-    return ["certify-model", _bert(tmp_path), "--text", "the cat", "--workers", "2", "--out", tmp_path / "o"]
-
-
 def _no_tokenizer(tmp_path):
     return ["certify-model", _gpt2(tmp_path), "--text", "the cat", "--out", tmp_path / "o"]
 
 
-def _two_inputs_without_pool(tmp_path):
-    return ["certify-model", _bert(tmp_path), "--text", "the cat", "--text", "a dog", "--out", tmp_path / "o"]
+def _one_token_input(tmp_path):
+    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [[1], [2]]), "--out", tmp_path / "o"]
 
 
 def _text_and_tokens(tmp_path):
@@ -180,8 +197,7 @@ CASES = [
     ("tokens-too-long", _tokens_too_long, "accepts at most 24"),
     ("token-out-of-vocabulary", _token_out_of_vocab, "accepted ids: 0..39"),
     ("no-tokenizer", _no_tokenizer, "--tokens"),
-    ("workers-without-corpus", _workers_without_corpus, "used with --corpus"),
-    ("several-inputs-without-pool", _two_inputs_without_pool, "--pool"),
+    ("input-of-one-token", _one_token_input, "give at least 2 tokens per input"),
     ("text-and-tokens", _text_and_tokens, "exactly one of"),
     ("weights-without-config", _weights_without_config, "config.json"),
     ("config-not-matching-weights", _wrong_config, "has shape"),
@@ -264,10 +280,26 @@ def _fold_rmsnorm(tmp_path):
             "--out", tmp_path / "o"]
 
 
+def _pool_rmsnorm(tmp_path):
+    return ["certify-model", _decoder(tmp_path, "llama"), "--tokens", _tokens(tmp_path, [[1, 2], [3, 4]]), "--pool",
+            "--out", tmp_path / "o"]
+
+
+def _unsupported_family_named(tmp_path):
+    folder = tmp_path / "mamba"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "mamba", "hidden_size": 8}))
+    (folder / "model.safetensors").write_bytes(b"")
+    return ["certify-model", folder, "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+
+
 CASES += [
     ("alibi-model-type", _alibi_model_type, "ALiBi"),
     ("alibi-config-flag", _alibi_flag, "ALiBi"),
     ("sliding-window-exceeded", _sliding_window_exceeded, "sliding-window attention (window 4)"),
     ("post-norm-opt", _post_norm_opt, "do_layer_norm_before"),
     ("fold-with-rmsnorm", _fold_rmsnorm, "--fold folds a LayerNorm"),
+    ("pool-with-rmsnorm", _pool_rmsnorm, "--pool certifies pooled keys under LayerNorm queries"),
+    ("unsupported-family-names-the-supported-ones", _unsupported_family_named,
+     "accepted model types: bert, gpt2, gpt_neox, opt, llama, mistral, qwen2, gemma"),
 ]

@@ -1,2 +1,3 @@
-"""Slow reference searches the tests compare the package's fast paths with (never imported
-by the package): element-by-element exact rationals and one cone program per key."""
+"""Slow reference implementations the tests compare the package with (never imported by the
+package): the per-prefix model engine of earlier versions, element-by-element exact rationals
+and one cone program per key."""

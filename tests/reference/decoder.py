@@ -1,4 +1,4 @@
-"""Decoders: realisable query sets per head (LayerNorm or RMSNorm, with RoPE), causal masks
+"""Reference (slow, beside the tests): decoders as earlier versions certified them: realisable query sets per head (LayerNorm or RMSNorm, with RoPE), causal masks
 and grouped queries.
 
 **Realisable queries.**  A LayerNorm layer gives the ``layernorm`` query set, an RMSNorm
@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel.errors import OptionError
+from lnproofs.kernel.errors import OptionError
 
 __all__ = ["CAUSAL_NOTE", "realisable_query_set", "query_position", "causal_report", "causal_certificates",
            "rms_gaps", "refuse_folded"]
@@ -49,7 +49,7 @@ def query_position(capture) -> int:
 
 
 def _rotation(capture, position: int):
-    from ..kernel.querysets.rmsnorm import Rotation
+    from lnproofs.kernel.querysets.rmsnorm import Rotation
 
     row = int(np.flatnonzero(capture.sources[:, 1] == position)[0])
     return Rotation(capture.rotary_cos[row], capture.rotary_sin[row], capture.rotary_style, position)
@@ -61,24 +61,24 @@ def realisable_query_set(capture, head: int, position: int | None = None):
     W_q, b_q, _, _ = capture.head_weights(head)
     norm = capture.layernorm
     if capture.norm_kind == "rmsnorm":
-        from ..kernel.querysets.rmsnorm import RMSNormQuerySet
+        from lnproofs.kernel.querysets.rmsnorm import RMSNormQuerySet
 
         rotation = None
         if capture.rotary:
             rotation = _rotation(capture, query_position(capture) if position is None else position)
         return RMSNormQuerySet(norm.gain, W_q, b_q, norm.eps, rotation), None
     if capture.rotary:
-        from ..kernel.querysets.layernorm_rotary import RotaryLayerNormQuerySet
+        from lnproofs.kernel.querysets.layernorm_rotary import RotaryLayerNormQuerySet
 
         rotation = _rotation(capture, query_position(capture) if position is None else position)
         return RotaryLayerNormQuerySet(norm.gain, W_q, b_q, norm.eps, rotation, norm.bias), None
-    from ..kernel.querysets.layernorm import LayerNormQuerySet
+    from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet
 
     return LayerNormQuerySet(norm.gain, norm.bias, W_q, b_q, norm.eps), None
 
 
 def _certificate(keys, query_set) -> dict:
-    from ..propose.certification import certify
+    from lnproofs.propose.certification import certify
 
     return certify(keys, query_set=query_set).to_json()
 
@@ -154,8 +154,8 @@ def causal_report(capture, head: int, keys: np.ndarray, *, free_cache: dict | No
 
 def causal_certificates(data: dict, keys: np.ndarray) -> list:
     """``(name, Certificate, prefix keys)`` for every certificate of a head record's causal section."""
-    from ..certificates.certificate import Certificate
-    from ..kernel.errors import CertificateFormatError
+    from lnproofs.certificates.certificate import Certificate
+    from lnproofs.kernel.errors import CertificateFormatError
 
     causal = data.get("causal")
     if not causal:

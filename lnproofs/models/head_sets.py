@@ -1,0 +1,150 @@
+"""The queries one head can produce, for every family: built from a capture (while a run
+certifies) or from a run's ``params.npz`` (while ``lnproofs check`` re-verifies).
+
+Three kinds (see :mod:`lnproofs.kernel.querysets.norm`):
+
+- ``layernorm``: a LayerNorm layer without rotary positions (BERT, GPT-2, OPT);
+- ``rmsnorm``: an RMSNorm layer (Llama, Mistral, Qwen2, Gemma), rotated by ``R_t`` at the
+  query position ``t`` when the model uses rotary positions;
+- ``layernorm_rotary``: a LayerNorm layer with rotary positions (GPT-NeoX, Pythia).
+
+A rotary set depends on the query position only through ``R_t``, whose entries are the
+floats of the model's own cos/sin table at ``t``; a run keeps that table per text
+(``rotary_cos``/``rotary_sin`` in the text's arrays) so the set of any position can be
+rebuilt exactly.  :class:`HeadSets` builds the position-free parts of every head once
+per run (exact query maps, the float basis of the LayerNorm fast search) and shares them
+between texts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "params_query_set", "coverage_of", "realisable_results", "HeadSets"]
+
+KINDS = ("layernorm", "rmsnorm", "layernorm_rotary")
+
+
+def head_kind(capture) -> str:
+    """The query-set kind of a capture's heads (see the module docstring)."""
+    if capture.norm_kind == "rmsnorm":
+        return "rmsnorm"
+    return "layernorm_rotary" if capture.rotary else "layernorm"
+
+
+def _rotation(cos, sin, style, position):
+    from ..kernel.querysets.norm import Rotation
+
+    return Rotation(np.asarray(cos, dtype=np.float64), np.asarray(sin, dtype=np.float64), style, int(position))
+
+
+def query_set(kind, gain, bias, eps, W_q, b_q, rotation=None):
+    """The query set of ``kind`` from a head's arrays (``rotation`` for the rotary kinds)."""
+    if kind == "layernorm":
+        from ..kernel.querysets.layernorm import LayerNormQuerySet
+
+        return LayerNormQuerySet(gain, bias, W_q, b_q, float(eps))
+    if kind == "rmsnorm":
+        from ..kernel.querysets.rmsnorm import RMSNormQuerySet
+
+        return RMSNormQuerySet(gain, W_q, b_q, float(eps), rotation)
+    from ..kernel.querysets.layernorm_rotary import RotaryLayerNormQuerySet
+
+    return RotaryLayerNormQuerySet(gain, W_q, b_q, float(eps), rotation, bias)
+
+
+def capture_query_set(capture, head: int, row: int | None = None):
+    """Head ``head``'s query set; with rotary positions, at the position of ``row``."""
+    W_q, b_q, _, _ = capture.head_weights(head)
+    norm, kind = capture.layernorm, head_kind(capture)
+    rotation = None
+    if kind != "layernorm" and capture.rotary and row is not None:
+        rotation = _rotation(capture.rotary_cos[row], capture.rotary_sin[row], capture.rotary_style,
+                             capture.sources[row, 1])
+    return query_set(kind, norm.gain, norm.bias, norm.eps, W_q, b_q, rotation)
+
+
+def params_arrays(captures) -> dict:
+    """The arrays of ``params.npz``: per layer the norm, ``W_q``, ``b_q`` and the head layout."""
+    arrays = {}
+    for layer, cap in captures.items():
+        ln = cap.layernorm
+        arrays.update({f"l{layer}_gamma": ln.gain, f"l{layer}_beta": ln.bias, f"l{layer}_eps": np.array(ln.eps),
+                       f"l{layer}_W_q": cap.W_q, f"l{layer}_b_q": cap.b_q, f"l{layer}_heads": np.array(cap.n_heads),
+                       f"l{layer}_kind": np.array(head_kind(cap)), f"l{layer}_style": np.array(cap.rotary_style)})
+    return arrays
+
+
+def params_query_set(params, layer: int, head: int, d: int, rotary=None, position: int | None = None):
+    """Head ``head``'s query set (``d`` rows) from a run's ``params.npz``; ``rotary``
+    ``(cos, sin)`` (rows per position) of the text, for rotary kinds at ``position``."""
+    kind = str(params[f"l{layer}_kind"]) if f"l{layer}_kind" in params else "layernorm"
+    rows = slice(head * d, (head + 1) * d)
+    rotation = None
+    if kind != "layernorm" and rotary is not None and position is not None:
+        style = str(params[f"l{layer}_style"]) if f"l{layer}_style" in params else "half"
+        rotation = _rotation(rotary[0][position], rotary[1][position], style, position)
+    return query_set(kind, params[f"l{layer}_gamma"], params[f"l{layer}_beta"], float(params[f"l{layer}_eps"]),
+                     params[f"l{layer}_W_q"][rows], params[f"l{layer}_b_q"][rows], rotation)
+
+
+def coverage_of(query_set, query_map=None):
+    """The coverage evidence of ``query_set`` (every direction realisable) as JSON, or None
+    when it proposes nothing (``query_map``: the set's exact forms, when built already)."""
+    from ..propose.querysets.coverage import propose_coverage
+
+    found = propose_coverage(query_set, query_map)
+    return None if found is None else found.to_json()
+
+
+def realisable_results(keys, query_set, kind, indices=None) -> list[dict]:
+    """Result dictionaries of ``keys`` (the ``indices``, default all) under a rotary or RMSNorm
+    query set, from its proposer (each checked exactly there)."""
+    from ..propose.querysets import proposer_for
+
+    return proposer_for(kind).certify_results(keys, query_set, indices=indices)
+
+
+class HeadSets:
+    """Per (layer, head), built once per run and shared by every text: ``kind``, the
+    position-free query set, and for ``layernorm`` heads its exact map, float basis and
+    ``H`` (the fast search's pieces), else None.  A cache travels empty between processes
+    (exact matrices do not pickle); a worker rebuilds the heads it needs."""
+
+    def __init__(self):
+        self.items = {}
+
+    def __getstate__(self):
+        return {}
+
+    def __setstate__(self, state):
+        self.items = {}
+
+    def get(self, capture, head):
+        key = (capture.layer, head)
+        if key not in self.items:
+            kind = head_kind(capture)
+            qs = capture_query_set(capture, head)
+            extra = (None, None, None)
+            if kind == "layernorm":
+                from ..kernel.querysets.layernorm import ExactQueryMap
+                from ..propose.querysets.layernorm_fast import factored_basis
+
+                basis = factored_basis(qs)
+                V, root, _ = basis
+                extra = (ExactQueryMap(qs), basis, (V * root * root) @ V.T)
+            self.items[key] = (kind, qs) + extra
+        return self.items[key]
+
+    def coverage(self, capture, head: int):
+        """The JSON coverage evidence of head ``head``'s realisable set (every direction is
+        realisable, at every position), or None; proposed once per run."""
+        key = ("coverage", capture.layer, head)
+        if key not in self.items:
+            kind, qs, qmap = self.get(capture, head)[:3]
+            self.items[key] = coverage_of(qs, qmap)
+        return self.items[key]
+
+    def at(self, capture, head: int, row: int):
+        """Head ``head``'s query set at the query position of ``row`` (rotary kinds)."""
+        return capture_query_set(capture, head, row)

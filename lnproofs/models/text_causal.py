@@ -1,0 +1,108 @@
+"""Causal answers of one head on one text: for each key, the query positions at which it can
+still win when the query at position ``t`` sees keys ``0..t`` only.
+
+- Free queries (rotated or not: ``R_t q`` ranges over all of R^d as ``q`` does) and
+  realisable queries that do not change with the position (LayerNorm without rotary
+  positions): later positions only add competitors, so a key stopped once stays stopped.
+  Each key's first stopping position comes from one pass over the text, with exact
+  evidence of both sides (:func:`lnproofs.propose.causal.causal_evidence`: convex weights
+  on keys ``0..t`` and a witness that wins over keys ``0..t-1``), one record per head whose
+  size is proportional to the keys.  Free answers are computed once per key head.
+- Realisable queries that cover every direction: the free answers (the text file records
+  the coverage).
+- Rotary realisable queries that do not cover every direction: the set changes with ``t``,
+  so every position ``t`` is answered with its own query set ``R_t S``, but only for the
+  keys that can still win freely at ``t`` (every other key lies in the hull of keys
+  ``0..t``, proved by the free record); the columns give how many positions each key can
+  win at, and the first and last.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CAUSAL_COLUMNS", "causal_columns", "causal_section", "first_stops"]
+
+#: the tidy table's causal columns (null for encoders and when causal answers are skipped)
+CAUSAL_COLUMNS = ("first_stop_free", "first_stop_realisable", "realisable_wins", "realisable_first_win",
+                  "realisable_last_win")
+
+
+def first_stops(record) -> tuple[list, set]:
+    """``(stops, undecided)`` of a causal record: per key its first stopping position (None:
+    it can win at every position up to the end) and the keys whose answer is undecided."""
+    from ..propose.causal import stops
+
+    found = stops(record)
+    undecided = {j for j, s in enumerate(found) if s == "undecided"}
+    return [None if j in undecided else s for j, s in enumerate(found)], undecided
+
+
+def _evidence(keys, query_set=None, query_map=None, ref=None, free_record=None) -> dict:
+    from ..propose.causal import causal_evidence
+
+    if query_set is None:
+        return causal_evidence(keys)
+    return causal_evidence(keys, query_set, query_map=query_map, query_set_ref=ref, free_record=free_record)
+
+
+def _from_stops(stops, undecided, T) -> dict:
+    cols = {name: [None] * T for name in CAUSAL_COLUMNS[1:]}
+    for j in range(T):
+        if j in undecided:
+            continue
+        end = T if stops[j] is None else stops[j]
+        cols["first_stop_realisable"][j] = stops[j]
+        cols["realisable_wins"][j] = max(0, end - j)
+        if end > j:
+            cols["realisable_first_win"][j], cols["realisable_last_win"][j] = j, end - 1
+    return cols
+
+
+def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisable) -> tuple[dict, dict]:
+    """The head's ``causal`` JSON and its columns (name -> one value per position)."""
+    T = len(keys)
+    if shared["causal"] is None:
+        shared["causal"] = _evidence(keys)
+    free_record = shared["causal"]
+    stops, undecided = first_stops(free_record)
+    section = {"free": free_record if shared["head"] == head else {"same_as_head": shared["head"]}}
+    if cover is not None:
+        section["realisable"] = {"same_as": "free", "because": "the realisable queries cover every direction"}
+        cols = _from_stops(stops, undecided, T)
+    elif kind == "layernorm" or not cap.rotary:
+        record = _evidence(keys, qs, qmap if kind == "layernorm" else None,
+                           {"layer": cap.layer, "head": head}, free_record)
+        section["realisable"] = record
+        cols = _from_stops(*first_stops(record), T)
+    else:
+        positions, wins, unknown = {}, [[] for _ in range(T)], set()
+        for t in range(T):
+            candidates = [j for j in range(t + 1) if j in undecided or stops[j] is None or stops[j] > t]
+            if t == T - 1:
+                results = [realisable["results"][j] for j in candidates]
+            elif candidates:
+                from .head_sets import realisable_results
+
+                results = realisable_results(keys[:t + 1], sets.at(cap, head, t), kind, indices=candidates)
+            else:
+                results = []
+            positions[str(t)] = results
+            for r in results:
+                if r["status"] == "selectable":
+                    wins[r["index"]].append(t)
+                elif r["status"] == "undecided":
+                    unknown.add(r["index"])
+        section["realisable"] = {"positions": positions, "note": "per query position t, the keys 0..t that can "
+                                 "still win there under free queries; every other key is stopped by the free record"}
+        cols = {"first_stop_realisable": [None] * T,
+                "realisable_wins": [None if j in unknown else len(w) for j, w in enumerate(wins)],
+                "realisable_first_win": [None if j in unknown or not w else w[0] for j, w in enumerate(wins)],
+                "realisable_last_win": [None if j in unknown or not w else w[-1] for j, w in enumerate(wins)]}
+    cols["first_stop_free"] = [None if j in undecided else stops[j] for j in range(T)]
+    return section, cols
+
+
+def causal_columns(columns, pos: int) -> dict:
+    """The causal columns of one table row (all null without causal answers)."""
+    if columns is None:
+        return {name: None for name in CAUSAL_COLUMNS}
+    return {name: columns[name][pos] for name in CAUSAL_COLUMNS}

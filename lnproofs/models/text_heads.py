@@ -1,0 +1,131 @@
+"""One text through every chosen layer and head, for every family: the per-head code that
+``--text``, ``--tokens`` and ``--corpus`` share.
+
+Per layer: the full-width norm outputs with free queries.  Per key head (grouped queries:
+once for all the query heads that read it): its keys (rotated by their positions with
+rotary embeddings), their free-query certificate, and uniform attention with free
+queries.  Per query head: the realisable certificate (the queries the layer's norm and
+``W_q`` can produce, :mod:`.head_sets`; with rotary positions at the text's last query
+position, which sees every key), and for decoders the causal answers
+(:mod:`.text_causal`).
+
+A realisable set that covers every direction (:mod:`lnproofs.propose.querysets.coverage`,
+proposed once per head and run) needs no search of its own: its answers are the free ones,
+at every query position, and the file records the coverage, which ``lnproofs check``
+verifies.  Other LayerNorm heads without rotary positions take the fast search
+(:mod:`lnproofs.propose.querysets.layernorm_fast`), whose witnesses are tried first as free
+queries; other rotary or RMSNorm heads go through their proposer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .corpus_heads import _certificate, free_certificate, outputs_certificate, result_json
+from .head_sets import realisable_results
+
+__all__ = ["TEXT_SCHEMA", "COVERED_STATUS", "certify_text"]
+
+TEXT_SCHEMA = "lnproofs.model-text/2"
+#: a free status -> the realisable status it implies when the query set covers every direction
+COVERED_STATUS = {"selectable": "selectable", "tie-only": "not-realisable", "unselectable": "not-realisable",
+                  "undecided": "undecided"}
+
+
+def _free_results(keys) -> dict:
+    from ..propose.certification import certify_results
+
+    return _certificate(len(keys), keys.shape[1], {"kind": "free"}, [result_json(r) for r in certify_results(keys)])
+
+
+def _covered(free: dict, ref: dict, coverage: dict) -> dict:
+    """The realisable certificate of a covering head: the free results' statuses carried over."""
+    results = [{"index": r["index"], "status": COVERED_STATUS[r["status"]], "from": "free"} for r in free["results"]]
+    cert = _certificate(free["n_keys"], free["dim"], ref, results)
+    cert["coverage"] = coverage
+    return cert
+
+
+def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True,
+                 coverage=True):
+    """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
+    one table row per (layer, head, position), and the arrays the certificates are about."""
+    from ..kernel.uniform_exact import difference_matrix
+    from ..propose.querysets.layernorm_fast import certify_results_fast
+    from ..propose.uniform import uniform_attention
+    from .text_causal import causal_columns, causal_section
+
+    record = {"schema": TEXT_SCHEMA, "text_index": number, "text": text, "tokens": [int(i) for i in ids],
+              "arrays": f"text{number:05d}.npz", "layers": [], "heads": []}
+    rows, arrays = [], {}
+    for layer in layers:
+        cap = captures[layer]
+        outputs = outputs_certificate(cap.ln_out)
+        arrays[f"ln_outputs_l{layer}"] = cap.ln_out
+        if cap.rotary and "rotary_cos" not in arrays:
+            arrays["rotary_cos"], arrays["rotary_sin"] = cap.rotary_cos, cap.rotary_sin
+        record["layers"].append({"layer": layer, "norm": cap.norm_kind, "outputs": outputs})
+        out_status = [r["status"] for r in outputs["results"]]
+        by_key_head: dict[int, dict] = {}
+        for head in heads:
+            kind, qs, qmap, basis, H = sets.get(cap, head)
+            g = cap.key_head(head)
+            keys = cap.rotated_keys(head)
+            T = len(keys)
+            ref = {"kind": kind, "layer": layer, "head": head}
+            if kind != "layernorm" and cap.rotary:
+                ref["position"] = int(cap.sources[T - 1, 1])
+            shared = by_key_head.get(g)
+            last = sets.at(cap, head, T - 1) if cap.rotary and kind != "layernorm" else qs
+            cover = sets.coverage(cap, head) if coverage else None
+            if kind == "layernorm" and cover is None:
+                results = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
+                free = shared["free"] if shared else free_certificate(keys, results, H, basis[2])
+                realisable = _certificate(T, keys.shape[1], ref, results)
+            else:
+                free = shared["free"] if shared else _free_results(keys)
+                if cover is not None:
+                    realisable = _covered(free, ref, cover)
+                else:
+                    realisable = _certificate(T, keys.shape[1], ref, realisable_results(keys, last, kind))
+            if shared is None:
+                diffs = difference_matrix(keys) if uniform != "none" and T > keys.shape[1] else None
+                uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
+                            if uniform != "none" else {"status": "skipped"})
+                shared = by_key_head[g] = {"head": head, "free": free, "uniform": uni_free, "diffs": diffs,
+                                           "causal": None}
+                arrays[f"keys_l{layer}_kv{g}"] = keys
+            uni_real = {"status": "skipped"}
+            if uniform == "both":
+                uni_real = uniform_attention(keys, last, query_map=qmap, compact=True,
+                                             differences=shared["diffs"]).to_json()
+                if uni_real.get("query_set"):
+                    uni_real["query_set"] = ref
+            entry = {"layer": layer, "head": head, "key_head": g, "kind": kind,
+                     "free": free if shared["head"] == head else {"same_as_head": shared["head"]},
+                     "realisable": realisable,
+                     "uniform": {"free": shared["uniform"] if shared["head"] == head else
+                                 {"same_as_head": shared["head"], "status": shared["uniform"]["status"]},
+                                 "realisable": uni_real}}
+            columns = None
+            if causal and cap.causal:
+                entry["causal"], columns = causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover,
+                                                          realisable)
+            record["heads"].append(entry)
+            groups: dict[bytes, list[int]] = {}
+            for pos, row in enumerate(keys):
+                groups.setdefault((row + 0.0).tobytes(), []).append(pos)
+            for pos in range(T):
+                fr, rr = free["results"][pos], realisable["results"][pos]
+                twins = groups[(keys[pos] + 0.0).tobytes()]
+                row = {"text": number, "layer": layer, "head": head, "position": pos, "token_id": int(ids[pos]),
+                       "status_free": fr["status"], "status_realisable": rr["status"],
+                       "status_outputs": out_status[pos],
+                       "margin_free": fr.get("margin"), "margin_realisable": rr.get("margin"),
+                       "ties_identical_token": any(int(ids[j]) == int(ids[pos]) for j in twins if j != pos),
+                       "uniform_free": shared["uniform"]["status"], "uniform_realisable": uni_real["status"]}
+                row.update(causal_columns(columns, pos))
+                rows.append(row)
+        for shared in by_key_head.values():
+            shared.pop("diffs", None)
+    return record, rows, arrays
