@@ -15,7 +15,8 @@ import time
 import numpy as np
 import pytest
 
-from bad_inputs.models import tiny_bert, tiny_gpt2
+from bad_inputs.models import _word_tokenizer, tiny_bert, tiny_gpt2
+from tiny_decoders import tiny_decoder
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -31,6 +32,8 @@ def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("layout-models")
     tiny_bert(root / "bert", layers=2, heads=2, width=16, max_positions=64)
     tiny_gpt2(root / "gpt2", layers=2, heads=2, width=16, positions=64, tokenizer=True)
+    tiny_decoder("llama", root / "llama", positions=64)       # RMSNorm, rotary, grouped queries
+    _word_tokenizer(root / "llama")
     corpus = root / "texts.txt"
     corpus.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     return root, corpus
@@ -74,7 +77,7 @@ def _pids(context):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["bert", "gpt2"])
+@pytest.mark.parametrize("family", ["bert", "gpt2", "llama"])
 def test_one_model_worker_and_two_certifiers_write_the_bytes_of_one_process(models, layout, tmp_path, family):
     root, corpus = models
     alone = _run(root / family, corpus, tmp_path / "alone", workers=1)
@@ -127,17 +130,23 @@ def test_forward_pieces_are_the_capture_widened_exactly(tmp_path):
     loaded = load_model(tmp_path / "bert", dtype="float32")
     inputs = [np.array([2, 5, 6, 7, 3]), np.array([2, 9, 11, 3]), np.array([2, 6, 3])]
     members = [(10, inputs[0], True), (11, inputs[1], False), (12, inputs[2], True)]
-    pieces = _forward_group((members, [0, 1]), loaded)
-    again = _forward_group((members, [0, 1]), loaded)
+    pieces = _forward_group((members, [0, 1], False), loaded)
+    again = _forward_group((members, [0, 1], False), loaded)
+    folded = _forward_group((members, [0, 1], True), loaded)
     caps = capture_layers(loaded, inputs, [0, 1], batch_size=3)
     assert [(n, layer) for n, layer, _, _ in pieces] == [(10, 0), (10, 1), (12, 0), (12, 1)]
-    for (number, layer, ids, ln_out), (_, _, _, other) in zip(pieces, again):
+    for (number, layer, ids, fields), (_, _, _, other), (_, _, _, with_inputs) in zip(pieces, again, folded):
         k = number - 10
+        mine = caps[layer].of_input(k)
+        ln_out = fields["ln_out"]
         assert ln_out.dtype == np.float64 and ln_out.shape == (len(inputs[k]), 16)
         np.testing.assert_array_equal(ids, inputs[k])
-        np.testing.assert_array_equal(ln_out, caps[layer].of_input(k).ln_out)
-        np.testing.assert_array_equal(ln_out, other)
+        np.testing.assert_array_equal(ln_out, mine.ln_out)
+        np.testing.assert_array_equal(ln_out, other["ln_out"])
         np.testing.assert_array_equal(ln_out.astype(np.float32).astype(np.float64), ln_out)
+        np.testing.assert_array_equal(fields["sources"], mine.sources)
+        assert fields["hidden_in"].shape[0] == 0              # the norm's inputs travel only for --fold
+        np.testing.assert_array_equal(with_inputs["hidden_in"], mine.hidden_in)
 
 
 @pytest.mark.parametrize("case", ["model-workers-over-workers", "scheduler-without-model-workers", "device-not-here",

@@ -8,7 +8,8 @@ from a :class:`~lnproofs.execution.Load` (a path every such worker can read) and
 worker plugin for the rest of the run, so the weights never pass through the scheduler or
 this process.  Each piece is one **certification task**, ``certify(piece, state)``, which
 runs on any worker and receives only that piece (captured arrays) and a small per-slot
-``state`` (for a corpus: one layer's query-set parameters), sent to a worker once.
+``state`` (for a corpus: one layer's query-set parameters), held on every worker by a
+worker plugin (replacement workers receive it too).
 Certification tasks of one slot prefer one worker (slots are dealt round the certifying
 workers, or every worker when all hold the model), so
 what a worker builds per slot (a corpus's exact query maps of a layer's heads) is built
@@ -98,6 +99,26 @@ def _holder_factory(name: str, load: Load):
     return ModelHolder()
 
 
+def _states_factory(name: str, states: list):
+    """A worker plugin (travels by value) holding the per-slot states on every worker, those
+    that join later (replacements) included: the scheduler keeps registered plugins, while
+    scattered data can lose its last replica to a dead worker (Dask keeps few replicas)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class StatesHolder(WorkerPlugin):
+        def __init__(self):
+            self.name = name
+            self.states = states
+
+    return StatesHolder()
+
+
+def _certify_task(piece, certify, name, slot):
+    from distributed import get_worker
+
+    return certify(piece, get_worker().plugins[name].states[slot])
+
+
 def _forward_task(item, forward, name):
     from distributed import get_worker
 
@@ -132,9 +153,10 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
     if not isinstance(model, Load):
         raise TypeError("on a cluster the model is given as Load(fn, *args), made on each model worker")
     client.register_plugin(_holder_factory(name, model), name=name)
-    # copied to every worker (a replacement copies them from a peer): scattered data has no
-    # lineage, so a single holder that dies would take it with it
-    state_futures = client.scatter(list(states), hash=False, broadcast=True) if states else []
+    # on every worker, replacements included, through a plugin: scattered data has no lineage,
+    # and its last replica can die with a worker
+    states_name = f"lnproofs-states-{token}"
+    client.register_plugin(_states_factory(states_name, list(states)), name=states_name)
     need = {MODEL_RESOURCE: 1}
     # each slot (a layer) prefers one certifying worker, so a worker builds the per-slot caches
     # of its own slots rather than of every slot; others take (steal) its tasks when it is
@@ -166,8 +188,8 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
         for j, slot in enumerate(slots):
             piece = client.submit(operator.getitem, fwd, j, key=f"piece-{token}-{g}-{j}", resources=need)
             lineage.append(piece)
-            done = client.submit(certify, piece, state_futures[slot], key=f"certify-{token}-{g}-{j}", pure=False,
-                                 workers=[home[slot % len(home)]], allow_other_workers=True)
+            done = client.submit(_certify_task, piece, certify, states_name, slot, key=f"certify-{token}-{g}-{j}",
+                                 pure=False, workers=[home[slot % len(home)]], allow_other_workers=True)
             where[done.key] = (g, j)
             items[done.key] = (g, j)
             outstanding.add(done)
@@ -206,12 +228,11 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
     finally:
         if outstanding:
             client.cancel(list(outstanding))
-        if state_futures:
-            client.cancel(state_futures)
-        try:
-            client.unregister_worker_plugin(name)
-        except Exception:  # noqa: BLE001 - a closing cluster may have forgotten it already
-            pass
+        for plugin in (name, states_name):
+            try:
+                client.unregister_worker_plugin(plugin)
+            except Exception:  # noqa: BLE001 - a closing cluster may have forgotten it already
+                pass
     return record
 
 

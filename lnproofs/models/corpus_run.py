@@ -328,7 +328,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                 model = Load(_given, loaded)      # a model object made in Python travels from here
             else:
                 model = Load(_worker_model, loaded.path, loaded.dtype, device, config)
-            bar = tqdm(total=total, unit="text", disable=not progress, dynamic_ncols=True)
+            bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
             record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
                                   states=states, on_result=on_piece)
     finally:
