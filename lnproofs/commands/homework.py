@@ -29,7 +29,7 @@ def configure(parser) -> None:
     new.add_argument("--json", action="store_true", help="print the written files as JSON")
     check = sub.add_parser("check", help="check a student's answers file exactly",
                            description="Exit status 0 if every answer is right, 1 if some are wrong, "
-                                       "2 on bad input.")
+                                       "2 on bad input, 3 on an internal error (a bug of lnproofs).")
     check.add_argument("answers", metavar="ANSWERS.json", help="the answers file (format: docs/homework.md)")
     check.add_argument("--problems", default=None, metavar="DIR",
                        help="folder written by 'homework new' (default: the folder holding ANSWERS.json)")
@@ -39,7 +39,8 @@ def configure(parser) -> None:
                                        "own problems. Writes the gradebook CSV, the list of what could not be "
                                        "graded and a feedback file per student (or, with --format gradescope, "
                                        "Gradescope's results.json). Exit status 0 when every answers file was "
-                                       "graded, 1 when some could not be (they are listed), 2 on bad input.")
+                                       "graded, 1 when some could not be (they are listed), 2 on bad input, 3 on an "
+                                       "internal error (a bug of lnproofs).")
     grade.add_argument("submissions", metavar="SUBMISSIONS", help="the folder of answers files (docs/homework.md)")
     grade.add_argument("--problems", required=True, metavar="DIR",
                        help="the folder written by 'homework new' (with --roster: the class folder)")
