@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["HeadCache", "setup_heads", "head_query_set", "layer_query_set", "layernorm_witness_queries",
+__all__ = ["TravellingCache", "HeadCache", "setup_heads", "head_query_set", "layer_query_set", "layernorm_witness_queries",
            "free_certificate", "certificate_from_candidates", "outputs_certificate", "result_json"]
 
 
@@ -24,20 +24,23 @@ def head_query_set(capture_or_params, head):
     return LayerNormQuerySet(ln.gain, ln.bias, W_q, b_q, ln.eps)
 
 
-class HeadCache:
-    """Per (layer, head): the query set, its exact map and float basis (built once per model
-    and shared by every text; pass one to :func:`certify_corpus` to share it between runs)."""
+class TravellingCache:
+    """A per-run cache of exact per-head data that travels empty between processes (exact
+    matrices do not pickle): a worker that receives it rebuilds the heads it needs."""
 
     def __init__(self):
         self.items = {}
 
     def __getstate__(self):
-        # a cache travels empty: exact matrices do not pickle, and a worker that receives the
-        # model state from another one rebuilds the heads it needs
         return {}
 
     def __setstate__(self, state):
         self.items = {}
+
+
+class HeadCache(TravellingCache):
+    """Per (layer, head): the query set, its exact map and float basis (built once per model
+    and shared by every text; pass one to :func:`certify_corpus` to share it between runs)."""
 
     def get(self, capture, head):
         key = (capture.layer, head)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .corpus_heads import TravellingCache
+
 __all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "params_query_set", "coverage_of", "realisable_results", "HeadSets"]
 
 KINDS = ("layernorm", "rmsnorm", "layernorm_rotary")
@@ -105,20 +107,11 @@ def realisable_results(keys, query_set, kind, indices=None) -> list[dict]:
     return proposer_for(kind).certify_results(keys, query_set, indices=indices)
 
 
-class HeadSets:
+class HeadSets(TravellingCache):
     """Per (layer, head), built once per run and shared by every text: ``kind``, the
     position-free query set, and for ``layernorm`` heads its exact map, float basis and
     ``H`` (the fast search's pieces), else None.  A cache travels empty between processes
     (exact matrices do not pickle); a worker rebuilds the heads it needs."""
-
-    def __init__(self):
-        self.items = {}
-
-    def __getstate__(self):
-        return {}
-
-    def __setstate__(self, state):
-        self.items = {}
 
     def get(self, capture, head):
         key = (capture.layer, head)

@@ -153,24 +153,11 @@ def causal_report(capture, head: int, keys: np.ndarray, *, free_cache: dict | No
 
 
 def causal_certificates(data: dict, keys: np.ndarray) -> list:
-    """``(name, Certificate, prefix keys)`` for every certificate of a head record's causal section."""
-    from lnproofs.certificates.certificate import Certificate
-    from lnproofs.kernel.errors import CertificateFormatError
+    """``(name, Certificate, prefix keys)`` for every certificate of a head record's causal section
+    (the package still reads such records: :mod:`lnproofs.models.certify_model`)."""
+    from lnproofs.models.certify_model import _prefix_certificates
 
-    causal = data.get("causal")
-    if not causal:
-        return []
-    out = []
-    try:
-        for entry in causal["inputs"]:
-            seq = keys[np.asarray(entry["rows"], dtype=np.int64)]
-            for part in ("free", "realisable"):
-                for t, cert in sorted(entry[part].get("certificates", {}).items(), key=lambda kv: int(kv[0])):
-                    out.append((f"causal/input{entry['input']}/{part}/t{t}", Certificate.from_json(cert),
-                                seq[:int(t) + 1]))
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise CertificateFormatError(f"the causal section of the file is malformed ({exc})") from None
-    return out
+    return _prefix_certificates(data, keys)
 
 
 def rms_gaps(out, hidden_in, gain, eps) -> dict:

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from lnproofs.kernel.errors import ModelError, OptionError
+from lnproofs.models.certify_model import ellipsoid_gaps, witness_margins
 
 __all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
            "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_model_file", "model_file_certificates",
@@ -59,40 +60,6 @@ def inputs_digest(inputs) -> str:
 
 
 # ---- geometry ------------------------------------------------------------------------------
-def ellipsoid_gaps(ln_out, hidden_in, gain, bias, eps) -> dict:
-    """How far LayerNorm outputs lie inside the ellipsoid ``{gain*u + bias: 1.u = 0, |u| = sqrt(n)}``.
-
-    Per row: ``value`` = ``(1/n) sum ((y - bias)/gain)^2`` (1 on the surface, < 1 inside),
-    ``gap`` = ``1 - sqrt(value)`` (the relative radial distance to the surface),
-    ``distance`` = ``|y - bias| (1/sqrt(value) - 1)`` (Euclidean distance to the surface
-    along the ray from the centre), ``predicted_gap`` = ``1 - sqrt(var/(var + eps))``
-    from the inputs, and ``plane`` = ``sum (y - bias)/gain`` (0 on the hyperplane).
-    Coordinates with zero gain carry no information and are left out of the sums.
-    """
-    y = np.asarray(ln_out, dtype=np.float64)
-    x = np.asarray(hidden_in, dtype=np.float64)
-    gain = np.asarray(gain, dtype=np.float64)
-    bias = np.asarray(bias, dtype=np.float64)
-    n = y.shape[1]
-    live = gain != 0
-    u = (y[:, live] - bias[live]) / gain[live]
-    value = (u * u).sum(axis=1) / n
-    root = np.sqrt(value)
-    offset = np.linalg.norm(y - bias, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        distance = np.where(root > 0, offset * (1.0 / root - 1.0), np.nan)
-    centred = x - x.mean(axis=1, keepdims=True)
-    var = (centred * centred).mean(axis=1)
-    predicted = 1.0 - np.sqrt(var / (var + eps))
-    gap = 1.0 - root
-    return {"value": value.tolist(), "gap": gap.tolist(), "distance": distance.tolist(),
-            "predicted_gap": predicted.tolist(), "plane": u.sum(axis=1).tolist(),
-            "zero_gain_coordinates": int((~live).sum()),
-            "max_gap": float(gap.max()), "min_gap": float(gap.min()),
-            "max_distance": float(np.nanmax(distance)) if np.isfinite(distance).any() else None,
-            "max_gap_vs_prediction": float(np.abs(gap - predicted).max())}
-
-
 def duplicate_groups(rows) -> list[list[int]]:
     """Groups (size >= 2) of row indices whose float rows are bit-for-bit identical."""
     rows = np.ascontiguousarray(np.asarray(rows, dtype=np.float64))
@@ -127,29 +94,6 @@ def _uniform(keys, query_set=None) -> dict:
     from lnproofs.propose.uniform import uniform_attention
 
     return uniform_attention(keys, query_set=query_set).to_json()
-
-
-def witness_margins(certificate_json: dict, keys) -> dict[int, float]:
-    """index -> ``(q.k_i - max_{j != i} q.k_j) / |q|`` for every selectable key's witness ``q``.
-
-    Computed in floating point for information only (the status itself was proved
-    exactly); it is the width of the slab separating ``k_i`` from the other keys along ``q``.
-    """
-    from fractions import Fraction
-
-    K = np.asarray(keys, dtype=np.float64)
-    out = {}
-    for r in certificate_json["results"]:
-        if r["status"] != "selectable" or not r.get("witness") or len(r["witness"]) != K.shape[1]:
-            continue
-        q = np.array([float(Fraction(w)) if isinstance(w, str) else float(w) for w in r["witness"]])
-        norm = np.linalg.norm(q)
-        if norm == 0 or K.shape[0] < 2:
-            continue
-        scores = K @ q
-        i = r["index"]
-        out[i] = float((scores[i] - np.delete(scores, i).max()) / norm)
-    return out
 
 
 def _smallest(margins: dict[int, float]) -> float | None:
