@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from lnproofs.kernel.errors import ModelError, OptionError
-from lnproofs.models.certify_model import ellipsoid_gaps, witness_margins
+from lnproofs.models.certify_model import check_model_file, ellipsoid_gaps, model_file_certificates, witness_margins
 
 __all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
            "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_model_file", "model_file_certificates",
@@ -396,48 +396,3 @@ def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tup
             lines.append("| " + " | ".join(_cell(row[k]) for k in names) + " |")
     paths[1].write_text("\n".join(lines) + "\n", encoding="utf-8")
     return paths
-
-
-def model_file_certificates(path) -> list:
-    """The certificates a ``layer{l}_head{h}.json`` (``free``, ``layernorm``) or
-    ``layer{l}_outputs.json`` (``certificate``) file holds, each with the arrays it is
-    about: a list of ``(name, Certificate, keys)``."""
-    from lnproofs.certificates.certificate import Certificate
-    from lnproofs.kernel.errors import CertificateFormatError
-
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{path} could not be read as a certify-model file ({exc})") from None
-    schema = data.get("schema") if isinstance(data, dict) else None
-    from lnproofs.models.corpus_pool import POOL_SCHEMA, pool_file_certificates
-    from lnproofs.models.corpus_run import TEXT_SCHEMA, text_file_certificates
-
-    if schema == TEXT_SCHEMA:
-        return text_file_certificates(path, data)
-    if schema == POOL_SCHEMA:
-        return pool_file_certificates(path, data)
-    if schema not in (HEAD_SCHEMA, LAYER_SCHEMA):
-        raise ModelError(f"{path} is not a certify-model file (schema {schema!r}); "
-                         f"accepted schemas: {HEAD_SCHEMA}, {LAYER_SCHEMA}, {TEXT_SCHEMA}, {POOL_SCHEMA}")
-    fields = (("certificate", "ln_outputs"),) if schema == LAYER_SCHEMA else (("free", "keys"), ("layernorm", "keys"))
-    out = []
-    for name, array in fields:
-        if name not in data or array not in data:
-            raise CertificateFormatError(f"{path} ({schema}) has no field {name if name not in data else array!r}")
-        if isinstance(data[name], dict) and data[name].get("status") == "skipped":
-            continue
-        out.append((name, Certificate.from_json(data[name]), np.asarray(data[array], dtype=np.float64)))
-    if schema == HEAD_SCHEMA:
-        from reference.decoder import causal_certificates
-
-        out += causal_certificates(data, np.asarray(data["keys"], dtype=np.float64))
-    return out
-
-
-def check_model_file(path) -> dict:
-    """Re-verify every certificate of a certify-model file exactly, against the arrays it
-    holds; returns name -> :class:`~lnproofs.certificates.check.CheckReport`."""
-    from lnproofs.certificates.check import check_certificate
-
-    return {name: check_certificate(cert, keys) for name, cert, keys in model_file_certificates(path)}
