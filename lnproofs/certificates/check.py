@@ -37,7 +37,10 @@ class CheckReport:
     def __str__(self) -> str:
         if self.ok:
             kind = self.kind if " " in self.kind else f"{self.kind} queries"
-            return f"every claim holds: {len(self.verdicts)} keys in R^{self.dim} ({kind}), checked exactly"
+            if len(self.verdicts) == self.n_keys:
+                return f"every claim holds: {self.n_keys} keys in R^{self.dim} ({kind}), checked exactly"
+            claims = f"{len(self.verdicts)} claim{'s' if len(self.verdicts) != 1 else ''}"
+            return f"every claim holds: {claims} about {self.n_keys} keys in R^{self.dim} ({kind}), checked exactly"
         lines = [f"{len(self.failures)} of {len(self.verdicts)} claims refuted:"]
         lines += [f"  {v.message}" for v in self.failures[:20]]
         if len(self.failures) > 20:
