@@ -147,3 +147,14 @@ def test_rationals_of_any_length_are_read_back():
                                                  schema.KeyResult(2, "undecided")))
     again = Certificate.from_json(cert.dumps())
     assert again == cert and again[0].combination.weights[0] == huge
+
+
+def test_a_report_counts_claims_and_keys_apart_when_they_differ():
+    from lnproofs.certificates.check import CheckReport
+    from lnproofs.kernel.checker import Verdict
+
+    per_key = CheckReport(True, (Verdict(0, "selectable", True), Verdict(1, "selectable", True)), 2, 3, "free")
+    assert str(per_key).startswith("every claim holds: 2 keys in R^3 (free queries)")
+    positions = CheckReport(True, tuple(Verdict(t, "coverage", True) for t in range(5)), 6, 4,
+                            "coverage of every direction")
+    assert str(positions).startswith("every claim holds: 5 claims about 6 keys in R^4 (coverage of every direction)")
