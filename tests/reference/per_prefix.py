@@ -29,9 +29,7 @@ so an interrupted run resumed with ``resume=True`` ends with the same summary.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import os
 from dataclasses import dataclass
@@ -40,7 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from lnproofs.kernel.errors import ModelError, OptionError
-from lnproofs.models.certify_model import check_model_file, ellipsoid_gaps, model_file_certificates, witness_margins
+from lnproofs.models.certify_model import (_cell, _csv_text, check_model_file, ellipsoid_gaps,
+                                           model_file_certificates, witness_margins)
 
 __all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
            "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_model_file", "model_file_certificates",
@@ -355,23 +354,6 @@ def summarize(out_dir, *, layers, heads, digest=None) -> tuple[list[dict], list[
             "max_ellipsoid_gap": outputs["ellipsoid"]["max_gap"],
         })
     return layer_rows, head_rows
-
-
-def _csv_text(rows: list[dict]) -> str:
-    buffer = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    return buffer.getvalue()
-
-
-def _cell(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
 
 
 def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tuple[Path, Path, Path]:

@@ -14,6 +14,7 @@ import numpy as np
 
 from lnproofs.kernel.errors import InputError
 from lnproofs.propose.pivots import pivot_columns
+from lnproofs.propose.uniform_linalg import scale_into
 from lnproofs.certificates.uniform import UniformResult
 
 __all__ = ["reference_uniform_attention"]
@@ -153,7 +154,7 @@ def reference_uniform_attention(keys, query_set=None) -> UniformResult:
     if kind in ("free", "ball"):
         q = _kernel_vector(diffs, d)
         if q is not None:
-            return UniformResult("feasible", query=tuple(_scale_into(_normalise(q), query_set)), **base)
+            return UniformResult("feasible", query=tuple(scale_into(_normalise(q), query_set)), **base)
         rows = _independent_rows(diffs)
         return UniformResult("infeasible", proof={"kind": "independent differences",
                                                   "pairs": [[j + 1, 0] for j in rows]}, **base)
@@ -164,17 +165,13 @@ def reference_uniform_attention(keys, query_set=None) -> UniformResult:
         y = _kernel_vector(DW, len(basis))
         if y is not None:
             q = [sum((y[r] * basis[r][a] for r in range(len(basis))), Fraction(0)) for a in range(d)]
-            return UniformResult("feasible", query=tuple(_scale_into(_normalise(q), query_set)), **base)
+            return UniformResult("feasible", query=tuple(scale_into(_normalise(q), query_set)), **base)
         rows = _independent_rows(DW)
         return UniformResult("infeasible", proof={"kind": "rank through W", "pairs": [[j + 1, 0] for j in rows]},
                              **base)
     return _uniform_layernorm(keys, query_set, diffs, base)
 
 
-def _scale_into(q, query_set):
-    radius = getattr(query_set, "radius", None)
-    if radius is None:
-        return q
     R2 = Fraction(radius) ** 2
     norm2 = sum(x * x for x in q)
     while norm2 > R2:
