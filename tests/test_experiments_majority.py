@@ -165,6 +165,10 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
     summary = (out / "summary.md").read_text()
     assert "Majority task" in summary and "paper" in summary and "config.json" in summary
     assert "angle to 1, with projection" in summary and "Certificates" in summary
+    findings = [line for line in summary.splitlines()
+                if line.startswith(("| angle to 1", "| steps to loss", "| test accuracy at step 5,000"))]
+    met = sum(line.count("(met)") for line in findings)
+    assert len(findings) == 4 and f"The default configuration meets {met} of 4." in summary   # the verdict is counted
     for seed in (3, 4):                                # every trained model is certified, its weights kept
         assert (root / "runs" / f"layernorm_seed{seed}_weights.npz").is_file()
         assert not (root / "runs" / f"layernorm_seed{seed}.checkpoint.pt").exists()
