@@ -15,7 +15,8 @@ import time
 import numpy as np
 import pytest
 
-from bad_inputs.models import tiny_bert, tiny_gpt2
+from bad_inputs.models import _word_tokenizer, tiny_bert, tiny_gpt2
+from tiny_decoders import tiny_decoder
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -31,6 +32,8 @@ def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("layout-models")
     tiny_bert(root / "bert", layers=2, heads=2, width=16, max_positions=64)
     tiny_gpt2(root / "gpt2", layers=2, heads=2, width=16, positions=64, tokenizer=True)
+    tiny_decoder("llama", root / "llama", positions=64)       # RMSNorm, rotary, grouped queries
+    _word_tokenizer(root / "llama")
     corpus = root / "texts.txt"
     corpus.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     return root, corpus
@@ -61,7 +64,32 @@ def _same_bytes(one, two):
     assert sorted(first) == sorted(second)
     assert len([n for n in first if n.startswith("texts/") and n.endswith(".json")]) == len(TEXTS)
     for name in first:
-        assert first[name] == second[name], name
+        assert first[name] == second[name], _difference(name, first[name], second[name])
+
+
+def _difference(name, one, two) -> str:
+    """Where two versions of a file part: the first differing JSON path, else the first byte."""
+    import json
+
+    if name.endswith(".json"):
+        def walk(a, b, path):
+            if type(a) is not type(b):
+                return f"{path}: {a!r:.200} != {b!r:.200}"
+            if isinstance(a, dict):
+                for key in sorted(set(a) | set(b)):
+                    if a.get(key) != b.get(key):
+                        return walk(a.get(key), b.get(key), f"{path}.{key}")
+            elif isinstance(a, list):
+                if len(a) != len(b):
+                    return f"{path}: {len(a)} items != {len(b)}"
+                for i, (x, y) in enumerate(zip(a, b)):
+                    if x != y:
+                        return walk(x, y, f"{path}[{i}]")
+            return f"{path}: {a!r:.200} != {b!r:.200}"
+
+        return f"{name} differs at " + walk(json.loads(one), json.loads(two), "$")
+    at = next((i for i, (x, y) in enumerate(zip(one, two)) if x != y), min(len(one), len(two)))
+    return f"{name} differs from byte {at} ({len(one)} and {len(two)} bytes)"
 
 
 def _pids(context):
@@ -74,7 +102,7 @@ def _pids(context):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["bert", "gpt2"])
+@pytest.mark.parametrize("family", ["bert", "gpt2", "llama"])
 def test_one_model_worker_and_two_certifiers_write_the_bytes_of_one_process(models, layout, tmp_path, family):
     root, corpus = models
     alone = _run(root / family, corpus, tmp_path / "alone", workers=1)
