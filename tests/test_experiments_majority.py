@@ -232,3 +232,20 @@ def test_certificates_of_uniform_attention_separate_the_arms():
     assert sp["uniform_realisable"]["status"] == "infeasible"
     for cert in (ln, sp, certify_majority_model("none", weights)):
         assert sum(cert["key_statuses"].values()) == 12 and "undecided" not in cert["key_statuses"]
+
+
+@pytest.mark.slow
+def test_runs_on_two_workers_give_the_numbers_of_one_process(cli, tmp_path):
+    """Each training run is one task: on a local cluster of 2 workers the CSVs are the bytes
+    of the runs made one after another in this process."""
+    pytest.importorskip("torch")
+    pytest.importorskip("distributed")
+    common = ["--steps", "6", "--samples", "300", "--seeds", "3,4", "--quiet", "--device", "cpu"]
+    for workers in ("1", "2"):
+        result = cli(["reproduce", "majority", "--out", tmp_path / workers, "--workers", workers, *common])
+        assert result.status == 0, result.err
+    for folder in ("runs", "runs3d"):
+        one = sorted((tmp_path / "1" / "majority" / folder).glob("*.csv"))
+        assert len(one) == (6 if folder == "runs" else 2)          # 3 arms x 2 seeds; the 3-D pair
+        for path in one:
+            assert path.read_bytes() == (tmp_path / "2" / "majority" / folder / path.name).read_bytes(), path.name

@@ -27,7 +27,7 @@ EXPERIMENTS = {
 FIGURE_NAMES = tuple(EXPERIMENTS)
 
 #: (flags, experiments that take it, argparse keywords); --workers and --scheduler are added
-#: by :func:`add_execution_options` for figure1
+#: by :func:`add_execution_options` for figure1 and majority
 OPTIONS = (
     (("--out",), (F1, MAJ, LM), dict(default=None)),
     (("--quiet",), (F1, MAJ, LM), dict(action="store_true", help="only warnings and errors on standard error")),
@@ -40,8 +40,8 @@ OPTIONS = (
                                                           "instead of starting over")),
     (("--n-range",), (F1,), dict(default="3:60", help="smallest:largest number of keys (default 3:60)")),
     (("--d-range",), (F1,), dict(default="3:15", help="smallest:largest dimension (default 3:15)")),
-    (("--workers",), (F1,), None),
-    (("--scheduler",), (F1,), None),
+    (("--workers",), (F1, MAJ), None),
+    (("--scheduler",), (F1, MAJ), None),
     (("--paper",), (MAJ, LM), dict(action="store_true", help="the paper's configuration (long; on a GPU when torch "
                                                              "sees one) instead of the scaled-down default")),
     (("--steps",), (MAJ, LM), dict(default=None, help="training steps per run (default: the configuration's)")),
@@ -89,6 +89,10 @@ def configure(parser) -> None:
         if name == F1:
             add_execution_options(cmd, automatic="a local cluster sized to the machine when the run has at least "
                                                  "1000 trials in all (cells x trials), else this process")
+        elif name == MAJ:
+            add_execution_options(cmd, automatic="one training run per worker: a local cluster sized to the "
+                                                 "machine when more than one run is left and --device is the CPU, "
+                                                 "else this process")
 
 
 def _resolve(args) -> None:

@@ -47,9 +47,12 @@ def _run(args, progress) -> int:
         seeds = None if args.seeds is None else parse_seeds(args.seeds)
         samples = None if args.samples is None else positive_int(args.samples, "--samples", 10)
         from ..experiments.majority import reproduce_majority
+        from .execution_options import execution_from_args
 
+        workers, scheduler = execution_from_args(args)
         summary = reproduce_majority(out, paper=args.paper, seeds=seeds, steps=steps, n_samples=samples,
-                                     device=args.device, three_d=not args.no_3d, progress=progress)
+                                     device=args.device, three_d=not args.no_3d, progress=progress,
+                                     workers=workers, scheduler=scheduler)
         arms = summary["arms"]
         print(f"wrote the Majority experiment to {summary['out']} ({summary['seconds']:.0f} s): final angle "
               f"to 1 with projection {arms['layernorm']['final_angle']['mean']:.1f} deg, without "

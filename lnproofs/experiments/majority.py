@@ -87,18 +87,44 @@ def _run_arm(data, cfg: dict, arm: str, seed: int, path: Path, device: str) -> d
     return result
 
 
+def _kept(run) -> bool:
+    """Whether a run of :func:`reproduce_majority`'s list is finished, its weights (or
+    points) kept."""
+    _, _, _, path, points = run
+    return finished(path) and (points.is_file() if points else _weights_path(path).is_file())
+
+
+def _data(n_samples, length, classes, min_delta, seed):
+    return make_majority_data(n_samples, length, classes, min_delta=min_delta, seed=seed)
+
+
+def _train_task(item, data) -> str:
+    """One training run on a worker (or in this process): ``item`` is ``(cfg, arm, seed,
+    csv path, points path or None, device)``; ``data`` the run's data set."""
+    cfg, arm, seed, path, points, device = item
+    result = _run_arm(data, cfg, arm, seed, Path(path), device)
+    if points:
+        np.savez(points, keys=result["keys"], queries=result["queries"])
+    return f"{arm} seed {seed}" + (" (3-D)" if points else "")
+
+
 def _weights_path(path: Path) -> Path:
     return path.with_name(path.stem + "_weights.npz")
 
 
 def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | None = None,
                        n_samples: int | None = None, device: str = "auto", three_d: bool = True,
-                       progress=None, arms=None, train: bool = True, note: str | None = None) -> dict:
+                       progress=None, arms=None, train: bool = True, note: str | None = None,
+                       workers=None, scheduler=None) -> dict:
     """Run (or finish) the experiment into ``OUT/majority`` (``OUT/majority_paper`` with
     ``paper``); returns the summary dict.  ``arms``: a subset of :data:`ARMS`.
     ``train=False`` trains nothing and summarises the runs' CSVs as they are (certificates
     only for runs whose weights were kept); ``note`` is printed under the configuration
-    (e.g. that runs were stopped before their last step)."""
+    (e.g. that runs were stopped before their last step).  The runs are independent tasks of
+    :func:`lnproofs.execution.run_tasks`: ``workers`` / ``scheduler`` as there (default: a
+    local cluster sized to the machine when more than one run is left, on the CPU; runs on a
+    GPU take turns in this process); each run trains on one thread and gives the same numbers
+    wherever it runs."""
     base = PAPER if paper else DEFAULT
     cfg = {**base["main"]}
     if steps is not None:
@@ -117,34 +143,39 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
               "python": platform.python_version(), "rationale": RATIONALE["paper" if paper else "default"],
               **({"note": note} if note else {})}
     write_json(root / "config.json", config)
-    data = None
-    if train:
-        data = make_majority_data(cfg["n_samples"], cfg["length"], cfg["classes"], min_delta=cfg["min_delta"],
-                                  seed=base["data_seed"])
-    total, done = len(arms) * len(seeds) + (2 if three_d else 0), 0
-    for arm in arms:
-        for seed in seeds:
-            path = root / "runs" / f"{arm}_seed{seed}.csv"
-            if train and not (finished(path) and _weights_path(path).is_file()):
-                _run_arm(data, cfg, arm, seed, path, dev)
-            done += 1
-            if progress:
-                progress(f"majority: {arm} seed {seed} ({done}/{total})")
+    main = [(cfg, arm, seed, root / "runs" / f"{arm}_seed{seed}.csv", None) for arm in arms for seed in seeds]
+    small = [(cfg3, arm, seeds[0], root / "runs3d" / f"{arm}_seed{seeds[0]}.csv",
+              root / "runs3d" / f"{arm}_seed{seeds[0]}_points.npz") for arm in ("layernorm", "no-projection")] \
+        if three_d else []
+    todo = [[r for r in runs if train and not _kept(r)] for runs in (main, small)]
+    total, done = len(main) + len(small), len(main) + len(small) - len(todo[0]) - len(todo[1])
+    if any(todo):
+        from ..execution import Load, open_client, run_tasks
+
+        if workers is None and scheduler is None and dev != "cpu":
+            workers = 1                          # one device: the runs take turns on it
+        with open_client(workers, scheduler, worthwhile=len(todo[0]) + len(todo[1]) > 1,
+                         n_tasks=len(todo[0]) + len(todo[1])) as ctx:
+            for runs, c in zip(todo, (cfg, cfg3)):
+                if not runs:
+                    continue
+                data = Load(_data, c["n_samples"], c["length"], c["classes"], c["min_delta"], base["data_seed"])
+
+                def finished_one(index, name, runs=runs):
+                    nonlocal done
+                    done += 1
+                    if progress:
+                        progress(f"majority: {name} ({done}/{total})")
+
+                run_tasks(_train_task, [(c, arm, seed, str(path), points and str(points), dev)
+                                        for c, arm, seed, path, points in runs],
+                          context=ctx, shared=data, on_result=finished_one)
     shapes = {}
-    if three_d:
-        data3 = make_majority_data(cfg3["n_samples"], cfg3["length"], cfg3["classes"],
-                                   min_delta=cfg3["min_delta"], seed=base["data_seed"])
-        for arm in ("layernorm", "no-projection"):
-            path = root / "runs3d" / f"{arm}_seed{seeds[0]}.csv"
-            points = root / "runs3d" / f"{arm}_seed{seeds[0]}_points.npz"
-            if not (finished(path) and points.is_file()):
-                result = _run_arm(data3, cfg3, arm, seeds[0], path, dev)
-                np.savez(points, keys=result["keys"], queries=result["queries"])
-            with np.load(points) as z:
-                shapes[arm] = {"keys": z["keys"], "queries": z["queries"]}
-            done += 1
-            if progress:
-                progress(f"majority 3-D: {arm} ({done}/{total})")
+    for _, arm, _, _, points in small:
+        if not points.is_file():
+            continue                               # train=False and the 3-D runs never trained
+        with np.load(points) as z:
+            shapes[arm] = {"keys": z["keys"], "queries": z["queries"]}
     certificates = _certify_runs(root, arms, seeds, progress)
     summary = summarise(root, seeds, cfg, arms)
     summary["certificates"] = certificates
