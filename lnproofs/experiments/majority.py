@@ -134,6 +134,11 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
     cfg3 = {**base["three_d"], **({"steps": steps} if steps is not None else {})}
     seeds = tuple(seeds or base["seeds"])
     arms = tuple(arms or ARMS)
+    if not {"layernorm", "no-projection"} <= set(arms) <= set(ARMS):
+        from ..kernel.errors import OptionError
+
+        raise OptionError(f"arms {', '.join(arms)} are not accepted; give layernorm and no-projection (the findings "
+                          f"compare them), and optionally none")
     out = Path(out)
     root = out / ("majority_paper" if paper else "majority")
     dev = device_name(device)

@@ -191,7 +191,7 @@ def write_section(root: Path, summary: dict, config: dict, figures: dict, other:
              "**The paper's findings, reproduced?** The angle is the paper's measure: on the training batches, "
              "per token, between `norm1(x) @ W_Q^T @ W_K` and the all-ones vector, folded into [0°, 90°], "
              "averaged over the last epoch. A finding is met when ours lies within the target. "
-             + "; ".join(f"The {k} configuration meets {sum(f['ok'] for f in found[k])} of {len(found[k])}"
+             + ". ".join(f"The {k} configuration meets {sum(f['ok'] for f in found[k])} of {len(found[k])}"
                          for k in order) + ".", "",
              "| finding | paper | target | " + " | ".join(f"{k} configuration" for k in order) + " |",
              "|---|---|---|" + "---|" * len(order)]
