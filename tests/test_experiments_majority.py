@@ -150,7 +150,7 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
     pytest.importorskip("torch")
     out = tmp_path / "exp"
     result = cli(["reproduce", "majority", "--out", out, "--steps", "4", "--samples", "300", "--seeds", "3,4",
-                  "--quiet"])
+                  "--quiet", "--arms", "layernorm,no-projection,none"])
     assert result.status == 0, result.err
     assert result.err == ""                        # --quiet: only warnings and errors, and there were none
     root = out / "majority"
@@ -178,7 +178,7 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
     stamp = (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns
     assert cli(["reproduce", "majority", "--out", out, "--steps", "0"]).status == 2
     again = cli(["reproduce", "majority", "--out", out, "--steps", "4", "--samples", "300", "--seeds", "3,4",
-                 "--quiet", "--no-3d"])
+                 "--quiet", "--no-3d", "--arms", "none,layernorm,no-projection"])
     assert again.status == 0, again.err
     assert (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns == stamp    # not redone
 
@@ -246,6 +246,6 @@ def test_runs_on_two_workers_give_the_numbers_of_one_process(cli, tmp_path):
         assert result.status == 0, result.err
     for folder in ("runs", "runs3d"):
         one = sorted((tmp_path / "1" / "majority" / folder).glob("*.csv"))
-        assert len(one) == (6 if folder == "runs" else 2)          # 3 arms x 2 seeds; the 3-D pair
+        assert len(one) == (4 if folder == "runs" else 2)          # the default's 2 arms x 2 seeds; the 3-D pair
         for path in one:
             assert path.read_bytes() == (tmp_path / "2" / "majority" / folder / path.name).read_bytes(), path.name

@@ -50,6 +50,9 @@ OPTIONS = (
                                                    "paper's ten)")),
     (("--samples",), (MAJ,), dict(default=None, help="number of sequences N (default: the configuration's)")),
     (("--no-3d",), (MAJ,), dict(action="store_true", help="skip the 3-D variant")),
+    (("--arms",), (MAJ,), dict(default=None, help="comma-separated arms: layernorm, no-projection (the two the "
+                                                  "findings compare) and none (no norm; default: the two, --paper: "
+                                                  "all three)")),
     (("--corpus",), (LM,), dict(default=None, help="a text file or a folder of .txt/.md/.rst files (default: the "
                                                    "docstrings of the Python standard library, offline)")),
     (("--texts",), (LM,), dict(default=None, help="held-out texts to certify (default 4; --paper 1000)")),

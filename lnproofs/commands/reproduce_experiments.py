@@ -52,7 +52,8 @@ def _run(args, progress) -> int:
         workers, scheduler = execution_from_args(args)
         summary = reproduce_majority(out, paper=args.paper, seeds=seeds, steps=steps, n_samples=samples,
                                      device=args.device, three_d=not args.no_3d, progress=progress,
-                                     workers=workers, scheduler=scheduler)
+                                     workers=workers, scheduler=scheduler,
+                                     arms=None if args.arms is None else [a.strip() for a in str(args.arms).split(",")])
         arms = summary["arms"]
         print(f"wrote the Majority experiment to {summary['out']} ({summary['seconds']:.0f} s): final angle "
               f"to 1 with projection {arms['layernorm']['final_angle']['mean']:.1f} deg, without "

@@ -35,6 +35,7 @@ DEFAULT = {
     "three_d": {"n_samples": 6_000, "length": 30, "classes": 10, "d": 3, "min_delta": 6, "batch": 128,
                 "steps": 1000, "lr": 1e-2, "eval_every": 100, "decay_steps": None},
     "seeds": (11, 123, 42),
+    "arms": ("layernorm", "no-projection"),
     "data_seed": 0,
 }
 #: why each configuration stands for the paper's (printed in summary.md)
@@ -59,6 +60,7 @@ PAPER = {
     "three_d": {"n_samples": 6_000, "length": 30, "classes": 10, "d": 3, "min_delta": 6, "batch": 6000,
                 "steps": 10_000, "lr": 1e-3, "eval_every": 200, "decay_steps": 10_000},
     "seeds": (11, 123, 42, 9, 456, 4, 5, 6, 7, 8),
+    "arms": ARMS,
     "data_seed": 0,
 }
 #: steps between training checkpoints (a run resumes from the last one)
@@ -133,12 +135,12 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
         cfg["n_samples"] = n_samples
     cfg3 = {**base["three_d"], **({"steps": steps} if steps is not None else {})}
     seeds = tuple(seeds or base["seeds"])
-    arms = tuple(arms or ARMS)
+    arms = tuple(dict.fromkeys(arms or base["arms"]))
     if not {"layernorm", "no-projection"} <= set(arms) <= set(ARMS):
         from ..kernel.errors import OptionError
 
-        raise OptionError(f"arms {', '.join(arms)} are not accepted; give layernorm and no-projection (the findings "
-                          f"compare them), and optionally none")
+        raise OptionError(f"--arms {','.join(arms)!r} is not accepted; give layernorm,no-projection (the two the "
+                          f"findings compare), optionally with none")
     out = Path(out)
     root = out / ("majority_paper" if paper else "majority")
     dev = device_name(device)
