@@ -177,6 +177,9 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
         assert ln["uniform_free"]["status"] == "feasible" and sphere["uniform_free"]["status"] == "infeasible"
     stamp = (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns
     assert cli(["reproduce", "majority", "--out", out, "--steps", "0"]).status == 2
+    other = cli(["reproduce", "majority", "--out", out, "--steps", "5", "--samples", "300", "--seeds", "3,4"])
+    assert other.status == 2 and "steps 4 (now 5)" in other.err and len(other.err.strip().splitlines()) == 1
+    assert (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns == stamp    # runs of other settings kept
     again = cli(["reproduce", "majority", "--out", out, "--steps", "4", "--samples", "300", "--seeds", "3,4",
                  "--quiet", "--no-3d", "--arms", "none,layernorm,no-projection"])
     assert again.status == 0, again.err
