@@ -20,17 +20,24 @@ __all__ = ["dyadic_integers", "integer_matrix", "pow2",
 
 
 def dyadic_integers(values) -> tuple[list[int], int]:
-    """Integers ``m`` and one exponent ``e`` with ``values == m * 2**e`` exactly (flattened)."""
+    """Integers ``m`` and one exponent ``e`` with ``values == m * 2**e`` exactly (flattened).
+
+    Each double is ``odd * 2**k`` (its 53-bit mantissa with the trailing zero bits removed, so
+    a float32 value has at most 24 bits); ``e`` is the smallest ``k``.  When every ``m`` fits
+    in 63 bits the shifts are done in int64, else one by one with Python integers."""
     arr = np.asarray(values, dtype=np.float64).reshape(-1)
     mant, expo = np.frexp(arr)  # arr = mant * 2**expo, 0.5 <= |mant| < 1
     ints = (mant * 2.0 ** 53).astype(np.int64)  # exact: 53-bit mantissas
-    expo = expo.astype(np.int64) - 53
     nonzero = ints != 0
     if not nonzero.any():
         return [0] * arr.size, 0
+    zeros = np.frexp(np.where(nonzero, ints & -ints, 1).astype(np.float64))[1].astype(np.int64) - 1  # trailing 0 bits
+    odd, expo = ints >> zeros, expo.astype(np.int64) - 53 + zeros  # exact: the shifted-out bits are 0
     base = int(expo[nonzero].min())
-    shifts = (expo - base).tolist()
-    return [int(m) << s if m else 0 for m, s in zip(ints.tolist(), shifts)], base
+    shifts = np.where(nonzero, expo - base, 0)
+    if int((shifts + 53 - zeros).max()) <= 62:  # |odd| < 2**(53 - zeros): every m fits in int64
+        return (odd << shifts).tolist(), base
+    return [int(m) << s for m, s in zip(odd.tolist(), shifts.tolist())], base
 
 
 def integer_matrix(values):
