@@ -16,8 +16,8 @@ import lnproofs
 import lnproofs.kernel
 
 ROOT = Path(lnproofs.__file__).resolve().parent
-# The kernel stays under 1,744 code lines (docs/trust.md): small enough to audit in one sitting.
-KERNEL_CODE_LINES = 1744
+# The kernel stays under 1,748 code lines (docs/trust.md): small enough to audit in one sitting.
+KERNEL_CODE_LINES = 1748
 
 
 def _kernel_modules() -> list[str]:

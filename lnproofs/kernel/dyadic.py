@@ -20,32 +20,37 @@ __all__ = ["dyadic_integers", "integer_matrix", "pow2",
 
 
 def dyadic_integers(values) -> tuple[list[int], int]:
-    """Integers ``m`` and one exponent ``e`` with ``values == m * 2**e`` exactly (flattened).
-
-    Each double is ``odd * 2**k`` (its 53-bit mantissa with the trailing zero bits removed, so
-    a float32 value has at most 24 bits); ``e`` is the smallest ``k``.  When every ``m`` fits
-    in 63 bits the shifts are done in int64, else one by one with Python integers."""
+    """Integers ``m`` and one exponent ``e`` with ``values == m * 2**e`` exactly (flattened)."""
     arr = np.asarray(values, dtype=np.float64).reshape(-1)
     mant, expo = np.frexp(arr)  # arr = mant * 2**expo, 0.5 <= |mant| < 1
     ints = (mant * 2.0 ** 53).astype(np.int64)  # exact: 53-bit mantissas
+    expo = expo.astype(np.int64) - 53
     nonzero = ints != 0
     if not nonzero.any():
         return [0] * arr.size, 0
-    zeros = np.frexp(np.where(nonzero, ints & -ints, 1).astype(np.float64))[1].astype(np.int64) - 1  # trailing 0 bits
-    odd, expo = ints >> zeros, expo.astype(np.int64) - 53 + zeros  # exact: the shifted-out bits are 0
     base = int(expo[nonzero].min())
-    shifts = np.where(nonzero, expo - base, 0)
-    if int((shifts + 53 - zeros).max()) <= 62:  # |odd| < 2**(53 - zeros): every m fits in int64
-        return (odd << shifts).tolist(), base
-    return [int(m) << s for m, s in zip(odd.tolist(), shifts.tolist())], base
+    shifts = (expo - base).tolist()
+    return [int(m) << s if m else 0 for m, s in zip(ints.tolist(), shifts)], base
 
 
 def integer_matrix(values):
-    """``(M, e)`` with the 2-D float array ``values == M * 2**e`` exactly; ``M`` an fmpz_mat."""
+    """``(M, e)`` with the 2-D float array ``values == M * 2**e`` exactly; ``M`` an fmpz_mat
+    (the same ``M`` and ``e`` as :func:`dyadic_integers`).
+
+    Fast path: each double is ``odd * 2**k`` (its 53-bit mantissa without its trailing zero
+    bits: a float32 value has at most 24 bits); when every ``odd * 2**(k - min k)`` fits in
+    int64 the shifts are done in numpy, and the matrix is scaled by ``2**(min k - e)`` once."""
     arr = np.asarray(values, dtype=np.float64)
-    rows, cols = arr.shape
+    mant, expo = np.frexp(arr.reshape(-1))
+    ints, expo = (mant * 2.0 ** 53).astype(np.int64), expo.astype(np.int64) - 53  # exact: 53-bit mantissas
+    nz = ints != 0
+    low = expo + np.frexp(np.where(nz, ints & -ints, 1).astype(np.float64))[1] - 1  # each lowest set bit
+    if nz.any() and int((expo[nz] + 53).max() - low[nz].min()) <= 62:
+        base, least = int(expo[nz].min()), int(low[nz].min())                   # base <= least
+        odd = np.where(nz, (ints >> (low - expo)) << np.where(nz, low - least, 0), 0)  # each |entry| < 2**62
+        return fmpz_mat(*arr.shape, odd.tolist()) * (1 << (least - base)), base
     ints, base = dyadic_integers(arr)
-    return fmpz_mat(rows, cols, ints), base
+    return fmpz_mat(*arr.shape, ints), base
 
 
 def pow2(e: int):
