@@ -218,16 +218,24 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
         for c in np.flatnonzero(done):
             below[cols[c]] = n > 1
         del S, good
+    floats = set(floaty)
     for t, js in pending.items():
         if not len(js):
             continue
         i, q = items[t]
-        Q, scale = exact_ints(q)
-        scores = ek.int_scores(Q)                  # every key at once: one max and one min first
-        score_i, rest = scores[i], scores[:i] + scores[i + 1:]
-        if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
-            below[t] = True
-            continue
+        if t in floats and 8 * len(js) < n:        # a float query and few keys left: those keys alone
+            Qm, e = integer_matrix(np.asarray(q, dtype=np.float64).reshape(d, 1))
+            rows = sorted({int(j) for j in js} | {i})
+            K, ek_rows = integer_matrix(ek.array[rows])         # ek_rows >= ek.exponent unless K = 0
+            scores, scale = dict(zip(rows, (K * Qm * (1 << max(ek_rows - ek.exponent, 0))).entries())), Fraction(2) ** e
+            score_i = scores[i]
+        else:
+            Q, scale = exact_ints(q)
+            scores = ek.int_scores(Q)              # every key at once: one max and one min first
+            score_i, rest = scores[i], scores[:i] + scores[i + 1:]
+            if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
+                below[t] = True
+                continue
         for j in js:
             j = int(j)
             if j == i:
