@@ -303,18 +303,25 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
             good.append((t, i, *got))
     if not good:
         return out
-    K, V = ek.integer_rows()
+    if getattr(ek, "array", None) is not None:                # float keys: only the keys used, as integers
+        used = sorted({j for _, i, idx, _, _ in good for j in idx + [i]})
+        Ku, e_used = integer_matrix(ek.array[used])           # e_used >= ek.exponent unless Ku = 0
+        Ku = np.array([int(x) for x in Ku.entries()], dtype=object).reshape(len(used), ek.dim)
+        K, residues = dict(zip(used, Ku * (1 << max(e_used - ek.exponent, 0)))), ek._residues
+    else:
+        K, V = ek.integer_rows()
+        residues = V.__getitem__
     rows = [j for _, i, idx, _, _ in good for j in idx + [i]]
     coef = np.array([c for _, _, _, W, den in good for c in W + [-den]], dtype=object)
     starts = np.cumsum([0] + [len(idx) + 1 for _, _, idx, _, _ in good[:-1]])
-    sums = np.add.reduceat(K[rows] * coef[:, None], starts, axis=0)   # sum_j W_j K_j - den K_i, exactly
+    sums = np.add.reduceat(np.array([K[j] for j in rows]) * coef[:, None], starts, axis=0)  # exactly
     for (t, i, idx, W, den), miss in zip(good, sums):
         coord = next((c for c in range(ek.dim) if miss[c] != 0), None)
         if coord is not None:
             gap = Fraction(int(miss[coord]), den) * Fraction(2) ** ek.exponent
             out[t] = (f"key {i}: the combination misses k_{i} in coordinate {coord} by {show(gap)}; "
                       f"it must reproduce k_{i} exactly")
-        elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(V[idx]) == ek.affine_rank():
+        elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(residues(idx)) == ek.affine_rank():
             continue                             # the support's rank is at most that of all keys
         elif strict:
             r = affine_rank([K[j].tolist() for j in idx])
