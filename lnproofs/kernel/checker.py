@@ -184,7 +184,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
     below = [False] * len(items)
     floaty, pending = [], {}
     for t, (_, q) in enumerate(items):
-        if all(type(x) is float or type(x) is np.float64 for x in q):
+        if set(map(type, q)) <= {float, np.float64}:
             floaty.append(t)
         else:
             pending[t] = np.arange(n)
