@@ -252,3 +252,32 @@ def test_free_check_all_gives_the_per_result_verdicts_for_combinations():
     together = check_all(keys, None, results)
     assert together == [check(keys, None, r) for r in results]
     assert sum(v.ok for v in together) == 1                  # only the full-dimensional interior claim holds
+
+
+def test_float_witnesses_left_to_few_keys_are_settled_exactly_like_rational_ones():
+    # keys 0 and 1 differ by 2**-60 along q = (1, 1): the float filter cannot tell them apart,
+    # the other keys are far below; the few undecided keys are compared exactly
+    far = [[-1.0 - j, 0.0] for j in range(30)]
+    for second, expected_ok in ((0.0, True), (2.0 ** -59, False), (2.0 ** -60, False)):
+        keys = np.array([[1.0, 2.0 ** -60], [1.0, second]] + far)
+        floaty = check_witnesses(keys, [(0, (1.0, 1.0))])[0]
+        rational = check_witnesses(keys, [(0, (Fraction(1), Fraction(1)))])[0]
+        assert floaty == rational and (floaty is None) == expected_ok
+        assert check_witnesses(keys, [(0, (1.0, 1.0))], mode="tie")[0] == \
+            check_witnesses(keys, [(0, (Fraction(1), Fraction(1)))], mode="tie")[0]
+    assert "q.k_0 - q.k_1 = -8.67362e-19 (exactly -1/1152921504606846976)" in check_witnesses(
+        np.array([[1.0, 2.0 ** -60], [1.0, 2.0 ** -59]] + far), [(0, (1.0, 1.0))])[0]
+
+
+def test_a_combination_that_misses_names_the_coordinate_and_the_exact_gap():
+    from lnproofs.kernel.checker import check_combinations
+    from lnproofs.kernel.exact import show
+
+    keys = np.array([[1.0, 0.5], [1.0, 0.25], [3.0, 7.0], [-2.0, 2.0 ** -70], [1.0, 0.5]])
+    got = check_combinations(keys, [(0, Combination((1,), (Fraction(1),))), (0, Combination((4,), (Fraction(1),))),
+                                    (2, Combination((3, 1), (Fraction(1, 2), Fraction(1, 2))))], strict=False)
+    assert got[0] == (f"key 0: the combination misses k_0 in coordinate 1 by {show(Fraction(-1, 4))}; "
+                      "it must reproduce k_0 exactly")
+    assert got[1] is None
+    assert got[2].startswith("key 2: the combination misses k_2 in coordinate 0 by ")
+    assert show(Fraction(-7, 2)) in got[2]

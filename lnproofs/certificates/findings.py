@@ -18,6 +18,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..kernel.checker import ExactKeys, Verdict, exact_ints
+from ..kernel.dyadic import integer_matrix
 from ..kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys
 
 __all__ = ["RANK_FACTOR", "rank_finding", "check_rank_finding", "witness_margins", "check_margins", "recheck"]
@@ -60,38 +61,58 @@ def check_rank_finding(keys, finding) -> str | None:
 def witness_margins(keys, items) -> list[float]:
     """For each (i, q): min_{j != i} q.(k_i - k_j) / ||q||_2, as a float.
 
-    Float witnesses are scored in float64; where the float gap is not clearly above the
-    rounding bound of the scores (the checker's filter bound), and for rational
-    witnesses, the gap is computed exactly with integers and rounded once."""
+    Float witnesses are scored in float64 (each by its own matrix-vector product, so a
+    margin does not depend on the other witnesses); where the float gap is not clearly
+    above the rounding bound of the scores (the checker's filter bound), and for rational
+    witnesses, the gap is computed exactly with integers and rounded once (for a float
+    witness, over the keys whose float score is within twice that bound of the top one)."""
     ek = ExactKeys.of(keys)
-    n, d = ek.n, ek.dim
-    if n < 2 or not items:
+    if ek.n < 2 or not items:
         return [None] * len(items)
+    colmax, step = ek.abs.max(axis=0), max(1, (1 << 22) // ek.n)     # at most 2**22 scores at once
+    return [m for s in range(0, len(items), step) for m in _margins(ek, items[s:s + step], colmax)]
+
+
+def _margins(ek: ExactKeys, items, colmax) -> list[float]:
+    d = ek.dim
+    floats = [set(map(type, q)) <= {float} for _, q in items]
+    qs = [q if f else _rescaled(q) for (_, q), f in zip(items, floats)]
+    F = np.array([[float(x) for x in q] if not f else q for q, f in zip(qs, floats)], dtype=np.float64).reshape(-1, d)
+    S = np.matmul(ek.array[None], F[:, :, None])[:, :, 0] if any(floats) else None   # one product per witness
     out: list[float] = []
-    colmax = ek.abs.max(axis=0)
-    for i, q in items:
-        q = _rescaled(q)
-        qf = np.array([float(x) for x in q], dtype=np.float64)
+    for t, (i, _) in enumerate(items):
+        q, qf = qs[t], F[t]
         top = float(np.max(np.abs(qf)))
         norm = top * float(np.linalg.norm(qf / top)) if top > 0 else 0.0
         if norm == 0:
             out.append(0.0)
             continue
-        exact = not all(type(x) is float for x in q)
+        exact, rows = not floats[t], None
         if not exact:
-            s = ek.array @ qf
+            s = S[t].copy()
             own = s[i]
             s[i] = -np.inf
             gap = float(own - s.max())
             bound = 8.0 * (float(np.abs(qf) @ colmax) * d * 2.0 ** -50 + d * 2.0 ** -1020)
             exact = not gap > bound
+            if exact and np.isfinite(bound) and np.isfinite(S[t]).all():     # the keys that may hold the top score
+                rows = [j for j in np.flatnonzero(s >= s.max() - 2 * bound).tolist() if j != i]
         if exact:
-            Q, scale = exact_ints(q)
-            scores = ek.int_scores(Q)
-            top = max(scores[:i] + scores[i + 1:])
-            gap = float(int(scores[i] - top) * scale * Fraction(2) ** ek.exponent)
+            gap = float(_exact_gap(ek, i, q, rows))
         out.append(gap / norm)
     return out
+
+
+def _exact_gap(ek: ExactKeys, i: int, q, rows) -> Fraction:
+    """``q.k_i - max_{j != i} q.k_j`` exactly, the maximum over ``rows`` (all keys when None)."""
+    if rows is None:
+        Q, scale = exact_ints(q)
+        scores = ek.int_scores(Q)
+        return int(scores[i] - max(scores[:i] + scores[i + 1:])) * scale * Fraction(2) ** ek.exponent
+    Qm, e = integer_matrix(np.asarray(q, dtype=np.float64).reshape(-1, 1))
+    K, ek_rows = integer_matrix(ek.array[[i] + rows])
+    scores = (K * Qm).entries()
+    return int(scores[0] - max(scores[1:])) * Fraction(2) ** (e + ek_rows)
 
 
 def _rescaled(q):

@@ -168,7 +168,7 @@ class KeyResult:
     def __post_init__(self):
         _choice(self.status, STATUSES, f"results[{self.index}].status")
         _choice(self.verified, VERIFIED, f"results[{self.index}].verified")
-        if self.witness is not None and not all(type(w) is float for w in self.witness):
+        if self.witness is not None and not set(map(type, self.witness)) <= {float}:
             object.__setattr__(self, "witness", tuple(w if type(w) is Fraction else float(w) for w in self.witness))
         elif self.witness is not None and type(self.witness) is not tuple:
             object.__setattr__(self, "witness", tuple(self.witness))

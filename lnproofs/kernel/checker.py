@@ -184,7 +184,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
     below = [False] * len(items)
     floaty, pending = [], {}
     for t, (_, q) in enumerate(items):
-        if all(type(x) is float or type(x) is np.float64 for x in q):
+        if set(map(type, q)) <= {float, np.float64}:
             floaty.append(t)
         else:
             pending[t] = np.arange(n)
@@ -218,16 +218,24 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
         for c in np.flatnonzero(done):
             below[cols[c]] = n > 1
         del S, good
+    floats = set(floaty)
     for t, js in pending.items():
         if not len(js):
             continue
         i, q = items[t]
-        Q, scale = exact_ints(q)
-        scores = ek.int_scores(Q)                  # every key at once: one max and one min first
-        score_i, rest = scores[i], scores[:i] + scores[i + 1:]
-        if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
-            below[t] = True
-            continue
+        if t in floats and 8 * len(js) < n:        # a float query and few keys left: those keys alone
+            Qm, e = integer_matrix(np.asarray(q, dtype=np.float64).reshape(d, 1))
+            rows = sorted({int(j) for j in js} | {i})
+            K, ek_rows = integer_matrix(ek.array[rows])         # ek_rows >= ek.exponent unless K = 0
+            scores, scale = dict(zip(rows, (K * Qm * (1 << max(ek_rows - ek.exponent, 0))).entries())), Fraction(2) ** e
+            score_i = scores[i]
+        else:
+            Q, scale = exact_ints(q)
+            scores = ek.int_scores(Q)              # every key at once: one max and one min first
+            score_i, rest = scores[i], scores[:i] + scores[i + 1:]
+            if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
+                below[t] = True
+                continue
         for j in js:
             j = int(j)
             if j == i:
@@ -295,18 +303,25 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
             good.append((t, i, *got))
     if not good:
         return out
-    K, V = ek.integer_rows()
+    if getattr(ek, "array", None) is not None:                # float keys: only the keys used, as integers
+        used = sorted({j for _, i, idx, _, _ in good for j in idx + [i]})
+        Ku, e_used = integer_matrix(ek.array[used])           # e_used >= ek.exponent unless Ku = 0
+        Ku = np.array([int(x) for x in Ku.entries()], dtype=object).reshape(len(used), ek.dim)
+        K, residues = dict(zip(used, Ku * (1 << max(e_used - ek.exponent, 0)))), ek._residues
+    else:
+        K, V = ek.integer_rows()
+        residues = V.__getitem__
     rows = [j for _, i, idx, _, _ in good for j in idx + [i]]
     coef = np.array([c for _, _, _, W, den in good for c in W + [-den]], dtype=object)
     starts = np.cumsum([0] + [len(idx) + 1 for _, _, idx, _, _ in good[:-1]])
-    sums = np.add.reduceat(K[rows] * coef[:, None], starts, axis=0)   # sum_j W_j K_j - den K_i, exactly
+    sums = np.add.reduceat(np.array([K[j] for j in rows]) * coef[:, None], starts, axis=0)  # exactly
     for (t, i, idx, W, den), miss in zip(good, sums):
         coord = next((c for c in range(ek.dim) if miss[c] != 0), None)
         if coord is not None:
             gap = Fraction(int(miss[coord]), den) * Fraction(2) ** ek.exponent
             out[t] = (f"key {i}: the combination misses k_{i} in coordinate {coord} by {show(gap)}; "
                       f"it must reproduce k_{i} exactly")
-        elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(V[idx]) == ek.affine_rank():
+        elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(residues(idx)) == ek.affine_rank():
             continue                             # the support's rank is at most that of all keys
         elif strict:
             r = affine_rank([K[j].tolist() for j in idx])

@@ -34,11 +34,23 @@ def dyadic_integers(values) -> tuple[list[int], int]:
 
 
 def integer_matrix(values):
-    """``(M, e)`` with the 2-D float array ``values == M * 2**e`` exactly; ``M`` an fmpz_mat."""
+    """``(M, e)`` with the 2-D float array ``values == M * 2**e`` exactly; ``M`` an fmpz_mat
+    (the same ``M`` and ``e`` as :func:`dyadic_integers`).
+
+    Fast path: each double is ``odd * 2**k`` (its 53-bit mantissa without its trailing zero
+    bits: a float32 value has at most 24 bits); when every ``odd * 2**(k - min k)`` fits in
+    int64 the shifts are done in numpy, and the matrix is scaled by ``2**(min k - e)`` once."""
     arr = np.asarray(values, dtype=np.float64)
-    rows, cols = arr.shape
+    mant, expo = np.frexp(arr.reshape(-1))
+    ints, expo = (mant * 2.0 ** 53).astype(np.int64), expo.astype(np.int64) - 53  # exact: 53-bit mantissas
+    nz = ints != 0
+    low = expo + np.frexp(np.where(nz, ints & -ints, 1).astype(np.float64))[1] - 1  # each lowest set bit
+    if nz.any() and int((expo[nz] + 53).max() - low[nz].min()) <= 62:
+        base, least = int(expo[nz].min()), int(low[nz].min())                   # base <= least
+        odd = np.where(nz, (ints >> (low - expo)) << np.where(nz, low - least, 0), 0)  # each |entry| < 2**62
+        return fmpz_mat(*arr.shape, odd.tolist()) * (1 << (least - base)), base
     ints, base = dyadic_integers(arr)
-    return fmpz_mat(rows, cols, ints), base
+    return fmpz_mat(*arr.shape, ints), base
 
 
 def pow2(e: int):

@@ -127,7 +127,7 @@ def outputs_certificate(Y) -> dict:
 
 def result_json(r) -> dict:
     """``KeyResult.to_json`` without per-number conversions for float witnesses."""
-    if r.witness is not None and not r.extras and all(type(w) is float for w in r.witness):
+    if r.witness is not None and not r.extras and set(map(type, r.witness)) <= {float}:
         return {"index": int(r.index), "status": r.status, "witness": list(r.witness),
                 "combination": None if r.combination is None else r.combination.to_json(),
                 "verified": r.verified, "margin": None if r.margin is None else float(r.margin), "reason": r.reason}

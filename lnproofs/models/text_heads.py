@@ -70,12 +70,12 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
         for head in heads:
             kind, qs, qmap, basis, H = sets.get(cap, head)
             g = cap.key_head(head)
-            keys = cap.rotated_keys(head)
+            shared = by_key_head.get(g)
+            keys = cap.rotated_keys(head) if shared is None else shared["keys"]   # the same for every reader
             T = len(keys)
             ref = {"kind": kind, "layer": layer, "head": head}
             if kind != "layernorm" and cap.rotary:
                 ref["position"] = int(cap.sources[T - 1, 1])
-            shared = by_key_head.get(g)
             last = sets.at(cap, head, T - 1) if cap.rotary and kind != "layernorm" else qs
             cover = sets.coverage(cap, head) if coverage else None
             if kind == "layernorm" and cover is None:
@@ -92,8 +92,12 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 diffs = difference_matrix(keys) if uniform != "none" and T > keys.shape[1] else None
                 uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
                             if uniform != "none" else {"status": "skipped"})
+                groups: dict[bytes, list[int]] = {}
+                for pos, row in enumerate(keys):
+                    groups.setdefault((row + 0.0).tobytes(), []).append(pos)
+                twins = [groups[(row + 0.0).tobytes()] for row in keys]
                 shared = by_key_head[g] = {"head": head, "free": free, "uniform": uni_free, "diffs": diffs,
-                                           "causal": None}
+                                           "causal": None, "keys": keys, "twins": twins}
                 arrays[f"keys_l{layer}_kv{g}"] = keys
             uni_real = {"status": "skipped"}
             if uniform == "both":
@@ -112,12 +116,9 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 entry["causal"], columns = causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover,
                                                           realisable)
             record["heads"].append(entry)
-            groups: dict[bytes, list[int]] = {}
-            for pos, row in enumerate(keys):
-                groups.setdefault((row + 0.0).tobytes(), []).append(pos)
             for pos in range(T):
                 fr, rr = free["results"][pos], realisable["results"][pos]
-                twins = groups[(keys[pos] + 0.0).tobytes()]
+                twins = shared["twins"][pos]
                 row = {"text": number, "layer": layer, "head": head, "position": pos, "token_id": int(ids[pos]),
                        "status_free": fr["status"], "status_realisable": rr["status"],
                        "status_outputs": out_status[pos],
@@ -127,5 +128,6 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 row.update(causal_columns(columns, pos))
                 rows.append(row)
         for shared in by_key_head.values():
-            shared.pop("diffs", None)
+            for name in ("diffs", "keys", "twins"):
+                shared.pop(name, None)
     return record, rows, arrays

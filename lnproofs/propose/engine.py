@@ -60,7 +60,7 @@ def _witness_vector(q: np.ndarray, exponent: int, bits: int = 30) -> tuple:
     if top == 0:
         return tuple(0.0 for _ in q)
     r = np.round(q / top * 2.0 ** bits)
-    return tuple(float(x) for x in np.ldexp(r, -bits - exponent))
+    return tuple(np.ldexp(r, -bits - exponent).tolist())
 
 
 class _Engine(LPRounds):
@@ -212,7 +212,7 @@ class _Engine(LPRounds):
                 if attempt == "short":
                     vecs.append(_witness_vector(f, self.exponent))
                 elif attempt == "float":
-                    vecs.append(tuple(float(x) for x in np.ldexp(f / (np.max(np.abs(f)) or 1.0), -self.exponent)))
+                    vecs.append(tuple(np.ldexp(f / (np.max(np.abs(f)) or 1.0), -self.exponent).tolist()))
                 else:
                     vecs.append(self.exact_query(q))
             msgs = check_witnesses(self.ek, [(r, v) for (r, _), v in zip(items, vecs)], mode="strict")

@@ -81,8 +81,9 @@ class Coverage:
 def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
     """Integers ``M`` (d x len(columns)) with ``M = c A[:, columns]`` for a positive rational ``c``
     (``2^-(ew+eg)``, times ``n`` when centred: column ``j`` is ``n g_j W_j - sum_k g_k W_k``)."""
-    cols, W, n = list(columns), qm.Wq, qm.n
-    M = fmpz_mat(qm.d, len(cols), [W[r, c] * qm.G[c] for r in range(qm.d) for c in cols])
+    cols, n = list(columns), qm.n
+    W = qm.columns(cols).entries()
+    M = fmpz_mat(qm.d, len(cols), [W[r * len(cols) + k] * qm.G[c] for r in range(qm.d) for k, c in enumerate(cols)])
     if qm.centred:
         S = qm.Wq * fmpz_mat(n, 1, qm.G)
         M = M * n - S * fmpz_mat(1, len(cols), [1] * len(cols))

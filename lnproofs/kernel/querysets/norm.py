@@ -208,8 +208,8 @@ class ExactQueryMap:
     def __init__(self, query_set):
         arrays = query_set.arrays()
         self.n, self.d = query_set.width, query_set.dim
-        self.Wq, self.ew = integer_matrix(arrays["W_q"])                # d x n
-        self.WqT = self.Wq.transpose()
+        self.W_float = arrays["W_q"]                                    # Wq, WqT: built on first use
+        self.ew = int(np.frexp(self.W_float[self.W_float != 0])[1].min()) - 53 if self.W_float.any() else 0
         self.G, self.eg = dyadic_integers(arrays[query_set.G_NAME])     # g = G * 2^eg
         self.q0 = fmpq_matrix(arrays["b_q"].reshape(-1, 1))             # W_q beta + b_q, exact
         if query_set.beta is not None and any(query_set.beta):
@@ -219,6 +219,20 @@ class ExactQueryMap:
         self.R = None if query_set.rotation is None else query_set.rotation.matrix(self.d)
         self.RT = None if self.R is None else self.R.transpose()
         self._hn = None
+
+    def __getattr__(self, name):
+        """``Wq`` and ``WqT``: ``W_q = Wq * 2**ew`` with the integer d x n matrix ``Wq`` (fmpz_mat) and its
+        transpose, built on first use (a covering head's checks need a few columns only)."""
+        if name not in ("Wq", "WqT"):
+            raise AttributeError(name)
+        self.Wq = integer_matrix(self.W_float)[0]
+        self.WqT = self.Wq.transpose()
+        return getattr(self, name)
+
+    def columns(self, cols):
+        """The integers of ``Wq`` on the columns ``cols`` (d x len(cols)), without the whole matrix."""
+        M, e = integer_matrix(self.W_float[:, list(cols)])
+        return M * (1 << max(e - self.ew, 0))                      # e >= ew unless M = 0
 
     def factored(self):
         """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``

@@ -1,0 +1,50 @@
+"""The witness margins of earlier versions, one witness at a time (the reference of
+``lnproofs.certificates.findings.witness_margins``, which must give the same floats)."""
+
+from fractions import Fraction
+
+import numpy as np
+
+from lnproofs.kernel.checker import ExactKeys, exact_ints
+
+__all__ = ["witness_margins_one_by_one"]
+
+
+def _rescaled(q):
+    if all(type(x) is float for x in q):
+        return q
+    fr = [Fraction(x) for x in q]
+    shift = max((x.numerator.bit_length() - x.denominator.bit_length() for x in fr if x), default=0)
+    return [x / 2 ** shift if shift > 0 else x * 2 ** -shift for x in fr]
+
+
+def witness_margins_one_by_one(keys, items) -> list:
+    ek = ExactKeys.of(keys)
+    n, d = ek.n, ek.dim
+    if n < 2 or not items:
+        return [None] * len(items)
+    out = []
+    colmax = ek.abs.max(axis=0)
+    for i, q in items:
+        q = _rescaled(q)
+        qf = np.array([float(x) for x in q], dtype=np.float64)
+        top = float(np.max(np.abs(qf)))
+        norm = top * float(np.linalg.norm(qf / top)) if top > 0 else 0.0
+        if norm == 0:
+            out.append(0.0)
+            continue
+        exact = not all(type(x) is float for x in q)
+        if not exact:
+            s = ek.array @ qf
+            own = s[i]
+            s[i] = -np.inf
+            gap = float(own - s.max())
+            bound = 8.0 * (float(np.abs(qf) @ colmax) * d * 2.0 ** -50 + d * 2.0 ** -1020)
+            exact = not gap > bound
+        if exact:
+            Q, scale = exact_ints(q)
+            scores = ek.int_scores(Q)
+            top = max(scores[:i] + scores[i + 1:])
+            gap = float(int(scores[i] - top) * scale * Fraction(2) ** ek.exponent)
+        out.append(gap / norm)
+    return out
