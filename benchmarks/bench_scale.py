@@ -276,8 +276,9 @@ def _layout_table(c):
              f"in this process: forward passes {c['forward_s']:.2f} s, certification {c['certify_s']:.2f} s "
              f"(ratio {c['certify_s'] / max(c['forward_s'], 1e-9):.1f}) after {c['heads_setup_s']:.2f} s of "
              f"per-head set-up (query sets and coverage: once per worker and run); captured arrays "
-             f"{c['captured_bytes_per_text'] / 1e6:.2f} MB per text; layer states (weights) "
-             f"{c['state_bytes_per_worker'] / 1e6:.1f} MB on every worker; model loaded in {c['model_load_s']:.1f} s"]
+             f"{c['captured_bytes_per_text'] / 1e6:.2f} MB per text; the chosen layers' weights for certification "
+             f"{c['state_bytes_per_worker'] / 1e6:.1f} MB (all on the model worker; a certifier fetches its "
+             f"layers'); model loaded in {c['model_load_s']:.1f} s"]
     if c["rows"]:
         lines += ["", "| workers | layout | start-up (s) | wall (s) | peak RSS command (MB) | "
                   "peak RSS model worker (MB) | peak RSS certifier (MB) |", "|---|---|---|---|---|---|---|"]
