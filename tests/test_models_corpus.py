@@ -175,10 +175,10 @@ def test_ctrl_c_keeps_every_finished_text(cli, bert, tmp_path, monkeypatch):
 
     real = corpus_run._certify_piece
 
-    def interrupted(piece, state):
+    def interrupted(piece, state, template):
         if piece[0] == 1:             # the first (text, layer) of the second text
             raise KeyboardInterrupt
-        return real(piece, state)
+        return real(piece, state, template)
 
     monkeypatch.setattr(corpus_run, "_certify_piece", interrupted)
     out = tmp_path / "out"
@@ -207,10 +207,10 @@ def test_batched_keys_do_not_depend_on_where_a_run_resumed(cli, bert, tmp_path, 
     assert cli(["certify-model", bert, "--corpus", corpus, "--out", whole, "--quiet", "--batch-size", "3"]).status == 0
     real = corpus_run._certify_piece
 
-    def interrupted(piece, state):
+    def interrupted(piece, state, template):
         if piece[0] == 1:             # the second text, inside the first group of three
             raise KeyboardInterrupt
-        return real(piece, state)
+        return real(piece, state, template)
 
     monkeypatch.setattr(corpus_run, "_certify_piece", interrupted)
     parts = tmp_path / "parts"

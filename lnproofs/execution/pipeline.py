@@ -7,17 +7,23 @@ which runs only on workers offering the Dask worker resource :data:`MODEL_RESOUR
 from a :class:`~lnproofs.execution.Load` (a path every such worker can read) and kept by a
 worker plugin for the rest of the run, so the weights never pass through the scheduler or
 this process.  Each piece is one **certification task**, ``certify(piece, state)``, which
-runs on any worker and receives only that piece (captured arrays) and a small per-slot
-``state`` (for a corpus: one layer's query-set parameters), held on every worker by a
-worker plugin (replacement workers receive it too).
+runs on any worker and receives only that piece (captured arrays), a small per-slot
+``state`` (for a corpus: the options and a per-worker cache), held on every worker by a
+worker plugin (replacement workers receive it too), and, when the run has them, the
+slot's **data** (for a corpus: one layer's weights that the certification needs), made
+once per run on a model worker from the model (``slot_data``) and fetched by the workers
+that certify that slot: a Dask result with lineage, so a lost copy is made again on a
+model worker, and no worker holds the data of every slot unless it certifies every slot.
 Certification tasks of one slot prefer one worker (slots are dealt round the certifying
-workers, or every worker when all hold the model), so
-what a worker builds per slot (a corpus's exact query maps of a layer's heads) is built
-on few workers; they move elsewhere when that worker is gone.
+workers, and round every worker when there are no more certifying workers than model
+workers, so that a model worker certifies between its forward passes), so what a worker
+builds or fetches per slot is built on few workers; tasks move elsewhere when that
+worker is busy or gone.
 
 Memory: at most ``waiting`` groups are in flight (forwarded, not yet certified), so a run
-never holds the activations of the whole corpus; a model worker holds the weights and the
-pieces of the groups it forwarded, a certifying worker one piece at a time.
+never holds the activations of the whole corpus; a model worker holds the weights, every
+slot's data and the pieces of the groups it forwarded, a certifying worker one piece at a
+time and the data of the slots it certifies.
 
 Results are handed to ``on_result(group_index, piece_index, result)`` in this process as
 they finish.  A certifying worker that dies costs a retry of its piece; a model worker
@@ -113,10 +119,17 @@ def _states_factory(name: str, states: list):
     return StatesHolder()
 
 
-def _certify_task(piece, certify, name, slot):
+def _certify_task(piece, certify, name, slot, data=None, with_data=False):
     from distributed import get_worker
 
-    return certify(piece, get_worker().plugins[name].states[slot])
+    state = get_worker().plugins[name].states[slot]
+    return certify(piece, state, data) if with_data else certify(piece, state)
+
+
+def _slot_data_task(slot_data, name):
+    from distributed import get_worker
+
+    return slot_data.fn(get_worker().plugins[name].get(), *slot_data.args)
 
 
 def _forward_task(item, forward, name):
@@ -131,19 +144,22 @@ def _loads_record(name, dask_worker=None):
     return {"model_worker": resources.get(MODEL_RESOURCE, 0) > 0, "loads": getattr(holder, "loads", 0)}
 
 
-def _in_process(forward, certify, groups, model, states, on_result) -> dict:
-    made = None
+def _in_process(forward, certify, groups, model, states, on_result, slot_data=None) -> dict:
+    made, data = None, None
     for g, (item, slots) in enumerate(groups):
         if made is None:
             made = model.fn(*model.args) if isinstance(model, Load) else model
+            if slot_data is not None:
+                data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
         pieces = forward(item, made)
         for j, (piece, slot) in enumerate(zip(pieces, slots)):
-            on_result(g, j, certify(piece, states[slot]))
+            on_result(g, j, certify(piece, states[slot]) if data is None else
+                      certify(piece, states[slot], data[slot]))
         del pieces
     return {}
 
 
-def _distributed(ctx, forward, certify, groups, model, states, on_result, waiting) -> dict:
+def _distributed(ctx, forward, certify, groups, model, states, on_result, waiting, slot_data=None) -> dict:
     from distributed import as_completed
 
     client = ctx.client
@@ -158,12 +174,24 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
     states_name = f"lnproofs-states-{token}"
     client.register_plugin(_states_factory(states_name, list(states)), name=states_name)
     need = {MODEL_RESOURCE: 1}
+    data: list = []
+    if slot_data is not None:
+        if not isinstance(slot_data, Load):
+            raise TypeError("on a cluster the slots' data is given as Load(fn, *args), made as fn(model, *args) on "
+                            "a model worker")
+        # made on a model worker from the model (lineage: remade there if every copy is lost);
+        # each certifying worker fetches the slots it certifies
+        made = client.submit(_slot_data_task, slot_data, name, key=f"slots-{token}", resources=need, pure=False)
+        data = [client.submit(operator.getitem, made, s, key=f"slot-{token}-{s}", resources=need)
+                for s in range(len(states))]
     # each slot (a layer) prefers one certifying worker, so a worker builds the per-slot caches
     # of its own slots rather than of every slot; others take (steal) its tasks when it is
-    # busy or gone
+    # busy or gone.  With no more certifying workers than model workers, the model workers
+    # take slots too: they certify while no forward pass is waiting
     holders = set(model_workers(client))
     everyone = sorted(client.scheduler_info().get("workers", {}))
-    home = [a for a in everyone if a not in holders] or everyone
+    certifiers = [a for a in everyone if a not in holders]
+    home = certifiers if len(certifiers) > len(holders) else everyone
     limit = max(1, waiting * len(model_workers(client)))
     source = iter(enumerate(groups))
     remaining: dict[int, int] = {}
@@ -188,8 +216,10 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
         for j, slot in enumerate(slots):
             piece = client.submit(operator.getitem, fwd, j, key=f"piece-{token}-{g}-{j}", resources=need)
             lineage.append(piece)
-            done = client.submit(_certify_task, piece, certify, states_name, slot, key=f"certify-{token}-{g}-{j}",
-                                 pure=False, workers=[home[slot % len(home)]], allow_other_workers=True)
+            extra = (data[slot], True) if data else ()
+            done = client.submit(_certify_task, piece, certify, states_name, slot, *extra,
+                                 key=f"certify-{token}-{g}-{j}", pure=False, workers=[home[slot % len(home)]],
+                                 allow_other_workers=True)
             where[done.key] = (g, j)
             items[done.key] = (g, j)
             outstanding.add(done)
@@ -228,6 +258,8 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
     finally:
         if outstanding:
             client.cancel(list(outstanding))
+        if data:
+            client.cancel(data)
         for plugin in (name, states_name):
             try:
                 client.unregister_worker_plugin(plugin)
@@ -237,12 +269,16 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
 
 
 def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, context: ExecutionContext, model,
-                 states=(), on_result: Callable[[int, int, object], None], waiting: int = WAITING_GROUPS) -> dict:
+                 states=(), on_result: Callable[[int, int, object], None], waiting: int = WAITING_GROUPS,
+                 slot_data=None) -> dict:
     """Run ``groups`` through the two stages (see the module docstring).
 
     ``groups`` yields ``(item, slots)``: ``forward(item, model)`` returns one piece per
     entry of ``slots``, and piece ``j`` is certified as ``certify(piece, states[slots[j]])``.
-    Both are module-level functions of importable modules.  ``model``: a :class:`Load`
+    Both are module-level functions of importable modules.  ``slot_data``: None, or a
+    :class:`Load` ``(fn, *args)`` with ``fn(model, *args)`` the list of every slot's data
+    (made once, on a model worker, or here); then piece ``j`` is certified as
+    ``certify(piece, states[slot], data[slot])``.  ``model``: a :class:`Load`
     (made on each model worker once) or, in this process, the model itself.  An exception
     raised while drawing the next group stops the drawing; the groups in flight are
     finished and handed over first, then it is raised.  Returns, for a cluster,
@@ -250,5 +286,5 @@ def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, cont
     the model in this run); in this process ``{}``.
     """
     if context.in_process:
-        return _in_process(forward, certify, groups, model, list(states), on_result)
-    return _distributed(context, forward, certify, groups, model, list(states), on_result, waiting)
+        return _in_process(forward, certify, groups, model, list(states), on_result, slot_data)
+    return _distributed(context, forward, certify, groups, model, list(states), on_result, waiting, slot_data)

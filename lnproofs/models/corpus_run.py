@@ -102,21 +102,63 @@ def _forward_group(item, loaded):
     return pieces
 
 
-def _certify_piece(piece, state):
-    """Certification task: one text x layer, from its captured arrays and the layer's template
-    capture (``state``: the template, the head sets, the chosen heads and the options of
-    :func:`~lnproofs.models.text_heads.certify_text`, with ``fold``)."""
+#: a template capture's weights, the bulk of a layer's state on every worker
+WEIGHTS = ("W_q", "b_q", "W_k", "b_k")
+
+
+def _compact(template):
+    """``template`` with each weight array held in float32 where that is exact (the weights of
+    a float32 or float16 model, widened to float64 by the capture): half the bytes that every
+    worker keeps per layer.  :func:`_widen` gives back the float64 arrays, bit for bit."""
     from dataclasses import replace
 
+    narrow = {}
+    for name in WEIGHTS:
+        array = getattr(template, name)
+        small = array.astype(np.float32)
+        if array.dtype == np.float64 and np.array_equal(small.astype(np.float64), array):
+            narrow[name] = small
+    return replace(template, **narrow, hidden_in=template.hidden_in[:0], ln_out=template.ln_out[:0])
+
+
+def _widen(template, fields):
+    """The layer's capture of one text: ``template``'s weights in float64 again (exact) and
+    the text's arrays ``fields``."""
+    from dataclasses import replace
+
+    wide = {name: np.asarray(getattr(template, name), dtype=np.float64) for name in WEIGHTS}
+    return replace(template, **wide, **fields)
+
+
+def _layer_templates(loaded, layers):
+    """Every chosen layer's template capture (:func:`_compact`), in the order of ``layers``:
+    the slots' data of :func:`lnproofs.execution.run_pipeline`, made from the model (on a
+    model worker)."""
+    from .extract import capture_layers
+
+    templates = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], list(layers))
+    return [_compact(templates[layer]) for layer in layers]
+
+
+def _certify_piece(piece, state, template):
+    """Certification task: one text x layer, from its captured arrays and the layer's template
+    capture (:func:`_compact`); ``state``: the head sets (one per worker), the chosen heads
+    and the options of :func:`~lnproofs.models.text_heads.certify_text`, with ``fold``."""
+    from threadpoolctl import threadpool_limits
+
     number, layer, ids, fields = piece
-    template, sets, heads, options = state
+    sets, heads, options = state
     options = dict(options)
-    cap = replace(template, **fields)
+    cap = _widen(template, fields)
     if options.pop("fold", False):
         from .folding import fold_capture
 
         cap = fold_capture(cap)
-    return number, layer, certify_text({layer: cap}, ids, number, None, [layer], heads, sets, **options)
+    # one BLAS thread, as in a Dask worker: the float proposers (least squares at the full
+    # width, for instance) give other, equally valid witnesses when BLAS splits their sums
+    # over more threads, and the files must not depend on the process that certified
+    with threadpool_limits(limits=1, user_api="blas"):
+        return number, layer, certify_text({layer: cap}, ids, number, None, [layer], heads, sets, **options)
 
 
 def resolve_model_device(device) -> str:
@@ -321,16 +363,20 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             started = True
             templates = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers)
             _write_params(out / "params.npz", templates, fold)
-            states = [(templates[layer], cache, heads, text_options) for layer in layers]
+            state = (cache, heads, text_options)          # small: every worker holds it
+            states = [state] * len(layers)
             if ctx.in_process:
-                model = loaded
-            elif getattr(loaded, "path", None) is None:
-                model = Load(_given, loaded)      # a model object made in Python travels from here
+                model, slot_data = loaded, [_compact(templates[layer]) for layer in layers]
             else:
-                model = Load(_worker_model, loaded.path, loaded.dtype, device, config)
+                # each layer's weights are made on a model worker and fetched by its certifiers only
+                slot_data = Load(_layer_templates, layers)
+                if getattr(loaded, "path", None) is None:
+                    model = Load(_given, loaded)      # a model object made in Python travels from here
+                else:
+                    model = Load(_worker_model, loaded.path, loaded.dtype, device, config)
             bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
             record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
-                                  states=states, on_result=on_piece)
+                                  states=states, on_result=on_piece, slot_data=slot_data)
     finally:
         if bar is not None:
             bar.close()

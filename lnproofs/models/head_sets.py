@@ -22,7 +22,7 @@ import numpy as np
 
 from .corpus_heads import TravellingCache
 
-__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "params_query_set", "coverage_of", "realisable_results", "HeadSets"]
+__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "params_query_set", "coverage_of", "realisable_results", "HEAD_SETS_BYTES", "HeadSets"]
 
 KINDS = ("layernorm", "rmsnorm", "layernorm_rotary")
 
@@ -107,14 +107,51 @@ def realisable_results(keys, query_set, kind, indices=None) -> list[dict]:
     return proposer_for(kind).certify_results(keys, query_set, indices=indices)
 
 
+#: bytes (estimated) of query sets a :class:`HeadSets` keeps before it drops those of the
+#: layer used least recently (a TinyLlama layer's 32 RMSNorm sets take about 160 MB)
+HEAD_SETS_BYTES = 256 * 2**20
+
+
+def _set_bytes(capture) -> int:
+    """About what one head's query set of ``capture`` takes (its ``W_q`` rows as Python
+    floats in tuples, and a float64 copy): 40 bytes per entry."""
+    return 40 * capture.head_dim * capture.W_q.shape[1]
+
+
 class HeadSets(TravellingCache):
     """Per (layer, head), built once per run and shared by every text: ``kind``, the
     position-free query set, and for ``layernorm`` heads its exact map, float basis and
     ``H`` (the fast search's pieces), else None.  A cache travels empty between processes
-    (exact matrices do not pickle); a worker rebuilds the heads it needs."""
+    (exact matrices do not pickle); a worker rebuilds the heads it needs.
+
+    The query sets of wide layers are large, so the cache keeps about ``limit`` bytes of
+    them (:data:`HEAD_SETS_BYTES`) and drops those of the layer used least recently first
+    (rebuilt when needed again: the same sets, so the same outputs); coverage evidence,
+    small, is kept for the whole run."""
+
+    def __init__(self, limit: int = HEAD_SETS_BYTES):
+        super().__init__()
+        self.limit = limit
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.limit = HEAD_SETS_BYTES
+
+    def _use(self, capture, added: int) -> None:
+        """Mark ``capture``'s layer used (``added`` bytes more of it); drop older layers' sets
+        while over the limit."""
+        sizes = self.items.setdefault(("bytes",), {})           # layer -> bytes, least recent first
+        layer = capture.layer
+        sizes[layer] = sizes.pop(layer, 0) + added
+        while sum(sizes.values()) > getattr(self, "limit", HEAD_SETS_BYTES) and len(sizes) > 1:
+            old = next(iter(sizes))
+            del sizes[old]
+            for key in [k for k in self.items if len(k) == 2 and k[0] == old]:
+                del self.items[key]
 
     def get(self, capture, head):
         key = (capture.layer, head)
+        self._use(capture, 0 if key in self.items else _set_bytes(capture))
         if key not in self.items:
             kind = head_kind(capture)
             qs = capture_query_set(capture, head)
