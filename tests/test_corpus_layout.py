@@ -101,10 +101,24 @@ def _pids(context):
     return context.client.run(who)
 
 
+def _whole(context, timeout=120.0):
+    """Wait until the cluster is 1 model worker + 2 certifiers again: a killed worker's nanny
+    starts its replacement in the background, and a test that follows a kill test in the same
+    process must not start on a cluster still missing it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        holds = sorted(h for _, h in _pids(context).values())
+        if holds == [False, False, True]:
+            return
+        assert time.monotonic() < deadline, f"the cluster did not come back whole: {holds}"
+        time.sleep(0.2)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("family", ["bert", "gpt2", "llama"])
 def test_one_model_worker_and_two_certifiers_write_the_bytes_of_one_process(models, layout, tmp_path, family):
     root, corpus = models
+    _whole(layout)
     alone = _run(root / family, corpus, tmp_path / "alone", workers=1)
     split = _run(root / family, corpus, tmp_path / "split", context=layout)
     assert alone["certified"] == split["certified"] == len(TEXTS)
@@ -121,6 +135,7 @@ def test_one_model_worker_and_two_certifiers_write_the_bytes_of_one_process(mode
 @pytest.mark.parametrize("kind", ["model", "certifier"])
 def test_killing_a_worker_mid_run_changes_no_byte(models, layout, tmp_path, kind):
     root, corpus = models
+    _whole(layout)
     _run(root / "bert", corpus, tmp_path / "alone", workers=1)
     victims = [pid for pid, holds in _pids(layout).values() if holds == (kind == "model")]
     out = tmp_path / "killed"
