@@ -253,3 +253,33 @@ def test_head_sets_drop_the_oldest_layer_and_certify_the_same(tmp_path):
         held = {key[0] for key in small.items if len(key) == 2}
         assert held == {layer}                                # only the layer in use is kept
     assert {key[0] for key in large.items if len(key) == 2} == {0, 1, 2}
+
+
+def _gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(not _gpu(), reason="needs a GPU: compares a forward pass there with the CPU's")
+@pytest.mark.parametrize("dtype, tolerance", [("float32", 1e-4), ("float64", 1e-10)])
+def test_a_gpu_forward_pass_captures_what_the_cpu_does(tmp_path, dtype, tolerance):
+    """--device cuda on a model worker: the pieces equal the CPU's within ``tolerance`` times
+    each array's largest entry (a GPU sums in another order, so bit equality is not claimed)."""
+    from lnproofs.models.corpus_run import _forward_group
+    from lnproofs.models.loading import load_model
+
+    tiny_bert(tmp_path / "bert", layers=2, heads=2, width=16, max_positions=64, tokenizer=False)
+    members = [(0, np.array([2, 5, 6, 7, 3]), True), (1, np.array([2, 9, 11, 3]), True)]
+    cpu, gpu = (_forward_group((members, [0, 1], False), load_model(tmp_path / "bert", dtype=dtype, device=device))
+                for device in ("cpu", "cuda"))
+    assert [(n, layer) for n, layer, _, _ in cpu] == [(n, layer) for n, layer, _, _ in gpu]
+    for (_, _, ids, fields), (_, _, gpu_ids, gpu_fields) in zip(cpu, gpu):
+        np.testing.assert_array_equal(ids, gpu_ids)
+        assert sorted(fields) == sorted(gpu_fields)
+        for name, value in fields.items():
+            if value is None or not np.issubdtype(np.asarray(value).dtype, np.floating):
+                np.testing.assert_array_equal(gpu_fields[name], value)
+                continue
+            scale = float(np.abs(value).max(initial=1.0))
+            np.testing.assert_allclose(gpu_fields[name], value, rtol=0, atol=tolerance * scale, err_msg=name)
