@@ -106,11 +106,11 @@ def _plot_3d(root: Path, shapes: dict, plt) -> str:
 
 
 def _fmt(stat: dict, digits: int = 3) -> str:
+    """:func:`_mean` with the smallest and largest value over several seeds."""
     if stat["mean"] is None:
         return "not reached"
-    if stat["n"] == 1:
-        return f"{stat['mean']:.{digits}g}"
-    return f"{stat['mean']:.{digits}g} ± {stat['std']:.2g} (min {stat['min']:.{digits}g}, max {stat['max']:.{digits}g})"
+    spread = "" if stat["n"] == 1 else f" (min {stat['min']:.{digits}g}, max {stat['max']:.{digits}g})"
+    return _mean(stat, digits) + spread
 
 
 def _mean(stat: dict, digits: int = 3) -> str:

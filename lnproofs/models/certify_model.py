@@ -166,6 +166,15 @@ def _csv_text(rows: list[dict]) -> str:
     return buffer.getvalue()
 
 
+def _markdown_rows(rows) -> list[str]:
+    """The lines of a Markdown table of ``rows`` (dicts with the same keys; none: no lines)."""
+    if not rows:
+        return []
+    names = list(rows[0])
+    return ["| " + " | ".join(names) + " |", "|" + "---|" * len(names),
+            *("| " + " | ".join(_cell(row[k]) for k in names) + " |" for row in rows)]
+
+
 def _cell(value) -> str:
     if value is None:
         return "-"
@@ -189,12 +198,7 @@ def write_summary(out_dir, layer_rows: list[dict], *, norm: str = "layernorm") -
              f"{name} and W_q can produce (`not_realisable`: no such query makes the key win, by an exactly checked "
              "certificate); `outputs`: the full-width norm outputs with free queries.  Per-key answers, margins, "
              "uniform attention and the causal answers of decoders are in `table.csv`.", ""]
-    if layer_rows:
-        names = list(layer_rows[0])
-        lines.append("| " + " | ".join(names) + " |")
-        lines.append("|" + "---|" * len(names))
-        for row in layer_rows:
-            lines.append("| " + " | ".join(_cell(row[k]) for k in names) + " |")
+    lines += _markdown_rows(layer_rows)
     paths[1].write_text("\n".join(lines) + "\n", encoding="utf-8")
     return paths
 

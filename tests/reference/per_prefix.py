@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from lnproofs.kernel.errors import ModelError, OptionError
-from lnproofs.models.certify_model import (_cell, _csv_text, check_model_file, ellipsoid_gaps,
+from lnproofs.models.certify_model import (_csv_text, _markdown_rows, check_model_file, ellipsoid_gaps,
                                            model_file_certificates, witness_margins)
 
 __all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
@@ -370,11 +370,6 @@ def write_summary(out_dir, layer_rows: list[dict], head_rows: list[dict]) -> tup
              "the witnesses of selectable keys (informative floats; statuses are proved exactly).  `uniform`: heads with a non-zero query giving every "
              "key the same score.  Ties from identical tokens at identical positions appear when inputs "
              "are pooled.", ""]
-    if layer_rows:
-        names = list(layer_rows[0])
-        lines.append("| " + " | ".join(names) + " |")
-        lines.append("|" + "---|" * len(names))
-        for row in layer_rows:
-            lines.append("| " + " | ".join(_cell(row[k]) for k in names) + " |")
+    lines += _markdown_rows(layer_rows)
     paths[1].write_text("\n".join(lines) + "\n", encoding="utf-8")
     return paths
