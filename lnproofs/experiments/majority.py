@@ -181,20 +181,21 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
               root / "runs3d" / f"{arm}_seed{seeds[0]}_points.npz") for arm in ("layernorm", "no-projection")] \
         if three_d else []
     todo = [[r for r in runs if train and not _kept(r)] for runs in (main, small)]
-    total, done = len(main) + len(small), len(main) + len(small) - len(todo[0]) - len(todo[1])
-    if any(todo):
+    left = len(todo[0]) + len(todo[1])
+    total = len(main) + len(small)
+    done = total - left
+    if left:
         from ..execution import Load, open_client, run_tasks
 
         if workers is None and scheduler is None and dev != "cpu":
             workers = 1                          # one device: the runs take turns on it
-        with open_client(workers, scheduler, worthwhile=len(todo[0]) + len(todo[1]) > 1,
-                         n_tasks=len(todo[0]) + len(todo[1])) as ctx:
+        with open_client(workers, scheduler, worthwhile=left > 1, n_tasks=left) as ctx:
             for runs, c in zip(todo, (cfg, cfg3)):
                 if not runs:
                     continue
                 data = Load(_data, c["n_samples"], c["length"], c["classes"], c["min_delta"], base["data_seed"])
 
-                def finished_one(index, name, runs=runs):
+                def finished_one(index, name):
                     nonlocal done
                     done += 1
                     if progress:
