@@ -36,11 +36,11 @@ def first_stops(record) -> tuple[list, set]:
     return [None if j in undecided else s for j, s in enumerate(found)], undecided
 
 
-def _evidence(keys, query_set=None, query_map=None, ref=None, free_record=None) -> dict:
+def _evidence(keys, query_set=None, query_map=None, ref=None, free_record=None, results=None) -> dict:
     from ..propose.causal import causal_evidence
 
     if query_set is None:
-        return causal_evidence(keys)
+        return causal_evidence(keys, results=results)
     return causal_evidence(keys, query_set, query_map=query_map, query_set_ref=ref, free_record=free_record)
 
 
@@ -61,7 +61,7 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
     """The head's ``causal`` JSON and its columns (name -> one value per position)."""
     T = len(keys)
     if shared["causal"] is None:
-        shared["causal"] = _evidence(keys)
+        shared["causal"] = _evidence(keys, results=shared["free"]["results"])
     free_record = shared["causal"]
     stops, undecided = first_stops(free_record)
     section = {"free": free_record if shared["head"] == head else {"same_as_head": shared["head"]}}

@@ -347,7 +347,7 @@ def _free_bounds(free_record, T: int, d: int) -> dict:
 
 
 def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict | None = None, seed: int = 0,
-                    free_record: dict | None = None, **_options) -> dict:
+                    free_record: dict | None = None, results: list | None = None, **_options) -> dict:
     """The causal record (schema ``lnproofs.causal/1``, see the module docstring) of a sequence of
     keys (rows in position order) under free queries (``query_set`` None) or a realisable query
     set that does not change with the position (refused with a rotation).
@@ -357,7 +357,9 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
     stored in the record instead of the query set's JSON, for callers that store the set
     elsewhere (``lnproofs.kernel.causal.check_causal`` then needs the set as an argument);
     ``free_record``: the free-query record of the same keys, whose stops bound those of a norm
-    query set (a head's free and realisable answers are then computed together, free first)."""
+    query set (a head's free and realisable answers are then computed together, free first);
+    ``results``: the free-query certificate of the whole sequence (result dicts in index order),
+    when the caller has made it already: step 1 is then not done again."""
     K = as_real_array(keys, name="keys", ndim=2)
     T, d = K.shape
     qs = _query_set(query_set)
@@ -379,7 +381,11 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
         search = _SetSearch(K, ek, qs, module, seed)
     bounds = _free_bounds(free_record, T, d) if isinstance(search, _NormSearch) else {}
     entries, undecided, checked = [], [], set()
-    for j, r in enumerate(_full_results(K, qs, module, seed=seed, query_map=query_map)):
+    if results is not None and (qs is not None or len(results) != T):
+        raise OptionError(f"results must be the {T} free-query results of these keys, for free queries only")
+    if results is None:
+        results = _full_results(K, qs, module, seed=seed, query_map=query_map)
+    for j, r in enumerate(results):
         if r["status"] == "selectable":
             entries.append({"index": j, "stop": None, "win": _strip(r), "cannot_win": None})
             checked.add(j)
