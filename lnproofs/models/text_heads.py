@@ -76,8 +76,10 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             ref = {"kind": kind, "layer": layer, "head": head}
             if kind != "layernorm" and cap.rotary:
                 ref["position"] = int(cap.sources[T - 1, 1])
-            last = sets.at(cap, head, T - 1) if cap.rotary and kind != "layernorm" else qs
             cover = sets.coverage(cap, head) if coverage else None
+            # with rotary positions, the set at the last query position (which sees every key)
+            last = sets.at(cap, head, T - 1) if cap.rotary and kind != "layernorm" and (
+                cover is None or uniform == "both") else qs
             if kind == "layernorm" and cover is None:
                 results = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
                 free = shared["free"] if shared else free_certificate(keys, results, H, basis[2])

@@ -1,7 +1,7 @@
 """Proposes a :class:`~lnproofs.kernel.querysets.coverage.Coverage` claim for a norm query set
 (untrusted: :func:`~lnproofs.kernel.querysets.coverage.check_coverage` decides).
 
-The columns come from a column-pivoted Gram-Schmidt of ``A`` in floats, kept when the exact minor
+The columns come from an LU factorisation with pivoting of ``A^T`` in floats, kept when the exact minor
 on them is non-zero modulo a prime; failing that, from the reduced row echelon form of the integer
 form of ``A`` modulo a prime (its pivot columns carry a non-zero minor).  ``u*`` is first the float least-norm solution
 of ``A u = -b`` rounded to doubles and corrected exactly on the pivot columns (short: only about
@@ -12,6 +12,8 @@ least-norm solution ``u* = A^T (A A^T)^{-1} (-b)`` (python-flint), which lies in
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
@@ -87,22 +89,25 @@ def _float_map(query_set) -> np.ndarray:
 
 
 def _float_columns(qm, A):
-    """``(prime, columns)`` from a column-pivoted Gram-Schmidt of ``A`` in floats, kept only when
-    the exact minor on those columns is non-zero modulo one of :data:`PRIMES`; else None."""
+    """``(prime, columns)`` from an LU factorisation with partial pivoting of ``A^T`` in floats
+    (LAPACK; its first ``d`` pivot rows are ``d`` columns of ``A``), kept only when the exact
+    minor on those columns is non-zero modulo one of :data:`PRIMES`; else None."""
+    from scipy.linalg import lu_factor
+
     if not np.all(np.isfinite(A)):
         return None
-    R, cols = A.copy(), []
-    first = float((A * A).sum(axis=0).max())
-    for _ in range(qm.d):
-        norms = (R * R).sum(axis=0)
-        j = int(norms.argmax())
-        if not norms[j] > 1e-24 * first:
-            return None
-        q = R[:, j] / np.sqrt(norms[j])
-        R -= np.outer(q, q @ R)
-        cols.append(j)
-    minor = integer_columns(qm, sorted(cols))
-    return next(((p, sorted(cols)) for p in PRIMES if nmod_mat(minor, p).det() != 0), None)
+    with warnings.catch_warnings():                          # a singular A: its small pivot says so below
+        warnings.simplefilter("ignore")
+        lu, swaps = lu_factor(A.T, check_finite=False)
+    diag = np.abs(np.diag(lu))
+    if not diag.min() > 1e-12 * diag.max():
+        return None
+    order = np.arange(A.shape[1])
+    for i, j in enumerate(swaps):
+        order[[i, j]] = order[[j, i]]
+    cols = sorted(int(c) for c in order[:qm.d])
+    minor = integer_columns(qm, cols)
+    return next(((p, cols) for p in PRIMES if nmod_mat(minor, p).det() != 0), None)
 
 
 def _compact_preimage(qm, A, cols) -> list | None:
