@@ -67,9 +67,11 @@ def query_set_from_json(data) -> object:
 
 
 def _plain(value):
-    """A field's JSON form: nested tuples as lists, objects by their own ``to_json``."""
+    """A field's JSON form: nested tuples and arrays as lists, objects by their own ``to_json``."""
     if hasattr(value, "to_json"):
         return value.to_json()
+    if hasattr(value, "tolist"):
+        return value.tolist()
     return [_plain(v) for v in value] if isinstance(value, tuple) else value
 
 

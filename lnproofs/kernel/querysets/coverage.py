@@ -82,8 +82,10 @@ def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
     """Integers ``M`` (d x len(columns)) with ``M = c A[:, columns]`` for a positive rational ``c``
     (``2^-(ew+eg)``, times ``n`` when centred: column ``j`` is ``n g_j W_j - sum_k g_k W_k``)."""
     cols, n = list(columns), qm.n
-    W = qm.columns(cols).entries()
-    M = fmpz_mat(qm.d, len(cols), [W[r * len(cols) + k] * qm.G[c] for r in range(qm.d) for k, c in enumerate(cols)])
+    scale = fmpz_mat(len(cols), len(cols))                 # diag(G) on the columns
+    for k, c in enumerate(cols):
+        scale[k, k] = qm.G[c]
+    M = qm.columns(cols) * scale
     if qm.centred:
         S = qm.Wq * fmpz_mat(n, 1, qm.G)
         M = M * n - S * fmpz_mat(1, len(cols), [1] * len(cols))

@@ -134,26 +134,31 @@ class _NormSet(QuerySetSchema):
             rotation = Rotation.from_json(rotation) if isinstance(rotation, dict) else Rotation(*rotation)
         require(rotation is None or len(rotation.cos) <= len(b_q), ShapeError,
                 f"rotation has {len(getattr(rotation, 'cos', ()))} entries but queries have dimension {len(b_q)}")
-        values = {gname: g, "beta": beta, "W_q": tuple(map(tuple, W_q.tolist())), "b_q": b_q, "eps": eps,
-                  "rotation": rotation}
+        W_q.flags.writeable = False                # a read-only float64 copy: no Python float per entry
+        values = {gname: g, "beta": beta, "W_q": W_q, "b_q": b_q, "eps": eps, "rotation": rotation}
         for key in set(self.FIELDS) & set(values):
             object.__setattr__(self, key, values[key])
         if self.radius is not None:
             object.__setattr__(self, "radius", as_radius(self.radius))
+        object.__setattr__(self, "_arrays", {gname: np.array(g), "b_q": np.array(b_q), "W_q": W_q,
+                                             "beta": np.zeros(n) if beta is None else np.array(beta)})
+
+    def _fields(self) -> tuple:
+        return tuple(self.W_q.shape if f == "W_q" else getattr(self, f) for f in self.FIELDS)
+
+    def __eq__(self, other):
+        """Equal fields (``W_q`` compared entry by entry)."""
+        return type(other) is type(self) and self._fields() == other._fields() and np.array_equal(self.W_q, other.W_q)
+
+    def __hash__(self):
+        return hash((type(self).__name__, self._fields()))
 
     width = property(lambda self: len(getattr(self, self.G_NAME)), doc="``n``, the normalised width.")
     dim = property(lambda self: len(self.b_q), doc="``d``, the query dimension.")
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays as fresh float64 numpy arrays (converted once, copied on each call)."""
-        cached = self.__dict__.get("_arrays")
-        if cached is None:
-            cached = {self.G_NAME: np.array(getattr(self, self.G_NAME)),
-                      "beta": np.zeros(self.width) if self.beta is None else np.array(self.beta),
-                      "W_q": np.array(self.W_q, dtype=np.float64).reshape(self.dim, self.width),
-                      "b_q": np.array(self.b_q)}
-            object.__setattr__(self, "_arrays", cached)
-        return {k: v.copy() for k, v in cached.items()}
+        """The arrays as fresh float64 numpy arrays (kept from validation, copied on each call)."""
+        return {k: v.copy() for k, v in self._arrays.items()}
 
     def validate(self, dim: int) -> None:
         require(self.dim == dim, ShapeError,
@@ -161,13 +166,13 @@ class _NormSet(QuerySetSchema):
                 f"{self.dim} but the keys have dimension {dim}; W_q must be {dim} x n")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LayerNormQuerySet(_NormSet):
     """The closure of the queries of one LayerNorm layer (optionally also ``||q|| <= radius``)."""
 
     gamma: tuple
     beta: tuple
-    W_q: tuple
+    W_q: np.ndarray                 # d x n, read-only float64
     b_q: tuple
     eps: float = 0.0
     radius: float | None = None
@@ -179,12 +184,12 @@ class LayerNormQuerySet(_NormSet):
     centred = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RMSNormQuerySet(_NormSet):
     """The closure of the queries of one RMSNorm layer and head (see the module docstring)."""
 
     gain: tuple
-    W_q: tuple
+    W_q: np.ndarray
     b_q: tuple
     eps: float = 0.0
     rotation: Rotation | None = None
@@ -193,7 +198,7 @@ class RMSNormQuerySet(_NormSet):
     kind = "rmsnorm"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RotaryLayerNormQuerySet(RMSNormQuerySet):
     """The closure of the queries of one LayerNorm layer and head at one rotary position."""
 
@@ -209,7 +214,8 @@ class ExactQueryMap:
         arrays = query_set.arrays()
         self.n, self.d = query_set.width, query_set.dim
         self.W_float = arrays["W_q"]                                    # Wq, WqT: built on first use
-        self.ew = int(np.frexp(self.W_float[self.W_float != 0])[1].min()) - 53 if self.W_float.any() else 0
+        smallest = np.min(np.abs(self.W_float), where=self.W_float != 0, initial=np.inf)  # frexp's exponent grows with |x|
+        self.ew = int(np.frexp(smallest)[1]) - 53 if np.isfinite(smallest) else 0
         self.G, self.eg = dyadic_integers(arrays[query_set.G_NAME])     # g = G * 2^eg
         self.q0 = fmpq_matrix(arrays["b_q"].reshape(-1, 1))             # W_q beta + b_q, exact
         if query_set.beta is not None and any(query_set.beta):
