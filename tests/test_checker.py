@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.certificates import Combination, KeyResult
-from lnproofs.kernel.checker import affine_rank, check_combination, check_witnesses
+from lnproofs.kernel.checker import affine_rank, check_combination, check_combinations, check_witnesses
 from lnproofs.kernel.errors import CertificateFormatError
 from lnproofs.propose.certification import certify
 
@@ -281,3 +281,17 @@ def test_a_combination_that_misses_names_the_coordinate_and_the_exact_gap():
     assert got[1] is None
     assert got[2].startswith("key 2: the combination misses k_2 in coordinate 0 by ")
     assert show(Fraction(-7, 2)) in got[2]
+
+
+def test_equal_keys_tie_exactly_without_integers():
+    """A strict witness for a key with an equal twin fails (the scores are equal, exactly);
+    a tie claim passes; weight 1 on the twin writes the key exactly."""
+    from lnproofs.kernel.certificates import Combination
+
+    keys = np.array([[1.0, 0.1], [1.0, 0.1], [0.0, 1.0], [-1.0, 0.0]])
+    q = (1.0, 0.0)
+    strict = check_witnesses(keys, [(0, q)])[0]
+    assert strict is not None and "q.k_0 - q.k_1 = 0" in strict
+    assert check_witnesses(keys, [(0, q)], mode="tie") == [None]
+    assert check_combinations(keys, [(0, Combination((1,), (1,)))], strict=False) == [None]
+    assert check_combinations(keys, [(0, Combination((2,), (1,)))], strict=False)[0] is not None

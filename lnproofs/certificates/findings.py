@@ -75,7 +75,7 @@ def witness_margins(keys, items) -> list[float]:
 
 def _margins(ek: ExactKeys, items, colmax) -> list[float]:
     d = ek.dim
-    floats = [set(map(type, q)) <= {float} for _, q in items]
+    floats = [getattr(q, "dtype", None) == np.float64 or set(map(type, q)) <= {float} for _, q in items]
     qs = [q if f else _rescaled(q) for (_, q), f in zip(items, floats)]
     F = np.array([[float(x) for x in q] if not f else q for q, f in zip(qs, floats)], dtype=np.float64).reshape(-1, d)
     S = np.matmul(ek.array[None], F[:, :, None])[:, :, 0] if any(floats) else None   # one product per witness

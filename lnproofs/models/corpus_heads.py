@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["TravellingCache", "HeadCache", "setup_heads", "head_query_set", "layer_query_set", "layernorm_witness_queries",
-           "free_certificate", "certificate_from_candidates", "outputs_certificate", "result_json"]
+           "free_certificate", "certificate_from_candidates", "OWN_ROW", "outputs_certificate", "with_own_rows",
+           "result_json"]
 
 
 def head_query_set(capture_or_params, head):
@@ -86,9 +87,11 @@ def free_certificate(keys, ln_results, H, q0) -> dict:
     return certificate_from_candidates(keys, layernorm_witness_queries(ln_results, H, q0))
 
 
-def certificate_from_candidates(keys, items) -> dict:
-    """Free-query certificate (JSON form): candidate witnesses ``(index, q)`` are checked
-    exactly by the trusted witness check; the engine certifies the keys left over."""
+def certificate_from_candidates(keys, items, own_rows=()) -> dict:
+    """Free-query certificate (JSON form): candidate witnesses ``(index, q)`` (``q`` a tuple of
+    floats or a float64 array) are checked exactly by the trusted witness check; the engine
+    certifies the keys left over.  A key of ``own_rows`` whose witness is its own row is written
+    with the witness :data:`OWN_ROW` instead of its floats (see :func:`with_own_rows`)."""
     from ..kernel.certificates import KeyResult
     from ..kernel.checker import check_witnesses
     from ..certificates.findings import witness_margins
@@ -97,32 +100,60 @@ def certificate_from_candidates(keys, items) -> dict:
     verdicts = check_witnesses(keys, items) if items else []
     good = [(i, q) for (i, q), v in zip(items, verdicts) if v is None]
     # margins as everywhere else: the score gap for a unit-norm query (lnproofs check recomputes them)
-    proved = {i: (list(q), m) for (i, q), m in zip(good, witness_margins(keys, good) if good else [])}
-    out = {i: {"index": i, "status": "selectable", "witness": q, "combination": None, "verified": "exact",
-               "margin": m, "reason": None} for i, (q, m) in proved.items()}
+    proved = {i: (q, m) for (i, q), m in zip(good, witness_margins(keys, good) if good else [])}
+    own_rows = set(own_rows)
+    out = {i: {"index": i, "status": "selectable", "witness": OWN_ROW if i in own_rows else _plain_floats(q),
+               "combination": None, "verified": "exact", "margin": m, "reason": None} for i, (q, m) in proved.items()}
     if len(proved) < len(keys):
-        known = [KeyResult(i, "selectable", tuple(q), None, "exact", m) for i, (q, m) in proved.items()]
+        known = [KeyResult(i, "selectable", tuple(_plain_floats(q)), None, "exact", m) for i, (q, m) in proved.items()]
         for r in certify_results(keys, known=known):
             if r.index not in out:
                 out[r.index] = result_json(r)
     return _certificate(len(keys), keys.shape[1], {"kind": "free"}, [out[i] for i in range(len(keys))])
 
 
+def _plain_floats(q) -> list:
+    return q.tolist() if hasattr(q, "tolist") else list(q)
+
+
+#: the witness of a norm output that is its own query, ``q_i = y_i``, written instead of its floats
+OWN_ROW = "own row"
+
+
 def outputs_certificate(Y) -> dict:
-    """Free-query certificate of the full-width LayerNorm outputs ``Y`` (N x n): when the
-    rows are fewer than the width, ``Q = Y^T (Y Y^T)^-1`` proposes ``q_i`` with
+    """Free-query certificate of the full-width norm outputs ``Y`` (N x n).  Each row is first
+    proposed as its own query (``q_i = y_i``: on a sphere every point beats every other one
+    with it), written as :data:`OWN_ROW` rather than ``n`` floats; for the rows where that fails
+    in floats and the rows are fewer than the width, ``Q = Y^T (Y Y^T)^-1`` proposes ``q_i`` with
     ``Y q_i = e_i`` (key i scores 1, the others 0); the rest as in
     :func:`certificate_from_candidates`."""
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
     N, n = Y.shape
-    items = []
-    if 1 < N <= n:
+    S = Y @ Y.T
+    mine = np.arange(0)
+    if np.isfinite(S).all():
+        own = np.diag(S).copy()
+        np.fill_diagonal(S, -np.inf)
+        mine = np.flatnonzero(own > S.max(axis=1, initial=-np.inf))
+    items = [(int(i), Y[i]) for i in mine]
+    rest = np.setdiff1d(np.arange(N), mine)
+    if 1 < N <= n and rest.size:
         try:
-            Q = np.linalg.solve(Y @ Y.T, Y).T                     # n x N
+            picks = np.zeros((N, rest.size))
+            picks[rest, np.arange(rest.size)] = 1.0
+            Q = Y.T @ np.linalg.solve(Y @ Y.T, picks)                 # n x len(rest)
             if np.isfinite(Q).all():
-                items = [(i, tuple(q)) for i, q in enumerate(Q.T.tolist())]
+                items += [(int(i), Q[:, c].copy()) for c, i in enumerate(rest)]
         except np.linalg.LinAlgError:
-            items = []
-    return certificate_from_candidates(Y, items)
+            pass
+    return certificate_from_candidates(Y, items, own_rows=mine.tolist())
+
+
+def with_own_rows(certificate: dict, Y) -> dict:
+    """The outputs certificate with every :data:`OWN_ROW` witness replaced by its row of ``Y``."""
+    results = [dict(r, witness=np.asarray(Y[r["index"]], dtype=np.float64).tolist())
+               if r.get("witness") == OWN_ROW else r for r in certificate["results"]]
+    return dict(certificate, results=results)
 
 
 def result_json(r) -> dict:

@@ -70,14 +70,14 @@ def _heads(data):
 def text_file_certificates(path, data) -> list:
     """``(name, Certificate, keys)`` for every certificate of a text file (query sets put back)."""
     from ..certificates.certificate import Certificate
-    from .corpus_heads import _certificate
+    from .corpus_heads import _certificate, with_own_rows
 
     params, arrays = _load(path, data)
     out = []
     try:
         for layer in data["layers"]:
-            out.append((f"layer{layer['layer']}/outputs", Certificate.from_json(layer["outputs"]),
-                        arrays[f"ln_outputs_l{layer['layer']}"]))
+            Y = arrays[f"ln_outputs_l{layer['layer']}"]
+            out.append((f"layer{layer['layer']}/outputs", Certificate.from_json(with_own_rows(layer["outputs"], Y)), Y))
         for h, free in _heads(data):
             keys = _keys(arrays, h)
             l, head = h["layer"], h["head"]

@@ -1,0 +1,43 @@
+"""The full-width norm outputs' certificate of a text file: rows that win as their own query are
+written as "own row", put back from the arrays before the kernel checks them."""
+
+import numpy as np
+
+from lnproofs.certificates.check import check_certificate
+from lnproofs.models.corpus_heads import OWN_ROW, outputs_certificate, with_own_rows
+
+
+def _sphere(N, n, seed=0):
+    X = np.random.default_rng(seed).standard_normal((N, n))
+    return np.round(X / np.linalg.norm(X, axis=1, keepdims=True) * np.sqrt(n) * 2**20) / 2**20  # exact midpoints
+
+
+def test_points_on_a_sphere_win_with_their_own_row_and_the_check_agrees():
+    Y = _sphere(40, 16)
+    cert = outputs_certificate(Y)
+    assert [r["witness"] for r in cert["results"]] == [OWN_ROW] * 40
+    assert cert["summary"]["selectable"] == 40
+    report = check_certificate(with_own_rows(cert, Y), Y)
+    assert report.ok and all(v.ok for v in report.verdicts)
+
+
+def test_a_point_inside_is_not_given_its_own_row_and_twins_tie():
+    Y = _sphere(30, 8)
+    Y = np.vstack([Y, 0.5 * (Y[0] + Y[1]), Y[2]])                # a midpoint (exact), and a twin of row 2
+    cert = outputs_certificate(Y)
+    status = {r["index"]: (r["status"], r["witness"]) for r in cert["results"]}
+    assert status[30][0] in ("tie-only", "unselectable") and status[30][1] != OWN_ROW
+    assert status[2][0] == "tie-only" and status[31][0] == "tie-only"
+    assert check_certificate(with_own_rows(cert, Y), Y).ok
+
+
+def test_an_own_row_claimed_for_a_point_inside_is_refuted():
+    Y = _sphere(20, 8)
+    Y = np.vstack([Y, 0.5 * (Y[0] + Y[1])])
+    cert = outputs_certificate(Y)
+    forged = dict(cert, results=[dict(r, status="selectable", witness=OWN_ROW, combination=None, margin=None)
+                                 if r["index"] == 20 else r for r in cert["results"]])
+    forged["summary"] = dict(cert["summary"], selectable=21, unselectable=0)
+    report = check_certificate(with_own_rows(forged, Y), Y)
+    assert not report.ok
+    assert not next(v for v in report.verdicts if v.index == 20).ok
