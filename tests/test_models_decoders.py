@@ -296,10 +296,20 @@ def test_tampered_causal_evidence_is_refuted(cli, models, tmp_path):
     path.write_text(json.dumps(later))
     refuted = cli(["check", path])
     assert refuted.status == 1 and "layer1/head0/causal/free" in refuted.out
-    winner = next(e for e in record["keys"] if e["win"] is not None and e["index"] > 0)
+    winner = next(e for e in record["keys"] if e["win"] is not None and "witness" in e["win"] and e["index"] > 0)
     losing = json.loads(json.dumps(data))
     entry = next(e for e in losing["heads"][0]["causal"]["free"]["keys"] if e["index"] == winner["index"])
     entry["win"]["witness"] = [str(-Fraction(str(w))) for w in entry["win"]["witness"]]   # now it points away
     path.write_text(json.dumps(losing))
     refuted = cli(["check", path])
     assert refuted.status == 1 and "layer1/head0/causal/free" in refuted.out
+    # a key that wins at every position shares the free certificate's witness: turning that one
+    # around refutes both the certificate and the causal record
+    shared = next(e for e in record["keys"] if e["win"] == {"same_as": "free"} and e["index"] > 0)
+    turned = json.loads(json.dumps(data))
+    result = turned["heads"][0]["free"]["results"][shared["index"]]
+    result["witness"] = [-w for w in result["witness"]]
+    path.write_text(json.dumps(turned))
+    refuted = cli(["check", path])
+    assert refuted.status == 1
+    assert "layer1/head0/free" in refuted.out and "layer1/head0/causal/free" in refuted.out

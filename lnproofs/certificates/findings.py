@@ -79,27 +79,29 @@ def _margins(ek: ExactKeys, items, colmax) -> list[float]:
     qs = [q if f else _rescaled(q) for (_, q), f in zip(items, floats)]
     F = np.array([[float(x) for x in q] if not f else q for q, f in zip(qs, floats)], dtype=np.float64).reshape(-1, d)
     S = np.matmul(ek.array[None], F[:, :, None])[:, :, 0] if any(floats) else None   # one product per witness
+    absF = np.abs(F)
+    top = absF.max(axis=1, initial=0.0)
+    norms = [float(m) * float(np.linalg.norm(f / m)) if m > 0 else 0.0 for f, m in zip(F, top)]   # row by row
+    if S is not None:
+        rows_of, at = np.arange(len(items)), np.array([i for i, _ in items], dtype=np.int64)
+        own, finite = S[rows_of, at], np.isfinite(S).all(axis=1)
+        S[rows_of, at] = -np.inf
+        best = S.max(axis=1)
+        gaps = own - best
     out: list[float] = []
     for t, (i, _) in enumerate(items):
-        q, qf = qs[t], F[t]
-        top = float(np.max(np.abs(qf)))
-        norm = top * float(np.linalg.norm(qf / top)) if top > 0 else 0.0
-        if norm == 0:
+        if not norms[t] > 0:
             out.append(0.0)
             continue
         exact, rows = not floats[t], None
         if not exact:
-            s = S[t].copy()
-            own = s[i]
-            s[i] = -np.inf
-            gap = float(own - s.max())
-            bound = 8.0 * (float(np.abs(qf) @ colmax) * d * 2.0 ** -50 + d * 2.0 ** -1020)
+            gap, bound = float(gaps[t]), 8.0 * (float(absF[t] @ colmax) * d * 2.0 ** -50 + d * 2.0 ** -1020)
             exact = not gap > bound
-            if exact and np.isfinite(bound) and np.isfinite(S[t]).all():     # the keys that may hold the top score
-                rows = [j for j in np.flatnonzero(s >= s.max() - 2 * bound).tolist() if j != i]
+            if exact and np.isfinite(bound) and finite[t]:                   # the keys that may hold the top score
+                rows = [j for j in np.flatnonzero(S[t] >= best[t] - 2 * bound).tolist() if j != i]
         if exact:
-            gap = float(_exact_gap(ek, i, q, rows))
-        out.append(gap / norm)
+            gap = float(_exact_gap(ek, i, qs[t], rows))
+        out.append(gap / norms[t])
     return out
 
 

@@ -46,7 +46,13 @@ def _heatmap(out: Path) -> Path | None:
     return target
 
 
+#: the tokens figure shows at most this many positions (the first ones) and names each token
+#: on the axis up to :data:`NAMED_TOKENS`; longer texts are in the table
+TOKEN_POSITIONS, NAMED_TOKENS = 256, 96
+
+
 def _tokens(out: Path) -> Path | None:
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
@@ -55,22 +61,31 @@ def _tokens(out: Path) -> Path | None:
     parts = sorted((out / "rows").glob("text*.parquet"))
     if not parts:
         return None
-    table = pq.read_table(parts[0]).to_pylist()
-    pairs = sorted({(r["layer"], r["head"]) for r in table})
-    positions = sorted({r["position"] for r in table})
-    tokens = {r["position"]: r["token"] for r in table}
+    table = pq.read_table(parts[0], columns=["layer", "head", "position", "token", "status_realisable"])
+    length = pc.max(table["position"]).as_py() + 1
+    table = table.filter(pc.less(table["position"], TOKEN_POSITIONS)).to_pydict()
+    pairs = sorted(set(zip(table["layer"], table["head"])))
+    positions = sorted(set(table["position"]))
+    tokens = dict(zip(table["position"], table["token"]))
     names = list(STATUS_COLOURS)
+    row_of, column_of = {p: k for k, p in enumerate(pairs)}, {p: k for k, p in enumerate(positions)}
     grid = np.zeros((len(pairs), len(positions)))
-    for r in table:
-        grid[pairs.index((r["layer"], r["head"])), positions.index(r["position"])] = names.index(r["status_realisable"])
-    fig = Figure(figsize=(2 + 0.28 * len(positions), 1.5 + 0.12 * len(pairs)))
+    grid[[row_of[p] for p in zip(table["layer"], table["head"])], [column_of[p] for p in table["position"]]] = \
+        [names.index(s) for s in table["status_realisable"]]
+    named = len(positions) <= NAMED_TOKENS
+    fig = Figure(figsize=(2 + min(0.28 if named else 0.06, 24 / len(positions)) * len(positions),
+                          1.5 + min(0.12, 12 / len(pairs)) * len(pairs)))
     ax = fig.subplots()
     ax.imshow(grid, cmap=ListedColormap([STATUS_COLOURS[n] for n in names]), vmin=-0.5, vmax=len(names) - 0.5,
               aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(len(positions)), [tokens[p] for p in positions], rotation=90, fontsize=7)
+    if named:
+        ax.set_xticks(range(len(positions)), [tokens[p] for p in positions], rotation=90, fontsize=7)
+    else:
+        ax.set_xlabel("position")
     step = max(1, len(pairs) // 24)
     ax.set_yticks(range(0, len(pairs), step), [f"L{l} H{h}" for l, h in pairs[::step]], fontsize=6)
-    ax.set_title(f"{parts[0].stem}: status of each token's key under LayerNorm-realisable queries", fontsize=9)
+    shown = f" (the first {len(positions)} of {length} positions)" if length > len(positions) else ""
+    ax.set_title(f"{parts[0].stem}{shown}: status of each token's key under realisable queries", fontsize=9)
     ax.legend(handles=[Patch(color=STATUS_COLOURS[n], label=n) for n in names], fontsize=7,
               bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()

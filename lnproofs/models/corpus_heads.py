@@ -87,11 +87,13 @@ def free_certificate(keys, ln_results, H, q0) -> dict:
     return certificate_from_candidates(keys, layernorm_witness_queries(ln_results, H, q0))
 
 
-def certificate_from_candidates(keys, items, own_rows=()) -> dict:
+def certificate_from_candidates(keys, items, own_rows=None) -> dict:
     """Free-query certificate (JSON form): candidate witnesses ``(index, q)`` (``q`` a tuple of
     floats or a float64 array) are checked exactly by the trusted witness check; the engine
-    certifies the keys left over.  A key of ``own_rows`` whose witness is its own row is written
-    with the witness :data:`OWN_ROW` instead of its floats (see :func:`with_own_rows`)."""
+    certifies the keys left over.  With ``own_rows`` (norm outputs), a key of ``own_rows`` is
+    written with the witness :data:`OWN_ROW` instead of its floats (see :func:`with_own_rows`),
+    and the candidates' margins are not measured (``null``: the table has no column for them,
+    and measuring them at full width costs more than checking them)."""
     from ..kernel.certificates import KeyResult
     from ..kernel.checker import check_witnesses
     from ..certificates.findings import witness_margins
@@ -100,8 +102,9 @@ def certificate_from_candidates(keys, items, own_rows=()) -> dict:
     verdicts = check_witnesses(keys, items) if items else []
     good = [(i, q) for (i, q), v in zip(items, verdicts) if v is None]
     # margins as everywhere else: the score gap for a unit-norm query (lnproofs check recomputes them)
-    proved = {i: (q, m) for (i, q), m in zip(good, witness_margins(keys, good) if good else [])}
-    own_rows = set(own_rows)
+    measured = witness_margins(keys, good) if good and own_rows is None else [None] * len(good)
+    proved = {i: (q, m) for (i, q), m in zip(good, measured)}
+    own_rows = set(own_rows or ())
     out = {i: {"index": i, "status": "selectable", "witness": OWN_ROW if i in own_rows else _plain_floats(q),
                "combination": None, "verified": "exact", "margin": m, "reason": None} for i, (q, m) in proved.items()}
     if len(proved) < len(keys):

@@ -95,8 +95,10 @@ def head_file_checks(path, data) -> list:
             if not causal:
                 continue
             from ..kernel.causal import check_causal
+            from .text_causal import with_free_wins
 
-            out.append((f"{name}/causal/free", _report(check_causal(keys, causal["free"]), len(keys), keys.shape[1],
+            free_record = with_free_wins(causal["free"], entry["free"])
+            out.append((f"{name}/causal/free", _report(check_causal(keys, free_record), len(keys), keys.shape[1],
                                                        "causal, free queries")))
             record = causal.get("realisable", {})
             if "positions" not in record and "same_as" not in record:

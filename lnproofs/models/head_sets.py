@@ -66,13 +66,21 @@ def capture_query_set(capture, head: int, row: int | None = None):
     return query_set(kind, norm.gain, norm.bias, norm.eps, W_q, b_q, rotation)
 
 
+def _narrow(array):
+    """``array`` in float32 when that holds it exactly (the weights of a float32 model): half the bytes."""
+    array = np.asarray(array)
+    small = array.astype(np.float32)
+    return small if np.array_equal(small, array) else array
+
+
 def params_arrays(captures) -> dict:
-    """The arrays of ``params.npz``: per layer the norm, ``W_q``, ``b_q`` and the head layout."""
+    """The arrays of ``params.npz``: per layer the norm, ``W_q`` (float32 where exact), ``b_q`` and
+    the head layout."""
     arrays = {}
     for layer, cap in captures.items():
         ln = cap.layernorm
         arrays.update({f"l{layer}_gamma": ln.gain, f"l{layer}_beta": ln.bias, f"l{layer}_eps": np.array(ln.eps),
-                       f"l{layer}_W_q": cap.W_q, f"l{layer}_b_q": cap.b_q, f"l{layer}_heads": np.array(cap.n_heads),
+                       f"l{layer}_W_q": _narrow(cap.W_q), f"l{layer}_b_q": cap.b_q, f"l{layer}_heads": np.array(cap.n_heads),
                        f"l{layer}_kind": np.array(head_kind(cap)), f"l{layer}_style": np.array(cap.rotary_style)})
     return arrays
 

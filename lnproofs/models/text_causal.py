@@ -19,7 +19,7 @@ still win when the query at position ``t`` sees keys ``0..t`` only.
 
 from __future__ import annotations
 
-__all__ = ["CAUSAL_COLUMNS", "causal_columns", "causal_section", "first_stops"]
+__all__ = ["CAUSAL_COLUMNS", "SAME_AS_FREE", "causal_columns", "causal_section", "first_stops", "with_free_wins"]
 
 #: the tidy table's causal columns (null for encoders and when causal answers are skipped)
 CAUSAL_COLUMNS = ("first_stop_free", "first_stop_realisable", "realisable_wins", "realisable_first_win",
@@ -34,6 +34,29 @@ def first_stops(record) -> tuple[list, set]:
     found = stops(record)
     undecided = {j for j, s in enumerate(found) if s == "undecided"}
     return [None if j in undecided else s for j, s in enumerate(found)], undecided
+
+
+#: the ``win`` of a key that wins at every position with its witness in the head's free
+#: certificate: written instead of a second copy of that witness
+SAME_AS_FREE = {"same_as": "free"}
+
+
+def _shared_wins(record: dict, free: dict) -> dict:
+    """``record`` with the ``win`` of every key that never stops written as :data:`SAME_AS_FREE`
+    when it is the free certificate's own result (the same witness, over all keys)."""
+    results = free["results"]
+    keys = [dict(e, win=SAME_AS_FREE) if e["stop"] is None and e["win"] is not None and
+            e["win"] == {k: v for k, v in results[e["index"]].items() if k != "index"} else e for e in record["keys"]]
+    return dict(record, keys=keys)
+
+
+def with_free_wins(record: dict, free: dict) -> dict:
+    """The free causal record with each :data:`SAME_AS_FREE` win put back from the head's free
+    certificate ``free`` (JSON), as :func:`lnproofs.kernel.causal.check_causal` reads it."""
+    results = free["results"]
+    keys = [dict(e, win={k: v for k, v in results[e["index"]].items() if k != "index"})
+            if e.get("win") == SAME_AS_FREE else e for e in record["keys"]]
+    return dict(record, keys=keys)
 
 
 def _evidence(keys, query_set=None, query_map=None, ref=None, free_record=None, results=None) -> dict:
@@ -64,7 +87,8 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
         shared["causal"] = _evidence(keys, results=shared["free"]["results"])
     free_record = shared["causal"]
     stops, undecided = first_stops(free_record)
-    section = {"free": free_record if shared["head"] == head else {"same_as_head": shared["head"]}}
+    section = {"free": _shared_wins(free_record, shared["free"]) if shared["head"] == head else
+               {"same_as_head": shared["head"]}}
     if cover is not None:
         section["realisable"] = {"same_as": "free", "because": "the realisable queries cover every direction"}
         cols = _from_stops(stops, undecided, T)

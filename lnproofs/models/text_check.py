@@ -116,7 +116,7 @@ def text_file_checks(path, data) -> list:
     params, arrays = _load(path, data)
     out = []
     try:
-        for h, _free in _heads(data):
+        for h, free in _heads(data):
             keys = _keys(arrays, h)
             l, head = h["layer"], h["head"]
             real = h.get("realisable", {})
@@ -141,9 +141,10 @@ def text_file_checks(path, data) -> list:
             if not causal:
                 continue
             from ..kernel.causal import check_causal
+            from .text_causal import with_free_wins
 
             if "same_as_head" not in causal["free"]:
-                verdicts = check_causal(keys, causal["free"])
+                verdicts = check_causal(keys, with_free_wins(causal["free"], free))
                 out.append((f"layer{l}/head{head}/causal/free", _report(verdicts, len(keys), keys.shape[1],
                                                                         "causal, free queries")))
             record = causal.get("realisable", {})
