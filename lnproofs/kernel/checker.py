@@ -58,7 +58,7 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpq, fmpz_mat, nmod_mat
 
-from .dyadic import integer_matrix, integer_vector_of_fractions
+from .dyadic import integer_matrix, integer_vector_of_fractions, residues
 from .errors import ShapeError
 from .exact import show
 
@@ -137,11 +137,7 @@ class ExactKeys:
     def _residues(self, rows) -> np.ndarray:
         """K_j modulo p for the keys ``rows``, from their floats (53-bit mantissas times powers of two,
         vectorised: no Python integer per entry)."""
-        mant, expo = np.frexp(self.array[rows])
-        ints = (mant * 2.0 ** 53).astype(np.int64) % _P                 # exact: 53-bit mantissas
-        shifts = np.where(mant != 0, expo - 53 - self.exponent, 0)     # >= 0 by the choice of exponent
-        powers = {int(s): pow(2, int(s), _P) for s in np.unique(shifts)}
-        return ints * np.vectorize(powers.__getitem__, otypes=[np.int64])(shifts) % _P
+        return residues(self.array[rows], self.exponent, _P)          # exponent: the least one
 
 
 def affine_rank(rows) -> int:

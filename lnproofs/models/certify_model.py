@@ -127,15 +127,11 @@ def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: b
 
 # ---- summary -------------------------------------------------------------------------------
 def summarize(out_dir) -> tuple[list[dict], list[dict]]:
-    """Per-layer and per-head rows from ``summary_heads.csv`` and the text files of a run."""
+    """Per-layer and per-head rows from ``summary_heads.csv`` and the table of a run."""
     out = Path(out_dir)
     path = out / "summary_heads.csv"
     head_rows = list(csv.DictReader(path.open(encoding="utf-8"))) if path.exists() else []
-    outputs: dict[int, list] = {}
-    for text in sorted((out / "texts").glob("text*.json")):
-        data = json.loads(text.read_text(encoding="utf-8"))
-        for layer in data.get("layers", []):
-            outputs.setdefault(int(layer["layer"]), []).append(layer["outputs"]["summary"])
+    outputs = _outputs_statuses(out / "table.parquet")
     layer_rows = []
     for layer in sorted({int(r["layer"]) for r in head_rows}):
         rows = [r for r in head_rows if int(r["layer"]) == layer]
@@ -144,8 +140,8 @@ def summarize(out_dir) -> tuple[list[dict], list[dict]]:
         def share(column, rows=rows, total=total):
             return round(sum(int(r.get(column) or 0) for r in rows) / total, 6) if total else None
 
-        out_total = sum(sum(s.values()) for s in outputs.get(layer, []))
-        out_selectable = sum(s.get("selectable", 0) for s in outputs.get(layer, []))
+        out_total = sum(outputs.get(layer, {}).values())
+        out_selectable = outputs.get(layer, {}).get("selectable", 0)
         layer_rows.append({
             "layer": layer, "heads": len(rows), "keys": total,
             "free_selectable": share("free_selectable"), "free_tie_only": share("free_tie-only"),
@@ -155,6 +151,25 @@ def summarize(out_dir) -> tuple[list[dict], list[dict]]:
             "realisable_undecided": share("realisable_undecided"),
             "outputs_selectable": round(out_selectable / out_total, 6) if out_total else None})
     return layer_rows, head_rows
+
+
+def _outputs_statuses(table_path) -> dict[int, dict]:
+    """layer -> status -> how many norm outputs (text x position) have it, from the table's
+    rows of one head per layer (every head of a layer repeats its outputs' statuses)."""
+    if not table_path.exists():
+        return {}
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(table_path, columns=["layer", "head", "status_outputs"])
+    if table.num_rows == 0:
+        return {}
+    first = table.group_by("layer").aggregate([("head", "min")])
+    counts: dict[int, dict] = {}
+    for layer, head in zip(first["layer"].to_pylist(), first["head_min"].to_pylist()):
+        rows = table.filter(pc.and_(pc.equal(table["layer"], layer), pc.equal(table["head"], head)))
+        counts[int(layer)] = {v["values"]: v["counts"] for v in pc.value_counts(rows["status_outputs"]).to_pylist()}
+    return counts
 
 
 def _csv_text(rows: list[dict]) -> str:

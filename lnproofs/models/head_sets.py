@@ -100,11 +100,15 @@ def params_query_set(params, layer: int, head: int, d: int, rotary=None, positio
 
 def coverage_of(query_set, query_map=None):
     """The coverage evidence of ``query_set`` (every direction realisable) as JSON, or None
-    when it proposes nothing (``query_map``: the set's exact forms, when built already)."""
+    when none is proposed or the kernel does not confirm it (``query_map``: the set's exact
+    forms, when built already)."""
+    from ..kernel.querysets.coverage import check_coverage
+    from ..kernel.querysets.norm import ExactQueryMap
     from ..propose.querysets.coverage import propose_coverage
 
+    query_map = ExactQueryMap(query_set) if query_map is None else query_map
     found = propose_coverage(query_set, query_map)
-    return None if found is None else found.to_json()
+    return None if found is None or not check_coverage(query_set, found, query_map)[0] else found.to_json()
 
 
 def realisable_results(keys, query_set, kind, indices=None) -> list[dict]:

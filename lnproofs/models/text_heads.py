@@ -38,9 +38,15 @@ def _free_results(keys) -> dict:
     return _certificate(len(keys), keys.shape[1], {"kind": "free"}, [result_json(r) for r in certify_results(keys)])
 
 
-def _covered(free: dict, ref: dict, coverage: dict) -> dict:
-    """The realisable certificate of a covering head: the free results' statuses carried over."""
-    results = [{"index": r["index"], "status": COVERED_STATUS[r["status"]], "from": "free"} for r in free["results"]]
+def _covered(free: dict, ref: dict, coverage: dict, shared: dict | None = None) -> dict:
+    """The realisable certificate of a covering head: the free results' statuses carried over
+    (one list of results for every covering head that reads the key head ``shared``)."""
+    results = (shared or {}).get("covered")
+    if results is None:
+        results = [{"index": r["index"], "status": COVERED_STATUS[r["status"]], "from": "free"}
+                   for r in free["results"]]
+        if shared is not None:
+            shared["covered"] = results
     cert = _certificate(free["n_keys"], free["dim"], ref, results)
     cert["coverage"] = coverage
     return cert
@@ -87,7 +93,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             else:
                 free = shared["free"] if shared else _free_results(keys)
                 if cover is not None:
-                    realisable = _covered(free, ref, cover)
+                    realisable = _covered(free, ref, cover, shared)
                 else:
                     realisable = _certificate(T, keys.shape[1], ref, realisable_results(keys, last, kind))
             if shared is None:
@@ -130,6 +136,6 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 row.update(causal_columns(columns, pos))
                 rows.append(row)
         for shared in by_key_head.values():
-            for name in ("diffs", "keys", "twins"):
+            for name in ("diffs", "keys", "twins", "covered"):
                 shared.pop(name, None)
     return record, rows, arrays

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 
 from flint import fmpq, fmpz, fmpz_mat, nmod_mat
 
-from ..dyadic import fmpq_of, integer_vector_of_fractions, pow2
+from ..dyadic import fmpq_of, integer_vector_of_fractions, pow2, residues
 from ..errors import CertificateFormatError, require
 from ..exact import format_fraction, to_fraction
 from .norm import ExactQueryMap
 
-__all__ = ["COVERAGE_KINDS", "SETS", "Coverage", "check_coverage", "integer_columns"]
+__all__ = ["COVERAGE_KINDS", "SETS", "Coverage", "check_coverage", "integer_columns", "minor_nonzero"]
 
 COVERAGE_KINDS = ("full-rank-centred", "full-rank-interior")
 SETS = ("layernorm", "rmsnorm", "layernorm_rotary")
@@ -92,6 +92,21 @@ def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
     return M
 
 
+def minor_nonzero(qm: ExactQueryMap, columns, prime: int) -> bool:
+    """Whether the minor of ``M = c A`` on ``columns`` (``d`` of them) is non-zero modulo ``prime``.
+    Without centring ``M = Wq[:, columns] diag(G)``, whose determinant is ``det(Wq[:, columns])``
+    times the product of those ``G``: neither factor may vanish (no product is formed)."""
+    if qm.centred:
+        return nmod_mat(integer_columns(qm, columns), prime).det() != 0
+    columns = list(columns)
+    if not all(qm.G[c] % prime for c in columns):
+        return False
+    if prime < 2**31:                                  # residues of Wq straight from the floats
+        W = residues(qm.W_float[:, columns], qm.ew, prime)
+        return nmod_mat(*W.shape, W.ravel().tolist(), prime).det() != 0
+    return nmod_mat(qm.columns(columns), prime).det() != 0
+
+
 def _rotation_invertible(rot) -> bool:
     c, s, h = [fmpq_of(x) for x in rot.cos], [fmpq_of(x) for x in rot.sin], len(rot.cos) // 2
     pairs = [(i, i + h) for i in range(h)] if rot.style == "half" else [(i, i + 1) for i in range(0, 2 * h, 2)]
@@ -115,7 +130,7 @@ def check_coverage(query_set, coverage, query_map: ExactQueryMap | None = None) 
         return False, f"coverage rows must be {d} distinct column indices in 0..{n - 1}"
     if not fmpz(coverage.prime).is_prime():
         return False, f"coverage prime {coverage.prime} is not a prime"
-    if nmod_mat(integer_columns(qm, rows), coverage.prime).det() == 0:
+    if not minor_nonzero(qm, rows, coverage.prime):
         return False, f"the minor of A on the claimed columns is zero modulo {coverage.prime}: rank d is not shown"
     if query_set.rotation is not None and not _rotation_invertible(query_set.rotation):
         return False, "the rotation of the query set is not invertible (a 2 x 2 block has determinant 0)"

@@ -20,13 +20,14 @@ from flint import fmpq, fmpq_mat, nmod_mat
 
 from ...kernel.dyadic import fraction_of_fmpq, pow2
 from ...kernel.exact import format_fraction
-from ...kernel.querysets.coverage import SETS, Coverage, integer_columns
+from ...kernel.querysets.coverage import SETS, Coverage, integer_columns, minor_nonzero
 from ...kernel.querysets.norm import ExactQueryMap
 
 __all__ = ["PRIMES", "propose_coverage"]
 
-#: primes tried in order (a minor that vanishes modulo the first but not over the rationals is rare)
-PRIMES = (2**61 - 1, 2**31 - 1, 1_000_003)
+#: primes tried in order (a minor that vanishes modulo the first but not over the rationals is rare;
+#: below 2**31 the residues of an RMSNorm head's minor come straight from its floats)
+PRIMES = (2**31 - 1, 2**61 - 1, 1_000_003)
 
 
 def _pivots(M, d: int, prime: int):
@@ -106,8 +107,7 @@ def _float_columns(qm, A):
     for i, j in enumerate(swaps):
         order[[i, j]] = order[[j, i]]
     cols = sorted(int(c) for c in order[:qm.d])
-    minor = integer_columns(qm, cols)
-    return next(((p, cols) for p in PRIMES if nmod_mat(minor, p).det() != 0), None)
+    return next(((p, cols) for p in PRIMES if minor_nonzero(qm, cols, p)), None)
 
 
 def _compact_preimage(qm, A, cols) -> list | None:
