@@ -222,7 +222,7 @@ def test_the_exact_fallbacks_give_claims_that_check(kind, monkeypatch):
 
     qs = _query_set(kind, 9, centre=0.9)
     short = proposer.propose_coverage(qs)
-    monkeypatch.setattr(proposer, "_float_columns", lambda qm, A: None)
+    monkeypatch.setattr(proposer, "_float_columns", lambda qm, A, tested=True: None)
     monkeypatch.setattr(proposer, "_compact_preimage", lambda qm, A, cols: None)
     exact = proposer.propose_coverage(qs)
     assert exact.kind == short.kind == "full-rank-interior"
@@ -238,3 +238,26 @@ def test_the_check_reads_json_and_reuses_a_query_map():
     assert check_coverage(qs, claim.to_json(), qm) == (True, "")
     ok, message = check_coverage(qs, {"kind": "full-rank-interior", "prime": 4.5, "rows": []})
     assert not ok and "prime" in message
+
+
+def test_a_run_uses_a_coverage_only_after_the_kernel_checks_it(monkeypatch):
+    """``coverage_of`` (what certify-model records) puts every proposal through the kernel: a
+    proposal whose minor vanishes is replaced by the proposer's tested search, and a forged one
+    that fails again is not used at all."""
+    import lnproofs.propose.querysets.coverage as proposer
+    from lnproofs.models.head_sets import coverage_of
+
+    qs = _query_set("rmsnorm", 3)
+    assert coverage_of(qs) is not None
+    true = propose_coverage(qs)
+    forged = Coverage(true.kind, true.prime, (0,) * len(true.rows), true.u_star)     # a repeated column
+    calls = []
+
+    def propose(query_set, query_map=None, *, tested=True):
+        calls.append(tested)
+        return forged if not tested else true
+
+    monkeypatch.setattr(proposer, "propose_coverage", propose)
+    assert coverage_of(qs) == true.to_json() and calls == [False, True]
+    monkeypatch.setattr(proposer, "propose_coverage", lambda *a, **k: forged)
+    assert coverage_of(qs) is None

@@ -59,9 +59,10 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
     from ..kernel.uniform_exact import difference_matrix
     from ..propose.querysets.layernorm_fast import certify_results_fast
     from ..propose.uniform import uniform_attention
-    from .text_causal import causal_columns, causal_section
+    from .text_causal import CAUSAL_COLUMNS, causal_column, causal_section
 
-    record = {"schema": TEXT_SCHEMA, "text_index": number, "text": text, "tokens": [int(i) for i in ids],
+    tokens = [int(i) for i in ids]
+    record = {"schema": TEXT_SCHEMA, "text_index": number, "text": text, "tokens": tokens,
               "arrays": f"text{number:05d}.npz", "layers": [], "heads": []}
     rows, arrays = [], {}
     for layer in layers:
@@ -124,18 +125,21 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 entry["causal"], columns = causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover,
                                                           realisable)
             record["heads"].append(entry)
-            for pos in range(T):
-                fr, rr = free["results"][pos], realisable["results"][pos]
-                twins = shared["twins"][pos]
-                row = {"text": number, "layer": layer, "head": head, "position": pos, "token_id": int(ids[pos]),
+            if "ties" not in shared:                 # per key head: a twin key with the same token id
+                shared["ties"] = [any(tokens[j] == tokens[pos] for j in twins if j != pos)
+                                  for pos, twins in enumerate(shared["twins"])]
+            causal_values = zip(*(causal_column(columns, name, T) for name in CAUSAL_COLUMNS))
+            for pos, fr, rr, tie, extra in zip(range(T), free["results"], realisable["results"], shared["ties"],
+                                               causal_values):
+                row = {"text": number, "layer": layer, "head": head, "position": pos, "token_id": tokens[pos],
                        "status_free": fr["status"], "status_realisable": rr["status"],
                        "status_outputs": out_status[pos],
                        "margin_free": fr.get("margin"), "margin_realisable": rr.get("margin"),
-                       "ties_identical_token": any(int(ids[j]) == int(ids[pos]) for j in twins if j != pos),
+                       "ties_identical_token": tie,
                        "uniform_free": shared["uniform"]["status"], "uniform_realisable": uni_real["status"]}
-                row.update(causal_columns(columns, pos))
+                row.update(zip(CAUSAL_COLUMNS, extra))
                 rows.append(row)
         for shared in by_key_head.values():
-            for name in ("diffs", "keys", "twins", "covered"):
+            for name in ("diffs", "keys", "twins", "covered", "ties"):
                 shared.pop(name, None)
     return record, rows, arrays

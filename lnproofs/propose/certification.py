@@ -94,7 +94,9 @@ def certify_results(keys, *, progress: bool = False, indices=None, seed: int = 0
             if orig not in wanted or orig in known:
                 continue
             twins = [o for o in members[u] if o != orig]
-            if not twins or res.status == "undecided":
+            if not twins and orig == u and comb == res.combination and not res.extras:
+                lifted.append(res)                             # its own index already: nothing to change
+            elif not twins or res.status == "undecided":
                 lifted.append(KeyResult(orig, res.status, res.witness, comb, res.verified, res.margin, res.reason))
             elif res.status == "selectable":
                 lifted.append(KeyResult(orig, "tie-only", res.witness, Combination((twins[0],), (1,)), "exact"))

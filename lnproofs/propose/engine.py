@@ -54,13 +54,11 @@ from .sweep import SimplexSweep
 __all__ = ["unique_results"]
 
 
-def _witness_vector(q: np.ndarray, exponent: int, bits: int = 30) -> tuple:
-    """A short dyadic witness along q, scaled by a power of two so scores stay near 1."""
-    top = np.max(np.abs(q))
-    if top == 0:
-        return tuple(0.0 for _ in q)
-    r = np.round(q / top * 2.0 ** bits)
-    return tuple(np.ldexp(r, -bits - exponent).tolist())
+def _witness_vectors(Q: np.ndarray, exponent: int, bits: int = 30) -> list[tuple]:
+    """Short dyadic witnesses along the rows of Q, scaled by a power of two so scores stay near 1."""
+    top = np.max(np.abs(Q), axis=1, keepdims=True)
+    r = np.round(Q / np.where(top == 0, 1.0, top) * 2.0 ** bits)
+    return [tuple(row) for row in np.ldexp(r, -bits - exponent).tolist()]
 
 
 class _Engine(LPRounds):
@@ -207,11 +205,12 @@ class _Engine(LPRounds):
             if not items:
                 break
             vecs = []
-            for _, q in items:
+            if attempt == "short":
+                vecs = _witness_vectors(np.array([self.float_query(q) for _, q in items]).reshape(len(items), -1),
+                                        self.exponent)
+            for _, q in ([] if attempt == "short" else items):
                 f = self.float_query(q)
-                if attempt == "short":
-                    vecs.append(_witness_vector(f, self.exponent))
-                elif attempt == "float":
+                if attempt == "float":
                     vecs.append(tuple(np.ldexp(f / (np.max(np.abs(f)) or 1.0), -self.exponent).tolist()))
                 else:
                     vecs.append(self.exact_query(q))

@@ -41,11 +41,13 @@ def _pivots(M, d: int, prime: int):
     return cols
 
 
-def propose_coverage(query_set, query_map: ExactQueryMap | None = None) -> Coverage | None:
+def propose_coverage(query_set, query_map: ExactQueryMap | None = None, *, tested: bool = True) -> Coverage | None:
     """A coverage claim for ``query_set`` (``layernorm``, ``rmsnorm`` or ``layernorm_rotary``),
     or None when ``A`` is not of full row rank or the centre ``-b`` has no preimage of norm
     below ``sqrt(n)`` (or the set is of another kind).  ``query_map``: the set's exact forms,
-    when the caller has them already (a head's query map is built once per run)."""
+    when the caller has them already (a head's query map is built once per run).
+    ``tested=False``: the float pivots' minor is not tested modulo a prime here (for a caller
+    that puts the claim through the kernel's check next, and asks again when it fails)."""
     if getattr(query_set, "kind", None) not in SETS:
         return None
     qm = ExactQueryMap(query_set) if query_map is None else query_map
@@ -53,7 +55,7 @@ def propose_coverage(query_set, query_map: ExactQueryMap | None = None) -> Cover
     if d > n:
         return None
     A = _float_map(query_set)
-    found = _float_columns(qm, A)
+    found = _float_columns(qm, A, tested)
     if found is None:                                         # the exact search over every column
         M = integer_columns(qm, range(n))                     # d x n, M = c A with c > 0
         found = next(((p, cols) for p in PRIMES if (cols := _pivots(M, d, p)) is not None), None)
@@ -89,7 +91,7 @@ def _float_map(query_set) -> np.ndarray:
     return A - A.mean(axis=1, keepdims=True) if query_set.centred else A
 
 
-def _float_columns(qm, A):
+def _float_columns(qm, A, tested=True):
     """``(prime, columns)`` from an LU factorisation with partial pivoting of ``A^T`` in floats
     (LAPACK; its first ``d`` pivot rows are ``d`` columns of ``A``), kept only when the exact
     minor on those columns is non-zero modulo one of :data:`PRIMES`; else None."""
@@ -107,7 +109,7 @@ def _float_columns(qm, A):
     for i, j in enumerate(swaps):
         order[[i, j]] = order[[j, i]]
     cols = sorted(int(c) for c in order[:qm.d])
-    return next(((p, cols) for p in PRIMES if minor_nonzero(qm, cols, p)), None)
+    return next(((p, cols) for p in PRIMES if not tested or minor_nonzero(qm, cols, p)), None)
 
 
 def _compact_preimage(qm, A, cols) -> list | None:
