@@ -50,12 +50,14 @@ def write_tables(out_dir) -> dict:
             writer.write_table(table)
             csv_writer.write_table(table)
             rows += table.num_rows
-            for r in table.select(["layer", "head", "status_free", "status_realisable", "status_outputs"]).to_pylist():
-                c = counts.setdefault((r["layer"], r["head"]), {})
-                c["keys"] = c.get("keys", 0) + 1
-                for name in ("status_free", "status_realisable"):
-                    key = f"{name[7:]}_{r[name]}"
-                    c[key] = c.get(key, 0) + 1
+            for name in ("status_free", "status_realisable"):       # counted by pyarrow, not row by row
+                grouped = table.group_by(["layer", "head", name]).aggregate([("position", "count")])
+                for layer, head, status, n in zip(*(grouped[k].to_pylist() for k in
+                                                    ("layer", "head", name, "position_count"))):
+                    c = counts.setdefault((layer, head), {})
+                    c[f"{name[7:]}_{status}"] = c.get(f"{name[7:]}_{status}", 0) + n
+                    if name == "status_free":
+                        c["keys"] = c.get("keys", 0) + n
     finally:
         if writer is not None:
             writer.close()
