@@ -123,14 +123,14 @@ def realisable_results(keys, query_set, kind, indices=None) -> list[dict]:
 
 
 #: bytes (estimated) of query sets a :class:`HeadSets` keeps before it drops those of the
-#: layer used least recently (a TinyLlama layer's 32 RMSNorm sets take about 160 MB)
+#: layer used least recently (a TinyLlama layer's 32 RMSNorm sets take about 64 MB)
 HEAD_SETS_BYTES = 256 * 2**20
 
 
 def _set_bytes(capture) -> int:
-    """About what one head's query set of ``capture`` takes (its ``W_q`` rows as Python
-    floats in tuples, and a float64 copy): 40 bytes per entry."""
-    return 40 * capture.head_dim * capture.W_q.shape[1]
+    """About what one head's query set of ``capture`` takes (its ``W_q`` rows as one float64
+    array, and the float64 copy of its exact map): 16 bytes per entry."""
+    return 16 * capture.head_dim * capture.W_q.shape[1]
 
 
 class HeadSets(TravellingCache):
