@@ -313,3 +313,23 @@ def test_tampered_causal_evidence_is_refuted(cli, models, tmp_path):
     refuted = cli(["check", path])
     assert refuted.status == 1
     assert "layer1/head0/free" in refuted.out and "layer1/head0/causal/free" in refuted.out
+
+
+def test_a_singular_rotation_at_one_position_is_refuted(cli, models, tmp_path):
+    """A covering rotary head's causal answers use its coverage at every query position: the
+    check tests the rotation of each position, so a table made singular at one is refuted there."""
+    folder, _ = models["llama"]
+    np.save(tmp_path / "ids.npy", np.array([3, 7, 1, 9, 12, 5, 7, 2]))
+    out = tmp_path / "out"
+    assert cli(["certify-model", folder, "--tokens", tmp_path / "ids.npy", "--layers", "1", "--heads", "0",
+                "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    path = out / "texts" / "text00000.json"
+    assert "coverage" in json.loads(path.read_text())["heads"][0]["realisable"]
+    assert cli(["check", path]).status == 0
+    arrays_path = path.with_suffix(".npz")
+    with np.load(arrays_path) as a:
+        arrays = {k: a[k] for k in a.files}
+    arrays["rotary_cos"][3, 0] = arrays["rotary_sin"][3, 0] = 0.0          # a 2 x 2 block with determinant 0
+    np.savez(arrays_path, **arrays)
+    refuted = cli(["check", path])
+    assert refuted.status == 1 and "position 3" in refuted.out

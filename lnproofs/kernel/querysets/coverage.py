@@ -34,7 +34,8 @@ from ..errors import CertificateFormatError, require
 from ..exact import format_fraction, to_fraction
 from .norm import ExactQueryMap
 
-__all__ = ["COVERAGE_KINDS", "SETS", "Coverage", "check_coverage", "integer_columns", "minor_nonzero"]
+__all__ = ["COVERAGE_KINDS", "SETS", "Coverage", "check_coverage", "integer_columns", "minor_nonzero",
+           "rotation_invertible"]
 
 COVERAGE_KINDS = ("full-rank-centred", "full-rank-interior")
 SETS = ("layernorm", "rmsnorm", "layernorm_rotary")
@@ -107,7 +108,8 @@ def minor_nonzero(qm: ExactQueryMap, columns, prime: int) -> bool:
     return nmod_mat(qm.columns(columns), prime).det() != 0
 
 
-def _rotation_invertible(rot) -> bool:
+def rotation_invertible(rot) -> bool:
+    """Whether the rotary matrix of ``rot`` is invertible: every 2 x 2 block ``c_a c_b + s_a s_b != 0``."""
     c, s, h = [fmpq_of(x) for x in rot.cos], [fmpq_of(x) for x in rot.sin], len(rot.cos) // 2
     pairs = [(i, i + h) for i in range(h)] if rot.style == "half" else [(i, i + 1) for i in range(0, 2 * h, 2)]
     return all(c[a] * c[b] + s[a] * s[b] != 0 for a, b in pairs)
@@ -132,7 +134,7 @@ def check_coverage(query_set, coverage, query_map: ExactQueryMap | None = None) 
         return False, f"coverage prime {coverage.prime} is not a prime"
     if not minor_nonzero(qm, rows, coverage.prime):
         return False, f"the minor of A on the claimed columns is zero modulo {coverage.prime}: rank d is not shown"
-    if query_set.rotation is not None and not _rotation_invertible(query_set.rotation):
+    if query_set.rotation is not None and not rotation_invertible(query_set.rotation):
         return False, "the rotation of the query set is not invertible (a 2 x 2 block has determinant 0)"
     centred_b = all(qm.q0[a, 0] == 0 for a in range(d))
     if coverage.kind == "full-rank-centred":
