@@ -41,3 +41,26 @@ def test_an_own_row_claimed_for_a_point_inside_is_refuted():
     report = check_certificate(with_own_rows(forged, Y), Y)
     assert not report.ok
     assert not next(v for v in report.verdicts if v.index == 20).ok
+
+
+def test_short_texts_take_interpolating_queries_and_agree_with_the_engine():
+    """No more keys than dimensions: each key's query with K q = e_i is proposed first; the
+    statuses are the engine's, also when a key lies between two others (singular Gram matrix)."""
+    from lnproofs.models.text_heads import _free_results
+    from lnproofs.propose.certification import certify_results
+
+    rng = np.random.default_rng(3)
+    keys = rng.standard_normal((12, 16))
+    cert = _free_results(keys)
+    assert cert["summary"]["selectable"] == 12
+    for r in cert["results"]:
+        scores = keys @ np.asarray(r["witness"])
+        assert abs(scores[r["index"]] - 1) < 1e-9 and np.abs(np.delete(scores, r["index"])).max() < 1e-9
+    assert check_certificate(cert, keys).ok
+    inside = np.vstack([keys, 0.5 * (keys[0] + keys[1])])
+    inside = np.round(inside * 2**20) / 2**20
+    inside[12] = 0.5 * (inside[0] + inside[1])                     # exactly between keys 0 and 1
+    cert = _free_results(inside)
+    assert [r["status"] for r in cert["results"]] == [r.status for r in certify_results(inside)]
+    assert cert["results"][12]["status"] in ("tie-only", "unselectable")
+    assert check_certificate(cert, inside).ok

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["TravellingCache", "HeadCache", "setup_heads", "head_query_set", "layer_query_set", "layernorm_witness_queries",
-           "free_certificate", "certificate_from_candidates", "OWN_ROW", "outputs_certificate", "with_own_rows",
+           "free_certificate", "certificate_from_candidates", "OWN_ROW", "outputs_certificate", "interpolating_queries", "with_own_rows",
            "result_json"]
 
 
@@ -139,17 +139,25 @@ def outputs_certificate(Y) -> dict:
         np.fill_diagonal(S, -np.inf)
         mine = np.flatnonzero(own > S.max(axis=1, initial=-np.inf))
     items = [(int(i), Y[i]) for i in mine]
-    rest = np.setdiff1d(np.arange(N), mine)
-    if 1 < N <= n and rest.size:
-        try:
-            picks = np.zeros((N, rest.size))
-            picks[rest, np.arange(rest.size)] = 1.0
-            Q = Y.T @ np.linalg.solve(Y @ Y.T, picks)                 # n x len(rest)
-            if np.isfinite(Q).all():
-                items += [(int(i), Q[:, c].copy()) for c, i in enumerate(rest)]
-        except np.linalg.LinAlgError:
-            pass
+    items += interpolating_queries(Y, np.setdiff1d(np.arange(N), mine))
     return certificate_from_candidates(Y, items, own_rows=mine.tolist())
+
+
+def interpolating_queries(K, rows) -> list:
+    """``(i, q_i)`` for the keys ``rows`` when the keys are no more than their dimension:
+    ``Q = K^T (K K^T)^-1`` gives ``K q_i = e_i`` (key i scores 1, every other key 0), a
+    proposal for the witness check; none when the keys are more, or their Gram matrix singular."""
+    N, n = K.shape
+    rows = np.asarray(rows, dtype=np.int64)
+    if not 1 < N <= n or not rows.size:
+        return []
+    picks = np.zeros((N, rows.size))
+    picks[rows, np.arange(rows.size)] = 1.0
+    try:
+        Q = K.T @ np.linalg.solve(K @ K.T, picks)                    # n x len(rows)
+    except np.linalg.LinAlgError:
+        return []
+    return [(int(i), Q[:, c].copy()) for c, i in enumerate(rows)] if np.isfinite(Q).all() else []
 
 
 def with_own_rows(certificate: dict, Y) -> dict:
