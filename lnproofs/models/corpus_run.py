@@ -24,7 +24,7 @@ import numpy as np
 
 from ..kernel.errors import InputError, ModelError, OptionError, require
 from .corpus_heads import HeadCache, _write_json, free_certificate, head_query_set, layer_query_set, setup_heads
-from .head_sets import HeadSets
+from .head_sets import HeadSets, narrow_exactly
 from .text_heads import TEXT_SCHEMA, certify_text
 
 __all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "FORWARD_BATCH", "HeadCache", "HeadSets", "resolve_model_device",
@@ -112,12 +112,7 @@ def _compact(template):
     worker keeps per layer.  :func:`_widen` gives back the float64 arrays, bit for bit."""
     from dataclasses import replace
 
-    narrow = {}
-    for name in WEIGHTS:
-        array = getattr(template, name)
-        small = array.astype(np.float32)
-        if array.dtype == np.float64 and np.array_equal(small.astype(np.float64), array):
-            narrow[name] = small
+    narrow = {name: narrow_exactly(getattr(template, name)) for name in WEIGHTS}
     return replace(template, **narrow, hidden_in=template.hidden_in[:0], ln_out=template.ln_out[:0])
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .corpus_heads import TravellingCache
 
-__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "params_query_set", "coverage_of", "realisable_results", "HEAD_SETS_BYTES", "HeadSets"]
+__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "narrow_exactly", "params_query_set", "coverage_of", "realisable_results", "HEAD_SETS_BYTES", "HeadSets"]
 
 KINDS = ("layernorm", "rmsnorm", "layernorm_rotary")
 
@@ -66,11 +66,12 @@ def capture_query_set(capture, head: int, row: int | None = None):
     return query_set(kind, norm.gain, norm.bias, norm.eps, W_q, b_q, rotation)
 
 
-def _narrow(array):
-    """``array`` in float32 when that holds it exactly (the weights of a float32 model): half the bytes."""
+def narrow_exactly(array):
+    """``array`` in float32 when that holds it exactly (the weights of a float32 or float16
+    model, widened to float64 by the capture): half the bytes; else ``array`` itself."""
     array = np.asarray(array)
     small = array.astype(np.float32)
-    return small if np.array_equal(small, array) else array
+    return small if array.dtype == np.float64 and np.array_equal(small, array) else array
 
 
 def params_arrays(captures) -> dict:
@@ -80,7 +81,7 @@ def params_arrays(captures) -> dict:
     for layer, cap in captures.items():
         ln = cap.layernorm
         arrays.update({f"l{layer}_gamma": ln.gain, f"l{layer}_beta": ln.bias, f"l{layer}_eps": np.array(ln.eps),
-                       f"l{layer}_W_q": _narrow(cap.W_q), f"l{layer}_b_q": cap.b_q, f"l{layer}_heads": np.array(cap.n_heads),
+                       f"l{layer}_W_q": narrow_exactly(cap.W_q), f"l{layer}_b_q": cap.b_q, f"l{layer}_heads": np.array(cap.n_heads),
                        f"l{layer}_kind": np.array(head_kind(cap)), f"l{layer}_style": np.array(cap.rotary_style)})
     return arrays
 

@@ -41,12 +41,16 @@ def first_stops(record) -> tuple[list, set]:
 SAME_AS_FREE = {"same_as": "free"}
 
 
+def _without_index(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "index"}
+
+
 def _shared_wins(record: dict, free: dict) -> dict:
     """``record`` with the ``win`` of every key that never stops written as :data:`SAME_AS_FREE`
     when it is the free certificate's own result (the same witness, over all keys)."""
     results = free["results"]
     keys = [dict(e, win=SAME_AS_FREE) if e["stop"] is None and e["win"] is not None and
-            e["win"] == {k: v for k, v in results[e["index"]].items() if k != "index"} else e for e in record["keys"]]
+            e["win"] == _without_index(results[e["index"]]) else e for e in record["keys"]]
     return dict(record, keys=keys)
 
 
@@ -54,8 +58,8 @@ def with_free_wins(record: dict, free: dict) -> dict:
     """The free causal record with each :data:`SAME_AS_FREE` win put back from the head's free
     certificate ``free`` (JSON), as :func:`lnproofs.kernel.causal.check_causal` reads it."""
     results = free["results"]
-    keys = [dict(e, win={k: v for k, v in results[e["index"]].items() if k != "index"})
-            if e.get("win") == SAME_AS_FREE else e for e in record["keys"]]
+    keys = [dict(e, win=_without_index(results[e["index"]])) if e.get("win") == SAME_AS_FREE else e
+            for e in record["keys"]]
     return dict(record, keys=keys)
 
 
