@@ -193,7 +193,9 @@ def test_cli_table_lists_every_theorem(cli):
     result = cli(["recheck", "--list"])
     assert result.status == 0 and result.out.split() == check_names()
     table = cli(["recheck", "--only", "projection.kernel", "--samples", "32", "--dtype", "float32"])
-    assert table.status == 0 and "projection.kernel" in table.out and "pass" in table.out and "cpu" in table.out
+    expected_device = "cuda" if torch.cuda.is_available() else "cpu"  # --device auto
+    assert table.status == 0 and "projection.kernel" in table.out and "pass" in table.out
+    assert expected_device in table.out
 
 
 def test_results_are_written_as_they_go_and_a_run_resumes(cli, tmp_path):
