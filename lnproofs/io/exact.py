@@ -1,0 +1,40 @@
+"""Numbers read from files become float64 only when the conversion is exact.
+
+The kernel computes with the exact value of every float64, so a reader must hand it floats
+equal to the numbers stored.  Most stored dtypes widen exactly: booleans, integers of at most
+32 bits, float16, bfloat16 (the upper half of a float32), float32 and float64 are all subsets
+of float64.  Two do not: 64-bit integers past 2^53 in size (``2^53 + 3`` has no float64; it
+would become ``2^53 + 4``, making a key that cannot win tie with one that can), and long
+doubles.  For those :func:`exact_float64` compares every value with its float64 and refuses
+the first that differs, naming it.  Text decimals are :mod:`lnproofs.io.csv_numbers`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernel.errors import FileFormatError
+
+__all__ = ["exact_float64"]
+
+
+def exact_float64(value, name: str):
+    """``value`` unchanged when it is not a numeric array in need of a check, else its float64
+    copy, equal to it entry by entry, or a FileFormatError naming the first entry no float64 equals."""
+    arr = np.asarray(value) if hasattr(value, "dtype") else None
+    if arr is None or not (arr.dtype.kind in "iu" and arr.dtype.itemsize > 4
+                           or arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
+        return value
+    with np.errstate(invalid="ignore", over="ignore"):
+        wide = arr.astype(np.float64)
+        if arr.dtype.kind == "f":
+            inexact = np.isfinite(arr) & (wide.astype(arr.dtype) != arr)
+        else:        # a float64 at or past the dtype's top came from a value it cannot hold
+            top = 2.0 ** (8 * arr.dtype.itemsize - (arr.dtype.kind == "i"))
+            inexact = (wide >= top) | (wide.astype(arr.dtype) != arr)
+    if np.any(inexact):
+        bad = tuple(int(i) for i in np.argwhere(inexact)[0])
+        shown = np.format_float_scientific(arr[bad], trim="-") if arr.dtype.kind == "f" else str(int(arr[bad]))
+        raise FileFormatError(f"{name} holds {shown} at index {bad}, which no float64 equals; numbers are read "
+                              "exactly: give integers a float64 holds (every one up to 2^53 in size), or floats")
+    return wide
