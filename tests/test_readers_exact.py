@@ -171,3 +171,14 @@ def test_a_text_files_arrays_path_is_validated(cli, tmp_path):
     (tmp_path / "texts" / "t.json").write_text(json.dumps(data))
     result = cli(["check", tmp_path / "texts" / "t.json"])
     assert result.status == 2 and "expected a path relative" in result.err, result.err
+
+
+def test_the_python_entry_points_refuse_integers_no_float_holds():
+    from lnproofs import certify
+    from lnproofs.propose.uniform import uniform_attention
+
+    for call in (lambda k: certify(k), lambda k: uniform_attention(k)):
+        with pytest.raises(FileFormatError, match=f"{BIG + 3} at index \\(2, 0\\)"):
+            call([[0, 1], [BIG + 4, 1], [BIG + 3, 1]])
+    assert [r.status for r in certify([[0], [BIG + 4], [BIG + 2]]).results] == \
+        ["selectable", "selectable", "unselectable"]

@@ -21,8 +21,11 @@ __all__ = ["exact_float64"]
 def exact_float64(value, name: str):
     """``value`` unchanged when it is not a numeric array in need of a check, else its float64
     copy, equal to it entry by entry, or a FileFormatError naming the first entry no float64 equals."""
-    arr = np.asarray(value) if hasattr(value, "dtype") else None
-    if arr is None or not (arr.dtype.kind in "iu" and arr.dtype.itemsize > 4
+    try:
+        arr = np.asarray(value)
+    except Exception:                       # ragged lists and the like: as_real_array names them
+        return value
+    if not (arr.dtype.kind in "iu" and arr.dtype.itemsize > 4
                            or arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
         return value
     with np.errstate(invalid="ignore", over="ignore"):
