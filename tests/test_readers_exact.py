@@ -182,3 +182,30 @@ def test_the_python_entry_points_refuse_integers_no_float_holds():
             call([[0, 1], [BIG + 4, 1], [BIG + 3, 1]])
     assert [r.status for r in certify([[0], [BIG + 4], [BIG + 2]]).results] == \
         ["selectable", "selectable", "unselectable"]
+
+
+def test_json_keys_of_a_head_file_refuse_integers_no_float_holds():
+    from lnproofs.io.exact import exact_json_array
+
+    assert exact_json_array([[0.5, BIG + 4], [1, 2]], "keys").tolist() == [[0.5, BIG + 4], [1, 2]]
+    for bad in ([[0.5, BIG + 3]], [[BIG + 3, 1]], [[2 ** 2000]]):
+        with pytest.raises(FileFormatError, match="which no float64 equals"):
+            exact_json_array(bad, "keys")
+
+
+def test_tokens_repeat_like_texts_and_are_never_truncated(cli, tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from bad_inputs.models import tiny_gpt2
+
+    tiny_gpt2(tmp_path / "m", layers=1, heads=2, width=8)
+    np.save(tmp_path / "a.npy", np.array([3, 1, 4, 1]))
+    np.save(tmp_path / "b.npy", np.array([[5, 9, 2], [6, 5, 3]]))
+    result = cli(["certify-model", tmp_path / "m", "--tokens", tmp_path / "a.npy", "--tokens", tmp_path / "b.npy",
+                  "--uniform", "none", "--out", tmp_path / "o", "--quiet"])
+    assert result.status in (0, 1), result.err
+    texts = sorted((tmp_path / "o" / "texts").glob("text*.json"))
+    assert [json.loads(t.read_text())["tokens"] for t in texts] == [[3, 1, 4, 1], [5, 9, 2], [6, 5, 3]]
+    np.save(tmp_path / "c.npy", np.array([3.0, 1.5]))
+    result = cli(["certify-model", tmp_path / "m", "--tokens", tmp_path / "c.npy", "--out", tmp_path / "p"])
+    assert result.status == 2 and "hold 1.5 at index (1,); token ids are integers" in result.err, result.err

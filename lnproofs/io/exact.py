@@ -15,7 +15,7 @@ import numpy as np
 
 from ..kernel.errors import FileFormatError
 
-__all__ = ["exact_float64"]
+__all__ = ["exact_float64", "exact_json_array"]
 
 
 def exact_float64(value, name: str):
@@ -41,3 +41,19 @@ def exact_float64(value, name: str):
         raise FileFormatError(f"{name} holds {shown} at index {bad}, which no float64 equals; numbers are read "
                               "exactly: give integers a float64 holds (every one up to 2^53 in size), or floats")
     return wide
+
+
+def exact_json_array(value, name: str) -> np.ndarray:
+    """A float64 array of parsed JSON numbers (nested lists): JSON integers that no float64 holds are
+    refused naming them (numpy would round them, alone or beside floats); floats are JSON's doubles."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > 2 ** 53 \
+                and (abs(item) >= 2 ** 1024 or int(float(item)) != item):
+            shown = str(item) if item.bit_length() < 200 else f"of {item.bit_length()} bits"
+            raise FileFormatError(f"{name} holds the integer {shown}, which no float64 equals; numbers are read "
+                                  "exactly: give integers a float64 holds (every one up to 2^53 in size), or floats")
+    return np.asarray(value, dtype=np.float64)
