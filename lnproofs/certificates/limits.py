@@ -11,7 +11,8 @@ the checker bounds what one file can make it do before any arithmetic:
 * ``max_depth``: the nesting of JSON arrays and objects;
 * ``max_array_bytes``: one keys array once read, as float64 (keys files are read by
   :mod:`lnproofs.io.bounded` within it, checked from their headers; a keys file on disk may
-  hold at most 8 times as many bytes, compared before it is hashed).
+  hold at most 8 times as many bytes, compared before it is hashed), and a certificate file,
+  compared before it is read.
 
 The defaults are generous for every certificate this package writes (the largest are the exact
 uniform-attention queries of wide layers, about 1,700 digits a number and 2,000 bytes a key
@@ -129,6 +130,9 @@ def read_json_file(path: str | os.PathLike, limits: Limits = DEFAULT_LIMITS, max
     if max_bytes is not None and size > max_bytes:
         raise LimitError(f"certificate file {path} has {size} bytes, past the limit of {max_bytes} bytes for its "
                          "keys (raise it with --max-bytes-per-entry)")
+    if size > limits.max_array_bytes:       # its keys are not known yet: the limit of any one array read
+        raise LimitError(f"certificate file {path} has {size} bytes, past the limit of {limits.max_array_bytes} "
+                         "bytes for a file read whole (raise it with --max-array-bytes)")
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:

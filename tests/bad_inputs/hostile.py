@@ -188,6 +188,14 @@ def _sparse_keys_named(tmp_path):
     return ["check", tmp_path / "c.json"]
 
 
+def _sparse_certificate(tmp_path):
+    path = tmp_path / "c.json"
+    with open(path, "wb") as handle:
+        handle.write(b'{"schema": "lnproofs.selectability/1", "x": "')
+        handle.truncate(4 << 30)
+    return ["check", path]
+
+
 def _text_file(arrays):
     """A certify-model text file whose ``arrays`` field is ``arrays``, beside a params.npz."""
     def make(tmp_path):
@@ -218,6 +226,7 @@ CASES = [
                                                ".npy"), "header promises"),
     ("pt-stride-zero-expanded-tensor", _keys_file(_pt_expanded, ".pt"), "storage"),
     ("keys-file-sparse-200GB-named", _sparse_keys_named, "--max-array-bytes"),
+    ("certificate-sparse-4GB", _sparse_certificate, "for a file read whole"),
     ("csv-line-past-limit", lambda tmp_path: _keys_file(lambda p: p.write_text("1" * 5000 + "\n"), ".csv")(tmp_path)
      + ["--max-dim", "2"], "longer than 2048 characters"),
     ("csv-columns-past-limit-for-certify", _keys_file(_wide_csv, ".csv"), "--max-dim"),
