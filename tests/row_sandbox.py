@@ -4,9 +4,9 @@ A row that makes a reader allocate gigabytes or loop must fail here, in CI, and 
 machine with memory to spare.  Starting a fresh interpreter per row would cost an import of
 numpy, torch and the package each time, so one *zygote* process imports them once and forks a
 child per row: the child lowers its address-space limit (``RLIMIT_AS``: the zygote's own size
-plus ``BUDGET`` bytes), writes the row's files, runs ``lnproofs`` in-process with file
-descriptors 1 and 2 captured (so output of C and Rust code counts too) and reports its exit
-status; the zygote kills a child still running after ``TIMEOUT`` seconds.  A child killed by a
+plus ``BUDGET`` bytes), writes the row's files, runs ``lnproofs`` in-process with standard
+input at end-of-file and file descriptors 1 and 2 captured (so output of C and Rust code counts
+too) and reports its exit status; the zygote kills a child still running after ``TIMEOUT`` seconds.  A child killed by a
 signal or past its time gives status ``-signal`` or ``"timeout"``, which no row accepts.
 
 :class:`Sandbox` is the test side: ``Sandbox().run(module, case_id, tmp_path)`` gives
@@ -54,6 +54,8 @@ def _child(module: str, case_id: str, tmp: str, result: str) -> None:
         handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(handle, fd)
         os.close(handle)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)      # never the zygote's requests: a prompt reads end-of-file
+    sys.stdin = open(0, encoding="utf-8", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False, buffering=1)
     sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False, buffering=1)
     status = 3

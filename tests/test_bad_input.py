@@ -63,7 +63,7 @@ def test_the_sandbox_stops_a_row_past_its_memory_or_its_time(sandbox, tmp_path):
     if sandbox is None:
         pytest.skip("the rows run in-process here (no fork or /proc, or LNPROOFS_ROWS_IN_PROCESS)")
     for name, timeout, expected in (("allocate", row_sandbox.TIMEOUT, None), ("sleep", 2, "timeout"),
-                                    ("small", row_sandbox.TIMEOUT, 2)):
+                                    ("stdin", 10, 2), ("small", row_sandbox.TIMEOUT, 2)):
         (tmp_path / name).mkdir()
         status, _, err = sandbox.run("_probe", name, tmp_path / name, timeout=timeout)
         if expected is None:

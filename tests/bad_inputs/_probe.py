@@ -21,3 +21,13 @@ CASES = [
     ("sleep", _sleep, "does not exist"),
     ("small", lambda tmp_path: ["certify", tmp_path / "nothere.npy"], "does not exist"),
 ]
+
+
+def _read_stdin(tmp_path):
+    import sys
+
+    assert sys.stdin.read() == ""                          # end-of-file at once, not the sandbox's requests
+    return ["certify", tmp_path / "nothere.npy"]
+
+
+CASES.append(("stdin", _read_stdin, "does not exist"))
