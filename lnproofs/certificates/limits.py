@@ -8,11 +8,15 @@ the checker bounds what one file can make it do before any arithmetic:
 * ``max_dim``: the dimension of the keys (and of the certificate that speaks of them);
 * ``bytes_per_entry``: the size of the certificate file relative to its keys, at most
   ``slack_bytes + bytes_per_entry * N * d`` bytes for N keys in R^d;
-* ``max_depth``: the nesting of JSON arrays and objects.
+* ``max_depth``: the nesting of JSON arrays and objects;
+* ``max_array_bytes``: one keys array once read, as float64 (keys files are read by
+  :mod:`lnproofs.io.bounded` within it, checked from their headers; a keys file on disk may
+  hold at most 8 times as many bytes, compared before it is hashed), and a certificate file,
+  compared before it is read.
 
 The defaults are generous for every certificate this package writes (the largest are the exact
 uniform-attention queries of wide layers, about 1,700 digits a number and 2,000 bytes a key
-entry); ``lnproofs check --max-digits/--max-dim/--max-bytes-per-entry`` raise them.  A file past
+entry); ``lnproofs check --max-digits/--max-dim/--max-bytes-per-entry/--max-array-bytes`` raise them.  A file past
 a limit is refused with one line naming the limit (:class:`~lnproofs.kernel.errors.LimitError`,
 exit status 2).  Nothing here decides a claim.
 """
@@ -42,6 +46,11 @@ class Limits:
     bytes_per_entry: int = 65_536
     slack_bytes: int = 1 << 16
     max_depth: int = 64
+    max_array_bytes: int = 1 << 30
+
+    @property
+    def max_keys_file_bytes(self) -> int:
+        return 8 * self.max_array_bytes
 
     def allowed_bytes(self, n_keys: int, dim: int) -> int:
         return self.slack_bytes + self.bytes_per_entry * max(n_keys, 1) * max(dim, 1)
@@ -121,6 +130,9 @@ def read_json_file(path: str | os.PathLike, limits: Limits = DEFAULT_LIMITS, max
     if max_bytes is not None and size > max_bytes:
         raise LimitError(f"certificate file {path} has {size} bytes, past the limit of {max_bytes} bytes for its "
                          "keys (raise it with --max-bytes-per-entry)")
+    if size > limits.max_array_bytes:       # its keys are not known yet: the limit of any one array read
+        raise LimitError(f"certificate file {path} has {size} bytes, past the limit of {limits.max_array_bytes} "
+                         "bytes for a file read whole (raise it with --max-array-bytes)")
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:

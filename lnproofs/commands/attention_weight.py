@@ -23,6 +23,9 @@ def configure(parser) -> None:
     scale.add_argument("--scaled", action="store_true", help="softmax(q.k / sqrt(d)), as in attention")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     add_query_set_options(parser)
+    from .read_limits import add_read_limit_options
+
+    add_read_limit_options(parser)
 
 
 def run(args) -> int:
@@ -30,7 +33,9 @@ def run(args) -> int:
     from ..kernel.errors import OptionError
     from ..propose.softmax import max_weight, min_norm
 
-    keys = load_array(args.keys, name="keys", ndim=2)
+    from .read_limits import read_limits_from_args
+
+    keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))
     n, d = keys.shape
     if not 0 <= args.target < n:
         raise OptionError(f"--target {args.target} is out of range; the keys are numbered 0..{n - 1}")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .execution_options import add_execution_options, execution_from_args
 from .query_options import add_query_set_options, describe_query_set, query_set_from_args
+from .read_limits import add_read_limit_options, read_limits_from_args
 
 __all__ = ["configure", "run"]
 
@@ -37,21 +38,25 @@ def configure(parser) -> None:
                        help="LayerNorm bias: a vector file or comma-separated numbers (default: zeros)")
     group.add_argument("--eps", metavar="EPS", default=None, help="LayerNorm eps >= 0 (default 0)")
     add_query_set_options(parser)
+    add_read_limit_options(parser)
     add_execution_options(parser, automatic="for 20000 keys or more, a local cluster sized to the machine, one "
                                              "task per chunk of 10000 keys; smaller key sets always run in this process")
 
 
-def _vector(text: str | None, name: str):
-    """A vector from a file or from comma-separated numbers (None stays None)."""
+def _vector(text: str | None, name: str, limits=None):
+    """A vector from a file or from comma-separated numbers, each exactly a float64 (None stays None)."""
     from ..io.arrays import load_array
-    from ..kernel.errors import OptionError
+    from ..io.csv_numbers import exact_number
+    from ..kernel.errors import FileFormatError, OptionError
 
     if text is None:
         return None
     if Path(text).exists():
-        return load_array(text, name=name, ndim=None).reshape(-1)
+        return load_array(text, name=name, ndim=None, limits=limits).reshape(-1)
     try:
-        return [float(v) for v in text.split(",")]
+        return [exact_number(v, f"--{name} value {i + 1}") for i, v in enumerate(text.split(","))]
+    except FileFormatError as err:
+        raise OptionError(str(err)) from None
     except ValueError:
         raise OptionError(f"--{name} {text!r} is neither a file nor comma-separated numbers; "
                           "give e.g. --{name} 1,1,1 or a .npy vector") from None
@@ -66,9 +71,10 @@ def _layernorm(args, min_margin):
         raise OptionError("--resume is not used with --keys-from-layernorm-inputs (the run is not resumable); drop it")
     if query_set_from_args(args) is not None:
         raise OptionError("--keys-from-layernorm-inputs certifies free queries; drop the --query-* options")
-    inputs = load_array(args.keys, name="LayerNorm inputs", ndim=2)
+    limits = read_limits_from_args(args)
+    inputs = load_array(args.keys, name="LayerNorm inputs", ndim=2, limits=limits)
     eps = 0.0 if args.eps is None else args.eps
-    cert = certify_layernorm_outputs(inputs, _vector(args.gain, "gain"), _vector(args.bias, "bias"), eps,
+    cert = certify_layernorm_outputs(inputs, _vector(args.gain, "gain", limits), _vector(args.bias, "bias", limits), eps,
                                      min_margin=min_margin, seed=args.seed)
     if args.out:
         cert = cert.with_keys_file(args.out, args.keys)      # 'lnproofs check CERT.json' finds the inputs
@@ -88,7 +94,7 @@ def run(args) -> int:
         for name in ("gain", "bias", "eps"):
             if getattr(args, name) is not None:
                 raise OptionError(f"--{name} is only used with --keys-from-layernorm-inputs; add that flag or drop it")
-        keys = load_array(args.keys, name="keys", ndim=2)
+        keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))
         query_set = query_set_from_args(args, keys.shape[1])
         if args.resume and not args.out:
             raise OptionError("--resume needs --out CERT.json (the partial results live next to it)")

@@ -37,8 +37,9 @@ def configure(parser) -> None:
     parser.add_argument("--batch-size", type=int, default=None, metavar="N",
                         help="with --corpus: texts per forward pass (default 8; 1 runs each text alone, "
                              "keys then equal a --text run bit for bit)")
-    parser.add_argument("--tokens", metavar="IDS", default=None,
-                        help="token ids: .npy/.npz/.csv/.pt/.safetensors, 1-D (one input) or 2-D (one input per row)")
+    parser.add_argument("--tokens", metavar="IDS", default=None, action="append",
+                        help="token ids: .npy/.npz/.csv/.pt/.safetensors, 1-D (one input) or 2-D (one input per row), "
+                             "integers (or integer-valued floats); repeatable")
     parser.add_argument("--layers", default="all", help="'all' or comma-separated layer indices, e.g. 0,2,5")
     parser.add_argument("--heads", default="all", help="'all' or comma-separated head indices, e.g. 0,3")
     parser.add_argument("--out", default="model-certificates", metavar="DIR",
@@ -89,7 +90,7 @@ def _show_progress(args) -> bool:
 
 def _inputs(args, loaded) -> list:
     """``(text, ids)`` for ``--text``/``--tokens`` (lengths and ids checked against the model)."""
-    from ..io.arrays import load_array
+    from ..io.arrays import load_token_ids
     from ..models.extract import prepare_inputs
     from ..models.loading import load_tokenizer
 
@@ -99,7 +100,7 @@ def _inputs(args, loaded) -> list:
         tokenizer = load_tokenizer(args.model, args.tokenizer)
         inputs = prepare_inputs(loaded, texts=args.text, tokenizer=tokenizer)
         return list(zip(args.text, inputs)), tokenizer
-    inputs = prepare_inputs(loaded, token_ids=load_array(args.tokens, name="tokens", ndim=None))
+    inputs = [ids for path in args.tokens for ids in prepare_inputs(loaded, token_ids=load_token_ids(path))]
     for number, ids in enumerate(inputs):
         require(len(ids) >= 2, OptionError, f"input {number} has {len(ids)} token; give at least 2 tokens per input")
     return [(None, ids) for ids in inputs], None

@@ -53,17 +53,20 @@ def configure(parser) -> None:
     limits.add_argument("--max-bytes-per-entry", type=int, default=D.bytes_per_entry, metavar="B",
                         help=f"size of a certificate file: {D.slack_bytes} bytes plus B per key entry, "
                              f"N*d entries for N keys in R^d (default {D.bytes_per_entry})")
+    limits.add_argument("--max-array-bytes", type=int, default=D.max_array_bytes, metavar="B",
+                        help=f"one keys array once read, as float64 (default {D.max_array_bytes}); a keys file may "
+                             "hold 8*B bytes on disk")
 
 
 def _limits(args):
     from ..certificates.limits import DEFAULT_LIMITS, Limits
     from ..kernel.errors import OptionError
 
-    for name in ("max_digits", "max_dim", "max_bytes_per_entry"):
+    for name in ("max_digits", "max_dim", "max_bytes_per_entry", "max_array_bytes"):
         if getattr(args, name) < 1:
             raise OptionError(f"--{name.replace('_', '-')} {getattr(args, name)} is not accepted; give a count >= 1")
     return Limits(args.max_digits, args.max_dim, args.max_bytes_per_entry, DEFAULT_LIMITS.slack_bytes,
-                  DEFAULT_LIMITS.max_depth)
+                  DEFAULT_LIMITS.max_depth, args.max_array_bytes)
 
 
 def _numeric(keys, cert_json, device):
@@ -78,9 +81,9 @@ def _numeric(keys, cert_json, device):
 
 
 def _keys(path, limits):
-    from ..io.arrays import load_array
+    from ..io.arrays import ReadLimits, load_array
 
-    keys = load_array(path, name="keys", ndim=2, max_dim=limits.max_dim)
+    keys = load_array(path, name="keys", ndim=2, limits=ReadLimits(limits.max_array_bytes, limits.max_dim))
     limits.check_dim(keys.shape[1], f"keys file {path}")
     return keys
 
@@ -127,7 +130,7 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
     reference = data.get("keys_file")
     if reference is not None:
         reference = validate_reference(reference)
-        keys_path = resolve_keys(path, reference, keys_arg)
+        keys_path = resolve_keys(path, reference, keys_arg, limits.max_keys_file_bytes)
         keys = _keys(keys_path, limits) if keys is None else keys
     elif keys is None:
         raise OptionError(f"{path} holds no keys and names no keys file; give the KEYS file it is about "

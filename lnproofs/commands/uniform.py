@@ -13,13 +13,18 @@ def configure(parser) -> None:
     parser.add_argument("keys", metavar="KEYS", help="N x d keys (.npy, .npz array 'keys', .csv, .pt, .safetensors)")
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
     add_query_set_options(parser)
+    from .read_limits import add_read_limit_options
+
+    add_read_limit_options(parser)
 
 
 def run(args) -> int:
     from ..io.arrays import load_array
     from ..propose.uniform import check_uniform, uniform_attention
 
-    keys = load_array(args.keys, name="keys", ndim=2)
+    from .read_limits import read_limits_from_args
+
+    keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))
     query_set = query_set_from_args(args, keys.shape[1])
     result = uniform_attention(keys, query_set)
     ok, message = check_uniform(keys, result)

@@ -231,6 +231,7 @@ def model_file_certificates(path) -> list:
     """The certificates a ``certify-model`` file holds, each with the arrays it is about: a
     list of ``(name, Certificate, keys)``."""
     from ..certificates.certificate import Certificate
+    from ..io.exact import exact_json_array
     from ..kernel.errors import CertificateFormatError
     from .corpus_pool import POOL_SCHEMA, pool_file_certificates
     from .head_files import HEADS_SCHEMA, head_file_certificates
@@ -255,9 +256,9 @@ def model_file_certificates(path) -> list:
             raise CertificateFormatError(f"{path} ({schema}) has no field {name if name not in data else array!r}")
         if isinstance(data[name], dict) and data[name].get("status") == "skipped":
             continue
-        out.append((name, Certificate.from_json(data[name]), np.asarray(data[array], dtype=np.float64)))
+        out.append((name, Certificate.from_json(data[name]), exact_json_array(data[array], f"{path} {array}")))
     if schema == HEAD_SCHEMA:
-        out += _prefix_certificates(data, np.asarray(data["keys"], dtype=np.float64))
+        out += _prefix_certificates(data, exact_json_array(data["keys"], f"{path} keys"))
     return out
 
 

@@ -148,13 +148,15 @@ def pool_file_certificates(path, data) -> list:
             raise ModelError(f"{path} needs {needed.name} from the same run ({needed})")
     layer, head = int(data["layer"]), int(data["head"])
     out = []
-    with np.load(arrays_path) as arrays, np.load(params_path) as params:
-        for kind in ("free", "layernorm"):
-            cert = data.get(kind)
-            if cert is None:
-                continue
-            if kind == "layernorm":
-                cert = dict(cert, query_set=layer_query_set(params, layer, head, arrays[kind].shape[1]).to_json())
-            out.append((f"pooled/layer{layer}/head{head}/{kind}", Certificate.from_json(cert), arrays[kind]))
+    from ..io.bounded import read_npz
+
+    arrays, params = read_npz(arrays_path, ["free", "layernorm"]), read_npz(params_path)   # checked from headers
+    for kind in ("free", "layernorm"):
+        cert = data.get(kind)
+        if cert is None:
+            continue
+        if kind == "layernorm":
+            cert = dict(cert, query_set=layer_query_set(params, layer, head, arrays[kind].shape[1]).to_json())
+        out.append((f"pooled/layer{layer}/head{head}/{kind}", Certificate.from_json(cert), arrays[kind]))
     return out
 

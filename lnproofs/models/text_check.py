@@ -12,25 +12,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from ..kernel.errors import CertificateFormatError, ModelError
 
 __all__ = ["text_file_certificates", "text_file_checks"]
 
 
 def _load(path, data):
+    from ..certificates.keyfile import inner_file
+    from ..io.bounded import DEFAULT_READ_LIMITS as LIMITS, read_npz
+
     params_path = Path(path).resolve().parent.parent / "params.npz"
     if not params_path.exists():
         raise ModelError(f"{path} needs {params_path.name} from the same run beside its texts folder")
-    with np.load(params_path) as p:
-        params = {k: p[k] for k in p.files}
-    arrays_path = Path(path).resolve().parent / str(data.get("arrays", ""))
-    if not arrays_path.is_file():
-        raise ModelError(f"{path} needs its arrays file {arrays_path.name} beside it")
-    with np.load(arrays_path) as a:
-        arrays = {k: a[k] for k in a.files}
-    return params, arrays
+    params = read_npz(params_path, limits=LIMITS)
+    arrays_path = inner_file(Path(path).resolve(), data.get("arrays", ""), "arrays file", LIMITS.max_file_bytes)
+    return params, read_npz(arrays_path, limits=LIMITS)
 
 
 def _keys(arrays, h):

@@ -296,9 +296,10 @@ def certify(keys, query_set=None, *, progress: bool | None = None, out=None, res
     rank finding (:func:`lnproofs.certificates.findings.rank_finding`).
     """
     from ..execution import open_client, resolve_workers
+    from ..io.exact import exact_float64
     from .querysets import proposer_for, query_set_from_json, query_set_to_json
 
-    K = as_real_array(keys, name="keys", ndim=2)
+    K = as_real_array(exact_float64(keys, "keys"), name="keys", ndim=2)
     n, d = K.shape
     min_margin = check_min_margin(min_margin)
     qs_json = query_set_to_json(query_set)

@@ -156,9 +156,10 @@ def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_marg
     count apart the selectable keys whose witness margin (score gap for a unit query) is
     below it.  What is decided for eps = 0 and eps > 0: see the module docstring.
     """
+    from ..io.exact import exact_float64
     from .certification import check_min_margin
 
-    X = as_real_array(inputs, name="inputs", ndim=2)
+    X = as_real_array(exact_float64(inputs, "inputs"), name="inputs", ndim=2)
     min_margin = check_min_margin(min_margin)
     spec = layernorm_spec(X.shape[1], gain, bias, eps)
     keys = ExactLayerNormKeys(X, spec)

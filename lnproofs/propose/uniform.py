@@ -45,10 +45,11 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     ``u = P diag(g) W_q^T R^T w``, d numbers instead of n).  ``differences``: what
     :func:`~lnproofs.kernel.uniform_exact.difference_matrix` gives for these keys, when
     the caller already has it (several query sets over the same keys)."""
+    from ..io.exact import exact_float64
     from ..kernel.arrays import as_real_array
     from ..kernel.uniform_exact import difference_matrix
 
-    keys = as_real_array(keys, name="keys", ndim=2)
+    keys = as_real_array(exact_float64(keys, "keys"), name="keys", ndim=2)
     N, d = keys.shape
     if query_set is not None:
         query_set.validate(d)

@@ -6,8 +6,11 @@ gets one line naming the value or the limit, exit status 2.
 """
 
 import hashlib
+import io
 import json
 import struct
+import zipfile
+import zlib
 
 import numpy as np
 
@@ -110,7 +113,136 @@ def _answers(text):
     return make
 
 
+def _zip_bomb_member(name, shape, inflated_to=None, declared=None):
+    """``(zip name, local header and data, central entry)`` of an ``.npy`` member of ``shape``
+    (float64) whose zeros deflate about 1000:1; with ``inflated_to``, the deflated stream stops
+    short of the ``.npy`` header's promise; with ``declared``, the zip headers state that size.  CRCs are not computed: a reader that
+    checks the headers refuses the member before inflating, one that does not runs out of memory."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    total = header.tell() + 8 * int(np.prod(shape))
+    squeeze = zlib.compressobj(1, zlib.DEFLATED, -15)
+    parts = [squeeze.compress(header.getvalue()), squeeze.flush(zlib.Z_FULL_FLUSH)]
+    chunk = 1 << 24                               # 16 MiB of zeros, deflated once, repeated
+    block = squeeze.compress(bytes(chunk)) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    zeros = (total - header.tell()) if inflated_to is None else inflated_to
+    parts += [block] * (zeros // chunk)
+    parts += [squeeze.compress(bytes(zeros % chunk)), squeeze.flush(zlib.Z_FINISH)]
+    data = b"".join(parts)
+    name = name.encode()
+    crc = 0 if declared is None else zlib.crc32(header.getvalue() + bytes(declared - header.tell()))
+    total = total if declared is None else declared
+    local = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 8, 0, 0x21, crc, len(data), total, len(name), 0) + name
+    central = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 8, 0, 0x21, crc, len(data), total,
+                          len(name), 0, 0, 0, 0, 0, 0) + name
+    return local + data, central
+
+
+def _npz_of(members):
+    """An ``.npz`` file: ``members`` is a list of ``(local bytes, central entry)``."""
+    body, directory = b"", b""
+    for local, central in members:
+        directory += central[:42] + struct.pack("<I", len(body)) + central[46:]
+        body += local
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members), len(directory), len(body), 0)
+    return body + directory + end
+
+
+def _honest_npz_member(name, array):
+    """A valid member, written by zipfile itself, as ``(local bytes, central entry)``."""
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open(name, "w") as handle:
+            np.lib.format.write_array(handle, np.asarray(array))
+    data = raw.getvalue()
+    start = data.index(struct.pack("<I", 0x02014B50))
+    end = data.index(struct.pack("<I", 0x06054B50))
+    return data[:start], data[start:end]
+
+
+def _npz_keys(*members):
+    def make(tmp_path):
+        path = tmp_path / "k.npz"
+        path.write_bytes(_npz_of([m() for m in members]))
+        return ["certify", path]
+    return make
+
+
+_BOMB = (7 << 26, 1)      # 3.5 GiB of float64 zeros, about 3.6 MB deflated
+
+
+def _pt_expanded(path):
+    import torch
+
+    torch.save(torch.zeros(1, 768).expand(1 << 20, 768), path)        # 6 GiB as float64, 3 KB on disk
+
+
+def _sparse_keys_named(tmp_path):
+    """A certificate naming a 200 GB keys file that is all holes: hashing it would take an hour."""
+    keys = tmp_path / "k.npy"
+    with open(keys, "wb") as handle:
+        handle.truncate(200 << 30)
+    data = _valid()
+    data["keys_file"] = {"path": "k.npy", "sha256": "0" * 64}
+    (tmp_path / "c.json").write_text(json.dumps(data), encoding="utf-8")
+    return ["check", tmp_path / "c.json"]
+
+
+def _sparse_certificate(tmp_path):
+    path = tmp_path / "c.json"
+    with open(path, "wb") as handle:
+        handle.write(b'{"schema": "lnproofs.selectability/1", "x": "')
+        handle.truncate(4 << 30)
+    return ["check", path]
+
+
+def _text_file(arrays):
+    """A certify-model text file whose ``arrays`` field is ``arrays``, beside a params.npz."""
+    def make(tmp_path):
+        (tmp_path / "texts").mkdir()
+        np.savez(tmp_path / "params.npz", folded=np.array(False))
+        np.savez(tmp_path / "texts" / "a.npz", keys_l0_h0=np.zeros((2, 2)))
+        data = {"schema": "lnproofs.model-text/2", "arrays": arrays, "layers": [], "heads": []}
+        (tmp_path / "texts" / "text00000.json").write_text(json.dumps(data))
+        return ["check", tmp_path / "texts" / "text00000.json"]
+    return make
+
+
 CASES = [
+    # readers bounded before they read: sizes from headers, only the wanted members
+    ("npz-member-inflating-past-limit", _npz_keys(lambda: _zip_bomb_member("keys.npy", _BOMB)), "--max-array-bytes"),
+    ("npz-unwanted-member-never-inflated",
+     _npz_keys(lambda: _zip_bomb_member("other.npy", _BOMB), lambda: _honest_npz_member("keys.npy", [[np.nan, 1.0]])),
+     "nan"),
+    ("npz-npy-header-past-limit-data-missing",
+     _npz_keys(lambda: _zip_bomb_member("keys.npy", _BOMB, inflated_to=64)), "--max-array-bytes"),
+    ("npz-npy-header-promising-more-than-the-zip",
+     _npz_keys(lambda: _zip_bomb_member("keys.npy", (1 << 20, 4), inflated_to=64, declared=192)), "header promises"),
+    ("npz-limit-lowered", lambda tmp_path: _npz_keys(lambda: _honest_npz_member("keys.npy", np.ones((64, 4))))(
+        tmp_path) + ["--max-array-bytes", "1000"], "--max-array-bytes"),
+    ("npy-header-past-limit", _keys_file(lambda p: p.write_bytes(_npy_header_only((1 << 30, 8))), ".npy"),
+     "--max-array-bytes"),
+    ("npy-shorter-than-its-header", _keys_file(lambda p: p.write_bytes(_npy_header_only((1000, 2)) + b"\0" * 16),
+                                               ".npy"), "header promises"),
+    ("pt-stride-zero-expanded-tensor", _keys_file(_pt_expanded, ".pt"), "storage"),
+    ("keys-file-sparse-200GB-named", _sparse_keys_named, "--max-array-bytes"),
+    ("certificate-sparse-4GB", _sparse_certificate, "for a file read whole"),
+    ("csv-line-past-limit", lambda tmp_path: _keys_file(lambda p: p.write_text("1" * 5000 + "\n"), ".csv")(tmp_path)
+     + ["--max-dim", "2"], "longer than 2048 characters"),
+    ("csv-columns-past-limit-for-certify", _keys_file(_wide_csv, ".csv"), "--max-dim"),
+    ("text-file-arrays-absolute", _text_file("/etc/hostname"), "relative"),
+    ("text-file-arrays-missing", _text_file("b.npz"), "does not exist"),
+    # exact inputs, or a refusal
+    ("int64-keys-past-2^53", _keys_file(lambda p: np.save(p, np.array([[0], [2 ** 53 + 4], [2 ** 53 + 3]])), ".npy"),
+     "9007199254740995 at index (2, 0), which no float64 equals"),
+    ("uint64-keys-past-2^64-float", _keys_file(lambda p: np.save(p, np.array([[1], [2 ** 64 - 1]], dtype=np.uint64)),
+                                               ".npy"), "18446744073709551615"),
+    ("long-double-keys", _keys_file(lambda p: np.save(p, np.array([[np.longdouble(1) / 3], [0]])), ".npy"),
+     "no float64 equals"),
+    ("csv-decimal-no-float-equals", _keys_file(lambda p: p.write_text("0,0.1\n1,0\n"), ".csv"),
+     "line 1 column 2 holds 0.1, which no float64 equals"),
+    ("gain-decimal-no-float-equals", lambda tmp_path: _keys_file(lambda p: np.save(p, np.eye(3)), ".npy")(tmp_path)
+     + ["--keys-from-layernorm-inputs", "--gain", "1,0.1,1"], "--gain value 2 holds 0.1"),
     # the three crashes of the report, past the limits or refused by the schema
     ("float-literal-beyond-range", _check(text=_raw_witness("1E400")), "only finite numbers"),
     ("deeply-nested-extra-field", _check(text=lambda b: b[:-1] + ', "x": ' + "[" * 100000 + "]" * 100000 + "}"),
@@ -150,11 +282,17 @@ CASES = [
     ("folder-with-keys", lambda tmp_path: _folder(tmp_path) + [_keys(tmp_path)], "leave keys out"),
     # keys files of every kind
     ("npy-object-dtype", _keys_file(_object_npy, ".npy"), "python objects"),
-    ("safetensors-lying-header", _keys_file(_lying_safetensors, ".safetensors"), "could not be read"),
+    ("safetensors-lying-header", _keys_file(_lying_safetensors, ".safetensors"), "do not match its shape"),
     # answers files
     ("answers-deeply-nested", _answers('{"answers": ' + "[" * 100000 + "]" * 100000 + "}"), "nested too deep"),
     ("answers-integer-past-digit-limit", _answers('{"answers": {"x": ' + "9" * 5000 + "}}"), "not valid json"),
 ]
+
+
+def _npy_header_only(shape):
+    out = io.BytesIO()
+    np.lib.format.write_array_header_1_0(out, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    return out.getvalue()
 
 
 def _nested(depth):

@@ -14,7 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from ...kernel.arrays import as_real_array
-from ...kernel.errors import FileFormatError, ShapeError, require
+from ...io.bounded import npz_names, read_npz
+from ...io.exact import exact_float64
+from ...kernel.errors import FileFormatError, InputError, ShapeError, require
 from ...kernel.querysets.layernorm import ARRAYS, KIND, QUERY_SET, LayerNormQuerySet
 from .layernorm_fast import certify_results_fast
 from .layernorm_perkey import per_key_results, propose
@@ -29,15 +31,18 @@ def load_layernorm(path, *, radius: float | None = None) -> LayerNormQuerySet:
             f"{path} does not exist; give a .npz file with arrays {', '.join(ARRAYS)} (and optional eps)")
     require(path.suffix.lower() == ".npz", FileFormatError,
             f"{path} has suffix {path.suffix or '(none)'!r}; layer parameters must be a .npz file with arrays {', '.join(ARRAYS)}")
-    try:
-        with np.load(path, allow_pickle=False) as archive:
-            found = {k: archive[k] for k in archive.files}
+    try:     # only the arrays named, each checked from its headers before it is inflated, and exact
+        found = {k: exact_float64(v, f"{path} {k}")
+                 for k, v in read_npz(path, (*ARRAYS, "eps")).items()}
+        present = npz_names(path)
+    except InputError:
+        raise
     except Exception as exc:
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise FileFormatError(f"{path} could not be read as .npz ({reason}); is the file complete?") from None
     missing = [name for name in ARRAYS if name not in found]
     if missing:
-        raise FileFormatError(f"{path} has no array {missing[0]!r} (it holds: {', '.join(sorted(found)) or 'none'}); "
+        raise FileFormatError(f"{path} has no array {missing[0]!r} (it holds: {', '.join(sorted(present)) or 'none'}); "
                               f"it needs {', '.join(ARRAYS)} and optionally eps")
     eps = 0.0
     if "eps" in found:
