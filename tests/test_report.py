@@ -56,6 +56,7 @@ def test_every_theorem_with_its_steps(reports):
     assert "numeric re-check was not run" in md
     for part in ("**Abstract.**", "## Contents", "## 1. Introduction", "## References"):
         assert part in md, part
+    assert not re.search(r"(Figure|Table|Theorem|Section) \?", md) and "[[" not in md
 
 
 def test_figures_are_written_and_referenced(reports):

@@ -220,3 +220,22 @@ def test_pdf_reads_as_a_paper(cli, experiments, tmp_path):
         assert phrase not in body, (phrase, body[max(0, body.find(phrase) - 200):body.find(phrase) + 200])
     assert "Experiment 1: the Majority task" in text and "Experiment 2" in text
     assert text.count("Figure 1: ") == 1 and "Table 1: " in text
+
+
+def test_figure1_section_from_its_counts(tmp_path):
+    """Every number of the Figure 1 section is read from figure1_counts.csv."""
+    from lnproofs.report.figure1_section import figure1_blocks
+
+    folder = tmp_path / "figure1"
+    folder.mkdir()
+    rows = ["n,d,trials,without_nonselectable,without_all_selectable,without_undecided,with_nonselectable,"
+            "with_all_selectable,with_undecided"]
+    counts = {(3, 3): 0, (3, 4): 0, (6, 3): 20, (6, 4): 4, (9, 3): 20, (9, 4): 7}
+    rows += [f"{n},{d},20,{k},{20 - k},0,0,20,0" for (n, d), k in counts.items()]
+    (folder / "figure1_counts.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert figure1_blocks(tmp_path / "absent") == ()
+    blocks = figure1_blocks(folder, prefix="figure1/")
+    text = " ".join(b.text for b in blocks if isinstance(b, Para))
+    assert "reaches 1 at $n = 6$" in text and "from 1 at $d = 3$ to 0.35 at $d = 4$" in text
+    assert "No trial was left undecided." in text and "20 trials per cell" in text and "0.11." in text
+    assert [b.path for b in blocks if hasattr(b, "path")] == ["figure1/figure1c.png", "figure1/figure1d.png"]

@@ -129,7 +129,7 @@ def write_figures(root: Path, seeds, cfg: dict, shapes: dict, arms=None) -> dict
             ax.axhline(0.2, color="black", lw=0.6, ls=":", label="loss 0.2")
             ax.set_yscale("log")
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(f"{v:g}")[0] in "1235" else ""))
+            ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "235" else ""))
         ax.set_xlabel("training step")
         ax.set_ylabel(ylabel, fontsize=8)
         ax.legend(fontsize=7, loc="best")
@@ -381,7 +381,7 @@ def _figures(runs, prefix_of) -> list:
                 Figure(f"fig:majority-{tag}-accuracy", f"{pre}majority_accuracy.png",
                        f"Test accuracy per token in {name} ({band}); the stars are the paper's values at step 5,000, "
                        f"drawn at step {fmt_int(summary['accuracy_step'])}, the step compared here. The arm "
-                       "with projection learns faster."),
+                       "with projection learns faster" + _final_note(summary) + "."),
                 Figure(f"fig:majority-{tag}-angle", f"{pre}majority_angle.png",
                        f"Angle between the queries and the all-ones vector in {name} ({band}); the hatched bands are "
                        "the paper's ranges. With projection the queries turn towards the all-ones vector; without "
@@ -397,6 +397,20 @@ def _figures(runs, prefix_of) -> list:
                               "all-ones direction (the dashed line); without projection they lie anywhere on a "
                               "sphere."))
     return out
+
+
+def _final_note(summary: dict) -> str:
+    """Where the arm without projection ends ahead, say so (the curves cross)."""
+    arms = summary.get("arms", {})
+    try:
+        with_p = arms["layernorm"]["final_accuracy"]["mean"]
+        without = arms["no-projection"]["final_accuracy"]["mean"]
+    except (KeyError, TypeError):
+        return ""
+    if with_p is None or without is None or without <= with_p:
+        return ""
+    return (f"; late in training the arm without projection overtakes it and ends higher ({fmt(without)} against "
+            f"{fmt(with_p)})")
 
 
 def majority_blocks(roots, prefix_of=None) -> tuple:

@@ -29,10 +29,11 @@ SOURCES = (
            "Paul M. Riechers. Geometry and dynamics of LayerNorm. arXiv:2405.04134, 2024."),
     Source("layernormnote", "misc",
            (("title", "Visualizing layer normalization"),
-            ("note", "Blog post decomposing layer normalization into a projection, a radial scaling and an "
-                     "affine map")),
-           "Visualizing layer normalization. A blog post decomposing layer normalization into a projection, a "
-           "radial scaling and an affine map."),
+            ("howpublished", "section of a blog post on the geometric intuition of layer normalization"),
+            ("note", "It decomposes layer normalization into a projection, a radial scaling and an affine map")),
+           "A blog post on the geometric intuition of layer normalization, section \"Visualizing layer "
+           "normalization\": it decomposes layer normalization into a projection, a radial scaling and an affine "
+           "map."),
     Source("grivas2022", "inproceedings",
            (("author", "Grivas, Andreas and Bogoychev, Nikolay and Lopez, Adam"),
             ("title", "Low-Rank Softmax Can Have Unargmaxable Classes in Theory but Rarely in Practice"),

@@ -120,5 +120,6 @@ def experiments_latex(section: ExperimentsSection, escape) -> list[str]:
         elif isinstance(block, Table):
             out += _table(block, escape)
         elif isinstance(block, Figure):
-            out += figure_latex(block.path, latex_text(block.caption, escape), block.label)
+            wide = any(part in block.path for part in ("lm_loss", "_3d", "figure1ab"))   # panels side by side
+            out += figure_latex(block.path, latex_text(block.caption, escape), block.label, "1.0" if wide else "0.8")
     return out

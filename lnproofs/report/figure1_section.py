@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ..experiments.blocks import Figure, Heading, Para, fmt, fmt_int
+from ..experiments.blocks import Figure, Heading, Para, fmt_int
 
 __all__ = ["figure1_blocks"]
 
@@ -76,7 +76,7 @@ def figure1_blocks(folder, prefix: str = "") -> tuple:
                "proves. The paper shows the same pattern; its panels are images without the underlying numbers, so "
                f"the comparison is of the pattern and not cell by cell. At {trial_text} trials a cell's fraction "
                "has a binomial standard error of at most $0.5/\\sqrt{\\text{trials}}$"
-               + (f", that is {fmt(0.5 / trials[0] ** 0.5, 2)}." if len(trials) == 1 else "."))
+               + (f", that is {0.5 / trials[0] ** 0.5:.2f}." if len(trials) == 1 else "."))
     blocks = [Heading("The paper's Figure 1", 1, "sec:figure1"), Para(text), Para(results)]
     if (folder / "figure1ab.png").is_file():
         blocks.append(Para("[[fig:figure1ab]] shows the first half on a small example: keys in three dimensions "

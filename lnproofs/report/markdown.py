@@ -37,7 +37,7 @@ def to_markdown(report) -> str:
     exp_blocks = report.experiments.blocks if report.experiments is not None else ()
     key_figs = len(report.keys.figures) if report.keys is not None else 0
     exp_numbers = numbering(exp_blocks, {"fig": len(report.figures) + key_figs, "tab": 1})
-    refs = {**numbers, **fig_numbers, **exp_numbers}
+    refs = {**numbers, **{f"thm:{k}": v for k, v in numbers.items()}, **fig_numbers, **exp_numbers}
 
     def text(t: str) -> str:
         def sub(m):
