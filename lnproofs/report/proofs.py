@@ -161,6 +161,12 @@ def split_formula(tex: str, limit: int = _LINE) -> list[str]:
     """``tex`` as the lines of an ``align*`` row group: the first relation aligned (``&=``), a
     long side broken before its top-level signs, each later line indented."""
     tex = tex.strip()
+    if r"\quad\text{where } " in tex:
+        main, where = tex.split(r"\quad\text{where } ", 1)
+        lines = split_formula(main, limit)
+        if width(main) + width(where) + 6 <= limit and len(lines) == 1:
+            return [lines[0] + r"\quad\text{where } " + where]
+        return lines + _bindings(where.split(r",\ "), limit)
     marks = _top_level(tex)
     rel = next(((i, t) for i, t in marks if t in _RELATIONS and i > 0), None)
     if rel is None:
@@ -173,6 +179,20 @@ def split_formula(tex: str, limit: int = _LINE) -> list[str]:
         return _break(lhs, limit, first="") + _break(rhs, limit, first=token)
     return [f"{lhs} " + line if k == 0 else line
             for k, line in enumerate(_break(rhs, limit, first=token, offset=width(lhs)))]
+
+
+def _bindings(parts, limit: int) -> list[str]:
+    """The ``where`` bindings of a claim on lines of their own, whole bindings to a line."""
+    lines, current = [], ""
+    for part in (p.strip() for p in parts if p.strip()):
+        if current and width(current) + width(part) > limit:
+            lines.append(current + ",")
+            current = part
+        else:
+            current = f"{current},\\ {part}" if current else part
+    lines.append(current)
+    return [(r"&\quad\text{where } " if k == 0 else r"&\quad\phantom{\text{where }}") + line
+            for k, line in enumerate(lines)]
 
 
 def _break(tex: str, limit: int, first: str, offset: int = 0) -> list[str]:
