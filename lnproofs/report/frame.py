@@ -57,9 +57,9 @@ def introduction(report) -> list[str]:
         "PyTorch [[cite:pytorch]] gives independent evidence for every result. Figures are drawn with Matplotlib "
         "[[cite:matplotlib]].",
     ]
-    outline = ("Section [[sec:setting]] fixes the notation. The results follow, grouped by subject, each with its "
-               "proof; Section [[sec:instances]] lists what was checked for the concrete width, and Section "
-               "[[sec:geometry]] draws the geometry.")
+    outline = ("[[sec:setting]] fixes the notation. The results follow, grouped by subject, each with its "
+               "proof; [[sec:instances]] lists what was checked for the concrete width, and [[sec:geometry]] "
+               "draws the geometry.")
     if report.experiments is not None:
         outline += " The experiments follow, and the software used closes the report."
     paragraphs.append(outline + " An index at the end maps each result to its name in the software.")
@@ -77,8 +77,8 @@ def definitions(report) -> list[tuple[str, str, str]]:
          "$\\bar{x} = \\tfrac{1}{n}\\mathbf{1}^T x$ is its mean."),
         ("def:layernorm", "LayerNorm",
          "With gain $a \\in \\mathbb{R}^n$, bias $b \\in \\mathbb{R}^n$ and $\\epsilon \\ge 0$, LayerNorm is "
-         + CONVENTIONS["torch"] + " in the PyTorch convention, and " + CONVENTIONS["std"]
-         + " in the standard-deviation convention. Results that depend on the convention are stated for the "
+         + CONVENTIONS["torch"] + " (the PyTorch convention), and " + CONVENTIONS["std"]
+         + " (the standard-deviation convention). Results that depend on the convention are stated for the "
          + ("PyTorch" if report.convention == "torch" else "standard-deviation") + " convention; both "
          "conventions' decompositions and interior results are always included."),
         ("def:selectable", "Selectable key",

@@ -169,6 +169,11 @@ def _keys_latex(section) -> list:
         out += [r"\hline", r"\end{longtable}}"]
     else:
         out.append("Every key is selectable: each has a witness query, checked exactly.")
+    if section.figures:
+        out += ["", "The figures show " + " and ".join(
+            rf"{what} (Figure~\ref{{{fig.label}}})" for what, fig in zip(
+                ("the witness margins of the selectable keys", "the keys with their statuses"), section.figures))
+            + "."]
     for fig in section.figures:
         out += _figure(fig)
     return out

@@ -42,10 +42,14 @@ def to_markdown(report) -> str:
     def text(t: str) -> str:
         def sub(m):
             label, kind = m.group(1), m.group(2)
-            if kind == "cite":
+            if kind == "cite":                      # authors for the papers, a number for the rest
                 from ..experiments.paper import CITE
+                from .bibliography import SOURCES
 
-                return CITE.get(label[5:], label[5:])
+                key = label[5:]
+                if key in CITE and key != "layernormnote":
+                    return CITE[key]
+                return f"[{next((k for k, s in enumerate(SOURCES, start=1) if s.key == key), '?')}]"
             if kind == "thm":
                 return f"Theorem {numbers.get(label[4:], '?')}"
             word = {"fig": "Figure", "tab": "Table", "sec": "Section"}[kind]
@@ -122,6 +126,11 @@ def _keys_markdown(section, offset: int) -> list:
     else:
         lines.append("Every key is selectable: each has a witness query, checked exactly.")
     lines.append("")
+    if section.figures:
+        lines += ["The figures show " + " and ".join(
+            f"{what} (Figure {k})" for k, what in enumerate(
+                ("the witness margins of the selectable keys", "the keys with their statuses")[:len(section.figures)],
+                start=offset + 1)) + ".", ""]
     for k, fig in enumerate(section.figures, start=offset + 1):
         lines += [f"![Figure {k}]({fig.path})", "", f"*Figure {k}.* {fig.caption}", ""]
     return lines

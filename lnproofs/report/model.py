@@ -13,7 +13,7 @@ __all__ = ["CONVENTIONS", "Figure", "Recheck", "KeySection", "Report", "recheck_
 #: LayerNorm conventions, as the report states them (prose with its mathematics in $...$)
 CONVENTIONS = {
     "torch": r"$\operatorname{LN}(x) = a \odot (x - \bar{x}\mathbf{1}) / \sqrt{\operatorname{var}(x) + \epsilon} + b$, "
-             "with the biased variance, as in PyTorch",
+             "with the biased variance",
     "std": r"$\operatorname{LN}(x) = a \odot (x - \bar{x}\mathbf{1}) / (\operatorname{std}(x) + \epsilon) + b$, "
            "with the biased standard deviation",
 }
