@@ -276,7 +276,8 @@ def _said(statement: str, display: str) -> bool:
     def norm(t):
         return re.sub(r"\s+|\\[,;:! ]", "", t)
 
-    return any(norm(display) in norm(piece) for piece in prose.math_pieces(statement))
+    pieces = [norm(piece) for piece in prose.math_pieces(statement)]
+    return all(any(norm(part) in piece for piece in pieces) for part in _statement_parts(display))
 
 
 def _statement_parts(tex: str) -> list[str]:
