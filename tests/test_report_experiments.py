@@ -220,6 +220,14 @@ def test_pdf_reads_as_a_paper(cli, experiments, tmp_path):
         assert phrase not in body, (phrase, body[max(0, body.find(phrase) - 200):body.find(phrase) + 200])
     assert "Experiment 1: the Majority task" in text and "Experiment 2" in text
     assert text.count("Figure 1: ") == 1 and "Table 1: " in text
+    # the whole report, as Markdown: one Experiment 1, one default configuration, no paragraph twice
+    md = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
+    assert md.count("## Experiment 1: the Majority task") == 1
+    assert len(re.findall(r"^\| setting \| the paper \| the default configuration \| the paper's configuration \|$",
+                          md, flags=re.M)) == 1
+    paragraphs = [p.strip() for p in md.split("\n\n") if len(p.strip()) > 80
+                  and not re.match(r"(\||- |\s*\$\$|!\[|\d+\. |Hence |\*\*(Theorem|Lemma))", p.strip())]
+    assert len(paragraphs) == len(set(paragraphs)), [p[:80] for p in paragraphs if paragraphs.count(p) > 1]
 
 
 def test_figure1_section_from_its_counts(tmp_path):
