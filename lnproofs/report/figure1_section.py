@@ -93,6 +93,6 @@ def figure1_blocks(folder, prefix: str = "") -> tuple:
         blocks.append(Figure("fig:figure1ab", f"{prefix}figure1ab.png",
                              "Keys in three dimensions without (left) and with (right) the projection onto the "
                              "plane orthogonal to the all-ones vector; the arrow is the query along the all-ones "
-                             "vector. After the projection every key has the same score under it, which is uniform "
-                             "attention."))
+                             "vector. After the projection every key has the same score under it, up to floating-point "
+                             "rounding: uniform attention."))
     return tuple(blocks)
