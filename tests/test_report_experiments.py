@@ -222,7 +222,7 @@ def test_pdf_reads_as_a_paper(cli, experiments, tmp_path):
     assert text.count("Figure 1: ") == 1 and "Table 1: " in text
     # the whole report, as Markdown: one Experiment 1, one default configuration, no paragraph twice
     md = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
-    assert md.count("## Experiment 1: the Majority task") == 1
+    assert len(re.findall(r"^## \d+\. Experiment 1: the Majority task$", md, flags=re.M)) == 1
     assert len(re.findall(r"^\| setting \| the paper \| the default configuration \| the paper's configuration \|$",
                           md, flags=re.M)) == 1
     paragraphs = [p.strip() for p in md.split("\n\n") if len(p.strip()) > 80

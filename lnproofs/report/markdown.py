@@ -15,7 +15,9 @@ def _cell(text) -> str:
 
 
 def to_markdown(report) -> str:
-    from ..experiments.blocks import REF, numbering, to_markdown as blocks_markdown
+    from dataclasses import replace
+
+    from ..experiments.blocks import REF, Heading, numbering, to_markdown as blocks_markdown
     from . import frame
     from .bibliography import markdown_references
     from .latex import INDEX_TITLE
@@ -61,7 +63,18 @@ def to_markdown(report) -> str:
              "**Abstract.** " + text(frame.abstract(report)), "", "## Contents", ""]
     heads = ["Introduction", "Setting and notation"] + [h for m, h, _ in SECTIONS if m in modules]
     heads += ["Concrete widths and the numeric re-check", "The geometry in figures"]
-    lines += [f"{k}. {h}" for k, h in enumerate(heads, start=1)] + [""]
+    if report.keys is not None:
+        heads.append("Certification of the given keys")
+    numbered = []                                   # the experiments' sections, numbered as in the PDF
+    for block in exp_blocks:
+        if isinstance(block, Heading) and block.level == 1:
+            heads.append(block.text)
+            block = replace(block, text=f"{len(heads)}. {block.text}")
+        numbered.append(block)
+    exp_blocks = tuple(numbered)
+    heads.append("Software")
+    lines += [f"{k}. {h}" for k, h in enumerate(heads, start=1)] + ["", "References; Appendix: "
+                                                                        f"{INDEX_TITLE}.", ""]
     lines += ["## 1. Introduction", ""]
     lines += [p for paragraph in frame.introduction(report) for p in (text(paragraph), "")]
     lines += ["## 2. Setting and notation", ""]
@@ -85,11 +98,11 @@ def to_markdown(report) -> str:
     for k, fig in enumerate(report.figures, start=1):
         lines += [f"![Figure {k}]({fig.path})", "", f"*Figure {k}.* {text(fig.caption)}", ""]
     if report.keys is not None:
-        lines += _keys_markdown(report.keys, len(report.figures))
+        lines += _keys_markdown(report.keys, len(report.figures), after + 2)
     if exp_blocks:
         md = blocks_markdown(exp_blocks, refs, level=2)
         lines += [text(line) for line in md]
-    lines += ["## Software", "", "| package | version |", "|---|---|"]
+    lines += [f"## {len(heads)}. Software", "", "| package | version |", "|---|---|"]
     lines += [f"| {name} | {version} |" for name, version in report.versions]
     lines += ["", "## References", ""] + markdown_references() + ["", f"## Appendix: {INDEX_TITLE}", "",
                                                                      "| result | name |", "|---|---|"]
@@ -111,8 +124,8 @@ def _recheck(check) -> str:
             f"{check.tolerance:.1e}, {check.samples} samples")
 
 
-def _keys_markdown(section, offset: int) -> list:
-    lines = ["## Certification of the given keys", "",
+def _keys_markdown(section, offset: int, number: int) -> list:
+    lines = [f"## {number}. Certification of the given keys", "",
              f"{section.n_keys} keys in $\\mathbb{{R}}^{{{section.dim}}}$, every query allowed. "
              f"The certificate is in `{section.certificate_file}`; the exact checker "
              f"{'accepted every claim' if section.check_ok else 'REJECTED a claim'}.", "",
