@@ -33,20 +33,30 @@ def reports(tmp_path_factory):
 
 
 def test_every_theorem_with_its_steps(reports):
+    """Each result stated once, numbered, its name only in the index; every step listed."""
+    from lnproofs.report.proofs import entries
+
     md = (reports[0] / "report.md").read_text(encoding="utf-8")
     tex = (reports[0] / "report.tex").read_text(encoding="utf-8")
     theorems = all_theorems(4, "torch")
     assert theorems
-    for theorem in theorems:
-        assert f"`{theorem.name}`" in md
-        assert theorem.name.replace("_", r"\_") in tex
-    # every proof step is listed and marked as checked
-    steps = sum(len(t.steps) + len(t.conclusion) for t in theorems)
-    assert md.count("checked by SymPy)") == steps
-    assert "NOT checked" not in md
-    assert r"**torch**: $\operatorname{LN}(x)" in md and "| SymPy |" in md and "| lnproofs |" in md
+    body, index = md.split("## Appendix: Index of result names")
+    items = entries([t.prove() for t in theorems])
+    assert len(items) == len({t.name for t in theorems})
+    for item in items:
+        assert f"`{item.name}`" in index and item.name not in body
+        assert tex.count(rf"\label{{thm:{item.name}}}") == 1 and rf"\ref{{thm:{item.name}}}" in tex
+    assert len(re.findall(r"^\*\*(Theorem|Lemma) \d+\.\d+\*\* \(", body, flags=re.M)) == len(items)
+    # every step of every stated proof, each with the rule that checked it
+    steps = sum(1 for item in items for s in item.general.steps if s.kind == "step")
+    assert len(re.findall(r"^\d+\. .*; by .+:$", body, flags=re.M)) == steps
+    assert "not complete" not in md and "NOT checked" not in md
+    assert "PyTorch convention" in md and "| SymPy |" in md and "| lnproofs |" in md
     assert md.count("$$") % 2 == 0
-    assert "numeric re-check was not requested" in md
+    assert "numeric re-check was not run" in md
+    for part in ("**Abstract.**", "## Contents", "## 1. Introduction", "## References"):
+        assert part in md, part
+    assert not re.search(r"(Figure|Table|Theorem|Section) \?", md) and "[[" not in md
 
 
 def test_figures_are_written_and_referenced(reports):
@@ -94,14 +104,14 @@ def test_keys_section(cli, tmp_path):
     assert "| selectable | 6 |" in md
     assert (tmp_path / "r" / "figures" / "keys_margins.png").exists()
     assert (tmp_path / "r" / "figures" / "keys_view.png").exists()
-    assert r"**std**: $\operatorname{LN}(x)" in md
+    assert "standard-deviation convention" in md
 
 
 def _recheck_report(cli, out):
     result = cli(["report", "--out", out, "--samples", "16", "--no-pdf", "--n", "3"])
     assert result.status in (0, 1), result.err   # 1: some numeric re-check failed (the report says which)
     md = (out / "report.md").read_text()
-    failed = md.count("**Numeric re-check** (FAILED)")
+    failed = md.count("| **failed**: largest error")
     assert result.status == (1 if failed else 0)
     return md, failed
 
@@ -114,9 +124,9 @@ def test_numeric_recheck_in_report(cli, tmp_path):
     names = set(check_names())
     proved = [t.name for t in all_theorems(3, "torch") if t.name in names]
     assert proved
-    assert md.count("**Numeric re-check** (passed)") + failed == len(proved)
-    assert re.search(r"\*\*Numeric re-check\*\* \(passed\): \d+ samples, largest error [0-9.e+-]+, "
-                     r"tolerance [0-9.e+-]+, device (cpu|cuda)", md)
+    assert md.count("| passed: largest error") + failed == len({n for n in proved})
+    assert re.search(r"\| passed: largest error [0-9.e+-]+, tolerance [0-9.e+-]+, \d+ samples \|", md)
+    assert re.search(r"double precision on (the CPU|a GPU)", md)
     assert "| PyTorch | " in md and "not installed" not in md
 
 

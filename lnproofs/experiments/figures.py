@@ -148,7 +148,7 @@ def layernorm_geometry(path, inputs, circle_images, gained_images, gain, bias) -
             ax.legend(loc="upper left", framealpha=0.85)
         gtxt = ", ".join(f"{g:g}" for g in gain)
         btxt = ", ".join(f"{b:g}" for b in bias)
-        fig.suptitle(f"LayerNorm for n = 3 (eps = 0): gain a = ({gtxt}), bias b = ({btxt})")
+        fig.suptitle(f"LayerNorm for $n = 3$ ($\\epsilon = 0$): gain $a = ({gtxt})$, bias $b = ({btxt})$")
         fig.subplots_adjust(left=0.0, right=0.98, bottom=0.03, top=0.88, wspace=0.05)
         return save_figure(fig, path)
 
@@ -208,7 +208,8 @@ def ellipse_axes(path, centre, normal, axes, semi_axes, gain) -> Path:
         ax2.set_xlabel("along axis 1")
         ax2.set_ylabel("along axis 2")
         gtxt = ", ".join(f"{g:g}" for g in gain)
-        fig.suptitle(f"Principal axes for gain a = ({gtxt}): eigenvectors of diag(a) P diag(a)")
+        fig.suptitle(f"Principal axes for gain $a = ({gtxt})$: eigenvectors of "
+                     "$\\mathrm{diag}(a)\\,P\\,\\mathrm{diag}(a)$")
         fig.subplots_adjust(left=0.02, right=0.97, bottom=0.12, top=0.86, wspace=0.15)
         return save_figure(fig, path)
 
@@ -366,7 +367,7 @@ def margin_histogram(path, margins, *, title: str = "Witness margins of selectab
         from matplotlib.ticker import MaxNLocator
 
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("margin  min_j (q.k_i - q.k_j) / ||q||")
+        ax.set_xlabel(r"margin $\min_j\,(q \cdot k_i - q \cdot k_j) / \|q\|$")
         ax.set_ylabel("keys")
         ax.set_title(title)
         fig.subplots_adjust(left=0.12, right=0.97, bottom=0.16, top=0.88)
@@ -396,6 +397,14 @@ def heatmap(path, rows, cols, values, *, title: str, xlabel: str, ylabel: str,
         return save_figure(fig, path)
 
 
+def _readable(value: float) -> str:
+    """A float for a title: two decimals, or a power of ten (mathtext) when tiny."""
+    if value == 0 or abs(value) >= 0.01:
+        return f"{value:.2f}"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"${mantissa} \\times 10^{{{int(exponent)}}}$"
+
+
 def projection_picture(path, keys, projected, query) -> Path:
     """Figure 1a/1b style: keys before and after mean subtraction, with ``query`` (the
     direction of (1,1,1)) orthogonal to every projected key, so all scores tie."""
@@ -407,7 +416,7 @@ def projection_picture(path, keys, projected, query) -> Path:
         scores_after = projected @ query
         for panel, (pts, title, scores) in enumerate((
                 (keys, "Keys without projection", scores_before),
-                (projected, "Keys after projection (x - mean(x))", scores_after))):
+                (projected, r"Keys after projection ($x - \bar{x}\,\mathbf{1}$)", scores_after))):
             ax = fig.add_subplot(1, 2, panel + 1, projection="3d")
             radius = 1.1 * np.abs(np.vstack([keys, projected])).max()
             s = np.linspace(-radius, radius, 2)
@@ -420,15 +429,16 @@ def projection_picture(path, keys, projected, query) -> Path:
             for p in pts:
                 ax.plot([0, p[0]], [0, p[1]], [0, p[2]], color="#4c72b0", lw=0.7, alpha=0.6)
             q = query / np.linalg.norm(query) * 0.8 * radius
-            ax.quiver(0, 0, 0, *q, color="#c44e52", lw=2, arrow_length_ratio=0.12, label="query q = 1")
+            ax.quiver(0, 0, 0, *q, color="#c44e52", lw=2, arrow_length_ratio=0.12,
+                      label=r"query $q = \mathbf{1}$")
             spread = float(scores.max() - scores.min())
-            ax.set_title(f"{title}\nscores q.k: spread {spread:.3g}")
+            ax.set_title(f"{title}\nlargest minus smallest score $q \\cdot k$: {_readable(spread)}")
             ax.view_init(elev=10, azim=-5)   # the plane orthogonal to (1,1,1) seen obliquely, not edge-on
             _equal_3d(ax, np.vstack([keys, projected, [np.zeros(3)]]))
             ax.set_xlabel("$x_1$")
             ax.set_ylabel("$x_2$")
             ax.set_zlabel("$x_3$")
             ax.legend(loc="upper left")
-        fig.suptitle("The query 1 is orthogonal to every projected key: uniform attention")
+        fig.suptitle(r"The query $\mathbf{1}$ is orthogonal to every projected key: uniform attention")
         fig.subplots_adjust(left=0.0, right=0.98, bottom=0.03, top=0.86, wspace=0.05)
         return save_figure(fig, path)

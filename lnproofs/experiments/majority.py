@@ -216,9 +216,9 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
     summary["seconds"] = time.monotonic() - started
     from .majority_report import write_figures, write_section
 
-    figures = write_figures(root, seeds, cfg, shapes, arms)
-    write_section(root, summary, config, figures, other=_other_run(out, paper))
+    write_figures(root, seeds, cfg, shapes, arms)
     write_json(root / "summary.json", {k: v for k, v in summary.items() if k != "curves"})
+    write_section(root)                            # from the result files of this run alone
     write_summary(out)
     summary["out"] = str(root)
     return summary
@@ -245,16 +245,6 @@ def _certify_runs(root: Path, arms, seeds, progress) -> dict:
                     progress(f"majority: certified {arm} seed {seed}")
             found[f"{arm}_seed{seed}"] = json.loads(path.read_text(encoding="utf-8"))
     return found
-
-
-def _other_run(out: Path, paper: bool):
-    """The other configuration's (summary, config) when it has been run into the same OUT."""
-    import json
-
-    other = out / ("majority" if paper else "majority_paper")
-    if not ((other / "summary.json").is_file() and (other / "config.json").is_file()):
-        return None
-    return tuple(json.loads((other / name).read_text(encoding="utf-8")) for name in ("summary.json", "config.json"))
 
 
 def _epoch_angle(rows) -> float | None:

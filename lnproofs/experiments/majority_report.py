@@ -1,24 +1,77 @@
-"""Figures and the ``summary.md`` section of the Majority experiment."""
+"""Figures and the write-up of the Majority experiment, from the result files of its runs.
+
+:func:`majority_blocks` reads each run folder (``config.json``, ``summary.json`` and the
+per-step CSVs under ``runs/``) and builds the text once (:mod:`.blocks`): the paper's
+setting beside ours, the findings with 95% confidence intervals over seeds, the smoothed
+convergence measure, the certificates and the figures.  :func:`write_section` writes a
+run folder's own ``summary.md`` from the same blocks; a folder never describes another run.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 
+from .blocks import Figure, Heading, Para, Table, fmt, fmt_ci, fmt_int, mean_ci, to_markdown
 from .outputs import read_rows
 
-__all__ = ["write_figures", "write_section", "mean_curve"]
+__all__ = ["SMOOTHING", "write_figures", "write_section", "majority_blocks", "mean_curve", "smoothed",
+           "steps_to_smoothed", "run_measures"]
 
+#: the window (training steps) of the smoothed training loss
+SMOOTHING = 100
 _COLOURS = {"layernorm": "tab:blue", "no-projection": "tab:orange", "none": "tab:gray"}
+_NAMES = {"default": "the default configuration", "paper": "the paper's configuration"}
+
+
+def smoothed(losses, window: int = SMOOTHING) -> np.ndarray:
+    """The trailing mean of the last ``window`` per-step losses, from step ``window`` on."""
+    values = np.asarray(losses, dtype=float)
+    if len(values) < window:
+        return np.array([])
+    return np.convolve(values, np.ones(window) / window, mode="valid")
+
+
+def steps_to_smoothed(rows, target: float, window: int = SMOOTHING):
+    """The first step at which the smoothed training loss is at most ``target`` (None if never)."""
+    steps = [r["step"] for r in rows if r.get("train_loss") is not None]
+    curve = smoothed([r["train_loss"] for r in rows if r.get("train_loss") is not None], window)
+    below = np.nonzero(curve <= target)[0]
+    return None if not len(below) else int(steps[below[0] + window - 1])
+
+
+def _value_at(rows, key: str, step: float):
+    found = None
+    for row in rows:
+        if row["step"] > step:
+            break
+        if row.get(key) is not None:
+            found = row[key]
+    return found
+
+
+def _epoch_angle(rows):
+    marked = [r for r in rows if r.get("train_angle") is not None and r.get("epoch") is not None]
+    if not marked:
+        return None
+    last = marked[-1]["epoch"]
+    return float(np.mean([r["train_angle"] for r in marked if r["epoch"] == last]))
+
+
+def run_measures(rows, accuracy_step: int, target: float) -> dict:
+    """One run's measures: the paper's angle, test accuracy at ``accuracy_step`` and at the end,
+    the step where the smoothed loss first reaches ``target``, and the last step."""
+    return {"angle": _epoch_angle(rows), "accuracy": _value_at(rows, "test_accuracy", accuracy_step),
+            "final_accuracy": _value_at(rows, "test_accuracy", math.inf),
+            "smoothed_steps": steps_to_smoothed(rows, target), "last_step": int(rows[-1]["step"])}
 
 
 def mean_curve(runs: list[list[dict]], key: str):
     """Steps and the mean, min and max of ``key`` over runs, at the steps every run evaluated."""
-    series = []
-    for rows in runs:
-        series.append({row["step"]: row[key] for row in rows if row.get(key) is not None})
+    series = [{row["step"]: row[key] for row in rows if row.get(key) is not None} for rows in runs]
     common = sorted(set.intersection(*(set(s) for s in series))) if series else []
     if not common:
         return np.array([]), np.array([]), np.array([]), np.array([])
@@ -26,16 +79,7 @@ def mean_curve(runs: list[list[dict]], key: str):
     return np.array(common), vals.mean(0), vals.min(0), vals.max(0)
 
 
-def _plot_quantity(ax, root: Path, seeds, key: str, arms, labels):
-    for arm in arms:
-        runs = [read_rows(root / "runs" / f"{arm}_seed{s}.csv") for s in seeds]
-        steps, mean, lo, hi = mean_curve(runs, key)
-        if len(steps) == 0:
-            continue
-        ax.plot(steps, mean, color=_COLOURS[arm], label=f"{labels[arm]} (mean of {len(seeds)})", lw=1.2)
-        ax.fill_between(steps, lo, hi, color=_COLOURS[arm], alpha=0.2, lw=0)
-
-
+# ----------------------------------------------------------------------- figures
 def write_figures(root: Path, seeds, cfg: dict, shapes: dict, arms=None) -> dict[str, str]:
     """majority_loss.png, majority_accuracy.png, majority_angle.png (and majority_3d.png)."""
     import matplotlib
@@ -43,37 +87,51 @@ def write_figures(root: Path, seeds, cfg: dict, shapes: dict, arms=None) -> dict
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    from .paper import ARM_LABELS, ARMS, PAPER_VALUES
+    from .paper import ARM_LABELS, ARMS, PAPER_VALUES, accuracy_step
 
     figures = {}
-    specs = [("train_loss", "training loss", "majority_loss.png"),
-             ("test_accuracy", "test accuracy (per token)", "majority_accuracy.png"),
-             ("train_angle", "angle of queries to 1 (degrees)", "majority_angle.png")]
-    for key, ylabel, name in specs:
-        fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
-        _plot_quantity(ax, root, seeds, key, arms or ARMS, ARM_LABELS)
+    for key, ylabel, name in (("train_loss", f"training loss, mean of the last {SMOOTHING} steps",
+                               "majority_loss.png"),
+                              ("test_accuracy", "test accuracy (per token)", "majority_accuracy.png"),
+                              ("train_angle", "angle of the queries to the all-ones vector (degrees)",
+                               "majority_angle.png")):
+        fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=120)
+        for arm in arms or ARMS:
+            runs = [read_rows(root / "runs" / f"{arm}_seed{s}.csv") for s in seeds]
+            if key == "train_loss":
+                curves = [smoothed([r["train_loss"] for r in rows]) for rows in runs]
+                size = min(len(c) for c in curves)
+                if not size:
+                    continue
+                vals = np.array([c[:size] for c in curves])
+                steps = np.arange(SMOOTHING, SMOOTHING + size)
+                mean, lo, hi = vals.mean(0), vals.min(0), vals.max(0)
+            else:
+                steps, mean, lo, hi = mean_curve(runs, key)
+                if not len(steps):
+                    continue
+            ax.plot(steps, mean, color=_COLOURS[arm], lw=1.2, label=ARM_LABELS[arm])
+            ax.fill_between(steps, lo, hi, color=_COLOURS[arm], alpha=0.2, lw=0)
         if key == "train_angle":
-            for arm, colour in (("layernorm", _COLOURS["layernorm"]), ("no-projection", _COLOURS["no-projection"])):
+            for arm in ("layernorm", "no-projection"):
                 lo, hi = PAPER_VALUES[arm]["angle"]
-                ax.axhspan(lo, hi, color=colour, alpha=0.12, hatch="//", lw=0,
-                           label=f"paper, {ARM_LABELS[arm]}: {lo:g}-{hi:g} deg")
+                ax.axhspan(lo, hi, color=_COLOURS[arm], alpha=0.12, hatch="//", lw=0,
+                           label=f"the paper, {ARM_LABELS[arm]}")
             ax.set_ylim(0, 90)
         elif key == "test_accuracy":
-            from .paper import accuracy_step
-
             at = accuracy_step(cfg)
-            where = "" if at == 5000 else f" (here step {at:,}, the same lr x steps)"
             for arm in ("layernorm", "no-projection"):
-                ax.scatter([at], [PAPER_VALUES[arm]["accuracy_at_5000"]], marker="*", s=90,
-                           color=_COLOURS[arm], edgecolor="black", zorder=5,
-                           label=f"paper at step 5,000{where}, {ARM_LABELS[arm]}")
+                ax.scatter([at], [PAPER_VALUES[arm]["accuracy_at_5000"]], marker="*", s=90, color=_COLOURS[arm],
+                           edgecolor="black", zorder=5, label=f"the paper, {ARM_LABELS[arm]}")
         else:
-            ax.axhline(0.2, color="black", lw=0.6, ls=":", label="loss 0.2 (paper: about 3x fewer steps with projection)")
+            from matplotlib.ticker import FuncFormatter
+
+            ax.axhline(0.2, color="black", lw=0.6, ls=":", label="loss 0.2")
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "235" else ""))
         ax.set_xlabel("training step")
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"Majority task, L={cfg['length']}, C={cfg['classes']}, d={cfg['d']}; band: min-max over seeds",
-                     fontsize=9)
+        ax.set_ylabel(ylabel, fontsize=8)
         ax.legend(fontsize=7, loc="best")
         fig.tight_layout()
         fig.savefig(root / name)
@@ -105,150 +163,326 @@ def _plot_3d(root: Path, shapes: dict, plt) -> str:
     return "majority_3d.png"
 
 
-def _fmt(stat: dict, digits: int = 3) -> str:
-    """:func:`_mean` with the smallest and largest value over several seeds."""
-    if stat["mean"] is None:
-        return "not reached"
-    spread = "" if stat["n"] == 1 else f" (min {stat['min']:.{digits}g}, max {stat['max']:.{digits}g})"
-    return _mean(stat, digits) + spread
+# ----------------------------------------------------------------------- the text
+def _load(root: Path) -> tuple[dict, dict] | None:
+    if not ((root / "summary.json").is_file() and (root / "config.json").is_file()):
+        return None
+    return tuple(json.loads((root / n).read_text(encoding="utf-8")) for n in ("summary.json", "config.json"))
 
 
-def _mean(stat: dict, digits: int = 3) -> str:
-    if stat["mean"] is None:
-        return "—"
-    if stat["n"] == 1:
-        return f"{stat['mean']:.{digits}g}"
-    return f"{stat['mean']:.{digits}g} ± {stat['std']:.2g}"
+def _measures(root: Path, summary: dict, config: dict) -> dict:
+    """(arm -> seed -> measures) from the run's CSVs."""
+    arms = [a for a in config["arms"] if a in summary["arms"]]
+    return {arm: {seed: run_measures(read_rows(root / "runs" / f"{arm}_seed{seed}.csv"), summary["accuracy_step"],
+                                     summary["loss_target"])
+                  for seed in summary["seeds"] if (root / "runs" / f"{arm}_seed{seed}.csv").is_file()}
+            for arm in arms}
 
 
-def _findings(summary: dict) -> list[dict]:
-    """The paper's three findings (four checks) as measured in one run, each with its verdict."""
-    arms = summary["arms"]
-    ln, sp = arms["layernorm"], arms["no-projection"]
-    angle_ln, angle_sp = ln["epoch_angle"]["mean"], sp["epoch_angle"]["mean"]
-    acc_ln, acc_sp = ln["accuracy_at"]["mean"], sp["accuracy_at"]["mean"]
-    ratio = summary.get("speedup")
-    return [
-        {"name": "angle to 1, with projection (°)", "paper": "about 11–12", "ours": _mean(ln["epoch_angle"]),
-         "target": "≤ 20", "ok": angle_ln is not None and angle_ln <= 20},
-        {"name": "angle to 1, without projection (°)", "paper": "about 70–83", "ours": _mean(sp["epoch_angle"]),
-         "target": "≥ 60", "ok": angle_sp is not None and angle_sp >= 60},
-        {"name": "steps to loss 0.2, without / with projection", "paper": "about 3×",
-         "ours": f"{ratio:.2f}×" if ratio else "not reached", "target": "2–4×",
-         "ok": ratio is not None and 2 <= ratio <= 4},
-        {"name": "test accuracy at step 5,000 (or the step of the same learning rate x steps), with / without "
-                 "projection",
-         "paper": "about 0.93 / 0.85 (step 5,000)",
-         "ours": f"{_mean(ln['accuracy_at'])} / {_mean(sp['accuracy_at'])} (step {summary['accuracy_step']:,})",
-         "target": "with > without",
-         "ok": acc_ln is not None and acc_sp is not None and acc_ln > acc_sp},
-    ]
+def _lr(value: float) -> str:
+    exponent = math.floor(math.log10(value))
+    mantissa = value / 10 ** exponent
+    return f"$10^{{{exponent}}}$" if abs(mantissa - 1) < 1e-9 else f"${mantissa:g} \\times 10^{{{exponent}}}$"
 
 
-def _config_line(config: dict) -> str:
-    cfg = config["main"]
-    return (f"N {cfg['n_samples']:,}, L {cfg['length']}, C {cfg['classes']}, d {cfg['d']}, batch {cfg['batch']:,}, "
-            f"up to {cfg['steps']:,} steps, Adam {cfg['lr']:g} with linear decay to 0 at step "
-            f"{(cfg['decay_steps'] or cfg['steps'] * 10):,}, min_delta {cfg['min_delta']}, "
-            f"seeds {', '.join(map(str, config['seeds']))}, device {config['device']}")
+def _settings_table(runs) -> Table:
+    from .paper import PAPER_MAJORITY as P
+
+    header = ("setting", "the paper") + tuple(_NAMES[c["configuration"]] for _, _, _, c in runs)
+    cfgs = [c["main"] for _, _, _, c in runs]
+    rows = [("sequences $N$", fmt_int(P["n_samples"]), *(fmt_int(c["n_samples"]) for c in cfgs)),
+            ("length $L$, classes $C$, width $d$", f"{P['length']}, {P['classes']}, {P['d']}",
+             *(f"{c['length']}, {c['classes']}, {c['d']}" for c in cfgs)),
+            ("batch", fmt_int(P["batch"]), *(fmt_int(c["batch"]) for c in cfgs)),
+            ("Adam learning rate", _lr(P["lr"]), *(_lr(c["lr"]) for c in cfgs)),
+            ("linear decay to 0 at step", fmt_int(P["decay_steps"]),
+             *(fmt_int(c["decay_steps"] or c["steps"] * 10) for c in cfgs)),
+            ("training steps", f"up to {fmt_int(P['steps'])}", *(fmt_int(c["steps"]) for c in cfgs)),
+            ("seeds", str(P["seeds"]), *(str(len(s["seeds"])) for _, s, _, _ in runs)),
+            ("minimum margin of the majority", str(P["min_delta"]), *(str(c["min_delta"]) for c in cfgs))]
+    return Table("tab:majority-settings", "The Majority task: the paper's setting and the configurations run here.",
+                 header, tuple(rows))
 
 
-def _certificate_rows(summary: dict) -> list[str]:
+def _differences(runs) -> str:
+    from .paper import PAPER_ACCURACY_STEP, PAPER_LR, PAPER_MAJORITY as P
+
+    parts = []
+    for _, summary, _, config in runs:
+        c = config["main"]
+        name = _NAMES[config["configuration"]]
+        changed = []
+        if c["lr"] != P["lr"]:
+            changed.append(f"a learning rate {c['lr'] / P['lr']:g} times the paper's")
+        if c["steps"] != P["steps"]:
+            changed.append(f"{fmt_int(c['steps'])} training steps instead of up to {fmt_int(P['steps'])}")
+        changed.append(f"{len(summary['seeds'])} seed{'s' if len(summary['seeds']) != 1 else ''} instead of "
+                       f"{P['seeds']}")
+        text = f"{name[0].upper()}{name[1:]} differs from the paper's setting in " + _join(changed) + "."
+        at = summary["accuracy_step"]
+        if at != PAPER_ACCURACY_STEP:
+            text += (f" Adam moves each parameter by about the learning rate per step, so its test accuracy is "
+                     f"compared at step {fmt_int(at)}, where the learning rate times the steps equals the paper's "
+                     f"{_lr(PAPER_LR)} times {fmt_int(PAPER_ACCURACY_STEP)}.")
+        parts.append(text)
+    return " ".join(parts)
+
+
+def _join(items) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _ratios(m: dict) -> tuple[list, list]:
+    """Per seed, the smoothed steps without projection over those with (reached) and the seeds
+    where the arm without projection never reached the target (their lower bounds)."""
+    reached, bounds = [], []
+    for seed, with_p in m.get("layernorm", {}).items():
+        without = m.get("no-projection", {}).get(seed)
+        if with_p["smoothed_steps"] is None or without is None:
+            continue
+        if without["smoothed_steps"] is None:
+            bounds.append((seed, without["last_step"] / with_p["smoothed_steps"]))
+        else:
+            reached.append((seed, without["smoothed_steps"] / with_p["smoothed_steps"]))
+    return reached, bounds
+
+
+def _ratio_cell(m: dict) -> str:
+    reached, bounds = _ratios(m)
+    cells = [f"{r:.2f} (seed {s})" for s, r in reached] + [f"more than {b:.1f} (seed {s})" for s, b in bounds]
+    return "; ".join(cells) if cells else "not reached"
+
+
+def _findings_table(runs, measures) -> Table:
+    from .paper import PAPER_VALUES
+
+    def col(arm, key, digits=3, unit=""):
+        return [fmt_ci([v[key] for v in measures[i].get(arm, {}).values()], digits, unit) for i in range(len(runs))]
+
+    def steps(arm, i):
+        vals = [v["smoothed_steps"] for v in measures[i].get(arm, {}).values()]
+        got = [v for v in vals if v is not None]
+        text = fmt_ci(got, 3) if got else "not reached"
+        missing = len(vals) - len(got)
+        return text + (f"; {missing} of {len(vals)} seeds never reached it" if missing and got else "")
+
+    ln, sp = PAPER_VALUES["layernorm"], PAPER_VALUES["no-projection"]
+    rows = [("angle to $\\mathbf{1}$ with projection (degrees)", f"about {ln['angle'][0]:g} to {ln['angle'][1]:g}",
+             *col("layernorm", "angle")),
+            ("angle to $\\mathbf{1}$ without projection (degrees)", f"about {sp['angle'][0]:g} to {sp['angle'][1]:g}",
+             *col("no-projection", "angle")),
+            ("steps to smoothed loss 0.2, with projection", "not given",
+             *(steps("layernorm", i) for i in range(len(runs)))),
+            ("steps to smoothed loss 0.2, without projection", "not given",
+             *(steps("no-projection", i) for i in range(len(runs)))),
+            ("ratio of those steps, without over with, per seed", "about 3",
+             *(_ratio_cell(measures[i]) for i in range(len(runs)))),
+            ("test accuracy with projection", f"about {ln['accuracy_at_5000']:g}", *col("layernorm", "accuracy")),
+            ("test accuracy without projection", f"about {sp['accuracy_at_5000']:g}",
+             *col("no-projection", "accuracy"))]
+    header = ("quantity", "the paper") + tuple(f"{_NAMES[c['configuration']]} ({len(s['seeds'])} "
+                                               f"seed{'s' if len(s['seeds']) != 1 else ''})"
+                                               for _, s, _, c in runs)
+    steps_at = ", ".join(f"step {fmt_int(s['accuracy_step'])} in {_NAMES[c['configuration']]}" for _, s, _, c in runs)
+    return Table("tab:majority-findings",
+                 "The paper's findings beside ours: mean $\\pm$ the half-width of the 95% confidence interval over "
+                 "seeds (Student's $t$); a single seed has no interval. Test accuracy is read at step 5,000 in the "
+                 f"paper and at {steps_at}.", header, tuple(rows))
+
+
+def _verdicts(runs, measures) -> str:
+    from .paper import PAPER_VALUES
+
+    out = []
+    for i, (_, summary, _, config) in enumerate(runs):
+        m = measures[i]
+        angle_ln = mean_ci([v["angle"] for v in m.get("layernorm", {}).values()])
+        angle_sp = mean_ci([v["angle"] for v in m.get("no-projection", {}).values()])
+        acc_ln = mean_ci([v["accuracy"] for v in m.get("layernorm", {}).values()])
+        acc_sp = mean_ci([v["accuracy"] for v in m.get("no-projection", {}).values()])
+        reached, bounds = _ratios(m)
+        found = []
+        if angle_ln[0] is not None and angle_sp[0] is not None:
+            found.append(f"the queries' angle to the all-ones vector is {fmt(angle_ln[0])} degrees with projection "
+                         f"and {fmt(angle_sp[0])} without (the paper: about {PAPER_VALUES['layernorm']['angle'][1]:g} "
+                         f"and {PAPER_VALUES['no-projection']['angle'][0]:g} to "
+                         f"{PAPER_VALUES['no-projection']['angle'][1]:g})")
+        if reached or bounds:
+            ratios = [r for _, r in reached]
+            found.append("the arm without projection needs "
+                         + (f"{min(ratios):.1f} to {max(ratios):.1f} times" if len(ratios) > 1 else
+                            f"{ratios[0]:.1f} times" if ratios else "")
+                         + (" and, for " if ratios and bounds else "")
+                         + (_join([f"seed {s}, more than {b:.1f} times" for s, b in bounds]) if bounds else "")
+                         + " as many steps to bring its smoothed loss to 0.2 (the paper: about 3 times)")
+        if acc_ln[0] is not None and acc_sp[0] is not None:
+            found.append(f"test accuracy is higher with projection ({fmt(acc_ln[0])} against {fmt(acc_sp[0])})"
+                         if acc_ln[0] > acc_sp[0] else
+                         f"test accuracy is not higher with projection ({fmt(acc_ln[0])} against {fmt(acc_sp[0])})")
+        name = _NAMES[config["configuration"]]
+        out.append(f"In {name}, " + _join(found) + ".")
+    return " ".join(out)
+
+
+def _certificates(runs) -> list:
     from .paper import ARM_LABELS
 
-    rows = ["| arm | seed | angle (°) | a query giving every key the same score: any query | "
-            "the trained layer's queries | the C keys under the layer's queries |", "|---|---|---|---|---|---|"]
-    for name, cert in summary.get("certificates", {}).items():
-        arm, seed = name.rsplit("_seed", 1)
-        angle = summary["per_run"].get(name, {}).get("epoch_angle")
+    def verdict(u):
+        if u["status"] == "feasible":
+            return "yes (a checked query)"
+        if u["status"] == "infeasible":
+            return "no (" + {"independent differences": "the key differences are independent",
+                             "every solution in the ball gives q = 0": "only the zero query solves it"}.get(
+                                 u.get("proof"), "an exact proof") + ")"
+        return "undecided"
 
-        def verdict(u):
-            if u["status"] == "feasible":
-                return "**yes** (checked query)"
-            if u["status"] == "infeasible":
-                return f"**no** (proof: {u.get('proof')})"
-            return f"undecided ({u.get('reason')})"
+    rows = []
+    for _, summary, _, config in runs:
+        for name, cert in summary.get("certificates", {}).items():
+            arm, seed = name.rsplit("_seed", 1)
+            statuses = cert["key_statuses"]
+            keys = _join([f"{count} of {cert['keys']} {status}" for status, count in statuses.items()])
+            rows.append((_NAMES[config["configuration"]], ARM_LABELS[arm], seed, verdict(cert["uniform_free"]),
+                         verdict(cert["uniform_realisable"]), keys))
+    if not rows:
+        return []
+    table = Table("tab:majority-certificates",
+                  "Uniform attention and selectability in the trained Majority models, decided exactly: whether "
+                  "some query gives every one of the $C$ keys the same score, whether one of the trained layer's "
+                  "own queries does, and the status of each key under the layer's queries.",
+                  ("configuration", "arm", "seed", "uniform: any query", "uniform: the layer's queries", "keys"),
+                  tuple(rows))
+    text = ("The angle measures how close the queries come to uniform attention: a query along the all-ones vector "
+            "gives every projected key the same score. [[tab:majority-certificates]] decides this exactly for the "
+            "$C$ distinct keys of every trained model. With projection some query gives every key the same score, "
+            "because the keys' differences span only the hyperplane orthogonal to $\\mathbf{1}$; without "
+            "projection none does, because the differences span the whole space. The trained layer's own queries "
+            "are $W_K^T W_Q u$ for $u$ in the closure of the norm's image; an exactly uniform query among them "
+            "needs $W_K^T W_Q$ to send a non-zero $u$ orthogonal to $\\mathbf{1}$ onto the all-ones line, a "
+            "condition of measure zero that training in floating point does not meet, so a small angle means "
+            "nearly uniform attention, not exactly uniform attention. Every key is selectable in every model.")
+    return [Heading("Uniform attention, certified", 2), Para(text), table]
 
-        keys = ", ".join(f"{v} {k}" for k, v in cert["key_statuses"].items())
-        rows.append(f"| {ARM_LABELS[arm]} | {seed} | {'—' if angle is None else f'{angle:.1f}'} | "
-                    f"{verdict(cert['uniform_free'])} | {verdict(cert['uniform_realisable'])} | {keys} |")
-    return rows
+
+def _figures(runs, prefix_of) -> list:
+    from .paper import ARM_LABELS
+
+    out = []
+    for root, summary, _, config in runs:
+        tag, name, seeds = config["configuration"], _NAMES[config["configuration"]], len(summary["seeds"])
+        band = (f"mean over {seeds} seeds; the band spans the seeds' smallest to largest value" if seeds > 1
+                else "one seed")
+        pre = prefix_of(root)
+        out += [Figure(f"fig:majority-{tag}-loss", f"{pre}majority_loss.png",
+                       f"Training loss in {name}, smoothed over the last {SMOOTHING} steps ({band}; logarithmic "
+                       f"scale). The dotted line is loss 0.2: "
+                       f"the arm {ARM_LABELS['layernorm']} crosses it first."),
+                Figure(f"fig:majority-{tag}-accuracy", f"{pre}majority_accuracy.png",
+                       f"Test accuracy per token in {name} ({band}); the stars are the paper's values at step 5,000, "
+                       f"drawn at step {fmt_int(summary['accuracy_step'])}, the step compared here. The arm "
+                       "with projection learns faster" + _final_note(summary) + "."),
+                Figure(f"fig:majority-{tag}-angle", f"{pre}majority_angle.png",
+                       f"Angle between the queries and the all-ones vector in {name} ({band}); the hatched bands are "
+                       "the paper's ranges. With projection the queries turn towards the all-ones vector; without "
+                       "projection they stay far from it.")]
+        if (root / "majority_3d.png").is_file():
+            cfg3 = config.get("three_d") or {}
+            out.append(Figure(f"fig:majority-{tag}-3d", f"{pre}majority_3d.png",
+                              "The three-dimensional variant (as in the paper's Figures 1a and 1b"
+                              + (f": $L = {cfg3['length']}$, $C = {cfg3['classes']}$, $d = 3$, "
+                                 f"{fmt_int(cfg3['steps'])} steps" if cfg3 else "")
+                              + "): the keys (the normalised embeddings) and the directions of the trained queries, "
+                              "one seed. With projection the keys lie on a circle in the plane orthogonal to the "
+                              "all-ones direction (the dashed line); without projection they lie anywhere on a "
+                              "sphere."))
+    return out
 
 
-def write_section(root: Path, summary: dict, config: dict, figures: dict, other: dict | None = None) -> Path:
-    """``root/summary.md``: the findings (paper, this run and, when ``other`` holds the other
-    configuration's summary and config, that one), the per-arm table and the certificates."""
-    from .paper import ARM_LABELS, ARMS, PAPER_VALUES
+def _final_note(summary: dict) -> str:
+    """Where the arm without projection ends ahead, say so (the curves cross)."""
+    arms = summary.get("arms", {})
+    try:
+        with_p = arms["layernorm"]["final_accuracy"]["mean"]
+        without = arms["no-projection"]["final_accuracy"]["mean"]
+    except (KeyError, TypeError):
+        return ""
+    if with_p is None or without is None or without <= with_p:
+        return ""
+    return (f"; late in training the arm without projection overtakes it and ends higher ({fmt(without)} against "
+            f"{fmt(with_p)})")
 
-    arms = summary["arms"]
-    at = summary["accuracy_step"]
-    title = "the paper's configuration" if config["configuration"] == "paper" else "the default configuration"
-    runs = {config["configuration"]: (summary, config)}
-    if other:
-        runs[other[1]["configuration"]] = other
-    order = [k for k in ("default", "paper") if k in runs]
-    found = {k: _findings(runs[k][0]) for k in order}
-    heading = "## Experiment 1: the Majority task" + (", the paper's configuration" if config["configuration"] == "paper"
-                                                       else "")
-    lines = [heading, "",
-             *(f"- **{k}**: {_config_line(runs[k][1])}." for k in order),
-             *(["", config["rationale"]] if config.get("rationale") else []),
-             *(["", f"**Note.** {config['note']}"] if config.get("note") else []), "",
-             "**The paper's findings, reproduced?** The angle is the paper's measure: on the training batches, "
-             "per token, between `norm1(x) @ W_Q^T @ W_K` and the all-ones vector, folded into [0°, 90°], "
-             "averaged over the last epoch. A finding is met when ours lies within the target. "
-             + ". ".join(f"The {k} configuration meets {sum(f['ok'] for f in found[k])} of {len(found[k])}"
-                         for k in order) + ".", "",
-             "| finding | paper | target | " + " | ".join(f"{k} configuration" for k in order) + " |",
-             "|---|---|---|" + "---|" * len(order)]
-    for i, row in enumerate(found[order[0]]):
-        cells = []
-        for k in order:
-            f = found[k][i]
-            cells.append(f"{f['ours']} ({'met' if f['ok'] else 'not met'})")
-        lines.append(f"| {row['name']} | {row['paper']} | {row['target']} | " + " | ".join(cells) + " |")
-    for k in order:
-        s = runs[k][0]
-        lines.append("")
-        lines.append(f"The {k} configuration: {len(s['seeds'])} seed(s), training steps run "
-                     f"{_mean(s['arms']['layernorm']['final_step'], 5)} with projection and "
-                     f"{_mean(s['arms']['no-projection']['final_step'], 5)} without (a run stops at test "
-                     "accuracy 1.0).")
-    lines += ["", f"### Per arm ({title}; mean ± standard deviation over seeds)", "",
-              f"| arm | steps to training loss ≤ {summary['loss_target']} | test accuracy at step {at:,} | "
-              "final test accuracy | angle (°): last epoch, training batches | angle (°): test tokens, last step |",
-              "|---|---|---|---|---|---|"]
-    for arm in [a for a in ARMS if a in arms]:
-        a = arms[arm]
-        reached = f" ({a['reached_loss']}/{len(summary['seeds'])} seeds)"
-        lines.append(f"| {ARM_LABELS[arm]} | {_fmt(a['steps_to_loss'], 4)}{reached} | {_fmt(a['accuracy_at'])} | "
-                     f"{_fmt(a['final_accuracy'])} | {_fmt(a['epoch_angle'])} | {_fmt(a['final_angle'])} |")
-    lines += ["", f"Paper: angle {PAPER_VALUES['layernorm']['angle'][0]:g}–{PAPER_VALUES['layernorm']['angle'][1]:g}° "
-              f"with projection, {PAPER_VALUES['no-projection']['angle'][0]:g}–"
-              f"{PAPER_VALUES['no-projection']['angle'][1]:g}° without; accuracy "
-              f"{PAPER_VALUES['layernorm']['accuracy_at_5000']} / {PAPER_VALUES['no-projection']['accuracy_at_5000']} "
-              "at step 5,000; the no-norm arm is not reported."]
-    if summary.get("certificates"):
-        lines += ["", f"### Certificates ({title})", "",
-                  "Uniform attention is what the angle is about: a query along the all-ones vector gives every "
-                  "projected key the same score. Decided exactly (`lnproofs.uniform_attention`, "
-                  "`lnproofs.certify`; every answer re-checked by the exact checker) for the C distinct keys "
-                  "in the space of `norm1`'s outputs, where the trained layer's queries are `W_K^T W_Q u` for "
-                  "`u` in the closure of `norm1`'s image (the LayerNorm query set with projection, the RMSNorm "
-                  "query set of radius 1/√d without, the column space of `W_K^T W_Q` with no norm).", "",
-                  *_certificate_rows(summary), "",
-                  "Reading: with projection some query gives every key the same score (the all-ones direction; "
-                  "the keys' differences span only the hyperplane), without projection none does (the "
-                  "differences span the whole space): the paper's claim, certified. An exactly uniform query "
-                  "among the trained layer's own queries needs `W_K^T W_Q` to send a non-zero `u` with "
-                  "`1 . u = 0` onto the all-ones line (or onto 0), a measure-zero condition that training "
-                  "in floating point does not meet; a small angle is uniform attention approximately, "
-                  "not exactly."]
-    lines += ["", "Figures (the paper's values marked): " + ", ".join(f"![{k}]({root.name}/{v})" for k, v in figures.items()),
-              "", f"Per-run CSVs: `{root.name}/runs/ARM_seedSEED.csv` (step, epoch, train_loss, train_angle, "
-              "test_accuracy, query_angle); trained weights `ARM_seedSEED_weights.npz`; certificates "
-              "`ARM_seedSEED_certificates.json`; configuration: `" + root.name + "/config.json`.", ""]
+
+def majority_blocks(roots, prefix_of=None) -> tuple:
+    """The Majority experiment's write-up from its run folders (``majority``, ``majority_paper``):
+    the ones holding results, in the order given.  ``prefix_of(root)`` gives the path prefix of
+    a folder's figures (default: the folder's name and a slash)."""
+    prefix_of = prefix_of or (lambda root: f"{Path(root).name}/")
+    runs = []
+    for root in roots:
+        loaded = _load(Path(root))
+        if loaded is not None:
+            runs.append((Path(root), loaded[0], None, loaded[1]))
+    if not runs:
+        return ()
+    runs.sort(key=lambda r: r[3]["configuration"] != "default")
+    measures = [_measures(root, summary, config) for root, summary, _, config in runs]
+    figs = _figures(runs, prefix_of)
+    refs = {f.label.rsplit("-", 1)[1]: [g.label for g in figs if g.label.endswith("-" + f.label.rsplit("-", 1)[1])]
+            for f in figs}
+
+    def cite(kind):
+        return _join([f"[[{label}]]" for label in refs.get(kind, [])])
+
+    intro = ("[[cite:brody2023]] train a one-layer Transformer encoder to label every position of a sequence with "
+             "its majority class, and compare three arms: LayerNorm before attention (projection and scaling), a "
+             "normalisation onto a sphere without the projection, and no normalisation. Their model embeds $C$ "
+             "classes in width $d$, applies one pre-norm encoder layer with one head and reads the logits against "
+             "the tied embedding; since the keys are normalised embeddings, there are only $C$ distinct keys. "
+             "[[tab:majority-settings]] sets the paper's training setting beside the configurations run here; the "
+             "model, the task, the data and the arms are the paper's.")
+    finished = []
+    for _, summary, _, config in runs:
+        m = _measures_last(summary)
+        finished.append(f"every run of {_NAMES[config['configuration']]} ran its {fmt_int(m)} steps")
+    convergence = (f"**Convergence.** The paper reports that without projection the model needs about three times "
+                   f"as many steps to reach a training loss of about 0.2. The loss of a single batch fluctuates "
+                   f"around its trend, and a first crossing of 0.2 by one batch says little, so we measure "
+                   f"convergence by the smoothed loss $\\bar{{\\ell}}_t = \\frac{{1}}{{{SMOOTHING}}}\\sum_{{s = t - "
+                   f"{SMOOTHING - 1}}}^{{t}} \\ell_s$, the mean training loss of the last {SMOOTHING} steps, and "
+                   f"report the first step $t$ at which $\\bar{{\\ell}}_t \\le 0.2$. The ratio of these steps "
+                   f"(without projection over with) is taken per seed, since both arms of a seed see the same data.")
+    blocks = [Heading("Experiment 1: the Majority task", 1, "sec:majority"), Para(intro), _settings_table(runs),
+              Para(_differences(runs) + " " + _join(finished).capitalize() + "."),
+              Heading("Findings", 2), Para(convergence),
+              Para("[[tab:majority-findings]] sets our measurements beside the paper's. " + _verdicts(runs, measures)
+                   + f" The curves are in {cite('loss')} (smoothed training loss), {cite('accuracy')} (test "
+                   f"accuracy) and {cite('angle')} (the angle)."
+                   + (f" {cite('3d')} shows the three-dimensional variant." if refs.get("3d") else "")),
+              _findings_table(runs, measures)]
+    blocks += _certificates(runs)
+    blocks += [Heading("Figures", 2), *figs]
+    return tuple(blocks)
+
+
+def _measures_last(summary: dict) -> int:
+    steps = [a["final_step"]["max"] for a in summary["arms"].values() if a["final_step"]["max"] is not None]
+    return int(max(steps)) if steps else 0
+
+
+def write_section(root: Path, summary: dict | None = None, config: dict | None = None, figures=None) -> Path:
+    """``root/summary.md`` from this run's own result files (``summary.json``, ``config.json``,
+    ``runs/*.csv``); ``summary`` and ``config``, when given, are written first as those files."""
+    root = Path(root)
+    if summary is not None:
+        (root / "summary.json").write_text(json.dumps({k: v for k, v in summary.items() if k != "curves"}, indent=2,
+                                                      sort_keys=True) + "\n", encoding="utf-8")
+    if config is not None:
+        (root / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    blocks = majority_blocks([root], prefix_of=lambda r: f"{r.name}/")
     path = root / "summary.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
-    (root / "summary_table.json").write_text(json.dumps(arms, indent=2), encoding="utf-8")
+    path.write_text("\n".join(to_markdown(blocks)).rstrip() + "\n", encoding="utf-8")
+    loaded = _load(root)
+    if loaded is not None:
+        (root / "summary_table.json").write_text(json.dumps(loaded[0]["arms"], indent=2), encoding="utf-8")
     return path

@@ -79,14 +79,15 @@ def _rechecks(n: int, samples: int, device: str, seed: int):
     try:
         from torch_backend.theorems import run_seeded_checks
     except ImportError:
-        return {}, "PyTorch is not installed, so the numeric re-check was skipped.", None
+        return {}, "PyTorch is not installed, so the numeric re-check was not run.", None
     width = max(n, 4)
     results, torch_version = run_seeded_checks(width=width, samples=samples, device=device, seed=seed)
     checks = {r.name: Recheck.from_result(r) for r in results}
     label = next(iter(checks.values())).device if checks else device
-    note = (f"Each theorem was re-checked numerically with PyTorch {torch_version} in float64 on {label}: "
+    where = "the CPU" if label == "cpu" else ("a GPU" if str(label).startswith("cuda") else str(label))
+    note = (f"Each result was re-checked numerically with PyTorch {torch_version} in double precision on {where}: "
             f"random and adversarial inputs of width {width} (and the small widths 2 and 3), seed {seed}. "
-            "A re-check is evidence, not proof; the proofs above are the SymPy-checked steps.")
+            "A re-check is evidence, not proof; the proofs are the checked steps.")
     return checks, note, torch_version
 
 
@@ -104,14 +105,17 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
     figures.layernorm_geometry(folder / "layernorm_n3.png", inputs, layernorm(inputs), layernorm(inputs, gain, bias),
                                gain, bias)
     out.append(Figure(f"{prefix}layernorm_n3.png",
-                      r"$n = 3$: sample inputs (grey), the plane orthogonal to $(1, 1, 1)$, the circle of radius "
-                      r"$\sqrt{3}$ that LayerNorm maps onto (left) and the ellipse after the gain and bias (right)."))
+                      r"LayerNorm for $n = 3$. Left: sample inputs (grey), the plane orthogonal to $(1, 1, 1)$ and "
+                      r"the circle of radius $\sqrt{3}$ onto which projection and scaling map them. Right: the "
+                      r"ellipse that the gain and bias make of the circle."))
     info = ellipsoid(gain, bias)
     figures.ellipse_axes(folder / "ellipse_axes.png", info.center, info.normal, info.axes, info.semi_axes, gain)
     semi = ", ".join(f"{s:.4f}" for s in info.semi_axes)
     out.append(Figure(f"{prefix}ellipse_axes.png",
-                      f"The image of LayerNorm with gain {EXAMPLE_GAIN}: principal axes (eigenvectors of "
-                      r"$\operatorname{diag}(a) P \operatorname{diag}(a)$) and semi-axes " + f"{semi}."))
+                      "The image of LayerNorm with gain $a = (" + ", ".join(f"{g:g}" for g in EXAMPLE_GAIN) + ")$: its "
+                      r"principal axes are the eigenvectors of $\operatorname{diag}(a) P \operatorname{diag}(a)$, "
+                      "and its semi-axes " + semi + r" are $\sqrt{n\lambda}$ for the non-zero eigenvalues "
+                      r"$\lambda$."))
     # 2-D keys: a square with an edge midpoint (tie-only), an interior point (unselectable) and more
     keys2 = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [1.0, 0.0], [0.25, -0.3],
                       [0.0, 1.6], [-1.5, 0.2]])
@@ -119,8 +123,9 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
     figures.keys_hull(folder / "keys_2d.png", keys2, cert2.statuses, [r.witness for r in cert2.results],
                       title="Eight keys in 2-D: certified statuses")
     out.append(Figure(f"{prefix}keys_2d.png",
-                      "Keys in 2-D with their convex hull; the status of every key is certified ($k_4$, the midpoint "
-                      "of an edge, can only tie; $k_5$ lies strictly inside). Arrows show witness query directions."))
+                      "Eight keys in two dimensions with their convex hull and the certified status of each: $k_4$, "
+                      "the midpoint of an edge, can only tie, and $k_5$, strictly inside, is unselectable. The "
+                      "arrows are the witness queries of the selectable keys."))
     corners = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
     keys3 = np.vstack([corners, [[0.0, 0.0, 1.0], [0.2, -0.1, 0.3], [-0.3, 0.4, -0.5], [0.0, 1.7, 0.2],
                                  [1.6, -0.2, -0.1]]])
@@ -128,15 +133,16 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
     figures.keys_hull(folder / "keys_3d.png", keys3, cert3.statuses, [r.witness for r in cert3.results],
                       title="Keys in 3-D: certified statuses")
     out.append(Figure(f"{prefix}keys_3d.png",
-                      "Keys in 3-D: the corners of a cube, the centre of a face (tie-only), two interior points "
-                      "(unselectable), two points outside the cube, and witness query directions."))
+                      "Keys in three dimensions: the corners of a cube, the centre of a face (tie-only), two "
+                      "interior points (unselectable) and two points outside the cube, with the witness queries."))
     state = demo_state(45.0, 3.0, projection=False, scaling=False, query_length=3.0)
     figures.attention_bars(folder / "attention_weights.png", state.weights, highlight=1,
                            labels=["key 1", "key 2", "key 3", "key 4"],
                            title="Query pointing at key 2 (45 degrees), key 3 magnitude 3")
     out.append(Figure(f"{prefix}attention_weights.png",
-                      "Softmax attention weights of the demo keys (key 3 scaled by 3) for the query of length 3 "
-                      "pointing at key 2: key 2 is inside the hull and does not win even here."))
+                      "Softmax attention weights of the four keys of the example of Brody, Alon and Yahav, key 3 "
+                      "scaled by 3, for a query of length 3 pointing at key 2: key 2 lies inside the hull of the "
+                      "others and does not win even under the query aimed at it."))
     return out
 
 
@@ -246,7 +252,7 @@ def build_report(out="reports", *, n: int = DEFAULT_N, convention: str = "torch"
     if recheck:
         checks, note, torch_version = _rechecks(n, samples, device, seed)
     else:
-        checks, note, torch_version = {}, "The numeric re-check was not requested (--no-recheck).", None
+        checks, note, torch_version = {}, "The numeric re-check was not run for this report.", None
         try:
             import importlib.metadata as md
 
@@ -257,15 +263,17 @@ def build_report(out="reports", *, n: int = DEFAULT_N, convention: str = "torch"
     orphans = sorted(set(checks) - names)
     if orphans:
         checks = {k: v for k, v in checks.items() if k in names}
-        note += (" Numeric checks whose theorem is not in this report were left out: "
-                 + ", ".join(orphans) + ".")
+        note += f" {len(orphans)} numeric checks of results not in this report were left out."
     figs = tuple(_example_figures(folder, "figures/", seed))
     section = _key_section(keys, key_array, folder, "figures/", seed) if keys is not None else None
     from .experiments import read_experiments
 
     exp_folder = Path(experiments) if experiments is not None else out / "experiments"
-    if experiments is not None and not (exp_folder / "summary.md").is_file():
-        raise OptionError(f"--experiments {str(exp_folder)!r} holds no summary.md; give the folder that "
+    from .experiments import has_results
+
+    if experiments is not None and not has_results(exp_folder):
+        raise OptionError(f"--experiments {str(exp_folder)!r} holds no experiment results (majority/summary.json, "
+                          "majority_paper/summary.json or lm_tables/summary.json); give the folder that "
                           "'lnproofs reproduce majority' or 'lnproofs reproduce lm-tables' wrote")
     return Report(n=n, convention=convention, generated=generated_line(), versions=_versions(torch_version),
                   proofs=proofs, rechecks=checks, recheck_note=note, figures=figs, keys=section,
@@ -273,20 +281,24 @@ def build_report(out="reports", *, n: int = DEFAULT_N, convention: str = "torch"
 
 
 def _compile_pdf(tex: Path) -> tuple[Path | None, str]:
-    exe = shutil.which("pdflatex")
+    """pdflatex, bibtex (for the references in ``report.bib``), then pdflatex twice."""
+    exe, bib = shutil.which("pdflatex"), shutil.which("bibtex")
     if exe is None:
         return None, "pdflatex is not installed; report.tex was written but not compiled"
-    for _ in range(2):  # twice, so references settle
-        proc = subprocess.run([exe, "-interaction=nonstopmode", "-halt-on-error", tex.name], cwd=tex.parent,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
-                              env={**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0"),
-                                   "FORCE_SOURCE_DATE": "1"})
+    if bib is None:
+        return None, "bibtex is not installed; report.tex was written but not compiled"
+    env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0"), "FORCE_SOURCE_DATE": "1"}
+    for command in ([exe], [bib], [exe], [exe]):
+        args = command + (["-interaction=nonstopmode", "-halt-on-error", tex.name] if command[0] == exe
+                          else [tex.stem])
+        proc = subprocess.run(args, cwd=tex.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace", env=env)
         if proc.returncode != 0:
-            tail = " | ".join(line for line in proc.stdout.splitlines() if line.startswith("!"))[:300]
-            return None, f"pdflatex failed on {tex.name}: {tail or 'see report.log'}"
-    for suffix in (".aux", ".out", ".log"):
+            tail = " | ".join(line for line in proc.stdout.splitlines() if line.startswith(("!", "I couldn't")))
+            return None, f"{Path(command[0]).name} failed on {tex.name}: {tail[:300] or 'see report.log'}"
+    for suffix in (".aux", ".out", ".log", ".toc", ".bbl", ".blg", ".lof", ".lot"):
         tex.with_suffix(suffix).unlink(missing_ok=True)
-    return tex.with_suffix(".pdf"), "compiled with pdflatex"
+    return tex.with_suffix(".pdf"), "compiled with pdflatex and bibtex"
 
 
 def write_report(report: Report, out="reports", *, pdf: bool = True) -> dict:
@@ -295,11 +307,14 @@ def write_report(report: Report, out="reports", *, pdf: bool = True) -> dict:
     from .markdown import to_markdown
 
     out = _prepare_out(out)
+    from .bibliography import bibtex
+
     md = out / "report.md"
     tex = out / "report.tex"
     try:
         md.write_text(to_markdown(report), encoding="utf-8")
         tex.write_text(to_latex(report), encoding="utf-8")
+        (out / "report.bib").write_text(bibtex(), encoding="utf-8")
     except OSError as err:
         raise OptionError(f"cannot write the report to {str(out)!r}: {err.strerror or err}") from None
     written = {"markdown": str(md), "latex": str(tex), "pdf": None, "pdf_note": "no PDF: --no-pdf was given"}

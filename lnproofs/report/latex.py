@@ -1,14 +1,19 @@
-"""LaTeX writer for :class:`lnproofs.report.build.Report` (compiles with pdflatex).
+"""LaTeX writer for :class:`lnproofs.report.build.Report` (compiles with pdflatex and bibtex).
 
-Only packages of a basic TeX installation are used: amsmath, amssymb, graphicx, longtable
-and array.
+Only packages of Debian's ``texlive-latex-base`` are used: amsmath, amssymb, amsthm,
+graphicx, longtable, array, natbib (with plainnat) and hyperref.  The document is an
+article: title, abstract, contents, numbered sections, numbered theorems with labels, the
+experiments, references, and an index from theorem numbers to the software's names.
 """
 
 from __future__ import annotations
 
 from ..derive import prose
 
-__all__ = ["to_latex", "escape"]
+__all__ = ["to_latex", "escape", "INDEX_TITLE"]
+
+#: the heading of the index, the one place where code names appear
+INDEX_TITLE = "Index of result names"
 
 _TABLE = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$",
           "{": r"\{", "}": r"\}", "^": r"\^{}", "~": r"\~{}",
@@ -21,67 +26,62 @@ def escape(text) -> str:
     return "".join(_TABLE.get(ch, ch) for ch in str(text))
 
 
-def to_latex(report) -> str:
-    from .model import CONVENTIONS, recheck_cell
+def _text(text: str) -> str:
+    from .experiments import latex_text
 
-    out = [
-        r"\documentclass[10pt]{article}",
-        r"\usepackage[utf8]{inputenc}",
-        # T1 (with Latin Modern, where installed) so that text-mode symbols print as themselves
-        r"\IfFileExists{lmodern.sty}{\usepackage{lmodern}\usepackage[T1]{fontenc}}{}",
-        r"\usepackage{amsmath,amssymb,graphicx,longtable,array}",
-        # figures that stay where they are written, in their own section (no floats), with a caption
-        r"\makeatletter\newenvironment{figurehere}{\par\medskip\noindent\begin{minipage}{\linewidth}\centering"
-        r"\def\@captype{figure}}{\end{minipage}\par\medskip}\makeatother",
-        r"\setlength{\textwidth}{6.3in}\setlength{\oddsidemargin}{0.1in}\setlength{\evensidemargin}{0.1in}",
-        r"\setlength{\textheight}{8.8in}\setlength{\topmargin}{-0.4in}",
-        r"\allowdisplaybreaks",
-        r"\sloppy",
-        rf"\title{{LayerNorm and attention: proof report ($n = {report.n}$, convention {escape(report.convention)})}}",
-        r"\author{lnproofs}",
+    return latex_text(text, escape)
+
+
+_PREAMBLE = [
+    r"\documentclass[10pt]{article}",
+    r"\usepackage[utf8]{inputenc}",
+    r"\IfFileExists{lmodern.sty}{\usepackage{lmodern}\usepackage[T1]{fontenc}}{}",
+    r"\usepackage{amsmath,amssymb,amsthm,graphicx,longtable,array}",
+    r"\usepackage[numbers]{natbib}",
+    r"\usepackage[hidelinks]{hyperref}",
+    r"\setlength{\textwidth}{6.3in}\setlength{\oddsidemargin}{0.1in}\setlength{\evensidemargin}{0.1in}",
+    r"\setlength{\textheight}{8.8in}\setlength{\topmargin}{-0.4in}",
+    r"\allowdisplaybreaks",
+    r"\setlength{\LTcapwidth}{\linewidth}",
+    r"\sloppy",
+    r"\newtheorem{theorem}{Theorem}[section]",
+    r"\newtheorem{lemma}[theorem]{Lemma}",
+    r"\theoremstyle{definition}",
+    r"\newtheorem{definition}[theorem]{Definition}",
+    r"\renewcommand{\textfraction}{0.1}\renewcommand{\topfraction}{0.85}\renewcommand{\floatpagefraction}{0.75}",
+]
+
+
+def to_latex(report) -> str:
+    from . import frame
+    from .proofs import SECTIONS, entries, theorem_latex
+
+    names = [p.name for p in report.proofs]
+    out = list(_PREAMBLE) + [
+        rf"\title{{{escape(frame.TITLE)}}}",
+        rf"\author{{{escape(frame.AUTHOR)}}}",
         rf"\date{{{escape(report.generated)}}}",
-        r"\begin{document}",
-        r"\maketitle",
-        r"\section*{What this report contains}",
-        r"\begin{itemize}",
-        rf"\item {len(report.proofs)} theorems, for general $n$ and for $n = {report.n}$; {report.proved} proved, "
-        rf"{len(report.proofs) - report.proved} not proved. Every proof step was checked by SymPy when this "
-        r"report was made.",
-        r"\item Each theorem's numeric re-check with PyTorch, when PyTorch is installed.",
-        r"\item Figures of LayerNorm's geometry and of attention selectability.",
-    ]
-    if report.keys is not None:
-        out.append(rf"\item A certification of the keys in \texttt{{{escape(report.keys.source)}}}.")
-    out += [r"\end{itemize}", r"\section*{Conventions}", r"\begin{itemize}",
-            rf"\item Convention of the convention-dependent statements: \textbf{{{escape(report.convention)}}}: "
-            rf"{prose.to_latex(CONVENTIONS[report.convention])}.",
-            r"\item Both conventions' decomposition and interior theorems are always included.",
-            r"\item $P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T$ projects onto the hyperplane orthogonal to "
-            r"$\mathbf{1}$; $a$ is the gain, $b$ the bias, $\varepsilon$ the epsilon.",
-            r"\end{itemize}",
-            r"\section*{Versions}", r"\begin{tabular}{ll}", r"\hline package & version \\ \hline"]
-    out += [rf"{escape(name)} & {escape(version)} \\" for name, version in report.versions]
-    out += [r"\hline", r"\end{tabular}", r"\section*{Summary}", r"{\small",
-            r"\begin{longtable}{p{5.2cm}lll p{4.6cm}}",
-            r"\hline theorem & scope & status & steps & numeric re-check \\ \hline \endhead"]
-    for p in report.proofs:
-        scope = "general $n$" if p.n is None else f"$n = {p.n}$"
-        checked = sum(1 for s in p.steps if s.checked)
-        status = "proved" if p.proved else r"\textbf{FAILED}"
-        out.append(rf"\texttt{{{escape(p.name)}}} & {scope} & {status} & {checked}/{len(p.steps)} & "
-                   rf"{escape(recheck_cell(report.rechecks.get(p.name)))} \\")
-    out += [r"\hline", r"\end{longtable}}", "", escape(report.recheck_note), "",
-            r"\section*{Theorems and proofs}"]
-    for p in report.proofs:
-        out.append(p.to_latex())
-        check = report.rechecks.get(p.name)
-        if check is not None:
-            out.append(rf"\noindent\textit{{Numeric re-check}} ({'passed' if check.passed else 'FAILED'}): "
-                       rf"{check.samples} samples, largest error {escape(f'{check.max_error:.3e}')}, "
-                       rf"tolerance {escape(f'{check.tolerance:.3e}')}, device {escape(check.device)}, "
-                       rf"{escape(check.dtype)}.")
-        out.append("")
-    out.append(r"\section*{Figures}")
+        r"\begin{document}", r"\maketitle",
+        r"\begin{abstract}", _text(frame.abstract(report)), r"\end{abstract}",
+        r"\tableofcontents", r"\clearpage",
+        r"\section{Introduction}\label{sec:intro}"]
+    for paragraph in frame.introduction(report):
+        out += [_text(paragraph), ""]
+    out.append(r"\section{Setting and notation}\label{sec:setting}")
+    for label, title, text in frame.definitions(report):
+        out += [rf"\begin{{definition}}[{escape(title)}]\label{{{label}}}", prose.to_latex(text), r"\end{definition}"]
+    out += ["Every proof below is a sequence of steps; each step names the rule by which SymPy checked it when "
+            "this report was made, and a proof counts only when every step is checked.", ""]
+    items = entries(report.proofs)
+    for module, heading, _ in SECTIONS:
+        chosen = [e for e in items if e.section == module]
+        if not chosen:
+            continue
+        out.append(rf"\section{{{escape(heading)}}}\label{{sec:{module}}}")
+        for entry in chosen:
+            out += [theorem_latex(entry, names), ""]
+    out += _instances(report, items)
+    out += [r"\clearpage", r"\section{The geometry in figures}\label{sec:geometry}", _text(frame.geometry_text()), ""]
     for fig in report.figures:
         out += _figure(fig)
     if report.keys is not None:
@@ -90,30 +90,90 @@ def to_latex(report) -> str:
         from .experiments import experiments_latex
 
         out += experiments_latex(report.experiments, escape)
-    out.append(r"\end{document}")
+    out += [r"\clearpage", r"\section{Software}\label{sec:software}",
+            "The report was made with the following software.", "",
+            r"\begin{center}\begin{tabular}{ll}", r"\hline package & version \\ \hline"]
+    out += [rf"{escape(name)} & {escape(version)} \\" for name, version in report.versions]
+    out += [r"\hline", r"\end{tabular}\end{center}", "",
+            r"\bibliographystyle{plainnat}", r"\bibliography{report}", "", r"\appendix",
+            rf"\section{{{INDEX_TITLE}}}\label{{sec:index}}",
+            "Each result of this report and the name under which the software proves it.", "",
+            r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.16\linewidth}>{\raggedright\arraybackslash}"
+            r"p{0.78\linewidth}}", r"\hline result & name \\ \hline \endhead"]
+    out += [rf"\ref{{thm:{e.name}}} & \texttt{{{escape(e.name)}}} \\" for e in items]
+    out += [r"\hline", r"\end{longtable}}", r"\end{document}"]
     return "\n".join(out) + "\n"
 
 
+def _instances(report, items) -> list[str]:
+    from .proofs import label
+
+    out = [r"\section{Concrete widths and the numeric re-check}\label{sec:instances}",
+           f"Every result above was also proved for the concrete width $n = {report.n}$, with explicit matrices and "
+           "vectors in place of the symbols; the table lists the steps checked in each proof and the numeric "
+           "re-check: the largest error over random and adversarial inputs, against its tolerance.", "",
+           _text(report.recheck_note), "",
+           r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.14\linewidth}>{\raggedright\arraybackslash}"
+           r"p{0.17\linewidth}>{\raggedright\arraybackslash}p{0.17\linewidth}>{\raggedright\arraybackslash}"
+           r"p{0.4\linewidth}}",
+           rf"\caption{{Steps checked for general $n$ and for $n = {report.n}$, and the numeric re-check.}}"
+           r"\label{tab:instances}\\",
+           rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endfirsthead",
+           rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endhead"]
+    for e in items:
+        out.append(rf"\ref{{{label(e.name)}}} & {_checked(e.general if e.general.n is None else None)} & "
+                   rf"{_checked(e.instance if e.instance is not None else (e.general if e.general.n else None))} & "
+                   rf"{_recheck(report.rechecks.get(e.name))} \\")
+    return out + [r"\hline", r"\end{longtable}}", ""]
+
+
+def _checked(p) -> str:
+    if p is None:
+        return "not stated"
+    done = sum(1 for s in p.steps if s.checked)
+    return f"{done} of {len(p.steps)}" + ("" if p.proved else r", \textbf{not proved}")
+
+
+def _recheck(check) -> str:
+    if check is None:
+        return "not run"
+    verdict = "passed" if check.passed else r"\textbf{failed}"
+    return (rf"{verdict}: error ${_sci(check.max_error)}$, tolerance ${_sci(check.tolerance)}$, "
+            rf"{check.samples} samples")
+
+
+def _sci(value: float) -> str:
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+
+
 def _figure(fig) -> list:
-    return [r"\begin{figurehere}",
-            rf"\includegraphics[width=0.92\linewidth,height=0.42\textheight,keepaspectratio]{{{fig.path}}}",
-            rf"\caption{{{prose.to_latex(fig.caption)}}}", r"\end{figurehere}", ""]
+    from .experiments import figure_latex
+
+    return figure_latex(fig.path, _text(fig.caption), fig.label or "fig:" + fig.path.rsplit("/", 1)[-1][:-4])
 
 
 def _keys_latex(section) -> list:
-    out = [rf"\section*{{Certification of \texttt{{{escape(section.source)}}}}}",
-           rf"{section.n_keys} keys in $\mathbb{{R}}^{{{section.dim}}}$, every query allowed. The certificate is in "
-           rf"\texttt{{{escape(section.certificate_file)}}}; the exact checker "
-           rf"{'accepted every claim' if section.check_ok else 'REJECTED a claim'}.", "",
-           r"\begin{tabular}{lr}", r"\hline status & keys \\ \hline"]
+    out = [r"\section{Certification of the given keys}\label{sec:keys}",
+           rf"{section.n_keys} keys in $\mathbb{{R}}^{{{section.dim}}}$, every query allowed. The exact checker "
+           rf"{'accepted every claim' if section.check_ok else 'rejected a claim'}.", "",
+           r"\begin{center}\begin{tabular}{lr}", r"\hline status & keys \\ \hline"]
     out += [rf"{escape(status)} & {count} \\" for status, count in section.summary.items()]
-    out += [r"\hline", r"\end{tabular}", ""]
+    out += [r"\hline", r"\end{tabular}\end{center}", ""]
     if section.rows:
-        out += [r"{\small", r"\begin{longtable}{lp{2cm}p{11cm}}", r"\hline key & status & certificate \\ \hline \endhead"]
+        out += [r"{\small", r"\begin{longtable}{lp{2cm}p{11cm}}",
+                r"\hline key & status & certificate \\ \hline \endhead"]
         out += [rf"$k_{{{i}}}$ & {escape(status)} & {escape(text)} \\" for i, status, text in section.rows]
         out += [r"\hline", r"\end{longtable}}"]
     else:
         out.append("Every key is selectable: each has a witness query, checked exactly.")
+    if section.figures:
+        out += ["", "The figures show " + " and ".join(
+            rf"{what} (Figure~\ref{{{fig.label}}})" for what, fig in zip(
+                ("the witness margins of the selectable keys", "the keys with their statuses"), section.figures))
+            + "."]
     for fig in section.figures:
         out += _figure(fig)
     return out

@@ -13,9 +13,9 @@ __all__ = ["CONVENTIONS", "Figure", "Recheck", "KeySection", "Report", "recheck_
 #: LayerNorm conventions, as the report states them (prose with its mathematics in $...$)
 CONVENTIONS = {
     "torch": r"$\operatorname{LN}(x) = a \odot (x - \bar{x}\mathbf{1}) / \sqrt{\operatorname{var}(x) + \epsilon} + b$, "
-             "biased variance (PyTorch's nn.LayerNorm)",
+             "with the biased variance",
     "std": r"$\operatorname{LN}(x) = a \odot (x - \bar{x}\mathbf{1}) / (\operatorname{std}(x) + \epsilon) + b$, "
-           "biased standard deviation",
+           "with the biased standard deviation",
 }
 
 
@@ -25,6 +25,12 @@ class Figure:
 
     path: str
     caption: str
+    label: str = ""         # the LaTeX label, "fig:" and the file's stem by default
+
+    def __post_init__(self):
+        if not self.label:
+            stem = self.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            object.__setattr__(self, "label", "fig:" + stem)
 
 
 @dataclass(frozen=True)

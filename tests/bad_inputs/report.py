@@ -26,6 +26,8 @@ CASES = [
     ("report-n-not-integer", _argv("report", "--n", "three", "--out", "{tmp}/r"), "--n"),
     ("report-unknown-convention", _argv("report", "--convention", "pytorch", "--out", "{tmp}/r"), "convention"),
     ("report-unwritable-out", _unwritable("report"), "cannot write"),
+    ("report-experiments-without-results", _argv("report", "--experiments", "{tmp}", "--out", "{tmp}/r",
+                                                 "--no-recheck", "--no-pdf"), "holds no experiment results"),
     ("reproduce-zero-trials", _argv("reproduce", "figure1", "--trials", "0", "--out", "{tmp}/f"), "--trials"),
     ("reproduce-negative-trials", _argv("reproduce", "figure1", "--trials", "-5", "--out", "{tmp}/f"), "--trials"),
     ("reproduce-unknown-figure", _argv("reproduce", "figure7", "--out", "{tmp}/f"), "invalid choice: 'figure7'"),
