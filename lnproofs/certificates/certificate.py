@@ -121,12 +121,11 @@ class Certificate(schema.Certificate):
         return json.dumps(self.to_json(), indent=indent)
 
     def save(self, path: str | os.PathLike, indent: int | None = None) -> Path:
-        """Write the JSON (atomically: a temporary file is renamed into place)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.dumps(indent) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        """Write the JSON (atomically: a temporary file is renamed into place; only a regular
+        file or nothing is replaced, see :mod:`lnproofs.certificates.writes`)."""
+        from .writes import write_text
+
+        return write_text(path, self.dumps(indent) + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike, limits: Limits = DEFAULT_LIMITS,

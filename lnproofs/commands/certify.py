@@ -76,12 +76,28 @@ def _layernorm(args, min_margin):
     return cert, None
 
 
+def _check_seed(seed: int) -> None:
+    from ..kernel.errors import OptionError
+
+    if not 0 <= seed < 2 ** 32:
+        raise OptionError(f"--seed {seed} is not accepted; give a whole number from 0 to 4294967295")
+
+
 def run(args) -> int:
     from ..io.arrays import load_array
     from ..kernel.errors import OptionError
     from ..propose.certification import certify, check_min_margin
 
     min_margin = check_min_margin(args.min_margin)
+    _check_seed(args.seed)
+    if args.out is not None:                        # before any work: only a regular file of ours is replaced
+        from ..certificates.writes import output_file
+        from ..propose.certification import partial_path
+
+        inputs = [args.keys] + [v for v in (args.gain, args.bias) if v is not None and Path(v).exists()]
+        inputs += [getattr(args, n) for n in ("query_subspace", "query_layernorm") if getattr(args, n, None)]
+        output_file(args.out, inputs=inputs)
+        output_file(partial_path(args.out), None, inputs=inputs)
     if args.keys_from_layernorm_inputs:
         cert, query_set = _layernorm(args, min_margin)
     else:

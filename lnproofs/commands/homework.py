@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+from ..certificates.writes import write_text
+
 __all__ = ["configure", "run"]
 
 
@@ -108,7 +110,7 @@ def _new(args) -> int:
         from ..homework.notebook import notebook_text
 
         written["homework.ipynb"] = Path(args.out) / "homework.ipynb"
-        written["homework.ipynb"].write_text(notebook_text(problem_set), encoding="utf-8")
+        write_text(written["homework.ipynb"], notebook_text(problem_set))
     if args.json:
         print(json.dumps({"seed": args.seed, "topics": [p.topic for p in problem_set.problems],
                           "files": {name: str(path) for name, path in written.items()}}, indent=2))
@@ -144,7 +146,8 @@ def _check(args) -> int:
 def _grade(args) -> int:
     from pathlib import Path
 
-    from ..homework.gradebook import write_gradebook, write_gradescope
+    from ..certificates.writes import output_file
+    from ..homework.gradebook import gradebook_outputs, write_gradebook, write_gradescope
     from ..homework.grading import ProblemSource, grade_folder, metadata_student
     from ..kernel.errors import FileFormatError, require
 
@@ -153,6 +156,10 @@ def _grade(args) -> int:
     require(folder.is_dir(), FileFormatError,
             f"submissions folder {folder} does not exist or is not a folder; give the folder of answers files")
     forced = metadata_student(args.metadata, source.roster) if args.metadata is not None else None
+    if args.format == "gradescope":                 # the outputs are checked before anything is graded
+        output_file(args.out or "results.json")
+    else:
+        gradebook_outputs(args.out or "grades.csv", args.feedback)
     bar, step = _progress("grading", "file")
     with bar:
         gradebook = grade_folder(folder, source, forced, progress=step)

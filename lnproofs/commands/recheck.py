@@ -170,6 +170,13 @@ def run(args) -> int:
             raise OptionError(f"{name} {value} is not accepted; give a positive integer")
     if args.resume and not args.out:
         raise OptionError("--resume needs --out RESULTS.jsonl (the file to continue)")
+    if args.out:
+        from ..certificates.writes import output_file
+
+        out = output_file(args.out)
+        if not args.resume and out.is_file() and out.stat().st_size:
+            raise OptionError(f"--out {args.out!r} already holds results: add --resume to keep them and run the "
+                              "rest, or give a new file")
     samples = args.samples or DEFAULT_SAMPLES
     wanted = list(dict.fromkeys(args.only)) if args.only else check_names()
     done = _previous(args, samples) if args.resume else {}
@@ -203,7 +210,9 @@ def run(args) -> int:
     fresh = {}
     # the cluster is reached (and its workers checked) before the results file is opened
     with open_client(workers, scheduler, n_tasks=len(todo)) as context:
-        sink = open(args.out, "a", encoding="utf-8") if args.out else None
+        from ..certificates.writes import open_append
+
+        sink = open_append(args.out, "--out") if args.out else None
         try:
             for name in wanted:
                 if name in done:

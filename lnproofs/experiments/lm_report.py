@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 from .outputs import read_rows
+from ..certificates.writes import replacing, write_text
 
 __all__ = ["write_lm_figures", "write_lm_section"]
 
@@ -34,13 +35,14 @@ def write_lm_figures(root: Path) -> dict[str, str]:
     ax.set_title("Tiny GPT-2 (n_embd 8, 4 layers): loss of both arms", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(root / "lm_loss.png")
+    with replacing(root / "lm_loss.png", binary=True) as handle:
+        fig.savefig(handle, format="png")
     plt.close(fig)
     return {"loss": "lm_loss.png"}
 
 
 def _write_csv(path: Path, header, rows) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with replacing(path) as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(rows)
@@ -137,5 +139,5 @@ def write_lm_section(root: Path, summary: dict, config: dict, figures: dict) -> 
               "`lm_tables/certificates/SET/textNNNN_layerL.json` next to their keys "
               "(`lnproofs check CERT.json KEYS.npy` re-verifies one).", ""]
     path = root / "summary.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    write_text(path, "\n".join(lines))
     return path

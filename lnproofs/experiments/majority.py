@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import folder_entry, output_folder
 from .majority_data import make_majority_data
 from .outputs import RowWriter, device_name, finished, read_rows, write_json, write_summary
 from .paper import ARM_LABELS, ARMS, PAPER_VALUES, accuracy_step
@@ -166,8 +167,8 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
 
         raise OptionError(f"--arms {','.join(arms)!r} is not accepted; give layernorm,no-projection (the two the "
                           f"findings compare), optionally with none")
-    out = Path(out)
-    root = out / ("majority_paper" if paper else "majority")
+    out = output_folder(out)
+    root = folder_entry(out, "majority_paper" if paper else "majority", folder=True)
     dev = device_name(device)
     started = time.monotonic()
     config = {"configuration": "paper" if paper else "default", "main": cfg, "three_d": cfg3 if three_d else None,

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from .outputs import read_rows
+from ..certificates.writes import replacing, write_text
 
 __all__ = ["write_figures", "write_section", "mean_curve"]
 
@@ -76,7 +77,8 @@ def write_figures(root: Path, seeds, cfg: dict, shapes: dict, arms=None) -> dict
                      fontsize=9)
         ax.legend(fontsize=7, loc="best")
         fig.tight_layout()
-        fig.savefig(root / name)
+        with replacing(root / name, binary=True) as handle:
+            fig.savefig(handle, format="png")
         plt.close(fig)
         figures[key] = name
     if shapes:
@@ -100,7 +102,8 @@ def _plot_3d(root: Path, shapes: dict, plt) -> str:
         ax.set_title(ARM_LABELS[arm], fontsize=9)
         ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
-    fig.savefig(root / "majority_3d.png")
+    with replacing(root / "majority_3d.png", binary=True) as handle:
+        fig.savefig(handle, format="png")
     plt.close(fig)
     return "majority_3d.png"
 
@@ -249,6 +252,6 @@ def write_section(root: Path, summary: dict, config: dict, figures: dict, other:
               "test_accuracy, query_angle); trained weights `ARM_seedSEED_weights.npz`; certificates "
               "`ARM_seedSEED_certificates.json`; configuration: `" + root.name + "/config.json`.", ""]
     path = root / "summary.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
-    (root / "summary_table.json").write_text(json.dumps(arms, indent=2), encoding="utf-8")
+    write_text(path, "\n".join(lines))
+    write_text((root / "summary_table.json"), json.dumps(arms, indent=2))
     return path

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from ..certificates.certificate import Certificate
+from ..certificates.writes import open_append, output_file, remove_quietly
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
@@ -324,15 +324,24 @@ def certify(keys, query_set=None, *, progress: bool | None = None, out=None, res
 def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_first, min_margin,
              context) -> Certificate:
     n, d = K.shape
-    known, writer = [], None
+    finding = None
+    if qs is None:
+        from ..certificates.findings import rank_finding
+        finding = rank_finding(K)
+    known, writer, created = [], None, False
     if out is not None:
         side = partial_path(out)
+        output_file(out)
+        output_file(side, None)
         fingerprint = _fingerprint(K, qs_json)
-        if resume and side.exists():
+        if resume and side.is_file():
             known = _read_partial(side, fingerprint, n)
-            writer = open(side, "a", encoding="utf-8")
+            writer = open_append(side)
         else:
-            writer = open(side, "w", encoding="utf-8")
+            if side.is_file() and side.stat().st_size:
+                raise OptionError(f"{side} holds the results of an interrupted run: add --resume to continue "
+                                  "it, or delete it to start over")
+            writer, created = open_append(side, truncate=True), True
             writer.write(json.dumps({"fingerprint": fingerprint, "n_keys": n, "dim": d}) + "\n")
             writer.flush()
     if known:                                           # results read back are re-checked
@@ -348,10 +357,6 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
             writer.write("".join(json.dumps(r.to_json()) + "\n" for r in batch))
             writer.flush()
 
-    finding = None
-    if qs is None:
-        from ..certificates.findings import rank_finding
-        finding = rank_finding(K)
     try:
         if context is not None:
             results = _chunked(K, qs, known, on_results, progress=progress, seed=seed, context=context,
@@ -363,11 +368,16 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
         else:
             results = _other_kind(module, K, qs, known, on_results, progress=progress, seed=seed,
                                   chunked=out is not None and n > 2000)
+    except Exception:
+        if created:                       # a failed run leaves nothing; an interrupted one keeps its results
+            writer.close()
+            remove_quietly(side)
+        raise
     finally:
         if writer is not None:
             writer.close()
     cert = Certificate(n, d, qs_json, tuple(results), rank=finding, min_margin=min_margin)
     if out is not None:
         cert.save(out)
-        os.remove(partial_path(out))
+        remove_quietly(partial_path(out))
     return cert
