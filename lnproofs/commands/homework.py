@@ -41,7 +41,8 @@ def configure(parser) -> None:
                                        "own problems. Writes the gradebook CSV, the list of what could not be "
                                        "graded and a feedback file per student (or, with --format gradescope, "
                                        "Gradescope's results.json). Exit status 0 when every answers file was "
-                                       "graded, 1 when some could not be (they are listed), 2 on bad input, 3 on an "
+                                       "graded, 1 when some could not be or an answer was too complex to check "
+                                       "(they are listed), 2 on bad input, 3 on an "
                                        "internal error (a bug of lnproofs).")
     grade.add_argument("submissions", metavar="SUBMISSIONS", help="the folder of answers files (docs/homework.md)")
     grade.add_argument("--problems", required=True, metavar="DIR",
@@ -171,6 +172,7 @@ def _grade(args) -> int:
     # one Gradescope submission says nothing about the rest of the class
     missing = [] if args.format == "gradescope" else list(gradebook.missing)
     summary = {"graded": len(gradebook.grades), "not_graded": [vars(n) for n in gradebook.not_graded],
+               "too_complex": [vars(n) for n in gradebook.too_complex],
                "no_submission": [s.id for s in missing], "files": written}
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -180,13 +182,15 @@ def _grade(args) -> int:
               f"{'s' if len(missing) != 1 else ''} without a submission")
         for item in gradebook.not_graded:
             print(f"  not graded: {item.file}" + (f" ({item.student})" if item.student else "") + f": {item.reason}")
+        for item in gradebook.too_complex:
+            print(f"  check by hand: {item.file} ({item.student}): {item.reason}")
         if missing:
             print("  no submission: " + ", ".join(s.id for s in missing))
         for name, path in written.items():
             print(f"  wrote {path}")
     if args.format == "gradescope":  # the outcome, readable or not, is in results.json for the student
         return 0
-    return 1 if gradebook.not_graded else 0
+    return 1 if gradebook.not_graded or gradebook.too_complex else 0
 
 
 def run(args) -> int:

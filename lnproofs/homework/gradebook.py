@@ -6,7 +6,8 @@ one feedback file per student, and Gradescope's autograder ``results.json``.
 points per problem, ``total`` and ``possible``.  A student who was not graded has empty
 point cells, never a zero.  ``grades_not_graded.csv`` (next to it, named after it) lists
 ``file``, ``student`` and ``reason`` for every submission that could not be graded and
-every roster student without a submission.  Cells that a spreadsheet would read as a
+every roster student without a submission, and every answer that was too complex to check
+(graded 0 points, to be checked by hand).  Cells that a spreadsheet would read as a
 formula (starting with ``= + - @``) are written with a leading apostrophe.
 """
 
@@ -65,7 +66,7 @@ def gradebook_csv(gradebook: Gradebook) -> str:
 
 def not_graded_csv(gradebook: Gradebook) -> str:
     rows = [["file", "student", "reason"]]
-    rows += [[n.file, n.student, n.reason] for n in gradebook.not_graded]
+    rows += [[n.file, n.student, n.reason] for n in gradebook.not_graded + gradebook.too_complex]
     rows += [["", s.id, "no submission"] for s in gradebook.missing]
     return _csv(rows)
 
