@@ -23,7 +23,8 @@ def configure(parser) -> None:
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress bar on stderr (default: for 2000 keys or more, on a terminal)")
     parser.add_argument("--json", action="store_true", help="print the certificate JSON instead of a summary")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random directions tried first (default 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the random directions tried first, 0 to 4294967295 (default 0)")
     parser.add_argument("--min-margin", metavar="DELTA", default=None,
                         help="count apart the selectable keys that win only by a margin below DELTA "
                              "(the score gap for a unit-norm query; DELTA >= 0)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from ..certificates.writes import open_append, output_file, remove_quietly
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
-from ..kernel.errors import OptionError
+from ..kernel.errors import InputError, OptionError
 
 __all__ = ["certify", "certify_results", "check_min_margin", "has_unselectable", "partial_path", "key_chunks",
            "PARALLEL_MIN_KEYS", "CHUNK_KEYS"]
@@ -321,6 +322,16 @@ def certify(keys, query_set=None, *, progress: bool | None = None, out=None, res
                         stop_at_first=stop_at_first, min_margin=min_margin, context=context if chunked else None)
 
 
+def _out_of_range(K: np.ndarray, err: Exception) -> InputError:
+    """One line for keys whose floats defeat the floating-point search (an overflow or a NaN in it)."""
+    size = np.abs(K[K != 0])
+    span = (f"from about 2^{math.frexp(float(size.min()))[1]} to 2^{math.frexp(float(size.max()))[1]}"
+            if size.size else "all zero")
+    return InputError(f"the floating-point search failed on these keys ({type(err).__name__}: {str(err)[:80]}); "
+                      f"their non-zero entries range {span}: scale them by a power of two (selectability does "
+                      "not change) so that the entries and their differences stay within the float range")
+
+
 def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_first, min_margin,
              context) -> Certificate:
     n, d = K.shape
@@ -368,10 +379,12 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
         else:
             results = _other_kind(module, K, qs, known, on_results, progress=progress, seed=seed,
                                   chunked=out is not None and n > 2000)
-    except Exception:
+    except Exception as err:
         if created:                       # a failed run leaves nothing; an interrupted one keeps its results
             writer.close()
             remove_quietly(side)
+        if isinstance(err, (ArithmeticError, ValueError, np.linalg.LinAlgError)) and not isinstance(err, InputError):
+            raise _out_of_range(K, err) from err
         raise
     finally:
         if writer is not None:
