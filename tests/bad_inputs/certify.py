@@ -135,3 +135,14 @@ CASES += [
      "the floating-point search failed"),
     ("check-layernorm-eps-overflows", _ln_cert_with_eps(1e308), "out of range"),
 ]
+
+
+def _folder_with_near_miss(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "c.json").write_text(json.dumps({"schema": "lnproofs.selectability/2", "n_keys": 3}))
+    return ["check", tmp_path / "d"]
+
+
+CASES += [
+    ("check-folder-near-miss-schema", _folder_with_near_miss, "is not one this lnproofs reads"),
+]
