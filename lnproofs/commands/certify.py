@@ -116,7 +116,7 @@ def run(args) -> int:
             cert = cert.with_keys_file(args.out, args.keys)
             cert.save(args.out)
     if args.json:
-        print(json.dumps(cert.to_json()))
+        print(cert.dumps())
     else:
         if query_set is not None:
             print(f"queries: {describe_query_set(query_set)}")

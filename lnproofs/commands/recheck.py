@@ -7,6 +7,7 @@ other commands never load torch.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from ..kernel.errors import FileFormatError, OptionError
@@ -210,8 +211,9 @@ def run(args) -> int:
     fresh = {}
     # the cluster is reached (and its workers checked) before the results file is opened
     with open_client(workers, scheduler, n_tasks=len(todo)) as context:
-        from ..certificates.writes import open_append
+        from ..certificates.writes import open_append, remove_quietly
 
+        created = bool(args.out) and not os.path.lexists(args.out)
         sink = open_append(args.out, "--out") if args.out else None
         try:
             for name in wanted:
@@ -229,6 +231,11 @@ def run(args) -> int:
 
             run_tasks(_check_task, todo, context=context, shared=settings, on_result=record,
                       label="recheck", unit="check")
+        except Exception:
+            if created and not fresh:             # a failed run leaves no empty results file behind
+                sink.close()
+                remove_quietly(args.out)
+            raise
         finally:
             if sink is not None:
                 sink.close()
