@@ -69,6 +69,21 @@ def test_the_time_budget_really_stops_the_work():
     assert same(big, sp.expand(big), seconds=60)
 
 
+def test_the_budget_also_stops_a_comparison_made_in_this_process(monkeypatch):
+    import signal
+
+    from lnproofs.homework import compare
+
+    monkeypatch.setattr(compare, "SMALL_TERMS", 10 ** 6)        # this one would otherwise go elsewhere
+    big = read_expression("(2^(1/63)+3^(1/61)+5^(1/59)+7^(1/57))^4")   # about 0.4 s of simplify
+    before = signal.getsignal(signal.SIGALRM)
+    start = time.perf_counter()
+    with pytest.raises(TooComplex, match="took more than"):
+        same(big, sp.expand(big), seconds=0.02)
+    assert time.perf_counter() - start < 5
+    assert signal.getsignal(signal.SIGALRM) is before and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
 def _read_csv(path):
     with open(path, newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))

@@ -7,9 +7,10 @@ runs an expensive operation on a large input, and within a time budget that real
    the exact values, so this is a proof, not a tolerance.
 3. Otherwise the numbers are probably equal and SymPy must show ``a - b = 0``
    (``simplify``, then ``equals``).  For a small difference (at most :data:`SMALL_TERMS` terms
-   multiplied out) that runs here; a larger one runs in a separate Python process that is
-   killed after :data:`SECONDS_PER_ANSWER` seconds, and the answer is then "too complex to
-   check" (:class:`.expressions.TooComplex`), never a hang.
+   multiplied out) that runs here, stopped by a timer (SIGALRM) after :data:`SECONDS_PER_ANSWER`
+   seconds; a larger one (or any, outside the main thread) runs in a separate Python process
+   that is killed after as long.  Past the budget the answer is "too complex to check"
+   (:class:`.expressions.TooComplex`), never a hang.
 
 The difference travels to that process as a JSON tree of rationals, sums, products and powers
 (built from SymPy's own tree, never a string to evaluate).
@@ -142,5 +143,34 @@ def same(a, b, seconds: float = SECONDS_PER_ANSWER) -> bool:
     if _differ(difference):
         return False
     if term_bound(difference) <= SMALL_TERMS:
-        return _is_zero(difference)
+        return _zero_here(difference, seconds)
     return _zero_elsewhere(difference, seconds)
+
+
+class _Stopped(Exception):
+    """Raised by the timer inside a comparison that ran past its budget."""
+
+
+def _zero_here(difference, seconds: float) -> bool:
+    """:func:`_is_zero` in this process, stopped by a timer after ``seconds`` (in the main thread,
+    where signals arrive; elsewhere the separate process is used)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        return _zero_elsewhere(difference, seconds)
+
+    def stop(_signum, _frame):
+        raise _Stopped
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            return _is_zero(difference)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Stopped:
+        raise TooComplex(f"showing that it equals the expected value took more than {seconds:g} s") from None
+    finally:
+        signal.signal(signal.SIGALRM, previous)
