@@ -11,12 +11,22 @@ This package adds what is for people and decides no status:
   re-measured findings, as one :class:`CheckReport`;
 * :mod:`.uniform`: uniform-attention answers with their description;
 * :mod:`.limits`: the limits on the work one certificate file may cause, and its bounded reading;
-* :mod:`.keyfile`: the keys file a certificate names (a relative path and its SHA-256).
+* :mod:`.keyfile`: the keys file a certificate names (a relative path and its SHA-256);
+* :mod:`.writes`: how every command writes its outputs (only regular files of ours are replaced).
+
+The names below are loaded when first used, so that importing :mod:`.writes` stays light.
 """
 
 from __future__ import annotations
 
-from .certificate import Certificate
-from .check import CheckReport, check_certificate
+import importlib
 
 __all__ = ["Certificate", "CheckReport", "check_certificate"]
+
+_HOMES = {"Certificate": ".certificate", "CheckReport": ".check", "check_certificate": ".check"}
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -86,8 +86,9 @@ class Certificate(schema.Certificate):
                 raise CertificateFormatError(f"certificate field rank.{name} is {value!r}; "
                                              "expected a non-negative integer")
         sv = cert.rank.get("singular_values")
-        if not isinstance(sv, tuple) or not all(_finite(v) and v >= 0 for v in sv):
-            raise CertificateFormatError("certificate field rank.singular_values must be a list of finite numbers >= 0")
+        if not isinstance(sv, tuple) or not all(v is None or (_finite(v) and v >= 0) for v in sv):
+            raise CertificateFormatError("certificate field rank.singular_values must be a list of finite numbers "
+                                         ">= 0 (null for one beyond the float range)")
         return cert
 
     @property
@@ -118,15 +119,14 @@ class Certificate(schema.Certificate):
 
     # ----------------------------------------------------------------- files
     def dumps(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_json(), indent=indent)
+        return json.dumps(self.to_json(), indent=indent, allow_nan=False)   # JSON that 'check' reads
 
     def save(self, path: str | os.PathLike, indent: int | None = None) -> Path:
-        """Write the JSON (atomically: a temporary file is renamed into place)."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.dumps(indent) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        """Write the JSON (atomically: a temporary file is renamed into place; only a regular
+        file or nothing is replaced, see :mod:`lnproofs.certificates.writes`)."""
+        from .writes import write_text
+
+        return write_text(path, self.dumps(indent) + "\n")
 
     @classmethod
     def load(cls, path: str | os.PathLike, limits: Limits = DEFAULT_LIMITS,
@@ -142,7 +142,7 @@ class Certificate(schema.Certificate):
         if not rank or rank["numerical_affine_dimension"] >= rank["exact_affine_dimension"]:
             return None
         ex, nu, sv = rank["exact_affine_dimension"], rank["numerical_affine_dimension"], rank["singular_values"]
-        small = float(sv[nu]) / float(sv[0]) if nu < len(sv) and sv[0] > 0 else 0.0
+        small = (float(sv[nu]) / float(sv[0]) if nu < len(sv) and sv[nu] is not None and sv[0] else 0.0)
         return (f"warning: the keys span {ex} dimensions exactly but only {nu} numerically (singular value "
                 f"ratio {small:.1e} <= 2^-32): they lie on a {nu}-dimensional affine subspace up to rounding, "
                 f"and keys that win only through the rounding do so by tiny margins (see --min-margin)")

@@ -12,7 +12,7 @@ from ..kernel.verify import check_claims
 from . import findings
 from .certificate import Certificate
 
-__all__ = ["CheckReport", "check_certificate"]
+__all__ = ["CheckReport", "check_certificate", "check_layernorm_range", "LAYERNORM_RANGE_BITS"]
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,49 @@ class CheckReport:
         return "\n".join(lines)
 
 
+#: LayerNorm inputs are accepted while |x_j - mean(x_j)|^2 + n eps lies within 2**-BITS .. 2**BITS
+LAYERNORM_RANGE_BITS = 1000
+
+
+def check_layernorm_range(inputs, eps) -> None:
+    """Refuse, in one line, LayerNorm inputs and eps whose M_j = |c_j|^2 + n eps (c_j = x_j - mean x_j)
+    leaves [2**-LAYERNORM_RANGE_BITS, 2**LAYERNORM_RANGE_BITS], the float range that the kernel's
+    float filter and the proposers work in (M_j = 0, a constant row with eps 0, is reported
+    elsewhere).  LayerNorm gives the same outputs for inputs times t and eps times t**2, so a power
+    of two brings any such input back, exactly."""
+    import math
+
+    import numpy as np
+
+    from ..kernel.errors import InputError
+
+    X = np.asarray(inputs, dtype=np.float64)
+    if X.size == 0:
+        return
+    top = float(np.abs(X).max())
+    power = math.frexp(top)[1] if top > 0 else 0
+    scaled = np.ldexp(X, -power)                                   # exact; entries below 1 in size
+    centred = scaled - scaled.mean(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        c_bits = np.log2((centred * centred).sum(axis=1)) + 2 * power     # log2 |c_j|^2
+    eps_bits = math.log2(X.shape[1]) + math.log2(eps) if eps > 0 else -math.inf
+    m_bits = np.logaddexp2(c_bits, eps_bits)
+    m_bits = m_bits[np.isfinite(m_bits)]
+    if m_bits.size and (m_bits.max() >= LAYERNORM_RANGE_BITS or m_bits.min() <= -LAYERNORM_RANGE_BITS):
+        far = float(m_bits.max() if m_bits.max() >= LAYERNORM_RANGE_BITS else m_bits.min())
+        way = "down" if far > 0 else "up"
+        raise InputError(f"LayerNorm inputs and eps out of range: |x - mean(x)|^2 + n*eps is about 2^{far:.0f} for "
+                         f"some row, outside 2^-{LAYERNORM_RANGE_BITS}..2^{LAYERNORM_RANGE_BITS}; LayerNorm gives "
+                         f"the same outputs for the inputs times 2^k and eps times 2^2k: scale both {way}")
+
+
 def check_certificate(certificate, keys) -> CheckReport:
     """Re-verify every claim of ``certificate`` (a Certificate or its JSON) against ``keys`` in the
     kernel, and measure its stated findings again."""
     cert = certificate if isinstance(certificate, schema.Certificate) else Certificate.from_json(certificate)
     ek = ExactKeys.of(keys)
+    if cert.keys_from is not None:
+        check_layernorm_range(ek.array, cert.keys_from.get("eps", 0.0) or 0.0)
     verdicts = findings.recheck(cert, ek, check_claims(cert, ek))
     kind = cert.query_set.get("kind", "free")
     if cert.keys_from is not None:

@@ -13,6 +13,7 @@ a failed verdict, so a certificate whose stated findings are wrong does not pass
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -34,15 +35,20 @@ def rank_finding(keys) -> dict:
 
     Numerical: the number of singular values of the keys minus their float mean that
     exceed ``threshold`` = RANK_FACTOR * 2**-52 * (largest singular value), computed in
-    float64 by LAPACK.  A numerical dimension below the exact one means the keys lie on
+    float64 by LAPACK on the keys scaled by a power of two (so that no float overflows; singular
+    values beyond the float range are stated as null).  A numerical dimension below the exact one means the keys lie on
     an affine subspace up to rounding: keys that win only through the rounding win by
     margins of the size of the rounding."""
     ek = ExactKeys.of(keys)
     arr = ek.array
-    sv = np.linalg.svd(arr - arr.mean(axis=0), compute_uv=False) if ek.n > 1 else np.zeros(0)
-    threshold = float(RANK_FACTOR * 2.0 ** -52 * sv[0]) if sv.size else 0.0
+    top = float(np.abs(arr).max(initial=0.0))
+    power = 0 if 2.0 ** -500 < top < 2.0 ** 500 or top == 0 else math.frexp(top)[1]   # far out: scaled exactly, no overflow
+    scaled = np.ldexp(arr, -power)
+    sv = np.linalg.svd(scaled - scaled.mean(axis=0), compute_uv=False) if ek.n > 1 else np.zeros(0)
+    threshold = RANK_FACTOR * 2.0 ** -52 * sv[0] if sv.size else 0.0
     return {"exact_affine_dimension": ek.affine_rank(), "numerical_affine_dimension": int(np.sum(sv > threshold)),
-            "singular_values": [float(v) for v in sv], "threshold": threshold,
+            "singular_values": [_in_float_range(Fraction(float(v)) * 2 ** power) for v in sv],
+            "threshold": _in_float_range(Fraction(float(threshold)) * 2 ** power),
             "rule": "singular values of the centred keys above 2**20 * 2**-52 times the largest"}
 
 
@@ -100,9 +106,19 @@ def _margins(ek: ExactKeys, items, colmax) -> list[float]:
             if exact and np.isfinite(bound) and finite[t]:                   # the keys that may hold the top score
                 rows = [j for j in np.flatnonzero(S[t] >= best[t] - 2 * bound).tolist() if j != i]
         if exact:
-            gap = float(_exact_gap(ek, i, qs[t], rows))
-        out.append(gap / norms[t])
+            gap = _in_float_range(_exact_gap(ek, i, qs[t], rows))
+        margin = None if gap is None else gap / norms[t]
+        out.append(margin if margin is not None and math.isfinite(margin) else None)
     return out
+
+
+def _in_float_range(value) -> float | None:
+    """``float(value)``, or None beyond the float range (an informational float is then not stated)."""
+    try:
+        out = float(value)
+    except OverflowError:
+        return None
+    return out if math.isfinite(out) else None
 
 
 def _exact_gap(ek: ExactKeys, i: int, q, rows) -> Fraction:
@@ -159,8 +175,14 @@ def _layernorm_margins(inputs, spec: LayerNormKeys, results) -> list[str | None]
         q = np.array([float(v) for v in witness]) * gain
         s = keys.z @ q
         own, s[r.index] = s[r.index], -np.inf
-        norm = float(np.linalg.norm([float(v) for v in witness])) or 1.0
-        m, slack = (own - s.max()) / norm, 2.0 ** -40 * float(np.abs(q) @ keys.colmax) / norm
+        w = np.array([float(v) for v in witness])
+        top = float(np.abs(w).max(initial=0.0))
+        norm = top * float(np.linalg.norm(w / top)) if top > 0 else 1.0          # no underflow for tiny witnesses
+        with np.errstate(over="ignore", invalid="ignore"):
+            m, slack = (own - s.max()) / norm, 2.0 ** -40 * float(np.abs(q) @ keys.colmax) / norm
+        if not (np.isfinite(m) and np.isfinite(slack)):           # beyond the float range: not measured here
+            out.append(None)
+            continue
         out.append(None if abs(r.margin - m) <= 2.0 ** -20 * abs(m) + slack else
                    f"key {r.index}: margin {r.margin!r} but its witness gives {float(m)!r}")
     return out

@@ -24,7 +24,8 @@ def configure(parser) -> None:
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress bar on stderr (default: for 2000 keys or more, on a terminal)")
     parser.add_argument("--json", action="store_true", help="print the certificate JSON instead of a summary")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random directions tried first (default 0)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the random directions tried first, 0 to 4294967295 (default 0)")
     parser.add_argument("--min-margin", metavar="DELTA", default=None,
                         help="count apart the selectable keys that win only by a margin below DELTA "
                              "(the score gap for a unit-norm query; DELTA >= 0)")
@@ -82,12 +83,28 @@ def _layernorm(args, min_margin):
     return cert, None
 
 
+def _check_seed(seed: int) -> None:
+    from ..kernel.errors import OptionError
+
+    if not 0 <= seed < 2 ** 32:
+        raise OptionError(f"--seed {seed} is not accepted; give a whole number from 0 to 4294967295")
+
+
 def run(args) -> int:
     from ..io.arrays import load_array
     from ..kernel.errors import OptionError
     from ..propose.certification import certify, check_min_margin
 
     min_margin = check_min_margin(args.min_margin)
+    _check_seed(args.seed)
+    if args.out is not None:                        # before any work: only a regular file of ours is replaced
+        from ..certificates.writes import output_file
+        from ..propose.certification import partial_path
+
+        inputs = [args.keys] + [v for v in (args.gain, args.bias) if v is not None and Path(v).exists()]
+        inputs += [getattr(args, n) for n in ("query_subspace", "query_layernorm") if getattr(args, n, None)]
+        output_file(args.out, inputs=inputs)
+        output_file(partial_path(args.out), None, inputs=inputs)
     if args.keys_from_layernorm_inputs:
         cert, query_set = _layernorm(args, min_margin)
     else:
@@ -105,7 +122,7 @@ def run(args) -> int:
             cert = cert.with_keys_file(args.out, args.keys)
             cert.save(args.out)
     if args.json:
-        print(json.dumps(cert.to_json()))
+        print(cert.dumps())
     else:
         if query_set is not None:
             print(f"queries: {describe_query_set(query_set)}")

@@ -25,8 +25,66 @@ EXIT_STATUSES = """exit status:
   3  an internal error (a bug of lnproofs; rerun with 'lnproofs --traceback check ...'
      and report it)
 for a folder: 3 if any file met an internal error, else 1 if any claim is refuted,
-else 2 if any certificate is unreadable, else 0."""
+else 2 if anything is unreadable (a certificate file, a file that looks like one but has
+a schema this version does not read, a sub-folder that cannot be listed, a link to nothing),
+else 0; every unreadable entry is named in the summary."""
 _SELECTABILITY = "lnproofs.selectability/1"
+#: schemas of lnproofs that are not certificates a folder check reads (skipped, as other JSON)
+_NOT_CERTIFICATES = ("lnproofs.homework/1", "lnproofs.homework-answers/1", "lnproofs.homework-class/1",
+                     "lnproofs.uniform/1")
+_CAUSAL = "lnproofs.causal/1"
+
+
+def _folder_entries(folder: Path) -> tuple[list[Path], list[tuple[str, str]], list[tuple[str, str]]]:
+    """(the .json files under ``folder`` to read, [(entry, why) that could not be read], [(entry, why)
+    not followed]).  Sub-folders that cannot be listed, links that lead nowhere or to something that
+    is not a regular file, and .json entries that are not regular files are named, never skipped in
+    silence; links to folders are not followed (named apart)."""
+    import os
+    import stat
+
+    files, unreadable, not_followed = [], [], []
+
+    def failed(err: OSError) -> None:
+        unreadable.append((str(err.filename or folder), f"cannot be listed ({err.strerror or err})"))
+
+    for top, dirs, names in os.walk(folder, onerror=failed):
+        for name in sorted(dirs):
+            path = Path(top) / name
+            if path.is_symlink():
+                not_followed.append((str(path), "a link to a folder, not followed"))
+        dirs[:] = sorted(d for d in dirs if not (Path(top) / d).is_symlink())
+        for name in sorted(names):
+            if not name.lower().endswith(".json"):
+                continue
+            path = Path(top) / name
+            try:
+                mode = os.stat(path).st_mode
+            except OSError as err:
+                what = "a link to nothing" if path.is_symlink() else f"cannot be read ({err.strerror or err})"
+                unreadable.append((str(path), what))
+                continue
+            if not stat.S_ISREG(mode):
+                unreadable.append((str(path), "is not a regular file"))
+                continue
+            files.append(path)
+    return files, unreadable, not_followed
+
+
+def _near_miss(data) -> str | None:
+    """Why a JSON value that looks like an lnproofs certificate is not one this version reads, or None."""
+    if not isinstance(data, dict):
+        return None
+    schema = data.get("schema")
+    if schema is None:
+        return ("it has certificate fields (n_keys, results) but no \"schema\"" if {"n_keys", "results"} <= set(data)
+                else None)
+    if not isinstance(schema, str) or not schema.strip().lower().startswith("lnproofs"):
+        return None
+    if schema in (_SELECTABILITY, _CAUSAL) + _NOT_CERTIFICATES or schema.startswith("lnproofs.model-"):
+        return None
+    return (f"its schema {schema[:60]!r} is not one this lnproofs reads (certificates: {_SELECTABILITY}, "
+            "lnproofs.model-*, lnproofs.causal/1)")
 
 
 def configure(parser) -> None:
@@ -191,26 +249,41 @@ def _check_folder(folder: Path, args, limits) -> int:
 
     if args.keys is not None:
         raise OptionError(f"{folder} is a folder: each certificate in it names or holds its keys; leave KEYS out")
-    files = sorted(p for p in folder.rglob("*.json") if p.is_file())
+    files, entries, not_followed = _folder_entries(folder)
     counts = {"checked": 0, "held": 0, "refuted": 0, "unreadable": 0, "internal": 0, "skipped": 0}
-    rows = []
+    rows, unreadable = [], []
+
+    def refuse(name: str, reason: str) -> None:
+        counts["checked"] += 1
+        counts["unreadable"] += 1
+        unreadable.append(name)
+        rows.append({"file": name, "status": "unreadable", "reason": reason})
+        if not args.json:
+            print(f"{name}: unreadable: {reason}")
+
+    for name, reason in entries:
+        refuse(name, reason)
+    for name, reason in not_followed:
+        rows.append({"file": name, "status": "skipped", "reason": reason})
+        if not args.json:
+            print(f"{name}: skipped: {reason}")
     for path in tqdm(files, desc="certificates", unit="file", disable=not sys.stderr.isatty(), leave=False):
         outputs: list = []
         try:
             targets = targets_of(path, None, limits, skip_foreign=True)
             if targets is None:
+                why = _near_miss(_read_quietly(path, limits))
+                if why is not None:
+                    refuse(str(path), why)
+                    continue
                 counts["skipped"] += 1
                 continue
             counts["checked"] += 1
             ok = _check_model_evidence(path, targets, args, outputs, f"{path} ")
             ok = all([_check_one(f"{path}" + (f" {label}" if label else ""), cert, keys, args, outputs)
                       for label, cert, keys in targets]) and ok
-        except (LnproofsError, InputError) as err:
-            counts["checked"] += 1
-            counts["unreadable"] += 1
-            rows.append({"file": str(path), "status": "unreadable", "reason": str(err)})
-            if not args.json:
-                print(f"{path}: unreadable: {err}")
+        except (LnproofsError, InputError, OSError) as err:
+            refuse(str(path), str(err) if isinstance(err, LnproofsError) else f"cannot be read ({err})")
             continue
         except Exception as err:                     # a bug of ours: counted, reported, and the rest checked
             counts["checked"] += 1
@@ -226,14 +299,34 @@ def _check_folder(folder: Path, args, limits) -> int:
     summary = (f"checked {counts['checked']} certificate file{'s' if counts['checked'] != 1 else ''} under {folder}: "
                f"{counts['held']} held, {counts['refuted']} refuted, {counts['unreadable']} unreadable"
                + (f", {counts['internal']} internal errors" if counts["internal"] else "")
-               + (f" ({counts['skipped']} other JSON files skipped)" if counts["skipped"] else ""))
+               + (f" ({counts['skipped']} other JSON files skipped)" if counts["skipped"] else "")
+               + (f"; unreadable: {', '.join(unreadable[:5])}" + (f" and {len(unreadable) - 5} more"
+                                                                   if len(unreadable) > 5 else "")
+                  if unreadable else "")
+               + (f"; not followed: {', '.join(name for name, _ in not_followed[:5])}" if not_followed else ""))
     if args.json:
         print(json.dumps({"summary": counts, "files": rows}, default=str))
     else:
         print(summary)
+    if unreadable:                                   # the bad input, in one line on stderr as for one file
+        first = next(r["reason"] for r in rows if r["status"] == "unreadable")
+        print(f"lnproofs check: error: {len(unreadable)} unreadable under {folder}: {', '.join(unreadable[:5])}"
+              + (f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
+              + f" (the first: {first})", file=sys.stderr)
     if counts["internal"]:
         return 3
     return 1 if counts["refuted"] else 2 if counts["unreadable"] else 0
+
+
+def _read_quietly(path, limits):
+    """The JSON of a file already read once within ``limits`` (None if it cannot be read again)."""
+    from ..certificates.limits import read_json_file
+    from ..kernel.errors import LnproofsError
+
+    try:
+        return read_json_file(path, limits)
+    except (LnproofsError, OSError):
+        return None
 
 
 def _run_causal(args, record: dict, limits) -> int:

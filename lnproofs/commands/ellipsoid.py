@@ -20,12 +20,32 @@ def _fmt(values, limit=8) -> str:
     return f"[{shown}{more}]"
 
 
+#: non-zero gains of size 2**-GAIN_BITS .. 2**GAIN_BITS: their squares and the semi-axes stay floats
+GAIN_BITS = 500
+
+
+def _check_range(gain) -> None:
+    """One line for a non-zero gain whose square would leave the float range (the axes are floats)."""
+    import numpy as np
+
+    from ..kernel.errors import OptionError
+
+    size = np.abs(np.asarray(gain, dtype=np.float64))
+    far = np.flatnonzero((size != 0) & ((size < 2.0 ** -GAIN_BITS) | (size > 2.0 ** GAIN_BITS)))
+    if far.size:
+        i = int(far[0])
+        raise OptionError(f"--gain entry {i} is {float(gain[i]):g}; the axes are computed in floats for non-zero "
+                          f"gains of size 2^-{GAIN_BITS}..2^{GAIN_BITS} (about 3e-151..3e150): scale the gain by a "
+                          "power of two (the semi-axes scale with it, the normal does not change)")
+
+
 def run(args) -> int:
     from ..io.arrays import load_array
     from ..derive.numeric import ellipsoid
 
     gain = load_array(args.gain, name="gain", ndim=1)
     bias = None if args.bias is None else load_array(args.bias, name="bias", ndim=1)
+    _check_range(gain)
     info = ellipsoid(gain, bias)
     if args.json:
         print(json.dumps(info.to_json(), allow_nan=False))

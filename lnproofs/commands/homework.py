@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
+from ..certificates.writes import write_text
+
 __all__ = ["configure", "run"]
 
 
@@ -39,7 +41,8 @@ def configure(parser) -> None:
                                        "own problems. Writes the gradebook CSV, the list of what could not be "
                                        "graded and a feedback file per student (or, with --format gradescope, "
                                        "Gradescope's results.json). Exit status 0 when every answers file was "
-                                       "graded, 1 when some could not be (they are listed), 2 on bad input, 3 on an "
+                                       "graded, 1 when some could not be or an answer was too complex to check "
+                                       "(they are listed), 2 on bad input, 3 on an "
                                        "internal error (a bug of lnproofs).")
     grade.add_argument("submissions", metavar="SUBMISSIONS", help="the folder of answers files (docs/homework.md)")
     grade.add_argument("--problems", required=True, metavar="DIR",
@@ -108,7 +111,7 @@ def _new(args) -> int:
         from ..homework.notebook import notebook_text
 
         written["homework.ipynb"] = Path(args.out) / "homework.ipynb"
-        written["homework.ipynb"].write_text(notebook_text(problem_set), encoding="utf-8")
+        write_text(written["homework.ipynb"], notebook_text(problem_set))
     if args.json:
         print(json.dumps({"seed": args.seed, "topics": [p.topic for p in problem_set.problems],
                           "files": {name: str(path) for name, path in written.items()}}, indent=2))
@@ -144,7 +147,8 @@ def _check(args) -> int:
 def _grade(args) -> int:
     from pathlib import Path
 
-    from ..homework.gradebook import write_gradebook, write_gradescope
+    from ..certificates.writes import output_file
+    from ..homework.gradebook import gradebook_outputs, write_gradebook, write_gradescope
     from ..homework.grading import ProblemSource, grade_folder, metadata_student
     from ..kernel.errors import FileFormatError, require
 
@@ -153,6 +157,10 @@ def _grade(args) -> int:
     require(folder.is_dir(), FileFormatError,
             f"submissions folder {folder} does not exist or is not a folder; give the folder of answers files")
     forced = metadata_student(args.metadata, source.roster) if args.metadata is not None else None
+    if args.format == "gradescope":                 # the outputs are checked before anything is graded
+        output_file(args.out or "results.json")
+    else:
+        gradebook_outputs(args.out or "grades.csv", args.feedback)
     bar, step = _progress("grading", "file")
     with bar:
         gradebook = grade_folder(folder, source, forced, progress=step)
@@ -164,6 +172,7 @@ def _grade(args) -> int:
     # one Gradescope submission says nothing about the rest of the class
     missing = [] if args.format == "gradescope" else list(gradebook.missing)
     summary = {"graded": len(gradebook.grades), "not_graded": [vars(n) for n in gradebook.not_graded],
+               "too_complex": [vars(n) for n in gradebook.too_complex],
                "no_submission": [s.id for s in missing], "files": written}
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -173,13 +182,15 @@ def _grade(args) -> int:
               f"{'s' if len(missing) != 1 else ''} without a submission")
         for item in gradebook.not_graded:
             print(f"  not graded: {item.file}" + (f" ({item.student})" if item.student else "") + f": {item.reason}")
+        for item in gradebook.too_complex:
+            print(f"  check by hand: {item.file} ({item.student}): {item.reason}")
         if missing:
             print("  no submission: " + ", ".join(s.id for s in missing))
         for name, path in written.items():
             print(f"  wrote {path}")
     if args.format == "gradescope":  # the outcome, readable or not, is in results.json for the student
         return 0
-    return 1 if gradebook.not_graded else 0
+    return 1 if gradebook.not_graded or gradebook.too_complex else 0
 
 
 def run(args) -> int:

@@ -7,6 +7,7 @@ other commands never load torch.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from ..kernel.errors import FileFormatError, OptionError
@@ -170,6 +171,13 @@ def run(args) -> int:
             raise OptionError(f"{name} {value} is not accepted; give a positive integer")
     if args.resume and not args.out:
         raise OptionError("--resume needs --out RESULTS.jsonl (the file to continue)")
+    if args.out:
+        from ..certificates.writes import output_file
+
+        out = output_file(args.out)
+        if not args.resume and out.is_file() and out.stat().st_size:
+            raise OptionError(f"--out {args.out!r} already holds results: add --resume to keep them and run the "
+                              "rest, or give a new file")
     samples = args.samples or DEFAULT_SAMPLES
     wanted = list(dict.fromkeys(args.only)) if args.only else check_names()
     done = _previous(args, samples) if args.resume else {}
@@ -203,7 +211,10 @@ def run(args) -> int:
     fresh = {}
     # the cluster is reached (and its workers checked) before the results file is opened
     with open_client(workers, scheduler, n_tasks=len(todo)) as context:
-        sink = open(args.out, "a", encoding="utf-8") if args.out else None
+        from ..certificates.writes import open_append, remove_quietly
+
+        created = bool(args.out) and not os.path.lexists(args.out)
+        sink = open_append(args.out, "--out") if args.out else None
         try:
             for name in wanted:
                 if name in done:
@@ -220,6 +231,11 @@ def run(args) -> int:
 
             run_tasks(_check_task, todo, context=context, shared=settings, on_result=record,
                       label="recheck", unit="check")
+        except Exception:
+            if created and not fresh:             # a failed run leaves no empty results file behind
+                sink.close()
+                remove_quietly(args.out)
+            raise
         finally:
             if sink is not None:
                 sink.close()

@@ -44,6 +44,7 @@ from pathlib import Path
 
 from ..derive import demo_config
 from ..kernel.errors import OptionError, require
+from ..certificates.writes import output_file, write_text
 
 __all__ = [
     "DEFAULT_QUERY_LENGTH",
@@ -271,8 +272,8 @@ def write_demo(path) -> Path:
     """Write the page to ``path`` (folders are created); returns the path."""
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_demo(), encoding="utf-8")
+        output_file(path)
+        write_text(path, render_demo())
     except OSError as err:
         raise OptionError(f"cannot write the demo to {str(path)!r}: {err.strerror or err}; "
                           "give a writable --out path") from None

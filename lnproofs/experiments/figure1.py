@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import platform
 import time
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ..kernel.errors import OptionError, require
+from ..certificates.writes import open_append, output_folder, write_text
 
 __all__ = [
     "N_RANGE",
@@ -165,7 +167,7 @@ def _write_csv(path: Path, cells: dict, panel: str) -> None:
             cell = cells.get((n, d))
             if cell is not None:
                 lines.append(f"{n},{d},{_fraction(getattr(cell, panel)):.6g}")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(path, "\n".join(lines) + "\n")
 
 
 def _write_counts(path: Path, cells: dict) -> None:
@@ -175,7 +177,7 @@ def _write_counts(path: Path, cells: dict) -> None:
         w, l = cell.without, cell.with_layernorm
         lines.append(f"{n},{d},{cell.trials},{w['nonselectable']},{w['all-selectable']},{w['undecided']},"
                      f"{l['nonselectable']},{l['all-selectable']},{l['undecided']}")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(path, "\n".join(lines) + "\n")
 
 
 def _grid(cells: dict, panel: str) -> np.ndarray:
@@ -255,13 +257,9 @@ def _note(cells: dict, trials: int, seed: int, complete: bool) -> str:
 
 
 def _check_out(out: Path) -> Path:
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("", encoding="utf-8")
-        probe.unlink()
-    except OSError as err:
-        raise OptionError(f"cannot write to --out {str(out)!r}: {err.strerror or err}; give a writable folder") from None
+    out = output_folder(out)
+    if not os.access(out, os.W_OK):
+        raise OptionError(f"cannot write to --out {str(out)!r}: permission denied; give a writable folder")
     return out
 
 
@@ -303,10 +301,9 @@ def reproduce_figure1(out="reports/figure1", *, trials: int = 100, seed: int = 0
     with open_client(workers, scheduler, n_tasks=len(todo),
                      worthwhile=len(todo) * trials >= PARALLEL_MIN_TRIALS) as ctx:
         if not resume or not progress_path.exists():
-            progress_path.write_text(json.dumps({"kind": "header", "trials": trials, "seed": seed}) + "\n",
-                                     encoding="utf-8")
+            write_text(progress_path, json.dumps({"kind": "header", "trials": trials, "seed": seed}) + "\n")
         start = time.perf_counter()
-        with open(progress_path, "a", encoding="utf-8") as log:
+        with open_append(progress_path) as log:
             def record(_index, cell: CellResult):
                 cells[(cell.n, cell.d)] = cell
                 log.write(json.dumps(cell.to_json(), sort_keys=True) + "\n")
@@ -337,7 +334,7 @@ def _write_outputs(out: Path, cells: dict, trials: int, seed: int, complete: boo
     keys, projected = _projection_keys(seed)
     figures.projection_picture(out / "figure1ab.png", keys, projected, np.ones(3))
     note = _note(cells, trials, seed, complete)
-    (out / "figure1.md").write_text(note, encoding="utf-8")
+    write_text((out / "figure1.md"), note)
     return {
         "out": str(out), "cells": len(cells), "trials": trials,
         "undecided_without": sum(c.without["undecided"] for c in cells.values()),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import created_parents, replacing
 from ..kernel.errors import OptionError
 
 __all__ = [
@@ -63,8 +64,9 @@ def save_figure(fig, path) -> Path:
     """Write ``fig`` as PNG without software or date metadata (byte-for-byte reproducible)."""
     path = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, format="png", dpi=110, metadata={"Software": None})
+        created_parents(path)
+        with replacing(path, binary=True) as handle:
+            fig.savefig(handle, format="png", dpi=110, metadata={"Software": None})
     except OSError as err:
         raise OptionError(f"cannot write the figure {str(path)!r}: {err.strerror or err}; "
                           "give a writable output folder") from None

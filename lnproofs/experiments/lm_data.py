@@ -27,8 +27,11 @@ def train_tokenizer(documents, vocab_size: int, path: Path):
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOT], show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(documents, trainer=trainer)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    tok.save(str(path))
+    from ..certificates.writes import output_file, replacing
+
+    output_file(path, None)
+    with replacing(path) as handle:            # only a regular file of ours is replaced
+        handle.write(tok.to_str(pretty=True))
     return tok
 
 

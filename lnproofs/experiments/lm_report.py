@@ -16,6 +16,7 @@ import numpy as np
 
 from .blocks import Figure, Heading, Para, Table, fmt, fmt_int, mean_ci, to_markdown
 from .outputs import read_rows
+from ..certificates.writes import replacing, write_text
 
 __all__ = ["write_lm_figures", "write_lm_section", "lm_blocks", "per_text_fractions"]
 
@@ -59,13 +60,14 @@ def write_lm_figures(root: Path) -> dict[str, str]:
     right.set_ylabel("loss without scaling minus loss with scaling", fontsize=8)
     right.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(root / "lm_loss.png")
+    with replacing(root / "lm_loss.png", binary=True) as handle:
+        fig.savefig(handle, format="png")
     plt.close(fig)
     return {"loss": "lm_loss.png"}
 
 
 def _write_csv(path: Path, header, rows) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with replacing(path) as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(rows)
@@ -227,8 +229,8 @@ def write_lm_section(root: Path, summary: dict, config: dict, figures=None) -> P
                  PAPER_TABLES["after"][i]] for i in layers])
     for name, data in (("summary.json", summary), ("config.json", config)):
         if data is not None:
-            (root / name).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            write_text(root / name, json.dumps(data, indent=2, sort_keys=True) + "\n")
     blocks = lm_blocks(root, prefix=f"{root.name}/")
     path = root / "summary.md"
-    path.write_text("\n".join(to_markdown(blocks)).rstrip() + "\n", encoding="utf-8")
+    write_text(path, "\n".join(to_markdown(blocks)).rstrip() + "\n")
     return path

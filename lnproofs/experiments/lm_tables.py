@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import folder_entry, open_append, output_folder, replacing
 from .lm_keys import KEY_DESCRIPTIONS, certify_text_keys, keys_for
 from .outputs import RowWriter, device_name, finished, write_json, write_summary
 from .paper import PAPER_TABLES
@@ -106,9 +107,10 @@ def _certify_text(root: Path, t: int, captures: dict, cfg: dict, keep: bool) -> 
             per_layer.append({"n": len(keys), **tally, "seconds": seconds})
             if keep:
                 folder = root / "certificates" / name
-                folder.mkdir(parents=True, exist_ok=True)
+                folder = folder_entry(root, Path("certificates") / name, folder=True)
                 stem = f"text{t:04d}_layer{layer}"
-                np.save(folder / f"{stem}_keys.npy", keys)          # named, with its SHA-256, by the certificate
+                with replacing(folder / f"{stem}_keys.npy", binary=True) as handle:
+                    np.save(handle, keys)                               # named, with its SHA-256, by the certificate
                 cert.with_keys_file(folder / f"{stem}.json", folder / f"{stem}_keys.npy").save(folder / f"{stem}.json")
         counts[name] = per_layer
     return counts
@@ -129,7 +131,7 @@ def reproduce_lm_tables(out, *, paper: bool = False, corpus=None, steps: int | N
         cfg["block"] = min(cfg["block"], text_length[1])
     out = Path(out)
     root = out / "lm_tables"
-    root.mkdir(parents=True, exist_ok=True)
+    root = folder_entry(output_folder(out), "lm_tables", folder=True)
     started = time.monotonic()
     dev = device_name(device)
     train, held, windows, info = _prepare_data(root, corpus, cfg)
@@ -151,7 +153,7 @@ def reproduce_lm_tables(out, *, paper: bool = False, corpus=None, steps: int | N
             except (ValueError, KeyError):
                 break                                           # a line cut short
     radii = []
-    with open(results_path, "a", encoding="utf-8") as handle:
+    with open_append(results_path) as handle:
         for t, tokens in enumerate(windows):
             captures = {arm: capture_ln1(m, tokens, device=dev) for arm, m in models.items()}
             radii.append(_radius_spread(captures["scaling"], cfg["eps"]))

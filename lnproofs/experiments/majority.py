@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import folder_entry, output_folder, replacing
 from .majority_data import make_majority_data
 from .outputs import RowWriter, device_name, finished, read_rows, write_json, write_summary
 from .paper import ARM_LABELS, ARMS, PAPER_VALUES, accuracy_step
@@ -84,7 +85,8 @@ def _run_arm(data, cfg: dict, arm: str, seed: int, path: Path, device: str) -> d
     except BaseException:
         writer.abandon()
         raise
-    np.savez(_weights_path(path), **result["weights"], norm1_keys=result["keys"])
+    with replacing(_weights_path(path), binary=True) as handle:
+        np.savez(handle, **result["weights"], norm1_keys=result["keys"])
     writer.finish()
     ckpt.unlink(missing_ok=True)
     return result
@@ -131,7 +133,8 @@ def _train_task(item, data) -> str:
     cfg, arm, seed, path, points, device = item
     result = _run_arm(data, cfg, arm, seed, Path(path), device)
     if points:
-        np.savez(points, keys=result["keys"], queries=result["queries"])
+        with replacing(points, binary=True) as handle:
+            np.savez(handle, keys=result["keys"], queries=result["queries"])
     return f"{arm} seed {seed}" + (" (3-D)" if points else "")
 
 
@@ -166,8 +169,8 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
 
         raise OptionError(f"--arms {','.join(arms)!r} is not accepted; give layernorm,no-projection (the two the "
                           f"findings compare), optionally with none")
-    out = Path(out)
-    root = out / ("majority_paper" if paper else "majority")
+    out = output_folder(out)
+    root = folder_entry(out, "majority_paper" if paper else "majority", folder=True)
     dev = device_name(device)
     started = time.monotonic()
     config = {"configuration": "paper" if paper else "default", "main": cfg, "three_d": cfg3 if three_d else None,

@@ -17,6 +17,7 @@ import numpy as np
 
 from .blocks import Figure, Heading, Para, Table, fmt, fmt_ci, fmt_int, mean_ci, to_markdown
 from .outputs import read_rows
+from ..certificates.writes import replacing, write_text
 
 __all__ = ["SMOOTHING", "write_figures", "write_section", "majority_blocks", "mean_curve", "smoothed",
            "steps_to_smoothed", "run_measures"]
@@ -134,7 +135,8 @@ def write_figures(root: Path, seeds, cfg: dict, shapes: dict, arms=None) -> dict
         ax.set_ylabel(ylabel, fontsize=8)
         ax.legend(fontsize=7, loc="best")
         fig.tight_layout()
-        fig.savefig(root / name)
+        with replacing(root / name, binary=True) as handle:
+            fig.savefig(handle, format="png")
         plt.close(fig)
         figures[key] = name
     if shapes:
@@ -158,7 +160,8 @@ def _plot_3d(root: Path, shapes: dict, plt) -> str:
         ax.set_title(ARM_LABELS[arm], fontsize=9)
         ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
-    fig.savefig(root / "majority_3d.png")
+    with replacing(root / "majority_3d.png", binary=True) as handle:
+        fig.savefig(handle, format="png")
     plt.close(fig)
     return "majority_3d.png"
 
@@ -475,14 +478,14 @@ def write_section(root: Path, summary: dict | None = None, config: dict | None =
     ``runs/*.csv``); ``summary`` and ``config``, when given, are written first as those files."""
     root = Path(root)
     if summary is not None:
-        (root / "summary.json").write_text(json.dumps({k: v for k, v in summary.items() if k != "curves"}, indent=2,
-                                                      sort_keys=True) + "\n", encoding="utf-8")
+        write_text(root / "summary.json", json.dumps({k: v for k, v in summary.items() if k != "curves"}, indent=2,
+                                                     sort_keys=True) + "\n")
     if config is not None:
-        (root / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_text(root / "config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
     blocks = majority_blocks([root], prefix_of=lambda r: f"{r.name}/")
     path = root / "summary.md"
-    path.write_text("\n".join(to_markdown(blocks)).rstrip() + "\n", encoding="utf-8")
+    write_text(path, "\n".join(to_markdown(blocks)).rstrip() + "\n")
     loaded = _load(root)
     if loaded is not None:
-        (root / "summary_table.json").write_text(json.dumps(loaded[0]["arms"], indent=2), encoding="utf-8")
+        write_text(root / "summary_table.json", json.dumps(loaded[0]["arms"], indent=2))
     return path

@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+from ..certificates.writes import created_parents, open_append, output_file, write_text
+
 __all__ = ["RowWriter", "read_rows", "finished", "write_json", "write_summary", "device_name", "SECTION_FILES",
            "parse_seeds", "positive_int"]
 
@@ -23,13 +25,13 @@ class RowWriter:
         """``keep_until``: keep the rows of an unfinished ``PATH.partial`` up to that ``step``
         (a run resumed from its checkpoint) instead of starting the file over."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.partial = self.path.with_name(self.path.name + ".partial")
+        self.path = output_file(self.path, None)
+        self.partial = output_file(self.path.with_name(self.path.name + ".partial"), None)
         kept = []
         if keep_until and self.partial.is_file():
             with open(self.partial, newline="", encoding="utf-8") as handle:
                 kept = [r for r in csv.DictReader(handle) if r.get("step") and float(r["step"]) <= keep_until]
-        self.handle = open(self.partial, "w", newline="", encoding="utf-8")
+        self.handle = open_append(self.partial, truncate=True)
         self.writer = csv.DictWriter(self.handle, fieldnames=fields, extrasaction="ignore")
         self.writer.writeheader()
         self.writer.writerows(kept)
@@ -57,8 +59,8 @@ def read_rows(path: Path) -> list[dict]:
 
 
 def write_json(path: Path, data) -> None:
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    created_parents(path)
+    write_text(Path(path), json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def write_summary(out: Path) -> Path:
@@ -70,7 +72,7 @@ def write_summary(out: Path) -> Path:
         if section.is_file():
             parts.append(section.read_text(encoding="utf-8").strip() + "\n")
     path = out / "summary.md"
-    path.write_text("\n".join(parts), encoding="utf-8")
+    write_text(path, "\n".join(parts))
     return path
 
 

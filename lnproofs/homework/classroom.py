@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..kernel.errors import FileFormatError, InputError, require
 from .roster import Roster
+from ..certificates.writes import folder_entry, output_folder, write_text
 
 __all__ = ["CLASS_SCHEMA", "CLASS_FILE", "STUDENTS_DIR", "SOLUTIONS_DIR", "NOTEBOOK_FILE", "ClassInfo", "write_class",
            "load_class", "student_problem_set", "student_sheet_texts"]
@@ -73,19 +74,25 @@ def student_sheet_texts(problem_set, student=None, notebook: bool = False) -> di
     return texts
 
 
-def _check_out_folder(out: Path, roster: Roster) -> None:
-    require(not out.exists() or out.is_dir(), FileFormatError,
-            f"output folder {out} exists and is not a folder; give a folder path with --out")
-    if not out.exists() or not any(out.iterdir()):
+def _check_out_folder(out: Path, roster: Roster, seed: int, topics) -> None:
+    """A new or empty folder, or this class's own folder written with the same seed and topics
+    (it is then completed and rewritten, byte for byte the same); anything else is refused."""
+    output_folder(out)
+    if not any(out.iterdir()):
         return
     require((out / CLASS_FILE).is_file(), FileFormatError,
             f"output folder {out} is not empty and holds no {CLASS_FILE}; give a new folder with --out")
     ids = {s.id for s in roster.students}
     for sub in (STUDENTS_DIR, SOLUTIONS_DIR):
-        if (out / sub).is_dir():
-            extra = sorted(p.name for p in (out / sub).iterdir() if p.name not in ids)
-            require(not extra, FileFormatError,
-                    f"{out / sub} holds {extra[0]!r}, which is not on this roster; give a new folder with --out")
+        folder_entry(out, sub, folder=True)
+        extra = sorted(p.name for p in (out / sub).iterdir() if p.name not in ids)
+        if extra:
+            raise FileFormatError(f"{out / sub} holds {extra[0]!r}, which is not on this roster; "
+                                  "give a new folder with --out")
+    old = load_class(out)
+    if old.seed != seed or tuple(old.topics) != tuple(topics):
+        raise FileFormatError(f"{out} holds a class drawn with seed {old.seed} and topics {','.join(old.topics)}; "
+                              "run again with those to complete it, or give a new folder with --out")
 
 
 def write_class(roster: Roster, seed: int, topics=None, out="homework", *, pdf: bool = True,
@@ -100,14 +107,14 @@ def write_class(roster: Roster, seed: int, topics=None, out="homework", *, pdf: 
 
     out = Path(out)
     chosen = parse_topics(topics if isinstance(topics, str) or topics is None else ",".join(topics))
-    _check_out_folder(out, roster)
+    _check_out_folder(out, roster, seed, chosen)
     proofs: dict = {}  # every student's solutions rest on the same theorems: prove each once
     pdf_failed = []
     for done, student in enumerate(roster.students, 1):
         problem_set = generate(seed, chosen, student=student.id)
         solutions = [problem.solve() for problem in problem_set.problems]
-        solutions_dir = out / SOLUTIONS_DIR / student.id
-        student_dir = out / STUDENTS_DIR / student.id
+        solutions_dir = folder_entry(out, Path(SOLUTIONS_DIR) / student.id, folder=True)
+        student_dir = folder_entry(out, Path(STUDENTS_DIR) / student.id, folder=True)
         write_files(solutions_dir, instructor_texts(problem_set, solutions, proofs), STALE)
         write_files(student_dir, student_sheet_texts(problem_set, student, notebook), _STUDENT_STALE)
         if pdf:
@@ -117,7 +124,7 @@ def write_class(roster: Roster, seed: int, topics=None, out="homework", *, pdf: 
         if progress is not None:
             progress(done, len(roster.students))
     info = ClassInfo(seed=seed, topics=chosen, roster=roster)
-    (out / CLASS_FILE).write_text(json.dumps(info.to_json(), indent=2) + "\n", encoding="utf-8")
+    write_text(folder_entry(out, CLASS_FILE), json.dumps(info.to_json(), indent=2) + "\n")
     return {"seed": seed, "topics": list(chosen), "students": [s.id for s in roster.students],
             "class_file": str(out / CLASS_FILE), "students_dir": str(out / STUDENTS_DIR),
             "solutions_dir": str(out / SOLUTIONS_DIR), "pdf_failed": pdf_failed}

@@ -6,7 +6,8 @@ one feedback file per student, and Gradescope's autograder ``results.json``.
 points per problem, ``total`` and ``possible``.  A student who was not graded has empty
 point cells, never a zero.  ``grades_not_graded.csv`` (next to it, named after it) lists
 ``file``, ``student`` and ``reason`` for every submission that could not be graded and
-every roster student without a submission.  Cells that a spreadsheet would read as a
+every roster student without a submission, and every answer that was too complex to check
+(graded 0 points, to be checked by hand).  Cells that a spreadsheet would read as a
 formula (starting with ``= + - @``) are written with a leading apostrophe.
 """
 
@@ -18,8 +19,9 @@ import json
 from pathlib import Path
 
 from .grading import Gradebook, StudentGrade
+from ..certificates.writes import folder_entry, output_file, output_folder, write_text
 
-__all__ = ["gradebook_csv", "not_graded_csv", "feedback_text", "write_gradebook", "gradescope_results",
+__all__ = ["gradebook_csv", "not_graded_csv", "feedback_text", "write_gradebook", "gradebook_outputs", "gradescope_results",
            "write_gradescope", "companion_paths"]
 
 
@@ -64,7 +66,7 @@ def gradebook_csv(gradebook: Gradebook) -> str:
 
 def not_graded_csv(gradebook: Gradebook) -> str:
     rows = [["file", "student", "reason"]]
-    rows += [[n.file, n.student, n.reason] for n in gradebook.not_graded]
+    rows += [[n.file, n.student, n.reason] for n in gradebook.not_graded + gradebook.too_complex]
     rows += [["", s.id, "no submission"] for s in gradebook.missing]
     return _csv(rows)
 
@@ -100,22 +102,23 @@ def companion_paths(out) -> tuple[Path, Path]:
     return out.with_name(f"{stem}_not_graded.csv"), out.with_name(f"{stem}_feedback")
 
 
+def gradebook_outputs(out, feedback_dir=None) -> tuple[Path, Path, Path]:
+    """(gradebook, not-graded list, feedback folder), each checked for writing (only regular files
+    of ours are replaced; missing folders are created) before anything is graded."""
+    out = output_file(out)
+    not_graded_path, default_feedback = companion_paths(out)
+    output_file(not_graded_path, None)
+    feedback = output_folder(feedback_dir if feedback_dir is not None else default_feedback, "--feedback")
+    return out, not_graded_path, feedback
+
+
 def write_gradebook(gradebook: Gradebook, out, feedback_dir=None) -> dict:
     """Write the gradebook CSV at ``out``, its not-graded list, and one feedback file per roster student."""
-    from ..kernel.errors import FileFormatError, require
-
-    out = Path(out)
-    require(not out.is_dir(), FileFormatError, f"--out {out} is a folder; give the path of the gradebook CSV file")
-    not_graded_path, default_feedback = companion_paths(out)
-    feedback = Path(feedback_dir) if feedback_dir is not None else default_feedback
-    require(not feedback.exists() or feedback.is_dir(), FileFormatError,
-            f"feedback folder {feedback} exists and is not a folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    feedback.mkdir(parents=True, exist_ok=True)
-    out.write_text(gradebook_csv(gradebook), encoding="utf-8")
-    not_graded_path.write_text(not_graded_csv(gradebook), encoding="utf-8")
+    out, not_graded_path, feedback = gradebook_outputs(out, feedback_dir)
+    write_text(out, gradebook_csv(gradebook))
+    write_text(not_graded_path, not_graded_csv(gradebook))
     for student in gradebook.students:
-        (feedback / f"{student.id}.txt").write_text(feedback_text(gradebook, student), encoding="utf-8")
+        write_text(folder_entry(feedback, f"{student.id}.txt"), feedback_text(gradebook, student))
     return {"gradebook": out, "not_graded": not_graded_path, "feedback": feedback}
 
 
@@ -152,7 +155,6 @@ def gradescope_results(gradebook: Gradebook) -> dict:
 
 def write_gradescope(gradebook: Gradebook, out) -> Path:
     """Write :func:`gradescope_results` as JSON at ``out`` (its folder is created)."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(gradescope_results(gradebook), indent=2) + "\n", encoding="utf-8")
+    out = output_file(out)
+    write_text(out, json.dumps(gradescope_results(gradebook), indent=2) + "\n")
     return out

@@ -78,6 +78,7 @@ class ProblemScore:
     possible: int
     answered: bool
     wrong: tuple = ()  # (part, message) for every wrong part
+    too_complex: tuple = ()  # the parts among them that were too complex to check (0 points; for the teacher)
 
     @property
     def output(self) -> str:
@@ -128,6 +129,17 @@ class Gradebook:
         return next((g for g in self.grades if g.student.id == student_id), None)
 
     @property
+    def too_complex(self) -> tuple[NotGraded, ...]:
+        """The answers that were too complex to check, one entry each, for the teacher to check by hand."""
+        out = []
+        for grade in self.grades:
+            for s in grade.scores:
+                why = dict(s.wrong)
+                out += [NotGraded(grade.file, grade.student.id, f"answer {s.problem} {part} was "
+                                  f"{why[part]}; it got 0 points: check it by hand") for part in s.too_complex]
+        return tuple(out)
+
+    @property
     def missing(self) -> tuple[Student, ...]:
         named = {n.student for n in self.not_graded}
         graded = {g.student.id for g in self.grades}
@@ -147,7 +159,8 @@ def score(problem_set, result) -> tuple[ProblemScore, ...]:
         points = sum(1 for p in checked.parts if p.ok)
         require(points <= possible, InputError, f"problem {problem.id!r} scored {points} of {possible} points")
         scores.append(ProblemScore(problem.id, points, possible, True,
-                                   tuple((p.part, p.message) for p in checked.parts if not p.ok)))
+                                   tuple((p.part, p.message) for p in checked.parts if not p.ok),
+                                   tuple(p.part for p in checked.parts if p.too_complex)))
     return tuple(scores)
 
 

@@ -79,7 +79,7 @@ def check_sphere(problem, answer):
             norm = sp.sqrt(sum(g ** 2 for g in given))
             tail = ""
             if name == "g" and not _same(norm, sp.sqrt(n)):
-                tail = f"; your vector has norm {_show(sp.simplify(norm))}, not sqrt({n})"
+                tail = f"; your vector has norm {_show(norm)}, not sqrt({n})"
             return (f"entry {i + 1} should be {_show(expected[i])}, you gave {_show(given[i])} "
                     f"({len(wrong)} of {n} entries wrong){tail}")
         return check

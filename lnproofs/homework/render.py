@@ -9,6 +9,8 @@ distribution.  Nothing here reads the clock: the same problems give the same byt
 
 from __future__ import annotations
 
+from ..certificates.writes import folder_entry, output_folder, write_text
+
 import hashlib
 import json
 
@@ -343,6 +345,8 @@ def compile_pdf(folder, stem: str) -> dict:
     if not compiler:
         return {}
     folder = Path(folder)
+    for suffix in (".pdf", ".log", ".aux"):          # pdflatex writes these: only regular files are replaced
+        folder_entry(folder, stem + suffix)
     env = dict(os.environ, SOURCE_DATE_EPOCH="0", FORCE_SOURCE_DATE="1")
     run = subprocess.run([compiler, "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"],
                          cwd=folder, env=env, capture_output=True, text=True, timeout=120)
@@ -356,18 +360,11 @@ def compile_pdf(folder, stem: str) -> dict:
 
 def write_files(folder, texts: dict, stale=()) -> dict:
     """Write ``texts`` (name -> text) into ``folder`` (created); remove the ``stale`` names not written."""
-    from pathlib import Path
-
-    from ..kernel.errors import FileFormatError, require
-
-    folder = Path(folder)
-    require(not folder.exists() or folder.is_dir(), FileFormatError,
-            f"output folder {folder} exists and is not a folder; give a folder path with --out")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_folder(folder)
     written = {}
     for name, text in texts.items():
-        path = folder / name
-        path.write_text(text, encoding="utf-8")
+        path = folder_entry(folder, name)
+        write_text(path, text)
         written[name] = path
     for name in stale:
         if name not in texts:

@@ -140,7 +140,7 @@ def check_ln_witnesses(keys: ExactLayerNormKeys, items, *, mode: str = "strict")
     if not items:
         return out
     gain = np.array([float(g) for g in keys.gain])
-    Q = np.array([[float(v) for v in q] for _, q in items], dtype=np.float64) * gain[None, :]
+    Q = np.array([[float(max(min(v, 2 ** 1000), -2 ** 1000)) for v in q] for _, q in items]) * gain[None, :]
     idx = np.array([i for i, _ in items], dtype=np.int64)
     absQ = np.abs(Q)
     q_ok = ~np.any(((absQ < 2.0 ** -900) & (Q != 0)) | (absQ > 2.0 ** 900), axis=1)

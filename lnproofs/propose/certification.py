@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import math
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from ..certificates.certificate import Certificate
+from ..certificates.writes import open_append, output_file, remove_quietly
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
-from ..kernel.errors import OptionError
+from ..kernel.errors import InputError, OptionError
 
 __all__ = ["certify", "certify_results", "check_min_margin", "has_unselectable", "partial_path", "key_chunks",
            "PARALLEL_MIN_KEYS", "CHUNK_KEYS"]
@@ -322,18 +323,37 @@ def certify(keys, query_set=None, *, progress: bool | None = None, out=None, res
                         stop_at_first=stop_at_first, min_margin=min_margin, context=context if chunked else None)
 
 
+def _out_of_range(K: np.ndarray, err: Exception) -> InputError:
+    """One line for keys whose floats defeat the floating-point search (an overflow or a NaN in it)."""
+    size = np.abs(K[K != 0])
+    span = (f"from about 2^{math.frexp(float(size.min()))[1]} to 2^{math.frexp(float(size.max()))[1]}"
+            if size.size else "all zero")
+    return InputError(f"the floating-point search failed on these keys ({type(err).__name__}: {str(err)[:80]}); "
+                      f"their non-zero entries range {span}: scale them by a power of two (selectability does "
+                      "not change) so that the entries and their differences stay within the float range")
+
+
 def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_first, min_margin,
              context) -> Certificate:
     n, d = K.shape
-    known, writer = [], None
+    finding = None
+    if qs is None:
+        from ..certificates.findings import rank_finding
+        finding = rank_finding(K)
+    known, writer, created = [], None, False
     if out is not None:
         side = partial_path(out)
+        output_file(out)
+        output_file(side, None)
         fingerprint = _fingerprint(K, qs_json)
-        if resume and side.exists():
+        if resume and side.is_file():
             known = _read_partial(side, fingerprint, n)
-            writer = open(side, "a", encoding="utf-8")
+            writer = open_append(side)
         else:
-            writer = open(side, "w", encoding="utf-8")
+            if side.is_file() and side.stat().st_size:
+                raise OptionError(f"{side} holds the results of an interrupted run: add --resume to continue "
+                                  "it, or delete it to start over")
+            writer, created = open_append(side, truncate=True), True
             writer.write(json.dumps({"fingerprint": fingerprint, "n_keys": n, "dim": d}) + "\n")
             writer.flush()
     if known:                                           # results read back are re-checked
@@ -349,10 +369,6 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
             writer.write("".join(json.dumps(r.to_json()) + "\n" for r in batch))
             writer.flush()
 
-    finding = None
-    if qs is None:
-        from ..certificates.findings import rank_finding
-        finding = rank_finding(K)
     try:
         if context is not None:
             results = _chunked(K, qs, known, on_results, progress=progress, seed=seed, context=context,
@@ -364,11 +380,18 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
         else:
             results = _other_kind(module, K, qs, known, on_results, progress=progress, seed=seed,
                                   chunked=out is not None and n > 2000)
+    except Exception as err:
+        if created:                       # a failed run leaves nothing; an interrupted one keeps its results
+            writer.close()
+            remove_quietly(side)
+        if isinstance(err, (ArithmeticError, ValueError, np.linalg.LinAlgError)) and not isinstance(err, InputError):
+            raise _out_of_range(K, err) from err
+        raise
     finally:
         if writer is not None:
             writer.close()
     cert = Certificate(n, d, qs_json, tuple(results), rank=finding, min_margin=min_margin)
     if out is not None:
         cert.save(out)
-        os.remove(partial_path(out))
+        remove_quietly(partial_path(out))
     return cert

@@ -399,6 +399,6 @@ def _larger_margins(engine: _Engine, out: dict[int, KeyResult], indices: list[in
     if good:
         margins = witness_margins(engine.ek, list(good.items()))
         for (i, v), m in zip(good.items(), margins):
-            if m > out[i].margin:
+            if m is not None and m > out[i].margin:
                 better.append(KeyResult(i, "selectable", v, None, "exact"))
     return better

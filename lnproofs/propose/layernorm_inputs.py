@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..certificates.check import check_layernorm_range
 from ..certificates.certificate import Certificate
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
@@ -87,8 +88,11 @@ def _float_margins(keys: ExactLayerNormKeys, items) -> list[float]:
     cols = np.arange(len(items))
     own = S[idx, cols].copy()
     S[idx, cols] = -np.inf
-    norm = np.linalg.norm(Q, axis=1)
-    out = [float(g / m) if m else 0.0 for g, m in zip(own - S.max(axis=0), norm)]
+    top = np.abs(Q).max(axis=1, initial=0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):            # row norms without underflow or overflow
+        norm = np.where(top > 0, top * np.linalg.norm(Q / np.where(top > 0, top, 1.0)[:, None], axis=1), 0.0)
+        out = [float(g / m) if m else 0.0 for g, m in zip(own - S.max(axis=0), norm)]
+    out = [m if m is None or np.isfinite(m) else None for m in out]
     scale = np.abs(Q * gain) @ np.abs(keys.z).max(axis=0)
     for c in np.flatnonzero(np.abs(own - S.max(axis=0)) <= 2.0 ** -40 * scale):
         out[c] = _interval_margin(keys, *items[c]) / float(norm[c])     # below float resolution
@@ -162,6 +166,7 @@ def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_marg
     X = as_real_array(exact_float64(inputs, "inputs"), name="inputs", ndim=2)
     min_margin = check_min_margin(min_margin)
     spec = layernorm_spec(X.shape[1], gain, bias, eps)
+    check_layernorm_range(X, spec.eps)
     keys = ExactLayerNormKeys(X, spec)
     N, n = X.shape
     results: dict[int, KeyResult] = {}

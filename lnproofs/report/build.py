@@ -23,6 +23,7 @@ import numpy as np
 
 from ..kernel.errors import InputError, OptionError, require
 from .model import CONVENTIONS, Figure, KeySection, Recheck, Report
+from ..certificates.writes import folder_entry, output_folder, write_text
 
 __all__ = [
     "DEFAULT_N",
@@ -224,15 +225,10 @@ def _check_options(n, convention, samples):
 
 
 def _prepare_out(out) -> Path:
-    out = Path(out)
-    try:
-        (out / "figures").mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("", encoding="utf-8")
-        probe.unlink()
-    except OSError as err:
-        raise OptionError(f"cannot write the report to {str(out)!r}: {err.strerror or err}; "
-                          "give a writable --out folder") from None
+    out = output_folder(out)
+    folder_entry(out, "figures", folder=True)
+    if not os.access(out, os.W_OK):
+        raise OptionError(f"cannot write the report to {str(out)!r}: permission denied; give a writable --out folder")
     return out
 
 
@@ -287,6 +283,8 @@ def _compile_pdf(tex: Path) -> tuple[Path | None, str]:
         return None, "pdflatex is not installed; report.tex was written but not compiled"
     if bib is None:
         return None, "bibtex is not installed; report.tex was written but not compiled"
+    for suffix in (".pdf", ".log", ".aux", ".out", ".toc", ".bbl", ".blg", ".lof", ".lot"):  # only regular files are replaced
+        folder_entry(tex.parent, tex.stem + suffix)
     env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0"), "FORCE_SOURCE_DATE": "1"}
     for command in ([exe], [bib], [exe], [exe]):
         args = command + (["-interaction=nonstopmode", "-halt-on-error", tex.name] if command[0] == exe
@@ -312,9 +310,9 @@ def write_report(report: Report, out="reports", *, pdf: bool = True) -> dict:
     md = out / "report.md"
     tex = out / "report.tex"
     try:
-        md.write_text(to_markdown(report), encoding="utf-8")
-        tex.write_text(to_latex(report), encoding="utf-8")
-        (out / "report.bib").write_text(bibtex(), encoding="utf-8")
+        write_text(md, to_markdown(report))
+        write_text(tex, to_latex(report))
+        write_text(out / "report.bib", bibtex())
     except OSError as err:
         raise OptionError(f"cannot write the report to {str(out)!r}: {err.strerror or err}") from None
     written = {"markdown": str(md), "latex": str(tex), "pdf": None, "pdf_note": "no PDF: --no-pdf was given"}

@@ -97,3 +97,52 @@ CASES = [
     ("check-bad-device", lambda tmp_path: ["check", _cert(tmp_path), _keys(tmp_path), "--numeric", "--device", "tpu"],
      "use auto, cpu, cuda or cuda:N"),
 ]
+
+
+# numbers at the edges: an exact answer or one line, never an internal error
+def _keys_of(rows, name="edge.npy"):
+    def make(tmp_path):
+        path = tmp_path / name
+        np.save(path, np.array(rows))
+        return path
+    return make
+
+
+def _ln_cert_with_eps(eps):
+    def make(tmp_path):
+        data = {"schema": "lnproofs.selectability/1", "n_keys": 3, "dim": 2, "query_set": {"kind": "free"},
+                "keys_from": {"kind": "layernorm-inputs", "gain": None, "bias": None, "eps": eps},
+                "results": [{"index": i, "status": "undecided", "witness": None, "combination": None,
+                             "verified": "none", "margin": None, "reason": "x"} for i in range(3)]}
+        path = tmp_path / "ln.json"
+        path.write_text(json.dumps(data))
+        return ["check", path, _keys(tmp_path)]
+    return make
+
+
+CASES += [
+    ("seed-negative", _certify("--seed", "-1"), "--seed -1 is not accepted"),
+    ("seed-past-32-bits", _certify("--seed", str(2 ** 32)), "--seed 4294967296 is not accepted"),
+    ("layernorm-eps-overflows", _ln("--eps", "1e308"), "out of range"),
+    ("layernorm-inputs-underflow", lambda tmp_path: [
+        "certify", _keys_of([[1e-300, 0.0, -1e-300], [0.0, 2e-300, 1e-300]])(tmp_path),
+        "--keys-from-layernorm-inputs"], "scale both up"),
+    ("layernorm-inputs-overflow", lambda tmp_path: [
+        "certify", _keys_of([[1e300, 0.0, -1e300], [0.0, 2e300, 1e300]])(tmp_path),
+        "--keys-from-layernorm-inputs"], "scale both down"),
+    ("keys-beyond-the-float-search", lambda tmp_path: [
+        "certify", _keys_of([[5e-324, 1.7976931348623157e308], [1e-320, 1.0], [3.0, -1e308]])(tmp_path)],
+     "the floating-point search failed"),
+    ("check-layernorm-eps-overflows", _ln_cert_with_eps(1e308), "out of range"),
+]
+
+
+def _folder_with_near_miss(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "c.json").write_text(json.dumps({"schema": "lnproofs.selectability/2", "n_keys": 3}))
+    return ["check", tmp_path / "d"]
+
+
+CASES += [
+    ("check-folder-near-miss-schema", _folder_with_near_miss, "is not one this lnproofs reads"),
+]

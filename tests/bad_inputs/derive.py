@@ -51,3 +51,8 @@ CASES = [
     ("ellipsoid-gain-missing", _argv("ellipsoid", "--gain", "no/such/gain.npy"), "does not exist"),
     ("ellipsoid-no-gain", _argv("ellipsoid"), "--gain"),
 ]
+
+CASES += [
+    ("ellipsoid-gain-squares-overflow", _gain([1e308, 1e308, -1e308]), "--gain entry 0 is 1e+308"),
+    ("ellipsoid-gain-reciprocal-overflows", _gain([1e-320, 1.0, 2.0]), "--gain entry 0"),
+]

@@ -161,3 +161,16 @@ CASES = [
     ("grade-metadata-not-json", _grade(metadata="{"), "not valid JSON"),
     ("grade-metadata-no-users", _grade(metadata='{"assignment": {}}'), "no list 'users'"),
 ]
+
+
+def _class_again_other_seed(tmp_path):
+    from lnproofs.cli import main
+
+    argv = _roster("id\nada\n")(tmp_path)
+    assert main([str(a) for a in argv]) == 0
+    return argv + ["--seed", "9"]
+
+
+CASES += [
+    ("class-out-other-seed", _class_again_other_seed, "run again with those"),
+]
