@@ -77,8 +77,7 @@ def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | Non
     return free, _certificate(T, d, ref, realisable_results(keys, last, kind))
 
 
-def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True,
-                 coverage=True):
+def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True):
     """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
     one table row per (layer, head, position), and the arrays the certificates are about."""
     from ..kernel.uniform_exact import difference_matrix
@@ -107,7 +106,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             ref = {"kind": kind, "layer": layer, "head": head}
             if kind != "layernorm" and cap.rotary:
                 ref["position"] = int(cap.sources[T - 1, 1])
-            cover = sets.coverage(cap, head) if coverage else None
+            cover = sets.coverage(cap, head)
             # with rotary positions, the set at the last query position (which sees every key)
             last = sets.at(cap, head, T - 1) if cap.rotary and kind != "layernorm" and (
                 cover is None or uniform == "both") else qs

@@ -297,3 +297,23 @@ CASES += [
     ("unsupported-family-names-the-supported-ones", _unsupported_family_named,
      "accepted model types: bert, gpt2, gpt_neox, opt, llama, mistral, qwen2, gemma"),
 ]
+
+
+def _earlier_head_file(tmp_path):
+    """A head file of the schema before one evidence check (query sets per text, no rotary table)."""
+    path = tmp_path / "layer0_head0.json"
+    path.write_text(json.dumps({"schema": "lnproofs.model-heads/1", "layer": 0, "head": 0, "texts": []}))
+    return ["check", path]
+
+
+def _earlier_pooled_file(tmp_path):
+    path = tmp_path / "layer0_head0.json"
+    path.write_text(json.dumps({"schema": "lnproofs.model-pool/1", "layer": 0, "head": 0, "members": {}}))
+    return ["check", path]
+
+
+CASES += [
+    ("head-file-of-an-earlier-schema", _earlier_head_file, "accepted schemas: lnproofs.model-text/2, "
+                                                           "lnproofs.model-heads/2, lnproofs.model-pool/2"),
+    ("pooled-file-of-an-earlier-schema", _earlier_pooled_file, "(schema 'lnproofs.model-pool/1')"),
+]
