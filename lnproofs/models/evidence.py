@@ -22,7 +22,7 @@ import numpy as np
 __all__ = ["SetSource", "HeadEvidence", "evidence_certificates", "evidence_checks", "report"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SetSource:
     """The query sets of one head: ``base`` (position-free) and, for rotary kinds, the table
     ``cos``/``sin`` (rows per position) in ``style``; ``invertible`` caches the kernel's test
@@ -32,7 +32,7 @@ class SetSource:
     style: str = "half"
     cos: np.ndarray | None = None
     sin: np.ndarray | None = None
-    invertible: dict = field(default_factory=dict, compare=False, repr=False)
+    invertible: dict = field(default_factory=dict, repr=False)
 
     @property
     def rotary(self) -> bool:
@@ -60,7 +60,7 @@ class SetSource:
         return self.invertible[key]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HeadEvidence:
     """One head's evidence about ``keys``, as any file holds it (every reference resolved).
 
