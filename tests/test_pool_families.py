@@ -92,3 +92,47 @@ def test_pool_through_the_command_line_for_a_rotary_rmsnorm_model(cli, tmp_path)
     assert "pooled over 2 text(s)" in result.out
     checked = cli(["check", out / "pooled" / "layer1_head2.json"])
     assert checked.status == 0, checked.out
+
+
+def test_an_unselectable_key_of_a_text_that_spans_less_is_certified_in_the_pool(tmp_path):
+    """A key inside its text's hull is left out of the pool only when the text's keys span
+    R^d: the keys of a text made to lie on a segment are certified with the candidates."""
+    import pyarrow as pa
+
+    from bad_inputs.models import tiny_bert
+    from lnproofs.models.corpus_pool import pool_corpus
+    from lnproofs.models.extract import capture_layers
+    from lnproofs.models.head_sets import HeadSets
+    from lnproofs.models.table import ROW_SCHEMA
+
+    folder = tmp_path / "model"
+    tiny_bert(folder, layers=1, heads=4, width=16, tokenizer=False)
+    loaded = load_model(folder)
+    rng = np.random.default_rng(5)
+    run = tmp_path / "run"
+    certify_model(loaded, [rng.integers(0, 17, 20), rng.integers(0, 17, 5)], run, layers=[0], heads=[0],
+                  uniform="none")
+    spread = pq.read_table(run / "rows" / "text00000.parquet").to_pylist()
+    inside = [r["position"] for r in spread if r["status_free"] == "unselectable"]
+    assert inside                                   # 20 keys in R^4: some inside the hull, which spans R^4
+    arrays_path = run / "texts" / "text00001.npz"
+    arrays = dict(np.load(arrays_path))
+    a, b = np.array([1.0, 2.0, -1.0, 0.5]), np.array([-3.0, 1.0, 2.0, 4.0])
+    arrays["keys_l0_kv0"] = np.array([a + t * (b - a) for t in (0.0, 0.25, 0.5, 0.75, 1.0)])   # on a segment
+    np.savez(arrays_path, **arrays)
+    rows = pq.read_table(run / "rows" / "text00001.parquet").to_pylist()
+    for r in rows:
+        r["status_free"] = "selectable" if r["position"] in (0, 4) else "unselectable"
+    pq.write_table(pa.Table.from_pylist(rows, schema=ROW_SCHEMA()), run / "rows" / "text00001.parquet")
+    caps = capture_layers(loaded, [np.array([0, 1])], [0])
+    pool_corpus(run, HeadSets(), caps, [0], [0], progress=False)
+    record = json.loads((run / "pooled" / "layer0_head0.json").read_text())
+    members = [tuple(m) for m in record["members"]]
+    assert all((1, p) in members for p in range(5))                  # the segment's keys: certified
+    assert not any((0, p) in members for p in inside)                 # the spanning text's: left out
+    statuses = {tuple(m): r["status"] for m, r in zip(record["members"], record["free"]["results"])}
+    assert {statuses[(1, p)] for p in (1, 2, 3)} <= {"tie-only", "unselectable"}
+    from lnproofs.models.certify_model import check_model_file
+
+    reports = check_model_file(run / "pooled" / "layer0_head0.json")
+    assert reports and all(r.ok for r in reports.values())

@@ -13,9 +13,12 @@ stay per text (a query of one text never sees another text's keys); a pooled fil
 
 A key that is ``unselectable`` among the keys of its own text lies in the relative interior
 of their hull: whatever the query, a key of its text that can win (a *candidate*: any other
-status) scores at least as much, so no pooled query makes it win, freely or realisably.
-Only the candidates of every text are certified together, one free and one realisable
-certificate per head over the same candidates; the per-text statuses settle every other key.
+status) scores at least as much, so no pooled query makes it win, freely or realisably.  When
+its text's keys span R^d affinely (exact rank), that interior is inside the pooled hull, and
+its text's certificate shows it ``unselectable`` in the pool too; otherwise it is certified
+with the candidates (it may tie in the pool).  The candidates of every text are certified
+together, one free and one realisable certificate per head over the same keys; the
+per-text statuses settle every other key.
 
 Files (in ``OUT/pooled/``): ``layer{L}_head{H}.json`` (schema :data:`POOL_SCHEMA`:
 ``members`` lists the ``[text, position]`` of each candidate in the order of the
@@ -56,6 +59,15 @@ def _text_parts(out: Path) -> list[tuple[Path, Path]]:
     return parts
 
 
+def _spans_the_space(keys) -> bool:
+    """Whether the affine hull of one text's keys is all of R^d (exact rank): then a key in the
+    relative interior of their hull is inside the pooled hull too, and stays ``unselectable``
+    with its text's certificate."""
+    from ..kernel.checker import ExactKeys
+
+    return ExactKeys(keys).affine_rank() == keys.shape[1]
+
+
 def _gather(parts, layer: int, cap, heads) -> tuple[list, dict, tuple | None]:
     """The layer's table rows of every text, the candidates per key head ``(members, keys)``
     and the rotary table of the longest text (or None)."""
@@ -72,11 +84,18 @@ def _gather(parts, layer: int, cap, heads) -> tuple[list, dict, tuple | None]:
             keys = {g: arrays[f"keys_l{layer}_kv{g}"] for g in readers}
             if cap.rotary and (table is None or len(arrays["rotary_cos"]) > len(table[0])):
                 table = (arrays["rotary_cos"], arrays["rotary_sin"])
+        spans = {}
         for r in mine:
             g = cap.key_head(r["head"])
-            if readers.get(g) == r["head"] and r["status_free"] != "unselectable":
-                picked[g][0].append([r["text"], r["position"]])
-                picked[g][1].append(keys[g][r["position"]])
+            if readers.get(g) != r["head"]:
+                continue
+            if r["status_free"] == "unselectable":
+                if g not in spans:
+                    spans[g] = _spans_the_space(keys[g])
+                if spans[g]:
+                    continue
+            picked[g][0].append([r["text"], r["position"]])
+            picked[g][1].append(keys[g][r["position"]])
         rows += mine
     return rows, {g: (m, np.asarray(v, dtype=np.float64).reshape(len(v), cap.head_dim))
                   for g, (m, v) in picked.items()}, table
