@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from lnproofs.models.corpus_run import head_query_set  # noqa: E402
+from lnproofs.models.head_sets import capture_query_set as head_query_set  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model, load_tokenizer  # noqa: E402
 
@@ -273,15 +273,16 @@ def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path
     assert cli(["check", out / "pooled" / "layer1_head3.json"]).status == 1
 
 
-def test_a_filled_head_cache_travels_empty(bert):
+def test_filled_head_sets_travel_empty(bert):
     import pickle
 
-    from lnproofs.models.corpus_run import setup_heads
+    from lnproofs.models.head_sets import HeadSets
 
-    cache = setup_heads(load_model(bert), layers=[0], heads=[1])
-    assert cache.items
-    copy = pickle.loads(pickle.dumps(cache))
-    assert copy.items == {}
     caps = capture_layers(load_model(bert), [np.array([1, 2, 3])], [0])
-    qs, _, _, _ = copy.get(caps[0], 1)
-    assert qs.to_json() == cache.items[(0, 1)][0].to_json()
+    sets = HeadSets()
+    built = sets.get(caps[0], 1)
+    assert (0, 1) in sets.items
+    copy = pickle.loads(pickle.dumps(sets))
+    assert copy.items == {}
+    kind, qs = copy.get(caps[0], 1)[:2]
+    assert kind == built[0] == "layernorm" and qs.to_json() == built[1].to_json()

@@ -188,7 +188,7 @@ def test_a_freshly_initialised_bert_is_decided_as_the_reference_decides(tmp_path
     from transformers import BertConfig, BertModel
 
     from lnproofs.kernel.querysets.layernorm import ExactQueryMap
-    from lnproofs.models.corpus_run import head_query_set
+    from lnproofs.models.head_sets import capture_query_set as head_query_set
     from lnproofs.models.extract import capture_layers
     from lnproofs.models.loading import load_model
 

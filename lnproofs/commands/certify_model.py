@@ -46,8 +46,8 @@ def configure(parser) -> None:
                         help="folder for texts/, table.parquet, table.csv, summary.md, summary.csv, summary_heads.csv")
     parser.add_argument("--pool", action="store_true",
                         help="after the texts, the keys of all texts certified together per layer and head "
-                             "(pooled.parquet, pooled/; identical keys then tie); LayerNorm models without rotary "
-                             "positions")
+                             "(pooled.parquet, pooled/; identical keys then tie); every family, causal answers "
+                             "stay per text")
     parser.add_argument("--tokenizer", metavar="PATH", default=None,
                         help="tokenizer folder (default: the model folder)")
     parser.add_argument("--config", metavar="CONFIG", default=None,
@@ -114,9 +114,6 @@ def _check_options(args, loaded) -> None:
     require(not args.fold or family.norm == "layernorm", OptionError,
             f"--fold folds a LayerNorm; this {family.name} model normalises with {family.norm}: "
             "certify it without --fold")
-    require(not args.pool or (family.norm == "layernorm" and family.positions != "rotary"), OptionError,
-            f"--pool certifies pooled keys under LayerNorm queries without rotary positions (BERT, GPT-2, OPT); "
-            f"this {family.name} model has {family.norm} and {family.positions} positions: drop --pool")
     if args.max_texts is not None:
         require(args.max_texts >= 1, OptionError, f"--max-texts {args.max_texts} is not accepted; give a count >= 1")
     if args.max_tokens is not None:

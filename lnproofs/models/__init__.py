@@ -14,9 +14,11 @@ called inside functions):
 - :mod:`.text_heads`, :mod:`.text_causal` -- one text through every layer and head (the
   per-head code every run shares), with the causal answers of decoders;
 - :mod:`.corpus_run` -- the one road: texts in groups through the model, written as they finish;
+- :mod:`.corpus_pool` -- ``--pool``: the keys of all texts together, per head, on the same road;
+- :mod:`.evidence` -- the one check of a head's evidence, for text, head and pooled files;
 - :mod:`.text_check` -- what ``lnproofs check`` re-verifies in a text file;
 - :mod:`.certify_model` -- the Python form for a few inputs, the per-layer summary, reading files back.
 """
 
 __all__ = ["loading", "families", "lens", "extract", "rotary", "folding", "head_sets", "text_heads", "text_causal",
-           "corpus_run", "text_check", "certify_model"]
+           "corpus_run", "corpus_pool", "evidence", "text_check", "certify_model"]

@@ -283,14 +283,14 @@ def _prefix_certificates(data: dict, keys: np.ndarray) -> list:
 def model_file_checks(path) -> list:
     """``(name, CheckReport)`` for the evidence of a file that is not a certificate (coverage,
     causal records); empty for files without any."""
+    from .corpus_pool import POOL_SCHEMA, pool_file_checks
     from .head_files import HEADS_SCHEMA, head_file_checks
     from .text_check import text_file_checks
     from .text_heads import TEXT_SCHEMA
 
     data = _read(path)
-    if data.get("schema") == HEADS_SCHEMA:
-        return head_file_checks(path, data)
-    return text_file_checks(path, data) if data.get("schema") == TEXT_SCHEMA else []
+    checks = {HEADS_SCHEMA: head_file_checks, POOL_SCHEMA: pool_file_checks, TEXT_SCHEMA: text_file_checks}
+    return checks[data["schema"]](path, data) if data.get("schema") in checks else []
 
 
 def check_model_file(path) -> dict:

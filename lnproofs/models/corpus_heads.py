@@ -1,7 +1,8 @@
-"""One head's exact pieces for a corpus run: its query set, built once per run and shared by
-all texts (:class:`HeadCache`), the certificates made from a text's keys and the LayerNorm
-witnesses, and their JSON.  :mod:`.corpus_run` runs the texts and :mod:`.corpus_pool`
-certifies the keys of all texts together; both build on this module.
+"""The certificates made from one key set of a corpus run (free queries, the LayerNorm
+witnesses tried as free queries, the full-width norm outputs) and their JSON, with the cache
+that holds per-run exact data (:class:`TravellingCache`, the base of
+:class:`~lnproofs.models.head_sets.HeadSets`).  :mod:`.text_heads` certifies one text with
+them and :mod:`.corpus_pool` the keys of all texts together.
 """
 
 from __future__ import annotations
@@ -12,17 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TravellingCache", "HeadCache", "setup_heads", "head_query_set", "layer_query_set", "layernorm_witness_queries",
-           "free_certificate", "certificate_from_candidates", "OWN_ROW", "outputs_certificate", "interpolating_queries", "with_own_rows",
+__all__ = ["TravellingCache", "layernorm_witness_queries", "free_certificate", "certificate_from_candidates", "OWN_ROW", "outputs_certificate", "interpolating_queries", "with_own_rows",
            "result_json"]
-
-
-def head_query_set(capture_or_params, head):
-    from ..kernel.querysets.layernorm import LayerNormQuerySet
-
-    W_q, b_q, _, _ = capture_or_params.head_weights(head)
-    ln = capture_or_params.layernorm
-    return LayerNormQuerySet(ln.gain, ln.bias, W_q, b_q, ln.eps)
 
 
 class TravellingCache:
@@ -37,36 +29,6 @@ class TravellingCache:
 
     def __setstate__(self, state):
         self.items = {}
-
-
-class HeadCache(TravellingCache):
-    """Per (layer, head): the query set, its exact map and float basis (built once per model
-    and shared by every text; pass one to :func:`certify_corpus` to share it between runs)."""
-
-    def get(self, capture, head):
-        key = (capture.layer, head)
-        if key not in self.items:
-            from ..kernel.querysets.layernorm import ExactQueryMap
-            from ..propose.querysets.layernorm_fast import factored_basis
-
-            qs = head_query_set(capture, head)
-            basis = factored_basis(qs)
-            V, root, _ = basis
-            self.items[key] = (qs, ExactQueryMap(qs), basis, (V * root * root) @ V.T)
-        return self.items[key]
-
-
-def setup_heads(loaded, layers=None, heads=None) -> HeadCache:
-    """A :class:`HeadCache` filled for ``layers`` x ``heads`` (default all) of ``loaded``."""
-    from .extract import capture_layers
-
-    layers = list(range(loaded.n_layers)) if layers is None else list(layers)
-    heads = list(range(loaded.n_heads)) if heads is None else list(heads)
-    cache = HeadCache()
-    for cap in capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers).values():
-        for head in heads:
-            cache.get(cap, head)
-    return cache
 
 
 def layernorm_witness_queries(ln_results, H, q0) -> list:
@@ -192,13 +154,3 @@ def _certificate(n_keys, dim, query_set, results) -> dict:
 
     return {"schema": SCHEMA, "n_keys": n_keys, "dim": dim, "query_set": query_set,
             "summary": summary, "results": results}
-
-
-
-def layer_query_set(params, layer: int, head: int, d: int):
-    """The LayerNorm query set of ``head`` (``d`` rows) of ``layer`` from a run's ``params.npz``."""
-    from ..kernel.querysets.layernorm import LayerNormQuerySet
-
-    rows = slice(head * d, (head + 1) * d)
-    return LayerNormQuerySet(params[f"l{layer}_gamma"], params[f"l{layer}_beta"], params[f"l{layer}_W_q"][rows],
-                             params[f"l{layer}_b_q"][rows], float(params[f"l{layer}_eps"]))

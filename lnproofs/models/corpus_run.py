@@ -23,13 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from ..kernel.errors import InputError, ModelError, OptionError, require
-from .corpus_heads import HeadCache, _write_json, free_certificate, head_query_set, layer_query_set, setup_heads
+from .corpus_heads import _write_json
 from .head_sets import HeadSets, narrow_exactly
 from .text_heads import TEXT_SCHEMA, certify_text
 
-__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "FORWARD_BATCH", "HeadCache", "HeadSets", "resolve_model_device",
-           "device_problem", "setup_heads", "certify_corpus", "layer_query_set", "head_query_set",
-           "free_certificate", "sliding_limit"]
+__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "FORWARD_BATCH", "HeadSets", "resolve_model_device",
+           "device_problem", "certify_corpus", "sliding_limit"]
 
 #: a capture's fields that differ from text to text (the rest is the layer's weights)
 PER_TEXT = ("ln_out", "hidden_in", "sources", "rotary_cos", "rotary_sin")
@@ -237,7 +236,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     folded form of LayerNorm layers (:func:`lnproofs.models.folding.fold_capture`: gain and
     bias folded into ``W_q`` and ``W_k``, centred; the statuses are the same).
     ``pool=True``: once every text is finished, the keys of all texts are also certified
-    together per layer and head (:mod:`lnproofs.models.corpus_pool`)."""
+    together per layer and head, with the same head sets (:mod:`lnproofs.models.corpus_pool`)."""
     import contextlib
 
     from tqdm import tqdm
@@ -386,7 +385,11 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     if pool:
         from .corpus_pool import pool_corpus
 
-        tables.update(pool_corpus(out, HeadCache(), templates, layers, heads, progress=progress))
+        if fold:
+            from .folding import fold_capture
+
+            templates = {layer: fold_capture(cap) for layer, cap in templates.items()}
+        tables.update(pool_corpus(out, cache, templates, layers, heads, progress=progress))
     return {"texts": total, "certified": done, "kept": kept, "truncated": truncated, "model_loads": record,
             **tables}
 

@@ -1,10 +1,13 @@
 """``--head-files``: the evidence of a finished run regrouped per head, one file each.
 
-``heads/layer{L}_head{H}.json`` (schema ``lnproofs.model-heads/1``) lists, for every text of
-the run, that head's keys, its free and realisable certificates with their query sets
-written out, its coverage and its causal records: everything :func:`head_file_certificates`
-and :func:`head_file_checks` need, with no other file.  The files are made from the text
-files (which stay the run's record), so they can be rebuilt at any time.
+``heads/layer{L}_head{H}.json`` (schema ``lnproofs.model-heads/2``) holds the head's query
+set without rotary positions (``query_set``) and, for every text of the run, that head's
+keys, its free and realisable certificates, its coverage, its causal records and, with
+rotary positions, the text's cos/sin table: everything the check needs, with no other
+file.  The files are written from the text files' :class:`~.evidence.HeadEvidence` (which
+stay the run's record, so the files can be rebuilt at any time), and read back into the
+same entries: a head file is checked by the code that checks a text file
+(:mod:`.evidence`).
 """
 
 from __future__ import annotations
@@ -15,95 +18,74 @@ from pathlib import Path
 import numpy as np
 
 from ..kernel.errors import CertificateFormatError
+from .evidence import HeadEvidence, SetSource, evidence_certificates, evidence_checks
 
-__all__ = ["HEADS_SCHEMA", "write_head_files", "head_file_certificates", "head_file_checks"]
+__all__ = ["HEADS_SCHEMA", "write_head_files", "head_evidence", "head_file_certificates", "head_file_checks"]
 
-HEADS_SCHEMA = "lnproofs.model-heads/1"
+HEADS_SCHEMA = "lnproofs.model-heads/2"
 
 
 def write_head_files(out_dir) -> list[Path]:
     """Write ``heads/layer{L}_head{H}.json`` for every head of the finished texts of ``out_dir``."""
     from .corpus_heads import _write_json
-    from .text_check import _heads, _keys, _load, _query_set
+    from .text_check import run_params, text_evidence
 
     out = Path(out_dir)
-    per_head: dict[tuple, list] = {}
+    per_head: dict[tuple, dict] = {}
+    params = None
     for path in sorted((out / "texts").glob("text*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
-        params, arrays = _load(path, data)
-        for h, free in _heads(data):
-            keys = _keys(arrays, h)
-            real = dict(h["realisable"])
-            qs = _query_set(params, arrays, h, keys.shape[1])
-            real["query_set"] = qs.to_json()
-            entry = {"text": data["text_index"], "keys": keys.tolist(), "free": free, "realisable": real}
-            causal = h.get("causal")
-            if causal is not None:
-                causal = dict(causal)
-                if "same_as_head" in causal["free"]:
-                    holder = next(o for o in data["heads"] if o["layer"] == h["layer"]
-                                  and o["head"] == causal["free"]["same_as_head"])
-                    causal["free"] = holder["causal"]["free"]
-                entry["causal"] = causal
-            per_head.setdefault((h["layer"], h["head"]), []).append(entry)
+        params = run_params(path) if params is None else params
+        for ev in text_evidence(path, data, params):
+            entry = {"text": data["text_index"], "keys": ev.keys.tolist(), "free": ev.free, "realisable": ev.realisable}
+            if ev.causal is not None:
+                entry["causal"] = ev.causal
+            if ev.sets.rotary:
+                entry["rotary"] = {"style": ev.sets.style, "cos": ev.sets.cos.tolist(), "sin": ev.sets.sin.tolist()}
+            head = per_head.setdefault((ev.layer, ev.head), {"schema": HEADS_SCHEMA, "layer": ev.layer,
+                                                             "head": ev.head, "query_set": ev.sets.base.to_json(),
+                                                             "texts": []})
+            head["texts"].append(entry)
     (out / "heads").mkdir(exist_ok=True)
     written = []
-    for (layer, head), texts in sorted(per_head.items()):
+    for (layer, head), record in sorted(per_head.items()):
         path = out / "heads" / f"layer{layer}_head{head}.json"
-        _write_json(path, {"schema": HEADS_SCHEMA, "layer": layer, "head": head, "texts": texts})
+        _write_json(path, record)
         written.append(path)
     return written
 
 
-def head_file_certificates(path, data) -> list:
-    """``(name, Certificate, keys)`` for every certificate of a head file."""
-    from ..certificates.certificate import Certificate
+def head_evidence(path, data) -> list[HeadEvidence]:
+    """Every text of a head file as :class:`~.evidence.HeadEvidence` (name ``text{N}``)."""
+    from ..kernel.querysets import query_set_from_json
 
-    out = []
     try:
+        base = query_set_from_json(data["query_set"])
+        layer, head = int(data["layer"]), int(data["head"])
+        out = []
         for entry in data["texts"]:
-            keys = np.asarray(entry["keys"], dtype=np.float64)
-            out.append((f"text{entry['text']}/free", Certificate.from_json(entry["free"]), keys))
-            if "coverage" not in entry["realisable"]:
-                out.append((f"text{entry['text']}/realisable", Certificate.from_json(entry["realisable"]), keys))
-    except (KeyError, TypeError, ValueError) as exc:
+            rotary = entry.get("rotary") or {}
+            cos, sin = (np.asarray(rotary[k], dtype=np.float64) for k in ("cos", "sin")) if rotary else (None, None)
+            sets = SetSource(base, str(rotary.get("style", "half")), cos, sin)
+            out.append(HeadEvidence(f"text{entry['text']}", layer, head, np.asarray(entry["keys"], dtype=np.float64),
+                                    entry["free"], entry["realisable"], sets, entry.get("causal")))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise CertificateFormatError(f"{path} is malformed ({exc!r})") from None
     return out
+
+
+def _each(path, data, what) -> list:
+    try:
+        return [item for ev in head_evidence(path, data) for item in what(ev)]
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise CertificateFormatError(f"{path} is malformed ({exc!r})") from None
+
+
+def head_file_certificates(path, data) -> list:
+    """``(name, Certificate, keys)`` for every certificate of a head file."""
+    return _each(path, data, evidence_certificates)
 
 
 def head_file_checks(path, data) -> list:
-    """``(name, CheckReport)`` for the coverage and the causal records of a head file (the
-    per-position answers of rotary sets that do not cover stay in the text files)."""
-    from ..kernel.querysets import query_set_from_json
-    from .text_check import _report
-
-    out = []
-    try:
-        for entry in data["texts"]:
-            keys = np.asarray(entry["keys"], dtype=np.float64)
-            real = entry["realisable"]
-            qs = query_set_from_json(real["query_set"])
-            name = f"text{entry['text']}"
-            if "coverage" in real:
-                from ..kernel.checker import Verdict
-                from ..kernel.querysets.coverage import Coverage, check_coverage
-
-                ok, message = check_coverage(qs, Coverage.from_json(real["coverage"]))
-                out.append((f"{name}/coverage", _report([Verdict(-1, "coverage", ok, message or "")], len(keys),
-                                                        keys.shape[1], "coverage of every direction")))
-            causal = entry.get("causal")
-            if not causal:
-                continue
-            from ..kernel.causal import check_causal
-            from .text_causal import with_free_wins
-
-            free_record = with_free_wins(causal["free"], entry["free"])
-            out.append((f"{name}/causal/free", _report(check_causal(keys, free_record), len(keys), keys.shape[1],
-                                                       "causal, free queries")))
-            record = causal.get("realisable", {})
-            if "positions" not in record and "same_as" not in record:
-                out.append((f"{name}/causal/realisable", _report(check_causal(keys, record, qs), len(keys),
-                                                                 keys.shape[1], f"causal, {qs.kind} queries")))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CertificateFormatError(f"{path} is malformed ({exc!r})") from None
-    return out
+    """``(name, CheckReport)`` for the coverage and the causal records of a head file."""
+    return _each(path, data, evidence_checks)

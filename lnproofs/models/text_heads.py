@@ -25,7 +25,7 @@ from .corpus_heads import (_certificate, certificate_from_candidates, free_certi
                            outputs_certificate, result_json)
 from .head_sets import realisable_results
 
-__all__ = ["TEXT_SCHEMA", "COVERED_STATUS", "certify_text"]
+__all__ = ["TEXT_SCHEMA", "COVERED_STATUS", "head_certificates", "certify_text"]
 
 TEXT_SCHEMA = "lnproofs.model-text/2"
 #: a free status -> the realisable status it implies when the query set covers every direction
@@ -57,12 +57,30 @@ def _covered(free: dict, ref: dict, coverage: dict, shared: dict | None = None) 
     return cert
 
 
-def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True,
-                 coverage=True):
+def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | None = None) -> tuple[dict, dict]:
+    """``(free, realisable)`` certificates (JSON) of ``keys`` under one query head: ``head_set``
+    the head's :meth:`HeadSets.get <lnproofs.models.head_sets.HeadSets.get>` entry, ``ref``
+    the realisable set's reference, ``cover`` its coverage evidence (or None), ``last`` the set
+    the realisable answers are about (with rotary positions, at the query position);
+    ``shared``: what an earlier head reading the same key head left (its free certificate)."""
+    from ..propose.querysets.layernorm_fast import certify_results_fast
+
+    kind, qs, qmap, basis, H = head_set
+    T, d = keys.shape
+    if kind == "layernorm" and cover is None:
+        results = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
+        free = shared["free"] if shared else free_certificate(keys, results, H, basis[2])
+        return free, _certificate(T, d, ref, results)
+    free = shared["free"] if shared else _free_results(keys)
+    if cover is not None:
+        return free, _covered(free, ref, cover, shared)
+    return free, _certificate(T, d, ref, realisable_results(keys, last, kind))
+
+
+def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True):
     """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
     one table row per (layer, head, position), and the arrays the certificates are about."""
     from ..kernel.uniform_exact import difference_matrix
-    from ..propose.querysets.layernorm_fast import certify_results_fast
     from ..propose.uniform import uniform_attention
     from .text_causal import CAUSAL_COLUMNS, causal_column, causal_section
 
@@ -88,20 +106,11 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             ref = {"kind": kind, "layer": layer, "head": head}
             if kind != "layernorm" and cap.rotary:
                 ref["position"] = int(cap.sources[T - 1, 1])
-            cover = sets.coverage(cap, head) if coverage else None
+            cover = sets.coverage(cap, head)
             # with rotary positions, the set at the last query position (which sees every key)
             last = sets.at(cap, head, T - 1) if cap.rotary and kind != "layernorm" and (
                 cover is None or uniform == "both") else qs
-            if kind == "layernorm" and cover is None:
-                results = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
-                free = shared["free"] if shared else free_certificate(keys, results, H, basis[2])
-                realisable = _certificate(T, keys.shape[1], ref, results)
-            else:
-                free = shared["free"] if shared else _free_results(keys)
-                if cover is not None:
-                    realisable = _covered(free, ref, cover, shared)
-                else:
-                    realisable = _certificate(T, keys.shape[1], ref, realisable_results(keys, last, kind))
+            free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared)
             if shared is None:
                 diffs = difference_matrix(keys) if uniform != "none" and T > keys.shape[1] else None
                 uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()

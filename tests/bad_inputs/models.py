@@ -280,11 +280,6 @@ def _fold_rmsnorm(tmp_path):
             "--out", tmp_path / "o"]
 
 
-def _pool_rmsnorm(tmp_path):
-    return ["certify-model", _decoder(tmp_path, "llama"), "--tokens", _tokens(tmp_path, [[1, 2], [3, 4]]), "--pool",
-            "--out", tmp_path / "o"]
-
-
 def _unsupported_family_named(tmp_path):
     folder = tmp_path / "mamba"
     folder.mkdir()
@@ -299,7 +294,26 @@ CASES += [
     ("sliding-window-exceeded", _sliding_window_exceeded, "sliding-window attention (window 4)"),
     ("post-norm-opt", _post_norm_opt, "do_layer_norm_before"),
     ("fold-with-rmsnorm", _fold_rmsnorm, "--fold folds a LayerNorm"),
-    ("pool-with-rmsnorm", _pool_rmsnorm, "--pool certifies pooled keys under LayerNorm queries"),
     ("unsupported-family-names-the-supported-ones", _unsupported_family_named,
      "accepted model types: bert, gpt2, gpt_neox, opt, llama, mistral, qwen2, gemma"),
+]
+
+
+def _earlier_head_file(tmp_path):
+    """A head file of the schema before one evidence check (query sets per text, no rotary table)."""
+    path = tmp_path / "layer0_head0.json"
+    path.write_text(json.dumps({"schema": "lnproofs.model-heads/1", "layer": 0, "head": 0, "texts": []}))
+    return ["check", path]
+
+
+def _earlier_pooled_file(tmp_path):
+    path = tmp_path / "layer0_head0.json"
+    path.write_text(json.dumps({"schema": "lnproofs.model-pool/1", "layer": 0, "head": 0, "members": {}}))
+    return ["check", path]
+
+
+CASES += [
+    ("head-file-of-an-earlier-schema", _earlier_head_file, "accepted schemas: lnproofs.model-text/2, "
+                                                           "lnproofs.model-heads/2, lnproofs.model-pool/2"),
+    ("pooled-file-of-an-earlier-schema", _earlier_pooled_file, "(schema 'lnproofs.model-pool/1')"),
 ]
