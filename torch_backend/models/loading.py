@@ -118,7 +118,7 @@ def build_model(family, data: dict, path: Path, files: list[Path], *, from_folde
     if from_folder:
         try:
             module, info = cls.from_pretrained(str(path), config=config_obj, local_files_only=True,
-                                               output_loading_info=True, **extra)
+                                               trust_remote_code=False, output_loading_info=True, **extra)
         except (OSError, ValueError, RuntimeError, TypeError, AttributeError, KeyError, IndexError,
                 OverflowError, MemoryError) as exc:       # a config.json that does not fit its weights
             reason = (str(exc).splitlines() or [type(exc).__name__])[0][:100]
