@@ -30,11 +30,13 @@ import warnings
 from pathlib import Path
 
 from ..kernel.errors import ModelError, OptionError, require
+from .config_sizes import check_config_values
 from .custom_code import read_json_config, refuse_custom_code, refuse_folder_code
 from .families import SUPPORTED_MODEL_TYPES, family_of, refuse_unhandled
 from .loaded import LoadedModel
 
 __all__ = ["LoadedModel", "HalfPrecisionWarning", "offline", "load_model", "load_tokenizer", "read_config", "weight_dtypes",
+           "weight_tensors",
            "WEIGHT_SUFFIXES", "ACCEPTED_DTYPES"]
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
@@ -97,7 +99,8 @@ def _weight_files(path: Path) -> list[Path]:
     raise ModelError(f"folder {path} holds no weights; expected one of {', '.join(_FOLDER_WEIGHTS)}")
 
 
-def _safetensors_header(path: Path) -> dict:
+def _safetensors_header(path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """name -> (dtype, shape) from the header alone (the tensors' data is not read)."""
     try:
         with open(path, "rb") as handle:
             (size,) = struct.unpack("<Q", handle.read(8))
@@ -105,20 +108,36 @@ def _safetensors_header(path: Path) -> dict:
             header = json.loads(handle.read(size))
     except (OSError, struct.error, ValueError, RecursionError):
         raise ModelError(f"{path} could not be read as safetensors; is the file complete?") from None
-    return {k: v.get("dtype") for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)}
+    require(isinstance(header, dict), ModelError, f"{path} could not be read as safetensors (its header is not "
+            "a mapping); is the file complete?")
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__" or not isinstance(entry, dict):
+            continue
+        shape = entry.get("shape")
+        require(isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                for d in shape), ModelError,
+                f"{path}: tensor {name} has shape {str(shape)[:40]} in the header; accepted: a list of sizes")
+        tensors[name] = (entry.get("dtype"), tuple(shape))
+    return tensors
+
+
+def weight_tensors(files: list[Path]) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """name -> (stored dtype, shape) of every tensor (safetensors headers are read without torch)."""
+    tensors: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for f in files:
+        if f.suffix.lower() == ".safetensors":
+            tensors.update(_safetensors_header(f))
+        else:
+            from torch_backend.models.loading import state_tensors
+
+            tensors.update(state_tensors(f))
+    return tensors
 
 
 def weight_dtypes(files: list[Path]) -> dict[str, str]:
     """name -> stored dtype of every tensor (safetensors headers are read without torch)."""
-    dtypes: dict[str, str] = {}
-    for f in files:
-        if f.suffix.lower() == ".safetensors":
-            dtypes.update(_safetensors_header(f))
-        else:
-            from torch_backend.models.loading import state_dtypes
-
-            dtypes.update(state_dtypes(f))
-    return dtypes
+    return {name: dtype for name, (dtype, _) in weight_tensors(files).items()}
 
 
 def _stored_dtype(dtypes: dict[str, str], source: Path, allow_half: bool) -> str:
@@ -175,8 +194,10 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
         refuse_folder_code(path)
     family = family_of(data.get("model_type"), where=str(cfg_path))
     refuse_unhandled(data, str(cfg_path))
+    check_config_values(family, data, cfg_path)
     files = _weight_files(path)
-    weights_dtype = _stored_dtype(weight_dtypes(files), path, allow_half)
+    tensors = weight_tensors(files)
+    weights_dtype = _stored_dtype({name: dtype for name, (dtype, _) in tensors.items()}, path, allow_half)
     if any(h in weights_dtype for h in ("float16", "bfloat16", "float8")):
         warnings.warn(f"{path} stores {weights_dtype} weights; they are widened exactly to {dtype}, and the "
                       "certificates describe the widened model", HalfPrecisionWarning, stacklevel=2)
@@ -185,7 +206,9 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
 
     with offline():
         module, config_obj, device_name = build_model(family, data, path, files, dtype=dtype, device=device,
-                                                      from_folder=path.is_dir() and config is None)
+                                                      from_folder=path.is_dir() and config is None,
+                                                      shapes={n: shape for n, (_, shape) in tensors.items()},
+                                                      where=cfg_path)
     return LoadedModel(module, config_obj, family, path, dtype, device_name, weights_dtype)
 
 

@@ -200,7 +200,7 @@ CASES = [
     ("input-of-one-token", _one_token_input, "give at least 2 tokens per input"),
     ("text-and-tokens", _text_and_tokens, "exactly one of"),
     ("weights-without-config", _weights_without_config, "config.json"),
-    ("config-not-matching-weights", _wrong_config, "has shape"),
+    ("config-not-matching-weights", _wrong_config, "does not fit the weights"),
     ("bad-compute-dtype", _bad_dtype, "float64, float32"),
 ]
 
@@ -302,4 +302,59 @@ CASES += [
     ("pool-with-rmsnorm", _pool_rmsnorm, "--pool certifies pooled keys under LayerNorm queries"),
     ("unsupported-family-names-the-supported-ones", _unsupported_family_named,
      "accepted model types: bert, gpt2, gpt_neox, opt, llama, mistral, qwen2, gemma"),
+]
+
+
+def _config_edit(family, **fields):
+    """The model of ``family`` with ``fields`` of its config.json replaced (the weights unchanged)."""
+    def make(tmp_path):
+        if family == "gpt2":
+            folder = _gpt2(tmp_path)
+        elif family == "bert":
+            folder = _bert(tmp_path)
+        else:
+            folder = _decoder(tmp_path, family)
+        config = json.loads((folder / "config.json").read_text())
+        config.update(fields)
+        (folder / "config.json").write_text(json.dumps(config))
+        return ["certify-model", folder, "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+    return make
+
+
+def _config_beside_weights(**fields):
+    """A single weights file with ``--config`` naming an edited copy of its config."""
+    def make(tmp_path):
+        folder = _gpt2(tmp_path)
+        config = json.loads((folder / "config.json").read_text())
+        config.update(fields)
+        (tmp_path / "edited.json").write_text(json.dumps(config))
+        return ["certify-model", folder / "model.safetensors", "--config", tmp_path / "edited.json",
+                "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+    return make
+
+
+# config sizes against the weights' shapes, checked before any model is built
+CASES += [
+    ("config-layers-1e9-float", _config_edit("llama", num_hidden_layers=1e9),
+     "num_hidden_layers 1000000000.0 (layers); accepted: a positive integer"),
+    ("config-layers-1e9", _config_edit("bert", num_hidden_layers=10**9),
+     "num_hidden_layers 1000000000 but the weights hold 2 layer(s)"),
+    ("config-layers-fewer-than-weights", _config_beside_weights(n_layer=1), "n_layer 1 but the weights hold 2 layer(s)"),
+    ("config-heads-zero", _config_edit("bert", num_attention_heads=0), "num_attention_heads 0 (attention heads)"),
+    ("config-heads-negative", _config_edit("llama", num_attention_heads=-4), "accepted: a positive integer"),
+    ("config-heads-not-a-number", _config_edit("gpt2", n_head="2"), "n_head '2' (attention heads)"),
+    ("config-heads-true", _config_edit("gpt2", n_head=True), "n_head True"),
+    ("config-heads-not-dividing-width", _config_edit("gpt2", n_head=3), "n_head 3, which does not divide n_embd 16"),
+    ("config-kv-heads-not-dividing-heads", _config_edit("llama", num_key_value_heads=3),
+     "num_key_value_heads 3, which does not divide num_attention_heads 4"),
+    ("config-absurd-width", _config_edit("bert", hidden_size=10**12), "hidden_size 1000000000000, more than any"),
+    ("config-absurd-vocabulary", _config_edit("llama", vocab_size=10**15), "vocab_size 1000000000000000, more than"),
+    ("config-vocabulary-larger-than-embedding", _config_edit("gpt2", vocab_size=41),
+     "the configuration (vocab_size 41, n_embd 16) gives (41, 16)"),
+    ("config-intermediate-not-matching", _config_edit("llama", intermediate_size=24), "does not fit the weights"),
+    ("config-absurd-intermediate", _config_edit("opt", ffn_dim=10**10), "ffn_dim 10000000000, more than any"),
+    ("config-head-dim-zero", _config_edit("mistral", head_dim=0), "head_dim 0 (the head dimension)"),
+    ("config-positions-not-matching", _config_edit("gpt2", n_positions=10**6), "does not fit the weights"),
+    ("config-rotary-positions-zero", _config_edit("qwen2", max_position_embeddings=0),
+     "max_position_embeddings 0 (positions)"),
 ]
