@@ -169,8 +169,11 @@ def run(args) -> int:
     if args.corpus is not None:
         from ..io.corpus import count_texts
 
+        from ..models.token_bound import BoundedTokenizer
+
         count_texts(args.corpus, max_texts=args.max_texts)        # bad corpora fail before any work
-        corpus, tokenizer = args.corpus, load_tokenizer(args.model, args.tokenizer)
+        keep = loaded.max_positions if args.max_tokens is None else min(args.max_tokens, loaded.max_positions)
+        corpus, tokenizer = args.corpus, BoundedTokenizer(load_tokenizer(args.model, args.tokenizer), keep)
     else:
         corpus, tokenizer = _inputs(args, loaded)
 
