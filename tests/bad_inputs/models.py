@@ -358,3 +358,77 @@ CASES += [
     ("config-rotary-positions-zero", _config_edit("qwen2", max_position_embeddings=0),
      "max_position_embeddings 0 (positions)"),
 ]
+
+
+class _Payload:
+    """Unpickling this would write ``path``: every reader must refuse it unread."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.path!r}, 'w').write('ran')",))
+
+
+def _custom_code(config_file, **fields):
+    """A BERT folder whose ``config_file`` names code in the folder (tests/test_remote_code.py runs
+    such folders in a process with 'y' on standard input)."""
+    def make(tmp_path):
+        folder = _bert(tmp_path)
+        (folder / "custom.py").write_text(f"open({str(tmp_path / 'MARKER')!r}, 'w').write('ran')\n")
+        data = json.loads((folder / config_file).read_text())
+        data.update(fields)
+        (folder / config_file).write_text(json.dumps(data))
+        return ["certify-model", folder, "--text", "the cat", "--out", tmp_path / "o"]
+    return make
+
+
+def _pickled_weights(tmp_path):
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    (folder / "config.json").write_text((_gpt2(tmp_path) / "config.json").read_text())
+    import pickle
+
+    with (folder / "pytorch_model.bin").open("wb") as handle:
+        pickle.dump({"wte.weight": _Payload(tmp_path / "MARKER")}, handle)
+    return ["certify-model", folder, "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+
+
+def _pickled_tokens(suffix):
+    def make(tmp_path):
+        path = tmp_path / f"ids{suffix}"
+        hostile = np.array([_Payload(tmp_path / "MARKER"), 1], dtype=object)
+        if suffix == ".npy":
+            np.save(path, hostile, allow_pickle=True)
+        elif suffix == ".npz":
+            np.savez(path, tokens=hostile)
+        else:
+            import pickle
+
+            with path.open("wb") as handle:
+                pickle.dump({"tokens": _Payload(tmp_path / "MARKER")}, handle)
+        return ["certify-model", _gpt2(tmp_path), "--tokens", path, "--out", tmp_path / "o"]
+    return make
+
+
+def _second_tokens_file_bad(tmp_path):
+    good = _tokens(tmp_path, [1, 2, 3])
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.array([1, 99]))
+    return ["certify-model", _gpt2(tmp_path), "--tokens", good, "--tokens", bad, "--out", tmp_path / "o"]
+
+
+CASES += [
+    ("tokenizer-config-names-custom-code", _custom_code("tokenizer_config.json", tokenizer_class="CustomTokenizer",
+                                                        auto_map={"AutoTokenizer": ["custom.CustomTokenizer", None]}),
+     "names custom code ('auto_map')"),
+    ("config-names-custom-code", _custom_code("config.json", auto_map={"AutoModel": "custom.CustomModel"}),
+     "names custom code ('auto_map')"),
+    ("config-names-custom-pipelines", _custom_code("config.json", custom_pipelines={"p": {"impl": "custom.P"}}),
+     "names custom code ('custom_pipelines')"),
+    ("pickled-weights", _pickled_weights, "could not be read as a PyTorch state dict"),
+    ("pickled-tokens-npy", _pickled_tokens(".npy"), "never unpickled"),
+    ("pickled-tokens-npz", _pickled_tokens(".npz"), "could not be read as .npz"),
+    ("pickled-tokens-pt", _pickled_tokens(".pt"), "could not be read as .pt"),
+    ("second-tokens-file-bad", _second_tokens_file_bad, "bad.npy: input 0 holds token id 99"),
+]
