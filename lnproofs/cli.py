@@ -6,6 +6,11 @@ work and returns the exit status.  Errors raised on purpose
 (:class:`~lnproofs.kernel.errors.LnproofsError`) become one line on standard error and exit
 status 2; any other exception is a bug of ours: one line saying so, exit status 3 (so it is never
 confused with 1, a refuted claim).
+
+One line means one line: the warnings a command raises (its own, or those of numpy, torch,
+transformers, the solvers...) are held back while it runs.  A run that succeeds shows them
+at its end, as Python would have; a refused run (exit 2) or an internal error (exit 3) shows its
+one line alone (``--traceback`` shows the warnings too, with the traceback).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from .kernel.errors import LnproofsError
 
@@ -73,16 +79,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    status, failed, caught = INTERNAL_ERROR, True, []
     try:
-        return int(args._module.run(args) or 0)
+        with warnings.catch_warnings(record=True) as caught:
+            status, failed = _run(args)
+    finally:                                    # held back while the command ran (module docstring)
+        if not failed or args.traceback:
+            for warning in caught:
+                warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    return status
+
+
+def _run(args) -> tuple[int, bool]:
+    """``(exit status, whether the run failed with its one error line)``."""
+    try:
+        return int(args._module.run(args) or 0), False
     except LnproofsError as err:
         print(f"lnproofs {args.command}: error: {err}", file=sys.stderr)
-        return err.exit_status
+        return err.exit_status, True
     except KeyboardInterrupt:
         print(f"lnproofs {args.command}: interrupted; results written so far are kept", file=sys.stderr)
-        return 130
+        return 130, False
     except BrokenPipeError:
-        return 0
+        return 0, False
     except Exception as err:  # an internal error (MemoryError and RecursionError included): say so plainly
         if args.traceback:
             raise
@@ -90,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         text = text if len(text) <= 300 else text[:300] + " ..."
         print(f"lnproofs {args.command}: internal error: {type(err).__name__}: {text} "
               "(rerun with 'lnproofs --traceback ...' and report it)", file=sys.stderr)
-        return INTERNAL_ERROR
+        return INTERNAL_ERROR, True
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,7 +4,8 @@ Certifies, for every chosen layer and head of a locally stored model (BERT, GPT-
 GPT-NeoX, OPT, Llama, Mistral, Qwen2, Gemma), which keys can win the attention argmax:
 with free queries, with the queries the layer can produce (LayerNorm or RMSNorm, rotated
 by RoPE at the query position), for the full-width norm outputs; for decoders each key's
-causal answers; plus uniform-attention feasibility.  ``--text``, ``--tokens`` and
+causal answers; plus uniform-attention feasibility.  ``--text`` and ``--tokens`` are
+repeatable (every text, every file's inputs, in order); ``--text``, ``--tokens`` and
 ``--corpus`` take one road (a single text is a corpus of one): per-text files, the tidy
 table and the summaries in ``--out``; ``--resume`` keeps finished texts.
 """
@@ -16,7 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ..kernel.errors import ModelError, OptionError, require
+from ..kernel.errors import LnproofsError, ModelError, OptionError, require
 
 from .execution_options import add_execution_options, execution_from_args
 
@@ -37,9 +38,10 @@ def configure(parser) -> None:
     parser.add_argument("--batch-size", type=int, default=None, metavar="N",
                         help="with --corpus: texts per forward pass (default 8; 1 runs each text alone, "
                              "keys then equal a --text run bit for bit)")
-    parser.add_argument("--tokens", metavar="IDS", default=None, action="append",
+    parser.add_argument("--tokens", metavar="IDS", action="append", default=None,
                         help="token ids: .npy/.npz/.csv/.pt/.safetensors, 1-D (one input) or 2-D (one input per row), "
-                             "integers (or integer-valued floats); repeatable")
+                             "integers (or integer-valued floats); repeatable: the inputs of every file, in the order "
+                             "given")
     parser.add_argument("--layers", default="all", help="'all' or comma-separated layer indices, e.g. 0,2,5")
     parser.add_argument("--heads", default="all", help="'all' or comma-separated head indices, e.g. 0,3")
     parser.add_argument("--out", default="model-certificates", metavar="DIR",
@@ -100,7 +102,12 @@ def _inputs(args, loaded) -> list:
         tokenizer = load_tokenizer(args.model, args.tokenizer)
         inputs = prepare_inputs(loaded, texts=args.text, tokenizer=tokenizer)
         return list(zip(args.text, inputs)), tokenizer
-    inputs = [ids for path in args.tokens for ids in prepare_inputs(loaded, token_ids=load_token_ids(path))]
+    inputs = []
+    for path in args.tokens:
+        try:
+            inputs += prepare_inputs(loaded, token_ids=load_token_ids(path))
+        except LnproofsError as err:
+            raise type(err)(f"--tokens {path}: {err}" if len(args.tokens) > 1 else str(err)) from None
     for number, ids in enumerate(inputs):
         require(len(ids) >= 2, OptionError, f"input {number} has {len(ids)} token; give at least 2 tokens per input")
     return [(None, ids) for ids in inputs], None
@@ -160,8 +167,11 @@ def run(args) -> int:
     if args.corpus is not None:
         from ..io.corpus import count_texts
 
+        from ..models.token_bound import BoundedTokenizer
+
         count_texts(args.corpus, max_texts=args.max_texts)        # bad corpora fail before any work
-        corpus, tokenizer = args.corpus, load_tokenizer(args.model, args.tokenizer)
+        keep = loaded.max_positions if args.max_tokens is None else min(args.max_tokens, loaded.max_positions)
+        corpus, tokenizer = args.corpus, BoundedTokenizer(load_tokenizer(args.model, args.tokenizer), keep)
     else:
         corpus, tokenizer = _inputs(args, loaded)
 

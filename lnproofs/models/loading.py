@@ -4,7 +4,7 @@ Accepted ``MODEL`` paths:
 
 - a Hugging Face model folder (``config.json`` plus ``model.safetensors``,
   ``pytorch_model.bin`` or their sharded forms), loaded through ``transformers`` with
-  ``local_files_only=True`` and ``HF_HUB_OFFLINE=1``;
+  ``local_files_only=True``, ``trust_remote_code=False`` and ``HF_HUB_OFFLINE=1``;
 - a single ``.safetensors`` file;
 - a PyTorch state dict (``.bin``, ``.pt``, ``.pth``), read with ``weights_only=True``.
 
@@ -14,7 +14,8 @@ A single file needs a configuration: ``config=`` (a ``config.json``) or a
 unless ``allow_half=True`` (they are then widened exactly, with one
 :class:`HalfPrecisionWarning`; the result describes the widened model, not a
 half-precision forward pass).  Configurations whose scores are not ``q . k`` (ALiBi,
-relative position scores) are refused by name.  Everything that runs torch lives in
+relative position scores) are refused by name, and so is a folder or configuration
+that names custom code (:mod:`.custom_code`: nothing from a model folder ever runs).  Everything that runs torch lives in
 :mod:`torch_backend.models.loading`, called from inside the functions here.  The model is moved to ``dtype``
 (float64 by default) on ``device``.
 """
@@ -29,10 +30,13 @@ import warnings
 from pathlib import Path
 
 from ..kernel.errors import ModelError, OptionError, require
+from .config_sizes import check_config_values
+from .custom_code import read_json_config, refuse_custom_code, refuse_folder_code
 from .families import SUPPORTED_MODEL_TYPES, family_of, refuse_unhandled
 from .loaded import LoadedModel
 
 __all__ = ["LoadedModel", "HalfPrecisionWarning", "offline", "load_model", "load_tokenizer", "read_config", "weight_dtypes",
+           "weight_tensors",
            "WEIGHT_SUFFIXES", "ACCEPTED_DTYPES"]
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
@@ -64,13 +68,10 @@ def _config_path(path: Path, config) -> Path:
 def read_config(path, config=None) -> tuple[dict, Path]:
     """The configuration dictionary for ``path`` and the file it came from."""
     cfg = _config_path(Path(path), config)
-    try:
-        data = json.loads(cfg.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise ModelError(f"{cfg} is not valid JSON ({str(exc).splitlines()[0][:80]}); "
-                         "give the config.json saved with the model") from None
+    data = read_json_config(cfg)
     require(isinstance(data, dict) and "model_type" in data, ModelError,
             f"{cfg} has no model_type; accepted model types: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    refuse_custom_code(data, cfg)
     return data, cfg
 
 
@@ -85,9 +86,10 @@ def _weight_files(path: Path) -> list[Path]:
         candidate = path / name
         if candidate.is_file():
             if name.endswith(".index.json"):
+                index = read_json_config(candidate, "give the shard index saved with the weights")
                 try:
-                    shards = sorted(set(json.loads(candidate.read_text())["weight_map"].values()))
-                except (OSError, ValueError, KeyError, TypeError):
+                    shards = sorted(set(index["weight_map"].values()))
+                except (KeyError, TypeError, AttributeError):
                     raise ModelError(f"{candidate} is not a valid shard index; it needs a 'weight_map'") from None
                 files = [path / s for s in shards]
                 missing = [f.name for f in files if not f.is_file()]
@@ -97,7 +99,8 @@ def _weight_files(path: Path) -> list[Path]:
     raise ModelError(f"folder {path} holds no weights; expected one of {', '.join(_FOLDER_WEIGHTS)}")
 
 
-def _safetensors_header(path: Path) -> dict:
+def _safetensors_header(path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """name -> (dtype, shape) from the header alone (the tensors' data is not read)."""
     try:
         with open(path, "rb") as handle:
             (size,) = struct.unpack("<Q", handle.read(8))
@@ -105,20 +108,36 @@ def _safetensors_header(path: Path) -> dict:
             header = json.loads(handle.read(size))
     except (OSError, struct.error, ValueError, RecursionError):
         raise ModelError(f"{path} could not be read as safetensors; is the file complete?") from None
-    return {k: v.get("dtype") for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)}
+    require(isinstance(header, dict), ModelError, f"{path} could not be read as safetensors (its header is not "
+            "a mapping); is the file complete?")
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__" or not isinstance(entry, dict):
+            continue
+        shape = entry.get("shape")
+        require(isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                for d in shape), ModelError,
+                f"{path}: tensor {name} has shape {str(shape)[:40]} in the header; accepted: a list of sizes")
+        tensors[name] = (entry.get("dtype"), tuple(shape))
+    return tensors
+
+
+def weight_tensors(files: list[Path]) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """name -> (stored dtype, shape) of every tensor (safetensors headers are read without torch)."""
+    tensors: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for f in files:
+        if f.suffix.lower() == ".safetensors":
+            tensors.update(_safetensors_header(f))
+        else:
+            from torch_backend.models.loading import state_tensors
+
+            tensors.update(state_tensors(f))
+    return tensors
 
 
 def weight_dtypes(files: list[Path]) -> dict[str, str]:
     """name -> stored dtype of every tensor (safetensors headers are read without torch)."""
-    dtypes: dict[str, str] = {}
-    for f in files:
-        if f.suffix.lower() == ".safetensors":
-            dtypes.update(_safetensors_header(f))
-        else:
-            from torch_backend.models.loading import state_dtypes
-
-            dtypes.update(state_dtypes(f))
-    return dtypes
+    return {name: dtype for name, (dtype, _) in weight_tensors(files).items()}
 
 
 def _stored_dtype(dtypes: dict[str, str], source: Path, allow_half: bool) -> str:
@@ -171,10 +190,14 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
     require(path.exists(), ModelError, f"model {path} does not exist; give a Hugging Face model folder or a "
             f"weights file ({', '.join(WEIGHT_SUFFIXES)}) stored locally")
     data, cfg_path = read_config(path, config)
+    if path.is_dir():
+        refuse_folder_code(path)
     family = family_of(data.get("model_type"), where=str(cfg_path))
     refuse_unhandled(data, str(cfg_path))
+    check_config_values(family, data, cfg_path)
     files = _weight_files(path)
-    weights_dtype = _stored_dtype(weight_dtypes(files), path, allow_half)
+    tensors = weight_tensors(files)
+    weights_dtype = _stored_dtype({name: dtype for name, (dtype, _) in tensors.items()}, path, allow_half)
     if any(h in weights_dtype for h in ("float16", "bfloat16", "float8")):
         warnings.warn(f"{path} stores {weights_dtype} weights; they are widened exactly to {dtype}, and the "
                       "certificates describe the widened model", HalfPrecisionWarning, stacklevel=2)
@@ -183,7 +206,9 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
 
     with offline():
         module, config_obj, device_name = build_model(family, data, path, files, dtype=dtype, device=device,
-                                                      from_folder=path.is_dir() and config is None)
+                                                      from_folder=path.is_dir() and config is None,
+                                                      shapes={n: shape for n, (_, shape) in tensors.items()},
+                                                      where=cfg_path)
     return LoadedModel(module, config_obj, family, path, dtype, device_name, weights_dtype)
 
 
@@ -197,11 +222,12 @@ def load_tokenizer(model_path, tokenizer=None):
     require(any((folder / f).is_file() for f in files), ModelError,
             f"no tokenizer in {folder} (none of {', '.join(files[:4])}); give --tokenizer FOLDER "
             "or token ids with --tokens ids.npy")
+    refuse_folder_code(folder)
     from transformers import AutoTokenizer
 
     with offline():
         try:
-            return AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+            return AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
         except Exception as exc:  # transformers raises many types for a folder without tokenizer files
             reason = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
             raise ModelError(f"no tokenizer could be loaded from {folder} ({reason}); give --tokenizer FOLDER "

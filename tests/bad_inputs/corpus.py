@@ -139,3 +139,29 @@ CASES = [
     ("device-not-on-model-workers", _device_not_on_model_workers, "device 'cuda:64' is not available here"),
     ("corpus-text-beyond-sliding-window", _sliding_window_text, "sliding-window attention (window 4)"),
 ]
+
+
+def _one_long_word(tmp_path):
+    """A line of 2 MiB without a space: its first MiB gives one unknown token, too few to go on from."""
+    path = tmp_path / "c.txt"
+    path.write_text("the cat sat\n" + "x" * (2 << 20) + "\n", encoding="utf-8")
+    return _run(tmp_path, path)
+
+
+def _more_tokens_than_the_budget(tmp_path):
+    """A rotary model whose maximum is a million positions, and a line of 3 MiB: the run would
+    keep more tokens than the first MiB holds."""
+    from .models import _decoder, _word_tokenizer
+
+    folder = _decoder(tmp_path, "llama", positions=10**6)
+    _word_tokenizer(folder)
+    path = tmp_path / "c.txt"
+    path.write_text("the cat sat on the mat . " * ((3 << 20) // 25) + "\n", encoding="utf-8")
+    return _run(tmp_path, path, model=folder)
+
+
+CASES += [
+    ("corpus-line-of-one-long-word", _one_long_word, "text 1: its first 1048576 characters give only 3 tokens"),
+    ("corpus-line-needing-more-than-the-tokenise-budget", _more_tokens_than_the_budget,
+     "tokenises at most 1048576 characters of a text: give --max-tokens"),
+]

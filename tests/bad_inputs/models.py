@@ -200,7 +200,7 @@ CASES = [
     ("input-of-one-token", _one_token_input, "give at least 2 tokens per input"),
     ("text-and-tokens", _text_and_tokens, "exactly one of"),
     ("weights-without-config", _weights_without_config, "config.json"),
-    ("config-not-matching-weights", _wrong_config, "has shape"),
+    ("config-not-matching-weights", _wrong_config, "does not fit the weights"),
     ("bad-compute-dtype", _bad_dtype, "float64, float32"),
 ]
 
@@ -316,4 +316,133 @@ CASES += [
     ("head-file-of-an-earlier-schema", _earlier_head_file, "accepted schemas: lnproofs.model-text/2, "
                                                            "lnproofs.model-heads/2, lnproofs.model-pool/2"),
     ("pooled-file-of-an-earlier-schema", _earlier_pooled_file, "(schema 'lnproofs.model-pool/1')"),
+]
+
+
+def _config_edit(family, **fields):
+    """The model of ``family`` with ``fields`` of its config.json replaced (the weights unchanged)."""
+    def make(tmp_path):
+        if family == "gpt2":
+            folder = _gpt2(tmp_path)
+        elif family == "bert":
+            folder = _bert(tmp_path)
+        else:
+            folder = _decoder(tmp_path, family)
+        config = json.loads((folder / "config.json").read_text())
+        config.update(fields)
+        (folder / "config.json").write_text(json.dumps(config))
+        return ["certify-model", folder, "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+    return make
+
+
+def _config_beside_weights(**fields):
+    """A single weights file with ``--config`` naming an edited copy of its config."""
+    def make(tmp_path):
+        folder = _gpt2(tmp_path)
+        config = json.loads((folder / "config.json").read_text())
+        config.update(fields)
+        (tmp_path / "edited.json").write_text(json.dumps(config))
+        return ["certify-model", folder / "model.safetensors", "--config", tmp_path / "edited.json",
+                "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+    return make
+
+
+# config sizes against the weights' shapes, checked before any model is built
+CASES += [
+    ("config-layers-1e9-float", _config_edit("llama", num_hidden_layers=1e9),
+     "num_hidden_layers 1000000000.0 (layers); accepted: a positive integer"),
+    ("config-layers-1e9", _config_edit("bert", num_hidden_layers=10**9),
+     "num_hidden_layers 1000000000 but the weights hold 2 layer(s)"),
+    ("config-layers-fewer-than-weights", _config_beside_weights(n_layer=1), "n_layer 1 but the weights hold 2 layer(s)"),
+    ("config-heads-zero", _config_edit("bert", num_attention_heads=0), "num_attention_heads 0 (attention heads)"),
+    ("config-heads-negative", _config_edit("llama", num_attention_heads=-4), "accepted: a positive integer"),
+    ("config-heads-not-a-number", _config_edit("gpt2", n_head="2"), "n_head '2' (attention heads)"),
+    ("config-heads-true", _config_edit("gpt2", n_head=True), "n_head True"),
+    ("config-heads-not-dividing-width", _config_edit("gpt2", n_head=3), "n_head 3, which does not divide n_embd 16"),
+    ("config-kv-heads-not-dividing-heads", _config_edit("llama", num_key_value_heads=3),
+     "num_key_value_heads 3, which does not divide num_attention_heads 4"),
+    ("config-absurd-width", _config_edit("bert", hidden_size=10**12), "hidden_size 1000000000000, more than any"),
+    ("config-absurd-vocabulary", _config_edit("llama", vocab_size=10**15), "vocab_size 1000000000000000, more than"),
+    ("config-vocabulary-larger-than-embedding", _config_edit("gpt2", vocab_size=41),
+     "the configuration (vocab_size 41, n_embd 16) gives (41, 16)"),
+    ("config-intermediate-not-matching", _config_edit("llama", intermediate_size=24), "does not fit the weights"),
+    ("config-absurd-intermediate", _config_edit("opt", ffn_dim=10**10), "ffn_dim 10000000000, more than any"),
+    ("config-head-dim-zero", _config_edit("mistral", head_dim=0), "head_dim 0 (the head dimension)"),
+    ("config-positions-not-matching", _config_edit("gpt2", n_positions=10**6), "does not fit the weights"),
+    ("config-rotary-positions-zero", _config_edit("qwen2", max_position_embeddings=0),
+     "max_position_embeddings 0 (positions)"),
+]
+
+
+class _Payload:
+    """Unpickling this would write ``path``: every reader must refuse it unread."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (exec, (f"open({self.path!r}, 'w').write('ran')",))
+
+
+def _custom_code(config_file, **fields):
+    """A BERT folder whose ``config_file`` names code in the folder (tests/test_remote_code.py runs
+    such folders in a process with 'y' on standard input)."""
+    def make(tmp_path):
+        folder = _bert(tmp_path)
+        (folder / "custom.py").write_text(f"open({str(tmp_path / 'MARKER')!r}, 'w').write('ran')\n")
+        data = json.loads((folder / config_file).read_text())
+        data.update(fields)
+        (folder / config_file).write_text(json.dumps(data))
+        return ["certify-model", folder, "--text", "the cat", "--out", tmp_path / "o"]
+    return make
+
+
+def _pickled_weights(tmp_path):
+    folder = tmp_path / "weights"
+    folder.mkdir()
+    (folder / "config.json").write_text((_gpt2(tmp_path) / "config.json").read_text())
+    import pickle
+
+    with (folder / "pytorch_model.bin").open("wb") as handle:
+        pickle.dump({"wte.weight": _Payload(tmp_path / "MARKER")}, handle)
+    return ["certify-model", folder, "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+
+
+def _pickled_tokens(suffix):
+    def make(tmp_path):
+        path = tmp_path / f"ids{suffix}"
+        hostile = np.array([_Payload(tmp_path / "MARKER"), 1], dtype=object)
+        if suffix == ".npy":
+            np.save(path, hostile, allow_pickle=True)
+        elif suffix == ".npz":
+            np.savez(path, tokens=hostile)
+        else:
+            import pickle
+
+            with path.open("wb") as handle:
+                pickle.dump({"tokens": _Payload(tmp_path / "MARKER")}, handle)
+        return ["certify-model", _gpt2(tmp_path), "--tokens", path, "--out", tmp_path / "o"]
+    return make
+
+
+def _second_tokens_file_bad(tmp_path):
+    good = _tokens(tmp_path, [1, 2, 3])
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.array([1, 99]))
+    return ["certify-model", _gpt2(tmp_path), "--tokens", good, "--tokens", bad, "--out", tmp_path / "o"]
+
+
+CASES += [
+    ("tokenizer-config-names-custom-code", _custom_code("tokenizer_config.json", tokenizer_class="CustomTokenizer",
+                                                        auto_map={"AutoTokenizer": ["custom.CustomTokenizer", None]}),
+     "names custom code ('auto_map')"),
+    ("config-names-custom-code", _custom_code("config.json", auto_map={"AutoModel": "custom.CustomModel"}),
+     "names custom code ('auto_map')"),
+    ("config-names-custom-pipelines", _custom_code("config.json", custom_pipelines={"p": {"impl": "custom.P"}}),
+     "names custom code ('custom_pipelines')"),
+    ("pickled-weights", _pickled_weights, "could not be read as a PyTorch state dict"),
+    ("pickled-tokens-npy", _pickled_tokens(".npy"), "never unpickled"),
+    ("pickled-tokens-npz", _pickled_tokens(".npz"), "could not be read as .npz"),
+    ("pickled-tokens-pt", _pickled_tokens(".pt"), "could not be read as .pt"),
+    ("second-tokens-file-bad", _second_tokens_file_bad, "bad.npy: input 0 holds token id 99"),
 ]

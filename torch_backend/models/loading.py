@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lnproofs.kernel.errors import ModelError, OptionError, require
 
-__all__ = ["torch_state_dict", "state_dtypes", "build_model", "resolve_device"]
+__all__ = ["torch_state_dict", "state_dtypes", "state_tensors", "build_model", "resolve_device", "check_shapes"]
 
 
 def torch_state_dict(path: Path) -> dict:
@@ -28,6 +28,11 @@ def torch_state_dict(path: Path) -> dict:
 def state_dtypes(path: Path) -> dict[str, str]:
     """name -> dtype (``torch.float32`` ...) of every tensor of a state dict file."""
     return {k: str(v.dtype) for k, v in torch_state_dict(path).items()}
+
+
+def state_tensors(path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+    """name -> (dtype, shape) of every tensor of a state dict file."""
+    return {k: (str(v.dtype), tuple(v.shape)) for k, v in torch_state_dict(path).items()}
 
 
 def resolve_device(device: str):
@@ -104,10 +109,42 @@ def _config_object(family, data: dict):
     return config
 
 
-def build_model(family, data: dict, path: Path, files: list[Path], *, from_folder: bool, dtype: str, device: str):
+def check_shapes(family, cls, config, shapes: dict, where, extra: dict, source) -> None:
+    """The model ``cls(config)`` built on the ``meta`` device (no memory) against the stored
+    ``shapes``: every tensor the model needs is stored, with the shape the configuration gives.
+    The sizes were bounded first (:func:`lnproofs.models.config_sizes.check_sizes`)."""
+    import torch
+
+    from lnproofs.models.config_sizes import check_sizes
+
+    check_sizes(family, config, shapes, where)
+    try:
+        with torch.device("meta"):
+            model = cls(config, **extra)
+    except Exception as exc:                              # transformers' own checks of the values
+        reason = " ".join(str(exc).split())[:160] or type(exc).__name__
+        raise ModelError(f"{where} does not describe a model transformers can build ({reason})") from None
+    own = {name: tuple(t.shape) for name, t in model.state_dict().items()}
+    stored = _strip_prefix(shapes, set(own), (f"{model.base_model_prefix}.", "model.", "module.", "gpt_neox."))
+    embedding = model.get_input_embeddings().weight
+    embedding_name = next((n for n, p in model.named_parameters() if p is embedding), None)
+    for name, shape in stored.items():
+        if name in own and shape != own[name]:
+            fields = (f" ({family.vocab_key} {getattr(config, family.vocab_key)}, {family.width_key} "
+                      f"{getattr(config, family.width_key)})") if name == embedding_name else ""
+            raise ModelError(f"{where} does not fit the weights: {name} is stored with shape {shape} but the "
+                             f"configuration{fields} gives {own[name]}; give the config.json saved with these weights")
+    missing = sorted(n for n, _ in model.named_parameters() if n not in stored)
+    require(not missing, ModelError, f"{source} lacks {len(missing)} weight(s) the configuration needs "
+            f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json")
+
+
+def build_model(family, data: dict, path: Path, files: list[Path], *, from_folder: bool, dtype: str, device: str,
+                shapes: dict | None = None, where=None):
     """``(module, config)``: the bare transformers model of ``family`` with the weights of
     ``files`` (or the folder ``path`` through ``from_pretrained``), on ``device`` in ``dtype``.  The caller keeps
-    the network off (:func:`lnproofs.models.loading.offline`)."""
+    the network off (:func:`lnproofs.models.loading.offline`).  ``shapes`` (tensor name -> stored shape,
+    from the files' headers): the configuration's sizes are checked against them first (:func:`check_shapes`)."""
     import torch
     import transformers
 
@@ -115,10 +152,12 @@ def build_model(family, data: dict, path: Path, files: list[Path], *, from_folde
     cls = getattr(transformers, family.model_class)
     extra = dict(family.model_kwargs)
     config_obj = _config_object(family, data)
+    if shapes is not None:
+        check_shapes(family, cls, config_obj, shapes, where or path, extra, path)
     if from_folder:
         try:
             module, info = cls.from_pretrained(str(path), config=config_obj, local_files_only=True,
-                                               output_loading_info=True, **extra)
+                                               trust_remote_code=False, output_loading_info=True, **extra)
         except (OSError, ValueError, RuntimeError, TypeError, AttributeError, KeyError, IndexError,
                 OverflowError, MemoryError) as exc:       # a config.json that does not fit its weights
             reason = (str(exc).splitlines() or [type(exc).__name__])[0][:100]
