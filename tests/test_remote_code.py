@@ -134,8 +134,8 @@ CASES = {
     "pickled-weights-bin": (_pickled_state_dict(".bin"), "could not be read as a PyTorch state dict"),
     "pickled-weights-pt": (_pickled_state_dict(".pt"), "could not be read as a PyTorch state dict"),
     "pickled-tokens-npy": (_pickled_tokens(".npy"), "never unpickled"),
-    "pickled-tokens-npz": (_pickled_tokens(".npz"), "could not be read as .npz"),
-    "pickled-tokens-pt": (_pickled_tokens(".pt"), "could not be read as .pt"),
+    "pickled-tokens-npz": (_pickled_tokens(".npz"), "never unpickled"),
+    "pickled-tokens-pt": (_pickled_tokens(".pt"), "is not a PyTorch zip archive"),
 }
 
 

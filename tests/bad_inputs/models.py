@@ -442,7 +442,7 @@ CASES += [
      "names custom code ('custom_pipelines')"),
     ("pickled-weights", _pickled_weights, "could not be read as a PyTorch state dict"),
     ("pickled-tokens-npy", _pickled_tokens(".npy"), "never unpickled"),
-    ("pickled-tokens-npz", _pickled_tokens(".npz"), "could not be read as .npz"),
-    ("pickled-tokens-pt", _pickled_tokens(".pt"), "could not be read as .pt"),
+    ("pickled-tokens-npz", _pickled_tokens(".npz"), "never unpickled"),
+    ("pickled-tokens-pt", _pickled_tokens(".pt"), "is not a PyTorch zip archive"),
     ("second-tokens-file-bad", _second_tokens_file_bad, "bad.npy: input 0 holds token id 99"),
 ]
