@@ -85,6 +85,9 @@ def test_a_row_of_the_products_depends_on_that_row_alone(n):
     order = rng.permutation(len(X))
     assert _same_bytes(row_products(X[order], W, b), whole[order])
     assert _same_bytes(row_products(X[4], W, b), whole[4])                 # one row, 1-D
+    for first, count in [(0, 16), (16, 16), (5, 1)]:                        # a head's rows of W alone
+        cut = slice(first, first + count)
+        assert _same_bytes(row_products(X, W[cut], b[cut]), np.ascontiguousarray(whole[:, cut]))
     with threadpool_limits(limits=1, user_api="blas"):
         assert _same_bytes(row_products(X, W, b), whole)
 

@@ -18,6 +18,7 @@ not change which key wins.  The forward pass itself runs in :mod:`torch_backend.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -150,10 +151,18 @@ class LayerCapture:
         W, b, _, _ = self.head_weights(head)
         return row_products(self.ln_out, W, b)
 
+    @cached_property
+    def _all_keys(self) -> np.ndarray:
+        """The keys of every key head at once: each entry depends on its row of ``ln_out`` and
+        its row of ``W_k`` alone, so these are the bytes a head's own product would give."""
+        return row_products(self.ln_out, self.W_k, self.b_k)
+
     def keys(self, head: int) -> np.ndarray:
-        """``W_k y + b_k`` of every row, row by row as :meth:`queries`."""
-        _, _, W, b = self.head_weights(head)
-        return row_products(self.ln_out, W, b)
+        """``W_k y + b_k`` of every row, row by row as :meth:`queries` (every key head's keys
+        are computed once per capture)."""
+        self.rows(head)
+        g = self.key_head(head)
+        return np.ascontiguousarray(self._all_keys[:, g * self.head_dim:(g + 1) * self.head_dim])
 
     def rotated_queries(self, head: int) -> np.ndarray:
         """Queries as the scores use them: rotated by each row's position with RoPE."""
