@@ -173,7 +173,7 @@ def test_forward_pieces_are_the_capture_widened_exactly(tmp_path):
     pieces = _forward_group((members, [0, 1], False), loaded)
     again = _forward_group((members, [0, 1], False), loaded)
     folded = _forward_group((members, [0, 1], True), loaded)
-    caps = capture_layers(loaded, inputs, [0, 1], batch_size=3)
+    caps = capture_layers(loaded, inputs, [0, 1])
     assert [(n, layer) for n, layer, _, _ in pieces] == [(10, 0), (10, 1), (12, 0), (12, 1)]
     for (number, layer, ids, fields), (_, _, _, other), (_, _, _, with_inputs) in zip(pieces, again, folded):
         k = number - 10

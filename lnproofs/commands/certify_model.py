@@ -36,8 +36,8 @@ def configure(parser) -> None:
     parser.add_argument("--max-tokens", type=int, default=None, metavar="N",
                         help="with --corpus: truncate texts to N tokens (default: the model's maximum)")
     parser.add_argument("--batch-size", type=int, default=None, metavar="N",
-                        help="with --corpus: texts per forward pass (default 8; 1 runs each text alone, "
-                             "keys then equal a --text run bit for bit)")
+                        help="with --corpus: texts per forward task (default 8); each text passes through "
+                             "the model alone, so its keys equal a --text run bit for bit")
     parser.add_argument("--tokens", metavar="IDS", action="append", default=None,
                         help="token ids: .npy/.npz/.csv/.pt/.safetensors, 1-D (one input) or 2-D (one input per row), "
                              "integers (or integer-valued floats); repeatable: the inputs of every file, in the order "

@@ -20,7 +20,10 @@ Entry points:
 * :func:`run_pipeline` for work in two stages: forward passes on the workers that hold a
   model (Dask worker resource ``MODEL``), certification of their pieces on any worker;
 * :func:`resolve_workers` / :func:`auto_workers` / :func:`resolve_model_workers` for the
-  option rules.
+  option rules;
+* :func:`threads_per_worker`, :func:`limit_threads` and :func:`thread_settings`: each
+  worker's libraries (torch, BLAS, OpenMP, HiGHS) keep to its share of the cores
+  (:mod:`lnproofs.execution.threads`).
 
 ``import lnproofs.execution`` does not import dask: it is loaded inside the functions
 that need it, and worker processes import the task's own module only when a task
@@ -33,8 +36,12 @@ from .cluster import (ExecutionContext, auto_workers, machine_workers, open_clie
                       resolve_workers)
 from .pipeline import MODEL_RESOURCE, check_model_workers, model_workers, run_pipeline
 from .tasks import InOrder, Load, Shared, run_tasks, share
+from .threads import limit_threads, thread_settings, threads_per_worker
 
 __all__ = [
+    "limit_threads",
+    "thread_settings",
+    "threads_per_worker",
     "ExecutionContext",
     "InOrder",
     "Load",

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 
 from ..kernel.errors import OptionError
+from .threads import threads_per_worker, worker_environment
 
 __all__ = ["ExecutionContext", "machine_workers", "resolve_workers", "resolve_model_workers", "auto_workers", "MODEL_RESOURCE", "open_client",
            "CONNECT_TIMEOUT_S"]
@@ -128,12 +129,13 @@ def _probe_factory():
     return probe
 
 
-def _local_worker_plugin():
+def _local_worker_plugin(threads: int):
     """A worker plugin (defined here so that it travels by value) for the worker processes
     of a local cluster, which share this process's terminal: their standard output goes to
     standard error, since what libraries print there (solver banners) must never reach
-    stdout, which belongs to the command's own output (``--json``); and they ignore Ctrl-C,
-    which this process handles by cancelling the tasks and closing the cluster.  Workers
+    stdout, which belongs to the command's own output (``--json``); they ignore Ctrl-C,
+    which this process handles by cancelling the tasks and closing the cluster; and their
+    libraries keep to ``threads`` threads each (:mod:`lnproofs.execution.threads`).  Workers
     that replace dead ones get it too."""
     from distributed.diagnostics.plugin import WorkerPlugin
 
@@ -146,12 +148,40 @@ def _local_worker_plugin():
             import sys
             import threading
 
+            from lnproofs.execution.threads import limit_threads
+
             sys.stdout.flush()
             os.dup2(2, 1)
             if threading.current_thread() is threading.main_thread():
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+            limit_threads(threads)
 
     return LocalWorker()
+
+
+def _host_threads_plugin(per_host: dict):
+    """A worker plugin for an existing cluster: each worker divides its host's cores among
+    the worker threads the scheduler lists on that host (``per_host``: host -> threads)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class HostThreads(WorkerPlugin):
+        name = "lnproofs-host-threads"
+
+        def setup(self, worker):
+            from lnproofs.execution.cluster import machine_workers
+            from lnproofs.execution.threads import limit_threads, threads_per_worker
+
+            sharing = per_host.get(worker.ip, worker.state.nthreads)
+            limit_threads(threads_per_worker(machine_workers(), sharing))
+
+    return HostThreads()
+
+
+def _threads_per_host(client) -> dict:
+    per_host: dict = {}
+    for info in client.scheduler_info().get("workers", {}).values():
+        per_host[info.get("host")] = per_host.get(info.get("host"), 0) + int(info.get("nthreads", 1))
+    return per_host
 
 
 def _check_workers(client, where: str) -> int:
@@ -240,30 +270,37 @@ def open_client(workers=None, scheduler=None, *, worthwhile: bool = True, n_task
         client = _connect(scheduler)
         try:
             threads = _check_workers(client, scheduler)
+            client.register_plugin(_host_threads_plugin(_threads_per_host(client)))
             yield ExecutionContext(client, threads, scheduler)
         finally:
             client.close()
         return
+    import dask
     from distributed import Client, LocalCluster
 
     keep = max(0, count - (model_workers or 0))
-    cluster = LocalCluster(n_workers=keep, threads_per_worker=1, processes=processes, dashboard_address=":0",
-                           silence_logs=logging.CRITICAL)
-    try:
-        if model_workers:
-            spec = cluster.new_spec
-            for i in range(count - keep):
-                options = dict(spec["options"], resources={MODEL_RESOURCE: 1})
-                cluster.worker_spec[f"model-{i}"] = {"cls": spec["cls"], "options": options}
-            cluster.scale(count)
-        client = Client(cluster, set_as_default=False)
+    budget = threads_per_worker(machine_workers(), count)
+    # read when each nanny is made, which happens on the cluster's event loop (the model
+    # workers' after scale() returns): held for the cluster's life; a nanny restarts a dead
+    # worker with the environment it was made with
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environment(budget)}):
+        cluster = LocalCluster(n_workers=keep, threads_per_worker=1, processes=processes, dashboard_address=":0",
+                               silence_logs=logging.CRITICAL)
         try:
-            client.wait_for_workers(count)
-            if processes:
-                client.register_plugin(_local_worker_plugin())
-            _check_workers(client, "the local cluster")
-            yield ExecutionContext(client, count)
+            if model_workers:
+                spec = cluster.new_spec
+                for i in range(count - keep):
+                    options = dict(spec["options"], resources={MODEL_RESOURCE: 1})
+                    cluster.worker_spec[f"model-{i}"] = {"cls": spec["cls"], "options": options}
+                cluster.scale(count)
+            client = Client(cluster, set_as_default=False)
+            try:
+                client.wait_for_workers(count)
+                if processes:
+                    client.register_plugin(_local_worker_plugin(budget))
+                _check_workers(client, "the local cluster")
+                yield ExecutionContext(client, count)
+            finally:
+                client.close()
         finally:
-            client.close()
-    finally:
-        cluster.close()
+            cluster.close()

@@ -79,14 +79,14 @@ def _given(model):
 
 
 def _forward_group(item, loaded):
-    """Forward task: one padded pass over a group of texts; one piece per unfinished text and
+    """Forward task: a group of texts, each passed alone; one piece per unfinished text and
     layer, ``(number, layer, ids, fields)`` with the text's per-token arrays of that layer
     (:data:`PER_TEXT`, floats widened exactly to float64; the inputs of the norm only when the
     layer is folded); the certifying worker puts them into the layer's template capture."""
     from .extract import capture_layers
 
     members, layers, fold = item
-    captures = capture_layers(loaded, [ids for _, ids, _ in members], layers, batch_size=len(members))
+    captures = capture_layers(loaded, [ids for _, ids, _ in members], layers)
     pieces = []
     for k, (number, ids, todo) in enumerate(members):
         if todo:
@@ -225,9 +225,9 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
 
     Groups are fixed by text number (texts 0..7, 8..15, ... by default) and a resumed run
     still passes a group's finished texts through the model, so every text's keys are the
-    same bit for bit whatever the workers and wherever a run resumed.  Padding changes the
-    order of floating-point sums, so keys can differ in their last bits from a run of the
-    text alone (``batch_size=1``); the certificates are about the keys stored.
+    same bit for bit whatever the workers and wherever a run resumed.  Each text of a group
+    goes through the model alone, so its keys are those of a run of the text alone, bit for
+    bit, whatever ``batch_size``.
 
     Texts longer than the model's context (or ``max_tokens``) are truncated (counted for
     one warning); a text longer than a chosen layer's sliding window is refused

@@ -18,11 +18,13 @@ not change which key wins.  The forward pass itself runs in :mod:`torch_backend.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ..kernel.arrays import as_real_array
 from ..kernel.errors import ModelError, ShapeError, require
+from .row_products import row_products
 
 __all__ = ["LayerNormParams", "RMSNormParams", "LayerCapture", "parse_selection", "prepare_inputs", "capture_layers"]
 
@@ -144,12 +146,23 @@ class LayerCapture:
         return self.W_q[r], self.b_q[r], self.W_k[kr], self.b_k[kr]
 
     def queries(self, head: int) -> np.ndarray:
+        """``W_q y + b_q`` of every row: each row a function of its norm output alone
+        (:func:`~lnproofs.models.row_products.row_products`), whatever the other rows."""
         W, b, _, _ = self.head_weights(head)
-        return self.ln_out @ W.T + b
+        return row_products(self.ln_out, W, b)
+
+    @cached_property
+    def _all_keys(self) -> np.ndarray:
+        """The keys of every key head at once: each entry depends on its row of ``ln_out`` and
+        its row of ``W_k`` alone, so these are the bytes a head's own product would give."""
+        return row_products(self.ln_out, self.W_k, self.b_k)
 
     def keys(self, head: int) -> np.ndarray:
-        _, _, W, b = self.head_weights(head)
-        return self.ln_out @ W.T + b
+        """``W_k y + b_k`` of every row, row by row as :meth:`queries` (every key head's keys
+        are computed once per capture)."""
+        self.rows(head)
+        g = self.key_head(head)
+        return np.ascontiguousarray(self._all_keys[:, g * self.head_dim:(g + 1) * self.head_dim])
 
     def rotated_queries(self, head: int) -> np.ndarray:
         """Queries as the scores use them: rotated by each row's position with RoPE."""
@@ -220,11 +233,11 @@ def _norm_params(raw: dict, family):
     return LayerNormParams(raw["gain"], raw["bias"], raw["eps"])
 
 
-def capture_layers(loaded, inputs: list[np.ndarray], layers: list[int], *,
-                   batch_size: int = 1) -> dict[int, LayerCapture]:
-    """Run every input once and record ``layers`` (see module docstring).  ``batch_size``
-    inputs run together, right-padded (see :func:`torch_backend.models.forward.run_with_hooks`;
-    TransformerLens models run one at a time); 1 runs each alone, without padding."""
+def capture_layers(loaded, inputs: list[np.ndarray], layers: list[int]) -> dict[int, LayerCapture]:
+    """Run every input once and record ``layers`` (see module docstring).  Each input runs
+    alone, unpadded (:func:`torch_backend.models.forward.run_with_hooks`), so its rows are
+    the same bytes in any call; with the row-by-row keys and queries of :class:`LayerCapture`
+    the same holds for them (``docs/scaling.md``, *The same input, the same key*)."""
     from .families import sliding_window
 
     family, module = loaded.family, loaded.module
@@ -240,10 +253,7 @@ def capture_layers(loaded, inputs: list[np.ndarray], layers: list[int], *,
         require(window is None or longest <= window, ModelError,
                 f"layer {layer} uses sliding-window attention (window {window}) and an input has {longest} tokens; "
                 f"sliding windows are not handled: give inputs of at most {window} tokens")
-    if batch_size > 1 and family.name != "transformer_lens":
-        seen = run_with_hooks(module, family, inputs, layers, loaded.device, batch_size=batch_size)
-    else:
-        seen = run_with_hooks(module, family, inputs, layers, loaded.device)
+    seen = run_with_hooks(module, family, inputs, layers, loaded.device)
     sources = [np.stack([np.full(len(seq), number), np.arange(len(seq)), np.asarray(seq)], axis=1)
                for number, seq in enumerate(inputs)]
     source_table = np.concatenate(sources).astype(np.int64)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernel.certificates import Combination
+from ..execution.threads import highs_threads
 from ..kernel.checker import check_combination, check_witnesses
 
 __all__ = ["LP", "LPRounds", "LP_ROUNDS"]
@@ -56,6 +57,7 @@ class LP:
         self.inf = highspy.kHighsInf
         self.solver = _quiet(highspy.Highs)
         self.solver.setOptionValue("output_flag", False)
+        self.solver.setOptionValue("threads", highs_threads())     # the workers' budget: lnproofs.execution.threads
 
     def solve(self, cost, A, row_lower, row_upper, col_lower, col_upper):
         """minimise cost.x s.t. row_lower <= A x <= row_upper, col bounds; (x, row duals) or None."""

@@ -64,34 +64,28 @@ def query_key_weights(family, root, layer: int, n_heads: int, head_dim: int):
     raise ValueError(f"unknown query/key layout {family.qk!r}")
 
 
-def run_with_hooks(root, family, inputs, layers, device, batch_size: int = 1) -> dict:
+def run_with_hooks(root, family, inputs, layers, device) -> dict:
     """Run every input and record the norms feeding ``layers``; returns ``{"norm": {layer:
     [(in, out), ...]}, "rotary": [(cos, sin), ...] or None}`` with float64 arrays per input.
 
-    ``batch_size`` inputs go through the model at a time, right-padded to the longest with
-    an attention mask: every real token keeps its position and attends to the same real
-    tokens as alone, and the records are cut back to each input's length.  With 1 (the
-    default) each input runs alone, without padding."""
+    Each input goes through the model alone, unpadded: its records are the same bytes
+    whatever other inputs a call holds or how a corpus is grouped.  A padded batch would
+    change the shapes of the model's products, and with them the order of their sums and the
+    last bits of every layer after the first (measured, ``docs/scaling.md``)."""
     import torch
 
     seen: dict[int, list] = {layer: [] for layer in layers}
     tables: list = []
     handles = []
-    lengths: list[int] = []
-
-    def split(tensor):
-        """One float64 array per input of the running batch (a broadcast batch of 1 is shared)."""
-        rows = numpy_of(tensor)
-        return [rows[b if rows.shape[0] > 1 else 0, :length] for b, length in enumerate(lengths)]
 
     def norm_hook(layer):
         def hook(_mod, args, output):
-            seen[layer].extend(zip(split(args[0]), split(output)))
+            seen[layer].append((numpy_of(args[0])[0], numpy_of(output)[0]))
         return hook
 
     def rotary_hook(_mod, _args, output):
         cos, sin = output
-        tables.append(list(zip(split(cos), split(sin))))
+        tables.append((numpy_of(cos)[0], numpy_of(sin)[0]))
 
     for layer in layers:
         handles.append(module_at(root, family.feeding_norm_name(layer)).register_forward_hook(norm_hook(layer)))
@@ -100,23 +94,15 @@ def run_with_hooks(root, family, inputs, layers, device, batch_size: int = 1) ->
     rotary: list = []
     try:
         with torch.no_grad():
-            step = max(1, int(batch_size))
-            for first in range(0, len(inputs), step):
-                batch = [np.asarray(seq, dtype=np.int64) for seq in inputs[first:first + step]]
-                lengths[:] = [len(seq) for seq in batch]
-                ids = np.zeros((len(batch), max(lengths)), dtype=np.int64)
-                mask = np.zeros_like(ids)
-                for b, seq in enumerate(batch):
-                    ids[b, :len(seq)], mask[b, :len(seq)] = seq, 1
-                ids = torch.as_tensor(ids, device=device)
-                kwargs = {"input_ids": ids, "attention_mask": torch.as_tensor(mask, device=device),
-                          **dict(family.run_kwargs)}
+            for seq in inputs:
+                ids = torch.as_tensor(np.asarray(seq, dtype=np.int64).reshape(1, -1), device=device)
+                kwargs = {"input_ids": ids, "attention_mask": torch.ones_like(ids), **dict(family.run_kwargs)}
                 if family.name == "bert":
                     kwargs["token_type_ids"] = torch.zeros_like(ids)
                 tables.clear()
                 root(**kwargs)
                 if tables:
-                    rotary.extend(tables[0])  # one table per input (the module may be called per layer)
+                    rotary.append(tables[0])  # the module may be called once per layer: the same table
     finally:
         for handle in handles:
             handle.remove()

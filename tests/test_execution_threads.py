@@ -1,0 +1,52 @@
+"""Worker processes keep their libraries' threads within their share of the cores."""
+
+import os
+import time
+
+import pytest
+
+from lnproofs.execution import cluster, run_tasks
+from lnproofs.execution.threads import LIBRARY_ENVS, threads_per_worker, worker_environment
+
+
+def _threads_used(item):
+    """What a worker's libraries use, after torch, numpy's BLAS and a HiGHS solver ran."""
+    import numpy as np
+    import torch
+
+    from lnproofs.execution.threads import thread_settings
+    from lnproofs.propose.lp_rounds import LP
+
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    np.ones((64, 64)) @ np.ones((64, 64))
+    solver = LP()
+    solver.solve(np.ones(2), np.ones((1, 2)), np.ones(1), np.full(1, np.inf), np.zeros(2), np.full(2, 9.0))
+    settings = thread_settings()
+    settings["highs"] = solver.solver.getOptionValue("threads")[1]
+    settings["pid"] = os.getpid()
+    settings["malloc_trim"] = os.environ.get("MALLOC_TRIM_THRESHOLD_")
+    time.sleep(0.3)                                 # long enough that both workers take tasks
+    return settings
+
+
+def test_the_budget_divides_the_cores_among_the_workers():
+    assert threads_per_worker(2, 2) == 1 and threads_per_worker(16, 2) == 8 and threads_per_worker(16, 3) == 5
+    assert threads_per_worker(2, 8) == 1 and threads_per_worker(1, 1) == 1
+    env = worker_environment(4)
+    assert env["MALLOC_TRIM_THRESHOLD_"] is None and all(env[name] == "4" for name in LIBRARY_ENVS)
+
+
+def test_two_workers_on_two_cores_use_one_thread_per_library(monkeypatch):
+    pytest.importorskip("torch")
+    cores = 2
+    monkeypatch.setattr(cluster, "machine_workers", lambda: cores)
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    results = run_tasks(_threads_used, range(6), workers=2)
+    by_worker = {r["pid"]: r for r in results}
+    assert len(by_worker) == 2
+    for settings in by_worker.values():
+        assert settings["budget"] == 1
+        assert settings["highs"] == 1                 # 0 would be HiGHS's own choice: half the machine
+        product = settings["torch"] * max(1, settings["blas"]) * max(1, settings["openmp"]) * settings["highs"]
+        assert product * len(by_worker) <= cores, settings
+        assert settings["malloc_trim"] is None       # glibc's own trimming, not Dask's 64 KiB
