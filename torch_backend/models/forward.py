@@ -7,9 +7,11 @@ module walks those paths.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-__all__ = ["module_at", "numpy_of", "norm_parameters", "query_key_weights", "run_with_hooks"]
+__all__ = ["module_at", "numpy_of", "norm_parameters", "query_key_weights", "one_thread", "run_with_hooks"]
 
 
 def numpy_of(tensor) -> np.ndarray:
@@ -64,6 +66,25 @@ def query_key_weights(family, root, layer: int, n_heads: int, head_dim: int):
     raise ValueError(f"unknown query/key layout {family.qk!r}")
 
 
+@contextlib.contextmanager
+def one_thread():
+    """torch's intra-op threads held at 1 inside the block (restored after it).
+
+    The forward passes that feed certificates run on one thread wherever they run: with two
+    threads some of torch's CPU kernels split a product differently than with one, and a row's
+    last bits then depend on how many threads the process has, that is, on the layout of the
+    run (one process, or model workers holding a share of the cores; measured on a BERT layer
+    in ``tests/test_corpus_layout.py``)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def run_with_hooks(root, family, inputs, layers, device) -> dict:
     """Run every input and record the norms feeding ``layers``; returns ``{"norm": {layer:
     [(in, out), ...]}, "rotary": [(cos, sin), ...] or None}`` with float64 arrays per input.
@@ -93,7 +114,7 @@ def run_with_hooks(root, family, inputs, layers, device) -> dict:
         handles.append(module_at(root, family.rotary_path).register_forward_hook(rotary_hook))
     rotary: list = []
     try:
-        with torch.no_grad():
+        with torch.no_grad(), one_thread():
             for seq in inputs:
                 ids = torch.as_tensor(np.asarray(seq, dtype=np.int64).reshape(1, -1), device=device)
                 kwargs = {"input_ids": ids, "attention_mask": torch.ones_like(ids), **dict(family.run_kwargs)}

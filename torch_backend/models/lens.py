@@ -14,7 +14,7 @@ import numpy as np
 
 from lnproofs.kernel.errors import ModelError
 
-from .forward import numpy_of
+from .forward import numpy_of, one_thread
 
 __all__ = ["norm_parameters", "query_key_weights", "run_with_hooks", "rotary_table"]
 
@@ -80,7 +80,7 @@ def run_with_hooks(root, family, inputs, layers, device) -> dict:
     tables = [] if family.positions == "rotary" else None
     wanted = {layer: _hook_names(root, layer) for layer in layers}
     names = {n for pair in wanted.values() for n in pair}
-    with torch.no_grad():
+    with torch.no_grad(), one_thread():
         for seq in inputs:
             ids = torch.as_tensor(np.asarray(seq), dtype=torch.long).reshape(1, -1)
             _, cache = root.run_with_cache(ids, names_filter=lambda name: name in names)
