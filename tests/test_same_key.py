@@ -208,25 +208,27 @@ def test_pooled_duplicates_of_a_layernorm_model_tie(models, tmp_path):
 
 @pytest.mark.parametrize("family", ["llama", "gpt_neox"])
 def test_pooled_duplicates_of_rotary_models_tie(models, family, tmp_path):
-    """RMSNorm and rotary families (``--pool`` takes LayerNorm models without rotary only):
-    the rotated layer-0 keys the corpus road stores, pooled over the texts and certified
-    under free queries; every key shared by texts is ``tie-only`` or ``unselectable``."""
-    from lnproofs.propose.certification import certify
-
-    loaded = models[family]
-    arrays = _run(loaded, tmp_path / "run", batch_size=8)
-    name = "keys_l0_kv0"
-    keys = np.concatenate([a[name] for a in arrays])
-    where = [(i, p) for i, a in enumerate(arrays) for p in range(len(a[name]))]
-    statuses = [r.status for r in certify(keys, progress=False).results]
+    """RMSNorm with grouped queries (Llama) and partial rotary (GPT-NeoX) through ``--pool``:
+    every rotated layer-0 key that another text repeats at the same position is the same bytes
+    in the stored arrays and never ``selectable`` in the pool, free or realisable."""
+    out = tmp_path / "pool"
+    certify_corpus(models[family], None, [(None, t) for t in TEXTS], out, layers=[0], heads=[0],
+                   progress=False, uniform="free", pool=True)
+    arrays = [np.load(out / "texts" / f"text{i:05d}.npz") for i in range(len(TEXTS))]
     seen = collections.defaultdict(list)
-    for k, (i, p) in enumerate(where):
-        seen[(p, int(TEXTS[i][p]))].append(k)
-    shared = [k for group in seen.values() if len(group) > 1 for k in group]
+    for i, a in enumerate(arrays):
+        for p in range(len(a["keys_l0_kv0"])):
+            seen[(p, int(TEXTS[i][p]))].append(a["keys_l0_kv0"][p])
+    assert all(_same_bytes(k, group[0]) for group in seen.values() for k in group)
+    rows = pq.read_table(out / "pooled.parquet").to_pylist()
+    groups = collections.defaultdict(set)
+    for row in rows:
+        groups[(row["head"], row["position"], row["token"])].add(row["text"])
+    shared = [row for row in rows if len(groups[(row["head"], row["position"], row["token"])]) > 1]
     assert len(shared) >= 3 * len(TEXTS)
-    assert all(_same_bytes(keys[k], keys[group[0]]) for group in seen.values() for k in group)
-    assert {statuses[k] for k in shared} <= {"tie-only", "unselectable"}
-    assert any(statuses[k] == "tie-only" for k in shared)
+    assert {row["pooled_free"] for row in shared} <= {"tie-only", "unselectable"}
+    assert any(row["pooled_free"] == "tie-only" for row in shared)
+    assert {row["pooled_realisable"] for row in shared} <= {"tie-only", "unselectable", "not-realisable"}
 
 
 @pytest.mark.slow
