@@ -64,9 +64,9 @@ def test_the_people_certificate_is_the_kernel_schema_plus_the_count_below_the_th
     keys = list(data)
     assert keys[keys.index("min_margin") + 1] == "below_min_margin"
     assert data["below_min_margin"] == len(cert.below_min_margin)
-    kernel = schema.Certificate.from_json(cert.dumps())
-    assert "below_min_margin" not in kernel.to_json()
-    assert {k: v for k, v in data.items() if k != "below_min_margin"} == kernel.to_json()
+    kernel = schema.Certificate.from_json(cert.dumps())       # what the kernel reads: no writer, no findings
+    assert not hasattr(kernel, "to_json") and not hasattr(kernel, "min_margin")
+    assert (kernel.n_keys, kernel.dim, kernel.results) == (cert.n_keys, cert.dim, cert.results)
     again = Certificate.from_json(cert.dumps())
     assert again == cert and again.dumps() == cert.dumps()
 

@@ -40,17 +40,13 @@ class _Prefix(ExactKeys):
     def __init__(self, parent: ExactKeys, m: int):
         self.parent, self.n, self.dim, self.exponent = parent, m, parent.dim, parent.exponent
         self.array, self.abs, self.subnormal_rows = parent.array[:m], parent.abs[:m], parent.subnormal_rows[:m]
-        self._rank = self._matrix = self._ints = self._mod_p = self._rows = None
-
-    def row(self, j: int) -> list[int]:
-        return self.parent.row(j)
+        self._rank = self._matrix = self._ints = None
 
     def int_scores(self, Q: list[int]) -> list:
         return self.parent.int_scores(Q)[:self.n]
 
     def integer_rows(self):
-        K, V = self.parent.integer_rows()
-        return K[:self.n], V[:self.n]
+        return self.parent.integer_rows()[:self.n]
 
     def integer_matrix(self):
         return fmpz_mat(self.n, self.dim, self.parent.integer_matrix().entries()[:self.n * self.dim])

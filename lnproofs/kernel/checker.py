@@ -58,7 +58,7 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpq, fmpz_mat, nmod_mat
 
-from .dyadic import integer_matrix, integer_vector_of_fractions, residues
+from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import ShapeError
 from .exact import show
 
@@ -89,18 +89,15 @@ class ExactKeys:
         nonzero = arr[arr != 0]
         self.exponent = int(np.frexp(nonzero)[1].min()) - 53 if nonzero.size else 0
         self.subnormal_rows = np.any((self.abs < _TINY) & (arr != 0), axis=1)
-        self._rank: int | None = None
-        self._matrix = self._ints = self._mod_p = self._rows = None
+        self._rank = self._matrix = self._ints = None
 
     @classmethod
     def of(cls, keys) -> "ExactKeys":
         return keys if isinstance(keys, cls) else cls(keys)
 
     def row(self, j: int) -> list[int]:
-        """K_j: the key k_j divided by 2**exponent, as Python integers (all rows listed once)."""
-        if self._rows is None:
-            self._rows = self.integer_rows()[0].tolist()
-        return self._rows[j]
+        """K_j: the key k_j divided by 2**exponent, as Python integers."""
+        return self.integer_rows()[j].tolist()
 
     def int_scores(self, Q: list[int]) -> list:
         """Q.K_j for every key j, exactly (one python-flint product; python-flint integers)."""
@@ -112,14 +109,16 @@ class ExactKeys:
             self._matrix = integer_matrix(self.array)[0]
         return self._matrix
 
-    def integer_rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(K, V)``: every K_j as an N x d object array of Python integers, and K modulo
-        the prime p = 2**31 - 1 as int64 (both built once)."""
+    def integer_rows(self) -> np.ndarray:
+        """Every K_j as an N x d object array of Python integers (built once)."""
         if self._ints is None:
-            ints = [int(x) for x in self.integer_matrix().entries()]
-            self._ints = np.array(ints, dtype=object).reshape(self.n, self.dim)
-            self._mod_p = np.array([x % _P for x in ints], dtype=np.int64).reshape(self.n, self.dim)
-        return self._ints, self._mod_p
+            self._ints = np.array([int(x) for x in self.integer_matrix().entries()], dtype=object).reshape(self.n, self.dim)
+        return self._ints
+
+    def some_rows(self, rows) -> np.ndarray:
+        """K_j for the keys ``rows`` only, as an object array of Python integers."""
+        M, e = integer_matrix(self.array[rows])                      # e >= exponent unless M = 0
+        return np.array([int(x) for x in M.entries()], dtype=object).reshape(len(rows), self.dim) << max(e - self.exponent, 0)
 
     def affine_rank(self) -> int:
         """Exact dimension of the affine hull of all keys (computed once).  The rank modulo
@@ -128,16 +127,11 @@ class ExactKeys:
         if self._rank is None:
             full = min(self.n - 1, self.dim)
             some = np.unique(np.linspace(0, self.n - 1, min(self.n, 4 * self.dim + 8)).astype(np.int64))
-            if full > 0 and _support_rank_mod_p(self._residues(some)) == full:
+            if full > 0 and _support_rank_mod_p(self.some_rows(some)) == full:
                 self._rank = full
             else:
-                self._rank = affine_rank(self.integer_rows()[0].tolist())
+                self._rank = affine_rank(self.integer_rows().tolist())
         return self._rank
-
-    def _residues(self, rows) -> np.ndarray:
-        """K_j modulo p for the keys ``rows``, from their floats (53-bit mantissas times powers of two,
-        vectorised: no Python integer per entry)."""
-        return residues(self.array[rows], self.exponent, _P)          # exponent: the least one
 
 
 def affine_rank(rows) -> int:
@@ -167,42 +161,43 @@ class Verdict:
     message: str = ""
 
 
-def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
-                    margins: dict | None = None) -> list[str | None]:
+def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22) -> list[str | None]:
     """For each (i, q): None if q.k_i > q.k_j for all j != i ("strict"), or if
     q.k_i >= q.k_j for all j with some strict ("tie"); else a message naming the key,
     the failing inequality and by how much.  Decided by the float filter of the module
-    docstring (one bound per query), exactly otherwise.
-    ``margins`` (a dict) receives the float estimate of min_j q.(k_i - k_j) per item."""
+    docstring (one bound per query), exactly otherwise (:meth:`ExactKeys.scores`)."""
     ek = ExactKeys.of(keys)
     n, d = ek.n, ek.dim
     out: list[str | None] = [None] * len(items)
     below = [False] * len(items)
-    floaty, pending = [], {}
+    floaty, floats, rounded, pending = [], [], [], {}
     for t, (_, q) in enumerate(items):
-        if getattr(q, "dtype", None) == np.float64 or set(map(type, q)) <= {float, np.float64}:
-            floaty.append(t)
-        else:
+        kinds = {float} if getattr(q, "dtype", None) == np.float64 else set(map(type, q))
+        exact = kinds <= {float, np.float64}       # else rounded: float(int), float(Fraction) round to nearest
+        try:
+            f = q if exact else [float(v) for v in q] if kinds <= {int, Fraction, float, np.float64} else None
+        except OverflowError:
+            f = None
+        if f is None or not hasattr(ek, "array") or (not exact and any(x == 0 and v != 0 for x, v in zip(f, q))):
             pending[t] = np.arange(n)
+        else:
+            floaty.append(t), floats.append(f), rounded.append(not exact)
     colmax = ek.abs.max(axis=0) if n else np.zeros(d)
     step = max(1, chunk // max(n, 1))
     for start in range(0, len(floaty), step):
         cols = floaty[start:start + step]
-        Q = np.array([items[t][1] for t in cols], dtype=np.float64).reshape(len(cols), d)
+        Q = np.array(floats[start:start + step], dtype=np.float64).reshape(len(cols), d)
         idx = np.array([items[t][0] for t in cols], dtype=np.int64)
         ar = np.arange(len(cols))
         absQ = np.abs(Q)
         # one bound per query: c' = fl(sum_l max_j |k_jl| |q_l|) obeys (1) for every key
         c_col = absQ @ colmax
-        thr = 4.0 * (c_col * (d * 2.0 ** -50) + d * 2.0 ** -1020)
+        thr = 4.0 * (c_col * ((d + np.array(rounded[start:start + step])) * 2.0 ** -50) + d * 2.0 ** -1020)
         col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
         S = ek.array @ Q.T
         s_i = S[idx, ar].copy()
         np.subtract(s_i[None, :], S, out=S)          # S[j, c] = fl(s_i - s_j)
         S[idx, ar] = np.inf                          # a key is not compared with itself
-        if margins is not None and n > 1:
-            for c, value in zip(cols, S.min(axis=0)):
-                margins[c] = float(value)
         good = S > thr[None, :]
         good &= col_ok[None, :]
         good[ek.subnormal_rows, :] = False
@@ -214,30 +209,14 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
         for c in np.flatnonzero(done):
             below[cols[c]] = n > 1
         del S, good
-    floats = set(floaty)
     for t, js in pending.items():
         i, q = items[t]
-        arr = getattr(ek, "array", None)                       # equal float keys score equally, exactly
-        same = (js != i) & np.all(arr[js] == arr[i], axis=1) if arr is not None else np.zeros(len(js), bool)
-        if same.any() and mode == "strict":
-            out[t] = f"key {i}: witness gives q.k_{i} - q.k_{int(js[same][0])} = 0 but the claim needs > 0"
+        Q, scale = exact_ints(q)
+        scores = ek.int_scores(Q)                  # every key at once: one max and one min first
+        score_i, rest = scores[i], scores[:i] + scores[i + 1:]
+        if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
+            below[t] = True
             continue
-        js = js[~same]
-        if not len(js):
-            continue
-        if t in floats and 8 * len(js) < n:        # a float query and few keys left: those keys alone
-            Qm, e = integer_matrix(np.asarray(q, dtype=np.float64).reshape(d, 1))
-            rows = sorted({int(j) for j in js} | {i})
-            K, ek_rows = integer_matrix(ek.array[rows])         # ek_rows >= ek.exponent unless K = 0
-            scores, scale = dict(zip(rows, (K * Qm * (1 << max(ek_rows - ek.exponent, 0))).entries())), Fraction(2) ** e
-            score_i = scores[i]
-        else:
-            Q, scale = exact_ints(q)
-            scores = ek.int_scores(Q)              # every key at once: one max and one min first
-            score_i, rest = scores[i], scores[:i] + scores[i + 1:]
-            if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
-                below[t] = True
-                continue
         for j in js:
             j = int(j)
             if j == i:
@@ -301,19 +280,12 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
         got = _weights(ek, i, combination, strict)
         if isinstance(got, str):
             out[t] = got
-        elif not (strict is False and len(got[0]) == 1 and getattr(ek, "array", None) is not None
-                  and np.array_equal(ek.array[got[0][0]], ek.array[i])):     # weight 1 on an equal key: exact
+        else:
             good.append((t, i, *got))
     if not good:
         return out
-    if getattr(ek, "array", None) is not None:                # float keys: only the keys used, as integers
-        used = sorted({j for _, i, idx, _, _ in good for j in idx + [i]})
-        Ku, e_used = integer_matrix(ek.array[used])           # e_used >= ek.exponent unless Ku = 0
-        Ku = np.array([int(x) for x in Ku.entries()], dtype=object).reshape(len(used), ek.dim)
-        K, residues = dict(zip(used, Ku * (1 << max(e_used - ek.exponent, 0)))), ek._residues
-    else:
-        K, V = ek.integer_rows()
-        residues = V.__getitem__
+    used = sorted({j for _, i, idx, _, _ in good for j in idx + [i]})
+    K = dict(zip(used, ek.some_rows(used)))
     rows = [j for _, i, idx, _, _ in good for j in idx + [i]]
     coef = np.array([c for _, _, _, W, den in good for c in W + [-den]], dtype=object)
     starts = np.cumsum([0] + [len(idx) + 1 for _, _, idx, _, _ in good[:-1]])
@@ -324,7 +296,7 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
             gap = Fraction(int(miss[coord]), den) * Fraction(2) ** ek.exponent
             out[t] = (f"key {i}: the combination misses k_{i} in coordinate {coord} by {show(gap)}; "
                       f"it must reproduce k_{i} exactly")
-        elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(residues(idx)) == ek.affine_rank():
+        elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(np.array([K[j] for j in idx])) == ek.affine_rank():
             continue                             # the support's rank is at most that of all keys
         elif strict:
             r = affine_rank([K[j].tolist() for j in idx])
@@ -334,7 +306,7 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
     return out
 
 
-def _support_rank_mod_p(V: np.ndarray) -> int:
-    """The rank modulo p of the differences of the rows of ``V`` (residues modulo p)."""
-    D = (V[1:] - V[0]) % _P
+def _support_rank_mod_p(K: np.ndarray) -> int:
+    """The rank modulo p of the differences of the rows of the integer (object) array ``K``."""
+    D = ((K[1:] - K[0]) % _P).astype(np.int64)
     return int(nmod_mat(D.shape[0], D.shape[1], D.ravel().tolist(), _P).rank())

@@ -1,4 +1,4 @@
-"""Uniform attention, trusted half: the answer's schema and its exact checks.
+"""Uniform attention, trusted half: the exact checks of an answer (as data: :mod:`lnproofs.certificates.uniform`).
 
 An answer says a non-zero query gives every key the same score (``feasible``: the query,
 and for LayerNorm queries the ``u`` it is made from), that none exists (``infeasible``:
@@ -8,46 +8,20 @@ answers is :mod:`lnproofs.propose.uniform`; everything here is exact rational ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .dyadic import fmpq_matrix, fmpq_of, integer_vector_of_fractions
 from .errors import InputError
-from .exact import format_fraction, show, to_fraction
+from .exact import show, to_fraction
 from .querysets import query_set_from_json
 from .uniform_exact import LayerNormEquations, difference_matrix, fmpq_column
 
-__all__ = ["UniformResult", "check_uniform"]
-
-
-@dataclass(frozen=True)
-class UniformResult:
-    """An answer to the uniform-attention question (with its text for people:
-    :class:`lnproofs.certificates.uniform.UniformResult`)."""
-
-    status: str
-    query_set: dict
-    n_keys: int
-    dim: int
-    query: tuple | None = None          # exact rationals
-    proof: dict | None = None
-    reason: str | None = None
-    extras: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        out = {"schema": "lnproofs.uniform/1", "status": self.status, "n_keys": self.n_keys, "dim": self.dim,
-               "query_set": self.query_set,
-               "query": None if self.query is None else [format_fraction(x) for x in self.query],
-               "query_float": None if self.query is None else [float(x) for x in self.query],
-               "proof": self.proof, "reason": self.reason}
-        out.update(self.extras)
-        return out
+__all__ = ["check_uniform"]
 
 
 def check_uniform(keys, result) -> tuple[bool, str]:
-    """Re-verify a uniform-attention answer (a UniformResult or its JSON) exactly."""
+    """Re-verify a uniform-attention answer (its JSON, or an object with ``to_json``) exactly."""
     data = result.to_json() if hasattr(result, "to_json") else dict(result)
     keys = np.asarray(keys, dtype=np.float64)
     N, d = keys.shape

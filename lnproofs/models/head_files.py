@@ -86,7 +86,8 @@ def head_file_checks(path, data) -> list:
             name = f"text{entry['text']}"
             if "coverage" in real:
                 from ..kernel.checker import Verdict
-                from ..kernel.querysets.coverage import Coverage, check_coverage
+                from ..certificates.coverage import Coverage
+                from ..kernel.querysets.coverage import check_coverage
 
                 ok, message = check_coverage(qs, Coverage.from_json(real["coverage"]))
                 out.append((f"{name}/coverage", _report([Verdict(-1, "coverage", ok, message or "")], len(keys),

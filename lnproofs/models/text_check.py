@@ -135,7 +135,8 @@ def text_file_checks(path, data) -> list:
             real = h.get("realisable", {})
             if "coverage" in real:
                 from ..kernel.checker import Verdict
-                from ..kernel.querysets.coverage import Coverage, check_coverage
+                from ..certificates.coverage import Coverage
+                from ..kernel.querysets.coverage import check_coverage
 
                 from ..kernel.querysets.norm import ExactQueryMap
 
