@@ -176,7 +176,7 @@ def recheck(cert, keys, verdicts) -> list[Verdict]:
     held = [n for n, v in enumerate(verdicts[:len(cert.results)]) if v.ok]
     results = [cert.results[n] for n in held]
     if cert.keys_from is not None:
-        messages = _layernorm_margins(ek.array, LayerNormKeys.from_json(cert.to_json()["keys_from"]), results)
+        messages = _layernorm_margins(ek.array, LayerNormKeys.from_json(thaw(cert.keys_from)), results)
     else:
         messages = check_margins(ek, results) if cert.query_set.get("kind", "free") == "free" else []
     for n, message in zip(held, messages):

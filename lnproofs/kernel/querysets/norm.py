@@ -263,7 +263,7 @@ class ExactLayer:
         self.N = len(keys)
         self.K, self.ek = integer_matrix(keys)                          # K * 2^ek
         self.ln = query_set.kind == "layernorm"
-        self._c = self._keys = None
+        self._keys = None
 
     def __getattr__(self, name):
         """The query map's exact forms (n, d, Wq, ew, G, eg, q0, radius, centred, R, ...)."""
@@ -278,61 +278,51 @@ class ExactLayer:
             self._keys = fmpq_mat(self.K) * pow2(self.ek)
         return self._keys
 
-    def factored(self):
-        """``(Hn, s2, c)``: ``A P A^T = Hn * s2 / n`` (see :meth:`ExactQueryMap.factored`) and the
-        exact scores of ``q0``, ``c = K q0`` (fmpq N x 1)."""
-        Hn, s2 = self.query_map.factored()
-        if self._c is None:
-            q0i, q0den = self.q0.numer_denom()
-            self._c = fmpq_mat(self.K * q0i) * (pow2(self.ek) / q0den)
-        return Hn, s2, self._c
+    def winners(self, items, made: str = "u") -> list:
+        """``(ok, message, margin)`` for ``(index, q)`` pairs with exact queries ``q`` (fmpq d x 1):
+        ``q.k_i > q.k_j`` for every ``j != i``, by one integer product for all items (each query as
+        integers over its own positive denominator); ``margin``: the exact ``min_j q.(k_i - k_j)``."""
+        if not items:
+            return []
+        cols = [q.numer_denom() for _, q in items]
+        m = len(items)
+        S = (self.K * fmpz_mat(self.d, m, [int(num[a, 0]) for a in range(self.d) for num, _ in cols])).entries()
+        out = []
+        for t, (index, _) in enumerate(items):
+            column, unit = S[t::m], pow2(self.ek) / fmpq(int(cols[t][1]))       # q.k_j = column[j] * unit
+            mine = column[index]
+            bad = next((j for j in range(self.N) if j != index and column[j] >= mine), None)
+            if bad is not None:
+                out.append((False, f"key {index}: q.k_{index} - q.k_{bad} = {show(fmpq(mine - column[bad]) * unit)} "
+                                   f"is not > 0 for the query made from {made}", None))
+            else:
+                others = column[:index] + column[index + 1:]
+                out.append((True, "", fmpq(mine - max(others)) * unit if others else None))
+        return out
 
     def check_factored(self, items) -> list:
         """Exact ``(ok, message, margin)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``:
         ``1.u = 0``, ``||u||^2 = y^T A P A^T y``, ``q = A P A^T y + q0``: one integer product for
-        all items.  ``margin``: the exact ``min_j q.(k_i - k_j)`` (fmpq)."""
+        all items (:meth:`winners`)."""
         if not items:
             return []
-        Hn, s2, c = self.factored()
+        Hn, s2 = self.query_map.factored()
         m = len(items)
         ints, ey = dyadic_integers(np.array([y for _, y in items], dtype=np.float64).reshape(m, self.d).T)
-        Y = fmpz_mat(self.d, m, ints)
-        HY = Hn * Y                                                  # d x m
-        S = self.K * HY                                              # N x m: scores up to scale, without c
-        # q = HY s2 2^ey / n + q0 ;  scores = S 2^ek s2 2^ey / n + c
-        sigma = s2 * pow2(self.ek + ey) / fmpq(self.n)
-        cn, cd = c.numer_denom()
-        sp, sq, cd = int(sigma.p), int(sigma.q), int(cd)
-        # T[j, t] = S[j, t] sp cd + c_j sq: the scores times sq cd (a positive integer)
-        Tv = (S * (sp * cd) + (cn * sq) * fmpz_mat(1, m, [1] * m)).entries()
-        HYv = HY.entries()
-        norms = [sum(ints[a * m + t] * HYv[a * m + t] for a in range(self.d)) for t in range(m)]  # y_t . Hn y_t
-        scale_norm = s2 * pow2(2 * ey)
-        out = []
+        HY = (Hn * fmpz_mat(self.d, m, ints)).entries()                # d x m
+        sigma = s2 * pow2(ey) / fmpq(self.n)                           # q = HY sigma + q0
+        out, queries = {}, []
         for t, (index, _) in enumerate(items):
-            nrm = fmpq(int(norms[t])) * scale_norm                   # ||u||^2 = y.Hn y * s2 2^(2 ey) / n <= n
-            if nrm > self.n * self.n:
-                out.append((False, f"key {index}: ||u||^2 = {int(nrm.p) / int(nrm.q) / self.n:.17g} "
-                                   f"exceeds n = {self.n}", None))
-                continue
-            if self.radius is not None:
-                qv = [fmpq(int(HYv[a * m + t])) * sigma / pow2(self.ek) + self.q0[a, 0] for a in range(self.d)]
-                if sum((x * x for x in qv), fmpq(0)) > self.radius * self.radius:
-                    out.append((False, f"key {index}: ||q||^2 exceeds R^2", None))
-                    continue
-            column = Tv[t::m]
-            mine, others = column[index], column[:index] + column[index + 1:]
-            if not others:
-                out.append((True, "", None))
-                continue
-            top = max(others)
-            if mine - top <= 0:
-                k = others.index(top)
-                out.append((False, f"key {index}: q.k_{index} - q.k_{k if k < index else k + 1} is not > 0 "
-                                   f"for the query made from y", None))
-                continue
-            out.append((True, "", fmpq(mine - top, sq * cd)))
-        return out
+            norm = fmpq(sum(ints[a * m + t] * HY[a * m + t] for a in range(self.d))) * s2 * pow2(2 * ey)
+            q = fmpq_mat(self.d, 1, [HY[a * m + t] for a in range(self.d)]) * sigma + self.q0
+            if norm > self.n * self.n:                                  # ||u||^2 = y.Hn y s2 2^(2 ey) / n
+                out[t] = (False, f"key {index}: ||u||^2 = {show(norm / self.n)} exceeds n = {self.n}", None)
+            elif self.radius is not None and (q.transpose() * q)[0, 0] > self.radius * self.radius:
+                out[t] = (False, f"key {index}: ||q||^2 exceeds R^2", None)
+            else:
+                queries.append((t, (index, q)))
+        out.update(zip([t for t, _ in queries], self.winners([item for _, item in queries], "y")))
+        return [out[t] for t in range(m)]
 
     def query(self, U, D: int):
         """``q = R (W_q (g * u + beta) + b_q)`` exactly for ``u = U / D`` (a d x 1 fmpq_mat)."""
@@ -357,6 +347,13 @@ class ExactLayer:
 
 def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, object]:
     """``(ok, message, smallest margin)`` for the query made from ``u = U / D``."""
+    got = _primal_query(layer, index, U, D)
+    return got if isinstance(got, tuple) else layer.winners([(index, got)])[0]
+
+
+def _primal_query(layer: ExactLayer, index: int, U, D: int):
+    """The exact query made from ``u = U / D`` when ``u`` is in the set (and ``q`` in the ball), else
+    ``(False, message, None)``."""
     n = layer.n
     if len(U) != n or D <= 0:
         return False, f"key {index}: u must have {n} entries and a positive denominator", None
@@ -367,16 +364,10 @@ def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, o
         return False, f"key {index}: ||u||^2 = {show(Fraction(norm2, D * D))} exceeds n = {n}", None
     q = layer.query(U, D)
     if layer.radius is not None:
-        qn2 = sum((q[a, 0] * q[a, 0] for a in range(layer.d)), fmpq(0))
+        qn2 = (q.transpose() * q)[0, 0]
         if qn2 > layer.radius * layer.radius:
             return False, f"key {index}: ||q||^2 = {show(qn2)} exceeds R^2 = {show(layer.radius ** 2)}", None
-    s = layer.keys * q
-    gaps = {j: s[index, 0] - s[j, 0] for j in range(layer.N) if j != index}
-    bad = next((j for j, gap in gaps.items() if gap <= 0), None)
-    if bad is not None:
-        return False, (f"key {index}: q.k_{index} - q.k_{bad} = {show(gaps[bad])} is not > 0 "
-                       f"for the query made from u"), None
-    return True, "", min(gaps.values(), default=None)
+    return q
 
 
 def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:
@@ -409,33 +400,28 @@ def _compact_y(layer: ExactLayer, result: dict):
     y = result.get("y")
     if not layer.ln or result.get("status") != "selectable" or y is None:
         return None
-    if not isinstance(y, list) or len(y) != layer.d or not all(isinstance(v, (int, float)) for v in y):
+    if not isinstance(y, (list, tuple)) or len(y) != layer.d or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in y):
         return False
     return [float(v) for v in y]
 
 
-def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
-    """Exact verdict on one result dictionary (JSON form); ``(ok, message)``."""
+def _evidence(layer: ExactLayer, result) -> tuple:
+    """What a result claims, read from its fields: ``("y", y)``, ``("u", q, witness)`` (the query made
+    from ``u`` when ``u`` is in the set), ``("dual", ok, message)`` or a verdict ``(ok, message)``."""
     index, status = result.get("index"), result.get("status")
     try:
         if (y := _compact_y(layer, result)) is False:
             return False, f"key {index}: y must be a list of {layer.d} numbers"
         if y is not None:
-            return layer.check_factored([(index, y)])[0][:2]
+            return "y", y
         if status == "selectable":
             u = result.get("u")
             if not isinstance(u, (list, tuple)) or len(u) != layer.n:
                 raise ValueError(f"u must be a list of {layer.n} numbers")
             U, D = integer_vector_of_fractions([to_fraction(v) for v in u])
-            ok, msg, _ = check_primal(layer, index, U, D)
-            witness = result.get("witness")
-            if ok and witness is not None:
-                q = layer.query(U, D)
-                if len(witness) != layer.d or any(to_fraction(w) != fraction_of_fmpq(q[a, 0])
-                                                  for a, w in enumerate(witness)):
-                    made = "W_q(gamma*u + beta) + b_q" if layer.ln else "R(W_q(gain*u) + b_q)"
-                    return False, f"key {index}: the witness is not the query {made} made from u"
-            return ok, msg
+            q = _primal_query(layer, index, U, D)
+            return q[:2] if isinstance(q, tuple) else ("u", q, result.get("witness"))
         if status == "not-realisable":
             dual = result.get("dual") or {}
             return check_dual(layer, index, [int(j) for j in dual.get("indices", [])],
@@ -447,25 +433,54 @@ def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
     return False, f"key {index}: status {status!r} is not used with {'layernorm' if layer.ln else 'rmsnorm'} query sets"
 
 
+def _witness_matches(layer: ExactLayer, index: int, q, witness) -> tuple[bool, str]:
+    """A stated witness must be the query made from ``u`` exactly."""
+    if witness is not None and (len(witness) != layer.d or any(
+            to_fraction(w) != fraction_of_fmpq(q[a, 0]) for a, w in enumerate(witness))):
+        made = "W_q(gamma*u + beta) + b_q" if layer.ln else "R(W_q(gain*u) + b_q)"
+        return False, f"key {index}: the witness is not the query {made} made from u"
+    return True, ""
+
+
+def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
+    """Exact verdict on one result dictionary (JSON form); ``(ok, message)``."""
+    return _decide(layer, [result])[0]
+
+
+def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:
+    """``(ok, message)`` for result dictionaries whose index is in range: every ``y`` together and
+    every ``u`` together (:meth:`ExactLayer.winners`), the rest one by one."""
+    evidence = [_evidence(layer, d) for d in datas]
+    ys = [t for t, e in enumerate(evidence) if e[0] == "y"]
+    us = [t for t, e in enumerate(evidence) if e[0] == "u"]
+    out = dict(zip(ys, [v[:2] for v in layer.check_factored([(datas[t]["index"], evidence[t][1]) for t in ys])]))
+    for t, (ok, message, _) in zip(us, layer.winners([(datas[t]["index"], evidence[t][1]) for t in us])):
+        out[t] = _witness_matches(layer, datas[t]["index"], *evidence[t][1:]) if ok else (ok, message)
+    return [out.get(t, evidence[t]) for t in range(len(datas))]
+
+
 def check_all(keys, query_set, results) -> list:
-    """Exact verdicts for many results (the layer's exact forms are built once; LayerNorm
-    results in the compact ``y`` form are checked together)."""
+    """Exact verdicts for many results (the layer's exact forms are built once; the queries of all
+    results are checked together)."""
     arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
     query_set.validate(arr.shape[1])
     layer = ExactLayer(arr, query_set)
-    datas = [r.to_json() if hasattr(r, "to_json") else dict(r) for r in results]
-    batch = [(t, d["index"], y) for t, d in enumerate(datas)
-             if isinstance(d.get("index"), int) and 0 <= d["index"] < len(arr) and (y := _compact_y(layer, d))]
-    got = layer.check_factored([(index, y) for _, index, y in batch])
-    compact = {t: verdict[:2] for (t, _, _), verdict in zip(batch, got)}
+    datas = [_fields(r) for r in results]
+    inside = [t for t, d in enumerate(datas) if type(d.get("index")) is int and 0 <= d["index"] < len(arr)]
+    decided = dict(zip(inside, _decide(layer, [datas[t] for t in inside])))
     verdicts = []
     for t, data in enumerate(datas):
         index = data.get("index")
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(arr):
+        if t not in decided:
             verdicts.append(Verdict(index if isinstance(index, int) else -1, str(data.get("status")), False,
                                     f"key {index}: index out of range 0..{len(arr) - 1}"))
-            continue
-        ok, message = compact[t] if t in compact else check_result(layer, data)
-        verdicts.append(Verdict(index, data.get("status"), ok, message))
+        else:
+            verdicts.append(Verdict(index, data.get("status"), *decided[t]))
     return verdicts
 
+
+def _fields(result) -> dict:
+    """A result's fields as a dictionary: its JSON, or a KeyResult's fields and extras."""
+    if isinstance(result, dict):
+        return result
+    return {**result.extras, "index": result.index, "status": result.status, "witness": result.witness}
