@@ -13,8 +13,8 @@ from bad_inputs.models import tiny_bert, tiny_gpt2
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from lnproofs.models.certify_model import (  # noqa: E402
-    check_model_file, ellipsoid_gaps, model_file_certificates, witness_margins)
+from lnproofs.models.certify_model import check_model_file, model_file_certificates  # noqa: E402
+from reference.model_measures import ellipsoid_gaps, witness_margins  # noqa: E402
 from reference.per_prefix import certify_head  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402

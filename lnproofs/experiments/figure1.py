@@ -47,12 +47,10 @@ __all__ = [
     "trial_verdict",
     "run_cell",
     "reproduce_figure1",
-    "FIGURES",
 ]
 
 N_RANGE = tuple(range(3, 61))
 D_RANGE = tuple(range(3, 16))
-FIGURES = ("figure1",)
 _PROGRESS = "progress.jsonl"
 VERDICTS = ("nonselectable", "all-selectable", "undecided")
 
