@@ -94,7 +94,7 @@ def time_uniform(cache, loaded, keysets, *, reference=None, sample=None, precisi
     chosen = [keysets[i] for i in _sample(len(keysets), sample)]
     total, statuses = 0.0, []
     for layer, head, keys in chosen:
-        qs, qmap, _basis, _H = cache.get(caps[layer], head)
+        _kind, qs, qmap, _basis, _H = cache.get(caps[layer], head)
         start = time.perf_counter()
         if reference is None:
             result = uniform_attention(keys, qs, query_map=qmap, compact=True)
@@ -144,7 +144,7 @@ def main() -> None:
     sys.path.insert(0, str(HERE.parent / "tests"))
     from reference.uniform_reference import reference_uniform_attention
 
-    from lnproofs.models.corpus_run import setup_heads
+    from lnproofs.models.head_sets import HeadSets
     from lnproofs.models.loading import load_model, load_tokenizer
 
     load_before = os.getloadavg()
@@ -155,7 +155,7 @@ def main() -> None:
     state = {}
     for name, folder in models.items():
         loaded, tokenizer = load_model(folder), load_tokenizer(folder, None)
-        cache = setup_heads(loaded)
+        cache = HeadSets()                             # the run's per-head sets, shared by every timing below
         keysets = head_keys(loaded, tokenizer, texts)
         tokens = sum(len(tokenizer(t)["input_ids"]) for t in texts)
         state[name] = dict(loaded=loaded, tokenizer=tokenizer, cache=cache, keysets=keysets, tokens=tokens)
