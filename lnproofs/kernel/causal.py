@@ -20,8 +20,6 @@ Keys listed under ``undecided`` carry no claim.  Everything is decided by the ex
 
 from __future__ import annotations
 
-from flint import fmpz_mat
-
 from .certificates import Combination, KeyResult
 from .checker import ExactKeys, Verdict, check_combinations
 from .errors import CertificateFormatError, ShapeError, require
@@ -33,27 +31,9 @@ SCHEMA = "lnproofs.causal/1"
 _ENTRY = ("index", "stop", "win", "cannot_win")
 
 
-class _Prefix(ExactKeys):
-    """Keys 0..m-1 of ``parent``, sharing its exact forms (the parent's power of two serves
-    every prefix: k_j = K_j 2**E holds with the same integers K_j)."""
-
-    def __init__(self, parent: ExactKeys, m: int):
-        self.parent, self.n, self.dim, self.exponent = parent, m, parent.dim, parent.exponent
-        self.array, self.abs, self.subnormal_rows = parent.array[:m], parent.abs[:m], parent.subnormal_rows[:m]
-        self._rank = self._matrix = self._ints = None
-
-    def int_scores(self, Q: list[int]) -> list:
-        return self.parent.int_scores(Q)[:self.n]
-
-    def integer_rows(self):
-        return self.parent.integer_rows()[:self.n]
-
-    def integer_matrix(self):
-        return fmpz_mat(self.n, self.dim, self.parent.integer_matrix().entries()[:self.n * self.dim])
-
-
 def _prefix(ek: ExactKeys, m: int) -> ExactKeys:
-    return ek if m == ek.n else _Prefix(ek, m)
+    """Keys 0..m-1 (their exact forms are built only when a check needs them)."""
+    return ek if m == ek.n else ExactKeys(ek.array[:m])
 
 
 def _bad(where: str, what: str) -> CertificateFormatError:

@@ -237,6 +237,8 @@ class _NormSearch:
 
         from ..kernel.dyadic import fraction_of_fmpq
         from ..kernel.exact import format_fraction
+        from flint import fmpq_mat
+
         from ..kernel.querysets.norm import check_dual
         from .querysets.rmsnorm import _dual_candidates, _snap_into_ball
 
@@ -247,7 +249,7 @@ class _NormSearch:
         value, u, lam = got
         U, D = _snap_into_ball(u, layer.n, layer.centred)
         q = layer.query(U, D)
-        scores = layer.keys * q
+        scores = fmpq_mat(layer.K) * q                 # the scores over the keys' common 2**ek: same order
         mine = scores[j, 0]
         beaten = next((i for i in range(layer.N) if i != j and scores[i, 0] >= mine), layer.N)
         covered = beaten - 1 if beaten > j else j - 1

@@ -1,4 +1,4 @@
-"""The witness margins of earlier versions, one witness at a time (the reference of
+"""The witness margins, one witness at a time (the reference of
 ``lnproofs.certificates.findings.witness_margins``, which must give the same floats)."""
 
 from fractions import Fraction
@@ -33,13 +33,14 @@ def witness_margins_one_by_one(keys, items) -> list:
         if norm == 0:
             out.append(0.0)
             continue
-        exact = not all(type(x) is float for x in q)
+        rational = not all(type(x) is float for x in q)       # scored through its rounded floats
+        exact = rational and any(x == 0 and v != 0 for x, v in zip(qf, q))
         if not exact:
             s = ek.array @ qf
             own = s[i]
             s[i] = -np.inf
             gap = float(own - s.max())
-            bound = 8.0 * (float(np.abs(qf) @ colmax) * d * 2.0 ** -50 + d * 2.0 ** -1020)
+            bound = 8.0 * (float(np.abs(qf) @ colmax) * (d + rational) * 2.0 ** -50 + d * 2.0 ** -1020)
             exact = not gap > bound
         if exact:
             Q, scale = exact_ints(q)

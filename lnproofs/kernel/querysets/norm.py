@@ -263,20 +263,12 @@ class ExactLayer:
         self.N = len(keys)
         self.K, self.ek = integer_matrix(keys)                          # K * 2^ek
         self.ln = query_set.kind == "layernorm"
-        self._keys = None
 
     def __getattr__(self, name):
         """The query map's exact forms (n, d, Wq, ew, G, eg, q0, radius, centred, R, ...)."""
         if name == "query_map":
             raise AttributeError(name)
         return getattr(self.query_map, name)
-
-    @property
-    def keys(self):
-        """The keys as an exact N x d fmpq_mat (built on first use)."""
-        if self._keys is None:
-            self._keys = fmpq_mat(self.K) * pow2(self.ek)
-        return self._keys
 
     def winners(self, items, made: str = "u") -> list:
         """``(ok, message, margin)`` for ``(index, q)`` pairs with exact queries ``q`` (fmpq d x 1):
