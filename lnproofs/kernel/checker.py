@@ -38,6 +38,14 @@ checker applies that test (one matrix product for many queries); every pair it d
 accept is decided exactly with integers (one integer product per query gives all its
 scores), and keys or queries with subnormal entries always are.
 
+A witness entry that is not a float (a rational of any length, an integer past 2**53) is
+rounded to nearest first (Python's float() of a Fraction or an int is correctly rounded):
+q_l = fl(q_l)(1 + e_l) with |e_l| <= 2u, so the exact scores of q and of fl(q) differ by at
+most 2u c (c as above, for fl(q)); the test then takes d + 1 in place of d in E', which adds
+at least 8u c'(1 - u)^2 >= 2u c' (1 + gamma_d) to each bound.  A witness with an entry that
+rounds to zero or past the float range is decided with integers.  So the long digits of a
+witness are read once per witness, never once per key.
+
 Free queries (query_set kind "free"):
 * selectable: q.k_i > q.k_j for all j != i;
 * tie-only: weights w >= 0 over other keys, sum 1, sum w_j k_j = k_i exactly (so k_i can
