@@ -98,3 +98,33 @@ def test_a_rational_witness_that_ties_is_still_decided_exactly(monkeypatch):
     assert "q.k_0 - q.k_1 = 0" in check_witnesses(keys, [(0, tie)])[0]
     assert check_witnesses(keys, [(0, tie)], mode="tie") == [None]
     assert len(calls) == 2
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 6), st.integers(2, 5), st.sampled_from(["strict", "tie"]),
+       st.sampled_from(["plain", "twins", "constant", "scaled"]), st.sampled_from(["float", "rational", "integer"]))
+def test_the_layernorm_input_filter_agrees_with_its_exact_comparisons(seed, N, n, mode, inputs, kind):
+    """Keys given as LayerNorm inputs: the verdicts with the float filter are those of the exact
+    square-root comparisons alone (the filter switched off on a second copy of the same keys)."""
+    from lnproofs.kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys, check_ln_witnesses
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, size=(N, n)) * 2.0 ** rng.integers(-20, 20, size=(N, 1))
+    if inputs == "twins":
+        X[1::2] = X[0::2][: len(X[1::2])] * 2.0
+    elif inputs == "constant":
+        X[0] = 1.5                                   # undefined with eps 0
+    elif inputs == "scaled":
+        X *= 2.0 ** 600
+    spec = LayerNormKeys(tuple(float(g) for g in rng.integers(1, 4, size=n)), None, float(rng.choice([0.0, 1e-5])))
+    fast, slow = ExactLayerNormKeys(X, spec), ExactLayerNormKeys(X, spec)
+    slow.filter_ok[:] = False
+    items = []
+    for t in range(N):
+        q = fast.z[t] if t % 2 else rng.standard_normal(n)
+        if kind == "rational":
+            q = [Fraction(float(x)) + Fraction(1, 10 ** 40 + c) for c, x in enumerate(q)]
+        elif kind == "integer":
+            q = [int(x * 2 ** 60) + 1 for x in q]    # past 2**53: float(int) rounds
+        items.append((t, tuple(float(x) for x in q) if kind == "float" else tuple(q)))
+    assert check_ln_witnesses(fast, items, mode=mode) == check_ln_witnesses(slow, items, mode=mode)

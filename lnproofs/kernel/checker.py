@@ -173,7 +173,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22) 
     """For each (i, q): None if q.k_i > q.k_j for all j != i ("strict"), or if
     q.k_i >= q.k_j for all j with some strict ("tie"); else a message naming the key,
     the failing inequality and by how much.  Decided by the float filter of the module
-    docstring (one bound per query), exactly otherwise (:meth:`ExactKeys.scores`)."""
+    docstring (one bound per query), exactly otherwise (one integer product per query)."""
     ek = ExactKeys.of(keys)
     n, d = ek.n, ek.dim
     out: list[str | None] = [None] * len(items)
