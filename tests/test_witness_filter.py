@@ -128,3 +128,14 @@ def test_the_layernorm_input_filter_agrees_with_its_exact_comparisons(seed, N, n
             q = [int(x * 2 ** 60) + 1 for x in q]    # past 2**53: float(int) rounds
         items.append((t, tuple(float(x) for x in q) if kind == "float" else tuple(q)))
     assert check_ln_witnesses(fast, items, mode=mode) == check_ln_witnesses(slow, items, mode=mode)
+
+
+def test_integer_witness_entries_past_two_to_the_53_stay_exact():
+    """A witness given with integers keeps them: past 2**53 as rationals, never rounded to floats."""
+    big = 2 ** 60 + 1
+    result = KeyResult(0, "selectable", (big, np.int64(3), 0.5))
+    assert result.witness == (Fraction(big), 3.0, 0.5) and type(result.witness[0]) is Fraction
+    keys = np.array([[2.0 ** -60, 0.0, 0.0], [0.0, 0.0, 2.0]])
+    # exactly q.k_0 = 1 + 2**-60 > q.k_1 = 1; with big rounded to 2**60 the two would tie
+    assert check_witnesses(keys, [(0, result.witness)]) == [None]
+    assert check_witnesses(keys, [(0, (2.0 ** 60, 3.0, 0.5))])[0] is not None

@@ -38,6 +38,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from numbers import Integral
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -159,7 +160,8 @@ class KeyResult:
         _choice(self.status, STATUSES, f"results[{self.index}].status")
         _choice(self.verified, VERIFIED, f"results[{self.index}].verified")
         if self.witness is not None and not set(map(type, self.witness)) <= {float}:
-            object.__setattr__(self, "witness", tuple(w if type(w) is Fraction else float(w) for w in self.witness))
+            object.__setattr__(self, "witness", tuple(w if type(w) is Fraction else Fraction(int(w)) if isinstance(
+                w, Integral) and abs(int(w)) > 2 ** 53 else float(w) for w in self.witness))   # no integer rounded
         elif self.witness is not None and type(self.witness) is not tuple:
             object.__setattr__(self, "witness", tuple(self.witness))
         if self.extras:
