@@ -66,6 +66,7 @@ def test_the_people_certificate_is_the_kernel_schema_plus_the_count_below_the_th
     assert data["below_min_margin"] == len(cert.below_min_margin)
     kernel = schema.Certificate.from_json(cert.dumps())       # what the kernel reads: no writer, no findings
     assert not hasattr(kernel, "to_json") and not hasattr(kernel, "min_margin")
+    assert not hasattr(kernel.results[0], "to_json") and not hasattr(schema.Combination, "to_json")
     assert (kernel.n_keys, kernel.dim, kernel.results) == (cert.n_keys, cert.dim, cert.results)
     again = Certificate.from_json(cert.dumps())
     assert again == cert and again.dumps() == cert.dumps()

@@ -13,7 +13,7 @@ from flint import fmpq_mat, fmpz_mat
 
 from lnproofs import certify
 from lnproofs.kernel.errors import CertificateFormatError
-from lnproofs.kernel.exact import format_fraction
+from lnproofs.certificates.writers import format_fraction
 from lnproofs.certificates.coverage import Coverage
 from lnproofs.kernel.querysets.coverage import check_coverage, integer_columns
 from lnproofs.kernel.querysets.norm import (ExactQueryMap, LayerNormQuerySet, RMSNormQuerySet,

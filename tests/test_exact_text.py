@@ -5,7 +5,8 @@ from fractions import Fraction
 import pytest
 
 from lnproofs.kernel.errors import InputError
-from lnproofs.kernel.exact import format_fraction, parse_fraction
+from lnproofs.certificates.writers import format_fraction
+from lnproofs.kernel.exact import parse_fraction
 from lnproofs.certificates.uniform import UniformResult
 
 

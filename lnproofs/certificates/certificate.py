@@ -21,6 +21,7 @@ from ..kernel import certificates as schema
 from ..kernel.errors import CertificateFormatError
 from .keyfile import keys_reference, validate_reference
 from .limits import DEFAULT_LIMITS, Limits, read_json_file
+from .writers import result_to_json
 
 __all__ = ["Certificate"]
 
@@ -146,7 +147,7 @@ class Certificate(schema.Certificate):
                 "query_set": schema.thaw(self.query_set), "summary": self.summary, **extra,
                 **({} if self.rank is None else {"rank": schema.thaw(self.rank)}),
                 **({} if self.keys_from is None else {"keys_from": schema.thaw(self.keys_from)}),
-                "results": [r.to_json() for r in self.results]}
+                "results": [result_to_json(r) for r in self.results]}
 
     # ----------------------------------------------------------------- files
     def dumps(self, indent: int | None = None) -> str:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..kernel.errors import CertificateFormatError, require
-from ..kernel.exact import format_fraction, to_fraction
+from ..kernel.exact import to_fraction
+from .writers import format_fraction
 from ..kernel.querysets.coverage import COVERAGE_KINDS
 
 __all__ = ["Coverage"]

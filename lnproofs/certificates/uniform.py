@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..kernel.exact import format_fraction
+from .writers import format_fraction
 
 __all__ = ["UniformResult"]
 

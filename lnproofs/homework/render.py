@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ..kernel.exact import format_fraction
+from ..certificates.writers import format_fraction
 
 __all__ = [
     "latex_escape",

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..kernel.exact import format_fraction
+from ..certificates.writers import format_fraction
 
 __all__ = ["PartResult", "parse_expression"]
 

@@ -43,7 +43,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .errors import CertificateFormatError, InputError
-from .exact import format_fraction, parse_fraction
+from .exact import parse_fraction
 
 __all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate", "freeze", "thaw", "read_float"]
 
@@ -108,8 +108,6 @@ def thaw(value):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, tuple):
         return [thaw(v) for v in value]
-    if isinstance(value, Fraction):
-        return format_fraction(value)
     return value
 
 
@@ -125,9 +123,6 @@ class Combination:
         object.__setattr__(self, "weights", tuple(Fraction(w) for w in self.weights))
         if len(self.indices) != len(self.weights):
             raise _bad("combination", f"has {len(self.indices)} indices but {len(self.weights)} weights")
-
-    def to_json(self) -> dict:
-        return {"indices": list(self.indices), "weights": [format_fraction(w) for w in self.weights]}
 
     @classmethod
     def from_json(cls, data, where: str = "combination") -> "Combination":
@@ -168,21 +163,6 @@ class KeyResult:
             object.__setattr__(self, "extras", freeze(dict(self.extras)))
         elif type(self.extras) is not MappingProxyType:
             object.__setattr__(self, "extras", MappingProxyType({}))
-
-    def to_json(self) -> dict:
-        out = {
-            "index": int(self.index),
-            "status": self.status,
-            "witness": None if self.witness is None else [format_fraction(w) if type(w) is Fraction else float(w)
-                                                          for w in self.witness],
-            "combination": None if self.combination is None else self.combination.to_json(),
-            "verified": self.verified,
-            "margin": None if self.margin is None else float(self.margin),
-            "reason": self.reason,
-        }
-        for key, value in self.extras.items():
-            out[key] = thaw(value)
-        return out
 
     @classmethod
     def from_json(cls, data, where: str = "result") -> "KeyResult":

@@ -15,7 +15,7 @@ from flint import arb, fmpq, fmpz
 
 from .errors import InputError
 
-__all__ = ["to_fraction", "fractions_of", "format_fraction", "parse_fraction", "show"]
+__all__ = ["to_fraction", "fractions_of", "parse_fraction", "show"]
 
 
 def to_fraction(value) -> Fraction:
@@ -38,13 +38,6 @@ def to_fraction(value) -> Fraction:
 def fractions_of(values: Iterable) -> tuple[Fraction, ...]:
     """A tuple of exact rationals for a 1-D sequence of numbers."""
     return tuple(to_fraction(v) for v in values)
-
-
-def format_fraction(value: Fraction) -> str:
-    """``"p/q"``, or ``"p"`` when the denominator is 1 (python-flint writes the digits, so
-    numbers of any length are written: Python's own int-to-text limit does not apply)."""
-    value = Fraction(value)
-    return str(fmpq(value.numerator, value.denominator))
 
 
 def show(value) -> str:

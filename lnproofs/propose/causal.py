@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..certificates.writers import combination_to_json, result_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.causal import SCHEMA, check_causal
 from ..kernel.checker import ExactKeys, exact_ints
@@ -78,7 +79,7 @@ class _Weights:
         comb = exact_weights(ek, self.j, self.support, self.weights, strict=False)
         if comb is None:
             return f"the weights over keys 0..{self.t} could not be made exact"
-        return {"combination": comb.to_json()}
+        return {"combination": combination_to_json(comb)}
 
 
 class _FreeSearch:
@@ -197,7 +198,7 @@ class _SetSearch:
         options = {"reference": True} if self.qs.kind == "layernorm" else {}
         result = next(r for r in self.module.certify(self.K[:t + 1], self.qs, indices=[j], seed=self.seed, **options)
                       if r.index == j)
-        data = result.to_json()
+        data = result_to_json(result)
         if result.status == "selectable" and result.witness is not None:
             Q, _ = exact_ints([to_fraction(w) for w in result.witness])
             return ("win", data, _covered(self.ek, j, Q))
@@ -236,7 +237,7 @@ class _NormSearch:
         from fractions import Fraction
 
         from ..kernel.dyadic import fraction_of_fmpq
-        from ..kernel.exact import format_fraction
+        from ..certificates.writers import format_fraction
         from flint import fmpq_mat
 
         from ..kernel.querysets.norm import check_dual
@@ -303,12 +304,12 @@ def _full_results(K, query_set, module, *, seed, query_map):
     if query_set is None:
         from .certification import certify_results
 
-        return [r.to_json() for r in certify_results(K, seed=seed)]
+        return [result_to_json(r) for r in certify_results(K, seed=seed)]
     if query_set.kind == "layernorm":
         from .querysets.layernorm_fast import certify_results_fast
 
         return certify_results_fast(K, query_set, query_map=query_map, compact=True)
-    return [r.to_json() for r in module.certify(K, query_set, seed=seed)]
+    return [result_to_json(r) for r in module.certify(K, query_set, seed=seed)]
 
 
 def _upper(result: dict, j: int) -> int | None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.certificate import Certificate
+from ..certificates.writers import result_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
@@ -345,7 +346,7 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
 
     def on_results(batch):
         if writer is not None:
-            writer.write("".join(json.dumps(r.to_json()) + "\n" for r in batch))
+            writer.write("".join(json.dumps(result_to_json(r)) + "\n" for r in batch))
             writer.flush()
 
     finding = None

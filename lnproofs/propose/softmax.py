@@ -466,6 +466,6 @@ def _row_basis(A, columns) -> list[int]:
 
 
 def _text(x: Fraction) -> str:
-    from ..kernel.exact import format_fraction
+    from ..certificates.writers import format_fraction
 
     return format_fraction(x)

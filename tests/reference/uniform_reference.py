@@ -181,7 +181,7 @@ def reference_uniform_attention(keys, query_set=None) -> UniformResult:
 
 
 def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
-    from lnproofs.kernel.exact import format_fraction
+    from lnproofs.certificates.writers import format_fraction
 
     n = query_set.width
     M, b, A, q0 = _layernorm_equations(query_set, diffs)

@@ -19,7 +19,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from ...kernel.dyadic import fraction_of_fmpq, pow2
-from ...kernel.exact import format_fraction
+from ...certificates.writers import format_fraction
 from ...certificates.coverage import Coverage
 from ...kernel.querysets.coverage import SETS, integer_columns, minor_nonzero
 from ...kernel.querysets.norm import ExactQueryMap

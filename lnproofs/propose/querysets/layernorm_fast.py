@@ -80,7 +80,7 @@ def propose_all(keys, query_set, *, steps: int = 80, shrink: float = 1 - 1e-6, b
 def _expanded(layer, entry) -> dict:
     """The reference form of a compact result: ``u`` (exact) and the witness query ``q``."""
     from ...kernel.dyadic import dyadic_integers, fraction_of_fmpq
-    from ...kernel.exact import format_fraction
+    from ...certificates.writers import format_fraction
     from .layernorm_perkey import u_text
 
     ints, ey = dyadic_integers(np.asarray(entry["y"], dtype=np.float64))

@@ -47,7 +47,7 @@ def snap_into_set(u_float, n: int):
 def u_text(U, D) -> list[str]:
     from fractions import Fraction
 
-    from ...kernel.exact import format_fraction
+    from ...certificates.writers import format_fraction
 
     return [format_fraction(Fraction(x, D)) for x in U]
 
@@ -106,7 +106,7 @@ def _dual_candidates(index: int, lam: np.ndarray):
 def per_key_results(keys, query_set: LayerNormQuerySet, *, progress=None, indices=None) -> list[dict]:
     """Result dictionaries (certificate JSON form) for the keys ``indices`` (default all), each
     checked exactly: one cone program per key, after the free engine's hull certificates."""
-    from ...kernel.exact import format_fraction
+    from ...certificates.writers import format_fraction
 
     keys = np.asarray(keys, dtype=np.float64)
     query_set.validate(keys.shape[1])

@@ -92,7 +92,7 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
     from fractions import Fraction
 
     from ...kernel.dyadic import fraction_of_fmpq
-    from ...kernel.exact import format_fraction
+    from ...certificates.writers import format_fraction
     from ..certification import certify_results as free_results
 
     keys = np.asarray(keys, dtype=np.float64)
