@@ -123,7 +123,7 @@ def test_float_filter_cannot_be_fooled_by_cancellation():
     # exact: q.k_0 = -1 < q.k_1 = -0.5, while floats say 0 > -0.5
     keys = np.array([[big, -1.0, -big], [0.0, 0.0, -0.5]])
     message = check_witnesses(keys, [(0, (1.0, 1.0, 1.0))])[0]
-    assert message is not None and "q.k_0 - q.k_1 = -0.5" in message
+    assert message is not None and "q.k_0 - q.k_1 < 0" in message
 
 
 def test_float_filter_handles_huge_and_tiny_values():
@@ -266,22 +266,19 @@ def test_float_witnesses_left_to_few_keys_are_settled_exactly_like_rational_ones
         assert floaty == rational and (floaty is None) == expected_ok
         assert check_witnesses(keys, [(0, (1.0, 1.0))], mode="tie")[0] == \
             check_witnesses(keys, [(0, (Fraction(1), Fraction(1)))], mode="tie")[0]
-    assert "q.k_0 - q.k_1 = -8.67362e-19 (exactly -1/1152921504606846976)" in check_witnesses(
+    assert "q.k_0 - q.k_1 < 0 but the claim needs > 0" in check_witnesses(
         np.array([[1.0, 2.0 ** -60], [1.0, 2.0 ** -59]] + far), [(0, (1.0, 1.0))])[0]
 
 
-def test_a_combination_that_misses_names_the_coordinate_and_the_exact_gap():
+def test_a_combination_that_misses_names_the_coordinate_and_the_side():
     from lnproofs.kernel.checker import check_combinations
-    from lnproofs.kernel.exact import show
 
     keys = np.array([[1.0, 0.5], [1.0, 0.25], [3.0, 7.0], [-2.0, 2.0 ** -70], [1.0, 0.5]])
     got = check_combinations(keys, [(0, Combination((1,), (Fraction(1),))), (0, Combination((4,), (Fraction(1),))),
                                     (2, Combination((3, 1), (Fraction(1, 2), Fraction(1, 2))))], strict=False)
-    assert got[0] == (f"key 0: the combination misses k_0 in coordinate 1 by {show(Fraction(-1, 4))}; "
-                      "it must reproduce k_0 exactly")
+    assert got[0] == "key 0: the combination is below k_0 in coordinate 1; it must reproduce k_0 exactly"
     assert got[1] is None
-    assert got[2].startswith("key 2: the combination misses k_2 in coordinate 0 by ")
-    assert show(Fraction(-7, 2)) in got[2]
+    assert got[2].startswith("key 2: the combination is below k_2 in coordinate 0;")
 
 
 def test_equal_keys_tie_exactly_without_integers():

@@ -40,7 +40,7 @@ def test_witness_outside_the_ball_is_rejected():
     data = {**cert, "results": [dict(x) for x in cert["results"]]}
     data["results"][r["index"]]["witness"] = [float(x) * 2 ** 20 for x in r["witness"]]
     report = check_certificate(data, keys)
-    assert not report.ok and "R^2" in report.failures[0].message
+    assert not report.ok and "||q|| > R" in report.failures[0].message
 
 
 def test_radius_must_be_positive():

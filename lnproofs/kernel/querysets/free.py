@@ -17,7 +17,7 @@ from fractions import Fraction
 from ..arrays import as_radius
 from ..checker import ExactKeys, Verdict, check_combinations, check_witnesses
 from ..errors import CertificateFormatError
-from ..exact import show, to_fraction
+from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
 __all__ = ["KIND", "FreeQueries", "QUERY_SET", "BallQuerySet", "check", "check_all"]
@@ -95,6 +95,6 @@ def check_all(keys, query_set, results) -> list[Verdict]:
     R2 = Fraction(query_set.radius) ** 2 if isinstance(query_set, BallQuerySet) else None
     for pos, r in enumerate(results):
         if R2 is not None and messages[pos] is None and r.status in ("selectable", "tie-only") \
-                and (norm2 := norm_sq(r.witness)) > R2:
-            messages[pos] = f"key {r.index}: witness has ||q||^2 = {show(norm2)} > R^2 = {show(R2)}"
+                and norm_sq(r.witness) > R2:
+            messages[pos] = f"key {r.index}: witness has ||q|| > R = {query_set.radius!r}"
     return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "") for pos, r in enumerate(results)]
