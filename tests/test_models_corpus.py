@@ -18,6 +18,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from lnproofs.models.corpus_run import head_query_set  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model, load_tokenizer  # noqa: E402
+from lnproofs.certificates.writers import query_set_to_json
 
 TEXTS = ["the cat sat on the mat and the dog ran far", "a dog slept", "the mat sat on the cat . the dog ran and ran"]
 
@@ -284,4 +285,4 @@ def test_a_filled_head_cache_travels_empty(bert):
     assert copy.items == {}
     caps = capture_layers(load_model(bert), [np.array([1, 2, 3])], [0])
     qs, _, _, _ = copy.get(caps[0], 1)
-    assert qs.to_json() == cache.items[(0, 1)][0].to_json()
+    assert query_set_to_json(qs) == query_set_to_json(cache.items[(0, 1)][0])

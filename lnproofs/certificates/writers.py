@@ -13,7 +13,8 @@ from typing import Mapping
 
 from flint import fmpq
 
-__all__ = ["format_fraction", "plain", "combination_to_json", "result_to_json"]
+__all__ = ["format_fraction", "plain", "combination_to_json", "result_to_json", "query_set_to_json", "rotation_to_json",
+           "layernorm_keys_to_json"]
 
 
 def format_fraction(value) -> str:
@@ -56,3 +57,36 @@ def result_to_json(result) -> dict:
     for key, value in result.extras.items():
         out[key] = plain(value)
     return out
+
+
+def query_set_to_json(query_set) -> dict:
+    """A query set's JSON (:mod:`lnproofs.kernel.querysets`): ``kind`` and the fields ``FIELDS`` in
+    order, an ``OPTIONAL`` field left out when None; ``None`` is the free query set."""
+    if query_set is None:
+        return {"kind": "free"}
+    return {"kind": query_set.kind, **{key: _field(getattr(query_set, key)) for key in query_set.FIELDS
+                                       if getattr(query_set, key) is not None or key not in query_set.OPTIONAL}}
+
+
+def _field(value):
+    """A query-set field: a rotation by :func:`rotation_to_json`, arrays and nested tuples as lists."""
+    if hasattr(value, "cos"):
+        return rotation_to_json(value)
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return [_field(v) for v in value] if isinstance(value, tuple) else value
+
+
+def rotation_to_json(rotation) -> dict:
+    """A :class:`~lnproofs.kernel.querysets.norm.Rotation` as JSON."""
+    data = {"cos": list(rotation.cos), "sin": list(rotation.sin), "style": rotation.style,
+            "entries": "floats of the model's own cos/sin table, applied exactly to the query"}
+    if rotation.position is not None:
+        data["position"] = int(rotation.position)
+    return data
+
+
+def layernorm_keys_to_json(spec) -> dict:
+    """A :class:`~lnproofs.kernel.layernorm_keys.LayerNormKeys` as a certificate's ``keys_from``."""
+    vec = lambda v: None if v is None else [float(x) for x in v]                 # noqa: E731
+    return {"kind": "layernorm-inputs", "gain": vec(spec.gain), "bias": vec(spec.bias), "eps": float(spec.eps)}

@@ -61,7 +61,7 @@ def record_query_set(record: dict, query_set=None):
                 f"the causal record refers to a query set it does not hold ({stored}); pass that set to check_causal")
         return query_set
     parsed = module_for(stored["kind"]).QUERY_SET.from_json(stored)
-    require(query_set is None or query_set.to_json() == parsed.to_json(), CertificateFormatError,
+    require(query_set is None or query_set == parsed, CertificateFormatError,
             "the query set given differs from the one the causal record holds")
     return parsed
 

@@ -59,10 +59,6 @@ class LayerNormKeys:
     bias: tuple | None = None
     eps: float = 0.0
 
-    def to_json(self) -> dict:
-        vec = lambda v: None if v is None else [float(x) for x in v]
-        return {"kind": KIND, "gain": vec(self.gain), "bias": vec(self.bias), "eps": float(self.eps)}
-
     @classmethod
     def from_json(cls, data) -> "LayerNormKeys":
         if not isinstance(data, dict) or data.get("kind") != KIND:

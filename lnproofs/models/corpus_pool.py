@@ -138,6 +138,7 @@ def pool_corpus(out_dir, cache, captures, layers, heads, *, progress: bool = Tru
 def pool_file_certificates(path, data) -> list:
     """``(name, Certificate, keys)`` for the certificates of a ``pooled/layer{L}_head{H}.json`` file."""
     from ..certificates.certificate import Certificate
+    from ..certificates.writers import query_set_to_json
     from .corpus_heads import layer_query_set
 
     path = Path(path).resolve()
@@ -154,7 +155,7 @@ def pool_file_certificates(path, data) -> list:
             if cert is None:
                 continue
             if kind == "layernorm":
-                cert = dict(cert, query_set=layer_query_set(params, layer, head, arrays[kind].shape[1]).to_json())
+                cert = dict(cert, query_set=query_set_to_json(layer_query_set(params, layer, head, arrays[kind].shape[1])))
             out.append((f"pooled/layer{layer}/head{head}/{kind}", Certificate.from_json(cert), arrays[kind]))
     return out
 

@@ -23,6 +23,7 @@ HEADS_SCHEMA = "lnproofs.model-heads/1"
 
 def write_head_files(out_dir) -> list[Path]:
     """Write ``heads/layer{L}_head{H}.json`` for every head of the finished texts of ``out_dir``."""
+    from ..certificates.writers import query_set_to_json
     from .corpus_heads import _write_json
     from .text_check import _heads, _keys, _load, _query_set
 
@@ -35,7 +36,7 @@ def write_head_files(out_dir) -> list[Path]:
             keys = _keys(arrays, h)
             real = dict(h["realisable"])
             qs = _query_set(params, arrays, h, keys.shape[1])
-            real["query_set"] = qs.to_json()
+            real["query_set"] = query_set_to_json(qs)
             entry = {"text": data["text_index"], "keys": keys.tolist(), "free": free, "realisable": real}
             causal = h.get("causal")
             if causal is not None:

@@ -83,6 +83,7 @@ def _heads(data):
 def text_file_certificates(path, data) -> list:
     """``(name, Certificate, keys)`` for every certificate of a text file (query sets put back)."""
     from ..certificates.certificate import Certificate
+    from ..certificates.writers import query_set_to_json
     from .corpus_heads import _certificate, with_own_rows
 
     params, arrays = _load(path, data)
@@ -99,7 +100,7 @@ def text_file_certificates(path, data) -> list:
             real = h.get("realisable", h.get("layernorm"))
             if "coverage" not in real:
                 qs = _query_set(params, arrays, h, keys.shape[1])
-                out.append((f"layer{l}/head{head}/realisable", Certificate.from_json(dict(real, query_set=qs.to_json())),
+                out.append((f"layer{l}/head{head}/realisable", Certificate.from_json(dict(real, query_set=query_set_to_json(qs))),
                             keys))
             positions = (h.get("causal") or {}).get("realisable", {}).get("positions")
             for t, results in sorted((positions or {}).items(), key=lambda kv: int(kv[0])):
@@ -111,7 +112,7 @@ def text_file_certificates(path, data) -> list:
                 filled = list(results) + [{"index": j, "status": "undecided", "verified": "none", "witness": None,
                                            "combination": None, "margin": None, "reason": "stopped by the free record"}
                                           for j in range(t + 1) if j not in done]
-                cert = _certificate(t + 1, keys.shape[1], qs.to_json(), sorted(filled, key=lambda r: r["index"]))
+                cert = _certificate(t + 1, keys.shape[1], query_set_to_json(qs), sorted(filled, key=lambda r: r["index"]))
                 out.append((f"layer{l}/head{head}/causal/realisable/t{t}", Certificate.from_json(cert), keys[:t + 1]))
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise CertificateFormatError(f"{path} is malformed ({exc!r})") from None

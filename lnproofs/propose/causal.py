@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..certificates.writers import combination_to_json, result_to_json
+from ..certificates.writers import combination_to_json, query_set_to_json, result_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.causal import SCHEMA, check_causal
 from ..kernel.checker import ExactKeys, exact_ints
@@ -410,7 +410,7 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
         entries.append({"index": j, "stop": stop, "win": None if win is None else _strip(win),
                         "cannot_win": None if stop is None else _strip(cannot)})
     record = {"schema": SCHEMA, "n_keys": T, "dim": d,
-              "query_set": None if qs is None else (query_set_ref or qs.to_json()),
+              "query_set": None if qs is None else (query_set_ref or query_set_to_json(qs)),
               "keys": entries, "undecided": undecided}
     return _proved(ek, record, qs, checked)
 

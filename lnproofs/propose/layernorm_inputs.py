@@ -30,6 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..certificates.certificate import Certificate
+from ..certificates.writers import layernorm_keys_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.errors import InputError, OptionError, ShapeError
@@ -216,7 +217,7 @@ def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_marg
             else:
                 results[j] = KeyResult(j, head.status, None, None, "none", reason=head.reason)
     return Certificate(N, n, {"kind": "free"}, tuple(results[i] for i in range(N)),
-                       min_margin=min_margin, keys_from=spec.to_json())
+                       min_margin=min_margin, keys_from=layernorm_keys_to_json(spec))
 
 
 def _midpoints(keys: ExactLayerNormKeys, i: int, support: list[int]) -> tuple:

@@ -86,13 +86,6 @@ class Rotation:
             R[i, i], R[i, partner] = fmpq_of(c), sign * fmpq_of(s)
         return R
 
-    def to_json(self) -> dict:
-        data = {"cos": list(self.cos), "sin": list(self.sin), "style": self.style,
-                "entries": "floats of the model's own cos/sin table, applied exactly to the query"}
-        if self.position is not None:
-            data["position"] = int(self.position)
-        return data
-
     @classmethod
     def from_json(cls, data) -> "Rotation":
         require(isinstance(data, dict) and "cos" in data and "sin" in data, CertificateFormatError,
