@@ -2,6 +2,7 @@
 witness entry (floats, long rationals rounded to floats, large integers), and the work of
 checking long-digit witnesses: linear in the certificate, never an exact product per key."""
 
+import json
 from fractions import Fraction
 
 import numpy as np
@@ -83,7 +84,7 @@ def test_long_digit_witnesses_take_no_exact_product_per_key(monkeypatch, n):
 
     monkeypatch.setattr(ExactKeys, "int_scores", counted)
     keys, cert = _long_digit_certificate(n, 6)
-    assert all(v.ok for v in check_claims(cert.dumps(), keys))
+    assert all(v.ok for v in check_claims(json.loads(cert.dumps()), keys))
     assert check_certificate(cert.dumps(), keys).ok
     assert calls == []
 

@@ -18,12 +18,41 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..kernel import certificates as schema
-from ..kernel.errors import CertificateFormatError
+from ..kernel.errors import CertificateFormatError, InputError
+from ..kernel.exact import parse_fraction
 from .keyfile import keys_reference, validate_reference
 from .limits import DEFAULT_LIMITS, Limits, read_json_file
 from .writers import result_to_json
 
 __all__ = ["Certificate"]
+
+
+def read_float(value, where: str) -> float:
+    """An informational float (a margin, ``min_margin``): a finite number or a ``"p/q"`` string in
+    the float range (the kernel does not read these)."""
+    try:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise InputError("not a number")
+        number = float(parse_fraction(value) if isinstance(value, str) else value)
+    except (InputError, OverflowError):
+        number = float("nan")
+    if number != number or abs(number) == float("inf"):
+        raise CertificateFormatError(f"certificate field {where} is {value!r:.60}; expected a finite number "
+                                     "or a 'p/q' string in the float range")
+    return number
+
+
+def _informational(results, raw) -> tuple:
+    """The results with their margins read as floats and their reasons checked to be text."""
+    out = list(results)
+    for n, (r, data) in enumerate(zip(results, raw)):
+        if r.reason is not None and not isinstance(r.reason, str):
+            raise CertificateFormatError(f"certificate field results[{n}].reason must be a string or null")
+        if r.margin is not None and type(r.margin) is not float:
+            out[n] = dataclasses.replace(r, margin=read_float(data["margin"], f"results[{n}].margin"))
+        elif r.margin is not None:
+            read_float(r.margin, f"results[{n}].margin")
+    return tuple(out)
 
 
 def _finite(value) -> bool:
@@ -100,9 +129,9 @@ class Certificate(schema.Certificate):
             except (ValueError, RecursionError) as exc:
                 raise CertificateFormatError(f"certificate is not valid JSON ({str(exc)[:200]})") from None
         cert = super().from_json(data)
-        extra = {}
+        extra = {"results": _informational(cert.results, data["results"])}
         if data.get("min_margin") is not None:
-            extra["min_margin"] = schema.read_float(data["min_margin"], "min_margin")
+            extra["min_margin"] = read_float(data["min_margin"], "min_margin")
             if extra["min_margin"] < 0:
                 raise CertificateFormatError(f"certificate field min_margin is {extra['min_margin']!r}; "
                                              "expected a number >= 0")
@@ -112,7 +141,7 @@ class Certificate(schema.Certificate):
             extra["rank"] = data["rank"]
         if data.get("keys_file") is not None:
             extra["keys_file"] = validate_reference(data["keys_file"])
-        cert = dataclasses.replace(cert, **extra) if extra else cert
+        cert = dataclasses.replace(cert, **extra)
         if cert.rank is None:
             return cert
         for name in ("exact_affine_dimension", "numerical_affine_dimension"):

@@ -17,9 +17,10 @@ when no float is exact.  Weights are always exact rationals.  Query-set specific
 ``lnproofs.selectability/1``; floats are written with Python's round-tripping repr.
 
 Informational fields (floats stated as floats; they never change a status, and no check in
-the kernel reads them): ``margin`` (per selectable key), and the certificate's ``min_margin``,
-``below_min_margin`` and ``rank``, which :class:`lnproofs.certificates.Certificate` reads,
-writes and measures again (see :mod:`lnproofs.certificates.findings`).
+the kernel reads them): ``margin`` (per selectable key) and ``reason``, kept as read, and the
+certificate's ``min_margin``, ``below_min_margin`` and ``rank``, which
+:class:`lnproofs.certificates.Certificate` validates, reads, writes and measures again (see
+:mod:`lnproofs.certificates.findings`).
 
 ``keys_from`` (certificate, optional): ``{"kind": "layernorm-inputs", "gain": [...],
 "bias": [...], "eps": e}`` says the keys are the LayerNorm outputs
@@ -34,7 +35,6 @@ holds their midpoints) and must be provably positive; see
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -45,7 +45,7 @@ from typing import Any, Mapping
 from .errors import CertificateFormatError, InputError
 from .exact import parse_fraction
 
-__all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate", "freeze", "thaw", "read_float"]
+__all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate", "freeze", "thaw"]
 
 SCHEMA = "lnproofs.selectability/1"
 STATUSES = ("selectable", "tie-only", "unselectable", "not-realisable", "undecided")
@@ -85,14 +85,6 @@ def _number(value, where: str):
         except InputError:
             raise _bad(where, f"is {value!r}; expected a number or a 'p/q' string") from None
     raise _bad(where, f"is {type(value).__name__}; expected a number or a 'p/q' string")
-
-
-def read_float(value, where: str) -> float:
-    """An informational float (a margin): a number in the float range."""
-    try:
-        return float(_number(value, where))
-    except OverflowError:
-        raise _bad(where, "is beyond the float range; it is a float") from None
 
 
 def freeze(value):
@@ -179,12 +171,9 @@ class KeyResult:
             witness = tuple(_number(w, f"{where}.witness[{n}]") for n, w in enumerate(witness))
         combination = data.get("combination")
         combination = None if combination is None else Combination.from_json(combination, f"{where}.combination")
-        margin = None if data.get("margin") is None else read_float(data["margin"], f"{where}.margin")
-        reason = data.get("reason")
-        if reason is not None and not isinstance(reason, str):
-            raise _bad(f"{where}.reason", "must be a string or null")
-        extras = {k: v for k, v in data.items() if k not in _BASE_FIELDS}
-        return cls(index, data["status"], witness, combination, data["verified"], margin, reason, extras)
+        extras = {k: v for k, v in data.items() if k not in _BASE_FIELDS}   # margin, reason: read, not checked
+        return cls(index, data["status"], witness, combination, data["verified"], data.get("margin"),
+                   data.get("reason"), extras)
 
 
 @dataclass(frozen=True)
@@ -212,12 +201,7 @@ class Certificate:
 
     @classmethod
     def from_json(cls, data) -> "Certificate":
-        if isinstance(data, (str, bytes)):
-            try:
-                data = json.loads(data)
-            except (ValueError, RecursionError) as exc:      # RecursionError: nested too deeply
-                raise CertificateFormatError(f"certificate is not valid JSON ({str(exc)[:200]})") from None
-        if not isinstance(data, dict):
+        if not isinstance(data, dict):                       # JSON text is decoded by lnproofs.certificates
             raise CertificateFormatError("certificate must be a JSON object with fields schema, n_keys, dim, query_set, results")
         if data.get("schema") != SCHEMA:
             raise _bad("schema", f"is {data.get('schema')!r}; expected {SCHEMA!r}")
