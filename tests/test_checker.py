@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.certificates import Combination, KeyResult
-from lnproofs.kernel.checker import affine_rank, check_combination, check_combinations, check_witnesses
+from lnproofs.kernel.checker import affine_rank, check_combinations, check_witnesses
+from lnproofs.propose.exact_checks import check_combination
 from lnproofs.kernel.errors import CertificateFormatError
 from lnproofs.propose.certification import certify
 from lnproofs.certificates.writers import result_to_json
@@ -245,13 +246,13 @@ def test_batched_combination_verdicts_equal_per_key_verdicts(strict):
 
 
 def test_free_check_all_gives_the_per_result_verdicts_for_combinations():
-    from lnproofs.kernel.querysets.free import check, check_all
+    from lnproofs.kernel.querysets.free import check_all
 
     keys, cases = _combination_cases()
     results = [KeyResult(i, "unselectable", combination=c, verified="exact") for i, c in cases]
     results += [KeyResult(i, "tie-only", witness=(0.0, 0.0, 0.0), combination=c, verified="exact") for i, c in cases]
     together = check_all(keys, None, results)
-    assert together == [check(keys, None, r) for r in results]
+    assert together == [check_all(keys, None, [r])[0] for r in results]
     assert sum(v.ok for v in together) == 1                  # only the full-dimensional interior claim holds
 
 

@@ -162,6 +162,10 @@ class Certificate(schema.Certificate):
         return tuple(r.index for r in self.results if r.status == "selectable"
                      and r.margin is not None and r.margin < self.min_margin)
 
+    def query_set_json(self) -> dict:
+        """The query set as a plain JSON object."""
+        return schema.thaw(self.query_set)
+
     def with_keys_file(self, certificate_path, keys_path) -> "Certificate":
         """This certificate naming ``keys_path`` (relative to where it will be saved) and its SHA-256."""
         return dataclasses.replace(self, keys_file=keys_reference(certificate_path, keys_path))

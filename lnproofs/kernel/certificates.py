@@ -195,10 +195,6 @@ class Certificate:
         if self.keys_from is not None:
             object.__setattr__(self, "keys_from", freeze(dict(self.keys_from)))
 
-    def query_set_json(self) -> dict:
-        """The query set as a plain JSON object."""
-        return thaw(self.query_set)
-
     @classmethod
     def from_json(cls, data) -> "Certificate":
         if not isinstance(data, dict):                       # JSON text is decoded by lnproofs.certificates

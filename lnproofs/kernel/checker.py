@@ -69,7 +69,7 @@ from flint import fmpz_mat, nmod_mat
 from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import ShapeError
 
-__all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combination", "check_combinations", "affine_rank",
+__all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combinations", "affine_rank",
            "exact_ints"]
 
 _TINY = 2.0 ** -1022          # smallest normal double
@@ -101,10 +101,6 @@ class ExactKeys:
     @classmethod
     def of(cls, keys) -> "ExactKeys":
         return keys if isinstance(keys, cls) else cls(keys)
-
-    def row(self, j: int) -> list[int]:
-        """K_j: the key k_j divided by 2**exponent, as Python integers."""
-        return self.integer_rows()[j].tolist()
 
     def int_scores(self, Q: list[int]) -> list:
         """Q.K_j for every key j, exactly (one python-flint product; python-flint integers)."""
@@ -240,11 +236,6 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22) 
             i = items[t][0]
             out[t] = f"key {i}: witness ties every key with k_{i}; tie-only needs some key strictly below"
     return out
-
-
-def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
-    """:func:`check_combinations` for one key."""
-    return check_combinations(keys, [(i, combination)], strict=strict)[0]
 
 
 def _weights(ek: ExactKeys, i: int, combination, strict: bool):

@@ -32,7 +32,7 @@ def check_claims(certificate, keys) -> list[Verdict]:
         raise CertificateFormatError(f"certificate field results must list every key 0..{ek.n - 1} once; {what}")
     kind = cert.query_set.get("kind", "free")
     module = module_for(kind)
-    query_set = module.QUERY_SET.from_json(cert.query_set_json())
+    query_set = module.QUERY_SET.from_json(thaw(cert.query_set))
     if cert.keys_from is None:
         return list(module.check_all(ek, query_set, cert.results))
     if kind != "free":                             # the keys are LayerNorm outputs of ``keys``

@@ -340,8 +340,7 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
         from ..kernel.querysets import module_for
 
         trusted = module_for(qs_json["kind"])
-        verdicts = (trusted.check_all(ExactKeys(K), qs, known) if hasattr(trusted, "check_all")
-                    else [trusted.check(ExactKeys(K), qs, r) for r in known])
+        verdicts = trusted.check_all(ExactKeys(K), qs, known)
         known = [r for r, v in zip(known, verdicts) if v.ok and r.status != "undecided"]
 
     def on_results(batch):

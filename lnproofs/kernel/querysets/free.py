@@ -20,7 +20,7 @@ from ..errors import CertificateFormatError
 from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
-__all__ = ["KIND", "FreeQueries", "QUERY_SET", "BallQuerySet", "check", "check_all"]
+__all__ = ["KIND", "FreeQueries", "QUERY_SET", "BallQuerySet", "check_all"]
 
 
 KIND = "free"
@@ -59,10 +59,6 @@ class BallQuerySet(QuerySetSchema):
 def norm_sq(witness) -> Fraction:
     """``||q||^2`` exactly."""
     return sum((to_fraction(x) ** 2 for x in witness), Fraction(0))
-
-
-def check(keys, query_set, result) -> Verdict:
-    return check_all(keys, query_set, [result])[0]
 
 
 def check_all(keys, query_set, results) -> list[Verdict]:

@@ -44,7 +44,7 @@ from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
 __all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
-           "ExactLayer", "check_primal", "check_dual", "check_result", "check_all"]
+           "ExactLayer", "check_primal", "check_dual", "check_all"]
 
 ROTATION_STYLES = ("half", "interleaved")
 
@@ -424,11 +424,6 @@ def _witness_matches(layer: ExactLayer, index: int, q, witness) -> tuple[bool, s
         made = "W_q(gamma*u + beta) + b_q" if layer.ln else "R(W_q(gain*u) + b_q)"
         return False, f"key {index}: the witness is not the query {made} made from u"
     return True, ""
-
-
-def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
-    """Exact verdict on one result dictionary (JSON form); ``(ok, message)``."""
-    return _decide(layer, [result])[0]
 
 
 def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel.querysets.rmsnorm import (KIND, QUERY_SET, ExactLayer, RMSNormQuerySet, Rotation, check_all,
-                                         check_dual, check_primal, check_result)
+                                         check_dual, check_primal)
 
 from ..cone import solve_margin_cone
 
-__all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check_all",
-           "check_result", "propose"]
+__all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check_all", "propose"]
 
 
 def _map(query_set: RMSNormQuerySet) -> tuple[np.ndarray, np.ndarray]:
