@@ -74,7 +74,6 @@ __all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combinations", "aff
 
 _TINY = 2.0 ** -1022          # smallest normal double
 _C_MAX = 2.0 ** 1000          # above this the filter declines (no overflow inside)
-_P = (1 << 31) - 1            # the prime of the ranks modulo p (products of residues fit in int64)
 
 
 def exact_ints(values) -> tuple[list[int], Fraction]:
@@ -124,16 +123,14 @@ class ExactKeys:
         return np.array([int(x) for x in M.entries()], dtype=object).reshape(len(rows), self.dim) << max(e - self.exponent, 0)
 
     def affine_rank(self) -> int:
-        """Exact dimension of the affine hull of all keys (computed once).  The rank modulo
-        the prime p = 2**31 - 1 of a spread-out subset of keys is a lower bound; when it is
-        already full it is the answer, otherwise the exact rank is computed over the integers."""
+        """Exact dimension of the affine hull of all keys (computed once).  The rank of a
+        spread-out subset of keys is a lower bound; when it is already full it is the answer,
+        otherwise the rank of all keys is computed."""
         if self._rank is None:
-            full = min(self.n - 1, self.dim)
             some = np.unique(np.linspace(0, self.n - 1, min(self.n, 4 * self.dim + 8)).astype(np.int64))
-            if full > 0 and _support_rank_mod_p(self.some_rows(some)) == full:
-                self._rank = full
-            else:
-                self._rank = affine_rank(self.integer_rows().tolist())
+            self._rank = affine_rank(self.some_rows(some)) if self.n else 0
+            if self._rank < min(self.n - 1, self.dim):
+                self._rank = affine_rank(self.integer_rows())
         return self._rank
 
 
@@ -269,7 +266,7 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
     combination of other keys (strictly positive weights if ``strict``; for ``strict`` also the
     support's affine hull must be that of all keys); else a message.  All items together:
     sum_j W_j K_j - den K_i for every item in one pass over integer (object) arrays, and the
-    support ranks modulo p first (a lower bound: equal to the rank of all keys, it is a proof)."""
+    support ranks by :func:`affine_rank`."""
     ek = ExactKeys.of(keys)
     out: list[str | None] = [None] * len(items)
     good = []
@@ -292,17 +289,8 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
         if coord is not None:
             out[t] = (f"key {i}: the combination is {'above' if miss[coord] > 0 else 'below'} k_{i} in coordinate "
                       f"{coord}; it must reproduce k_{i} exactly")
-        elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(np.array([K[j] for j in idx])) == ek.affine_rank():
-            continue                             # the support's rank is at most that of all keys
-        elif strict:
-            r = affine_rank([K[j].tolist() for j in idx])
-            if r < ek.dim and r != ek.affine_rank():
-                out[t] = (f"key {i}: the support spans an affine space of dimension {r} but the keys span "
-                          f"dimension {ek.affine_rank()}; k_{i} is not shown to be in the relative interior")
+        elif strict and (r := affine_rank([K[j] for j in idx])) != ek.affine_rank():   # r <= the keys' rank
+            out[t] = (f"key {i}: the support spans an affine space of dimension {r} but the keys span "
+                      f"dimension {ek.affine_rank()}; k_{i} is not shown to be in the relative interior")
     return out
 
-
-def _support_rank_mod_p(K: np.ndarray) -> int:
-    """The rank modulo p of the differences of the rows of the integer (object) array ``K``."""
-    D = ((K[1:] - K[0]) % _P).astype(np.int64)
-    return int(nmod_mat(D.shape[0], D.shape[1], D.ravel().tolist(), _P).rank())
