@@ -36,7 +36,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from ..arrays import as_radius, as_real_array
-from ..checker import Verdict
+from ..checker import ExactKeys, Verdict, check_witnesses
 from ..dyadic import (dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix,
                       integer_vector_of_fractions, pow2)
 from ..errors import CertificateFormatError, OptionError, ShapeError, require
@@ -252,9 +252,9 @@ class ExactLayer:
 
     def __init__(self, keys, query_set, query_map: ExactQueryMap | None = None):
         self.query_map = ExactQueryMap(query_set) if query_map is None else query_map
-        keys = np.asarray(keys, dtype=np.float64)
-        self.N = len(keys)
-        self.K, self.ek = integer_matrix(keys)                          # K * 2^ek
+        self.keys = ExactKeys.of(keys)
+        self.N = self.keys.n
+        self.K, self.ek = integer_matrix(self.keys.array)               # K * 2^ek
         self.ln = query_set.kind == "layernorm"
 
     def __getattr__(self, name):
@@ -263,32 +263,16 @@ class ExactLayer:
             raise AttributeError(name)
         return getattr(self.query_map, name)
 
-    def winners(self, items, made: str = "u") -> list:
-        """``(ok, message, margin)`` for ``(index, q)`` pairs with exact queries ``q`` (fmpq d x 1):
-        ``q.k_i > q.k_j`` for every ``j != i``, by one integer product for all items (each query as
-        integers over its own positive denominator); ``margin``: the exact ``min_j q.(k_i - k_j)``."""
-        if not items:
-            return []
-        cols = [q.numer_denom() for _, q in items]
-        m = len(items)
-        S = (self.K * fmpz_mat(self.d, m, [int(num[a, 0]) for a in range(self.d) for num, _ in cols])).entries()
-        out = []
-        for t, (index, _) in enumerate(items):
-            column, unit = S[t::m], pow2(self.ek) / fmpq(int(cols[t][1]))       # q.k_j = column[j] * unit
-            mine = column[index]
-            bad = next((j for j in range(self.N) if j != index and column[j] >= mine), None)
-            if bad is not None:
-                out.append((False, f"key {index}: q.k_{index} - q.k_{bad} is not > 0 for the query made from {made}",
-                            None))
-            else:
-                others = column[:index] + column[index + 1:]
-                out.append((True, "", fmpq(mine - max(others)) * unit if others else None))
-        return out
+    def winners(self, items) -> list:
+        """``(ok, message)`` for ``(index, q)`` pairs with exact queries ``q`` (fmpq d x 1): ``q.k_i > q.k_j``
+        for every ``j != i``, by the witness check of every query set (:func:`.checker.check_witnesses`)."""
+        got = check_witnesses(self.keys, [(i, [fraction_of_fmpq(x) for x in q.entries()]) for i, q in items])
+        return [(message is None, message or "") for message in got]
 
     def check_factored(self, items) -> list:
-        """Exact ``(ok, message, margin)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``:
-        ``1.u = 0``, ``||u||^2 = y^T A P A^T y``, ``q = A P A^T y + q0``: one integer product for
-        all items (:meth:`winners`)."""
+        """Exact ``(ok, message, q)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``:
+        ``1.u = 0``, ``||u||^2 = y^T A P A^T y``, ``q = A P A^T y + q0`` (the exact query; None when
+        it is outside the set): one integer product for all items, then :meth:`winners`."""
         if not items:
             return []
         Hn, s2 = self.query_map.factored()
@@ -306,7 +290,8 @@ class ExactLayer:
                 out[t] = (False, f"key {index}: ||q||^2 exceeds R^2", None)
             else:
                 queries.append((t, (index, q)))
-        out.update(zip([t for t, _ in queries], self.winners([item for _, item in queries], "y")))
+        for (t, (_, q)), verdict in zip(queries, self.winners([item for _, item in queries])):
+            out[t] = (*verdict, q)
         return [out[t] for t in range(m)]
 
     def query(self, U, D: int):
@@ -331,9 +316,9 @@ class ExactLayer:
 
 
 def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, object]:
-    """``(ok, message, smallest margin)`` for the query made from ``u = U / D``."""
+    """``(ok, message, q)`` for the query ``q`` made from ``u = U / D`` (None when ``u`` is outside the set)."""
     got = _primal_query(layer, index, U, D)
-    return got if isinstance(got, tuple) else layer.winners([(index, got)])[0]
+    return got if isinstance(got, tuple) else (*layer.winners([(index, got)])[0], got)
 
 
 def _primal_query(layer: ExactLayer, index: int, U, D: int):
@@ -433,7 +418,7 @@ def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:
     ys = [t for t, e in enumerate(evidence) if e[0] == "y"]
     us = [t for t, e in enumerate(evidence) if e[0] == "u"]
     out = dict(zip(ys, [v[:2] for v in layer.check_factored([(datas[t]["index"], evidence[t][1]) for t in ys])]))
-    for t, (ok, message, _) in zip(us, layer.winners([(datas[t]["index"], evidence[t][1]) for t in us])):
+    for t, (ok, message) in zip(us, layer.winners([(datas[t]["index"], evidence[t][1]) for t in us])):
         out[t] = _witness_matches(layer, datas[t]["index"], *evidence[t][1:]) if ok else (ok, message)
     return [out.get(t, evidence[t]) for t in range(len(datas))]
 
@@ -441,18 +426,18 @@ def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:
 def check_all(keys, query_set, results) -> list:
     """Exact verdicts for many results (the layer's exact forms are built once; the queries of all
     results are checked together)."""
-    arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
-    query_set.validate(arr.shape[1])
-    layer = ExactLayer(arr, query_set)
+    ek = ExactKeys.of(keys)
+    query_set.validate(ek.dim)
+    layer = ExactLayer(ek, query_set)
     datas = [_fields(r) for r in results]
-    inside = [t for t, d in enumerate(datas) if type(d.get("index")) is int and 0 <= d["index"] < len(arr)]
+    inside = [t for t, d in enumerate(datas) if type(d.get("index")) is int and 0 <= d["index"] < ek.n]
     decided = dict(zip(inside, _decide(layer, [datas[t] for t in inside])))
     verdicts = []
     for t, data in enumerate(datas):
         index = data.get("index")
         if t not in decided:
             verdicts.append(Verdict(index if isinstance(index, int) else -1, str(data.get("status")), False,
-                                    f"key {index}: index out of range 0..{len(arr) - 1}"))
+                                    f"key {index}: index out of range 0..{ek.n - 1}"))
         else:
             verdicts.append(Verdict(index, data.get("status"), *decided[t]))
     return verdicts

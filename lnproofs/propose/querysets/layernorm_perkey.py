@@ -15,6 +15,7 @@ from ...kernel.dyadic import fraction_of_fmpq as _fraction
 from ...kernel.querysets.layernorm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual, check_primal as _check_primal
 
 from ..cone import solve_margin_cone
+from ..exact_checks import exact_margins
 
 __all__ = ["propose", "per_key_results", "snap_into_set", "u_text"]
 
@@ -141,7 +142,8 @@ def per_key_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
             continue
         t, u_float, lam = proposal
         U, D = snap_into_set(u_float, layer.n)
-        ok, msg, margin = _check_primal(layer, i, U, D)
+        ok, msg, q = _check_primal(layer, i, U, D)
+        margin = exact_margins(layer, [(i, q)])[0] if ok else None
         if ok:
             q = layer.query(U, D)
             entry.update(status="selectable", verified="exact",

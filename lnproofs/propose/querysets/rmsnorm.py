@@ -14,6 +14,7 @@ from ...kernel.querysets.rmsnorm import (KIND, QUERY_SET, ExactLayer, RMSNormQue
                                          check_dual, check_primal)
 
 from ..cone import solve_margin_cone
+from ..exact_checks import exact_margins
 
 __all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check_all", "propose"]
 
@@ -119,7 +120,8 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
             continue
         t, u_float, lam = proposal
         U, D = _snap_into_ball(u_float, layer.n, query_set.centred)
-        ok, msg, margin = check_primal(layer, i, U, D)
+        ok, msg, q = check_primal(layer, i, U, D)
+        margin = exact_margins(layer, [(i, q)])[0] if ok else None
         if ok:
             q = layer.query(U, D)
             entry.update(status="selectable", verified="exact",
