@@ -363,27 +363,17 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     return True, ""
 
 
-def _compact_y(layer: ExactLayer, result: dict):
-    """The ``y`` of a LayerNorm result in the compact form as d floats; None if it is not in that
-    form, False if its ``y`` is malformed."""
-    y = result.get("y")
-    if not layer.ln or result.get("status") != "selectable" or y is None:
-        return None
-    if not isinstance(y, (list, tuple)) or len(y) != layer.d or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in y):
-        return False
-    return [float(v) for v in y]
-
-
 def _evidence(layer: ExactLayer, result) -> tuple:
     """What a result claims, read from its fields: ``("y", y)``, ``("u", q, witness)`` (the query made
-    from ``u`` when ``u`` is in the set), ``("dual", ok, message)`` or a verdict ``(ok, message)``."""
-    index, status = result.get("index"), result.get("status")
+    from ``u`` when ``u`` is in the set), ``("dual", ok, message)`` or a verdict ``(ok, message)``;
+    a selectable LayerNorm result may give ``y`` (d floats, the compact form) in place of ``u``."""
+    index, status, y = result.get("index"), result.get("status"), result.get("y")
     try:
-        if (y := _compact_y(layer, result)) is False:
-            return False, f"key {index}: y must be a list of {layer.d} numbers"
-        if y is not None:
-            return "y", y
+        if layer.ln and status == "selectable" and y is not None:
+            if not isinstance(y, (list, tuple)) or len(y) != layer.d or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in y):
+                return False, f"key {index}: y must be a list of {layer.d} numbers"
+            return "y", [float(v) for v in y]
         if status == "selectable":
             u = result.get("u")
             if not isinstance(u, (list, tuple)) or len(u) != layer.n:
@@ -429,7 +419,8 @@ def check_all(keys, query_set, results) -> list:
     ek = ExactKeys.of(keys)
     query_set.validate(ek.dim)
     layer = ExactLayer(ek, query_set)
-    datas = [_fields(r) for r in results]
+    datas = [r if isinstance(r, dict) else {**r.extras, "index": r.index, "status": r.status, "witness": r.witness}
+             for r in results]                                  # a result's JSON, or a KeyResult's fields
     inside = [t for t, d in enumerate(datas) if type(d.get("index")) is int and 0 <= d["index"] < ek.n]
     decided = dict(zip(inside, _decide(layer, [datas[t] for t in inside])))
     verdicts = []
@@ -442,9 +433,3 @@ def check_all(keys, query_set, results) -> list:
             verdicts.append(Verdict(index, data.get("status"), *decided[t]))
     return verdicts
 
-
-def _fields(result) -> dict:
-    """A result's fields as a dictionary: its JSON, or a KeyResult's fields and extras."""
-    if isinstance(result, dict):
-        return result
-    return {**result.extras, "index": result.index, "status": result.status, "witness": result.witness}
