@@ -18,7 +18,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..kernel.certificates import thaw
-from ..kernel.checker import ExactKeys, Verdict, exact_ints
+from ..kernel.checker import ExactKeys, Verdict
+from ..kernel.dyadic import integer_vector_of_fractions
 from ..kernel.dyadic import integer_matrix
 from ..kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys
 
@@ -113,9 +114,9 @@ def _margins(ek: ExactKeys, items, colmax) -> list[float]:
 def _exact_gap(ek: ExactKeys, i: int, q, rows) -> Fraction:
     """``q.k_i - max_{j != i} q.k_j`` exactly, the maximum over ``rows`` (all keys when None)."""
     if rows is None:
-        Q, scale = exact_ints(q)
+        Q, den = integer_vector_of_fractions(q)
         scores = ek.int_scores(Q)
-        return int(scores[i] - max(scores[:i] + scores[i + 1:])) * scale * Fraction(2) ** ek.exponent
+        return int(scores[i] - max(scores[:i] + scores[i + 1:])) * Fraction(2) ** ek.exponent / den
     Qm, e = integer_matrix(np.asarray(q, dtype=np.float64).reshape(-1, 1))
     K, ek_rows = integer_matrix(ek.array[[i] + rows])
     scores = (K * Qm).entries()

@@ -63,12 +63,6 @@ def _int(value, where: str, what: str = "an integer", low: int | None = None) ->
     return value
 
 
-def _choice(value, choices: tuple, where: str) -> str:
-    if value not in choices:
-        raise _bad(where, f"is {value!r}; expected one of {', '.join(choices)}")
-    return value
-
-
 def _number(value, where: str):
     """A JSON number or "p/q" string -> float (exact) or Fraction."""
     if isinstance(value, bool):
@@ -144,8 +138,9 @@ class KeyResult:
     extras: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self):
-        _choice(self.status, STATUSES, f"results[{self.index}].status")
-        _choice(self.verified, VERIFIED, f"results[{self.index}].verified")
+        for name, value, choices in (("status", self.status, STATUSES), ("verified", self.verified, VERIFIED)):
+            if value not in choices:
+                raise _bad(f"results[{self.index}].{name}", f"is {value!r}; expected one of {', '.join(choices)}")
         if self.witness is not None and not set(map(type, self.witness)) <= {float}:
             object.__setattr__(self, "witness", tuple(w if type(w) is Fraction else Fraction(int(w)) if isinstance(
                 w, Integral) and abs(int(w)) > 2 ** 53 else float(w) for w in self.witness))   # no integer rounded

@@ -69,17 +69,10 @@ from flint import fmpz_mat, nmod_mat
 from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import ShapeError
 
-__all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combinations", "affine_rank",
-           "exact_ints"]
+__all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combinations", "affine_rank"]
 
 _TINY = 2.0 ** -1022          # smallest normal double
 _C_MAX = 2.0 ** 1000          # above this the filter declines (no overflow inside)
-
-
-def exact_ints(values) -> tuple[list[int], Fraction]:
-    """Integers Q and a rational scale s > 0 with values == s * Q exactly."""
-    Q, den = integer_vector_of_fractions(values)
-    return Q, Fraction(1, den)
 
 
 class ExactKeys:
@@ -211,7 +204,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22) 
         del S, good
     for t, js in pending.items():
         i, q = items[t]
-        Q, _ = exact_ints(q)
+        Q, _ = integer_vector_of_fractions(q)
         scores = ek.int_scores(Q)                  # every key at once: one max and one min first
         score_i, rest = scores[i], scores[:i] + scores[i + 1:]
         if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
@@ -249,8 +242,7 @@ def _weights(ek: ExactKeys, i: int, combination, strict: bool):
     bad = [j for j in idx if not 0 <= j < ek.n or j == i]
     if bad:
         return f"key {i}: the combination uses index {bad[0]}, which is {'k_i itself' if bad[0] == i else 'out of range'}"
-    W, scale = exact_ints(w)                     # weights = W / den with den > 0
-    den = scale.denominator
+    W, den = integer_vector_of_fractions(w)      # weights = W / den with den > 0
     low = min(W)
     if low < 0 or (strict and low == 0):
         c = W.index(low)

@@ -40,8 +40,8 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq, fmpz_mat
 
-from .checker import Verdict, exact_ints
-from .dyadic import integer_matrix
+from .checker import Verdict
+from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import CertificateFormatError, ShapeError
 from .exact import to_fraction
 
@@ -113,7 +113,7 @@ class ExactLayerNormKeys:
 
     def score_parts(self, q) -> list[int]:
         """Integers A'_j = A_j * (one positive constant) for the query q (in y-space)."""
-        Q, _ = exact_ints([g * v for g, v in zip(self.gain, map(to_fraction, q))])
+        Q, _ = integer_vector_of_fractions([g * v for g, v in zip(self.gain, map(to_fraction, q))])
         if self._Cmat is None:
             self._Cmat = fmpz_mat(self.C)
         return [int(v) for v in (self._Cmat * fmpz_mat(self.n, 1, Q)).entries()]

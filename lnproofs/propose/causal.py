@@ -39,7 +39,8 @@ import numpy as np
 from ..certificates.writers import combination_to_json, query_set_to_json, result_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.causal import SCHEMA, check_causal
-from ..kernel.checker import ExactKeys, exact_ints
+from ..kernel.checker import ExactKeys
+from ..kernel.dyadic import integer_vector_of_fractions
 from ..kernel.errors import OptionError
 
 __all__ = ["SCHEMA", "causal_evidence", "stops"]
@@ -179,7 +180,7 @@ class _FreeSearch:
     def _win(self, j: int, q: np.ndarray):
         top = float(np.max(np.abs(q)))
         witness = np.ldexp(np.round(q / top * 2.0 ** 30), -30)        # short dyadic floats
-        Q, _ = exact_ints(witness.tolist())
+        Q, _ = integer_vector_of_fractions(witness.tolist())
         return ("win", {"status": "selectable", "witness": witness.tolist(), "verified": "exact"},
                 _covered(self.ek, j, Q))
 
@@ -200,7 +201,7 @@ class _SetSearch:
                       if r.index == j)
         data = result_to_json(result)
         if result.status == "selectable" and result.witness is not None:
-            Q, _ = exact_ints([to_fraction(w) for w in result.witness])
+            Q, _ = integer_vector_of_fractions([to_fraction(w) for w in result.witness])
             return ("win", data, _covered(self.ek, j, Q))
         if result.status in ("not-realisable", "tie-only", "unselectable"):
             return ("stop", data)

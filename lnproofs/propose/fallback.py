@@ -21,9 +21,9 @@ __all__ = ["exact_fallback", "decide_inside", "repair_witness"]
 
 def _exact_scores(ek: ExactKeys, q) -> list[int]:
     """Integers with the order of the exact scores q.k_j (for choosing columns)."""
-    from ..kernel.checker import exact_ints
+    from ..kernel.dyadic import integer_vector_of_fractions
 
-    Q, _ = exact_ints(q)
+    Q, _ = integer_vector_of_fractions(q)
     return [sum(a * b for a, b in zip(Q, key_row(ek, j))) for j in range(ek.n)]
 
 

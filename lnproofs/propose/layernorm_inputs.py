@@ -100,9 +100,10 @@ def _interval_margin(keys: ExactLayerNormKeys, i: int, q) -> float:
     """min_j q.(y_i - y_j) as the midpoint of an arb enclosure (256 bits)."""
     from flint import arb, ctx, fmpq
 
-    from ..kernel.checker import exact_ints
+    from ..kernel.dyadic import integer_vector_of_fractions
 
-    Q, s = exact_ints([g * Fraction(v) for g, v in zip(keys.gain, q)])
+    Q, den = integer_vector_of_fractions([g * Fraction(v) for g, v in zip(keys.gain, q)])
+    s = Fraction(1, den)
     A = keys.score_parts(q)                                   # Q.C_j for every key
     old = ctx.prec
     try:

@@ -5,7 +5,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from lnproofs.kernel.checker import ExactKeys, exact_ints
+from lnproofs.kernel.checker import ExactKeys
+from lnproofs.kernel.dyadic import integer_vector_of_fractions
 
 __all__ = ["witness_margins_one_by_one"]
 
@@ -43,7 +44,8 @@ def witness_margins_one_by_one(keys, items) -> list:
             bound = 8.0 * (float(np.abs(qf) @ colmax) * (d + rational) * 2.0 ** -50 + d * 2.0 ** -1020)
             exact = not gap > bound
         if exact:
-            Q, scale = exact_ints(q)
+            Q, den = integer_vector_of_fractions(q)
+            scale = Fraction(1, den)
             scores = ek.int_scores(Q)
             top = max(scores[:i] + scores[i + 1:])
             gap = float(int(scores[i] - top) * scale * Fraction(2) ** ek.exponent)

@@ -364,8 +364,8 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
 
 
 def _evidence(layer: ExactLayer, result) -> tuple:
-    """What a result claims, read from its fields: ``("y", y)``, ``("u", q, witness)`` (the query made
-    from ``u`` when ``u`` is in the set), ``("dual", ok, message)`` or a verdict ``(ok, message)``;
+    """What a result claims, read from its fields: ``("y", y)``, ``("u", q)`` (the query made from ``u``
+    when ``u`` is in the set and any stated witness is that query) or a verdict ``(ok, message)``;
     a selectable LayerNorm result may give ``y`` (d floats, the compact form) in place of ``u``."""
     index, status, y = result.get("index"), result.get("status"), result.get("y")
     try:
@@ -379,8 +379,13 @@ def _evidence(layer: ExactLayer, result) -> tuple:
             if not isinstance(u, (list, tuple)) or len(u) != layer.n:
                 raise ValueError(f"u must be a list of {layer.n} numbers")
             U, D = integer_vector_of_fractions([to_fraction(v) for v in u])
-            q = _primal_query(layer, index, U, D)
-            return q[:2] if isinstance(q, tuple) else ("u", q, result.get("witness"))
+            q, witness = _primal_query(layer, index, U, D), result.get("witness")
+            if isinstance(q, tuple):
+                return q[:2]
+            if witness is not None and (len(witness) != layer.d or any(     # a stated witness is that query
+                    to_fraction(w) != fraction_of_fmpq(q[a, 0]) for a, w in enumerate(witness))):
+                return False, f"key {index}: the witness is not the query made from u"
+            return "u", q
         if status == "not-realisable":
             dual = result.get("dual") or {}
             return check_dual(layer, index, [int(j) for j in dual.get("indices", [])],
@@ -392,15 +397,6 @@ def _evidence(layer: ExactLayer, result) -> tuple:
     return False, f"key {index}: status {status!r} is not used with {'layernorm' if layer.ln else 'rmsnorm'} query sets"
 
 
-def _witness_matches(layer: ExactLayer, index: int, q, witness) -> tuple[bool, str]:
-    """A stated witness must be the query made from ``u`` exactly."""
-    if witness is not None and (len(witness) != layer.d or any(
-            to_fraction(w) != fraction_of_fmpq(q[a, 0]) for a, w in enumerate(witness))):
-        made = "W_q(gamma*u + beta) + b_q" if layer.ln else "R(W_q(gain*u) + b_q)"
-        return False, f"key {index}: the witness is not the query {made} made from u"
-    return True, ""
-
-
 def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:
     """``(ok, message)`` for result dictionaries whose index is in range: every ``y`` together and
     every ``u`` together (:meth:`ExactLayer.winners`), the rest one by one."""
@@ -408,8 +404,7 @@ def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:
     ys = [t for t, e in enumerate(evidence) if e[0] == "y"]
     us = [t for t, e in enumerate(evidence) if e[0] == "u"]
     out = dict(zip(ys, [v[:2] for v in layer.check_factored([(datas[t]["index"], evidence[t][1]) for t in ys])]))
-    for t, (ok, message) in zip(us, layer.winners([(datas[t]["index"], evidence[t][1]) for t in us])):
-        out[t] = _witness_matches(layer, datas[t]["index"], *evidence[t][1:]) if ok else (ok, message)
+    out.update(zip(us, layer.winners([(datas[t]["index"], evidence[t][1]) for t in us])))
     return [out.get(t, evidence[t]) for t in range(len(datas))]
 
 
