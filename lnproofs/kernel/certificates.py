@@ -44,6 +44,7 @@ from typing import Any, Mapping
 
 from .errors import CertificateFormatError, InputError
 from .exact import parse_fraction
+from .layernorm_keys import LayerNormKeys
 
 __all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate", "freeze", "thaw"]
 
@@ -206,8 +207,6 @@ class Certificate:
             raise _bad("results", "is missing or not a list")
         parsed = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(results))
         keys_from = data.get("keys_from")
-        if keys_from is not None and not isinstance(keys_from, dict):
-            raise _bad("keys_from", "must be an object or null")
-        if keys_from is not None and keys_from.get("kind") != "layernorm-inputs":
-            raise _bad("keys_from.kind", f"is {keys_from.get('kind')!r}; expected 'layernorm-inputs'")
+        if keys_from is not None:                            # read now as the checks will read it
+            LayerNormKeys.from_json(keys_from)
         return cls(data["n_keys"], data["dim"], query_set, parsed, keys_from=keys_from)

@@ -235,14 +235,15 @@ class ExactQueryMap:
 
     def factored(self):
         """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``
-        (``A = W_q diag(gamma)``, ``P = I - 11^T/n``)."""
+        (``A = W_q diag(g)``, ``P = I - 11^T/n`` when centred, else ``I``)."""
         if self._hn is None:
             n, entries = self.n, self.Wq.entries()
             WG = fmpz_mat(self.d, n, [entries[r * n + c] * self.G[c] for r in range(self.d) for c in range(n)])
             S = WG * fmpz_mat(n, 1, [1] * n)
             self.WG, self.WGT = WG, WG.transpose()
             self.scale = pow2(self.ew + self.eg)
-            self._hn = (WG * self.WGT * n - S * S.transpose(), self.scale * self.scale)
+            Hn = WG * self.WGT * n
+            self._hn = (Hn - S * S.transpose() if self.centred else Hn, self.scale * self.scale)
         return self._hn
 
 
