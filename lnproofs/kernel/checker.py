@@ -88,7 +88,7 @@ class ExactKeys:
         nonzero = arr[arr != 0]
         self.exponent = int(np.frexp(nonzero)[1].min()) - 53 if nonzero.size else 0
         self.subnormal_rows = np.any((self.abs < _TINY) & (arr != 0), axis=1)
-        self._rank = self._matrix = self._ints = None
+        self._rank = self._matrix = None
 
     @classmethod
     def of(cls, keys) -> "ExactKeys":
@@ -104,12 +104,6 @@ class ExactKeys:
             self._matrix = integer_matrix(self.array)[0]
         return self._matrix
 
-    def integer_rows(self) -> np.ndarray:
-        """Every K_j as an N x d object array of Python integers (built once)."""
-        if self._ints is None:
-            self._ints = np.array([int(x) for x in self.integer_matrix().entries()], dtype=object).reshape(self.n, self.dim)
-        return self._ints
-
     def some_rows(self, rows) -> np.ndarray:
         """K_j for the keys ``rows`` only, as an object array of Python integers."""
         M, e = integer_matrix(self.array[rows])                      # e >= exponent unless M = 0
@@ -123,7 +117,7 @@ class ExactKeys:
             some = np.unique(np.linspace(0, self.n - 1, min(self.n, 4 * self.dim + 8)).astype(np.int64))
             self._rank = affine_rank(self.some_rows(some)) if self.n else 0
             if self._rank < min(self.n - 1, self.dim):
-                self._rank = affine_rank(self.integer_rows())
+                self._rank = affine_rank(self.some_rows(np.arange(self.n)))
         return self._rank
 
 

@@ -6,6 +6,7 @@ for its callers; the one-item forms the proposers, the experiments and the homew
 
 from __future__ import annotations
 
+import numpy as np
 from flint import fmpq, fmpz_mat
 
 from ..kernel.checker import check_combinations
@@ -20,8 +21,11 @@ def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
 
 
 def key_row(ek, j: int) -> list[int]:
-    """K_j: the key k_j of an :class:`~lnproofs.kernel.checker.ExactKeys` divided by 2**exponent, as Python integers."""
-    return ek.integer_rows()[j].tolist()
+    """K_j: the key k_j of an :class:`~lnproofs.kernel.checker.ExactKeys` divided by 2**exponent, as Python
+    integers (every row built once, kept on ``ek``: a cache of the searches, never read as a claim)."""
+    if "_search_rows" not in vars(ek):
+        ek._search_rows = ek.some_rows(np.arange(ek.n))
+    return ek._search_rows[j].tolist()
 
 
 def exact_margins(layer, items) -> list:

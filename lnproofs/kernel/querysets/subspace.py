@@ -74,11 +74,10 @@ class ExactPoints(ExactKeys):
         self.P, self.exponent = K * Wt, ek + ew                        # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self.dim, self._matrix, self._rank, self._Wt = self.m, self.P, None, None
-        self._ints = None
         self.abs = np.zeros((self.n, self.m))
 
     def some_rows(self, rows):
-        return self.integer_rows()[rows]
+        return np.array([int(x) for x in self.P.entries()], dtype=object).reshape(self.n, self.m)[rows]
 
     def query_of(self, z) -> list[Fraction]:
         """``q = W^T z`` exactly."""
