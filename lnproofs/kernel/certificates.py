@@ -147,10 +147,7 @@ class KeyResult:
                 w, Integral) and abs(int(w)) > 2 ** 53 else float(w) for w in self.witness))   # no integer rounded
         elif self.witness is not None and type(self.witness) is not tuple:
             object.__setattr__(self, "witness", tuple(self.witness))
-        if self.extras:
-            object.__setattr__(self, "extras", freeze(dict(self.extras)))
-        elif type(self.extras) is not MappingProxyType:
-            object.__setattr__(self, "extras", MappingProxyType({}))
+        object.__setattr__(self, "extras", freeze(dict(self.extras)))
 
     @classmethod
     def from_json(cls, data, where: str = "result") -> "KeyResult":

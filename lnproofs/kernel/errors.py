@@ -35,10 +35,6 @@ class LnproofsError(Exception):
         text = " ".join(str(message).split())           # one line, and a readable one: long values cut
         super().__init__(text if len(text) <= 600 else f"{text[:400]} ... {text[-150:]}")
 
-    @property
-    def message(self) -> str:
-        return self.args[0]
-
 
 class InputError(LnproofsError, ValueError):
     """A value given by the user is not acceptable."""

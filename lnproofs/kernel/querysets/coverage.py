@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from flint import fmpq, fmpz, fmpz_mat, nmod_mat
 
-from ..dyadic import fmpq_of, integer_vector_of_fractions, pow2
+from ..dyadic import fmpq_of, integer_matrix, integer_vector_of_fractions, pow2
 from ..errors import InputError
 from ..exact import to_fraction
 from .norm import ExactQueryMap
@@ -46,7 +46,8 @@ def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
     scale = fmpz_mat(len(cols), len(cols))                 # diag(G) on the columns
     for k, c in enumerate(cols):
         scale[k, k] = qm.G[c]
-    M = qm.columns(cols) * scale
+    W, e = integer_matrix(qm.W_float[:, cols])              # the columns of Wq, without the whole matrix
+    M = W * (1 << max(e - qm.ew, 0)) * scale                # e >= ew unless W = 0
     if qm.centred:
         S = qm.Wq * fmpz_mat(n, 1, qm.G)
         M = M * n - S * fmpz_mat(1, len(cols), [1] * len(cols))

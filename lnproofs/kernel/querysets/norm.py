@@ -228,11 +228,6 @@ class ExactQueryMap:
         self.WqT = self.Wq.transpose()
         return getattr(self, name)
 
-    def columns(self, cols):
-        """The integers of ``Wq`` on the columns ``cols`` (d x len(cols)), without the whole matrix."""
-        M, e = integer_matrix(self.W_float[:, list(cols)])
-        return M * (1 << max(e - self.ew, 0))                      # e >= ew unless M = 0
-
     def factored(self):
         """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``
         (``A = W_q diag(g)``, ``P = I - 11^T/n`` when centred, else ``I``)."""
