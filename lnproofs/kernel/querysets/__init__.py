@@ -36,7 +36,7 @@ A module ``lnproofs/kernel/querysets/<kind>.py`` defines:
 
 Helpers for exact checking live in :mod:`lnproofs.kernel.checker`: ``ExactKeys``,
 ``check_witnesses`` (strict or tie inequalities for many queries at once),
-``check_combination`` (exact convex combinations) and ``affine_rank``.
+``check_combinations`` (exact convex combinations, many at once) and ``affine_rank``.
 """
 
 from __future__ import annotations
