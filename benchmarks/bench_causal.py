@@ -68,6 +68,7 @@ def _time(fn) -> tuple[float, float]:
 
 
 def run_case(name, T, d, args) -> dict:
+    from lnproofs.certificates.writers import result_to_json
     from lnproofs.propose.causal import causal_evidence, stops
 
     keys = GENERATORS[name](T, d, args.seed + T + d)
@@ -78,7 +79,7 @@ def run_case(name, T, d, args) -> dict:
         full.append(_time(lambda: made.update(results=_one_certification(keys, qs))))
         causal.append(_time(lambda: record.update(causal_evidence(keys, qs))))
         if qs is None:        # as certify-model runs it: the key head's free certificate is made anyway
-            results = [r.to_json() for r in made["results"]]
+            results = [result_to_json(r) for r in made["results"]]
             given.append(_time(lambda: causal_evidence(keys, results=results)))
     found = stops(record)
     wall = min(t for t, _ in full), min(t for t, _ in causal)

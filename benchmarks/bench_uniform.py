@@ -155,7 +155,7 @@ def main() -> None:
     state = {}
     for name, folder in models.items():
         loaded, tokenizer = load_model(folder), load_tokenizer(folder, None)
-        cache = HeadSets()
+        cache = HeadSets()                             # the run's per-head sets, shared by every timing below
         keysets = head_keys(loaded, tokenizer, texts)
         tokens = sum(len(tokenizer(t)["input_ids"]) for t in texts)
         state[name] = dict(loaded=loaded, tokenizer=tokenizer, cache=cache, keysets=keysets, tokens=tokens)

@@ -10,6 +10,7 @@ import pytest
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.certificates.check import check_certificate
 from lnproofs.propose.certification import certify, partial_path
+from lnproofs.certificates.writers import result_to_json
 
 KEYS = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [1.0, 1.0], [1.0, 0.0]])
 
@@ -88,7 +89,7 @@ def test_an_interrupted_run_resumes_and_loses_nothing(tmp_path, monkeypatch):
     resumed = {r["index"]: r for r in kept}
     for r in cert:
         if r.index in resumed:
-            assert r.to_json() == resumed[r.index]
+            assert result_to_json(r) == resumed[r.index]
     assert out.exists() and not side.exists()
     assert len(seen) <= 300 - len(kept)
 

@@ -9,6 +9,7 @@ import pytest
 
 import lnproofs.propose.certification as C
 from lnproofs.certificates.check import check_certificate
+from lnproofs.certificates.writers import result_to_json
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +71,7 @@ def test_resumed_chunked_run_keeps_what_was_written(small_chunks, scheduler, tmp
     side = C.partial_path(out)
     # a run cut after its first two chunks: header and 32 results
     lines = [json.dumps({"fingerprint": C._fingerprint(keys, {"kind": "free"}), "n_keys": 70, "dim": 3})]
-    lines += [json.dumps(r.to_json()) for r in full.results[:32]]
+    lines += [json.dumps(result_to_json(r)) for r in full.results[:32]]
     side.write_text("\n".join(lines) + "\n")
     resumed = C.certify(keys, scheduler=scheduler, out=out, resume=True)
     assert resumed.statuses == full.statuses and not side.exists()

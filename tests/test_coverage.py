@@ -13,8 +13,9 @@ from flint import fmpq_mat, fmpz_mat
 
 from lnproofs import certify
 from lnproofs.kernel.errors import CertificateFormatError
-from lnproofs.kernel.exact import format_fraction
-from lnproofs.kernel.querysets.coverage import Coverage, check_coverage, integer_columns
+from lnproofs.certificates.writers import format_fraction
+from lnproofs.certificates.coverage import Coverage
+from lnproofs.kernel.querysets.coverage import check_coverage, integer_columns
 from lnproofs.kernel.querysets.norm import (ExactQueryMap, LayerNormQuerySet, RMSNormQuerySet,
                                             RotaryLayerNormQuerySet, Rotation)
 from lnproofs.propose.querysets.coverage import propose_coverage

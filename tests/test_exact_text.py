@@ -5,8 +5,9 @@ from fractions import Fraction
 import pytest
 
 from lnproofs.kernel.errors import InputError
-from lnproofs.kernel.exact import format_fraction, parse_fraction
-from lnproofs.kernel.uniform_check import UniformResult
+from lnproofs.certificates.writers import format_fraction
+from lnproofs.kernel.exact import parse_fraction
+from lnproofs.certificates.uniform import UniformResult
 
 
 @pytest.mark.parametrize("value", [Fraction(0), Fraction(-3), Fraction(5, 7), Fraction(-1, 6),

@@ -12,7 +12,6 @@ import pytest
 from lnproofs.certificates import Certificate
 from lnproofs.certificates.limits import DEFAULT_LIMITS, parse_json
 from lnproofs.kernel.errors import LimitError
-from lnproofs.kernel.exact import show
 
 KEYS = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0], [0.0, -2.0], [0.0, 0.0]])
 
@@ -48,24 +47,22 @@ def test_the_valid_certificate_holds(cli, tmp_path):
     assert cli(["check", *_write(tmp_path, _certificate())]).status == 0
 
 
-@pytest.mark.parametrize("entry, fragments", [
-    # a 5,000-digit rational witness entry (its gap was printed with float() and str(Fraction))
-    ("-" + "7" * 4999 + "1/" + "3" * 4999 + "2", ("-4.66667 (exactly a rational of 5000 / 5000 digits)",)),
-    # a long integer (Python's 4,300-digit limit on str(int))
-    ("-" + "7" * 5000, ("-1.55556e+5000", "an integer of 5001 digits")),
-    # a decimal string past the float range ("integer division result too large for a float")
-    ("-1E400", ("-2.00000e+400",)),
+@pytest.mark.parametrize("entry", [
+    "-" + "7" * 4999 + "1/" + "3" * 4999 + "2",   # a 5,000-digit rational witness entry
+    "-" + "7" * 5000,                             # a long integer (Python's 4,300-digit limit on str(int))
+    "-1E400",                                     # a decimal string past the float range
 ])
-def test_refutations_of_any_size_are_one_line(cli, tmp_path, entry, fragments):
+def test_refutations_of_any_size_are_one_line(cli, tmp_path, entry):
+    """The verdict states the failing inequality, never the numbers (a reason is plain text)."""
     data = _certificate(witness=[entry, "0"])
-    _one_refutation(cli(["check", *_write(tmp_path, data)]), "key 0: witness gives", *fragments)
+    _one_refutation(cli(["check", *_write(tmp_path, data)]), "key 0: witness gives q.k_0 - q.k_1 < 0 but the claim needs > 0")
 
 
 def test_a_huge_weight_is_refuted_in_one_line(cli, tmp_path):
     data = _certificate()
     data["results"][4]["combination"]["weights"][0] = "9" * 6000
     _one_refutation(cli(["check", *_write(tmp_path, data)]),
-                    "key 4: the weights sum to 1.00000e+6000 (exactly a rational of 6001 / 1 digits), not 1")
+                    "key 4: the weights do not sum to 1")
 
 
 def test_a_huge_witness_that_holds_has_its_margin_measured(cli, tmp_path):
@@ -77,15 +74,6 @@ def test_a_huge_witness_that_holds_has_its_margin_measured(cli, tmp_path):
     path, keys = _write(tmp_path, data)
     result = cli(["check", path, keys])
     assert result.status == 1 and "margin 3.0 but its witness gives 2.0" in result.out
-
-
-def test_show_formats_any_number():
-    assert show(3) == "3"
-    assert show(0.5) == "0.500000 (exactly 1/2)"
-    assert show(10 ** 5000 + 1).endswith("(exactly an integer of 5001 digits)")
-    from fractions import Fraction
-    assert show(Fraction(1, 3 ** 9000)) == "8.10415e-4295 (exactly a rational of 1 / 4295 digits)"
-    assert "digits" in show(Fraction(10 ** 400 + 1, 3))
 
 
 def test_an_internal_error_exits_3_never_1(cli, tmp_path, monkeypatch):

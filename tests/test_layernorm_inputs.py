@@ -11,6 +11,7 @@ import pytest
 from lnproofs import InputError, certify_layernorm_outputs, check_certificate, layernorm
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.kernel.certificates import Combination
+from lnproofs.certificates.writers import combination_to_json
 
 
 def _plane_vertices(y: np.ndarray) -> set[int]:
@@ -69,7 +70,7 @@ def test_checker_refutes_tampered_layernorm_claims():
     assert not check_certificate(bad_witness, x).ok
     others = [j for j in range(len(x)) if j != vertex][:5]
     bad_comb = _edit(cert, vertex, status="unselectable", witness=None,
-                     combination=Combination(tuple(others), (Fraction(1, 5),) * 5).to_json())
+                     combination=combination_to_json(Combination(tuple(others), (Fraction(1, 5),) * 5)))
     report = check_certificate(bad_comb, x)
     assert not report.ok and "interval" in str(report)
     best = max(cert.indices("selectable"), key=lambda i: cert[i].margin)

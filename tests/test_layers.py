@@ -16,8 +16,9 @@ import lnproofs
 import lnproofs.kernel
 
 ROOT = Path(lnproofs.__file__).resolve().parent
-# The kernel stays under 1,800 code lines (docs/trust.md): small enough to audit in one sitting.
-KERNEL_CODE_LINES = 1800
+# The kernel stays under 1,500 code lines (docs/trust.md): small enough to audit in one sitting;
+# growth needs a removal.
+KERNEL_CODE_LINES = 1500
 
 
 def _kernel_modules() -> list[str]:

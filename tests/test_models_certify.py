@@ -13,11 +13,12 @@ from bad_inputs.models import tiny_bert, tiny_gpt2
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from lnproofs.models.certify_model import (  # noqa: E402
-    check_model_file, ellipsoid_gaps, model_file_certificates, witness_margins)
+from lnproofs.models.certify_model import check_model_file, model_file_certificates  # noqa: E402
+from reference.model_measures import ellipsoid_gaps, witness_margins  # noqa: E402
 from reference.per_prefix import certify_head  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402
+from lnproofs.certificates.writers import query_set_to_json
 
 PREFIX = [5, 9, 13, 2, 7, 30, 11, 3, 21, 8]
 
@@ -71,7 +72,7 @@ def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
         np.testing.assert_array_equal(arrays[f"ln_outputs_l{layer}"], caps[layer].ln_out)
         for head in range(4):
             np.testing.assert_array_equal(arrays[f"keys_l{layer}_kv{head}"], caps[layer].keys(head))
-            qs = params_query_set(params, layer, head, 4).to_json()
+            qs = query_set_to_json(params_query_set(params, layer, head, 4))
             assert qs["kind"] == "layernorm" and list(qs["gamma"]) == caps[layer].layernorm.gain.tolist()
             W_q, b_q, _, _ = caps[layer].head_weights(head)
             assert [list(r) for r in qs["W_q"]] == W_q.tolist() and list(qs["b_q"]) == b_q.tolist()

@@ -18,6 +18,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from lnproofs.models.head_sets import capture_query_set as head_query_set  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model, load_tokenizer  # noqa: E402
+from lnproofs.certificates.writers import query_set_to_json
 
 TEXTS = ["the cat sat on the mat and the dog ran far", "a dog slept", "the mat sat on the cat . the dog ran and ran"]
 
@@ -285,4 +286,4 @@ def test_filled_head_sets_travel_empty(bert):
     copy = pickle.loads(pickle.dumps(sets))
     assert copy.items == {}
     kind, qs = copy.get(caps[0], 1)[:2]
-    assert kind == built[0] == "layernorm" and qs.to_json() == built[1].to_json()
+    assert kind == built[0] == "layernorm" and query_set_to_json(qs) == query_set_to_json(built[1])

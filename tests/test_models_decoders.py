@@ -16,7 +16,7 @@ from tiny_decoders import DECODER_FAMILIES, attention_probabilities, tiny_decode
 from lnproofs import certify  # noqa: E402
 from lnproofs.models.certify_model import certify_model, check_model_file  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
-from lnproofs.models.families import FAMILIES, support_matrix  # noqa: E402
+from lnproofs.models.families import FAMILIES  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402
 
 IDS = np.array([3, 7, 1, 9, 12, 5, 7, 2])
@@ -182,7 +182,7 @@ def test_causal_first_positions_match_prefix_certification(models, tmp_path):
 
 
 def test_support_matrix_names_every_family():
-    rows = {r["family"]: r for r in support_matrix()}
+    rows = {r["family"]: r for r in (f.describe() for f in FAMILIES.values())}
     assert set(rows) == set(FAMILIES)
     assert rows["gemma"]["norm"] == "rmsnorm (1 + weight)" and rows["llama"]["positions"] == "rotary"
     assert rows["bert"]["attention"] == "bidirectional" and "grouped" in rows["mistral"]["attention"]

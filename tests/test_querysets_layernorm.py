@@ -12,6 +12,7 @@ from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.errors import CertificateFormatError, FileFormatError, ShapeError
 from lnproofs.propose.certification import certify
 from lnproofs.propose.querysets.layernorm import LayerNormQuerySet, load_layernorm
+from lnproofs.certificates.writers import query_set_to_json
 
 
 def _disk_layer(centre, radius):
@@ -127,7 +128,7 @@ def test_eps_closure_and_parameter_files(tmp_path):
     np.savez(path, gamma=np.ones(4), beta=np.zeros(4), W_q=rng.normal(size=(3, 4)), b_q=np.zeros(3), eps=1e-5)
     qs = load_layernorm(path)
     assert qs.eps == 1e-5 and qs.width == 4 and qs.dim == 3
-    assert LayerNormQuerySet.from_json(qs.to_json()) == qs
+    assert LayerNormQuerySet.from_json(query_set_to_json(qs)) == qs
     np.savez(tmp_path / "bad.npz", gamma=np.ones(4), beta=np.zeros(4), W_q=np.ones((3, 4)))
     with pytest.raises(FileFormatError, match="b_q"):
         load_layernorm(tmp_path / "bad.npz")

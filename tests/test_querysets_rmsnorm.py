@@ -12,6 +12,7 @@ from lnproofs.certificates.certificate import Certificate
 from lnproofs.kernel.errors import CertificateFormatError, ShapeError
 from lnproofs.kernel.querysets.rmsnorm import RMSNormQuerySet, Rotation
 from lnproofs.models.rotary import rotate
+from lnproofs.certificates.writers import query_set_to_json
 
 
 def _instance(seed, *, n=10, d=4, N=12, spread=0.05, rotation=None):
@@ -118,7 +119,7 @@ def test_interior_keys_get_the_hull_certificate():
 
 def test_schema_errors_name_the_field():
     keys, qs = _instance(1)
-    data = qs.to_json()
+    data = query_set_to_json(qs)
     with pytest.raises(CertificateFormatError, match="'gain'"):
         RMSNormQuerySet.from_json({k: v for k, v in data.items() if k != "gain"})
     with pytest.raises(CertificateFormatError, match="W_q"):

@@ -72,12 +72,15 @@ def test_both_conventions_always_included():
 
 
 def test_demo_threshold_is_derived_from_the_configuration():
+    """The exact threshold m* from the demo's angles (SymPy), by solving collinearity."""
     import sympy as sp
 
     from lnproofs.derive import demo_config
-    from lnproofs.derive.theorems.attention import demo_threshold_symbolic
+    from lnproofs.derive.theorems.attention import _collinearity, _demo_keys
 
-    value = demo_threshold_symbolic()
+    m = sp.Symbol("m", positive=True)
+    (root,) = sp.solveset(_collinearity(_demo_keys(m)), m, sp.Interval.open(0, sp.oo))
+    value = sp.nsimplify(sp.radsimp(root))
     assert sp.simplify(value - (1 + sp.sqrt(2))) == 0
     assert sp.simplify(value - sp.sympify(demo_config.THRESHOLD_TEXT)) == 0
     assert abs(float(value) - demo_config.threshold_float()) < 1e-12

@@ -14,6 +14,7 @@ from lnproofs.kernel.querysets.norm import RMSNormQuerySet, Rotation, RotaryLaye
 from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
 from lnproofs.propose.uniform import check_uniform, uniform_attention
 from reference.uniform_reference import reference_uniform_attention
+from lnproofs.certificates.writers import query_set_to_json
 
 SHAPES = [(3, 6, 3), (6, 8, 3), (2, 5, 4), (4, 12, 4), (5, 4, 4), (8, 7, 5)]     # (N, n, d)
 
@@ -157,7 +158,7 @@ def test_tampered_rmsnorm_and_rotary_answers_are_refuted(seed):
     grown = dict(answer, u=[str(3 * Fraction(x)) for x in answer["u"]])        # outside the ball, or not q's u
     assert not check_uniform(keys, grown)[0]
     unrotated = RMSNormQuerySet(qs.gain, qs.W_q, qs.b_q, qs.eps)                # the same u without R
-    assert not check_uniform(keys, dict(answer, query_set=unrotated.to_json()))[0]
+    assert not check_uniform(keys, dict(answer, query_set=query_set_to_json(unrotated)))[0]
     big = rng.normal(size=(3, d)) * 1e3
     far = uniform_attention(big, qs).to_json()
     if far["status"] == "infeasible" and far["proof"]["kind"] == "least-norm solution outside the ball":

@@ -269,7 +269,7 @@ def _witnesses(K, pending, tol, gen, checked, notes, min_margin, rows_for):
 def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float64", samples: int = 2048,
                         seed: int = 0, chunk_rows: int | None = None) -> dict:
     """Re-check ``certificate`` (the JSON dict) against ``keys`` (N x d array) in floating point."""
-    from lnproofs.io.arrays import as_real_array
+    from lnproofs.kernel.arrays import as_real_array
 
     start = time.perf_counter()
     dev, dt = resolve_device(device), resolve_dtype(dtype)

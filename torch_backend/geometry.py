@@ -16,8 +16,6 @@ __all__ = [
     "projection_matrix",
     "center",
     "safe_norm",
-    "radial_torch",
-    "radial_std",
     "layer_norm_std",
     "normaliser_torch",
     "normaliser_std",
@@ -50,18 +48,6 @@ def normaliser_torch(r: torch.Tensor, n: int, eps: float) -> torch.Tensor:
 def normaliser_std(r: torch.Tensor, n: int, eps: float) -> torch.Tensor:
     """r + eps sqrt(n)."""
     return r + eps * math.sqrt(n)
-
-
-def radial_torch(y: torch.Tensor, eps: float) -> torch.Tensor:
-    """g(y) = sqrt(n) y / sqrt(||y||^2 + n eps)."""
-    n = y.shape[-1]
-    return math.sqrt(n) * (y / normaliser_torch(safe_norm(y), n, eps))
-
-
-def radial_std(y: torch.Tensor, eps: float) -> torch.Tensor:
-    """g(y) = sqrt(n) y / (||y|| + eps sqrt(n))."""
-    n = y.shape[-1]
-    return math.sqrt(n) * (y / normaliser_std(safe_norm(y), n, eps))
 
 
 def layer_norm_std(x: torch.Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> torch.Tensor:

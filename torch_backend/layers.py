@@ -114,7 +114,7 @@ def fused_recheck(x: torch.Tensor, z: torch.Tensor | None, gain: torch.Tensor, b
 
 
 def _as_tensor(value, name, ndim, t):
-    from lnproofs.io.arrays import as_real_array
+    from lnproofs.kernel.arrays import as_real_array
 
     if isinstance(value, torch.Tensor):
         if value.ndim != ndim:

@@ -26,7 +26,6 @@ __all__ = [
     "magnitude_rows",
     "input_families",
     "random_gains",
-    "gain_families",
     "unit_vectors",
     "orthonormal_hyperplane_basis",
 ]
@@ -119,10 +118,6 @@ def random_gains(width: int, kind: str, *, gen, dtype, device) -> torch.Tensor:
     if kind == "clustered":
         return (1.0 + 1e-3 * _uniform((width,), gen, dtype, device)) * mags[0]
     raise ValueError(f"unknown gain kind {kind!r}")
-
-
-def gain_families():
-    return ("mixed", "positive", "clustered")
 
 
 def unit_vectors(rows: int, width: int, *, gen, dtype, device) -> torch.Tensor:

@@ -9,6 +9,8 @@ This package adds what is for people and decides no status:
   dimension and witness margins), measured and re-measured;
 * :mod:`.check`: :func:`check_certificate`, the kernel's verdicts on every claim plus the
   re-measured findings, as one :class:`CheckReport`;
+* :mod:`.writers`: the JSON writers of what the kernel reads (results, combinations, query
+  sets, rotations, ``keys_from``, exact rationals as ``"p/q"``);
 * :mod:`.uniform`: uniform-attention answers with their description;
 * :mod:`.limits`: the limits on the work one certificate file may cause, and its bounded reading;
 * :mod:`.keyfile`: the keys file a certificate names (a relative path and its SHA-256);

@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from ..kernel.causal import SCHEMA, check_causal, record_query_set
 from ..kernel.checker import ExactKeys
-from ..kernel.errors import CertificateFormatError
 from .check import CheckReport
 
-__all__ = ["SCHEMA", "load_record", "check_record", "describe_stops"]
-
-
-def load_record(path) -> dict:
-    """A causal record read from a JSON file (one-line errors for unreadable files)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CertificateFormatError(f"{path} could not be read as a causal record ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise CertificateFormatError(f"{path} is not a causal record; expected schema {SCHEMA!r}")
-    return data
+__all__ = ["SCHEMA", "check_record", "describe_stops"]
 
 
 def check_record(record: dict, keys, query_set=None) -> CheckReport:

@@ -18,11 +18,41 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..kernel import certificates as schema
-from ..kernel.errors import CertificateFormatError
+from ..kernel.errors import CertificateFormatError, InputError
+from ..kernel.exact import parse_fraction
 from .keyfile import keys_reference, validate_reference
 from .limits import DEFAULT_LIMITS, Limits, read_json_file
+from .writers import result_to_json
 
 __all__ = ["Certificate"]
+
+
+def read_float(value, where: str) -> float:
+    """An informational float (a margin, ``min_margin``): a finite number or a ``"p/q"`` string in
+    the float range (the kernel does not read these)."""
+    try:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise InputError("not a number")
+        number = float(parse_fraction(value) if isinstance(value, str) else value)
+    except (InputError, OverflowError):
+        number = float("nan")
+    if number != number or abs(number) == float("inf"):
+        raise CertificateFormatError(f"certificate field {where} is {value!r:.60}; expected a finite number "
+                                     "or a 'p/q' string in the float range")
+    return number
+
+
+def _informational(results, raw) -> tuple:
+    """The results with their margins read as floats and their reasons checked to be text."""
+    out = list(results)
+    for n, (r, data) in enumerate(zip(results, raw)):
+        if r.reason is not None and not isinstance(r.reason, str):
+            raise CertificateFormatError(f"certificate field results[{n}].reason must be a string or null")
+        if r.margin is not None and type(r.margin) is not float:
+            out[n] = dataclasses.replace(r, margin=read_float(data["margin"], f"results[{n}].margin"))
+        elif r.margin is not None:
+            read_float(r.margin, f"results[{n}].margin")
+    return tuple(out)
 
 
 def _finite(value) -> bool:
@@ -35,17 +65,40 @@ def _finite(value) -> bool:
 @dataclasses.dataclass(frozen=True)
 class Certificate(schema.Certificate):
     """Per-key selectability results for N keys in R^d under a query set (see
-    :mod:`lnproofs.kernel.certificates` for the fields and the JSON schema).
+    :mod:`lnproofs.kernel.certificates` for the fields the kernel reads and the JSON schema).
 
-    ``keys_file`` (optional, JSON field ``keys_file``): ``{"path", "sha256"}`` of the keys file
-    a certificate written apart from its keys is about (:mod:`.keyfile`); the kernel never reads it."""
+    Informational fields (the kernel never reads them; :mod:`.findings` measures them again):
 
+    * ``min_margin`` (optional): a threshold DELTA chosen by the user; ``below_min_margin``
+      counts the selectable keys whose witness margin is below it ("selectable only by a margin
+      below DELTA").  Such keys are still selectable: the witness is exact about the keys given.
+    * ``rank`` (optional): ``exact_affine_dimension`` of the keys (exact) next to
+      ``numerical_affine_dimension`` (singular values of the centred keys above a stated multiple
+      of the float precision, ``threshold``, with ``singular_values`` and ``rule``).  A numerical
+      dimension below the exact one means the keys lie on an affine subspace up to rounding.
+    * ``keys_file`` (JSON field ``keys_file``): ``{"path", "sha256"}`` of the keys file a
+      certificate written apart from its keys is about (:mod:`.keyfile`)."""
+
+    rank: Mapping[str, Any] | None = None
+    min_margin: float | None = None
     keys_file: Mapping[str, Any] | None = None
 
     def __post_init__(self):
         super().__post_init__()
+        if self.rank is not None:
+            object.__setattr__(self, "rank", schema.freeze(dict(self.rank)))
+        if self.min_margin is not None:
+            object.__setattr__(self, "min_margin", float(self.min_margin))
         if self.keys_file is not None:
             object.__setattr__(self, "keys_file", MappingProxyType(dict(self.keys_file)))
+
+    @property
+    def summary(self) -> dict[str, int]:
+        """Counts per status (``not-realisable`` only when present)."""
+        counts = {s: 0 for s in schema.STATUSES if s != "not-realisable"}
+        for r in self.results:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        return counts
 
     # ------------------------------------------------------------------ keys
     @property
@@ -76,8 +129,19 @@ class Certificate(schema.Certificate):
             except (ValueError, RecursionError) as exc:
                 raise CertificateFormatError(f"certificate is not valid JSON ({str(exc)[:200]})") from None
         cert = super().from_json(data)
-        if isinstance(data, dict) and data.get("keys_file") is not None:
-            cert = dataclasses.replace(cert, keys_file=validate_reference(data["keys_file"]))
+        extra = {"results": _informational(cert.results, data["results"])}
+        if data.get("min_margin") is not None:
+            extra["min_margin"] = read_float(data["min_margin"], "min_margin")
+            if extra["min_margin"] < 0:
+                raise CertificateFormatError(f"certificate field min_margin is {extra['min_margin']!r}; "
+                                             "expected a number >= 0")
+        if data.get("rank") is not None:
+            if not isinstance(data["rank"], dict):
+                raise CertificateFormatError("certificate field rank must be an object or null")
+            extra["rank"] = data["rank"]
+        if data.get("keys_file") is not None:
+            extra["keys_file"] = validate_reference(data["keys_file"])
+        cert = dataclasses.replace(cert, **extra)
         if cert.rank is None:
             return cert
         for name in ("exact_affine_dimension", "numerical_affine_dimension"):
@@ -99,23 +163,25 @@ class Certificate(schema.Certificate):
         return tuple(r.index for r in self.results if r.status == "selectable"
                      and r.margin is not None and r.margin < self.min_margin)
 
+    def query_set_json(self) -> dict:
+        """The query set as a plain JSON object."""
+        return schema.thaw(self.query_set)
+
     def with_keys_file(self, certificate_path, keys_path) -> "Certificate":
         """This certificate naming ``keys_path`` (relative to where it will be saved) and its SHA-256."""
         return dataclasses.replace(self, keys_file=keys_reference(certificate_path, keys_path))
 
     def to_json(self) -> dict:
-        """The kernel's JSON, with the keys file after the dimension and the count of keys below
-        ``min_margin`` after the threshold."""
-        data = super().to_json()
-        if self.keys_file is not None:
-            items = list(data.items())
-            at = list(data).index("dim") + 1
-            data = dict(items[:at] + [("keys_file", dict(self.keys_file))] + items[at:])
-        if self.min_margin is None:
-            return data
-        at = list(data).index("min_margin") + 1
-        items = list(data.items())
-        return dict(items[:at] + [("below_min_margin", len(self.below_min_margin))] + items[at:])
+        """The JSON (schema ``lnproofs.selectability/1``): the kernel's fields, the keys file after
+        the dimension, the counts per status, and the count of keys below ``min_margin`` after it."""
+        extra = {} if self.min_margin is None else {"min_margin": self.min_margin,
+                                                    "below_min_margin": len(self.below_min_margin)}
+        return {"schema": self.schema, "n_keys": int(self.n_keys), "dim": int(self.dim),
+                **({} if self.keys_file is None else {"keys_file": dict(self.keys_file)}),
+                "query_set": schema.thaw(self.query_set), "summary": self.summary, **extra,
+                **({} if self.rank is None else {"rank": schema.thaw(self.rank)}),
+                **({} if self.keys_from is None else {"keys_from": schema.thaw(self.keys_from)}),
+                "results": [result_to_json(r) for r in self.results]}
 
     # ----------------------------------------------------------------- files
     def dumps(self, indent: int | None = None) -> str:

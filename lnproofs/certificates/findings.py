@@ -18,7 +18,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..kernel.checker import ExactKeys, Verdict, exact_ints
+from ..kernel.certificates import thaw
+from ..kernel.checker import ExactKeys, Verdict
+from ..kernel.dyadic import integer_vector_of_fractions
 from ..kernel.dyadic import integer_matrix
 from ..kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys
 
@@ -69,9 +71,10 @@ def witness_margins(keys, items) -> list[float]:
 
     Float witnesses are scored in float64 (each by its own matrix-vector product, so a
     margin does not depend on the other witnesses); where the float gap is not clearly
-    above the rounding bound of the scores (the checker's filter bound), and for rational
-    witnesses, the gap is computed exactly with integers and rounded once (for a float
-    witness, over the keys whose float score is within twice that bound of the top one)."""
+    above the rounding bound of the scores (the checker's filter bound; a rational witness is
+    scored through its rounded floats, the bound widened as in the checker), the gap is computed
+    exactly with integers and rounded once (for a float witness, over the keys whose float score
+    is within twice that bound of the top one)."""
     ek = ExactKeys.of(keys)
     if ek.n < 2 or not items:
         return [None] * len(items)
@@ -84,26 +87,29 @@ def _margins(ek: ExactKeys, items, colmax) -> list[float]:
     floats = [getattr(q, "dtype", None) == np.float64 or set(map(type, q)) <= {float} for _, q in items]
     qs = [q if f else _rescaled(q) for (_, q), f in zip(items, floats)]
     F = np.array([[float(x) for x in q] if not f else q for q, f in zip(qs, floats)], dtype=np.float64).reshape(-1, d)
-    S = np.matmul(ek.array[None], F[:, :, None])[:, :, 0] if any(floats) else None   # one product per witness
+    S = np.matmul(ek.array[None], F[:, :, None])[:, :, 0]                            # one product per witness
+    # a rational witness is scored through its rounded floats (the bound widened by one term, as the
+    # kernel's filter does) unless an entry rounds to zero; the exact gap is for the close cases only
+    lost = [not f and any(x == 0 and v != 0 for x, v in zip(row, q)) for row, q, f in zip(F, qs, floats)]
     absF = np.abs(F)
     top = absF.max(axis=1, initial=0.0)
     norms = [float(m) * float(np.linalg.norm(f / m)) if m > 0 else 0.0 for f, m in zip(F, top)]   # row by row
-    if S is not None:
-        rows_of, at = np.arange(len(items)), np.array([i for i, _ in items], dtype=np.int64)
-        own, finite = S[rows_of, at], np.isfinite(S).all(axis=1)
-        S[rows_of, at] = -np.inf
-        best = S.max(axis=1)
-        gaps = own - best
+    rows_of, at = np.arange(len(items)), np.array([i for i, _ in items], dtype=np.int64)
+    own, finite = S[rows_of, at], np.isfinite(S).all(axis=1)
+    S[rows_of, at] = -np.inf
+    best = S.max(axis=1)
+    gaps = own - best
     out: list[float] = []
     for t, (i, _) in enumerate(items):
         if not norms[t] > 0:
             out.append(0.0)
             continue
-        exact, rows = not floats[t], None
+        exact, rows = lost[t], None
         if not exact:
-            gap, bound = float(gaps[t]), 8.0 * (float(absF[t] @ colmax) * d * 2.0 ** -50 + d * 2.0 ** -1020)
+            terms = d + (not floats[t])
+            gap, bound = float(gaps[t]), 8.0 * (float(absF[t] @ colmax) * terms * 2.0 ** -50 + d * 2.0 ** -1020)
             exact = not gap > bound
-            if exact and np.isfinite(bound) and finite[t]:                   # the keys that may hold the top score
+            if exact and floats[t] and np.isfinite(bound) and finite[t]:     # the keys that may hold the top score
                 rows = [j for j in np.flatnonzero(S[t] >= best[t] - 2 * bound).tolist() if j != i]
         if exact:
             gap = _in_float_range(_exact_gap(ek, i, qs[t], rows))
@@ -124,9 +130,9 @@ def _in_float_range(value) -> float | None:
 def _exact_gap(ek: ExactKeys, i: int, q, rows) -> Fraction:
     """``q.k_i - max_{j != i} q.k_j`` exactly, the maximum over ``rows`` (all keys when None)."""
     if rows is None:
-        Q, scale = exact_ints(q)
+        Q, den = integer_vector_of_fractions(q)
         scores = ek.int_scores(Q)
-        return int(scores[i] - max(scores[:i] + scores[i + 1:])) * scale * Fraction(2) ** ek.exponent
+        return int(scores[i] - max(scores[:i] + scores[i + 1:])) * Fraction(2) ** ek.exponent / den
     Qm, e = integer_matrix(np.asarray(q, dtype=np.float64).reshape(-1, 1))
     K, ek_rows = integer_matrix(ek.array[[i] + rows])
     scores = (K * Qm).entries()
@@ -197,14 +203,14 @@ def recheck(cert, keys, verdicts) -> list[Verdict]:
     held = [n for n, v in enumerate(verdicts[:len(cert.results)]) if v.ok]
     results = [cert.results[n] for n in held]
     if cert.keys_from is not None:
-        messages = _layernorm_margins(ek.array, LayerNormKeys.from_json(cert.to_json()["keys_from"]), results)
+        messages = _layernorm_margins(ek.array, LayerNormKeys.from_json(thaw(cert.keys_from)), results)
     else:
         messages = check_margins(ek, results) if cert.query_set.get("kind", "free") == "free" else []
     for n, message in zip(held, messages):
         if message:
             verdicts[n] = Verdict(verdicts[n].index, verdicts[n].status, False, message)
-    if cert.rank is not None:
-        message = check_rank_finding(ek, cert.to_json()["rank"])
+    if getattr(cert, "rank", None) is not None:           # the kernel's own reading has no findings
+        message = check_rank_finding(ek, thaw(cert.rank))
         if message:
             verdicts.append(Verdict(-1, "rank finding", False, message))
     return verdicts

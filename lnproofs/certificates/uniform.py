@@ -1,17 +1,37 @@
-"""Uniform-attention answers as people read them: the kernel's
-:class:`lnproofs.kernel.uniform_check.UniformResult` (schema and JSON; its check is
-:func:`lnproofs.kernel.uniform_check.check_uniform`) with a short description."""
+"""Uniform-attention answers (schema ``lnproofs.uniform/1``) as data, JSON and a short
+description; the kernel checks their JSON (:func:`lnproofs.kernel.uniform_check.check_uniform`)."""
 
 from __future__ import annotations
 
-from ..kernel import uniform_check
+from dataclasses import dataclass, field
+
+from .writers import format_fraction
 
 __all__ = ["UniformResult"]
 
 
-class UniformResult(uniform_check.UniformResult):
+@dataclass(frozen=True)
+class UniformResult:
     """A uniform-attention answer: ``feasible`` (a non-zero query with equal scores),
     ``infeasible`` (with a proof) or ``undecided`` (with the reason)."""
+
+    status: str
+    query_set: dict
+    n_keys: int
+    dim: int
+    query: tuple | None = None          # exact rationals
+    proof: dict | None = None
+    reason: str | None = None
+    extras: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        out = {"schema": "lnproofs.uniform/1", "status": self.status, "n_keys": self.n_keys, "dim": self.dim,
+               "query_set": self.query_set,
+               "query": None if self.query is None else [format_fraction(x) for x in self.query],
+               "query_float": None if self.query is None else [float(x) for x in self.query],
+               "proof": self.proof, "reason": self.reason}
+        out.update(self.extras)
+        return out
 
     def describe(self) -> str:
         """The answer in a few lines: the status, the query (first entries) or the kind of proof."""

@@ -27,7 +27,6 @@ __all__ = [
     "layernorm",
     "rmsnorm",
     "center",
-    "radial_scale",
     "EllipsoidInfo",
     "ellipsoid",
 ]
@@ -73,22 +72,6 @@ def center(x) -> np.ndarray:
     """``P x = x - mean(x) 1`` along the last axis."""
     arr = _inputs(x)
     return arr - arr.mean(axis=-1, keepdims=True)
-
-
-def radial_scale(y, eps: float = 0.0, convention: str = "torch") -> np.ndarray:
-    """``g(y)``: ``sqrt(n) y / sqrt(|y|^2 + n eps)`` (torch) or ``sqrt(n) y / (|y| + eps sqrt(n))`` (std)."""
-    check_convention(convention)
-    eps = _check_eps(eps)
-    arr = _inputs(y)
-    n = arr.shape[-1]
-    norm = np.linalg.norm(arr, axis=-1, keepdims=True)
-    if convention == "torch":
-        denom = np.sqrt(norm**2 + n * eps)
-    else:
-        denom = norm + eps * np.sqrt(n)
-    if np.any(denom == 0):
-        raise InputError("a vector with zero centred norm and eps = 0 has no LayerNorm (0/0); use eps > 0")
-    return np.sqrt(n) * arr / denom
 
 
 def layernorm(x, gain=None, bias=None, eps: float = 0.0, convention: str = "torch") -> np.ndarray:

@@ -8,7 +8,7 @@ gain 1, bias 0, eps 0, convention "torch").
 Every trial's verdict is a verified statement, never a tolerance:
 
 * *some key is not selectable*: a key and exact rational convex weights over the
-  other keys that reproduce it, checked by :func:`lnproofs.kernel.checker.check_combination`;
+  other keys that reproduce it, checked by :func:`lnproofs.kernel.checker.check_combinations`;
 * *every key is selectable*: one witness query per key, checked by
   :func:`lnproofs.kernel.checker.check_witnesses` (float filter with a proven error bound,
   exact integers where the filter cannot decide);
@@ -49,12 +49,10 @@ __all__ = [
     "trial_verdict",
     "run_cell",
     "reproduce_figure1",
-    "FIGURES",
 ]
 
 N_RANGE = tuple(range(3, 61))
 D_RANGE = tuple(range(3, 16))
-FIGURES = ("figure1",)
 _PROGRESS = "progress.jsonl"
 VERDICTS = ("nonselectable", "all-selectable", "undecided")
 

@@ -46,7 +46,8 @@ def checker_verdict(keys, index: int, status: str, witness=None, combination=Non
     a convex combination of the other keys.
     """
     from ..kernel.certificates import Combination
-    from ..kernel.checker import check_combination, check_witnesses
+    from ..kernel.checker import check_witnesses
+    from ..propose.exact_checks import check_combination
 
     array = _array(keys)
     if status in ("selectable", "tie-only") and witness is not None:

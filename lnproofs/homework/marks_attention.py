@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..kernel.exact import format_fraction
+from ..certificates.writers import format_fraction
 from .marks_geometry import _expr_check
 from .problems import STATUSES
 from .values import PartResult, _Wrong, _part, _rational, _scores, _vec_text, _vector

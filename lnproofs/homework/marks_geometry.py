@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..kernel.exact import format_fraction
+from ..certificates.writers import format_fraction
 
 from .values import _Wrong, _expression, _matrix, _part, _rational, _same, _show, _vec_text, _vector
 

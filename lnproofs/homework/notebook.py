@@ -39,7 +39,7 @@ _STATUS_HINT = '"selectable", "tie-only" or "unselectable"'
 
 def answer_cell_source(problem) -> str:
     """The code cell of one problem: ``answers["ID"] = {...}`` with every field ``None``."""
-    from ..kernel.exact import format_fraction
+    from ..certificates.writers import format_fraction
 
     lines = [f"answers[{json.dumps(problem.id)}] = {{"]
     if problem.topic == "selectability":

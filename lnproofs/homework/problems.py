@@ -14,7 +14,8 @@ from fractions import Fraction
 from typing import ClassVar
 
 from ..kernel.errors import InputError, require
-from ..kernel.exact import format_fraction, parse_fraction
+from ..certificates.writers import format_fraction
+from ..kernel.exact import parse_fraction
 
 __all__ = [
     "TOPICS",

@@ -14,7 +14,7 @@ from ..certificates.writes import folder_entry, output_folder, write_text
 import hashlib
 import json
 
-from ..kernel.exact import format_fraction
+from ..certificates.writers import format_fraction
 
 __all__ = [
     "latex_escape",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..kernel.exact import format_fraction
+from ..certificates.writers import format_fraction
 from .expressions import Refused, TooComplex, read_expression
 
 __all__ = ["PartResult", "parse_expression"]

@@ -20,8 +20,6 @@ Keys listed under ``undecided`` carry no claim.  Everything is decided by the ex
 
 from __future__ import annotations
 
-from flint import fmpz_mat
-
 from .certificates import Combination, KeyResult
 from .checker import ExactKeys, Verdict, check_combinations
 from .errors import CertificateFormatError, ShapeError, require
@@ -33,31 +31,9 @@ SCHEMA = "lnproofs.causal/1"
 _ENTRY = ("index", "stop", "win", "cannot_win")
 
 
-class _Prefix(ExactKeys):
-    """Keys 0..m-1 of ``parent``, sharing its exact forms (the parent's power of two serves
-    every prefix: k_j = K_j 2**E holds with the same integers K_j)."""
-
-    def __init__(self, parent: ExactKeys, m: int):
-        self.parent, self.n, self.dim, self.exponent = parent, m, parent.dim, parent.exponent
-        self.array, self.abs, self.subnormal_rows = parent.array[:m], parent.abs[:m], parent.subnormal_rows[:m]
-        self._rank = self._matrix = self._ints = self._mod_p = self._rows = None
-
-    def row(self, j: int) -> list[int]:
-        return self.parent.row(j)
-
-    def int_scores(self, Q: list[int]) -> list:
-        return self.parent.int_scores(Q)[:self.n]
-
-    def integer_rows(self):
-        K, V = self.parent.integer_rows()
-        return K[:self.n], V[:self.n]
-
-    def integer_matrix(self):
-        return fmpz_mat(self.n, self.dim, self.parent.integer_matrix().entries()[:self.n * self.dim])
-
-
 def _prefix(ek: ExactKeys, m: int) -> ExactKeys:
-    return ek if m == ek.n else _Prefix(ek, m)
+    """Keys 0..m-1 (their exact forms are built only when a check needs them)."""
+    return ek if m == ek.n else ExactKeys(ek.array[:m])
 
 
 def _bad(where: str, what: str) -> CertificateFormatError:
@@ -85,7 +61,7 @@ def record_query_set(record: dict, query_set=None):
                 f"the causal record refers to a query set it does not hold ({stored}); pass that set to check_causal")
         return query_set
     parsed = module_for(stored["kind"]).QUERY_SET.from_json(stored)
-    require(query_set is None or query_set.to_json() == parsed.to_json(), CertificateFormatError,
+    require(query_set is None or query_set == parsed, CertificateFormatError,
             "the query set given differs from the one the causal record holds")
     return parsed
 

@@ -17,19 +17,10 @@ when no float is exact.  Weights are always exact rationals.  Query-set specific
 ``lnproofs.selectability/1``; floats are written with Python's round-tripping repr.
 
 Informational fields (floats stated as floats; they never change a status, and no check in
-the kernel reads them: :mod:`lnproofs.certificates` shows them and measures them again):
-
-* ``margin`` (per selectable key): the margin of its witness,
-  min_{j != i} q.(k_i - k_j) / ||q||_2, the winning score gap for the unit query along q.
-* ``min_margin`` (certificate, optional): a threshold DELTA chosen by the user;
-  ``below_min_margin`` counts the selectable keys whose witness margin is below it
-  ("selectable only by a margin below DELTA"; written by :class:`lnproofs.certificates.Certificate`).
-  Such keys are still selectable: the witness is exact about the keys given.
-* ``rank`` (certificate, optional): ``exact_affine_dimension`` of the keys (exact) next
-  to ``numerical_affine_dimension`` (singular values of the centred keys above a stated
-  multiple of the float precision, ``threshold``, with ``singular_values`` and ``rule``).
-  A numerical dimension below the exact one means the keys lie on an affine subspace up
-  to rounding.  :func:`lnproofs.certificates.check_certificate` recomputes both dimensions.
+the kernel reads them): ``margin`` (per selectable key) and ``reason``, kept as read, and the
+certificate's ``min_margin``, ``below_min_margin`` and ``rank``, which
+:class:`lnproofs.certificates.Certificate` validates, reads, writes and measures again (see
+:mod:`lnproofs.certificates.findings`).
 
 ``keys_from`` (certificate, optional): ``{"kind": "layernorm-inputs", "gain": [...],
 "bias": [...], "eps": e}`` says the keys are the LayerNorm outputs
@@ -44,17 +35,18 @@ holds their midpoints) and must be provably positive; see
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from numbers import Integral
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from .errors import CertificateFormatError, InputError
-from .exact import format_fraction, parse_fraction
+from .exact import parse_fraction
+from .layernorm_keys import LayerNormKeys
 
-__all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate"]
+__all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate", "freeze", "thaw"]
 
 SCHEMA = "lnproofs.selectability/1"
 STATUSES = ("selectable", "tie-only", "unselectable", "not-realisable", "undecided")
@@ -69,12 +61,6 @@ def _bad(where: str, what: str) -> CertificateFormatError:
 def _int(value, where: str, what: str = "an integer", low: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
         raise _bad(where, f"is {value!r}; expected {what}")
-    return value
-
-
-def _choice(value, choices: tuple, where: str) -> str:
-    if value not in choices:
-        raise _bad(where, f"is {value!r}; expected one of {', '.join(choices)}")
     return value
 
 
@@ -96,29 +82,19 @@ def _number(value, where: str):
     raise _bad(where, f"is {type(value).__name__}; expected a number or a 'p/q' string")
 
 
-def _float(value, where: str) -> float:
-    """An informational float (a margin): a number in the float range."""
-    try:
-        return float(_number(value, where))
-    except OverflowError:
-        raise _bad(where, "is beyond the float range; it is a float") from None
-
-
-def _freeze(value):
+def freeze(value):
     if isinstance(value, Mapping):
-        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
     if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
+        return tuple(freeze(v) for v in value)
     return value
 
 
-def _thaw(value):
+def thaw(value):
     if isinstance(value, Mapping):
-        return {k: _thaw(v) for k, v in value.items()}
+        return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, tuple):
-        return [_thaw(v) for v in value]
-    if isinstance(value, Fraction):
-        return format_fraction(value)
+        return [thaw(v) for v in value]
     return value
 
 
@@ -134,9 +110,6 @@ class Combination:
         object.__setattr__(self, "weights", tuple(Fraction(w) for w in self.weights))
         if len(self.indices) != len(self.weights):
             raise _bad("combination", f"has {len(self.indices)} indices but {len(self.weights)} weights")
-
-    def to_json(self) -> dict:
-        return {"indices": list(self.indices), "weights": [format_fraction(w) for w in self.weights]}
 
     @classmethod
     def from_json(cls, data, where: str = "combination") -> "Combination":
@@ -166,31 +139,15 @@ class KeyResult:
     extras: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self):
-        _choice(self.status, STATUSES, f"results[{self.index}].status")
-        _choice(self.verified, VERIFIED, f"results[{self.index}].verified")
+        for name, value, choices in (("status", self.status, STATUSES), ("verified", self.verified, VERIFIED)):
+            if value not in choices:
+                raise _bad(f"results[{self.index}].{name}", f"is {value!r}; expected one of {', '.join(choices)}")
         if self.witness is not None and not set(map(type, self.witness)) <= {float}:
-            object.__setattr__(self, "witness", tuple(w if type(w) is Fraction else float(w) for w in self.witness))
+            object.__setattr__(self, "witness", tuple(w if type(w) is Fraction else Fraction(int(w)) if isinstance(
+                w, Integral) and abs(int(w)) > 2 ** 53 else float(w) for w in self.witness))   # no integer rounded
         elif self.witness is not None and type(self.witness) is not tuple:
             object.__setattr__(self, "witness", tuple(self.witness))
-        if self.extras:
-            object.__setattr__(self, "extras", _freeze(dict(self.extras)))
-        elif type(self.extras) is not MappingProxyType:
-            object.__setattr__(self, "extras", MappingProxyType({}))
-
-    def to_json(self) -> dict:
-        out = {
-            "index": int(self.index),
-            "status": self.status,
-            "witness": None if self.witness is None else [format_fraction(w) if type(w) is Fraction else float(w)
-                                                          for w in self.witness],
-            "combination": None if self.combination is None else self.combination.to_json(),
-            "verified": self.verified,
-            "margin": None if self.margin is None else float(self.margin),
-            "reason": self.reason,
-        }
-        for key, value in self.extras.items():
-            out[key] = _thaw(value)
-        return out
+        object.__setattr__(self, "extras", freeze(dict(self.extras)))
 
     @classmethod
     def from_json(cls, data, where: str = "result") -> "KeyResult":
@@ -207,70 +164,33 @@ class KeyResult:
             witness = tuple(_number(w, f"{where}.witness[{n}]") for n, w in enumerate(witness))
         combination = data.get("combination")
         combination = None if combination is None else Combination.from_json(combination, f"{where}.combination")
-        margin = None if data.get("margin") is None else _float(data["margin"], f"{where}.margin")
-        reason = data.get("reason")
-        if reason is not None and not isinstance(reason, str):
-            raise _bad(f"{where}.reason", "must be a string or null")
-        extras = {k: v for k, v in data.items() if k not in _BASE_FIELDS}
-        return cls(index, data["status"], witness, combination, data["verified"], margin, reason, extras)
+        extras = {k: v for k, v in data.items() if k not in _BASE_FIELDS}   # margin, reason: read, not checked
+        return cls(index, data["status"], witness, combination, data["verified"], data.get("margin"),
+                   data.get("reason"), extras)
 
 
 @dataclass(frozen=True)
 class Certificate:
-    """Per-key selectability results for N keys in R^d under a query set."""
+    """Per-key selectability results for N keys in R^d under a query set: what the kernel reads of
+    a certificate.  Its informational fields (``rank``, ``min_margin``) and its writer are those of
+    :class:`lnproofs.certificates.Certificate`, which extends it."""
 
     n_keys: int
     dim: int
     query_set: Mapping[str, Any]
     results: tuple[KeyResult, ...]
     schema: str = SCHEMA
-    rank: Mapping[str, Any] | None = None
-    min_margin: float | None = None
     keys_from: Mapping[str, Any] | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "results", tuple(self.results))
-        object.__setattr__(self, "query_set", _freeze(dict(self.query_set)))
-        for name in ("rank", "keys_from"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, _freeze(dict(value)))
-        if self.min_margin is not None:
-            object.__setattr__(self, "min_margin", float(self.min_margin))
-
-    @property
-    def summary(self) -> dict[str, int]:
-        """Counts per status (``not-realisable`` only when present)."""
-        counts = {s: 0 for s in STATUSES if s != "not-realisable"}
-        for r in self.results:
-            counts[r.status] = counts.get(r.status, 0) + 1
-        return counts
-
-    def query_set_json(self) -> dict:
-        """The query set as a plain JSON object."""
-        return _thaw(self.query_set)
-
-    def to_json(self) -> dict:
-        return {
-            "schema": self.schema,
-            "n_keys": int(self.n_keys),
-            "dim": int(self.dim),
-            "query_set": _thaw(self.query_set),
-            "summary": self.summary,
-            **({} if self.min_margin is None else {"min_margin": self.min_margin}),
-            **({} if self.rank is None else {"rank": _thaw(self.rank)}),
-            **({} if self.keys_from is None else {"keys_from": _thaw(self.keys_from)}),
-            "results": [r.to_json() for r in self.results],
-        }
+        object.__setattr__(self, "query_set", freeze(dict(self.query_set)))
+        if self.keys_from is not None:
+            object.__setattr__(self, "keys_from", freeze(dict(self.keys_from)))
 
     @classmethod
     def from_json(cls, data) -> "Certificate":
-        if isinstance(data, (str, bytes)):
-            try:
-                data = json.loads(data)
-            except (ValueError, RecursionError) as exc:      # RecursionError: nested too deeply
-                raise CertificateFormatError(f"certificate is not valid JSON ({str(exc)[:200]})") from None
-        if not isinstance(data, dict):
+        if not isinstance(data, dict):                       # JSON text is decoded by lnproofs.certificates
             raise CertificateFormatError("certificate must be a JSON object with fields schema, n_keys, dim, query_set, results")
         if data.get("schema") != SCHEMA:
             raise _bad("schema", f"is {data.get('schema')!r}; expected {SCHEMA!r}")
@@ -283,18 +203,7 @@ class Certificate:
         if not isinstance(results, list):
             raise _bad("results", "is missing or not a list")
         parsed = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(results))
-        min_margin = data.get("min_margin")
-        if min_margin is not None:
-            min_margin = _float(min_margin, "min_margin")
-            if min_margin < 0:
-                raise _bad("min_margin", f"is {min_margin!r}; expected a number >= 0")
-        extra = {}
-        for name in ("rank", "keys_from"):
-            value = data.get(name)
-            if value is not None and not isinstance(value, dict):
-                raise _bad(name, "must be an object or null")
-            extra[name] = value
-        if extra["keys_from"] is not None and extra["keys_from"].get("kind") != "layernorm-inputs":
-            raise _bad("keys_from.kind", f"is {extra['keys_from'].get('kind')!r}; expected 'layernorm-inputs'")
-        return cls(data["n_keys"], data["dim"], query_set, parsed, rank=extra["rank"],
-                   min_margin=None if min_margin is None else float(min_margin), keys_from=extra["keys_from"])
+        keys_from = data.get("keys_from")
+        if keys_from is not None:                            # read now as the checks will read it
+            LayerNormKeys.from_json(keys_from)
+        return cls(data["n_keys"], data["dim"], query_set, parsed, keys_from=keys_from)

@@ -38,6 +38,14 @@ checker applies that test (one matrix product for many queries); every pair it d
 accept is decided exactly with integers (one integer product per query gives all its
 scores), and keys or queries with subnormal entries always are.
 
+A witness entry that is not a float (a rational of any length, an integer past 2**53) is
+rounded to nearest first (Python's float() of a Fraction or an int is correctly rounded):
+q_l = fl(q_l)(1 + e_l) with |e_l| <= 2u, so the exact scores of q and of fl(q) differ by at
+most 2u c (c as above, for fl(q)); the test then takes d + 1 in place of d in E', which adds
+at least 8u c'(1 - u)^2 >= 2u c' (1 + gamma_d) to each bound.  A witness with an entry that
+rounds to zero or past the float range is decided with integers.  So the long digits of a
+witness are read once per witness, never once per key.
+
 Free queries (query_set kind "free"):
 * selectable: q.k_i > q.k_j for all j != i;
 * tie-only: weights w >= 0 over other keys, sum 1, sum w_j k_j = k_i exactly (so k_i can
@@ -56,24 +64,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import fmpq, fmpz_mat, nmod_mat
+from flint import fmpz_mat, nmod_mat
 
-from .dyadic import integer_matrix, integer_vector_of_fractions, residues
+from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import ShapeError
-from .exact import show
 
-__all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combination", "check_combinations", "affine_rank",
-           "exact_ints"]
+__all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combinations", "affine_rank"]
 
 _TINY = 2.0 ** -1022          # smallest normal double
 _C_MAX = 2.0 ** 1000          # above this the filter declines (no overflow inside)
-_P = (1 << 31) - 1            # the prime of the ranks modulo p (products of residues fit in int64)
-
-
-def exact_ints(values) -> tuple[list[int], Fraction]:
-    """Integers Q and a rational scale s > 0 with values == s * Q exactly."""
-    Q, den = integer_vector_of_fractions(values)
-    return Q, Fraction(1, den)
 
 
 class ExactKeys:
@@ -89,18 +88,11 @@ class ExactKeys:
         nonzero = arr[arr != 0]
         self.exponent = int(np.frexp(nonzero)[1].min()) - 53 if nonzero.size else 0
         self.subnormal_rows = np.any((self.abs < _TINY) & (arr != 0), axis=1)
-        self._rank: int | None = None
-        self._matrix = self._ints = self._mod_p = self._rows = None
+        self._rank = self._matrix = None
 
     @classmethod
     def of(cls, keys) -> "ExactKeys":
         return keys if isinstance(keys, cls) else cls(keys)
-
-    def row(self, j: int) -> list[int]:
-        """K_j: the key k_j divided by 2**exponent, as Python integers (all rows listed once)."""
-        if self._rows is None:
-            self._rows = self.integer_rows()[0].tolist()
-        return self._rows[j]
 
     def int_scores(self, Q: list[int]) -> list:
         """Q.K_j for every key j, exactly (one python-flint product; python-flint integers)."""
@@ -112,32 +104,21 @@ class ExactKeys:
             self._matrix = integer_matrix(self.array)[0]
         return self._matrix
 
-    def integer_rows(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(K, V)``: every K_j as an N x d object array of Python integers, and K modulo
-        the prime p = 2**31 - 1 as int64 (both built once)."""
-        if self._ints is None:
-            ints = [int(x) for x in self.integer_matrix().entries()]
-            self._ints = np.array(ints, dtype=object).reshape(self.n, self.dim)
-            self._mod_p = np.array([x % _P for x in ints], dtype=np.int64).reshape(self.n, self.dim)
-        return self._ints, self._mod_p
+    def some_rows(self, rows) -> np.ndarray:
+        """K_j for the keys ``rows`` only, as an object array of Python integers."""
+        M, e = integer_matrix(self.array[rows])                      # e >= exponent unless M = 0
+        return np.array([int(x) for x in M.entries()], dtype=object).reshape(len(rows), self.dim) << max(e - self.exponent, 0)
 
     def affine_rank(self) -> int:
-        """Exact dimension of the affine hull of all keys (computed once).  The rank modulo
-        the prime p = 2**31 - 1 of a spread-out subset of keys is a lower bound; when it is
-        already full it is the answer, otherwise the exact rank is computed over the integers."""
+        """Exact dimension of the affine hull of all keys (computed once).  The rank of a
+        spread-out subset of keys is a lower bound; when it is already full it is the answer,
+        otherwise the rank of all keys is computed."""
         if self._rank is None:
-            full = min(self.n - 1, self.dim)
             some = np.unique(np.linspace(0, self.n - 1, min(self.n, 4 * self.dim + 8)).astype(np.int64))
-            if full > 0 and _support_rank_mod_p(self._residues(some)) == full:
-                self._rank = full
-            else:
-                self._rank = affine_rank(self.integer_rows()[0].tolist())
+            self._rank = affine_rank(self.some_rows(some)) if self.n else 0
+            if self._rank < min(self.n - 1, self.dim):
+                self._rank = affine_rank(self.some_rows(np.arange(self.n)))
         return self._rank
-
-    def _residues(self, rows) -> np.ndarray:
-        """K_j modulo p for the keys ``rows``, from their floats (53-bit mantissas times powers of two,
-        vectorised: no Python integer per entry)."""
-        return residues(self.array[rows], self.exponent, _P)          # exponent: the least one
 
 
 def affine_rank(rows) -> int:
@@ -167,42 +148,43 @@ class Verdict:
     message: str = ""
 
 
-def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
-                    margins: dict | None = None) -> list[str | None]:
+def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22) -> list[str | None]:
     """For each (i, q): None if q.k_i > q.k_j for all j != i ("strict"), or if
     q.k_i >= q.k_j for all j with some strict ("tie"); else a message naming the key,
     the failing inequality and by how much.  Decided by the float filter of the module
-    docstring (one bound per query), exactly otherwise.
-    ``margins`` (a dict) receives the float estimate of min_j q.(k_i - k_j) per item."""
+    docstring (one bound per query), exactly otherwise (one integer product per query)."""
     ek = ExactKeys.of(keys)
     n, d = ek.n, ek.dim
     out: list[str | None] = [None] * len(items)
     below = [False] * len(items)
-    floaty, pending = [], {}
+    floaty, floats, rounded, pending = [], [], [], {}
     for t, (_, q) in enumerate(items):
-        if getattr(q, "dtype", None) == np.float64 or set(map(type, q)) <= {float, np.float64}:
-            floaty.append(t)
-        else:
+        kinds = {float} if getattr(q, "dtype", None) == np.float64 else set(map(type, q))
+        exact = kinds <= {float, np.float64}       # else rounded: float(int), float(Fraction) round to nearest
+        try:
+            f = q if exact else [float(v) for v in q] if kinds <= {int, Fraction, float, np.float64} else None
+        except OverflowError:
+            f = None
+        if f is None or not hasattr(ek, "array") or (not exact and any(x == 0 and v != 0 for x, v in zip(f, q))):
             pending[t] = np.arange(n)
+        else:
+            floaty.append(t), floats.append(f), rounded.append(not exact)
     colmax = ek.abs.max(axis=0) if n else np.zeros(d)
     step = max(1, chunk // max(n, 1))
     for start in range(0, len(floaty), step):
         cols = floaty[start:start + step]
-        Q = np.array([items[t][1] for t in cols], dtype=np.float64).reshape(len(cols), d)
+        Q = np.array(floats[start:start + step], dtype=np.float64).reshape(len(cols), d)
         idx = np.array([items[t][0] for t in cols], dtype=np.int64)
         ar = np.arange(len(cols))
         absQ = np.abs(Q)
         # one bound per query: c' = fl(sum_l max_j |k_jl| |q_l|) obeys (1) for every key
         c_col = absQ @ colmax
-        thr = 4.0 * (c_col * (d * 2.0 ** -50) + d * 2.0 ** -1020)
+        thr = 4.0 * (c_col * ((d + np.array(rounded[start:start + step])) * 2.0 ** -50) + d * 2.0 ** -1020)
         col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
         S = ek.array @ Q.T
         s_i = S[idx, ar].copy()
         np.subtract(s_i[None, :], S, out=S)          # S[j, c] = fl(s_i - s_j)
         S[idx, ar] = np.inf                          # a key is not compared with itself
-        if margins is not None and n > 1:
-            for c, value in zip(cols, S.min(axis=0)):
-                margins[c] = float(value)
         good = S > thr[None, :]
         good &= col_ok[None, :]
         good[ek.subnormal_rows, :] = False
@@ -214,30 +196,14 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
         for c in np.flatnonzero(done):
             below[cols[c]] = n > 1
         del S, good
-    floats = set(floaty)
     for t, js in pending.items():
         i, q = items[t]
-        arr = getattr(ek, "array", None)                       # equal float keys score equally, exactly
-        same = (js != i) & np.all(arr[js] == arr[i], axis=1) if arr is not None else np.zeros(len(js), bool)
-        if same.any() and mode == "strict":
-            out[t] = f"key {i}: witness gives q.k_{i} - q.k_{int(js[same][0])} = 0 but the claim needs > 0"
+        Q, _ = integer_vector_of_fractions(q)
+        scores = ek.int_scores(Q)                  # every key at once: one max and one min first
+        score_i, rest = scores[i], scores[:i] + scores[i + 1:]
+        if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
+            below[t] = True
             continue
-        js = js[~same]
-        if not len(js):
-            continue
-        if t in floats and 8 * len(js) < n:        # a float query and few keys left: those keys alone
-            Qm, e = integer_matrix(np.asarray(q, dtype=np.float64).reshape(d, 1))
-            rows = sorted({int(j) for j in js} | {i})
-            K, ek_rows = integer_matrix(ek.array[rows])         # ek_rows >= ek.exponent unless K = 0
-            scores, scale = dict(zip(rows, (K * Qm * (1 << max(ek_rows - ek.exponent, 0))).entries())), Fraction(2) ** e
-            score_i = scores[i]
-        else:
-            Q, scale = exact_ints(q)
-            scores = ek.int_scores(Q)              # every key at once: one max and one min first
-            score_i, rest = scores[i], scores[:i] + scores[i + 1:]
-            if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
-                below[t] = True
-                continue
         for j in js:
             j = int(j)
             if j == i:
@@ -246,20 +212,14 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22,
             if diff > 0:
                 below[t] = True
             elif diff < 0 or mode == "strict":
-                gap = int(diff) * scale * Fraction(2) ** ek.exponent
-                need = "> 0" if mode == "strict" else ">= 0"
-                out[t] = f"key {i}: witness gives q.k_{i} - q.k_{j} = {show(gap)} but the claim needs {need}"
+                out[t] = (f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if diff < 0 else '='} 0 but the claim "
+                          f"needs {'>' if mode == 'strict' else '>='} 0")
                 break
     for t in range(len(items)):
         if out[t] is None and mode == "tie" and not below[t] and n > 1:
             i = items[t][0]
             out[t] = f"key {i}: witness ties every key with k_{i}; tie-only needs some key strictly below"
     return out
-
-
-def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
-    """:func:`check_combinations` for one key."""
-    return check_combinations(keys, [(i, combination)], strict=strict)[0]
 
 
 def _weights(ek: ExactKeys, i: int, combination, strict: bool):
@@ -276,15 +236,14 @@ def _weights(ek: ExactKeys, i: int, combination, strict: bool):
     bad = [j for j in idx if not 0 <= j < ek.n or j == i]
     if bad:
         return f"key {i}: the combination uses index {bad[0]}, which is {'k_i itself' if bad[0] == i else 'out of range'}"
-    W, scale = exact_ints(w)                     # weights = W / den with den > 0
-    den = scale.denominator
+    W, den = integer_vector_of_fractions(w)      # weights = W / den with den > 0
     low = min(W)
     if low < 0 or (strict and low == 0):
         c = W.index(low)
-        return (f"key {i}: weight of k_{idx[c]} is {show(w[c])}; "
+        return (f"key {i}: weight of k_{idx[c]} is {'zero' if low == 0 else 'negative'}; "
                 f"{'strictly positive' if strict else 'non-negative'} weights are needed")
     if sum(W) != den:
-        return f"key {i}: the weights sum to {show(fmpq(sum(W), den))}, not 1"
+        return f"key {i}: the weights do not sum to 1"
     return idx, W, den
 
 
@@ -293,7 +252,7 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
     combination of other keys (strictly positive weights if ``strict``; for ``strict`` also the
     support's affine hull must be that of all keys); else a message.  All items together:
     sum_j W_j K_j - den K_i for every item in one pass over integer (object) arrays, and the
-    support ranks modulo p first (a lower bound: equal to the rank of all keys, it is a proof)."""
+    support ranks by :func:`affine_rank`."""
     ek = ExactKeys.of(keys)
     out: list[str | None] = [None] * len(items)
     good = []
@@ -301,19 +260,12 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
         got = _weights(ek, i, combination, strict)
         if isinstance(got, str):
             out[t] = got
-        elif not (strict is False and len(got[0]) == 1 and getattr(ek, "array", None) is not None
-                  and np.array_equal(ek.array[got[0][0]], ek.array[i])):     # weight 1 on an equal key: exact
+        else:
             good.append((t, i, *got))
     if not good:
         return out
-    if getattr(ek, "array", None) is not None:                # float keys: only the keys used, as integers
-        used = sorted({j for _, i, idx, _, _ in good for j in idx + [i]})
-        Ku, e_used = integer_matrix(ek.array[used])           # e_used >= ek.exponent unless Ku = 0
-        Ku = np.array([int(x) for x in Ku.entries()], dtype=object).reshape(len(used), ek.dim)
-        K, residues = dict(zip(used, Ku * (1 << max(e_used - ek.exponent, 0)))), ek._residues
-    else:
-        K, V = ek.integer_rows()
-        residues = V.__getitem__
+    used = sorted({j for _, i, idx, _, _ in good for j in idx + [i]})
+    K = dict(zip(used, ek.some_rows(used)))
     rows = [j for _, i, idx, _, _ in good for j in idx + [i]]
     coef = np.array([c for _, _, _, W, den in good for c in W + [-den]], dtype=object)
     starts = np.cumsum([0] + [len(idx) + 1 for _, _, idx, _, _ in good[:-1]])
@@ -321,20 +273,10 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
     for (t, i, idx, W, den), miss in zip(good, sums):
         coord = next((c for c in range(ek.dim) if miss[c] != 0), None)
         if coord is not None:
-            gap = Fraction(int(miss[coord]), den) * Fraction(2) ** ek.exponent
-            out[t] = (f"key {i}: the combination misses k_{i} in coordinate {coord} by {show(gap)}; "
-                      f"it must reproduce k_{i} exactly")
-        elif strict and len(idx) > ek.affine_rank() and _support_rank_mod_p(residues(idx)) == ek.affine_rank():
-            continue                             # the support's rank is at most that of all keys
-        elif strict:
-            r = affine_rank([K[j].tolist() for j in idx])
-            if r < ek.dim and r != ek.affine_rank():
-                out[t] = (f"key {i}: the support spans an affine space of dimension {r} but the keys span "
-                          f"dimension {ek.affine_rank()}; k_{i} is not shown to be in the relative interior")
+            out[t] = (f"key {i}: the combination is {'above' if miss[coord] > 0 else 'below'} k_{i} in coordinate "
+                      f"{coord}; it must reproduce k_{i} exactly")
+        elif strict and (r := affine_rank([K[j] for j in idx])) != ek.affine_rank():   # r <= the keys' rank
+            out[t] = (f"key {i}: the support spans an affine space of dimension {r} but the keys span "
+                      f"dimension {ek.affine_rank()}; k_{i} is not shown to be in the relative interior")
     return out
 
-
-def _support_rank_mod_p(V: np.ndarray) -> int:
-    """The rank modulo p of the differences of the rows of ``V`` (residues modulo p)."""
-    D = (V[1:] - V[0]) % _P
-    return int(nmod_mat(D.shape[0], D.shape[1], D.ravel().tolist(), _P).rank())

@@ -15,7 +15,7 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .exact import to_fraction
 
-__all__ = ["dyadic_integers", "integer_matrix", "residues", "pow2",
+__all__ = ["dyadic_integers", "integer_matrix", "pow2",
            "integer_vector_of_fractions", "fmpq_matrix", "fmpq_of", "fraction_of_fmpq"]
 
 
@@ -51,17 +51,6 @@ def integer_matrix(values):
         return fmpz_mat(*arr.shape, odd.tolist()) * (1 << (least - base)), base
     ints, base = dyadic_integers(arr)
     return fmpz_mat(*arr.shape, ints), base
-
-
-def residues(values, exponent: int, prime: int) -> np.ndarray:
-    """``values / 2**exponent`` (integers: every entry is a double whose lowest bit is at least
-    ``2**exponent``) modulo ``prime < 2**31``, as int64, vectorised (no Python integer per entry)."""
-    mant, expo = np.frexp(np.asarray(values, dtype=np.float64))
-    ints = (mant * 2.0 ** 53).astype(np.int64) % prime                 # exact: 53-bit mantissas
-    shifts = np.where(mant != 0, expo - 53 - exponent, 0)
-    distinct, where = np.unique(shifts, return_inverse=True)
-    powers = np.array([pow(2, int(s), prime) for s in distinct], dtype=np.int64)
-    return ints * powers[where].reshape(shifts.shape) % prime
 
 
 def pow2(e: int):

@@ -3,6 +3,11 @@
 Each error carries one line meant for a person: it names the offending value and
 says what is accepted.  The command line prints that line and exits with status 2;
 it never shows a traceback for these errors.
+
+This is the one place where errors for people are defined.  The kernel raises most of them;
+``ModelError`` and ``LimitError`` are raised only by the layers above it, and stay here all the
+same: one module of errors that every layer, ``torch_backend`` included, can import, rather than
+a second place (and a layer between the kernel and the rest) for two classes of one line each.
 """
 
 from __future__ import annotations
@@ -29,10 +34,6 @@ class LnproofsError(Exception):
     def __init__(self, message: str):
         text = " ".join(str(message).split())           # one line, and a readable one: long values cut
         super().__init__(text if len(text) <= 600 else f"{text[:400]} ... {text[-150:]}")
-
-    @property
-    def message(self) -> str:
-        return self.args[0]
 
 
 class InputError(LnproofsError, ValueError):

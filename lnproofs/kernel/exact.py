@@ -11,11 +11,11 @@ from fractions import Fraction
 from numbers import Rational
 from typing import Iterable
 
-from flint import arb, fmpq, fmpz
+from flint import fmpz
 
 from .errors import InputError
 
-__all__ = ["to_fraction", "fractions_of", "format_fraction", "parse_fraction", "show"]
+__all__ = ["to_fraction", "fractions_of", "parse_fraction"]
 
 
 def to_fraction(value) -> Fraction:
@@ -38,27 +38,6 @@ def to_fraction(value) -> Fraction:
 def fractions_of(values: Iterable) -> tuple[Fraction, ...]:
     """A tuple of exact rationals for a 1-D sequence of numbers."""
     return tuple(to_fraction(v) for v in values)
-
-
-def format_fraction(value: Fraction) -> str:
-    """``"p/q"``, or ``"p"`` when the denominator is 1 (python-flint writes the digits, so
-    numbers of any length are written: Python's own int-to-text limit does not apply)."""
-    value = Fraction(value)
-    return str(fmpq(value.numerator, value.denominator))
-
-
-def show(value) -> str:
-    """A number for a message, of any size: rounded to 6 digits, then exactly when that is short
-    (``"-1.45428 (exactly -2637/1813)"``), else with its digit counts; no float conversion."""
-    f = fmpq(value) if isinstance(value, (int, fmpz, fmpq)) else fmpq(*to_fraction(value).as_integer_ratio())
-    rounded, exact = arb(f).str(6, radius=False), str(f)
-    if exact == rounded or exact == rounded.rstrip("0").rstrip("."):
-        return exact
-    if len(exact) <= 60:
-        return f"{rounded} (exactly {exact})"
-    if f.q == 1:
-        return f"{rounded} (exactly an integer of {len(str(abs(f.p)))} digits)"
-    return f"{rounded} (exactly a rational of {len(str(abs(f.p)))} / {len(str(f.q))} digits)"
 
 
 def parse_fraction(text: str) -> Fraction:

@@ -40,8 +40,8 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq, fmpz_mat
 
-from .checker import Verdict, exact_ints
-from .dyadic import integer_matrix
+from .checker import Verdict
+from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import CertificateFormatError, ShapeError
 from .exact import to_fraction
 
@@ -58,10 +58,6 @@ class LayerNormKeys:
     gain: tuple | None = None
     bias: tuple | None = None
     eps: float = 0.0
-
-    def to_json(self) -> dict:
-        vec = lambda v: None if v is None else [float(x) for x in v]
-        return {"kind": KIND, "gain": vec(self.gain), "bias": vec(self.bias), "eps": float(self.eps)}
 
     @classmethod
     def from_json(cls, data) -> "LayerNormKeys":
@@ -105,19 +101,19 @@ class ExactLayerNormKeys:
         self.M = [sum(v * v for v in r) + eps_term for r in self.C]       # M_j / scale^2
         self.gain = [Fraction(1)] * n if spec.gain is None else [Fraction(g) for g in spec.gain]
         div = lambda v: (v << e) / n if e >= 0 else v / (n << -e)     # int division: correctly rounded
-        Cf = np.array([[div(v) for v in r] for r in self.C]).reshape(self.n_keys, n)
-        Mf = np.array([float(m * self.scale ** 2) for m in self.M])
+        Cf = np.array([[_float(div, v) for v in r] for r in self.C]).reshape(self.n_keys, n)
+        Mf = np.array([_float(float, m * self.scale ** 2) for m in self.M])
         self.defined = np.array([m > 0 for m in self.M], dtype=bool)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             self.z = np.where(self.defined[:, None], Cf * (math.sqrt(n) / np.sqrt(Mf))[:, None], 0.0)
         exact_zero = np.array([[v == 0 for v in r] for r in self.C], dtype=bool).reshape(Cf.shape)
         big = (np.abs(Cf) > 2.0 ** 900) | ((np.abs(Cf) < 2.0 ** -900) & ~exact_zero)
         self.filter_ok = ~big.any(axis=1) & (Mf > 2.0 ** -900) & (Mf < 2.0 ** 900) & self.defined
-        self.colmax = np.abs(self.z).max(axis=0) if self.n_keys else np.zeros(n)
+        self.colmax = np.abs(self.z[self.filter_ok]).max(axis=0, initial=0.0)
 
     def score_parts(self, q) -> list[int]:
         """Integers A'_j = A_j * (one positive constant) for the query q (in y-space)."""
-        Q, _ = exact_ints([g * v for g, v in zip(self.gain, map(to_fraction, q))])
+        Q, _ = integer_vector_of_fractions([g * v for g, v in zip(self.gain, map(to_fraction, q))])
         if self._Cmat is None:
             self._Cmat = fmpz_mat(self.C)
         return [int(v) for v in (self._Cmat * fmpz_mat(self.n, 1, Q)).entries()]
@@ -130,6 +126,14 @@ class ExactLayerNormKeys:
         left, right = a_i * a_i * m_j, a_j * a_j * m_i
         sign = (left > right) - (left < right)
         return sign if a_i > 0 else -sign
+
+
+def _float(convert, value) -> float:
+    """``convert(value)``, or an infinity of its sign past the float range (such rows skip the filter)."""
+    try:
+        return convert(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def check_ln_witnesses(keys: ExactLayerNormKeys, items, *, mode: str = "strict") -> list[str | None]:

@@ -37,20 +37,18 @@ def fmpq_column(values):
     return fmpq_mat(len(values), 1, [fmpq_of(v) for v in values])
 
 
-def norm_gram(qm, centred: bool):
-    """``(Hn, c, q0)`` of a norm query map: ``H = A P A^T = Hn * c`` with the integer d x d
-    ``Hn`` (``P = I - 11^T/n`` when centred, else ``I``) and the exact offset ``q0`` (fmpq)."""
-    name = "_gram_centred" if centred else "_gram"          # kept on the map: it depends on the set only
-    if name not in vars(qm):
+def norm_gram(qm):
+    """``(Hn, c, q0)`` of a norm query map: ``H = R A P A^T R^T = Hn * c`` with the integer d x d
+    ``Hn`` (``P = I - 11^T/n`` when centred, else ``I``; ``R`` the rotation or ``I``) and the exact
+    offset ``R q0`` (fmpq); kept on the map, since it depends on the set only."""
+    if "_gram" not in vars(qm):
         Hn, s2 = qm.factored()
         c, q0 = s2 / fmpq(qm.n), qm.q0
-        if not centred:
-            Hn = qm.WG * qm.WGT * qm.n
         if qm.R is not None:
             Ri, den = qm.R.numer_denom()
             Hn, c, q0 = Ri * Hn * Ri.transpose(), c / (den * den), qm.R * q0
-        setattr(qm, name, (Hn, c, q0))
-    return getattr(qm, name)
+        qm._gram = (Hn, c, q0)
+    return qm._gram
 
 
 class LayerNormEquations:
@@ -66,7 +64,7 @@ class LayerNormEquations:
         qm = ExactQueryMap(query_set) if query_map is None else query_map
         self.query_set, self.centred, self.R, self.RT = query_set, query_set.centred, qm.R, qm.RT
         self.n, self.d = query_set.width, query_set.dim
-        self.Hn, self.c, self.q0 = norm_gram(qm, self.centred)
+        self.Hn, self.c, self.q0 = norm_gram(qm)
         self.WG, self.WGT, self.scale = qm.WG, qm.WGT, qm.scale
         self.D, self.K = difference_matrix(keys) if differences is None else differences
         self.N = self.D.nrows() + int(self.centred)                   # equations: the differences (and 1.u = 0)

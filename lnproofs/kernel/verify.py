@@ -10,7 +10,7 @@ numerical rank) are not claims; :mod:`lnproofs.certificates.findings` measures t
 from __future__ import annotations
 
 from . import layernorm_keys
-from .certificates import Certificate
+from .certificates import Certificate, thaw
 from .checker import ExactKeys, Verdict
 from .errors import CertificateFormatError, ShapeError
 from .querysets import module_for
@@ -32,10 +32,10 @@ def check_claims(certificate, keys) -> list[Verdict]:
         raise CertificateFormatError(f"certificate field results must list every key 0..{ek.n - 1} once; {what}")
     kind = cert.query_set.get("kind", "free")
     module = module_for(kind)
-    query_set = module.QUERY_SET.from_json(cert.query_set_json())
+    query_set = module.QUERY_SET.from_json(thaw(cert.query_set))
     if cert.keys_from is None:
         return list(module.check_all(ek, query_set, cert.results))
     if kind != "free":                             # the keys are LayerNorm outputs of ``keys``
         raise CertificateFormatError("certificate field keys_from is only used with free queries")
-    spec = layernorm_keys.LayerNormKeys.from_json(cert.to_json()["keys_from"])
+    spec = layernorm_keys.LayerNormKeys.from_json(thaw(cert.keys_from))
     return layernorm_keys.check_all(ek.array, spec, cert.results)

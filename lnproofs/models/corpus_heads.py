@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writers import combination_to_json, result_to_json
+
 __all__ = ["TravellingCache", "layernorm_witness_queries", "free_certificate", "certificate_from_candidates", "OWN_ROW", "outputs_certificate", "interpolating_queries", "with_own_rows",
            "result_json"]
 
@@ -133,9 +135,9 @@ def result_json(r) -> dict:
     """``KeyResult.to_json`` without per-number conversions for float witnesses."""
     if r.witness is not None and not r.extras and set(map(type, r.witness)) <= {float}:
         return {"index": int(r.index), "status": r.status, "witness": list(r.witness),
-                "combination": None if r.combination is None else r.combination.to_json(),
+                "combination": None if r.combination is None else combination_to_json(r.combination),
                 "verified": r.verified, "margin": None if r.margin is None else float(r.margin), "reason": r.reason}
-    return r.to_json()
+    return result_to_json(r)
 
 
 def _write_json(path: Path, data: dict) -> None:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..certificates.writers import query_set_to_json
+
 __all__ = ["SetSource", "HeadEvidence", "evidence_certificates", "evidence_checks", "report"]
 
 
@@ -103,7 +105,7 @@ def evidence_certificates(ev: HeadEvidence) -> list:
         out.append((f"{ev.name}/free", Certificate.from_json(ev.free), keys))
     if "coverage" not in ev.realisable:
         qs = ev.sets.at(ev.position)
-        out.append((f"{ev.name}/realisable", Certificate.from_json(dict(ev.realisable, query_set=qs.to_json())), keys))
+        out.append((f"{ev.name}/realisable", Certificate.from_json(dict(ev.realisable, query_set=query_set_to_json(qs))), keys))
     positions = ((ev.causal or {}).get("realisable") or {}).get("positions")
     for t, results in sorted((positions or {}).items(), key=lambda kv: int(kv[0])):
         t = int(t)
@@ -113,7 +115,7 @@ def evidence_certificates(ev: HeadEvidence) -> list:
         filled = list(results) + [{"index": j, "status": "undecided", "verified": "none", "witness": None,
                                    "combination": None, "margin": None, "reason": "stopped by the free record"}
                                   for j in range(t + 1) if j not in done]
-        cert = _certificate(t + 1, d, ev.sets.at(t).to_json(), sorted(filled, key=lambda r: r["index"]))
+        cert = _certificate(t + 1, d, query_set_to_json(ev.sets.at(t)), sorted(filled, key=lambda r: r["index"]))
         out.append((f"{ev.name}/causal/realisable/t{t}", Certificate.from_json(cert), keys[:t + 1]))
     return out
 

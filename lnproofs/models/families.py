@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ..kernel.errors import ModelError
 
 __all__ = ["Family", "FAMILIES", "SUPPORTED_MODEL_TYPES", "ALIBI_MODEL_TYPES", "family_of", "refuse_unhandled",
-           "sliding_window", "support_matrix"]
+           "sliding_window"]
 
 
 @dataclass(frozen=True)
@@ -181,8 +181,3 @@ def sliding_window(config, layer: int) -> int | None:
     if types is not None and layer < len(types) and types[layer] != "sliding_attention":
         return None
     return int(window)
-
-
-def support_matrix() -> list[dict]:
-    """One row per family: norm, positions, attention kind (the README's support matrix)."""
-    return [f.describe() for f in FAMILIES.values()]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writers import query_set_to_json
 from ..kernel.errors import CertificateFormatError
 from .evidence import HeadEvidence, SetSource, evidence_certificates, evidence_checks
 
@@ -43,7 +44,7 @@ def write_head_files(out_dir) -> list[Path]:
             if ev.sets.rotary:
                 entry["rotary"] = {"style": ev.sets.style, "cos": ev.sets.cos.tolist(), "sin": ev.sets.sin.tolist()}
             head = per_head.setdefault((ev.layer, ev.head), {"schema": HEADS_SCHEMA, "layer": ev.layer,
-                                                             "head": ev.head, "query_set": ev.sets.base.to_json(),
+                                                             "head": ev.head, "query_set": query_set_to_json(ev.sets.base),
                                                              "texts": []})
             head["texts"].append(entry)
     (out / "heads").mkdir(exist_ok=True)

@@ -36,9 +36,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..certificates.writers import combination_to_json, query_set_to_json, result_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.causal import SCHEMA, check_causal
-from ..kernel.checker import ExactKeys, exact_ints
+from ..kernel.checker import ExactKeys
+from ..kernel.dyadic import integer_vector_of_fractions
 from ..kernel.errors import OptionError
 
 __all__ = ["SCHEMA", "causal_evidence", "stops"]
@@ -78,7 +80,7 @@ class _Weights:
         comb = exact_weights(ek, self.j, self.support, self.weights, strict=False)
         if comb is None:
             return f"the weights over keys 0..{self.t} could not be made exact"
-        return {"combination": comb.to_json()}
+        return {"combination": combination_to_json(comb)}
 
 
 class _FreeSearch:
@@ -178,7 +180,7 @@ class _FreeSearch:
     def _win(self, j: int, q: np.ndarray):
         top = float(np.max(np.abs(q)))
         witness = np.ldexp(np.round(q / top * 2.0 ** 30), -30)        # short dyadic floats
-        Q, _ = exact_ints(witness.tolist())
+        Q, _ = integer_vector_of_fractions(witness.tolist())
         return ("win", {"status": "selectable", "witness": witness.tolist(), "verified": "exact"},
                 _covered(self.ek, j, Q))
 
@@ -197,9 +199,9 @@ class _SetSearch:
         options = {"reference": True} if self.qs.kind == "layernorm" else {}
         result = next(r for r in self.module.certify(self.K[:t + 1], self.qs, indices=[j], seed=self.seed, **options)
                       if r.index == j)
-        data = result.to_json()
+        data = result_to_json(result)
         if result.status == "selectable" and result.witness is not None:
-            Q, _ = exact_ints([to_fraction(w) for w in result.witness])
+            Q, _ = integer_vector_of_fractions([to_fraction(w) for w in result.witness])
             return ("win", data, _covered(self.ek, j, Q))
         if result.status in ("not-realisable", "tie-only", "unselectable"):
             return ("stop", data)
@@ -236,7 +238,9 @@ class _NormSearch:
         from fractions import Fraction
 
         from ..kernel.dyadic import fraction_of_fmpq
-        from ..kernel.exact import format_fraction
+        from ..certificates.writers import format_fraction
+        from flint import fmpq_mat
+
         from ..kernel.querysets.norm import check_dual
         from .querysets.rmsnorm import _dual_candidates, _snap_into_ball
 
@@ -247,7 +251,7 @@ class _NormSearch:
         value, u, lam = got
         U, D = _snap_into_ball(u, layer.n, layer.centred)
         q = layer.query(U, D)
-        scores = layer.keys * q
+        scores = fmpq_mat(layer.K) * q                 # the scores over the keys' common 2**ek: same order
         mine = scores[j, 0]
         beaten = next((i for i in range(layer.N) if i != j and scores[i, 0] >= mine), layer.N)
         covered = beaten - 1 if beaten > j else j - 1
@@ -301,12 +305,12 @@ def _full_results(K, query_set, module, *, seed, query_map):
     if query_set is None:
         from .certification import certify_results
 
-        return [r.to_json() for r in certify_results(K, seed=seed)]
+        return [result_to_json(r) for r in certify_results(K, seed=seed)]
     if query_set.kind == "layernorm":
         from .querysets.layernorm_fast import certify_results_fast
 
         return certify_results_fast(K, query_set, query_map=query_map, compact=True)
-    return [r.to_json() for r in module.certify(K, query_set, seed=seed)]
+    return [result_to_json(r) for r in module.certify(K, query_set, seed=seed)]
 
 
 def _upper(result: dict, j: int) -> int | None:
@@ -407,7 +411,7 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
         entries.append({"index": j, "stop": stop, "win": None if win is None else _strip(win),
                         "cannot_win": None if stop is None else _strip(cannot)})
     record = {"schema": SCHEMA, "n_keys": T, "dim": d,
-              "query_set": None if qs is None else (query_set_ref or qs.to_json()),
+              "query_set": None if qs is None else (query_set_ref or query_set_to_json(qs)),
               "keys": entries, "undecided": undecided}
     return _proved(ek, record, qs, checked)
 

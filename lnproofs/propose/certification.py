@@ -20,6 +20,7 @@ import numpy as np
 
 from ..certificates.certificate import Certificate
 from ..certificates.writes import open_append, output_file, remove_quietly
+from ..certificates.writers import result_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
@@ -360,13 +361,12 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
         from ..kernel.querysets import module_for
 
         trusted = module_for(qs_json["kind"])
-        verdicts = (trusted.check_all(ExactKeys(K), qs, known) if hasattr(trusted, "check_all")
-                    else [trusted.check(ExactKeys(K), qs, r) for r in known])
+        verdicts = trusted.check_all(ExactKeys(K), qs, known)
         known = [r for r, v in zip(known, verdicts) if v.ok and r.status != "undecided"]
 
     def on_results(batch):
         if writer is not None:
-            writer.write("".join(json.dumps(r.to_json()) + "\n" for r in batch))
+            writer.write("".join(json.dumps(result_to_json(r)) + "\n" for r in batch))
             writer.flush()
 
     try:

@@ -13,17 +13,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernel.certificates import Combination, KeyResult
-from ..kernel.checker import ExactKeys, check_combination, check_witnesses
+from ..kernel.checker import ExactKeys, check_witnesses
+from .exact_checks import check_combination, key_row
 
 __all__ = ["exact_fallback", "decide_inside", "repair_witness"]
 
 
 def _exact_scores(ek: ExactKeys, q) -> list[int]:
     """Integers with the order of the exact scores q.k_j (for choosing columns)."""
-    from ..kernel.checker import exact_ints
+    from ..kernel.dyadic import integer_vector_of_fractions
 
-    Q, _ = exact_ints(q)
-    return [sum(a * b for a, b in zip(Q, ek.row(j))) for j in range(ek.n)]
+    Q, _ = integer_vector_of_fractions(q)
+    return [sum(a * b for a, b in zip(Q, key_row(ek, j))) for j in range(ek.n)]
 
 
 def exact_fallback(engine, i: int, why: str, rounds: int = 6) -> KeyResult:
@@ -76,7 +77,7 @@ class _LazyRows:
         self.ek = ek
 
     def __getitem__(self, j: int) -> list[int]:
-        return self.ek.row(int(j))
+        return key_row(self.ek, int(j))
 
 
 def decide_inside(engine, i: int, support, weights) -> KeyResult:

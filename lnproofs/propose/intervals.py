@@ -10,7 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Iterable, Sequence
 
-__all__ = ["PRECISION", "interval", "bounds", "softmax_weight", "entropy", "sqrt_of", "exp_of",
+__all__ = ["PRECISION", "interval", "bounds", "softmax_weight", "entropy", "sqrt_of",
            "score_scale"]
 
 PRECISION = 100
@@ -80,7 +80,3 @@ def sqrt_of(value, ctx=None):
     ctx = ctx or _ctx()
     return ctx.sqrt(interval(value, ctx))
 
-
-def exp_of(x, ctx=None):
-    ctx = ctx or _ctx()
-    return ctx.exp(x)

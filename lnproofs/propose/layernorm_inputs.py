@@ -31,6 +31,7 @@ import numpy as np
 
 from ..certificates.check import check_layernorm_range
 from ..certificates.certificate import Certificate
+from ..certificates.writers import layernorm_keys_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.errors import InputError, OptionError, ShapeError
@@ -103,9 +104,10 @@ def _interval_margin(keys: ExactLayerNormKeys, i: int, q) -> float:
     """min_j q.(y_i - y_j) as the midpoint of an arb enclosure (256 bits)."""
     from flint import arb, ctx, fmpq
 
-    from ..kernel.checker import exact_ints
+    from ..kernel.dyadic import integer_vector_of_fractions
 
-    Q, s = exact_ints([g * Fraction(v) for g, v in zip(keys.gain, q)])
+    Q, den = integer_vector_of_fractions([g * Fraction(v) for g, v in zip(keys.gain, q)])
+    s = Fraction(1, den)
     A = keys.score_parts(q)                                   # Q.C_j for every key
     old = ctx.prec
     try:
@@ -222,7 +224,7 @@ def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_marg
             else:
                 results[j] = KeyResult(j, head.status, None, None, "none", reason=head.reason)
     return Certificate(N, n, {"kind": "free"}, tuple(results[i] for i in range(N)),
-                       min_margin=min_margin, keys_from=spec.to_json())
+                       min_margin=min_margin, keys_from=layernorm_keys_to_json(spec))
 
 
 def _midpoints(keys: ExactLayerNormKeys, i: int, support: list[int]) -> tuple:

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..kernel.certificates import Combination
 from ..execution.threads import highs_threads
-from ..kernel.checker import check_combination, check_witnesses
+from ..kernel.checker import check_witnesses
+from .exact_checks import check_combination, key_row
 
 __all__ = ["LP", "LPRounds", "LP_ROUNDS"]
 
@@ -173,7 +174,7 @@ class LPRounds:
 
         if self._exact_span is not False:
             return self._exact_span
-        rows = self.ek.row
+        rows = lambda j: key_row(self.ek, j)                                        # noqa: E731
         target = self.ek.affine_rank()
         span = self.spanning_set()
         if affine_rank([rows(j) for j in span]) == target == len(span) - 1:

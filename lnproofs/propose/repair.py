@@ -15,6 +15,7 @@ import numpy as np
 
 from ..kernel.certificates import Combination
 from ..kernel.checker import ExactKeys
+from .exact_checks import key_row
 
 __all__ = ["independent_columns", "exact_weights", "exact_tie_query", "exact_vertex_query", "compact_vector"]
 
@@ -55,8 +56,8 @@ def _square_weights(ek: ExactKeys, target: int, support: list[int]) -> list[Frac
     from flint import fmpz_mat
 
     d = ek.dim
-    A = fmpz_mat([[ek.row(j)[r] for j in support] for r in range(d)] + [[1] * len(support)])
-    b = fmpz_mat([[x] for x in ek.row(target)] + [[1]])
+    A = fmpz_mat([[key_row(ek, j)[r] for j in support] for r in range(d)] + [[1] * len(support)])
+    b = fmpz_mat([[x] for x in key_row(ek, target)] + [[1]])
     try:
         x = A.solve(b)
     except ZeroDivisionError:
@@ -96,10 +97,10 @@ def exact_weights(keys, target: int, support, approx, *, strict: bool, coords=No
     if len(rows) != len(basis):
         return None
     d = ek.dim
-    target_row = ek.row(target)
+    target_row = key_row(ek, target)
 
     def entry(j: int, r: int) -> int:
-        return 1 if r == d else ek.row(support[j])[r]
+        return 1 if r == d else key_row(ek, support[j])[r]
 
     A = [[entry(j, r) for j in basis] for r in rows]
     rhs = []
@@ -157,8 +158,8 @@ def exact_tie_query(keys, target: int, q: np.ndarray, face) -> tuple | None:
     """A rational query tying k_target exactly with the keys of ``face`` (it lies in the
     null space of the differences k_j - k_target), close to the float proposal ``q``."""
     ek = ExactKeys.of(keys)
-    t = ek.row(target)
-    rows = [[a - b for a, b in zip(ek.row(int(j)), t)] for j in face if int(j) != target]
+    t = key_row(ek, target)
+    rows = [[a - b for a, b in zip(key_row(ek, int(j)), t)] for j in face if int(j) != target]
     vec = _combine(_null_space(rows, ek.dim), np.asarray(q, dtype=np.float64))
     return None if vec is None else compact_vector(vec)
 
@@ -167,7 +168,7 @@ def exact_vertex_query(keys, target: int, q: np.ndarray, active) -> tuple | None
     """A rational query near the float proposal ``q`` with q.(k_target - k_j) equal to
     one positive number for the ``active`` keys (those closest to winning), exactly."""
     ek = ExactKeys.of(keys)
-    t = ek.row(target)
+    t = key_row(ek, target)
     active = [int(j) for j in active if int(j) != target]
     if not active:
         return None
@@ -175,7 +176,7 @@ def exact_vertex_query(keys, target: int, q: np.ndarray, active) -> tuple | None
     rows = independent_columns((D / (np.max(np.abs(D)) or 1.0)).T)
     if not rows:
         return None
-    diffs = [[a - b for a, b in zip(t, ek.row(active[r]))] for r in rows]
+    diffs = [[a - b for a, b in zip(t, key_row(ek, active[r]))] for r in rows]
     # q' = q + diffs^T y with q'.(K_t - K_j) = m for the kept active keys: the nearest
     # exact correction of the proposal (m: the proposal's typical margin, kept positive).
     base = [Fraction(float(x)) for x in np.asarray(q, dtype=np.float64) / (np.max(np.abs(q)) or 1.0)]

@@ -25,6 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..certificates.writers import query_set_to_json
 from ..kernel.errors import InputError, OptionError, require
 from .pivots import pivot_columns
 
@@ -305,7 +306,7 @@ def max_weight(keys, target: int, query_set=None, *, temperature=None, scaled: b
             "--max-weight needs a bounded query set: give --query-ball R (the weight tends to its supremum "
             "only as ||q|| grows)")
     factor, scale_text = score_factor(d, temperature=temperature, scaled=scaled)
-    qs_json = {"kind": "free"} if query_set is None else query_set.to_json()
+    qs_json = query_set_to_json(query_set)
     var, q, constraints = _problem(keys, query_set, factor)
     objective = cp.Maximize(factor * (keys[target] @ q) - cp.log_sum_exp(factor * (keys @ q)))
     problem = cp.Problem(objective, constraints)
@@ -345,7 +346,7 @@ def min_norm(keys, target: int, tau: float, query_set=None, *, temperature=None,
         raise OptionError(f"weight tau {tau!r} is not a number; give 0 < tau < 1") from None
     require(0 < tau < 1, OptionError, f"weight tau = {tau!r} is outside (0, 1); give 0 < tau < 1")
     factor, scale_text = score_factor(d, temperature=temperature, scaled=scaled)
-    qs_json = {"kind": "free"} if query_set is None else query_set.to_json()
+    qs_json = query_set_to_json(query_set)
     base = dict(question="min-norm", target=target, scale=scale_text, query_set=qs_json, tau=tau)
     ctx = _ctx()
     scale_iv = score_scale(temperature=temperature, dim=d, scaled=scaled, ctx=ctx)
@@ -466,6 +467,6 @@ def _row_basis(A, columns) -> list[int]:
 
 
 def _text(x: Fraction) -> str:
-    from ..kernel.exact import format_fraction
+    from ..certificates.writers import format_fraction
 
     return format_fraction(x)

@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..kernel.certificates import Combination, KeyResult
-from ..kernel.checker import check_combination
+from .exact_checks import check_combination, key_row
 
 __all__ = ["SimplexSweep"]
 
@@ -66,8 +66,8 @@ class SimplexSweep:
             return []
         self.misses = 0
         ek = e.ek
-        A = fmpz_mat([[ek.row(j)[r] for j in support] for r in range(e.d)] + [[1] * len(support)])
-        B = fmpz_mat([[ek.row(int(i))[r] for i in inside] for r in range(e.d)] + [[1] * len(inside)])
+        A = fmpz_mat([[key_row(ek, j)[r] for j in support] for r in range(e.d)] + [[1] * len(support)])
+        B = fmpz_mat([[key_row(ek, int(i))[r] for i in inside] for r in range(e.d)] + [[1] * len(inside)])
         try:
             X = A.solve(B)
         except ZeroDivisionError:

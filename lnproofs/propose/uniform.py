@@ -25,6 +25,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..certificates.uniform import UniformResult
+from ..certificates.writers import query_set_to_json
 from ..kernel.uniform_check import check_uniform
 from .uniform_linalg import full_column_rank, kept, kernel_vector, normalise, pivot_rows, rows_of, scale_into
 from .uniform_norm import uniform_norm
@@ -54,7 +55,7 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     if query_set is not None:
         query_set.validate(d)
     kind = "free" if query_set is None else query_set.kind
-    qs_json = {"kind": "free"} if query_set is None else kept(query_map, "query_set_json", query_set.to_json)
+    qs_json = {"kind": "free"} if query_set is None else kept(query_map, "query_set_json", lambda: query_set_to_json(query_set))
     base = dict(query_set=qs_json, n_keys=N, dim=d)
     if kind not in ("free", "ball", "subspace"):
         return uniform_norm(keys, query_set, base, query_map, compact, differences)

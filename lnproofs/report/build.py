@@ -161,7 +161,7 @@ def _margin(keys: np.ndarray, i: int, witness) -> float | None:
 
 def _fmt_weight(w) -> str:
     """Exact "p/q" when short; otherwise a decimal (the exact value is in the certificate file)."""
-    from ..kernel.exact import format_fraction
+    from ..certificates.writers import format_fraction
 
     text = format_fraction(w)
     return text if len(text) <= 21 else f"~{float(w):.6g}"

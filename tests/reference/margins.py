@@ -1,11 +1,12 @@
-"""The witness margins of earlier versions, one witness at a time (the reference of
+"""The witness margins, one witness at a time (the reference of
 ``lnproofs.certificates.findings.witness_margins``, which must give the same floats)."""
 
 from fractions import Fraction
 
 import numpy as np
 
-from lnproofs.kernel.checker import ExactKeys, exact_ints
+from lnproofs.kernel.checker import ExactKeys
+from lnproofs.kernel.dyadic import integer_vector_of_fractions
 
 __all__ = ["witness_margins_one_by_one"]
 
@@ -33,16 +34,18 @@ def witness_margins_one_by_one(keys, items) -> list:
         if norm == 0:
             out.append(0.0)
             continue
-        exact = not all(type(x) is float for x in q)
+        rational = not all(type(x) is float for x in q)       # scored through its rounded floats
+        exact = rational and any(x == 0 and v != 0 for x, v in zip(qf, q))
         if not exact:
             s = ek.array @ qf
             own = s[i]
             s[i] = -np.inf
             gap = float(own - s.max())
-            bound = 8.0 * (float(np.abs(qf) @ colmax) * d * 2.0 ** -50 + d * 2.0 ** -1020)
+            bound = 8.0 * (float(np.abs(qf) @ colmax) * (d + rational) * 2.0 ** -50 + d * 2.0 ** -1020)
             exact = not gap > bound
         if exact:
-            Q, scale = exact_ints(q)
+            Q, den = integer_vector_of_fractions(q)
+            scale = Fraction(1, den)
             scores = ek.int_scores(Q)
             top = max(scores[:i] + scores[i + 1:])
             gap = float(int(scores[i] - top) * scale * Fraction(2) ** ek.exponent)

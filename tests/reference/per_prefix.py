@@ -38,8 +38,9 @@ from pathlib import Path
 import numpy as np
 
 from lnproofs.kernel.errors import ModelError, OptionError
-from lnproofs.models.certify_model import (_csv_text, _markdown_rows, check_model_file, ellipsoid_gaps,
-                                           model_file_certificates, witness_margins)
+from lnproofs.models.certify_model import _csv_text, _markdown_rows, check_model_file, model_file_certificates
+
+from .model_measures import ellipsoid_gaps, witness_margins
 
 __all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "ellipsoid_gaps", "duplicate_groups", "certify_head",
            "certify_layer_outputs", "certify_model", "summarize", "write_summary", "check_model_file", "model_file_certificates",

@@ -16,6 +16,7 @@ from lnproofs.kernel.errors import InputError
 from lnproofs.propose.pivots import pivot_columns
 from lnproofs.propose.uniform_linalg import scale_into
 from lnproofs.certificates.uniform import UniformResult
+from lnproofs.certificates.writers import query_set_to_json
 
 __all__ = ["reference_uniform_attention"]
 
@@ -147,7 +148,7 @@ def reference_uniform_attention(keys, query_set=None) -> UniformResult:
     if query_set is not None:
         query_set.validate(d)
     kind = "free" if query_set is None else query_set.kind
-    qs_json = {"kind": "free"} if query_set is None else query_set.to_json()
+    qs_json = {"kind": "free"} if query_set is None else query_set_to_json(query_set)
     base = dict(query_set=qs_json, n_keys=N, dim=d)
     ints = _int_rows(keys)
     diffs = [[a - b for a, b in zip(ints[j], ints[0])] for j in range(1, N)]
@@ -181,7 +182,7 @@ def reference_uniform_attention(keys, query_set=None) -> UniformResult:
 
 
 def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
-    from lnproofs.kernel.exact import format_fraction
+    from lnproofs.certificates.writers import format_fraction
 
     n = query_set.width
     M, b, A, q0 = _layernorm_equations(query_set, diffs)

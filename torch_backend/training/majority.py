@@ -20,7 +20,7 @@ import math
 import torch
 from torch import nn
 
-__all__ = ["ARMS", "MajorityModel", "train_majority", "query_angles", "checkpoint_step"]
+__all__ = ["ARMS", "MajorityModel", "train_majority", "checkpoint_step"]
 
 ARMS = ("layernorm", "no-projection", "none")
 
@@ -63,18 +63,6 @@ class MajorityModel(nn.Module):
         w_q = self.layer.self_attn.in_proj_weight[:d]
         w_k = self.layer.self_attn.in_proj_weight[d:2 * d]
         return normed, normed @ w_q.T @ w_k, normed @ w_k.T
-
-
-def query_angles(model: MajorityModel, tokens) -> torch.Tensor:
-    """Per token, the angle in degrees between its query (in the keys' space, see
-    :meth:`MajorityModel.keys_and_queries`) and the all-ones vector, folded
-    into [0, 90]: 90 - |acos(cos(q, 1)) - 90|."""
-    _, queries, _ = model.keys_and_queries()
-    q = queries[tokens.reshape(-1)]
-    ones = torch.ones(q.shape[1], dtype=q.dtype, device=q.device)
-    cos = (q @ ones) / (q.norm(dim=1) * ones.norm()).clamp_min(1e-30)
-    ang = torch.rad2deg(torch.arccos(cos.clamp(-1, 1)))
-    return 90.0 - (ang - 90.0).abs()
 
 
 def train_majority(data, *, arm: str, d: int, seed: int, steps: int, batch: int, lr: float,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .sphere import radius_expression
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
 
-__all__ = ["theorems", "demo_threshold_symbolic"]
+__all__ = ["theorems"]
 
 
 _SUMS = "finite sums and Kronecker deltas"
@@ -305,17 +305,6 @@ def _duplicate(n_value):
 
 
 # ------------------------------------------------------------------- the demo
-
-
-def demo_threshold_symbolic():
-    """The exact threshold m* from :mod:`lnproofs.derive.demo_config`'s angles (SymPy), by solving collinearity."""
-    import sympy as sp
-
-    m = sp.Symbol("m", positive=True)
-    keys = _demo_keys(m)
-    d = _collinearity(keys)
-    (root,) = sp.solveset(d, m, sp.Interval.open(0, sp.oo))
-    return sp.nsimplify(sp.radsimp(root))
 
 
 def _demo_keys(m):

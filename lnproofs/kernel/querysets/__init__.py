@@ -17,10 +17,11 @@ A module ``lnproofs/kernel/querysets/<kind>.py`` defines:
     the string stored in certificates (``query_set["kind"]``).
 
 ``QUERY_SET``
-    a frozen dataclass describing the set, with ``validate(dim)``, ``to_json() -> dict`` (a plain JSON
-    object whose ``"kind"`` entry is ``KIND``) and ``from_json(data: dict)`` (a
-    classmethod that validates and raises :class:`~lnproofs.kernel.errors.CertificateFormatError`
-    naming the bad field).  Its ``kind`` attribute equals ``KIND``.
+    a frozen dataclass describing the set, with ``validate(dim)``, its JSON fields ``FIELDS`` (written
+    by :func:`lnproofs.certificates.writers.query_set_to_json` as a plain JSON object whose ``"kind"``
+    entry is ``KIND``) and ``from_json(data: dict)`` (a classmethod that validates and raises
+    :class:`~lnproofs.kernel.errors.CertificateFormatError` naming the bad field).  Its ``kind``
+    attribute equals ``KIND``.
 
 ``check_all(keys, query_set, results) -> list[Verdict]``
     re-verify each result, independently of how it was made; returns one
@@ -35,7 +36,7 @@ A module ``lnproofs/kernel/querysets/<kind>.py`` defines:
 
 Helpers for exact checking live in :mod:`lnproofs.kernel.checker`: ``ExactKeys``,
 ``check_witnesses`` (strict or tie inequalities for many queries at once),
-``check_combination`` (exact convex combinations) and ``affine_rank``.
+``check_combinations`` (exact convex combinations, many at once) and ``affine_rank``.
 """
 
 from __future__ import annotations
@@ -66,19 +67,11 @@ def query_set_from_json(data) -> object:
     return module_for(data["kind"]).QUERY_SET.from_json(data)
 
 
-def _plain(value):
-    """A field's JSON form: nested tuples and arrays as lists, objects by their own ``to_json``."""
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return [_plain(v) for v in value] if isinstance(value, tuple) else value
-
-
 class QuerySetSchema:
     """The JSON of a query-set dataclass: ``kind`` and the fields ``FIELDS`` in order (an
-    ``OPTIONAL`` field is left out when None); reading checks the kind and the ``REQUIRED``
-    fields, and the dataclass's own validation errors name the field."""
+    ``OPTIONAL`` field is left out when None; written by
+    :func:`lnproofs.certificates.writers.query_set_to_json`); reading checks the kind and the
+    ``REQUIRED`` fields, and the dataclass's own validation errors name the field."""
 
     FIELDS: tuple = ()
     REQUIRED: tuple = ()
@@ -86,10 +79,6 @@ class QuerySetSchema:
 
     def validate(self, dim: int) -> None:
         """Raise a ShapeError if the set's queries do not live in R^dim (every dimension fits by default)."""
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, **{key: _plain(getattr(self, key)) for key in self.FIELDS
-                                      if getattr(self, key) is not None or key not in self.OPTIONAL}}
 
     @classmethod
     def from_json(cls, data: dict):

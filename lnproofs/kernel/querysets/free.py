@@ -17,10 +17,10 @@ from fractions import Fraction
 from ..arrays import as_radius
 from ..checker import ExactKeys, Verdict, check_combinations, check_witnesses
 from ..errors import CertificateFormatError
-from ..exact import show, to_fraction
+from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
-__all__ = ["KIND", "FreeQueries", "QUERY_SET", "BallQuerySet", "check", "check_all"]
+__all__ = ["KIND", "FreeQueries", "QUERY_SET", "BallQuerySet", "check_all"]
 
 
 KIND = "free"
@@ -61,10 +61,6 @@ def norm_sq(witness) -> Fraction:
     return sum((to_fraction(x) ** 2 for x in witness), Fraction(0))
 
 
-def check(keys, query_set, result) -> Verdict:
-    return check_all(keys, query_set, [result])[0]
-
-
 def check_all(keys, query_set, results) -> list[Verdict]:
     """Exact verdicts for many results at once (witness inequalities in bulk); for a ball
     query set also ``||q||^2 <= R^2`` exactly for every witness."""
@@ -95,6 +91,6 @@ def check_all(keys, query_set, results) -> list[Verdict]:
     R2 = Fraction(query_set.radius) ** 2 if isinstance(query_set, BallQuerySet) else None
     for pos, r in enumerate(results):
         if R2 is not None and messages[pos] is None and r.status in ("selectable", "tie-only") \
-                and (norm2 := norm_sq(r.witness)) > R2:
-            messages[pos] = f"key {r.index}: witness has ||q||^2 = {show(norm2)} > R^2 = {show(R2)}"
+                and norm_sq(r.witness) > R2:
+            messages[pos] = f"key {r.index}: witness has ||q|| > R = {query_set.radius!r}"
     return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "") for pos, r in enumerate(results)]

@@ -36,15 +36,15 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from ..arrays import as_radius, as_real_array
-from ..checker import Verdict
+from ..checker import ExactKeys, Verdict, check_witnesses
 from ..dyadic import (dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix,
                       integer_vector_of_fractions, pow2)
 from ..errors import CertificateFormatError, OptionError, ShapeError, require
-from ..exact import show, to_fraction
+from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
 __all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
-           "ExactLayer", "check_primal", "check_dual", "check_result", "check_all"]
+           "ExactLayer", "check_primal", "check_dual", "check_all"]
 
 ROTATION_STYLES = ("half", "interleaved")
 
@@ -85,13 +85,6 @@ class Rotation:
                 partner, sign = (i + 1, -1) if i % 2 == 0 else (i - 1, 1)
             R[i, i], R[i, partner] = fmpq_of(c), sign * fmpq_of(s)
         return R
-
-    def to_json(self) -> dict:
-        data = {"cos": list(self.cos), "sin": list(self.sin), "style": self.style,
-                "entries": "floats of the model's own cos/sin table, applied exactly to the query"}
-        if self.position is not None:
-            data["position"] = int(self.position)
-        return data
 
     @classmethod
     def from_json(cls, data) -> "Rotation":
@@ -235,21 +228,17 @@ class ExactQueryMap:
         self.WqT = self.Wq.transpose()
         return getattr(self, name)
 
-    def columns(self, cols):
-        """The integers of ``Wq`` on the columns ``cols`` (d x len(cols)), without the whole matrix."""
-        M, e = integer_matrix(self.W_float[:, list(cols)])
-        return M * (1 << max(e - self.ew, 0))                      # e >= ew unless M = 0
-
     def factored(self):
         """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``
-        (``A = W_q diag(gamma)``, ``P = I - 11^T/n``)."""
+        (``A = W_q diag(g)``, ``P = I - 11^T/n`` when centred, else ``I``)."""
         if self._hn is None:
             n, entries = self.n, self.Wq.entries()
             WG = fmpz_mat(self.d, n, [entries[r * n + c] * self.G[c] for r in range(self.d) for c in range(n)])
             S = WG * fmpz_mat(n, 1, [1] * n)
             self.WG, self.WGT = WG, WG.transpose()
             self.scale = pow2(self.ew + self.eg)
-            self._hn = (WG * self.WGT * n - S * S.transpose(), self.scale * self.scale)
+            Hn = WG * self.WGT * n
+            self._hn = (Hn - S * S.transpose() if self.centred else Hn, self.scale * self.scale)
         return self._hn
 
 
@@ -259,11 +248,10 @@ class ExactLayer:
 
     def __init__(self, keys, query_set, query_map: ExactQueryMap | None = None):
         self.query_map = ExactQueryMap(query_set) if query_map is None else query_map
-        keys = np.asarray(keys, dtype=np.float64)
-        self.N = len(keys)
-        self.K, self.ek = integer_matrix(keys)                          # K * 2^ek
+        self.keys = ExactKeys.of(keys)
+        self.N = self.keys.n
+        self.K, self.ek = integer_matrix(self.keys.array)               # K * 2^ek
         self.ln = query_set.kind == "layernorm"
-        self._c = self._keys = None
 
     def __getattr__(self, name):
         """The query map's exact forms (n, d, Wq, ew, G, eg, q0, radius, centred, R, ...)."""
@@ -271,68 +259,36 @@ class ExactLayer:
             raise AttributeError(name)
         return getattr(self.query_map, name)
 
-    @property
-    def keys(self):
-        """The keys as an exact N x d fmpq_mat (built on first use)."""
-        if self._keys is None:
-            self._keys = fmpq_mat(self.K) * pow2(self.ek)
-        return self._keys
-
-    def factored(self):
-        """``(Hn, s2, c)``: ``A P A^T = Hn * s2 / n`` (see :meth:`ExactQueryMap.factored`) and the
-        exact scores of ``q0``, ``c = K q0`` (fmpq N x 1)."""
-        Hn, s2 = self.query_map.factored()
-        if self._c is None:
-            q0i, q0den = self.q0.numer_denom()
-            self._c = fmpq_mat(self.K * q0i) * (pow2(self.ek) / q0den)
-        return Hn, s2, self._c
+    def winners(self, items) -> list:
+        """``(ok, message)`` for ``(index, q)`` pairs with exact queries ``q`` (fmpq d x 1): ``q.k_i > q.k_j``
+        for every ``j != i``, by the witness check of every query set (:func:`.checker.check_witnesses`)."""
+        got = check_witnesses(self.keys, [(i, [fraction_of_fmpq(x) for x in q.entries()]) for i, q in items])
+        return [(message is None, message or "") for message in got]
 
     def check_factored(self, items) -> list:
-        """Exact ``(ok, message, margin)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``:
-        ``1.u = 0``, ``||u||^2 = y^T A P A^T y``, ``q = A P A^T y + q0``: one integer product for
-        all items.  ``margin``: the exact ``min_j q.(k_i - k_j)`` (fmpq)."""
+        """Exact ``(ok, message, q)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``:
+        ``1.u = 0``, ``||u||^2 = y^T A P A^T y``, ``q = A P A^T y + q0`` (the exact query; None when
+        it is outside the set): one integer product for all items, then :meth:`winners`."""
         if not items:
             return []
-        Hn, s2, c = self.factored()
+        Hn, s2 = self.query_map.factored()
         m = len(items)
         ints, ey = dyadic_integers(np.array([y for _, y in items], dtype=np.float64).reshape(m, self.d).T)
-        Y = fmpz_mat(self.d, m, ints)
-        HY = Hn * Y                                                  # d x m
-        S = self.K * HY                                              # N x m: scores up to scale, without c
-        # q = HY s2 2^ey / n + q0 ;  scores = S 2^ek s2 2^ey / n + c
-        sigma = s2 * pow2(self.ek + ey) / fmpq(self.n)
-        cn, cd = c.numer_denom()
-        sp, sq, cd = int(sigma.p), int(sigma.q), int(cd)
-        # T[j, t] = S[j, t] sp cd + c_j sq: the scores times sq cd (a positive integer)
-        Tv = (S * (sp * cd) + (cn * sq) * fmpz_mat(1, m, [1] * m)).entries()
-        HYv = HY.entries()
-        norms = [sum(ints[a * m + t] * HYv[a * m + t] for a in range(self.d)) for t in range(m)]  # y_t . Hn y_t
-        scale_norm = s2 * pow2(2 * ey)
-        out = []
+        HY = (Hn * fmpz_mat(self.d, m, ints)).entries()                # d x m
+        sigma = s2 * pow2(ey) / fmpq(self.n)                           # q = HY sigma + q0
+        out, queries = {}, []
         for t, (index, _) in enumerate(items):
-            nrm = fmpq(int(norms[t])) * scale_norm                   # ||u||^2 = y.Hn y * s2 2^(2 ey) / n <= n
-            if nrm > self.n * self.n:
-                out.append((False, f"key {index}: ||u||^2 = {int(nrm.p) / int(nrm.q) / self.n:.17g} "
-                                   f"exceeds n = {self.n}", None))
-                continue
-            if self.radius is not None:
-                qv = [fmpq(int(HYv[a * m + t])) * sigma / pow2(self.ek) + self.q0[a, 0] for a in range(self.d)]
-                if sum((x * x for x in qv), fmpq(0)) > self.radius * self.radius:
-                    out.append((False, f"key {index}: ||q||^2 exceeds R^2", None))
-                    continue
-            column = Tv[t::m]
-            mine, others = column[index], column[:index] + column[index + 1:]
-            if not others:
-                out.append((True, "", None))
-                continue
-            top = max(others)
-            if mine - top <= 0:
-                k = others.index(top)
-                out.append((False, f"key {index}: q.k_{index} - q.k_{k if k < index else k + 1} is not > 0 "
-                                   f"for the query made from y", None))
-                continue
-            out.append((True, "", fmpq(mine - top, sq * cd)))
-        return out
+            norm = fmpq(sum(ints[a * m + t] * HY[a * m + t] for a in range(self.d))) * s2 * pow2(2 * ey)
+            q = fmpq_mat(self.d, 1, [HY[a * m + t] for a in range(self.d)]) * sigma + self.q0
+            if norm > self.n * self.n:                                  # ||u||^2 = y.Hn y s2 2^(2 ey) / n
+                out[t] = (False, f"key {index}: ||u||^2 exceeds n = {self.n}", None)
+            elif self.radius is not None and (q.transpose() * q)[0, 0] > self.radius * self.radius:
+                out[t] = (False, f"key {index}: ||q||^2 exceeds R^2", None)
+            else:
+                queries.append((t, (index, q)))
+        for (t, (_, q)), verdict in zip(queries, self.winners([item for _, item in queries])):
+            out[t] = (*verdict, q)
+        return [out[t] for t in range(m)]
 
     def query(self, U, D: int):
         """``q = R (W_q (g * u + beta) + b_q)`` exactly for ``u = U / D`` (a d x 1 fmpq_mat)."""
@@ -356,27 +312,28 @@ class ExactLayer:
 
 
 def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, object]:
-    """``(ok, message, smallest margin)`` for the query made from ``u = U / D``."""
+    """``(ok, message, q)`` for the query ``q`` made from ``u = U / D`` (None when ``u`` is outside the set)."""
+    got = _primal_query(layer, index, U, D)
+    return got if isinstance(got, tuple) else (*layer.winners([(index, got)])[0], got)
+
+
+def _primal_query(layer: ExactLayer, index: int, U, D: int):
+    """The exact query made from ``u = U / D`` when ``u`` is in the set (and ``q`` in the ball), else
+    ``(False, message, None)``."""
     n = layer.n
     if len(U) != n or D <= 0:
         return False, f"key {index}: u must have {n} entries and a positive denominator", None
     if layer.centred and sum(U) != 0:
-        return False, f"key {index}: u is not on the hyperplane 1.u = 0 (1.u = {show(Fraction(sum(U), D))})", None
+        return False, f"key {index}: u is not on the hyperplane 1.u = 0", None
     norm2 = sum(x * x for x in U)
     if norm2 > n * D * D:
-        return False, f"key {index}: ||u||^2 = {show(Fraction(norm2, D * D))} exceeds n = {n}", None
+        return False, f"key {index}: ||u||^2 exceeds n = {n}", None
     q = layer.query(U, D)
     if layer.radius is not None:
-        qn2 = sum((q[a, 0] * q[a, 0] for a in range(layer.d)), fmpq(0))
+        qn2 = (q.transpose() * q)[0, 0]
         if qn2 > layer.radius * layer.radius:
-            return False, f"key {index}: ||q||^2 = {show(qn2)} exceeds R^2 = {show(layer.radius ** 2)}", None
-    s = layer.keys * q
-    gaps = {j: s[index, 0] - s[j, 0] for j in range(layer.N) if j != index}
-    bad = next((j for j, gap in gaps.items() if gap <= 0), None)
-    if bad is not None:
-        return False, (f"key {index}: q.k_{index} - q.k_{bad} = {show(gaps[bad])} is not > 0 "
-                       f"for the query made from u"), None
-    return True, "", min(gaps.values(), default=None)
+            return False, f"key {index}: ||q|| exceeds the radius R", None
+    return q
 
 
 def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:
@@ -387,7 +344,7 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     if any(w < 0 for w in weights):
         return False, f"key {index}: dual weight below zero"
     if sum(weights) != 1:
-        return False, f"key {index}: dual weights sum to {show(sum(weights))}, not 1"
+        return False, f"key {index}: dual weights do not sum to 1"
     if len(set(indices)) != len(indices) or any(not (0 <= j < layer.N) or j == index for j in indices):
         return False, f"key {index}: dual indices must be distinct other keys in 0..{layer.N - 1}"
     Lam, L = integer_vector_of_fractions(weights)
@@ -396,46 +353,35 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     V = [L * int(K[index, a]) - sum(lam * int(K[j, a]) for j, lam in zip(indices, Lam)) for a in range(layer.d)]
     n_pg2, c = layer.direction_terms(V)
     if c > 0:
-        return False, f"key {index}: the dual offset (R q0) . v is positive ({show(c)} up to scale)"
+        return False, f"key {index}: the dual offset (R q0) . v is positive"
     if n_pg2 > c * c:
-        return False, (f"key {index}: the dual bound sqrt(n) ||P (g * W_q^T R^T v)|| + (R q0) . v is not <= 0 "
-                       f"(n ||P(...)||^2 = {show(n_pg2)} > ((R q0) . v)^2 = {show(c * c)}, up to scale)")
+        return False, f"key {index}: the dual bound sqrt(n) ||P (g * W_q^T R^T v)|| + (R q0) . v is not <= 0"
     return True, ""
 
 
-def _compact_y(layer: ExactLayer, result: dict):
-    """The ``y`` of a LayerNorm result in the compact form as d floats; None if it is not in that
-    form, False if its ``y`` is malformed."""
-    y = result.get("y")
-    if not layer.ln or result.get("status") != "selectable" or y is None:
-        return None
-    if not isinstance(y, list) or len(y) != layer.d or not all(isinstance(v, (int, float)) for v in y):
-        return False
-    return [float(v) for v in y]
-
-
-def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
-    """Exact verdict on one result dictionary (JSON form); ``(ok, message)``."""
-    index, status = result.get("index"), result.get("status")
+def _evidence(layer: ExactLayer, result) -> tuple:
+    """What a result claims, read from its fields: ``("y", y)``, ``("u", q)`` (the query made from ``u``
+    when ``u`` is in the set and any stated witness is that query) or a verdict ``(ok, message)``;
+    a selectable LayerNorm result may give ``y`` (d floats, the compact form) in place of ``u``."""
+    index, status, y = result.get("index"), result.get("status"), result.get("y")
     try:
-        if (y := _compact_y(layer, result)) is False:
-            return False, f"key {index}: y must be a list of {layer.d} numbers"
-        if y is not None:
-            return layer.check_factored([(index, y)])[0][:2]
+        if layer.ln and status == "selectable" and y is not None:
+            if not isinstance(y, (list, tuple)) or len(y) != layer.d or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in y):
+                return False, f"key {index}: y must be a list of {layer.d} numbers"
+            return "y", [float(v) for v in y]
         if status == "selectable":
             u = result.get("u")
             if not isinstance(u, (list, tuple)) or len(u) != layer.n:
                 raise ValueError(f"u must be a list of {layer.n} numbers")
             U, D = integer_vector_of_fractions([to_fraction(v) for v in u])
-            ok, msg, _ = check_primal(layer, index, U, D)
-            witness = result.get("witness")
-            if ok and witness is not None:
-                q = layer.query(U, D)
-                if len(witness) != layer.d or any(to_fraction(w) != fraction_of_fmpq(q[a, 0])
-                                                  for a, w in enumerate(witness)):
-                    made = "W_q(gamma*u + beta) + b_q" if layer.ln else "R(W_q(gain*u) + b_q)"
-                    return False, f"key {index}: the witness is not the query {made} made from u"
-            return ok, msg
+            q, witness = _primal_query(layer, index, U, D), result.get("witness")
+            if isinstance(q, tuple):
+                return q[:2]
+            if witness is not None and (len(witness) != layer.d or any(     # a stated witness is that query
+                    to_fraction(w) != fraction_of_fmpq(q[a, 0]) for a, w in enumerate(witness))):
+                return False, f"key {index}: the witness is not the query made from u"
+            return "u", q
         if status == "not-realisable":
             dual = result.get("dual") or {}
             return check_dual(layer, index, [int(j) for j in dual.get("indices", [])],
@@ -447,25 +393,34 @@ def check_result(layer: ExactLayer, result: dict) -> tuple[bool, str]:
     return False, f"key {index}: status {status!r} is not used with {'layernorm' if layer.ln else 'rmsnorm'} query sets"
 
 
+def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:
+    """``(ok, message)`` for result dictionaries whose index is in range: every ``y`` together and
+    every ``u`` together (:meth:`ExactLayer.winners`), the rest one by one."""
+    evidence = [_evidence(layer, d) for d in datas]
+    ys = [t for t, e in enumerate(evidence) if e[0] == "y"]
+    us = [t for t, e in enumerate(evidence) if e[0] == "u"]
+    out = dict(zip(ys, [v[:2] for v in layer.check_factored([(datas[t]["index"], evidence[t][1]) for t in ys])]))
+    out.update(zip(us, layer.winners([(datas[t]["index"], evidence[t][1]) for t in us])))
+    return [out.get(t, evidence[t]) for t in range(len(datas))]
+
+
 def check_all(keys, query_set, results) -> list:
-    """Exact verdicts for many results (the layer's exact forms are built once; LayerNorm
-    results in the compact ``y`` form are checked together)."""
-    arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
-    query_set.validate(arr.shape[1])
-    layer = ExactLayer(arr, query_set)
-    datas = [r.to_json() if hasattr(r, "to_json") else dict(r) for r in results]
-    batch = [(t, d["index"], y) for t, d in enumerate(datas)
-             if isinstance(d.get("index"), int) and 0 <= d["index"] < len(arr) and (y := _compact_y(layer, d))]
-    got = layer.check_factored([(index, y) for _, index, y in batch])
-    compact = {t: verdict[:2] for (t, _, _), verdict in zip(batch, got)}
+    """Exact verdicts for many results (the layer's exact forms are built once; the queries of all
+    results are checked together)."""
+    ek = ExactKeys.of(keys)
+    query_set.validate(ek.dim)
+    layer = ExactLayer(ek, query_set)
+    datas = [r if isinstance(r, dict) else {**r.extras, "index": r.index, "status": r.status, "witness": r.witness}
+             for r in results]                                  # a result's JSON, or a KeyResult's fields
+    inside = [t for t, d in enumerate(datas) if type(d.get("index")) is int and 0 <= d["index"] < ek.n]
+    decided = dict(zip(inside, _decide(layer, [datas[t] for t in inside])))
     verdicts = []
     for t, data in enumerate(datas):
         index = data.get("index")
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(arr):
+        if t not in decided:
             verdicts.append(Verdict(index if isinstance(index, int) else -1, str(data.get("status")), False,
-                                    f"key {index}: index out of range 0..{len(arr) - 1}"))
-            continue
-        ok, message = compact[t] if t in compact else check_result(layer, data)
-        verdicts.append(Verdict(index, data.get("status"), ok, message))
+                                    f"key {index}: index out of range 0..{ek.n - 1}"))
+        else:
+            verdicts.append(Verdict(index, data.get("status"), *decided[t]))
     return verdicts
 

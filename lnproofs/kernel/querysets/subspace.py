@@ -63,8 +63,8 @@ QUERY_SET = SubspaceQuerySet
 
 class ExactPoints(ExactKeys):
     """The points ``p_j = W k_j`` as integers ``P_j`` times ``2**exponent`` (exact), checked with
-    the exact primitives of :mod:`lnproofs.kernel.checker`.  Witnesses ``z`` are always
-    rationals here, so the float filter (which needs exact float points) never runs."""
+    the exact primitives of :mod:`lnproofs.kernel.checker`.  The points have no float array, so
+    the float filter (which needs exact float points) never runs."""
 
     def __init__(self, keys, query_set: SubspaceQuerySet):
         arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
@@ -74,11 +74,10 @@ class ExactPoints(ExactKeys):
         self.P, self.exponent = K * Wt, ek + ew                        # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self.dim, self._matrix, self._rank, self._Wt = self.m, self.P, None, None
-        self._ints = self._mod_p = self._rows = None
         self.abs = np.zeros((self.n, self.m))
 
-    def _residues(self, rows):
-        return self.integer_rows()[1][rows]
+    def some_rows(self, rows):
+        return np.array([int(x) for x in self.P.entries()], dtype=object).reshape(self.n, self.m)[rows]
 
     def query_of(self, z) -> list[Fraction]:
         """``q = W^T z`` exactly."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 
+from ...certificates.writers import query_set_to_json as _write
 from ...kernel.errors import CertificateFormatError
 from ...kernel.querysets import KINDS as _TRUSTED_KINDS, query_set_from_json
 
@@ -33,8 +34,4 @@ def proposer_for(kind: str):
 
 def query_set_to_json(query_set) -> dict:
     """The JSON object of a query set (``None`` means free queries; a dict is validated first)."""
-    if query_set is None:
-        return {"kind": "free"}
-    if isinstance(query_set, dict):
-        return query_set_from_json(query_set).to_json()
-    return query_set.to_json()
+    return _write(query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)

@@ -1,4 +1,4 @@
-"""Proposes a :class:`~lnproofs.kernel.querysets.coverage.Coverage` claim for a norm query set
+"""Proposes a :class:`~lnproofs.certificates.coverage.Coverage` claim for a norm query set
 (untrusted: :func:`~lnproofs.kernel.querysets.coverage.check_coverage` decides).
 
 The columns come from an LU factorisation with pivoting of ``A^T`` in floats, kept when the exact minor
@@ -19,14 +19,14 @@ import numpy as np
 from flint import fmpq, fmpq_mat, nmod_mat
 
 from ...kernel.dyadic import fraction_of_fmpq, pow2
-from ...kernel.exact import format_fraction
-from ...kernel.querysets.coverage import SETS, Coverage, integer_columns, minor_nonzero
+from ...certificates.writers import format_fraction
+from ...certificates.coverage import Coverage
+from ...kernel.querysets.coverage import SETS, integer_columns, minor_nonzero
 from ...kernel.querysets.norm import ExactQueryMap
 
 __all__ = ["PRIMES", "propose_coverage"]
 
-#: primes tried in order (a minor that vanishes modulo the first but not over the rationals is rare;
-#: below 2**31 the residues of an RMSNorm head's minor come straight from its floats)
+#: primes tried in order (a minor that vanishes modulo the first but not over the rationals is rare)
 PRIMES = (2**31 - 1, 2**61 - 1, 1_000_003)
 
 

@@ -19,7 +19,7 @@ from ...io.exact import exact_float64
 from ...kernel.errors import FileFormatError, InputError, ShapeError, require
 from ...kernel.querysets.layernorm import ARRAYS, KIND, QUERY_SET, LayerNormQuerySet
 from .layernorm_fast import certify_results_fast
-from .layernorm_perkey import per_key_results, propose
+from .layernorm_perkey import propose
 
 __all__ = ["KIND", "QUERY_SET", "LayerNormQuerySet", "load_layernorm", "certify", "certify_results", "propose"]
 
@@ -68,20 +68,14 @@ def load_layernorm(path, *, radius: float | None = None) -> LayerNormQuerySet:
 # The query-set protocol of :mod:`lnproofs.propose.querysets`.
 
 
-def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indices=None,
-                    per_key: bool = False) -> list[dict]:
-    """Result dictionaries (certificate JSON form) for every key, each checked exactly.
-
-    The default proposes for all keys at once and proves them in one exact check
-    (:mod:`.layernorm_fast`); ``per_key=True`` runs one cone program per key
-    (:mod:`.layernorm_perkey`), which gives the same statuses, slowly."""
-    if not per_key:
-        return certify_results_fast(keys, query_set, indices=indices)
-    return per_key_results(keys, query_set, progress=progress, indices=indices)
+def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indices=None) -> list[dict]:
+    """Result dictionaries (certificate JSON form) for every key, each checked exactly: proposed
+    for all keys at once and proved in one exact check (:mod:`.layernorm_fast`; the keys left
+    over go through one cone program each, :mod:`.layernorm_perkey`)."""
+    return certify_results_fast(keys, query_set, indices=indices)
 
 
-def certify(keys, query_set: LayerNormQuerySet, *, indices=None, progress=None, per_key: bool = False,
-            **_options) -> list:
+def certify(keys, query_set: LayerNormQuerySet, *, indices=None, progress=None, **_options) -> list:
     """One :class:`~lnproofs.kernel.certificates.KeyResult` per key (statuses selectable, not-realisable, undecided)."""
     from ...kernel.certificates import KeyResult
 
@@ -90,6 +84,6 @@ def certify(keys, query_set: LayerNormQuerySet, *, indices=None, progress=None, 
         callback = progress
     arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
     return [KeyResult.from_json(entry) for entry in
-            certify_results(arr, query_set, progress=callback, indices=indices, per_key=per_key)]
+            certify_results(arr, query_set, progress=callback, indices=indices)]
 
 

@@ -80,7 +80,7 @@ def propose_all(keys, query_set, *, steps: int = 80, shrink: float = 1 - 1e-6, b
 def _expanded(layer, entry) -> dict:
     """The reference form of a compact result: ``u`` (exact) and the witness query ``q``."""
     from ...kernel.dyadic import dyadic_integers, fraction_of_fmpq
-    from ...kernel.exact import format_fraction
+    from ...certificates.writers import format_fraction
     from .layernorm_perkey import u_text
 
     ints, ey = dyadic_integers(np.asarray(entry["y"], dtype=np.float64))
@@ -111,6 +111,7 @@ def certify_results_fast(keys, query_set, *, indices=None, query_map=None, basis
     many key sets of the same head.  ``compact``: selectable keys carry ``y`` (d floats,
     ``u = P diag(gamma) W_q^T y``) instead of the exact ``u`` and witness query."""
     from ...kernel.querysets.layernorm import ExactLayer
+    from ..exact_checks import exact_margins
     from .layernorm_perkey import per_key_results
 
     keys = np.asarray(keys, dtype=np.float64)
@@ -126,14 +127,14 @@ def certify_results_fast(keys, query_set, *, indices=None, query_map=None, basis
             y, _ = propose_all(keys, query_set, basis=basis)
             layer = ExactLayer(keys, query_set, query_map)
             verdicts = layer.check_factored([(i, y[i]) for i in single])
-            for i, (ok, _msg, margin) in zip(single, verdicts):
-                if ok:
-                    results[i] = {"index": i, "status": "selectable", "witness": None, "combination": None,
-                                  "verified": "exact",
-                                  "margin": None if margin is None else int(margin.p) / int(margin.q),
-                                  "reason": None, "y": [float(v) for v in y[i]]}
-                    if not compact:
-                        results[i] = _expanded(layer, results[i])
+            passed = [(i, q) for i, (ok, _msg, q) in zip(single, verdicts) if ok]
+            for (i, _), margin in zip(passed, exact_margins(layer, passed)):
+                results[i] = {"index": i, "status": "selectable", "witness": None, "combination": None,
+                              "verified": "exact",
+                              "margin": None if margin is None else int(margin.p) / int(margin.q),
+                              "reason": None, "y": [float(v) for v in y[i]]}
+                if not compact:
+                    results[i] = _expanded(layer, results[i])
     rest = [i for i in todo if i not in results]
     if rest:
         for entry in per_key_results(keys, query_set, indices=rest):

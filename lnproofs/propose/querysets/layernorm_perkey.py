@@ -15,6 +15,7 @@ from ...kernel.dyadic import fraction_of_fmpq as _fraction
 from ...kernel.querysets.layernorm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual, check_primal as _check_primal
 
 from ..cone import solve_margin_cone
+from ..exact_checks import exact_margins
 
 __all__ = ["propose", "per_key_results", "snap_into_set", "u_text"]
 
@@ -47,7 +48,7 @@ def snap_into_set(u_float, n: int):
 def u_text(U, D) -> list[str]:
     from fractions import Fraction
 
-    from ...kernel.exact import format_fraction
+    from ...certificates.writers import format_fraction
 
     return [format_fraction(Fraction(x, D)) for x in U]
 
@@ -106,7 +107,7 @@ def _dual_candidates(index: int, lam: np.ndarray):
 def per_key_results(keys, query_set: LayerNormQuerySet, *, progress=None, indices=None) -> list[dict]:
     """Result dictionaries (certificate JSON form) for the keys ``indices`` (default all), each
     checked exactly: one cone program per key, after the free engine's hull certificates."""
-    from ...kernel.exact import format_fraction
+    from ...certificates.writers import format_fraction
 
     keys = np.asarray(keys, dtype=np.float64)
     query_set.validate(keys.shape[1])
@@ -141,7 +142,8 @@ def per_key_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
             continue
         t, u_float, lam = proposal
         U, D = snap_into_set(u_float, layer.n)
-        ok, msg, margin = _check_primal(layer, i, U, D)
+        ok, msg, q = _check_primal(layer, i, U, D)
+        margin = exact_margins(layer, [(i, q)])[0] if ok else None
         if ok:
             q = layer.query(U, D)
             entry.update(status="selectable", verified="exact",

@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel.querysets.rmsnorm import (KIND, QUERY_SET, ExactLayer, RMSNormQuerySet, Rotation, check_all,
-                                         check_dual, check_primal, check_result)
+                                         check_dual, check_primal)
 
 from ..cone import solve_margin_cone
+from ..exact_checks import exact_margins
 
-__all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check_all",
-           "check_result", "propose"]
+__all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check_all", "propose"]
 
 
 def _map(query_set: RMSNormQuerySet) -> tuple[np.ndarray, np.ndarray]:
@@ -92,7 +92,7 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
     from fractions import Fraction
 
     from ...kernel.dyadic import fraction_of_fmpq
-    from ...kernel.exact import format_fraction
+    from ...certificates.writers import format_fraction
     from ..certification import certify_results as free_results
 
     keys = np.asarray(keys, dtype=np.float64)
@@ -120,7 +120,8 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
             continue
         t, u_float, lam = proposal
         U, D = _snap_into_ball(u_float, layer.n, query_set.centred)
-        ok, msg, margin = check_primal(layer, i, U, D)
+        ok, msg, q = check_primal(layer, i, U, D)
+        margin = exact_margins(layer, [(i, q)])[0] if ok else None
         if ok:
             q = layer.query(U, D)
             entry.update(status="selectable", verified="exact",

@@ -13,7 +13,8 @@ from fractions import Fraction
 import numpy as np
 
 from ...io.arrays import load_array
-from ...kernel.checker import check_combination, check_witnesses
+from ...kernel.checker import check_witnesses
+from ..exact_checks import check_combination, key_row
 from ...kernel.exact import to_fraction
 from ...kernel.querysets.subspace import KIND, QUERY_SET, ExactPoints, SubspaceQuerySet
 
@@ -27,7 +28,7 @@ def _check_witness(points: ExactPoints, i: int, z, mode: str) -> str | None:
 
 def _floats(points: ExactPoints, relative_to: int | None = None) -> np.ndarray:
     """The points ``W k_j`` (minus point ``relative_to``, exactly) rounded to doubles, for the engine."""
-    base = [0] * points.m if relative_to is None else points.row(relative_to)
+    base = [0] * points.m if relative_to is None else key_row(points, relative_to)
     return np.array([[float(Fraction(int(points.P[j, a]) - base[a]) * Fraction(2) ** points.exponent)
                       for a in range(points.m)] for j in range(points.n)], dtype=np.float64).reshape(points.n, points.m)
 

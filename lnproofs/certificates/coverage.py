@@ -1,0 +1,52 @@
+"""Coverage claims as data: the claim that a norm query set covers every direction, with its
+exact JSON round-trip (one-line errors naming the field).  The kernel checks the claim's JSON:
+:func:`lnproofs.kernel.querysets.coverage.check_coverage`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..kernel.errors import CertificateFormatError, require
+from ..kernel.exact import to_fraction
+from .writers import format_fraction
+from ..kernel.querysets.coverage import COVERAGE_KINDS
+
+__all__ = ["Coverage"]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The claim that a norm query set covers every direction (see :mod:`lnproofs.kernel.querysets.coverage`)."""
+
+    kind: str
+    prime: int
+    rows: tuple
+    u_star: tuple | None = None
+
+    def __post_init__(self):
+        bad = "certificate field coverage"
+        require(self.kind in COVERAGE_KINDS, CertificateFormatError,
+                f"{bad}.kind {self.kind!r} is not known; accepted: {', '.join(COVERAGE_KINDS)}")
+        require(type(self.prime) is int and 2 <= self.prime < 2**63, CertificateFormatError,
+                f"{bad}.prime {self.prime!r} is not an integer in 2..2^63 - 1")
+        require(isinstance(self.rows, (list, tuple)) and all(type(r) is int and r >= 0 for r in self.rows),
+                CertificateFormatError, f"{bad}.rows must be a list of column indices (integers >= 0)")
+        require(self.u_star is None or isinstance(self.u_star, (list, tuple)) and all(
+            isinstance(x, str) for x in self.u_star), CertificateFormatError,
+            f"{bad}.u_star must be null or a list of 'p/q' strings")
+        object.__setattr__(self, "rows", tuple(self.rows))
+        if self.u_star is not None:
+            try:
+                object.__setattr__(self, "u_star", tuple(format_fraction(to_fraction(x)) for x in self.u_star))
+            except (ValueError, ZeroDivisionError, ArithmeticError) as err:
+                raise CertificateFormatError(f"{bad}.u_star holds a value that is not a 'p/q' string ({err})") from None
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "prime": self.prime, "rows": list(self.rows),
+                "u_star": None if self.u_star is None else list(self.u_star)}
+
+    @classmethod
+    def from_json(cls, data) -> "Coverage":
+        require(isinstance(data, dict) and {"kind", "prime", "rows"} <= set(data), CertificateFormatError,
+                "certificate field coverage must be an object with 'kind', 'prime', 'rows' and 'u_star'")
+        return cls(data["kind"], data["prime"], data["rows"], data.get("u_star"))

@@ -1,0 +1,46 @@
+"""The kernel's exact checks as the searches call them: one item at a time.
+
+The kernel (:mod:`lnproofs.kernel.checker`) checks many items at once and holds no convenience
+for its callers; the one-item forms the proposers, the experiments and the homework use are here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from flint import fmpq, fmpz_mat
+
+from ..kernel.checker import check_combinations
+from ..kernel.dyadic import pow2
+
+__all__ = ["check_combination", "key_row", "exact_margins"]
+
+
+def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
+    """:func:`lnproofs.kernel.checker.check_combinations` for one key."""
+    return check_combinations(keys, [(i, combination)], strict=strict)[0]
+
+
+def key_row(ek, j: int) -> list[int]:
+    """K_j: the key k_j of an :class:`~lnproofs.kernel.checker.ExactKeys` divided by 2**exponent, as Python
+    integers (every row built once, kept on ``ek``: a cache of the searches, never read as a claim)."""
+    if "_search_rows" not in vars(ek):
+        ek._search_rows = ek.some_rows(np.arange(ek.n))
+    return ek._search_rows[j].tolist()
+
+
+def exact_margins(layer, items) -> list:
+    """The margins ``min_{j != i} q.(k_i - k_j)`` (python-flint rationals; None for a single key) of
+    ``(index, q)`` pairs with exact queries ``q`` (fmpq d x 1) over the keys of an
+    :class:`~lnproofs.kernel.querysets.norm.ExactLayer`: one integer product for all items.  A margin
+    is informational (the kernel does not read it); the searches state it beside a witness."""
+    if not items:
+        return []
+    cols = [q.numer_denom() for _, q in items]
+    m = len(items)
+    S = (layer.K * fmpz_mat(layer.d, m, [int(num[a, 0]) for a in range(layer.d) for num, _ in cols])).entries()
+    out = []
+    for t, (index, _) in enumerate(items):
+        column = S[t::m]                                   # q.k_j = column[j] * 2**ek / den
+        others = column[:index] + column[index + 1:]
+        out.append(fmpq(column[index] - max(others)) * pow2(layer.ek) / fmpq(int(cols[t][1])) if others else None)
+    return out

@@ -1,0 +1,142 @@
+"""The float filter of the kernel's witness check against exact arithmetic, for every kind of
+witness entry (floats, long rationals rounded to floats, large integers), and the work of
+checking long-digit witnesses: linear in the certificate, never an exact product per key."""
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lnproofs.certificates.certificate import Certificate
+from lnproofs.certificates.check import check_certificate
+from lnproofs.kernel.certificates import KeyResult
+from lnproofs.kernel.checker import ExactKeys, check_witnesses
+from lnproofs.kernel.verify import check_claims
+
+
+def _reference(keys, i, q, mode):
+    """The claim decided in Fraction arithmetic alone."""
+    score = [sum(Fraction(a) * Fraction(b) for a, b in zip(q, row)) for row in keys.tolist()]
+    others = score[:i] + score[i + 1:]
+    if mode == "strict":
+        return all(score[i] > s for s in others)
+    return all(score[i] >= s for s in others) and (not others or any(score[i] > s for s in others))
+
+
+def _entries(rng, d, kind):
+    base = rng.integers(-3, 4, size=d) * 2.0 ** rng.integers(-40, 40, size=d)
+    if kind == "float":
+        return tuple(float(x) for x in base)
+    if kind == "rational":                          # long digits, a different denominator per entry
+        return tuple(Fraction(float(x)) + Fraction(int(rng.integers(-5, 6)), 10 ** 60 + 7 * c + 1)
+                     for c, x in enumerate(base))
+    if kind == "integer":                           # past 2**53: float(int) rounds
+        return tuple(int(x * 2 ** 40) * 2 ** 30 + int(rng.integers(-3, 4)) for x in base)
+    return tuple(Fraction(float(x)) if c % 2 else float(x) for c, x in enumerate(base))   # mixed
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 7), st.integers(1, 5),
+       st.sampled_from(["float", "rational", "integer", "mixed"]), st.sampled_from(["strict", "tie"]),
+       st.sampled_from(["plain", "twins", "near", "tiny"]))
+def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d, kind, mode, keyset):
+    """Whatever settles a pair (the filter or the integers), the verdict is the exact one."""
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(-4, 5, size=(n, d)) * 2.0 ** rng.integers(-30, 30, size=(n, d))
+    if keyset == "twins":
+        keys[1::2] = keys[0::2][: len(keys[1::2])]
+    elif keyset == "near" and n > 1:
+        keys[1] = keys[0] + 2.0 ** -60 * rng.integers(-2, 3, size=d)
+    elif keyset == "tiny":
+        keys[0] *= 2.0 ** -1060                     # subnormal entries: never the filter
+    i = int(rng.integers(n))
+    q = _entries(rng, d, kind)
+    got = check_witnesses(keys, [(i, q)], mode=mode)[0]
+    assert (got is None) == (_reference(keys, i, q, mode) or (mode == "tie" and n == 1))
+
+
+def _long_digit_certificate(n, d, digits=300):
+    """Keys on the unit sphere (every key selectable, clearly) and witnesses with ``digits``-digit
+    denominators, one per entry: the certificates whose check cost N^2 d before."""
+    rng = np.random.default_rng(n)
+    keys = rng.standard_normal((n, d))
+    keys /= np.linalg.norm(keys, axis=1, keepdims=True)
+    results = [KeyResult(i, "selectable", tuple(Fraction(float(x)) + Fraction(1, 10 ** digits + 7 * c + i)
+                                                 for c, x in enumerate(keys[i])), verified="exact")
+               for i in range(n)]
+    return keys, Certificate(n, d, {"kind": "free"}, tuple(results))
+
+
+@pytest.mark.parametrize("n", [10, 40, 160])
+def test_long_digit_witnesses_take_no_exact_product_per_key(monkeypatch, n):
+    """Counted, not timed: checking a certificate of long-digit witnesses computes no exact score
+    vector (each would cost N d products of long integers, N^2 d for the certificate), whatever N;
+    the float filter settles every pair from the witnesses' rounded floats."""
+    calls = []
+    exact = ExactKeys.int_scores
+
+    def counted(self, Q):
+        calls.append(len(Q))
+        return exact(self, Q)
+
+    monkeypatch.setattr(ExactKeys, "int_scores", counted)
+    keys, cert = _long_digit_certificate(n, 6)
+    assert all(v.ok for v in check_claims(json.loads(cert.dumps()), keys))
+    assert check_certificate(cert.dumps(), keys).ok
+    assert calls == []
+
+
+def test_a_rational_witness_that_ties_is_still_decided_exactly(monkeypatch):
+    """A witness that ties two keys exactly (no float can settle it) goes to the integers, once."""
+    calls = []
+    exact = ExactKeys.int_scores
+    monkeypatch.setattr(ExactKeys, "int_scores", lambda self, Q: calls.append(1) or exact(self, Q))
+    keys = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
+    tie = (Fraction(1, 3 ** 200) * 3 ** 200, Fraction(10 ** 80 + 1, 10 ** 80 + 1))    # q = (1, 1): k_0, k_1 tie
+    assert "q.k_0 - q.k_1 = 0" in check_witnesses(keys, [(0, tie)])[0]
+    assert check_witnesses(keys, [(0, tie)], mode="tie") == [None]
+    assert len(calls) == 2
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 6), st.integers(2, 5), st.sampled_from(["strict", "tie"]),
+       st.sampled_from(["plain", "twins", "constant", "scaled"]), st.sampled_from(["float", "rational", "integer"]))
+def test_the_layernorm_input_filter_agrees_with_its_exact_comparisons(seed, N, n, mode, inputs, kind):
+    """Keys given as LayerNorm inputs: the verdicts with the float filter are those of the exact
+    square-root comparisons alone (the filter switched off on a second copy of the same keys)."""
+    from lnproofs.kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys, check_ln_witnesses
+
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-3, 4, size=(N, n)) * 2.0 ** rng.integers(-20, 20, size=(N, 1))
+    if inputs == "twins":
+        X[1::2] = X[0::2][: len(X[1::2])] * 2.0
+    elif inputs == "constant":
+        X[0] = 1.5                                   # undefined with eps 0
+    elif inputs == "scaled":
+        X *= 2.0 ** 600
+    spec = LayerNormKeys(tuple(float(g) for g in rng.integers(1, 4, size=n)), None, float(rng.choice([0.0, 1e-5])))
+    fast, slow = ExactLayerNormKeys(X, spec), ExactLayerNormKeys(X, spec)
+    slow.filter_ok[:] = False
+    items = []
+    for t in range(N):
+        q = fast.z[t] if t % 2 else rng.standard_normal(n)
+        if kind == "rational":
+            q = [Fraction(float(x)) + Fraction(1, 10 ** 40 + c) for c, x in enumerate(q)]
+        elif kind == "integer":
+            q = [int(x * 2 ** 60) + 1 for x in q]    # past 2**53: float(int) rounds
+        items.append((t, tuple(float(x) for x in q) if kind == "float" else tuple(q)))
+    assert check_ln_witnesses(fast, items, mode=mode) == check_ln_witnesses(slow, items, mode=mode)
+
+
+def test_integer_witness_entries_past_two_to_the_53_stay_exact():
+    """A witness given with integers keeps them: past 2**53 as rationals, never rounded to floats."""
+    big = 2 ** 60 + 1
+    result = KeyResult(0, "selectable", (big, np.int64(3), 0.5))
+    assert result.witness == (Fraction(big), 3.0, 0.5) and type(result.witness[0]) is Fraction
+    keys = np.array([[2.0 ** -60, 0.0, 0.0], [0.0, 0.0, 2.0]])
+    # exactly q.k_0 = 1 + 2**-60 > q.k_1 = 1; with big rounded to 2**60 the two would tie
+    assert check_witnesses(keys, [(0, result.witness)]) == [None]
+    assert check_witnesses(keys, [(0, (2.0 ** 60, 3.0, 0.5))])[0] is not None
