@@ -30,7 +30,7 @@ from ..errors import OptionError, ShapeError, require
 from ..exact import show, to_fraction
 from ..querysets import QuerySetSchema
 
-__all__ = ["KIND", "QUERY_SET", "BoxQuerySet", "lifted_keys", "check_all"]
+__all__ = ["KIND", "QUERY_SET", "BoxQuerySet", "check_all"]
 
 KIND = "box"
 
@@ -43,14 +43,12 @@ class BoxQuerySet(QuerySetSchema):
     bias: tuple | None = None
 
     kind = KIND
-    FIELDS = ("bound", "bias")
-    OPTIONAL = ("bound", "bias")
+    FIELDS = OPTIONAL = ("bound", "bias")
 
     def __post_init__(self):
-        if self.bound is not None:
-            ok = isinstance(self.bound, (int, float)) and not isinstance(self.bound, bool) and math.isfinite(self.bound)
-            require(ok and self.bound > 0, OptionError, f"box bound B = {self.bound!r} must be a finite number > 0")
-            object.__setattr__(self, "bound", float(self.bound))
+        ok = self.bound is None or (type(self.bound) in (int, float) and math.isfinite(self.bound) and self.bound > 0)
+        require(ok, OptionError, f"box bound B = {self.bound!r} must be a finite number > 0")
+        object.__setattr__(self, "bound", None if self.bound is None else float(self.bound))
         if self.bias is not None:
             object.__setattr__(self, "bias", tuple(as_real_array(self.bias, name="key bias", ndim=1).tolist()))
 
@@ -58,50 +56,41 @@ class BoxQuerySet(QuerySetSchema):
 QUERY_SET = BoxQuerySet
 
 
-def lifted_keys(keys, bias) -> np.ndarray:
-    """``(k_j, b_j)`` as rows (the keys themselves when there is no bias)."""
-    K = ExactKeys.of(keys).array
-    if bias is None:
-        return K
-    b = np.asarray(bias, dtype=np.float64)
-    require(b.shape == (K.shape[0],), ShapeError,
-            f"key bias has {b.size} entries but there are {K.shape[0]} keys; give one bias per key")
-    return np.hstack([K, b[:, None]])
-
-
-def _dual(K, b, i, combination, bound) -> str | None:
-    got = _weights(ExactKeys.of(K), i, combination, False)
+def _dual(ek, b, B, r) -> str | None:
+    """``B ||r||_1 + b_i - sum_j lambda_j b_j <= 0`` (``r = 0`` without a box), in exact rationals."""
+    got = _weights(ek, r.index, r.combination, False)
     if isinstance(got, str):
         return got
     idx, W, den = got
-    r = [den * to_fraction(K[i, c]) - sum(w * to_fraction(K[j, c]) for j, w in zip(idx, W)) for c in range(K.shape[1])]
-    gap = (den * to_fraction(b[i]) - sum(w * to_fraction(b[j]) for j, w in zip(idx, W))) if b is not None else 0
-    if bound is None and any(r):
-        return f"key {i}: the weights leave k_i - sum_j lambda_j k_j != 0; free queries need it to vanish"
-    total = Fraction(gap, den) + Fraction(to_fraction(bound)) * sum(abs(x) for x in r) / den if bound else Fraction(gap, den)
-    return None if total <= 0 else f"key {i}: B ||r||_1 + b_i - sum_j lambda_j b_j = {show(total)} > 0"
+    row = lambda j: [to_fraction(x) for x in ek.array[j].tolist()] + [to_fraction(b[j]) if b else 0]  # noqa: E731
+    gap = [den * x for x in row(r.index)]                      # den (k_i, b_i) - sum_j W_j (k_j, b_j)
+    for j, w in zip(idx, W):
+        gap = [g - w * x for g, x in zip(gap, row(j))]
+    total = Fraction(gap[-1] + (to_fraction(B) * sum(map(abs, gap[:-1])) if B is not None else 0), den)
+    if (B is None and any(gap[:-1])) or total > 0:
+        return f"key {r.index}: B ||r||_1 + b_i - sum_j lambda_j b_j = {show(total)} > 0 (free queries: or r != 0)"
+    return None
 
 
 def check_all(keys, query_set, results) -> list[Verdict]:
-    """Exact verdicts: witnesses on the lifted keys in bulk, the dual bounds one by one."""
-    K = ExactKeys.of(keys).array
-    lifted = lifted_keys(K, query_set.bias)
+    """Exact verdicts: witnesses on the lifted keys ``(k_j, b_j)`` in bulk, the dual bounds one by one."""
+    ek = ExactKeys.of(keys)
     b, B = query_set.bias, query_set.bound
+    require(b is None or len(b) == ek.n, ShapeError,
+            f"key bias has {0 if b is None else len(b)} entries but there are {ek.n} keys; give one bias per key")
     messages, wins = {}, []
     for pos, r in enumerate(results):
-        if r.status == "undecided":
-            messages[pos] = None
-        elif r.status == "not-realisable":
-            messages[pos] = _dual(K, b, r.index, r.combination, B)
-        elif r.status != "selectable":
-            messages[pos] = f"key {r.index}: {r.status!r} is not a status of the box query set"
-        elif r.witness is None or len(r.witness) != K.shape[1]:
-            messages[pos] = f"key {r.index}: a selectable claim needs a witness query with {K.shape[1]} entries"
-        elif B is not None and max(abs(to_fraction(x)) for x in r.witness) > Fraction(B):
-            messages[pos] = f"key {r.index}: the witness leaves the box |q_l| <= {show(Fraction(B))}"
+        if r.status in ("not-realisable", "undecided"):
+            messages[pos] = _dual(ek, b, B, r) if r.status == "not-realisable" else None
+        elif r.status != "selectable" or r.witness is None or len(r.witness) != ek.dim:
+            messages[pos] = (f"key {r.index}: box claims are selectable (with a witness of {ek.dim} entries), "
+                             f"not-realisable or undecided")
+        elif B is not None and max(abs(to_fraction(x)) for x in r.witness) > B:
+            messages[pos] = f"key {r.index}: the witness leaves the box |q_l| <= {show(to_fraction(B))}"
         else:
             wins.append(pos)
-    items = [(results[p].index, tuple(results[p].witness) + (() if b is None else (
-        1.0 if all(type(x) is float for x in results[p].witness) else Fraction(1),))) for p in wins]
+    lifted = np.hstack([ek.array, np.asarray(b)[:, None]]) if b else ek
+    one = [1.0 if all(type(x) is float for x in results[p].witness) else Fraction(1) for p in wins]
+    items = [(results[p].index, tuple(results[p].witness) + ((o,) if b else ())) for p, o in zip(wins, one)]
     messages.update(zip(wins, check_witnesses(lifted, items, mode="strict")))
     return [Verdict(r.index, r.status, messages[p] is None, messages[p] or "") for p, r in enumerate(results)]

@@ -23,7 +23,21 @@ import numpy as np
 from ...kernel.certificates import Combination, KeyResult
 from ...kernel.querysets.box import KIND, QUERY_SET, BoxQuerySet, check_all
 
-__all__ = ["KIND", "QUERY_SET", "BoxQuerySet", "certify", "into_box"]
+__all__ = ["KIND", "QUERY_SET", "BoxQuerySet", "certify", "into_box", "load_box"]
+
+
+def load_box(bound, bias_path=None, n_keys: int | None = None) -> BoxQuerySet:
+    """The box (``bound`` None: every query) with the bias read from ``bias_path`` (one per key)."""
+    from ...io.arrays import load_array
+    from ...kernel.errors import ShapeError
+
+    bias = None
+    if bias_path is not None:
+        bias = load_array(bias_path, name="key bias", ndim=None).reshape(-1)
+        if n_keys is not None and len(bias) != n_keys:
+            raise ShapeError(f"key bias {bias_path} has {len(bias)} entries but there are {n_keys} keys; "
+                             "give one bias per key")
+    return BoxQuerySet(bound, None if bias is None else tuple(bias.tolist()))
 
 
 def into_box(witness, bound):
