@@ -255,6 +255,20 @@ def _run_causal(args, record: dict, limits) -> int:
     return 0 if report.ok else 1
 
 
+def _run_vocab(args, path, data, limits) -> int:
+    """A vocabulary certificate (manifest and arrays): the kernel's verdict on every token."""
+    from ..certificates.vocab import load_vocab, vocab_keys_path
+    from ..kernel.errors import OptionError
+
+    if args.numeric:
+        raise OptionError(f"--numeric re-checks selectability certificates; drop it for {path}, a vocabulary "
+                          "certificate whose claims the exact check covers")
+    cert = load_vocab(path, data)
+    report = cert.check(_keys(vocab_keys_path(path, cert, args.keys), limits))
+    print(json.dumps(report.to_json()) if args.json else report)
+    return 0 if report.ok else 1
+
+
 def run(args) -> int:
     limits = _limits(args)
     path = Path(args.certificate)
@@ -265,6 +279,8 @@ def run(args) -> int:
     data = read_json_file(path, limits)
     if isinstance(data, dict) and data.get("schema") == "lnproofs.causal/1":
         return _run_causal(args, data, limits)
+    if isinstance(data, dict) and data.get("schema") == "lnproofs.vocab/1":
+        return _run_vocab(args, path, data, limits)
     targets = targets_of(path, args.keys, limits)
     outputs: list = []
     ok = _check_model_evidence(path, targets, args, outputs)
