@@ -141,3 +141,21 @@ def test_reader_refuses_malformed_evidence(tmp_path):
         with pytest.raises(CertificateFormatError):
             replace(cert, evidence=bad, queries=None).check(K)
     assert replace(cert, evidence=np.full(50, NONE, np.int8), results=()).check(K).ok
+
+
+def test_box_self_witnesses_must_fit_the_box():
+    K = _keys(n=120, d=4, seed=7)
+    cert = certify_vocab_keys(K, BoxQuerySet(2.0))
+    assert cert.check(K).ok and cert.evidence_counts()["own key"] > 0
+    from dataclasses import replace
+    report = replace(cert, scale=cert.scale * 2.0 ** 20).check(K)
+    assert not report.ok and "leaves the box" in report.failures[0].message
+
+
+def test_single_precision_products_agree_with_double():
+    K = _keys(n=500, d=16, seed=8).astype(np.float32).astype(np.float64)
+    single = self_witnesses(K)
+    K64 = K.copy()
+    K64[0, 0] = np.nextafter(K64[0, 0], 10.0)       # no longer a float32: the double products are used
+    double = self_witnesses(K64)
+    assert single.sum() > 0 and (single[1:] == double[1:]).all()

@@ -13,6 +13,8 @@ Nothing is kept that the kernel has not accepted.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from ..certificates.vocab import NONE, QUERY, RESULT, SELF, VocabCertificate
@@ -86,11 +88,13 @@ def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = 
     bias = np.asarray(qs.bias, dtype=np.float64) if getattr(qs, "bias", None) is not None else None
     if qs.kind == "free":
         evidence[self_witnesses(K)] = SELF                       # decided: the kernel's own filter
+    elif qs.kind == "box" and bias is None:                      # the kernel's filter, and t_i max|k_i| <= B exactly
+        scale = box_scales(K, qs.bound)
+        top = np.abs(K).max(axis=1)
+        fits = [Fraction(float(t)) * Fraction(float(m)) <= Fraction(qs.bound) for t, m in zip(scale, top)]
+        evidence[self_witnesses(K) & np.array(fits, dtype=bool)] = SELF
     elif qs.kind == "box":
-        if bias is None:
-            proposed, scale = self_witnesses(K), box_scales(K, qs.bound)
-        else:
-            proposed, scale = biased_self_scales(K, bias, qs.bound)
+        proposed, scale = biased_self_scales(K, bias, qs.bound)
         selves = np.flatnonzero(proposed)
         others = [KeyResult(int(i), "undecided") for i in np.flatnonzero(~proposed)]
         verdicts = check_vocab(K, qs, selves, scale, others)
