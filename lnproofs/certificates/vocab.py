@@ -57,6 +57,19 @@ class VocabCertificate:
     bias: np.ndarray | None = None
     results: tuple = ()
     keys_file: dict | None = field(default=None, compare=False)
+    coverage: dict | None = None
+
+    def _sets(self):
+        """``(the set the evidence is checked under, the coverage check's verdict or None)``: with a coverage
+        claim, a norm query set that realises every direction (kernel-checked) has the free answers."""
+        if self.coverage is None:
+            return self.query_set_object(), None
+        from ..kernel.checker import Verdict
+        from ..kernel.querysets.coverage import check_coverage
+        from ..kernel.querysets.free import FreeQueries
+
+        ok, message = check_coverage(query_set_from_json(self.query_set), self.coverage)
+        return FreeQueries(), Verdict(-1, "coverage", ok, "" if ok else f"coverage claim: {message}")
 
     def query_set_object(self):
         data = dict(self.query_set)
@@ -101,7 +114,8 @@ class VocabCertificate:
             results += [KeyResult(int(i), "selectable", tuple(Q[rows[i]].tolist()), None, "exact")
                         for i in np.flatnonzero(ev == QUERY)]
         scale = np.ones(self.n_keys) if self.scale is None else self.scale
-        verdicts = check_vocab(keys, self.query_set_object(), np.flatnonzero(ev == SELF), scale, results)
+        qs, cover = self._sets()
+        verdicts = check_vocab(keys, qs, np.flatnonzero(ev == SELF), scale, results) + ([cover] if cover else [])
         kind = self.query_set.get("kind", "free")
         return CheckReport(all(v.ok for v in verdicts), tuple(verdicts), int(self.n_keys), int(self.dim),
                            f"{kind} queries" + ("" if self.bias is None else " with a bias per key"))
@@ -121,7 +135,8 @@ class VocabCertificate:
         data = {"schema": SCHEMA, "n_keys": int(self.n_keys), "dim": int(self.dim),
                 "keys_file": keys_reference(path, keys_path) if keys_path is not None else self.keys_file,
                 "query_set": self.query_set, "arrays": arrays, "counts": self.counts(),
-                "evidence": self.evidence_counts(), "results": [r.to_json() for r in self.results]}
+                "evidence": self.evidence_counts(), "results": [r.to_json() for r in self.results],
+                **({"coverage": self.coverage} if self.coverage is not None else {})}
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
         os.replace(tmp, path)
@@ -165,7 +180,8 @@ def load_vocab(path, data: dict) -> VocabCertificate:
     results = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(data["results"]))
     ref = validate_reference(data["keys_file"]) if data.get("keys_file") is not None else None
     return VocabCertificate(data["n_keys"], data["dim"], qs, arrays["evidence"], arrays.get("scale"),
-                            arrays.get("queries"), arrays.get("rows"), arrays.get("bias"), results, ref)
+                            arrays.get("queries"), arrays.get("rows"), arrays.get("bias"), results, ref,
+                            data.get("coverage"))
 
 
 def vocab_keys_path(path, cert: VocabCertificate, given=None) -> Path:

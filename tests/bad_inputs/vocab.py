@@ -45,3 +45,39 @@ CASES = [
     ("vocab-bias-in-json", _manifest(lambda d: d["query_set"].update(bias=[0] * 6)), "arrays.bias"),
     ("vocab-absolute-array", _manifest(lambda d: d["arrays"]["evidence"].update(path="/tmp/x.npy")), "relative"),
 ]
+
+
+def _model(kind, *extra, edit=None):
+    """certify-vocab on a tiny model folder: ``kind`` is (config class, model class, tie)."""
+    def make(tmp_path):
+        import transformers
+
+        config_name, model_name, tie = kind
+        config = getattr(transformers, config_name)(hidden_size=4, num_hidden_layers=1, num_attention_heads=2,
+                                                    intermediate_size=8, vocab_size=10, tie_word_embeddings=tie)
+        getattr(transformers, model_name)(config).save_pretrained(str(tmp_path / "m"))
+        if edit is not None:
+            edit(tmp_path / "m" / "model.safetensors")
+        return ["certify-vocab", tmp_path / "m", "--out", tmp_path / "out", "--workers", "1", *extra]
+    return make
+
+
+def _short_bias(path):
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(str(path))
+    state["cls.predictions.bias"] = state["cls.predictions.bias"][:7].clone()
+    save_file(state, str(path), metadata={"format": "pt"})
+
+
+_LLAMA_LM = ("LlamaConfig", "LlamaForCausalLM", False)
+CASES += [
+    ("model-no-output-layer", _model(("LlamaConfig", "LlamaModel", False)), "no output layer"),
+    ("model-bare-bert", _model(("BertConfig", "BertModel", True)), "no output layer"),
+    ("model-box-zero", _model(_LLAMA_LM, "--box", "0"), "box bound"),
+    ("model-box-negative", _model(_LLAMA_LM, "--box", "-1"), "must be a finite number > 0"),
+    ("model-unknown-set", _model(_LLAMA_LM, "--sets", "free,ball"), "not known"),
+    ("model-bias-wrong-length", _model(("BertConfig", "BertForMaskedLM", True), edit=_short_bias), "output bias"),
+    ("model-missing", lambda tmp_path: ["certify-vocab", tmp_path / "nothere", "--out", tmp_path / "o"],
+     "does not exist"),
+]

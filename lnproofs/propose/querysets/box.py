@@ -81,7 +81,7 @@ def _exact_support(K, b, i, support):
 
 
 def _lp(K, b, i, bound):
-    """One key's LP: a witness, dual weights, or a reason."""
+    """One key's LP: a witness, candidate dual weights (tried in order), or a reason."""
     from scipy.optimize import linprog
 
     n, d = K.shape
@@ -91,19 +91,22 @@ def _lp(K, b, i, bound):
     box = (-bound, bound) if bound is not None else (None, None)
     res = linprog(np.r_[np.zeros(d), -1.0], A_ub=A, b_ub=rhs, bounds=[box] * d + [(None, 1.0)], method="highs")
     if res.status != 0:
-        return None, None, f"HiGHS: {res.message}"
+        return None, (), f"HiGHS: {res.message}"
     if -res.fun > 1e-9:
-        return res.x[:d], None, None
+        return res.x[:d], (), None
     lam = -np.asarray(res.ineqlin.marginals)
     keep = np.flatnonzero(lam > 1e-12 * max(lam.max(), 1e-300))
-    if bound is None:
-        weights = _exact_support(K, b, i, others[keep].tolist())
-        if weights is None:
-            return None, None, "the dual weights do not make k_i an exact combination"
-    else:
+    support = tuple(int(j) for j in others[keep])
+    combos = []
+    exact = _exact_support(K, b, i, list(support))            # r = 0 exactly: needed for free queries
+    if exact is not None:
+        combos.append(Combination(support, tuple(exact)))
+    if bound is not None:                                     # the LP's weights, normalised exactly
         raw = [Fraction(float(x)) for x in lam[keep]]
-        weights = [w / sum(raw) for w in raw]
-    return None, Combination(tuple(int(j) for j in others[keep]), tuple(weights)), None
+        combos.append(Combination(support, tuple(w / sum(raw) for w in raw)))
+    if not combos:
+        return None, (), "the dual weights do not make k_i an exact combination"
+    return None, tuple(combos), None
 
 
 def certify(keys, query_set: BoxQuerySet, **options) -> list:
@@ -119,13 +122,13 @@ def certify(keys, query_set: BoxQuerySet, **options) -> list:
         b = np.asarray(query_set.bias, dtype=np.float64)
         proposed = []
         for i in indices:
-            q, comb, reason = _lp(K, b, i, query_set.bound)
+            q, combos, reason = _lp(K, b, i, query_set.bound)
             if q is not None:
                 proposed.append(KeyResult(i, "selectable", tuple(float(x) for x in q), None, "exact"))
-            elif comb is not None:
-                proposed.append(KeyResult(i, "not-realisable", None, comb, "exact"))
-            else:
-                proposed.append(KeyResult(i, "undecided", reason=reason))
+                continue
+            tries = [KeyResult(i, "not-realisable", None, c, "exact") for c in combos]
+            good = next((r for r in tries if check_all(K, query_set, [r])[0].ok), None)
+            proposed.append(good or (tries[-1] if tries else KeyResult(i, "undecided", reason=reason)))
     verdicts = check_all(K, query_set, proposed)
     done = {r.index: (r if v.ok else KeyResult(r.index, "undecided", reason=f"the kernel refused: {v.message}"))
             for r, v in zip(proposed, verdicts)}
