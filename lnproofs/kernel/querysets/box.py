@@ -43,7 +43,7 @@ class BoxQuerySet(QuerySetSchema):
     bias: tuple | None = None
 
     kind = KIND
-    FIELDS = OPTIONAL = ("bound", "bias")
+    FIELDS, REQUIRED, OPTIONAL = ("bound", "bias"), ("bound",), ("bias",)
 
     def __post_init__(self):
         ok = self.bound is None or (type(self.bound) in (int, float) and math.isfinite(self.bound) and self.bound > 0)
