@@ -172,3 +172,10 @@ def test_a_zero_gain_loses_coverage(tmp_path):
     from dataclasses import replace
     assert _coverage(replace(layer, gain=gain), layer.keys)[0] is None
     assert _coverage(layer, layer.keys)[0] is not None
+
+
+def test_a_folder_check_covers_every_vocabulary_certificate(cli, tmp_path):
+    folder = build("bert", tmp_path / "m", seed=9)
+    _run(cli, folder, tmp_path / "out")
+    result = cli(["check", tmp_path / "out"])
+    assert result.status == 0 and "3 held, 0 refuted, 0 unreadable" in result.out
