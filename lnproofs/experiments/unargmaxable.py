@@ -145,6 +145,11 @@ def _write_readme(out, table, verdicts, summary) -> None:
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, row in table.iterrows():
         lines.append("| " + " | ".join(str(row[c]) if c in row else "" for c in cols) + " |")
+    missing = [f"{i} d={d} {'with' if b else 'without'} bias" for i in INITS for d in DIMS for b in (False, True)
+               if not ((table["init"] == i) & (table["d"] == d) & (table["bias"] == b)).any()]
+    if missing:
+        lines += ["", f"Not run here ({len(missing)} of the {2 * len(INITS) * len(DIMS)} models of the full grid): "
+                  + ", ".join(missing) + "."]
     lines += ["", "## The published claims", ""]
     lines += [f"- {v['claim']}: **{v['verdict']}**." for v in verdicts]
     (out / "README.md").write_text("\n".join(lines) + "\n")
