@@ -20,7 +20,8 @@ ROWS = 64           # rows of each random unembedding
 
 def _keys(ctx, width):
     keys = torch.randn((ROWS, width), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
-    keys[0] *= 3.0                                                   # a planted row of largest norm
+    rest = torch.linalg.vector_norm(keys[1:], dim=-1).max()
+    keys[0] *= 1.5 * rest / torch.linalg.vector_norm(keys[0])         # a planted row of largest norm
     return keys
 
 
