@@ -43,7 +43,7 @@ CASES = [
     ("vocab-unknown-array", _manifest(lambda d: d["arrays"].update(other={"path": "x.npy", "sha256": "0" * 64})),
      "known"),
     ("vocab-bias-in-json", _manifest(lambda d: d["query_set"].update(bias=[0] * 6)), "arrays.bias"),
-    ("vocab-absolute-array", _manifest(lambda d: d["arrays"]["evidence"].update(path="/tmp/x.npy")), "relative"),
+    ("vocab-absolute-array", _manifest(lambda d: d["arrays"]["evidence"].update(path="/etc/x.npy")), "relative"),
 ]
 
 
