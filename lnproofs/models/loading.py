@@ -30,7 +30,7 @@ import warnings
 from pathlib import Path
 
 from ..kernel.errors import ModelError, OptionError, require
-from .config_sizes import check_config_values
+from .config_sizes import check_config_values, check_sizes
 from .custom_code import read_json_config, refuse_custom_code, refuse_folder_code
 from .families import SUPPORTED_MODEL_TYPES, family_of, refuse_unhandled
 from .loaded import LoadedModel
@@ -208,7 +208,7 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
         module, config_obj, device_name = build_model(family, data, path, files, dtype=dtype, device=device,
                                                       from_folder=path.is_dir() and config is None,
                                                       shapes={n: shape for n, (_, shape) in tensors.items()},
-                                                      where=cfg_path)
+                                                      where=cfg_path, check_sizes=check_sizes)
     return LoadedModel(module, config_obj, family, path, dtype, device_name, weights_dtype)
 
 

@@ -109,15 +109,15 @@ def _config_object(family, data: dict):
     return config
 
 
-def check_shapes(family, cls, config, shapes: dict, where, extra: dict, source) -> None:
+def check_shapes(family, cls, config, shapes: dict, where, extra: dict, source, check_sizes=None) -> None:
     """The model ``cls(config)`` built on the ``meta`` device (no memory) against the stored
     ``shapes``: every tensor the model needs is stored, with the shape the configuration gives.
-    The sizes were bounded first (:func:`lnproofs.models.config_sizes.check_sizes`)."""
+    ``check_sizes(family, config, shapes, where)`` bounds the sizes first (the caller's,
+    :func:`lnproofs.models.config_sizes.check_sizes`: this package imports nothing of the models layer)."""
     import torch
 
-    from lnproofs.models.config_sizes import check_sizes
-
-    check_sizes(family, config, shapes, where)
+    if check_sizes is not None:
+        check_sizes(family, config, shapes, where)
     try:
         with torch.device("meta"):
             model = cls(config, **extra)
@@ -140,7 +140,7 @@ def check_shapes(family, cls, config, shapes: dict, where, extra: dict, source) 
 
 
 def build_model(family, data: dict, path: Path, files: list[Path], *, from_folder: bool, dtype: str, device: str,
-                shapes: dict | None = None, where=None):
+                shapes: dict | None = None, where=None, check_sizes=None):
     """``(module, config)``: the bare transformers model of ``family`` with the weights of
     ``files`` (or the folder ``path`` through ``from_pretrained``), on ``device`` in ``dtype``.  The caller keeps
     the network off (:func:`lnproofs.models.loading.offline`).  ``shapes`` (tensor name -> stored shape,
@@ -153,7 +153,7 @@ def build_model(family, data: dict, path: Path, files: list[Path], *, from_folde
     extra = dict(family.model_kwargs)
     config_obj = _config_object(family, data)
     if shapes is not None:
-        check_shapes(family, cls, config_obj, shapes, where or path, extra, path)
+        check_shapes(family, cls, config_obj, shapes, where or path, extra, path, check_sizes)
     if from_folder:
         try:
             module, info = cls.from_pretrained(str(path), config=config_obj, local_files_only=True,
