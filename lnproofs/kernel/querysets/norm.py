@@ -44,7 +44,7 @@ from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
 __all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
-           "ExactLayer", "check_primal", "check_dual", "check_all"]
+           "ExactLayer", "primal_query", "check_dual", "check_all"]
 
 ROTATION_STYLES = ("half", "interleaved")
 
@@ -311,13 +311,7 @@ class ExactLayer:
         return fmpq(nw2) * scale * scale, sum((self.q0[a, 0] * Y[a] for a in range(self.d)), fmpq(0)) / fmpq(Dc)
 
 
-def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, object]:
-    """``(ok, message, q)`` for the query ``q`` made from ``u = U / D`` (None when ``u`` is outside the set)."""
-    got = _primal_query(layer, index, U, D)
-    return got if isinstance(got, tuple) else (*layer.winners([(index, got)])[0], got)
-
-
-def _primal_query(layer: ExactLayer, index: int, U, D: int):
+def primal_query(layer: ExactLayer, index: int, U, D: int):
     """The exact query made from ``u = U / D`` when ``u`` is in the set (and ``q`` in the ball), else
     ``(False, message, None)``."""
     n = layer.n
@@ -375,7 +369,7 @@ def _evidence(layer: ExactLayer, result) -> tuple:
             if not isinstance(u, (list, tuple)) or len(u) != layer.n:
                 raise ValueError(f"u must be a list of {layer.n} numbers")
             U, D = integer_vector_of_fractions([to_fraction(v) for v in u])
-            q, witness = _primal_query(layer, index, U, D), result.get("witness")
+            q, witness = primal_query(layer, index, U, D), result.get("witness")
             if isinstance(q, tuple):
                 return q[:2]
             if witness is not None and (len(witness) != layer.d or any(     # a stated witness is that query
