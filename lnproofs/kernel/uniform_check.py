@@ -20,9 +20,8 @@ from .uniform_exact import LayerNormEquations, difference_matrix, fmpq_column
 __all__ = ["check_uniform"]
 
 
-def check_uniform(keys, result) -> tuple[bool, str]:
-    """Re-verify a uniform-attention answer (its JSON, or an object with ``to_json``) exactly."""
-    data = result.to_json() if hasattr(result, "to_json") else dict(result)
+def check_uniform(keys, data) -> tuple[bool, str]:
+    """Re-verify a uniform-attention answer (its JSON object) exactly."""
     keys = np.asarray(keys, dtype=np.float64)
     N, d = keys.shape
     qs = data.get("query_set") or {"kind": "free"}
