@@ -26,9 +26,9 @@ the rationals, so this proves rank ``d``; and ``u*`` as exact ``"p/q"`` strings 
 
 from __future__ import annotations
 
-from flint import fmpq, fmpz, fmpz_mat, nmod_mat
+from flint import fmpz, fmpz_mat, nmod_mat
 
-from ..dyadic import fmpq_of, integer_matrix, integer_vector_of_fractions, pow2
+from ..dyadic import fmpq_of, integer_matrix, integer_vector_of_fractions
 from ..errors import InputError
 from ..exact import to_fraction
 from .norm import ExactQueryMap
@@ -99,7 +99,6 @@ def check_coverage(query_set, data, query_map: ExactQueryMap | None = None) -> t
         return False, "u_star is not on the hyperplane 1 . u = 0"
     if sum(x * x for x in U) >= n * D * D:
         return False, f"||u_star||^2 >= n = {n}: the centre is not shown to be strictly inside"
-    q = qm.Wq * fmpz_mat(n, 1, [g * x for g, x in zip(qm.G, U)])
-    if any(q[a, 0] * pow2(qm.ew + qm.eg) / fmpq(D) + qm.q0[a, 0] != 0 for a in range(d)):
+    if any(x != 0 for x in qm.query(U, D).entries()):        # R (A u* + b) = 0 iff A u* + b = 0: R is invertible
         return False, "u_star is not a preimage: A u_star + b != 0"
     return True, ""

@@ -228,6 +228,12 @@ class ExactQueryMap:
         self.WqT = self.Wq.transpose()
         return getattr(self, name)
 
+    def query(self, U, D: int):
+        """``q = R (W_q (g * u + beta) + b_q)`` exactly for ``u = U / D`` (integers ``U``; a d x 1 fmpq_mat)."""
+        v = fmpz_mat(self.n, 1, [g * int(x) for g, x in zip(self.G, U)])
+        q = fmpq_mat(self.Wq * v) * (pow2(self.ew + self.eg) / fmpq(D)) + self.q0
+        return q if self.R is None else self.R * q
+
     def factored(self):
         """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``
         (``A = W_q diag(g)``, ``P = I - 11^T/n`` when centred, else ``I``)."""
@@ -254,7 +260,7 @@ class ExactLayer:
         self.ln = query_set.kind == "layernorm"
 
     def __getattr__(self, name):
-        """The query map's exact forms (n, d, Wq, ew, G, eg, q0, radius, centred, R, ...)."""
+        """The query map's exact forms and ``query`` (n, d, Wq, ew, G, eg, q0, radius, centred, R, ...)."""
         if name == "query_map":
             raise AttributeError(name)
         return getattr(self.query_map, name)
@@ -289,12 +295,6 @@ class ExactLayer:
         for (t, (_, q)), verdict in zip(queries, self.winners([item for _, item in queries])):
             out[t] = (*verdict, q)
         return [out[t] for t in range(m)]
-
-    def query(self, U, D: int):
-        """``q = R (W_q (g * u + beta) + b_q)`` exactly for ``u = U / D`` (a d x 1 fmpq_mat)."""
-        v = fmpz_mat(self.n, 1, [g * x for g, x in zip(self.G, U)])
-        q = fmpq_mat(self.Wq * v) * (pow2(self.ew + self.eg) / fmpq(D)) + self.q0
-        return q if self.R is None else self.R * q
 
     def direction_terms(self, C, Dc: int = 1):
         """For ``v = C / Dc`` (integers): ``(n ||P w||^2, c)`` exactly (fmpq) with
