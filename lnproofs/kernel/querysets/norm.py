@@ -358,6 +358,8 @@ def _evidence(layer: ExactLayer, result) -> tuple:
     when ``u`` is in the set and any stated witness is that query) or a verdict ``(ok, message)``;
     a selectable LayerNorm result may give ``y`` (d floats, the compact form) in place of ``u``."""
     index, status, y = result.get("index"), result.get("status"), result.get("y")
+    if type(index) is not int or not 0 <= index < layer.N:
+        return False, f"key {index}: index out of range 0..{layer.N - 1}"
     try:
         if layer.ln and status == "selectable" and y is not None:
             if not isinstance(y, (list, tuple)) or len(y) != layer.d or not all(
@@ -388,7 +390,7 @@ def _evidence(layer: ExactLayer, result) -> tuple:
 
 
 def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:
-    """``(ok, message)`` for result dictionaries whose index is in range: every ``y`` together and
+    """``(ok, message)`` for result dictionaries: every ``y`` together and
     every ``u`` together (:meth:`ExactLayer.winners`), the rest one by one."""
     evidence = [_evidence(layer, d) for d in datas]
     ys = [t for t, e in enumerate(evidence) if e[0] == "y"]
@@ -406,15 +408,6 @@ def check_all(keys, query_set, results) -> list:
     layer = ExactLayer(ek, query_set)
     datas = [r if isinstance(r, dict) else {**r.extras, "index": r.index, "status": r.status, "witness": r.witness}
              for r in results]                                  # a result's JSON, or a KeyResult's fields
-    inside = [t for t, d in enumerate(datas) if type(d.get("index")) is int and 0 <= d["index"] < ek.n]
-    decided = dict(zip(inside, _decide(layer, [datas[t] for t in inside])))
-    verdicts = []
-    for t, data in enumerate(datas):
-        index = data.get("index")
-        if t not in decided:
-            verdicts.append(Verdict(index if isinstance(index, int) else -1, str(data.get("status")), False,
-                                    f"key {index}: index out of range 0..{ek.n - 1}"))
-        else:
-            verdicts.append(Verdict(index, data.get("status"), *decided[t]))
-    return verdicts
+    return [Verdict(d["index"] if type(d.get("index")) is int else -1, str(d.get("status")), *verdict)
+            for d, verdict in zip(datas, _decide(layer, datas))]
 
