@@ -24,9 +24,8 @@ def check_uniform(keys, data) -> tuple[bool, str]:
     """Re-verify a uniform-attention answer (its JSON object) exactly."""
     keys = np.asarray(keys, dtype=np.float64)
     N, d = keys.shape
-    qs = data.get("query_set") or {"kind": "free"}
-    kind = qs.get("kind", "free")
-    query_set = None if kind == "free" else query_set_from_json(qs)
+    query_set = query_set_from_json(data.get("query_set"))             # no query_set: free queries
+    kind = query_set.kind
     status = data.get("status")
     try:
         if status == "feasible" and data.get("query") is None and kind == "free" \
