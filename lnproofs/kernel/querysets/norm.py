@@ -30,7 +30,6 @@ strictly; decided exactly by comparing squares.  Everything is exact python-flin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
@@ -331,10 +330,10 @@ def primal_query(layer: ExactLayer, index: int, U, D: int):
 
 
 def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:
-    """``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R q0) . v <= 0``, decided exactly by comparing squares."""
+    """``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R q0) . v <= 0``, decided exactly by comparing squares
+    (``weights``: Fractions or ints, as every caller has them)."""
     if len(indices) != len(weights) or not indices:
         return False, f"key {index}: the dual certificate needs as many weights as indices (at least one)"
-    weights = [Fraction(int(w.p), int(w.q)) if hasattr(w, "p") else Fraction(w) for w in weights]
     if any(w < 0 for w in weights):
         return False, f"key {index}: dual weight below zero"
     if sum(weights) != 1:
