@@ -15,12 +15,19 @@ from lnproofs import certify
 from lnproofs.kernel.errors import CertificateFormatError
 from lnproofs.certificates.writers import format_fraction
 from lnproofs.certificates.coverage import Coverage
-from lnproofs.kernel.querysets.coverage import check_coverage, integer_columns
+from lnproofs.kernel.querysets import coverage as kernel_coverage
+from lnproofs.kernel.querysets.coverage import integer_columns
 from lnproofs.kernel.querysets.norm import (ExactQueryMap, LayerNormQuerySet, RMSNormQuerySet,
                                             RotaryLayerNormQuerySet, Rotation)
 from lnproofs.propose.querysets.coverage import propose_coverage
 
 KINDS = ("layernorm", "rmsnorm", "layernorm_rotary", "rmsnorm_rotary")
+
+
+def check_coverage(query_set, claim, query_map=None):
+    """The kernel's check of a claim given as a Coverage (the kernel reads its JSON object)."""
+    data = claim.to_json() if isinstance(claim, Coverage) else claim
+    return kernel_coverage.check_coverage(query_set, data, query_map)
 
 
 def _rotation(d, position=5):

@@ -59,7 +59,6 @@ Other query sets are checked by their module in :mod:`lnproofs.kernel.querysets`
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -122,14 +121,12 @@ class ExactKeys:
 
 
 def affine_rank(rows) -> int:
-    """Exact dimension of the affine hull of integer (or rational) points."""
+    """Exact dimension of the affine hull of points with Python-integer coordinates (the keys'
+    K_j; rational points are integers after one common scaling, which keeps the affine rank)."""
     rows = [list(r) for r in rows]
     if len(rows) <= 1:
         return 0
     diffs = [[a - b for a, b in zip(r, rows[0])] for r in rows[1:]]
-    if not all(type(x) is int for r in diffs for x in r):
-        den = math.lcm(*(Fraction(x).denominator for r in diffs for x in r))
-        diffs = [[int(Fraction(x) * den) for x in r] for r in diffs]
     # The rank modulo a prime never exceeds the rank over Q, so full rank mod p is a proof.
     p = (1 << 61) - 1
     full = min(len(diffs), len(diffs[0]))

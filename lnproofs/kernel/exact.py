@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 from numbers import Rational
-from typing import Iterable
 
 from flint import fmpz
 
 from .errors import InputError
 
-__all__ = ["to_fraction", "fractions_of", "parse_fraction"]
+__all__ = ["to_fraction", "parse_fraction"]
 
 
 def to_fraction(value) -> Fraction:
@@ -33,11 +32,6 @@ def to_fraction(value) -> Fraction:
     if number != number or number in (float("inf"), float("-inf")):
         raise InputError(f"{value!r} is not finite; only finite real numbers have an exact rational value")
     return Fraction(*number.as_integer_ratio())
-
-
-def fractions_of(values: Iterable) -> tuple[Fraction, ...]:
-    """A tuple of exact rationals for a 1-D sequence of numbers."""
-    return tuple(to_fraction(v) for v in values)
 
 
 def parse_fraction(text: str) -> Fraction:

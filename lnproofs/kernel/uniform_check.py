@@ -20,14 +20,12 @@ from .uniform_exact import LayerNormEquations, difference_matrix, fmpq_column
 __all__ = ["check_uniform"]
 
 
-def check_uniform(keys, result) -> tuple[bool, str]:
-    """Re-verify a uniform-attention answer (its JSON, or an object with ``to_json``) exactly."""
-    data = result.to_json() if hasattr(result, "to_json") else dict(result)
+def check_uniform(keys, data) -> tuple[bool, str]:
+    """Re-verify a uniform-attention answer (its JSON object) exactly."""
     keys = np.asarray(keys, dtype=np.float64)
     N, d = keys.shape
-    qs = data.get("query_set") or {"kind": "free"}
-    kind = qs.get("kind", "free")
-    query_set = None if kind == "free" else query_set_from_json(qs)
+    query_set = query_set_from_json(data.get("query_set"))             # no query_set: free queries
+    kind = query_set.kind
     status = data.get("status")
     try:
         if status == "feasible" and data.get("query") is None and kind == "free" \
@@ -78,7 +76,7 @@ def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
     U, den = integer_vector_of_fractions([to_fraction(x) for x in data["u"]])
     if len(U) != n or (eq.centred and sum(U) != 0) or sum(x * x for x in U) > n * den * den:
         return False, "u must satisfy 1.u = 0 and ||u||^2 <= n"
-    if eq.A_times(fmpz_mat(n, 1, U), den) != fmpq_column(q):
+    if eq.query(U, den) != fmpq_column(q):
         return False, "q is not W_q(gamma*u + beta) + b_q"
     return True, ""
 
@@ -134,7 +132,7 @@ def _check_layernorm_infeasible(keys, query_set, proof) -> tuple[bool, str]:
     if kind == "least-norm solution outside the ball":
         return (True, "") if norm2 > n else (False, f"the least-norm solution has ||u||^2 <= n = {n}")
     if kind == "every solution in the ball gives q = 0":
-        if any(x != 0 for x in eq.A_times(U, den).entries()):
+        if any(x != 0 for x in eq.query(U.entries(), den).entries()):
             return False, "the least-norm solution gives a non-zero query"
         if norm2 >= n:
             return True, ""          # at most the least-norm solution itself lies in the ball

@@ -54,8 +54,8 @@ def norm_gram(qm):
 class LayerNormEquations:
     """The equations ``M u = b`` of one key set and one norm query set (LayerNorm, RMSNorm,
     rotary), kept factored: ``M`` is never formed.  ``A = R WG * scale`` with the integer matrix
-    ``WG`` (fmpz_mat), ``q0`` (fmpq_mat), ``H = A P A^T = Hn * c`` with the integer ``Hn``, the
-    integer key differences ``D``.  Every question about the
+    ``WG`` (fmpz_mat; ``query`` gives ``A u + q0``), ``q0`` (fmpq_mat), ``H = A P A^T = Hn * c``
+    with the integer ``Hn``, the integer key differences ``D``.  Every question about the
     solution set reduces to ``d``-dimensional linear algebra, because ``q = A u + q0``
     only depends on the part of ``u`` in the range of ``P A^T``.  Vectors ``u`` are kept
     as ``(U, den)``: an integer column and one positive denominator."""
@@ -65,14 +65,9 @@ class LayerNormEquations:
         self.query_set, self.centred, self.R, self.RT = query_set, query_set.centred, qm.R, qm.RT
         self.n, self.d = query_set.width, query_set.dim
         self.Hn, self.c, self.q0 = norm_gram(qm)
-        self.WG, self.WGT, self.scale = qm.WG, qm.WGT, qm.scale
+        self.WGT, self.scale, self.query = qm.WGT, qm.scale, qm.query     # query(U, den) = A u + q0, u = U / den
         self.D, self.K = difference_matrix(keys) if differences is None else differences
         self.N = self.D.nrows() + int(self.centred)                   # equations: the differences (and 1.u = 0)
-
-    def A_times(self, U, den):
-        """``A u + q0`` (fmpq_mat) for ``u = U / den``."""
-        q = fmpq_mat(self.WG * U) * (self.scale / fmpq(den))
-        return (q if self.R is None else self.R * q) + self.q0
 
     def AT_times(self, v):
         """``(U, den)`` with ``A^T v = U / den`` for a rational column ``v`` (fmpq_mat)."""
@@ -104,7 +99,7 @@ class LayerNormEquations:
         """True when ``M u = b`` for ``u = U / den``: ``D (A u + q0) = 0`` and ``1.u = 0``."""
         if self.centred and sum(U.entries()) != 0:
             return False
-        q = self.A_times(U, den)
+        q = self.query(U.entries(), den)
         return self.D.nrows() == 0 or all(x == 0 for x in (fmpq_mat(self.D) * q).entries())
 
     def directions_keep_query(self) -> bool:

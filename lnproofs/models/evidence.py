@@ -128,11 +128,11 @@ def evidence_checks(ev: HeadEvidence) -> list:
     out = []
     real = ev.realisable
     if "coverage" in real:
-        from ..kernel.querysets.coverage import Coverage, check_coverage
+        from ..kernel.querysets.coverage import check_coverage
         from ..kernel.querysets.norm import ExactQueryMap
 
         qs = ev.sets.at(ev.position)
-        ok, message = check_coverage(qs, Coverage.from_json(real["coverage"]), ExactQueryMap(qs))
+        ok, message = check_coverage(qs, real["coverage"], ExactQueryMap(qs))
         verdicts = [Verdict(T - 1, "coverage", ok, message or "")]
         if ev.causal and ev.sets.rotary and ok:
             # the causal answers use the coverage at every query position: the rank and the

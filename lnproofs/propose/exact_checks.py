@@ -11,13 +11,22 @@ from flint import fmpq, fmpz_mat
 
 from ..kernel.checker import check_combinations
 from ..kernel.dyadic import pow2
+from ..kernel.querysets.norm import primal_query
 
-__all__ = ["check_combination", "key_row", "exact_margins"]
+__all__ = ["check_combination", "check_primal", "key_row", "exact_margins"]
 
 
 def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
     """:func:`lnproofs.kernel.checker.check_combinations` for one key."""
     return check_combinations(keys, [(i, combination)], strict=strict)[0]
+
+
+def check_primal(layer, index: int, U, D: int) -> tuple:
+    """``(ok, message, q)`` for the query ``q`` made from ``u = U / D`` over the keys of an
+    :class:`~lnproofs.kernel.querysets.norm.ExactLayer` (``q`` None when ``u`` is outside the set):
+    :func:`~lnproofs.kernel.querysets.norm.primal_query`, then the kernel's witness check."""
+    got = primal_query(layer, index, U, D)
+    return got if isinstance(got, tuple) else (*layer.winners([(index, got)])[0], got)
 
 
 def key_row(ek, j: int) -> list[int]:

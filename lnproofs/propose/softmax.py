@@ -118,7 +118,7 @@ class _ExactSet:
     """Exact operations for one query set: snap a proposal into it, support functions."""
 
     def __init__(self, keys: np.ndarray, query_set):
-        from ..kernel.exact import fractions_of
+        from ..kernel.exact import to_fraction
 
         self.keys = keys
         self.N, self.d = keys.shape
@@ -126,7 +126,7 @@ class _ExactSet:
         self.kind = "free" if query_set is None else query_set.kind
         radius = getattr(query_set, "radius", None)
         self.radius = None if radius is None else Fraction(radius)
-        self.K = [fractions_of(row) for row in keys]
+        self.K = [tuple(map(to_fraction, row)) for row in keys]
         if self.kind == "subspace":
             self._setup_subspace()
         if self.kind == "layernorm":
@@ -183,13 +183,13 @@ class _ExactSet:
             q = self.layer.query(U, D)
             query = [fraction_of_fmpq(q[a, 0]) for a in range(self.d)]
         elif self.kind == "subspace":
-            from ..kernel.exact import fractions_of
-            z = fractions_of(variable)
+            from ..kernel.exact import to_fraction
+            z = [to_fraction(x) for x in variable]
             query = [sum((z[r] * fraction_of_fmpq(self.W[r, a]) for r in range(len(z))), Fraction(0))
                      for a in range(self.d)]
         else:
-            from ..kernel.exact import fractions_of
-            query = list(fractions_of(variable))
+            from ..kernel.exact import to_fraction
+            query = [to_fraction(x) for x in variable]
         if self.radius is not None:
             norm_sq = sum((x * x for x in query), Fraction(0))
             if norm_sq > self.radius ** 2:

@@ -26,11 +26,17 @@ from fractions import Fraction
 
 from ..certificates.uniform import UniformResult
 from ..certificates.writers import query_set_to_json
-from ..kernel.uniform_check import check_uniform
+from ..kernel import uniform_check
 from .uniform_linalg import full_column_rank, kept, kernel_vector, normalise, pivot_rows, rows_of, scale_into
 from .uniform_norm import uniform_norm
 
 __all__ = ["UniformResult", "uniform_attention", "check_uniform"]
+
+
+def check_uniform(keys, result) -> tuple[bool, str]:
+    """The kernel's exact check (:func:`lnproofs.kernel.uniform_check.check_uniform`) of an answer:
+    a :class:`UniformResult` or its JSON object."""
+    return uniform_check.check_uniform(keys, result.to_json() if hasattr(result, "to_json") else result)
 
 
 def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = False,

@@ -59,9 +59,9 @@ def _matvec(M, v):
 
 
 def _fr_matrix(values):
-    from lnproofs.kernel.exact import fractions_of
+    from lnproofs.kernel.exact import to_fraction
 
-    return [list(fractions_of(row)) for row in np.atleast_2d(np.asarray(values, dtype=np.float64))]
+    return [[to_fraction(x) for x in row] for row in np.atleast_2d(np.asarray(values, dtype=np.float64))]
 
 
 def _layernorm_equations(query_set, diffs):

@@ -26,14 +26,14 @@ the rationals, so this proves rank ``d``; and ``u*`` as exact ``"p/q"`` strings 
 
 from __future__ import annotations
 
-from flint import fmpq, fmpz, fmpz_mat, nmod_mat
+from flint import fmpz, fmpz_mat, nmod_mat
 
-from ..dyadic import fmpq_of, integer_matrix, integer_vector_of_fractions, pow2
+from ..dyadic import fmpq_of, integer_matrix, integer_vector_of_fractions
 from ..errors import InputError
 from ..exact import to_fraction
 from .norm import ExactQueryMap
 
-__all__ = ["COVERAGE_KINDS", "SETS", "check_coverage", "integer_columns", "minor_nonzero", "rotation_invertible"]
+__all__ = ["COVERAGE_KINDS", "SETS", "check_coverage", "integer_columns", "rotation_invertible"]
 
 COVERAGE_KINDS = ("full-rank-centred", "full-rank-interior")
 SETS = ("layernorm", "rmsnorm", "layernorm_rotary")
@@ -54,11 +54,6 @@ def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
     return M
 
 
-def minor_nonzero(qm: ExactQueryMap, columns, prime: int) -> bool:
-    """Whether the minor of ``M = c A`` on ``columns`` (``d`` of them) is non-zero modulo ``prime``."""
-    return nmod_mat(integer_columns(qm, columns), prime).det() != 0
-
-
 def rotation_invertible(rot) -> bool:
     """Whether the rotary matrix of ``rot`` is invertible: every 2 x 2 block ``c_a c_b + s_a s_b != 0``."""
     c, s, h = [fmpq_of(x) for x in rot.cos], [fmpq_of(x) for x in rot.sin], len(rot.cos) // 2
@@ -66,14 +61,13 @@ def rotation_invertible(rot) -> bool:
     return all(c[a] * c[b] + s[a] * s[b] != 0 for a, b in pairs)
 
 
-def check_coverage(query_set, coverage, query_map: ExactQueryMap | None = None) -> tuple[bool, str]:
-    """``(ok, message)``: exactly, ``A`` has rank ``d`` (the minor on ``coverage.rows`` is non-zero
-    modulo ``coverage.prime``, a prime) and the centre is inside (``b = 0``, or ``A u* = -b``,
-    ``1 . u* = 0`` when centred, ``||u*||^2 < n``); any rotation is invertible.  ``coverage`` may
-    be its JSON object; ``query_map``, the set's exact forms when the caller has them already."""
+def check_coverage(query_set, data, query_map: ExactQueryMap | None = None) -> tuple[bool, str]:
+    """``(ok, message)``: exactly, ``A`` has rank ``d`` (the minor on ``data["rows"]`` is non-zero
+    modulo ``data["prime"]``, a prime) and the centre is inside (``b = 0``, or ``A u* = -b``,
+    ``1 . u* = 0`` when centred, ``||u*||^2 < n``); any rotation is invertible.  ``data`` is the
+    claim's JSON object; ``query_map``, the set's exact forms when the caller has them already."""
     if getattr(query_set, "kind", None) not in SETS:
         return False, f"coverage is checked for the query sets {', '.join(SETS)}, not {query_set!r:.40}"
-    data = coverage.to_json() if hasattr(coverage, "to_json") else coverage
     if not isinstance(data, dict) or data.get("kind") not in COVERAGE_KINDS or type(data.get("prime")) is not int \
             or not 2 <= data["prime"] < 2**63 or not isinstance(data.get("rows"), list) \
             or any(type(r) is not int for r in data["rows"]) or not isinstance(data.get("u_star"), (list, type(None))):
@@ -90,7 +84,7 @@ def check_coverage(query_set, coverage, query_map: ExactQueryMap | None = None) 
         return False, f"coverage rows must be {d} distinct column indices in 0..{n - 1}"
     if not fmpz(prime).is_prime():
         return False, f"coverage prime {prime} is not a prime"
-    if not minor_nonzero(qm, rows, prime):
+    if nmod_mat(integer_columns(qm, rows), prime).det() == 0:
         return False, f"the minor of A on the claimed columns is zero modulo {prime}: rank d is not shown"
     if query_set.rotation is not None and not rotation_invertible(query_set.rotation):
         return False, "the rotation of the query set is not invertible (a 2 x 2 block has determinant 0)"
@@ -105,7 +99,6 @@ def check_coverage(query_set, coverage, query_map: ExactQueryMap | None = None) 
         return False, "u_star is not on the hyperplane 1 . u = 0"
     if sum(x * x for x in U) >= n * D * D:
         return False, f"||u_star||^2 >= n = {n}: the centre is not shown to be strictly inside"
-    q = qm.Wq * fmpz_mat(n, 1, [g * x for g, x in zip(qm.G, U)])
-    if any(q[a, 0] * pow2(qm.ew + qm.eg) / fmpq(D) + qm.q0[a, 0] != 0 for a in range(d)):
+    if any(x != 0 for x in qm.query(U, D).entries()):        # R (A u* + b) = 0 iff A u* + b = 0: R is invertible
         return False, "u_star is not a preimage: A u_star + b != 0"
     return True, ""

@@ -56,11 +56,6 @@ class BallQuerySet(QuerySetSchema):
         object.__setattr__(self, "radius", as_radius(self.radius))
 
 
-def norm_sq(witness) -> Fraction:
-    """``||q||^2`` exactly."""
-    return sum((to_fraction(x) ** 2 for x in witness), Fraction(0))
-
-
 def check_all(keys, query_set, results) -> list[Verdict]:
     """Exact verdicts for many results at once (witness inequalities in bulk); for a ball
     query set also ``||q||^2 <= R^2`` exactly for every witness."""
@@ -91,6 +86,6 @@ def check_all(keys, query_set, results) -> list[Verdict]:
     R2 = Fraction(query_set.radius) ** 2 if isinstance(query_set, BallQuerySet) else None
     for pos, r in enumerate(results):
         if R2 is not None and messages[pos] is None and r.status in ("selectable", "tie-only") \
-                and norm_sq(r.witness) > R2:
+                and sum((to_fraction(x) ** 2 for x in r.witness), Fraction(0)) > R2:
             messages[pos] = f"key {r.index}: witness has ||q|| > R = {query_set.radius!r}"
     return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "") for pos, r in enumerate(results)]

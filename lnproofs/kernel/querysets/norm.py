@@ -30,7 +30,6 @@ strictly; decided exactly by comparing squares.  Everything is exact python-flin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
@@ -44,7 +43,7 @@ from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
 __all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
-           "ExactLayer", "check_primal", "check_dual", "check_all"]
+           "ExactLayer", "primal_query", "check_dual", "check_all"]
 
 ROTATION_STYLES = ("half", "interleaved")
 
@@ -228,6 +227,12 @@ class ExactQueryMap:
         self.WqT = self.Wq.transpose()
         return getattr(self, name)
 
+    def query(self, U, D: int):
+        """``q = R (W_q (g * u + beta) + b_q)`` exactly for ``u = U / D`` (integers ``U``; a d x 1 fmpq_mat)."""
+        v = fmpz_mat(self.n, 1, [g * int(x) for g, x in zip(self.G, U)])
+        q = fmpq_mat(self.Wq * v) * (pow2(self.ew + self.eg) / fmpq(D)) + self.q0
+        return q if self.R is None else self.R * q
+
     def factored(self):
         """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``
         (``A = W_q diag(g)``, ``P = I - 11^T/n`` when centred, else ``I``)."""
@@ -254,7 +259,7 @@ class ExactLayer:
         self.ln = query_set.kind == "layernorm"
 
     def __getattr__(self, name):
-        """The query map's exact forms (n, d, Wq, ew, G, eg, q0, radius, centred, R, ...)."""
+        """The query map's exact forms and ``query`` (n, d, Wq, ew, G, eg, q0, radius, centred, R, ...)."""
         if name == "query_map":
             raise AttributeError(name)
         return getattr(self.query_map, name)
@@ -290,12 +295,6 @@ class ExactLayer:
             out[t] = (*verdict, q)
         return [out[t] for t in range(m)]
 
-    def query(self, U, D: int):
-        """``q = R (W_q (g * u + beta) + b_q)`` exactly for ``u = U / D`` (a d x 1 fmpq_mat)."""
-        v = fmpz_mat(self.n, 1, [g * x for g, x in zip(self.G, U)])
-        q = fmpq_mat(self.Wq * v) * (pow2(self.ew + self.eg) / fmpq(D)) + self.q0
-        return q if self.R is None else self.R * q
-
     def direction_terms(self, C, Dc: int = 1):
         """For ``v = C / Dc`` (integers): ``(n ||P w||^2, c)`` exactly (fmpq) with
         ``w = g * (W_q^T R^T v)`` and ``c = (R q0) . v``: the largest ``q . v`` over the set
@@ -311,13 +310,7 @@ class ExactLayer:
         return fmpq(nw2) * scale * scale, sum((self.q0[a, 0] * Y[a] for a in range(self.d)), fmpq(0)) / fmpq(Dc)
 
 
-def check_primal(layer: ExactLayer, index: int, U, D: int) -> tuple[bool, str, object]:
-    """``(ok, message, q)`` for the query ``q`` made from ``u = U / D`` (None when ``u`` is outside the set)."""
-    got = _primal_query(layer, index, U, D)
-    return got if isinstance(got, tuple) else (*layer.winners([(index, got)])[0], got)
-
-
-def _primal_query(layer: ExactLayer, index: int, U, D: int):
+def primal_query(layer: ExactLayer, index: int, U, D: int):
     """The exact query made from ``u = U / D`` when ``u`` is in the set (and ``q`` in the ball), else
     ``(False, message, None)``."""
     n = layer.n
@@ -337,10 +330,10 @@ def _primal_query(layer: ExactLayer, index: int, U, D: int):
 
 
 def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:
-    """``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R q0) . v <= 0``, decided exactly by comparing squares."""
+    """``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R q0) . v <= 0``, decided exactly by comparing squares
+    (``weights``: Fractions or ints, as every caller has them)."""
     if len(indices) != len(weights) or not indices:
         return False, f"key {index}: the dual certificate needs as many weights as indices (at least one)"
-    weights = [Fraction(int(w.p), int(w.q)) if hasattr(w, "p") else Fraction(w) for w in weights]
     if any(w < 0 for w in weights):
         return False, f"key {index}: dual weight below zero"
     if sum(weights) != 1:
@@ -364,6 +357,8 @@ def _evidence(layer: ExactLayer, result) -> tuple:
     when ``u`` is in the set and any stated witness is that query) or a verdict ``(ok, message)``;
     a selectable LayerNorm result may give ``y`` (d floats, the compact form) in place of ``u``."""
     index, status, y = result.get("index"), result.get("status"), result.get("y")
+    if type(index) is not int or not 0 <= index < layer.N:
+        return False, f"key {index}: index out of range 0..{layer.N - 1}"
     try:
         if layer.ln and status == "selectable" and y is not None:
             if not isinstance(y, (list, tuple)) or len(y) != layer.d or not all(
@@ -375,7 +370,7 @@ def _evidence(layer: ExactLayer, result) -> tuple:
             if not isinstance(u, (list, tuple)) or len(u) != layer.n:
                 raise ValueError(f"u must be a list of {layer.n} numbers")
             U, D = integer_vector_of_fractions([to_fraction(v) for v in u])
-            q, witness = _primal_query(layer, index, U, D), result.get("witness")
+            q, witness = primal_query(layer, index, U, D), result.get("witness")
             if isinstance(q, tuple):
                 return q[:2]
             if witness is not None and (len(witness) != layer.d or any(     # a stated witness is that query
@@ -394,7 +389,7 @@ def _evidence(layer: ExactLayer, result) -> tuple:
 
 
 def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:
-    """``(ok, message)`` for result dictionaries whose index is in range: every ``y`` together and
+    """``(ok, message)`` for result dictionaries: every ``y`` together and
     every ``u`` together (:meth:`ExactLayer.winners`), the rest one by one."""
     evidence = [_evidence(layer, d) for d in datas]
     ys = [t for t, e in enumerate(evidence) if e[0] == "y"]
@@ -412,15 +407,6 @@ def check_all(keys, query_set, results) -> list:
     layer = ExactLayer(ek, query_set)
     datas = [r if isinstance(r, dict) else {**r.extras, "index": r.index, "status": r.status, "witness": r.witness}
              for r in results]                                  # a result's JSON, or a KeyResult's fields
-    inside = [t for t, d in enumerate(datas) if type(d.get("index")) is int and 0 <= d["index"] < ek.n]
-    decided = dict(zip(inside, _decide(layer, [datas[t] for t in inside])))
-    verdicts = []
-    for t, data in enumerate(datas):
-        index = data.get("index")
-        if t not in decided:
-            verdicts.append(Verdict(index if isinstance(index, int) else -1, str(data.get("status")), False,
-                                    f"key {index}: index out of range 0..{ek.n - 1}"))
-        else:
-            verdicts.append(Verdict(index, data.get("status"), *decided[t]))
-    return verdicts
+    return [Verdict(d["index"] if type(d.get("index")) is int else -1, str(d.get("status")), *verdict)
+            for d, verdict in zip(datas, _decide(layer, datas))]
 

@@ -18,7 +18,7 @@ from ..arrays import as_radius, as_real_array
 from ..checker import ExactKeys, Verdict
 from ..dyadic import fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix
 from ..errors import InputError, ShapeError, require
-from ..exact import fractions_of
+from ..exact import to_fraction
 from ..querysets import QuerySetSchema, free
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check_all"]
@@ -94,7 +94,7 @@ def _witness_z(points: ExactPoints, query_set: SubspaceQuerySet, r):
     if z is None:
         return f"key {i}: a {r.status} claim needs 'z' (the query is q = W^T z)"
     try:
-        z = fractions_of(z)
+        z = [to_fraction(x) for x in z]
     except InputError as err:
         return f"key {i}: 'z' is not a list of numbers ({err})"
     if len(z) != points.m:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ...kernel.querysets.ball import KIND, QUERY_SET, BallQuerySet
-from ...kernel.querysets.free import norm_sq as _norm_sq
 
 __all__ = ["KIND", "QUERY_SET", "BallQuerySet", "certify"]
 
@@ -19,7 +18,7 @@ def _into_ball(witness, radius: float):
     """The witness halved (exactly) until its norm is at most the radius."""
     R2 = Fraction(radius) ** 2
     w = list(witness)
-    norm2 = _norm_sq(w)
+    norm2 = sum((Fraction(x) ** 2 for x in w), Fraction(0))
     while norm2 > R2:
         w = [x / 2 for x in w]
         norm2 /= 4

@@ -21,7 +21,7 @@ from flint import fmpq, fmpq_mat, nmod_mat
 from ...kernel.dyadic import fraction_of_fmpq, pow2
 from ...certificates.writers import format_fraction
 from ...certificates.coverage import Coverage
-from ...kernel.querysets.coverage import SETS, integer_columns, minor_nonzero
+from ...kernel.querysets.coverage import SETS, integer_columns
 from ...kernel.querysets.norm import ExactQueryMap
 
 __all__ = ["PRIMES", "propose_coverage"]
@@ -109,7 +109,7 @@ def _float_columns(qm, A, tested=True):
     for i, j in enumerate(swaps):
         order[[i, j]] = order[[j, i]]
     cols = sorted(int(c) for c in order[:qm.d])
-    return next(((p, cols) for p in PRIMES if not tested or minor_nonzero(qm, cols, p)), None)
+    return next(((p, cols) for p in PRIMES if not tested or nmod_mat(integer_columns(qm, cols), p).det() != 0), None)
 
 
 def _compact_preimage(qm, A, cols) -> list | None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel.dyadic import fraction_of_fmpq as _fraction
-from ...kernel.querysets.layernorm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual, check_primal as _check_primal
+from ...kernel.querysets.layernorm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual
 
 from ..cone import solve_margin_cone
-from ..exact_checks import exact_margins
+from ..exact_checks import check_primal as _check_primal, exact_margins
 
 __all__ = ["propose", "per_key_results", "snap_into_set", "u_text"]
 

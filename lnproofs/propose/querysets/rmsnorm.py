@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel.querysets.rmsnorm import (KIND, QUERY_SET, ExactLayer, RMSNormQuerySet, Rotation, check_all,
-                                         check_dual, check_primal)
+                                         check_dual)
 
 from ..cone import solve_margin_cone
-from ..exact_checks import exact_margins
+from ..exact_checks import check_primal, exact_margins
 
 __all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check_all", "propose"]
 
