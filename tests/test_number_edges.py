@@ -46,8 +46,11 @@ def test_a_margin_beyond_the_float_range_is_null(tmp_path):
     assert finding["numerical_affine_dimension"] == 2 and None in finding["singular_values"]
 
 
-@pytest.mark.parametrize("gain", ["1e308,1e308,1e308", "1e-308,1e-308,1e-308", "1e308,-1e308,1e308"])
-def test_layernorm_outputs_with_extreme_gains_check(cli, tmp_path, gain):
+@pytest.mark.parametrize("gains", [(1e308, 1e308, 1e308), (1e-308, 1e-308, 1e-308), (1e308, -1e308, 1e308)])
+def test_layernorm_outputs_with_extreme_gains_check(cli, tmp_path, gains):
+    from decimal import Decimal
+
+    gain = ",".join(str(Decimal(g)) for g in gains)          # the floats' exact decimals (read exactly)
     np.save(tmp_path / "x.npy", np.array([[1.0, 2, 3], [3, 1, 2], [2, 3, 1], [1, 1, 2]]))
     made = cli(["certify", tmp_path / "x.npy", "--keys-from-layernorm-inputs", "--gain", gain, "--eps", "1e-5",
                 "--out", tmp_path / "c.json"])

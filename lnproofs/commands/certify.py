@@ -44,6 +44,14 @@ def configure(parser) -> None:
                                              "task per chunk of 10000 keys; smaller key sets always run in this process")
 
 
+def _is_file(text) -> bool:
+    """Whether an option's value names an existing path (a list of numbers can be too long to be a name)."""
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):
+        return False
+
+
 def _vector(text: str | None, name: str, limits=None):
     """A vector from a file or from comma-separated numbers, each exactly a float64 (None stays None)."""
     from ..io.arrays import load_array
@@ -52,7 +60,7 @@ def _vector(text: str | None, name: str, limits=None):
 
     if text is None:
         return None
-    if Path(text).exists():
+    if _is_file(text):
         return load_array(text, name=name, ndim=None, limits=limits).reshape(-1)
     try:
         return [exact_number(v, f"--{name} value {i + 1}") for i, v in enumerate(text.split(","))]
@@ -101,7 +109,7 @@ def run(args) -> int:
         from ..certificates.writes import output_file
         from ..propose.certification import partial_path
 
-        inputs = [args.keys] + [v for v in (args.gain, args.bias) if v is not None and Path(v).exists()]
+        inputs = [args.keys] + [v for v in (args.gain, args.bias) if v is not None and _is_file(v)]
         inputs += [getattr(args, n) for n in ("query_subspace", "query_layernorm") if getattr(args, n, None)]
         output_file(args.out, inputs=inputs)
         output_file(partial_path(args.out), None, inputs=inputs)

@@ -218,7 +218,9 @@ def read_expression(value):
 
     if isinstance(value, bool) or value is None:
         raise Refused(f"{value!r} is not a number")
-    if isinstance(value, int):
+    if isinstance(value, int):                        # a JSON integer: the same size limit as a written number
+        if value.bit_length() > MAX_BITS:
+            raise TooComplex(f"a number in it has more than {MAX_BITS} bits")
         return sp.Integer(value)
     if isinstance(value, float):
         if not math.isfinite(value):

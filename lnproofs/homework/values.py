@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..certificates.writers import format_fraction
-from .expressions import Refused, TooComplex, read_expression
+from .expressions import MAX_BITS, Refused, TooComplex, read_expression
 
 __all__ = ["PartResult", "parse_expression"]
 
@@ -69,6 +69,8 @@ def _rational(value) -> Fraction:
     if isinstance(value, bool) or value is None:
         raise _Wrong(f"{value!r} is not a number")
     if isinstance(value, int):
+        if value.bit_length() > MAX_BITS:                # as for a number written in an expression
+            raise _Wrong(f"an integer of {value.bit_length()} bits has more than {MAX_BITS}")
         return Fraction(value)
     if isinstance(value, float):
         return Fraction(_finite(value))
