@@ -117,8 +117,9 @@ def output_file(path, flag: str | None = "--out", *, inputs=(), create: bool = T
     return path
 
 
-def output_folder(path, flag: str | None = "--out") -> Path:
-    """``path`` checked as an output folder: a folder (or a link to one) or nothing; created with its parents."""
+def output_folder(path, flag: str | None = "--out", *, create: bool = True) -> Path:
+    """``path`` checked as an output folder: a folder (or a link to one) or nothing; created with its
+    parents when ``create`` (a command that may still refuse its input checks first, creates later)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         st = _lstat(path)
@@ -127,6 +128,8 @@ def output_folder(path, flag: str | None = "--out") -> Path:
     if not path.exists() and _lstat(path) is not None:
         raise OptionError(f"{_name(flag, path)} is a symbolic link to nothing ({os.readlink(path)!r}); "
                           "give a folder path")
+    if not create:
+        return path
     try:
         path.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):

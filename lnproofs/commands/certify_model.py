@@ -147,8 +147,10 @@ def run(args) -> int:
     if not Path(args.model).exists():
         raise ModelError(f"model {args.model} does not exist; give a Hugging Face model folder or a weights file "
                          "(.safetensors, .bin, .pt, .pth) stored locally")
+    from ..certificates.writes import output_folder
     from ..models.corpus_run import resolve_model_device
 
+    output_folder(args.out, create=False)   # before any work: a folder (or nothing), never a device or a dangling link
     # on an existing cluster the model workers' device is checked there; this process reads
     # the model's shape and layer weights on the CPU
     here = "cpu" if args.scheduler is not None else resolve_model_device(args.device)

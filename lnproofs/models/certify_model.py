@@ -14,6 +14,8 @@ versions), so ``lnproofs check`` needs no KEYS argument for them.
 
 from __future__ import annotations
 
+from ..certificates.writes import write_text
+
 import csv
 import io
 import json
@@ -151,7 +153,7 @@ def write_summary(out_dir, layer_rows: list[dict], *, norm: str = "layernorm") -
     """``summary.csv`` and ``summary.md`` (one row per layer)."""
     out_dir = Path(out_dir)
     paths = out_dir / "summary.csv", out_dir / "summary.md"
-    paths[0].write_text(_csv_text(layer_rows), encoding="utf-8")
+    write_text(paths[0], _csv_text(layer_rows))
     name = NORM_NAMES.get(norm, norm)
     lines = ["# Certified selectability per layer", "",
              f"Norm feeding attention: {name}.  Fractions are over all keys of all chosen heads of the layer and all "
@@ -160,7 +162,7 @@ def write_summary(out_dir, layer_rows: list[dict], *, norm: str = "layernorm") -
              "certificate); `outputs`: the full-width norm outputs with free queries.  Per-key answers, margins, "
              "uniform attention and the causal answers of decoders are in `table.csv`.", ""]
     lines += _markdown_rows(layer_rows)
-    paths[1].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(paths[1], "\n".join(lines) + "\n")
     return paths
 
 

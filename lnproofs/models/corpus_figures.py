@@ -4,6 +4,8 @@ global pyplot state); PNG files beside the table."""
 
 from __future__ import annotations
 
+from ..certificates.writes import replacing
+
 import csv
 from pathlib import Path
 
@@ -42,7 +44,8 @@ def _heatmap(out: Path) -> Path | None:
         fig.colorbar(image, ax=ax, fraction=0.046)
     fig.tight_layout()
     target = out / "heatmap_not_selectable.png"
-    fig.savefig(target, dpi=120)
+    with replacing(target, binary=True) as handle:
+        fig.savefig(handle, dpi=120, format="png")
     return target
 
 
@@ -90,7 +93,8 @@ def _tokens(out: Path) -> Path | None:
               bbox_to_anchor=(1.01, 1), loc="upper left")
     fig.tight_layout()
     target = out / "tokens_by_status.png"
-    fig.savefig(target, dpi=120)
+    with replacing(target, binary=True) as handle:
+        fig.savefig(handle, dpi=120, format="png")
     return target
 
 

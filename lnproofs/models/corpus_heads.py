@@ -141,9 +141,9 @@ def result_json(r) -> dict:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    from ..certificates.writes import write_text
+
+    write_text(path, json.dumps(data) + "\n")
 
 
 def _certificate(n_keys, dim, query_set, results) -> dict:

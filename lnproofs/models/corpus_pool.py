@@ -33,6 +33,8 @@ certificate decided it).  A pooled file is checked by the code that checks a tex
 
 from __future__ import annotations
 
+from ..certificates.writes import folder_entry, replacing
+
 import os
 from pathlib import Path
 
@@ -102,9 +104,8 @@ def _gather(parts, layer: int, cap, heads) -> tuple[list, dict, tuple | None]:
 
 
 def _save_arrays(path: Path, **arrays) -> None:
-    tmp = path.with_name(path.stem + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+    with replacing(path, binary=True) as handle:
+        np.savez(handle, **arrays)
 
 
 def pool_corpus(out_dir, sets, captures, layers, heads, *, progress: bool = True) -> dict:
@@ -121,7 +122,7 @@ def pool_corpus(out_dir, sets, captures, layers, heads, *, progress: bool = True
     from .text_heads import head_certificates
 
     out = Path(out_dir)
-    (out / "pooled").mkdir(exist_ok=True)
+    folder_entry(out, "pooled", folder=True)
     parts = _text_parts(out)
     table_rows = []
     bar = tqdm(total=len(layers) * len(heads), unit="head", desc="pooled", disable=not progress, dynamic_ncols=True)
@@ -165,10 +166,10 @@ def pool_corpus(out_dir, sets, captures, layers, heads, *, progress: bool = True
     if table is not None:
         import pyarrow.csv as pcsv
 
-        pq.write_table(table, out / "pooled.parquet.tmp")
-        os.replace(out / "pooled.parquet.tmp", out / "pooled.parquet")
-        pcsv.write_csv(table, out / "pooled.csv.tmp")
-        os.replace(out / "pooled.csv.tmp", out / "pooled.csv")
+        with replacing(out / "pooled.parquet", binary=True) as handle:
+            pq.write_table(table, handle)
+        with replacing(out / "pooled.csv", binary=True) as handle:
+            pcsv.write_csv(table, handle)
     return {"pooled_texts": len(parts), "pooled_rows": len(table_rows), "pooled_table": str(out / "pooled.parquet")}
 
 

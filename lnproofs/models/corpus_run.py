@@ -16,6 +16,8 @@ the weights the query sets need are in ``params.npz`` beside the ``texts`` folde
 
 from __future__ import annotations
 
+from ..certificates.writes import folder_entry, replacing
+
 import json
 import os
 from pathlib import Path
@@ -56,9 +58,8 @@ def _write_rows(path: Path, rows, tokens) -> None:
 
     for r in rows:
         r["token"] = tokens[r["position"]]
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(pa.Table.from_pylist(rows, schema=ROW_SCHEMA()), tmp)
-    os.replace(tmp, path)
+    with replacing(path, binary=True) as handle:
+        pq.write_table(pa.Table.from_pylist(rows, schema=ROW_SCHEMA()), handle)
 
 
 #: with the default ``workers=None``, corpora of at least this many texts use a local cluster
@@ -279,9 +280,8 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             else [str(i) for i in ids.tolist()]
         _write_rows(out / "rows" / f"text{number:05d}.parquet", rows, tokens)
         path = out / "texts" / f"text{number:05d}.json"
-        tmp = path.with_name(f"text{number:05d}.tmp.npz")
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path.with_suffix(".npz"))
+        with replacing(path.with_suffix(".npz"), binary=True) as handle:
+            np.savez(handle, **arrays)
         _write_json(path, record)                       # written last: its presence marks the text finished
         done += 1
         bar.update(1)
@@ -349,8 +349,8 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             if not ctx.in_process:       # before any file is written: model workers, and their device
                 check_model_workers(ctx, device_problem if ctx.scheduler else None, device)
             try:
-                (out / "texts").mkdir(parents=True, exist_ok=True)
-                (out / "rows").mkdir(exist_ok=True)
+                folder_entry(out, "texts", folder=True)
+                folder_entry(out, "rows", folder=True)
             except OSError as exc:
                 raise ModelError(f"output folder {out} cannot be created ({exc.strerror}); give a writable "
                                  "--out") from None
@@ -415,6 +415,5 @@ def _write_params(path: Path, captures, fold: bool = False) -> None:
         from .folding import fold_capture
 
         captures = {layer: fold_capture(cap) for layer, cap in captures.items()}
-    tmp = path.with_name("params.tmp.npz")
-    np.savez(tmp, folded=np.array(bool(fold)), **params_arrays(captures))
-    os.replace(tmp, path)
+    with replacing(path, binary=True) as handle:
+        np.savez(handle, folded=np.array(bool(fold)), **params_arrays(captures))

@@ -12,6 +12,8 @@ same entries: a head file is checked by the code that checks a text file
 
 from __future__ import annotations
 
+from ..certificates.writes import folder_entry
+
 import json
 from pathlib import Path
 
@@ -47,7 +49,7 @@ def write_head_files(out_dir) -> list[Path]:
                                                              "head": ev.head, "query_set": query_set_to_json(ev.sets.base),
                                                              "texts": []})
             head["texts"].append(entry)
-    (out / "heads").mkdir(exist_ok=True)
+    folder_entry(out, "heads", folder=True)
     written = []
     for (layer, head), record in sorted(per_head.items()):
         path = out / "heads" / f"layer{layer}_head{head}.json"

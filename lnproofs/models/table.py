@@ -7,6 +7,10 @@ layer x head summary ``summary_heads.csv``.  It streams one text at a time.
 
 from __future__ import annotations
 
+import contextlib
+
+from ..certificates.writes import replacing, write_text
+
 import os
 from pathlib import Path
 
@@ -41,12 +45,14 @@ def write_tables(out_dir) -> dict:
     counts: dict[tuple, dict] = {}
     writer = csv_writer = None
     rows = 0
-    try:
+    with contextlib.ExitStack() as files:
         for part in parts:
             table = pq.read_table(part).select(list(COLUMNS))
             if writer is None:
-                writer = pq.ParquetWriter(out / "table.parquet.tmp", table.schema)
-                csv_writer = pcsv.CSVWriter(out / "table.csv.tmp", table.schema)
+                writer = files.enter_context(pq.ParquetWriter(files.enter_context(
+                    replacing(out / "table.parquet", binary=True)), table.schema))
+                csv_writer = files.enter_context(pcsv.CSVWriter(files.enter_context(
+                    replacing(out / "table.csv", binary=True)), table.schema))
             writer.write_table(table)
             csv_writer.write_table(table)
             rows += table.num_rows
@@ -58,13 +64,6 @@ def write_tables(out_dir) -> dict:
                     c[f"{name[7:]}_{status}"] = c.get(f"{name[7:]}_{status}", 0) + n
                     if name == "status_free":
                         c["keys"] = c.get("keys", 0) + n
-    finally:
-        if writer is not None:
-            writer.close()
-            csv_writer.close()
-    if writer is not None:
-        os.replace(out / "table.parquet.tmp", out / "table.parquet")
-        os.replace(out / "table.csv.tmp", out / "table.csv")
     names = sorted({k for c in counts.values() for k in c if k != "keys"})
     lines = ["layer,head,keys," + ",".join(names) + ",fraction_not_selectable_free,fraction_not_selectable_realisable"]
     for (layer, head), c in sorted(counts.items()):
@@ -72,5 +71,5 @@ def write_tables(out_dir) -> dict:
         ln_not = c.get("realisable_not-realisable", 0) / c["keys"]
         lines.append(f"{layer},{head},{c['keys']}," + ",".join(str(c.get(k, 0)) for k in names)
                      + f",{free_not:.6g},{ln_not:.6g}")
-    (out / "summary_heads.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text(out / "summary_heads.csv", "\n".join(lines) + "\n")
     return {"rows": rows, "table": str(out / "table.parquet")}

@@ -19,7 +19,10 @@ proved:
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -264,6 +267,22 @@ def _problem(keys, query_set, factor):
     return var, q, constraints
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """Standard output at the file-descriptor level sent to standard error while solvers run:
+    their C code can print (SCS reports a failed factorisation on stdout even when not verbose),
+    and stdout belongs to the command's own output (``--json``)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _solve(problem):
     import cvxpy as cp
 
@@ -271,7 +290,7 @@ def _solve(problem):
 
     for solver in ("CLARABEL", "SCS"):
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _stdout_to_stderr():
                 warnings.simplefilter("ignore")       # inaccurate solutions are only proposals
                 problem.solve(solver=solver, verbose=False)   # no solver banner, ever
         except (cp.error.SolverError, ValueError, ArithmeticError):

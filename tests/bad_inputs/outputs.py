@@ -152,3 +152,33 @@ CASES = [
     ("homework-grade-feedback-file", _graded("--out", "{tmp}/g.csv", "--feedback", "{tmp}/a-file"), "not a folder"),
     ("homework-gradescope-out-device", _graded("--format", "gradescope", "--out", "/dev/null"), "is a device"),
 ]
+
+
+def _certify_model_out(make_target):
+    """certify-model's output folder: checked before the model is loaded (a tiny GPT-2, two tokens)."""
+    def make(tmp_path):
+        from bad_inputs.models import _gpt2, _tokens
+
+        return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2]),
+                "--out", make_target(tmp_path)]
+    return make
+
+
+def _dangling(tmp_path):
+    path = tmp_path / "gone"
+    path.symlink_to(tmp_path / "nowhere")
+    return path
+
+
+def _regular_file(tmp_path):
+    path = tmp_path / "taken.txt"
+    path.write_text("someone's notes\n")
+    return path
+
+
+CASES += [
+    ("certify-model-out-device", _certify_model_out(lambda tmp_path: "/dev/null"), "which is not a folder"),
+    ("certify-model-out-fifo", _certify_model_out(_fifo), "which is not a folder"),
+    ("certify-model-out-regular-file", _certify_model_out(_regular_file), "which is not a folder"),
+    ("certify-model-out-dangling-link", _certify_model_out(_dangling), "symbolic link to nothing"),
+]
