@@ -21,6 +21,7 @@ import numpy as np
 
 from ..certificates.writes import folder_entry, output_folder, replacing
 from .majority_data import make_majority_data
+from .majority_report import value_at
 from .outputs import RowWriter, device_name, finished, read_rows, write_json, write_summary
 from .paper import ARM_LABELS, ARMS, PAPER_VALUES, accuracy_step
 
@@ -267,17 +268,6 @@ def _first_step_below(rows, target: float) -> float | None:
     return None
 
 
-def _value_at(rows, key: str, step: float):
-    """The last evaluated ``key`` at or before ``step``."""
-    found = None
-    for row in rows:
-        if row["step"] > step:
-            break
-        if row.get(key) is not None:
-            found = row[key]
-    return found
-
-
 def _stats(values) -> dict:
     vals = [v for v in values if v is not None]
     if not vals:
@@ -296,9 +286,9 @@ def summarise(root: Path, seeds, cfg: dict, arms=ARMS) -> dict:
         runs = [read_rows(root / "runs" / f"{arm}_seed{s}.csv") for s in seeds]
         arms[arm] = {
             "steps_to_loss": _stats(_first_step_below(r, LOSS_TARGET) for r in runs),
-            "accuracy_at": _stats(_value_at(r, "test_accuracy", at) for r in runs),
-            "final_accuracy": _stats(_value_at(r, "test_accuracy", math.inf) for r in runs),
-            "final_angle": _stats(_value_at(r, "query_angle", math.inf) for r in runs),
+            "accuracy_at": _stats(value_at(r, "test_accuracy", at) for r in runs),
+            "final_accuracy": _stats(value_at(r, "test_accuracy", math.inf) for r in runs),
+            "final_angle": _stats(value_at(r, "query_angle", math.inf) for r in runs),
             "epoch_angle": _stats(_epoch_angle(r) for r in runs),
             "final_step": _stats(r[-1]["step"] for r in runs),
             "reached_loss": sum(_first_step_below(r, LOSS_TARGET) is not None for r in runs),

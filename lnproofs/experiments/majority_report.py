@@ -20,7 +20,7 @@ from .outputs import read_rows
 from ..certificates.writes import replacing, write_text
 
 __all__ = ["SMOOTHING", "write_figures", "write_section", "majority_blocks", "mean_curve", "smoothed",
-           "steps_to_smoothed", "run_measures"]
+           "steps_to_smoothed", "run_measures", "value_at"]
 
 #: the window (training steps) of the smoothed training loss
 SMOOTHING = 100
@@ -44,7 +44,8 @@ def steps_to_smoothed(rows, target: float, window: int = SMOOTHING):
     return None if not len(below) else int(steps[below[0] + window - 1])
 
 
-def _value_at(rows, key: str, step: float):
+def value_at(rows, key: str, step: float):
+    """The last evaluated ``key`` at or before ``step`` (None if none)."""
     found = None
     for row in rows:
         if row["step"] > step:
@@ -65,8 +66,8 @@ def _epoch_angle(rows):
 def run_measures(rows, accuracy_step: int, target: float) -> dict:
     """One run's measures: the paper's angle, test accuracy at ``accuracy_step`` and at the end,
     the step where the smoothed loss first reaches ``target``, and the last step."""
-    return {"angle": _epoch_angle(rows), "accuracy": _value_at(rows, "test_accuracy", accuracy_step),
-            "final_accuracy": _value_at(rows, "test_accuracy", math.inf),
+    return {"angle": _epoch_angle(rows), "accuracy": value_at(rows, "test_accuracy", accuracy_step),
+            "final_accuracy": value_at(rows, "test_accuracy", math.inf),
             "smoothed_steps": steps_to_smoothed(rows, target), "last_step": int(rows[-1]["step"])}
 
 
