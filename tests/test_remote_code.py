@@ -112,16 +112,9 @@ def _pickled_state_dict(suffix):
 
 def _pickled_tokens(suffix):
     def make(tmp_path, model, marker):
-        path = tmp_path / f"evil{suffix}"
-        hostile = np.array([_Payload(marker), 1], dtype=object)
-        if suffix == ".npy":
-            np.save(path, hostile, allow_pickle=True)
-        elif suffix == ".npz":
-            np.savez(path, tokens=hostile)
-        else:
-            with path.open("wb") as handle:
-                pickle.dump({"tokens": _Payload(marker)}, handle)
-        return [model, "--tokens", path]
+        from bad_inputs.models import write_pickled_tokens
+
+        return [model, "--tokens", write_pickled_tokens(tmp_path / f"evil{suffix}", marker)]
     return make
 
 

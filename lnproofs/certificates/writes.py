@@ -83,15 +83,20 @@ def _refuse_entry(path: Path, flag: str | None, expected: str = "file") -> None:
 def created_parents(path, flag: str | None = None) -> Path:
     """Create the folders above ``path`` that are missing (as ``mkdir -p``); refuse a parent that is not a folder."""
     parent = Path(path).parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise OptionError(f"cannot write to {_name(flag, path)}: a folder above it exists and is not a folder; "
-                          "give a path whose parents are folders") from None
-    except OSError as err:
-        raise OptionError(f"cannot write to {_name(flag, path)}: cannot create its folder {str(parent)!r}: "
-                          f"{err.strerror or err}") from None
+    _make_folder(parent, flag, path, "give a path whose parents are folders")
     return parent
+
+
+def _make_folder(folder: Path, flag: str | None, target, advice: str) -> None:
+    """``mkdir -p folder``; one line naming ``target`` when a parent is not a folder or it cannot be made."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise OptionError(f"cannot write to {_name(flag, target)}: a folder above it exists and is not a folder; "
+                          f"{advice}") from None
+    except OSError as err:
+        raise OptionError(f"cannot write to {_name(flag, target)}: cannot create the folder {str(folder)!r}: "
+                          f"{err.strerror or err}") from None
 
 
 def output_file(path, flag: str | None = "--out", *, inputs=(), create: bool = True) -> Path:
@@ -128,15 +133,8 @@ def output_folder(path, flag: str | None = "--out", *, create: bool = True) -> P
     if not path.exists() and _lstat(path) is not None:
         raise OptionError(f"{_name(flag, path)} is a symbolic link to nothing ({os.readlink(path)!r}); "
                           "give a folder path")
-    if not create:
-        return path
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise OptionError(f"cannot write to {_name(flag, path)}: a folder above it exists and is not a folder; "
-                          "give a folder path") from None
-    except OSError as err:
-        raise OptionError(f"cannot create the output folder {str(path)!r}: {err.strerror or err}") from None
+    if create:
+        _make_folder(path, flag, path, "give a folder path")
     return path
 
 

@@ -408,19 +408,25 @@ def _pickled_weights(tmp_path):
     return ["certify-model", folder, "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
 
 
+def write_pickled_tokens(path, marker):
+    """A token file at ``path`` (``.npy``, ``.npz`` or ``.pt``, by its suffix) whose unpickling would
+    write ``marker`` (tests/test_remote_code.py runs it with 'y' on standard input too)."""
+    hostile = np.array([_Payload(marker), 1], dtype=object)
+    if path.suffix == ".npy":
+        np.save(path, hostile, allow_pickle=True)
+    elif path.suffix == ".npz":
+        np.savez(path, tokens=hostile)
+    else:
+        import pickle
+
+        with path.open("wb") as handle:
+            pickle.dump({"tokens": _Payload(marker)}, handle)
+    return path
+
+
 def _pickled_tokens(suffix):
     def make(tmp_path):
-        path = tmp_path / f"ids{suffix}"
-        hostile = np.array([_Payload(tmp_path / "MARKER"), 1], dtype=object)
-        if suffix == ".npy":
-            np.save(path, hostile, allow_pickle=True)
-        elif suffix == ".npz":
-            np.savez(path, tokens=hostile)
-        else:
-            import pickle
-
-            with path.open("wb") as handle:
-                pickle.dump({"tokens": _Payload(tmp_path / "MARKER")}, handle)
+        path = write_pickled_tokens(tmp_path / f"ids{suffix}", tmp_path / "MARKER")
         return ["certify-model", _gpt2(tmp_path), "--tokens", path, "--out", tmp_path / "o"]
     return make
 
