@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("reproduce", "rerun the paper's experiments: reproduce figure1 | majority | lm-tables"),
     "demo": ("demo", "write the interactive attention demo as one offline HTML file"),
     "certify-model": ("certify_model", "certify every layer and head of a locally stored transformer"),
+    "certify-vocab": ("certify_vocab", "which tokens a language model can ever output: its output layer, certified"),
     "homework": ("homework", "generate exercises with solutions, and check answers exactly"),
 }
 

@@ -13,6 +13,7 @@ from lnproofs import Certificate, certify, check_certificate
 from lnproofs.kernel import certificates as schema
 from lnproofs.kernel.errors import CertificateFormatError
 from lnproofs.kernel.querysets import KINDS, module_for
+from lnproofs.kernel.querysets.box import BoxQuerySet
 from lnproofs.kernel.querysets.free import BallQuerySet, FreeQueries
 from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet
 from lnproofs.kernel.querysets.norm import RMSNormQuerySet, RotaryLayerNormQuerySet, Rotation
@@ -96,6 +97,7 @@ QUERY_SETS = {
     "layernorm": LayerNormQuerySet([1.0, 2.0, 0.5], [0.0, 0.1, 0.0], _W, [0.5, -0.5], eps=1e-5),
     "rmsnorm": RMSNormQuerySet([1.0, 1.5, 2.0], _W, [0.0, 0.25], rotation=Rotation([0.6, 0.8], [0.8, 0.6], position=3)),
     "layernorm_rotary": RotaryLayerNormQuerySet([1.0, 1.5, 2.0], _W, [0.0, 0.25], beta=[0.1, 0.0, -0.1]),
+    "box": BoxQuerySet(100.0, (0.5, -0.25, 0.0)),
 }
 
 

@@ -110,11 +110,11 @@ class Context:
 def registry() -> dict[str, Callable[[Context], Iterable[Outcome]]]:
     """theorem name -> check function (a fresh dict on every call)."""
     from . import (checks_attention, checks_coverage, checks_ellipsoid, checks_layernorm, checks_projection,
-                   checks_rmsnorm)
+                   checks_rmsnorm, checks_vocab)
 
     table: dict = {}
     for module in (checks_projection, checks_layernorm, checks_ellipsoid, checks_attention, checks_rmsnorm,
-                   checks_coverage):
+                   checks_coverage, checks_vocab):
         table.update(module.CHECKS)
     return table
 

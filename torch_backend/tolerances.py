@@ -53,6 +53,10 @@ TABLE: dict[str, tuple[float, float]] = {
     "attention.demo_threshold": (16.0, 0.5),
     "coverage.argmax_direction": (16.0, 0.5),
     "coverage.every_direction": (16.0, 0.5),
+    "vocab.self_witness": (16.0, 0.5),
+    "vocab.duplicate_rows": (16.0, 0.5),
+    "vocab.bias_lift": (16.0, 0.5),
+    "vocab.final_norm": (16.0, 0.5),
     # certificate and layer re-checks
     "certificate.margin": (16.0, 0.5),
     "certificate.combination": (16.0, 0.5),

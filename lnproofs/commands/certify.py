@@ -120,7 +120,7 @@ def run(args) -> int:
             if getattr(args, name) is not None:
                 raise OptionError(f"--{name} is only used with --keys-from-layernorm-inputs; add that flag or drop it")
         keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))
-        query_set = query_set_from_args(args, keys.shape[1])
+        query_set = query_set_from_args(args, keys.shape[1], keys.shape[0])
         if args.resume and not args.out:
             raise OptionError("--resume needs --out CERT.json (the partial results live next to it)")
         workers, scheduler = execution_from_args(args)

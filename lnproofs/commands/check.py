@@ -270,6 +270,15 @@ def _check_folder(folder: Path, args, limits) -> int:
     for path in tqdm(files, desc="certificates", unit="file", disable=not sys.stderr.isatty(), leave=False):
         outputs: list = []
         try:
+            vocab = _vocab_report(path, limits)              # a vocabulary certificate, or None
+            if vocab is not None:
+                counts["checked"] += 1
+                counts["held" if vocab.ok else "refuted"] += 1
+                rows.append({"file": str(path), "status": "holds" if vocab.ok else "refuted",
+                             "checks": [vocab.to_json()]})
+                if not args.json:
+                    print(f"{path}: {vocab}")
+                continue
             targets = targets_of(path, None, limits, skip_foreign=True)
             if targets is None:
                 why = _near_miss(_read_quietly(path, limits))
@@ -351,6 +360,30 @@ def _run_causal(args, record: dict, limits) -> int:
     return 0 if report.ok else 1
 
 
+def _vocab_report(path, limits, given=None, data=None):
+    """The kernel's report on a vocabulary certificate (``lnproofs.vocab/1``), or None for another file."""
+    from ..certificates.limits import read_json_file
+    from ..certificates.vocab import SCHEMA, load_vocab, vocab_keys_path
+
+    data = read_json_file(path, limits) if data is None else data
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        return None
+    cert = load_vocab(path, data)
+    return cert.check(_keys(vocab_keys_path(path, cert, given), limits))
+
+
+def _run_vocab(args, path, data, limits) -> int:
+    """A vocabulary certificate (manifest and arrays): the kernel's verdict on every token."""
+    from ..kernel.errors import OptionError
+
+    if args.numeric:
+        raise OptionError(f"--numeric re-checks selectability certificates; drop it for {path}, a vocabulary "
+                          "certificate whose claims the exact check covers")
+    report = _vocab_report(path, limits, args.keys, data)
+    print(json.dumps(report.to_json()) if args.json else report)
+    return 0 if report.ok else 1
+
+
 def run(args) -> int:
     limits = _limits(args)
     path = Path(args.certificate)
@@ -361,6 +394,8 @@ def run(args) -> int:
     data = read_json_file(path, limits)
     if isinstance(data, dict) and data.get("schema") == "lnproofs.causal/1":
         return _run_causal(args, data, limits)
+    if isinstance(data, dict) and data.get("schema") == "lnproofs.vocab/1":
+        return _run_vocab(args, path, data, limits)
     targets = targets_of(path, args.keys, limits)
     outputs: list = []
     ok = _check_model_evidence(path, targets, args, outputs)

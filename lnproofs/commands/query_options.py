@@ -23,13 +23,27 @@ def add_query_set_options(parser: argparse.ArgumentParser) -> None:
                             "LayerNorm image; arrays gamma, beta, W_q (d x n), b_q and optional eps")
     group.add_argument("--query-ball", metavar="R", type=float, default=None,
                        help="queries with ||q|| <= R (R > 0); may be combined with the options above")
+    group.add_argument("--box", metavar="B", type=float, default=None,
+                       help="queries in the box |q_l| <= B (B > 0), the query set of Grivas et al.'s unargmaxable "
+                            "search; with or without --key-bias")
+    group.add_argument("--key-bias", metavar="b.npy", default=None,
+                       help="scores q.k_j + b_j with one bias per key (a vector file: .npy, .csv, ...): free queries, "
+                            "or the box with --box")
 
 
-def query_set_from_args(args: argparse.Namespace, dim: int | None = None):
-    """``None`` for free queries, else the query-set object; ``dim`` (if given) checks shapes."""
+def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys: int | None = None):
+    """``None`` for free queries, else the query-set object; ``dim`` (and ``n_keys``, for a key
+    bias) if given check shapes."""
     subspace = getattr(args, "query_subspace", None)
     layernorm = getattr(args, "query_layernorm", None)
     radius = getattr(args, "query_ball", None)
+    box, key_bias = getattr(args, "box", None), getattr(args, "key_bias", None)
+    if box is not None or key_bias is not None:
+        if subspace is not None or layernorm is not None or radius is not None:
+            raise OptionError("--box and --key-bias cannot be combined with --query-subspace, --query-layernorm "
+                              "or --query-ball; choose one query set")
+        from ..propose.querysets.box import load_box
+        return load_box(box, key_bias, n_keys)
     if subspace is not None and layernorm is not None:
         raise OptionError("--query-subspace and --query-layernorm were both given; choose one of them")
     if radius is not None:
@@ -59,6 +73,9 @@ def describe_query_set(query_set) -> str:
     ball = "" if getattr(query_set, "radius", None) is None or kind == "ball" else f", ||q|| <= {query_set.radius:g}"
     if kind == "ball":
         return f"||q|| <= {query_set.radius:g}"
+    if kind == "box":
+        where = "every query in R^d" if query_set.bound is None else f"|q_l| <= {query_set.bound:g}"
+        return where + ("" if query_set.bias is None else ", scores q.k_j + b_j (a bias per key)")
     if kind == "subspace":
         m, d = query_set.shape
         return f"q = W^T z with W {m} x {d}{ball}"

@@ -1,4 +1,4 @@
-"""``lnproofs reproduce figure1 | majority | lm-tables``: one subcommand per experiment, each
+"""``lnproofs reproduce figure1 | majority | lm-tables | unargmaxable``: one subcommand per experiment, each
 with its own options and help (Figure 1 with certified verdicts here; the two trained
 experiments in :mod:`.reproduce_experiments`).
 
@@ -16,22 +16,24 @@ from .execution_options import add_execution_options, execution_from_args
 
 __all__ = ["configure", "run", "EXPERIMENTS", "OPTIONS"]
 
-F1, MAJ, LM = "figure1", "majority", "lm-tables"
+F1, MAJ, LM, UN = "figure1", "majority", "lm-tables", "unargmaxable"
 #: experiment -> its one-line help
 EXPERIMENTS = {
     F1: "the paper's Figure 1: fractions of trials with a key no query selects, with and without LayerNorm, "
         "every verdict certified",
     MAJ: "the Majority task (Figures 1a/1b, 2, 3): training with and without the projection",
     LM: "Tables 1 and 2 and Figure 4: unselectable keys of small trained language models, decided exactly",
+    UN: "Grivas et al.'s random softmax layers (10,000 classes, d from 2 to 50): unargmaxable classes in the box "
+        "[-100, 100]^d, for free inputs and in a LayerNorm ball, certified",
 }
 FIGURE_NAMES = tuple(EXPERIMENTS)
 
 #: (flags, experiments that take it, argparse keywords); --workers and --scheduler are added
 #: by :func:`add_execution_options` for figure1 and majority
 OPTIONS = (
-    (("--out",), (F1, MAJ, LM), dict(default=None)),
-    (("--quiet",), (F1, MAJ, LM), dict(action="store_true", help="only warnings and errors on standard error")),
-    (("--progress",), (F1, MAJ, LM), dict(action=argparse.BooleanOptionalAction, default=None,
+    (("--out",), (F1, MAJ, LM, UN), dict(default=None)),
+    (("--quiet",), (F1, MAJ, LM, UN), dict(action="store_true", help="only warnings and errors on standard error")),
+    (("--progress",), (F1, MAJ, LM, UN), dict(action=argparse.BooleanOptionalAction, default=None,
                                   help="a progress bar on standard error (default: when it is a terminal)")),
     (("--trials",), (F1,), dict(default="100", help="trials per (n, d) cell (default 100)")),
     (("--seed",), (F1,), dict(default="0", help="base seed (default 0)")),
@@ -40,6 +42,14 @@ OPTIONS = (
                                                           "instead of starting over")),
     (("--n-range",), (F1,), dict(default="3:60", help="smallest:largest number of keys (default 3:60)")),
     (("--d-range",), (F1,), dict(default="3:15", help="smallest:largest dimension (default 3:15)")),
+    (("--classes",), (UN,), dict(default="10000", help="classes per model (default 10000, as in the paper)")),
+    (("--dims",), (UN,), dict(default="2,4,6,8,10,15,20,30,40,50", help="comma-separated widths d (default: the "
+                                                                        "paper's ten)")),
+    (("--inits",), (UN,), dict(default="uniform,normal", help="comma-separated initialisations (default both)")),
+    (("--bias",), (UN,), dict(default="both", choices=("without", "with", "both"), help="certify the models without "
+                                                                                        "their bias, with it, or both")),
+    (("--sets",), (UN,), dict(default="box,free,layernorm", help="comma-separated query sets among box, free, "
+                                                               "layernorm (default all three)")),
     (("--workers",), (F1, MAJ), None),
     (("--scheduler",), (F1, MAJ), None),
     (("--paper",), (MAJ, LM), dict(action="store_true", help="the paper's configuration (long; on a GPU when torch "
@@ -132,11 +142,39 @@ def _range(text: str, option: str, full) -> range:
 
 def run(args) -> int:
     _resolve(args)
+    if args.figure == UN:
+        return _unargmaxable(args)
     if args.figure != F1:
         from .reproduce_experiments import run_experiment
 
         return run_experiment(args)
     return _figure1(args)
+
+
+def _unargmaxable(args) -> int:
+    from ..experiments.outputs import positive_int
+    from ..experiments.unargmaxable import INITS, SETS, reproduce_unargmaxable
+    from ..kernel.errors import OptionError
+
+    def listed(text, option, allowed, cast=str):
+        try:
+            values = [cast(x) for x in str(text).split(",") if x.strip()]
+        except ValueError:
+            values = [None]
+        bad = [v for v in values if v not in allowed] or ([] if values else ["(none)"])
+        if bad:
+            raise OptionError(f"{option} {text!r} is not accepted; choose from {', '.join(map(str, allowed))}")
+        return tuple(values)
+    classes = positive_int(args.classes, "--classes", 2)
+    dims = listed(args.dims, "--dims", tuple(range(1, 1025)), int)
+    inits, sets = listed(args.inits, "--inits", INITS), listed(args.sets, "--sets", SETS)
+    biases = {"without": (False,), "with": (True,), "both": (False, True)}[args.bias]
+    summary = reproduce_unargmaxable(args.out or "reports/unargmaxable", classes=classes, dims=dims, inits=inits,
+                                     biases=biases, sets=sets)
+    for claim in summary["claims"]:
+        print(f"{claim['verdict']}: {claim['claim']}")
+    print(f"wrote table.csv, results.json and README.md to {args.out or 'reports/unargmaxable'}")
+    return 0
 
 
 def _figure1(args) -> int:

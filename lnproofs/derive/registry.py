@@ -15,7 +15,7 @@ from ..kernel.errors import OptionError
 __all__ = ["THEOREM_NAMES", "MODULES", "theorem_names", "all_theorems", "prove_all", "get_theorem"]
 
 #: theorem modules under lnproofs.derive.theorems, in the order their theorems are listed
-MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention", "coverage")
+MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention", "coverage", "vocab")
 
 THEOREM_NAMES = (
     "projection.mean_subtraction",
@@ -53,6 +53,10 @@ THEOREM_NAMES = (
     "attention.demo_threshold",
     "coverage.argmax_direction",
     "coverage.every_direction",
+    "vocab.self_witness",
+    "vocab.duplicate_rows",
+    "vocab.bias_lift",
+    "vocab.final_norm",
 )
 
 

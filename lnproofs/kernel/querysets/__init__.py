@@ -48,7 +48,7 @@ from ..errors import CertificateFormatError, InputError, require
 __all__ = ["KINDS", "QuerySetSchema", "module_for", "query_set_from_json"]
 
 #: the query-set kinds: each is a module under lnproofs.kernel.querysets of the same name
-KINDS = ("free", "subspace", "layernorm", "ball", "rmsnorm", "layernorm_rotary")
+KINDS = ("free", "subspace", "layernorm", "ball", "rmsnorm", "layernorm_rotary", "box")
 
 
 def module_for(kind: str):

@@ -1,0 +1,146 @@
+"""Vocabulary-scale certification (``certify_vocab_keys``, ``certify-vocab``) against its peers.
+
+    python benchmarks/bench_vocab.py [--cases minilm,gpt2shape,gpt2head,hull] [--lp-sample 20] [--note TEXT]
+
+Cases: ``minilm`` (30,522 x 384 Gaussian keys, the shape of all-MiniLM-L6-v2's word embeddings),
+``gpt2shape`` (50,257 x 768 Gaussian), ``gpt2head`` (a randomly initialised GPT-2 LM head with
+its ``ln_f``, built from ``GPT2Config()``), ``hull`` (10,000 x 6 Gaussian keys, where scipy's
+ConvexHull runs).  For each query set it times making the certificate, checking it from its
+files (``load_vocab`` + the kernel), the certificate's bytes against the keys in float32, and the
+peers in the same run: one HiGHS LP per token (Grivas et al.'s formulation with scipy's
+``linprog``: maximise the margin over the box [-100, 100]^d), timed on a random sample of tokens
+and extrapolated to the vocabulary (said so in every row), and ``scipy.spatial.ConvexHull``
+where d is small.  The load average is recorded with every timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT.parent))
+
+from lnproofs.certificates.vocab import load_vocab  # noqa: E402
+from lnproofs.kernel.querysets.box import BoxQuerySet  # noqa: E402
+from lnproofs.propose.vocab import certify_vocab_keys  # noqa: E402
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _peak_gb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+
+
+def lp_per_token(K, bias, bound, sample, seed=0):
+    """Seconds per token of Grivas et al.'s LP with HiGHS, on ``sample`` random tokens, and their verdicts."""
+    from scipy.optimize import linprog
+
+    rng = np.random.default_rng(seed)
+    n, d = K.shape
+    b = np.zeros(n) if bias is None else bias
+    picks = rng.choice(n, size=min(sample, n), replace=False)
+    verdicts, start = {}, time.perf_counter()
+    for i in picks:
+        A = np.hstack([K - K[i], np.ones((n, 1))])
+        A = np.delete(A, i, axis=0)
+        rhs = np.delete(b[i] - b, i)
+        res = linprog(np.r_[np.zeros(d), -1.0], A_ub=A, b_ub=rhs, bounds=[(-bound, bound)] * d + [(None, None)],
+                      method="highs")
+        verdicts[int(i)] = bool(res.status == 0 and -res.fun > 0)
+    return (time.perf_counter() - start) / len(picks), verdicts
+
+
+def run_keys(name, K, qs, label, lp_sample, rows, bias=None):
+    folder = Path(tempfile.mkdtemp(prefix="bench_vocab_"))
+    np.save(folder / "keys.npy", K.astype(np.float32))
+    before = _load()
+    start = time.perf_counter()
+    cert = certify_vocab_keys(K, qs)
+    make = time.perf_counter() - start
+    path = cert.save(folder / "cert.json", folder / "keys.npy")
+    size = sum(p.stat().st_size for p in folder.iterdir() if p.name.startswith("cert."))
+    start = time.perf_counter()
+    report = load_vocab(path, json.loads(path.read_text())).check(np.load(folder / "keys.npy").astype(np.float64))
+    check = time.perf_counter() - start
+    per_lp, verdicts = lp_per_token(K, bias, 100.0, lp_sample) if lp_sample else (float("nan"), {})
+    statuses = cert.statuses()
+    disagree = sum(1 for i, win in verdicts.items() if win != (statuses[i] == "selectable"))
+    row = {"case": name, "set": label, "N": int(K.shape[0]), "d": int(K.shape[1]), "make_s": round(make, 1),
+           "check_s": round(check, 1), "ok": report.ok, "counts": cert.counts(), "evidence": cert.evidence_counts(),
+           "cert_bytes": size, "keys_f32_bytes": int(K.size * 4), "cert_over_keys": round(size / (K.size * 4), 4),
+           "lp_per_token_s": round(per_lp, 3), "lp_sample": len(verdicts),
+           "lp_all_tokens_s_est": round(per_lp * K.shape[0], 0), "lp_ratio": round(per_lp * K.shape[0] / make, 1),
+           "lp_disagreements": disagree, "peak_rss_gb": round(_peak_gb(), 2), "load_before": before,
+           "load_after": _load()}
+    print(json.dumps(row), flush=True)
+    rows.append(row)
+
+
+def hull_case(rows, lp_sample):
+    from scipy.spatial import ConvexHull
+
+    K = np.random.default_rng(1).standard_normal((10000, 6)).astype(np.float32).astype(np.float64)
+    start = time.perf_counter()
+    vertices = set(ConvexHull(K).vertices.tolist())
+    hull = time.perf_counter() - start
+    run_keys("hull", K, None, "free", lp_sample, rows)
+    cert = certify_vocab_keys(K)
+    ours = {i for i, s in enumerate(cert.statuses()) if s == "selectable"}
+    rows[-1].update({"hull_s": round(hull, 2), "hull_agrees": ours == vertices, "hull_vertices": len(vertices)})
+    print(json.dumps(rows[-1]), flush=True)
+
+
+def gpt2_head(rows, lp_sample):
+    import torch
+    import transformers
+
+    from lnproofs.models.vocab_run import certify_vocab
+
+    torch.manual_seed(0)
+    folder = Path(tempfile.mkdtemp(prefix="bench_vocab_gpt2_"))
+    transformers.GPT2LMHeadModel(transformers.GPT2Config()).save_pretrained(str(folder / "model"))
+    before = _load()
+    start = time.perf_counter()
+    summary = certify_vocab(folder / "model", folder / "out", sets=("free",))
+    rows.append({"case": "gpt2head", "set": "free", "N": 50257, "d": 768, "make_s": round(time.perf_counter() - start, 1),
+                 "counts": summary["counts"], "seconds": summary["seconds"], "peak_rss_gb": round(_peak_gb(), 2),
+                 "load_before": before, "load_after": _load()})
+    print(json.dumps(rows[-1]), flush=True)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", default="hull,minilm,gpt2shape,gpt2head")
+    parser.add_argument("--lp-sample", type=int, default=10)
+    parser.add_argument("--note", default="")
+    parser.add_argument("--out", default=str(ROOT / "results" / "bench_vocab.json"))
+    args = parser.parse_args(argv)
+    rows = []
+    cases = args.cases.split(",")
+    if "hull" in cases:
+        hull_case(rows, args.lp_sample)
+    for name, (n, d) in (("minilm", (30522, 384)), ("gpt2shape", (50257, 768))):
+        if name in cases:
+            K = np.random.default_rng(0).standard_normal((n, d)).astype(np.float32).astype(np.float64)
+            run_keys(name, K, None, "free", args.lp_sample, rows)
+            run_keys(name, K, BoxQuerySet(100.0), "box [-100, 100]^d", 0, rows)
+            rows[-1]["lp_note"] = "without a bias the box has the free statuses; the LP sample of the free row applies"
+    if "gpt2head" in cases:
+        gpt2_head(rows, args.lp_sample)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"note": args.note, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""Vocabulary certificates (``lnproofs.vocab/1``): a JSON manifest and binary arrays beside it.
+
+A vocabulary of tens of thousands of keys is certified mostly by references: a token whose
+witness is its own key (``SELF``, with a scale per token only when there is a bias), or a row of a
+shared array of float queries (``QUERY``); the few others carry a full result of the
+``lnproofs.selectability/1`` schema (``RESULT``: exact weights, rational witnesses) inside the
+manifest.  The arrays are ``.npy`` files next to the manifest, each named with its SHA-256::
+
+    {"schema": "lnproofs.vocab/1", "n_keys": N, "dim": d,
+     "keys_file": {"path": "keys.npy", "sha256": "..."},
+     "query_set": {"kind": "box", "bound": 100.0},
+     "arrays": {"evidence": {"path": "cert.evidence.npy", "sha256": "..."}, "bias": {...}, ...},
+     "counts": {"selectable": ..., ...}, "results": [...]}
+
+The kernel decides (:func:`lnproofs.kernel.vocab.check_vocab`); this module reads, writes and
+reports.  ``.npy`` files are read with ``allow_pickle=False``: nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..kernel.certificates import KeyResult
+from ..kernel.errors import CertificateFormatError
+from ..kernel.querysets import query_set_from_json
+from ..kernel.vocab import check_vocab
+from .check import CheckReport
+from .keyfile import keys_reference, sha256_of, validate_reference
+
+__all__ = ["SCHEMA", "ARRAYS", "NONE", "SELF", "QUERY", "RESULT", "VocabCertificate", "load_vocab", "vocab_keys_path"]
+
+#: the evidence codes: undecided, the key itself (``t_i k_i``), a row of the shared queries, a full result
+NONE, SELF, QUERY, RESULT = 0, 1, 2, 3
+
+SCHEMA = "lnproofs.vocab/1"
+#: the arrays a manifest may name, with the dtype each is stored in
+ARRAYS = {"evidence": np.int8, "scale": np.float64, "queries": np.float64, "rows": np.int32, "bias": np.float64}
+
+
+@dataclass(frozen=True)
+class VocabCertificate:
+    """Every token's evidence (see :mod:`lnproofs.kernel.vocab`); ``query_set`` is its JSON without the bias."""
+
+    n_keys: int
+    dim: int
+    query_set: dict
+    evidence: np.ndarray
+    scale: np.ndarray | None = None
+    queries: np.ndarray | None = None
+    rows: np.ndarray | None = None
+    bias: np.ndarray | None = None
+    results: tuple = ()
+    keys_file: dict | None = field(default=None, compare=False)
+    coverage: dict | None = None
+
+    def _sets(self):
+        """``(the set the evidence is checked under, the coverage check's verdict or None)``: with a coverage
+        claim, a norm query set that realises every direction (kernel-checked) has the free answers."""
+        if self.coverage is None:
+            return self.query_set_object(), None
+        from ..kernel.checker import Verdict
+        from ..kernel.querysets.coverage import check_coverage
+        from ..kernel.querysets.free import FreeQueries
+
+        ok, message = check_coverage(query_set_from_json(self.query_set), self.coverage)
+        return FreeQueries(), Verdict(-1, "coverage", ok, "" if ok else f"coverage claim: {message}")
+
+    def query_set_object(self):
+        data = dict(self.query_set)
+        if self.bias is not None:
+            data["bias"] = self.bias.tolist()
+        return query_set_from_json(data)
+
+    def statuses(self) -> list[str]:
+        """The status each token's evidence claims, in index order."""
+        out = np.full(self.n_keys, "undecided", dtype=object)
+        out[(self.evidence == SELF) | (self.evidence == QUERY)] = "selectable"
+        for r in self.results:
+            out[r.index] = r.status
+        return out.tolist()
+
+    def counts(self) -> dict:
+        return dict(sorted(Counter(self.statuses()).items()))
+
+    def evidence_counts(self) -> dict:
+        names = {NONE: "none", SELF: "own key", QUERY: "shared query", RESULT: "full result"}
+        return {names[k]: int(v) for k, v in zip(*np.unique(self.evidence, return_counts=True))}
+
+    def check(self, keys) -> CheckReport:
+        """The kernel's verdict on every token."""
+        from ..kernel.errors import ShapeError
+
+        shape = np.shape(getattr(keys, "array", keys))
+        if tuple(shape) != (self.n_keys, self.dim):
+            raise ShapeError(f"the certificate is for {self.n_keys} keys in R^{self.dim} but the keys have shape {tuple(shape)}")
+        ev = np.asarray(self.evidence)
+        if ev.shape != (self.n_keys,) or not np.isin(ev, (NONE, SELF, QUERY, RESULT)).all():
+            raise CertificateFormatError(f"the evidence array must give one code 0..3 per key ({self.n_keys} keys)")
+        given = {int(r.index): r for r in self.results}
+        if sorted(given) != np.flatnonzero(ev == RESULT).tolist() or len(given) != len(self.results):
+            raise CertificateFormatError("the results must be exactly the keys whose evidence is 3 (a full result), each once")
+        results = list(self.results) + [KeyResult(int(i), "undecided") for i in np.flatnonzero(ev == NONE)]
+        if np.any(ev == QUERY):                               # a shared query is this token's witness
+            Q, rows = self.queries, self.rows
+            if Q is None or rows is None or rows.shape != (self.n_keys,) or Q.ndim != 2 or \
+                    not np.all((rows[ev == QUERY] >= 0) & (rows[ev == QUERY] < len(Q))):
+                raise CertificateFormatError("evidence 2 (a shared query) needs the queries array and rows indexing it")
+            results += [KeyResult(int(i), "selectable", tuple(Q[rows[i]].tolist()), None, "exact")
+                        for i in np.flatnonzero(ev == QUERY)]
+        scale = np.ones(self.n_keys) if self.scale is None else self.scale
+        qs, cover = self._sets()
+        verdicts = check_vocab(keys, qs, np.flatnonzero(ev == SELF), scale, results) + ([cover] if cover else [])
+        kind = self.query_set.get("kind", "free")
+        return CheckReport(all(v.ok for v in verdicts), tuple(verdicts), int(self.n_keys), int(self.dim),
+                           f"{kind} queries" + ("" if self.bias is None else " with a bias per key"))
+
+    def save(self, path, keys_path=None) -> Path:
+        """Write the manifest at ``path`` and its arrays beside it (``<stem>.<name>.npy``)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {}
+        for name, dtype in ARRAYS.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            target = path.with_name(f"{path.stem}.{name}.npy")
+            np.save(target, np.ascontiguousarray(value, dtype=dtype), allow_pickle=False)
+            arrays[name] = {"path": target.name, "sha256": sha256_of(target)}
+        data = {"schema": SCHEMA, "n_keys": int(self.n_keys), "dim": int(self.dim),
+                "keys_file": keys_reference(path, keys_path) if keys_path is not None else self.keys_file,
+                "query_set": self.query_set, "arrays": arrays, "counts": self.counts(),
+                "evidence": self.evidence_counts(), "results": [r.to_json() for r in self.results],
+                **({"coverage": self.coverage} if self.coverage is not None else {})}
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+        return path
+
+
+def _array(folder: Path, name: str, ref) -> np.ndarray:
+    ref = validate_reference(ref)
+    target = folder / ref["path"]
+    if Path(ref["path"]).name != ref["path"]:
+        raise CertificateFormatError(f"arrays.{name}.path {ref['path']!r} must be a file name next to the manifest")
+    if not target.is_file():
+        raise CertificateFormatError(f"the {name} array {target} named by the certificate does not exist")
+    if sha256_of(target) != ref["sha256"]:
+        raise CertificateFormatError(f"the {name} array {target} does not match the SHA-256 the certificate names")
+    try:
+        value = np.load(target, allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise CertificateFormatError(f"the {name} array {target} is not a .npy array ({exc})") from None
+    if value.dtype != ARRAYS[name]:
+        raise CertificateFormatError(f"the {name} array {target} has dtype {value.dtype}; expected {np.dtype(ARRAYS[name])}")
+    return value
+
+
+def load_vocab(path, data: dict) -> VocabCertificate:
+    """The certificate of the manifest ``data`` read from ``path`` (its arrays read and their hashes compared)."""
+    path = Path(path)
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise CertificateFormatError(f"{path} is not a vocabulary certificate; expected schema {SCHEMA!r}")
+    for name, kind in (("n_keys", int), ("dim", int), ("query_set", dict), ("arrays", dict), ("results", list)):
+        if not isinstance(data.get(name), kind) or isinstance(data.get(name), bool):
+            raise CertificateFormatError(f"certificate field {name} is missing or not {kind.__name__}")
+    unknown = sorted(set(data["arrays"]) - set(ARRAYS))
+    if unknown or "evidence" not in data["arrays"]:
+        raise CertificateFormatError(f"certificate field arrays names {unknown[0]!r}; known: {', '.join(ARRAYS)}"
+                                     if unknown else "certificate field arrays has no 'evidence'")
+    qs = dict(data["query_set"])
+    if "bias" in qs:
+        raise CertificateFormatError("certificate field query_set holds a bias; it belongs in arrays.bias")
+    arrays = {name: _array(path.parent, name, ref) for name, ref in data["arrays"].items()}
+    results = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(data["results"]))
+    ref = validate_reference(data["keys_file"]) if data.get("keys_file") is not None else None
+    return VocabCertificate(data["n_keys"], data["dim"], qs, arrays["evidence"], arrays.get("scale"),
+                            arrays.get("queries"), arrays.get("rows"), arrays.get("bias"), results, ref,
+                            data.get("coverage"))
+
+
+def vocab_keys_path(path, cert: VocabCertificate, given=None) -> Path:
+    """The keys file of a vocabulary certificate (``given``, else the one it names); the SHA-256 must match."""
+    from .keyfile import resolve_keys
+
+    if cert.keys_file is None:
+        if given is None:
+            raise CertificateFormatError(f"{path} names no keys file; give the KEYS file it is about")
+        return Path(given)
+    return resolve_keys(path, cert.keys_file, given)

@@ -1,0 +1,195 @@
+"""``certify-vocab``: which tokens a model can ever output, under three query sets.
+
+* ``free``: every final hidden state (scores ``k_j . q + b_j``);
+* ``box``: ``|q_l| <= B`` (Grivas et al.'s formulation, for comparison);
+* ``realisable``: what the final norm can produce, ``q = g o u + beta`` with ``u`` in the
+  norm's ball (theorem ``vocab.final_norm``; eps included as the closure).  An RMSNorm without a
+  bias whose gain has no zero realises every direction (theorems ``coverage.every_direction``,
+  ``coverage.argmax_direction``): its answers are the free ones, and the certificate is the free
+  evidence plus the kernel-checked coverage claim.  Otherwise the keys are lifted to
+  ``(k_j, b_j)`` when there is a bias, the set is the norm's own (``W_q = [I; 0]``,
+  ``b_q = e_{d+1}``, theorem ``vocab.bias_lift``), and every token goes to the norm's proposer
+  (in chunks on ``--workers``/``--scheduler`` for 20,000 tokens or more).
+
+Outputs in OUT: ``keys.npy`` (the unembedding, float32 when exact), one certificate per query set
+(``free.json``, ``box.json``: vocabulary certificates with ``.npy`` arrays; ``realisable.json``),
+``table.parquet`` and ``table.csv`` (id, token, status per set, margin), ``summary.md`` and
+``summary.json``.  A finished query set is not redone with ``resume``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..certificates.vocab import VocabCertificate, load_vocab
+from ..kernel.errors import OptionError
+from ..kernel.querysets.box import BoxQuerySet
+from .vocab import read_output_layer, token_strings
+
+__all__ = ["QUERY_SETS", "certify_vocab", "realisable_query_set", "margins"]
+
+QUERY_SETS = ("free", "box", "realisable")
+
+
+def realisable_query_set(layer, keys):
+    """``(keys, query_set)`` of the realisable question: the keys lifted with the bias when there is one."""
+    from ..kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
+
+    d = keys.shape[1]
+    W, b_q = np.eye(d), np.zeros(d)
+    if layer.bias is not None:                                 # (q, 1) . (k_j, b_j) = q . k_j + b_j
+        keys = np.hstack([keys, layer.bias[:, None]])
+        W, b_q = np.vstack([W, np.zeros((1, d))]), np.r_[b_q, 1.0]
+    beta = np.zeros(d) if layer.beta is None else layer.beta
+    if layer.norm == "layernorm":
+        return keys, LayerNormQuerySet(tuple(layer.gain), tuple(beta), W, tuple(b_q), layer.eps)
+    return keys, RMSNormQuerySet(tuple(layer.gain), W, tuple(b_q), layer.eps,
+                                 beta=None if layer.beta is None else tuple(beta))
+
+
+def margins(keys: np.ndarray, block: int = 2048) -> np.ndarray:
+    """``(k_i . k_i - max_j k_i . k_j) / ||k_i||``: the self witness's margin for a unit query (floats,
+    for information; negative where the own key does not win)."""
+    n = len(keys)
+    top = np.full(n, -np.inf)
+    W = keys.astype(np.float32)
+    for a in range(0, n, block):
+        S = W[a:a + block] @ W.T
+        S[np.arange(len(S)), np.arange(a, a + len(S))] = -np.inf
+        top[a:a + block] = S.max(axis=1)
+    norms = np.linalg.norm(keys, axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norms > 0, (norms ** 2 - top) / np.where(norms > 0, norms, 1), np.nan)
+
+
+def _coverage(layer, keys):
+    """The RMSNorm realisable set's coverage claim (checked by the kernel), or None."""
+    if layer.norm != "rmsnorm" or layer.bias is not None or layer.beta is not None:
+        return None, None
+    from ..kernel.querysets.coverage import check_coverage
+    from ..propose.querysets.coverage import propose_coverage
+
+    _, qs = realisable_query_set(layer, keys)
+    claim = propose_coverage(qs)
+    if claim is None or not check_coverage(qs, claim)[0]:
+        return None, None
+    return qs, claim
+
+
+def _save_keys(out: Path, keys: np.ndarray, name: str) -> Path:
+    path = out / name
+    single = keys.astype(np.float32)
+    np.save(path, single if np.array_equal(single.astype(np.float64), keys) else keys, allow_pickle=False)
+    return path
+
+
+def _vocab_set(name, out, K, bias, bound, seed, progress):
+    from ..propose.vocab import certify_vocab_keys
+
+    qs = BoxQuerySet(None if name == "free" else bound, None if bias is None else tuple(bias.tolist()))
+    if name == "free" and bias is None:
+        qs = None
+    cert = certify_vocab_keys(K, qs, seed=seed, progress=progress)
+    cert.save(out / f"{name}.json", out / "keys.npy")
+    return cert.statuses()
+
+
+def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers, scheduler):
+    qs, claim = _coverage(layer, K)
+    if qs is not None and free_statuses is not None:        # every direction: the free answers
+        free = load_vocab(out / "free.json", json.loads((out / "free.json").read_text()))
+        cert = VocabCertificate(free.n_keys, free.dim, qs.to_json(), free.evidence, free.scale, free.queries,
+                                free.rows, None, free.results, coverage=claim.to_json())
+        cert.save(out / "realisable.json", out / "keys.npy")
+        return cert.statuses(), "coverage: every direction is realised, so the free answers hold"
+    from ..propose.certification import certify
+
+    keys, qs = realisable_query_set(layer, K)
+    keys_path = _save_keys(out, keys, "keys_lifted.npy") if keys.shape[1] != K.shape[1] else out / "keys.npy"
+    cert = certify(keys, qs, out=out / "realisable.json", resume=resume, seed=seed, progress=progress,
+                   workers=workers, scheduler=scheduler)
+    cert.with_keys_file(out / "realisable.json", keys_path).save(out / "realisable.json")
+    return list(cert.statuses), f"{qs.kind} query set, every token searched"
+
+
+def _statuses_of(out: Path, name: str):
+    """The statuses of a finished query set (its certificate read back), or None."""
+    path = out / f"{name}.json"
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    if data.get("schema") == "lnproofs.vocab/1":
+        return load_vocab(path, data).statuses()
+    return [r["status"] for r in sorted(data.get("results", []), key=lambda r: r["index"])]
+
+
+def certify_vocab(model, out, *, sets=QUERY_SETS, bound: float = 100.0, resume: bool = False, seed: int = 0,
+                  progress: bool = False, workers=None, scheduler=None) -> dict:
+    """Certify every token of ``model``'s vocabulary under ``sets``; write OUT; return the summary."""
+    from tqdm import tqdm
+
+    unknown = [s for s in sets if s not in QUERY_SETS]
+    if unknown or not sets:
+        raise OptionError(f"query set {unknown[0] if unknown else '(none)'!r} is not known; "
+                          f"choose from {', '.join(QUERY_SETS)}")
+    BoxQuerySet(bound)                                          # a bad bound is refused before any work
+    layer = read_output_layer(model)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    K = layer.keys
+    _save_keys(out, K, "keys.npy")
+    tokens = token_strings(model, layer.vocab_size)
+    statuses, notes, seconds = {}, {}, {}
+    todo = list(sets) if "realisable" not in sets or "free" in sets else ["free", *sets]
+    for name in tqdm(todo, desc="certify-vocab", unit="set", disable=not progress, leave=False):
+        start = time.perf_counter()
+        found = _statuses_of(out, name) if resume else None
+        if found is not None and len(found) == layer.vocab_size:
+            statuses[name], notes[name] = found, "resumed: read back from the finished certificate"
+        elif name == "realisable":
+            statuses[name], notes[name] = _realisable(out, layer, K, statuses.get("free"), resume=resume, seed=seed,
+                                                      progress=progress, workers=workers, scheduler=scheduler)
+        else:
+            statuses[name] = _vocab_set(name, out, K, layer.bias, bound, seed, progress)
+            notes[name] = "self witnesses by one Gram computation, the residue by the engine"
+        seconds[name] = round(time.perf_counter() - start, 3)
+    return _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model)
+
+
+def _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model) -> dict:
+    import pandas as pd
+
+    table = pd.DataFrame({"id": np.arange(layer.vocab_size), "token": tokens,
+                          **{name: statuses[name] for name in QUERY_SETS if name in statuses},
+                          "margin": margins(layer.keys)})
+    tmp = out / "table.parquet.tmp"
+    table.to_parquet(tmp, index=False)
+    os.replace(tmp, out / "table.parquet")
+    table.to_csv(out / "table.csv", index=False)
+    counts = {name: {k: int(v) for k, v in table[name].value_counts().sort_index().items()} for name in statuses}
+    summary = {"model": str(model), "output layer": layer.describe(), "box bound": bound, "counts": counts,
+               "seconds": seconds, "how": notes,
+               "never output": {name: [int(i) for i in table.index[~table[name].isin(["selectable", "undecided"])]][:50]
+                                for name in statuses}}
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    lines = [f"# Which tokens can {Path(str(model)).name} output", "",
+             f"{layer.family}, vocabulary {layer.vocab_size}, width {layer.keys.shape[1]}, "
+             f"{'tied' if layer.tied else 'untied'} head, {'an' if layer.bias is not None else 'no'} output bias, "
+             f"final {layer.norm} (eps {layer.eps:g}).", ""]
+    if layer.caveat:
+        lines += [f"Caveat: {layer.caveat}.", ""]
+    lines += ["| query set | " + " | ".join(sorted({s for c in counts.values() for s in c})) + " | seconds | how |"]
+    keys = sorted({s for c in counts.values() for s in c})
+    lines += ["|---" * (len(keys) + 3) + "|"]
+    for name in statuses:
+        label = f"box [-{bound:g}, {bound:g}]^d" if name == "box" else name
+        lines += [f"| {label} | " + " | ".join(str(counts[name].get(k, 0)) for k in keys)
+                  + f" | {seconds[name]} | {notes[name]} |"]
+    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    return summary
+

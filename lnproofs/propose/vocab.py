@@ -1,0 +1,125 @@
+"""Certify a whole vocabulary: a screen by the self witness, the existing engine on the residue.
+
+For free queries (and the box) without a bias, the kernel's blocked Gram computation
+(:func:`lnproofs.kernel.vocab.self_witnesses`) is the screen and its proof at once: every token
+whose own key beats every other key at ``q = k_i`` is ``selectable`` with a reference for evidence
+(theorem ``vocab.self_witness``).  With a bias, ``q = t_i k_i`` with ``t_i`` a power of two large
+enough (or the largest that fits the box) is proposed from the same products, and checked by the
+kernel.  What the screen leaves (the residue) goes to the query set's own proposer
+(:mod:`lnproofs.propose.certification` for free queries, :mod:`lnproofs.propose.querysets`
+otherwise); its float witnesses become rows of one shared array, everything else a full result.
+Nothing is kept that the kernel has not accepted.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ..certificates.vocab import NONE, QUERY, RESULT, SELF, VocabCertificate
+from ..kernel.arrays import as_real_array
+from ..kernel.certificates import KeyResult
+from ..kernel.querysets import query_set_from_json
+from ..kernel.querysets.free import FreeQueries
+from ..kernel.vocab import check_vocab, self_witnesses
+
+__all__ = ["certify_vocab_keys", "biased_self_scales", "box_scales"]
+
+
+def box_scales(K: np.ndarray, bound) -> np.ndarray:
+    """The largest power of two ``t_i`` with ``t_i max_l |k_il| <= bound`` (1 without a bound or for a zero key)."""
+    top = np.abs(K).max(axis=1)
+    if bound is None:
+        return np.ones(len(K))
+    with np.errstate(divide="ignore"):
+        t = np.exp2(np.floor(np.log2(bound / np.where(top > 0, top, 1.0))))
+    t = np.where(t * top > bound, t / 2, t)
+    return np.where(top > 0, t, 1.0)
+
+
+def biased_self_scales(K: np.ndarray, bias: np.ndarray, bound, block: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """``(proposed, t)``: tokens for which ``q = t_i k_i`` should win with the bias (floats: a proposal
+    the kernel checks), and the power of two ``t_i`` (the box's largest, or twice what the float gaps need)."""
+    n = len(K)
+    t = box_scales(K, bound)
+    proposed = np.zeros(n, bool)
+    diag = np.einsum("ij,ij->i", K, K)
+    for a in range(0, n, block):
+        rows = np.arange(a, min(n, a + block))
+        gaps = diag[rows, None] - K[rows] @ K.T                   # k_i . k_i - k_i . k_j
+        gaps[np.arange(len(rows)), rows] = np.inf
+        need = (bias[None, :] - bias[rows, None]) / np.where(gaps > 0, gaps, np.nan)
+        positive = np.all(gaps > 0, axis=1)
+        if bound is None:
+            top = np.nanmax(np.where(np.isfinite(need), need, -np.inf), axis=1)
+            t[rows] = np.exp2(np.ceil(np.log2(np.maximum(top, 2.0 ** -60))) + 1)
+            proposed[rows] = positive & np.isfinite(t[rows])
+        else:
+            margin = t[rows, None] * gaps + bias[rows, None] - bias[None, :]
+            proposed[rows] = positive & np.all(margin > 0, axis=1)
+    return proposed, t
+
+
+def _residue(K, qs, indices, *, seed, progress):
+    from .querysets import proposer_for
+
+    if not len(indices):
+        return []
+    if qs.kind == "free":
+        from .certification import certify_results
+        got = certify_results(K, indices=indices, seed=seed, progress=progress)
+    else:
+        got = proposer_for(qs.kind).certify(K, qs, indices=indices, seed=seed, progress=progress)
+    return [got[i] for i in indices]
+
+
+def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = False,
+                       residue_limit: int | None = None) -> VocabCertificate:
+    """A :class:`~lnproofs.certificates.vocab.VocabCertificate` for ``keys`` under ``query_set``
+    (None: free queries; a ``box`` set with or without a bias; or any other kind, whose tokens all
+    go to its proposer).  ``residue_limit``: at most this many residue tokens are searched (the
+    others stay ``undecided``)."""
+    K = as_real_array(keys, name="keys", ndim=2)
+    qs = FreeQueries() if query_set is None else (
+        query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)
+    n, d = K.shape
+    evidence, scale = np.full(n, NONE, dtype=np.int8), np.ones(n)
+    bias = np.asarray(qs.bias, dtype=np.float64) if getattr(qs, "bias", None) is not None else None
+    if qs.kind == "free":
+        evidence[self_witnesses(K)] = SELF                       # decided: the kernel's own filter
+    elif qs.kind == "box" and bias is None:                      # the kernel's filter, and t_i max|k_i| <= B exactly
+        scale = box_scales(K, qs.bound)
+        top = np.abs(K).max(axis=1)
+        fits = [Fraction(float(t)) * Fraction(float(m)) <= Fraction(qs.bound) for t, m in zip(scale, top)]
+        evidence[self_witnesses(K) & np.array(fits, dtype=bool)] = SELF
+    elif qs.kind == "box":
+        proposed, scale = biased_self_scales(K, bias, qs.bound)
+        selves = np.flatnonzero(proposed)
+        others = [KeyResult(int(i), "undecided") for i in np.flatnonzero(~proposed)]
+        verdicts = check_vocab(K, qs, selves, scale, others)
+        evidence[[v.index for v in verdicts if v.ok and v.status == "selectable"]] = SELF
+    todo = np.flatnonzero(evidence == NONE).tolist()
+    if residue_limit is not None:
+        todo = todo[:residue_limit]
+    found = _residue(K, qs, todo, seed=seed, progress=progress)
+    queries, rows, results = [], np.full(n, -1, dtype=np.int32), []
+    for r in found:
+        if r.status == "selectable" and r.witness is not None and all(type(x) is float for x in r.witness) \
+                and qs.kind in ("free", "box"):
+            rows[r.index], evidence[r.index] = len(queries), QUERY
+            queries.append(r.witness)
+        elif r.status != "undecided":
+            evidence[r.index] = RESULT
+            results.append(r)
+    Q = np.array(queries, dtype=np.float64).reshape(len(queries), d) if queries else None
+    probe = [KeyResult(int(i), "undecided") for i in np.flatnonzero((evidence == NONE) | (evidence == SELF))]
+    probe += [KeyResult(int(i), "selectable", tuple(Q[rows[i]].tolist()), None, "exact")
+              for i in np.flatnonzero(evidence == QUERY)]
+    verdicts = check_vocab(K, qs, [], np.ones(n), probe + results)      # the kernel's own filter decided SELF
+    evidence[[v.index for v in verdicts if not v.ok]] = NONE
+    results = tuple(r for r in results if evidence[r.index] == RESULT)
+    qs_json = {k: v for k, v in qs.to_json().items() if k != "bias"}
+    return VocabCertificate(n, d, qs_json, evidence,
+                            scale if (bias is not None or qs.kind == "box") else None,
+                            Q, rows if Q is not None else None, bias, results)
