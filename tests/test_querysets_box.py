@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
 
+from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.certificates import Combination, KeyResult
 from lnproofs.kernel.errors import OptionError, ShapeError
@@ -67,7 +68,7 @@ def test_certificate_round_trip_through_certify_and_check():
     K, b = _keys(n=25)
     qs = BoxQuerySet(100.0, tuple(b))
     cert = certify(K, qs)
-    assert BoxQuerySet.from_json(qs.to_json()) == qs
+    assert BoxQuerySet.from_json(query_set_to_json(qs)) == qs
     assert check_certificate(cert.to_json(), K).ok
 
 

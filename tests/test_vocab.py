@@ -15,7 +15,8 @@ from lnproofs.kernel.querysets.box import BoxQuerySet
 from lnproofs.kernel.querysets.free import FreeQueries
 from lnproofs.certificates.vocab import NONE, QUERY, RESULT, SELF
 from lnproofs.kernel.certificates import KeyResult
-from lnproofs.kernel.vocab import check_vocab, self_witnesses
+from lnproofs.certificates.vocab import check_vocab
+from lnproofs.propose.vocab import self_screen as self_witnesses
 from lnproofs.propose.certification import certify
 from lnproofs.propose.vocab import certify_vocab_keys
 
@@ -45,8 +46,8 @@ def test_self_witnesses_refuse_near_ties_and_subnormal_keys():
     assert [v.ok for v in verdicts] == [False, True, True] and "= 0" in verdicts[0].message
     K2 = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     assert self_witnesses(K2).tolist() == [False, False, True]
-    K3 = np.array([[1.0, 5e-324], [0.0, 1.0]])
-    assert not self_witnesses(K3).any()                           # subnormal entries: the filter declines
+    K3 = np.array([[1.0, 5e-324], [0.0, 1.0]])                   # subnormal entries: decided exactly
+    assert all(v.ok for v in check_vocab(K3, FreeQueries(), [0, 1], np.ones(2), []))
 
 
 @pytest.mark.parametrize("box", [None, 100.0])

@@ -12,8 +12,11 @@ manifest.  The arrays are ``.npy`` files next to the manifest, each named with i
      "arrays": {"evidence": {"path": "cert.evidence.npy", "sha256": "..."}, "bias": {...}, ...},
      "counts": {"selectable": ..., ...}, "results": [...]}
 
-The kernel decides (:func:`lnproofs.kernel.vocab.check_vocab`); this module reads, writes and
-reports.  ``.npy`` files are read with ``allow_pickle=False``: nothing is ever unpickled.
+The kernel decides: a token's own key as its witness (``q = t_i k_i``, theorem
+``vocab.self_witness``) is checked by the kernel's witness check like any other witness (one
+blocked product of the keys with the witnesses, under its float filter, exact integers for what
+the filter leaves), every other token by its query set's checks; :func:`check_vocab` only turns
+the references into that evidence.  This module reads, writes and reports.  ``.npy`` files are read with ``allow_pickle=False``: nothing is ever unpickled.
 """
 
 from __future__ import annotations
@@ -22,18 +25,21 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
 from ..kernel.certificates import KeyResult
-from ..kernel.errors import CertificateFormatError
-from ..kernel.querysets import query_set_from_json
-from ..kernel.vocab import check_vocab
+from ..kernel.checker import ExactKeys, Verdict, check_witnesses
+from ..kernel.errors import CertificateFormatError, require
+from ..kernel.querysets import module_for, query_set_from_json
 from .check import CheckReport
+from .writers import result_to_json
 from .keyfile import keys_reference, sha256_of, validate_reference
 
-__all__ = ["SCHEMA", "ARRAYS", "NONE", "SELF", "QUERY", "RESULT", "VocabCertificate", "load_vocab", "vocab_keys_path"]
+__all__ = ["SCHEMA", "ARRAYS", "NONE", "SELF", "QUERY", "RESULT", "VocabCertificate", "load_vocab", "vocab_keys_path",
+           "self_witnesses", "check_vocab"]
 
 #: the evidence codes: undecided, the key itself (``t_i k_i``), a row of the shared queries, a full result
 NONE, SELF, QUERY, RESULT = 0, 1, 2, 3
@@ -43,9 +49,48 @@ SCHEMA = "lnproofs.vocab/1"
 ARRAYS = {"evidence": np.int8, "scale": np.float64, "queries": np.float64, "rows": np.int32, "bias": np.float64}
 
 
+
+def self_witnesses(keys, selves, scale) -> list:
+    """``(i, q)`` with ``q = t_i k_i`` for each token ``i`` of ``selves``: the float row itself where
+    the product is exact (``t_i`` a power of two, nothing overflowing or underflowing), else exact
+    rationals."""
+    K = getattr(keys, "array", keys)
+    selves, t = np.asarray(selves, dtype=np.int64), np.asarray(scale, dtype=np.float64)
+    Q = K[selves] * t[selves, None]
+    exact = (np.frexp(t[selves])[0] == 0.5) & np.all(np.isfinite(Q) & ((Q == 0) == (K[selves] == 0))
+                                                      & ((np.abs(Q) >= 2.0 ** -1022) | (Q == 0)), axis=1)
+    return [(int(i), Q[k] if exact[k] else tuple(Fraction(float(t[i])) * Fraction(x) for x in K[i].tolist()))
+            for k, i in enumerate(selves)]
+
+
+def check_vocab(keys, query_set, selves, scale, results) -> list:
+    """The kernel's verdict on every token, in index order: the tokens of ``selves`` claim
+    ``selectable`` with the witness ``t_i k_i``; every other token has one of ``results``.  Free
+    queries go straight to the kernel's witness check (no per-entry Python objects for tens of
+    thousands of witnesses); other query sets to their module's checks."""
+    ek = ExactKeys.of(keys)
+    t = np.asarray(scale, dtype=np.float64)
+    named = sorted([int(i) for i in selves] + [int(r.index) for r in results])
+    require(named == list(range(ek.n)), CertificateFormatError, f"every key 0..{ek.n - 1} must be named once")
+    require(not len(selves) or query_set.kind in ("free", "box"), CertificateFormatError,
+            f"self witnesses are for free and box query sets, not {query_set.kind!r}")
+    require(t.shape == (ek.n,) and bool(np.all(t[np.asarray(selves, dtype=np.int64)] > 0)) and bool(np.isfinite(t).all()),
+            CertificateFormatError, "scale must give one finite t_i > 0 per key")
+    items = self_witnesses(ek, selves, t)
+    if query_set.kind == "free":
+        verdicts = [Verdict(i, "selectable", m is None, m or "")
+                    for (i, _), m in zip(items, check_witnesses(ek, items, mode="strict"))]
+        verdicts += module_for("free").check_all(ek, query_set, list(results)) if results else []
+    else:
+        claims = list(results) + [KeyResult(i, "selectable", tuple(q.tolist()) if isinstance(q, np.ndarray) else q)
+                                  for i, q in items]
+        verdicts = module_for(query_set.kind).check_all(ek, query_set, claims)
+    return sorted(verdicts, key=lambda v: v.index)
+
+
 @dataclass(frozen=True)
 class VocabCertificate:
-    """Every token's evidence (see :mod:`lnproofs.kernel.vocab`); ``query_set`` is its JSON without the bias."""
+    """Every token's evidence (see the module docstring); ``query_set`` is its JSON without the bias."""
 
     n_keys: int
     dim: int
@@ -135,7 +180,7 @@ class VocabCertificate:
         data = {"schema": SCHEMA, "n_keys": int(self.n_keys), "dim": int(self.dim),
                 "keys_file": keys_reference(path, keys_path) if keys_path is not None else self.keys_file,
                 "query_set": self.query_set, "arrays": arrays, "counts": self.counts(),
-                "evidence": self.evidence_counts(), "results": [r.to_json() for r in self.results],
+                "evidence": self.evidence_counts(), "results": [result_to_json(r) for r in self.results],
                 **({"coverage": self.coverage} if self.coverage is not None else {})}
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")

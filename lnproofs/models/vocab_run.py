@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.vocab import VocabCertificate, load_vocab
+from ..certificates.writers import query_set_to_json
 from ..kernel.errors import OptionError
 from ..kernel.querysets.box import BoxQuerySet
 from .vocab import read_output_layer, token_strings
@@ -103,7 +104,7 @@ def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers
     qs, claim = _coverage(layer, K)
     if qs is not None and free_statuses is not None:        # every direction: the free answers
         free = load_vocab(out / "free.json", json.loads((out / "free.json").read_text()))
-        cert = VocabCertificate(free.n_keys, free.dim, qs.to_json(), free.evidence, free.scale, free.queries,
+        cert = VocabCertificate(free.n_keys, free.dim, query_set_to_json(qs), free.evidence, free.scale, free.queries,
                                 free.rows, None, free.results, coverage=claim.to_json())
         cert.save(out / "realisable.json", out / "keys.npy")
         return cert.statuses(), "coverage: every direction is realised, so the free answers hold"

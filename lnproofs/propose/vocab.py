@@ -1,11 +1,11 @@
 """Certify a whole vocabulary: a screen by the self witness, the existing engine on the residue.
 
-For free queries (and the box) without a bias, the kernel's blocked Gram computation
-(:func:`lnproofs.kernel.vocab.self_witnesses`) is the screen and its proof at once: every token
-whose own key beats every other key at ``q = k_i`` is ``selectable`` with a reference for evidence
-(theorem ``vocab.self_witness``).  With a bias, ``q = t_i k_i`` with ``t_i`` a power of two large
-enough (or the largest that fits the box) is proposed from the same products, and checked by the
-kernel.  What the screen leaves (the residue) goes to the query set's own proposer
+For free queries (and the box) without a bias, one blocked Gram computation (:func:`self_screen`,
+in single precision for float32 keys) proposes every token whose own key beats every other key at
+``q = k_i``: ``selectable`` with a reference for evidence (theorem ``vocab.self_witness``), which
+the kernel's witness check then decides (:func:`lnproofs.certificates.vocab.check_vocab`).  With a
+bias, ``q = t_i k_i`` with ``t_i`` a power of two large enough (or the largest that fits the box)
+is proposed from the same products, and checked the same way.  What the screen leaves (the residue) goes to the query set's own proposer
 (:mod:`lnproofs.propose.certification` for free queries, :mod:`lnproofs.propose.querysets`
 otherwise); its float witnesses become rows of one shared array, everything else a full result.
 Nothing is kept that the kernel has not accepted.
@@ -13,18 +13,37 @@ Nothing is kept that the kernel has not accepted.
 
 from __future__ import annotations
 
-from fractions import Fraction
 
 import numpy as np
 
-from ..certificates.vocab import NONE, QUERY, RESULT, SELF, VocabCertificate
+from ..certificates.vocab import NONE, QUERY, RESULT, SELF, VocabCertificate, check_vocab
+from ..certificates.writers import query_set_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import KeyResult
 from ..kernel.querysets import query_set_from_json
 from ..kernel.querysets.free import FreeQueries
-from ..kernel.vocab import check_vocab, self_witnesses
 
-__all__ = ["certify_vocab_keys", "biased_self_scales", "box_scales"]
+__all__ = ["certify_vocab_keys", "biased_self_scales", "box_scales", "self_screen"]
+
+
+def self_screen(K: np.ndarray, block: int = 2048) -> np.ndarray:
+    """Rows ``i`` whose own score ``k_i . k_i`` beats every ``k_i . k_j`` in floating point by a
+    relative margin (a proposal: the kernel decides).  One symmetric blocked Gram computation, in
+    single precision when every key is a float32 (as a model's weights are)."""
+    n = len(K)
+    if n < 2:
+        return np.ones(n, bool)
+    W = K.astype(np.float32) if np.all(K.astype(np.float32) == K) else K
+    top = np.full(n, -np.inf)
+    for a in range(0, n, block):
+        for b in range(a, n, block):
+            S = W[a:a + block] @ W[b:b + block].T
+            if a == b:
+                np.fill_diagonal(S, -np.inf)
+            np.maximum(top[a:a + block], S.max(axis=1), out=top[a:a + block])
+            np.maximum(top[b:b + block], S.max(axis=0), out=top[b:b + block])
+    own = np.einsum("ij,ij->i", W, W).astype(np.float64)
+    return own - top > 2.0 ** -16 * np.abs(own) + 1e-300
 
 
 def box_scales(K: np.ndarray, bound) -> np.ndarray:
@@ -86,19 +105,18 @@ def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = 
     n, d = K.shape
     evidence, scale = np.full(n, NONE, dtype=np.int8), np.ones(n)
     bias = np.asarray(qs.bias, dtype=np.float64) if getattr(qs, "bias", None) is not None else None
+    proposed = np.zeros(n, bool)
     if qs.kind == "free":
-        evidence[self_witnesses(K)] = SELF                       # decided: the kernel's own filter
-    elif qs.kind == "box" and bias is None:                      # the kernel's filter, and t_i max|k_i| <= B exactly
+        proposed = self_screen(K)
+    elif qs.kind == "box" and bias is None:                      # the box: t_i max|k_i| <= B, compared exactly by the kernel
         scale = box_scales(K, qs.bound)
-        top = np.abs(K).max(axis=1)
-        fits = [Fraction(float(t)) * Fraction(float(m)) <= Fraction(qs.bound) for t, m in zip(scale, top)]
-        evidence[self_witnesses(K) & np.array(fits, dtype=bool)] = SELF
+        proposed = self_screen(K) & (scale * np.abs(K).max(axis=1) <= qs.bound)
     elif qs.kind == "box":
         proposed, scale = biased_self_scales(K, bias, qs.bound)
-        selves = np.flatnonzero(proposed)
+    if proposed.any():                                           # the kernel decides every proposed self witness
         others = [KeyResult(int(i), "undecided") for i in np.flatnonzero(~proposed)]
-        verdicts = check_vocab(K, qs, selves, scale, others)
-        evidence[[v.index for v in verdicts if v.ok and v.status == "selectable"]] = SELF
+        verdicts = check_vocab(K, qs, np.flatnonzero(proposed), scale, others)
+        evidence[[v.index for v in verdicts if v.ok and v.status == "selectable" and proposed[v.index]]] = SELF
     todo = np.flatnonzero(evidence == NONE).tolist()
     if residue_limit is not None:
         todo = todo[:residue_limit]
@@ -116,10 +134,10 @@ def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = 
     probe = [KeyResult(int(i), "undecided") for i in np.flatnonzero((evidence == NONE) | (evidence == SELF))]
     probe += [KeyResult(int(i), "selectable", tuple(Q[rows[i]].tolist()), None, "exact")
               for i in np.flatnonzero(evidence == QUERY)]
-    verdicts = check_vocab(K, qs, [], np.ones(n), probe + results)      # the kernel's own filter decided SELF
+    verdicts = check_vocab(K, qs, [], np.ones(n), probe + results)      # SELF was decided above
     evidence[[v.index for v in verdicts if not v.ok]] = NONE
     results = tuple(r for r in results if evidence[r.index] == RESULT)
-    qs_json = {k: v for k, v in qs.to_json().items() if k != "bias"}
+    qs_json = {k: v for k, v in query_set_to_json(qs).items() if k != "bias"}
     return VocabCertificate(n, d, qs_json, evidence,
                             scale if (bias is not None or qs.kind == "box") else None,
                             Q, rows if Q is not None else None, bias, results)

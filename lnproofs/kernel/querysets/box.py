@@ -27,7 +27,7 @@ import numpy as np
 from ..arrays import as_real_array
 from ..checker import ExactKeys, Verdict, _weights, check_witnesses
 from ..errors import OptionError, ShapeError, require
-from ..exact import show, to_fraction
+from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
 __all__ = ["KIND", "QUERY_SET", "BoxQuerySet", "check_all"]
@@ -68,7 +68,7 @@ def _dual(ek, b, B, r) -> str | None:
         gap = [g - w * x for g, x in zip(gap, row(j))]
     total = Fraction(gap[-1] + (to_fraction(B) * sum(map(abs, gap[:-1])) if B is not None else 0), den)
     if (B is None and any(gap[:-1])) or total > 0:
-        return f"key {r.index}: B ||r||_1 + b_i - sum_j lambda_j b_j = {show(total)} > 0 (free queries: or r != 0)"
+        return f"key {r.index}: B ||r||_1 + b_i - sum_j lambda_j b_j > 0 (free queries: or r != 0)"
     return None
 
 
@@ -86,7 +86,7 @@ def check_all(keys, query_set, results) -> list[Verdict]:
             messages[pos] = (f"key {r.index}: box claims are selectable (with a witness of {ek.dim} entries), "
                              f"not-realisable or undecided")
         elif B is not None and max(abs(to_fraction(x)) for x in r.witness) > B:
-            messages[pos] = f"key {r.index}: the witness leaves the box |q_l| <= {show(to_fraction(B))}"
+            messages[pos] = f"key {r.index}: the witness leaves the box |q_l| <= {B!r}"
         else:
             wins.append(pos)
     lifted = np.hstack([ek.array, np.asarray(b)[:, None]]) if b else ek
