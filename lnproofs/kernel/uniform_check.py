@@ -15,6 +15,7 @@ from .dyadic import fmpq_matrix, fmpq_of, integer_vector_of_fractions
 from .errors import InputError
 from .exact import to_fraction
 from .querysets import query_set_from_json
+from .querysets.norm import ExactQueryMap, primal_query
 from .uniform_exact import LayerNormEquations, difference_matrix, fmpq_column
 
 __all__ = ["check_uniform"]
@@ -59,25 +60,24 @@ def check_uniform(keys, data) -> tuple[bool, str]:
 
 
 def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
-    n = query_set.width
-    eq = LayerNormEquations(np.zeros((1, query_set.dim)), query_set)
+    """``q`` is the query made from the answer's ``u``, or from its compact ``w``
+    (``u = P diag(g) W_q^T R^T w``, :meth:`ExactQueryMap.compact_queries`)."""
+    qm = ExactQueryMap(query_set)
     if data.get("w") is not None:
-        # compact: u = P diag(g) W_q^T R^T w, so 1.u = 0 (centred), ||u||^2 = w^T H w, q = H w + q0
         w = data["w"]
         if not isinstance(w, list) or len(w) != query_set.dim:
             return False, f"w must be a list of {query_set.dim} numbers"
-        W = fmpq_column([to_fraction(x) for x in w])
-        Hw = fmpq_mat(eq.Hn) * W * eq.c
-        if (W.transpose() * Hw)[0, 0] > n:
+        W, den = integer_vector_of_fractions([to_fraction(x) for x in w])
+        made = qm.compact_queries(fmpz_mat(len(W), 1, W), fmpq(1, den))[0]
+        if made is None:
             return False, "u = P diag(gamma) W_q^T w has ||u||^2 > n"
-        if Hw + eq.q0 != fmpq_column(q):
-            return False, "q is not W_q(gamma*u + beta) + b_q for u = P diag(gamma) W_q^T w"
-        return True, ""
-    U, den = integer_vector_of_fractions([to_fraction(x) for x in data["u"]])
-    if len(U) != n or (eq.centred and sum(U) != 0) or sum(x * x for x in U) > n * den * den:
-        return False, "u must satisfy 1.u = 0 and ||u||^2 <= n"
-    if eq.query(U, den) != fmpq_column(q):
-        return False, "q is not W_q(gamma*u + beta) + b_q"
+    else:
+        U, den = integer_vector_of_fractions([to_fraction(x) for x in data["u"]])
+        made = primal_query(qm, -1, U, den)
+        if isinstance(made, tuple):
+            return False, "u must satisfy 1.u = 0 and ||u||^2 <= n"
+    if made != fmpq_column(q):
+        return False, "q is not W_q(gamma*u + beta) + b_q for the answer's u"
     return True, ""
 
 

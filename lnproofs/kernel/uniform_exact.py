@@ -20,7 +20,7 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from .dyadic import fmpq_of, integer_matrix
 from .querysets.layernorm import ExactQueryMap
 
-__all__ = ["difference_matrix", "norm_gram", "LayerNormEquations", "fmpq_column"]
+__all__ = ["difference_matrix", "LayerNormEquations", "fmpq_column"]
 
 
 def difference_matrix(keys):
@@ -37,20 +37,6 @@ def fmpq_column(values):
     return fmpq_mat(len(values), 1, [fmpq_of(v) for v in values])
 
 
-def norm_gram(qm):
-    """``(Hn, c, q0)`` of a norm query map: ``H = R A P A^T R^T = Hn * c`` with the integer d x d
-    ``Hn`` (``P = I - 11^T/n`` when centred, else ``I``; ``R`` the rotation or ``I``) and the exact
-    offset ``R q0`` (fmpq); kept on the map, since it depends on the set only."""
-    if "_gram" not in vars(qm):
-        Hn, s2 = qm.factored()
-        c, q0 = s2 / fmpq(qm.n), qm.q0
-        if qm.R is not None:
-            Ri, den = qm.R.numer_denom()
-            Hn, c, q0 = Ri * Hn * Ri.transpose(), c / (den * den), qm.R * q0
-        qm._gram = (Hn, c, q0)
-    return qm._gram
-
-
 class LayerNormEquations:
     """The equations ``M u = b`` of one key set and one norm query set (LayerNorm, RMSNorm,
     rotary), kept factored: ``M`` is never formed.  ``A = R WG * scale`` with the integer matrix
@@ -64,7 +50,7 @@ class LayerNormEquations:
         qm = ExactQueryMap(query_set) if query_map is None else query_map
         self.query_set, self.centred, self.R, self.RT = query_set, query_set.centred, qm.R, qm.RT
         self.n, self.d = query_set.width, query_set.dim
-        self.Hn, self.c, self.q0 = norm_gram(qm)
+        self.Hn, self.c, self.q0 = qm.gram()
         self.WGT, self.scale, self.query = qm.WGT, qm.scale, qm.query     # query(U, den) = A u + q0, u = U / den
         self.D, self.K = difference_matrix(keys) if differences is None else differences
         self.N = self.D.nrows() + int(self.centred)                   # equations: the differences (and 1.u = 0)

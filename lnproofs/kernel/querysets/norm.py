@@ -35,7 +35,8 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from ..arrays import as_radius, as_real_array
-from ..checker import ExactKeys, Verdict, check_witnesses
+from ..certificates import Combination
+from ..checker import ExactKeys, Verdict, _weights, check_witnesses
 from ..dyadic import (dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix,
                       integer_vector_of_fractions, pow2)
 from ..errors import CertificateFormatError, OptionError, ShapeError, require
@@ -233,18 +234,35 @@ class ExactQueryMap:
         q = fmpq_mat(self.Wq * v) * (pow2(self.ew + self.eg) / fmpq(D)) + self.q0
         return q if self.R is None else self.R * q
 
-    def factored(self):
-        """``(Hn, s2)``: ``A P A^T = Hn * s2 / n`` with the integer d x d matrix ``Hn``
-        (``A = W_q diag(g)``, ``P = I - 11^T/n`` when centred, else ``I``)."""
+    def gram(self):
+        """``(Hn, c, q0)``: ``H = R A P A^T R^T = Hn * c`` with the integer d x d matrix ``Hn``
+        (``A = W_q diag(g)``, ``P = I - 11^T/n`` when centred, else ``I``; ``R`` the rotation or ``I``)
+        and the exact offset ``R q0`` (fmpq); built once."""
         if self._hn is None:
             n, entries = self.n, self.Wq.entries()
             WG = fmpz_mat(self.d, n, [entries[r * n + c] * self.G[c] for r in range(self.d) for c in range(n)])
             S = WG * fmpz_mat(n, 1, [1] * n)
             self.WG, self.WGT = WG, WG.transpose()
             self.scale = pow2(self.ew + self.eg)
-            Hn = WG * self.WGT * n
-            self._hn = (Hn - S * S.transpose() if self.centred else Hn, self.scale * self.scale)
+            Hn, c, q0 = WG * self.WGT * n, self.scale * self.scale / n, self.q0
+            Hn = Hn - S * S.transpose() if self.centred else Hn
+            if self.R is not None:
+                Ri, den = self.R.numer_denom()
+                Hn, c, q0 = Ri * Hn * Ri.transpose(), c / (den * den), self.R * q0
+            self._hn = (Hn, c, q0)
         return self._hn
+
+    def compact_queries(self, Y, s) -> list:
+        """For each column ``y`` of the integer matrix ``Y`` (fmpz_mat, d x m) times the rational ``s``:
+        the query ``q = H y + R q0`` made from ``u = P diag(g) W_q^T R^T y`` (so ``1.u = 0`` when
+        centred and ``||u||^2 = y^T H y``), or None when that ``u`` has ``||u||^2 > n``."""
+        Hn, c, q0 = self.gram()
+        HY, m, out = (Hn * Y).entries(), Y.ncols(), []
+        for t in range(m):
+            col = [HY[a * m + t] for a in range(self.d)]
+            norm2 = fmpq(sum(int(Y[a, t]) * col[a] for a in range(self.d))) * c * s * s
+            out.append(None if norm2 > self.n else fmpq_mat(self.d, 1, col) * (c * s) + q0)
+        return out
 
 
 class ExactLayer:
@@ -271,21 +289,16 @@ class ExactLayer:
         return [(message is None, message or "") for message in got]
 
     def check_factored(self, items) -> list:
-        """Exact ``(ok, message, q)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``:
-        ``1.u = 0``, ``||u||^2 = y^T A P A^T y``, ``q = A P A^T y + q0`` (the exact query; None when
-        it is outside the set): one integer product for all items, then :meth:`winners`."""
+        """Exact ``(ok, message, q)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``
+        (:meth:`ExactQueryMap.compact_queries`, the exact query; None when it is outside the set),
+        then :meth:`winners` for all items together."""
         if not items:
             return []
-        Hn, s2 = self.query_map.factored()
-        m = len(items)
-        ints, ey = dyadic_integers(np.array([y for _, y in items], dtype=np.float64).reshape(m, self.d).T)
-        HY = (Hn * fmpz_mat(self.d, m, ints)).entries()                # d x m
-        sigma = s2 * pow2(ey) / fmpq(self.n)                           # q = HY sigma + q0
+        ints, ey = dyadic_integers(np.array([y for _, y in items], dtype=np.float64).reshape(len(items), self.d).T)
+        made = self.query_map.compact_queries(fmpz_mat(self.d, len(items), ints), pow2(ey))
         out, queries = {}, []
-        for t, (index, _) in enumerate(items):
-            norm = fmpq(sum(ints[a * m + t] * HY[a * m + t] for a in range(self.d))) * s2 * pow2(2 * ey)
-            q = fmpq_mat(self.d, 1, [HY[a * m + t] for a in range(self.d)]) * sigma + self.q0
-            if norm > self.n * self.n:                                  # ||u||^2 = y.Hn y s2 2^(2 ey) / n
+        for t, ((index, _), q) in enumerate(zip(items, made)):
+            if q is None:
                 out[t] = (False, f"key {index}: ||u||^2 exceeds n = {self.n}", None)
             elif self.radius is not None and (q.transpose() * q)[0, 0] > self.radius * self.radius:
                 out[t] = (False, f"key {index}: ||q||^2 exceeds R^2", None)
@@ -293,7 +306,7 @@ class ExactLayer:
                 queries.append((t, (index, q)))
         for (t, (_, q)), verdict in zip(queries, self.winners([item for _, item in queries])):
             out[t] = (*verdict, q)
-        return [out[t] for t in range(m)]
+        return [out[t] for t in range(len(items))]
 
     def direction_terms(self, C, Dc: int = 1):
         """For ``v = C / Dc`` (integers): ``(n ||P w||^2, c)`` exactly (fmpq) with
@@ -331,16 +344,12 @@ def primal_query(layer: ExactLayer, index: int, U, D: int):
 
 def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:
     """``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R q0) . v <= 0``, decided exactly by comparing squares
-    (``weights``: Fractions or ints, as every caller has them)."""
-    if len(indices) != len(weights) or not indices:
-        return False, f"key {index}: the dual certificate needs as many weights as indices (at least one)"
-    if any(w < 0 for w in weights):
-        return False, f"key {index}: dual weight below zero"
-    if sum(weights) != 1:
-        return False, f"key {index}: dual weights do not sum to 1"
-    if len(set(indices)) != len(indices) or any(not (0 <= j < layer.N) or j == index for j in indices):
-        return False, f"key {index}: dual indices must be distinct other keys in 0..{layer.N - 1}"
-    Lam, L = integer_vector_of_fractions(weights)
+    (``weights``: Fractions or ints, as every caller has them; read as convex weights by
+    :func:`.checker._weights`)."""
+    got = _weights(layer.keys, index, Combination(indices, weights), False)
+    if isinstance(got, str):
+        return False, got
+    indices, Lam, L = got
     K = layer.K
     # v = V * 2^ek / L; a positive rescaling of v scales both sides of the test alike
     V = [L * int(K[index, a]) - sum(lam * int(K[j, a]) for j, lam in zip(indices, Lam)) for a in range(layer.d)]
