@@ -39,13 +39,13 @@ def as_real_array(value, *, name: str = "array", ndim: int | None = None, allow_
     return arr
 
 
-def as_radius(radius) -> float:
-    """Validate a query-ball radius: a finite real number R > 0."""
+def as_radius(radius, name: str = "query-ball radius") -> float:
+    """Validate a positive bound (a query-ball radius, a box bound): a finite real number > 0."""
     try:
-        value = float(radius)
+        value = float(radius) if not isinstance(radius, (bool, str)) else float("nan")
     except (TypeError, ValueError, OverflowError):
-        raise OptionError(f"query-ball radius {radius!r} is not a number; give a positive real R") from None
-    require(value == value and value not in (float("inf"), float("-inf")), OptionError,
-            f"query-ball radius {radius!r} is not finite; give a positive real R")
-    require(value > 0, OptionError, f"query-ball radius R = {radius!r} must be > 0")
+        value = float("nan")
+    require(value == value and abs(value) != float("inf"), OptionError,
+            f"{name} {radius!r} is not a number, or not finite; give a positive real number")
+    require(value > 0, OptionError, f"{name} = {radius!r} must be > 0")
     return value
