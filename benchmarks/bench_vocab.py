@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
 from lnproofs.certificates.vocab import load_vocab  # noqa: E402
-from lnproofs.kernel.querysets.box import BoxQuerySet  # noqa: E402
+from lnproofs.kernel.querysets.free import BoxQuerySet  # noqa: E402
 from lnproofs.propose.vocab import certify_vocab_keys  # noqa: E402
 
 

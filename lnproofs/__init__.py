@@ -38,8 +38,8 @@ _EXPORTS: dict[str, str] = {
     "check_certificate": "certificates.check",
     "CheckReport": "certificates.check",
     "SubspaceQuerySet": "kernel.querysets.subspace",
-    "LayerNormQuerySet": "kernel.querysets.layernorm",
-    "BallQuerySet": "kernel.querysets.ball",
+    "LayerNormQuerySet": "kernel.querysets.norm",
+    "BallQuerySet": "kernel.querysets.free",
     # softmax weights and uniform attention
     "max_weight": "propose.softmax",
     "min_norm": "propose.softmax",

@@ -90,7 +90,7 @@ def test_layernorm_stops_equal_the_per_prefix_reference(seed):
 
 
 def test_rmsnorm_stops_equal_the_per_prefix_reference():
-    from lnproofs.kernel.querysets.rmsnorm import RMSNormQuerySet
+    from lnproofs.kernel.querysets.norm import RMSNormQuerySet
 
     rng = np.random.default_rng(2)
     qs = RMSNormQuerySet(rng.uniform(0.5, 1.5, 5), rng.normal(size=(3, 5)), rng.normal(size=3) * 3.0)
@@ -102,7 +102,7 @@ def test_rmsnorm_stops_equal_the_per_prefix_reference():
 @pytest.mark.parametrize("kind", ["ball", "subspace"])
 def test_other_query_sets_use_their_own_search_and_match_the_reference(kind):
     from lnproofs.kernel.querysets.free import BallQuerySet
-    from lnproofs.kernel.querysets.subspace import QUERY_SET as SubspaceQuerySet
+    from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
 
     rng = np.random.default_rng(0)
     keys = rng.standard_normal((16, 3))
@@ -244,7 +244,7 @@ def test_malformed_records_are_refused_in_one_line(free_case):
 
 
 def test_rotated_query_sets_are_refused():
-    from lnproofs.kernel.querysets.rmsnorm import RMSNormQuerySet, Rotation
+    from lnproofs.kernel.querysets.norm import RMSNormQuerySet, Rotation
 
     rng = np.random.default_rng(0)
     qs = RMSNormQuerySet(np.ones(4), rng.normal(size=(2, 4)), np.zeros(2), 0.0,

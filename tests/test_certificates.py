@@ -13,9 +13,9 @@ from lnproofs import Certificate, certify, check_certificate
 from lnproofs.kernel import certificates as schema
 from lnproofs.kernel.errors import CertificateFormatError
 from lnproofs.kernel.querysets import KINDS, module_for
-from lnproofs.kernel.querysets.box import BoxQuerySet
+from lnproofs.kernel.querysets.free import BoxQuerySet
 from lnproofs.kernel.querysets.free import BallQuerySet, FreeQueries
-from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet
+from lnproofs.kernel.querysets.norm import LayerNormQuerySet
 from lnproofs.kernel.querysets.norm import RMSNormQuerySet, RotaryLayerNormQuerySet, Rotation
 from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
 from lnproofs.kernel.verify import check_claims
@@ -110,7 +110,7 @@ def test_every_query_set_round_trips_through_json(kind):
     query_set = QUERY_SETS[kind]
     data = json.loads(json.dumps(query_set_to_json(query_set)))
     assert data["kind"] == kind
-    again = module_for(kind).QUERY_SET.from_json(data)
+    again = module_for(kind).QUERY_SETS[kind].from_json(data)
     assert query_set_to_json(again) == query_set_to_json(query_set)
 
 

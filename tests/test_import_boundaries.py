@@ -46,7 +46,7 @@ def test_model_modules_leave_torch_to_torch_backend():
 
     mods = _loaded("import lnproofs.models.loading, lnproofs.models.extract, lnproofs.models.families, "
                    "lnproofs.models.lens, lnproofs.models.head_sets, lnproofs.models.text_heads, lnproofs.models.certify_model, "
-                   "lnproofs.kernel.querysets.rmsnorm, lnproofs.propose.querysets.rmsnorm")
+                   "lnproofs.kernel.querysets.norm, lnproofs.propose.querysets.rmsnorm")
     assert "torch" not in mods and "torch_backend" not in mods
     root = pathlib.Path(__file__).resolve().parents[1] / "lnproofs" / "models"
     offenders = [str(p.relative_to(root)) for p in root.rglob("*.py")

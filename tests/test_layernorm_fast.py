@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet, check_all
+from lnproofs.kernel.querysets.norm import LayerNormQuerySet, check_all
 from lnproofs.propose.querysets.layernorm import certify_results
 from reference.layernorm_reference import reference_results
 

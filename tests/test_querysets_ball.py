@@ -10,7 +10,7 @@ import pytest
 from lnproofs.certificates.check import check_certificate
 from lnproofs.derive.demo_config import demo_keys
 from lnproofs.kernel.errors import OptionError
-from lnproofs.kernel.querysets.ball import BallQuerySet
+from lnproofs.kernel.querysets.free import BallQuerySet
 from lnproofs.propose.certification import certify
 from lnproofs.certificates.writers import query_set_to_json
 

@@ -14,7 +14,7 @@ from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.certificates.check import check_certificate
 from lnproofs.kernel.certificates import Combination, KeyResult
 from lnproofs.kernel.errors import OptionError, ShapeError
-from lnproofs.kernel.querysets.box import BoxQuerySet, check_all
+from lnproofs.kernel.querysets.free import BoxQuerySet, check_all
 from lnproofs.propose.certification import certify
 from lnproofs.propose.querysets import box as proposer
 

@@ -144,7 +144,7 @@ def test_long_run_written_in_chunks_matches_one_pass(tmp_path):
     """Over 2000 keys with --out, results are certified and written chunk by chunk; the
     chunked run must give the same statuses as one pass, and pass the exact checker."""
     from lnproofs.certificates.check import check_certificate
-    from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet
+    from lnproofs.kernel.querysets.norm import LayerNormQuerySet
 
     rng = np.random.default_rng(5)
     n, d = 6, 3

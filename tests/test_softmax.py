@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from lnproofs.kernel.errors import OptionError
-from lnproofs.kernel.querysets.ball import BallQuerySet
-from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet
+from lnproofs.kernel.querysets.free import BallQuerySet
+from lnproofs.kernel.querysets.norm import LayerNormQuerySet
 from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
 from lnproofs.propose.softmax import max_weight, min_norm
 

@@ -5,7 +5,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet
+from lnproofs.kernel.querysets.norm import LayerNormQuerySet
 from lnproofs.propose.uniform import check_uniform, uniform_attention
 from reference.uniform_reference import reference_uniform_attention
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet
+from lnproofs.kernel.querysets.norm import LayerNormQuerySet
 from lnproofs.kernel.querysets.norm import RMSNormQuerySet, Rotation, RotaryLayerNormQuerySet
 from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
 from lnproofs.propose.uniform import check_uniform, uniform_attention
@@ -188,7 +188,7 @@ def test_a_freshly_initialised_bert_is_decided_as_the_reference_decides(tmp_path
     import torch
     from transformers import BertConfig, BertModel
 
-    from lnproofs.kernel.querysets.layernorm import ExactQueryMap
+    from lnproofs.kernel.querysets.norm import ExactQueryMap
     from lnproofs.models.head_sets import capture_query_set as head_query_set
     from lnproofs.models.extract import capture_layers
     from lnproofs.models.loading import load_model

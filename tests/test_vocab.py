@@ -11,7 +11,7 @@ import pytest
 
 from lnproofs.certificates.vocab import load_vocab
 from lnproofs.kernel.errors import CertificateFormatError
-from lnproofs.kernel.querysets.box import BoxQuerySet
+from lnproofs.kernel.querysets.free import BoxQuerySet
 from lnproofs.kernel.querysets.free import FreeQueries
 from lnproofs.certificates.vocab import NONE, QUERY, RESULT, SELF
 from lnproofs.kernel.certificates import KeyResult

@@ -56,7 +56,7 @@ def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys
         from ..propose.querysets.layernorm import load_layernorm
         query_set = load_layernorm(layernorm, radius=radius)
     elif radius is not None:
-        from ..kernel.querysets.ball import BallQuerySet
+        from ..kernel.querysets.free import BallQuerySet
         query_set = BallQuerySet(radius)
     else:
         return None

@@ -75,7 +75,7 @@ def _query_map(weights: dict) -> tuple[np.ndarray, bool]:
 
 def realisable_query_set(arm: str, m: np.ndarray):
     """The closure of the queries ``M u`` the trained layer produces (``u`` = norm1's output)."""
-    from ..kernel.querysets.layernorm import LayerNormQuerySet
+    from ..kernel.querysets.norm import LayerNormQuerySet
     from ..kernel.querysets.norm import RMSNormQuerySet
     from ..kernel.querysets.subspace import SubspaceQuerySet
 

@@ -56,7 +56,7 @@ def _layernorm_set(d: int, bias):
 
 def _certify(name, W, bias, *, seed):
     """Statuses of every class under one query set (each claim checked by the kernel)."""
-    from ..kernel.querysets.box import BoxQuerySet
+    from ..kernel.querysets.free import BoxQuerySet
     from ..propose.certification import certify
     from ..propose.vocab import certify_vocab_keys
 

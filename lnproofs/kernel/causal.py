@@ -23,7 +23,7 @@ from __future__ import annotations
 from .certificates import Combination, KeyResult
 from .checker import ExactKeys, Verdict, check_combinations
 from .errors import CertificateFormatError, ShapeError, require
-from .querysets import module_for
+from .querysets import module_for, query_set_from_json
 
 __all__ = ["SCHEMA", "check_causal", "record_query_set"]
 
@@ -60,7 +60,7 @@ def record_query_set(record: dict, query_set=None):
         require(query_set is not None, CertificateFormatError,
                 f"the causal record refers to a query set it does not hold ({stored}); pass that set to check_causal")
         return query_set
-    parsed = module_for(stored["kind"]).QUERY_SET.from_json(stored)
+    parsed = query_set_from_json(stored)
     require(query_set is None or query_set == parsed, CertificateFormatError,
             "the query set given differs from the one the causal record holds")
     return parsed

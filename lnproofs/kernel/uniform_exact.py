@@ -18,7 +18,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .dyadic import fmpq_of, integer_matrix
-from .querysets.layernorm import ExactQueryMap
+from .querysets.norm import ExactQueryMap
 
 __all__ = ["difference_matrix", "LayerNormEquations", "fmpq_column"]
 

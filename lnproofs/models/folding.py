@@ -85,7 +85,7 @@ class FoldedHead:
 
     def layernorm_query_set(self):
         """The folded layer's realisable queries ``W'_q u + b'_q`` (unit gain, zero bias)."""
-        from ..kernel.querysets.layernorm import LayerNormQuerySet
+        from ..kernel.querysets.norm import LayerNormQuerySet
 
         n = self.xhat.shape[1]
         return LayerNormQuerySet(np.ones(n), np.zeros(n), self.query.W, self.query.b, self.eps)

@@ -43,14 +43,14 @@ def _rotation(cos, sin, style, position):
 def query_set(kind, gain, bias, eps, W_q, b_q, rotation=None):
     """The query set of ``kind`` from a head's arrays (``rotation`` for the rotary kinds)."""
     if kind == "layernorm":
-        from ..kernel.querysets.layernorm import LayerNormQuerySet
+        from ..kernel.querysets.norm import LayerNormQuerySet
 
         return LayerNormQuerySet(gain, bias, W_q, b_q, float(eps))
     if kind == "rmsnorm":
-        from ..kernel.querysets.rmsnorm import RMSNormQuerySet
+        from ..kernel.querysets.norm import RMSNormQuerySet
 
         return RMSNormQuerySet(gain, W_q, b_q, float(eps), rotation)
-    from ..kernel.querysets.layernorm_rotary import RotaryLayerNormQuerySet
+    from ..kernel.querysets.norm import RotaryLayerNormQuerySet
 
     return RotaryLayerNormQuerySet(gain, W_q, b_q, float(eps), rotation, bias)
 
@@ -173,7 +173,7 @@ class HeadSets(TravellingCache):
             qs = capture_query_set(capture, head)
             extra = (None, None, None)
             if kind == "layernorm":
-                from ..kernel.querysets.layernorm import ExactQueryMap
+                from ..kernel.querysets.norm import ExactQueryMap
                 from ..propose.querysets.layernorm_fast import factored_basis
 
                 basis = factored_basis(qs)

@@ -29,7 +29,7 @@ import numpy as np
 from ..certificates.vocab import VocabCertificate, load_vocab
 from ..certificates.writers import query_set_to_json
 from ..kernel.errors import OptionError
-from ..kernel.querysets.box import BoxQuerySet
+from ..kernel.querysets.free import BoxQuerySet
 from .vocab import read_output_layer, token_strings
 
 __all__ = ["QUERY_SETS", "certify_vocab", "realisable_query_set", "margins"]

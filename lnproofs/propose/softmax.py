@@ -133,7 +133,7 @@ class _ExactSet:
         if self.kind == "subspace":
             self._setup_subspace()
         if self.kind == "layernorm":
-            from ..kernel.querysets.layernorm import ExactLayer
+            from ..kernel.querysets.norm import ExactLayer
             self.layer = ExactLayer(keys, query_set)
 
     def _setup_subspace(self):

@@ -49,7 +49,7 @@ def query_position(capture) -> int:
 
 
 def _rotation(capture, position: int):
-    from lnproofs.kernel.querysets.rmsnorm import Rotation
+    from lnproofs.kernel.querysets.norm import Rotation
 
     row = int(np.flatnonzero(capture.sources[:, 1] == position)[0])
     return Rotation(capture.rotary_cos[row], capture.rotary_sin[row], capture.rotary_style, position)
@@ -61,18 +61,18 @@ def realisable_query_set(capture, head: int, position: int | None = None):
     W_q, b_q, _, _ = capture.head_weights(head)
     norm = capture.layernorm
     if capture.norm_kind == "rmsnorm":
-        from lnproofs.kernel.querysets.rmsnorm import RMSNormQuerySet
+        from lnproofs.kernel.querysets.norm import RMSNormQuerySet
 
         rotation = None
         if capture.rotary:
             rotation = _rotation(capture, query_position(capture) if position is None else position)
         return RMSNormQuerySet(norm.gain, W_q, b_q, norm.eps, rotation), None
     if capture.rotary:
-        from lnproofs.kernel.querysets.layernorm_rotary import RotaryLayerNormQuerySet
+        from lnproofs.kernel.querysets.norm import RotaryLayerNormQuerySet
 
         rotation = _rotation(capture, query_position(capture) if position is None else position)
         return RotaryLayerNormQuerySet(norm.gain, W_q, b_q, norm.eps, rotation, norm.bias), None
-    from lnproofs.kernel.querysets.layernorm import LayerNormQuerySet
+    from lnproofs.kernel.querysets.norm import LayerNormQuerySet
 
     return LayerNormQuerySet(norm.gain, norm.bias, W_q, b_q, norm.eps), None
 

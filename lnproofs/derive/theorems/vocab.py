@@ -14,7 +14,7 @@ unembedding, with ``z`` what the final norm can produce and ``b`` the output bia
   question for the keys ``g o k_j`` with offsets ``k_j . beta + b_j``.
 
 The screen of :mod:`lnproofs.propose.vocab` applies the first; the box query set
-(:mod:`lnproofs.kernel.querysets.box`) checks the evidence of the third.
+(:mod:`lnproofs.kernel.querysets.free`) checks the evidence of the third.
 """
 
 from __future__ import annotations

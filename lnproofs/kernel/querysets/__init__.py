@@ -5,23 +5,21 @@ the attention argmax (q.k_i > q.k_j for every j != i).  ``free`` allows every q 
 ``subspace`` allows q = W^T z; ``layernorm`` allows the queries a LayerNorm + W_q layer
 can produce; ``rmsnorm`` the queries an RMSNorm + W_q layer (optionally rotated by
 RoPE) can produce; ``layernorm_rotary`` the queries of a LayerNorm layer rotated by RoPE;
-``ball`` allows ||q|| <= R.  Adding a query set is adding one module and
-its name to :data:`KINDS` here (schema and checks), and one module plus one line to
-:data:`lnproofs.propose.querysets.KINDS` (the proposer); the checker finds it here.
+``ball`` allows ||q|| <= R; ``box`` allows |q_l| <= B with a per-key bias on the scores.
+Related kinds share a module (``free``: free, ball, box; ``norm``: the three norm sets).
+Adding a query set is adding its kind to :data:`KINDS` here with the module that checks it,
+and one proposer module plus one line to :data:`lnproofs.propose.querysets.KINDS`.
 
 The protocol
 ------------
-A module ``lnproofs/kernel/querysets/<kind>.py`` defines:
+A module ``lnproofs/kernel/querysets/<module>.py`` defines:
 
-``KIND``
-    the string stored in certificates (``query_set["kind"]``).
-
-``QUERY_SET``
-    a frozen dataclass describing the set, with ``validate(dim)``, its JSON fields ``FIELDS`` (written
+``QUERY_SETS``
+    the kinds it checks (the strings stored in certificates as ``query_set["kind"]``), each with a
+    frozen dataclass describing the set, with ``validate(dim)``, its JSON fields ``FIELDS`` (written
     by :func:`lnproofs.certificates.writers.query_set_to_json` as a plain JSON object whose ``"kind"``
-    entry is ``KIND``) and ``from_json(data: dict)`` (a classmethod that validates and raises
-    :class:`~lnproofs.kernel.errors.CertificateFormatError` naming the bad field).  Its ``kind``
-    attribute equals ``KIND``.
+    entry is its ``kind`` attribute) and ``from_json(data: dict)`` (a classmethod that validates and
+    raises :class:`~lnproofs.kernel.errors.CertificateFormatError` naming the bad field).
 
 ``check_all(keys, query_set, results) -> list[Verdict]``
     re-verify each result, independently of how it was made; returns one
@@ -47,15 +45,16 @@ from ..errors import CertificateFormatError, InputError, require
 
 __all__ = ["KINDS", "QuerySetSchema", "module_for", "query_set_from_json"]
 
-#: the query-set kinds: each is a module under lnproofs.kernel.querysets of the same name
-KINDS = ("free", "subspace", "layernorm", "ball", "rmsnorm", "layernorm_rotary", "box")
+#: each query-set kind and the module under lnproofs.kernel.querysets that reads and checks it
+KINDS = {"free": "free", "ball": "free", "box": "free", "subspace": "subspace", "layernorm": "norm",
+         "rmsnorm": "norm", "layernorm_rotary": "norm"}
 
 
 def module_for(kind: str):
     """The trusted module of query sets of ``kind``: schema and checks (imported on first use)."""
     if kind not in KINDS:
         raise CertificateFormatError(f"query_set kind {kind!r} is unknown; known kinds: {', '.join(KINDS)}")
-    return importlib.import_module(f".{kind}", __name__)
+    return importlib.import_module(f".{KINDS[kind]}", __name__)
 
 
 def query_set_from_json(data) -> object:
@@ -64,7 +63,7 @@ def query_set_from_json(data) -> object:
         data = {"kind": "free"}
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
         raise CertificateFormatError("query_set must be an object with a string field 'kind', e.g. {\"kind\": \"free\"}")
-    return module_for(data["kind"]).QUERY_SET.from_json(data)
+    return module_for(data["kind"]).QUERY_SETS[data["kind"]].from_json(data)
 
 
 class QuerySetSchema:

@@ -34,17 +34,15 @@ from ..errors import CertificateFormatError, ShapeError, require
 from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
-__all__ = ["KIND", "FreeQueries", "QUERY_SET", "BallQuerySet", "BoxQuerySet", "check_all"]
+__all__ = ["QUERY_SETS", "FreeQueries", "BallQuerySet", "BoxQuerySet", "check_all"]
 
-
-KIND = "free"
 
 
 @dataclass(frozen=True)
 class FreeQueries(QuerySetSchema):
     """All of R^d."""
 
-    kind = KIND
+    kind = "free"
 
     @classmethod
     def from_json(cls, data) -> "FreeQueries":
@@ -53,8 +51,6 @@ class FreeQueries(QuerySetSchema):
             raise CertificateFormatError(f"query_set field {extra[0]!r} is not used by free queries; remove it")
         return super().from_json(data)
 
-
-QUERY_SET = FreeQueries
 
 
 @dataclass(frozen=True)
@@ -85,6 +81,9 @@ class BoxQuerySet(QuerySetSchema):
         object.__setattr__(self, "bound", None if self.bound is None else as_radius(self.bound, "box bound B"))
         if self.bias is not None:
             object.__setattr__(self, "bias", tuple(as_real_array(self.bias, name="key bias", ndim=1).tolist()))
+
+
+QUERY_SETS = {"free": FreeQueries, "ball": BallQuerySet, "box": BoxQuerySet}
 
 
 def _box_dual(ek: ExactKeys, box: BoxQuerySet, r) -> str | None:

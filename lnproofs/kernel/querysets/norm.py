@@ -43,7 +43,7 @@ from ..errors import CertificateFormatError, OptionError, ShapeError, require
 from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
-__all__ = ["Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
+__all__ = ["QUERY_SETS", "Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
            "ExactLayer", "primal_query", "check_dual", "check_all"]
 
 ROTATION_STYLES = ("half", "interleaved")
@@ -197,6 +197,9 @@ class RotaryLayerNormQuerySet(RMSNormQuerySet):
 
     kind = "layernorm_rotary"
     centred = True
+
+
+QUERY_SETS = {"layernorm": LayerNormQuerySet, "rmsnorm": RMSNormQuerySet, "layernorm_rotary": RotaryLayerNormQuerySet}
 
 
 class ExactQueryMap:

@@ -21,10 +21,8 @@ from ..errors import InputError, ShapeError, require
 from ..exact import to_fraction
 from ..querysets import QuerySetSchema, free
 
-__all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "ExactPoints", "check_all"]
+__all__ = ["QUERY_SETS", "SubspaceQuerySet", "ExactPoints", "check_all"]
 
-
-KIND = "subspace"
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,7 @@ class SubspaceQuerySet(QuerySetSchema):
     W: tuple
     radius: float | None = None
 
-    kind = KIND
+    kind = "subspace"
     FIELDS, REQUIRED = ("W", "radius"), ("W",)
 
     def __post_init__(self):
@@ -58,7 +56,7 @@ class SubspaceQuerySet(QuerySetSchema):
                 f"W must be m x {dim} (queries are q = W^T z)")
 
 
-QUERY_SET = SubspaceQuerySet
+QUERY_SETS = {"subspace": SubspaceQuerySet}
 
 
 class ExactPoints(ExactKeys):

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...kernel.querysets.ball import KIND, QUERY_SET, BallQuerySet
+from ...kernel.querysets.free import BallQuerySet
 
 __all__ = ["KIND", "QUERY_SET", "BallQuerySet", "certify"]
+
+KIND, QUERY_SET = "ball", BallQuerySet
 
 
 def _into_ball(witness, radius: float):

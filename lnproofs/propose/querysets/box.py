@@ -9,7 +9,7 @@ linear programme (Grivas et al.'s formulation, solved with scipy's open solver):
 without a box).  A positive optimum gives the witness ``q``; otherwise the LP's dual weights give
 ``lambda`` for ``B ||r||_1 + b_i - sum_j lambda_j b_j <= 0`` (theorem ``vocab.bias_lift``), made
 exact: normalised in rationals, and without a box solved exactly on their support so that
-``r = 0``.  Every claim is checked by :mod:`lnproofs.kernel.querysets.box`; a claim it refutes
+``r = 0``.  Every claim is checked by :mod:`lnproofs.kernel.querysets.free`; a claim it refutes
 comes back ``undecided`` with the kernel's message.
 """
 
@@ -21,9 +21,11 @@ from fractions import Fraction
 import numpy as np
 
 from ...kernel.certificates import Combination, KeyResult
-from ...kernel.querysets.box import KIND, QUERY_SET, BoxQuerySet, check_all
+from ...kernel.querysets.free import BoxQuerySet, check_all
 
 __all__ = ["KIND", "QUERY_SET", "BoxQuerySet", "certify", "into_box", "load_box"]
+
+KIND, QUERY_SET = "box", BoxQuerySet
 
 
 def load_box(bound, bias_path=None, n_keys: int | None = None) -> BoxQuerySet:

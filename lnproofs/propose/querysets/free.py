@@ -6,9 +6,11 @@ Certificates are made by :mod:`lnproofs.propose.certification` and checked by
 
 from __future__ import annotations
 
-from ...kernel.querysets.free import KIND, QUERY_SET, FreeQueries
+from ...kernel.querysets.free import FreeQueries
 
 __all__ = ["KIND", "FreeQueries", "QUERY_SET", "certify"]
+
+KIND, QUERY_SET = "free", FreeQueries
 
 
 def certify(keys, query_set=None, **options):

@@ -17,11 +17,13 @@ from ...kernel.arrays import as_real_array
 from ...io.bounded import npz_names, read_npz
 from ...io.exact import exact_float64
 from ...kernel.errors import FileFormatError, InputError, ShapeError, require
-from ...kernel.querysets.layernorm import ARRAYS, KIND, QUERY_SET, LayerNormQuerySet
+from ...kernel.querysets.norm import LayerNormQuerySet
 from .layernorm_fast import certify_results_fast
 from .layernorm_perkey import propose
 
 __all__ = ["KIND", "QUERY_SET", "LayerNormQuerySet", "load_layernorm", "certify", "certify_results", "propose"]
+
+KIND, QUERY_SET, ARRAYS = "layernorm", LayerNormQuerySet, LayerNormQuerySet.ARRAYS
 
 
 def load_layernorm(path, *, radius: float | None = None) -> LayerNormQuerySet:

@@ -106,11 +106,11 @@ def certify_results_fast(keys, query_set, *, indices=None, query_map=None, basis
                          compact: bool = False) -> list[dict]:
     """Result dictionaries (certificate JSON form) for the keys ``indices`` (default all).
 
-    ``query_map`` (:class:`~lnproofs.kernel.querysets.layernorm.ExactQueryMap`) and ``basis``
+    ``query_map`` (:class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`) and ``basis``
     (:func:`factored_basis`) depend on the query set only: pass them to share them between
     many key sets of the same head.  ``compact``: selectable keys carry ``y`` (d floats,
     ``u = P diag(gamma) W_q^T y``) instead of the exact ``u`` and witness query."""
-    from ...kernel.querysets.layernorm import ExactLayer
+    from ...kernel.querysets.norm import ExactLayer
     from ..exact_checks import exact_margins
     from .layernorm_perkey import per_key_results
 

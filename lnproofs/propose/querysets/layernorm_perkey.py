@@ -4,7 +4,7 @@
 For each key, the cone program max_y min_j (s_i - s_j) over ``||y|| <= sqrt(n)`` (Clarabel)
 proposes a query or dual weights; the free engine's hull certificates serve as duals for
 keys inside the hull.  Every proposal is checked exactly by
-:mod:`lnproofs.kernel.querysets.layernorm`.
+:mod:`lnproofs.kernel.querysets.norm`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel.dyadic import fraction_of_fmpq as _fraction
-from ...kernel.querysets.layernorm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual
+from ...kernel.querysets.norm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual
 
 from ..cone import solve_margin_cone
 from ..exact_checks import check_primal as _check_primal, exact_margins

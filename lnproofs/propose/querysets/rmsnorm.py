@@ -1,6 +1,6 @@
 """Proposals for the RMSNorm query set ``q = R (W_q (gain * u) + b_q)``, ``||u|| <= sqrt(n)``.
 
-The schema and the exact checks live in :mod:`lnproofs.kernel.querysets.rmsnorm`; here a
+The schema and the exact checks live in :mod:`lnproofs.kernel.querysets.norm`; here a
 cone program proposes, for each key, either a query ``u`` (made exact and pulled into the
 ball, then checked) or dual weights (checked exactly).  Keys that are not vertices of the
 keys' hull get the free engine's exact convex weights as a dual certificate.
@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernel.querysets.rmsnorm import (KIND, QUERY_SET, ExactLayer, RMSNormQuerySet, Rotation, check_all,
-                                         check_dual)
+from ...kernel.querysets.norm import ExactLayer, RMSNormQuerySet, Rotation, check_all, check_dual
 
 from ..cone import solve_margin_cone
 from ..exact_checks import check_primal, exact_margins
 
 __all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check_all", "propose"]
+
+KIND, QUERY_SET = "rmsnorm", RMSNormQuerySet
 
 
 def _map(query_set: RMSNormQuerySet) -> tuple[np.ndarray, np.ndarray]:

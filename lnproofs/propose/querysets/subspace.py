@@ -16,9 +16,11 @@ from ...io.arrays import load_array
 from ...kernel.checker import check_witnesses
 from ..exact_checks import check_combination, key_row
 from ...kernel.exact import to_fraction
-from ...kernel.querysets.subspace import KIND, QUERY_SET, ExactPoints, SubspaceQuerySet
+from ...kernel.querysets.subspace import ExactPoints, SubspaceQuerySet
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "load_subspace", "certify"]
+
+KIND, QUERY_SET = "subspace", SubspaceQuerySet
 
 
 def _check_witness(points: ExactPoints, i: int, z, mode: str) -> str | None:
