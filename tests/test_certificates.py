@@ -125,7 +125,7 @@ def test_a_missing_required_field_is_named(kind):
 
 
 def test_free_queries_refuse_a_field_they_do_not_use():
-    with pytest.raises(CertificateFormatError, match="'radius' is not used by free queries"):
+    with pytest.raises(CertificateFormatError, match="'radius' is not used by free query sets"):
         FreeQueries.from_json({"kind": "free", "radius": 1.0})
 
 

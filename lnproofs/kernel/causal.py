@@ -20,7 +20,7 @@ Keys listed under ``undecided`` carry no claim.  Everything is decided by the ex
 
 from __future__ import annotations
 
-from .certificates import Combination, KeyResult
+from .certificates import Combination, KeyResult, _bad, _int, each_once
 from .checker import ExactKeys, Verdict, check_combinations
 from .errors import CertificateFormatError, ShapeError, require
 from .querysets import module_for, query_set_from_json
@@ -34,16 +34,6 @@ _ENTRY = ("index", "stop", "win", "cannot_win")
 def _prefix(ek: ExactKeys, m: int) -> ExactKeys:
     """Keys 0..m-1 (their exact forms are built only when a check needs them)."""
     return ek if m == ek.n else ExactKeys(ek.array[:m])
-
-
-def _bad(where: str, what: str) -> CertificateFormatError:
-    return CertificateFormatError(f"causal record field {where} {what}")
-
-
-def _int(value, where: str, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise _bad(where, f"is {value!r}; expected an integer in {low}..{high}")
-    return value
 
 
 def record_query_set(record: dict, query_set=None):
@@ -83,7 +73,7 @@ def _entries(record, n: int, dim: int) -> tuple[list[dict], list[int]]:
         where = f"keys[{pos}]"
         if not isinstance(e, dict) or set(e) - set(_ENTRY) or "index" not in e or "stop" not in e:
             raise _bad(where, f"must be an object with fields {', '.join(_ENTRY)} (and no others)")
-        j = _int(e["index"], f"{where}.index", 0, n - 1)
+        j = _int(e["index"], f"{where}.index", f"an integer in 0..{n - 1}", 0, n - 1)
         if e["stop"] is not None and (isinstance(e["stop"], bool) or not isinstance(e["stop"], int)):
             raise _bad(f"{where}.stop", f"is {e['stop']!r}; expected an integer key index or null")
         for name in ("win", "cannot_win"):
@@ -93,11 +83,8 @@ def _entries(record, n: int, dim: int) -> tuple[list[dict], list[int]]:
     for pos, u in enumerate(undecided):
         if not isinstance(u, dict) or not isinstance(u.get("reason"), str):
             raise _bad(f"undecided[{pos}]", "must be an object with an index and a string reason")
-        open_.append(_int(u.get("index"), f"undecided[{pos}].index", 0, n - 1))
-    seen = sorted([e["index"] for e in entries] + open_)
-    if seen != list(range(n)):
-        dup = next((a for a, b in zip(seen, seen[1:]) if a == b), None)
-        raise _bad("keys", f"and undecided must list every key 0..{n - 1} once; index {dup} appears twice")
+        open_.append(_int(u.get("index"), f"undecided[{pos}].index", f"an integer in 0..{n - 1}", 0, n - 1))
+    each_once([e["index"] for e in entries] + open_, n, "causal record fields keys and undecided")
     return entries, open_
 
 

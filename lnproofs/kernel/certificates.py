@@ -35,7 +35,6 @@ holds their midpoints) and must be provably positive; see
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral
@@ -43,10 +42,10 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .errors import CertificateFormatError, InputError
-from .exact import parse_fraction
+from .exact import to_fraction
 from .layernorm_keys import LayerNormKeys
 
-__all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate", "freeze", "thaw"]
+__all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate", "each_once", "freeze", "thaw"]
 
 SCHEMA = "lnproofs.selectability/1"
 STATUSES = ("selectable", "tie-only", "unselectable", "not-realisable", "undecided")
@@ -58,28 +57,31 @@ def _bad(where: str, what: str) -> CertificateFormatError:
     return CertificateFormatError(f"certificate field {where} {what}")
 
 
-def _int(value, where: str, what: str = "an integer", low: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
+def _int(value, where: str, what: str = "an integer", low: int | None = None, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not (
+            (low is None or low <= value) and (high is None or value <= high)):
         raise _bad(where, f"is {value!r}; expected {what}")
     return value
 
 
 def _number(value, where: str):
-    """A JSON number or "p/q" string -> float (exact) or Fraction."""
-    if isinstance(value, bool):
-        raise _bad(where, f"is {value!r}; expected a number or a 'p/q' string")
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _bad(where, f"is {value!r}; only finite numbers are accepted")
-        return value
-    if isinstance(value, int):
-        return float(value) if abs(value) <= 2 ** 53 else Fraction(value)
-    if isinstance(value, str):                       # read by python-flint: any number of digits
-        try:
-            return parse_fraction(value)
-        except InputError:
-            raise _bad(where, f"is {value!r}; expected a number or a 'p/q' string") from None
-    raise _bad(where, f"is {type(value).__name__}; expected a number or a 'p/q' string")
+    """A JSON number or "p/q" string (any number of digits, read by python-flint) -> float (exact) or Fraction."""
+    try:
+        exact = to_fraction(value) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
+    except InputError:
+        exact = None
+    if exact is None:
+        raise _bad(where, f"is {value!r}; expected a number or a 'p/q' string (only finite numbers are accepted)")
+    return value if type(value) is float else float(value) if type(value) is int and abs(value) <= 2 ** 53 else exact
+
+
+def each_once(indices, n: int, where: str) -> None:
+    """Raise unless ``indices`` name every key ``0..n-1`` exactly once."""
+    seen = sorted(indices)
+    if seen != list(range(n)):
+        dup = next((a for a, b in zip(seen, seen[1:]) if a == b), None)
+        what = f"index {dup} appears twice" if dup is not None else "some keys are missing or out of range"
+        raise CertificateFormatError(f"{where} must list every key 0..{n - 1} once; {what}")
 
 
 def freeze(value):

@@ -10,7 +10,7 @@ numerical rank) are not claims; :mod:`lnproofs.certificates.findings` measures t
 from __future__ import annotations
 
 from . import layernorm_keys
-from .certificates import Certificate, thaw
+from .certificates import Certificate, each_once, thaw
 from .checker import ExactKeys, Verdict
 from .errors import CertificateFormatError, ShapeError
 from .querysets import module_for, query_set_from_json
@@ -25,11 +25,7 @@ def check_claims(certificate, keys) -> list[Verdict]:
     if (cert.n_keys, cert.dim) != (ek.n, ek.dim):
         raise ShapeError(f"the certificate is for {cert.n_keys} keys in R^{cert.dim} "
                          f"but the keys have shape ({ek.n}, {ek.dim})")
-    seen = sorted(r.index for r in cert.results)
-    if seen != list(range(ek.n)):
-        dup = next((a for a, b in zip(seen, seen[1:]) if a == b), None)
-        what = f"index {dup} appears twice" if dup is not None else "some keys are missing or out of range"
-        raise CertificateFormatError(f"certificate field results must list every key 0..{ek.n - 1} once; {what}")
+    each_once([r.index for r in cert.results], ek.n, "certificate field results")
     kind = cert.query_set.get("kind", "free")
     module = module_for(kind)
     query_set = query_set_from_json(thaw(cert.query_set))

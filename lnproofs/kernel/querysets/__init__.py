@@ -83,6 +83,8 @@ class QuerySetSchema:
     def from_json(cls, data: dict):
         require(isinstance(data, dict) and data.get("kind") == cls.kind, CertificateFormatError,
                 f"certificate field query_set is not a {cls.kind} query set")
+        for name in sorted(set(data) - {"kind", *cls.FIELDS}):
+            raise CertificateFormatError(f"query_set field {name!r} is not used by {cls.kind} query sets; remove it")
         for name in cls.REQUIRED:
             require(name in data, CertificateFormatError,
                     f"certificate field query_set has no {name!r}; the {cls.kind} query set needs {', '.join(cls.REQUIRED)}")

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..arrays import as_radius, as_real_array
 from ..checker import ExactKeys, Verdict, _weights, check_combinations, check_witnesses
-from ..errors import CertificateFormatError, ShapeError, require
+from ..errors import ShapeError, require
 from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
@@ -43,14 +43,6 @@ class FreeQueries(QuerySetSchema):
     """All of R^d."""
 
     kind = "free"
-
-    @classmethod
-    def from_json(cls, data) -> "FreeQueries":
-        extra = sorted(set(data) - {"kind"}) if isinstance(data, dict) else []
-        if extra:
-            raise CertificateFormatError(f"query_set field {extra[0]!r} is not used by free queries; remove it")
-        return super().from_json(data)
-
 
 
 @dataclass(frozen=True)
