@@ -137,6 +137,6 @@ def check_all(keys, query_set, results) -> list[Verdict]:
             continue
         if R2 is not None and sum((to_fraction(x) ** 2 for x in r.witness), Fraction(0)) > R2:
             messages[pos] = f"key {r.index}: witness has ||q|| > R = {query_set.radius!r}"
-        elif B is not None and max(abs(to_fraction(x)) for x in r.witness) > B:
+        elif B is not None and max(map(abs, r.witness)) > B:      # floats and Fractions compare exactly
             messages[pos] = f"key {r.index}: the witness leaves the box |q_l| <= {box.bound!r}"
     return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "") for pos, r in enumerate(results)]
