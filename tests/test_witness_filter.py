@@ -41,7 +41,7 @@ def _entries(rng, d, kind):
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.integers(1, 7), st.integers(1, 5),
        st.sampled_from(["float", "rational", "integer", "mixed"]), st.sampled_from(["strict", "tie"]),
-       st.sampled_from(["plain", "twins", "near", "tiny"]))
+       st.sampled_from(["plain", "twins", "near", "tiny", "ulp32"]))
 def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d, kind, mode, keyset):
     """Whatever settles a pair (the filter or the integers), the verdict is the exact one."""
     rng = np.random.default_rng(seed)
@@ -52,10 +52,29 @@ def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d
         keys[1] = keys[0] + 2.0 ** -60 * rng.integers(-2, 3, size=d)
     elif keyset == "tiny":
         keys[0] *= 2.0 ** -1060                     # subnormal entries: never the filter
+    elif keyset == "ulp32" and n > 1:               # one float32 step apart: the single-precision filter's edge
+        keys[1] = np.nextafter(keys[0].astype(np.float32), np.float32(np.inf)).astype(np.float64)
     i = int(rng.integers(n))
     q = _entries(rng, d, kind)
     got = check_witnesses(keys, [(i, q)], mode=mode)[0]
     assert (got is None) == (_reference(keys, i, q, mode) or (mode == "tie" and n == 1))
+
+
+def test_float32_keys_are_multiplied_in_single_precision_and_decided_the_same():
+    """Keys that are all normal float32 numbers get a float32 copy (the filter's single-precision
+    product); one key off the float32 grid, or a float32-subnormal entry, keeps doubles."""
+    rng = np.random.default_rng(3)
+    K = rng.standard_normal((300, 24)).astype(np.float32).astype(np.float64)
+    assert ExactKeys(K).single is not None
+    items = [(i, K[i]) for i in range(len(K))] + [(i, -K[i]) for i in range(5)]
+    off = K.copy()
+    off[7, 3] = 1 / 3
+    tiny = K.copy()
+    tiny[2, 2] = 2.0 ** -130
+    assert ExactKeys(off).single is None and ExactKeys(tiny).single is None
+    for keys in (K, off, tiny):
+        got = check_witnesses(keys, items)
+        assert [m is None for m in got] == [_reference(keys, i, q, "strict") for i, q in items]
 
 
 def _long_digit_certificate(n, d, digits=300):

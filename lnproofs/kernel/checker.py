@@ -38,6 +38,16 @@ checker applies that test (one matrix product for many queries); every pair it d
 accept is decided exactly with integers (one integer product per query gives all its
 scores), and keys or queries with subnormal entries always are.
 
+Single precision.  When every key and every entry of the queries of one block is a normal
+float32 number (or zero), no query was rounded and d <= 2**22, the products are taken in
+float32 (sgemm, any order, with or without fused multiply-add): (1) holds with u = 2**-24 and
+lambda = 2**-126, so the argument above gives |fl(p) - p| <= 2 d u c + 3 d lambda
+<= d 2**-23 c + d 2**-124, and the checker uses E' = d 2**-21 c' + d 2**-120 with c' computed in
+doubles as above (its rounding is far inside the slack).  It requires c' <= 2**100, so no
+partial sum reaches the float32 range (near 2**128).  Float32 scores are exact doubles; their
+differences and the test are taken in doubles exactly as above.  For a model's float32 weights
+this halves the cost of the product and keeps every bound.
+
 A witness entry that is not a float (a rational of any length, an integer past 2**53) is
 rounded to nearest first (Python's float() of a Fraction or an int is correctly rounded):
 q_l = fl(q_l)(1 + e_l) with |e_l| <= 2u, so the exact scores of q and of fl(q) differ by at
@@ -87,6 +97,8 @@ class ExactKeys:
         nonzero = arr[arr != 0]
         self.exponent = int(np.frexp(nonzero)[1].min()) - 53 if nonzero.size else 0
         self.subnormal_rows = np.any((self.abs < _TINY) & (arr != 0), axis=1)
+        single = bool(np.all((self.abs < 2.0 ** 127) & ((self.abs >= 2.0 ** -126) | (arr == 0))))   # normal float32 range
+        self.single = arr.astype(np.float32) if single and np.array_equal(arr.astype(np.float32), arr) else None
         self._rank = self._matrix = None
 
     @classmethod
@@ -176,9 +188,13 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 22) 
         absQ = np.abs(Q)
         # one bound per query: c' = fl(sum_l max_j |k_jl| |q_l|) obeys (1) for every key
         c_col = absQ @ colmax
-        thr = 4.0 * (c_col * ((d + np.array(rounded[start:start + step])) * 2.0 ** -50) + d * 2.0 ** -1020)
-        col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
-        S = ek.array @ Q.T
+        single = getattr(ek, "single", None) is not None and not any(rounded[start:start + step]) and d <= 2 ** 22 \
+            and bool(np.all((absQ < 2.0 ** 127) & ((absQ >= 2.0 ** -126) | (Q == 0)))) \
+            and np.array_equal(Q.astype(np.float32), Q)
+        unit, tiny, cap = (2.0 ** -21, 2.0 ** -120, 2.0 ** 100) if single else (2.0 ** -50, 2.0 ** -1020, _C_MAX)
+        thr = 4.0 * (c_col * ((d + np.array(rounded[start:start + step])) * unit) + d * tiny)
+        col_ok = (c_col <= cap) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
+        S = (ek.single @ Q.astype(np.float32).T).astype(np.float64) if single else ek.array @ Q.T
         s_i = S[idx, ar].copy()
         np.subtract(s_i[None, :], S, out=S)          # S[j, c] = fl(s_i - s_j)
         S[idx, ar] = np.inf                          # a key is not compared with itself

@@ -338,10 +338,8 @@ def primal_query(layer: ExactLayer, index: int, U, D: int):
     if norm2 > n * D * D:
         return False, f"key {index}: ||u||^2 exceeds n = {n}", None
     q = layer.query(U, D)
-    if layer.radius is not None:
-        qn2 = (q.transpose() * q)[0, 0]
-        if qn2 > layer.radius * layer.radius:
-            return False, f"key {index}: ||q|| exceeds the radius R", None
+    if layer.radius is not None and (q.transpose() * q)[0, 0] > layer.radius * layer.radius:
+        return False, f"key {index}: ||q|| exceeds the radius R", None
     return q
 
 
