@@ -44,6 +44,7 @@ _TITLES = {
     "selectability": "Which keys can win?",
     "uniform": "Uniform attention",
     "threshold": "The demo threshold",
+    "vocab": "Tokens a model can never output",
 }
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -65,6 +66,24 @@ def _keys_display(keys, per_line: int = 4) -> str:
     rows = [items[start:start + per_line] for start in range(0, len(items), per_line)]
     return "\n".join("$$" + ",\\quad ".join(row) + ("." if last else ",") + "$$"
                      for last, row in ((r is rows[-1], r) for r in rows))
+
+
+def _vocab_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
+    """The ``vocab`` statement: 8 tokens, hidden states in R^3, rows w_j and biases b_j two to a line."""
+    count, dim = len(problem.rows), len(problem.rows[0])
+    items = [f"w_{{{j}}} = {_vec(row)},\\ b_{{{j}}} = {b}" for j, (row, b) in enumerate(zip(problem.rows, problem.bias), 1)]
+    display = "\n".join("$$" + ",\\qquad ".join(items[s:s + 2]) + ("." if s + 2 >= len(items) else ",") + "$$"
+                        for s in range(0, len(items), 2))
+    intro = [f"A tiny language model has a vocabulary of {count} tokens and final hidden states "
+             f"$h \\in \\mathbb R^{{{dim}}}$ (it has no final norm, so $h$ can be any vector). Token $j$ gets the "
+             "logit $w_j^\\top h + b_j$ from row $w_j$ of the unembedding and the output bias $b_j$, and the model "
+             "outputs the token whose logit is strictly the largest:", display]
+    parts = [("never", f"Which of these {count} tokens can this model never output, whatever $h$ is? Give the list "
+                       "of their numbers. Justify each never-output token with weights $\\lambda_j \\ge 0$ summing "
+                       "to 1 over other tokens such that $w_i = \\sum_j \\lambda_j w_j$ and "
+                       "$\\sum_j \\lambda_j b_j \\ge b_i$, and each other token with a hidden state $h$ that makes "
+                       "it win.")]
+    return intro, parts
 
 
 def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
@@ -115,6 +134,8 @@ def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
                  "(keys 1 to 4), and key 3 is scaled by a magnitude $m > 0$."]
         parts = [("threshold", "Find the exact magnitude $m$ at which key 2 stops being selectable."),
                  ("status_at", f"Is key 2 selectable, tie-only or unselectable at {mags}?")]
+    elif t == "vocab":
+        intro, parts = _vocab_parts(problem)
     else:  # pragma: no cover - the problem classes are closed
         raise ValueError(t)
     return intro, parts
