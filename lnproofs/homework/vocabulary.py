@@ -77,7 +77,9 @@ class VocabProblem:
             require(isinstance(row, list) and len(row) == DIM, InputError,
                     f"vocab problem: row {number} of 'unembedding' must be {DIM} integers, not {row!r}"[:300])
             parsed.append(tuple(_int(v, f"vocab problem: an entry of row {number}") for v in row))
-        require(len(set(parsed)) == TOKENS, InputError, "vocab problem: the rows of 'unembedding' must be distinct")
+        same = next(((i, j) for j in range(TOKENS) for i in range(j) if parsed[i] == parsed[j]), None)
+        require(same is None, InputError, "vocab problem: the rows of 'unembedding' must be distinct; rows "
+                f"{same and same[0] + 1} and {same and same[1] + 1} are both {same and _text(parsed[same[0]])}")
         bias = data.get("bias")
         require(isinstance(bias, list) and len(bias) == TOKENS, InputError,
                 f"vocab problem 'bias' must be a list of {TOKENS} integers, not {bias!r}"[:300])
