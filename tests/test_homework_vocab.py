@@ -146,7 +146,7 @@ def test_malformed_answers_score_nothing_with_a_message(solved, value, message):
 def test_a_missing_field_scores_nothing(solved):
     problem_set, _, _ = solved[0]
     (got,) = score(problem_set, check_answers(problem_set, {"answers": {"vocab": {}}}))
-    assert got.points == 0 and "no answer given for 'never'" in got.output
+    assert got.points == 0 and got.output.count("no answer given for 'never'") == 8   # one line per lost point
 
 
 def test_sheets_and_notebook_show_the_model(solved, tmp_path):
@@ -192,3 +192,20 @@ def test_bad_problem_data_is_refused(change, message):
     data = {**generate(0, "vocab").problems[0].to_json(), **change}
     with pytest.raises(InputError, match=message):
         VocabProblem.from_json(data)
+
+
+def test_the_instructor_certificate_rechecks_and_a_tampered_one_is_refused(cli, tmp_path):
+    out = tmp_path / "hw"
+    assert cli(["homework", "new", "--seed", "2", "--topics", "vocab", "--no-pdf", "--out", out]).status == 0
+    assert "lnproofs check vocab_certificate.json vocab_keys.csv" in (out / "solutions.md").read_text()
+    result = cli(["check", out / "vocab_certificate.json", out / "vocab_keys.csv"])
+    assert result.status == 0 and "every claim holds: 8 keys in R^3" in result.out
+    cert = json.loads((out / "vocab_certificate.json").read_text())
+    assert cert["query_set"]["bias"] == [float(b) for b in generate(2, "vocab").problems[0].bias]
+    # claim a never-output token can be output with the witness of another token
+    never = next(r for r in cert["results"] if r["status"] == NEVER)
+    other = next(r for r in cert["results"] if r["status"] == OUTPUT)
+    never.update(status=OUTPUT, witness=other["witness"], combination=None)
+    (out / "vocab_certificate.json").write_text(json.dumps(cert))
+    result = cli(["check", out / "vocab_certificate.json", out / "vocab_keys.csv"])
+    assert result.status == 1 and "1 of 8 claims refuted" in result.out + result.err

@@ -54,14 +54,15 @@ def _why(problem, result) -> str:
 
 
 def check_vocab(problem, answer, solution) -> list[PartResult]:
-    """One part per token (or one part ``never`` when the answer cannot be read)."""
+    """One part per token, so that every point lost has its message (an answer that cannot be read
+    loses every token's point, each with the reason)."""
     count = len(problem.rows)
-    if "never" not in answer:
-        return [PartResult(problem.id, "never", False, "no answer given for 'never'")]
     try:
+        if "never" not in answer:
+            raise _Wrong("no answer given for 'never'")
         given = _numbers(answer["never"], count)
     except _Wrong as err:
-        return [PartResult(problem.id, "never", False, str(err))]
+        return [PartResult(problem.id, f"token {n}", False, str(err)) for n in range(1, count + 1)]
     truth = {int(n) for n, s in solution.statuses.items() if s == NEVER}
     decided = {int(n) for n, s in solution.statuses.items() if s in (NEVER, OUTPUT)}
     wrong = [n for n in range(1, count + 1) if n not in decided or (n in given) != (n in truth)]

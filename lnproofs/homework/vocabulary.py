@@ -95,28 +95,35 @@ class VocabProblem:
 
         return problem_latex_display(self)
 
-    def certify(self) -> list:
-        """One kernel-checked result per token (0-based ``index``), from the certify road for a key bias."""
+    @property
+    def keys(self) -> tuple[tuple[int, ...], ...]:
+        """The rows of the unembedding: the keys of the certificate (with the bias as its query set's)."""
+        return self.rows
+
+    def certificate(self):
+        """The certify road's certificate (``lnproofs certify KEYS --key-bias b.npy``: the box without a
+        bound), accepted only after the exact checker has verified every claim in it."""
         import numpy as np
 
-        from ..kernel.querysets.free import BoxQuerySet, check_all
-        from ..propose.querysets import proposer_for
+        from ..certificates.check import check_certificate
+        from ..kernel.querysets.free import BoxQuerySet
+        from ..propose.certification import certify
 
         K = np.array(self.rows, dtype=np.float64)
-        query_set = BoxQuerySet(None, tuple(float(b) for b in self.bias))
-        results = proposer_for("box").certify(K, query_set)
-        verdicts = check_all(K, query_set, results)
-        out = []
-        for r, v in zip(results, verdicts):
-            if v.ok and r.status in (OUTPUT, NEVER):
-                out.append(r)
-            else:                                  # a certifier bug must never reach a solution sheet
-                out.append(type(r)(r.index, "undecided", reason=v.message or r.reason or "no evidence verified"))
-        return out
+        cert = certify(K, BoxQuerySet(None, tuple(float(b) for b in self.bias)), progress=False)
+        report = check_certificate(cert, K)
+        if not report.ok:                          # a certifier bug must never reach a solution sheet
+            raise InputError(f"the certificate for this vocab problem failed the exact check: {report}")
+        return cert
+
+    def certify(self) -> list:
+        """One kernel-checked result per token (0-based ``index``, in order), from :meth:`certificate`."""
+        return sorted(self.certificate().results, key=lambda r: r.index)
 
     def solve(self):
+        cert = self.certificate()
         answers, statuses, work = {}, {}, []
-        for r in self.certify():
+        for r in sorted(cert.results, key=lambda r: r.index):
             number = r.index + 1
             statuses[str(number)] = r.status
             line, _ = vocab_evidence(self, r)
@@ -128,7 +135,7 @@ class VocabProblem:
                 "when weights $\\lambda_j \\ge 0$ summing to 1 give $w_i = \\sum_j \\lambda_j w_j$ and "
                 "$\\sum_j \\lambda_j b_j \\ge b_i$ (then its logit is at most that average of the others' logits).")
         return Solution(self.id, answers, ("vocab.bias_lift", "vocab.self_witness"), (head, *work),
-                        statuses=statuses)
+                        certificate=cert.to_json(), statuses=statuses)
 
 
 def _check(problem, result) -> bool:
