@@ -6,10 +6,12 @@ final norm).  Token ``j`` has the logit ``w_j . h + b_j`` and is output when its
 the largest.  The answer comes from the library's certify road for a key bias (the ``box`` query
 set without a bound, as ``lnproofs certify KEYS --key-bias b.npy`` runs it): every token is
 ``selectable`` with a witness ``h`` or ``not-realisable`` with weights ``lambda`` over other tokens
-(``w_i = sum lambda_j w_j`` and ``sum lambda_j b_j >= b_i``, theorem ``vocab.bias_lift``), and
-every claim is decided by the trusted kernel's check (:func:`lnproofs.kernel.querysets.free.check_all`)
-before it reaches a solution sheet.  Witnesses and weights are made readable (small integers,
-small denominators) and checked again by the kernel; a token nothing verifies stays ``undecided``.
+(``w_i = sum lambda_j w_j`` and ``sum lambda_j b_j >= b_i``, theorem ``vocab.bias_lift``), in a
+certificate (:func:`lnproofs.propose.certification.certify`) whose every claim the exact checker
+verifies (:func:`lnproofs.certificates.check.check_certificate`, the kernel's free-module checks)
+before it reaches a solution sheet.  The witnesses and weights shown to students are made readable
+(small integers, small denominators) and each is checked again by the kernel
+(:func:`lnproofs.kernel.querysets.free.check_all`); where none passes, the certifier's own is shown.
 
 Generation never needs a solver: a row of largest norm is always output (theorem
 ``vocab.self_witness``: with distinct rows, ``h = t w_i`` for large ``t``), and one token is
