@@ -196,6 +196,13 @@ def _make_submission(problem_set, kind: str, rng_index: int):
                 elif mode == "drop":
                     del keys[k]
             lost = len(chosen) if mode in ("wrong", "drop") else 0
+        elif problem.topic == "vocab" and mode == "wrong":  # one point per token: toggle some tokens
+            chosen = {t for t in range(1, 9) if (t + rng_index) % 3 == 0}
+            given["never"] = sorted(set(given["never"]) ^ chosen)
+            lost = len(chosen)
+        elif problem.topic == "vocab" and mode == "drop":  # the only field: every token's point is lost
+            del given["never"]
+            lost = possible
         elif mode in ("wrong", "drop"):
             field = problem.fields[(position + rng_index) % len(problem.fields)]
             if mode == "wrong":

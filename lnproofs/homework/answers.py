@@ -1,5 +1,5 @@
 """Reading a student's answers file and checking every answer exactly (the marking itself
-is in :mod:`.marks_geometry` and :mod:`.marks_attention`, value parsing in :mod:`.values`).
+is in :mod:`.marks_geometry`, :mod:`.marks_attention` and :mod:`.marks_vocab`, value parsing in :mod:`.values`).
 
 The answers format (schema ``lnproofs.homework-answers/1``) is documented in
 ``docs/homework.md``.  Numbers are exact: JSON integers, ``"p/q"`` strings, decimals
@@ -20,6 +20,7 @@ from pathlib import Path
 from ..kernel.errors import FileFormatError, InputError, require
 from .marks_attention import check_selectability, check_threshold, check_uniform
 from .marks_geometry import check_ellipsoid, check_projection, check_sphere
+from .marks_vocab import check_vocab
 from .values import PartResult, parse_expression
 
 __all__ = [
@@ -177,6 +178,8 @@ def check_problem(problem, answer: dict, solution=None) -> ProblemResult:
     if problem.topic == "selectability":
         solution = solution or problem.solve()
         parts = check_selectability(problem, answer, solution)
+    elif problem.topic == "vocab":
+        parts = check_vocab(problem, answer, solution or problem.solve())
     else:
         parts = _SIMPLE[problem.topic](problem, answer)
     return ProblemResult(problem.id, tuple(parts))

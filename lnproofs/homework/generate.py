@@ -23,6 +23,7 @@ from .problems import (
     UniformProblem,
     problem_from_json,
 )
+from .vocabulary import draw_vocab
 
 __all__ = ["ProblemSet", "generate", "generate_homework", "parse_topics", "SCHEMA"]
 
@@ -191,6 +192,7 @@ _MAKERS = {
     "selectability": _selectability,
     "uniform": _uniform,
     "threshold": _threshold,
+    "vocab": draw_vocab,
 }
 
 

@@ -15,9 +15,9 @@ Two files for one student are both listed as not graded.  A file that cannot be 
 is not an answers file, or names an unknown problem or answer field is listed with the
 reason; nothing is ever given a zero in silence.
 
-Points: one per answer field (for ``selectability``, one per key), so a problem with some
-fields right gets partial credit; a problem not answered earns 0 of its points and is
-named in the feedback.
+Points: one per answer field (for ``selectability``, one per key; for ``vocab``, one per
+token), so a problem with some fields right gets partial credit; a problem not answered earns
+0 of its points and is named in the feedback.
 """
 
 from __future__ import annotations
@@ -67,7 +67,10 @@ class ProblemSource:
 
 
 def possible_points(problem) -> int:
-    """The points a problem is worth: one per answer field, one per key for selectability."""
+    """The points a problem is worth: one per answer field, one per key for selectability, one per
+    token for vocab."""
+    if problem.topic == "vocab":
+        return len(problem.rows)
     return len(problem.keys) if problem.topic == "selectability" else len(problem.fields)
 
 

@@ -31,6 +31,7 @@ FIELD_HINTS = {
     ("ellipsoid", "semi_axes"): "a list of expressions, in any order",
     ("uniform", "query"): "n numbers, not all zero",
     ("threshold", "threshold"): "one expression",
+    ("vocab", "never"): "a list of token numbers, e.g. [2, 5] (an empty list [] if every token can be output)",
 }
 _KEY_HINT = ('{"status": "selectable", "query": [...]} or {"status": "tie-only" or "unselectable", '
              '"combination": {"keys": [...], "weights": [...]}}')

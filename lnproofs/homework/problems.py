@@ -9,13 +9,15 @@ threshold problems are numbered from 1, as a student reads them on the handout.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
 from ..kernel.errors import InputError, require
 from ..certificates.writers import format_fraction
 from ..kernel.exact import parse_fraction
+from .solution import Solution
+from .vocabulary import VocabProblem
 
 __all__ = [
     "TOPICS",
@@ -27,12 +29,13 @@ __all__ = [
     "SelectabilityProblem",
     "UniformProblem",
     "ThresholdProblem",
+    "VocabProblem",
     "PROBLEM_CLASSES",
     "problem_from_json",
 ]
 
 #: the topics, in the order they appear on a problem set
-TOPICS = ("projection", "sphere", "ellipsoid", "selectability", "uniform", "threshold")
+TOPICS = ("projection", "sphere", "ellipsoid", "selectability", "uniform", "threshold", "vocab")
 #: the statuses a student may claim for a key
 STATUSES = ("selectable", "tie-only", "unselectable")
 
@@ -58,31 +61,6 @@ def _ints(values, what: str) -> tuple[int, ...]:
                 f"{what} must hold integers of size at most {_MAX_ENTRY}; {v!r} is not one")
         out.append(int(v))
     return tuple(out)
-
-
-@dataclass(frozen=True)
-class Solution:
-    """The exact solution of one problem.
-
-    ``answers`` is a complete, correct answer in the documented answers format (so it
-    passes ``check``); ``theorems`` names the library theorems whose proofs back it
-    (``"name"`` for general n, ``"name@n"`` for the version expanded at width n);
-    ``work`` holds worked lines (Markdown with ``$...$`` maths); ``certificate`` is the
-    selectability certificate JSON where the problem has one.
-    """
-
-    problem_id: str
-    answers: dict
-    theorems: tuple[str, ...] = ()
-    work: tuple[str, ...] = ()
-    certificate: dict | None = None
-    #: the exact status of each key (1-based key number -> status) where relevant
-    statuses: dict = field(default_factory=dict)
-
-    def _repr_markdown_(self) -> str:
-        from .render import solution_markdown
-
-        return solution_markdown(self)
 
 
 class _Problem:
@@ -441,7 +419,7 @@ class ThresholdProblem(_Problem):
 
 
 PROBLEM_CLASSES = {cls.topic: cls for cls in (ProjectionProblem, SphereProblem, EllipsoidProblem,
-                                               SelectabilityProblem, UniformProblem, ThresholdProblem)}
+                                               SelectabilityProblem, UniformProblem, ThresholdProblem, VocabProblem)}
 
 
 def problem_from_json(data) -> _Problem:

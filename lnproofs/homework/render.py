@@ -31,11 +31,17 @@ __all__ = [
     "instructor_texts",
     "compact_json",
     "solution_markdown",
+    "certificate_files",
 ]
 
-#: files written next to the solutions for the selectability problem
+#: files written next to the solutions for the selectability problem (the vocab problem's: vocab_...)
 CERTIFICATE_FILE = "selectability_certificate.json"
 KEYS_FILE = "selectability_keys.csv"
+
+
+def certificate_files(topic: str) -> tuple[str, str]:
+    """The certificate and keys file names of a problem that has a certificate."""
+    return CERTIFICATE_FILE.replace("selectability", topic), KEYS_FILE.replace("selectability", topic)
 
 _TITLES = {
     "projection": "The centring projection",
@@ -44,6 +50,7 @@ _TITLES = {
     "selectability": "Which keys can win?",
     "uniform": "Uniform attention",
     "threshold": "The demo threshold",
+    "vocab": "Tokens a model can never output",
 }
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -65,6 +72,24 @@ def _keys_display(keys, per_line: int = 4) -> str:
     rows = [items[start:start + per_line] for start in range(0, len(items), per_line)]
     return "\n".join("$$" + ",\\quad ".join(row) + ("." if last else ",") + "$$"
                      for last, row in ((r is rows[-1], r) for r in rows))
+
+
+def _vocab_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
+    """The ``vocab`` statement: 8 tokens, hidden states in R^3, rows w_j and biases b_j two to a line."""
+    count, dim = len(problem.rows), len(problem.rows[0])
+    items = [f"w_{{{j}}} = {_vec(row)},\\ b_{{{j}}} = {b}" for j, (row, b) in enumerate(zip(problem.rows, problem.bias), 1)]
+    display = "\n".join("$$" + ",\\qquad ".join(items[s:s + 2]) + ("." if s + 2 >= len(items) else ",") + "$$"
+                        for s in range(0, len(items), 2))
+    intro = [f"A tiny language model has a vocabulary of {count} tokens and final hidden states "
+             f"$h \\in \\mathbb R^{{{dim}}}$ (it has no final norm, so $h$ can be any vector). Token $j$ gets the "
+             "logit $w_j^\\top h + b_j$ from row $w_j$ of the unembedding and the output bias $b_j$, and the model "
+             "outputs the token whose logit is strictly the largest:", display]
+    parts = [("never", f"Which of these {count} tokens can this model never output, whatever $h$ is? Give the list "
+                       "of their numbers. Justify each never-output token with weights $\\lambda_j \\ge 0$ summing "
+                       "to 1 over other tokens such that $w_i = \\sum_j \\lambda_j w_j$ and "
+                       "$\\sum_j \\lambda_j b_j \\ge b_i$, and each other token with a hidden state $h$ that makes "
+                       "it win.")]
+    return intro, parts
 
 
 def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
@@ -115,6 +140,8 @@ def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
                  "(keys 1 to 4), and key 3 is scaled by a magnitude $m > 0$."]
         parts = [("threshold", "Find the exact magnitude $m$ at which key 2 stops being selectable."),
                  ("status_at", f"Is key 2 selectable, tie-only or unselectable at {mags}?")]
+    elif t == "vocab":
+        intro, parts = _vocab_parts(problem)
     else:  # pragma: no cover - the problem classes are closed
         raise ValueError(t)
     return intro, parts
@@ -293,9 +320,11 @@ def _solution_sections(problem_set, solutions, markdown: bool, proofs: dict | No
             out += [f"## {title} (id `{problem.id}`)", ""]
             out += [f"- {line}" for line in solution.work] + [""]
             if solution.certificate is not None:
+                cert_file, keys_file = certificate_files(problem.topic)
                 out += ["Certificate from the library's certifier, verified exactly by its checker "
-                        f"(re-check it with `lnproofs check {CERTIFICATE_FILE} {KEYS_FILE}`):", "",
-                        _certificate_table(solution, True), ""]
+                        f"(re-check it with `lnproofs check {cert_file} {keys_file}`)"
+                        + (":" if problem.topic == "selectability" else "."), ""]
+                out += [_certificate_table(solution, True), ""] if problem.topic == "selectability" else []
             out += ["Answer in the answers format:", "", "```json", answer_json, "```", ""]
             for name in solution.theorems:
                 out += [_theorem_block(name, True, proofs), ""]
@@ -303,10 +332,11 @@ def _solution_sections(problem_set, solutions, markdown: bool, proofs: dict | No
             out += [f"\\section*{{{latex_escape(title)}}}", "\\begin{itemize}"]
             out += [f"  \\item {line}" for line in solution.work] + ["\\end{itemize}", ""]
             if solution.certificate is not None:
+                cert_file, keys_file = certificate_files(problem.topic)
                 out += ["\\noindent Certificate from the library's certifier, verified exactly by its checker "
-                        f"(re-check it with \\texttt{{lnproofs check {latex_escape(CERTIFICATE_FILE)} "
-                        f"{latex_escape(KEYS_FILE)}}}):", "",
-                        "\\medskip", _certificate_table(solution, False), ""]
+                        f"(re-check it with \\texttt{{lnproofs check {latex_escape(cert_file)} "
+                        f"{latex_escape(keys_file)}}})" + (":" if problem.topic == "selectability" else "."), ""]
+                out += ["\\medskip", _certificate_table(solution, False), ""] if problem.topic == "selectability" else []
             out += ["\\noindent Answer in the answers format:", "\\begin{verbatim}", answer_json, "\\end{verbatim}", ""]
             for name in solution.theorems:
                 out += [_theorem_block(name, False, proofs), ""]
@@ -383,24 +413,25 @@ def instructor_texts(problem_set, solutions, proofs: dict | None = None) -> dict
     }
     for problem, solution in zip(problem_set.problems, solutions):
         if solution.certificate is not None:
-            texts[KEYS_FILE] = "".join(",".join(str(v) for v in key) + "\n" for key in problem.keys)
-            named = {"path": KEYS_FILE, "sha256": hashlib.sha256(texts[KEYS_FILE].encode("utf-8")).hexdigest()}
+            cert_file, keys_file = certificate_files(problem.topic)
+            texts[keys_file] = "".join(",".join(str(v) for v in key) + "\n" for key in problem.keys)
+            named = {"path": keys_file, "sha256": hashlib.sha256(texts[keys_file].encode("utf-8")).hexdigest()}
             cert = dict(solution.certificate)                 # the certificate names its keys file
             cert = {**{k: cert[k] for k in list(cert)[:3]}, "keys_file": named, **cert}
-            texts[CERTIFICATE_FILE] = json.dumps(cert, indent=1) + "\n"
+            texts[cert_file] = json.dumps(cert, indent=1) + "\n"
     return texts
 
 
 #: files a previous run may have left that a new problem set does not produce
-STALE = (CERTIFICATE_FILE, KEYS_FILE, "problems.pdf", "solutions.pdf", "problems.log", "solutions.log")
+STALE = (CERTIFICATE_FILE, KEYS_FILE, *certificate_files("vocab"), "problems.pdf", "solutions.pdf", "problems.log", "solutions.log")
 
 
 def write_homework(problem_set, folder, pdf: bool = True, *, proofs: dict | None = None) -> dict:
     """Write the problem set, the solutions and ``problems.json`` into ``folder``.
 
     Files: ``problems.md``, ``problems.tex``, ``solutions.md``, ``solutions.tex``,
-    ``problems.json`` (what ``homework check`` reads), the selectability certificate and
-    its keys when that topic is present, and the PDFs of both ``.tex`` files when ``pdf``
+    ``problems.json`` (what ``homework check`` reads), the selectability and vocab
+    certificates and their keys when those topics are present, and the PDFs of both ``.tex`` files when ``pdf``
     is true and ``pdflatex`` is installed (if pdflatex fails, its ``.log`` is kept
     instead).  ``proofs`` is a dict shared between calls so that each theorem is proved
     once (see :func:`_theorem_block`).  Returns name -> path.

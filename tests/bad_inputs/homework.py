@@ -45,6 +45,20 @@ def _corrupt_problems(tmp_path):
     return ["homework", "check", path, "--problems", folder]
 
 
+def _vocab_problems(change):
+    def make(tmp_path):
+        folder = tmp_path / "hw"
+        folder.mkdir()
+        problem = {"id": "vocab", "topic": "vocab", "unembedding": [[i, 1, 0] for i in range(8)], "bias": [0] * 8}
+        problem.update(change)
+        (folder / "problems.json").write_text(json.dumps({"schema": "lnproofs.homework/1", "seed": 0,
+                                                          "problems": [problem]}))
+        path = tmp_path / "answers.json"
+        path.write_text('{"answers": {"vocab": {"never": []}}}')
+        return ["homework", "check", path, "--problems", folder]
+    return make
+
+
 def _roster(content):
     def make(tmp_path):
         path = tmp_path / "roster.csv"
@@ -114,6 +128,10 @@ CASES = [
     ("missing-problems-folder", _missing_problems, "does not exist"),
     ("folder-without-problems-json", _no_problems_json, "no problems.json"),
     ("corrupt-problems-json", _corrupt_problems, "unknown problem topic"),
+    ("vocab-rows-not-distinct", _vocab_problems({"unembedding": [[1, 1, 0]] * 8}), "must be distinct"),
+    ("vocab-row-too-short", _vocab_problems({"unembedding": [[1, 1]] * 8}), "row 1 of 'unembedding' must be 3"),
+    ("vocab-seven-tokens", _vocab_problems({"bias": [0] * 7}), "'bias' must be a list of 8 integers"),
+    ("vocab-entry-too-large", _vocab_problems({"bias": [10 ** 9] + [0] * 7}), "of size at most 20"),
     ("unknown-topic", lambda tmp_path: ["homework", "new", "--topics", "sphere,cones", "--out", tmp_path / "o"],
      "unknown topic 'cones'"),
     ("negative-seed", lambda tmp_path: ["homework", "new", "--seed", "-3", "--out", tmp_path / "o"], "--seed"),
