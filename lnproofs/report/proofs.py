@@ -24,7 +24,8 @@ SECTIONS = (("projection", "The centring projection", "lemma"),
             ("ellipsoid", "The image of LayerNorm: an ellipsoid", "theorem"),
             ("rmsnorm", "RMSNorm and rotary embeddings", "theorem"),
             ("attention", "Attention: which keys a query can select", "theorem"),
-            ("coverage", "Coverage of directions", "theorem"))
+            ("coverage", "Coverage of directions", "theorem"),
+            ("vocab", "The output layer: which tokens can be output", "theorem"))
 _MODULE_OF = {"rotary": "rmsnorm"}
 
 _JUSTIFY = {
@@ -82,7 +83,7 @@ def entries(proofs) -> list:
 
 
 # ------------------------------------------------------------------------ prose
-_REF = re.compile(r"\(?\b(?:theorem )?((?:projection|decomposition|sphere|ellipsoid|rmsnorm|rotary|attention|coverage)"
+_REF = re.compile(r"\(?\b(?:theorem )?((?:projection|decomposition|sphere|ellipsoid|rmsnorm|rotary|attention|coverage|vocab)"
                   r"\.[a-z_]+)\b\)?")
 
 
