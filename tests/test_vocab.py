@@ -160,3 +160,20 @@ def test_single_precision_products_agree_with_double():
     K64[0, 0] = np.nextafter(K64[0, 0], 10.0)       # no longer a float32: the double products are used
     double = self_witnesses(K64)
     assert single.sum() > 0 and (single[1:] == double[1:]).all()
+
+
+@pytest.mark.parametrize("qs", [None, BoxQuerySet(1.0), "biased"])
+def test_a_chunk_of_tokens_has_the_statuses_of_the_whole(qs):
+    K = _keys(n=600, d=5, seed=3)
+    if qs == "biased":
+        qs = BoxQuerySet(1.0, tuple(np.random.default_rng(4).normal(size=600) * 0.1))
+    chunk = np.arange(150, 420)
+    screened = self_witnesses(K, block=64, rows=chunk)
+    assert (screened[chunk] == self_witnesses(K, block=64)[chunk]).all()
+    assert not screened[:150].any() and not screened[420:].any()
+    whole = certify_vocab_keys(K, qs).statuses()
+    part = certify_vocab_keys(K, qs, indices=chunk)
+    got = part.statuses()
+    assert got[150:420] == whole[150:420] and "undecided" not in whole[150:420]
+    assert set(got[:150] + got[420:]) == {"undecided"}
+    assert part.check(K).ok

@@ -20,30 +20,45 @@ from ..certificates.vocab import NONE, QUERY, RESULT, SELF, VocabCertificate, ch
 from ..certificates.writers import query_set_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import KeyResult
+from ..kernel.checker import ExactKeys
 from ..kernel.querysets import query_set_from_json
 from ..kernel.querysets.free import FreeQueries
 
 __all__ = ["certify_vocab_keys", "biased_self_scales", "box_scales", "self_screen"]
 
 
-def self_screen(K: np.ndarray, block: int = 2048) -> np.ndarray:
+def self_screen(K: np.ndarray, block: int = 2048, rows=None) -> np.ndarray:
     """Rows ``i`` whose own score ``k_i . k_i`` beats every ``k_i . k_j`` in floating point by a
     relative margin (a proposal: the kernel decides).  One symmetric blocked Gram computation, in
-    single precision when every key is a float32 (as a model's weights are)."""
+    single precision when every key is a float32 (as a model's weights are).  ``rows``: screen
+    only these rows (against every key, ``len(rows) * N`` products; the others come back False)."""
     n = len(K)
     if n < 2:
-        return np.ones(n, bool)
+        return np.ones(n, bool) if rows is None else np.isin(np.arange(n), rows)
     W = K.astype(np.float32) if np.all(K.astype(np.float32) == K) else K
     top = np.full(n, -np.inf)
-    for a in range(0, n, block):
-        for b in range(a, n, block):
-            S = W[a:a + block] @ W[b:b + block].T
-            if a == b:
-                np.fill_diagonal(S, -np.inf)
-            np.maximum(top[a:a + block], S.max(axis=1), out=top[a:a + block])
-            np.maximum(top[b:b + block], S.max(axis=0), out=top[b:b + block])
+    if rows is None:
+        for a in range(0, n, block):
+            for b in range(a, n, block):
+                S = W[a:a + block] @ W[b:b + block].T
+                if a == b:
+                    np.fill_diagonal(S, -np.inf)
+                np.maximum(top[a:a + block], S.max(axis=1), out=top[a:a + block])
+                np.maximum(top[b:b + block], S.max(axis=0), out=top[b:b + block])
+        wanted = np.ones(n, bool)
+    else:
+        rows = np.asarray(rows, dtype=np.int64)
+        wanted = np.zeros(n, bool)
+        wanted[rows] = True
+        for a in range(0, len(rows), block):
+            part = rows[a:a + block]
+            for b in range(0, n, block):
+                S = W[part] @ W[b:b + block].T
+                mine = (part >= b) & (part < b + block)
+                S[np.flatnonzero(mine), part[mine] - b] = -np.inf
+                top[part] = np.maximum(top[part], S.max(axis=1))
     own = np.einsum("ij,ij->i", W, W).astype(np.float64)
-    return own - top > 2.0 ** -16 * np.abs(own) + 1e-300
+    return wanted & (own - top > 2.0 ** -16 * np.abs(own) + 1e-300)
 
 
 def box_scales(K: np.ndarray, bound) -> np.ndarray:
@@ -57,15 +72,18 @@ def box_scales(K: np.ndarray, bound) -> np.ndarray:
     return np.where(top > 0, t, 1.0)
 
 
-def biased_self_scales(K: np.ndarray, bias: np.ndarray, bound, block: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+def biased_self_scales(K: np.ndarray, bias: np.ndarray, bound, block: int = 2048,
+                       tokens=None) -> tuple[np.ndarray, np.ndarray]:
     """``(proposed, t)``: tokens for which ``q = t_i k_i`` should win with the bias (floats: a proposal
-    the kernel checks), and the power of two ``t_i`` (the box's largest, or twice what the float gaps need)."""
+    the kernel checks), and the power of two ``t_i`` (the box's largest, or twice what the float gaps need).
+    ``tokens``: propose only for these (default all)."""
     n = len(K)
     t = box_scales(K, bound)
     proposed = np.zeros(n, bool)
     diag = np.einsum("ij,ij->i", K, K)
-    for a in range(0, n, block):
-        rows = np.arange(a, min(n, a + block))
+    tokens = np.arange(n) if tokens is None else np.asarray(tokens, dtype=np.int64)
+    for a in range(0, len(tokens), block):
+        rows = tokens[a:a + block]
         gaps = diag[rows, None] - K[rows] @ K.T                   # k_i . k_i - k_i . k_j
         gaps[np.arange(len(rows)), rows] = np.inf
         need = (bias[None, :] - bias[rows, None]) / np.where(gaps > 0, gaps, np.nan)
@@ -94,30 +112,33 @@ def _residue(K, qs, indices, *, seed, progress):
 
 
 def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = False,
-                       residue_limit: int | None = None) -> VocabCertificate:
+                       residue_limit: int | None = None, indices=None) -> VocabCertificate:
     """A :class:`~lnproofs.certificates.vocab.VocabCertificate` for ``keys`` under ``query_set``
     (None: free queries; a ``box`` set with or without a bias; or any other kind, whose tokens all
     go to its proposer).  ``residue_limit``: at most this many residue tokens are searched (the
-    others stay ``undecided``)."""
+    others stay ``undecided``).  ``indices``: certify only these tokens, each against every key
+    (a chunk of the vocabulary; the others stay ``undecided``)."""
     K = as_real_array(keys, name="keys", ndim=2)
+    ek = ExactKeys(K)                                            # built once: both checks below read it
     qs = FreeQueries() if query_set is None else (
         query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)
     n, d = K.shape
     evidence, scale = np.full(n, NONE, dtype=np.int8), np.ones(n)
     bias = np.asarray(qs.bias, dtype=np.float64) if getattr(qs, "bias", None) is not None else None
-    proposed = np.zeros(n, bool)
+    proposed, rows = np.zeros(n, bool), None if indices is None else np.unique(np.asarray(indices, dtype=np.int64))
+    wanted = np.ones(n, bool) if rows is None else np.isin(np.arange(n), rows)
     if qs.kind == "free":
-        proposed = self_screen(K)
+        proposed = self_screen(K, rows=rows)
     elif qs.kind == "box" and bias is None:                      # the box: t_i max|k_i| <= B, compared exactly by the kernel
         scale = box_scales(K, qs.bound)
-        proposed = self_screen(K) & (scale * np.abs(K).max(axis=1) <= qs.bound)
+        proposed = self_screen(K, rows=rows) & (scale * np.abs(K).max(axis=1) <= qs.bound)
     elif qs.kind == "box":
-        proposed, scale = biased_self_scales(K, bias, qs.bound)
+        proposed, scale = biased_self_scales(K, bias, qs.bound, tokens=rows)
     if proposed.any():                                           # the kernel decides every proposed self witness
         others = [KeyResult(int(i), "undecided") for i in np.flatnonzero(~proposed)]
-        verdicts = check_vocab(K, qs, np.flatnonzero(proposed), scale, others)
+        verdicts = check_vocab(ek, qs, np.flatnonzero(proposed), scale, others)
         evidence[[v.index for v in verdicts if v.ok and v.status == "selectable" and proposed[v.index]]] = SELF
-    todo = np.flatnonzero(evidence == NONE).tolist()
+    todo = np.flatnonzero((evidence == NONE) & wanted).tolist()
     if residue_limit is not None:
         todo = todo[:residue_limit]
     found = _residue(K, qs, todo, seed=seed, progress=progress)
@@ -134,7 +155,7 @@ def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = 
     probe = [KeyResult(int(i), "undecided") for i in np.flatnonzero((evidence == NONE) | (evidence == SELF))]
     probe += [KeyResult(int(i), "selectable", tuple(Q[rows[i]].tolist()), None, "exact")
               for i in np.flatnonzero(evidence == QUERY)]
-    verdicts = check_vocab(K, qs, [], np.ones(n), probe + results)      # SELF was decided above
+    verdicts = check_vocab(ek, qs, [], np.ones(n), probe + results)     # SELF was decided above
     evidence[[v.index for v in verdicts if not v.ok]] = NONE
     results = tuple(r for r in results if evidence[r.index] == RESULT)
     qs_json = {k: v for k, v in query_set_to_json(qs).items() if k != "bias"}
