@@ -40,7 +40,7 @@ def check_uniform(keys, result) -> tuple[bool, str]:
 
 
 def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = False,
-                      differences=None) -> UniformResult:
+                      differences=None, query_set_ref: dict | None = None) -> UniformResult:
     """Decide whether a non-zero query in the set gives every key the same score.
 
     For norm query sets (``layernorm``, ``rmsnorm``, ``layernorm_rotary``), ``query_map``
@@ -51,7 +51,9 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     (with a ball radius, a feasible compact answer carries ``w``,
     ``u = P diag(g) W_q^T R^T w``, d numbers instead of n).  ``differences``: what
     :func:`~lnproofs.kernel.uniform_exact.difference_matrix` gives for these keys, when
-    the caller already has it (several query sets over the same keys)."""
+    the caller already has it (several query sets over the same keys).  ``query_set_ref``: what
+    the answer names as its query set instead of the set's JSON (a run's reference to a head;
+    such an answer is checked against the set that reference rebuilds)."""
     from ..io.exact import exact_float64
     from ..kernel.arrays import as_real_array
     from ..kernel.uniform_exact import difference_matrix
@@ -61,7 +63,8 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     if query_set is not None:
         query_set.validate(d)
     kind = "free" if query_set is None else query_set.kind
-    qs_json = {"kind": "free"} if query_set is None else kept(query_map, "query_set_json", lambda: query_set_to_json(query_set))
+    qs_json = ({"kind": "free"} if query_set is None else query_set_ref if query_set_ref is not None else
+               kept(query_map, "query_set_json", lambda: query_set_to_json(query_set)))
     base = dict(query_set=qs_json, n_keys=N, dim=d)
     if kind not in ("free", "ball", "subspace"):
         return uniform_norm(keys, query_set, base, query_map, compact, differences)
