@@ -115,7 +115,9 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared,
                                                  last_map)
             if shared is None:
-                diffs = difference_matrix(keys) if uniform != "none" and T > keys.shape[1] else None
+                # the key differences, once per key head: every realisable uniform question needs them
+                diffs = difference_matrix(keys) if uniform == "both" or (
+                    uniform == "free" and T > keys.shape[1]) else None
                 uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
                             if uniform != "none" else {"status": "skipped"})
                 groups: dict[bytes, list[int]] = {}
