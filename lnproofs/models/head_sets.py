@@ -212,6 +212,20 @@ class HeadSets(TravellingCache):
             self.items[key] = (kind, qs) + extra
         return self.items[key]
 
+    def one_blas_thread(self):
+        """A context that holds BLAS to one thread (threadpoolctl), from a controller kept by this
+        cache: finding the loaded libraries takes about 3 ms, which every text x layer paid before.
+        The controller is made again whenever a module was imported since (a BLAS library comes
+        with the import of the module that uses it), so no library loaded later escapes the limit."""
+        import sys
+
+        from threadpoolctl import ThreadpoolController
+
+        known = self.items.get(("blas",))
+        if known is None or known[0] != len(sys.modules):
+            known = self.items[("blas",)] = (len(sys.modules), ThreadpoolController())
+        return known[1].limit(limits=1, user_api="blas")
+
     def coverage(self, capture, head: int):
         """The JSON coverage evidence of head ``head``'s realisable set (every direction is
         realisable, at every position), or None; proposed once per run."""
