@@ -74,7 +74,7 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
     if pick and not any(q0.entries()):                # q0 = 0 (no biases): the least-norm solution is u* = 0
         q_star, norm2, w_star, lam = q0, fmpq(0), fmpq_mat(d, 1), [fmpq(0)] * len(pick)
     elif pick:
-        Dp = rows_of(D, pick)
+        Dp = D if pick == list(range(m)) else rows_of(D, pick)            # every row independent: D itself
         Dq0 = Dp * q0i                                               # Dp q0 * q0den
         if compact and radius is None and h_full:
             decided = None
