@@ -82,7 +82,7 @@ def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | Non
 def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True):
     """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
     one table row per (layer, head, position), and the arrays the certificates are about."""
-    from ..kernel.uniform_exact import difference_matrix
+    from ..propose.integer_keys import key_differences
     from ..propose.uniform import uniform_attention
     from .text_causal import CAUSAL_COLUMNS, causal_column, causal_section
 
@@ -116,7 +116,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                                                  last_map)
             if shared is None:
                 # the key differences, once per key head: every realisable uniform question needs them
-                diffs = difference_matrix(keys) if uniform == "both" or (
+                diffs = key_differences(keys) if uniform == "both" or (
                     uniform == "free" and T > keys.shape[1]) else None
                 uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
                             if uniform != "none" else {"status": "skipped"})
