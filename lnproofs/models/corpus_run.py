@@ -139,8 +139,6 @@ def _certify_piece(piece, state, template):
     """Certification task: one text x layer, from its captured arrays and the layer's template
     capture (:func:`_compact`); ``state``: the head sets (one per worker), the chosen heads
     and the options of :func:`~lnproofs.models.text_heads.certify_text`, with ``fold``."""
-    from threadpoolctl import threadpool_limits
-
     number, layer, ids, fields = piece
     sets, heads, options = state
     options = dict(options)
@@ -152,7 +150,7 @@ def _certify_piece(piece, state, template):
     # one BLAS thread, as in a Dask worker: the float proposers (least squares at the full
     # width, for instance) give other, equally valid witnesses when BLAS splits their sums
     # over more threads, and the files must not depend on the process that certified
-    with threadpool_limits(limits=1, user_api="blas"):
+    with sets.one_blas_thread():
         return number, layer, certify_text({layer: cap}, ids, number, None, [layer], heads, sets, **options)
 
 

@@ -13,7 +13,8 @@ floats of the model's own cos/sin table at ``t``; a run keeps that table per tex
 (``rotary_cos``/``rotary_sin`` in the text's arrays) so the set of any position can be
 rebuilt exactly.  :class:`HeadSets` builds the position-free parts of every head once
 per run (exact query maps, the float basis of the LayerNorm fast search) and shares them
-between texts.
+between texts; a rotary set's exact map at one position (:func:`positioned_map`) reuses the
+head's position-free exact forms and adds only the rotation of that position.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import numpy as np
 
 from .corpus_heads import TravellingCache
 
-__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "narrow_exactly", "params_query_set", "coverage_of", "realisable_results", "HEAD_SETS_BYTES", "HeadSets"]
+__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "narrow_exactly", "params_query_set",
+           "coverage_of", "realisable_results", "positioned_map", "HEAD_SETS_BYTES", "HeadSets"]
 
 KINDS = ("layernorm", "rmsnorm", "layernorm_rotary")
 
@@ -115,12 +117,39 @@ def coverage_of(query_set, query_map=None):
     return None if found is None else found.to_json()
 
 
-def realisable_results(keys, query_set, kind, indices=None) -> list[dict]:
+def realisable_results(keys, query_set, kind, indices=None, query_map=None) -> list[dict]:
     """Result dictionaries of ``keys`` (the ``indices``, default all) under a rotary or RMSNorm
-    query set, from its proposer (each checked exactly there)."""
+    query set, from its proposer (each checked exactly there); ``query_map``: the set's exact
+    forms, when built already (:func:`positioned_map`)."""
     from ..propose.querysets import proposer_for
 
-    return proposer_for(kind).certify_results(keys, query_set, indices=indices)
+    shared = {} if query_map is None else {"query_map": query_map}
+    return proposer_for(kind).certify_results(keys, query_set, indices=indices, **shared)
+
+
+#: what an exact query map holds that does not depend on the rotation (ExactQueryMap's
+#: attributes, the integer W_q and the factored Gram matrix included); R, RT and every cache
+#: computed from them are the position's own
+_POSITION_FREE = ("n", "d", "W_float", "ew", "G", "eg", "q0", "radius", "centred", "Wq", "WqT", "WG", "WGT",
+                  "scale", "_hn")
+
+
+def positioned_map(base, query_set):
+    """The exact map of ``query_set``, a rotary set at one position, from ``base``, the exact map
+    of the same head's position-free set: ``W_q``, the gains, ``q0 = W_q beta + b_q`` and the
+    factored ``A P A^T`` do not depend on the position and are shared (built once per head);
+    only ``R`` is the position's.  Equal to ``ExactQueryMap(query_set)``, which costs a d x n
+    integer product per call (tests/test_positioned_map.py compares the two)."""
+    from ..kernel.querysets.norm import ExactQueryMap
+
+    if base is None or query_set.rotation is None:
+        return base
+    base.gram()                                          # the shared exact forms, once per head
+    qmap = ExactQueryMap.__new__(ExactQueryMap)
+    vars(qmap).update({name: vars(base)[name] for name in _POSITION_FREE})
+    qmap.R = query_set.rotation.matrix(qmap.d)
+    qmap.RT = qmap.R.transpose()
+    return qmap
 
 
 #: bytes (estimated) of query sets a :class:`HeadSets` keeps before it drops those of the
@@ -136,7 +165,7 @@ def _set_bytes(capture) -> int:
 
 class HeadSets(TravellingCache):
     """Per (layer, head), built once per run and shared by every text: ``kind``, the
-    position-free query set, and for ``layernorm`` heads its exact map, float basis and
+    position-free query set, its exact map, and for ``layernorm`` heads the float basis and
     ``H`` (the fast search's pieces), else None.  A cache travels empty between processes
     (exact matrices do not pickle); a worker rebuilds the heads it needs.
 
@@ -170,17 +199,32 @@ class HeadSets(TravellingCache):
         self._use(capture, 0 if key in self.items else _set_bytes(capture))
         if key not in self.items:
             kind = head_kind(capture)
+            from ..kernel.querysets.norm import ExactQueryMap
+
             qs = capture_query_set(capture, head)
-            extra = (None, None, None)
+            extra = (ExactQueryMap(qs), None, None)
             if kind == "layernorm":
-                from ..kernel.querysets.norm import ExactQueryMap
                 from ..propose.querysets.layernorm_fast import factored_basis
 
                 basis = factored_basis(qs)
                 V, root, _ = basis
-                extra = (ExactQueryMap(qs), basis, (V * root * root) @ V.T)
+                extra = (extra[0], basis, (V * root * root) @ V.T)
             self.items[key] = (kind, qs) + extra
         return self.items[key]
+
+    def one_blas_thread(self):
+        """A context that holds BLAS to one thread (threadpoolctl), from a controller kept by this
+        cache: finding the loaded libraries takes about 3 ms, which every text x layer paid before.
+        The controller is made again whenever a module was imported since (a BLAS library comes
+        with the import of the module that uses it), so no library loaded later escapes the limit."""
+        import sys
+
+        from threadpoolctl import ThreadpoolController
+
+        known = self.items.get(("blas",))
+        if known is None or known[0] != len(sys.modules):
+            known = self.items[("blas",)] = (len(sys.modules), ThreadpoolController())
+        return known[1].limit(limits=1, user_api="blas")
 
     def coverage(self, capture, head: int):
         """The JSON coverage evidence of head ``head``'s realisable set (every direction is
@@ -194,3 +238,13 @@ class HeadSets(TravellingCache):
     def at(self, capture, head: int, row: int):
         """Head ``head``'s query set at the query position of ``row`` (rotary kinds)."""
         return capture_query_set(capture, head, row)
+
+    def at_map(self, capture, head: int, row: int):
+        """``(query_set, query_map)``: head ``head``'s query set at the query position of ``row``
+        (:meth:`at`; the position-free set without rotary positions) and its exact map, which
+        shares the head's position-free exact forms (:func:`positioned_map`)."""
+        qs, qmap = self.get(capture, head)[1:3]
+        if not capture.rotary:
+            return qs, qmap
+        at = self.at(capture, head, row)
+        return at, positioned_map(qmap, at)

@@ -110,7 +110,8 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
             elif candidates:
                 from .head_sets import realisable_results
 
-                results = realisable_results(keys[:t + 1], sets.at(cap, head, t), kind, indices=candidates)
+                at, at_map = sets.at_map(cap, head, t)
+                results = realisable_results(keys[:t + 1], at, kind, indices=candidates, query_map=at_map)
             else:
                 results = []
             positions[str(t)] = results

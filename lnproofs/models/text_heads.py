@@ -57,11 +57,13 @@ def _covered(free: dict, ref: dict, coverage: dict, shared: dict | None = None) 
     return cert
 
 
-def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | None = None) -> tuple[dict, dict]:
+def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | None = None,
+                      last_map=None) -> tuple[dict, dict]:
     """``(free, realisable)`` certificates (JSON) of ``keys`` under one query head: ``head_set``
     the head's :meth:`HeadSets.get <lnproofs.models.head_sets.HeadSets.get>` entry, ``ref``
     the realisable set's reference, ``cover`` its coverage evidence (or None), ``last`` the set
-    the realisable answers are about (with rotary positions, at the query position);
+    the realisable answers are about (with rotary positions, at the query position) and
+    ``last_map`` its exact map when held (:meth:`HeadSets.at_map`);
     ``shared``: what an earlier head reading the same key head left (its free certificate)."""
     from ..propose.querysets.layernorm_fast import certify_results_fast
 
@@ -74,13 +76,13 @@ def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | Non
     free = shared["free"] if shared else _free_results(keys)
     if cover is not None:
         return free, _covered(free, ref, cover, shared)
-    return free, _certificate(T, d, ref, realisable_results(keys, last, kind))
+    return free, _certificate(T, d, ref, realisable_results(keys, last, kind, query_map=last_map))
 
 
 def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True):
     """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
     one table row per (layer, head, position), and the arrays the certificates are about."""
-    from ..kernel.uniform_exact import difference_matrix
+    from ..propose.integer_keys import key_differences
     from ..propose.uniform import uniform_attention
     from .text_causal import CAUSAL_COLUMNS, causal_column, causal_section
 
@@ -108,11 +110,14 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 ref["position"] = int(cap.sources[T - 1, 1])
             cover = sets.coverage(cap, head)
             # with rotary positions, the set at the last query position (which sees every key)
-            last = sets.at(cap, head, T - 1) if cap.rotary and kind != "layernorm" and (
-                cover is None or uniform == "both") else qs
-            free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared)
+            last, last_map = sets.at_map(cap, head, T - 1) if cap.rotary and kind != "layernorm" and (
+                cover is None or uniform == "both") else (qs, qmap)
+            free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared,
+                                                 last_map)
             if shared is None:
-                diffs = difference_matrix(keys) if uniform != "none" and T > keys.shape[1] else None
+                # the key differences, once per key head: every realisable uniform question needs them
+                diffs = key_differences(keys) if uniform == "both" or (
+                    uniform == "free" and T > keys.shape[1]) else None
                 uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
                             if uniform != "none" else {"status": "skipped"})
                 groups: dict[bytes, list[int]] = {}
@@ -124,10 +129,8 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 arrays[f"keys_l{layer}_kv{g}"] = keys
             uni_real = {"status": "skipped"}
             if uniform == "both":
-                uni_real = uniform_attention(keys, last, query_map=qmap, compact=True,
-                                             differences=shared["diffs"]).to_json()
-                if uni_real.get("query_set"):
-                    uni_real["query_set"] = ref
+                uni_real = uniform_attention(keys, last, query_map=last_map, compact=True,
+                                             differences=shared["diffs"], query_set_ref=ref).to_json()
             entry = {"layer": layer, "head": head, "key_head": g, "kind": kind,
                      "free": free if shared["head"] == head else {"same_as_head": shared["head"]},
                      "realisable": realisable,

@@ -40,7 +40,7 @@ def check_uniform(keys, result) -> tuple[bool, str]:
 
 
 def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = False,
-                      differences=None) -> UniformResult:
+                      differences=None, query_set_ref: dict | None = None) -> UniformResult:
     """Decide whether a non-zero query in the set gives every key the same score.
 
     For norm query sets (``layernorm``, ``rmsnorm``, ``layernorm_rotary``), ``query_map``
@@ -50,18 +50,21 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     not returned; run without it for an answer that :func:`check_uniform` re-verifies
     (with a ball radius, a feasible compact answer carries ``w``,
     ``u = P diag(g) W_q^T R^T w``, d numbers instead of n).  ``differences``: what
-    :func:`~lnproofs.kernel.uniform_exact.difference_matrix` gives for these keys, when
-    the caller already has it (several query sets over the same keys)."""
+    :func:`~lnproofs.propose.integer_keys.key_differences` gives for these keys, when
+    the caller already has it (several query sets over the same keys).  ``query_set_ref``: what
+    the answer names as its query set instead of the set's JSON (a run's reference to a head;
+    such an answer is checked against the set that reference rebuilds)."""
     from ..io.exact import exact_float64
     from ..kernel.arrays import as_real_array
-    from ..kernel.uniform_exact import difference_matrix
+    from .integer_keys import key_differences
 
     keys = as_real_array(exact_float64(keys, "keys"), name="keys", ndim=2)
     N, d = keys.shape
     if query_set is not None:
         query_set.validate(d)
     kind = "free" if query_set is None else query_set.kind
-    qs_json = {"kind": "free"} if query_set is None else kept(query_map, "query_set_json", lambda: query_set_to_json(query_set))
+    qs_json = ({"kind": "free"} if query_set is None else query_set_ref if query_set_ref is not None else
+               kept(query_map, "query_set_json", lambda: query_set_to_json(query_set)))
     base = dict(query_set=qs_json, n_keys=N, dim=d)
     if kind not in ("free", "ball", "subspace"):
         return uniform_norm(keys, query_set, base, query_map, compact, differences)
@@ -69,7 +72,7 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
         # fewer differences than dimensions: their span misses some q != 0
         return UniformResult("feasible", proof={"kind": "fewer differences than dimensions"},
                              extras={"query_stored": False}, **base)
-    D, _ = difference_matrix(keys) if differences is None else differences
+    D, _ = key_differences(keys) if differences is None else differences
     if kind == "subspace":
         return _uniform_subspace(D, query_set, base)
     if D.nrows() == 0:

@@ -31,7 +31,8 @@ from fractions import Fraction
 from math import lcm
 
 from ..certificates.uniform import UniformResult
-from ..kernel.uniform_exact import LayerNormEquations, difference_matrix
+from ..kernel.uniform_exact import LayerNormEquations
+from .integer_keys import key_differences
 from .uniform_linalg import full_column_rank, kept, kernel_vector, pivot_rows, root_below, rows_of
 
 __all__ = ["uniform_norm"]
@@ -60,7 +61,7 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
     from flint import fmpq, fmpq_mat
 
     n, d = query_set.width, query_set.dim
-    D, K = difference_matrix(keys) if differences is None else differences
+    D, K = key_differences(keys) if differences is None else differences
     if D.nrows() >= d and full_column_rank(D):       # no non-zero query at all gives equal scores
         return _independent_differences(D, base)
     eq = LayerNormEquations(keys, query_set, query_map, differences=(D, K))
@@ -74,7 +75,7 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
     if pick and not any(q0.entries()):                # q0 = 0 (no biases): the least-norm solution is u* = 0
         q_star, norm2, w_star, lam = q0, fmpq(0), fmpq_mat(d, 1), [fmpq(0)] * len(pick)
     elif pick:
-        Dp = rows_of(D, pick)
+        Dp = D if pick == list(range(m)) else rows_of(D, pick)            # every row independent: D itself
         Dq0 = Dp * q0i                                               # Dp q0 * q0den
         if compact and radius is None and h_full:
             decided = None

@@ -240,20 +240,20 @@ class ExactQueryMap:
     def gram(self):
         """``(Hn, c, q0)``: ``H = R A P A^T R^T = Hn * c`` with the integer d x d matrix ``Hn``
         (``A = W_q diag(g)``, ``P = I - 11^T/n`` when centred, else ``I``; ``R`` the rotation or ``I``)
-        and the exact offset ``R q0`` (fmpq); built once."""
+        and the exact offset ``R q0`` (fmpq).  The part without ``R`` is built once (``_hn``: it does
+        not depend on the position, so a map of the same head at another position may share it)."""
         if self._hn is None:
             n, entries = self.n, self.Wq.entries()
             WG = fmpz_mat(self.d, n, [entries[r * n + c] * self.G[c] for r in range(self.d) for c in range(n)])
             S = WG * fmpz_mat(n, 1, [1] * n)
             self.WG, self.WGT = WG, WG.transpose()
             self.scale = pow2(self.ew + self.eg)
-            Hn, c, q0 = WG * self.WGT * n, self.scale * self.scale / n, self.q0
-            Hn = Hn - S * S.transpose() if self.centred else Hn
-            if self.R is not None:
-                Ri, den = self.R.numer_denom()
-                Hn, c, q0 = Ri * Hn * Ri.transpose(), c / (den * den), self.R * q0
-            self._hn = (Hn, c, q0)
-        return self._hn
+            Hn = WG * self.WGT * n
+            self._hn = (Hn - S * S.transpose() if self.centred else Hn, self.scale * self.scale / n, self.q0)
+        if self.R is None:
+            return self._hn
+        (Hn, c, q0), (Ri, den) = self._hn, self.R.numer_denom()
+        return Ri * Hn * Ri.transpose(), c / (den * den), self.R * q0
 
     def compact_queries(self, Y, s) -> list:
         """For each column ``y`` of the integer matrix ``Y`` (fmpz_mat, d x m) times the rational ``s``:

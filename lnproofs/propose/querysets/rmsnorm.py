@@ -88,8 +88,9 @@ def _dual_candidates(index: int, lam: np.ndarray):
             yield [int(j) for j in keep], [w / sum(fr) for w in fr]
 
 
-def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=None) -> list[dict]:
-    """Result dictionaries (certificate JSON form) for the keys, each checked exactly."""
+def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=None, query_map=None) -> list[dict]:
+    """Result dictionaries (certificate JSON form) for the keys, each checked exactly; ``query_map``:
+    the set's :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`, when the caller holds it."""
     from fractions import Fraction
 
     from ...kernel.dyadic import fraction_of_fmpq
@@ -98,7 +99,7 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
 
     keys = np.asarray(keys, dtype=np.float64)
     query_set.validate(keys.shape[1])
-    layer = ExactLayer(keys, query_set)
+    layer = ExactLayer(keys, query_set, query_map)
     N = len(keys)
     todo = list(range(N)) if indices is None else sorted({int(j) for j in indices})
     free = {r.index: r for r in free_results(keys, indices=todo)} if N > 1 else {}
