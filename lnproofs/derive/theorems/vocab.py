@@ -113,7 +113,7 @@ def _bias_lift(n_value):
     import sympy as sp
 
     (q, kj, r), S, l = _vectors(n_value, "q", "k_j", "r")
-    bj, bi, beta = sp.Symbol("b_j", real=True), sp.Symbol("b_i", real=True), sp.Symbol("bar{b}", real=True)
+    bj, bi, beta = sp.Symbol("b_j", real=True), sp.Symbol("b_i", real=True), sp.Symbol("bbar", real=True)
     t = sp.Symbol("t", positive=True)
     lifted = Step("$(q, t) \\cdot (k_j, b_j) = t\\,((q/t) \\cdot k_j + b_j)$ for $t > 0$: the lifted scores are "
                   "positive multiples of the biased ones", _sum(S, l, lambda c: q[c] * kj[c]) + t * bj,
