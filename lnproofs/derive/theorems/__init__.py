@@ -1,3 +1,16 @@
 """The theorem modules, one per idea: projection, decomposition, sphere, ellipsoid,
-RMSNorm, the attention consequences and the query sets that cover every direction.  Each module has
-``theorems(n=None, convention="torch")``; :mod:`lnproofs.derive.registry` collects them."""
+RMSNorm, the attention consequences, the query sets that cover every direction and the output
+layer.  Each module has ``theorems(n=None, convention="torch")``; :mod:`lnproofs.derive.registry`
+collects them."""
+
+from __future__ import annotations
+
+from ..theorem import Hypothesis
+
+__all__ = ["width_hypothesis"]
+
+
+def width_hypothesis(n, general: str) -> Hypothesis:
+    """The width hypothesis of a theorem: ``general`` (what ``n >= 2`` and its indices mean) for
+    general ``n``, or ``n = n`` for a concrete width."""
+    return Hypothesis("width", general, r"n \ge 2") if n is None else Hypothesis("width", f"$n = {n}$", rf"n = {n}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .sphere import radius_expression
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from . import width_hypothesis
 
 __all__ = ["theorems"]
 
@@ -22,10 +23,7 @@ _SELECT = Hypothesis("selectable", r"$k_i$ is selectable when some $q$ has $q \c
                      r"\exists q\ \forall j \ne i:\ q^T k_i > q^T k_j")
 
 
-def _width(n):
-    return (Hypothesis("width", r"keys live in $\mathbb{R}^n$, $n \ge 2$ (sums run over the $n$ coordinates)",
-                       r"n \ge 2")
-            if n is None else Hypothesis("width", f"$n = {n}$", rf"n = {n}"))
+_WIDTH = r"keys live in $\mathbb{R}^n$, $n \ge 2$ (sums run over the $n$ coordinates)"
 
 
 # --------------------------------------------------------------- uniform query
@@ -37,7 +35,7 @@ def _uniform(n_value):
     text = ("Keys that are LayerNorm outputs with all gains non-zero lie in one affine hyperplane, so the query "
             r"$q = (1/a_1, \dots, 1/a_n)$ gives every key the same score $q \cdot k = q \cdot b$: uniform attention.")
     latex = r"q = (1/a_1, \dots, 1/a_n):\quad q^T k = q^T b \text{ for every key } k = \operatorname{diag}(a) y + b,\ \mathbf{1}^T y = 0"
-    hyps = (_width(n_value), Hypothesis("keys", r"$k = \operatorname{diag}(a) y + b$ with $\mathbf{1}^T y = 0$ (any $\epsilon$, either "
+    hyps = (width_hypothesis(n_value, _WIDTH), Hypothesis("keys", r"$k = \operatorname{diag}(a) y + b$ with $\mathbf{1}^T y = 0$ (any $\epsilon$, either "
                        "convention)", ""),
             Hypothesis("gains", r"every $a_i \ne 0$", r"a_i \ne 0"))
     if n_value is None:
@@ -84,7 +82,7 @@ def _witness(n_value, ellipsoid: bool):
         text = (r"Distinct keys on a sphere with centre $b$ are all selectable: $q = k_i - b$ gives "
                 r"$q \cdot k_i - q \cdot k_j = \tfrac12 \|k_i - k_j\|^2 > 0$.")
         latex = r"q = k_i - b:\ q^T(k_i - k_j) = \tfrac12\|k_i - k_j\|^2 > 0"
-    hyps = (_width(n_value), _SELECT,
+    hyps = (width_hypothesis(n_value, _WIDTH), _SELECT,
             Hypothesis("keys", (r"$u = k_i - b$ and $v = k_j - b$ satisfy "
                                 r"$u^T \operatorname{diag}(a)^{-2} u = v^T \operatorname{diag}(a)^{-2} v = n$"
                                 if ellipsoid else r"$u = k_i - b$ and $v = k_j - b$ have equal norms $\|u\| = \|v\|$"),
@@ -135,7 +133,7 @@ def _alternative(n_value):
             r"separating $q$ certifies the positive side: then $\sum_j w_j\, q \cdot (k_i - k_j) > 0$ contradicts any "
             "such weights. One of the two always exists (Gordan).")
     latex = r"(\exists q\ \forall j \ne i:\ q^T k_i > q^T k_j) \iff k_i \notin \operatorname{conv}\{k_j : j \ne i\}"
-    hyps = (_width(n_value), _SELECT,
+    hyps = (width_hypothesis(n_value, _WIDTH), _SELECT,
             Hypothesis("Gordan's alternative", r"for finitely many vectors $d_j = k_i - k_j$, either some $q$ has "
                        r"$q \cdot d_j > 0$ for all $j$, or some non-zero $w \ge 0$ has $\sum_j w_j d_j = 0$ (linear "
                        "programming duality)",
@@ -196,7 +194,7 @@ def _eps_caveat(n_value, convention):
             r"since $\rho(\delta) < \rho(t)$, $k_3$ is a strict convex combination of $k_1$ and $k_2$ (with "
             r"$\epsilon = 0$ it would coincide with $k_1$ and only tie).")
     latex = r"k_3 = \alpha k_1 + \beta k_2,\ \alpha = \tfrac{1 + \rho(\delta)/\rho(t)}{2},\ \beta = \tfrac{1 - \rho(\delta)/\rho(t)}{2} > 0"
-    hyps = (_width(n_value), _SELECT, Hypothesis("eps positive", r"$\epsilon > 0$", r"\epsilon > 0"),
+    hyps = (width_hypothesis(n_value, _WIDTH), _SELECT, Hypothesis("eps positive", r"$\epsilon > 0$", r"\epsilon > 0"),
             Hypothesis("construction", r"$x_1 = t u$, $x_2 = -t u$, $x_3 = \delta u$ with $u = e_1 - e_2$ and "
                        r"$t = \delta + h$, $\delta, h > 0$; $\|P x\| = \sqrt{2}\,|s|$ for $x = s u$", ""),
             Hypothesis("convention", f"the {convention!r} convention", ""))
@@ -263,7 +261,7 @@ def _rank_deficient(n_value):
                  Step("$z_C$ differs from $z_A$ in coordinate $2$ (and from $z_B$ in coordinate $1$)",
                       (zC2 - zA2) ** 2, 0, _SIGN, relation=">", where=bind))
         concl = (steps[1], steps[2])
-    hyps = (_width(n_value), _SELECT, Hypothesis("key map", r"keys are $W_k z$ with $W_k$ of shape $d_{\mathrm{head}} \times n$, "
+    hyps = (width_hypothesis(n_value, _WIDTH), _SELECT, Hypothesis("key map", r"keys are $W_k z$ with $W_k$ of shape $d_{\mathrm{head}} \times n$, "
                                                  r"$d_{\mathrm{head}} < n$",
                                                  r"d_{head} < n"))
     if n_value != 2:
@@ -278,7 +276,7 @@ def _duplicate(n_value):
     text = (r"Duplicate keys can only tie: if $k_j = k_i$ ($j \ne i$) then $q \cdot k_i - q \cdot k_j = 0$ for every "
             r"$q$, so neither wins strictly; on a sphere $q = k_i - b$ makes both maximal (a tie at the top).")
     latex = r"k_j = k_i \Rightarrow q^T k_i - q^T k_j = 0\ \forall q"
-    hyps = (_width(n_value), _SELECT, Hypothesis("duplicate", r"$k_j = k_i$ for some $j \ne i$", ""))
+    hyps = (width_hypothesis(n_value, _WIDTH), _SELECT, Hypothesis("duplicate", r"$k_j = k_i$ for some $j \ne i$", ""))
     if n_value is None:
         s = general_symbols()
         n, t = s["n"], s["k"]

@@ -15,6 +15,7 @@ make win.  :mod:`lnproofs.kernel.querysets.coverage` checks the hypotheses exact
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from . import width_hypothesis
 
 __all__ = ["theorems"]
 
@@ -22,9 +23,7 @@ _SUMS = "finite sums and Kronecker deltas"
 _SIGN = "sign under assumptions"
 
 
-def _width(n_value):
-    return (Hypothesis("width", "$n \\ge 2$ is an integer; $j$ runs over the $n$ coordinates of $u$", r"n \ge 2")
-            if n_value is None else Hypothesis("width", f"$n = {n_value}$", rf"n = {n_value}"))
+_WIDTH = "$n \\ge 2$ is an integer; $j$ runs over the $n$ coordinates of $u$"
 
 
 def _every_direction(n_value):
@@ -40,7 +39,7 @@ def _every_direction(n_value):
             "$R_t (A u + b)$ with $R_t$ invertible.")
     latex = (r"\forall v \ne 0\ \exists s > 0:\ s v = A u + b,\ \|u\|^2 = n,\quad "
              r"s = \frac{-p + \sqrt{p^2 + V (n - \|u^*\|^2)}}{V}")
-    hyps = (_width(n_value),
+    hyps = (width_hypothesis(n_value, _WIDTH),
             Hypothesis("full row rank", "$A$ ($d \\times n$; for LayerNorm $A = W_q \\operatorname{diag}(g) P$) has "
                        "rank $d$, so $A^+ = A^\\top (A A^\\top)^{-1}$ has $A A^+ = I_d$ and maps into the row space of "
                        "$A$, inside $\\mathbf{1}^\\perp$ for LayerNorm", r"\operatorname{rank} A = d"),
@@ -131,7 +130,7 @@ def _argmax_direction(n_value):
             "queries make win.")
     latex = (r"\operatorname{sign}\,(s q)\cdot(k_i - k_j) = \operatorname{sign}\, q\cdot(k_i - k_j)\ (s > 0),"
              r"\quad R_t\,(s R_t^{-1} v) = s v")
-    hyps = (_width(n_value),
+    hyps = (width_hypothesis(n_value, _WIDTH),
             Hypothesis("scale", "$s > 0$; $g = q \\cdot (k_i - k_j)$", r"s > 0"),
             Hypothesis("rotation blocks", "each $2 \\times 2$ block of $R_t$ pairs coordinates $a$ and $b$ with "
                        "entries $c_a, -s_a, s_b, c_b$ (the identity elsewhere) and has "

@@ -15,6 +15,7 @@ from fractions import Fraction
 from .decomposition import radial_factor
 from .sphere import radius_expression
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from . import width_hypothesis
 
 __all__ = ["theorems", "sample_gains", "secular_function"]
 
@@ -34,9 +35,7 @@ def secular_function(a, lam, n):
     return 1 - sum(ai**2 / (ai**2 - lam) for ai in a) / n
 
 
-def _width(n):
-    return (Hypothesis("width", r"$n \ge 2$ is an integer; $i, j, k$ range over $1, \dots, n$", r"n \ge 2")
-            if n is None else Hypothesis("width", f"$n = {n}$", rf"n = {n}"))
+_WIDTH = r"$n \ge 2$ is an integer; $i, j, k$ range over $1, \dots, n$"
 
 
 _NONZERO = Hypothesis("gains", "every gain is non-zero", r"a_i \ne 0")
@@ -60,7 +59,7 @@ def _gen():
 
 
 def _hyperplane(n_value):
-    hyps = (_width(n_value), _NONZERO,
+    hyps = (width_hypothesis(n_value, _WIDTH), _NONZERO,
             Hypothesis("image", r"$z = h(y) = \operatorname{diag}(a) y + b$ with $y = c P x$ for a scalar $c$ "
                        r"(any $\epsilon$, either convention)", r"z = \operatorname{diag}(a)\,c\,Px + b"))
     text = (r"If every $a_i \ne 0$, every $z = \operatorname{LN}(x)$ satisfies $\sum_i (z_i - b_i)/a_i = 0$: the image "
@@ -101,7 +100,7 @@ def _equation(n_value, convention):
 
     eps = sp.Symbol("epsilon", positive=True)
     r = sp.Symbol("r", positive=True)
-    hyps = (_width(n_value), _NONZERO,
+    hyps = (width_hypothesis(n_value, _WIDTH), _NONZERO,
             Hypothesis("image", r"$z = \operatorname{diag}(a) g(p) + b$ with $p = P x \ne 0$ and $g$ the radial scaling",
                        ""),
             Hypothesis("convention", f"the {convention!r} convention for " + r"$\epsilon > 0$", ""))
@@ -172,7 +171,7 @@ def _mn_steps_general():
 def _principal_axes(n_value):
     import sympy as sp
 
-    hyps = (_width(n_value), _NONZERO,
+    hyps = (width_hypothesis(n_value, _WIDTH), _NONZERO,
             Hypothesis("notation", r"$A = \operatorname{diag}(a)$, $M = A P A$, $w = 1/a$, $H = w^\perp$, "
                        r"$P_2 = I - w w^T/(w^T w)$, $N = P_2 A^{-2} P_2$", r"M = A P A,\ N = P_2 A^{-2} P_2"),
             Hypothesis("linear image of a sphere", r"the image of the sphere of radius $\sqrt{n}$ of a subspace under a "
@@ -245,7 +244,7 @@ def _explicit_symbols(n):
 def _riechers(n_value):
     import sympy as sp
 
-    hyps = (_width(n_value), _NONZERO,
+    hyps = (width_hypothesis(n_value, _WIDTH), _NONZERO,
             Hypothesis("notation", r"$M = A P A$, $N = P_2 A^{-2} P_2$ with $P_2$ the projection orthogonal to "
                        r"$w = 1/a$", ""))
     text = (r"The Riechers form agrees: $N = P_2 \operatorname{diag}(a)^{-2} P_2$ has the same eigenvectors in $H$ as "
@@ -286,7 +285,7 @@ def _secular(n_value):
     import sympy as sp
 
     lam = sp.Symbol("lambda", real=True)
-    hyps = (_width(n_value), _NONZERO,
+    hyps = (width_hypothesis(n_value, _WIDTH), _NONZERO,
             Hypothesis("off the poles", r"$\lambda \ne a_i^2$ for every $i$ (so $\operatorname{diag}(a)^2 - \lambda I$ is "
                        "invertible)", ""))
     text = (r"$\operatorname{diag}(a) P \operatorname{diag}(a) = \operatorname{diag}(a)^2 - a a^T / n$; by the matrix "
@@ -334,7 +333,7 @@ def _interlacing(n_value):
     import sympy as sp
 
     lam = sp.Symbol("lambda", real=True)
-    hyps = (_width(n_value), _NONZERO,
+    hyps = (width_hypothesis(n_value, _WIDTH), _NONZERO,
             Hypothesis("distinct", r"the squared gains are distinct: $a_{(1)}^2 < \dots < a_{(n)}^2$ after sorting",
                        ""))
     text = (r"With $a_{(1)}^2 \le \dots \le a_{(n)}^2$ sorted, the non-zero eigenvalues "
@@ -383,7 +382,7 @@ def _interlacing(n_value):
 def _zero_gains(n_value):
     import sympy as sp
 
-    hyps = (_width(n_value),
+    hyps = (width_hypothesis(n_value, _WIDTH),
             Hypothesis("zero gains", r"exactly $k$ of the gains are non-zero, $0 \le k \le n$", ""))
     text = (r"Coordinates with $a_i = 0$ are constant ($z_i = b_i$). The image spans an affine subspace of dimension "
             r"$\operatorname{rank}(\operatorname{diag}(a) P \operatorname{diag}(a)) = k$ when $k < n$ (the block of "
@@ -444,7 +443,7 @@ def _equal_gains(n_value):
     import sympy as sp
 
     c = sp.Symbol("c", real=True, nonzero=True)
-    hyps = (_width(n_value), Hypothesis("equal gains", r"$a_i = c \ne 0$ for every $i$", r"a = c\mathbf{1},\ c \ne 0"),
+    hyps = (width_hypothesis(n_value, _WIDTH), Hypothesis("equal gains", r"$a_i = c \ne 0$ for every $i$", r"a = c\mathbf{1},\ c \ne 0"),
             Hypothesis("eps zero", r"$\epsilon = 0$ and $P x \ne 0$", ""))
     text = (r"If $a_i = c \ne 0$ for all $i$, the image is the $(n-2)$-sphere of radius $|c|\sqrt{n}$ centred at $b$ in "
             r"the hyperplane $\mathbf{1}^T (z - b) = 0$; every semi-axis equals $|c|\sqrt{n}$.")

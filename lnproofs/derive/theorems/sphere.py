@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .decomposition import radial_factor
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from . import width_hypothesis
 
 __all__ = ["theorems", "radius_expression"]
 
@@ -28,9 +29,7 @@ def radius_expression(r, n, eps, convention: str):
 _RADIUS_TITLE = r"With $\epsilon = 0$, $g(P x)$ lies on an $(n-2)$-sphere of radius $\sqrt{n}$"
 
 
-def _width(n):
-    return (Hypothesis("width", r"$n \ge 2$ is an integer; $j, k$ range over $1, \dots, n$", r"n \ge 2")
-            if n is None else Hypothesis("width", f"$n = {n}$", rf"n = {n}"))
+_WIDTH = r"$n \ge 2$ is an integer; $j, k$ range over $1, \dots, n$"
 
 
 def _radius_general() -> Theorem:
@@ -42,7 +41,7 @@ def _radius_general() -> Theorem:
     R2 = sp.Sum(p[k] ** 2, (k, 1, n))
     g_j = sp.sqrt(n) * p[j] / sp.sqrt(R2)
     mean = sp.Sum(x[k], (k, 1, n)) / n
-    hyps = (_width(None),
+    hyps = (width_hypothesis(None, _WIDTH),
             Hypothesis("eps zero", r"$\epsilon = 0$, so $g(y) = \sqrt{n}\, y / \|y\|$ in both conventions",
                        r"\epsilon = 0"),
             Hypothesis("centred", r"$p = P x$, so $p_j = x_j - \bar{x}$ (projection.mean_subtraction), and $p \ne 0$",
@@ -70,7 +69,7 @@ def _radius_concrete(n: int) -> Theorem:
     p = P * x
     R2 = sp.expand((p.T * p)[0])
     g = sp.sqrt(n) * p / sp.sqrt(R2)
-    hyps = (_width(n), Hypothesis("eps zero", r"$\epsilon = 0$ and $P x \ne 0$", r"\epsilon = 0,\ Px \ne 0"))
+    hyps = (width_hypothesis(n, _WIDTH), Hypothesis("eps zero", r"$\epsilon = 0$ and $P x \ne 0$", r"\epsilon = 0,\ Px \ne 0"))
     Ps, Xs, one = sp.MatrixSymbol("P", n, n), sp.MatrixSymbol("x", n, 1), sp.MatrixSymbol("1", n, 1)
     steps = (Step(r"$\mathbf{1}^T P x = 0$ (explicit)", one.T * Ps * Xs, sp.ZeroMatrix(1, 1), "expand",
                   where=((Ps, P), (Xs, x), (one, sp.ones(n, 1)))),
@@ -91,7 +90,7 @@ def _interior(convention: str, n_value: int | None) -> Theorem:
     r = sp.Symbol("r", positive=True)
     radius = radius_expression(r, n, eps, convention)
     C = sp.Symbol("c", positive=True)  # the radial factor of g at |y| = r
-    hyps = (_width(n_value),
+    hyps = (width_hypothesis(n_value, _WIDTH),
             Hypothesis("eps positive", r"$\epsilon > 0$", r"\epsilon > 0"),
             Hypothesis("norm", r"$r = \|P x\| > 0$ (for $P x = 0$, $g(P x) = 0$ is the centre itself)",
                        r"r = \|Px\| > 0"),

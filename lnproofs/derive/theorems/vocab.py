@@ -20,6 +20,7 @@ The screen of :mod:`lnproofs.propose.vocab` applies the first; the box query set
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from . import width_hypothesis
 
 __all__ = ["theorems"]
 
@@ -27,9 +28,7 @@ _SUMS = "finite sums and Kronecker deltas"
 _SIGN = "sign under assumptions"
 
 
-def _width(n_value):
-    return (Hypothesis("width", "$n \\ge 2$ is an integer; $l$ runs over the $n$ coordinates", r"n \ge 2")
-            if n_value is None else Hypothesis("width", f"$n = {n_value}$", rf"n = {n_value}"))
+_WIDTH = "$n \\ge 2$ is an integer; $l$ runs over the $n$ coordinates"
 
 
 def _vectors(n_value, *names):
@@ -65,7 +64,7 @@ def _self_witness(n_value):
             "$q \\cdot k_j + b_j$ for every $t > \\max_j (b_j - b_i) / (\\|k_i\\|^2 - k_i \\cdot k_j)$.")
     latex = (r"\|k_i\|^2 - k_i \cdot k_j = \tfrac{1}{2}\left(\|k_i - k_j\|^2 + \|k_i\|^2 - \|k_j\|^2\right),\quad "
              r"t\,(\|k_i\|^2 - k_i \cdot k_j) + b_i - b_j > 0")
-    hyps = (_width(n_value),
+    hyps = (width_hypothesis(n_value, _WIDTH),
             Hypothesis("rows", "$k_i$ and $k_j$ are two rows of the unembedding, $j \\ne i$", r"j \ne i"),
             Hypothesis("gap", "$g = \\|k_i\\|^2 - k_i \\cdot k_j > 0$ for the bias statement, and "
                        "$t = (b_j - b_i) / g + s$ with $s > 0$", r"g > 0,\ s > 0"))
@@ -98,7 +97,7 @@ def _duplicate_rows(n_value):
             "tie for every query, so neither is ever the strict argmax; with $b_i < b_j$ row $i$ is never "
             "the argmax at all.")
     latex = r"k_j = k_i \implies (q \cdot k_i + b_i) - (q \cdot k_j + b_j) = b_i - b_j"
-    hyps = (_width(n_value),
+    hyps = (width_hypothesis(n_value, _WIDTH),
             Hypothesis("equal rows", "$k_j = k_i$ coordinate by coordinate, $j \\ne i$", r"k_j = k_i"),
             Hypothesis("smaller bias", "for the last claim $b_j = b_i + c$ with $c > 0$", r"b_j > b_i"))
     same = Step("with $k_j = k_i$ the score difference is $b_i - b_j$ for every $q$", equal, bi - bj,
@@ -155,7 +154,7 @@ def _bias_lift(n_value):
             "$|q_l| \\le B$ when $B \\|r\\|_1 + b_i - \\sum_j \\lambda_j b_j \\le 0$.")
     latex = (r"q \cdot k_j + b_j = (q, 1)\cdot(k_j, b_j),\quad \sum_j \lambda_j (s_i - s_j) \le B \|r\|_1 + b_i "
              r"- \sum_j \lambda_j b_j")
-    hyps = (_width(n_value),
+    hyps = (width_hypothesis(n_value, _WIDTH),
             Hypothesis("scores", "$s_j = q \\cdot k_j + b_j$ for every row $j$", r"s_j = q \cdot k_j + b_j"),
             Hypothesis("weights", "$\\lambda_j \\ge 0$ on rows $j \\ne i$ with $\\sum_j \\lambda_j = 1$",
                        r"\lambda \ge 0,\ \textstyle\sum_j \lambda_j = 1"),
@@ -190,7 +189,7 @@ def _final_norm(n_value):
             "LayerNorm) for the keys $g \\circ k_j$ with the per-token offsets $c_j = k_j \\cdot \\beta + b_j$; "
             "and in $\\mathbf{1}^\\perp$ the keys may be centred, $(P a) \\cdot u = a \\cdot u$.")
     latex = r"k_j \cdot (g \circ u + \beta) + b_j = (g \circ k_j) \cdot u + (k_j \cdot \beta + b_j)"
-    hyps = (_width(n_value),
+    hyps = (width_hypothesis(n_value, _WIDTH),
             Hypothesis("final norm", "$u$ is the output of the normalisation before the gain $g$ and the bias "
                        "$\\beta$; $k$ is a row of the unembedding and $b$ its output bias",
                        r"z = g \circ u + \beta"),
