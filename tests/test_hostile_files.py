@@ -53,9 +53,10 @@ def test_the_valid_certificate_holds(cli, tmp_path):
     "-1E400",                                     # a decimal string past the float range
 ])
 def test_refutations_of_any_size_are_one_line(cli, tmp_path, entry):
-    """The verdict states the failing inequality, never the numbers (a reason is plain text)."""
+    """The verdict states the failing inequality against the best rival (k_2 scores highest at
+    q = (-x, 0)), never the numbers (a reason is plain text)."""
     data = _certificate(witness=[entry, "0"])
-    _one_refutation(cli(["check", *_write(tmp_path, data)]), "key 0: witness gives q.k_0 - q.k_1 < 0 but the claim needs > 0")
+    _one_refutation(cli(["check", *_write(tmp_path, data)]), "key 0: witness gives q.k_0 - q.k_2 < 0 but the claim needs > 0")
 
 
 def test_a_huge_weight_is_refuted_in_one_line(cli, tmp_path):

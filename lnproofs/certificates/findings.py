@@ -78,7 +78,7 @@ def witness_margins(keys, items) -> list[float]:
     ek = ExactKeys.of(keys)
     if ek.n < 2 or not items:
         return [None] * len(items)
-    colmax, step = ek.abs.max(axis=0), max(1, (1 << 22) // ek.n)     # at most 2**22 scores at once
+    colmax, step = ek.colmax, max(1, (1 << 22) // ek.n)     # at most 2**22 scores at once
     return [m for s in range(0, len(items), step) for m in _margins(ek, items[s:s + step], colmax)]
 
 
@@ -159,7 +159,7 @@ def check_margins(keys, results) -> list[str | None]:
     out = []
     for r in results:
         m = again.get(r.index) if r.status == "selectable" and r.margin is not None else None
-        slack = 2.0 ** -20 * abs(m) + 2.0 ** -40 * float(np.max(ek.abs)) if m is not None else 0.0
+        slack = 2.0 ** -20 * abs(m) + 2.0 ** -40 * float(ek.colmax.max(initial=0.0)) if m is not None else 0.0
         out.append(None if m is None or abs(r.margin - m) <= slack else
                    f"key {r.index}: margin {r.margin!r} but its witness gives {m!r}")
     return out

@@ -39,13 +39,14 @@ def as_real_array(value, *, name: str = "array", ndim: int | None = None, allow_
     return arr
 
 
-def as_radius(radius, name: str = "query-ball radius") -> float:
-    """Validate a positive bound (a query-ball radius, a box bound): a finite real number > 0."""
+def as_radius(radius, name: str = "query-ball radius", positive: bool = True) -> float:
+    """Validate a positive bound (a query-ball radius, a box bound): a finite real number > 0
+    (``positive=False``: >= 0, as an eps)."""
     try:
         value = float(radius) if not isinstance(radius, (bool, str)) else float("nan")
     except (TypeError, ValueError, OverflowError):
         value = float("nan")
     require(value == value and abs(value) != float("inf"), OptionError,
-            f"{name} {radius!r} is not a number, or not finite; give a positive real number")
-    require(value > 0, OptionError, f"{name} = {radius!r} must be > 0")
+            f"{name} {radius!r} is not a number, or not finite; give a {'positive real number' if positive else 'number >= 0'}")
+    require(value > 0 or (value == 0 and not positive), OptionError, f"{name} = {radius!r} must be {'>' if positive else '>='} 0")
     return value

@@ -46,7 +46,9 @@ lambda = 2**-126, so the argument above gives |fl(p) - p| <= 2 d u c + 3 d lambd
 doubles as above (its rounding is far inside the slack).  It requires c' <= 2**100 for every
 query of the block, so no partial sum reaches the float32 range (near 2**128).  Float32 scores are exact doubles; their
 differences and the test are taken in doubles exactly as above.  For a model's float32 weights
-this halves the cost of the product and keeps every bound.
+this halves the cost of the product and keeps every bound.  The queries of a block that share their last
+entries (a lifted witness's fixed part) have that part of each score summed once, then added: one order
+of the sums, which the bound allows.
 
 A witness entry that is not a float (a rational of any length, an integer past 2**53) is
 rounded to nearest first (Python's float() of a Fraction or an int is correctly rounded):
@@ -85,7 +87,8 @@ _C_MAX = 2.0 ** 1000          # above this the filter declines (no overflow insi
 
 
 class ExactKeys:
-    """Keys as floats (for the filter) and, on demand, as exact integers k_j = K_j 2**E."""
+    """Keys as floats (for the filter, with each column's largest magnitude ``colmax``) and, on
+    demand, as exact integers k_j = K_j 2**E."""
 
     def __init__(self, keys):
         arr = np.ascontiguousarray(np.asarray(keys, dtype=np.float64))
@@ -93,11 +96,11 @@ class ExactKeys:
             raise ShapeError(f"keys have shape {arr.shape}; expected a 2-D array (rows are keys)")
         self.array = arr
         self.n, self.dim = arr.shape
-        self.abs = np.abs(arr)
-        smallest = np.min(self.abs, where=arr != 0, initial=np.inf)        # frexp's exponent grows with |x|
+        size = np.abs(arr)                                                  # not kept: as large as the keys
+        smallest = np.min(size, where=arr != 0, initial=np.inf)            # frexp's exponent grows with |x|
         self.exponent = int(np.frexp(smallest)[1]) - 53 if np.isfinite(smallest) else 0
-        self.subnormal_rows = np.any((self.abs < _TINY) & (arr != 0), axis=1)
-        single = bool(np.all((self.abs < 2.0 ** 127) & ((self.abs >= 2.0 ** -126) | (arr == 0))))   # normal float32 range
+        self.subnormal_rows, self.colmax = np.any((size < _TINY) & (arr != 0), axis=1), size.max(axis=0, initial=0.0)
+        single = bool(np.all((size < 2.0 ** 127) & ((size >= 2.0 ** -126) | (arr == 0))))   # normal float32 range
         self.single = arr.astype(np.float32) if single and np.array_equal(arr.astype(np.float32), arr) else None
         self._rank = self._matrix = None
 
@@ -159,14 +162,14 @@ class Verdict:
 
 def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 24) -> list[str | None]:
     """For each (i, q): None if q.k_i > q.k_j for all j != i ("strict"), or if
-    q.k_i >= q.k_j for all j with some strict ("tie"); else a message naming the key,
-    the failing inequality and by how much.  Decided by the float filter of the module
+    q.k_i >= q.k_j for all j with some strict ("tie"); else a message naming the key and
+    the failing inequality (against the best rival when decided exactly).  Decided by the float filter of the module
     docstring (one bound per query), exactly otherwise (one integer product per query)."""
     ek = ExactKeys.of(keys)
     n, d = ek.n, ek.dim
     out: list[str | None] = [None] * len(items)
     below = [False] * len(items)
-    floaty, floats, rounded, pending = [], [], [], {}
+    floaty, floats, rounded, pending = [], [], [], set()
     for t, (_, q) in enumerate(items):
         kinds = {float} if getattr(q, "dtype", None) == np.float64 else set(map(type, q))
         exact = kinds <= {float, np.float64}       # else rounded: float(int), float(Fraction) round to nearest
@@ -175,10 +178,9 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 24) 
         except OverflowError:
             f = None
         if f is None or not hasattr(ek, "array") or (not exact and any(x == 0 and v != 0 for x, v in zip(f, q))):
-            pending[t] = np.arange(n)
+            pending.add(t)
         else:
             floaty.append(t), floats.append(f), rounded.append(not exact)
-    colmax = ek.abs.max(axis=0) if n else np.zeros(d)
     step = max(1, chunk // max(n, 1))
     for start in range(0, len(floaty), step):
         cols = floaty[start:start + step]
@@ -187,14 +189,16 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 24) 
         ar = np.arange(len(cols))
         absQ = np.abs(Q)
         # one bound per query: c' = fl(sum_l max_j |k_jl| |q_l|) obeys (1) for every key
-        c_col = absQ @ colmax
+        c_col = absQ @ ek.colmax
         single = getattr(ek, "single", None) is not None and not any(rounded[start:start + step]) and d <= 2 ** 22 \
             and bool(np.all((absQ < 2.0 ** 127) & ((absQ >= 2.0 ** -126) | (Q == 0)))) and bool(np.all(c_col <= 2.0 ** 100)) \
             and np.array_equal(Q.astype(np.float32), Q)
         unit, tiny = (2.0 ** -21, 2.0 ** -120) if single else (2.0 ** -50, 2.0 ** -1020)
         thr = 4.0 * (c_col * ((d + np.array(rounded[start:start + step])) * unit) + d * tiny)
         col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
-        S = (ek.single @ Q.astype(np.float32).T).astype(np.float64) if single else ek.array @ Q.T
+        M, R = (ek.single, Q.astype(np.float32)) if single else (ek.array, Q)
+        tail = d - int(np.cumprod(np.all(R == R[:1], axis=0)[::-1]).sum())    # the entries every query shares
+        S = (M[:, :tail] @ R[:, :tail].T + (M[:, tail:] @ R[0, tail:])[:, None]).astype(np.float64)
         s_i = S[idx, ar].copy()
         np.subtract(s_i[None, :], S, out=S)          # S[j, c] = fl(s_i - s_j)
         S[idx, ar] = np.inf                          # a key is not compared with itself
@@ -203,31 +207,19 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 24) 
         good[ek.subnormal_rows, :] = False
         good[idx, ar] = True
         done = good.all(axis=0)
-        for c in np.flatnonzero(~done):              # the pairs the bound does not settle: exactly, below
-            pending[cols[c]] = np.flatnonzero(~good[:, c])
-            below[cols[c]] = int(good[:, c].sum()) > 1
+        pending.update(cols[c] for c in np.flatnonzero(~done))   # what the bound does not settle: exactly, below
         for c in np.flatnonzero(done):
             below[cols[c]] = n > 1
         del S, good
-    for t, js in pending.items():
+    for t in pending:                               # every score exactly: one integer product per query
         i, q = items[t]
-        Q, _ = integer_vector_of_fractions(q)
-        scores = ek.int_scores(Q)                  # every key at once: one max and one min first
-        score_i, rest = scores[i], scores[:i] + scores[i + 1:]
-        if not rest or max(rest) < score_i or (mode == "tie" and max(rest) == score_i and min(rest) < score_i):
-            below[t] = True
-            continue
-        for j in js:
-            j = int(j)
-            if j == i:
-                continue
-            diff = score_i - scores[j]             # the gap divided by scale * 2**exponent > 0
-            if diff > 0:
-                below[t] = True
-            elif diff < 0 or mode == "strict":
-                out[t] = (f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if diff < 0 else '='} 0 but the claim "
-                          f"needs {'>' if mode == 'strict' else '>='} 0")
-                break
+        scores = ek.int_scores(integer_vector_of_fractions(q)[0])
+        own, rest = scores[i], scores[:i] + scores[i + 1:]
+        top, below[t] = max(rest, default=None), bool(rest) and min(rest) < own
+        if top is not None and (top > own or (top == own and mode == "strict")):
+            j = next(j for j, s in enumerate(scores) if j != i and s == top)   # the gap is that of the integers
+            out[t] = (f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if top > own else '='} 0 but the claim "
+                      f"needs {'>' if mode == 'strict' else '>='} 0")
     for t in range(len(items)):
         if out[t] is None and mode == "tie" and not below[t] and n > 1:
             i = items[t][0]

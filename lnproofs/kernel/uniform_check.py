@@ -125,7 +125,10 @@ def _check_layernorm_infeasible(keys, query_set, proof) -> tuple[bool, str]:
     if not isinstance(rows, list) or len(rows) != len(y) or any(not (isinstance(r, int) and 0 <= r < eq.N) for r in rows):
         return False, "the proof needs equation indices 'rows' and one weight 'y' for each"
     # u = M_rows^T y lies in the row space of M, so if it solves M u = b it is the least-norm solution
-    U, den = eq.combine_rows(rows, y)
+    weights = [fmpq(0)] * eq.N                      # M_rows^T y (row N - 1 is the equation 1.u = 0)
+    for r, w in zip(rows, y):
+        weights[r] += w
+    (U, den), _ = eq.combine(weights)
     if not eq.residual_free(U, den):
         return False, "u = M_rows^T y does not solve every equation"
     norm2 = fmpq(int((U.transpose() * U)[0, 0]), den * den)

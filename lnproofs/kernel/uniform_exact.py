@@ -74,13 +74,6 @@ class LayerNormEquations:
         U = U * int(last.q) + fmpz_mat(self.n, 1, [1] * self.n) * int(last.p)
         return (U, den * int(last.q)), yb
 
-    def combine_rows(self, rows, weights):
-        """``M_rows^T y`` as ``(U, den)`` (row index N - 1 is the equation ``1.u = 0``)."""
-        y = [fmpq(0)] * self.N
-        for r, w in zip(rows, weights):
-            y[r] += w
-        return self.combine(y)[0]
-
     def residual_free(self, U, den) -> bool:
         """True when ``M u = b`` for ``u = U / den``: ``D (A u + q0) = 0`` and ``1.u = 0``."""
         if self.centred and sum(U.entries()) != 0:

@@ -251,7 +251,7 @@ class _NormSearch:
         value, u, lam = got
         U, D = _snap_into_ball(u, layer.n, layer.centred)
         q = layer.query(U, D)
-        scores = fmpq_mat(layer.K) * q                 # the scores over the keys' common 2**ek: same order
+        scores = fmpq_mat(layer.keys.integer_matrix()) * q    # the scores over the keys' common power of two: same order
         mine = scores[j, 0]
         beaten = next((i for i in range(layer.N) if i != j and scores[i, 0] >= mine), layer.N)
         covered = beaten - 1 if beaten > j else j - 1

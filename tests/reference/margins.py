@@ -25,7 +25,7 @@ def witness_margins_one_by_one(keys, items) -> list:
     if n < 2 or not items:
         return [None] * len(items)
     out = []
-    colmax = ek.abs.max(axis=0)
+    colmax = ek.colmax
     for i, q in items:
         q = _rescaled(q)
         qf = np.array([float(x) for x in q], dtype=np.float64)

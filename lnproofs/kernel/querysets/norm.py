@@ -117,11 +117,7 @@ class _NormSet(QuerySetSchema):
                 f"{name} W_q has shape {W_q.shape} but {gname} has length {n}; W_q must be d x {n}")
         require(len(b_q) == W_q.shape[0], ShapeError,
                 f"{name} b_q has length {len(b_q)} but W_q has {W_q.shape[0]} rows; they must agree")
-        try:
-            eps = float(self.eps)
-        except (TypeError, ValueError, OverflowError):
-            raise OptionError(f"{name} eps {self.eps!r} is not a number; give eps >= 0") from None
-        require(eps == eps and 0 <= eps < float("inf"), OptionError, f"{name} eps = {self.eps!r}; give a finite eps >= 0")
+        eps = as_radius(self.eps, f"{name} eps", positive=False)
         rotation = self.rotation
         if rotation is not None and not isinstance(rotation, Rotation):
             rotation = Rotation.from_json(rotation) if isinstance(rotation, dict) else Rotation(*rotation)
@@ -276,7 +272,6 @@ class ExactLayer:
         self.query_map = ExactQueryMap(query_set) if query_map is None else query_map
         self.keys = ExactKeys.of(keys)
         self.N = self.keys.n
-        self.K, self.ek = integer_matrix(self.keys.array)               # K * 2^ek
         self.ln = query_set.kind == "layernorm"
 
     def __getattr__(self, name):
@@ -351,7 +346,7 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     if isinstance(got, str):
         return False, got
     indices, Lam, L = got
-    K = layer.K
+    K = layer.keys.integer_matrix()                                  # k_j = K_j 2^exponent
     # v = V * 2^ek / L; a positive rescaling of v scales both sides of the test alike
     V = [L * int(K[index, a]) - sum(lam * int(K[j, a]) for j, lam in zip(indices, Lam)) for a in range(layer.d)]
     n_pg2, c = layer.direction_terms(V)
@@ -419,4 +414,5 @@ def check_all(keys, query_set, results) -> list:
              for r in results]                                  # a result's JSON, or a KeyResult's fields
     return [Verdict(d["index"] if type(d.get("index")) is int else -1, str(d.get("status")), *verdict)
             for d, verdict in zip(datas, _decide(layer, datas))]
+
 

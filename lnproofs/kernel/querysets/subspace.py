@@ -72,7 +72,7 @@ class ExactPoints(ExactKeys):
         self.P, self.exponent = K * Wt, ek + ew                        # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self.dim, self._matrix, self._rank, self._Wt = self.m, self.P, None, None
-        self.abs = np.zeros((self.n, self.m))
+        self.colmax = np.zeros(self.m)
 
     def some_rows(self, rows):
         return np.array([int(x) for x in self.P.entries()], dtype=object).reshape(self.n, self.m)[rows]
