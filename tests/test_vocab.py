@@ -195,3 +195,74 @@ def test_a_vertex_whose_own_key_loses_gets_a_nudged_witness_the_kernel_accepts(b
     cert = certify_vocab_keys(K, None if bound is None else BoxQuerySet(bound))
     assert cert.statuses()[0] == "selectable" and cert.evidence[0] == QUERY and cert.check(K).ok
     assert nudged_witnesses(np.array([[0.0, 0.0], [1.0, 1.0], [1.0, -1.0], [-2.0, 0.0]]), [0]) == {}
+
+
+def _output_layer(n=400, d=6, seed=11, bias=True, centred=True):
+    """Float32 keys (lifted with a float32 output bias) and the final norm's query set (W_q = [I; 0])."""
+    from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
+
+    rng = np.random.default_rng(seed)
+    f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)   # noqa: E731
+    K, g, beta = f32(rng.normal(size=(n, d))), f32(1 + 0.2 * rng.normal(size=d)), f32(0.1 * rng.normal(size=d))
+    W, b_q = np.eye(d), np.zeros(d)
+    if bias:
+        K = np.hstack([K, f32(0.3 * rng.normal(size=(n, 1)))])
+        W, b_q = np.vstack([W, np.zeros((1, d))]), np.r_[b_q, 1.0]
+    qs = LayerNormQuerySet(tuple(g), tuple(beta), W, tuple(b_q), 1e-5) if centred else \
+        RMSNormQuerySet(tuple(g), W, tuple(b_q), 1e-6, beta=tuple(beta))
+    return K, qs
+
+
+@pytest.mark.parametrize("centred", [True, False])
+def test_norm_sets_of_an_output_layer_agree_with_the_engine_and_hold(tmp_path, centred):
+    """Own directions, the nudge and the norm's search give the statuses the per-token engine
+    gives, and the saved certificate is checked from its files."""
+    K, qs = _output_layer(centred=centred)
+    cert = certify_vocab_keys(K, qs)
+    reference = certify(K, qs, progress=False, workers=1)
+    assert cert.statuses() == list(reference.statuses)
+    assert cert.evidence_counts()["own key"] > 0 and "undecided" not in cert.statuses()
+    np.save(tmp_path / "k.npy", K)
+    cert.save(tmp_path / "c.json", tmp_path / "k.npy")
+    assert load_vocab(tmp_path / "c.json", json.loads((tmp_path / "c.json").read_text())).check(K).ok
+
+
+def test_float_witnesses_of_a_norm_set_are_decided_exactly():
+    """The kernel's bulk check: own directions win; a witness off the grid, off the hyperplane,
+    outside the ball or not finite is refused; a set whose W_q is not a selection is refused whole."""
+    from dataclasses import replace
+
+    from lnproofs.certificates.vocab import norm_directions
+    from lnproofs.kernel.querysets.norm import check_float_witnesses
+    from lnproofs.propose.vocab import norm_self_scales
+
+    K, qs = _output_layer(n=200, bias=False)
+    proposed, t = norm_self_scales(K, qs)
+    tokens = np.flatnonzero(proposed)[:5]
+    U = norm_directions(K, qs, tokens) * t[tokens, None]
+    assert all(v.ok for v in check_float_witnesses(K, qs, tokens, U))
+    bad = U.copy()
+    bad[0, 0] = np.nextafter(bad[0, 0], 1.0)             # off the 20-bit grid, and 1.u != 0
+    bad[1] = bad[1] * 2.0                                 # ||u||^2 about 4 n
+    bad[2, :2] += [2.0 ** -10, -2.0 ** -10] if np.abs(bad[2]).max() < 1 else [0.5, 0.0]   # off 1.u = 0 (or grid)
+    bad[3, 0] = np.nan
+    bad[4, 1] = np.inf
+    got = check_float_witnesses(K, qs, tokens, bad)
+    assert [v.ok for v in got] == [False] * 5 and all("not in the set" in v.message for v in got)
+    twisted = replace(qs, W_q=np.eye(K.shape[1]) * 2.0)   # not a 0/1 selection: no float witnesses at all
+    with pytest.raises(CertificateFormatError, match="selection"):
+        check_float_witnesses(K, twisted, tokens, U)
+
+
+def test_a_witness_whose_rival_wins_is_refuted_by_the_norm_check():
+    """A token's own direction taken as another token's witness: the float path names the rival."""
+    from lnproofs.certificates.vocab import norm_directions
+    from lnproofs.kernel.querysets.norm import check_float_witnesses
+    from lnproofs.propose.vocab import norm_self_scales
+
+    K, qs = _output_layer(n=200, bias=False)
+    proposed, t = norm_self_scales(K, qs)
+    a, b = np.flatnonzero(proposed)[:2]
+    U = norm_directions(K, qs, [a]) * t[a]
+    got = check_float_witnesses(K, qs, [b], U)
+    assert not got[0].ok and got[0].message.startswith(f"key {b}: witness gives")

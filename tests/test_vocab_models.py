@@ -140,17 +140,41 @@ def test_tampered_vocabulary_certificate_is_refuted(cli, tmp_path, family, tied)
     assert result.status == 1 and f"key {losers[0]}" in result.out
 
 
-def test_tampered_layernorm_realisable_witness_is_refuted(cli, tmp_path):
-    folder = build("gpt2", tmp_path / "m", seed=6)
+def _tamper_scale(path, index, factor):
+    from lnproofs.certificates.keyfile import sha256_of
+
+    data = json.loads(path.read_text())
+    target = path.with_name(data["arrays"]["scale"]["path"])
+    scale = np.load(target)
+    scale[index] *= factor
+    np.save(target, scale)
+    data["arrays"]["scale"]["sha256"] = sha256_of(target)
+    path.write_text(json.dumps(data))
+
+
+def test_layernorm_realisable_tokens_are_their_own_directions_and_tampering_is_refuted(cli, tmp_path):
+    """A LayerNorm head's realisable certificate names each token's own direction u_i = t_i J_i;
+    a token whose direction loses, claimed anyway, and a scale that leaves the ball are refuted."""
+    folder = build("gpt2", tmp_path / "m", seed=5, n_embd=4)
     _run(cli, folder, tmp_path / "out", "--sets", "realisable")
     path = tmp_path / "out" / "realisable.json"
     data = json.loads(path.read_text())
-    r = next(x for x in data["results"] if x["status"] == "selectable")
-    for field in ("u", "y", "witness"):
-        if r.get(field):
-            r[field] = [str(-__import__("fractions").Fraction(v)) if isinstance(v, str) else -v for v in r[field]]
-    path.write_text(json.dumps(data))
-    assert cli(["check", path]).status == 1
+    assert data["schema"] == "lnproofs.vocab/1" and data["query_set"]["kind"] == "layernorm"
+    assert data["evidence"]["own key"] > 0 and cli(["check", path]).status == 0
+    import pandas as pd
+
+    table = pd.read_parquet(tmp_path / "out" / "table.parquet")
+    losers = table.index[table["realisable"] != "selectable"].tolist()
+    own = np.flatnonzero(np.load(path.with_name(data["arrays"]["evidence"]["path"])) == 1)
+    assert losers, "a 4-wide head of 30 tokens has tokens it never outputs"
+    _tamper_evidence(path, losers[0])
+    result = cli(["check", path])
+    assert result.status == 1 and f"key {losers[0]}" in result.out
+    _tamper_evidence(path, losers[0], code=0)                   # back to undecided: the certificate holds again
+    assert cli(["check", path]).status == 0
+    _tamper_scale(path, int(own[0]), 2.0)                        # ||u||^2 about 4 n > n
+    result = cli(["check", path])
+    assert result.status == 1 and f"key {own[0]}: u is not in the set" in result.out
 
 
 def test_tampered_rmsnorm_coverage_claim_is_refuted(cli, tmp_path):

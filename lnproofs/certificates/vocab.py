@@ -38,13 +38,15 @@ from .check import CheckReport
 from .writers import result_to_json
 from .keyfile import keys_reference, sha256_of, validate_reference
 
-__all__ = ["SCHEMA", "ARRAYS", "NONE", "SELF", "QUERY", "RESULT", "VocabCertificate", "load_vocab", "vocab_keys_path",
-           "self_witnesses", "check_vocab"]
+__all__ = ["SCHEMA", "ARRAYS", "NONE", "SELF", "QUERY", "RESULT", "NORM_SETS", "VocabCertificate", "load_vocab",
+           "vocab_keys_path", "self_witnesses", "norm_directions", "check_vocab", "merge_vocab"]
 
 #: the evidence codes: undecided, the key itself (``t_i k_i``), a row of the shared queries, a full result
 NONE, SELF, QUERY, RESULT = 0, 1, 2, 3
 
 SCHEMA = "lnproofs.vocab/1"
+#: the norm query sets whose tokens may be certified by references (their own key's direction, a shared u)
+NORM_SETS = ("layernorm", "rmsnorm")
 #: the arrays a manifest may name, with the dtype each is stored in
 ARRAYS = {"evidence": np.int8, "scale": np.float64, "queries": np.float64, "rows": np.int32, "bias": np.float64}
 
@@ -63,19 +65,60 @@ def self_witnesses(keys, selves, scale) -> list:
             for k, i in enumerate(selves)]
 
 
-def check_vocab(keys, query_set, selves, scale, results) -> list:
+def norm_directions(keys, query_set, tokens, block: int = 4096) -> np.ndarray:
+    """Integer rows ``J_i`` (as floats, exactly) in the direction of ``z_i = g * W_q^T k_i`` for the
+    ``tokens``, under a norm query set whose ``W_q`` selects coordinates (entries 0 and 1, one 1 per
+    column; ``W_q^T k_i`` is then ``k_i``'s selected entries): ``z_i`` rounded to integers of at most
+    12 bits (``2^12`` for its largest entry) and, for a centred set, moved onto ``1 . J = 0`` (minus
+    the floor of its mean, then minus 1 on its first ``1 . J`` entries).  Every step after the
+    product is on integers, so every machine makes the same rows; a token's self witness is
+    ``u_i = t_i J_i`` (its ``scale``), which the kernel decides like any float witness
+    (:func:`lnproofs.kernel.querysets.norm.check_float_witnesses`)."""
+    K, arrays = getattr(keys, "array", keys), query_set.arrays()
+    cols, g = arrays["W_q"].argmax(axis=0), arrays[query_set.G_NAME]
+    tokens = np.asarray(tokens, dtype=np.int64)
+    out = np.empty((len(tokens), len(g)))
+    for a in range(0, len(tokens), block):
+        Z = K[tokens[a:a + block]][:, cols] * g
+        top = np.abs(Z).max(axis=1, initial=0.0)
+        e = np.where(top > 0, np.frexp(top)[1] - 12, 0)
+        J = np.rint(np.ldexp(Z, -e[:, None])).astype(np.int64)
+        if query_set.centred:
+            J -= (J.sum(axis=1) // J.shape[1])[:, None]
+            J -= np.arange(J.shape[1])[None, :] < J.sum(axis=1)[:, None]
+        out[a:a + block] = J
+    return out
+
+
+def check_vocab(keys, query_set, selves, scale, results, shared=None) -> list:
     """The kernel's verdict on every token, in index order: the tokens of ``selves`` claim
-    ``selectable`` with the witness ``t_i k_i``; every other token has one of ``results``.  Free
-    queries go straight to the kernel's witness check (no per-entry Python objects for tens of
-    thousands of witnesses); other query sets to their module's checks."""
+    ``selectable`` with their own key's witness (``t_i k_i``; under a norm set ``u_i = t_i J_i``,
+    :func:`norm_directions`), the tokens of ``shared`` (``(indices, rows)``) with a row of floats
+    (a query; under a norm set a ``u``); every other token has one of ``results``.  Float witnesses
+    go straight to the kernel's witness checks (no per-entry Python objects for tens of thousands
+    of witnesses); other results to their query set's checks."""
     ek = ExactKeys.of(keys)
     t = np.asarray(scale, dtype=np.float64)
-    named = sorted([int(i) for i in selves] + [int(r.index) for r in results])
+    norm = query_set.kind in NORM_SETS
+    picked, rows = (np.zeros(0, np.int64), np.zeros((0, 0))) if shared is None else shared
+    named = sorted([int(i) for i in selves] + [int(i) for i in picked] + [int(r.index) for r in results])
     require(named == list(range(ek.n)), CertificateFormatError, f"every key 0..{ek.n - 1} must be named once")
-    require(not len(selves) or query_set.kind in ("free", "box"), CertificateFormatError,
-            f"self witnesses are for free and box query sets, not {query_set.kind!r}")
+    require(not len(selves) or query_set.kind in ("free", "box", *NORM_SETS), CertificateFormatError,
+            f"self witnesses are for free, box and norm query sets, not {query_set.kind!r}")
     require(t.shape == (ek.n,) and bool(np.all(t[np.asarray(selves, dtype=np.int64)] > 0)) and bool(np.isfinite(t).all()),
             CertificateFormatError, "scale must give one finite t_i > 0 per key")
+    width = query_set.width if norm else ek.dim
+    require(not len(picked) or (rows.ndim == 2 and rows.shape == (len(picked), width)), CertificateFormatError,
+            f"the shared queries must be rows of {width} numbers")
+    if norm:
+        from ..kernel.querysets.norm import check_float_witnesses
+
+        selves = np.asarray(selves, dtype=np.int64)
+        U = np.vstack([norm_directions(ek, query_set, selves) * t[selves, None], rows.reshape(len(picked), width)])
+        verdicts = check_float_witnesses(ek, query_set, np.r_[selves, picked], U) if len(U) else []
+        verdicts += module_for(query_set.kind).check_all(ek, query_set, list(results)) if results else []
+        return sorted(verdicts, key=lambda v: v.index)
+    results = list(results) + [KeyResult(int(i), "selectable", tuple(q.tolist()), None, "exact") for i, q in zip(picked, rows)]
     items = self_witnesses(ek, selves, t)
     if query_set.kind == "free":
         verdicts = [Verdict(i, "selectable", m is None, m or "")
@@ -151,16 +194,16 @@ class VocabCertificate:
         if sorted(given) != np.flatnonzero(ev == RESULT).tolist() or len(given) != len(self.results):
             raise CertificateFormatError("the results must be exactly the keys whose evidence is 3 (a full result), each once")
         results = list(self.results) + [KeyResult(int(i), "undecided") for i in np.flatnonzero(ev == NONE)]
-        if np.any(ev == QUERY):                               # a shared query is this token's witness
+        shared = None
+        if np.any(ev == QUERY):                               # a shared query (or u) is this token's witness
             Q, rows = self.queries, self.rows
             if Q is None or rows is None or rows.shape != (self.n_keys,) or Q.ndim != 2 or \
                     not np.all((rows[ev == QUERY] >= 0) & (rows[ev == QUERY] < len(Q))):
                 raise CertificateFormatError("evidence 2 (a shared query) needs the queries array and rows indexing it")
-            results += [KeyResult(int(i), "selectable", tuple(Q[rows[i]].tolist()), None, "exact")
-                        for i in np.flatnonzero(ev == QUERY)]
+            shared = (np.flatnonzero(ev == QUERY), Q[rows[ev == QUERY]])
         scale = np.ones(self.n_keys) if self.scale is None else self.scale
         qs, cover = self._sets()
-        verdicts = check_vocab(keys, qs, np.flatnonzero(ev == SELF), scale, results) + ([cover] if cover else [])
+        verdicts = check_vocab(keys, qs, np.flatnonzero(ev == SELF), scale, results, shared) + ([cover] if cover else [])
         kind = self.query_set.get("kind", "free")
         return CheckReport(all(v.ok for v in verdicts), tuple(verdicts), int(self.n_keys), int(self.dim),
                            f"{kind} queries" + ("" if self.bias is None else " with a bias per key"))
@@ -186,6 +229,34 @@ class VocabCertificate:
         tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
         os.replace(tmp, path)
         return path
+
+
+def merge_vocab(certs) -> VocabCertificate:
+    """One certificate from certificates of disjoint chunks of the same keys and query set (each
+    token's evidence from the chunk that has it; shared queries renumbered).  Every claim was
+    checked by the kernel in its chunk, against every key; the merged certificate is checked again
+    by whoever reads it."""
+    certs = list(certs)
+    first = certs[0]
+    require(all((c.n_keys, c.dim, c.query_set) == (first.n_keys, first.dim, first.query_set) for c in certs),
+            CertificateFormatError, "the chunks must certify the same keys under the same query set")
+    evidence, scale = np.full(first.n_keys, NONE, dtype=np.int8), np.ones(first.n_keys)
+    rows, queries, results = np.full(first.n_keys, -1, dtype=np.int32), [], []
+    for c in certs:
+        mine = c.evidence != NONE
+        require(not np.any(mine & (evidence != NONE)), CertificateFormatError, "two chunks give evidence for one token")
+        evidence[mine] = c.evidence[mine]
+        if c.scale is not None:
+            scale[mine] = c.scale[mine]
+        if c.queries is not None:
+            picked = c.evidence == QUERY
+            rows[picked] = c.rows[picked] + sum(len(q) for q in queries)
+            queries.append(c.queries)
+        results += list(c.results)
+    has_scale = any(c.scale is not None for c in certs)
+    return VocabCertificate(first.n_keys, first.dim, first.query_set, evidence, scale if has_scale else None,
+                            np.vstack(queries) if queries else None, rows if queries else None, first.bias,
+                            tuple(sorted(results, key=lambda r: r.index)), first.keys_file, first.coverage)
 
 
 def _array(folder: Path, name: str, ref) -> np.ndarray:

@@ -8,11 +8,17 @@
   ``coverage.argmax_direction``): its answers are the free ones, and the certificate is the free
   evidence plus the kernel-checked coverage claim.  Otherwise the keys are lifted to
   ``(k_j, b_j)`` when there is a bias, the set is the norm's own (``W_q = [I; 0]``,
-  ``b_q = e_{d+1}``, theorem ``vocab.bias_lift``), and every token goes to the norm's proposer
-  (in chunks on ``--workers``/``--scheduler`` for 20,000 tokens or more).
+  ``b_q = e_{d+1}``, theorem ``vocab.bias_lift``), and each token's own direction
+  ``u_i ~ P (g o k_i)``, as long as the ball allows, is its first witness: one screen, one kernel
+  check of every such witness (:func:`lnproofs.kernel.querysets.norm.check_float_witnesses`),
+  then a nudge and the norm's search for the residue.
+
+Every set runs in this process by default; ``--workers N`` (N > 1) or ``--scheduler`` spread it in
+chunks of 10,000 tokens (each against every key) over Dask workers, each chunk's certificate
+written to ``OUT/<set>.chunks`` as it finishes (``resume`` keeps them) and merged at the end.
 
 Outputs in OUT: ``keys.npy`` (the unembedding, float32 when exact), one certificate per query set
-(``free.json``, ``box.json``: vocabulary certificates with ``.npy`` arrays; ``realisable.json``),
+(``free.json``, ``box.json``, ``realisable.json``: vocabulary certificates with ``.npy`` arrays beside them),
 ``table.parquet`` and ``table.csv`` (id, token, status per set, margin), ``summary.md`` and
 ``summary.json``.  A finished query set is not redone with ``resume``.
 """
@@ -89,14 +95,21 @@ def _save_keys(out: Path, keys: np.ndarray, name: str) -> Path:
     return path
 
 
-def _vocab_set(name, out, K, bias, bound, seed, progress):
-    from ..propose.vocab import certify_vocab_keys
+def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, workers, scheduler):
+    """Certify one query set (:func:`lnproofs.propose.vocab.certify_vocab_chunks`: in chunks on workers,
+    each chunk written as it finishes under ``OUT/<name>.chunks`` and kept for ``resume``); write
+    ``OUT/<name>.json``."""
+    import shutil
 
-    qs = BoxQuerySet(None if name == "free" else bound, None if bias is None else tuple(bias.tolist()))
-    if name == "free" and bias is None:
-        qs = None
-    cert = certify_vocab_keys(K, qs, seed=seed, progress=progress)
-    cert.save(out / f"{name}.json", out / "keys.npy")
+    from ..propose.vocab import certify_vocab_chunks
+
+    chunks = out / f"{name}.chunks"
+    if not resume:
+        shutil.rmtree(chunks, ignore_errors=True)
+    cert = certify_vocab_chunks(keys, qs, workers=workers, scheduler=scheduler, seed=seed, progress=progress,
+                                folder=chunks)
+    cert.save(out / f"{name}.json", keys_path)
+    shutil.rmtree(chunks, ignore_errors=True)
     return cert.statuses()
 
 
@@ -108,14 +121,12 @@ def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers
                                 free.rows, None, free.results, coverage=claim.to_json())
         cert.save(out / "realisable.json", out / "keys.npy")
         return cert.statuses(), "coverage: every direction is realised, so the free answers hold"
-    from ..propose.certification import certify
-
     keys, qs = realisable_query_set(layer, K)
     keys_path = _save_keys(out, keys, "keys_lifted.npy") if keys.shape[1] != K.shape[1] else out / "keys.npy"
-    cert = certify(keys, qs, out=out / "realisable.json", resume=resume, seed=seed, progress=progress,
-                   workers=workers, scheduler=scheduler)
-    cert.with_keys_file(out / "realisable.json", keys_path).save(out / "realisable.json")
-    return list(cert.statuses), f"{qs.kind} query set, every token searched"
+    statuses = _vocab_set("realisable", out, keys, qs, keys_path, resume=resume, seed=seed, progress=progress,
+                          workers=workers, scheduler=scheduler)
+    return statuses, (f"{qs.kind} query set: each token's own direction in the norm's ball, checked by one "
+                      "product; the residue by a nudge and the norm's search")
 
 
 def _statuses_of(out: Path, name: str):
@@ -156,7 +167,10 @@ def certify_vocab(model, out, *, sets=QUERY_SETS, bound: float = 100.0, resume: 
             statuses[name], notes[name] = _realisable(out, layer, K, statuses.get("free"), resume=resume, seed=seed,
                                                       progress=progress, workers=workers, scheduler=scheduler)
         else:
-            statuses[name] = _vocab_set(name, out, K, layer.bias, bound, seed, progress)
+            qs = BoxQuerySet(None if name == "free" else bound, None if layer.bias is None else tuple(layer.bias.tolist()))
+            statuses[name] = _vocab_set(name, out, K, None if name == "free" and layer.bias is None else qs,
+                                        out / "keys.npy", resume=resume, seed=seed, progress=progress, workers=workers,
+                                        scheduler=scheduler)
             notes[name] = "self witnesses by one Gram computation, the residue by the engine"
         seconds[name] = round(time.perf_counter() - start, 3)
     return _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model)

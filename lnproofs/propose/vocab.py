@@ -18,15 +18,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..certificates.vocab import NONE, QUERY, RESULT, SELF, VocabCertificate, check_vocab
+from ..certificates.vocab import (NONE, NORM_SETS, QUERY, RESULT, SELF, VocabCertificate, check_vocab, load_vocab,
+                                  merge_vocab, norm_directions)
 from ..certificates.writers import query_set_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import KeyResult
 from ..kernel.checker import ExactKeys
+from ..kernel.errors import CertificateFormatError
 from ..kernel.querysets import query_set_from_json
 from ..kernel.querysets.free import FreeQueries
 
-__all__ = ["certify_vocab_keys", "biased_self_scales", "box_scales", "self_screen", "nudged_witnesses"]
+__all__ = ["certify_vocab_keys", "certify_vocab_chunks", "biased_self_scales", "box_scales", "self_screen",
+           "nudged_witnesses", "norm_self_scales", "norm_nudged_witnesses", "CHUNK_TOKENS"]
+
+#: tokens per task when a vocabulary is spread over workers (each token against every key)
+CHUNK_TOKENS = 10000
 
 
 def self_screen(K: np.ndarray, block: int = 2048, rows=None) -> np.ndarray:
@@ -100,6 +106,109 @@ def biased_self_scales(K: np.ndarray, bias: np.ndarray, bound, block: int = 2048
     return proposed, t
 
 
+def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """``(proposed, t)`` under a norm query set whose ``W_q`` selects coordinates: the tokens whose own
+    direction ``u_i = t_i J_i`` (:func:`lnproofs.certificates.vocab.norm_directions`: ``a_i = P (g * k_i)``
+    on a grid of integers) should win, and ``t_i = T 2^f`` (``32 <= T < 64``), the largest with
+    ``||u_i||^2 <= n`` (compared in integers), so ``u_i`` is as long as the ball allows (what
+    the offsets ``c_j = k_j . q0`` need; theorems ``vocab.final_norm`` and ``vocab.self_witness``).
+    The screen is one symmetric blocked float32 Gram computation of the ``a_j``: at ``u_i ~ s_i a_i``
+    the scores are ``s_i a_j . a_i + c_j``.  A token is kept when its own score leads by more than
+    the grid's rounding of ``u_i`` can move a score (3 per entry of ``J_i``, times ``t_i ||a_j||_1``)
+    plus the kernel's float32 bound, twice over (a proposal: the kernel decides)."""
+    n, arrays = qs.width, qs.arrays()
+    W, g = arrays["W_q"], arrays[qs.G_NAME]
+    tokens = np.arange(len(K)) if tokens is None else np.asarray(tokens, dtype=np.int64)
+    J = norm_directions(K, qs, tokens)
+    t, proposed = np.ones(len(K)), np.zeros(len(K), bool)
+    for i, q in zip(tokens.tolist(), np.einsum("ij,ij->i", J, J).astype(np.int64).tolist()):   # exact: < 2^40
+        if q > 0:
+            f = int(np.floor(np.log2(np.sqrt(n / q)))) - 5
+            T = min(63, int(np.sqrt(n / q) / 2.0 ** f))
+            while T * T * q << max(2 * f, 0) > n << max(-2 * f, 0):
+                T -= 1
+            t[i], proposed[i] = T * 2.0 ** f, T > 0
+    A = K[:, W.argmax(axis=0)] * g
+    if qs.centred:
+        A -= A.mean(axis=1, keepdims=True)
+    q0 = W @ arrays["beta"] + arrays["b_q"]
+    c = K @ q0
+    norms2 = np.einsum("ij,ij->i", A, A)
+    s = np.zeros(len(K))
+    s[tokens] = t[tokens] * np.sqrt(np.einsum("ij,ij->i", J, J)) / np.sqrt(np.maximum(norms2[tokens], 1e-300))
+    del J
+    wanted = np.zeros(len(K), bool)
+    wanted[tokens] = True
+    Af, top, offsets = A.astype(np.float32), np.full(len(K), -np.inf), bool(c.any())
+    s32, c32 = s.astype(np.float32), c.astype(np.float32)
+    for a in range(0, len(K), block):
+        for b in range(a, len(K), block):
+            if not (wanted[a:a + block].any() or wanted[b:b + block].any()):
+                continue
+            G = Af[a:a + block] @ Af[b:b + block].T
+            if a == b:
+                np.fill_diagonal(G, -np.inf)
+            # witnesses of block b against the keys of block a, and (a < b) those of block a against block b;
+            # without offsets the largest score is s_i times the largest product (s_i > 0)
+            col = (s32[None, b:b + block] * G + c32[a:a + block, None]).max(axis=0) if offsets else s[b:b + block] * G.max(axis=0)
+            top[b:b + block] = np.maximum(top[b:b + block], col)
+            if a < b:
+                row = (s32[a:a + block, None] * G + c32[None, b:b + block]).max(axis=1) if offsets else s[a:a + block] * G.max(axis=1)
+                top[a:a + block] = np.maximum(top[a:a + block], row)
+    own = s * norms2 + c
+    l1, size = np.abs(A).sum(axis=1).max(initial=0.0), np.abs(A).max(axis=0)
+    tol = 6 * t * l1 + 24 * (n + np.count_nonzero(q0)) * 2.0 ** -21 * (t * 2.0 ** 13 * size.sum() + np.abs(c).max(initial=0.0))
+    return proposed & wanted & (own - top > tol), t
+
+
+def norm_nudged_witnesses(K: np.ndarray, qs, tokens, steps: int = 200, block: int = 64) -> dict:
+    """Float witnesses ``u`` (on the grid the kernel reads: 20-bit integers, ``1 . u = 0`` exactly when
+    centred, ``||u||^2 <= n`` compared in integers) for tokens whose own direction does not win
+    under a norm set whose ``W_q`` selects coordinates (a proposal: the kernel decides).  From
+    ``u = r a_i / ||a_i||`` (``r`` just inside the ball), each step moves ``u`` toward the soft
+    minimum of the score gaps ``s_i - s_j`` (``s_j = a_j . u + c_j``; a softmax over the rivals
+    with a temperature that falls), back onto the ball: the keys enter through products only, so a
+    block of tokens against 50,000 keys takes a few matrix products per step."""
+    n, arrays = qs.width, qs.arrays()
+    W, g = arrays["W_q"], arrays[qs.G_NAME]
+    A = K[:, W.argmax(axis=0)] * g
+    if qs.centred:
+        A -= A.mean(axis=1, keepdims=True)                   # in 1-perp the centred keys give the same scores
+    c = K @ (W @ arrays["beta"] + arrays["b_q"])
+    radius, out = np.sqrt(n) * (1 - 2.0 ** -8), {}
+    tokens = np.asarray(tokens, dtype=np.int64)
+    scale = 2 * radius * float(np.sqrt(np.einsum("ij,ij->i", A, A).max(initial=0.0))) + float(np.ptp(c)) + 1e-300
+    for a in range(0, len(tokens), block):
+        R = tokens[a:a + block]
+        ar = np.arange(len(R))
+        u = A[R] * (radius / np.maximum(np.linalg.norm(A[R], axis=1), 1e-300))[:, None]
+        best_u, best = u.copy(), np.full(len(R), -np.inf)
+        for step in range(steps):
+            gap = (u @ A[R].T)[ar, ar][:, None] + c[R, None] - (u @ A.T) - c[None, :]
+            gap[ar, R] = np.inf
+            low = gap.min(axis=1)
+            better = low > best
+            best_u[better], best[better] = u[better], low[better]
+            if np.all(best > 2.0 ** -16 * scale):
+                break
+            p = np.exp(-(gap - low[:, None]) / (0.05 * scale / (1 + step)))
+            p /= p.sum(axis=1, keepdims=True)
+            grad = A[R] - p @ A                               # the gradient of s_i - sum_j p_j s_j
+            grad /= np.maximum(np.linalg.norm(grad, axis=1), 1e-300)[:, None]
+            u = u + (0.5 / np.sqrt(1 + step)) * radius * grad
+            u *= np.minimum(1.0, radius / np.maximum(np.linalg.norm(u, axis=1), 1e-300))[:, None]
+        for i, v, m in zip(R.tolist(), best_u, best):
+            if m > 2.0 ** -16 * scale and v.any():
+                e = int(np.frexp(np.abs(v).max())[1]) - 19
+                J = np.rint(np.ldexp(v, -e)).astype(np.int64)
+                if qs.centred:
+                    J -= J.sum() // n
+                    J[:int(J.sum())] -= 1
+                if int((J * J).sum()) << max(2 * e, 0) <= n << max(-2 * e, 0):
+                    out[i] = np.ldexp(J.astype(np.float64), e)
+    return out
+
+
 def nudged_witnesses(K: np.ndarray, tokens, bound=None, steps: int = 300) -> dict:
     """Float witnesses for tokens whose own key does not win (a proposal: the kernel decides).
     From ``q = k_i``, each step moves ``q`` along ``k_i - k_j``, ``j`` the best rival at ``q``, just
@@ -135,7 +244,8 @@ def _residue(K, qs, indices, *, seed, progress):
         got = certify_results(K, indices=indices, seed=seed, progress=progress)
     else:
         got = proposer_for(qs.kind).certify(K, qs, indices=indices, seed=seed, progress=progress)
-    return [got[i] for i in indices]
+    by_index = {int(r.index): r for r in got}             # a full list (free, box) or the chunk's (norm sets)
+    return [by_index[i] for i in indices]
 
 
 def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = False,
@@ -161,33 +271,86 @@ def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = 
         proposed = self_screen(K, rows=rows) & (scale * np.abs(K).max(axis=1) <= qs.bound)
     elif qs.kind == "box":
         proposed, scale = biased_self_scales(K, bias, qs.bound, tokens=rows)
+    lifted = qs.kind in NORM_SETS and getattr(qs, "rotation", None) is None and getattr(qs, "radius", None) is None \
+        and np.isin(W := qs.arrays()["W_q"], (0, 1)).all() and (W.sum(axis=0) == 1).all()   # an output layer's set
+    if lifted:
+        proposed, scale = norm_self_scales(K, qs, rows)
     if proposed.any():                                           # the kernel decides every proposed self witness
         others = [KeyResult(int(i), "undecided") for i in np.flatnonzero(~proposed)]
-        verdicts = check_vocab(ek, qs, np.flatnonzero(proposed), scale, others)
+        try:
+            verdicts = check_vocab(ek, qs, np.flatnonzero(proposed), scale, others)
+        except CertificateFormatError:                           # a set the kernel reads no float witness for
+            verdicts = []
         evidence[[v.index for v in verdicts if v.ok and v.status == "selectable" and proposed[v.index]]] = SELF
     todo = np.flatnonzero((evidence == NONE) & wanted).tolist()
     if residue_limit is not None:
         todo = todo[:residue_limit]
-    nudged = nudged_witnesses(K, todo, getattr(qs, "bound", None)) if qs.kind == "free" or (qs.kind == "box" and bias is None) else {}
+    nudged = nudged_witnesses(K, todo, getattr(qs, "bound", None)) if qs.kind == "free" or (qs.kind == "box" and bias is None) \
+        else norm_nudged_witnesses(K, qs, todo) if lifted else {}
     found = _residue(K, qs, [i for i in todo if i not in nudged], seed=seed, progress=progress)
     found += [KeyResult(i, "selectable", tuple(q.tolist())) for i, q in nudged.items()]
     queries, rows, results = [], np.full(n, -1, dtype=np.int32), []
     for r in found:
         if r.status == "selectable" and r.witness is not None and all(type(x) is float for x in r.witness) \
-                and qs.kind in ("free", "box"):
+                and (qs.kind in ("free", "box") or r.index in nudged):     # a float query, or a float u of a norm set
             rows[r.index], evidence[r.index] = len(queries), QUERY
             queries.append(r.witness)
         elif r.status != "undecided":
             evidence[r.index] = RESULT
             results.append(r)
-    Q = np.array(queries, dtype=np.float64).reshape(len(queries), d) if queries else None
+    Q = np.array(queries, dtype=np.float64).reshape(len(queries), -1) if queries else None
     probe = [KeyResult(int(i), "undecided") for i in np.flatnonzero((evidence == NONE) | (evidence == SELF))]
-    probe += [KeyResult(int(i), "selectable", tuple(Q[rows[i]].tolist()), None, "exact")
-              for i in np.flatnonzero(evidence == QUERY)]
-    verdicts = check_vocab(ek, qs, [], np.ones(n), probe + results)     # SELF was decided above
+    picked = np.flatnonzero(evidence == QUERY)
+    shared = (picked, Q[rows[picked]]) if len(picked) else None
+    verdicts = check_vocab(ek, qs, [], np.ones(n), probe + results, shared)     # SELF was decided above
     evidence[[v.index for v in verdicts if not v.ok]] = NONE
     results = tuple(r for r in results if evidence[r.index] == RESULT)
     qs_json = {k: v for k, v in query_set_to_json(qs).items() if k != "bias"}
     return VocabCertificate(n, d, qs_json, evidence,
-                            scale if (bias is not None or qs.kind == "box") else None,
+                            scale if (bias is not None or qs.kind in ("box", *NORM_SETS)) else None,
                             Q, rows if Q is not None else None, bias, results)
+
+
+def _chunk_task(span, shared) -> VocabCertificate:
+    keys, query_set, seed = shared
+    return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span))
+
+
+def certify_vocab_chunks(keys, query_set=None, *, workers=None, scheduler=None, seed: int = 0, progress: bool = False,
+                         folder=None, chunk: int = CHUNK_TOKENS) -> VocabCertificate:
+    """:func:`certify_vocab_keys` for every token, in chunks of ``chunk`` tokens (each against every
+    key) on ``workers`` / ``scheduler`` (:func:`lnproofs.execution.run_tasks`; by default, or one
+    worker: in this process, the whole vocabulary as one chunk), merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
+    ``folder``: each chunk's certificate is written there as it finishes and read back instead of
+    being made again, so an interrupted run resumes.  The chunks do not depend on the workers."""
+    import json
+    from pathlib import Path
+
+    from ..execution import resolve_workers, run_tasks
+
+    K = as_real_array(keys, name="keys", ndim=2)
+    qs = query_set_to_json(FreeQueries() if query_set is None else (
+        query_set_from_json(query_set) if isinstance(query_set, dict) else query_set))
+    spread = scheduler is not None or (resolve_workers(workers, scheduler, worthwhile=False) or 2) > 1
+    spans = [(a, min(a + chunk, len(K))) for a in range(0, len(K), chunk)] if spread else [(0, len(K))]
+    done, folder = {}, None if folder is None else Path(folder)
+    if folder is not None:
+        folder.mkdir(parents=True, exist_ok=True)
+        for k, span in enumerate(spans):
+            path = folder / f"chunk-{span[0]}-{span[1]}.json"
+            cert = load_vocab(path, json.loads(path.read_text())) if path.is_file() else None
+            if cert is not None and (cert.n_keys, cert.dim) == K.shape and cert.query_set == {
+                    k: v for k, v in qs.items() if k != "bias"} and np.array_equal(cert.bias, qs.get("bias")):
+                done[k] = cert                                   # a chunk of this very question, finished before
+    todo = [k for k in range(len(spans)) if k not in done]
+
+    def record(index, cert):
+        if folder is not None:
+            span = spans[todo[index]]
+            cert.save(folder / f"chunk-{span[0]}-{span[1]}.json")
+
+    got = run_tasks(_chunk_task, [spans[k] for k in todo], workers=workers if spread else 1, scheduler=scheduler,
+                    shared=(K, qs, seed), on_result=record, progress=progress and spread, label="vocabulary chunks",
+                    unit="chunk")
+    done.update(zip(todo, got))
+    return merge_vocab(done[k] for k in range(len(spans)))

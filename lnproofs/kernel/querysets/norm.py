@@ -44,7 +44,7 @@ from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
 __all__ = ["QUERY_SETS", "Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
-           "ExactLayer", "primal_query", "check_dual", "check_all"]
+           "ExactLayer", "primal_query", "check_dual", "check_all", "check_float_witnesses"]
 
 ROTATION_STYLES = ("half", "interleaved")
 
@@ -416,3 +416,34 @@ def check_all(keys, query_set, results) -> list:
             for d, verdict in zip(datas, _decide(layer, datas))]
 
 
+
+
+def check_float_witnesses(keys, query_set, indices, U) -> list:
+    """``selectable`` claims for the keys ``indices`` with the float witnesses ``u`` (the rows of ``U``),
+    all at once (a vocabulary's).  A row is in the set when it is ``u = I 2^e`` with integers
+    ``|I| < 2^20`` (``e`` from its largest entry; the row read back exactly), ``1 . I = 0`` when centred
+    and ``2^(2e) I . I <= n``: with ``n <= 2^13`` these sums are exact in doubles, in any order.  The
+    scores are those of the float keys ``L_j = (g * W_q^T k_j, k_j)`` at ``(u, q0)``:
+    ``L_j . (u, q0) = k_j . (W_q (g * u) + q0) = k_j . q`` (theorem ``vocab.final_norm``, with ``W_q^T``
+    moved onto the key), decided at once by :func:`.checker.check_witnesses`.  ``L`` is exact when ``W_q`` is a selection (entries 0
+    and 1, one 1 per column), ``g`` and the keys are float32 numbers (so their products are doubles)
+    and ``q0`` is a float vector; such sets without rotation or radius are the ones this check accepts
+    (an output layer's: ``W_q = I``, or ``[I; 0]`` with the output bias as a last key entry)."""
+    ek, qm, n, g = ExactKeys.of(keys), ExactQueryMap(query_set), query_set.width, query_set.arrays()[query_set.G_NAME]
+    W, U, q0 = qm.W_float, np.asarray(U, dtype=np.float64).reshape(len(indices), n), qm.q0.entries()
+    w0 = np.array([float(fraction_of_fmpq(x)) for x in q0])
+    require(qm.R is None and qm.radius is None and ek.single is not None and n <= 2 ** 13 and np.isin(W, (0, 1)).all()
+            and (W.sum(axis=0) == 1).all() and np.array_equal(g.astype(np.float32), g)
+            and all(fmpq_of(a) == b for a, b in zip(w0, q0)), CertificateFormatError,
+            "float witnesses u are checked for sets q = W_q (g * u) + q0 with W_q a 0/1 selection, float32 g and keys, "
+            "float q0, no rotation and no radius; give the claims as results")
+    e = np.frexp(np.abs(U).max(axis=1, initial=0))[1] - 20
+    with np.errstate(invalid="ignore", over="ignore"):
+        I = np.ldexp(U, -e[:, None])
+        inside = np.all((I == np.rint(I)) & (np.ldexp(I, e[:, None]) == U), axis=1) & np.all(np.isfinite(U), axis=1)
+        inside &= ((I.sum(axis=1) == 0) | (not qm.centred)) & (np.ldexp((I * I).sum(axis=1), 2 * e) <= n)
+    keep, rows = np.flatnonzero(w0), np.flatnonzero(inside)
+    L = ExactKeys(np.hstack([ek.array[:, W.argmax(axis=0)] * g, ek.array[:, keep]]))
+    got = dict(zip(rows, check_witnesses(L, [(int(indices[t]), np.r_[U[t], w0[keep]]) for t in rows])))
+    return [Verdict(int(i), "selectable", bool(inside[t]) and got[t] is None, got.get(t) or "" if inside[t] else
+                    f"key {i}: u is not in the set, or not on a grid of 20-bit integers") for t, i in enumerate(indices)]

@@ -123,7 +123,7 @@ def certify_results_fast(keys, query_set, *, indices=None, query_map=None, basis
         _, first, inverse = np.unique(keys + 0.0, axis=0, return_index=True, return_inverse=True)
         counts = np.bincount(inverse.reshape(-1))
         single = [i for i in todo if counts[inverse.reshape(-1)[i]] == 1]   # duplicates can never win strictly
-        if single:
+        if single and N * N * query_set.dim <= 2 ** 27:     # propose_all holds N x N x d floats: else per key
             y, _ = propose_all(keys, query_set, basis=basis)
             layer = ExactLayer(keys, query_set, query_map)
             verdicts = layer.check_factored([(i, y[i]) for i in single])
