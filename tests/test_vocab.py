@@ -266,3 +266,23 @@ def test_a_witness_whose_rival_wins_is_refuted_by_the_norm_check():
     U = norm_directions(K, qs, [a]) * t[a]
     got = check_float_witnesses(K, qs, [b], U)
     assert not got[0].ok and got[0].message.startswith(f"key {b}: witness gives")
+
+
+@pytest.mark.parametrize("kind", ["free", "layernorm"])
+def test_chunks_on_two_workers_make_the_certificate_of_one_process_and_resume(tmp_path, kind):
+    """certify-vocab's --workers road: chunks of tokens on a two-worker Dask cluster, each written as
+    it finishes; merged, the statuses of one process; a lost chunk alone is made again."""
+    from lnproofs.propose.vocab import certify_vocab_chunks
+
+    K, qs = (_keys(n=600, d=5, seed=3), None) if kind == "free" else _output_layer(n=600, d=5)
+    whole = certify_vocab_keys(K, qs)
+    folder = tmp_path / "chunks"
+    spread = certify_vocab_chunks(K, qs, workers=2, chunk=250, folder=folder)
+    assert spread.statuses() == whole.statuses() and spread.check(K).ok
+    names = ["chunk-0-250.json", "chunk-250-500.json", "chunk-500-600.json"]
+    assert sorted(p.name for p in folder.glob("chunk-*.json")) == names
+    stamps = {name: (folder / name).stat().st_mtime_ns for name in names}
+    (folder / names[1]).unlink()
+    again = certify_vocab_chunks(K, qs, workers=2, chunk=250, folder=folder)
+    assert again.statuses() == whole.statuses() and (folder / names[1]).is_file()
+    assert [(folder / name).stat().st_mtime_ns == stamps[name] for name in names] == [True, False, True]

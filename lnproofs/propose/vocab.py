@@ -115,7 +115,8 @@ def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple
     The screen is one symmetric blocked float32 Gram computation of the ``a_j``: at ``u_i ~ s_i a_i``
     the scores are ``s_i a_j . a_i + c_j``.  A token is kept when its own score leads by more than
     the grid's rounding of ``u_i`` can move a score (3 per entry of ``J_i``, times ``t_i ||a_j||_1``)
-    plus the kernel's float32 bound, twice over (a proposal: the kernel decides)."""
+    plus twice the kernel's float32 bound (when the keys ``g o k_j`` are float32 numbers; else the
+    screen's own float32 rounding): a proposal, the kernel decides."""
     n, arrays = qs.width, qs.arrays()
     W, g = arrays["W_q"], arrays[qs.G_NAME]
     tokens = np.arange(len(K)) if tokens is None else np.asarray(tokens, dtype=np.int64)
@@ -128,13 +129,17 @@ def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple
             while T * T * q << max(2 * f, 0) > n << max(-2 * f, 0):
                 T -= 1
             t[i], proposed[i] = T * 2.0 ** f, T > 0
-    A = K[:, W.argmax(axis=0)] * g
-    if qs.centred:
-        A -= A.mean(axis=1, keepdims=True)
+    Z = K[:, W.argmax(axis=0)] * g
+    A = Z - Z.mean(axis=1, keepdims=True) if qs.centred else Z.copy()
+    # the kernel's c' = sum_l max_j |L_jl| |w_l| for the lifted keys L_j = (z_j, k_j) at w = (u, q0), per token
+    size = np.zeros(len(K))
+    size[tokens] = t[tokens] * (np.abs(J) @ np.abs(Z).max(axis=0))
+    bound = 8 * 2.0 ** -21 if np.array_equal(Z.astype(np.float32), Z) else 8 * 2.0 ** -24   # the kernel's, or our float32's
+    del Z
     q0 = W @ arrays["beta"] + arrays["b_q"]
     c = K @ q0
     norms2 = np.einsum("ij,ij->i", A, A)
-    s = np.zeros(len(K))
+    s = np.ones(len(K))                                 # tokens outside ``tokens``: computed, not used
     s[tokens] = t[tokens] * np.sqrt(np.einsum("ij,ij->i", J, J)) / np.sqrt(np.maximum(norms2[tokens], 1e-300))
     del J
     wanted = np.zeros(len(K), bool)
@@ -156,8 +161,8 @@ def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple
                 row = (s32[a:a + block, None] * G + c32[None, b:b + block]).max(axis=1) if offsets else s[a:a + block] * G.max(axis=1)
                 top[a:a + block] = np.maximum(top[a:a + block], row)
     own = s * norms2 + c
-    l1, size = np.abs(A).sum(axis=1).max(initial=0.0), np.abs(A).max(axis=0)
-    tol = 6 * t * l1 + 24 * (n + np.count_nonzero(q0)) * 2.0 ** -21 * (t * 2.0 ** 13 * size.sum() + np.abs(c).max(initial=0.0))
+    size += float(np.abs(q0) @ np.abs(K).max(axis=0))
+    tol = 6 * t * np.abs(A).sum(axis=1).max(initial=0.0) + bound * (n + np.count_nonzero(q0)) * size
     return proposed & wanted & (own - top > tol), t
 
 
