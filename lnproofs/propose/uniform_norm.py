@@ -21,8 +21,10 @@ differences ``D``.  Everything below is d-dimensional python-flint linear algebr
    when none exists every solution in the ball gives ``q = 0``.
 
 Runs that keep only the status (``compact``) decide steps 1 and 3 first in Arb ball
-arithmetic when ``H`` is invertible; a ball that touches its threshold sends the question
-to the exact rationals.  No status is decided by a tolerance.
+arithmetic when ``H`` is invertible (with fewer differences than dimensions, on every row of
+``D`` before any choice of rows: a ball solve that succeeds proves ``D Hn D^T`` invertible, so
+the rows are independent and step 1 would choose them all); a ball that touches its threshold
+sends the question to the exact rationals.  No status is decided by a tolerance.
 """
 
 from __future__ import annotations
