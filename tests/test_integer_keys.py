@@ -46,6 +46,10 @@ def test_both_roads_of_the_differences_are_taken():
     assert _float_limbs(narrow) is not None and _float_limbs(wide) is None
     limbs = _float_limbs(narrow)
     assert len(limbs) >= 2 and all(np.abs(part).max() < 2.0 ** 52 for part in limbs)
+    for bad in (np.inf, np.nan):                         # no limbs of a non-finite entry (and no endless loop)
+        keys = narrow.copy()
+        keys[3, 4] = bad
+        assert _float_limbs(keys) is None
 
 
 def test_a_changed_entry_changes_the_integers():

@@ -99,6 +99,8 @@ def _float_limbs(arr):
     ``|v| 2**-52`` (a power-of-two scaling, then an integer part); ``|v| - hi 2**52`` is an
     integer below ``2**52`` made of bits of ``|v|``, so it is a float and the subtraction
     returns it exactly; the signs multiply integers below ``2**52``."""
+    if not np.isfinite(arr).all():                   # not integers at all: the integer road says what it does
+        return None
     mant, expo = np.frexp(arr)
     nz = mant != 0
     if not nz.any():
