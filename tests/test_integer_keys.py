@@ -33,6 +33,23 @@ def test_the_same_integers_as_the_kernel(keys):
     D, K1 = key_differences(keys)
     D0, K2 = difference_matrix(keys)
     assert (D.nrows(), D.ncols()) == (D0.nrows(), D0.ncols()) and D == D0 and K1 == K2
+    D2, none = key_differences(keys, with_keys=False)
+    assert none is None and (D2.nrows(), D2.ncols()) == (D0.nrows(), D0.ncols()) and D2 == D0
+
+
+def test_both_roads_of_the_differences_are_taken():
+    """The float limbs serve keys whose integers stay below 2**1000; wider spreads take the
+    integer product, and both give the kernel's differences."""
+    from lnproofs.propose.integer_keys import _float_limbs
+
+    narrow, wide = list(_cases())[0], list(_cases())[3]
+    assert _float_limbs(narrow) is not None and _float_limbs(wide) is None
+    limbs = _float_limbs(narrow)
+    assert len(limbs) >= 2 and all(np.abs(part).max() < 2.0 ** 52 for part in limbs)
+    for bad in (np.inf, np.nan):                         # no limbs of a non-finite entry (and no endless loop)
+        keys = narrow.copy()
+        keys[3, 4] = bad
+        assert _float_limbs(keys) is None
 
 
 def test_a_changed_entry_changes_the_integers():

@@ -123,3 +123,16 @@ def test_compact_statuses_equal_the_exact_ones_whether_balls_decide_or_not(preci
         assert not seen.get(("feasible", "exact")) and not seen.get(("infeasible", "exact"))
     else:                     # 4-bit balls are mostly too wide: the exact path answers those
         assert seen.get(("feasible", "exact"))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dependent_differences_fall_back_to_independent_rows(seed):
+    """Fewer differences than dimensions but not independent (a repeated key): the ball solve on
+    every row cannot prove its Gram matrix invertible, and the independent rows decide, as the
+    exact search does."""
+    rng = np.random.default_rng(500 + seed)
+    qs = _layer(rng, 8, 5)
+    keys = rng.normal(size=(4, 5)) * (1e2 if seed % 2 else 1.0)
+    keys[3] = keys[1]                                  # difference rows 0 and 2 are equal
+    full, compact = uniform_attention(keys, qs), uniform_attention(keys, qs, compact=True)
+    assert compact.status == full.status and compact.extras.get("decided_by") == "arb balls"

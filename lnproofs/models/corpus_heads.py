@@ -59,14 +59,15 @@ def certificate_from_candidates(keys, items, own_rows=None) -> dict:
     and the candidates' margins are not measured (``null``: the table has no column for them,
     and measuring them at full width costs more than checking them)."""
     from ..kernel.certificates import KeyResult
-    from ..kernel.checker import check_witnesses
+    from ..kernel.checker import ExactKeys, check_witnesses
     from ..certificates.findings import witness_margins
     from ..propose.certification import certify_results
 
-    verdicts = check_witnesses(keys, items) if items else []
+    ek = ExactKeys(keys) if items else None          # one for the check and the margins
+    verdicts = check_witnesses(ek, items) if items else []
     good = [(i, q) for (i, q), v in zip(items, verdicts) if v is None]
     # margins as everywhere else: the score gap for a unit-norm query (lnproofs check recomputes them)
-    measured = witness_margins(keys, good) if good and own_rows is None else [None] * len(good)
+    measured = witness_margins(ek, good) if good and own_rows is None else [None] * len(good)
     proved = {i: (q, m) for (i, q), m in zip(good, measured)}
     own_rows = set(own_rows or ())
     out = {i: {"index": i, "status": "selectable", "witness": OWN_ROW if i in own_rows else _plain_floats(q),

@@ -116,7 +116,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                                                  last_map)
             if shared is None:
                 # the key differences, once per key head: every realisable uniform question needs them
-                diffs = key_differences(keys) if uniform == "both" or (
+                diffs = key_differences(keys, with_keys=False) if uniform == "both" or (
                     uniform == "free" and T > keys.shape[1]) else None
                 uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
                             if uniform != "none" else {"status": "skipped"})

@@ -41,8 +41,6 @@ Nothing is reported unless the checker accepted it; the rest is ``undecided``.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from ..kernel.certificates import KeyResult
@@ -265,7 +263,9 @@ def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress, stop
         sel = [r for r in batch_results if r.status == "selectable" and r.witness is not None]
         if sel:
             got = witness_margins(engine.ek, [(r.index, r.witness) for r in sel])
-            by = {r.index: dataclasses.replace(r, margin=m) for r, m in zip(sel, got)}
+            # (KeyResult itself rather than dataclasses.replace: the same fields, without its field walk)
+            by = {r.index: KeyResult(r.index, r.status, r.witness, r.combination, r.verified, m, r.reason, r.extras)
+                  for r, m in zip(sel, got)}
             batch_results = [by.get(r.index, r) if r.status == "selectable" else r for r in batch_results]
             for r in batch_results:
                 out[r.index] = r

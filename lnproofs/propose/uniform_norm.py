@@ -21,8 +21,10 @@ differences ``D``.  Everything below is d-dimensional python-flint linear algebr
    when none exists every solution in the ball gives ``q = 0``.
 
 Runs that keep only the status (``compact``) decide steps 1 and 3 first in Arb ball
-arithmetic when ``H`` is invertible; a ball that touches its threshold sends the question
-to the exact rationals.  No status is decided by a tolerance.
+arithmetic when ``H`` is invertible (with fewer differences than dimensions, on every row of
+``D`` before any choice of rows: a ball solve that succeeds proves ``D Hn D^T`` invertible, so
+the rows are independent and step 1 would choose them all); a ball that touches its threshold
+sends the question to the exact rationals.  No status is decided by a tolerance.
 """
 
 from __future__ import annotations
@@ -69,28 +71,29 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
     h_full = kept(query_map, "uniform_h_full", lambda: full_column_rank(Hn))
     radius = getattr(query_set, "radius", None)
     m = D.nrows()
+    q0i, q0den = q0.numer_denom()
+    balls = compact and radius is None and h_full
+    every_row = list(range(m))
+    if balls and 0 < m < d and any(q0.entries()):
+        # every row first, without choosing independent rows: a ball solve that succeeds proves
+        # D Hn D^T invertible, so the rows of D are independent and the choice below would be
+        # all of them (the same computation); one that fails falls through to the choice
+        decided = _balls(D, Hn, q0, D * q0i, q0den, c, n, query_map)
+        if decided is not None:
+            return _ball_result(decided, query_set, base)
+    else:
+        every_row = None
     # with H invertible the rows of D H are independent exactly where those of D are
     pick = pivot_rows(D if h_full else D * Hn) if m else []
-    q0i, q0den = q0.numer_denom()
     if pick and not any(q0.entries()):                # q0 = 0 (no biases): the least-norm solution is u* = 0
         q_star, norm2, w_star, lam = q0, fmpq(0), fmpq_mat(d, 1), [fmpq(0)] * len(pick)
     elif pick:
         Dp = D if pick == list(range(m)) else rows_of(D, pick)            # every row independent: D itself
         Dq0 = Dp * q0i                                               # Dp q0 * q0den
-        if compact and radius is None and h_full:
-            decided = None
-            for k, prec in enumerate(BALL_PRECS):
-                decided = _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, BALL_FIRST_SOLVE if k == 0 else None)
-                if decided is not None:
-                    break
+        if balls and pick != every_row:                          # (every row: tried above, undecided)
+            decided = _balls(Dp, Hn, q0, Dq0, q0den, c, n, query_map)
             if decided is not None:
-                status, norm2 = decided
-                extras = {"least_norm_squared": norm2, "decided_by": "arb balls", "eps_note": _eps_note(query_set),
-                          "query_stored": False}
-                if status == "feasible":
-                    return UniformResult("feasible", extras=extras, **base)
-                return UniformResult("infeasible", proof={"kind": "least-norm solution outside the ball",
-                                                          "stored": False}, extras=extras, **base)
+                return _ball_result(decided, query_set, base)
         DpT = Dp.transpose()
         mu = (Dp * Hn * DpT).solve(-Dq0) * (fmpq(1) / q0den)       # mu = c lambda
         q_star = q0 + fmpq_mat(Hn * DpT) * mu
@@ -209,7 +212,27 @@ def _direction(D, Hn, h_full):
     return None
 
 
-def _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, algorithm=None):
+def _balls(Dp, Hn, q0, Dq0, q0den, c, n, query_map=None):
+    """:func:`_ball_decision` at each precision of :data:`BALL_PRECS` in turn, or None."""
+    for k, prec in enumerate(BALL_PRECS):
+        decided = _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, BALL_FIRST_SOLVE if k == 0 else None,
+                                 query_map)
+        if decided is not None:
+            return decided
+    return None
+
+
+def _ball_result(decided, query_set, base) -> UniformResult:
+    status, norm2 = decided
+    extras = {"least_norm_squared": norm2, "decided_by": "arb balls", "eps_note": _eps_note(query_set),
+              "query_stored": False}
+    if status == "feasible":
+        return UniformResult("feasible", extras=extras, **base)
+    return UniformResult("infeasible", proof={"kind": "least-norm solution outside the ball", "stored": False},
+                         extras=extras, **base)
+
+
+def _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, algorithm=None, query_map=None):
     """The compact decision in Arb ball arithmetic (``H`` invertible), or None.
 
     The least-norm quantities (``mu``, ``||u*||^2`` and ``q*``), each enclosed in a ball that
@@ -217,13 +240,16 @@ def _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, algorithm=None):
     enters).  ``("feasible", norm2)`` when ``||u*||^2 < n`` and some coordinate of ``q*`` is
     provably non-zero; ``("infeasible", norm2)`` when ``||u*||^2 > n`` (``norm2``: the ball's
     centre as a float, for display); None when a ball touches its threshold or the system is
-    not provably invertible at this precision, and the exact rationals decide."""
+    not provably invertible at this precision, and the exact rationals decide.  ``Hn`` as a ball
+    matrix at this precision is kept on ``query_map`` (the head's, shared by the texts of a run)."""
     from flint import arb, arb_mat, ctx
 
     with ctx.workprec(prec):
-        HD = arb_mat(Hn) * arb_mat(Dp.transpose())
+        Hb = kept(query_map, f"uniform_hn_arb_{prec}", lambda: arb_mat(Hn))
+        Db = arb_mat(Dp)                                 # the balls arb_mat(Dp.transpose()) would hold
+        HD = Hb * Db.transpose()
         try:
-            G, rhs = arb_mat(Dp) * HD, arb_mat(-Dq0)
+            G, rhs = Db * HD, arb_mat(-Dq0)
             mu = (G.solve(rhs, algorithm=algorithm) if algorithm else G.solve(rhs)) * (arb(1) / arb(q0den))
         except ZeroDivisionError:
             return None

@@ -14,12 +14,12 @@ least-norm solution ``u* = A^T (A A^T)^{-1} (-b)`` (python-flint), which lies in
 from __future__ import annotations
 
 import warnings
+from math import lcm
 
 import numpy as np
-from flint import fmpq, fmpq_mat, nmod_mat
+from flint import fmpq, fmpq_mat, fmpz_mat, nmod_mat
 
-from ...kernel.dyadic import fraction_of_fmpq, pow2
-from ...certificates.writers import format_fraction
+from ...kernel.dyadic import pow2
 from ...certificates.coverage import Coverage
 from ...kernel.querysets.coverage import SETS, integer_columns
 from ...kernel.querysets.norm import ExactQueryMap
@@ -69,7 +69,8 @@ def propose_coverage(query_set, query_map: ExactQueryMap | None = None, *, teste
         u = _least_norm(qm, integer_columns(qm, range(n)))
         if sum((x * x for x in u), fmpq(0)) >= n:
             return None
-    return Coverage("full-rank-interior", prime, tuple(cols), tuple(format_fraction(fraction_of_fmpq(x)) for x in u))
+    # str of an fmpq is its "p/q" (or "p"), as format_fraction writes the same value
+    return Coverage("full-rank-interior", prime, tuple(cols), tuple(str(fmpq(x)) for x in u))
 
 
 def _scale(qm):
@@ -133,7 +134,11 @@ def _compact_preimage(qm, A, cols) -> list | None:
     if ref is not None:
         N = N - fmpq_mat(integer_columns(qm, [ref])) * fmpq_mat(1, d, [1] * d)
     # M u = (n if centred else 1) W_q-integers (G * u), as 1 . u = 0 when centred
-    Mu = fmpq_mat(qm.Wq) * fmpq_mat(n, 1, [g * x for g, x in zip(qm.G, u)]) * (n if qm.centred else 1)
+    # (in integers over one common denominator of the entries of G * u: the same rational column)
+    gu = [g * x for g, x in zip(qm.G, u)]
+    den = lcm(*(int(x.q) for x in gu))
+    Mu = fmpq_mat(qm.Wq * fmpz_mat(n, 1, [int(x.p) * (den // int(x.q)) for x in gu])) * fmpq(
+        n if qm.centred else 1, den)
     rhs = -qm.q0 * _scale(qm) - Mu
     try:
         t = N.solve(rhs)
