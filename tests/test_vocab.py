@@ -286,3 +286,24 @@ def test_chunks_on_two_workers_make_the_certificate_of_one_process_and_resume(tm
     again = certify_vocab_chunks(K, qs, workers=2, chunk=250, folder=folder)
     assert again.statuses() == whole.statuses() and (folder / names[1]).is_file()
     assert [(folder / name).stat().st_mtime_ns == stamps[name] for name in names] == [True, False, True]
+
+
+def test_float64_keys_with_a_unit_gain_use_the_float_witnesses():
+    """Grivas et al.'s random models are float64: with gain 1 (a power of two) the lifted keys are the
+    keys themselves, exactly, so the bulk check applies; with a float64 gain that is not a power of two
+    it is refused whole (the norm's search takes those tokens)."""
+    from lnproofs.experiments.unargmaxable import _layernorm_set, random_model
+
+    W, b = random_model("normal", 8, classes=300)
+    keys, qs = np.hstack([W, b[:, None]]), _layernorm_set(8, b)
+    cert = certify_vocab_keys(keys, qs)
+    assert cert.evidence_counts().get("own key", 0) > 0 and cert.check(keys).ok
+    assert cert.statuses() == list(certify(keys, qs, progress=False, workers=1).statuses)
+    from dataclasses import replace
+
+    from lnproofs.certificates.vocab import norm_directions
+    from lnproofs.kernel.querysets.norm import check_float_witnesses
+
+    odd = replace(qs, gamma=tuple([1.1] * 8))
+    with pytest.raises(CertificateFormatError, match="powers of two"):
+        check_float_witnesses(keys, odd, [0], norm_directions(keys, odd, [0]))

@@ -57,13 +57,12 @@ def _layernorm_set(d: int, bias):
 def _certify(name, W, bias, *, seed):
     """Statuses of every class under one query set (each claim checked by the kernel)."""
     from ..kernel.querysets.free import BoxQuerySet
-    from ..propose.certification import certify
     from ..propose.vocab import certify_vocab_keys
 
     b = None if bias is None else tuple(bias.tolist())
-    if name == "layernorm":
+    if name == "layernorm":                                   # the vocabulary road of a final norm's set
         keys = W if bias is None else np.hstack([W, bias[:, None]])
-        return list(certify(keys, _layernorm_set(W.shape[1], bias), seed=seed, workers=1).statuses)
+        return certify_vocab_keys(keys, _layernorm_set(W.shape[1], bias), seed=seed).statuses()
     qs = BoxQuerySet(100.0 if name == "box" else None, b) if (name == "box" or b is not None) else None
     return certify_vocab_keys(W, qs, seed=seed).statuses()
 

@@ -48,7 +48,7 @@ class LayerNormEquations:
 
     def __init__(self, keys, query_set, query_map=None, differences=None):
         qm = ExactQueryMap(query_set) if query_map is None else query_map
-        self.query_set, self.centred, self.R, self.RT = query_set, query_set.centred, qm.R, qm.RT
+        self.query_set, self.centred, self.R = query_set, query_set.centred, qm.R
         self.n, self.d = query_set.width, query_set.dim
         self.Hn, self.c, self.q0 = qm.gram()
         self.WGT, self.scale, self.query = qm.WGT, qm.scale, qm.query     # query(U, den) = A u + q0, u = U / den
@@ -57,7 +57,7 @@ class LayerNormEquations:
 
     def AT_times(self, v):
         """``(U, den)`` with ``A^T v = U / den`` for a rational column ``v`` (fmpq_mat)."""
-        vi, dv = (v if self.R is None else self.RT * v).numer_denom()
+        vi, dv = (v if self.R is None else self.R.transpose() * v).numer_denom()
         f = self.scale / dv
         return self.WGT * vi * int(f.p), int(f.q)
 

@@ -128,7 +128,7 @@ def realisable_results(keys, query_set, kind, indices=None, query_map=None) -> l
 
 
 #: what an exact query map holds that does not depend on the rotation (ExactQueryMap's
-#: attributes, the integer W_q and the factored Gram matrix included); R, RT and every cache
+#: attributes, the integer W_q and the factored Gram matrix included); R and every cache
 #: computed from them are the position's own
 _POSITION_FREE = ("n", "d", "W_float", "ew", "G", "eg", "q0", "radius", "centred", "Wq", "WqT", "WG", "WGT",
                   "scale", "_hn")
@@ -148,7 +148,6 @@ def positioned_map(base, query_set):
     qmap = ExactQueryMap.__new__(ExactQueryMap)
     vars(qmap).update({name: vars(base)[name] for name in _POSITION_FREE})
     qmap.R = query_set.rotation.matrix(qmap.d)
-    qmap.RT = qmap.R.transpose()
     return qmap
 
 

@@ -174,6 +174,8 @@ def norm_nudged_witnesses(K: np.ndarray, qs, tokens, steps: int = 200, block: in
     minimum of the score gaps ``s_i - s_j`` (``s_j = a_j . u + c_j``; a softmax over the rivals
     with a temperature that falls), back onto the ball: the keys enter through products only, so a
     block of tokens against 50,000 keys takes a few matrix products per step."""
+    if not len(tokens):
+        return {}
     n, arrays = qs.width, qs.arrays()
     W, g = arrays["W_q"], arrays[qs.G_NAME]
     A = K[:, W.argmax(axis=0)] * g

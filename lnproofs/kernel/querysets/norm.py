@@ -215,7 +215,6 @@ class ExactQueryMap:
         self.radius = None if query_set.radius is None else fmpq_of(query_set.radius)
         self.centred = query_set.centred
         self.R = None if query_set.rotation is None else query_set.rotation.matrix(self.d)
-        self.RT = None if self.R is None else self.R.transpose()
         self._hn = None
 
     def __getattr__(self, name):
@@ -311,8 +310,8 @@ class ExactLayer:
         ``w = g * (W_q^T R^T v)`` and ``c = (R q0) . v``: the largest ``q . v`` over the set
         is ``sqrt(n ||P w||^2) + c``."""
         Y = [int(x) for x in C]
-        if self.RT is not None:  # R^T v, scaled to integers by a positive factor
-            num, den = (self.RT * fmpz_mat(self.d, 1, Y)).numer_denom()
+        if self.R is not None:  # R^T v, scaled to integers by a positive factor
+            num, den = (self.R.transpose() * fmpz_mat(self.d, 1, Y)).numer_denom()
             Y, Dc = [int(num[a, 0]) for a in range(self.d)], Dc * int(den)
         g = self.WqT * fmpz_mat(self.d, 1, Y)
         w = [gam * int(g[r, 0]) for r, gam in enumerate(self.G)]                  # times 2^(eg+ew)
@@ -350,9 +349,7 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     # v = V * 2^ek / L; a positive rescaling of v scales both sides of the test alike
     V = [L * int(K[index, a]) - sum(lam * int(K[j, a]) for j, lam in zip(indices, Lam)) for a in range(layer.d)]
     n_pg2, c = layer.direction_terms(V)
-    if c > 0:
-        return False, f"key {index}: the dual offset (R q0) . v is positive"
-    if n_pg2 > c * c:
+    if c > 0 or n_pg2 > c * c:                     # sqrt(n_pg2) + c <= 0 exactly when c <= 0 and n_pg2 <= c^2
         return False, f"key {index}: the dual bound sqrt(n) ||P (g * W_q^T R^T v)|| + (R q0) . v is not <= 0"
     return True, ""
 
@@ -425,25 +422,29 @@ def check_float_witnesses(keys, query_set, indices, U) -> list:
     and ``2^(2e) I . I <= n``: with ``n <= 2^13`` these sums are exact in doubles, in any order.  The
     scores are those of the float keys ``L_j = (g * W_q^T k_j, k_j)`` at ``(u, q0)``:
     ``L_j . (u, q0) = k_j . (W_q (g * u) + q0) = k_j . q`` (theorem ``vocab.final_norm``, with ``W_q^T``
-    moved onto the key), decided at once by :func:`.checker.check_witnesses`.  ``L`` is exact when ``W_q`` is a selection (entries 0
-    and 1, one 1 per column), ``g`` and the keys are float32 numbers (so their products are doubles)
-    and ``q0`` is a float vector; such sets without rotation or radius are the ones this check accepts
+    moved onto the key), decided at once by :func:`.checker.check_witnesses`.  ``L`` is exact when
+    ``W_q`` is a selection (entries 0 and 1, one 1 per column), ``g`` and the keys are float32 numbers
+    (so their products are doubles) or ``g``'s entries are powers of two (and every product stays a
+    normal double, or zero from a zero key), and ``q0`` is a float vector; such sets without rotation or radius are the ones this check accepts
     (an output layer's: ``W_q = I``, or ``[I; 0]`` with the output bias as a last key entry)."""
     ek, qm, n, g = ExactKeys.of(keys), ExactQueryMap(query_set), query_set.width, query_set.arrays()[query_set.G_NAME]
     W, U, q0 = qm.W_float, np.asarray(U, dtype=np.float64).reshape(len(indices), n), qm.q0.entries()
     w0 = np.array([float(fraction_of_fmpq(x)) for x in q0])
-    require(qm.R is None and qm.radius is None and ek.single is not None and n <= 2 ** 13 and np.isin(W, (0, 1)).all()
-            and (W.sum(axis=0) == 1).all() and np.array_equal(g.astype(np.float32), g)
+    picked = ek.array[:, W.argmax(axis=0)]
+    Z = picked * g                               # W_q^T k_j times g, when W_q selects coordinates
+    require(qm.R is None and qm.radius is None and n <= 2 ** 13 and np.isin(W, (0, 1)).all() and (W.sum(axis=0) == 1).all()
+            and ((ek.single is not None and np.array_equal(g.astype(np.float32), g)) or (np.all(np.abs(np.frexp(g)[0]) == 0.5)
+                 and np.all((np.abs(Z) >= 2.0 ** -1022) & np.isfinite(Z) | (picked == 0))))
             and all(fmpq_of(a) == b for a, b in zip(w0, q0)), CertificateFormatError,
-            "float witnesses u are checked for sets q = W_q (g * u) + q0 with W_q a 0/1 selection, float32 g and keys, "
-            "float q0, no rotation and no radius; give the claims as results")
+            "float witnesses u are checked for sets q = W_q (g * u) + q0 with W_q a 0/1 selection, float32 g and keys "
+            "(or g powers of two), float q0, no rotation and no radius; give the claims as results")
     e = np.frexp(np.abs(U).max(axis=1, initial=0))[1] - 20
     with np.errstate(invalid="ignore", over="ignore"):
         I = np.ldexp(U, -e[:, None])
         inside = np.all((I == np.rint(I)) & (np.ldexp(I, e[:, None]) == U), axis=1) & np.all(np.isfinite(U), axis=1)
         inside &= ((I.sum(axis=1) == 0) | (not qm.centred)) & (np.ldexp((I * I).sum(axis=1), 2 * e) <= n)
     keep, rows = np.flatnonzero(w0), np.flatnonzero(inside)
-    L = ExactKeys(np.hstack([ek.array[:, W.argmax(axis=0)] * g, ek.array[:, keep]]))
+    L = ExactKeys(np.hstack([Z, ek.array[:, keep]]))
     got = dict(zip(rows, check_witnesses(L, [(int(indices[t]), np.r_[U[t], w0[keep]]) for t in rows])))
     return [Verdict(int(i), "selectable", bool(inside[t]) and got[t] is None, got.get(t) or "" if inside[t] else
                     f"key {i}: u is not in the set, or not on a grid of 20-bit integers") for t, i in enumerate(indices)]
