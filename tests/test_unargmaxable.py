@@ -47,6 +47,16 @@ def test_small_grid_matches_the_hull_and_states_the_claims(cli, tmp_path):
     again = cli(["reproduce", "unargmaxable", "--classes", "60", "--dims", "2", "--sets", "box,free", "--out", tmp_path])
     assert again.status == 0
     assert len(json.loads((tmp_path / "results.json").read_text())["rows"]) == 8     # kept, not redone
+    # a set added later is certified alone, beside the sets the model already has (which are not redone)
+    seconds = {(r["init"], r["d"], r["bias"]): r["box seconds"] for r in rows}
+    more = cli(["reproduce", "unargmaxable", "--classes", "60", "--dims", "4", "--sets", "box,free,layernorm",
+                "--out", tmp_path])
+    assert more.status == 0, more.err
+    for row in json.loads((tmp_path / "results.json").read_text())["rows"]:
+        key = (row["init"], row["d"], row["bias"])
+        assert ("layernorm unargmaxable" in row) == (row["d"] == 4) and row["box seconds"] == seconds[key]
+        if row["d"] == 4:                   # a LayerNorm's queries are free queries too: never fewer
+            assert row["layernorm unargmaxable"] >= row["free unargmaxable"]
 
 
 @pytest.mark.parametrize("argv, fragment", [

@@ -90,8 +90,10 @@ def reproduce_unargmaxable(out, *, classes: int = 10000, dims=DIMS, inits=INITS,
             rows.append(done[key])
             continue
         W, b = random_model(init, d, classes)
-        row = {"init": init, "d": d, "bias": with_bias, "classes": classes}
+        row = dict(done.get(key, {"init": init, "d": d, "bias": with_bias, "classes": classes}))
         for name in sets:
+            if f"{name} unargmaxable" in row:               # a set this model already has is kept
+                continue
             start = time.perf_counter()
             statuses = _certify(name, W, b if with_bias else None, seed=seed)
             row[f"{name} unargmaxable"] = sum(s in NEVER for s in statuses)

@@ -204,16 +204,22 @@ def norm_nudged_witnesses(K: np.ndarray, qs, tokens, steps: int = 200, block: in
             grad /= np.maximum(np.linalg.norm(grad, axis=1), 1e-300)[:, None]
             u = u + (0.5 / np.sqrt(1 + step)) * radius * grad
             u *= np.minimum(1.0, radius / np.maximum(np.linalg.norm(u, axis=1), 1e-300))[:, None]
-        for i, v, m in zip(R.tolist(), best_u, best):
-            if m > 2.0 ** -16 * scale and v.any():
-                e = int(np.frexp(np.abs(v).max())[1]) - 19
-                J = np.rint(np.ldexp(v, -e)).astype(np.int64)
-                if qs.centred:
-                    J -= J.sum() // n
-                    J[:int(J.sum())] -= 1
-                if int((J * J).sum()) << max(2 * e, 0) <= n << max(-2 * e, 0):
-                    out[i] = np.ldexp(J.astype(np.float64), e)
+        out.update((i, u) for i, v, m in zip(R.tolist(), best_u, best)
+                   if m > 2.0 ** -16 * scale and (u := _on_grid(v, n, qs.centred)) is not None)
     return out
+
+
+def _on_grid(v: np.ndarray, n: int, centred: bool):
+    """``v`` rounded to the grid the kernel reads (20-bit integers times a power of two), moved onto
+    ``1 . u = 0`` exactly when ``centred``; None when it is zero or leaves the ball ``||u||^2 <= n``."""
+    if not v.any() or not np.all(np.isfinite(v)):
+        return None
+    e = int(np.frexp(np.abs(v).max())[1]) - 19
+    J = np.rint(np.ldexp(v, -e)).astype(np.int64)
+    if centred:
+        J -= J.sum() // n
+        J[:int(J.sum())] -= 1
+    return np.ldexp(J.astype(np.float64), e) if int((J * J).sum()) << max(2 * e, 0) <= n << max(-2 * e, 0) else None
 
 
 def nudged_witnesses(K: np.ndarray, tokens, bound=None, steps: int = 300) -> dict:
