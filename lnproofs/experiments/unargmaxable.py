@@ -151,8 +151,14 @@ def _write_readme(out, table, verdicts, summary) -> None:
              "unargmaxable when it is certified never to be the strict argmax.  Made with "
              "`lnproofs reproduce unargmaxable`.", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    def cell(row, c):                                        # a set a model has not been certified under: "not run"
+        value = row[c] if c in row else None
+        if value is None or value != value:
+            return "not run"
+        return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
     for _, row in table.iterrows():
-        lines.append("| " + " | ".join(str(row[c]) if c in row else "" for c in cols) + " |")
+        lines.append("| " + " | ".join(cell(row, c) for c in cols) + " |")
     missing = [f"{i} d={d} {'with' if b else 'without'} bias" for i in INITS for d in DIMS for b in (False, True)
                if not ((table["init"] == i) & (table["d"] == d) & (table["bias"] == b)).any()]
     if missing:
