@@ -1,8 +1,10 @@
 """Vocabulary certificates (``lnproofs.vocab/1``): a JSON manifest and binary arrays beside it.
 
 A vocabulary of tens of thousands of keys is certified mostly by references: a token whose
-witness is its own key (``SELF``, with a scale per token only when there is a bias), or a row of a
-shared array of float queries (``QUERY``); the few others carry a full result of the
+witness is its own key (``SELF``, with a scale per token when there is a bias, a box or a norm
+set), or a row of a shared array of float queries (``QUERY``); under a final norm's set
+(``layernorm``, ``rmsnorm``) the witnesses are the norm's inputs ``u``: ``SELF`` is the key's own
+direction ``u_i = t_i J_i`` (:func:`norm_directions`) and ``QUERY`` a row of ``u``s; the few others carry a full result of the
 ``lnproofs.selectability/1`` schema (``RESULT``: exact weights, rational witnesses) inside the
 manifest.  The arrays are ``.npy`` files next to the manifest, each named with its SHA-256::
 
@@ -15,8 +17,9 @@ manifest.  The arrays are ``.npy`` files next to the manifest, each named with i
 The kernel decides: a token's own key as its witness (``q = t_i k_i``, theorem
 ``vocab.self_witness``) is checked by the kernel's witness check like any other witness (one
 blocked product of the keys with the witnesses, under its float filter, exact integers for what
-the filter leaves), every other token by its query set's checks; :func:`check_vocab` only turns
-the references into that evidence.  This module reads, writes and reports.  ``.npy`` files are read with ``allow_pickle=False``: nothing is ever unpickled.
+the filter leaves), a norm set's float ``u`` by
+:func:`lnproofs.kernel.querysets.norm.check_float_witnesses`, every other token by its query set's
+checks; :func:`check_vocab` only turns the references into that evidence.  This module reads, writes and reports.  ``.npy`` files are read with ``allow_pickle=False``: nothing is ever unpickled.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from .writers import result_to_json
 from .keyfile import keys_reference, sha256_of, validate_reference
 
 __all__ = ["SCHEMA", "ARRAYS", "NONE", "SELF", "QUERY", "RESULT", "NORM_SETS", "VocabCertificate", "load_vocab",
-           "vocab_keys_path", "self_witnesses", "norm_directions", "check_vocab", "merge_vocab"]
+           "vocab_keys_path", "self_witnesses", "norm_directions", "integer_rows", "check_vocab", "merge_vocab"]
 
 #: the evidence codes: undecided, the key itself (``t_i k_i``), a row of the shared queries, a full result
 NONE, SELF, QUERY, RESULT = 0, 1, 2, 3
@@ -69,9 +72,8 @@ def norm_directions(keys, query_set, tokens, block: int = 4096) -> np.ndarray:
     """Integer rows ``J_i`` (as floats, exactly) in the direction of ``z_i = g * W_q^T k_i`` for the
     ``tokens``, under a norm query set whose ``W_q`` selects coordinates (entries 0 and 1, one 1 per
     column; ``W_q^T k_i`` is then ``k_i``'s selected entries): ``z_i`` rounded to integers of at most
-    12 bits (``2^12`` for its largest entry) and, for a centred set, moved onto ``1 . J = 0`` (minus
-    the floor of its mean, then minus 1 on its first ``1 . J`` entries).  Every step after the
-    product is on integers, so every machine makes the same rows; a token's self witness is
+    12 bits (``2^12`` for its largest entry) and, for a centred set, moved onto ``1 . J = 0``
+    (:func:`integer_rows`).  Every step after the product is on integers, so every machine makes the same rows; a token's self witness is
     ``u_i = t_i J_i`` (its ``scale``), which the kernel decides like any float witness
     (:func:`lnproofs.kernel.querysets.norm.check_float_witnesses`)."""
     K, arrays = getattr(keys, "array", keys), query_set.arrays()
@@ -79,15 +81,21 @@ def norm_directions(keys, query_set, tokens, block: int = 4096) -> np.ndarray:
     tokens = np.asarray(tokens, dtype=np.int64)
     out = np.empty((len(tokens), len(g)))
     for a in range(0, len(tokens), block):
-        Z = K[tokens[a:a + block]][:, cols] * g
-        top = np.abs(Z).max(axis=1, initial=0.0)
-        e = np.where(top > 0, np.frexp(top)[1] - 12, 0)
-        J = np.rint(np.ldexp(Z, -e[:, None])).astype(np.int64)
-        if query_set.centred:
-            J -= (J.sum(axis=1) // J.shape[1])[:, None]
-            J -= np.arange(J.shape[1])[None, :] < J.sum(axis=1)[:, None]
-        out[a:a + block] = J
+        out[a:a + block] = integer_rows(K[tokens[a:a + block]][:, cols] * g, 12, query_set.centred)[0]
     return out
+
+
+def integer_rows(Z: np.ndarray, bits: int, centred: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(J, e)``: each row of ``Z`` as integers ``J`` (int64; ``2^bits`` at most for its largest entry)
+    with ``Z ~ J 2^e`` row by row, and for ``centred`` moved onto ``1 . J = 0`` exactly (minus the
+    floor of its mean, then minus 1 on its first ``1 . J`` entries): only the rounding is a float step."""
+    top = np.abs(Z).max(axis=1, initial=0.0)
+    e = np.where(top > 0, np.frexp(top)[1] - bits, 0)
+    J = np.rint(np.ldexp(Z, -e[:, None])).astype(np.int64)
+    if centred:
+        J -= (J.sum(axis=1) // J.shape[1])[:, None]
+        J -= np.arange(J.shape[1])[None, :] < J.sum(axis=1)[:, None]
+    return J, e
 
 
 def check_vocab(keys, query_set, selves, scale, results, shared=None) -> list:

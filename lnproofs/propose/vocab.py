@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..certificates.vocab import (NONE, NORM_SETS, QUERY, RESULT, SELF, VocabCertificate, check_vocab, load_vocab,
-                                  merge_vocab, norm_directions)
+                                  integer_rows, merge_vocab, norm_directions)
 from ..certificates.writers import query_set_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import KeyResult
@@ -214,11 +214,8 @@ def _on_grid(v: np.ndarray, n: int, centred: bool):
     ``1 . u = 0`` exactly when ``centred``; None when it is zero or leaves the ball ``||u||^2 <= n``."""
     if not v.any() or not np.all(np.isfinite(v)):
         return None
-    e = int(np.frexp(np.abs(v).max())[1]) - 19
-    J = np.rint(np.ldexp(v, -e)).astype(np.int64)
-    if centred:
-        J -= J.sum() // n
-        J[:int(J.sum())] -= 1
+    J, e = integer_rows(v[None, :], 19, centred)
+    J, e = J[0], int(e[0])
     return np.ldexp(J.astype(np.float64), e) if int((J * J).sum()) << max(2 * e, 0) <= n << max(-2 * e, 0) else None
 
 
@@ -344,23 +341,24 @@ def certify_vocab_chunks(keys, query_set=None, *, workers=None, scheduler=None, 
     K = as_real_array(keys, name="keys", ndim=2)
     qs = query_set_to_json(FreeQueries() if query_set is None else (
         query_set_from_json(query_set) if isinstance(query_set, dict) else query_set))
-    spread = scheduler is not None or (resolve_workers(workers, scheduler, worthwhile=False) or 2) > 1
+    spread = scheduler is not None or resolve_workers(workers, worthwhile=False) > 1
     spans = [(a, min(a + chunk, len(K))) for a in range(0, len(K), chunk)] if spread else [(0, len(K))]
-    done, folder = {}, None if folder is None else Path(folder)
-    if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
-        for k, span in enumerate(spans):
-            path = folder / f"chunk-{span[0]}-{span[1]}.json"
-            cert = load_vocab(path, json.loads(path.read_text())) if path.is_file() else None
-            if cert is not None and (cert.n_keys, cert.dim) == K.shape and cert.query_set == {
-                    k: v for k, v in qs.items() if k != "bias"} and np.array_equal(cert.bias, qs.get("bias")):
+    path_of = (lambda span: None) if folder is None else (lambda span: Path(folder) / f"chunk-{span[0]}-{span[1]}.json")
+    question = {k: v for k, v in qs.items() if k != "bias"}      # a chunk file's query set, the bias beside it
+    done = {}
+    for k, span in enumerate(spans):
+        path = path_of(span)
+        if path is not None and path.is_file():
+            cert = load_vocab(path, json.loads(path.read_text()))
+            if (cert.n_keys, cert.dim) == K.shape and cert.query_set == question and np.array_equal(cert.bias, qs.get("bias")):
                 done[k] = cert                                   # a chunk of this very question, finished before
     todo = [k for k in range(len(spans)) if k not in done]
+    if folder is not None:
+        Path(folder).mkdir(parents=True, exist_ok=True)
 
     def record(index, cert):
         if folder is not None:
-            span = spans[todo[index]]
-            cert.save(folder / f"chunk-{span[0]}-{span[1]}.json")
+            cert.save(path_of(spans[todo[index]]))
 
     got = run_tasks(_chunk_task, [spans[k] for k in todo], workers=workers if spread else 1, scheduler=scheduler,
                     shared=(K, qs, seed), on_result=record, progress=progress and spread, label="vocabulary chunks",

@@ -413,8 +413,6 @@ def check_all(keys, query_set, results) -> list:
             for d, verdict in zip(datas, _decide(layer, datas))]
 
 
-
-
 def check_float_witnesses(keys, query_set, indices, U) -> list:
     """``selectable`` claims for the keys ``indices`` with the float witnesses ``u`` (the rows of ``U``),
     all at once (a vocabulary's).  A row is in the set when it is ``u = I 2^e`` with integers
@@ -425,8 +423,9 @@ def check_float_witnesses(keys, query_set, indices, U) -> list:
     moved onto the key), decided at once by :func:`.checker.check_witnesses`.  ``L`` is exact when
     ``W_q`` is a selection (entries 0 and 1, one 1 per column), ``g`` and the keys are float32 numbers
     (so their products are doubles) or ``g``'s entries are powers of two (and every product stays a
-    normal double, or zero from a zero key), and ``q0`` is a float vector; such sets without rotation or radius are the ones this check accepts
-    (an output layer's: ``W_q = I``, or ``[I; 0]`` with the output bias as a last key entry)."""
+    normal double, or zero from a zero key), and ``q0`` is a float vector; such sets without rotation
+    or radius are the ones this check accepts (an output layer's: ``W_q = I``, or ``[I; 0]`` with the
+    output bias as a last key entry)."""
     ek, qm, n, g = ExactKeys.of(keys), ExactQueryMap(query_set), query_set.width, query_set.arrays()[query_set.G_NAME]
     W, U, q0 = qm.W_float, np.asarray(U, dtype=np.float64).reshape(len(indices), n), qm.q0.entries()
     w0 = np.array([float(fraction_of_fmpq(x)) for x in q0])
