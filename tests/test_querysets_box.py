@@ -35,8 +35,9 @@ def _upper_hull_vertices(K, b):
     return out
 
 
-def test_free_with_bias_matches_the_upper_hull():
-    K, b = _keys()
+@pytest.mark.parametrize("n", [40, 400])        # 400: the LPs grow their rivals from 64
+def test_free_with_bias_matches_the_upper_hull(n):
+    K, b = _keys(n=n)
     res = proposer.certify(K, BoxQuerySet(None, tuple(b)))
     assert all(v.ok for v in check_all(K, BoxQuerySet(None, tuple(b)), res))
     assert {r.index for r in res if r.status == "selectable"} == _upper_hull_vertices(K, b)
@@ -51,6 +52,24 @@ def test_without_bias_statuses_follow_free_queries_and_witnesses_fit():
     for r in res:
         if r.witness is not None:
             assert max(abs(Fraction(x)) for x in r.witness) <= Fraction(0.5)
+
+
+def test_the_lp_on_a_growing_set_of_rivals_has_the_whole_lps_optimum():
+    """Constraint generation ends at the optimum of the LP over every rival (its witness or its dual)."""
+    from scipy.optimize import linprog
+
+    K, b = _keys(seed=9, n=300, d=3)
+    for i in range(0, 300, 37):
+        for bound in (None, 0.3):
+            q, combos, _ = proposer._lp(K, b, i, bound, start=4, add=2)
+            others = np.delete(np.arange(300), i)
+            box = (-bound, bound) if bound is not None else (None, None)
+            whole = linprog(np.r_[np.zeros(3), -1.0], A_ub=np.hstack([K[others] - K[i], np.ones((299, 1))]),
+                            b_ub=b[i] - b[others], bounds=[box] * 3 + [(None, 1.0)], method="highs")
+            assert (q is not None) == (-whole.fun > 1e-9)
+            if q is None:
+                assert combos and check_all(K, BoxQuerySet(bound, tuple(b)),
+                                            [KeyResult(i, "not-realisable", None, combos[-1], "exact")])[0].ok
 
 
 def test_a_small_box_loses_tokens_that_a_large_one_keeps():

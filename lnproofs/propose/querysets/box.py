@@ -82,18 +82,31 @@ def _exact_support(K, b, i, support):
     return weights if min(weights) >= 0 else None
 
 
-def _lp(K, b, i, bound):
-    """One key's LP: a witness, candidate dual weights (tried in order), or a reason."""
+def _lp(K, b, i, bound, start: int = 64, add: int = 64):
+    """One key's LP: a witness, candidate dual weights (tried in order), or a reason.  Solved on a
+    growing set of rivals (constraint generation): first the ``start`` rivals that lead most at
+    ``q = k_i``, then the ``add`` worst violators of each optimum, until no rival violates it; an
+    optimum of a subset of the constraints that satisfies them all is the optimum of the whole LP,
+    and its dual weights (zero elsewhere) are the whole LP's."""
     from scipy.optimize import linprog
 
     n, d = K.shape
-    others = np.delete(np.arange(n), i)
-    A = np.hstack([K[others] - K[i], np.ones((n - 1, 1))])     # (k_j - k_i) . q + s <= b_i - b_j
-    rhs = b[i] - b[others]
+    lead = (K - K[i]) @ K[i] + b - b[i]
+    lead[i] = -np.inf
+    others = np.argsort(-lead, kind="stable")[:min(start, n - 1)]
     box = (-bound, bound) if bound is not None else (None, None)
-    res = linprog(np.r_[np.zeros(d), -1.0], A_ub=A, b_ub=rhs, bounds=[box] * d + [(None, 1.0)], method="highs")
-    if res.status != 0:
-        return None, (), f"HiGHS: {res.message}"
+    while True:
+        A = np.hstack([K[others] - K[i], np.ones((len(others), 1))])     # (k_j - k_i) . q + s <= b_i - b_j
+        res = linprog(np.r_[np.zeros(d), -1.0], A_ub=A, b_ub=b[i] - b[others], bounds=[box] * d + [(None, 1.0)],
+                      method="highs")
+        if res.status != 0:
+            return None, (), f"HiGHS: {res.message}"
+        over = (K - K[i]) @ res.x[:d] + res.x[d] - (b[i] - b)
+        over[i], over[others] = -np.inf, -np.inf
+        bad = np.flatnonzero(over > 0)
+        if not len(bad):
+            break
+        others = np.r_[others, bad[np.argsort(-over[bad], kind="stable")[:add]]]
     if -res.fun > 1e-9:
         return res.x[:d], (), None
     lam = -np.asarray(res.ineqlin.marginals)
