@@ -13,6 +13,7 @@ from lnproofs.certificates.vocab import load_vocab
 from lnproofs.kernel.errors import CertificateFormatError
 from lnproofs.kernel.querysets.free import BoxQuerySet
 from lnproofs.kernel.querysets.free import FreeQueries
+from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
 from lnproofs.certificates.vocab import NONE, QUERY, RESULT, SELF
 from lnproofs.kernel.certificates import KeyResult
 from lnproofs.certificates.vocab import check_vocab
@@ -307,3 +308,39 @@ def test_float64_keys_with_a_unit_gain_use_the_float_witnesses():
     odd = replace(qs, gamma=tuple([1.1] * 8))
     with pytest.raises(CertificateFormatError, match="powers of two"):
         check_float_witnesses(keys, odd, [0], norm_directions(keys, odd, [0]))
+
+
+@pytest.mark.parametrize("centred", [True, False])
+def test_a_norm_set_without_offsets_is_the_hull_question_of_its_points(centred):
+    """Theorem vocab.no_offset: with q0 = 0 a token can be output exactly when its point g o k_i
+    (differenced, (L a)_l = a_l - a_n, for LayerNorm) is a vertex of the points' hull; every
+    answer, the duals of the points inside included, is held by the kernel."""
+    from scipy.spatial import ConvexHull
+
+    from lnproofs.propose.homogeneous import is_homogeneous
+
+    rng = np.random.default_rng(7)
+    K = rng.standard_normal((40, 5)).astype(np.float32).astype(np.float64)
+    g = (0.5 + rng.random(5)).astype(np.float32).astype(np.float64)
+    qs = LayerNormQuerySet(tuple(g), (0.0,) * 5, np.eye(5), (0.0,) * 5, 1e-5) if centred else \
+        RMSNormQuerySet(tuple(g), np.eye(5), (0.0,) * 5, 1e-6)
+    assert is_homogeneous(qs)
+    A = K * g
+    points = A[:, :-1] - A[:, -1:] if centred else A
+    vertices = set(ConvexHull(points).vertices.tolist())
+    cert = certify_vocab_keys(K, qs)
+    statuses = cert.statuses()
+    assert {i for i, s in enumerate(statuses) if s == "selectable"} == vertices
+    assert all(s == "not-realisable" for i, s in enumerate(statuses) if i not in vertices)
+    assert len(vertices) < 40 and cert.check(K).ok
+
+
+def test_offsets_or_a_rotation_keep_a_norm_set_off_the_subspace_road():
+    from lnproofs.propose.homogeneous import is_homogeneous
+
+    qs = LayerNormQuerySet((1.0,) * 3, (0.0, 0.5, 0.0), np.eye(3), (0.0,) * 3, 0.0)
+    assert not is_homogeneous(qs)
+    lifted = LayerNormQuerySet((1.0,) * 3, (0.0,) * 3, np.vstack([np.eye(3), np.zeros((1, 3))]), (0.0,) * 3 + (1.0,), 0.0)
+    assert not is_homogeneous(lifted)
+    twice = LayerNormQuerySet((1.0,) * 3, (0.0,) * 3, np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), (0.0,) * 2, 0.0)
+    assert not is_homogeneous(twice)                  # one coordinate selected twice: M's entries would be sums

@@ -113,9 +113,33 @@ def final_norm(ctx):
     return outcomes
 
 
+def no_offset(ctx):
+    outcomes = []
+    for width in ctx.widths():
+        a = _keys(ctx, width)
+        rows = ctx.rows(width)
+        z = torch.randn((rows, width - 1), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
+        u = torch.cat([z, -z.sum(-1, keepdim=True)], -1)                      # u = L^T z: 1 . u = 0
+        La = a[:, :-1] - a[:, -1:]
+        scale = u.abs() @ a.abs().T + z.abs() @ La.abs().T
+        err = float(divide((u @ a.T - z @ La.T).abs(), scale).max())
+        s = torch.exp(torch.empty((rows, 1), dtype=ctx.dtype, device=ctx.device).uniform_(-5, 5, generator=ctx.gen))
+        S, Ss = u @ a.T, (s * u) @ a.T
+        top2 = S.topk(2, dim=-1).values
+        clear = (top2[:, 0] - top2[:, 1]) > 64 * ctx.tol() * (u.abs() @ a.abs().T).amax(-1)
+        fails = ("scaling u changed the argmax of a resolvable gap",) if bool(
+            (S.argmax(-1) != Ss.argmax(-1))[clear].any()) else ()
+        c = torch.randn((rows, 1), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
+        flat = c.expand(rows, width)                                           # L v = 0: v = c 1
+        err = max(err, float(divide((flat - flat.mean(-1, keepdim=True)).abs(), c.abs()).max()))
+        outcomes.append(Outcome("centred coordinates", width, rows, err, fails))
+    return outcomes
+
+
 CHECKS = {
     "vocab.self_witness": self_witness,
     "vocab.duplicate_rows": duplicate_rows,
     "vocab.bias_lift": bias_lift,
     "vocab.final_norm": final_norm,
+    "vocab.no_offset": no_offset,
 }

@@ -57,6 +57,7 @@ THEOREM_NAMES = (
     "vocab.duplicate_rows",
     "vocab.bias_lift",
     "vocab.final_norm",
+    "vocab.no_offset",
 )
 
 

@@ -12,6 +12,8 @@ unembedding, with ``z`` what the final norm can produce and ``b`` the output bia
   evidence that row ``i`` never wins, for free queries and for the box ``|q_l| <= B``.
 * ``vocab.final_norm``: the realisable logits of a final LayerNorm (or RMSNorm) are a ball
   question for the keys ``g o k_j`` with offsets ``k_j . beta + b_j``.
+* ``vocab.no_offset``: without offsets the radius never matters and, for LayerNorm, the question is
+  the free one for the points ``L a_j`` (``(L a)_l = a_l - a_n``) in ``n - 1`` coordinates.
 
 The screen of :mod:`lnproofs.propose.vocab` applies the first; the box query set
 (:mod:`lnproofs.kernel.querysets.free`) checks the evidence of the third.
@@ -198,6 +200,48 @@ def _final_norm(n_value):
                    text, latex, hyps, (logit, centred, inside), (logit, inside), n=n_value)
 
 
+def _no_offset(n_value):
+    import sympy as sp
+
+    (a, ai, aj, u), S, l = _vectors(n_value, "a", "a_i", "a_j", "u")
+    s, m, c = sp.Symbol("s", positive=True), sp.Symbol("m", positive=True), sp.Symbol("c", real=True)
+    n = general_symbols()["n"] if n_value is None else sp.Integer(n_value)
+    scaled = Step("$(a_i - a_j) \\cdot (s u) = s\\,((a_i - a_j) \\cdot u)$: scaling $u$ by $s > 0$ scales every score "
+                  "gap alike", _sum(S, l, lambda t: (ai[t] - aj[t]) * (s * u[t])),
+                  s * _sum(S, l, lambda t: (ai[t] - aj[t]) * u[t]), _SUMS if n_value is None else "expand")
+    kept = Step("so a gap $m > 0$ stays positive at $s u$", s * m, 0, _SIGN, relation=">")
+    if n_value is None:
+        z = sp.IndexedBase("z", real=True)
+        first = (lambda e: sp.Sum(e, (l, 1, n - 1)))
+        lhs = first(a[l] * z[l]) + a[n] * (-first(z[l]))
+        rhs = first((a[l] - a[n]) * z[l])
+    else:
+        z = sp.symbols(f"z1:{n_value}", real=True)
+        lhs = sum(a[t] * z[t] for t in range(n_value - 1)) + a[n_value - 1] * (-sum(z))
+        rhs = sum((a[t] - a[n_value - 1]) * z[t] for t in range(n_value - 1))
+    coords = Step("with $u_l = z_l$ for $l < n$ and $u_n = -\\sum_{l<n} z_l$ (every $u$ with "
+                  "$\\mathbf{1} \\cdot u = 0$, once each): $a \\cdot u = (L a) \\cdot z$, $(L a)_l = a_l - a_n$",
+                  lhs, rhs, _SUMS if n_value is None else "expand")
+    flat = Step("and $L v = 0$ makes every $v_l$ equal to one $c$: then $(P v)_l = c - \\frac{1}{n} n c = 0$",
+                c - (n * c) / n, 0, "simplify-to-zero")
+    text = ("When a norm set's queries have no offset ($c_j = k_j \\cdot \\beta + b_j = 0$ for every row, "
+            "theorem vocab.final_norm), the logits are $a_j \\cdot u$ with $a_j = g \\circ k_j$ and $u$ in the "
+            "ball $\\|u\\|^2 \\le n$ ($\\mathbf{1} \\cdot u = 0$ for LayerNorm).  Scaling $u$ by $s > 0$ scales "
+            "every gap, so the ball's radius never matters: row $i$ can be the strict argmax exactly when it is for "
+            "some $u \\ne 0$.  For LayerNorm, $u = L^T z$ runs over $\\mathbf{1}^\\perp$ as $z$ runs over "
+            "$\\mathbb{R}^{n-1}$ and $a \\cdot u = (L a) \\cdot z$: row $i$ can be output exactly when $L a_i$ is "
+            "a vertex of the hull of the points $L a_j$, a free question in $n - 1$ coordinates.  Weights "
+            "$\\lambda$ with $\\sum_j \\lambda_j L a_j = L a_i$ leave $v = a_i - \\sum_j \\lambda_j a_j$ a "
+            "multiple of $\\mathbf{1}$, so $P v = 0$: the dual evidence that the row is never output.")
+    latex = r"a \cdot u = (L a) \cdot z,\quad u = (z_1, \dots, z_{n-1}, -\textstyle\sum_{l<n} z_l),\quad (L a)_l = a_l - a_n"
+    hyps = (width_hypothesis(n_value, _WIDTH),
+            Hypothesis("no offset", "$c_j = 0$ for every row: the scores are $a_j \\cdot u$", r"c_j = 0"),
+            Hypothesis("scale", "$s > 0$", r"s > 0"))
+    return Theorem("vocab.no_offset", "Without offsets a final norm's question is a free question in n - 1 "
+                   "coordinates", text, latex, hyps, (scaled, kept, coords, flat), (scaled, coords, flat),
+                   n=n_value)
+
+
 def theorems(n: int | None = None, convention: str = "torch") -> list:
     """The vocabulary theorems for general n or width ``n``."""
-    return [_self_witness(n), _duplicate_rows(n), _bias_lift(n), _final_norm(n)]
+    return [_self_witness(n), _duplicate_rows(n), _bias_lift(n), _final_norm(n), _no_offset(n)]
