@@ -344,3 +344,20 @@ def test_offsets_or_a_rotation_keep_a_norm_set_off_the_subspace_road():
     assert not is_homogeneous(lifted)
     twice = LayerNormQuerySet((1.0,) * 3, (0.0,) * 3, np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), (0.0,) * 2, 0.0)
     assert not is_homogeneous(twice)                  # one coordinate selected twice: M's entries would be sums
+
+
+def test_tokens_no_query_at_all_makes_win_carry_the_free_lps_exact_duals():
+    """With offsets, a token that loses for every u in R^n loses in the ball: the free LP's exact
+    weights are the kernel's duals; a dual with a weight moved is refused."""
+    from lnproofs.kernel.querysets.norm import check_all
+    from lnproofs.propose.homogeneous import relaxed_duals
+
+    K, qs = _output_layer(n=200, d=3)
+    duals = relaxed_duals(K, qs, range(len(K)))
+    assert 50 < len(duals) < 200 and all(v.ok for v in check_all(K, qs, duals))
+    cert = certify_vocab_keys(K, qs)
+    assert all(cert.statuses()[r.index] == "not-realisable" for r in duals)
+    w = list(duals[0].extras["dual"]["weights"])
+    bad = KeyResult(duals[0].index, "not-realisable", None, None, "exact", None, None,
+                    {"dual": {"indices": duals[0].extras["dual"]["indices"], "weights": ["0"] * (len(w) - 1) + ["1"]}})
+    assert len(w) > 1 and not check_all(K, qs, [bad])[0].ok

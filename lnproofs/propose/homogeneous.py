@@ -19,7 +19,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["is_homogeneous", "difference_map", "homogeneous_results"]
+__all__ = ["is_homogeneous", "difference_map", "homogeneous_results", "offset_points", "relaxed_duals"]
 
 
 def is_homogeneous(qs) -> bool:
@@ -81,3 +81,41 @@ def homogeneous_results(keys, qs, tokens, *, seed: int = 0) -> list:
             out.append(KeyResult(r.index, "not-realisable", None, None, "exact", None, None,
                                  {"dual": {"indices": list(c.indices), "weights": [format_fraction(w) for w in c.weights]}}))
     return out
+
+
+def offset_points(keys, qs):
+    """``(A, c)``: the points ``a_j = g o W_q^T k_j`` and offsets ``c_j = k_j . q0`` of a norm set whose
+    ``W_q`` selects coordinates, when every ``a_j`` is exact in doubles (``g``'s entries powers of
+    two, or ``g`` and the keys float32 numbers); else None."""
+    arrays = qs.arrays()
+    W, g, K = arrays["W_q"], arrays[qs.G_NAME], np.asarray(keys, dtype=np.float64)
+    powers = np.all(np.abs(np.frexp(g)[0]) == 0.5)
+    single = np.array_equal(g.astype(np.float32), g) and np.array_equal(K.astype(np.float32), K)
+    if not (powers or single) or getattr(qs, "rotation", None) is not None:
+        return None
+    A = K[:, W.argmax(axis=0)] * g
+    tiny = (np.abs(A) < 2.0 ** -1022) & (A != 0)
+    return None if tiny.any() or not np.all(np.isfinite(A)) else (A, K @ (W @ arrays["beta"] + arrays["b_q"]))
+
+
+def relaxed_duals(keys, qs, tokens, *, seed: int = 0) -> list:
+    """``not-realisable`` proposals for the ``tokens`` that no query at all makes the argmax of
+    ``a_j . u + c_j`` (``u`` anywhere in ``R^n``, a superset of the norm's ball): the free LP with
+    the offsets as a bias (:mod:`lnproofs.propose.querysets.box`) gives weights with
+    ``sum_j lambda_j a_j = a_i`` exactly and ``sum_j lambda_j c_j >= c_i``, which is the dual the
+    kernel reads (``P (g o W_q^T v) = 0``, ``q0 . v <= 0``; theorem ``vocab.bias_lift``)."""
+    from ..certificates.writers import format_fraction
+    from ..kernel.certificates import KeyResult
+    from ..kernel.querysets.free import BoxQuerySet
+    from .querysets.box import certify
+
+    points = offset_points(keys, qs) if len(tokens) else None
+    if points is None:
+        return []
+    A, c = points
+    wanted = {int(i) for i in tokens}
+    return [KeyResult(r.index, "not-realisable", None, None, "exact", None, None,
+                      {"dual": {"indices": list(r.combination.indices),
+                                "weights": [format_fraction(w) for w in r.combination.weights]}})
+            for r in certify(A, BoxQuerySet(None, tuple(c.tolist())), indices=sorted(wanted), seed=seed)
+            if r.index in wanted and r.status == "not-realisable" and r.combination is not None]

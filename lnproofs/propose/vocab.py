@@ -27,7 +27,7 @@ from ..kernel.checker import ExactKeys
 from ..kernel.errors import CertificateFormatError
 from ..kernel.querysets import query_set_from_json
 from ..kernel.querysets.free import FreeQueries
-from .homogeneous import homogeneous_results, is_homogeneous
+from .homogeneous import homogeneous_results, is_homogeneous, relaxed_duals
 
 __all__ = ["certify_vocab_keys", "certify_vocab_chunks", "biased_self_scales", "box_scales", "self_screen",
            "nudged_witnesses", "norm_self_scales", "norm_nudged_witnesses", "CHUNK_TOKENS"]
@@ -297,11 +297,13 @@ def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = 
     if residue_limit is not None:
         todo = todo[:residue_limit]
     homogeneous = lifted and is_homogeneous(qs)        # no offsets: the subspace question (theorem vocab.no_offset)
+    found = homogeneous_results(K, qs, todo, seed=seed) if homogeneous else \
+        relaxed_duals(K, qs, todo, seed=seed) if lifted else []       # never output for any u, ball or not
+    settled = {r.index for r in found}
+    todo = [i for i in todo if i not in settled]
     nudged = nudged_witnesses(K, todo, getattr(qs, "bound", None)) if qs.kind == "free" or (qs.kind == "box" and bias is None) \
         else norm_nudged_witnesses(K, qs, todo) if lifted and not homogeneous else {}
-    found = homogeneous_results(K, qs, todo, seed=seed) if homogeneous else []
-    settled = set(nudged) | {r.index for r in found}
-    found += _residue(K, qs, [i for i in todo if i not in settled], seed=seed, progress=progress)
+    found += _residue(K, qs, [i for i in todo if i not in nudged], seed=seed, progress=progress)
     found += [KeyResult(i, "selectable", tuple(q.tolist())) for i, q in nudged.items()]
     queries, rows, results = [], np.full(n, -1, dtype=np.int32), []
     for r in found:
