@@ -67,7 +67,9 @@ def homogeneous_results(keys, qs, tokens, *, seed: int = 0) -> list:
     if not len(tokens):
         return []
     n, wanted = qs.width, {int(i) for i in tokens}
-    got = certify(np.asarray(keys, dtype=np.float64), SubspaceQuerySet(difference_map(qs)),
+    exact = offset_points(keys, qs)                 # a_j exact: one subtraction rounds each point once
+    floats = None if exact is None else exact[0][:, :-1] - exact[0][:, -1:] if qs.centred else exact[0]
+    got = certify(np.asarray(keys, dtype=np.float64), SubspaceQuerySet(difference_map(qs)), floats=floats,
                   indices=sorted(wanted), seed=seed)
     out = []
     for r in got:

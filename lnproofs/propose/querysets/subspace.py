@@ -80,12 +80,13 @@ def _repair(points: ExactPoints, i: int, combination, strict: bool):
     return fixed if check_combination(points, i, fixed, strict=strict) is None else None
 
 
-def certify(keys, query_set: SubspaceQuerySet, **options) -> list:
-    """Per-key results for queries ``q = W^T z`` (every claim checked against exact ``W k_j``)."""
+def certify(keys, query_set: SubspaceQuerySet, floats=None, **options) -> list:
+    """Per-key results for queries ``q = W^T z`` (every claim checked against exact ``W k_j``).
+    ``floats``: the points ``W k_j`` each rounded once to a double, when the caller has them cheaply."""
     from ..certification import certify_results
 
     points = ExactPoints(keys, query_set)
-    proposals = certify_results(_floats(points), **options)
+    proposals = certify_results(_floats(points) if floats is None else floats, **options)
     results = [_confirm(points, query_set, r) for r in proposals]
     retry = [r.index for r in results if r.status == "undecided" and r.reason != "not requested"]
     for i in retry[:_RETRIES]:
