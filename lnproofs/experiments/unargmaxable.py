@@ -6,8 +6,9 @@ softmax layer of 10,000 classes for every ``d`` in {2, 4, 6, 8, 10, 15, 20, 30, 
 asks, per class, whether some input in the box [-100, 100]^d makes it the argmax of ``W x + b``
 (a heuristic, then a floating-point LP).  Here every class is certified both ways (without and
 with the bias) under three query sets: the box [-100, 100]^d, free inputs (all of R^d), and a
-LayerNorm ball (``x`` a LayerNorm output with unit gain and no bias: ``1 . u = 0``,
-``||u|| <= sqrt(d)``), each answer checked by the kernel.  A class is *unargmaxable* when it is
+LayerNorm ball (``x`` a LayerNorm output with unit gain, no bias and eps 1e-5, PyTorch's default:
+``1 . u = 0``, ``||u|| < sqrt(d)``, the open ball its outputs fill; a strict argmax on the closed
+ball is one just inside it), each answer checked by the kernel.  A class is *unargmaxable* when it is
 certified never to be the strict argmax (``unselectable``, ``tie-only`` or ``not-realisable``).
 """
 
@@ -25,6 +26,7 @@ DIMS = (2, 4, 6, 8, 10, 15, 20, 30, 40, 50)
 INITS = ("uniform", "normal")
 SETS = ("box", "free", "layernorm")
 NEVER = ("unselectable", "tie-only", "not-realisable")
+EPS = 1e-5                                   # the LayerNorm's eps: its outputs fill the open ball
 
 #: the published statements about this grid that the run checks (from the repository's README and
 #: the paper's title; the paper's own figures are not in the repository and are not compared)
@@ -49,9 +51,9 @@ def _layernorm_set(d: int, bias):
     from ..kernel.querysets.norm import LayerNormQuerySet
 
     if bias is None:
-        return LayerNormQuerySet(tuple(np.ones(d)), tuple(np.zeros(d)), np.eye(d), tuple(np.zeros(d)), 0.0)
+        return LayerNormQuerySet(tuple(np.ones(d)), tuple(np.zeros(d)), np.eye(d), tuple(np.zeros(d)), EPS)
     W = np.vstack([np.eye(d), np.zeros((1, d))])              # (x, 1) . (w_j, b_j): theorem vocab.bias_lift
-    return LayerNormQuerySet(tuple(np.ones(d)), tuple(np.zeros(d)), W, tuple(np.r_[np.zeros(d), 1.0]), 0.0)
+    return LayerNormQuerySet(tuple(np.ones(d)), tuple(np.zeros(d)), W, tuple(np.r_[np.zeros(d), 1.0]), EPS)
 
 
 def _certify(name, W, bias, *, seed):
@@ -147,7 +149,8 @@ def _write_readme(out, table, verdicts, summary) -> None:
              "Practice*: the random-model grid of their `experiments/create_random_models` (NumPy seed 13, "
              f"{summary['classes']} classes, `W` then `b` uniform on [-1, 1] or standard normal), every class "
              "certified by lnproofs and checked by its kernel.  Columns: the box [-100, 100]^d (their query set), "
-             "free inputs (all of R^d) and a LayerNorm ball (unit gain, no bias, eps 0); a class counts as "
+             "free inputs (all of R^d) and a LayerNorm ball (the outputs of a LayerNorm with unit gain, no bias and "
+             "eps 1e-5: the open ball of radius sqrt(d) in the hyperplane 1 . u = 0); a class counts as "
              "unargmaxable when it is certified never to be the strict argmax.  Made with "
              "`lnproofs reproduce unargmaxable`.", "",
              "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
