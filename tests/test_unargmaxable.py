@@ -56,7 +56,10 @@ def test_small_grid_matches_the_hull_and_states_the_claims(cli, tmp_path):
         key = (row["init"], row["d"], row["bias"])
         assert ("layernorm unargmaxable" in row) == (row["d"] == 4) and row["box seconds"] == seconds[key]
         if row["d"] == 4:                   # a LayerNorm's queries are free queries too: never fewer
-            assert row["layernorm unargmaxable"] >= row["free unargmaxable"]
+            assert row["layernorm unargmaxable"] >= row["free unargmaxable"] and row["layernorm undecided"] == 0
+            if not row["bias"]:             # theorem vocab.no_offset: the hull of the differenced classes
+                W, _ = random_model(row["init"], 4, classes=60)
+                assert row["layernorm unargmaxable"] == 60 - len(ConvexHull(W[:, :-1] - W[:, -1:]).vertices), row
 
 
 @pytest.mark.parametrize("argv, fragment", [
