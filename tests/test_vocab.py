@@ -361,3 +361,15 @@ def test_tokens_no_query_at_all_makes_win_carry_the_free_lps_exact_duals():
     bad = KeyResult(duals[0].index, "not-realisable", None, None, "exact", None, None,
                     {"dual": {"indices": duals[0].extras["dual"]["indices"], "weights": ["0"] * (len(w) - 1) + ["1"]}})
     assert len(w) > 1 and not check_all(K, qs, [bad])[0].ok
+
+
+def test_a_token_without_a_direction_in_the_ball_is_screened_quietly():
+    """A zero key has no own direction; the screen skips it without nan warnings."""
+    import warnings
+
+    K, qs = _output_layer(n=50, d=4)
+    K[3, :4] = 0.0                                    # a zero key: only its bias is left, no direction
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cert = certify_vocab_keys(K, qs)
+    assert cert.evidence[3] != SELF and "undecided" not in cert.statuses() and cert.check(K).ok

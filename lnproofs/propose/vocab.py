@@ -142,6 +142,7 @@ def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple
     norms2 = np.einsum("ij,ij->i", A, A)
     s = np.ones(len(K))                                 # tokens outside ``tokens``: computed, not used
     s[tokens] = t[tokens] * np.sqrt(np.einsum("ij,ij->i", J, J)) / np.sqrt(np.maximum(norms2[tokens], 1e-300))
+    s[~(s > 0)] = 1.0                                   # no direction (J_i = 0): not proposed; 0 * -inf would be nan
     del J
     wanted = np.zeros(len(K), bool)
     wanted[tokens] = True
