@@ -1,5 +1,5 @@
 """Numeric re-check of vocabulary certificates: real ones agree under every query set that has
-references, tampered ones are reported token by token."""
+references, tampered ones are reported token by token, and ``lnproofs check --numeric`` runs it."""
 
 from __future__ import annotations
 
@@ -113,8 +113,8 @@ def test_a_winning_token_claimed_not_realisable_is_reported(tmp_path, name):
     i, j = int(own[0]), int(own[1])
     data = json.loads(path.read_text())
     weights = {"indices": [j], "weights": ["1"]}
-    data["results"].append({"index": i, "status": "not-realisable", "witness": None, "verified": "exact",
-                            **({"dual": weights, "combination": None} if "output" in name else {"combination": weights})})
+    claim = {"dual": weights, "combination": None} if "output" in name else {"combination": weights}
+    data["results"].append({"index": i, "status": "not-realisable", "witness": None, "verified": "exact", **claim})
     path.write_text(json.dumps(data))
     evidence = cert.evidence.copy()
     evidence[i] = RESULT
@@ -156,3 +156,27 @@ def test_bad_input_is_one_clear_error(tmp_path):
     with pytest.raises(CertificateFormatError, match="SHA-256"):
         recheck_vocab(K, path, device="cpu")
 
+
+def test_check_numeric_on_the_command_line(tmp_path, cli):
+    K, cert, path = _saved(tmp_path, "layernorm output layer")
+    result = cli(["check", path, "--numeric", "--device", "cpu"])
+    assert result.status == 0 and "numeric re-check on cpu: agrees" in result.out
+    result = cli(["check", path, "--numeric", "--device", "cpu", "--json"])
+    out = json.loads(result.out)
+    assert result.status == 0 and out["ok"] and out["numeric"]["ok"] and out["numeric"]["query_set"] == "layernorm"
+    result = cli(["check", tmp_path, "--numeric", "--device", "cpu"])      # a folder: its vocabulary file too
+    assert result.status == 0 and f"{path}: numeric re-check on cpu: agrees" in result.out
+    i = int(np.flatnonzero(cert.evidence == QUERY)[0])
+    Q = cert.queries.copy()
+    Q[cert.rows[i]] = -Q[cert.rows[i]]
+    _rewrite(path, "queries", Q)
+    result = cli(["check", path, "--numeric", "--device", "cpu"])
+    assert result.status == 1 and "numeric re-check on cpu: DISAGREES" in result.out
+    assert f"token {i} (shared query): token " in result.out and "Traceback" not in result.out + result.err
+
+
+def test_a_bad_device_is_one_line_at_the_command_line(tmp_path, cli):
+    _, _, path = _saved(tmp_path, "box")
+    result = cli(["check", path, "--numeric", "--device", "abacus"])
+    assert result.status == 2 and "device 'abacus' is not accepted" in result.err
+    assert len(result.err.strip().splitlines()) == 1
