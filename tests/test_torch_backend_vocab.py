@@ -180,3 +180,20 @@ def test_a_bad_device_is_one_line_at_the_command_line(tmp_path, cli):
     result = cli(["check", path, "--numeric", "--device", "abacus"])
     assert result.status == 2 and "device 'abacus' is not accepted" in result.err
     assert len(result.err.strip().splitlines()) == 1
+
+
+def test_a_full_result_whose_u_loses_is_reported(tmp_path):
+    """A norm set's full result: its exact u turned the other way makes a rival win there."""
+    K, cert, path = _saved(tmp_path, "layernorm output layer")
+    data = json.loads(path.read_text())
+    claim = next(r for r in data["results"] if r["status"] == "selectable" and r.get("u") is not None)
+    claim["u"] = [f"-{x}" if not str(x).startswith("-") else str(x)[1:] for x in map(str, claim["u"])]
+    path.write_text(json.dumps(data))
+    report = recheck_vocab(K, path, device="cpu", samples=0)
+    i = claim["index"]
+    assert not report["ok"] and report["disagreeing"] == [i]
+    assert any(m.startswith(f"token {i} (full result): token ") for m in report["messages"])
+    claim["status"] = "probably"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CertificateFormatError, match="status 'probably' is not one of"):
+        recheck_vocab(K, path, device="cpu")

@@ -43,7 +43,7 @@ import torch
 
 from lnproofs.kernel.errors import CertificateFormatError, ShapeError
 
-from .certificates import NEVER_WINS, recheck_certificate
+from .certificates import NEVER_WINS, STATUSES, recheck_certificate
 from .device import device_label, resolve_device, resolve_dtype
 from .sampling import make_generator
 from .tolerances import tolerance
@@ -205,6 +205,10 @@ def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: in
         raise CertificateFormatError("certificate 'results' must be a list of objects with an integer 'index'")
     if sorted(r["index"] for r in results) != np.flatnonzero(evidence == RESULT).tolist():
         raise CertificateFormatError("the results must be exactly the tokens whose evidence is 3, each once")
+    for r in results:
+        if r.get("status") not in STATUSES:
+            raise CertificateFormatError(f"token {r['index']}: status {r.get('status')!r} is not one of "
+                                         f"{', '.join(STATUSES)}")
     messages, notes, bad = [], [], set()
     spec = dict(data.get("query_set") or {})
     if data.get("coverage") is not None:                      # the kernel reads the evidence under free queries
@@ -328,7 +332,7 @@ def _sampled(vs, K, Knorm, never, samples, gen, tol, rows_for, messages, bad, ch
     """Sampled queries of the set (random, and aimed at each token claimed never to win): none of
     those tokens may win by more than the rounding scale."""
     N = K.shape[0]
-    if not samples or N < 2:
+    if not samples or N < 2 or not never:                   # nothing is claimed never to win
         return
     mask = torch.zeros(N, dtype=torch.bool, device=K.device)
     if never:
