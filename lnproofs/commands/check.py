@@ -5,7 +5,9 @@ KEYS is the keys file a ``lnproofs certify`` certificate (or a causal record, sc
 keys file (``keys_file``: a path relative to the certificate and its SHA-256) find it by
 themselves, and a given KEYS must match that hash.  Files written by ``lnproofs certify-model``
 hold their own keys.  A folder is searched for ``*.json`` certificates, each checked in turn.
-Every file is read within the limits of :mod:`lnproofs.certificates.limits`.
+Every file is read within the limits of :mod:`lnproofs.certificates.limits`.  With ``--numeric``
+selectability and vocabulary certificates (``lnproofs.vocab/1``) are also re-checked in floating
+point by ``torch_backend`` (a second line of evidence; a disagreement makes the exit status 1).
 """
 
 from __future__ import annotations
@@ -127,15 +129,25 @@ def _limits(args):
                   DEFAULT_LIMITS.max_depth, args.max_array_bytes)
 
 
-def _numeric(keys, cert_json, device):
+def _numeric(keys, cert_json, device, vocab: bool = False):
+    """The numeric re-check of a selectability certificate's JSON, or (``vocab``) of the vocabulary
+    certificate whose manifest is at the path ``cert_json``."""
     from ..kernel.errors import OptionError
 
     try:
         from torch_backend.certificates import recheck_certificate
+        from torch_backend.vocab import recheck_vocab
     except ImportError as exc:
         raise OptionError(f"--numeric needs torch and the torch_backend package ({exc}); "
                           "install torch==2.13.0 or drop --numeric") from None
-    return recheck_certificate(keys, cert_json, device=device)
+    return (recheck_vocab if vocab else recheck_certificate)(keys, cert_json, device=device)
+
+
+def _print_numeric(prefix: str, numeric) -> None:
+    state = "agrees" if numeric.get("ok") else "DISAGREES"
+    print(f"{prefix}numeric re-check on {numeric.get('device', '?')}: {state}")
+    for line in numeric.get("messages", [])[:20]:
+        print(f"  {line}")
 
 
 def _keys(path, limits):
@@ -218,10 +230,7 @@ def _check_one(label, cert, keys, args, outputs) -> bool:
     prefix = "" if label is None else f"{label}: "
     print(f"{prefix}{report}")
     if numeric is not None:
-        state = "agrees" if numeric.get("ok") else "DISAGREES"
-        print(f"{prefix}numeric re-check on {numeric.get('device', '?')}: {state}")
-        for line in numeric.get("messages", [])[:20]:
-            print(f"  {line}")
+        _print_numeric(prefix, numeric)
     return ok
 
 
@@ -270,14 +279,17 @@ def _check_folder(folder: Path, args, limits) -> int:
     for path in tqdm(files, desc="certificates", unit="file", disable=not sys.stderr.isatty(), leave=False):
         outputs: list = []
         try:
-            vocab = _vocab_report(path, limits)              # a vocabulary certificate, or None
-            if vocab is not None:
-                counts["checked"] += 1
-                counts["held" if vocab.ok else "refuted"] += 1
-                rows.append({"file": str(path), "status": "holds" if vocab.ok else "refuted",
-                             "checks": [vocab.to_json()]})
+            vocab = _vocab_report(path, limits, numeric=args.device if args.numeric else None)
+            if vocab is not None:                             # a vocabulary certificate
+                (report, numeric), counts["checked"] = vocab, counts["checked"] + 1
+                ok = report.ok and (numeric is None or bool(numeric["ok"]))
+                counts["held" if ok else "refuted"] += 1
+                rows.append({"file": str(path), "status": "holds" if ok else "refuted",
+                             "checks": [dict(report.to_json(), **({"numeric": numeric} if numeric else {}))]})
                 if not args.json:
-                    print(f"{path}: {vocab}")
+                    print(f"{path}: {report}")
+                    if numeric is not None:
+                        _print_numeric(f"{path}: ", numeric)
                 continue
             targets = targets_of(path, None, limits, skip_foreign=True)
             if targets is None:
@@ -344,7 +356,7 @@ def _run_causal(args, record: dict, limits) -> int:
     from ..kernel.errors import OptionError
 
     if args.numeric:
-        raise OptionError("--numeric re-checks selectability certificates; drop it for a causal record "
+        raise OptionError("--numeric re-checks selectability and vocabulary certificates; drop it for a causal record "
                           f"({args.certificate}), whose claims the exact check covers")
     if args.keys is None:
         raise OptionError(f"{args.certificate} holds no keys; give the KEYS file it is about "
@@ -360,8 +372,9 @@ def _run_causal(args, record: dict, limits) -> int:
     return 0 if report.ok else 1
 
 
-def _vocab_report(path, limits, given=None, data=None):
-    """The kernel's report on a vocabulary certificate (``lnproofs.vocab/1``), or None for another file."""
+def _vocab_report(path, limits, given=None, data=None, numeric=None):
+    """``(the kernel's report, the numeric re-check or None)`` on a vocabulary certificate
+    (``lnproofs.vocab/1``; ``numeric``: the device to re-check it on, or None), or None for another file."""
     from ..certificates.limits import read_json_file
     from ..certificates.vocab import SCHEMA, load_vocab, vocab_keys_path
 
@@ -369,19 +382,22 @@ def _vocab_report(path, limits, given=None, data=None):
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         return None
     cert = load_vocab(path, data)
-    return cert.check(_keys(vocab_keys_path(path, cert, given), limits))
+    keys = _keys(vocab_keys_path(path, cert, given), limits)
+    report = cert.check(keys)
+    return report, (None if numeric is None else _numeric(keys, Path(path), numeric, vocab=True))
 
 
 def _run_vocab(args, path, data, limits) -> int:
-    """A vocabulary certificate (manifest and arrays): the kernel's verdict on every token."""
-    from ..kernel.errors import OptionError
-
-    if args.numeric:
-        raise OptionError(f"--numeric re-checks selectability certificates; drop it for {path}, a vocabulary "
-                          "certificate whose claims the exact check covers")
-    report = _vocab_report(path, limits, args.keys, data)
-    print(json.dumps(report.to_json()) if args.json else report)
-    return 0 if report.ok else 1
+    """A vocabulary certificate (manifest and arrays): the kernel's verdict on every token, and
+    with --numeric the numeric re-check (1 when either refutes a claim)."""
+    report, numeric = _vocab_report(path, limits, args.keys, data, args.device if args.numeric else None)
+    if args.json:
+        print(json.dumps(dict(report.to_json(), **({"numeric": numeric} if numeric else {})), default=str))
+    else:
+        print(report)
+        if numeric is not None:
+            _print_numeric("", numeric)
+    return 0 if report.ok and (numeric is None or numeric["ok"]) else 1
 
 
 def run(args) -> int:
