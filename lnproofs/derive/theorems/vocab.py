@@ -222,10 +222,16 @@ def _no_offset(n_value):
     coords = Step("with $u_l = z_l$ for $l < n$ and $u_n = -\\sum_{l<n} z_l$ (every $u$ with "
                   "$\\mathbf{1} \\cdot u = 0$, once each): $a \\cdot u = (L a) \\cdot z$, $(L a)_l = a_l - a_n$",
                   lhs, rhs, _SUMS if n_value is None else "expand")
-    flat = Step("and $L v = 0$ makes every $v_l$ equal to one $c$: then $(P v)_l = c - \\frac{1}{n} n c = 0$",
-                c - (n * c) / n, 0, "simplify-to-zero")
-    text = ("When a norm set's queries have no offset ($c_j = k_j \\cdot \\beta + b_j = 0$ for every row, "
-            "theorem vocab.final_norm), the logits are $a_j \\cdot u$ with $a_j = g \\circ k_j$ and $u$ in the "
+    if n_value is None:
+        k = sp.Symbol("k", positive=True, integer=True)
+        flat = Step("and $L v = 0$ makes every $v_l$ equal to one $c$: then $(P v)_l = v_l - \\frac{1}{n} "
+                    "\\sum_k v_k = 0$", c - sp.Sum(c, (k, 1, n)) / n, 0, _SUMS)
+    else:
+        v = sp.symbols(f"v1:{n_value + 1}", real=True)
+        flat = Step("and $L v = 0$ makes every $v_l$ equal to one $c$: then $(P v)_1 = v_1 - \\frac{1}{n} "
+                    "\\sum_k v_k = 0$", v[0] - sum(v) / n, 0, "simplify-to-zero", where=tuple((x, c) for x in v))
+    text = ("By theorem vocab.final_norm the logits are $a_j \\cdot u + c_j$.  When a norm set's queries have no "
+            "offset, $c_j = k_j \\cdot \\beta + b_j = 0$ for every row, they are $a_j \\cdot u$ with $a_j = g \\circ k_j$ and $u$ in the "
             "ball $\\|u\\|^2 \\le n$ ($\\mathbf{1} \\cdot u = 0$ for LayerNorm).  Scaling $u$ by $s > 0$ scales "
             "every gap, so the ball's radius never matters: row $i$ can be the strict argmax exactly when it is for "
             "some $u \\ne 0$.  For LayerNorm, $u = L^T z$ runs over $\\mathbf{1}^\\perp$ as $z$ runs over "
