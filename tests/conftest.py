@@ -51,3 +51,22 @@ else:
     settings.register_profile("deep", max_examples=5000, deadline=None, print_blob=True,
                               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                      HealthCheck.filter_too_much])
+
+
+@pytest.fixture
+def rewrite_array():
+    """Replace one array of a vocabulary certificate and record its new SHA-256 in the manifest, so
+    that only the kernel (or the numeric re-check), not the hash, can catch the tampering."""
+    def rewrite(path, name, array):
+        import json
+
+        import numpy as np
+
+        from lnproofs.certificates.keyfile import sha256_of
+
+        target = path.with_name(f"cert.{name}.npy")
+        np.save(target, array)
+        data = json.loads(path.read_text())
+        data["arrays"][name]["sha256"] = sha256_of(target)
+        path.write_text(json.dumps(data))
+    return rewrite

@@ -10,7 +10,6 @@ import pytest
 
 pytest.importorskip("torch")
 
-from lnproofs.certificates.keyfile import sha256_of  # noqa: E402
 from lnproofs.certificates.vocab import QUERY, RESULT, SELF, norm_directions  # noqa: E402
 from lnproofs.kernel.errors import CertificateFormatError, ShapeError  # noqa: E402
 from lnproofs.kernel.querysets.free import BoxQuerySet  # noqa: E402
@@ -57,14 +56,6 @@ def _saved(tmp_path, name):
     return K, cert, cert.save(tmp_path / "cert.json", tmp_path / "keys.npy")
 
 
-def _rewrite(path, name, array):
-    target = path.with_name(f"cert.{name}.npy")
-    np.save(target, array)
-    data = json.loads(path.read_text())
-    data["arrays"][name]["sha256"] = sha256_of(target)
-    path.write_text(json.dumps(data))
-
-
 @pytest.mark.parametrize("name", list(SETS))
 def test_a_certified_vocabulary_agrees(tmp_path, name):
     K, cert, path = _saved(tmp_path, name)
@@ -107,7 +98,7 @@ def test_a_rival_that_beats_an_own_key_witness_is_named(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["box", "free with a bias", "layernorm output layer", "rmsnorm output layer"])
-def test_a_winning_token_claimed_not_realisable_is_reported(tmp_path, name):
+def test_a_winning_token_claimed_not_realisable_is_reported(tmp_path, name, rewrite_array):
     K, cert, path = _saved(tmp_path, name)
     own = np.flatnonzero(cert.evidence == SELF)
     i, j = int(own[0]), int(own[1])
@@ -118,7 +109,7 @@ def test_a_winning_token_claimed_not_realisable_is_reported(tmp_path, name):
     path.write_text(json.dumps(data))
     evidence = cert.evidence.copy()
     evidence[i] = RESULT
-    _rewrite(path, "evidence", evidence)
+    rewrite_array(path, "evidence", evidence)
     report = recheck_vocab(K, path, device="cpu", samples=512)
     assert not report["ok"] and report["disagreeing"] == [i]
     assert any(m.startswith(f"token {i} (not-realisable): the largest score gap") for m in report["messages"])
@@ -127,23 +118,23 @@ def test_a_winning_token_claimed_not_realisable_is_reported(tmp_path, name):
 
 
 @pytest.mark.parametrize("name", ["free", "box", "rmsnorm output layer"])
-def test_a_replaced_shared_row_is_reported(tmp_path, name):
+def test_a_replaced_shared_row_is_reported(tmp_path, name, rewrite_array):
     K, cert, path = _saved(tmp_path, name)
     i = int(np.flatnonzero(cert.evidence == QUERY)[0])
     Q = cert.queries.copy()
     Q[cert.rows[i]] = -Q[cert.rows[i]]                    # the query (or u) pointed the other way
-    _rewrite(path, "queries", Q)
+    rewrite_array(path, "queries", Q)
     report = recheck_vocab(K, path, device="cpu", samples=0)
     assert not report["ok"] and i in report["disagreeing"]
     assert any(m.startswith(f"token {i} (shared query): token ") for m in report["messages"])
 
 
-def test_a_witness_outside_the_box_is_reported(tmp_path):
+def test_a_witness_outside_the_box_is_reported(tmp_path, rewrite_array):
     K, cert, path = _saved(tmp_path, "box")
     i = int(np.flatnonzero(cert.evidence == SELF)[0])
     scale = cert.scale.copy()
     scale[i] *= 4.0                                       # t_i k_i now leaves |q_l| <= 1
-    _rewrite(path, "scale", scale)
+    rewrite_array(path, "scale", scale)
     report = recheck_vocab(K, path, device="cpu", samples=0)
     assert any(m.startswith(f"token {i} (own key): its witness leaves the box") for m in report["messages"])
 
@@ -157,7 +148,7 @@ def test_bad_input_is_one_clear_error(tmp_path):
         recheck_vocab(K, path, device="cpu")
 
 
-def test_check_numeric_on_the_command_line(tmp_path, cli):
+def test_check_numeric_on_the_command_line(tmp_path, cli, rewrite_array):
     K, cert, path = _saved(tmp_path, "layernorm output layer")
     result = cli(["check", path, "--numeric", "--device", "cpu"])
     assert result.status == 0 and "numeric re-check on cpu: agrees" in result.out
@@ -169,7 +160,7 @@ def test_check_numeric_on_the_command_line(tmp_path, cli):
     i = int(np.flatnonzero(cert.evidence == QUERY)[0])
     Q = cert.queries.copy()
     Q[cert.rows[i]] = -Q[cert.rows[i]]
-    _rewrite(path, "queries", Q)
+    rewrite_array(path, "queries", Q)
     result = cli(["check", path, "--numeric", "--device", "cpu"])
     assert result.status == 1 and "numeric re-check on cpu: DISAGREES" in result.out
     assert f"token {i} (shared query): token " in result.out and "Traceback" not in result.out + result.err

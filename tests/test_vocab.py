@@ -81,17 +81,7 @@ def test_save_load_and_check_on_the_command_line(tmp_path, cli):
     assert result.status == 0 and "every claim holds" in result.out
 
 
-def _rewrite(path, name, array):
-    from lnproofs.certificates.keyfile import sha256_of
-
-    target = path.with_name(f"cert.{name}.npy")
-    np.save(target, array)
-    data = json.loads(path.read_text())
-    data["arrays"][name]["sha256"] = sha256_of(target)
-    path.write_text(json.dumps(data))
-
-
-def test_tampered_vocabulary_certificates_are_refuted(tmp_path, cli):
+def test_tampered_vocabulary_certificates_are_refuted(tmp_path, cli, rewrite_array):
     K = _keys(n=200, d=3, seed=4)
     cert, path = _saved(tmp_path, K)
     loser = cert.statuses().index("unselectable")
@@ -100,13 +90,13 @@ def test_tampered_vocabulary_certificates_are_refuted(tmp_path, cli):
     data = json.loads(path.read_text())
     data["results"] = [r for r in data["results"] if r["index"] != loser]
     path.write_text(json.dumps(data))
-    _rewrite(path, "evidence", ev)
+    rewrite_array(path, "evidence", ev)
     result = cli(["check", path])
     assert result.status == 1 and f"key {loser}" in result.out
     cert, path = _saved(tmp_path, K)
     Q = cert.queries.copy()
     Q[0] = -Q[0]                                        # a shared query pointed the other way
-    _rewrite(path, "queries", Q)
+    rewrite_array(path, "queries", Q)
     assert cli(["check", path]).status == 1
 
 
