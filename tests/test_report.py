@@ -201,3 +201,4 @@ def test_pdf_text_has_no_substitute_glyphs(reports, tmp_path):
     assert "Relations in text" in text
     for glyph in ("\u00a1", "\u00bf", "\u2014"):
         assert glyph not in text, f"{glyph!r} found in the PDF text"
+    assert "\\ref{" not in text and "Theorem 10.4" in text      # references typeset, not escaped

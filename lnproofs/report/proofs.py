@@ -250,8 +250,11 @@ def theorem_latex(entry: TheoremEntry, names) -> str:
     """The theorem environment and its proof."""
     p = entry.general
 
-    def ref(target):
-        return rf"Theorem~\ref{{{label(target)}}}"
+    targets = []
+
+    def ref(target):                 # a mark that escaping the prose leaves alone, made a \ref at the end
+        targets.append(target)
+        return f"\x00{len(targets) - 1}\x00"
 
     env = entry.environment
     title = prose.to_latex(clean_text(p.title, names, ref))
@@ -269,7 +272,7 @@ def theorem_latex(entry: TheoremEntry, names) -> str:
         out.append(r"\end{itemize}")
     out.append(rf"\end{{{env}}}")
     out += _proof_latex(p, names, ref)
-    return "\n".join(out)
+    return re.sub("\x00([0-9]+)\x00", lambda m: rf"Theorem~\ref{{{label(targets[int(m.group(1))])}}}", "\n".join(out))
 
 
 def _said(statement: str, display: str) -> bool:
