@@ -5,6 +5,7 @@ evidence refuted."""
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -363,3 +364,18 @@ def test_a_token_without_a_direction_in_the_ball_is_screened_quietly():
         warnings.simplefilter("error")
         cert = certify_vocab_keys(K, qs)
     assert cert.evidence[3] != SELF and "undecided" not in cert.statuses() and cert.check(K).ok
+
+
+def test_a_relaxed_dual_the_exact_offsets_refuse_is_left_to_the_norms_search(monkeypatch):
+    """The free LP sees offsets rounded to doubles; a dual the kernel refuses is not returned."""
+    from lnproofs.kernel.certificates import Combination
+    from lnproofs.propose import homogeneous
+    from lnproofs.propose.querysets import box
+
+    K, qs = _output_layer(n=60, d=3)
+    good = homogeneous.relaxed_duals(K, qs, range(len(K)))
+    assert good
+    wrong = KeyResult(good[0].index, "not-realisable", None,
+                      Combination((good[0].index ^ 1,), (Fraction(1),)), "exact")     # one other key: no dual
+    monkeypatch.setattr(box, "certify", lambda *a, **k: [wrong])
+    assert homogeneous.relaxed_duals(K, qs, range(len(K))) == []

@@ -109,6 +109,7 @@ def relaxed_duals(keys, qs, tokens, *, seed: int = 0) -> list:
     from ..certificates.writers import format_fraction
     from ..kernel.certificates import KeyResult
     from ..kernel.querysets.free import BoxQuerySet
+    from ..kernel.querysets.norm import check_all
     from .querysets.box import certify
 
     points = offset_points(keys, qs) if len(tokens) else None
@@ -116,8 +117,11 @@ def relaxed_duals(keys, qs, tokens, *, seed: int = 0) -> list:
         return []
     A, c = points
     wanted = {int(i) for i in tokens}
-    return [KeyResult(r.index, "not-realisable", None, None, "exact", None, None,
-                      {"dual": {"indices": list(r.combination.indices),
-                                "weights": [format_fraction(w) for w in r.combination.weights]}})
-            for r in certify(A, BoxQuerySet(None, tuple(c.tolist())), indices=sorted(wanted), seed=seed)
-            if r.index in wanted and r.status == "not-realisable" and r.combination is not None]
+    out = [KeyResult(r.index, "not-realisable", None, None, "exact", None, None,
+                     {"dual": {"indices": list(r.combination.indices),
+                               "weights": [format_fraction(w) for w in r.combination.weights]}})
+           for r in certify(A, BoxQuerySet(None, tuple(c.tolist())), indices=sorted(wanted), seed=seed)
+           if r.index in wanted and r.status == "not-realisable" and r.combination is not None]
+    # the offsets were rounded to doubles (c_j = k_j . q0): a dual the exact offsets refuse is dropped
+    # here, so that its token still goes to the norm's own search
+    return [r for r, v in zip(out, check_all(keys, qs, out)) if v.ok] if out else []
