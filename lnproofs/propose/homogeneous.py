@@ -59,7 +59,6 @@ def homogeneous_results(keys, qs, tokens, *, seed: int = 0) -> list:
     """Norm-set :class:`~lnproofs.kernel.certificates.KeyResult` proposals for ``tokens`` (an
     :func:`is_homogeneous` set): ``selectable`` with ``u``, ``not-realisable`` with the exact convex
     weights as the dual; tokens the subspace road leaves ``undecided`` are not returned."""
-    from ..certificates.writers import format_fraction
     from ..kernel.certificates import KeyResult
     from ..kernel.querysets.subspace import SubspaceQuerySet
     from .querysets.subspace import certify
@@ -79,10 +78,18 @@ def homogeneous_results(keys, qs, tokens, *, seed: int = 0) -> list:
             out.append(KeyResult(r.index, "selectable", None, None, "exact", r.margin, None,
                                  {"u": _u_of(r.extras["z"], n, qs.centred)}))
         elif r.status in ("unselectable", "tie-only") and r.combination is not None:
-            c = r.combination
-            out.append(KeyResult(r.index, "not-realisable", None, None, "exact", None, None,
-                                 {"dual": {"indices": list(c.indices), "weights": [format_fraction(w) for w in c.weights]}}))
+            out.append(_dual(r.index, r.combination))
     return out
+
+
+def _dual(index: int, combination):
+    """A norm set's ``not-realisable`` proposal whose dual is the exact convex ``combination``."""
+    from ..certificates.writers import format_fraction
+    from ..kernel.certificates import KeyResult
+
+    return KeyResult(index, "not-realisable", None, None, "exact", None, None,
+                     {"dual": {"indices": list(combination.indices),
+                               "weights": [format_fraction(w) for w in combination.weights]}})
 
 
 def offset_points(keys, qs):
@@ -106,8 +113,6 @@ def relaxed_duals(keys, qs, tokens, *, seed: int = 0) -> list:
     the offsets as a bias (:mod:`lnproofs.propose.querysets.box`) gives weights with
     ``sum_j lambda_j a_j = a_i`` exactly and ``sum_j lambda_j c_j >= c_i``, which is the dual the
     kernel reads (``P (g o W_q^T v) = 0``, ``q0 . v <= 0``; theorem ``vocab.bias_lift``)."""
-    from ..certificates.writers import format_fraction
-    from ..kernel.certificates import KeyResult
     from ..kernel.querysets.free import BoxQuerySet
     from ..kernel.querysets.norm import check_all
     from .querysets.box import certify
@@ -117,9 +122,7 @@ def relaxed_duals(keys, qs, tokens, *, seed: int = 0) -> list:
         return []
     A, c = points
     wanted = {int(i) for i in tokens}
-    out = [KeyResult(r.index, "not-realisable", None, None, "exact", None, None,
-                     {"dual": {"indices": list(r.combination.indices),
-                               "weights": [format_fraction(w) for w in r.combination.weights]}})
+    out = [_dual(r.index, r.combination)
            for r in certify(A, BoxQuerySet(None, tuple(c.tolist())), indices=sorted(wanted), seed=seed)
            if r.index in wanted and r.status == "not-realisable" and r.combination is not None]
     # the offsets were rounded to doubles (c_j = k_j . q0): a dual the exact offsets refuse is dropped
