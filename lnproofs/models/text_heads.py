@@ -19,6 +19,8 @@ queries; other rotary or RMSNorm heads go through their proposer.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from .corpus_heads import (_certificate, certificate_from_candidates, free_certificate, interpolating_queries,
@@ -115,9 +117,8 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared,
                                                  last_map)
             if shared is None:
-                # the key differences, once per key head: every realisable uniform question needs them
-                diffs = key_differences(keys, with_keys=False) if uniform == "both" or (
-                    uniform == "free" and T > keys.shape[1]) else None
+                # the key differences, once per key head and only when a uniform question reads them
+                diffs = cache(lambda keys=keys: key_differences(keys, with_keys=False)) if uniform != "none" else None
                 uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
                             if uniform != "none" else {"status": "skipped"})
                 groups: dict[bytes, list[int]] = {}

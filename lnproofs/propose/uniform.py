@@ -51,7 +51,8 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     (with a ball radius, a feasible compact answer carries ``w``,
     ``u = P diag(g) W_q^T R^T w``, d numbers instead of n).  ``differences``: what
     :func:`~lnproofs.propose.integer_keys.key_differences` gives for these keys, when
-    the caller already has it (several query sets over the same keys).  ``query_set_ref``: what
+    the caller already has it (several query sets over the same keys), or a function that
+    gives it when first asked (an answer that does not read the differences never builds them).  ``query_set_ref``: what
     the answer names as its query set instead of the set's JSON (a run's reference to a head;
     such an answer is checked against the set that reference rebuilds)."""
     from ..io.exact import exact_float64
@@ -72,7 +73,7 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
         # fewer differences than dimensions: their span misses some q != 0
         return UniformResult("feasible", proof={"kind": "fewer differences than dimensions"},
                              extras={"query_stored": False}, **base)
-    D, _ = key_differences(keys) if differences is None else differences
+    D, _ = key_differences(keys) if differences is None else differences() if callable(differences) else differences
     if kind == "subspace":
         return _uniform_subspace(D, query_set, base)
     if D.nrows() == 0:

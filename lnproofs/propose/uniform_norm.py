@@ -20,11 +20,13 @@ differences ``D``.  Everything below is d-dimensional python-flint linear algebr
    ``q`` off zero inside the ball (``w*^T H w' = 0``, so ``||u||^2 = ||u*||^2 + t^2 w'^T H w'``);
    when none exists every solution in the ball gives ``q = 0``.
 
-Runs that keep only the status (``compact``) decide steps 1 and 3 first in Arb ball
-arithmetic when ``H`` is invertible (with fewer differences than dimensions, on every row of
-``D`` before any choice of rows: a ball solve that succeeds proves ``D Hn D^T`` invertible, so
-the rows are independent and step 1 would choose them all); a ball that touches its threshold
-sends the question to the exact rationals.  No status is decided by a tolerance.
+Runs that keep only the status (``compact``) decide steps 1 and 3 first when ``H`` is
+invertible, with fewer differences than dimensions, on every row of ``D`` before any choice
+of rows (a solve proved to succeed shows ``D Hn D^T`` invertible, so the rows are independent
+and step 1 would choose them all): in float64 with proved error bounds
+(:mod:`.uniform_float`, from the float keys, so no integer differences are built when it
+decides), then in Arb ball arithmetic; a bound or ball that touches its threshold sends the
+question to the exact rationals.  No status is decided by a tolerance.
 """
 
 from __future__ import annotations
@@ -59,17 +61,27 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
 
     ``base``: the result's ``query_set``, ``n_keys`` and ``dim``; ``query_map``: the head's
     :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`, shared between calls;
-    ``compact``: keep the status only (no query and no proof for a set without a radius)."""
+    ``compact``: keep the status only (no query and no proof for a set without a radius);
+    ``differences``: what :func:`~.integer_keys.key_differences` gives for ``keys``, or a
+    function that gives it (called only when the float64 bounds do not decide)."""
     from flint import fmpq, fmpq_mat
 
+    from ..kernel.querysets.norm import ExactQueryMap
+
     n, d = query_set.width, query_set.dim
-    D, K = key_differences(keys) if differences is None else differences
+    query_map = ExactQueryMap(query_set) if query_map is None else query_map
+    radius = getattr(query_set, "radius", None)
+    if compact and radius is None and 0 < len(keys) - 1 < d:
+        decided = _float_first(keys, query_map, n)
+        if decided is not None:
+            return _ball_result(decided, query_set, base, "float64 bounds")
+    D, K = (key_differences(keys) if differences is None else
+            differences() if callable(differences) else differences)
     if D.nrows() >= d and full_column_rank(D):       # no non-zero query at all gives equal scores
         return _independent_differences(D, base)
     eq = LayerNormEquations(keys, query_set, query_map, differences=(D, K))
     Hn, c, q0 = eq.Hn, eq.c, eq.q0
     h_full = kept(query_map, "uniform_h_full", lambda: full_column_rank(Hn))
-    radius = getattr(query_set, "radius", None)
     m = D.nrows()
     q0i, q0den = q0.numer_denom()
     balls = compact and radius is None and h_full
@@ -222,9 +234,24 @@ def _balls(Dp, Hn, q0, Dq0, q0den, c, n, query_map=None):
     return None
 
 
-def _ball_result(decided, query_set, base) -> UniformResult:
+def _float_first(keys, query_map, n):
+    """:func:`~.uniform_float.float_decision` where the balls would be tried first (``H``
+    invertible, ``q0 != 0``), with the head's float data kept on ``query_map``; else None."""
+    from .uniform_float import float_data, float_decision
+
+    def data():
+        Hn, c, q0 = query_map.gram()
+        if not kept(query_map, "uniform_h_full", lambda: full_column_rank(Hn)) or not any(q0.entries()):
+            return None
+        return float_data(Hn, c, q0)
+
+    held = kept(query_map, "uniform_float", data)
+    return None if held is None else float_decision(keys, *held, n)
+
+
+def _ball_result(decided, query_set, base, by: str = "arb balls") -> UniformResult:
     status, norm2 = decided
-    extras = {"least_norm_squared": norm2, "decided_by": "arb balls", "eps_note": _eps_note(query_set),
+    extras = {"least_norm_squared": norm2, "decided_by": by, "eps_note": _eps_note(query_set),
               "query_stored": False}
     if status == "feasible":
         return UniformResult("feasible", extras=extras, **base)

@@ -1,0 +1,112 @@
+"""The float64 decision of the compact uniform question (``propose/uniform_float.py``) gives the
+exact status whenever it gives one, also at the ball's boundary and for nearly dependent keys,
+and it gives one for ordinary heads (so the runs do not fall back to the balls)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lnproofs.kernel.querysets.norm import ExactQueryMap, LayerNormQuerySet
+from lnproofs.propose.uniform import uniform_attention
+from lnproofs.propose.uniform_float import float_data, float_decision
+
+
+def _set(rng, n, d, gain_scale=1.0):
+    return LayerNormQuerySet(rng.normal(size=n) * gain_scale, rng.normal(size=n) * 0.1, rng.normal(size=(d, n)),
+                             rng.normal(size=d) * 0.1, 1e-5)
+
+
+def _float(keys, qs):
+    Hn, c, q0 = ExactQueryMap(qs).gram()
+    Hf, q0f = float_data(Hn, c, q0)
+    return float_decision(keys, Hf, q0f, qs.width)
+
+
+def _exact(keys, qs):
+    answer = uniform_attention(keys, qs)                 # the exact rationals (no compact shortcut)
+    return answer.status, answer.extras.get("least_norm_squared")
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 10), d=st.integers(2, 6), data=st.data())
+def test_a_float_decision_is_the_exact_status(seed, n, d, data):
+    N = data.draw(st.integers(2, d))
+    rng = np.random.default_rng(seed)
+    qs = _set(rng, n, d, gain_scale=10.0 ** data.draw(st.integers(-3, 2)))
+    keys = rng.normal(size=(N, d)) * 10.0 ** data.draw(st.integers(-4, 4))
+    decided = _float(keys, qs)
+    if decided is not None:
+        assert decided[0] == _exact(keys, qs)[0]
+
+
+def test_ordinary_heads_are_decided_both_ways():
+    seen = set()
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        qs = _set(rng, 12, 6, gain_scale=[1.0, 0.01][seed % 2])
+        keys = rng.normal(size=(4, 6)) * [1.0, 30.0][seed % 4 // 2]
+        decided = _float(keys, qs)
+        assert decided is not None, seed
+        status, norm2 = _exact(keys, qs)
+        assert decided[0] == status and abs(decided[1] - norm2) <= 1e-9 * norm2
+        seen.add(status)
+    assert seen == {"feasible", "infeasible"}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_at_the_ball_boundary_it_gives_the_exact_status_or_none(seed):
+    """Gains scaled by ``s`` scale ``||u*||^2`` by ``1 / s^2``: put it within a few units in the
+    last place of ``n`` (the bounds must refuse or be right), then a millionth away (they decide)."""
+    rng = np.random.default_rng(700 + seed)
+    n, d = 10, 5
+    base = _set(rng, n, d)
+    keys = rng.normal(size=(3, d)) * 20
+    _, norm2 = _exact(keys, base)
+    for relative, must_decide in [(0.0, False), (2e-16, False), (-2e-16, False), (1e-6, True), (-1e-6, True)]:
+        s = float(np.sqrt(norm2 / n * (1 + relative)))
+        qs = LayerNormQuerySet(np.asarray(base.gamma) * s, base.beta, base.W_q, base.b_q, base.eps)
+        decided, (status, _) = _float(keys, qs), _exact(keys, qs)
+        assert decided is None or decided[0] == status, relative
+        if must_decide:
+            assert decided is not None and decided[0] == status
+
+
+@pytest.mark.parametrize("gap", [0.0, 1e-300, 1e-30, 1e-12])
+def test_nearly_dependent_keys_are_refused_or_right(gap):
+    rng = np.random.default_rng(11)
+    qs = _set(rng, 9, 5)
+    keys = rng.normal(size=(4, 5))
+    keys[3] = keys[1] + gap                            # difference rows 0 and 2 (nearly) equal
+    decided = _float(keys, qs)
+    assert decided is None or decided[0] == _exact(keys, qs)[0]
+    if gap == 0.0:
+        assert decided is None                         # G is singular: nothing is proved
+
+
+def test_compact_runs_name_the_float_bounds():
+    rng = np.random.default_rng(3)
+    qs = _set(rng, 12, 6)
+    keys = rng.normal(size=(4, 6))
+    compact = uniform_attention(keys, qs, compact=True)
+    assert compact.extras["decided_by"] == "float64 bounds"
+    assert compact.status == _exact(keys, qs)[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ill_conditioned_keys_at_the_boundary_are_refused_or_right(seed):
+    """Nearly dependent differences make the float solve lose digits: near the boundary the
+    bounds must widen with them (the error of the solve and of G are both needed here)."""
+    rng = np.random.default_rng(900 + seed)
+    n, d = 10, 5
+    base = _set(rng, n, d)
+    keys = rng.normal(size=(4, d)) * 20
+    keys[3] = keys[1] + rng.normal(size=d) * 1e-7      # G has a condition number near 1e14
+    _, norm2 = _exact(keys, base)
+    wrong = 0
+    for relative in np.geomspace(1e-15, 1e-3, 25):
+        for sign in (1, -1):
+            s = float(np.sqrt(norm2 / n * (1 + sign * relative)))
+            qs = LayerNormQuerySet(np.asarray(base.gamma) * s, base.beta, base.W_q, base.b_q, base.eps)
+            decided = _float(keys, qs)
+            wrong += decided is not None and decided[0] != _exact(keys, qs)[0]
+    assert wrong == 0
