@@ -85,7 +85,7 @@ def each_once(indices, n: int, where: str) -> None:
 
 
 def freeze(value):
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):     # the plain dict first: the ABC test is slow
         return MappingProxyType({k: freeze(v) for k, v in value.items()})
     if isinstance(value, list):
         return tuple(freeze(v) for v in value)
