@@ -2,13 +2,16 @@
 exact status whenever it gives one, also at the ball's boundary and for nearly dependent keys,
 and it gives one for ordinary heads (so the runs do not fall back to the balls)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lnproofs.kernel.querysets.norm import ExactQueryMap, LayerNormQuerySet
+from lnproofs.kernel.querysets.norm import ExactQueryMap, LayerNormQuerySet, RotaryLayerNormQuerySet
 from lnproofs.propose.uniform import uniform_attention
-from lnproofs.propose.uniform_float import float_data, float_decision
+from lnproofs.models.head_sets import positioned_map
+from lnproofs.propose.uniform_float import float_data, float_decision, rotated_data
 
 
 def _set(rng, n, d, gain_scale=1.0):
@@ -17,9 +20,7 @@ def _set(rng, n, d, gain_scale=1.0):
 
 
 def _float(keys, qs):
-    Hn, c, q0 = ExactQueryMap(qs).gram()
-    Hf, q0f = float_data(Hn, c, q0)
-    return float_decision(keys, Hf, q0f, qs.width)
+    return float_decision(keys, *float_data(*ExactQueryMap(qs).gram()), qs.width)
 
 
 def _exact(keys, qs):
@@ -110,3 +111,45 @@ def test_ill_conditioned_keys_at_the_boundary_are_refused_or_right(seed):
             decided = _float(keys, qs)
             wrong += decided is not None and decided[0] != _exact(keys, qs)[0]
     assert wrong == 0
+
+
+def _rotary(rng, n, d, position, gain_scale=1.0):
+    angles = position / 10000.0 ** (np.arange(d // 2) / (d // 2))
+    cos, sin = np.concatenate([np.cos(angles)] * 2), np.concatenate([np.sin(angles)] * 2)
+    return RotaryLayerNormQuerySet(rng.normal(size=n) * gain_scale, rng.normal(size=(d, n)), rng.normal(size=d) * 0.1,
+                                   1e-5, beta=rng.normal(size=n) * 0.1, rotation=(cos, sin, "half", position))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_rotary_position_rotated_in_floats_holds_the_exact_forms_within_its_bounds(seed):
+    from fractions import Fraction
+
+    from flint import fmpq
+
+    def exact(x):                                        # a float as an exact rational
+        f = Fraction(float(x))
+        return fmpq(f.numerator, f.denominator)
+
+    rng = np.random.default_rng(40 + seed)
+    n, d = 12, 6
+    at = _rotary(rng, n, d, position=3 + 50 * seed)
+    base = ExactQueryMap(dataclasses.replace(at, rotation=None))
+    Hf, eH, qf, eq = rotated_data(positioned_map(base, at).R, float_data(*base.gram()))
+    Hn, c, q0 = ExactQueryMap(at).gram()                 # the position's exact forms, built alone
+    for i in range(d):
+        assert abs(q0[i, 0] - exact(qf[i])) <= exact(eq[i])
+        for j in range(d):
+            assert abs(Hn[i, j] * c - exact(Hf[i, j])) <= exact(eH[i, j])
+    assert (eH > 0).all() and (eH <= 1e-12 * np.abs(Hf).max()).all()      # bounds, and tight ones
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_rotary_compact_answers_are_the_exact_status(seed):
+    rng = np.random.default_rng(60 + seed)
+    n, d = 12, 6
+    at = _rotary(rng, n, d, position=7 + seed, gain_scale=[1.0, 0.01][seed % 2])
+    base = ExactQueryMap(dataclasses.replace(at, rotation=None))
+    keys = rng.normal(size=(4, d)) * [1.0, 30.0][seed % 4 // 2]
+    compact = uniform_attention(keys, at, query_map=positioned_map(base, at), compact=True)
+    assert compact.extras["decided_by"] == "float64 bounds"
+    assert compact.status == uniform_attention(keys, at).status

@@ -148,6 +148,7 @@ def positioned_map(base, query_set):
     qmap = ExactQueryMap.__new__(ExactQueryMap)
     vars(qmap).update({name: vars(base)[name] for name in _POSITION_FREE})
     qmap.R = query_set.rotation.matrix(qmap.d)
+    qmap.position_free = base                            # what searches keep per head (float forms)
     return qmap
 
 

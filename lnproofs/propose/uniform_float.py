@@ -12,9 +12,11 @@ small ``t`` (the step :mod:`.uniform_norm` takes for ``q* = 0``).
 Here every quantity is computed in float64 and enclosed by a bound that holds whatever the
 order of summation (numpy's products may use any order, with or without fused multiply-add):
 
-* inputs: ``Df = fl(k_i - k_0)``, ``Hf`` and ``q0f`` correctly rounded from the exact values,
-  so each is within ``u |.|`` of the exact value (``u = 2^-53``; a subtraction whose result is
-  subnormal is exact);
+* inputs: ``Df = fl(k_i - k_0)``, within ``u |D|`` of the exact differences (``u = 2^-53``; a
+  subtraction whose result is subnormal is exact); ``Hf`` and ``q0f`` with bounds ``eH``, ``eq``
+  of their errors: correctly rounded from the exact values (:func:`float_data`), or, for a
+  rotary position, rotated in floats from those of the position-free set (:func:`rotated_data`:
+  ``R H R^T`` costs two small float products instead of d^2 exact roundings);
 * a product of inner length ``k`` computed in floats is within ``gamma_k |A| |B|`` of the
   exact product of its float operands (``gamma_k = k u / (1 - k u)``), plus at most ``k``
   underflows of ``2^-1075`` each;
@@ -38,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["float_data", "float_decision"]
+__all__ = ["float_data", "rotated_data", "float_decision"]
 
 U = 2.0 ** -53
 #: an absolute term above every possible sum of underflow errors (each at most 2^-1075)
@@ -59,9 +61,10 @@ def _gamma(k: int) -> float:
     return (2 * k + 16) * U * 2.0
 
 
-def float_data(Hn, c, q0) -> tuple[np.ndarray, np.ndarray]:
-    """``(Hf, q0f)``: ``H = Hn * c`` and ``q0`` as float64, each entry correctly rounded (Python's
-    division of integers is), infinite where the value is beyond the float range."""
+def float_data(Hn, c, q0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(Hf, eH, q0f, eq)``: ``H = Hn * c`` and ``q0`` as float64, each entry correctly rounded
+    (Python's division of integers is; infinite beyond the float range), and bounds ``eH``,
+    ``eq`` of their errors (``u |.|`` of the exact value, so ``u / (1 - u)`` of the float)."""
     from flint import fmpq
 
     def rounded(x) -> float:
@@ -72,29 +75,45 @@ def float_data(Hn, c, q0) -> tuple[np.ndarray, np.ndarray]:
 
     d = Hn.nrows()
     cf = fmpq(c)
-    H = np.array([rounded(fmpq(Hn[i, j]) * cf) for i in range(d) for j in range(d)], dtype=np.float64)
-    return H.reshape(d, d), np.array([rounded(x) for x in q0.entries()], dtype=np.float64)
+    H = np.array([rounded(fmpq(Hn[i, j]) * cf) for i in range(d) for j in range(d)], dtype=np.float64).reshape(d, d)
+    q = np.array([rounded(x) for x in q0.entries()], dtype=np.float64)
+    return H, _up(np.abs(H) * (2 * U)), q, _up(np.abs(q) * (2 * U))
 
 
-def float_decision(keys, Hf, q0f, n: int):
+def rotated_data(R, data) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`float_data` of ``R H R^T`` and ``R q0`` from that of ``H`` and ``q0`` (``data``) and the
+    exact rotation ``R`` (fmpq_mat, d x d): ``R`` rounded entry by entry (exact for the float
+    cos/sin tables rotary sets are built from), the products in floats, every rounding bounded."""
+    Hf, eH, qf, eq = data
+    num, den = R.numer_denom()
+    Rf = np.array(num.tolist(), dtype=np.float64) / float(int(den))
+    aR, k = np.abs(Rf) * (1 + 4 * U), _gamma(2 * len(Rf))      # |R| (with the rounding of Rf)
+    H = Rf @ Hf @ Rf.T
+    q = Rf @ qf
+    eH2 = _up(_up(aR @ eH @ aR.T) * (1 + 4 * U) + k * _up(aR @ np.abs(Hf) @ aR.T))
+    eq2 = _up(_up(aR @ eq) * (1 + 4 * U) + k * _up(aR @ np.abs(qf)))
+    return H, eH2, q, eq2
+
+
+def float_decision(keys, Hf, eH, q0f, eq, n: int):
     """``("feasible" | "infeasible", ||u*||^2 as a float)`` proved in float64 (module docstring),
-    or None when the bounds do not decide.  ``keys``: the float64 keys (N x d, ``1 < N <= d``)."""
+    or None when the bounds do not decide.  ``keys``: the float64 keys (N x d, ``1 < N <= d``);
+    ``Hf``, ``q0f`` with the bounds ``eH``, ``eq`` of their errors (:func:`float_data`)."""
     keys = np.asarray(keys, dtype=np.float64)
     Df = keys[1:] - keys[0]
     m, d = Df.shape
     with np.errstate(all="ignore"):
-        return _decide(Df, Hf, q0f, n, m, d)
+        return _decide(Df, Hf, eH, q0f, eq, n, m, d)
 
 
-def _decide(Df, Hf, q0f, n, m, d):
-    aD, aH = np.abs(Df), np.abs(Hf)
-    HDt = Hf @ Df.T                                   # d x m
-    G = Df @ HDt                                      # m x m
+def _decide(Df, Hf, eH, q0f, eq, n, m, d):
+    aD = np.abs(Df)
+    G = Df @ (Hf @ Df.T)                              # m x m
     r = -(Df @ q0f)
-    aHDt = _up(aH @ aD.T)                             # >= |Hf| |Df|^T
     kG, kr = _gamma(2 * d), _gamma(d)
-    EG = _up(kG * _up(aD @ aHDt))                     # |G - Gf| (inputs and both products)
-    Er = _up(kr * _up(aD @ np.abs(q0f)))              # |r - rf|
+    # |G - Gf|: the rounding of D and both products (relative to |D| (|H| + eH) |D|^T), and eH
+    EG = _up(kG * _up(aD @ _up((np.abs(Hf) + eH) @ aD.T)) + _up(aD @ _up(eH @ aD.T)) * (1 + 4 * U))
+    Er = _up(kr * _up(aD @ (np.abs(q0f) + eq)) + _up(aD @ eq) * (1 + 4 * U))      # |r - rf|
     if not (np.isfinite(G).all() and np.isfinite(EG).all() and np.isfinite(r).all() and np.isfinite(Er).all()):
         return None
     try:

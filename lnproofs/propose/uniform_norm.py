@@ -237,15 +237,22 @@ def _balls(Dp, Hn, q0, Dq0, q0den, c, n, query_map=None):
 def _float_first(keys, query_map, n):
     """:func:`~.uniform_float.float_decision` where the balls would be tried first (``H``
     invertible, ``q0 != 0``), with the head's float data kept on ``query_map``; else None."""
-    from .uniform_float import float_data, float_decision
+    from .uniform_float import float_data, float_decision, rotated_data
 
-    def data():
-        Hn, c, q0 = query_map.gram()
-        if not kept(query_map, "uniform_h_full", lambda: full_column_rank(Hn)) or not any(q0.entries()):
+    def data(qm):
+        Hn, c, q0 = qm.gram()
+        if not kept(qm, "uniform_h_full", lambda: full_column_rank(Hn)) or not any(q0.entries()):
             return None
         return float_data(Hn, c, q0)
 
-    held = kept(query_map, "uniform_float", data)
+    base = getattr(query_map, "position_free", None)    # a rotary position's map shares its head's
+    if query_map.R is not None and base is not None:
+        # R H R^T is invertible when H and R are (R: a full rank modulo a prime proves it)
+        held = kept(base, "uniform_float", lambda: data(base))
+        held = None if held is None else kept(query_map, "uniform_float", lambda: rotated_data(
+            query_map.R, held) if full_column_rank(query_map.R.numer_denom()[0]) else None)
+    else:
+        held = kept(query_map, "uniform_float", lambda: data(query_map))
     return None if held is None else float_decision(keys, *held, n)
 
 
