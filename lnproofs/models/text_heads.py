@@ -24,7 +24,7 @@ from functools import cache
 import numpy as np
 
 from .corpus_heads import (_certificate, certificate_from_candidates, free_certificate, interpolating_queries,
-                           outputs_certificate, result_json)
+                           outputs_certificate)
 from .head_sets import realisable_results
 
 __all__ = ["TEXT_SCHEMA", "COVERED_STATUS", "head_certificates", "certify_text"]
@@ -36,13 +36,9 @@ COVERED_STATUS = {"selectable": "selectable", "tie-only": "not-realisable", "uns
 
 
 def _free_results(keys) -> dict:
-    """The free certificate of a key head: no more keys than dimensions (short texts), each key's
-    interpolating query first (one solve for all); otherwise, and for what that leaves, the engine."""
-    from ..propose.certification import certify_results
-
-    if len(keys) <= keys.shape[1]:
-        return certificate_from_candidates(keys, interpolating_queries(keys, np.arange(len(keys))))
-    return _certificate(len(keys), keys.shape[1], {"kind": "free"}, [result_json(r) for r in certify_results(keys)])
+    """The free certificate of a key head: each key's least-squares interpolating query first
+    (one solve for all), checked exactly; the engine for the keys that leaves."""
+    return certificate_from_candidates(keys, interpolating_queries(keys, np.arange(len(keys))))
 
 
 def _covered(free: dict, ref: dict, coverage: dict, shared: dict | None = None) -> dict:
