@@ -161,7 +161,8 @@ def test_real_sentences_match_the_reference():
         from reference.layernorm_reference import reference_results
 
         caps = capture_layers(loaded, [ids], [0, 5])
-        _, rows, _ = certify_text(caps, ids, number, text, [0, 5], [0, 7], HeadSets(), uniform="free")
+        _, columns, _ = certify_text(caps, ids, number, text, [0, 5], [0, 7], HeadSets(), uniform="free")
+        rows = [dict(zip(columns, values)) for values in zip(*columns.values())]
         for layer in (0, 5):
             for head in (0, 7):
                 keys, qs = caps[layer].keys(head), head_query_set(caps[layer], head)

@@ -38,14 +38,15 @@ PER_TEXT = ("ln_out", "hidden_in", "sources", "rotary_cos", "rotary_sin")
 
 def _merge_layers(number, text, parts):
     """A text's record, rows and arrays from its layers' parts (in layer order)."""
-    record, rows, arrays = None, [], {}
+    record, rows, arrays = None, {}, {}
     for part_record, part_rows, part_arrays in parts:
         if record is None:
             record = dict(part_record, text=text)
         else:
             record["layers"].extend(part_record["layers"])
             record["heads"].extend(part_record["heads"])
-        rows.extend(part_rows)
+        for name, values in part_rows.items():
+            rows.setdefault(name, []).extend(values)
         arrays.update(part_arrays)
     return record, rows, arrays
 
@@ -56,10 +57,11 @@ def _write_rows(path: Path, rows, tokens) -> None:
 
     from .table import ROW_SCHEMA
 
-    for r in rows:
-        r["token"] = tokens[r["position"]]
-    with replacing(path, binary=True) as handle:
-        pq.write_table(pa.Table.from_pylist(rows, schema=ROW_SCHEMA()), handle)
+    schema = ROW_SCHEMA()
+    columns = dict(rows, token=[tokens[p] for p in rows.get("position", [])])
+    with replacing(path, binary=True) as handle:      # (a text with no rows: every column empty)
+        pq.write_table(pa.Table.from_pydict({name: columns.get(name, []) for name in schema.names}, schema=schema),
+                       handle)
 
 
 #: with the default ``workers=None``, corpora of at least this many texts use a local cluster

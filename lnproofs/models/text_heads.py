@@ -79,7 +79,8 @@ def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | Non
 
 def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True):
     """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
-    one table row per (layer, head, position), and the arrays the certificates are about."""
+    the table rows, one per (layer, head, position), as columns (name -> list of values, the
+    table's columns but ``token``), and the arrays the certificates are about."""
     from ..propose.integer_keys import key_differences
     from ..propose.uniform import uniform_attention
     from .text_causal import CAUSAL_COLUMNS, causal_column, causal_section
@@ -87,7 +88,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
     tokens = [int(i) for i in ids]
     record = {"schema": TEXT_SCHEMA, "text_index": number, "text": text, "tokens": tokens,
               "arrays": f"text{number:05d}.npz", "layers": [], "heads": []}
-    rows, arrays = [], {}
+    rows, arrays = {}, {}
     for layer in layers:
         cap = captures[layer]
         outputs = outputs_certificate(cap.ln_out)
@@ -142,17 +143,19 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             if "ties" not in shared:                 # per key head: a twin key with the same token id
                 shared["ties"] = [any(tokens[j] == tokens[pos] for j in twins if j != pos)
                                   for pos, twins in enumerate(shared["twins"])]
-            causal_values = zip(*(causal_column(columns, name, T) for name in CAUSAL_COLUMNS))
-            for pos, fr, rr, tie, extra in zip(range(T), free["results"], realisable["results"], shared["ties"],
-                                               causal_values):
-                row = {"text": number, "layer": layer, "head": head, "position": pos, "token_id": tokens[pos],
-                       "status_free": fr["status"], "status_realisable": rr["status"],
-                       "status_outputs": out_status[pos],
-                       "margin_free": fr.get("margin"), "margin_realisable": rr.get("margin"),
-                       "ties_identical_token": tie,
-                       "uniform_free": shared["uniform"]["status"], "uniform_realisable": uni_real["status"]}
-                row.update(zip(CAUSAL_COLUMNS, extra))
-                rows.append(row)
+            # the head's T table rows, column by column
+            for name, values in (("text", [number] * T), ("layer", [layer] * T), ("head", [head] * T),
+                                 ("position", list(range(T))), ("token_id", tokens[:T]),
+                                 ("status_free", [r["status"] for r in free["results"]]),
+                                 ("status_realisable", [r["status"] for r in realisable["results"]]),
+                                 ("status_outputs", out_status[:T]),
+                                 ("margin_free", [r.get("margin") for r in free["results"]]),
+                                 ("margin_realisable", [r.get("margin") for r in realisable["results"]]),
+                                 ("ties_identical_token", shared["ties"]),
+                                 ("uniform_free", [shared["uniform"]["status"]] * T),
+                                 ("uniform_realisable", [uni_real["status"]] * T),
+                                 *((name, causal_column(columns, name, T)) for name in CAUSAL_COLUMNS)):
+                rows.setdefault(name, []).extend(values)
         for shared in by_key_head.values():
             for name in ("diffs", "keys", "twins", "covered", "ties"):
                 shared.pop(name, None)
