@@ -153,3 +153,50 @@ def test_rotary_compact_answers_are_the_exact_status(seed):
     compact = uniform_attention(keys, at, query_map=positioned_map(base, at), compact=True)
     assert compact.extras["decided_by"] == "float64 bounds"
     assert compact.status == uniform_attention(keys, at).status
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_more_differences_than_dimensions_give_the_exact_answer_and_proof(seed):
+    from lnproofs.propose.integer_keys import key_differences
+    from lnproofs.propose.uniform import check_uniform
+    from lnproofs.propose.uniform_float import first_differences_independent
+
+    rng = np.random.default_rng(80 + seed)
+    d = 5
+    qs = _set(rng, 9, d)
+    keys = rng.normal(size=(d + 3, d)) * 10.0 ** (seed - 3)
+    if seed % 3 == 2:
+        keys[3] = keys[1] + 1e-9 * keys[2]               # nearly dependent: refused, or proved right
+    calls = []
+
+    def differences():
+        calls.append(1)
+        return key_differences(keys, with_keys=False)
+
+    for query_set in (None, qs):
+        answer = uniform_attention(keys, query_set, compact=True, differences=differences)
+        exact = uniform_attention(keys, query_set)
+        assert answer.status == exact.status == "infeasible" and answer.proof == exact.proof
+        assert check_uniform(keys, answer) == (True, "")
+    if seed % 3 != 2:
+        assert first_differences_independent(keys) and not calls      # decided without the integers
+
+
+def test_dependent_first_differences_are_not_claimed_independent():
+    from lnproofs.propose.uniform import check_uniform
+    from lnproofs.propose.uniform_float import first_differences_independent
+
+    for seed in range(1, 7):
+        # dyadic keys with k_5 - k_0 = 3 (k_1 - k_0) - 2 (k_2 - k_0) exactly: float LU does not see the
+        # zero pivot (rounding leaves a tiny one), the bound must
+        rng = np.random.default_rng(seed)
+        keys = rng.integers(-50, 50, size=(8, 5)) * 0.375 + 0.125
+        keys[5] = keys[1] * 3 - keys[2] * 2
+        assert not first_differences_independent(keys), seed
+    rng = np.random.default_rng(9)
+    keys = rng.normal(size=(8, 5))
+    keys[4] = keys[2]                                  # differences 2 and 4 equal: the first five dependent
+    assert not first_differences_independent(keys)
+    answer = uniform_attention(keys, compact=True)
+    assert answer.status == "infeasible" and answer.proof["pairs"] != [[j + 1, 0] for j in range(5)]
+    assert check_uniform(keys, answer) == (True, "")

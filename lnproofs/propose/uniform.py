@@ -28,7 +28,7 @@ from ..certificates.uniform import UniformResult
 from ..certificates.writers import query_set_to_json
 from ..kernel import uniform_check
 from .uniform_linalg import full_column_rank, kept, kernel_vector, normalise, pivot_rows, rows_of, scale_into
-from .uniform_norm import uniform_norm
+from .uniform_norm import independent_first, uniform_norm
 
 __all__ = ["UniformResult", "uniform_attention", "check_uniform"]
 
@@ -73,6 +73,8 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
         # fewer differences than dimensions: their span misses some q != 0
         return UniformResult("feasible", proof={"kind": "fewer differences than dimensions"},
                              extras={"query_stored": False}, **base)
+    if kind == "free" and N - 1 >= d and (answer := independent_first(keys, base)) is not None:
+        return answer
     D, _ = key_differences(keys) if differences is None else differences() if callable(differences) else differences
     if kind == "subspace":
         return _uniform_subspace(D, query_set, base)

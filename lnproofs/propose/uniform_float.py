@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["float_data", "rotated_data", "float_decision"]
+__all__ = ["float_data", "rotated_data", "float_decision", "first_differences_independent"]
 
 U = 2.0 ** -53
 #: an absolute term above every possible sum of underflow errors (each at most 2^-1075)
@@ -141,3 +141,27 @@ def _decide(Df, Hf, eH, q0f, eq, n, m, d):
     if (norm2 + spread) * (1 + 2 * U) < n:
         return "feasible", norm2
     return None
+
+
+def first_differences_independent(keys) -> bool:
+    """True when the first ``d`` key differences ``k_1 - k_0, ..., k_d - k_0`` are proved linearly
+    independent in float64 (``keys``: N x d, N > d): with ``M`` their float matrix (within
+    ``u |M|`` of the exact one) and any approximate inverse ``R``, ``||I - R M'||_inf < 1`` for
+    every ``M'`` within that bound proves each such ``M'`` invertible.  False when the bound does
+    not prove it (nothing is claimed then)."""
+    keys = np.asarray(keys, dtype=np.float64)
+    d = keys.shape[1]
+    if len(keys) <= d:
+        return False
+    M = keys[1:d + 1] - keys[0]
+    with np.errstate(all="ignore"):
+        if not np.isfinite(M).all():
+            return False
+        try:
+            R = np.linalg.inv(M)
+        except np.linalg.LinAlgError:
+            return False
+        aR, aM = np.abs(R), np.abs(M)
+        C = np.abs(R @ M - np.eye(d)) * UPWARD
+        beta = _up(np.max(_up(C + _gamma(d) * _up(aR @ aM) + _up(aR @ _up(aM * (2 * U)))).sum(axis=1)))
+    return bool(np.isfinite(beta) and beta < 0.5)

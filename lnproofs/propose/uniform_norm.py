@@ -50,10 +50,20 @@ BALL_PRECS = (128, 320)
 BALL_FIRST_SOLVE = "lu"
 
 
-def _independent_differences(D, base):
-    pick = pivot_rows(D)
+def _independent_differences(D, base, pick=None):
+    pick = pivot_rows(D) if pick is None else pick
     return UniformResult("infeasible", proof={"kind": "independent differences",
                                               "pairs": [[j + 1, 0] for j in pick]}, **base)
+
+
+def independent_first(keys, base) -> UniformResult | None:
+    """The answer when no non-zero query gives equal scores because the first ``d`` differences
+    are independent, proved in float64 (:func:`~.uniform_float.first_differences_independent`;
+    the rows the exact choice would take when they are independent modulo its prime); else None."""
+    from .uniform_float import first_differences_independent
+
+    d = keys.shape[1]
+    return _independent_differences(None, base, list(range(d))) if first_differences_independent(keys) else None
 
 
 def uniform_norm(keys, query_set, base, query_map=None, compact=False, differences=None) -> UniformResult:
@@ -75,6 +85,8 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
         decided = _float_first(keys, query_map, n)
         if decided is not None:
             return _ball_result(decided, query_set, base, "float64 bounds")
+    if len(keys) - 1 >= d and (answer := independent_first(keys, base)) is not None:
+        return answer                                  # no non-zero query at all gives equal scores
     D, K = (key_differences(keys) if differences is None else
             differences() if callable(differences) else differences)
     if D.nrows() >= d and full_column_rank(D):       # no non-zero query at all gives equal scores
