@@ -19,8 +19,6 @@ queries; other rotary or RMSNorm heads go through their proposer.
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 
 from .corpus_heads import (_certificate, certificate_from_candidates, free_certificate, interpolating_queries,
@@ -81,7 +79,6 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
     """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
     the table rows, one per (layer, head, position), as columns (name -> list of values, the
     table's columns but ``token``), and the arrays the certificates are about."""
-    from ..propose.integer_keys import key_differences
     from ..propose.uniform import uniform_attention
     from .text_causal import CAUSAL_COLUMNS, causal_column, causal_section
 
@@ -114,21 +111,18 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared,
                                                  last_map)
             if shared is None:
-                # the key differences, once per key head and only when a uniform question reads them
-                diffs = cache(lambda keys=keys: key_differences(keys, with_keys=False)) if uniform != "none" else None
-                uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
+                uni_free = (uniform_attention(keys, compact=True).to_json()
                             if uniform != "none" else {"status": "skipped"})
                 groups: dict[bytes, list[int]] = {}
                 for pos, row in enumerate(keys):
                     groups.setdefault((row + 0.0).tobytes(), []).append(pos)
                 twins = [groups[(row + 0.0).tobytes()] for row in keys]
-                shared = by_key_head[g] = {"head": head, "free": free, "uniform": uni_free, "diffs": diffs,
+                shared = by_key_head[g] = {"head": head, "free": free, "uniform": uni_free,
                                            "causal": None, "keys": keys, "twins": twins}
                 arrays[f"keys_l{layer}_kv{g}"] = keys
             uni_real = {"status": "skipped"}
             if uniform == "both":
-                uni_real = uniform_attention(keys, last, query_map=last_map, compact=True,
-                                             differences=shared["diffs"], query_set_ref=ref).to_json()
+                uni_real = uniform_attention(keys, last, query_map=last_map, compact=True, query_set_ref=ref).to_json()
             entry = {"layer": layer, "head": head, "key_head": g, "kind": kind,
                      "free": free if shared["head"] == head else {"same_as_head": shared["head"]},
                      "realisable": realisable,
@@ -157,6 +151,6 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                                  *((name, causal_column(columns, name, T)) for name in CAUSAL_COLUMNS)):
                 rows.setdefault(name, []).extend(values)
         for shared in by_key_head.values():
-            for name in ("diffs", "keys", "twins", "covered", "ties"):
+            for name in ("keys", "twins", "covered", "ties"):
                 shared.pop(name, None)
     return record, rows, arrays
