@@ -93,6 +93,10 @@ def _witness(path, kind, family):
 def _coverage(path, kind, family):
     data = json.loads(path.read_text())
     coverage = _entry(kind, family, data)["realisable"]["coverage"]
+    if kind == "text":                                          # a text file names its run's coverage file
+        path = path.parent.parent / coverage
+        data = json.loads(path.read_text())
+        coverage = data["coverage"]
     coverage["rows"][1] = coverage["rows"][0]                    # a minor with two equal columns: zero
     path.write_text(json.dumps(data))
     return "coverage"

@@ -283,15 +283,43 @@ def test_a_false_coverage_claim_is_refuted(cli, models, tmp_path):
     assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--max-texts", "1", "--layers", "0",
                 "--heads", "2", "--uniform", "none", "--out", out, "--quiet"]).status == 0
     path = out / "texts" / "text00000.json"
-    data = json.loads(path.read_text())
-    coverage = data["heads"][0]["realisable"]["coverage"]
+    named = json.loads(path.read_text())["heads"][0]["realisable"]["coverage"]
+    assert named == "coverage/layer0_head2.json"                # written once for the run, named by the text
+    cover_path = out / named
+    data = json.loads(cover_path.read_text())
+    coverage = data["coverage"]
     assert check_model_file(path)["layer0/head2/coverage"].ok
     for field, value in (("rows", [0, 0, 1, 2]), ("prime", 4)):
-        tampered = json.loads(json.dumps(data))
-        tampered["heads"][0]["realisable"]["coverage"] = dict(coverage, **{field: value})
-        path.write_text(json.dumps(tampered))
+        cover_path.write_text(json.dumps(dict(data, coverage=dict(coverage, **{field: value}))))
         assert not check_model_file(path)["layer0/head2/coverage"].ok
         assert cli(["check", path]).status == 1
+
+
+def test_a_text_file_reads_only_its_heads_coverage_file(cli, models, tmp_path):
+    """The coverage file a text names must be its run's file of that head, present and of that
+    head: another name, a missing file or another head's file is one clear line, exit 2."""
+    out = tmp_path / "cover"
+    assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--max-texts", "1", "--layers", "0",
+                "--heads", "1,2", "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    path = out / "texts" / "text00000.json"
+    data = json.loads(path.read_text())
+    assert [h["realisable"]["coverage"] for h in data["heads"]] == ["coverage/layer0_head1.json",
+                                                                     "coverage/layer0_head2.json"]
+    assert cli(["check", out]).status == 0                   # the coverage files are skipped, read through the text
+    for name, message in (("../../outside.json", "names coverage"), ("coverage/layer0_head1.json", "names coverage")):
+        tampered = json.loads(json.dumps(data))
+        tampered["heads"][1]["realisable"]["coverage"] = name
+        path.write_text(json.dumps(tampered))
+        refused = cli(["check", path])
+        assert refused.status == 2 and message in refused.err and len(refused.err.strip().splitlines()) == 1
+    path.write_text(json.dumps(data))
+    other = json.loads((out / "coverage/layer0_head1.json").read_text())
+    (out / "coverage/layer0_head2.json").write_text(json.dumps(other))        # head 1's evidence under head 2's name
+    refused = cli(["check", path])
+    assert refused.status == 2 and "is not the coverage file of layer 0 head 2" in refused.err
+    (out / "coverage/layer0_head2.json").unlink()
+    refused = cli(["check", path])
+    assert refused.status == 2 and "needs coverage/layer0_head2.json" in refused.err
 
 
 def test_check_command_reads_certify_model_files(cli, models, tmp_path):

@@ -33,7 +33,7 @@ else 0; every unreadable entry is named in the summary."""
 _SELECTABILITY = "lnproofs.selectability/1"
 #: schemas of lnproofs that are not certificates a folder check reads (skipped, as other JSON)
 _NOT_CERTIFICATES = ("lnproofs.homework/1", "lnproofs.homework-answers/1", "lnproofs.homework-class/1",
-                     "lnproofs.uniform/1")
+                     "lnproofs.uniform/1", "lnproofs.model-coverage/1")      # (coverage: read with the texts naming it)
 _CAUSAL = "lnproofs.causal/1"
 
 
@@ -189,7 +189,9 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
     max_bytes = None if keys is None else limits.allowed_bytes(*keys.shape)
     data = read_json_file(path, limits, max_bytes)
     schema = data.get("schema") if isinstance(data, dict) else None
-    if isinstance(schema, str) and schema.startswith("lnproofs.model-"):
+    if schema in _NOT_CERTIFICATES and skip_foreign:
+        return None
+    if isinstance(schema, str) and schema.startswith("lnproofs.model-") and schema not in _NOT_CERTIFICATES:
         if keys_arg is not None:
             raise OptionError(f"{path} is a certify-model file ({schema}) that holds its own keys; leave KEYS out")
         return _model_file(path, limits)

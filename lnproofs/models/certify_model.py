@@ -184,11 +184,11 @@ def model_file_certificates(path) -> list:
     from .corpus_pool import POOL_SCHEMA, pool_file_certificates
     from .head_files import HEADS_SCHEMA, head_file_certificates
     from .text_check import text_file_certificates
-    from .text_heads import TEXT_SCHEMA
+    from .text_heads import TEXT_SCHEMAS
 
     data = _read(path)
     schema = data.get("schema")
-    if schema in (TEXT_SCHEMA, "lnproofs.model-text/1"):
+    if schema in TEXT_SCHEMAS:
         return text_file_certificates(path, data)
     if schema == HEADS_SCHEMA:
         return head_file_certificates(path, data)
@@ -196,7 +196,7 @@ def model_file_certificates(path) -> list:
         return pool_file_certificates(path, data)
     if schema not in (HEAD_SCHEMA, LAYER_SCHEMA):
         raise ModelError(f"{path} is not a certify-model file (schema {schema!r}); "
-                         f"accepted schemas: {TEXT_SCHEMA}, {HEADS_SCHEMA}, {POOL_SCHEMA}, {HEAD_SCHEMA}, {LAYER_SCHEMA}")
+                         f"accepted schemas: {', '.join(TEXT_SCHEMAS)}, {HEADS_SCHEMA}, {POOL_SCHEMA}, {HEAD_SCHEMA}, {LAYER_SCHEMA}")
     fields = (("certificate", "ln_outputs"),) if schema == LAYER_SCHEMA else (("free", "keys"), ("layernorm", "keys"))
     out = []
     for name, array in fields:
@@ -234,10 +234,11 @@ def model_file_checks(path) -> list:
     from .corpus_pool import POOL_SCHEMA, pool_file_checks
     from .head_files import HEADS_SCHEMA, head_file_checks
     from .text_check import text_file_checks
-    from .text_heads import TEXT_SCHEMA
+    from .text_heads import TEXT_SCHEMAS
 
     data = _read(path)
-    checks = {HEADS_SCHEMA: head_file_checks, POOL_SCHEMA: pool_file_checks, TEXT_SCHEMA: text_file_checks}
+    checks = {HEADS_SCHEMA: head_file_checks, POOL_SCHEMA: pool_file_checks,
+              **{schema: text_file_checks for schema in TEXT_SCHEMAS}}
     return checks[data["schema"]](path, data) if data.get("schema") in checks else []
 
 

@@ -6,12 +6,14 @@ group of texts through the model (on a worker that holds it) and captures every 
 per-token arrays; a certification task takes one text x layer through
 :func:`lnproofs.models.text_heads.certify_text` (every family: free and realisable queries,
 uniform attention, causal answers for decoders), on any worker.  Each finished text is written
-at once (``texts/textNNNNN.json``, schema ``lnproofs.model-text/2``, its arrays
+at once (``texts/textNNNNN.json``, schema ``lnproofs.model-text/3``, its arrays
 ``texts/textNNNNN.npz`` and its table rows ``rows/textNNNNN.parquet``), so an interrupted
 run keeps every finished text and ``resume=True`` restarts at the first unfinished one.
 The exact data of each head's query set is built once per run and shared by all texts;
 the weights the query sets need are in ``params.npz`` beside the ``texts`` folder
-(:func:`lnproofs.models.text_check.text_file_certificates` puts them back).
+(:func:`lnproofs.models.text_check.text_file_certificates` puts them back), and the coverage
+evidence of each head that covers every direction in ``coverage/layer{L}_head{H}.json``,
+written with the first text that uses it (the text files name it).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 from ..kernel.errors import InputError, ModelError, OptionError, require
 from .corpus_heads import _write_json
 from .head_sets import HeadSets, narrow_exactly
-from .text_heads import TEXT_SCHEMA, certify_text
+from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name
 
 __all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "FORWARD_BATCH", "HeadSets", "resolve_model_device",
            "device_problem", "certify_corpus", "sliding_limit"]
@@ -269,6 +271,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     cache = HeadSets() if head_cache is None else head_cache
     truncated, done, kept = 0, 0, 0
     texts_of, tokens_of, parts_of = {}, {}, {}
+    covered: set = set()                               # heads whose coverage file this run wrote
     bar = None
 
     def write(number, result):
@@ -276,6 +279,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
         ids = tokens_of.pop(number)
         record, rows, arrays = result
         record["options"] = options
+        _coverage_files(out, record, covered)
         tokens = tokenizer.convert_ids_to_tokens(ids.tolist()) if hasattr(tokenizer, "convert_ids_to_tokens") \
             else [str(i) for i in ids.tolist()]
         _write_rows(out / "rows" / f"text{number:05d}.parquet", rows, tokens)
@@ -349,8 +353,8 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             if not ctx.in_process:       # before any file is written: model workers, and their device
                 check_model_workers(ctx, device_problem if ctx.scheduler else None, device)
             try:
-                folder_entry(out, "texts", folder=True)
-                folder_entry(out, "rows", folder=True)
+                for name in ("texts", "rows", "coverage"):
+                    folder_entry(out, name, folder=True)
             except OSError as exc:
                 raise ModelError(f"output folder {out} cannot be created ({exc.strerror}); give a writable "
                                  "--out") from None
@@ -392,6 +396,20 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
         tables.update(pool_corpus(out, cache, templates, layers, heads, progress=progress))
     return {"texts": total, "certified": done, "kept": kept, "truncated": truncated, "model_loads": record,
             **tables}
+
+
+def _coverage_files(out: Path, record: dict, covered: set) -> None:
+    """Move each head's coverage evidence out of ``record`` into the run's coverage file (written
+    once per head and run: the same evidence for every text), leaving the file's name."""
+    for entry in record["heads"]:
+        real = entry.get("realisable") or {}
+        if isinstance(real.get("coverage"), dict):
+            layer, head = entry["layer"], entry["head"]
+            if (layer, head) not in covered:
+                _write_json(out / coverage_name(layer, head), {"schema": COVERAGE_SCHEMA, "layer": layer, "head": head,
+                                                               "coverage": real["coverage"]})
+                covered.add((layer, head))
+            real["coverage"] = coverage_name(layer, head)
 
 
 def _finished(path: Path, options, ids) -> bool:

@@ -1,7 +1,8 @@
 """What ``lnproofs check`` re-verifies in a text file of a ``certify-model`` run
 (``texts/textNNNNN.json``): the full-width norm outputs' certificates, and every head's
 evidence (:mod:`.evidence`, the one check of every file kind) with its keys and its query
-sets put back from ``params.npz`` and, for rotary sets, the text's own cos/sin table.
+sets put back from ``params.npz`` and, for rotary sets, the text's own cos/sin table, and
+the coverage evidence a head names from the run's ``coverage`` folder.
 
 :func:`text_evidence` reads a text file into :class:`~.evidence.HeadEvidence` entries (the
 head files are written from them); :func:`text_file_certificates` gives the certificates
@@ -16,7 +17,8 @@ from pathlib import Path
 from ..kernel.errors import CertificateFormatError, ModelError
 from .evidence import HeadEvidence, SetSource, evidence_certificates, evidence_checks
 
-__all__ = ["run_params", "run_arrays", "params_sets", "text_evidence", "text_file_certificates", "text_file_checks"]
+__all__ = ["run_params", "run_arrays", "run_coverage", "params_sets", "text_evidence", "text_file_certificates",
+           "text_file_checks"]
 
 
 def run_params(path) -> dict:
@@ -74,10 +76,32 @@ def text_evidence(path, data, params=None, arrays=None) -> list[HeadEvidence]:
         if causal and "same_as_head" in causal["free"]:
             causal = dict(causal, free=holder["causal"]["free"])
         keys = _keys(arrays, h)
-        out.append(HeadEvidence(f"layer{layer}/head{head}", layer, head, keys, holder["free"],
-                                h.get("realisable", h.get("layernorm")),
+        realisable = h.get("realisable", h.get("layernorm"))
+        if isinstance(realisable, dict) and isinstance(realisable.get("coverage"), str):
+            realisable = dict(realisable, coverage=run_coverage(path, layer, head, realisable["coverage"]))
+        out.append(HeadEvidence(f"layer{layer}/head{head}", layer, head, keys, holder["free"], realisable,
                                 params_sets(params, arrays, layer, head, keys.shape[1], invertible), causal, owns))
     return out
+
+
+def run_coverage(path, layer: int, head: int, name: str) -> dict:
+    """The coverage evidence a text file names (``name``, which must be the run's file of that
+    head, :func:`~.text_heads.coverage_name`), read from the run's folder within the readers' limits."""
+    from ..certificates.limits import read_json_file
+    from .text_heads import COVERAGE_SCHEMA, coverage_name
+
+    if name != coverage_name(layer, head):
+        raise CertificateFormatError(f"{path}: layer {layer} head {head} names coverage {name!r}; a text file names "
+                                     f"its run's file {coverage_name(layer, head)!r}")
+    target = Path(path).resolve().parent.parent / name
+    if not target.is_file():
+        raise ModelError(f"{path} needs {name} from the same run beside its folder")
+    data = read_json_file(target)
+    if not (isinstance(data, dict) and data.get("schema") == COVERAGE_SCHEMA and data.get("layer") == layer
+            and data.get("head") == head and isinstance(data.get("coverage"), dict)):
+        raise CertificateFormatError(f"{target} is not the coverage file of layer {layer} head {head} (schema "
+                                     f"{COVERAGE_SCHEMA}, with its layer, head and coverage)")
+    return data["coverage"]
 
 
 def _read(path, data, what):

@@ -25,9 +25,20 @@ from .corpus_heads import (_certificate, certificate_from_candidates, free_certi
                            outputs_certificate)
 from .head_sets import realisable_results
 
-__all__ = ["TEXT_SCHEMA", "COVERED_STATUS", "head_certificates", "certify_text"]
+__all__ = ["TEXT_SCHEMA", "TEXT_SCHEMAS", "COVERAGE_SCHEMA", "COVERED_STATUS", "coverage_name", "head_certificates",
+           "certify_text"]
 
-TEXT_SCHEMA = "lnproofs.model-text/2"
+TEXT_SCHEMA = "lnproofs.model-text/3"
+#: the text schemas ``lnproofs check`` reads: /2 held each head's coverage evidence itself
+TEXT_SCHEMAS = (TEXT_SCHEMA, "lnproofs.model-text/2")
+#: a head's coverage evidence, written once per run (``coverage/layer{L}_head{H}.json``); the
+#: text files name that file instead of repeating the evidence (about 46 KB a head of width 384)
+COVERAGE_SCHEMA = "lnproofs.model-coverage/1"
+
+
+def coverage_name(layer: int, head: int) -> str:
+    """The run's coverage file of one head, relative to the run's folder (the name text files hold)."""
+    return f"coverage/layer{int(layer)}_head{int(head)}.json"
 #: a free status -> the realisable status it implies when the query set covers every direction
 COVERED_STATUS = {"selectable": "selectable", "tie-only": "not-realisable", "unselectable": "not-realisable",
                   "undecided": "undecided"}
