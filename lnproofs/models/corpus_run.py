@@ -120,13 +120,23 @@ def _compact(template):
     return replace(template, **narrow, hidden_in=template.hidden_in[:0], ln_out=template.ln_out[:0])
 
 
-def _widen(template, fields):
+def _widen(template, fields, sets=None):
     """The layer's capture of one text: ``template``'s weights in float64 again (exact) and
-    the text's arrays ``fields``."""
+    the text's arrays ``fields``.  With ``sets`` (:class:`HeadSets`), the float64 weights and
+    the key product's weight slices are made once per layer and kept with its query sets
+    (read-only), instead of for every text."""
     from dataclasses import replace
 
-    wide = {name: np.asarray(getattr(template, name), dtype=np.float64) for name in WEIGHTS}
-    return replace(template, **wide, **fields)
+    from .row_products import RowProduct
+
+    def make():
+        wide = {name: np.asarray(getattr(template, name), dtype=np.float64) for name in WEIGHTS}
+        for array in wide.values():
+            array.flags.writeable = False
+        return dict(wide, key_product=RowProduct(wide["W_k"], wide["b_k"]))
+
+    held = make() if sets is None else sets.layer_item(template, "weights", make)
+    return replace(template, **held, **fields)
 
 
 def _layer_templates(loaded, layers):
@@ -146,7 +156,7 @@ def _certify_piece(piece, state, template):
     number, layer, ids, fields = piece
     sets, heads, options = state
     options = dict(options)
-    cap = _widen(template, fields)
+    cap = _widen(template, fields, sets)
     if options.pop("fold", False):
         from .folding import fold_capture
 

@@ -17,14 +17,14 @@ not change which key wins.  The forward pass itself runs in :mod:`torch_backend.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from ..kernel.arrays import as_real_array
 from ..kernel.errors import ModelError, ShapeError, require
-from .row_products import row_products
+from .row_products import RowProduct, row_products
 
 __all__ = ["LayerNormParams", "RMSNormParams", "LayerCapture", "parse_selection", "prepare_inputs", "capture_layers"]
 
@@ -101,6 +101,8 @@ class LayerCapture:
     causal: bool = False
     sliding_window: int | None = None
     rotary_style: str = "half"
+    #: ``W_k``'s :class:`~.row_products.RowProduct`, when a run keeps one per layer (else made per capture)
+    key_product: object = field(default=None, repr=False, compare=False)
 
     @property
     def head_dim(self) -> int:
@@ -155,7 +157,10 @@ class LayerCapture:
     def _all_keys(self) -> np.ndarray:
         """The keys of every key head at once: each entry depends on its row of ``ln_out`` and
         its row of ``W_k`` alone, so these are the bytes a head's own product would give."""
-        return row_products(self.ln_out, self.W_k, self.b_k)
+        product = self.key_product
+        if product is None or product.W is not self.W_k or product.b is not self.b_k:
+            product = RowProduct(self.W_k, self.b_k)
+        return product(self.ln_out)
 
     def keys(self, head: int) -> np.ndarray:
         """``W_k y + b_k`` of every row, row by row as :meth:`queries` (every key head's keys

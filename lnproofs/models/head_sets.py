@@ -212,6 +212,15 @@ class HeadSets(TravellingCache):
             self.items[key] = (kind, qs) + extra
         return self.items[key]
 
+    def layer_item(self, capture, name: str, make):
+        """``make()`` for ``capture``'s layer, kept as long as the layer's query sets (dropped with
+        them; counted as :func:`_set_bytes` of the layer)."""
+        key = (capture.layer, name)
+        self._use(capture, 0 if key in self.items else _set_bytes(capture))
+        if key not in self.items:
+            self.items[key] = make()
+        return self.items[key]
+
     def one_blas_thread(self):
         """A context that holds BLAS to one thread (threadpoolctl), from a controller kept by this
         cache: finding the loaded libraries takes about 3 ms, which every text x layer paid before.
