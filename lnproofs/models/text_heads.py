@@ -50,6 +50,19 @@ def _free_results(keys) -> dict:
     return certificate_from_candidates(keys, interpolating_queries(keys, np.arange(len(keys))))
 
 
+def _lazy_differences(keys):
+    """A function giving ``key_differences(keys, with_keys=False)``, computed at its first call only."""
+    from ..propose.integer_keys import key_differences
+
+    held = []
+
+    def differences():
+        if not held:
+            held.append(key_differences(keys, with_keys=False))
+        return held[0]
+    return differences
+
+
 def _covered(free: dict, ref: dict, coverage: dict, shared: dict | None = None) -> dict:
     """The realisable certificate of a covering head: the free results' statuses carried over
     (one list of results for every covering head that reads the key head ``shared``)."""
@@ -122,18 +135,21 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared,
                                                  last_map)
             if shared is None:
-                uni_free = (uniform_attention(keys, compact=True).to_json()
+                # the integer key differences, once per key head and only if a uniform question reads them
+                diffs = _lazy_differences(keys)
+                uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
                             if uniform != "none" else {"status": "skipped"})
                 groups: dict[bytes, list[int]] = {}
                 for pos, row in enumerate(keys):
                     groups.setdefault((row + 0.0).tobytes(), []).append(pos)
                 twins = [groups[(row + 0.0).tobytes()] for row in keys]
-                shared = by_key_head[g] = {"head": head, "free": free, "uniform": uni_free,
+                shared = by_key_head[g] = {"head": head, "free": free, "uniform": uni_free, "diffs": diffs,
                                            "causal": None, "keys": keys, "twins": twins}
                 arrays[f"keys_l{layer}_kv{g}"] = keys
             uni_real = {"status": "skipped"}
             if uniform == "both":
-                uni_real = uniform_attention(keys, last, query_map=last_map, compact=True, query_set_ref=ref).to_json()
+                uni_real = uniform_attention(keys, last, query_map=last_map, compact=True,
+                                             differences=shared["diffs"], query_set_ref=ref).to_json()
             entry = {"layer": layer, "head": head, "key_head": g, "kind": kind,
                      "free": free if shared["head"] == head else {"same_as_head": shared["head"]},
                      "realisable": realisable,
@@ -162,6 +178,6 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                                  *((name, causal_column(columns, name, T)) for name in CAUSAL_COLUMNS)):
                 rows.setdefault(name, []).extend(values)
         for shared in by_key_head.values():
-            for name in ("keys", "twins", "covered", "ties"):
+            for name in ("diffs", "keys", "twins", "covered", "ties"):
                 shared.pop(name, None)
     return record, rows, arrays

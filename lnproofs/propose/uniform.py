@@ -49,10 +49,10 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     answer's exact query and proof (rationals of thousands of digits for wide layers) are
     not returned; run without it for an answer that :func:`check_uniform` re-verifies
     (with a ball radius, a feasible compact answer carries ``w``,
-    ``u = P diag(g) W_q^T R^T w``, d numbers instead of n).  ``differences``: what
-    :func:`~lnproofs.propose.integer_keys.key_differences` gives for these keys, when
-    the caller already has it (several query sets over the same keys; the float64 proofs
-    decide most questions before they are read).  ``query_set_ref``: what
+    ``u = P diag(g) W_q^T R^T w``, d numbers instead of n).  ``differences``: a function
+    giving what :func:`~lnproofs.propose.integer_keys.key_differences` gives for these keys,
+    shared by several query sets over the same keys and called only when an answer reads
+    them (the float64 proofs decide most questions first).  ``query_set_ref``: what
     the answer names as its query set instead of the set's JSON (a run's reference to a head;
     such an answer is checked against the set that reference rebuilds)."""
     from ..io.exact import exact_float64
@@ -75,7 +75,7 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
                              extras={"query_stored": False}, **base)
     if kind == "free" and N - 1 >= d and (answer := independent_first(keys, base)) is not None:
         return answer
-    D, _ = key_differences(keys) if differences is None else differences
+    D, _ = key_differences(keys, with_keys=False) if differences is None else differences()
     if kind == "subspace":
         return _uniform_subspace(D, query_set, base)
     if D.nrows() == 0:

@@ -72,8 +72,8 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
     ``base``: the result's ``query_set``, ``n_keys`` and ``dim``; ``query_map``: the head's
     :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`, shared between calls;
     ``compact``: keep the status only (no query and no proof for a set without a radius);
-    ``differences``: what :func:`~.integer_keys.key_differences` gives for ``keys`` (read only
-    when the float64 bounds do not decide)."""
+    ``differences``: a function giving what :func:`~.integer_keys.key_differences` gives for
+    ``keys`` (called only when the float64 bounds do not decide; only ``D`` is read)."""
     from flint import fmpq, fmpq_mat
 
     from ..kernel.querysets.norm import ExactQueryMap
@@ -87,7 +87,7 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
             return _ball_result(decided, query_set, base, "float64 bounds")
     if len(keys) - 1 >= d and (answer := independent_first(keys, base)) is not None:
         return answer                                  # no non-zero query at all gives equal scores
-    D, K = key_differences(keys) if differences is None else differences
+    D, K = key_differences(keys, with_keys=False) if differences is None else differences()
     if D.nrows() >= d and full_column_rank(D):       # no non-zero query at all gives equal scores
         return _independent_differences(D, base)
     eq = LayerNormEquations(keys, query_set, query_map, differences=(D, K))
