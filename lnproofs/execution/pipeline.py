@@ -37,6 +37,7 @@ model made once.
 
 from __future__ import annotations
 
+import itertools
 import operator
 import uuid
 from collections.abc import Callable, Iterable
@@ -145,18 +146,42 @@ def _loads_record(name, dask_worker=None):
 
 
 def _in_process(forward, certify, groups, model, states, on_result, slot_data=None) -> dict:
+    """Every group in this process, in order: the forward task of the next group runs in a
+    second thread while this group's pieces are certified here (torch releases the GIL in its
+    kernels, so a second core does the forward passes); at most two groups are held.  A group
+    the iterator cannot give (bad input) is raised after the groups before it are finished."""
+    from concurrent.futures import ThreadPoolExecutor
+
     made, data = None, None
-    for g, (item, slots) in enumerate(groups):
-        if made is None:
-            made = model.fn(*model.args) if isinstance(model, Load) else model
-            if slot_data is not None:
-                data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
-        pieces = forward(item, made)
-        for j, (piece, slot) in enumerate(zip(pieces, slots)):
-            on_result(g, j, certify(piece, states[slot]) if data is None else
-                      certify(piece, states[slot], data[slot]))
-        del pieces
-    return {}
+    it = iter(groups)
+    held = None                                    # (group number, slots, its forward task)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward") as pool:
+        for g in itertools.count():
+            try:
+                following = next(it, None)
+            except BaseException:
+                if held is not None:
+                    _certify_group(held, certify, states, data, on_result)
+                raise
+            if following is not None:
+                item, slots = following
+                if made is None:
+                    made = model.fn(*model.args) if isinstance(model, Load) else model
+                    if slot_data is not None:
+                        data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
+                task = pool.submit(forward, item, made)
+            if held is not None:
+                _certify_group(held, certify, states, data, on_result)
+            if following is None:
+                return {}
+            held = (g, slots, task)
+
+
+def _certify_group(held, certify, states, data, on_result) -> None:
+    g, slots, task = held
+    pieces = task.result()
+    for j, (piece, slot) in enumerate(zip(pieces, slots)):
+        on_result(g, j, certify(piece, states[slot]) if data is None else certify(piece, states[slot], data[slot]))
 
 
 def _distributed(ctx, forward, certify, groups, model, states, on_result, waiting, slot_data=None) -> dict:
