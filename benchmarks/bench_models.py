@@ -299,8 +299,9 @@ def main() -> None:
     corpus = Path(__file__).parent / "data" / "sentences.txt"
     texts = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()][:args.texts]
     corpus_s, result = run_corpus(loaded, tokenizer, corpus, args.texts, cache)
-    # as the command line runs it by default: a local cluster from 16 texts on (start-up and
-    # each worker's own model load and setup included)
+    # as the command line runs it by default: a local cluster from 16 texts on a machine of at
+    # least 3 cores (start-up and each worker's own model load and setup included), else this
+    # process with the head sets made again
     default_s, _ = run_corpus(loaded, tokenizer, corpus, args.texts, None, workers=None)
     sample = texts[:: max(1, len(texts) // max(1, args.peer_texts))][:args.peer_texts]
     peer_sample, lps_sample = peer_time(loaded, tokenizer, sample)
@@ -327,12 +328,18 @@ def main() -> None:
     results = Path(__file__).parent / "results"
     results.mkdir(exist_ok=True)
     (results / "bench_models.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    from lnproofs.execution import machine_workers
+    from lnproofs.models.corpus_run import PARALLEL_MIN_CORES
+
+    layout = "a local cluster" if machine_workers() >= PARALLEL_MIN_CORES else "this process: too few cores for a cluster"
+    figures["default_layout"] = layout
+    (results / "bench_models.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     lines = ["| measure | lnproofs | per-key HiGHS | ratio |", "|---|---|---|---|",
              f"| one sentence ({tokens} tokens), best of {args.repeats} (median) | {min(sentence):.2f} s "
              f"({statistics.median(sentence):.2f} s) | {peer_one:.1f} s ({lps_one} LPs) | {peer_one / min(sentence):.0f}x |",
              f"| {len(texts)} sentences ({n_tokens} tokens) | {corpus_s:.1f} s | {peer_corpus:.0f} s "
              f"(est. from {len(sample)} texts) | {peer_corpus / corpus_s:.0f}x |",
-             f"| {len(texts)} sentences, default workers (local cluster, start-up and loads included) | "
+             f"| {len(texts)} sentences, default workers ({layout}, start-up and loads included) | "
              f"{default_s:.1f} s | {peer_corpus:.0f} s | {peer_corpus / default_s:.0f}x |",
              "", f"Model load {load_s:.1f} s; per-model setup (exact query data of 72 heads) {setup_s:.1f} s; "
              f"peak resident memory {peak_mb:.0f} MB."]

@@ -199,3 +199,23 @@ def test_dependent_first_differences_are_not_claimed_independent():
     answer = uniform_attention(keys, compact=True)
     assert answer.status == "infeasible" and answer.proof["pairs"] != [[j + 1, 0] for j in range(5)]
     assert check_uniform(keys, answer) == (True, "")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_without_an_offset_the_answer_is_the_exact_roads(seed, monkeypatch):
+    """q0 = 0 (no biases, as in randomly initialised models): u* = 0, and with fewer differences
+    than dimensions the exact road answers feasible; the shortcut gives that same answer,
+    for a set at a rotary position too."""
+    import lnproofs.propose.uniform_norm as uniform_norm
+
+    rng = np.random.default_rng(120 + seed)
+    n, d = 10, 6
+    plain = LayerNormQuerySet(rng.normal(size=n), np.zeros(n), rng.normal(size=(d, n)), np.zeros(d), 1e-5)
+    at = dataclasses.replace(_rotary(rng, n, d, position=5 + seed), beta=np.zeros(n), b_q=np.zeros(d))
+    keys = rng.normal(size=(1 + seed % 5, d))
+    for qs, qmap in ((plain, None), (at, positioned_map(ExactQueryMap(dataclasses.replace(at, rotation=None)), at))):
+        quick = uniform_attention(keys, qs, query_map=qmap, compact=True).to_json()
+        with monkeypatch.context() as m:
+            m.setattr(uniform_norm, "_float_first", lambda *a: None)
+            exact = uniform_attention(keys, qs, compact=True).to_json()
+        assert quick == exact and quick["status"] == "feasible"

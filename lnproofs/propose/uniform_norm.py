@@ -83,6 +83,9 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
     radius = getattr(query_set, "radius", None)
     if compact and radius is None and 0 < len(keys) - 1 < d:
         decided = _float_first(keys, query_map, n)
+        if decided == "q0 = 0":                        # what the exact road below answers for q0 = 0
+            return UniformResult("feasible", extras={"least_norm_squared": 0.0, "eps_note": _eps_note(query_set),
+                                                     "query_stored": False}, **base)
         if decided is not None:
             return _ball_result(decided, query_set, base, "float64 bounds")
     if len(keys) - 1 >= d and (answer := independent_first(keys, base)) is not None:
@@ -246,25 +249,31 @@ def _balls(Dp, Hn, q0, Dq0, q0den, c, n, query_map=None):
 
 
 def _float_first(keys, query_map, n):
-    """:func:`~.uniform_float.float_decision` where the balls would be tried first (``H``
-    invertible, ``q0 != 0``), with the head's float data kept on ``query_map``; else None."""
+    """For ``H`` invertible (else None): ``"q0 = 0"`` when the offset is zero (then ``u* = 0``
+    and, with fewer differences than dimensions, the answer is ``feasible``, step 3), or
+    :func:`~.uniform_float.float_decision`, with the head's float data kept on ``query_map``."""
     from .uniform_float import float_data, float_decision, rotated_data
 
     def data(qm):
         Hn, c, q0 = qm.gram()
-        if not kept(qm, "uniform_h_full", lambda: full_column_rank(Hn)) or not any(q0.entries()):
+        if not kept(qm, "uniform_h_full", lambda: full_column_rank(Hn)):
             return None
-        return float_data(Hn, c, q0)
+        return "q0 = 0" if not any(q0.entries()) else float_data(Hn, c, q0)
 
     base = getattr(query_map, "position_free", None)    # a rotary position's map shares its head's
     if query_map.R is not None and base is not None:
-        # R H R^T is invertible when H and R are (R: a full rank modulo a prime proves it)
+        # R H R^T is invertible when H and R are (R: a full rank modulo a prime proves it), and
+        # R q0 = 0 exactly when q0 = 0
         held = kept(base, "uniform_float", lambda: data(base))
-        held = None if held is None else kept(query_map, "uniform_float", lambda: rotated_data(
-            query_map.R, held) if full_column_rank(query_map.R.numer_denom()[0]) else None)
+        if held is not None and held != "q0 = 0":
+            held = kept(query_map, "uniform_float", lambda: rotated_data(
+                query_map.R, held) if full_column_rank(query_map.R.numer_denom()[0]) else None)
+        elif held is not None:
+            held = kept(query_map, "uniform_float",
+                        lambda: "q0 = 0" if full_column_rank(query_map.R.numer_denom()[0]) else None)
     else:
         held = kept(query_map, "uniform_float", lambda: data(query_map))
-    return None if held is None else float_decision(keys, *held, n)
+    return held if held is None or held == "q0 = 0" else float_decision(keys, *held, n)
 
 
 def _ball_result(decided, query_set, base, by: str = "arb balls") -> UniformResult:
