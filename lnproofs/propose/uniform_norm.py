@@ -260,19 +260,17 @@ def _float_first(keys, query_map, n):
             return None
         return "q0 = 0" if not any(q0.entries()) else float_data(Hn, c, q0)
 
-    base = getattr(query_map, "position_free", None)    # a rotary position's map shares its head's
-    if query_map.R is not None and base is not None:
-        # R H R^T is invertible when H and R are (R: a full rank modulo a prime proves it), and
-        # R q0 = 0 exactly when q0 = 0
-        held = kept(base, "uniform_float", lambda: data(base))
-        if held is not None and held != "q0 = 0":
-            held = kept(query_map, "uniform_float", lambda: rotated_data(
-                query_map.R, held) if full_column_rank(query_map.R.numer_denom()[0]) else None)
-        elif held is not None:
-            held = kept(query_map, "uniform_float",
-                        lambda: "q0 = 0" if full_column_rank(query_map.R.numer_denom()[0]) else None)
-    else:
-        held = kept(query_map, "uniform_float", lambda: data(query_map))
+    def rotated():
+        # a rotary position's map shares its head's forms: R H R^T is invertible when H and R are
+        # (R: a full rank modulo a prime proves it), and R q0 = 0 exactly when q0 = 0
+        whole = kept(base, "uniform_float", lambda: data(base))
+        if whole is None or not full_column_rank(query_map.R.numer_denom()[0]):
+            return None
+        return whole if whole == "q0 = 0" else rotated_data(query_map.R, whole)
+
+    base = getattr(query_map, "position_free", None)
+    held = kept(query_map, "uniform_float",
+                lambda: data(query_map) if query_map.R is None or base is None else rotated())
     return held if held is None or held == "q0 = 0" else float_decision(keys, *held, n)
 
 
