@@ -317,6 +317,11 @@ def test_a_text_file_reads_only_its_heads_coverage_file(cli, models, tmp_path):
     (out / "coverage/layer0_head2.json").write_text(json.dumps(other))        # head 1's evidence under head 2's name
     refused = cli(["check", path])
     assert refused.status == 2 and "is not the coverage file of layer 0 head 2" in refused.err
+    hostile = json.dumps(dict(other, head=2, coverage=dict(other["coverage"], prime=0)))
+    assert '"prime": 0' in hostile
+    (out / "coverage/layer0_head2.json").write_text(hostile.replace('"prime": 0', '"prime": ' + "9" * 20000))
+    refused = cli(["check", path])
+    assert refused.status == 2 and "digits" in refused.err and len(refused.err.strip().splitlines()) == 1
     (out / "coverage/layer0_head2.json").unlink()
     refused = cli(["check", path])
     assert refused.status == 2 and "needs coverage/layer0_head2.json" in refused.err
