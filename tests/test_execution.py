@@ -205,3 +205,33 @@ def test_only_the_execution_layer_imports_dask_and_importing_it_loads_none():
              "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed', 'tqdm'}))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_one_process_pipeline_forwards_the_next_group_in_a_thread_and_finishes_before_a_bad_group():
+    """run_pipeline without a cluster: every piece is certified here, in group order; the forward
+    task of the following group runs in another thread meanwhile; when the groups' iterator
+    raises (a bad text), every group before it has been certified first."""
+    import threading
+
+    from lnproofs.execution import ExecutionContext, run_pipeline
+
+    seen, threads = [], set()
+
+    def forward(item, model):
+        threads.add(threading.current_thread() is threading.main_thread())
+        return [(item, k) for k in range(2)]
+
+    def certify(piece, state):
+        threads.add("certify in main" if threading.current_thread() is threading.main_thread() else "certify elsewhere")
+        return piece
+
+    def groups():
+        for g in range(3):
+            yield g, [0, 0]
+        raise OptionError("text 6 is not accepted")
+
+    with pytest.raises(OptionError, match="text 6"):
+        run_pipeline(forward, certify, groups(), context=ExecutionContext(None, 1), model=object(), states=[None],
+                     on_result=lambda g, j, result: seen.append((g, j, result)))
+    assert seen == [(g, j, (g, j)) for g in range(3) for j in range(2)]
+    assert threads == {False, "certify in main"}

@@ -31,8 +31,9 @@ that dies takes its pieces with it, and the scheduler recomputes them (forward p
 included) on a model worker that is left or that replaces it.  Tasks are pure functions
 of their inputs, so the results are those of an undisturbed run.
 
-In this process (no cluster) the same two functions run one after the other, with the
-model made once.
+In this process (no cluster) the same two functions run group by group, with the model made
+once: the forward task of the next group in a second thread while this group's pieces are
+certified here, results in order.
 """
 
 from __future__ import annotations
