@@ -11,8 +11,8 @@ position, which sees every key), and for decoders the causal answers
 
 A realisable set that covers every direction (:mod:`lnproofs.propose.querysets.coverage`,
 proposed once per head and run) needs no search of its own: its answers are the free ones,
-at every query position, and the file records the coverage, which ``lnproofs check``
-verifies.  Other LayerNorm heads without rotary positions take the fast search
+at every query position, and the file names the run's coverage file of the head
+(:func:`coverage_name`, written once per run), which ``lnproofs check`` verifies.  Other LayerNorm heads without rotary positions take the fast search
 (:mod:`lnproofs.propose.querysets.layernorm_fast`), whose witnesses are tried first as free
 queries; other rotary or RMSNorm heads go through their proposer.
 """
