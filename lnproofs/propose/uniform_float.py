@@ -27,13 +27,14 @@ order of summation (numpy's products may use any order, with or without fused mu
   ``||u*||^2 = lambda . r = lambda_f . r + lambda . (r - G lambda_f)``, whose last term is
   bounded by the residual, not by the condition of ``G``.
 
-Each bound below uses a relative factor ``KAPPA`` per product, larger than the sum of the
-``gamma`` and input terms it covers, an absolute term :data:`TINY` far above any sum of
+Each bound below uses a relative factor per product (:func:`_gamma`), larger than the sum of
+the ``gamma`` and input terms it covers, an absolute term :data:`TINY` far above any sum of
 underflows, and rounds every bound it computes upwards by :func:`_up` (nonnegative sums and
 products in floats are within ``gamma_k`` of their exact values).  A bound that does not
 separate the threshold, a non-finite value, or ``beta >= 1/2`` gives None: the Arb balls and
-then the exact rationals of :mod:`.uniform_norm` answer instead.  About 0.05 ms for a head of
-width 32, where the 128-bit balls take about 0.9 ms and need the integer key differences.
+then the exact rationals of :mod:`.uniform_norm` answer instead.  About 0.1 to 0.2 ms for a
+head of width 32, where the 128-bit balls take about 0.9 ms and need the integer key
+differences.
 """
 
 from __future__ import annotations
@@ -86,8 +87,10 @@ def rotated_data(R, data) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     cos/sin tables rotary sets are built from), the products in floats, every rounding bounded."""
     Hf, eH, qf, eq = data
     num, den = R.numer_denom()
+    # exact for a float table (dyadic entries: den a power of two, each numerator 53 bits);
+    # otherwise each entry within a few units in the last place (fmpz to float may truncate)
     Rf = np.array(num.tolist(), dtype=np.float64) / float(int(den))
-    aR, k = np.abs(Rf) * (1 + 4 * U), _gamma(2 * len(Rf))      # |R| (with the rounding of Rf)
+    aR, k = np.abs(Rf) * (1 + 16 * U) + TINY, _gamma(2 * len(Rf))      # >= |R|
     H = Rf @ Hf @ Rf.T
     q = Rf @ qf
     eH2 = _up(_up(aR @ eH @ aR.T) * (1 + 4 * U) + k * _up(aR @ np.abs(Hf) @ aR.T))
