@@ -196,7 +196,8 @@ def model_file_certificates(path) -> list:
         return pool_file_certificates(path, data)
     if schema not in (HEAD_SCHEMA, LAYER_SCHEMA):
         raise ModelError(f"{path} is not a certify-model file (schema {schema!r}); "
-                         f"accepted schemas: {', '.join(TEXT_SCHEMAS)}, {HEADS_SCHEMA}, {POOL_SCHEMA}, {HEAD_SCHEMA}, {LAYER_SCHEMA}")
+                         f"accepted schemas: {', '.join(TEXT_SCHEMAS)}, {HEADS_SCHEMA}, {POOL_SCHEMA}, "
+                         f"{HEAD_SCHEMA}, {LAYER_SCHEMA}")
     fields = (("certificate", "ln_outputs"),) if schema == LAYER_SCHEMA else (("free", "keys"), ("layernorm", "keys"))
     out = []
     for name, array in fields:

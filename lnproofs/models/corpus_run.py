@@ -31,8 +31,8 @@ from .corpus_heads import _write_json
 from .head_sets import HeadSets, narrow_exactly
 from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name
 
-__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "PARALLEL_MIN_CORES", "FORWARD_BATCH", "HeadSets", "resolve_model_device",
-           "device_problem", "certify_corpus", "sliding_limit"]
+__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "PARALLEL_MIN_CORES", "FORWARD_BATCH", "HeadSets",
+           "resolve_model_device", "device_problem", "certify_corpus", "sliding_limit"]
 
 #: a capture's fields that differ from text to text (the rest is the layer's weights)
 PER_TEXT = ("ln_out", "hidden_in", "sources", "rotary_cos", "rotary_sin")
@@ -280,7 +280,8 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     total = len(corpus[:max_texts] if max_texts else corpus) if isinstance(corpus, (list, tuple)) \
         else count_texts(corpus, max_texts=max_texts)
     # automatic: a cluster for a corpus big enough, on a machine with cores to spare (or as asked)
-    worthwhile = total >= PARALLEL_MIN_TEXTS and (machine_workers() >= PARALLEL_MIN_CORES or model_workers is not None)
+    worthwhile = total >= PARALLEL_MIN_TEXTS and (machine_workers() >= PARALLEL_MIN_CORES
+                                                  or model_workers is not None)
     if context is None:
         local = None if workers is None or scheduler is not None else resolve_workers(workers)
         model_workers = resolve_model_workers(model_workers, local, scheduler)

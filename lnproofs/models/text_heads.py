@@ -12,7 +12,8 @@ position, which sees every key), and for decoders the causal answers
 A realisable set that covers every direction (:mod:`lnproofs.propose.querysets.coverage`,
 proposed once per head and run) needs no search of its own: its answers are the free ones,
 at every query position, and the file names the run's coverage file of the head
-(:func:`coverage_name`, written once per run), which ``lnproofs check`` verifies.  Other LayerNorm heads without rotary positions take the fast search
+(:func:`coverage_name`, written once per run), which ``lnproofs check`` verifies.  Other
+LayerNorm heads without rotary positions take the fast search
 (:mod:`lnproofs.propose.querysets.layernorm_fast`), whose witnesses are tried first as free
 queries; other rotary or RMSNorm heads go through their proposer.
 """
@@ -34,14 +35,14 @@ TEXT_SCHEMAS = (TEXT_SCHEMA, "lnproofs.model-text/2")
 #: a head's coverage evidence, written once per run (``coverage/layer{L}_head{H}.json``); the
 #: text files name that file instead of repeating the evidence (about 46 KB a head of width 384)
 COVERAGE_SCHEMA = "lnproofs.model-coverage/1"
+#: a free status -> the realisable status it implies when the query set covers every direction
+COVERED_STATUS = {"selectable": "selectable", "tie-only": "not-realisable", "unselectable": "not-realisable",
+                  "undecided": "undecided"}
 
 
 def coverage_name(layer: int, head: int) -> str:
     """The run's coverage file of one head, relative to the run's folder (the name text files hold)."""
     return f"coverage/layer{int(layer)}_head{int(head)}.json"
-#: a free status -> the realisable status it implies when the query set covers every direction
-COVERED_STATUS = {"selectable": "selectable", "tie-only": "not-realisable", "unselectable": "not-realisable",
-                  "undecided": "undecided"}
 
 
 def _free_results(keys) -> dict:
@@ -52,15 +53,11 @@ def _free_results(keys) -> dict:
 
 def _lazy_differences(keys):
     """A function giving ``key_differences(keys, with_keys=False)``, computed at its first call only."""
+    from functools import cache, partial
+
     from ..propose.integer_keys import key_differences
 
-    held = []
-
-    def differences():
-        if not held:
-            held.append(key_differences(keys, with_keys=False))
-        return held[0]
-    return differences
+    return cache(partial(key_differences, keys, with_keys=False))
 
 
 def _covered(free: dict, ref: dict, coverage: dict, shared: dict | None = None) -> dict:
