@@ -90,32 +90,33 @@ def _margins(ek: ExactKeys, items, colmax) -> list[float]:
     S = np.matmul(ek.array[None], F[:, :, None])[:, :, 0]                            # one product per witness
     # a rational witness is scored through its rounded floats (the bound widened by one term, as the
     # kernel's filter does) unless an entry rounds to zero; the exact gap is for the close cases only
-    lost = [not f and any(x == 0 and v != 0 for x, v in zip(row, q)) for row, q, f in zip(F, qs, floats)]
+    lost = np.array([not f and any(x == 0 and v != 0 for x, v in zip(row, q)) for row, q, f in zip(F, qs, floats)])
     absF = np.abs(F)
     top = absF.max(axis=1, initial=0.0)
-    # row by row, as np.linalg.norm(f / m) computes it (sqrt of the row's dot with itself) without its checks
-    norms = [float(m) * math.sqrt(float((v := f / m).dot(v))) if m > 0 else 0.0 for f, m in zip(F, top)]
-    rows_of, at = np.arange(len(items)), np.array([i for i, _ in items], dtype=np.int64)
-    own, finite = S[rows_of, at], np.isfinite(S).all(axis=1)
-    S[rows_of, at] = -np.inf
-    best = S.max(axis=1)
-    gaps = own - best
-    out: list[float] = []
-    for t, (i, _) in enumerate(items):
-        if not norms[t] > 0:
-            out.append(0.0)
-            continue
-        exact, rows = lost[t], None
-        if not exact:
-            terms = d + (not floats[t])
-            gap, bound = float(gaps[t]), 8.0 * (float(absF[t] @ colmax) * terms * 2.0 ** -50 + d * 2.0 ** -1020)
-            exact = not gap > bound
-            if exact and floats[t] and np.isfinite(bound) and finite[t]:     # the keys that may hold the top score
-                rows = [j for j in np.flatnonzero(S[t] >= best[t] - 2 * bound).tolist() if j != i]
-        if exact:
-            gap = _in_float_range(_exact_gap(ek, i, qs[t], rows))
+    # row by row (a batch of 1 x d by d x 1 products, each numpy's dot of two vectors), as
+    # np.linalg.norm(f / m) computes it: the square root of the row's dot with itself
+    V = np.divide(F, top[:, None], out=np.zeros_like(F), where=top[:, None] > 0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = top * np.sqrt(np.matmul(V[:, None, :], V[:, :, None])[:, 0, 0])
+        rows_of, at = np.arange(len(items)), np.array([i for i, _ in items], dtype=np.int64)
+        own, finite = S[rows_of, at], np.isfinite(S).all(axis=1)
+        S[rows_of, at] = -np.inf
+        best = S.max(axis=1)
+        gaps = own - best
+        terms = d + ~np.array(floats)
+        bounds = 8.0 * (np.matmul(absF[:, None, :], colmax[:, None])[:, 0, 0] * terms * 2.0 ** -50 + d * 2.0 ** -1020)
+        exact = (lost | ~(gaps > bounds)) & (norms > 0)
+        margins = gaps / np.where(norms > 0, norms, 1.0)
+    out = [m if math.isfinite(m) else None for m in margins.tolist()]
+    for t in np.flatnonzero(~(norms > 0)).tolist():
+        out[t] = 0.0
+    for t in np.flatnonzero(exact).tolist():
+        i, rows = items[t][0], None
+        if not lost[t] and floats[t] and np.isfinite(bounds[t]) and finite[t]:     # the keys that may hold the top score
+            rows = [j for j in np.flatnonzero(S[t] >= best[t] - 2 * bounds[t]).tolist() if j != i]
+        gap = _in_float_range(_exact_gap(ek, i, qs[t], rows))
         margin = None if gap is None else gap / norms[t]
-        out.append(margin if margin is not None and math.isfinite(margin) else None)
+        out[t] = margin if margin is not None and math.isfinite(margin) else None
     return out
 
 
