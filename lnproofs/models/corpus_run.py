@@ -35,7 +35,7 @@ __all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "PARALLEL_MIN_CORES", "FORWARD_B
            "resolve_model_device", "device_problem", "certify_corpus", "sliding_limit"]
 
 #: a capture's fields that differ from text to text (the rest is the layer's weights)
-PER_TEXT = ("ln_out", "hidden_in", "sources", "rotary_cos", "rotary_sin")
+PER_TEXT = ("ln_out", "hidden_in", "sources", "rotary_cos", "rotary_sin", "key_rows")
 
 
 def _merge_layers(number, text, parts):
@@ -94,8 +94,13 @@ def _forward_group(item, loaded):
     layer is folded); the certifying worker puts them into the layer's template capture."""
     from .extract import capture_layers
 
+    from dataclasses import replace
+
     members, layers, fold = item
     captures = capture_layers(loaded, [ids for _, ids, _ in members], layers)
+    # the keys of the whole group in one product per layer (row by row the same bytes), here
+    # beside the forward pass rather than on the certifying side
+    captures = {layer: replace(cap, key_rows=cap._all_keys) for layer, cap in captures.items()}
     pieces = []
     for k, (number, ids, todo) in enumerate(members):
         if todo:

@@ -103,6 +103,9 @@ class LayerCapture:
     rotary_style: str = "half"
     #: ``W_k``'s :class:`~.row_products.RowProduct`, when a run keeps one per layer (else made per capture)
     key_product: object = field(default=None, repr=False, compare=False)
+    #: N x (key heads * d_head): every key head's keys, when computed with the rows (by the forward
+    #: task, for all texts of a group at once: the same bytes, each row a function of its own row)
+    key_rows: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def head_dim(self) -> int:
@@ -138,7 +141,7 @@ class LayerCapture:
         sources[:, 0] = 0
         cut = (lambda a: None if a is None else a[rows])
         return replace(self, hidden_in=self.hidden_in[rows], ln_out=self.ln_out[rows], sources=sources,
-                       rotary_cos=cut(self.rotary_cos), rotary_sin=cut(self.rotary_sin))
+                       rotary_cos=cut(self.rotary_cos), rotary_sin=cut(self.rotary_sin), key_rows=cut(self.key_rows))
 
     def head_weights(self, head: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(W_q, b_q, W_k, b_k)`` of one head, ``W`` shaped ``d_head x n``."""
@@ -156,7 +159,10 @@ class LayerCapture:
     @cached_property
     def _all_keys(self) -> np.ndarray:
         """The keys of every key head at once: each entry depends on its row of ``ln_out`` and
-        its row of ``W_k`` alone, so these are the bytes a head's own product would give."""
+        its row of ``W_k`` alone, so these are the bytes a head's own product would give
+        (:attr:`key_rows` when given)."""
+        if self.key_rows is not None:
+            return self.key_rows
         product = self.key_product
         if product is None or product.W is not self.W_k or product.b is not self.b_k:
             product = RowProduct(self.W_k, self.b_k)
