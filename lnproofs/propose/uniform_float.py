@@ -68,16 +68,17 @@ def float_data(Hn, c, q0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     ``eq`` of their errors (``u |.|`` of the exact value, so ``u / (1 - u)`` of the float)."""
     from flint import fmpq
 
-    def rounded(x) -> float:
+    def rounded(p: int, q: int) -> float:
         try:
-            return int(x.p) / int(x.q)
+            return p / q                                # integers: correctly rounded
         except OverflowError:
             return float("inf")
 
     d = Hn.nrows()
     cf = fmpq(c)
-    H = np.array([rounded(fmpq(Hn[i, j]) * cf) for i in range(d) for j in range(d)], dtype=np.float64).reshape(d, d)
-    q = np.array([rounded(x) for x in q0.entries()], dtype=np.float64)
+    num, den = int(cf.p), int(cf.q)                     # H_ij = Hn_ij num / den, whatever its lowest terms
+    H = np.array([rounded(int(e) * num, den) for e in Hn.entries()], dtype=np.float64).reshape(d, d)
+    q = np.array([rounded(int(x.p), int(x.q)) for x in q0.entries()], dtype=np.float64)
     return H, _up(np.abs(H) * (2 * U)), q, _up(np.abs(q) * (2 * U))
 
 
