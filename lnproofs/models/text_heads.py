@@ -136,10 +136,12 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 diffs = _lazy_differences(keys)
                 uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
                             if uniform != "none" else {"status": "skipped"})
+                # rows with the same bytes (+ 0.0: a zero of either sign as 0.0), one bytes object a row
+                blobs = np.ascontiguousarray(keys + 0.0).view(f"V{8 * keys.shape[1]}").ravel().tolist()
                 groups: dict[bytes, list[int]] = {}
-                for pos, row in enumerate(keys):
-                    groups.setdefault((row + 0.0).tobytes(), []).append(pos)
-                twins = [groups[(row + 0.0).tobytes()] for row in keys]
+                for pos, blob in enumerate(blobs):
+                    groups.setdefault(blob, []).append(pos)
+                twins = [groups[blob] for blob in blobs]
                 shared = by_key_head[g] = {"head": head, "free": free, "uniform": uni_free, "diffs": diffs,
                                            "causal": None, "keys": keys, "twins": twins}
                 arrays[f"keys_l{layer}_kv{g}"] = keys
