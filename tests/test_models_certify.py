@@ -295,6 +295,33 @@ def test_a_false_coverage_claim_is_refuted(cli, models, tmp_path):
         assert cli(["check", path]).status == 1
 
 
+@pytest.mark.parametrize("length", [3, 18])        # keys of width 4: uniform attention feasible, then not
+def test_a_covering_heads_uniform_answer_is_the_free_one_and_the_sets_own(cli, models, tmp_path, length):
+    """Where the realisable queries cover every direction, the realisable uniform-attention answer
+    is the free one, marked as carried over and without a query (only a multiple of the free
+    query is realisable); the set's own search gives the same status."""
+    from lnproofs.propose.uniform import uniform_attention
+    from reference.decoder import realisable_query_set
+
+    ids = np.load(models / "ids.npy")[:1, :length]
+    np.save(tmp_path / "ids.npy", ids)
+    out = tmp_path / "uniform"
+    assert cli(["certify-model", models / "gpt2", "--tokens", tmp_path / "ids.npy", "--layers", "0", "--out", out,
+                "--quiet"]).status == 0
+    heads = json.loads((out / "texts" / "text00000.json").read_text())["heads"]
+    cap = capture_layers(load_model(models / "gpt2"), [ids[0]], [0])[0]
+    seen = set()
+    for h in heads:
+        assert isinstance(h["realisable"].get("coverage"), str)     # every head of this model covers
+        free, realisable = h["uniform"]["free"], h["uniform"]["realisable"]
+        assert realisable["from"] == "free" and realisable["status"] == free["status"]
+        assert realisable["query"] is None and realisable["query_set"]["head"] == h["head"]
+        query_set, _ = realisable_query_set(cap, h["head"])
+        assert uniform_attention(cap.rotated_keys(h["head"]), query_set).status == realisable["status"]
+        seen.add(realisable["status"])
+    assert seen == {"feasible" if length == 3 else "infeasible"}
+
+
 def test_a_text_file_reads_only_its_heads_coverage_file(cli, models, tmp_path):
     """The coverage file a text names must be its run's file of that head, present and of that
     head: another name, a missing file or another head's file is one clear line, exit 2."""

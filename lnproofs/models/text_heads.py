@@ -12,7 +12,8 @@ position, which sees every key), and for decoders the causal answers
 A realisable set that covers every direction (:mod:`lnproofs.propose.querysets.coverage`,
 proposed once per head and run) needs no search of its own: its answers are the free ones,
 at every query position, and the file names the run's coverage file of the head
-(:func:`coverage_name`, written once per run), which ``lnproofs check`` verifies.  Other
+(:func:`coverage_name`, written once per run), which ``lnproofs check`` verifies; so is its
+answer on uniform attention (:func:`covered_uniform`).  Other
 LayerNorm heads without rotary positions take the fast search
 (:mod:`lnproofs.propose.querysets.layernorm_fast`), whose witnesses are tried first as free
 queries; other rotary or RMSNorm heads go through their proposer.
@@ -26,8 +27,8 @@ from .corpus_heads import (_certificate, certificate_from_candidates, free_certi
                            outputs_certificate)
 from .head_sets import realisable_results
 
-__all__ = ["TEXT_SCHEMA", "TEXT_SCHEMAS", "COVERAGE_SCHEMA", "COVERED_STATUS", "coverage_name", "head_certificates",
-           "certify_text"]
+__all__ = ["TEXT_SCHEMA", "TEXT_SCHEMAS", "COVERAGE_SCHEMA", "COVERED_STATUS", "coverage_name", "covered_uniform",
+           "head_certificates", "certify_text"]
 
 TEXT_SCHEMA = "lnproofs.model-text/3"
 #: the text schemas ``lnproofs check`` reads: /2 held each head's coverage evidence itself
@@ -38,6 +39,9 @@ COVERAGE_SCHEMA = "lnproofs.model-coverage/1"
 #: a free status -> the realisable status it implies when the query set covers every direction
 COVERED_STATUS = {"selectable": "selectable", "tie-only": "not-realisable", "unselectable": "not-realisable",
                   "undecided": "undecided"}
+#: the free uniform-attention statuses a covering head's realisable answer carries over
+#: (:func:`covered_uniform`; an undecided one is asked of the set itself)
+COVERED_UNIFORM = ("feasible", "infeasible")
 
 
 def coverage_name(layer: int, head: int) -> str:
@@ -72,6 +76,17 @@ def _covered(free: dict, ref: dict, coverage: dict, shared: dict | None = None) 
     cert = _certificate(free["n_keys"], free["dim"], ref, results)
     cert["coverage"] = coverage
     return cert
+
+
+def covered_uniform(free_uniform: dict, ref: dict) -> dict:
+    """The realisable uniform-attention answer of a covering head: the free one, restated for
+    the set ``ref``.  Scaling a query by ``s > 0`` scales every score gap by ``s``
+    (``coverage.argmax_direction``), so equal scores stay equal, and a set that realises every
+    direction holds a positive multiple of every non-zero query: it has a non-zero query with
+    equal scores exactly when free queries do.  A query the free answer holds is not one of
+    the set's (only a multiple of it is), so none is kept."""
+    return dict(free_uniform, query_set=ref, query=None, query_float=None, query_stored=False,
+                decided_by="coverage: the free answer", **{"from": "free"})
 
 
 def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | None = None,
@@ -127,8 +142,8 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 ref["position"] = int(cap.sources[T - 1, 1])
             cover = sets.coverage(cap, head)
             # with rotary positions, the set at the last query position (which sees every key)
-            last, last_map = sets.at_map(cap, head, T - 1) if cap.rotary and kind != "layernorm" and (
-                cover is None or uniform == "both") else (qs, qmap)
+            positioned = cap.rotary and kind != "layernorm"
+            last, last_map = sets.at_map(cap, head, T - 1) if positioned and cover is None else (qs, qmap)
             free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared,
                                                  last_map)
             if shared is None:
@@ -146,7 +161,11 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                                            "causal": None, "keys": keys, "twins": twins}
                 arrays[f"keys_l{layer}_kv{g}"] = keys
             uni_real = {"status": "skipped"}
-            if uniform == "both":
+            if uniform == "both" and cover is not None and shared["uniform"]["status"] in COVERED_UNIFORM:
+                uni_real = covered_uniform(shared["uniform"], ref)
+            elif uniform == "both":
+                if positioned and cover is not None:
+                    last, last_map = sets.at_map(cap, head, T - 1)
                 uni_real = uniform_attention(keys, last, query_map=last_map, compact=True,
                                              differences=shared["diffs"], query_set_ref=ref).to_json()
             entry = {"layer": layer, "head": head, "key_head": g, "kind": kind,

@@ -9,7 +9,7 @@ direction ``v != 0`` has a positive multiple ``s v`` in ``A u + b`` with ``||u||
 (``coverage.every_direction``, the explicit ``s``); the argmax of ``q . k_j`` depends only on the
 direction of ``q``, and an invertible ``R`` maps directions onto directions
 (``coverage.argmax_direction``).  Hence such a set makes exactly the keys win that free queries
-make win.  :mod:`lnproofs.kernel.querysets.coverage` checks the hypotheses exactly.
+make win, and has a non-zero query with equal scores exactly when free queries do.  :mod:`lnproofs.kernel.querysets.coverage` checks the hypotheses exactly.
 """
 
 from __future__ import annotations
@@ -127,7 +127,8 @@ def _argmax_direction(n_value):
             "$\\begin{pmatrix} c_a & -s_a \\\\ s_b & c_b \\end{pmatrix}$ with $c_a c_b + s_a s_b \\ne 0$, is "
             "invertible, so $R_t (s R_t^{-1} v) = s v$: a set that realises every direction still does after "
             "the rotation.  Hence a query set realising every direction makes exactly the keys win that free "
-            "queries make win.")
+            "queries make win; and since a gap is zero exactly when $s$ times it is, such a set has a non-zero query "
+            "giving every key the same score (uniform attention) exactly when free queries have one.")
     latex = (r"\operatorname{sign}\,(s q)\cdot(k_i - k_j) = \operatorname{sign}\, q\cdot(k_i - k_j)\ (s > 0),"
              r"\quad R_t\,(s R_t^{-1} v) = s v")
     hyps = (width_hypothesis(n_value, _WIDTH),
