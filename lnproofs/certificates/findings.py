@@ -78,7 +78,7 @@ def witness_margins(keys, items) -> list[float]:
     ek = ExactKeys.of(keys)
     if ek.n < 2 or not items:
         return [None] * len(items)
-    colmax, step = ek.colmax, max(1, (1 << 22) // ek.n)     # at most 2**22 scores at once
+    colmax, step = ek.colmax, max(1, (1 << 21) // ek.n)     # at most 2**21 scores (16 MB) at once, as the kernel
     return [m for s in range(0, len(items), step) for m in _margins(ek, items[s:s + step], colmax)]
 
 

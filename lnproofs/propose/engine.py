@@ -131,7 +131,7 @@ class _Engine(LPRounds):
         """For each proposal q_r: the strongest other key j and the float gap q_r.(x_r - x_j)."""
         j = np.empty(len(rows), dtype=np.int64)
         gap = np.empty(len(rows))
-        step = max(1, (1 << 22) // max(self.m, 1))
+        step = max(1, (1 << 21) // max(self.m, 1))            # 16 MB blocks, as the kernel
         for s in range(0, len(rows), step):
             r = rows[s:s + step]
             S = Q[s:s + step] @ self.X.T
