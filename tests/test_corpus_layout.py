@@ -161,7 +161,8 @@ def test_killing_a_worker_mid_run_changes_no_byte(models, layout, tmp_path, kind
 
 def test_forward_pieces_are_the_capture_widened_exactly(tmp_path):
     """The forward task's pieces of a float32 forward pass on the CPU: float64 arrays holding
-    float32 values (the widening is exact) equal to a direct capture, the same on a rerun."""
+    float32 values (the widening is exact) equal to a direct capture, the same on a rerun; the
+    keys it makes for the group are those of each text captured alone."""
     from lnproofs.models.corpus_run import _forward_group
     from lnproofs.models.extract import capture_layers
     from lnproofs.models.loading import load_model
@@ -187,6 +188,11 @@ def test_forward_pieces_are_the_capture_widened_exactly(tmp_path):
         np.testing.assert_array_equal(fields["sources"], mine.sources)
         assert fields["hidden_in"].shape[0] == 0              # the norm's inputs travel only for --fold
         np.testing.assert_array_equal(with_inputs["hidden_in"], mine.hidden_in)
+        # the keys, made for the whole group at once, are the bytes of this text's own capture
+        alone = capture_layers(loaded, [inputs[k]], [layer])[layer]
+        assert alone.key_rows is None and fields["key_rows"].shape == (len(inputs[k]), 16)
+        np.testing.assert_array_equal(fields["key_rows"], alone._all_keys)
+        np.testing.assert_array_equal(fields["key_rows"], other["key_rows"])
 
 
 @pytest.mark.parametrize("case", ["model-workers-over-workers", "scheduler-without-model-workers", "device-not-here",
