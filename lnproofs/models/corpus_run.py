@@ -100,7 +100,7 @@ def _forward_group(item, loaded):
     captures = capture_layers(loaded, [ids for _, ids, _ in members], layers)
     # the keys of the whole group in one product per layer (row by row the same bytes), here
     # beside the forward pass rather than on the certifying side
-    captures = {layer: replace(cap, key_rows=cap._all_keys) for layer, cap in captures.items()}
+    captures = {layer: replace(cap, key_rows=cap.key_rows_now()) for layer, cap in captures.items()}
     pieces = []
     for k, (number, ids, todo) in enumerate(members):
         if todo:

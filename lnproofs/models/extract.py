@@ -158,11 +158,15 @@ class LayerCapture:
 
     @cached_property
     def _all_keys(self) -> np.ndarray:
-        """The keys of every key head at once: each entry depends on its row of ``ln_out`` and
-        its row of ``W_k`` alone, so these are the bytes a head's own product would give
-        (:attr:`key_rows` when given)."""
-        if self.key_rows is not None:
-            return self.key_rows
+        """The keys of every key head at once (:attr:`key_rows` when given, else
+        :meth:`key_rows_now`, computed once per capture)."""
+        return self.key_rows if self.key_rows is not None else self.key_rows_now()
+
+    def key_rows_now(self) -> np.ndarray:
+        """The keys of every key head, computed now: each entry depends on its row of ``ln_out``
+        and its row of ``W_k`` alone, so these are the bytes a head's own product would give.
+        (Not through the cached property: before Python 3.12 its lock is one per class, and a
+        forward thread computing a group's keys would hold every capture's property.)"""
         product = self.key_product
         if product is None or product.W is not self.W_k or product.b is not self.b_k:
             product = RowProduct(self.W_k, self.b_k)
