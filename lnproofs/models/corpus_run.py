@@ -92,9 +92,9 @@ def _forward_group(item, loaded):
     layer, ``(number, layer, ids, fields)`` with the text's per-token arrays of that layer
     (:data:`PER_TEXT`, floats widened exactly to float64; the inputs of the norm only when the
     layer is folded); the certifying worker puts them into the layer's template capture."""
-    from .extract import capture_layers
-
     from dataclasses import replace
+
+    from .extract import capture_layers
 
     members, layers, fold = item
     captures = capture_layers(loaded, [ids for _, ids, _ in members], layers)

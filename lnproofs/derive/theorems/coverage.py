@@ -9,7 +9,8 @@ direction ``v != 0`` has a positive multiple ``s v`` in ``A u + b`` with ``||u||
 (``coverage.every_direction``, the explicit ``s``); the argmax of ``q . k_j`` depends only on the
 direction of ``q``, and an invertible ``R`` maps directions onto directions
 (``coverage.argmax_direction``).  Hence such a set makes exactly the keys win that free queries
-make win, and has a non-zero query with equal scores exactly when free queries do.  :mod:`lnproofs.kernel.querysets.coverage` checks the hypotheses exactly.
+make win, and has a non-zero query with equal scores exactly when free queries do.
+:mod:`lnproofs.kernel.querysets.coverage` checks the hypotheses exactly.
 """
 
 from __future__ import annotations
