@@ -131,18 +131,16 @@ def _compact(template):
 
 def _widen(template, fields, sets=None):
     """The layer's capture of one text: ``template``'s weights in float64 again (exact) and
-    the text's arrays ``fields``.  With ``sets`` (:class:`HeadSets`), the float64 weights and
-    the key product's weight slices are made once per layer and kept with its query sets
-    (read-only), instead of for every text."""
+    the text's arrays ``fields`` (the keys among them: :func:`_forward_group` makes them).  With
+    ``sets`` (:class:`HeadSets`), the float64 weights are made once per layer and kept with
+    its query sets (read-only), instead of for every text."""
     from dataclasses import replace
-
-    from .row_products import RowProduct
 
     def make():
         wide = {name: np.asarray(getattr(template, name), dtype=np.float64) for name in WEIGHTS}
         for array in wide.values():
             array.flags.writeable = False
-        return dict(wide, key_product=RowProduct(wide["W_k"], wide["b_k"]))
+        return wide
 
     held = make() if sets is None else sets.layer_item(template, "weights", make)
     return replace(template, **held, **fields)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..kernel.arrays import as_real_array
 from ..kernel.errors import ModelError, ShapeError, require
-from .row_products import RowProduct, row_products
+from .row_products import row_products
 
 __all__ = ["LayerNormParams", "RMSNormParams", "LayerCapture", "parse_selection", "prepare_inputs", "capture_layers"]
 
@@ -101,8 +101,6 @@ class LayerCapture:
     causal: bool = False
     sliding_window: int | None = None
     rotary_style: str = "half"
-    #: ``W_k``'s :class:`~.row_products.RowProduct`, when a run keeps one per layer (else made per capture)
-    key_product: object = field(default=None, repr=False, compare=False)
     #: N x (key heads * d_head): every key head's keys, when computed with the rows (by the forward
     #: task, for all texts of a group at once: the same bytes, each row a function of its own row)
     key_rows: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -167,10 +165,7 @@ class LayerCapture:
         and its row of ``W_k`` alone, so these are the bytes a head's own product would give.
         (Not through the cached property: before Python 3.12 its lock is one per class, and a
         forward thread computing a group's keys would hold every capture's property.)"""
-        product = self.key_product
-        if product is None or product.W is not self.W_k or product.b is not self.b_k:
-            product = RowProduct(self.W_k, self.b_k)
-        return product(self.ln_out)
+        return row_products(self.ln_out, self.W_k, self.b_k)
 
     def keys(self, head: int) -> np.ndarray:
         """``W_k y + b_k`` of every row, row by row as :meth:`queries` (every key head's keys

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SLICES", "slice_bits", "RowProduct", "row_products"]
+__all__ = ["SLICES", "slice_bits", "row_products"]
 
 SLICES = 3
 _LEVELS = 4     # keep slice pairs (a, b) with a + b <= 4 (counting from 1): six products
@@ -57,50 +57,35 @@ def _rowwise_fallback(X: np.ndarray, W: np.ndarray) -> np.ndarray:
     return np.stack([(row[None, :] * W).sum(axis=1) for row in X]) if len(X) else np.zeros((0, len(W)))
 
 
-class RowProduct:
-    """``X -> X @ W.T + b`` as :func:`row_products` computes it, with ``W`` cut into its slices
-    once: a layer's key weights serve every text of a run (the same bytes as
-    :func:`row_products`, which builds one of these per call)."""
-
-    def __init__(self, W, b=None):
-        self.W = np.ascontiguousarray(W, dtype=np.float64)
-        self.b = None if b is None else np.asarray(b, dtype=np.float64)
-        self.finite = bool(np.isfinite(self.W).all())
-        self.bits = slice_bits(self.W.shape[1])
-        self.slices = _slices(self.W, self.bits) if self.finite else None
-
-    def __call__(self, X) -> np.ndarray:
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        W = self.W
-        squeeze = X.ndim == 1
-        X = X.reshape(1, -1) if squeeze else X
-        out = np.zeros((X.shape[0], W.shape[0]))
-        finite = np.isfinite(X).all(axis=1)
-        if self.finite and X.shape[1] == W.shape[1]:
-            if finite.any():
-                out[finite] = self._sliced(X[finite])
-            if not finite.all():
-                out[~finite] = _rowwise_fallback(X[~finite], W)
-        else:
-            out = _rowwise_fallback(X, W)
-        if self.b is not None:
-            out = out + self.b
-        return out[0] if squeeze else out
-
-    def _sliced(self, X: np.ndarray) -> np.ndarray:
-        bits = self.bits
-        xs, ex = _slices(X, bits)
-        ws, ew = self.slices
-        total = np.zeros((X.shape[0], self.W.shape[0]))
-        for level in range(_LEVELS, 1, -1):                          # least significant first
-            part = np.zeros_like(total)
-            for a in range(1, level):
-                if a <= SLICES and level - a <= SLICES:
-                    part += xs[a - 1] @ ws[level - a - 1].T          # exact: integers below 2^53
-            total += np.ldexp(part, -level * bits)
-        return np.ldexp(total, ex[:, None] + ew[None, :])
-
-
 def row_products(X, W, b=None) -> np.ndarray:
     """``X @ W.T + b`` (float64), row ``i`` a function of ``X[i]``, ``W`` and ``b`` only."""
-    return RowProduct(W, b)(X)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    squeeze = X.ndim == 1
+    X = X.reshape(1, -1) if squeeze else X
+    out = np.zeros((X.shape[0], W.shape[0]))
+    finite = np.isfinite(X).all(axis=1)
+    if np.isfinite(W).all() and X.shape[1] == W.shape[1]:
+        if finite.any():
+            out[finite] = _sliced(X[finite], W)
+        if not finite.all():
+            out[~finite] = _rowwise_fallback(X[~finite], W)
+    else:
+        out = _rowwise_fallback(X, W)
+    if b is not None:
+        out = out + np.asarray(b, dtype=np.float64)
+    return out[0] if squeeze else out
+
+
+def _sliced(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+    bits = slice_bits(X.shape[1])
+    xs, ex = _slices(X, bits)
+    ws, ew = _slices(W, bits)
+    total = np.zeros((X.shape[0], W.shape[0]))
+    for level in range(_LEVELS, 1, -1):                          # least significant first
+        part = np.zeros_like(total)
+        for a in range(1, level):
+            if a <= SLICES and level - a <= SLICES:
+                part += xs[a - 1] @ ws[level - a - 1].T          # exact: integers below 2^53
+        total += np.ldexp(part, -level * bits)
+    return np.ldexp(total, ex[:, None] + ew[None, :])
