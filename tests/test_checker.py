@@ -303,3 +303,30 @@ def test_equal_keys_tie_exactly_without_integers():
     assert check_witnesses(keys, [(0, q)], mode="tie") == [None]
     assert check_combinations(keys, [(0, Combination((1,), (1,)))], strict=False) == [None]
     assert check_combinations(keys, [(0, Combination((2,), (1,)))], strict=False)[0] is not None
+
+
+def test_affinely_independent_keys_are_selectable_without_a_witness(cli, tmp_path):
+    """Theorem attention.simplex_vertices: a selectable claim without a witness holds exactly when
+    the keys are affinely independent (free and ball queries; a box bounds q, so not there), decided
+    by the kernel's exact affine rank, and it survives the JSON round trip and ``lnproofs check``."""
+    from lnproofs.kernel.querysets.free import BallQuerySet, BoxQuerySet, FreeQueries, check_all
+
+    keys = np.array([[0, 0, 0, 0], [1, 0, 0, 0], [0, 3, 0, 0], [0, 0, -2, 0], [1, 1, 1, 5]], dtype=float)
+    claims = [KeyResult(i, "selectable") for i in range(5)]
+    for query_set in (FreeQueries(), BallQuerySet(1e-3)):
+        assert [v.ok for v in check_all(keys, query_set, claims)] == [True] * 5
+    assert not any(v.ok for v in check_all(keys, BoxQuerySet(100.0), claims))
+    flat = keys.copy()
+    flat[4] = (flat[1] + flat[2]) / 2                 # exactly on a segment: affine rank 3 < 4
+    verdicts = check_all(flat, FreeQueries(), claims)
+    assert not any(v.ok for v in verdicts) and "needs a witness query with 4 entries (got none)" in verdicts[0].message
+    six = np.vstack([keys, [2, 2, 2, 2]])             # six keys in R^4 are never affinely independent
+    assert not any(v.ok for v in check_all(six, FreeQueries(), [KeyResult(i, "selectable") for i in range(6)]))
+    cert = Certificate(5, 4, {"kind": "free"}, tuple(claims))
+    again = Certificate.from_json(json.loads(json.dumps(cert.to_json())))
+    assert again == cert and check_certificate(again, keys).ok and not check_certificate(again, flat).ok
+    np.save(tmp_path / "k.npy", keys), np.save(tmp_path / "flat.npy", flat)
+    (tmp_path / "c.json").write_text(json.dumps(cert.to_json()), encoding="utf-8")
+    assert cli(["check", str(tmp_path / "c.json"), str(tmp_path / "k.npy")]).status == 0
+    refuted = cli(["check", str(tmp_path / "c.json"), str(tmp_path / "flat.npy")])
+    assert refuted.status == 1 and "got none" in refuted.out + refuted.err

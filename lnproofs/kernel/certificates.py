@@ -3,7 +3,9 @@
 A :class:`Certificate` holds one :class:`KeyResult` per key.  Each result says what was
 proved about that key and carries the evidence:
 
-* ``selectable``: ``witness`` is a query q with q.k_i > q.k_j for every j != i;
+* ``selectable``: ``witness`` is a query q with q.k_i > q.k_j for every j != i, or none (free and
+  ball queries) when the keys are affinely independent, so that each is a vertex of their
+  simplex (theorem ``attention.simplex_vertices``; the checker computes the exact affine rank);
 * ``tie-only``: ``combination`` writes k_i as a convex combination of *other* keys, and
   ``witness`` puts k_i among the maximisers with some key strictly below;
 * ``unselectable``: ``combination`` has strictly positive weights over other keys whose

@@ -59,7 +59,9 @@ rounds to zero or past the float range is decided with integers.  So the long di
 witness are read once per witness, never once per key.
 
 Free queries (query_set kind "free"):
-* selectable: q.k_i > q.k_j for all j != i;
+* selectable: q.k_i > q.k_j for all j != i; or, without q, the keys are affinely independent
+  (their affine rank, :func:`affine_rank`, is one less than their number), so each is a vertex
+  of their simplex (theorem attention.simplex_vertices; also for ball queries, not for a box);
 * tie-only: weights w >= 0 over other keys, sum 1, sum w_j k_j = k_i exactly (so k_i can
   never win strictly), and q.k_i >= q.k_j for all j with at least one strict;
 * unselectable: as tie-only but with w > 0 and without q, and the affine rank of the
@@ -128,26 +130,29 @@ class ExactKeys:
         spread-out subset of keys is a lower bound; when it is already full it is the answer,
         otherwise the rank of all keys is computed."""
         if self._rank is None:
+            rows = self.array if hasattr(self, "array") else self.some_rows(np.arange(self.n))
             some = np.unique(np.linspace(0, self.n - 1, min(self.n, 4 * self.dim + 8)).astype(np.int64))
-            self._rank = affine_rank(self.some_rows(some)) if self.n else 0
+            self._rank = affine_rank(rows[some])
             if self._rank < min(self.n - 1, self.dim):
-                self._rank = affine_rank(self.some_rows(np.arange(self.n)))
+                self._rank = affine_rank(rows)
         return self._rank
 
 
 def affine_rank(rows) -> int:
-    """Exact dimension of the affine hull of points with Python-integer coordinates (the keys'
-    K_j; rational points are integers after one common scaling, which keeps the affine rank)."""
-    rows = [list(r) for r in rows]
+    """Exact dimension of the affine hull of points: float rows, or Python-integer rows (the keys'
+    K_j; rational points are integers after one common scaling, which keeps the affine rank).  It
+    is the rank of the points with a 1 appended, less one (subtracting one row from the others
+    leaves the differences: theorem ``attention.simplex_vertices``); float rows are integers times
+    one power of two (:func:`.dyadic.integer_matrix`; scaling the 1s keeps the rank).  The rank
+    modulo a prime never exceeds the rank over Q, so full rank mod p is a proof; otherwise the
+    exact integer rank."""
     if len(rows) <= 1:
         return 0
-    diffs = [[a - b for a, b in zip(r, rows[0])] for r in rows[1:]]
-    # The rank modulo a prime never exceeds the rank over Q, so full rank mod p is a proof.
-    p = (1 << 61) - 1
-    full = min(len(diffs), len(diffs[0]))
-    if int(nmod_mat(len(diffs), len(diffs[0]), [x % p for r in diffs for x in r], p).rank()) == full:
-        return full
-    return int(fmpz_mat(diffs).rank())
+    A = np.asarray(rows)
+    H = np.hstack([A, np.ones((len(A), 1), dtype=A.dtype)])
+    M = integer_matrix(H)[0] if H.dtype == np.float64 else fmpz_mat([[int(x) for x in r] for r in H])
+    full = min(H.shape)
+    return full - 1 if int(nmod_mat(M, (1 << 61) - 1).rank()) == full else int(M.rank()) - 1
 
 
 @dataclass(frozen=True)

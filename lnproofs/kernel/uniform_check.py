@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
+from .checker import ExactKeys
 from .dyadic import fmpq_matrix, fmpq_of, integer_vector_of_fractions
 from .errors import InputError
 from .exact import to_fraction
@@ -84,20 +85,18 @@ def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
 def _check_infeasible(keys, query_set, kind, proof) -> tuple[bool, str]:
     N, d = keys.shape
     pairs = proof.get("pairs")
-    if kind not in ("free", "ball", "subspace"):
+    if kind in ("free", "ball"):          # q != 0 with q.(k_j - k_0) = 0 for all j exists iff the rank is < d
+        rank = ExactKeys(keys).affine_rank()
+        return (True, "") if rank == d else (False, f"the keys' affine rank is {rank}, not d = {d}")
+    if kind != "subspace":
         return _check_layernorm_infeasible(keys, query_set, proof)
     if not isinstance(pairs, list) or any(not (0 <= a < N and 0 <= b < N) for a, b in pairs):
         return False, "the proof needs pairs of key indices"
     K = difference_matrix(keys)[1].entries()                          # the keys as integers (one common scale)
     rows = fmpz_mat(len(pairs), d, [K[a * d + c] - K[b * d + c] for a, b in pairs for c in range(d)])
-    if kind == "subspace":
-        W = fmpq_matrix(query_set.matrix)
-        if (fmpq_mat(rows) * W.transpose()).rank() != W.rank():
-            return False, "the differences seen through W do not have full rank"
-        return True, ""
-    rank = rows.rank()
-    if rank != d:
-        return False, f"the {len(pairs)} differences have rank {rank}, not d = {d}"
+    W = fmpq_matrix(query_set.matrix)
+    if (fmpq_mat(rows) * W.transpose()).rank() != W.rank():
+        return False, "the differences seen through W do not have full rank"
     return True, ""
 
 

@@ -115,11 +115,13 @@ def check_all(keys, query_set, results) -> list[Verdict]:
             messages[pos] = _box_dual(ek, box, r) if box and status == "not-realisable" else \
                 f"key {r.index}: {status!r} is not a status for {query_set.kind} queries"
         elif status == "selectable" or status == "tie-only":
-            if r.witness is None or len(r.witness) != dim:
+            if r.witness is None and status == "selectable" and not box and 0 <= r.index < ek.n == ek.affine_rank() + 1:
+                messages[pos] = None               # affinely independent keys: all vertices (attention.simplex_vertices)
+            elif r.witness is None or len(r.witness) != dim:
                 got = "none" if r.witness is None else f"{len(r.witness)} entries"
                 messages[pos] = f"key {r.index}: a {status} claim needs a witness query with {dim} entries (got {got})"
-                continue
-            (ties if status == "tie-only" else strict_pos).append(pos)
+            else:
+                (ties if status == "tie-only" else strict_pos).append(pos)
         else:  # unselectable
             interiors.append(pos)
     for group, strict in ((ties, False), (interiors, True)):     # exact combinations, all at once
@@ -133,7 +135,7 @@ def check_all(keys, query_set, results) -> list[Verdict]:
     R2 = Fraction(query_set.radius) ** 2 if isinstance(query_set, BallQuerySet) else None
     B = None if box is None or box.bound is None else Fraction(box.bound)
     for pos, r in enumerate(results):
-        if messages[pos] is not None or r.status not in ("selectable", "tie-only"):
+        if messages[pos] is not None or r.status not in ("selectable", "tie-only") or r.witness is None:
             continue
         if R2 is not None and sum((to_fraction(x) ** 2 for x in r.witness), Fraction(0)) > R2:
             messages[pos] = f"key {r.index}: witness has ||q|| > R = {query_set.radius!r}"
