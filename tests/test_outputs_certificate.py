@@ -44,8 +44,12 @@ def test_an_own_row_claimed_for_a_point_inside_is_refuted():
 
 
 def test_short_texts_take_interpolating_queries_and_agree_with_the_engine():
-    """No more keys than dimensions: each key's query with K q = e_i is proposed first; the
-    statuses are the engine's, also when a key lies between two others (singular Gram matrix)."""
+    """Affinely independent keys (no more than one plus their dimension) are all selectable
+    without a witness (theorem attention.simplex_vertices), which the kernel checks by their
+    exact affine rank; otherwise each key's interpolating query (K q = e_i when the keys are no
+    more than their dimension) is proposed first, and the statuses are the engine's, also when a
+    key lies between two others (singular Gram matrix)."""
+    from lnproofs.models.corpus_heads import SIMPLEX_REASON, interpolating_queries
     from lnproofs.models.text_heads import _free_results
     from lnproofs.propose.certification import certify_results
 
@@ -53,14 +57,20 @@ def test_short_texts_take_interpolating_queries_and_agree_with_the_engine():
     keys = rng.standard_normal((12, 16))
     cert = _free_results(keys)
     assert cert["summary"]["selectable"] == 12
-    for r in cert["results"]:
-        scores = keys @ np.asarray(r["witness"])
-        assert abs(scores[r["index"]] - 1) < 1e-9 and np.abs(np.delete(scores, r["index"])).max() < 1e-9
+    assert all(r["witness"] is None and r["reason"] == SIMPLEX_REASON for r in cert["results"])
     assert check_certificate(cert, keys).ok
+    for i, q in interpolating_queries(keys, np.arange(12)):
+        scores = keys @ q
+        assert abs(scores[i] - 1) < 1e-9 and np.abs(np.delete(scores, i)).max() < 1e-9
+    wide = rng.standard_normal((18, 16))                           # one key too many for the theorem
+    cert = _free_results(wide)
+    assert all(r["witness"] is not None for r in cert["results"] if r["status"] == "selectable")
+    assert check_certificate(cert, wide).ok
     inside = np.vstack([keys, 0.5 * (keys[0] + keys[1])])
     inside = np.round(inside * 2**20) / 2**20
     inside[12] = 0.5 * (inside[0] + inside[1])                     # exactly between keys 0 and 1
-    cert = _free_results(inside)
+    cert = _free_results(inside)                                   # 13 keys of affine rank 11: no simplex
     assert [r["status"] for r in cert["results"]] == [r.status for r in certify_results(inside)]
+    assert all(r["witness"] is not None for r in cert["results"] if r["status"] == "selectable")
     assert cert["results"][12]["status"] in ("tie-only", "unselectable")
     assert check_certificate(cert, inside).ok

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..certificates.writers import combination_to_json, result_to_json
 
-__all__ = ["TravellingCache", "layernorm_witness_queries", "free_certificate", "certificate_from_candidates", "OWN_ROW", "outputs_certificate", "interpolating_queries", "with_own_rows",
+__all__ = ["TravellingCache", "layernorm_witness_queries", "free_certificate", "certificate_from_candidates",
+           "SIMPLEX_REASON", "simplex_certificate", "OWN_ROW", "outputs_certificate", "interpolating_queries", "with_own_rows",
            "result_json", "json_bytes"]
 
 
@@ -48,21 +49,46 @@ def free_certificate(keys, ln_results, H, q0) -> dict:
     win under LayerNorm queries also does so as a free query: its float rounding is tried
     first (:func:`layernorm_witness_queries`, checked exactly by the trusted witness check);
     the engine certifies the other keys."""
-    return certificate_from_candidates(keys, layernorm_witness_queries(ln_results, H, q0))
+    return certificate_from_candidates(keys, lambda: layernorm_witness_queries(ln_results, H, q0))
+
+
+#: the reason a key proved by :func:`simplex_certificate` carries, in place of a witness
+SIMPLEX_REASON = "affinely independent keys (theorem attention.simplex_vertices)"
+
+
+def simplex_certificate(keys) -> dict | None:
+    """The free certificate of affinely independent keys (at most one more than their
+    dimension), or None: each is a vertex of their simplex, so selectable, and needs no witness
+    (theorem ``attention.simplex_vertices``); the kernel's exact affine rank decides, as it does
+    again when the certificate is checked."""
+    from ..kernel.checker import affine_rank
+
+    N, d = keys.shape
+    if not 0 < N <= d + 1 or affine_rank(keys) != N - 1:
+        return None
+    return _certificate(N, d, {"kind": "free"}, [
+        {"index": i, "status": "selectable", "witness": None, "combination": None, "verified": "exact",
+         "margin": None, "reason": SIMPLEX_REASON} for i in range(N)])
 
 
 def certificate_from_candidates(keys, items, own_rows=None) -> dict:
-    """Free-query certificate (JSON form): candidate witnesses ``(index, q)`` (``q`` a tuple of
-    floats or a float64 array) are checked exactly by the trusted witness check; the engine
-    certifies the keys left over.  With ``own_rows`` (norm outputs), a key of ``own_rows`` is
-    written with the witness :data:`OWN_ROW` instead of its floats (see :func:`with_own_rows`),
-    and the candidates' margins are not measured (``null``: the table has no column for them,
-    and measuring them at full width costs more than checking them)."""
+    """Free-query certificate (JSON form): :func:`simplex_certificate` when the keys are
+    affinely independent (not for ``own_rows``); otherwise candidate witnesses ``(index, q)``
+    (``q`` a tuple of floats or a float64 array; ``items`` may be a function giving them) are
+    checked exactly by the trusted witness check, and the engine certifies the keys left over.
+    With ``own_rows`` (norm outputs), a key of ``own_rows`` is written with the witness
+    :data:`OWN_ROW` instead of its floats (see :func:`with_own_rows`), and the candidates'
+    margins are not measured (``null``: the table has no column for them, and measuring them
+    at full width costs more than checking them)."""
     from ..kernel.certificates import KeyResult
     from ..kernel.checker import ExactKeys, check_witnesses
     from ..certificates.findings import witness_margins
     from ..propose.certification import certify_results
 
+    simplex = None if own_rows is not None else simplex_certificate(keys)
+    if simplex is not None:
+        return simplex
+    items = items() if callable(items) else items
     ek = ExactKeys(keys) if items else None          # one for the check and the margins
     verdicts = check_witnesses(ek, items) if items else []
     good = [(i, q) for (i, q), v in zip(items, verdicts) if v is None]

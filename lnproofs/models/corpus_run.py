@@ -6,7 +6,7 @@ group of texts through the model (on a worker that holds it) and captures every 
 per-token arrays; a certification task takes one text x layer through
 :func:`lnproofs.models.text_heads.certify_text` (every family: free and realisable queries,
 uniform attention, causal answers for decoders), on any worker.  Each finished text is written
-at once (``texts/textNNNNN.json``, schema ``lnproofs.model-text/3``, its arrays
+at once (``texts/textNNNNN.json``, schema ``lnproofs.model-text/4``, its arrays
 ``texts/textNNNNN.npz`` and its table rows ``rows/textNNNNN.parquet``), so an interrupted
 run keeps every finished text and ``resume=True`` restarts at the first unfinished one.
 The exact data of each head's query set is built once per run and shared by all texts;

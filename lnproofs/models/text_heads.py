@@ -3,8 +3,9 @@
 
 Per layer: the full-width norm outputs with free queries.  Per key head (grouped queries:
 once for all the query heads that read it): its keys (rotated by their positions with
-rotary embeddings), their free-query certificate, and uniform attention with free
-queries.  Per query head: the realisable certificate (the queries the layer's norm and
+rotary embeddings), their free-query certificate (affinely independent keys, as a text no
+longer than the head's width plus one usually gives, are all selectable without a witness:
+:func:`.corpus_heads.simplex_certificate`), and uniform attention with free queries.  Per query head: the realisable certificate (the queries the layer's norm and
 ``W_q`` can produce, :mod:`.head_sets`; with rotary positions at the text's last query
 position, which sees every key), and for decoders the causal answers
 (:mod:`.text_causal`).
@@ -30,9 +31,10 @@ from .head_sets import realisable_results
 __all__ = ["TEXT_SCHEMA", "TEXT_SCHEMAS", "COVERAGE_SCHEMA", "COVERED_STATUS", "coverage_name", "covered_uniform",
            "head_certificates", "certify_text"]
 
-TEXT_SCHEMA = "lnproofs.model-text/3"
-#: the text schemas ``lnproofs check`` reads: /2 held each head's coverage evidence itself
-TEXT_SCHEMAS = (TEXT_SCHEMA, "lnproofs.model-text/2")
+TEXT_SCHEMA = "lnproofs.model-text/4"
+#: the text schemas ``lnproofs check`` reads: /3 held a witness for every selectable free key
+#: (/4: none when the keys are affinely independent), /2 held each head's coverage evidence itself
+TEXT_SCHEMAS = (TEXT_SCHEMA, "lnproofs.model-text/3", "lnproofs.model-text/2")
 #: a head's coverage evidence, written once per run (``coverage/layer{L}_head{H}.json``); the
 #: text files name that file instead of repeating the evidence (about 46 KB a head of width 384)
 COVERAGE_SCHEMA = "lnproofs.model-coverage/1"
@@ -52,7 +54,7 @@ def coverage_name(layer: int, head: int) -> str:
 def _free_results(keys) -> dict:
     """The free certificate of a key head: each key's least-squares interpolating query first
     (one solve for all), checked exactly; the engine for the keys that leaves."""
-    return certificate_from_candidates(keys, interpolating_queries(keys, np.arange(len(keys))))
+    return certificate_from_candidates(keys, lambda: interpolating_queries(keys, np.arange(len(keys))))
 
 
 def _lazy_differences(keys):

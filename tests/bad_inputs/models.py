@@ -313,8 +313,9 @@ def _earlier_pooled_file(tmp_path):
 
 
 CASES += [
-    ("head-file-of-an-earlier-schema", _earlier_head_file, "accepted schemas: lnproofs.model-text/3, "
-                                                           "lnproofs.model-text/2, lnproofs.model-heads/2, "
+    ("head-file-of-an-earlier-schema", _earlier_head_file, "accepted schemas: lnproofs.model-text/4, "
+                                                           "lnproofs.model-text/3, lnproofs.model-text/2, "
+                                                           "lnproofs.model-heads/2, "
                                                            "lnproofs.model-pool/2"),
     ("pooled-file-of-an-earlier-schema", _earlier_pooled_file, "(schema 'lnproofs.model-pool/1')"),
 ]
