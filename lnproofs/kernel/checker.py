@@ -79,13 +79,14 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpz_mat, nmod_mat
 
-from .dyadic import integer_matrix, integer_vector_of_fractions
+from .dyadic import integer_matrix, integer_vector_of_fractions, mantissas
 from .errors import ShapeError
 
 __all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combinations", "affine_rank"]
 
 _TINY = 2.0 ** -1022          # smallest normal double
 _C_MAX = 2.0 ** 1000          # above this the filter declines (no overflow inside)
+_P = (1 << 31) - 1             # a prime
 
 
 class ExactKeys:
@@ -142,17 +143,22 @@ def affine_rank(rows) -> int:
     """Exact dimension of the affine hull of points: float rows, or Python-integer rows (the keys'
     K_j; rational points are integers after one common scaling, which keeps the affine rank).  It
     is the rank of the points with a 1 appended, less one (subtracting one row from the others
-    leaves the differences: theorem ``attention.simplex_vertices``); float rows are integers times
-    one power of two (:func:`.dyadic.integer_matrix`; scaling the 1s keeps the rank).  The rank
-    modulo a prime never exceeds the rank over Q, so full rank mod p is a proof; otherwise the
+    leaves the differences: theorem ``attention.simplex_vertices``).  Float rows: each entry is
+    m 2**a (:func:`.dyadic.mantissas`), and one common power of two and a scaled column keep a
+    rank, so it is the rank of the integers m 2**(a - least a), first modulo the prime _P, where
+    2**k is 2**(k mod 31) and each product stays under 2**62 (the rank modulo a prime never
+    exceeds the rank over Q, so full rank there is a proof); otherwise, and for integer rows, the
     exact integer rank."""
     if len(rows) <= 1:
         return 0
     A = np.asarray(rows)
-    H = np.hstack([A, np.ones((len(A), 1), dtype=A.dtype)])
-    M = integer_matrix(H)[0] if H.dtype == np.float64 else fmpz_mat([[int(x) for x in r] for r in H])
-    full = min(H.shape)
-    return full - 1 if int(nmod_mat(M, (1 << 61) - 1).rank()) == full else int(M.rank()) - 1
+    H, full = np.hstack([A, np.ones((len(A), 1), dtype=A.dtype)]), min(A.shape[0], A.shape[1] + 1)
+    if H.dtype == np.float64:
+        m, a = mantissas(H)
+        mod = fmpz_mat(*H.shape, ((m % _P) * np.left_shift(1, (a - a[m != 0].min()) % 31) % _P).tolist())
+        if int(nmod_mat(mod, _P).rank()) == full:
+            return full - 1
+    return int((integer_matrix(H)[0] if H.dtype == np.float64 else fmpz_mat(H.tolist())).rank()) - 1
 
 
 @dataclass(frozen=True)
@@ -215,7 +221,6 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
         pending.update(cols[c] for c in np.flatnonzero(~done))   # what the bound does not settle: exactly, below
         for c in np.flatnonzero(done):
             below[cols[c]] = n > 1
-        del S, good
     for t in pending:                               # every score exactly: one integer product per query
         i, q = items[t]
         scores = ek.int_scores(integer_vector_of_fractions(q)[0])

@@ -15,19 +15,22 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .exact import to_fraction
 
-__all__ = ["dyadic_integers", "integer_matrix", "pow2",
+__all__ = ["mantissas", "dyadic_integers", "integer_matrix", "pow2",
            "integer_vector_of_fractions", "fmpq_matrix", "fmpq_of", "fraction_of_fmpq"]
+
+
+def mantissas(values) -> tuple[np.ndarray, np.ndarray]:
+    """int64 arrays ``m`` and ``a`` with ``values == m * 2**a`` entry by entry, ``|m| < 2**53`` (flattened)."""
+    mant, expo = np.frexp(np.asarray(values, dtype=np.float64).reshape(-1))   # 0.5 <= |mant| < 1
+    return (mant * 2.0 ** 53).astype(np.int64), expo.astype(np.int64) - 53     # exact: 53-bit mantissas
 
 
 def dyadic_integers(values) -> tuple[list[int], int]:
     """Integers ``m`` and one exponent ``e`` with ``values == m * 2**e`` exactly (flattened)."""
-    arr = np.asarray(values, dtype=np.float64).reshape(-1)
-    mant, expo = np.frexp(arr)  # arr = mant * 2**expo, 0.5 <= |mant| < 1
-    ints = (mant * 2.0 ** 53).astype(np.int64)  # exact: 53-bit mantissas
-    expo = expo.astype(np.int64) - 53
+    ints, expo = mantissas(values)
     nonzero = ints != 0
     if not nonzero.any():
-        return [0] * arr.size, 0
+        return [0] * len(ints), 0
     base = int(expo[nonzero].min())
     shifts = (expo - base).tolist()
     return [int(m) << s if m else 0 for m, s in zip(ints.tolist(), shifts)], base
@@ -41,8 +44,7 @@ def integer_matrix(values):
     bits: a float32 value has at most 24 bits); when every ``odd * 2**(k - min k)`` fits in
     int64 the shifts are done in numpy, and the matrix is scaled by ``2**(min k - e)`` once."""
     arr = np.asarray(values, dtype=np.float64)
-    mant, expo = np.frexp(arr.reshape(-1))
-    ints, expo = (mant * 2.0 ** 53).astype(np.int64), expo.astype(np.int64) - 53  # exact: 53-bit mantissas
+    ints, expo = mantissas(arr)
     nz = ints != 0
     low = expo + np.frexp(np.where(nz, ints & -ints, 1).astype(np.float64))[1] - 1  # each lowest set bit
     if nz.any() and int((expo[nz] + 53).max() - low[nz].min()) <= 62:

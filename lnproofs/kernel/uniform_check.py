@@ -30,9 +30,10 @@ def check_uniform(keys, data) -> tuple[bool, str]:
     kind = query_set.kind
     status = data.get("status")
     try:
-        if status == "feasible" and data.get("query") is None and kind == "free" \
-                and (data.get("proof") or {}).get("kind") == "fewer differences than dimensions":
-            return (True, "") if N - 1 < d else (False, f"{N - 1} differences in R^{d} are not fewer than d")
+        if kind in ("free", "ball") and status in ("feasible", "infeasible") and data.get("query") is None:
+            rank = ExactKeys(keys).affine_rank()      # q != 0 with q.(k_j - k_0) = 0 for all j iff the rank is < d
+            return (True, "") if (rank < d) == (status == "feasible") else (
+                False, f"the keys' affine rank is {rank}, {'not below' if status == 'feasible' else 'not'} d = {d}")
         if status == "feasible":
             q = [to_fraction(x) for x in data["query"]]
             if len(q) != d or not any(q):
@@ -85,9 +86,6 @@ def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
 def _check_infeasible(keys, query_set, kind, proof) -> tuple[bool, str]:
     N, d = keys.shape
     pairs = proof.get("pairs")
-    if kind in ("free", "ball"):          # q != 0 with q.(k_j - k_0) = 0 for all j exists iff the rank is < d
-        rank = ExactKeys(keys).affine_rank()
-        return (True, "") if rank == d else (False, f"the keys' affine rank is {rank}, not d = {d}")
     if kind != "subspace":
         return _check_layernorm_infeasible(keys, query_set, proof)
     if not isinstance(pairs, list) or any(not (0 <= a < N and 0 <= b < N) for a, b in pairs):
@@ -107,7 +105,7 @@ def _check_layernorm_infeasible(keys, query_set, proof) -> tuple[bool, str]:
     kind = proof.get("kind")
     if kind == "independent differences":
         # no non-zero query at all gives equal scores, so none of the layer's queries does
-        return _check_infeasible(keys, None, "free", proof)
+        return check_uniform(keys, {"status": "infeasible"})
     eq = LayerNormEquations(keys, query_set)
     n = query_set.width
     if kind == "inconsistent equations":

@@ -59,8 +59,7 @@ def module_for(kind: str):
 
 def query_set_from_json(data) -> object:
     """The query-set object for a certificate's ``query_set`` entry (``None`` means free)."""
-    if data is None:
-        data = {"kind": "free"}
+    data = {"kind": "free"} if data is None else data
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
         raise CertificateFormatError("query_set must be an object with a string field 'kind', e.g. {\"kind\": \"free\"}")
     return module_for(data["kind"]).QUERY_SETS[data["kind"]].from_json(data)

@@ -115,8 +115,9 @@ def check_all(keys, query_set, results) -> list[Verdict]:
             messages[pos] = _box_dual(ek, box, r) if box and status == "not-realisable" else \
                 f"key {r.index}: {status!r} is not a status for {query_set.kind} queries"
         elif status == "selectable" or status == "tie-only":
-            if r.witness is None and status == "selectable" and not box and 0 <= r.index < ek.n == ek.affine_rank() + 1:
-                messages[pos] = None               # affinely independent keys: all vertices (attention.simplex_vertices)
+            if r.witness is None and status == "selectable" and not box and ek.n <= dim + 1 and 0 <= r.index < ek.n:
+                messages[pos] = None if ek.affine_rank() == ek.n - 1 else \
+                    f"key {r.index}: without a witness query, the keys must be affinely independent"
             elif r.witness is None or len(r.witness) != dim:
                 got = "none" if r.witness is None else f"{len(r.witness)} entries"
                 messages[pos] = f"key {r.index}: a {status} claim needs a witness query with {dim} entries (got {got})"
