@@ -149,14 +149,21 @@ def _loads_record(name, dask_worker=None):
 def _in_process(forward, certify, groups, model, states, on_result, slot_data=None) -> dict:
     """Every group in this process, in order: the forward task of the next group runs in a
     second thread while this group's pieces are certified here (torch releases the GIL in its
-    kernels, so a second core does the forward passes); at most two groups are held.  A group
-    the iterator cannot give (bad input) is raised after the groups before it are finished."""
+    kernels, so a second core does the forward passes); at most two groups are held.  The two
+    threads share the cores: from the model's loading to the end, torch and BLAS get half of
+    them each (:func:`~lnproofs.execution.threads.thread_budget`; one each on two cores), as
+    two workers would.  A group the iterator cannot give (bad input) is raised after the
+    groups before it are finished."""
     from concurrent.futures import ThreadPoolExecutor
+    from contextlib import ExitStack
+
+    from .cluster import machine_workers
+    from .threads import thread_budget, threads_per_worker
 
     made, data = None, None
     it = iter(groups)
     held = None                                    # (group number, slots, its forward task)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward") as pool:
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward") as pool, ExitStack() as budget:
         for g in itertools.count():
             try:
                 following = next(it, None)
@@ -168,6 +175,7 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                 item, slots = following
                 if made is None:
                     made = model.fn(*model.args) if isinstance(model, Load) else model
+                    budget.enter_context(thread_budget(threads_per_worker(machine_workers(), 2)))
                     if slot_data is not None:
                         data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
                 task = pool.submit(forward, item, made)

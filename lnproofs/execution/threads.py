@@ -23,11 +23,12 @@ most of a training worker's time into system time.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
 __all__ = ["BUDGET_ENV", "LIBRARY_ENVS", "threads_per_worker", "worker_environment", "limit_threads",
-           "highs_threads", "thread_settings"]
+           "thread_budget", "highs_threads", "thread_settings"]
 
 #: the environment variable holding this process's budget (set by :func:`limit_threads`)
 BUDGET_ENV = "LNPROOFS_THREADS"
@@ -63,6 +64,27 @@ def limit_threads(count: int) -> None:
     torch = sys.modules.get("torch")
     if torch is not None:                               # else torch reads OMP_NUM_THREADS when imported
         torch.set_num_threads(count)
+
+
+@contextlib.contextmanager
+def thread_budget(count: int):
+    """Hold torch's intra-op threads and the loaded BLAS and OpenMP pools to ``count`` inside
+    the block, and give back what they had after it: for a process whose own threads share
+    the cores (the forward thread of an in-process run beside the certifying one), where
+    :func:`limit_threads` is for a worker process's whole life."""
+    from threadpoolctl import threadpool_limits
+
+    count = max(1, int(count))
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else None
+    with threadpool_limits(limits=count):
+        if torch is not None:
+            torch.set_num_threads(count)
+        try:
+            yield
+        finally:
+            if torch is not None:
+                torch.set_num_threads(before)
 
 
 def highs_threads() -> int:
