@@ -17,6 +17,7 @@ ellipsoid.interlacing ellipsoid.zero_gains ellipsoid.equal_gains rmsnorm.sphere 
 rmsnorm.ball_image rmsnorm.support rotary.relative
 attention.uniform_query attention.sphere_witness attention.ellipsoid_witness attention.selectable_iff_not_in_hull
 attention.eps_caveat attention.rank_deficient_caveat attention.duplicate_caveat attention.demo_threshold
+attention.simplex_vertices
 coverage.argmax_direction coverage.every_direction
 vocab.self_witness vocab.duplicate_rows vocab.bias_lift vocab.final_norm vocab.no_offset
 """.split()

@@ -149,3 +149,20 @@ def test_malformed_certificates_are_one_clear_error():
         recheck_certificate(keys, cert, device="cpu")
     with pytest.raises(ShapeError, match="shape"):
         recheck_certificate(keys[:, :1], _square_certificate(), device="cpu")
+
+
+def test_keys_proved_vertices_without_witnesses_are_rechecked_with_the_theorems_queries():
+    """A free certificate of affinely independent keys holds no witnesses (theorem
+    attention.simplex_vertices); the re-check builds the theorem's query of each key (its column of
+    the pseudo-inverse of [K | 1]) and confirms that the key wins with it; without the theorem's
+    condition (more keys than one plus the dimension) a missing witness is a disagreement."""
+    from lnproofs.models.corpus_heads import simplex_certificate
+
+    keys = np.random.default_rng(5).normal(size=(6, 5))
+    cert = simplex_certificate(keys)
+    got = recheck_certificate(keys, cert, samples=64)
+    assert got["ok"] and got["checked"]["witnesses"] == 6 and got["min_witness_margin"] > 0
+    more = np.vstack([keys, keys.mean(axis=0) + 0.1])
+    results = cert["results"] + [dict(cert["results"][0], index=6)]
+    got = recheck_certificate(more, dict(cert, n_keys=7, results=results), samples=64)
+    assert not got["ok"] and any("carries no witness" in m for m in got["messages"])

@@ -5,7 +5,10 @@ device, every witness margin and every convex-combination residual the certifica
 states, perturbs every witness to confirm that its key keeps winning, and samples many
 queries from the certificate's query set (random directions plus directions aimed at
 each key that is claimed never to win) to confirm that no key certified
-``unselectable``, ``tie-only`` or ``not-realisable`` ever strictly wins.  It never
+``unselectable``, ``tie-only`` or ``not-realisable`` ever strictly wins.  A key claimed
+selectable without a witness (free or ball queries, affinely independent keys: theorem
+``attention.simplex_vertices``) is re-checked with the theorem's own query, its column of the
+pseudo-inverse of ``[K | 1]`` (key i scores one more than every other key).  It never
 decides a status: it is a second line of evidence, and any disagreement with the
 certificate makes ``ok`` False with a message naming the key.
 
@@ -299,7 +302,7 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
                "undecided": 0}
     status_of = {}
     worst_residual, min_margin = 0.0, math.inf
-    pending, problems = [], []
+    pending, problems, simplex = [], [], None
     for result in results:
         if not isinstance(result, dict) or not isinstance(result.get("index"), int) or not 0 <= result["index"] < N:
             raise CertificateFormatError(f"every result needs an integer 'index' in 0..{N - 1}; got {result!r:.80}")
@@ -314,6 +317,11 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
         if status == "undecided":
             checked["undecided"] += 1
         q = qs.witness_of(result) if status in ("selectable", "tie-only") else None
+        if q is None and status == "selectable" and qs.kind in ("free", "ball") and N <= d + 1:
+            if simplex is None:      # affinely independent keys (attention.simplex_vertices): the theorem's queries
+                simplex = torch.linalg.pinv(torch.cat([K, torch.ones(N, 1, **t)], dim=1))[:d].T
+            q = simplex[i] * (min(1.0, 0.5 * qs.radius / max(float(simplex[i].norm()), 1e-300))
+                              if qs.kind == "ball" else 1.0)
         if q is None and status == "selectable":
             bad.append("certified selectable but carries no witness")
         elif q is None and status == "tie-only":

@@ -1,5 +1,5 @@
 """Numeric checks of the attention theorems: uniform queries, witness queries, the
-hull criterion, the three caveats and the demo threshold.
+hull criterion, affinely independent keys, the three caveats and the demo threshold.
 
 Scores are computed with one matrix product per batch; a gap is "resolvable" when it
 exceeds four tolerances of its rounding scale (sum of |q_l k_l| terms), and only
@@ -171,6 +171,32 @@ def selectable_iff_not_in_hull(ctx):
             fl.update({k: v for k, v in fails.items() if v})
             acc[dim] = (count + Qs.shape[0] * K.shape[0] + 12 * K.shape[0], max(w0, err), fl)
     return [Outcome("hull", d, n, m, tuple(f"{k} ({v})" for k, v in fl.items())) for d, (n, m, fl) in acc.items()]
+
+
+def simplex_vertices(ctx):
+    """Affinely independent keys (m + 1 <= d + 1 random points, generic): the theorem's query for
+    key i, column i of the pseudo-inverse of [K | 1], gives k_i a score one more than every other key
+    (the error of that solve measured against its scale times the condition number of [K | 1])."""
+    acc = {}
+    for dim in sorted({2, 3, min(ctx.width, 8), ctx.width}):
+        tol = ctx.tol(dim)
+        for m in sorted({1, dim // 2, dim}):
+            K = torch.randn((max(2, ctx.rows(dim) // 64), m + 1, dim), generator=ctx.gen, dtype=ctx.dtype,
+                            device=ctx.device)
+            A = torch.cat([K, torch.ones(K.shape[:2] + (1,), dtype=ctx.dtype, device=ctx.device)], dim=-1)
+            Q = torch.linalg.pinv(A)[:, :dim, :].transpose(1, 2)          # row i: the query of key i
+            S = Q @ K.transpose(1, 2)                                     # S[b, i, j] = q_i . k_j
+            own = torch.diagonal(S, dim1=1, dim2=2)[:, :, None]
+            off = ~torch.eye(m + 1, dtype=torch.bool, device=ctx.device)
+            sv = torch.linalg.svdvals(A)                                  # a solve's error grows with A's condition
+            scale = ((Q.abs() @ K.abs().transpose(1, 2)).amax(-1, keepdim=True) + 1.0) \
+                * (sv[:, :1] / sv[:, -1:])[:, :, None]
+            err = divide(((own - S) - 1.0).abs()[:, off], scale.expand_as(S)[:, off])
+            fails = Counter({"a key does not win its theorem query by 1": int((err > tol).sum())})
+            count, worst, fl = acc.get(dim, (0, 0.0, Counter()))
+            fl.update({k: v for k, v in fails.items() if v})
+            acc[dim] = (count + int(K.shape[0]) * (m + 1), max(worst, float(err.max())), fl)
+    return [Outcome("simplex", d, n, w, tuple(f"{k} ({v})" for k, v in fl.items())) for d, (n, w, fl) in acc.items()]
 
 
 def _cross_polytope(t, plus, minus):
@@ -361,4 +387,5 @@ CHECKS = {
     "attention.rank_deficient_caveat": rank_deficient_caveat,
     "attention.duplicate_caveat": duplicate_caveat,
     "attention.demo_threshold": demo_threshold,
+    "attention.simplex_vertices": simplex_vertices,
 }

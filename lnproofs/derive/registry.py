@@ -15,7 +15,8 @@ from ..kernel.errors import OptionError
 __all__ = ["THEOREM_NAMES", "MODULES", "theorem_names", "all_theorems", "prove_all", "get_theorem"]
 
 #: theorem modules under lnproofs.derive.theorems, in the order their theorems are listed
-MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention", "coverage", "vocab")
+MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention", "simplex", "coverage",
+           "vocab")
 
 THEOREM_NAMES = (
     "projection.mean_subtraction",
@@ -51,6 +52,7 @@ THEOREM_NAMES = (
     "attention.rank_deficient_caveat",
     "attention.duplicate_caveat",
     "attention.demo_threshold",
+    "attention.simplex_vertices",
     "coverage.argmax_direction",
     "coverage.every_direction",
     "vocab.self_witness",
