@@ -163,7 +163,7 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
     made, data = None, None
     it = iter(groups)
     held = None                                    # (group number, slots, its forward task)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward") as pool, ExitStack() as budget:
+    with ExitStack() as budget, ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward") as pool:
         for g in itertools.count():
             try:
                 following = next(it, None)

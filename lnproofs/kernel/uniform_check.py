@@ -2,7 +2,11 @@
 
 An answer says a non-zero query gives every key the same score (``feasible``: the query,
 and for LayerNorm queries the ``u`` it is made from), that none exists (``infeasible``:
-a proof checked directly on the equations), or ``undecided``.  The search that makes the
+a proof checked directly on the equations), or ``undecided``.  For free and ball queries an
+answer without a query is decided by the keys' exact affine rank alone: a non-zero q with
+q.(k_j - k_0) = 0 for every j exists exactly when the differences do not span R^d, that is
+when the rank is below d (theorem ``attention.simplex_vertices``: at most d keys always leave
+room), so the pairs an ``infeasible`` proof names are not needed.  The search that makes the
 answers is :mod:`lnproofs.propose.uniform`; everything here is exact rational arithmetic.
 """
 
@@ -25,7 +29,7 @@ __all__ = ["check_uniform"]
 def check_uniform(keys, data) -> tuple[bool, str]:
     """Re-verify a uniform-attention answer (its JSON object) exactly."""
     keys = np.asarray(keys, dtype=np.float64)
-    N, d = keys.shape
+    d = keys.shape[1]
     query_set = query_set_from_json(data.get("query_set"))             # no query_set: free queries
     kind = query_set.kind
     status = data.get("status")
