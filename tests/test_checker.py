@@ -331,3 +331,15 @@ def test_affinely_independent_keys_are_selectable_without_a_witness(cli, tmp_pat
     assert cli(["check", str(tmp_path / "c.json"), str(tmp_path / "k.npy")]).status == 0
     refuted = cli(["check", str(tmp_path / "c.json"), str(tmp_path / "flat.npy")])
     assert refuted.status == 1 and "must be affinely independent" in refuted.out + refuted.err
+
+
+def test_the_rank_modulo_a_prime_is_a_lower_bound_that_proves_full_rank():
+    """affine_rank(rows, exact=False) is the rank of [K | 1] modulo 2^31 - 1, less one: never above the
+    exact affine rank, equal to it when full (which is all a proof of affine independence needs)."""
+    p = float((1 << 31) - 1)
+    rows = np.array([[p, 0.0], [0.0, 0.0], [0.0, 1.0]])    # the first row vanishes modulo p
+    assert affine_rank(rows, exact=False) == 1 < affine_rank(rows) == 2
+    ints = [[int(p), 0], [0, 0], [0, 1]]
+    assert affine_rank(ints, exact=False) == 1 < affine_rank(ints) == 2
+    independent = np.array([[0.5, 0.0], [0.0, 3.0], [1e-300, 1e300]])
+    assert affine_rank(independent, exact=False) == affine_rank(independent) == 2

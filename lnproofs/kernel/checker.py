@@ -139,25 +139,27 @@ class ExactKeys:
         return self._rank
 
 
-def affine_rank(rows) -> int:
+def affine_rank(rows, exact: bool = True) -> int:
     """Exact dimension of the affine hull of points: float rows, or Python-integer rows (the keys'
     K_j; rational points are integers after one common scaling, which keeps the affine rank).  It
     is the rank of the points with a 1 appended, less one (subtracting one row from the others
     leaves the differences: theorem ``attention.simplex_vertices``).  Float rows: each entry is
     m 2**a (:func:`.dyadic.mantissas`), and one common power of two and a scaled column keep a
-    rank, so it is the rank of the integers m 2**(a - least a), first modulo the prime _P, where
-    2**k is 2**(k mod 31) and each product stays under 2**62 (the rank modulo a prime never
-    exceeds the rank over Q, so full rank there is a proof); otherwise, and for integer rows, the
-    exact integer rank."""
+    rank, so it is the rank of the integers m 2**(a - least a) (integer rows: a = 0).  It is
+    taken modulo the prime _P first, where 2**k is 2**(k mod 31) and each product of residues
+    stays under 2**62; the rank modulo a prime never exceeds the rank over Q, so full rank there
+    is a proof; otherwise the exact integer rank (with ``exact=False``, that lower bound itself:
+    for a caller that needs only a proof of full rank, since an integer rank of wide
+    rank-deficient rows can take seconds)."""
     if len(rows) <= 1:
         return 0
     A = np.asarray(rows)
     H, full = np.hstack([A, np.ones((len(A), 1), dtype=A.dtype)]), min(A.shape[0], A.shape[1] + 1)
-    if H.dtype == np.float64:
-        m, a = mantissas(H)
-        mod = fmpz_mat(*H.shape, ((m % _P) * np.left_shift(1, (a - a[m != 0].min()) % 31) % _P).tolist())
-        if int(nmod_mat(mod, _P).rank()) == full:
-            return full - 1
+    m, a = mantissas(H) if H.dtype == np.float64 else (H.ravel(), np.zeros(H.size, dtype=np.int64))  # integers: m 2**0
+    mod = fmpz_mat(*H.shape, ((m % _P) * np.left_shift(1, (a - a[m != 0].min()) % 31) % _P).tolist())
+    low = int(nmod_mat(mod, _P).rank())
+    if low == full or not exact:
+        return low - 1
     return int((integer_matrix(H)[0] if H.dtype == np.float64 else fmpz_mat(H.tolist())).rank()) - 1
 
 

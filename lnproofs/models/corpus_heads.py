@@ -60,11 +60,12 @@ def simplex_certificate(keys) -> dict | None:
     """The free certificate of affinely independent keys (at most one more than their
     dimension), or None: each is a vertex of their simplex, so selectable, and needs no witness
     (theorem ``attention.simplex_vertices``); the kernel's exact affine rank decides, as it does
-    again when the certificate is checked."""
+    again when the certificate is checked (here only its rank modulo a prime, which proves full
+    rank when it is full: keys that fall short take the witness road, with no exact rank)."""
     from ..kernel.checker import affine_rank
 
     N, d = keys.shape
-    if not 0 < N <= d + 1 or affine_rank(keys) != N - 1:
+    if not 0 < N <= d + 1 or affine_rank(keys, exact=False) != N - 1:
         return None
     return _certificate(N, d, {"kind": "free"}, [
         {"index": i, "status": "selectable", "witness": None, "combination": None, "verified": "exact",
