@@ -51,7 +51,7 @@ TABLE: dict[str, tuple[float, float]] = {
     "attention.rank_deficient_caveat": (16.0, 0.5),
     "attention.duplicate_caveat": (16.0, 0.5),
     "attention.demo_threshold": (16.0, 0.5),
-    "attention.simplex_vertices": (16.0, 0.5),
+    "attention.simplex_vertices": (16.0, 1.0),
     "coverage.argmax_direction": (16.0, 0.5),
     "coverage.every_direction": (16.0, 0.5),
     "vocab.self_witness": (16.0, 0.5),
