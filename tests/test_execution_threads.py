@@ -81,3 +81,26 @@ def test_one_process_gives_its_forward_thread_and_its_certifying_thread_half_the
                  states=[None], on_result=lambda g, j, result: None)
     assert sorted(set(seen)) == [("certify", share, share), ("forward", share, share)]
     assert thread_settings() == before and torch.get_num_threads() == before["torch"]
+
+
+def test_a_pool_loaded_inside_the_budget_starts_at_the_budget_and_leaves_at_its_default():
+    """scipy's OpenBLAS, loaded for the first time inside thread_budget, runs at the budget there
+    (through the variables it reads when it loads) and at its own default after the block."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("scipy")
+    probe = ("import os, json, numpy\n"
+             "from threadpoolctl import threadpool_info\n"
+             "from lnproofs.execution.threads import thread_budget\n"
+             "def scipy_blas():\n"
+             "    return [p['num_threads'] for p in threadpool_info() if 'scipy.libs' in p['filepath']]\n"
+             "with thread_budget(1):\n"
+             "    import scipy.linalg\n"
+             "    inside = scipy_blas()\n"
+             "print(json.dumps([inside, scipy_blas(), os.environ.get('OPENBLAS_NUM_THREADS'), os.cpu_count()]))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    inside, after, variable, cores = json.loads(out.stdout)
+    assert inside == [1] and after == [cores] and variable is None

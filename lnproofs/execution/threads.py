@@ -68,23 +68,39 @@ def limit_threads(count: int) -> None:
 
 @contextlib.contextmanager
 def thread_budget(count: int):
-    """Hold torch's intra-op threads and the loaded BLAS and OpenMP pools to ``count`` inside
-    the block, and give back what they had after it: for a process whose own threads share
-    the cores (the forward thread of an in-process run beside the certifying one), where
-    :func:`limit_threads` is for a worker process's whole life."""
-    from threadpoolctl import threadpool_limits
+    """Hold torch's intra-op threads and the BLAS and OpenMP pools to ``count`` inside the block,
+    and give back what they had after it: for a process whose own threads share the cores (the
+    forward thread of an in-process run beside the certifying one), where :func:`limit_threads`
+    is for a worker process's whole life.  A pool loaded inside the block (scipy's OpenBLAS on a
+    solver's first import, say) starts at ``count`` too, through the variables it reads when it
+    loads, and leaves the block at the count those variables gave before (the cores when unset)."""
+    from threadpoolctl import ThreadpoolController, threadpool_limits
 
     count = max(1, int(count))
     torch = sys.modules.get("torch")
     before = torch.get_num_threads() if torch is not None else None
-    with threadpool_limits(limits=count):
-        if torch is not None:
-            torch.set_num_threads(count)
-        try:
-            yield
-        finally:
+    saved = {name: os.environ.get(name) for name in LIBRARY_ENVS}
+    loaded = {lib.filepath for lib in ThreadpoolController().lib_controllers}
+    os.environ.update({name: str(count) for name in LIBRARY_ENVS})
+    try:
+        with threadpool_limits(limits=count):
             if torch is not None:
-                torch.set_num_threads(before)
+                torch.set_num_threads(count)
+            try:
+                yield
+            finally:
+                if torch is not None:
+                    torch.set_num_threads(before)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+        for lib in ThreadpoolController().lib_controllers:
+            if lib.filepath not in loaded:
+                env = saved["OMP_NUM_THREADS" if lib.user_api == "openmp" else "OPENBLAS_NUM_THREADS"]
+                lib.set_num_threads(int(env) if env else os.cpu_count() or 1)
 
 
 def highs_threads() -> int:
