@@ -319,7 +319,8 @@ def test_affinely_independent_keys_are_selectable_without_a_witness(cli, tmp_pat
     flat = keys.copy()
     flat[4] = (flat[1] + flat[2]) / 2                 # exactly on a segment: affine rank 3 < 4
     verdicts = check_all(flat, FreeQueries(), claims)
-    assert not any(v.ok for v in verdicts) and "without a witness query, the keys must be affinely independent" in verdicts[0].message
+    assert not any(v.ok for v in verdicts)
+    assert "without a witness query, the keys must be affinely independent" in verdicts[0].message
     six = np.vstack([keys, [2, 2, 2, 2]])             # six keys in R^4 are never affinely independent
     verdicts = check_all(six, FreeQueries(), [KeyResult(i, "selectable") for i in range(6)])
     assert not any(v.ok for v in verdicts) and "needs a witness query with 4 entries (got none)" in verdicts[0].message

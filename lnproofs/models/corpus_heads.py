@@ -16,8 +16,8 @@ import numpy as np
 from ..certificates.writers import combination_to_json, result_to_json
 
 __all__ = ["TravellingCache", "layernorm_witness_queries", "free_certificate", "certificate_from_candidates",
-           "SIMPLEX_REASON", "simplex_certificate", "OWN_ROW", "outputs_certificate", "interpolating_queries", "with_own_rows",
-           "result_json", "json_bytes"]
+           "SIMPLEX_REASON", "simplex_certificate", "OWN_ROW", "outputs_certificate", "interpolating_queries",
+           "with_own_rows", "result_json", "json_bytes"]
 
 
 class TravellingCache:

@@ -5,10 +5,10 @@ Per layer: the full-width norm outputs with free queries.  Per key head (grouped
 once for all the query heads that read it): its keys (rotated by their positions with
 rotary embeddings), their free-query certificate (affinely independent keys, as a text no
 longer than the head's width plus one usually gives, are all selectable without a witness:
-:func:`.corpus_heads.simplex_certificate`), and uniform attention with free queries.  Per query head: the realisable certificate (the queries the layer's norm and
-``W_q`` can produce, :mod:`.head_sets`; with rotary positions at the text's last query
-position, which sees every key), and for decoders the causal answers
-(:mod:`.text_causal`).
+:func:`.corpus_heads.simplex_certificate`), and uniform attention with free queries.  Per
+query head: the realisable certificate (the queries the layer's norm and ``W_q`` can
+produce, :mod:`.head_sets`; with rotary positions at the text's last query position, which
+sees every key), and for decoders the causal answers (:mod:`.text_causal`).
 
 A realisable set that covers every direction (:mod:`lnproofs.propose.querysets.coverage`,
 proposed once per head and run) needs no search of its own: its answers are the free ones,
