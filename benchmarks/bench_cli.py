@@ -44,7 +44,8 @@ SHAPES = {
 }
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json")
 
-# runs in a fresh interpreter: the command line itself, with the model loading timed inside it
+# runs in a fresh interpreter: the command line itself (lnproofs.cli.console, as the installed
+# program runs it), with the model loading timed inside it
 DRIVER = """
 import json, sys, time
 import lnproofs.models.loading as loading
@@ -58,9 +59,9 @@ def timed(f):
             spent["load_s"] += time.perf_counter() - start
     return run
 loading.load_model, loading.load_tokenizer = timed(loading.load_model), timed(loading.load_tokenizer)
-from lnproofs.cli import main
+from lnproofs.cli import console
 try:
-    main(sys.argv[2:])
+    console(sys.argv[2:])                     # the lnproofs program itself: main, then its exit
 except SystemExit as stop:
     spent["exit"] = stop.code
 open(sys.argv[1], "w").write(json.dumps(spent))

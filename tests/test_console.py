@@ -1,0 +1,51 @@
+"""The ``lnproofs`` program (``lnproofs.cli.console``): main's exit status, then an exit that
+does not walk every object again (the objects are frozen first), and nothing written is lost."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lnproofs.cli as cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("status", [0, 1, 2, 3])
+def test_console_exits_with_mains_status_after_freezing(monkeypatch, status):
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda argv=None: calls.append(("main", argv)) or status)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(("freeze", None)))
+    with pytest.raises(SystemExit) as stop:
+        cli.console(["derive"])
+    assert stop.value.code == status
+    assert calls == [("main", ["derive"]), ("freeze", None)]
+
+
+def test_the_installed_program_and_python_m_run_console():
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts") if e.name == "lnproofs"}
+    assert scripts == {"lnproofs": "lnproofs.cli:console"}
+    assert "console()" in (ROOT / "lnproofs" / "__main__.py").read_text(encoding="utf-8")
+
+
+def test_a_real_run_ends_with_its_files_whole(tmp_path):
+    """The certificate written just before the frozen exit is complete and checks."""
+    keys = tmp_path / "keys.npy"
+    np.save(keys, np.random.default_rng(3).standard_normal((40, 5)))
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = lambda *argv: subprocess.run([sys.executable, "-m", "lnproofs", *map(str, argv)], env=env,  # noqa: E731
+                                       capture_output=True, text=True, timeout=600)
+    made = run("certify", keys, "--out", tmp_path / "c.json")
+    assert made.returncode == 0, made.stderr
+    certificate = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    assert len(certificate["results"]) == 40
+    checked = run("check", tmp_path / "c.json")
+    assert checked.returncode == 0, checked.stderr
