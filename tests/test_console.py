@@ -1,5 +1,6 @@
-"""The ``lnproofs`` program (``lnproofs.cli.console``): main's exit status, then an exit that
-does not walk every object again (the objects are frozen first), and nothing written is lost."""
+"""The ``lnproofs`` program (``lnproofs.cli.console``): its collector thresholds, main's exit
+status, then an exit that does not walk every object again (the objects are frozen first), and
+nothing written is lost."""
 
 from __future__ import annotations
 
@@ -22,12 +23,24 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize("status", [0, 1, 2, 3])
 def test_console_exits_with_mains_status_after_freezing(monkeypatch, status):
     calls = []
-    monkeypatch.setattr(cli, "main", lambda argv=None: calls.append(("main", argv)) or status)
-    monkeypatch.setattr(gc, "freeze", lambda: calls.append(("freeze", None)))
+    monkeypatch.setattr(cli, "main", lambda argv=None: calls.append(("main", argv, gc.get_threshold())) or status)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(("freeze",)))
+    monkeypatch.setattr(gc, "set_threshold", lambda *t: calls.append(("threshold", t)))
     with pytest.raises(SystemExit) as stop:
         cli.console(["derive"])
     assert stop.value.code == status
-    assert calls == [("main", ["derive"]), ("freeze", None)]
+    assert calls == [("threshold", cli.COLLECTOR_THRESHOLDS), ("main", ["derive"], gc.get_threshold()), ("freeze",)]
+
+
+def test_the_program_runs_with_its_collector_thresholds():
+    """In a real ``lnproofs`` process, the command runs under :data:`COLLECTOR_THRESHOLDS`."""
+    probe = ("import gc, sys\n"
+             "import lnproofs.cli as cli\n"
+             "cli.main = lambda argv=None: print(list(gc.get_threshold())) or 0\n"
+             "cli.console([])\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0 and json.loads(out.stdout) == list(cli.COLLECTOR_THRESHOLDS) != list(gc.get_threshold())
 
 
 def test_the_installed_program_and_python_m_run_console():
