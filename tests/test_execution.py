@@ -265,3 +265,30 @@ def test_an_error_of_a_forward_task_reaches_the_caller_as_itself(monkeypatch):
     assert [g for g, _ in seen] == [0, 1]
     if __import__("sys").platform.startswith("linux"):
         assert {pid for _, pid in seen} != {_where()[0]} and str(_where()[0]) not in str(caught.value)
+
+
+def test_prepare_runs_once_here_while_the_first_forward_task_runs():
+    from lnproofs.execution import ExecutionContext, run_pipeline
+
+    events = []
+
+    def forward(item, model):
+        import time
+
+        time.sleep(0.2)
+        return [(item, time.monotonic())]
+
+    def prepare():
+        import time
+
+        events.append(("prepare", _where(), time.monotonic()))
+
+    def certify(piece, state):
+        events.append(("certify", piece[0], piece[1]))
+        return piece[0]
+
+    run_pipeline(forward, certify, ((g, [0]) for g in range(3)), context=ExecutionContext(None, 1), model=object(),
+                 states=[None], on_result=lambda g, j, result: None, prepare=prepare)
+    assert [e[0] for e in events] == ["prepare", "certify", "certify", "certify"]
+    assert events[0][1] == _where() and [e[1] for e in events[1:]] == [0, 1, 2]
+    assert events[0][2] < events[1][2]              # before the first forward task had finished

@@ -288,3 +288,37 @@ def test_filled_head_sets_travel_empty(bert):
     assert copy.items == {}
     kind, qs = copy.get(caps[0], 1)[:2]
     assert kind == built[0] == "layernorm" and query_set_to_json(qs) == query_set_to_json(built[1])
+
+
+def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_path, monkeypatch):
+    """In one process every head's query set and coverage evidence are made once, before the
+    first text is certified (while its forward pass runs), and the files are those of a run
+    that makes them text by text."""
+    import lnproofs.models.corpus_run as corpus_run
+
+    events = []
+    real_prepare, real_piece = corpus_run._prepare_heads, corpus_run._certify_piece
+
+    def prepare(sets, templates, heads, fold):
+        real_prepare(sets, templates, heads, fold)
+        events.append(("prepared", sorted(key[1:] for key in sets.items if key[0] == "coverage")))
+
+    def piece(item, state, template):
+        events.append(("piece", item[0], item[1]))
+        return real_piece(item, state, template)
+
+    monkeypatch.setattr(corpus_run, "_prepare_heads", prepare)
+    monkeypatch.setattr(corpus_run, "_certify_piece", piece)
+    corpus = _corpus(tmp_path)
+    made = tmp_path / "prepared"
+    assert cli(["certify-model", bert, "--corpus", corpus, "--out", made, "--quiet", "--workers", "1"]).status == 0
+    assert events[0] == ("prepared", [(layer, head) for layer in (0, 1) for head in range(4)])
+    assert events[1:] == [("piece", text, layer) for text in range(3) for layer in (0, 1)]
+    monkeypatch.setattr(corpus_run, "_prepare_heads", lambda *args: None)
+    lazy = tmp_path / "lazy"
+    assert cli(["certify-model", bert, "--corpus", corpus, "--out", lazy, "--quiet", "--workers", "1"]).status == 0
+    files = sorted(p.relative_to(made) for p in made.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(lazy) for p in lazy.rglob("*") if p.is_file()) and len(files) > 10
+    for name in files:
+        if name.suffix != ".png":                                # figures: matplotlib's own bytes
+            assert (made / name).read_bytes() == (lazy / name).read_bytes(), name

@@ -145,13 +145,14 @@ def _loads_record(name, dask_worker=None):
     return {"model_worker": resources.get(MODEL_RESOURCE, 0) > 0, "loads": getattr(holder, "loads", 0)}
 
 
-def _in_process(forward, certify, groups, model, states, on_result, slot_data=None) -> dict:
+def _in_process(forward, certify, groups, model, states, on_result, slot_data=None, prepare=None) -> dict:
     """Every group in this process, in order: the forward task of the next group runs beside
     this group's certification (:func:`_forward_side`); at most two groups are held.  The two
     sides share the cores: from the model's loading to the end, torch and BLAS get half of
     them each (:func:`~lnproofs.execution.threads.thread_budget`; one each on two cores), as
-    two workers would.  A group the iterator cannot give (bad input) is raised after the
-    groups before it are finished."""
+    two workers would.  ``prepare()`` runs once, here, while the first forward task runs.  A
+    group the iterator cannot give (bad input) is raised after the groups before it are
+    finished."""
     from contextlib import ExitStack
 
     from .cluster import machine_workers
@@ -178,6 +179,8 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                     if slot_data is not None:
                         data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
                 task = submit(item)
+                if prepare is not None and g == 0:
+                    prepare()
             if held is not None:
                 _certify_group(held, certify, states, data, on_result)
             if following is None:
@@ -352,7 +355,7 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
 
 def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, context: ExecutionContext, model,
                  states=(), on_result: Callable[[int, int, object], None], waiting: int = WAITING_GROUPS,
-                 slot_data=None) -> dict:
+                 slot_data=None, prepare: Callable[[], None] | None = None) -> dict:
     """Run ``groups`` through the two stages (see the module docstring).
 
     ``groups`` yields ``(item, slots)``: ``forward(item, model)`` returns one piece per
@@ -365,8 +368,10 @@ def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, cont
     raised while drawing the next group stops the drawing; the groups in flight are
     finished and handed over first, then it is raised.  Returns, for a cluster,
     ``{worker address: {"model_worker": bool, "loads": n}}`` (how often each worker made
-    the model in this run); in this process ``{}``.
+    the model in this run); in this process ``{}``.  ``prepare``: in this process, a function
+    called once while the first forward task runs (what certification will need first, made
+    while this process would otherwise wait); a cluster does not call it.
     """
     if context.in_process:
-        return _in_process(forward, certify, groups, model, list(states), on_result, slot_data)
+        return _in_process(forward, certify, groups, model, list(states), on_result, slot_data, prepare)
     return _distributed(context, forward, certify, groups, model, list(states), on_result, waiting, slot_data)

@@ -22,13 +22,14 @@ from ..certificates.writes import folder_entry, replacing
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from ..kernel.errors import InputError, ModelError, OptionError, require
 from .corpus_heads import _write_json
-from .head_sets import HeadSets, narrow_exactly
+from .head_sets import HEAD_SETS_BYTES, HeadSets, _set_bytes, narrow_exactly
 from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name
 
 __all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "PARALLEL_MIN_CORES", "FORWARD_BATCH", "HeadSets",
@@ -154,6 +155,24 @@ def _layer_templates(loaded, layers):
 
     templates = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], list(layers))
     return [_compact(templates[layer]) for layer in layers]
+
+
+def _prepare_heads(sets, templates, heads, fold) -> None:
+    """In one process, while the first forward task runs: every head's query set, exact map and
+    coverage evidence (:class:`HeadSets`), built from the layers' templates (the same weights as
+    every text's capture, so the same sets), for the layers whose sets the cache keeps (its
+    byte limit) and unless the layers are folded.  The certification of the first text builds
+    them otherwise, after that forward pass."""
+    if fold or not isinstance(templates, list):
+        return
+    room = getattr(sets, "limit", HEAD_SETS_BYTES)
+    for template in templates:
+        room -= _set_bytes(template) * len(heads)
+        if room < 0:
+            break
+        widened = _widen(template, {}, sets)
+        for head in heads:
+            sets.coverage(widened, head)
 
 
 def _certify_piece(piece, state, template):
@@ -395,7 +414,8 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                     model = Load(_worker_model, loaded.path, loaded.dtype, device, config)
             bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
             record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
-                                  states=states, on_result=on_piece, slot_data=slot_data)
+                                  states=states, on_result=on_piece, slot_data=slot_data,
+                                  prepare=partial(_prepare_heads, cache, slot_data, heads, fold))
     finally:
         if bar is not None:
             bar.close()
