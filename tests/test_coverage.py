@@ -269,3 +269,35 @@ def test_a_run_uses_a_coverage_only_after_the_kernel_checks_it(monkeypatch):
     assert coverage_of(qs) == true.to_json() and calls == [False, True]
     monkeypatch.setattr(proposer, "propose_coverage", lambda *a, **k: forged)
     assert coverage_of(qs) is None
+
+
+def _written(value: str):
+    """What a claim keeps of ``value``: its u_star entry, or the refusal."""
+    try:
+        return Coverage("full-rank-interior", 5, (0,), (value,)).u_star[0]
+    except CertificateFormatError:
+        return CertificateFormatError
+
+
+@pytest.mark.parametrize("text", ["3/4", "-6/8", "5", "0", "-0", "00012/0004", "0.5", "-1e3", " 3/4", "3/-4",
+                                  "3/0", "³/4", "1/2/3", "", "-", "0x10", "12345678901234567890123/98765432109876543210"])
+def test_a_claims_u_star_is_written_in_lowest_terms_as_the_kernel_reads_it(text):
+    """Plain [-]digits[/digits] go through python-flint's reading, the rest through the kernel's
+    to_fraction: either way the entry kept is format_fraction of the exact value, and what
+    to_fraction cannot read is refused."""
+    from lnproofs.kernel.exact import to_fraction
+
+    try:
+        expected = format_fraction(to_fraction(text))
+    except (ValueError, ZeroDivisionError):
+        expected = CertificateFormatError
+    assert _written(text) == expected
+
+
+def test_random_fractions_keep_their_value_in_lowest_terms():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        p, q, k = (int(x) for x in rng.integers(-10**12, 10**12, 3))
+        q, k = abs(q) + 1, abs(k) % 50 + 1
+        text = f"{p * k}/{q * k}"
+        assert _written(text) == format_fraction(Fraction(p, q))
