@@ -344,3 +344,36 @@ def test_the_rank_modulo_a_prime_is_a_lower_bound_that_proves_full_rank():
     assert affine_rank(ints, exact=False) == 1 < affine_rank(ints) == 2
     independent = np.array([[0.5, 0.0], [0.0, 3.0], [1e-300, 1e300]])
     assert affine_rank(independent, exact=False) == affine_rank(independent) == 2
+
+
+def _reference_witness(keys, i, q, mode):
+    """The verdict of check_witnesses from every exact score (Fractions): None or its message."""
+    score = [sum(Fraction(a) * Fraction(b) for a, b in zip(q, row)) for row in keys.tolist()]
+    rest = [s for j, s in enumerate(score) if j != i]
+    top = max(rest)
+    if top > score[i] or (top == score[i] and mode == "strict"):
+        j = next(j for j, s in enumerate(score) if j != i and s == top)
+        return (f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if top > score[i] else '='} 0 but the claim "
+                f"needs {'>' if mode == 'strict' else '>='} 0")
+    if mode == "tie" and not min(rest) < score[i]:
+        return f"key {i}: witness ties every key with k_{i}; tie-only needs some key strictly below"
+    return None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(8, 40), st.integers(2, 6), st.integers(0, 2 ** 32 - 1))
+def test_rows_the_bound_leaves_are_settled_exactly_as_every_score_would(n, d, seed):
+    """Keys over more than 62 bit places with twins and near-twins: the exact check of the rows
+    the float bound leaves gives the verdict, and names the rival, that every exact score gives."""
+    rng = np.random.default_rng(seed)
+    keys = rng.standard_normal((n, d)) * 2.0 ** rng.integers(-70, 10, size=(n, d))
+    twins = rng.integers(0, n, size=n // 4)
+    keys[twins] = keys[rng.integers(0, n, size=twins.size)]
+    keys[rng.integers(0, n)] = keys[0] + 2.0 ** -60 * (rng.random() < 0.5)
+    items = []
+    for _ in range(6):
+        i = int(rng.integers(n))
+        items.append((i, keys[i].copy() if rng.random() < 0.5 else rng.standard_normal(d)))
+    for mode in ("strict", "tie"):
+        got = check_witnesses(keys, items, mode=mode)
+        assert got == [_reference_witness(keys, i, q, mode) for i, q in items]
