@@ -417,8 +417,11 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
 
 
 def _strip(result: dict) -> dict:
-    """A result without the fields the record states elsewhere (the index)."""
-    return {k: v for k, v in result.items() if k != "index"}
+    """A result without the fields the record states elsewhere (the index); a copy (C's, not a
+    comprehension's: one per key of every head)."""
+    stripped = dict(result)
+    stripped.pop("index", None)
+    return stripped
 
 
 def _proved(ek: ExactKeys, record: dict, qs, checked: set) -> dict:
