@@ -46,7 +46,8 @@ from ..kernel.errors import OptionError
 from .cluster import MODEL_RESOURCE, ExecutionContext
 from .tasks import Load, _raise_task_error
 
-__all__ = ["MODEL_RESOURCE", "WAITING_GROUPS", "run_pipeline", "model_workers", "check_model_workers"]
+__all__ = ["MODEL_RESOURCE", "WAITING_GROUPS", "run_pipeline", "forward_forks", "model_workers",
+           "check_model_workers"]
 
 #: groups in flight per model worker (forwarded or being forwarded, not yet fully certified)
 WAITING_GROUPS = 2
@@ -210,6 +211,15 @@ def _forked_forward(item):
     return _FORKED["forward"](item, _FORKED["model"])
 
 
+def forward_forks(share: int) -> bool:
+    """Whether a run in this process puts its forward side in a forked process (see
+    :func:`_forward_side`) when that side's share of the cores is ``share`` threads."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return share == 1 and sys.platform.startswith("linux") and not (torch is not None and torch.cuda.is_initialized())
+
+
 def _forward_side(stack, forward, model, share: int):
     """``submit(item) -> future`` of ``forward(item, model)``, beside this thread's certification.
 
@@ -221,10 +231,7 @@ def _forward_side(stack, forward, model, share: int):
     One thread there is also what makes the fork safe: GNU OpenMP, which torch uses, hangs in a
     forked child that starts a team of threads after its parent ran one.  Otherwise (more cores,
     a GPU, another system) a second thread, at ``share`` threads."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    if share == 1 and sys.platform.startswith("linux") and not (torch is not None and torch.cuda.is_initialized()):
+    if forward_forks(share):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 

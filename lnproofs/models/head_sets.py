@@ -244,6 +244,12 @@ class HeadSets(TravellingCache):
             self.items[key] = coverage_of(qs, qmap)
         return self.items[key]
 
+    def given_coverage(self, layer: int, found: dict) -> None:
+        """Keep ``found`` (head -> the coverage evidence :meth:`coverage` gives, made elsewhere
+        by the same function from the same weights) for ``layer``'s heads, for the run."""
+        for head, evidence in found.items():
+            self.items[("coverage", layer, int(head))] = evidence
+
     def at(self, capture, head: int, row: int):
         """Head ``head``'s query set at the query position of ``row`` (rotary kinds)."""
         return capture_query_set(capture, head, row)
