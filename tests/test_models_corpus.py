@@ -302,7 +302,8 @@ def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_pat
     from lnproofs.execution.threads import threads_per_worker
 
     events, made_here = [], []
-    real_prepare, real_piece, real_coverage = corpus_run._prepare_heads, corpus_run._certify_piece, head_sets.coverage_of
+    real_prepare, real_piece = corpus_run._prepare_heads, corpus_run._certify_piece
+    real_coverage = head_sets.coverage_of
 
     def prepare(sets, templates, heads, fold, elsewhere=None):
         real_prepare(sets, templates, heads, fold, elsewhere)

@@ -227,7 +227,7 @@ def _forward_side(stack, forward, model, share: int):
     started here, it is a forked process that inherits the model (nothing is copied but the
     pieces it returns): a second thread would share the GIL with certification, and each of the
     small torch calls of a forward pass waits for it (MiniLM's 100 texts: 4 s of forward passes
-    took 9 s of wall time beside certification, and the run 11 s; 8.6-9.0 s with the process).
+    took 9 s of wall time beside certification, and the run 10.3-10.6 s; 8.1-8.2 s with the process).
     One thread there is also what makes the fork safe: GNU OpenMP, which torch uses, hangs in a
     forked child that starts a team of threads after its parent ran one.  Otherwise (more cores,
     a GPU, another system) a second thread, at ``share`` threads."""
