@@ -435,7 +435,8 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             from ..execution.threads import threads_per_worker
 
             if ctx.in_process and not fold and forward_forks(threads_per_worker(machine_workers(), 2)):
-                handed[0] = {layer: tuple(heads) for layer in layers[len(layers) // 2:]}
+                handed[0] = {layer: todo for layer in layers[len(layers) // 2:]
+                             if (todo := tuple(h for h in heads if not cache.has_coverage(layer, h)))} or None
             record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
                                   states=states, on_result=on_piece, slot_data=slot_data,
                                   prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed[0] or {}))

@@ -244,6 +244,11 @@ class HeadSets(TravellingCache):
             self.items[key] = coverage_of(qs, qmap)
         return self.items[key]
 
+    def has_coverage(self, layer: int, head: int) -> bool:
+        """Whether :meth:`coverage` of ``layer``'s head ``head`` is held already (a cache kept
+        from an earlier run)."""
+        return ("coverage", layer, int(head)) in self.items
+
     def given_coverage(self, layer: int, found: dict) -> None:
         """Keep ``found`` (head -> the coverage evidence :meth:`coverage` gives, made elsewhere
         by the same function from the same weights) for ``layer``'s heads, for the run."""
