@@ -340,3 +340,27 @@ def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_pat
     for name in files:
         if name.suffix != ".png":                                # figures: matplotlib's own bytes
             assert (made / name).read_bytes() == (lazy / name).read_bytes(), name
+
+
+def test_a_kept_cache_hands_no_coverage_to_the_forward_side(bert, tmp_path, monkeypatch):
+    """A second run with the head sets of the first (``head_cache``) makes no coverage again:
+    no piece of its first forward task carries any."""
+    import lnproofs.models.corpus_run as corpus_run
+    from lnproofs.execution import cluster
+    from lnproofs.execution.pipeline import forward_forks
+    from lnproofs.execution.threads import threads_per_worker
+
+    carried, real_piece = [], corpus_run._certify_piece
+
+    def piece(item, state, template):
+        carried.append(len(item[3].get("coverage", {})))
+        return real_piece(item, state, template)
+
+    monkeypatch.setattr(corpus_run, "_certify_piece", piece)
+    loaded, tokenizer, cache = load_model(bert), load_tokenizer(bert, None), corpus_run.HeadSets()
+    corpus_run.certify_corpus(loaded, tokenizer, _corpus(tmp_path), tmp_path / "first", workers=1, head_cache=cache)
+    forked = forward_forks(threads_per_worker(cluster.machine_workers(), 2))
+    assert sum(carried) == (4 if forked else 0)                 # layer 1's four heads, made beside the forward pass
+    carried.clear()
+    corpus_run.certify_corpus(loaded, tokenizer, _corpus(tmp_path), tmp_path / "again", workers=1, head_cache=cache)
+    assert carried == [0] * 6
