@@ -29,7 +29,7 @@ import numpy as np
 
 from ..kernel.errors import InputError, ModelError, OptionError, require
 from .corpus_heads import _write_json
-from .head_sets import HEAD_SETS_BYTES, HeadSets, _set_bytes, narrow_exactly
+from .head_sets import HeadSets, narrow_exactly
 from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name
 
 __all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "PARALLEL_MIN_CORES", "FORWARD_BATCH", "HeadSets",
@@ -169,22 +169,11 @@ def _layer_templates(loaded, layers):
 
 
 def _prepare_heads(sets, templates, heads, fold, elsewhere=None) -> None:
-    """In one process, while the first forward task runs: every head's query set, exact map and
-    coverage evidence (:class:`HeadSets`), built from the layers' templates (the same weights as
-    every text's capture, so the same sets), for the layers whose sets the cache keeps (its
-    byte limit) and unless the layers are folded; not the coverage of the layers ``elsewhere``
-    (``{layer: heads}``: the forward side makes it).  The certification of the first text builds
-    them otherwise, after that forward pass."""
-    if fold or not isinstance(templates, list):
-        return
-    room = getattr(sets, "limit", HEAD_SETS_BYTES)
-    for template in templates:
-        room -= _set_bytes(template) * len(heads)
-        if room < 0:
-            break
-        widened = _widen(template, {}, sets)
-        for head in heads:
-            sets.get(widened, head) if template.layer in (elsewhere or {}) else sets.coverage(widened, head)
+    """In one process, while the first forward task runs: :meth:`HeadSets.prepare` from the
+    layers' templates (the same weights as every text's capture, so the same sets), unless the
+    layers are folded; ``elsewhere``: ``{layer: heads}`` whose coverage the forward side makes."""
+    if not fold and isinstance(templates, list):
+        sets.prepare((_widen(template, {}, sets) for template in templates), heads, elsewhere)
 
 
 def _certify_piece(piece, state, template):

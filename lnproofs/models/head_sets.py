@@ -244,6 +244,19 @@ class HeadSets(TravellingCache):
             self.items[key] = coverage_of(qs, qmap)
         return self.items[key]
 
+    def prepare(self, captures, heads, elsewhere=None) -> None:
+        """Every head's query set, exact map and coverage evidence, made now for ``captures``
+        (one per layer, in order) as far as the byte limit keeps them; for the layers of
+        ``elsewhere`` (``{layer: heads}``) the sets only: their coverage is made elsewhere
+        (:meth:`given_coverage`).  The first text's certification makes them otherwise."""
+        room = getattr(self, "limit", HEAD_SETS_BYTES)
+        for capture in captures:
+            room -= _set_bytes(capture) * len(heads)
+            if room < 0:
+                break
+            for head in heads:
+                self.get(capture, head) if capture.layer in (elsewhere or {}) else self.coverage(capture, head)
+
     def has_coverage(self, layer: int, head: int) -> bool:
         """Whether :meth:`coverage` of ``layer``'s head ``head`` is held already (a cache kept
         from an earlier run)."""
