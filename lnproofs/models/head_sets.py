@@ -255,7 +255,10 @@ class HeadSets(TravellingCache):
             if room < 0:
                 break
             for head in heads:
-                self.get(capture, head) if capture.layer in (elsewhere or {}) else self.coverage(capture, head)
+                if capture.layer in (elsewhere or {}):
+                    self.get(capture, head)             # the sets only: the coverage comes from elsewhere
+                else:
+                    self.coverage(capture, head)        # (which makes the sets first)
 
     def has_coverage(self, layer: int, head: int) -> bool:
         """Whether :meth:`coverage` of ``layer``'s head ``head`` is held already (a cache kept
