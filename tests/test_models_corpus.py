@@ -291,48 +291,30 @@ def test_filled_head_sets_travel_empty(bert):
 
 
 def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_path, monkeypatch):
-    """In one process every head's query set and coverage evidence are made before the first
-    text is certified, while its forward pass runs: here, and with a forked forward side the
-    later layers' coverage there; the files are those of a run that makes them text by text
-    with a forward thread."""
+    """In one process every head's query set and coverage evidence are made once, before the
+    first text is certified (while its forward pass runs), and the files are those of a run
+    that makes them text by text."""
     import lnproofs.models.corpus_run as corpus_run
-    import lnproofs.models.head_sets as head_sets
-    from lnproofs.execution import cluster
-    from lnproofs.execution.pipeline import forward_forks
-    from lnproofs.execution.threads import threads_per_worker
 
-    events, made_here = [], []
+    events = []
     real_prepare, real_piece = corpus_run._prepare_heads, corpus_run._certify_piece
-    real_coverage = head_sets.coverage_of
 
-    def prepare(sets, templates, heads, fold, elsewhere=None):
-        real_prepare(sets, templates, heads, fold, elsewhere)
+    def prepare(sets, templates, heads, fold):
+        real_prepare(sets, templates, heads, fold)
         events.append(("prepared", sorted(key[1:] for key in sets.items if key[0] == "coverage")))
 
     def piece(item, state, template):
-        events.append(("piece", item[0], item[1], sorted(item[3].get("coverage", {}))))
+        events.append(("piece", item[0], item[1]))
         return real_piece(item, state, template)
-
-    def coverage(query_set, query_map=None):
-        made_here.append(id(query_set))          # in this process only: a forked side counts apart
-        return real_coverage(query_set, query_map)
 
     monkeypatch.setattr(corpus_run, "_prepare_heads", prepare)
     monkeypatch.setattr(corpus_run, "_certify_piece", piece)
-    monkeypatch.setattr(head_sets, "coverage_of", coverage)
     corpus = _corpus(tmp_path)
     made = tmp_path / "prepared"
     assert cli(["certify-model", bert, "--corpus", corpus, "--out", made, "--quiet", "--workers", "1"]).status == 0
-    forked = forward_forks(threads_per_worker(cluster.machine_workers(), 2))
-    here = [0] if forked else [0, 1]                # two layers: the second half's coverage from the forward side
-    assert events[0] == ("prepared", [(layer, head) for layer in here for head in range(4)])
-    assert events[1:] == [("piece", text, layer, list(range(4)) if forked and text == 0 and layer == 1 else [])
-                          for text in range(3) for layer in (0, 1)]
-    assert len(made_here) == 4 * len(here)
-    import lnproofs.execution.pipeline as pipeline
-
+    assert events[0] == ("prepared", [(layer, head) for layer in (0, 1) for head in range(4)])
+    assert events[1:] == [("piece", text, layer) for text in range(3) for layer in (0, 1)]
     monkeypatch.setattr(corpus_run, "_prepare_heads", lambda *args: None)
-    monkeypatch.setattr(pipeline, "forward_forks", lambda share: False)     # a forward thread, coverage here
     lazy = tmp_path / "lazy"
     assert cli(["certify-model", bert, "--corpus", corpus, "--out", lazy, "--quiet", "--workers", "1"]).status == 0
     files = sorted(p.relative_to(made) for p in made.rglob("*") if p.is_file())
@@ -340,27 +322,3 @@ def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_pat
     for name in files:
         if name.suffix != ".png":                                # figures: matplotlib's own bytes
             assert (made / name).read_bytes() == (lazy / name).read_bytes(), name
-
-
-def test_a_kept_cache_hands_no_coverage_to_the_forward_side(bert, tmp_path, monkeypatch):
-    """A second run with the head sets of the first (``head_cache``) makes no coverage again:
-    no piece of its first forward task carries any."""
-    import lnproofs.models.corpus_run as corpus_run
-    from lnproofs.execution import cluster
-    from lnproofs.execution.pipeline import forward_forks
-    from lnproofs.execution.threads import threads_per_worker
-
-    carried, real_piece = [], corpus_run._certify_piece
-
-    def piece(item, state, template):
-        carried.append(len(item[3].get("coverage", {})))
-        return real_piece(item, state, template)
-
-    monkeypatch.setattr(corpus_run, "_certify_piece", piece)
-    loaded, tokenizer, cache = load_model(bert), load_tokenizer(bert, None), corpus_run.HeadSets()
-    corpus_run.certify_corpus(loaded, tokenizer, _corpus(tmp_path), tmp_path / "first", workers=1, head_cache=cache)
-    forked = forward_forks(threads_per_worker(cluster.machine_workers(), 2))
-    assert sum(carried) == (4 if forked else 0)                 # layer 1's four heads, made beside the forward pass
-    carried.clear()
-    corpus_run.certify_corpus(loaded, tokenizer, _corpus(tmp_path), tmp_path / "again", workers=1, head_cache=cache)
-    assert carried == [0] * 6

@@ -32,7 +32,8 @@ included) on a model worker that is left or that replaces it.  Tasks are pure fu
 of their inputs, so the results are those of an undisturbed run.
 
 In this process (no cluster) the same two functions run group by group, with the model made
-once: the forward task of the next group beside this group's certification, results in order.
+once: the forward task of the next group in a second thread while this group's pieces are
+certified here, results in order.
 """
 
 from __future__ import annotations
@@ -46,8 +47,7 @@ from ..kernel.errors import OptionError
 from .cluster import MODEL_RESOURCE, ExecutionContext
 from .tasks import Load, _raise_task_error
 
-__all__ = ["MODEL_RESOURCE", "WAITING_GROUPS", "run_pipeline", "forward_forks", "model_workers",
-           "check_model_workers"]
+__all__ = ["MODEL_RESOURCE", "WAITING_GROUPS", "run_pipeline", "model_workers", "check_model_workers"]
 
 #: groups in flight per model worker (forwarded or being forwarded, not yet fully certified)
 WAITING_GROUPS = 2
@@ -147,22 +147,24 @@ def _loads_record(name, dask_worker=None):
 
 
 def _in_process(forward, certify, groups, model, states, on_result, slot_data=None, prepare=None) -> dict:
-    """Every group in this process, in order: the forward task of the next group runs beside
-    this group's certification (:func:`_forward_side`); at most two groups are held.  The two
-    sides share the cores: from the model's loading to the end, torch and BLAS get half of
+    """Every group in this process, in order: the forward task of the next group runs in a
+    second thread while this group's pieces are certified here (torch releases the GIL in its
+    kernels, so a second core does the forward passes); at most two groups are held.  The two
+    threads share the cores: from the model's loading to the end, torch and BLAS get half of
     them each (:func:`~lnproofs.execution.threads.thread_budget`; one each on two cores), as
     two workers would.  ``prepare()`` runs once, here, while the first forward task runs.  A
     group the iterator cannot give (bad input) is raised after the groups before it are
     finished."""
+    from concurrent.futures import ThreadPoolExecutor
     from contextlib import ExitStack
 
     from .cluster import machine_workers
     from .threads import thread_budget, threads_per_worker
 
-    made, data, submit = None, None, None
+    made, data = None, None
     it = iter(groups)
     held = None                                    # (group number, slots, its forward task)
-    with ExitStack() as budget:
+    with ExitStack() as budget, ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward") as pool:
         for g in itertools.count():
             try:
                 following = next(it, None)
@@ -174,12 +176,10 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                 item, slots = following
                 if made is None:
                     made = model.fn(*model.args) if isinstance(model, Load) else model
-                    share = threads_per_worker(machine_workers(), 2)
-                    budget.enter_context(thread_budget(share))
-                    submit = _forward_side(budget, forward, made, share)
+                    budget.enter_context(thread_budget(threads_per_worker(machine_workers(), 2)))
                     if slot_data is not None:
                         data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
-                task = submit(item)
+                task = pool.submit(forward, item, made)
                 if prepare is not None and g == 0:
                     prepare()
             if held is not None:
@@ -187,61 +187,6 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
             if following is None:
                 return {}
             held = (g, slots, task)
-
-
-#: the forward side's own (model, forward) in a forked forward process (set there only, by
-#: :func:`_hold`; this process never sets it)
-_FORKED: dict = {}
-
-
-def _hold(forward, model) -> None:
-    """The forked forward process's start: one torch thread (and one BLAS and OpenMP thread),
-    then ``forward`` and ``model`` kept for its tasks."""
-    import sys
-
-    from threadpoolctl import threadpool_limits
-
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(1)
-    _FORKED["limits"] = threadpool_limits(1)
-    _FORKED["forward"], _FORKED["model"] = forward, model
-
-
-def _forked_forward(item):
-    return _FORKED["forward"](item, _FORKED["model"])
-
-
-def forward_forks(share: int) -> bool:
-    """Whether a run in this process puts its forward side in a forked process (see
-    :func:`_forward_side`) when that side's share of the cores is ``share`` threads."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    return share == 1 and sys.platform.startswith("linux") and not (torch is not None and torch.cuda.is_initialized())
-
-
-def _forward_side(stack, forward, model, share: int):
-    """``submit(item) -> future`` of ``forward(item, model)``, beside this thread's certification.
-
-    When the forward side has one thread (``share``: two cores or three), on Linux, with CUDA not
-    started here, it is a forked process that inherits the model (nothing is copied but the
-    pieces it returns): a second thread would share the GIL with certification, and each of the
-    small torch calls of a forward pass waits for it (MiniLM's 100 texts: 4 s of forward passes
-    took 9 s of wall time beside certification, and the run 10.3-10.6 s; 8.1-8.2 s with the process).
-    One thread there is also what makes the fork safe: GNU OpenMP, which torch uses, hangs in a
-    forked child that starts a team of threads after its parent ran one.  Otherwise (more cores,
-    a GPU, another system) a second thread, at ``share`` threads."""
-    if forward_forks(share):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = stack.enter_context(ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
-                                                       initializer=_hold, initargs=(forward, model)))
-        return lambda item: pool.submit(_forked_forward, item)
-    from concurrent.futures import ThreadPoolExecutor
-
-    pool = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward"))
-    return lambda item: pool.submit(forward, item, model)
 
 
 def _certify_group(held, certify, states, data, on_result) -> None:
