@@ -214,13 +214,19 @@ def _where():
     return os.getpid(), threading.current_thread() is threading.main_thread()
 
 
-def test_one_process_pipeline_forwards_the_next_group_beside_and_finishes_before_a_bad_group():
+@pytest.mark.parametrize("apart", [False, True])
+def test_one_process_pipeline_forwards_the_next_group_beside_and_finishes_before_a_bad_group(apart, monkeypatch):
     """run_pipeline without a cluster: every piece is certified here (this process, its main
-    thread), in group order; the forward task of the following group runs in another thread
-    meanwhile; when the groups' iterator raises (a bad text), every group before it has been
+    thread), in group order; the forward task of the following group runs meanwhile in another
+    thread, or with ``apart`` on two cores (one thread each side, Linux) in a forked worker
+    process; when the groups' iterator raises (a bad text), every group before it has been
     certified first."""
-    from lnproofs.execution import ExecutionContext, run_pipeline
+    import sys
 
+    from lnproofs.execution import ExecutionContext, cluster, run_pipeline
+
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
+    forked = apart and sys.platform.startswith("linux")
     seen, places = [], set()
 
     def forward(item, model):
@@ -238,11 +244,34 @@ def test_one_process_pipeline_forwards_the_next_group_beside_and_finishes_before
 
     with pytest.raises(OptionError, match="text 6"):
         run_pipeline(forward, certify, groups(), context=ExecutionContext(None, 1), model=object(), states=[None],
-                     on_result=lambda g, j, result: seen.append((g, j, result)))
+                     on_result=lambda g, j, result: seen.append((g, j, result)), apart=apart)
     assert seen == [(g, j, (g, j)) for g in range(3) for j in range(2)]
     forward_at = {where for side, where in places if side == "forward"}
     assert {where for side, where in places if side == "certify"} == {_where()}
-    assert forward_at == {(_where()[0], False)}
+    assert len(forward_at) == 1 and _where() not in forward_at
+    assert (next(iter(forward_at))[0] != _where()[0]) == forked
+
+
+def test_an_error_of_a_forked_forward_task_reaches_the_caller_as_itself(monkeypatch):
+    """A forward task that refuses its group in the forked worker (two cores: one thread each
+    side) raises that error, its one line intact, after the groups before it are certified."""
+    from lnproofs.execution import ExecutionContext, cluster, run_pipeline
+
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
+    seen = []
+
+    def forward(item, model):
+        if item == 2:
+            raise OptionError(f"text {item} is not accepted")
+        return [(item, _where()[0])]
+
+    with pytest.raises(OptionError, match="^text 2 is not accepted$"):
+        run_pipeline(forward, lambda piece, state: piece, ((g, [0]) for g in range(4)),
+                     context=ExecutionContext(None, 1), model=object(), states=[None],
+                     on_result=lambda g, j, result: seen.append(result), apart=True)
+    assert [g for g, _ in seen] == [0, 1]
+    if __import__("sys").platform.startswith("linux"):
+        assert {pid for _, pid in seen} != {_where()[0]}
 
 
 def test_prepare_runs_once_here_while_the_first_forward_task_runs():

@@ -52,41 +52,53 @@ def test_two_workers_on_two_cores_use_one_thread_per_library(monkeypatch):
         assert settings["malloc_trim"] is None       # glibc's own trimming, not Dask's 64 KiB
 
 
-def test_one_process_gives_its_forward_thread_and_its_certifying_thread_half_the_cores_each():
-    """An in-process run has two busy threads (forward passes, certification): from the model's
-    loading to the end, torch and BLAS get half the cores each, in both threads, and after the
-    run the settings are what they were.  In a fresh interpreter: inside the whole suite's
-    process, OpenBLAS was seen to ignore every new limit (threadpoolctl's own included) after
-    earlier tests."""
+@pytest.mark.parametrize("road", ["process", "thread"])
+def test_one_process_gives_its_forward_side_and_its_certifying_thread_half_the_cores_each(road):
+    """An in-process run has two busy sides (forward passes, certification): from the model's
+    loading to the end, torch and BLAS get half the cores each, on both sides, and after the
+    run the settings are what they were.  Half is one thread (two or three cores): with several
+    groups the forward side is then a forked worker process (Linux); more: a second thread.
+    In a fresh interpreter: inside the whole suite's process, OpenBLAS was seen to ignore every
+    new limit (threadpoolctl's own included) after earlier tests."""
     import json
     import subprocess
     import sys
 
     pytest.importorskip("torch")
+    if road == "process" and not sys.platform.startswith("linux"):
+        pytest.skip("the forward worker is forked on Linux only")
     probe = """
-import json, numpy as np, torch
+import json, os, sys, threading, numpy as np, torch
 from lnproofs.execution import ExecutionContext, cluster, run_pipeline
 from lnproofs.execution.threads import thread_settings
 np.ones((64, 64)) @ np.ones((64, 64))
 before = thread_settings()
-share = 1 if before["torch"] > 1 else 2            # a share the libraries do not have already
+# a share the libraries do not have already: one, or one more than they have
+share = 1 if sys.argv[1] == "process" else max(2, before["torch"] + 1)
 cluster.machine_workers = lambda: 2 * share
 seen = []
+def where():
+    return ("this process" if os.getpid() == PARENT else "another process",
+            "main thread" if threading.current_thread() is threading.main_thread() else "another thread")
 def forward(item, model):
     np.ones((64, 64)) @ np.ones((64, 64))
-    seen.append(("forward", thread_settings()["torch"], thread_settings()["blas"]))
-    return [item]
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    return [("forward", thread_settings()["torch"], thread_settings()["blas"]) + where()]
 def certify(piece, state):
-    seen.append(("certify", thread_settings()["torch"], thread_settings()["blas"]))
+    seen.append(tuple(piece))
+    seen.append(("certify", thread_settings()["torch"], thread_settings()["blas"]) + where())
     return piece
+PARENT = os.getpid()
 run_pipeline(forward, certify, ((g, [0]) for g in range(3)), context=ExecutionContext(None, 1), model=object(),
-             states=[None], on_result=lambda g, j, result: None)
+             states=[None], on_result=lambda g, j, result: None, apart=True)
 print(json.dumps([share, sorted(set(seen)), thread_settings() == before]))
 """
     env = {k: v for k, v in os.environ.items() if k not in LIBRARY_ENVS}
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run([sys.executable, "-c", probe, road], capture_output=True, text=True, check=True, env=env)
     share, seen, restored = json.loads(out.stdout)
-    assert seen == [["certify", share, share], ["forward", share, share]] and restored
+    forward_at = ["another process", "another thread"] if road == "process" else ["this process", "another thread"]
+    assert seen == [["certify", share, share, "this process", "main thread"],
+                    ["forward", share, share, *forward_at]] and restored
 
 
 def test_a_pool_loaded_inside_the_budget_starts_at_the_budget_and_leaves_at_its_default():

@@ -322,3 +322,41 @@ def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_pat
     for name in files:
         if name.suffix != ".png":                                # figures: matplotlib's own bytes
             assert (made / name).read_bytes() == (lazy / name).read_bytes(), name
+
+
+def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_files(bert, tmp_path,
+                                                                                         monkeypatch):
+    """A run of several groups in this process on two cores (one thread each side, Linux) does its
+    forward passes in a worker process forked from it, which inherits the model; its files are
+    those of the same run with the forward passes in a thread, and of a run of one group."""
+    import sys
+
+    import lnproofs.execution.pipeline as pipeline
+    import lnproofs.models.corpus_run as corpus_run
+    from lnproofs.execution import cluster
+
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
+    forked, real_piece = [], corpus_run._certify_piece
+
+    def piece(item, state, template):
+        forked.append(bool(pipeline._FORKED))
+        return real_piece(item, state, template)
+
+    monkeypatch.setattr(corpus_run, "_certify_piece", piece)
+    loaded, tokenizer, corpus = load_model(bert), load_tokenizer(bert, None), _corpus(tmp_path)
+    runs = {"forked": 1, "one group": 8}
+    for name, batch in runs.items():
+        corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / name, workers=1, batch_size=batch)
+        runs[name] = list(forked)
+        forked.clear()
+    monkeypatch.setattr(pipeline, "forward_forks", lambda share: False)
+    corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / "thread", workers=1, batch_size=1)
+    assert runs["forked"] == [sys.platform.startswith("linux")] * 6 and runs["one group"] == [False] * 6
+    assert forked == [False] * 6
+    files = sorted(p.relative_to(tmp_path / "forked") for p in (tmp_path / "forked").rglob("*") if p.is_file())
+    assert len(files) > 10
+    for other in ("thread", "one group"):
+        assert files == sorted(p.relative_to(tmp_path / other) for p in (tmp_path / other).rglob("*") if p.is_file())
+        for name in files:
+            if name.suffix != ".png":                                # figures: matplotlib's own bytes
+                assert (tmp_path / "forked" / name).read_bytes() == (tmp_path / other / name).read_bytes(), name

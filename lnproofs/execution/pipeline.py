@@ -32,8 +32,8 @@ included) on a model worker that is left or that replaces it.  Tasks are pure fu
 of their inputs, so the results are those of an undisturbed run.
 
 In this process (no cluster) the same two functions run group by group, with the model made
-once: the forward task of the next group in a second thread while this group's pieces are
-certified here, results in order.
+once: the forward task of the next group beside this group's certification (in a second
+thread, or in a one-worker Dask cluster forked from this process), results in order.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from ..kernel.errors import OptionError
 from .cluster import MODEL_RESOURCE, ExecutionContext
 from .tasks import Load, _raise_task_error
 
-__all__ = ["MODEL_RESOURCE", "WAITING_GROUPS", "run_pipeline", "model_workers", "check_model_workers"]
+__all__ = ["MODEL_RESOURCE", "WAITING_GROUPS", "run_pipeline", "forward_forks", "model_workers",
+           "check_model_workers"]
 
 #: groups in flight per model worker (forwarded or being forwarded, not yet fully certified)
 WAITING_GROUPS = 2
@@ -146,25 +147,24 @@ def _loads_record(name, dask_worker=None):
     return {"model_worker": resources.get(MODEL_RESOURCE, 0) > 0, "loads": getattr(holder, "loads", 0)}
 
 
-def _in_process(forward, certify, groups, model, states, on_result, slot_data=None, prepare=None) -> dict:
-    """Every group in this process, in order: the forward task of the next group runs in a
-    second thread while this group's pieces are certified here (torch releases the GIL in its
-    kernels, so a second core does the forward passes); at most two groups are held.  The two
-    threads share the cores: from the model's loading to the end, torch and BLAS get half of
+def _in_process(forward, certify, groups, model, states, on_result, slot_data=None, prepare=None,
+                apart=False) -> dict:
+    """Every group in this process, in order: the forward task of the next group runs beside
+    this group's certification (:func:`_forward_side`); at most two groups are held.  The two
+    sides share the cores: from the model's loading to the end, torch and BLAS get half of
     them each (:func:`~lnproofs.execution.threads.thread_budget`; one each on two cores), as
     two workers would.  ``prepare()`` runs once, here, while the first forward task runs.  A
     group the iterator cannot give (bad input) is raised after the groups before it are
     finished."""
-    from concurrent.futures import ThreadPoolExecutor
     from contextlib import ExitStack
 
     from .cluster import machine_workers
     from .threads import thread_budget, threads_per_worker
 
-    made, data = None, None
+    made, data, submit = None, None, None
     it = iter(groups)
     held = None                                    # (group number, slots, its forward task)
-    with ExitStack() as budget, ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward") as pool:
+    with ExitStack() as budget:
         for g in itertools.count():
             try:
                 following = next(it, None)
@@ -176,10 +176,12 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                 item, slots = following
                 if made is None:
                     made = model.fn(*model.args) if isinstance(model, Load) else model
-                    budget.enter_context(thread_budget(threads_per_worker(machine_workers(), 2)))
+                    share = threads_per_worker(machine_workers(), 2)
+                    budget.enter_context(thread_budget(share))
+                    submit = _forward_side(budget, forward, made, apart and forward_forks(share))
                     if slot_data is not None:
                         data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
-                task = pool.submit(forward, item, made)
+                task = submit(item)
                 if prepare is not None and g == 0:
                     prepare()
             if held is not None:
@@ -187,6 +189,66 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
             if following is None:
                 return {}
             held = (g, slots, task)
+
+
+#: ``{token: (forward, model)}``: filled in this process just before a forward worker is forked
+#: from it (:func:`_forward_side`), which so inherits the model; emptied when that run ends
+_FORKED: dict = {}
+
+
+def _forked_forward(item, token):
+    """A forward task in a forked forward worker: the run's forward function and model, inherited."""
+    if token not in _FORKED:
+        raise RuntimeError("the forward worker was started again without the model (it had died); the texts "
+                           "finished so far are written: rerun with --resume")
+    forward, model = _FORKED[token]
+    return forward(item, model)
+
+
+def forward_forks(share: int) -> bool:
+    """Whether a run in this process may put its forward passes in a forked worker process (see
+    :func:`_forward_side`) when they get ``share`` threads: one thread (two or three cores), on
+    Linux, with CUDA not started here."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    return share == 1 and sys.platform.startswith("linux") and not (torch is not None and torch.cuda.is_initialized())
+
+
+def _forward_side(stack, forward, model, forked: bool):
+    """``submit(item) -> future`` of ``forward(item, model)``, run beside this thread's certification.
+
+    ``forked``: a one-worker local Dask cluster whose worker process is forked from this one
+    after the model is made, so it inherits the model (only the pieces it returns travel), and
+    runs one torch thread.  A second thread here would share the interpreter's lock with
+    certification, and each of the many small torch calls of a forward pass waits for it
+    (MiniLM's 100 texts on two cores: 4 s of forward passes took 9 s beside certification).  One
+    thread is also what makes the fork safe: GNU OpenMP, which torch uses, hangs in a forked
+    child that starts a team of threads after its parent ran one.  Otherwise a second thread."""
+    if forked:
+        import logging
+        import uuid
+
+        import dask
+        from distributed import Client, LocalCluster
+
+        from .cluster import _local_worker_plugin
+        from .threads import worker_environment
+
+        token = uuid.uuid4().hex
+        _FORKED[token] = (forward, model)
+        stack.callback(_FORKED.pop, token, None)
+        with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
+                              "distributed.nanny.pre-spawn-environ": worker_environment(1)}):
+            cluster = stack.enter_context(LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                                       dashboard_address=None, silence_logs=logging.CRITICAL))
+        client = stack.enter_context(Client(cluster, set_as_default=False))
+        client.register_plugin(_local_worker_plugin(1))
+        return lambda item: client.submit(_forked_forward, item, token, pure=False)
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward"))
+    return lambda item: pool.submit(forward, item, model)
 
 
 def _certify_group(held, certify, states, data, on_result) -> None:
@@ -307,7 +369,7 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
 
 def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, context: ExecutionContext, model,
                  states=(), on_result: Callable[[int, int, object], None], waiting: int = WAITING_GROUPS,
-                 slot_data=None, prepare: Callable[[], None] | None = None) -> dict:
+                 slot_data=None, prepare: Callable[[], None] | None = None, apart: bool = False) -> dict:
     """Run ``groups`` through the two stages (see the module docstring).
 
     ``groups`` yields ``(item, slots)``: ``forward(item, model)`` returns one piece per
@@ -322,8 +384,10 @@ def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, cont
     ``{worker address: {"model_worker": bool, "loads": n}}`` (how often each worker made
     the model in this run); in this process ``{}``.  ``prepare``: in this process, a function
     called once while the first forward task runs (what certification will need first, made
-    while this process would otherwise wait); a cluster does not call it.
+    while this process would otherwise wait); a cluster does not call it.  ``apart``: in this
+    process, whether the forward tasks may run in a forked worker process (:func:`_forward_side`:
+    for runs of several groups, where it pays for its start).
     """
     if context.in_process:
-        return _in_process(forward, certify, groups, model, list(states), on_result, slot_data, prepare)
+        return _in_process(forward, certify, groups, model, list(states), on_result, slot_data, prepare, apart)
     return _distributed(context, forward, certify, groups, model, list(states), on_result, waiting, slot_data)

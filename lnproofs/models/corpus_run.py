@@ -405,7 +405,8 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
             record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
                                   states=states, on_result=on_piece, slot_data=slot_data,
-                                  prepare=partial(_prepare_heads, cache, slot_data, heads, fold))
+                                  prepare=partial(_prepare_heads, cache, slot_data, heads, fold),
+                                  apart=total > max(1, int(batch_size)))      # several groups: a forked side pays
     finally:
         if bar is not None:
             bar.close()
