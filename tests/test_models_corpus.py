@@ -299,8 +299,8 @@ def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_pat
     events = []
     real_prepare, real_piece = corpus_run._prepare_heads, corpus_run._certify_piece
 
-    def prepare(sets, templates, heads, fold):
-        real_prepare(sets, templates, heads, fold)
+    def prepare(sets, templates, heads, fold, elsewhere=None):
+        real_prepare(sets, templates, heads, fold, elsewhere)
         events.append(("prepared", sorted(key[1:] for key in sets.items if key[0] == "coverage")))
 
     def piece(item, state, template):
@@ -327,8 +327,9 @@ def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_pat
 def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_files(bert, tmp_path,
                                                                                          monkeypatch):
     """A run of several groups in this process on two cores (one thread each side, Linux) does its
-    forward passes in a worker process forked from it, which inherits the model; its files are
-    those of the same run with the forward passes in a thread, and of a run of one group."""
+    forward passes in a worker process forked from it, which inherits the model, and the later
+    half of the layers' coverage evidence there (carried by the first text's pieces); its files
+    are those of the same run with the forward passes in a thread, and of a run of one group."""
     import sys
 
     import lnproofs.execution.pipeline as pipeline
@@ -336,10 +337,11 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
     from lnproofs.execution import cluster
 
     monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
-    forked, real_piece = [], corpus_run._certify_piece
+    forked, carried, real_piece = [], [], corpus_run._certify_piece
 
     def piece(item, state, template):
         forked.append(bool(pipeline._FORKED))
+        carried.append((item[0], item[1], sorted(item[3].get("coverage", {}))))
         return real_piece(item, state, template)
 
     monkeypatch.setattr(corpus_run, "_certify_piece", piece)
@@ -347,12 +349,14 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
     runs = {"forked": 1, "one group": 8}
     for name, batch in runs.items():
         corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / name, workers=1, batch_size=batch)
-        runs[name] = list(forked)
+        runs[name] = (list(forked), [c for c in carried if c[2]])
         forked.clear()
+        carried.clear()
     monkeypatch.setattr(pipeline, "forward_forks", lambda share: False)
     corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / "thread", workers=1, batch_size=1)
-    assert runs["forked"] == [sys.platform.startswith("linux")] * 6 and runs["one group"] == [False] * 6
-    assert forked == [False] * 6
+    linux = sys.platform.startswith("linux")
+    assert runs["forked"] == ([linux] * 6, [(0, 1, [0, 1, 2, 3])] if linux else [])
+    assert runs["one group"] == ([False] * 6, []) and forked == [False] * 6 and not any(c[2] for c in carried)
     files = sorted(p.relative_to(tmp_path / "forked") for p in (tmp_path / "forked").rglob("*") if p.is_file())
     assert len(files) > 10
     for other in ("thread", "one group"):
@@ -360,3 +364,27 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
         for name in files:
             if name.suffix != ".png":                                # figures: matplotlib's own bytes
                 assert (tmp_path / "forked" / name).read_bytes() == (tmp_path / other / name).read_bytes(), name
+
+
+def test_a_kept_cache_hands_no_coverage_to_the_forked_side(bert, tmp_path, monkeypatch):
+    """A second run with the head sets of the first (``head_cache``) makes no coverage again: no
+    piece of its first forward task carries any."""
+    import lnproofs.models.corpus_run as corpus_run
+    from lnproofs.execution import cluster
+
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
+    carried, real_piece = [], corpus_run._certify_piece
+
+    def piece(item, state, template):
+        carried.append(len(item[3].get("coverage", {})))
+        return real_piece(item, state, template)
+
+    monkeypatch.setattr(corpus_run, "_certify_piece", piece)
+    loaded, tokenizer, cache = load_model(bert), load_tokenizer(bert, None), corpus_run.HeadSets()
+    corpus_run.certify_corpus(loaded, tokenizer, _corpus(tmp_path), tmp_path / "first", workers=1, head_cache=cache,
+                              batch_size=1)
+    assert sum(carried) == (4 if __import__("sys").platform.startswith("linux") else 0)   # layer 1's heads
+    carried.clear()
+    corpus_run.certify_corpus(loaded, tokenizer, _corpus(tmp_path), tmp_path / "again", workers=1, head_cache=cache,
+                              batch_size=1)
+    assert carried == [0] * 6

@@ -92,12 +92,19 @@ def _forward_group(item, loaded):
     """Forward task: a group of texts, each passed alone; one piece per unfinished text and
     layer, ``(number, layer, ids, fields)`` with the text's per-token arrays of that layer
     (:data:`PER_TEXT`, floats widened exactly to float64; the inputs of the norm only when the
-    layer is folded); the certifying worker puts them into the layer's template capture."""
+    layer is folded); the certifying worker puts them into the layer's template capture.
+    ``item``: ``(members, layers, fold)``, and in one process whose forward side is a forked
+    process, for the first group, ``cover``: ``{layer: heads}``, whose coverage evidence
+    (:func:`~lnproofs.models.head_sets.coverage_of`, checked by the kernel there) the first
+    text's pieces of those layers carry, made here while the certifying side makes that of the
+    other layers (:func:`_prepare_heads`): this side would wait for the next group meanwhile."""
     from dataclasses import replace
 
     from .extract import capture_layers
+    from .head_sets import capture_query_set, coverage_of
 
-    members, layers, fold = item
+    members, layers, fold = item[:3]
+    cover = item[3] if len(item) > 3 else None
     captures = capture_layers(loaded, [ids for _, ids, _ in members], layers)
     # the keys of the whole group in one product per layer (row by row the same bytes), here
     # beside the forward pass rather than on the certifying side
@@ -112,7 +119,11 @@ def _forward_group(item, loaded):
                     fields[name] = np.ascontiguousarray(fields[name], dtype=np.float64)
                 if not fold:
                     fields["hidden_in"] = fields["hidden_in"][:0]
+                if cover and layer in cover:
+                    fields["coverage"] = {head: coverage_of(capture_query_set(captures[layer], head))
+                                          for head in cover[layer]}
                 pieces.append((number, layer, ids, fields))
+            cover = None                                # with the first text's pieces only
     return pieces
 
 
@@ -157,12 +168,12 @@ def _layer_templates(loaded, layers):
     return [_compact(templates[layer]) for layer in layers]
 
 
-def _prepare_heads(sets, templates, heads, fold) -> None:
+def _prepare_heads(sets, templates, heads, fold, elsewhere=None) -> None:
     """In one process, while the first forward task runs: :meth:`HeadSets.prepare` from the
     layers' templates (the same weights as every text's capture, so the same sets), unless the
-    layers are folded."""
+    layers are folded; ``elsewhere``: ``{layer: heads}`` whose coverage the forward side makes."""
     if not fold and isinstance(templates, list):
-        sets.prepare((_widen(template, {}, sets) for template in templates), heads)
+        sets.prepare((_widen(template, {}, sets) for template in templates), heads, elsewhere)
 
 
 def _certify_piece(piece, state, template):
@@ -172,6 +183,9 @@ def _certify_piece(piece, state, template):
     number, layer, ids, fields = piece
     sets, heads, options = state
     options = dict(options)
+    if "coverage" in fields:                            # made beside the first forward pass
+        fields = dict(fields)
+        sets.given_coverage(layer, fields.pop("coverage"))
     cap = _widen(template, fields, sets)
     if options.pop("fold", False):
         from .folding import fold_capture
@@ -337,8 +351,10 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             members = list(group)
             group.clear()
             todo = sum(1 for *_, t in members if t)
-            return ((members, layers, bool(fold)), [i for _ in range(todo) for i in range(len(layers))]) \
-                if todo else None
+            if not todo:
+                return None
+            first, handed[0] = handed[0], None
+            return (members, layers, bool(fold), first), [i for _ in range(todo) for i in range(len(layers))]
 
         try:
             for number, text, given in _texts(corpus, max_texts):
@@ -377,7 +393,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     opened = contextlib.nullcontext(context) if context is not None else \
         open_client(workers, scheduler, worthwhile=worthwhile, n_tasks=total,
                     model_workers=model_workers)
-    record, started, templates = {}, False, None
+    record, started, templates, handed = {}, False, None, [None]
     try:
         with opened as ctx:
             if not ctx.in_process:       # before any file is written: model workers, and their device
@@ -403,10 +419,18 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                 else:
                     model = Load(_worker_model, loaded.path, loaded.dtype, device, config)
             bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
+            # with a forked forward side, the later layers' coverage is made there (_forward_group)
+            from ..execution.pipeline import forward_forks
+            from ..execution.threads import threads_per_worker
+
+            apart = total > max(1, int(batch_size))      # several groups: a forked forward side pays
+            if ctx.in_process and apart and not fold and forward_forks(threads_per_worker(machine_workers(), 2)):
+                handed[0] = {layer: todo for layer in layers[len(layers) // 2:]
+                             if (todo := tuple(h for h in heads if not cache.has_coverage(layer, h)))} or None
             record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
                                   states=states, on_result=on_piece, slot_data=slot_data,
-                                  prepare=partial(_prepare_heads, cache, slot_data, heads, fold),
-                                  apart=total > max(1, int(batch_size)))      # several groups: a forked side pays
+                                  prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed[0] or {}),
+                                  apart=apart)
     finally:
         if bar is not None:
             bar.close()

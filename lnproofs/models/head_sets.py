@@ -244,17 +244,32 @@ class HeadSets(TravellingCache):
             self.items[key] = coverage_of(qs, qmap)
         return self.items[key]
 
-    def prepare(self, captures, heads) -> None:
+    def prepare(self, captures, heads, elsewhere=None) -> None:
         """Every head's query set, exact map and coverage evidence, made now for ``captures``
-        (one per layer, in order) as far as the byte limit keeps them; the first text's
-        certification makes them otherwise."""
+        (one per layer, in order) as far as the byte limit keeps them; for the layers of
+        ``elsewhere`` (``{layer: heads}``) the sets only: their coverage is made elsewhere
+        (:meth:`given_coverage`).  The first text's certification makes them otherwise."""
         room = getattr(self, "limit", HEAD_SETS_BYTES)
         for capture in captures:
             room -= _set_bytes(capture) * len(heads)
             if room < 0:
                 break
             for head in heads:
-                self.coverage(capture, head)                # which makes the sets first
+                if capture.layer in (elsewhere or {}):
+                    self.get(capture, head)             # the sets only: the coverage comes from elsewhere
+                else:
+                    self.coverage(capture, head)        # (which makes the sets first)
+
+    def has_coverage(self, layer: int, head: int) -> bool:
+        """Whether :meth:`coverage` of ``layer``'s head ``head`` is held already (a cache kept
+        from an earlier run)."""
+        return ("coverage", layer, int(head)) in self.items
+
+    def given_coverage(self, layer: int, found: dict) -> None:
+        """Keep ``found`` (head -> the coverage evidence :meth:`coverage` gives, made elsewhere
+        by the same function from the same weights) for ``layer``'s heads, for the run."""
+        for head, evidence in found.items():
+            self.items[("coverage", layer, int(head))] = evidence
 
     def at(self, capture, head: int, row: int):
         """Head ``head``'s query set at the query position of ``row`` (rotary kinds)."""
