@@ -299,3 +299,29 @@ def test_prepare_runs_once_here_while_the_first_forward_task_runs():
     assert [e[0] for e in events] == ["prepare", "certify", "certify", "certify"]
     assert events[0][1] == _where() and [e[1] for e in events[1:]] == [0, 1, 2]
     assert events[0][2] < events[1][2]              # before the first forward task had finished
+
+
+@pytest.mark.parametrize("apart", [False, True])
+def test_work_after_the_groups_is_shared_with_a_forked_forward_side(apart, monkeypatch):
+    """``idle`` runs once, on a forked forward side (two cores, Linux) after its last forward task
+    and once a group is certified here, or else here after the last group; ``finish`` runs here
+    last, with idle's result and ``beside``, which runs a function on that side (else here)."""
+    import os
+    import sys
+
+    from lnproofs.execution import ExecutionContext, cluster, run_pipeline
+
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
+    forked = apart and sys.platform.startswith("linux")
+    here, events = os.getpid(), []
+
+    def finish(beside, idled):
+        events.append(("finish", idled, beside(os.getpid).result() != here))
+
+    run_pipeline(lambda item, model: [item], lambda piece, state: piece, ((g, [0]) for g in range(5)),
+                 context=ExecutionContext(None, 1), model=object(), states=[None],
+                 on_result=lambda g, j, result: events.append(("certified", g)), apart=apart,
+                 idle=lambda: ("idle", os.getpid() != here, len(events)), finish=finish)
+    idled = events[-1][1]
+    assert events[:-1] == [("certified", g) for g in range(5)] and events[-1] == ("finish", idled, forked)
+    assert idled[:2] == ("idle", forked) and (1 <= idled[2] <= 5 if forked else idled[2] == 5)

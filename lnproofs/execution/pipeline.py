@@ -147,30 +147,37 @@ def _loads_record(name, dask_worker=None):
     return {"model_worker": resources.get(MODEL_RESOURCE, 0) > 0, "loads": getattr(holder, "loads", 0)}
 
 
+#: forward tasks a forked forward side may run ahead of the group being certified here: it banks
+#: the time it has to spare, and so is idle before the last groups are certified (``idle``)
+FORKED_AHEAD = 3
+
+
 def _in_process(forward, certify, groups, model, states, on_result, slot_data=None, prepare=None,
-                apart=False) -> dict:
-    """Every group in this process, in order: the forward task of the next group runs beside
-    this group's certification (:func:`_forward_side`); at most two groups are held.  The two
-    sides share the cores: from the model's loading to the end, torch and BLAS get half of
-    them each (:func:`~lnproofs.execution.threads.thread_budget`; one each on two cores), as
-    two workers would.  ``prepare()`` runs once, here, while the first forward task runs.  A
-    group the iterator cannot give (bad input) is raised after the groups before it are
-    finished."""
+                apart=False, idle=None, finish=None) -> dict:
+    """Every group in this process, in order: the forward tasks of the next groups run beside
+    this group's certification (:func:`_forward_side`); at most two groups are held, or
+    ``1 + FORKED_AHEAD`` with a forked forward side.  The two sides share the cores: from the
+    model's loading to the end, torch and BLAS get half of them each
+    (:func:`~lnproofs.execution.threads.thread_budget`; one each on two cores), as two workers
+    would.  ``prepare()`` runs once, here, while the first forward task runs.  A group the
+    iterator cannot give (bad input) is raised after the groups before it are finished.
+    ``idle`` and ``finish``: see :func:`run_pipeline`."""
+    from collections import deque
     from contextlib import ExitStack
 
     from .cluster import machine_workers
     from .threads import thread_budget, threads_per_worker
 
-    made, data, submit = None, None, None
+    made, data, submit, beside, early, ahead = None, None, None, None, None, 1
     it = iter(groups)
-    held = None                                    # (group number, slots, its forward task)
+    held: deque = deque()                          # (group number, slots, its forward task), oldest first
     with ExitStack() as budget:
         for g in itertools.count():
             try:
                 following = next(it, None)
             except BaseException:
-                if held is not None:
-                    _certify_group(held, certify, states, data, on_result)
+                while held:
+                    _certify_group(held.popleft(), certify, states, data, on_result)
                 raise
             if following is not None:
                 item, slots = following
@@ -178,17 +185,23 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                     made = model.fn(*model.args) if isinstance(model, Load) else model
                     share = threads_per_worker(machine_workers(), 2)
                     budget.enter_context(thread_budget(share))
-                    submit = _forward_side(budget, forward, made, apart and forward_forks(share))
+                    submit, beside = _forward_side(budget, forward, made, apart and forward_forks(share))
+                    ahead = FORKED_AHEAD if beside.forked else 1
                     if slot_data is not None:
                         data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
-                task = submit(item)
+                held.append((g, slots, submit(item)))
                 if prepare is not None and g == 0:
                     prepare()
-            if held is not None:
-                _certify_group(held, certify, states, data, on_result)
+            if following is None and idle is not None and beside is not None and beside.forked:
+                if g == len(held):                         # no group certified yet: the first one first
+                    _certify_group(held.popleft(), certify, states, data, on_result)
+                early = beside(idle)                       # over there, after its last forward task
+            while held and (len(held) > ahead or following is None):
+                _certify_group(held.popleft(), certify, states, data, on_result)
             if following is None:
+                if finish is not None and beside is not None:
+                    finish(beside, early.result() if early is not None else idle() if idle is not None else None)
                 return {}
-            held = (g, slots, task)
 
 
 #: ``{token: (forward, model)}``: filled in this process just before a forward worker is forked
@@ -216,7 +229,9 @@ def forward_forks(share: int) -> bool:
 
 
 def _forward_side(stack, forward, model, forked: bool):
-    """``submit(item) -> future`` of ``forward(item, model)``, run beside this thread's certification.
+    """``(submit, beside)``: ``submit(item) -> future`` of ``forward(item, model)``, run beside
+    this thread's certification; ``beside(fn, *args) -> future`` runs ``fn(*args)`` on the same
+    side when it is a forked worker (``beside.forked``), else here, now.
 
     ``forked``: a one-worker local Dask cluster whose worker process is forked from this one
     after the model is made, so it inherits the model (only the pieces it returns travel), and
@@ -244,11 +259,23 @@ def _forward_side(stack, forward, model, forked: bool):
                                                        dashboard_address=None, silence_logs=logging.CRITICAL))
         client = stack.enter_context(Client(cluster, set_as_default=False))
         client.register_plugin(_local_worker_plugin(1))
-        return lambda item: client.submit(_forked_forward, item, token, pure=False)
-    from concurrent.futures import ThreadPoolExecutor
+
+        def beside(fn, *args):
+            return client.submit(fn, *args, pure=False)
+
+        beside.forked = True
+        return (lambda item: client.submit(_forked_forward, item, token, pure=False)), beside
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     pool = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward"))
-    return lambda item: pool.submit(forward, item, model)
+
+    def here(fn, *args):
+        done = Future()
+        done.set_result(fn(*args))
+        return done
+
+    here.forked = False
+    return (lambda item: pool.submit(forward, item, model)), here
 
 
 def _certify_group(held, certify, states, data, on_result) -> None:
@@ -369,7 +396,8 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
 
 def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, context: ExecutionContext, model,
                  states=(), on_result: Callable[[int, int, object], None], waiting: int = WAITING_GROUPS,
-                 slot_data=None, prepare: Callable[[], None] | None = None, apart: bool = False) -> dict:
+                 slot_data=None, prepare: Callable[[], None] | None = None, apart: bool = False,
+                 idle: Callable[[], None] | None = None, finish: Callable | None = None) -> dict:
     """Run ``groups`` through the two stages (see the module docstring).
 
     ``groups`` yields ``(item, slots)``: ``forward(item, model)`` returns one piece per
@@ -386,8 +414,13 @@ def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, cont
     called once while the first forward task runs (what certification will need first, made
     while this process would otherwise wait); a cluster does not call it.  ``apart``: in this
     process, whether the forward tasks may run in a forked worker process (:func:`_forward_side`:
-    for runs of several groups, where it pays for its start).
+    for runs of several groups, where it pays for its start).  In this process too, work after
+    the groups, shared by both sides: ``idle()`` runs once, on a forked forward side after its
+    last forward task and once the first group is certified here (while this process certifies
+    the last groups), or else here after the last group; then ``finish(beside, idle's result)`` here, where ``beside(fn, *args) ->
+    future`` runs ``fn(*args)`` on the forked forward side, or here at once without one.
     """
     if context.in_process:
-        return _in_process(forward, certify, groups, model, list(states), on_result, slot_data, prepare, apart)
+        return _in_process(forward, certify, groups, model, list(states), on_result, slot_data, prepare, apart,
+                           idle, finish)
     return _distributed(context, forward, certify, groups, model, list(states), on_result, waiting, slot_data)

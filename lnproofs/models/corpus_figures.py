@@ -11,13 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["write_figures", "STATUS_COLOURS"]
+__all__ = ["tables_and_figures", "heatmap_figure", "tokens_figure", "STATUS_COLOURS"]
 
 STATUS_COLOURS = {"selectable": "#4c9a5f", "tie-only": "#e0a030", "unselectable": "#c0392b",
                   "not-realisable": "#8e44ad", "undecided": "#9e9e9e"}
 
 
-def _heatmap(out: Path) -> Path | None:
+def heatmap_figure(out: Path) -> Path | None:
+    """``heatmap_not_selectable.png`` from ``summary_heads.csv`` (None without rows)."""
     from matplotlib.figure import Figure
 
     path = out / "summary_heads.csv"
@@ -54,7 +55,8 @@ def _heatmap(out: Path) -> Path | None:
 TOKEN_POSITIONS, NAMED_TOKENS = 256, 96
 
 
-def _tokens(out: Path) -> Path | None:
+def tokens_figure(out: Path) -> Path | None:
+    """``tokens_by_status.png`` from the first text's rows (None without texts)."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
     from matplotlib.colors import ListedColormap
@@ -98,7 +100,15 @@ def _tokens(out: Path) -> Path | None:
     return target
 
 
-def write_figures(out_dir) -> list[Path]:
-    """Both figures (those that have data); returns the files written."""
+def tables_and_figures(out_dir, beside=None, drawn: tuple | None = None) -> dict:
+    """The run's tables (:func:`~lnproofs.models.table.write_tables`), then its figures: the
+    heatmap through ``beside(fn, *args) -> future`` when given (a forked forward side, idle by
+    then), else here; ``drawn``: ``(path or None,)``, the tokens figure drawn already (it needs
+    the first text's rows only).  Returns the tables' record with ``figures``."""
+    from .table import write_tables
+
     out = Path(out_dir)
-    return [p for p in (_heatmap(out), _tokens(out)) if p is not None]
+    tables = write_tables(out)
+    heatmap = beside(heatmap_figure, out).result() if beside is not None else heatmap_figure(out)
+    tokens = drawn[0] if drawn is not None else tokens_figure(out)
+    return dict(tables, figures=[str(p) for p in (heatmap, tokens) if p is not None])

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from ..kernel.errors import InputError, ModelError, OptionError, require
+from .corpus_figures import tables_and_figures, tokens_figure
 from .corpus_heads import _write_json
 from .head_sets import HeadSets, narrow_exactly
 from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name
@@ -393,7 +394,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     opened = contextlib.nullcontext(context) if context is not None else \
         open_client(workers, scheduler, worthwhile=worthwhile, n_tasks=total,
                     model_workers=model_workers)
-    record, started, templates, handed = {}, False, None, [None]
+    record, started, templates, handed, ended = {}, False, None, [None], {}
     try:
         with opened as ctx:
             if not ctx.in_process:       # before any file is written: model workers, and their device
@@ -430,18 +431,14 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
                                   states=states, on_result=on_piece, slot_data=slot_data,
                                   prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed[0] or {}),
-                                  apart=apart)
+                                  apart=apart, idle=partial(tokens_figure, out),
+                                  finish=lambda beside, tokens: ended.update(tables_and_figures(out, beside, (tokens,))))
     finally:
         if bar is not None:
             bar.close()
         if truncated and warn:
             warn(f"{truncated} text(s) longer than {limit} tokens were truncated to {limit}")
-        tables = {}
-        if started:
-            from .corpus_figures import write_figures
-            from .table import write_tables
-            tables = write_tables(out)
-            tables["figures"] = [str(p) for p in write_figures(out)]
+        tables = ended if ended or not started else tables_and_figures(out)   # stopped early: its texts so far
     if pool:
         from .corpus_pool import pool_corpus
 
