@@ -325,3 +325,29 @@ def test_work_after_the_groups_is_shared_with_a_forked_forward_side(apart, monke
     idled = events[-1][1]
     assert events[:-1] == [("certified", g) for g in range(5)] and events[-1] == ("finish", idled, forked)
     assert idled[:2] == ("idle", forked) and (1 <= idled[2] <= 5 if forked else idled[2] == 5)
+
+
+def test_a_process_runs_forked_forward_sides_one_after_another_with_large_pieces():
+    """Two runs in one process, each with a forked forward side whose pieces are over Dask's
+    offload threshold (10 MiB): the second fork copies the first run's offload thread pool, thread
+    gone, and its first large piece waited for that thread for ever before the forked worker got
+    a pool of its own.  In a fresh interpreter, with a time limit."""
+    import json
+    import subprocess
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the forward worker is forked on Linux only")
+    probe = """
+import json, os, numpy as np
+from lnproofs.execution import ExecutionContext, cluster, run_pipeline
+cluster.machine_workers = lambda: 2
+seen = []
+for run in range(2):
+    run_pipeline(lambda item, model: [(os.getpid(), np.full(2_000_000, float(item)))], lambda piece, state: piece,
+                 ((g, [0]) for g in range(3)), context=ExecutionContext(None, 1), model=object(), states=[None],
+                 on_result=lambda g, j, r: seen.append((run, g, r[0] != os.getpid(), float(r[1][-1]))), apart=True)
+print(json.dumps(seen))
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert json.loads(out.stdout) == [[run, g, True, float(g)] for run in range(2) for g in range(3)]

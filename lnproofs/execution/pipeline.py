@@ -228,6 +228,26 @@ def forward_forks(share: int) -> bool:
     return share == 1 and sys.platform.startswith("linux") and not (torch is not None and torch.cuda.is_initialized())
 
 
+def _forked_worker_plugin():
+    """A worker plugin (travels by value) for a worker forked from this process: it gives the
+    worker a new thread for Dask's offloading of large messages.  The fork copies this process's
+    offload executor, thread gone but counted, so a result over Dask's offload threshold (10 MiB)
+    waited for a thread that never came: the second forked run of a process hung there."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class ForkedWorker(WorkerPlugin):
+        name = "lnproofs-forked-worker"
+
+        def setup(self, worker):
+            from concurrent.futures import ThreadPoolExecutor
+
+            import distributed.utils
+
+            distributed.utils._offload_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="Dask-Offload")
+
+    return ForkedWorker()
+
+
 def _forward_side(stack, forward, model, forked: bool):
     """``(submit, beside)``: ``submit(item) -> future`` of ``forward(item, model)``, run beside
     this thread's certification; ``beside(fn, *args) -> future`` runs ``fn(*args)`` on the same
@@ -259,6 +279,7 @@ def _forward_side(stack, forward, model, forked: bool):
                                                        dashboard_address=None, silence_logs=logging.CRITICAL))
         client = stack.enter_context(Client(cluster, set_as_default=False))
         client.register_plugin(_local_worker_plugin(1))
+        client.register_plugin(_forked_worker_plugin())
 
         def beside(fn, *args):
             return client.submit(fn, *args, pure=False)
