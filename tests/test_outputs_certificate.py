@@ -74,3 +74,30 @@ def test_short_texts_take_interpolating_queries_and_agree_with_the_engine():
     assert all(r["witness"] is not None for r in cert["results"] if r["status"] == "selectable")
     assert cert["results"][12]["status"] in ("tie-only", "unselectable")
     assert check_certificate(cert, inside).ok
+
+
+def test_rows_with_a_byte_equal_twin_are_left_to_the_engine(monkeypatch):
+    """A rotary model's first norm outputs repeat for a repeated token.  Such a row has no strict
+    witness (its twin scores the same), so no query is proposed for it: the engine settles the
+    twins (tie-only here), while the other rows, fewer than the width, get the interpolating
+    queries of the distinct rows (every other distinct row scores 0) and win with them."""
+    import lnproofs.models.corpus_heads as corpus_heads
+
+    rng = np.random.default_rng(5)
+    Y = rng.standard_normal((9, 16)) * rng.uniform(0.5, 2.0, (9, 1))     # not on a sphere: own rows fail
+    Y = np.vstack([Y, Y[4], Y[7]])                                       # rows 9 and 10 repeat 4 and 7
+    asked, real = [], corpus_heads.interpolating_queries
+
+    def spy(K, rows):
+        found = real(K, rows)
+        asked.append((len(K), sorted(i for i, _ in found)))
+        return found
+
+    monkeypatch.setattr(corpus_heads, "interpolating_queries", spy)
+    cert = outputs_certificate(Y)
+    status = {r["index"]: (r["status"], r["witness"]) for r in cert["results"]}
+    assert {4, 7, 9, 10} == {i for i, (s, _) in status.items() if s == "tie-only"}
+    own = {i for i, (_, w) in status.items() if w == OWN_ROW}
+    assert asked == [(9, sorted(set(range(9)) - {4, 7} - own))]          # the distinct rows, twins left out
+    assert all(status[i][0] == "selectable" for i in set(range(9)) - {4, 7})
+    assert check_certificate(with_own_rows(cert, Y), Y).ok
