@@ -41,7 +41,7 @@ def _entries(rng, d, kind):
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2 ** 32 - 1), st.integers(1, 7), st.integers(1, 5),
        st.sampled_from(["float", "rational", "integer", "mixed"]), st.sampled_from(["strict", "tie"]),
-       st.sampled_from(["plain", "twins", "near", "tiny", "ulp32"]))
+       st.sampled_from(["plain", "twins", "near", "tiny", "ulp32", "signed zeros"]))
 def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d, kind, mode, keyset):
     """Whatever settles a pair (the filter or the integers), the verdict is the exact one."""
     rng = np.random.default_rng(seed)
@@ -54,6 +54,9 @@ def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d
         keys[0] *= 2.0 ** -1060                     # subnormal entries: never the filter
     elif keyset == "ulp32" and n > 1:               # one float32 step apart: the single-precision filter's edge
         keys[1] = np.nextafter(keys[0].astype(np.float32), np.float32(np.inf)).astype(np.float64)
+    elif keyset == "signed zeros" and n > 1:        # twins but for the sign of their zeros
+        keys[0, ::2] = 0.0
+        keys[1] = np.where(keys[0] == 0, -0.0, keys[0])
     i = int(rng.integers(n))
     q = _entries(rng, d, kind)
     got = check_witnesses(keys, [(i, q)], mode=mode)[0]
@@ -118,6 +121,22 @@ def test_a_rational_witness_that_ties_is_still_decided_exactly(monkeypatch):
     assert "q.k_0 - q.k_1 = 0" in check_witnesses(keys, [(0, tie)])[0]
     assert check_witnesses(keys, [(0, tie)], mode="tie") == [None]
     assert len(calls) == 2
+
+
+def test_a_tie_with_byte_equal_twins_is_settled_by_the_filter(monkeypatch):
+    """Keys equal float for float (a zero of either sign as 0.0) score the same under any query,
+    so a tie claim whose only equal rivals are such twins needs no exact product; a strict claim
+    against a twin is still refused (exactly), and a tie with only twins as rivals has no key
+    strictly below."""
+    calls = []
+    exact = ExactKeys.int_scores
+    monkeypatch.setattr(ExactKeys, "int_scores", lambda self, Q: calls.append(1) or exact(self, Q))
+    keys = np.array([[1.0, 0.0, 2.0], [0.5, -3.0, 1.0], [1.0, -0.0, 2.0], [1.0, 0.0, 2.0]])
+    q = (0.75, 0.125, 1.5)
+    assert check_witnesses(keys, [(0, q), (2, q), (3, q)], mode="tie") == [None, None, None]
+    assert calls == []
+    assert "q.k_0 - q.k_2 = 0" in check_witnesses(keys, [(0, q)])[0] and calls == [1]
+    assert "strictly below" in check_witnesses(keys[[0, 2]], [(0, q)], mode="tie")[0]
 
 
 @settings(max_examples=120, deadline=None)

@@ -176,7 +176,8 @@ class Verdict(NamedTuple):
 def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) -> list[str | None]:
     """For each (i, q): None if q.k_i > q.k_j for all j != i ("strict"), or if q.k_i >= q.k_j for all j with
     some strict ("tie"); else a message naming the key and the failing inequality (against the best rival when
-    decided exactly).  Decided by the float filter of the module docstring (one bound per query), exactly otherwise
+    decided exactly).  Decided by the float filter of the module docstring (one bound per query; for "tie", a key
+    equal to k_i float for float ties it, no arithmetic needed), exactly otherwise
     (one integer product per query); ``chunk`` scores at a time (16 MB: under glibc's mmap threshold, reused)."""
     ek = ExactKeys.of(keys)
     n, d = ek.n, ek.dim
@@ -195,6 +196,8 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
         else:
             floaty.append(t), floats.append(f), rounded.append(not exact)
     step = max(1, chunk // max(n, 1))
+    # for a tie: a key equal to k_i float for float (0.0 for -0.0) scores exactly what k_i scores
+    twin = np.unique(ek.array + 0.0, axis=0, return_inverse=True)[1].reshape(-1) if mode == "tie" and floaty else None
     for start in range(0, len(floaty), step):
         cols = floaty[start:start + step]
         Q = np.array(floats[start:start + step], dtype=np.float64).reshape(len(cols), d)
@@ -214,15 +217,15 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
         S = (M[:, :tail] @ R[:, :tail].T + (M[:, tail:] @ R[0, tail:])[:, None]).astype(np.float64)
         s_i = S[idx, ar].copy()
         np.subtract(s_i[None, :], S, out=S)          # S[j, c] = fl(s_i - s_j)
-        S[idx, ar] = np.inf                          # a key is not compared with itself
-        good = S > thr[None, :]
-        good &= col_ok[None, :]
-        good[ek.subnormal_rows, :] = False
-        good[idx, ar] = True
+        good = (S > thr[None, :]) & col_ok[None, :] & ~ek.subnormal_rows[:, None]
+        good[idx, ar] = True                         # a key is not compared with itself
+        strict = good.sum(axis=0) > 1                # some other key strictly below k_i
+        if twin is not None:
+            good |= twin[:, None] == twin[idx][None, :]
         done = good.all(axis=0)
         pending.update(cols[c] for c in np.flatnonzero(~done))   # what the bound does not settle: exactly, below
         for c in np.flatnonzero(done):
-            below[cols[c]] = n > 1
+            below[cols[c]] = bool(strict[c])
     for t in pending:                               # every score exactly: one integer product per query
         i, q = items[t]
         scores = ek.int_scores(integer_vector_of_fractions(q)[0])
