@@ -438,8 +438,9 @@ def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, cont
     for runs of several groups, where it pays for its start).  In this process too, work after
     the groups, shared by both sides: ``idle()`` runs once, on a forked forward side after its
     last forward task and once the first group is certified here (while this process certifies
-    the last groups), or else here after the last group; then ``finish(beside, idle's result)`` here, where ``beside(fn, *args) ->
-    future`` runs ``fn(*args)`` on the forked forward side, or here at once without one.
+    the last groups), or else here after the last group; then ``finish(beside, idle's result)``
+    runs here, where ``beside(fn, *args) -> future`` runs ``fn(*args)`` on the forked forward
+    side, or here at once without one.
     """
     if context.in_process:
         return _in_process(forward, certify, groups, model, list(states), on_result, slot_data, prepare, apart,
