@@ -352,7 +352,7 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
         runs[name] = (list(forked), [c for c in carried if c[2]])
         forked.clear()
         carried.clear()
-    monkeypatch.setattr(pipeline, "forward_forks", lambda share: False)
+    monkeypatch.setattr(pipeline, "forward_forks", lambda: False)
     corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / "thread", workers=1, batch_size=1)
     linux = sys.platform.startswith("linux")
     assert runs["forked"] == ([linux] * 6, [(0, 1, [0, 1, 2, 3])] if linux else [])

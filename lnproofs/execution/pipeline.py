@@ -185,7 +185,7 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                     made = model.fn(*model.args) if isinstance(model, Load) else model
                     share = threads_per_worker(machine_workers(), 2)
                     budget.enter_context(thread_budget(share))
-                    submit, beside = _forward_side(budget, forward, made, apart and forward_forks(share))
+                    submit, beside = _forward_side(budget, forward, made, apart and forward_forks())
                     ahead = FORKED_AHEAD if beside.forked else 1
                     if slot_data is not None:
                         data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
@@ -218,14 +218,18 @@ def _forked_forward(item, token):
     return forward(item, model)
 
 
-def forward_forks(share: int) -> bool:
-    """Whether a run in this process may put its forward passes in a forked worker process (see
-    :func:`_forward_side`) when they get ``share`` threads: one thread (two or three cores), on
-    Linux, with CUDA not started here."""
+def forward_forks() -> bool:
+    """Whether a run of several groups in this process puts its forward passes in a forked worker
+    process (see :func:`_forward_side`): when they get one thread (two or three cores), on Linux,
+    with CUDA not started here."""
     import sys
 
+    from .cluster import machine_workers
+    from .threads import threads_per_worker
+
     torch = sys.modules.get("torch")
-    return share == 1 and sys.platform.startswith("linux") and not (torch is not None and torch.cuda.is_initialized())
+    return (threads_per_worker(machine_workers(), 2) == 1 and sys.platform.startswith("linux")
+            and not (torch is not None and torch.cuda.is_initialized()))
 
 
 def _forked_worker_plugin():

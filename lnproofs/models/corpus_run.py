@@ -422,17 +422,16 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
             # with a forked forward side, the later layers' coverage is made there (_forward_group)
             from ..execution.pipeline import forward_forks
-            from ..execution.threads import threads_per_worker
 
             apart = total > max(1, int(batch_size))      # several groups: a forked forward side pays
-            if ctx.in_process and apart and not fold and forward_forks(threads_per_worker(machine_workers(), 2)):
+            if ctx.in_process and apart and not fold and forward_forks():
                 handed[0] = {layer: todo for layer in layers[len(layers) // 2:]
                              if (todo := tuple(h for h in heads if not cache.has_coverage(layer, h)))} or None
             record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
                                   states=states, on_result=on_piece, slot_data=slot_data,
                                   prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed[0] or {}),
                                   apart=apart, idle=partial(tokens_figure, out),
-                                  finish=lambda beside, tokens: ended.update(tables_and_figures(out, beside, (tokens,))))
+                                  finish=lambda beside, drawn: ended.update(tables_and_figures(out, beside, (drawn,))))
     finally:
         if bar is not None:
             bar.close()
