@@ -133,8 +133,7 @@ def outputs_certificate(Y) -> dict:
     items = [(int(i), Y[i]) for i in mine]
     # a row with a byte-equal twin has no strict witness (its twin scores the same): the engine
     # settles those; the others' interpolating queries come from the distinct rows
-    _, first, counts = np.unique(np.ascontiguousarray(Y + 0.0).view(f"V{8 * n}").ravel(), return_index=True,
-                                 return_counts=True)
+    _, first, counts = np.unique(Y + 0.0, axis=0, return_index=True, return_counts=True)
     distinct = np.sort(first)
     lonely = np.isin(distinct, first[counts == 1]) & ~np.isin(distinct, mine)
     items += [(int(distinct[c]), q) for c, q in interpolating_queries(Y[distinct], np.flatnonzero(lonely))]
