@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.writers import combination_to_json, result_to_json
+from ..propose.twins import row_classes
 
 __all__ = ["TravellingCache", "layernorm_witness_queries", "free_certificate", "certificate_from_candidates",
            "SIMPLEX_REASON", "simplex_certificate", "OWN_ROW", "outputs_certificate", "interpolating_queries",
@@ -133,7 +134,7 @@ def outputs_certificate(Y) -> dict:
     items = [(int(i), Y[i]) for i in mine]
     # a row with a byte-equal twin has no strict witness (its twin scores the same): the engine
     # settles those; the others' interpolating queries come from the distinct rows
-    _, first, counts = np.unique(Y + 0.0, axis=0, return_index=True, return_counts=True)
+    first, _, counts = row_classes(Y)
     distinct = np.sort(first)
     lonely = np.isin(distinct, first[counts == 1]) & ~np.isin(distinct, mine)
     items += [(int(distinct[c]), q) for c, q in interpolating_queries(Y[distinct], np.flatnonzero(lonely))]

@@ -25,6 +25,7 @@ from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
 from ..kernel.errors import InputError, OptionError
+from .twins import row_classes
 
 __all__ = ["certify", "certify_results", "check_min_margin", "has_unselectable", "partial_path", "key_chunks",
            "PARALLEL_MIN_KEYS", "CHUNK_KEYS"]
@@ -80,8 +81,7 @@ def certify_results(keys, *, progress: bool = False, indices=None, seed: int = 0
     prog = _Progress(len(todo_orig), progress)
     results: dict[int, KeyResult] = dict(known)
 
-    _, first, inverse, counts = np.unique(K + 0.0, axis=0, return_index=True, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    first, inverse, counts = row_classes(K)
     reps = first                                      # original index of each distinct key
     members: dict[int, list[int]] = {}
     for orig, u in enumerate(inverse.tolist()):

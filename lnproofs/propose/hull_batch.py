@@ -28,6 +28,7 @@ import numpy as np
 
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
+from .twins import row_classes
 
 __all__ = ["propose_batch", "certify_fast"]
 
@@ -212,7 +213,7 @@ def certify_fast(keys, *, seed: int = 0):
 
     K = as_real_array(keys, name="keys", ndim=2)
     n, d = K.shape
-    if len(np.unique(K + 0.0, axis=0)) < n:
+    if len(row_classes(K)[0]) < n:
         return certify(K, None, progress=False, seed=seed)
     proposals = list(propose_batch(K, seed=seed).values())
     verdicts = check_all(ExactKeys(K), None, proposals)

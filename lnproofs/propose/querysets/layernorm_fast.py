@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..twins import row_classes
+
 __all__ = ["factored_basis", "propose_all", "certify_results_fast"]
 
 
@@ -120,9 +122,8 @@ def certify_results_fast(keys, query_set, *, indices=None, query_map=None, basis
     todo = list(range(N)) if indices is None else sorted({int(j) for j in indices})
     results: dict[int, dict] = {}
     if N > 1 and todo:
-        _, first, inverse = np.unique(keys + 0.0, axis=0, return_index=True, return_inverse=True)
-        counts = np.bincount(inverse.reshape(-1))
-        single = [i for i in todo if counts[inverse.reshape(-1)[i]] == 1]   # duplicates can never win strictly
+        _, inverse, counts = row_classes(keys)
+        single = [i for i in todo if counts[inverse[i]] == 1]   # duplicates can never win strictly
         if single and N * N * query_set.dim <= 2 ** 27:     # propose_all holds N x N x d floats: else per key
             y, _ = propose_all(keys, query_set, basis=basis)
             layer = ExactLayer(keys, query_set, query_map)
