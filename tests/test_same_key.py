@@ -206,6 +206,32 @@ def test_pooled_duplicates_of_a_layernorm_model_tie(models, tmp_path):
     assert any(row["pooled_free"] == "tie-only" for row in shared)
 
 
+def test_a_positionless_encoder_ties_the_repeats_of_a_token_within_a_text(tmp_path):
+    """A BERT whose position embeddings are zero gives a token's repeats one key at layer 0, the
+    same bytes: the table marks exactly those positions ``ties_identical_token`` and none of them
+    is ``selectable`` under free queries, while a token that occurs once is."""
+    import torch
+    from transformers import BertModel
+
+    folder = tmp_path / "positionless"
+    _tiny_bert(folder)
+    model = BertModel.from_pretrained(str(folder)).eval()
+    with torch.no_grad():
+        model.embeddings.position_embeddings.weight.zero_()
+    model.save_pretrained(str(folder))
+    text = np.array([2, 9, 4, 9, 2, 7, 7, 7, 11], dtype=np.int64)
+    out = tmp_path / "run"
+    certify_corpus(load_model(folder), None, [(None, text)], out, layers=[0], heads=[0, 3], progress=False,
+                   uniform="none", causal=False)
+    rows = pq.read_table(out / "rows" / "text00000.parquet").to_pylist()
+    counts = collections.Counter(text.tolist())
+    assert len(rows) == 2 * len(text)
+    for row in rows:
+        repeated = counts[row["token_id"]] > 1
+        assert row["ties_identical_token"] == repeated, row
+        assert (row["status_free"] != "selectable") if repeated else (row["status_free"] == "selectable"), row
+
+
 @pytest.mark.parametrize("family", ["llama", "gpt_neox"])
 def test_pooled_duplicates_of_rotary_models_tie(models, family, tmp_path):
     """RMSNorm with grouped queries (Llama) and partial rotary (GPT-NeoX) through ``--pool``:

@@ -22,8 +22,11 @@ queries; other rotary or RMSNorm heads go through their proposer.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
+from ..propose.twins import row_classes
 from .corpus_heads import (_certificate, certificate_from_candidates, free_certificate, interpolating_queries,
                            outputs_certificate)
 from .head_sets import realisable_results
@@ -153,14 +156,11 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 diffs = _lazy_differences(keys)
                 uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
                             if uniform != "none" else {"status": "skipped"})
-                # rows with the same bytes (+ 0.0: a zero of either sign as 0.0), one bytes object a row
-                blobs = np.ascontiguousarray(keys + 0.0).view(f"V{8 * keys.shape[1]}").ravel().tolist()
-                groups: dict[bytes, list[int]] = {}
-                for pos, blob in enumerate(blobs):
-                    groups.setdefault(blob, []).append(pos)
-                twins = [groups[blob] for blob in blobs]
+                # a key with a twin of the same token id: equal rows (a zero of either sign as 0.0)
+                pairs = list(zip(row_classes(keys)[1].tolist(), tokens))
+                same = Counter(pairs)
                 shared = by_key_head[g] = {"head": head, "free": free, "uniform": uni_free, "diffs": diffs,
-                                           "causal": None, "keys": keys, "twins": twins}
+                                           "causal": None, "keys": keys, "ties": [same[p] > 1 for p in pairs]}
                 arrays[f"keys_l{layer}_kv{g}"] = keys
             uni_real = {"status": "skipped"}
             if uniform == "both" and cover is not None and shared["uniform"]["status"] in COVERED_UNIFORM:
@@ -181,9 +181,6 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                 entry["causal"], columns = causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover,
                                                           realisable)
             record["heads"].append(entry)
-            if "ties" not in shared:                 # per key head: a twin key with the same token id
-                shared["ties"] = [any(tokens[j] == tokens[pos] for j in twins if j != pos)
-                                  for pos, twins in enumerate(shared["twins"])]
             # the head's T table rows, column by column
             for name, values in (("text", [number] * T), ("layer", [layer] * T), ("head", [head] * T),
                                  ("position", list(range(T))), ("token_id", tokens[:T]),
@@ -198,6 +195,6 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                                  *((name, causal_column(columns, name, T)) for name in CAUSAL_COLUMNS)):
                 rows.setdefault(name, []).extend(values)
         for shared in by_key_head.values():
-            for name in ("diffs", "keys", "twins", "covered", "ties"):
+            for name in ("diffs", "keys", "covered", "ties"):
                 shared.pop(name, None)
     return record, rows, arrays

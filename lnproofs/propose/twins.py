@@ -23,10 +23,18 @@ def row_classes(A) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if A.ndim != 2 or A.shape[1] == 0 or A.shape[0] == 0:
         _, first, inverse, counts = np.unique(A, axis=0, return_index=True, return_inverse=True, return_counts=True)
         return first, inverse.reshape(-1), counts
+    lead = A[:, 0]
+    order = np.argsort(lead, kind="stable")
+    if np.isfinite(lead).all() and (np.diff(lead[order]) != 0).all():   # distinct first entries: no twins
+        return order, _ranks(order), np.ones(len(order), dtype=np.int64)
     rows = A.view(np.dtype((np.void, A.itemsize * A.shape[1]))).reshape(-1)
     _, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)
     lead = A[first, 0]
     order = np.argsort(lead) if np.unique(lead).size == lead.size else np.lexsort(A[first].T[::-1])
+    return first[order], _ranks(order)[inverse.reshape(-1)], counts[order]
+
+
+def _ranks(order):
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
-    return first[order], rank[inverse.reshape(-1)], counts[order]
+    return rank
