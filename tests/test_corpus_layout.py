@@ -171,9 +171,9 @@ def test_forward_pieces_are_the_capture_widened_exactly(tmp_path):
     loaded = load_model(tmp_path / "bert", dtype="float32")
     inputs = [np.array([2, 5, 6, 7, 3]), np.array([2, 9, 11, 3]), np.array([2, 6, 3])]
     members = [(10, inputs[0], True), (11, inputs[1], False), (12, inputs[2], True)]
-    pieces = _forward_group((members, [0, 1], False), loaded)
-    again = _forward_group((members, [0, 1], False), loaded)
-    folded = _forward_group((members, [0, 1], True), loaded)
+    pieces = _forward_group((members, [0, 1], False, {}), loaded)
+    again = _forward_group((members, [0, 1], False, {}), loaded)
+    folded = _forward_group((members, [0, 1], True, {}), loaded)
     caps = capture_layers(loaded, inputs, [0, 1])
     assert [(n, layer) for n, layer, _, _ in pieces] == [(10, 0), (10, 1), (12, 0), (12, 1)]
     for (number, layer, ids, fields), (_, _, _, other), (_, _, _, with_inputs) in zip(pieces, again, folded):
@@ -277,7 +277,7 @@ def test_a_gpu_forward_pass_captures_what_the_cpu_does(tmp_path, dtype, toleranc
 
     tiny_bert(tmp_path / "bert", layers=2, heads=2, width=16, max_positions=64, tokenizer=False)
     members = [(0, np.array([2, 5, 6, 7, 3]), True), (1, np.array([2, 9, 11, 3]), True)]
-    cpu, gpu = (_forward_group((members, [0, 1], False), load_model(tmp_path / "bert", dtype=dtype, device=device))
+    cpu, gpu = (_forward_group((members, [0, 1], False, {}), load_model(tmp_path / "bert", dtype=dtype, device=device))
                 for device in ("cpu", "cuda"))
     assert [(n, layer) for n, layer, _, _ in cpu] == [(n, layer) for n, layer, _, _ in gpu]
     for (_, _, ids, fields), (_, _, gpu_ids, gpu_fields) in zip(cpu, gpu):

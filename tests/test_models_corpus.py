@@ -328,8 +328,9 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
                                                                                          monkeypatch):
     """A run of several groups in this process on two cores (one thread each side, Linux) does its
     forward passes in a worker process forked from it, which inherits the model, and the later
-    half of the layers' coverage evidence there (carried by the first text's pieces); its files
-    are those of the same run with the forward passes in a thread, and of a run of one group."""
+    half of the layers' coverage evidence there (carried by the first text's pieces) and every
+    piece's norm outputs certificate; its files are those of the same run with the forward
+    passes in a thread, and of a run of one group, which make both on the certifying side."""
     import sys
 
     import lnproofs.execution.pipeline as pipeline
@@ -337,10 +338,11 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
     from lnproofs.execution import cluster
 
     monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
-    forked, carried, real_piece = [], [], corpus_run._certify_piece
+    forked, carried, outputs, real_piece = [], [], [], corpus_run._certify_piece
 
     def piece(item, state, template):
         forked.append(bool(pipeline._FORKED))
+        outputs.append("outputs" in item[3])
         carried.append((item[0], item[1], sorted(item[3].get("coverage", {}))))
         return real_piece(item, state, template)
 
@@ -349,14 +351,15 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
     runs = {"forked": 1, "one group": 8}
     for name, batch in runs.items():
         corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / name, workers=1, batch_size=batch)
-        runs[name] = (list(forked), [c for c in carried if c[2]])
-        forked.clear()
-        carried.clear()
+        runs[name] = (list(forked), [c for c in carried if c[2]], list(outputs))
+        for made in (forked, carried, outputs):
+            made.clear()
     monkeypatch.setattr(pipeline, "forward_forks", lambda: False)
     corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / "thread", workers=1, batch_size=1)
     linux = sys.platform.startswith("linux")
-    assert runs["forked"] == ([linux] * 6, [(0, 1, [0, 1, 2, 3])] if linux else [])
-    assert runs["one group"] == ([False] * 6, []) and forked == [False] * 6 and not any(c[2] for c in carried)
+    assert runs["forked"] == ([linux] * 6, [(0, 1, [0, 1, 2, 3])] if linux else [], [linux] * 6)
+    assert runs["one group"] == ([False] * 6, [], [False] * 6) and forked == outputs == [False] * 6
+    assert not any(c[2] for c in carried)
     files = sorted(p.relative_to(tmp_path / "forked") for p in (tmp_path / "forked").rglob("*") if p.is_file())
     assert len(files) > 10
     for other in ("thread", "one group"):

@@ -94,18 +94,22 @@ def _forward_group(item, loaded):
     layer, ``(number, layer, ids, fields)`` with the text's per-token arrays of that layer
     (:data:`PER_TEXT`, floats widened exactly to float64; the inputs of the norm only when the
     layer is folded); the certifying worker puts them into the layer's template capture.
-    ``item``: ``(members, layers, fold)``, and in one process whose forward side is a forked
-    process, for the first group, ``cover``: ``{layer: heads}``, whose coverage evidence
-    (:func:`~lnproofs.models.head_sets.coverage_of`, checked by the kernel there) the first
-    text's pieces of those layers carry, made here while the certifying side makes that of the
-    other layers (:func:`_prepare_heads`): this side would wait for the next group meanwhile."""
+    ``item``: ``(members, layers, fold, beside)``.  In one process whose forward side is a
+    forked process, that side has time to spare, and ``beside`` gives it work of the certifying
+    side, made with the same functions (their evidence checked by the kernel there, as on any
+    worker): ``outputs`` True, each piece carries its layer's norm outputs certificate
+    (:func:`~lnproofs.models.corpus_heads.outputs_certificate`); ``cover``, for the first group,
+    ``{layer: heads}``, whose coverage evidence (:func:`~lnproofs.models.head_sets.coverage_of`)
+    the first text's pieces of those layers carry, made here while the certifying side makes
+    that of the other layers (:func:`_prepare_heads`)."""
     from dataclasses import replace
 
+    from .corpus_heads import outputs_certificate
     from .extract import capture_layers
     from .head_sets import capture_query_set, coverage_of
 
-    members, layers, fold = item[:3]
-    cover = item[3] if len(item) > 3 else None
+    members, layers, fold, beside = item
+    cover = beside.get("cover")
     captures = capture_layers(loaded, [ids for _, ids, _ in members], layers)
     # the keys of the whole group in one product per layer (row by row the same bytes), here
     # beside the forward pass rather than on the certifying side
@@ -120,6 +124,8 @@ def _forward_group(item, loaded):
                     fields[name] = np.ascontiguousarray(fields[name], dtype=np.float64)
                 if not fold:
                     fields["hidden_in"] = fields["hidden_in"][:0]
+                if beside.get("outputs"):
+                    fields["outputs"] = outputs_certificate(fields["ln_out"])
                 if cover and layer in cover:
                     fields["coverage"] = {head: coverage_of(capture_query_set(captures[layer], head))
                                           for head in cover[layer]}
@@ -184,9 +190,10 @@ def _certify_piece(piece, state, template):
     number, layer, ids, fields = piece
     sets, heads, options = state
     options = dict(options)
+    fields = dict(fields)
     if "coverage" in fields:                            # made beside the first forward pass
-        fields = dict(fields)
         sets.given_coverage(layer, fields.pop("coverage"))
+    made = fields.pop("outputs", None)                  # made beside the forward pass
     cap = _widen(template, fields, sets)
     if options.pop("fold", False):
         from .folding import fold_capture
@@ -196,7 +203,8 @@ def _certify_piece(piece, state, template):
     # width, for instance) give other, equally valid witnesses when BLAS splits their sums
     # over more threads, and the files must not depend on the process that certified
     with sets.one_blas_thread():
-        return number, layer, certify_text({layer: cap}, ids, number, None, [layer], heads, sets, **options)
+        return number, layer, certify_text({layer: cap}, ids, number, None, [layer], heads, sets,
+                                           outputs={layer: made} if made else None, **options)
 
 
 def resolve_model_device(device) -> str:
@@ -354,8 +362,9 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             todo = sum(1 for *_, t in members if t)
             if not todo:
                 return None
-            first, handed[0] = handed[0], None
-            return (members, layers, bool(fold), first), [i for _ in range(todo) for i in range(len(layers))]
+            beside = dict(handed)
+            handed["cover"] = None                      # with the first group only
+            return (members, layers, bool(fold), beside), [i for _ in range(todo) for i in range(len(layers))]
 
         try:
             for number, text, given in _texts(corpus, max_texts):
@@ -394,7 +403,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     opened = contextlib.nullcontext(context) if context is not None else \
         open_client(workers, scheduler, worthwhile=worthwhile, n_tasks=total,
                     model_workers=model_workers)
-    record, started, templates, handed, ended = {}, False, None, [None], {}
+    record, started, templates, handed, ended = {}, False, None, {"cover": None, "outputs": False}, {}
     try:
         with opened as ctx:
             if not ctx.in_process:       # before any file is written: model workers, and their device
@@ -420,16 +429,17 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                 else:
                     model = Load(_worker_model, loaded.path, loaded.dtype, device, config)
             bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
-            # with a forked forward side, the later layers' coverage is made there (_forward_group)
+            # a forked forward side makes the norm outputs' certificates and the later layers' coverage
             from ..execution.pipeline import forward_forks
 
             apart = total > max(1, int(batch_size))      # several groups: a forked forward side pays
             if ctx.in_process and apart and not fold and forward_forks():
-                handed[0] = {layer: todo for layer in layers[len(layers) // 2:]
-                             if (todo := tuple(h for h in heads if not cache.has_coverage(layer, h)))} or None
+                handed["outputs"] = True
+                handed["cover"] = {layer: todo for layer in layers[len(layers) // 2:]
+                                   if (todo := tuple(h for h in heads if not cache.has_coverage(layer, h)))} or None
             record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
                                   states=states, on_result=on_piece, slot_data=slot_data,
-                                  prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed[0] or {}),
+                                  prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed["cover"] or {}),
                                   apart=apart, idle=partial(tokens_figure, out),
                                   finish=lambda beside, drawn: ended.update(tables_and_figures(out, beside, (drawn,))))
     finally:

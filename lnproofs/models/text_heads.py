@@ -116,10 +116,12 @@ def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | Non
     return free, _certificate(T, d, ref, realisable_results(keys, last, kind, query_map=last_map))
 
 
-def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True):
+def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True, outputs=None):
     """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
     the table rows, one per (layer, head, position), as columns (name -> list of values, the
-    table's columns but ``token``), and the arrays the certificates are about."""
+    table's columns but ``token``), and the arrays the certificates are about.  ``outputs``:
+    ``{layer: certificate}``, norm outputs certificates made already (by
+    :func:`~.corpus_heads.outputs_certificate` from the same outputs, on the forward side)."""
     from ..propose.uniform import uniform_attention
     from .text_causal import CAUSAL_COLUMNS, causal_column, causal_section
 
@@ -129,12 +131,12 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
     rows, arrays = {}, {}
     for layer in layers:
         cap = captures[layer]
-        outputs = outputs_certificate(cap.ln_out)
+        made = (outputs or {}).get(layer) or outputs_certificate(cap.ln_out)
         arrays[f"ln_outputs_l{layer}"] = cap.ln_out
         if cap.rotary and "rotary_cos" not in arrays:
             arrays["rotary_cos"], arrays["rotary_sin"] = cap.rotary_cos, cap.rotary_sin
-        record["layers"].append({"layer": layer, "norm": cap.norm_kind, "outputs": outputs})
-        out_status = [r["status"] for r in outputs["results"]]
+        record["layers"].append({"layer": layer, "norm": cap.norm_kind, "outputs": made})
+        out_status = [r["status"] for r in made["results"]]
         by_key_head: dict[int, dict] = {}
         for head in heads:
             kind, qs, qmap, basis, H = sets.get(cap, head)
