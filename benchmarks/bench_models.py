@@ -29,7 +29,9 @@ tests' reference, ``tests/reference/per_prefix.py``, timed on ``--reference-head
 one input and scaled to all heads) and per-key HiGHS on the same keys (every key of one
 input); ``--tinyllama``: a TinyLlama-shaped random Llama (22 layers, 32 query and 4 key
 heads of width 64, hidden 2048) on one 512-token input, float32 forward pass and
-certification timed apart (``--tinyllama-layers`` limits the layers certified).
+certification timed apart (``--tinyllama-layers`` limits the layers certified).  In the same
+run, MiniLM over ``--texts`` sentences, as the decoders run (this process, each head's exact
+data made in the run), gives the per-token time each decoder case is compared with.
 
 The decoder cases' inputs are 64 tokens, more than a head's 32 dimensions, so every uniform
 question ends at "independent differences" and never reaches the exact equations of the
@@ -218,12 +220,35 @@ def run_tinyllama(work, layers):
             "road_s": round(road_s, 2), "realisable_statuses": statuses}
 
 
+def minilm_per_token(n_texts):
+    """MiniLM over ``n_texts`` sentences as a user's run goes: this process, head data made in
+    the run (None without the optional model package)."""
+    from lnproofs.models.loading import load_model, load_tokenizer
+
+    try:
+        folder = model_folder()
+    except (ImportError, OSError):
+        return None
+    loaded, tokenizer = load_model(folder), load_tokenizer(folder, None)
+    corpus = Path(__file__).parent / "data" / "sentences.txt"
+    seconds, result = run_corpus(loaded, tokenizer, corpus, n_texts, None)
+    texts = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()][:n_texts]
+    tokens = sum(len(tokenizer(t)["input_ids"]) for t in texts)
+    return {"texts": len(texts), "tokens": tokens, "road_s": round(seconds, 2),
+            "per_token_ms": round(1000 * seconds / tokens, 2)}
+
+
 def decoders(args) -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-decoders-"))
     figures = {"date": time.strftime("%Y-%m-%d"), "machine": platform.platform(), "note": args.note, "cases": []}
     try:
+        figures["minilm"] = minilm_per_token(args.texts)
+        print(json.dumps({"minilm": figures["minilm"]}), flush=True)
         for name in args.decoder_models.split(","):
-            figures["cases"].append(run_decoder(name, args.decoder_texts, args.reference_heads, work, args.uniform))
+            case = run_decoder(name, args.decoder_texts, args.reference_heads, work, args.uniform)
+            if figures["minilm"]:
+                case["per_token_vs_minilm"] = round(case["road_per_token_ms"] / figures["minilm"]["per_token_ms"], 2)
+            figures["cases"].append(case)
             print(json.dumps(figures["cases"][-1]), flush=True)
         if args.tinyllama:
             figures["cases"].append(run_tinyllama(work, args.tinyllama_layers))
@@ -235,14 +260,19 @@ def decoders(args) -> None:
     results.mkdir(exist_ok=True)
     (results / "bench_decoders.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     lines = ["| model | texts x tokens | road, one text (s, setup included) | road, all texts (s) | each text after "
-             "the first (s) | per-prefix reference, one text (s, est.) | per-key HiGHS, one text (s) | vs reference | "
-             "vs HiGHS |", "|---|---|---|---|---|---|---|---|---|"]
+             "the first (s) | per token (ms) | per token vs MiniLM | per-prefix reference, one text (s, est.) | "
+             "per-key HiGHS, one text (s) | vs reference | vs HiGHS |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in figures["cases"]:
         if c["model"] == "tinyllama":
             continue
         lines.append(f"| {c['model']} | {c['texts']} x 64 | {c['road_one_text_s']} | {c['road_s']} | "
-                     f"{c.get('road_next_texts_s_each')} | {c['reference_one_text_s_est']} (from {c['reference_heads_timed']} "
+                     f"{c.get('road_next_texts_s_each')} | {c['road_per_token_ms']} | {c.get('per_token_vs_minilm', '-')}x | "
+                     f"{c['reference_one_text_s_est']} (from {c['reference_heads_timed']} "
                      f"heads) | {c['highs_one_text_s']} | {c['ratio_reference']}x | {c['ratio_highs']}x |")
+    if figures["minilm"]:
+        m = figures["minilm"]
+        lines += ["", f"MiniLM in the same run, {m['texts']} sentences ({m['tokens']} tokens) in this process, head "
+                  f"data made in the run: {m['road_s']} s, {m['per_token_ms']} ms a token."]
     for c in figures["cases"]:
         if c["model"] == "tinyllama":
             lines += ["", f"TinyLlama shape, one 512-token input, {c['layers']} layers x {c['heads']} heads: "
