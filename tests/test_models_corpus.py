@@ -82,6 +82,17 @@ def test_corpus_run_matches_the_reference_and_checks(cli, bert, tmp_path):
     assert (out / "heatmap_not_selectable.png").stat().st_size > 0 and (out / "tokens_by_status.png").stat().st_size > 0
     summary = (out / "summary_heads.csv").read_text().splitlines()
     assert summary[0].startswith("layer,head,keys") and len(summary) == 1 + 2 * 4
+    # each head's counts are those of its rows in the table, status by status
+    import collections
+    import csv
+
+    for row in csv.DictReader(summary):
+        mine = [r for r in table if (r["layer"], r["head"]) == (int(row["layer"]), int(row["head"]))]
+        assert int(row["keys"]) == len(mine)
+        for kind in ("free", "realisable"):
+            counted = collections.Counter(r[f"status_{kind}"] for r in mine)
+            assert {name[len(kind) + 1:]: int(n) for name, n in row.items()
+                    if name.startswith(f"{kind}_") and int(n)} == dict(counted), (row, kind)
 
 
 def test_a_tampered_text_file_is_refuted(cli, tmp_path):

@@ -107,9 +107,9 @@ def _outputs_statuses(table_path) -> dict[int, dict]:
     if not table_path.exists():
         return {}
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+    from .table import read_rows
 
-    table = pq.read_table(table_path, columns=["layer", "head", "status_outputs"])
+    table = read_rows(table_path, columns=["layer", "head", "status_outputs"])
     if table.num_rows == 0:
         return {}
     first = table.group_by("layer").aggregate([("head", "min")])

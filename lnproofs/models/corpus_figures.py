@@ -58,15 +58,16 @@ TOKEN_POSITIONS, NAMED_TOKENS = 256, 96
 def tokens_figure(out: Path) -> Path | None:
     """``tokens_by_status.png`` from the first text's rows (None without texts)."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
+    from .table import read_rows
+
     parts = sorted((out / "rows").glob("text*.parquet"))
     if not parts:
         return None
-    table = pq.read_table(parts[0], columns=["layer", "head", "position", "token", "status_realisable"])
+    table = read_rows(parts[0], columns=["layer", "head", "position", "token", "status_realisable"])
     length = pc.max(table["position"]).as_py() + 1
     table = table.filter(pc.less(table["position"], TOKEN_POSITIONS)).to_pydict()
     pairs = sorted(set(zip(table["layer"], table["head"])))
