@@ -102,14 +102,15 @@ def tokens_figure(out: Path) -> Path | None:
 
 
 def tables_and_figures(out_dir, beside=None, drawn: tuple | None = None) -> dict:
-    """The run's tables (:func:`~lnproofs.models.table.write_tables`), then its figures: the
+    """The run's tables (:func:`~lnproofs.models.table.write_tables`) and its figures: the
     heatmap through ``beside(fn, *args) -> future`` when given (a forked forward side, idle by
-    then), else here; ``drawn``: ``(path or None,)``, the tokens figure drawn already (it needs
+    then), while the table's files are written, else here after them; ``drawn``: ``(path or None,)``, the tokens figure drawn already (it needs
     the first text's rows only).  Returns the tables' record with ``figures``."""
     from .table import write_tables
 
     out = Path(out_dir)
-    tables = write_tables(out)
-    heatmap = beside(heatmap_figure, out).result() if beside is not None else heatmap_figure(out)
+    drawing: list = []                                  # the heatmap, beside, from the summary on
+    tables = write_tables(out, None if beside is None else lambda: drawing.append(beside(heatmap_figure, out)))
+    heatmap = drawing[0].result() if drawing else heatmap_figure(out)
     tokens = drawn[0] if drawn is not None else tokens_figure(out)
     return dict(tables, figures=[str(p) for p in (heatmap, tokens) if p is not None])

@@ -60,13 +60,34 @@ def _status_counts(table, name):
             for key, k in zip(keys.tolist(), n.tolist())]
 
 
-def write_tables(out_dir) -> dict:
+def write_tables(out_dir, ready=None) -> dict:
+    """``summary_heads.csv`` from the statuses of every finished text, then ``ready()`` when
+    given (a figure drawn from the summary elsewhere meanwhile), then ``table.parquet`` and
+    ``table.csv``; one text at a time, each read twice."""
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
     out = Path(out_dir)
     parts = sorted((out / "rows").glob("text*.parquet"))
     counts: dict[tuple, dict] = {}
+    for part in parts:
+        table = read_rows(part, columns=["layer", "head", "status_free", "status_realisable"])
+        for name in ("status_free", "status_realisable"):
+            for layer, head, status, n in _status_counts(table, name):
+                c = counts.setdefault((layer, head), {})
+                c[f"{name[7:]}_{status}"] = c.get(f"{name[7:]}_{status}", 0) + n
+                if name == "status_free":
+                    c["keys"] = c.get("keys", 0) + n
+    names = sorted({k for c in counts.values() for k in c if k != "keys"})
+    lines = ["layer,head,keys," + ",".join(names) + ",fraction_not_selectable_free,fraction_not_selectable_realisable"]
+    for (layer, head), c in sorted(counts.items()):
+        free_not = sum(c.get(f"free_{s}", 0) for s in ("unselectable", "tie-only")) / c["keys"]
+        ln_not = c.get("realisable_not-realisable", 0) / c["keys"]
+        lines.append(f"{layer},{head},{c['keys']}," + ",".join(str(c.get(k, 0)) for k in names)
+                     + f",{free_not:.6g},{ln_not:.6g}")
+    write_text(out / "summary_heads.csv", "\n".join(lines) + "\n")
+    if ready is not None:
+        ready()
     writer = csv_writer = None
     rows = 0
     with contextlib.ExitStack() as files:
@@ -80,18 +101,4 @@ def write_tables(out_dir) -> dict:
             writer.write_table(table)
             csv_writer.write_table(table)
             rows += table.num_rows
-            for name in ("status_free", "status_realisable"):
-                for layer, head, status, n in _status_counts(table, name):
-                    c = counts.setdefault((layer, head), {})
-                    c[f"{name[7:]}_{status}"] = c.get(f"{name[7:]}_{status}", 0) + n
-                    if name == "status_free":
-                        c["keys"] = c.get("keys", 0) + n
-    names = sorted({k for c in counts.values() for k in c if k != "keys"})
-    lines = ["layer,head,keys," + ",".join(names) + ",fraction_not_selectable_free,fraction_not_selectable_realisable"]
-    for (layer, head), c in sorted(counts.items()):
-        free_not = sum(c.get(f"free_{s}", 0) for s in ("unselectable", "tie-only")) / c["keys"]
-        ln_not = c.get("realisable_not-realisable", 0) / c["keys"]
-        lines.append(f"{layer},{head},{c['keys']}," + ",".join(str(c.get(k, 0)) for k in names)
-                     + f",{free_not:.6g},{ln_not:.6g}")
-    write_text(out / "summary_heads.csv", "\n".join(lines) + "\n")
     return {"rows": rows, "table": str(out / "table.parquet")}
