@@ -63,8 +63,9 @@ def _write_rows(path: Path, rows, tokens) -> None:
 
     schema = ROW_SCHEMA()
     columns = dict(rows, token=[tokens[p] for p in rows.get("position", [])])
+    empty = [None] * len(columns["token"])            # the causal columns of an encoder's text: null
     with replacing(path, binary=True) as handle:      # (a text with no rows: every column empty)
-        pq.write_table(pa.Table.from_pydict({name: columns.get(name, []) for name in schema.names}, schema=schema),
+        pq.write_table(pa.Table.from_pydict({name: columns.get(name, empty) for name in schema.names}, schema=schema),
                        handle)
 
 

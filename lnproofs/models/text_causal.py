@@ -19,7 +19,7 @@ still win when the query at position ``t`` sees keys ``0..t`` only.
 
 from __future__ import annotations
 
-__all__ = ["CAUSAL_COLUMNS", "SAME_AS_FREE", "causal_column", "causal_section", "first_stops", "with_free_wins"]
+__all__ = ["CAUSAL_COLUMNS", "SAME_AS_FREE", "causal_section", "first_stops", "with_free_wins"]
 
 #: the tidy table's causal columns (null for encoders and when causal answers are skipped)
 CAUSAL_COLUMNS = ("first_stop_free", "first_stop_realisable", "realisable_wins", "realisable_first_win",
@@ -128,8 +128,3 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
                 "realisable_last_win": [None if j in unknown or not w else w[-1] for j, w in enumerate(wins)]}
     cols["first_stop_free"] = [None if j in undecided else stops[j] for j in range(T)]
     return section, cols
-
-
-def causal_column(columns, name: str, T: int) -> list:
-    """One causal column of a head's ``T`` table rows (all null without causal answers)."""
-    return [None] * T if columns is None else columns[name]

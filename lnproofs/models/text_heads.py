@@ -123,7 +123,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
     ``{layer: certificate}``, norm outputs certificates made already (by
     :func:`~.corpus_heads.outputs_certificate` from the same outputs, on the forward side)."""
     from ..propose.uniform import uniform_attention
-    from .text_causal import CAUSAL_COLUMNS, causal_column, causal_section
+    from .text_causal import CAUSAL_COLUMNS, causal_section
 
     tokens = [int(i) for i in ids]
     record = {"schema": TEXT_SCHEMA, "text_index": number, "text": text, "tokens": tokens,
@@ -194,7 +194,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
                                  ("ties_identical_token", shared["ties"]),
                                  ("uniform_free", [shared["uniform"]["status"]] * T),
                                  ("uniform_realisable", [uni_real["status"]] * T),
-                                 *((name, causal_column(columns, name, T)) for name in CAUSAL_COLUMNS)):
+                                 *((name, columns[name]) for name in CAUSAL_COLUMNS if columns is not None)):
                 rows.setdefault(name, []).extend(values)
         for shared in by_key_head.values():
             for name in ("diffs", "keys", "covered", "ties"):
