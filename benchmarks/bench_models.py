@@ -301,6 +301,9 @@ def main() -> None:
     parser.add_argument("--tinyllama", action="store_true")
     parser.add_argument("--tinyllama-layers", type=int, default=None)
     args = parser.parse_args()
+    from bench_cli import compile_package
+
+    compile_package()                  # as a user's installed package has it
     if args.decoders:
         decoders(args)
         return
