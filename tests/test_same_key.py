@@ -22,7 +22,7 @@ from tiny_decoders import tiny_decoder  # noqa: E402
 from lnproofs.models.corpus_run import certify_corpus  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402
-from lnproofs.models.row_products import row_products, slice_bits  # noqa: E402
+from lnproofs.models.row_products import row_products, slice_bits, weight_slices  # noqa: E402
 
 WIDTH = 384
 # Eight inputs of different lengths over a vocabulary of 40 ids, all opening with the same
@@ -90,6 +90,9 @@ def test_a_row_of_the_products_depends_on_that_row_alone(n):
         assert _same_bytes(row_products(X, W[cut], b[cut]), np.ascontiguousarray(whole[:, cut]))
     with threadpool_limits(limits=1, user_api="blas"):
         assert _same_bytes(row_products(X, W, b), whole)
+    slices = weight_slices(W)                         # made once, for every later X
+    for first, count in [(0, 1), (5, 17), (0, 70)]:
+        assert _same_bytes(row_products(X[first:first + count], W, b, slices=slices), whole[first:first + count])
 
 
 def test_the_products_are_accurate_to_float64():

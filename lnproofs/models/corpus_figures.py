@@ -110,7 +110,8 @@ def tables_and_figures(out_dir, beside=None, drawn: tuple | None = None) -> dict
 
     out = Path(out_dir)
     drawing: list = []                                  # the heatmap, beside, from the summary on
-    tables = write_tables(out, None if beside is None else lambda: drawing.append(beside(heatmap_figure, out)))
+    tables = write_tables(out, None if beside is None else
+                          lambda: drawing.append(beside(heatmap_figure, out)))
     heatmap = drawing[0].result() if drawing else heatmap_figure(out)
     tokens = drawn[0] if drawn is not None else tokens_figure(out)
     return dict(tables, figures=[str(p) for p in (heatmap, tokens) if p is not None])

@@ -90,31 +90,30 @@ def _given(model):
     return model
 
 
-def _forward_group(item, loaded):
+def _forward_group(item, loaded, held=None):
     """Forward task: a group of texts, each passed alone; one piece per unfinished text and
     layer, ``(number, layer, ids, fields)`` with the text's per-token arrays of that layer
-    (:data:`PER_TEXT`, floats widened exactly to float64; the inputs of the norm only when the
-    layer is folded); the certifying worker puts them into the layer's template capture.
-    ``item``: ``(members, layers, fold, beside)``.  In one process whose forward side is a
-    forked process, that side has time to spare, and ``beside`` gives it work of the certifying
-    side, made with the same functions (their evidence checked by the kernel there, as on any
-    worker): ``outputs`` True, each piece carries its layer's norm outputs certificate
-    (:func:`~lnproofs.models.corpus_heads.outputs_certificate`); ``cover``, for the first group,
-    ``{layer: heads}``, whose coverage evidence (:func:`~lnproofs.models.head_sets.coverage_of`)
-    the first text's pieces of those layers carry, made here while the certifying side makes
-    that of the other layers (:func:`_prepare_heads`)."""
+    (:data:`PER_TEXT`, floats widened exactly to float64; the norm's inputs only if folded).
+    ``item``: ``(members, layers, fold, beside)``: a forked forward side has time to spare, and
+    ``beside`` gives it work of the certifying side, the same functions (checked by the kernel
+    there, as on any worker): with ``outputs``, each piece carries the norm outputs certificate
+    (:func:`~.corpus_heads.outputs_certificate`); with ``cover`` (``{layer: heads}``, first group),
+    the first text's carry those heads' coverage (:func:`~.head_sets.coverage_of`), made while
+    the certifying side makes the other layers' (:func:`_prepare_heads`).  ``held``: a dict
+    kept from group to group by the run's forward side, for each layer's key weight slices."""
     from dataclasses import replace
 
     from .corpus_heads import outputs_certificate
     from .extract import capture_layers
     from .head_sets import capture_query_set, coverage_of
+    from .row_products import weight_slices
 
     members, layers, fold, beside = item
-    cover = beside.get("cover")
+    cover, held = beside.get("cover"), {} if held is None else held
     captures = capture_layers(loaded, [ids for _, ids, _ in members], layers)
-    # the keys of the whole group in one product per layer (row by row the same bytes), here
-    # beside the forward pass rather than on the certifying side
-    captures = {layer: replace(cap, key_rows=cap.key_rows_now()) for layer, cap in captures.items()}
+    for layer, cap in captures.items():     # the group's keys, one product per layer, row by row
+        slices = held[layer] if layer in held else held.setdefault(layer, weight_slices(cap.W_k))
+        captures[layer] = replace(cap, key_rows=cap.key_rows_now(slices))
     pieces = []
     for k, (number, ids, todo) in enumerate(members):
         if todo:
@@ -438,7 +437,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                 handed["outputs"] = True
                 handed["cover"] = {layer: todo for layer in layers[len(layers) // 2:]
                                    if (todo := tuple(h for h in heads if not cache.has_coverage(layer, h)))} or None
-            record = run_pipeline(_forward_group, _certify_piece, groups(), context=ctx, model=model,
+            record = run_pipeline(partial(_forward_group, held={}), _certify_piece, groups(), context=ctx, model=model,
                                   states=states, on_result=on_piece, slot_data=slot_data,
                                   prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed["cover"] or {}),
                                   apart=apart, idle=partial(tokens_figure, out),

@@ -160,12 +160,13 @@ class LayerCapture:
         :meth:`key_rows_now`, computed once per capture)."""
         return self.key_rows if self.key_rows is not None else self.key_rows_now()
 
-    def key_rows_now(self) -> np.ndarray:
+    def key_rows_now(self, slices=None) -> np.ndarray:
         """The keys of every key head, computed now: each entry depends on its row of ``ln_out``
         and its row of ``W_k`` alone, so these are the bytes a head's own product would give.
         (Not through the cached property: before Python 3.12 its lock is one per class, and a
-        forward thread computing a group's keys would hold every capture's property.)"""
-        return row_products(self.ln_out, self.W_k, self.b_k)
+        forward thread computing a group's keys would hold every capture's property.)  ``slices``:
+        :func:`~.row_products.weight_slices` of ``W_k``, made for an earlier capture."""
+        return row_products(self.ln_out, self.W_k, self.b_k, slices=slices)
 
     def keys(self, head: int) -> np.ndarray:
         """``W_k y + b_k`` of every row, row by row as :meth:`queries` (every key head's keys
