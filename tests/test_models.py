@@ -98,6 +98,30 @@ def test_extraction_matches_a_hooked_forward_pass(saved, family):
         assert cap.sources.tolist() == [[0, p, t] for p, t in enumerate(IDS[0])]
 
 
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+@pytest.mark.parametrize("layers", [[0], [1], [0, 2]])
+def test_a_capture_stops_after_the_last_layers_norm_with_the_same_bytes(saved, family, layers):
+    """The pass stops once the norm feeding the last chosen layer has run: that layer's attention
+    never runs, and every record is the same bytes as a whole pass's (one thread both)."""
+    from torch_backend.models.forward import one_thread, run_with_hooks
+
+    loaded = load_model(saved["root"] / family)
+    blocks = loaded.module.encoder.layer if family == "bert" else loaded.module.h
+    ran = []
+    handle = blocks[max(layers)].attention.register_forward_pre_hook(lambda *_: ran.append(1)) if family == "bert" \
+        else blocks[max(layers)].attn.register_forward_pre_hook(lambda *_: ran.append(1))
+    try:
+        seen = run_with_hooks(loaded.module, loaded.family, [IDS[0]], layers, "cpu")["norm"]
+    finally:
+        handle.remove()
+    assert ran == []
+    with one_thread():
+        ref = _reference(loaded.module, family, IDS[0])
+    for layer in layers:
+        (given, made), = seen[layer]
+        assert np.array_equal(given, ref["ln_in"][layer]) and np.array_equal(made, ref["ln_out"][layer])
+
+
 def test_bert_layer_zero_uses_the_embeddings_layernorm_and_gpt2_uses_ln_1(saved):
     bert = capture_layers(load_model(saved["root"] / "bert"), [IDS[0]], [0, 2])
     assert bert[0].layernorm_module == "embeddings.LayerNorm"

@@ -85,6 +85,10 @@ def one_thread():
         torch.set_num_threads(before)
 
 
+class _Recorded(Exception):
+    """Raised by the last layer's norm hook: everything a pass is run for is recorded."""
+
+
 def run_with_hooks(root, family, inputs, layers, device) -> dict:
     """Run every input and record the norms feeding ``layers``; returns ``{"norm": {layer:
     [(in, out), ...]}, "rotary": [(cos, sin), ...] or None}`` with float64 arrays per input.
@@ -92,16 +96,21 @@ def run_with_hooks(root, family, inputs, layers, device) -> dict:
     Each input goes through the model alone, unpadded: its records are the same bytes
     whatever other inputs a call holds or how a corpus is grouped.  A padded batch would
     change the shapes of the model's products, and with them the order of their sums and the
-    last bits of every layer after the first (measured, ``docs/scaling.md``)."""
+    last bits of every layer after the first (measured, ``docs/scaling.md``).  The pass stops
+    once the last layer's norm is recorded (and the rotary table): nothing after it is read,
+    and the rest of that layer and the layers above are a sixth of MiniLM's pass or more."""
     import torch
 
     seen: dict[int, list] = {layer: [] for layer in layers}
     tables: list = []
     handles = []
+    last = max(layers, default=None)
 
     def norm_hook(layer):
         def hook(_mod, args, output):
             seen[layer].append((numpy_of(args[0])[0], numpy_of(output)[0]))
+            if layer == last and (tables or not family.rotary_path):
+                raise _Recorded
         return hook
 
     def rotary_hook(_mod, _args, output):
@@ -121,7 +130,10 @@ def run_with_hooks(root, family, inputs, layers, device) -> dict:
                 if family.name == "bert":
                     kwargs["token_type_ids"] = torch.zeros_like(ids)
                 tables.clear()
-                root(**kwargs)
+                try:
+                    root(**kwargs)
+                except _Recorded:
+                    pass
                 if tables:
                     rotary.append(tables[0])  # the module may be called once per layer: the same table
     finally:
