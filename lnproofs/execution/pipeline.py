@@ -289,7 +289,8 @@ def _forward_side(stack, forward, model, forked: bool):
             return client.submit(fn, *args, pure=False)
 
         beside.forked = True
-        return (lambda item: client.submit(_forked_forward, item, token, pure=False)), beside
+        # forward tasks first: Dask ran the idle task, given after the last forward task, before it
+        return (lambda item: client.submit(_forked_forward, item, token, pure=False, priority=1)), beside
     from concurrent.futures import Future, ThreadPoolExecutor
 
     pool = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward"))
