@@ -327,6 +327,28 @@ def test_work_after_the_groups_is_shared_with_a_forked_forward_side(apart, monke
     assert idled[:2] == ("idle", forked) and (1 <= idled[2] <= 5 if forked else idled[2] == 5)
 
 
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the forward side forks on Linux")
+def test_idle_work_on_a_forked_forward_side_waits_for_its_last_forward_task(monkeypatch):
+    """Forward tasks go first on a forked forward side: ``idle``, given it once the last forward
+    task is, starts after every forward task has ended there, even with tasks still queued."""
+    import time
+
+    from lnproofs.execution import ExecutionContext, cluster, run_pipeline
+
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
+
+    def forward(item, model):
+        time.sleep(0.3)
+        return [(item, time.monotonic())]
+
+    ends, started = [], []
+    run_pipeline(forward, lambda piece, state: piece, ((g, [0]) for g in range(6)),
+                 context=ExecutionContext(None, 1), model=object(), states=[None],
+                 on_result=lambda g, j, result: ends.append(result[1]), apart=True,
+                 idle=time.monotonic, finish=lambda beside, idled: started.append(idled))
+    assert len(ends) == 6 and started[0] >= max(ends)
+
+
 def test_a_process_runs_forked_forward_sides_one_after_another_with_large_pieces():
     """Two runs in one process, each with a forked forward side whose pieces are over Dask's
     offload threshold (10 MiB): the second fork copies the first run's offload thread pool, thread

@@ -195,13 +195,20 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
             if following is None and idle is not None and beside is not None and beside.forked:
                 if g == len(held):                         # no group certified yet: the first one first
                     _certify_group(held.popleft(), certify, states, data, on_result)
-                early = beside(idle)                       # over there, after its last forward task
+                # over there, after its last forward task: a task that waits for it (Dask ran a task
+                # given after the last forward task before it, whatever its priority)
+                early = beside(_after, held[-1][2], idle) if held else beside(idle)
             while held and (len(held) > ahead or following is None):
                 _certify_group(held.popleft(), certify, states, data, on_result)
             if following is None:
                 if finish is not None and beside is not None:
                     finish(beside, early.result() if early is not None else idle() if idle is not None else None)
                 return {}
+
+
+def _after(_done, fn):
+    """``fn()``, in a task that Dask starts once the future passed as ``_done`` has finished."""
+    return fn()
 
 
 #: ``{token: (forward, model)}``: filled in this process just before a forward worker is forked
@@ -289,8 +296,7 @@ def _forward_side(stack, forward, model, forked: bool):
             return client.submit(fn, *args, pure=False)
 
         beside.forked = True
-        # forward tasks first: Dask ran the idle task, given after the last forward task, before it
-        return (lambda item: client.submit(_forked_forward, item, token, pure=False, priority=1)), beside
+        return (lambda item: client.submit(_forked_forward, item, token, pure=False)), beside
     from concurrent.futures import Future, ThreadPoolExecutor
 
     pool = stack.enter_context(ThreadPoolExecutor(max_workers=1, thread_name_prefix="lnproofs-forward"))
