@@ -104,8 +104,9 @@ def tokens_figure(out: Path) -> Path | None:
 def tables_and_figures(out_dir, beside=None, drawn: tuple | None = None) -> dict:
     """The run's tables (:func:`~lnproofs.models.table.write_tables`) and its figures: the
     heatmap through ``beside(fn, *args) -> future`` when given (a forked forward side, idle by
-    then), while the table's files are written, else here after them; ``drawn``: ``(path or None,)``, the tokens figure drawn already (it needs
-    the first text's rows only).  Returns the tables' record with ``figures``."""
+    then), while the table's files are written, else here after them; ``drawn``: ``(path or
+    None,)``, the tokens figure drawn already (it needs the first text's rows only).  Returns
+    the tables' record with ``figures``."""
     from .table import write_tables
 
     out = Path(out_dir)

@@ -51,7 +51,7 @@ def _status_counts(table, name):
     ``group_by`` imports its query engine and ``pyarrow.dataset``, a third of a second)."""
     import numpy as np
 
-    status = table[name].combine_chunks().dictionary_encode()
+    status = table[name].combine_chunks().dictionary_encode(null_encoding="encode")   # a null: a status of its own
     values = status.dictionary.to_pylist()
     heads = int(table["head"].to_numpy().max(initial=0)) + 1
     keys, n = np.unique((table["layer"].to_numpy() * heads + table["head"].to_numpy()) * len(values)
