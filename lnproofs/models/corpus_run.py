@@ -112,8 +112,9 @@ def _forward_group(item, loaded, held=None):
     cover, held = beside.get("cover"), {} if held is None else held
     captures = capture_layers(loaded, [ids for _, ids, _ in members], layers)
     for layer, cap in captures.items():     # the group's keys, one product per layer, row by row
-        slices = held[layer] if layer in held else held.setdefault(layer, weight_slices(cap.W_k))
-        captures[layer] = replace(cap, key_rows=cap.key_rows_now(slices))
+        if layer not in held:
+            held[layer] = weight_slices(cap.W_k)
+        captures[layer] = replace(cap, key_rows=cap.key_rows_now(held[layer]))
     pieces = []
     for k, (number, ids, todo) in enumerate(members):
         if todo:
