@@ -106,17 +106,17 @@ def _outputs_statuses(table_path) -> dict[int, dict]:
     rows of one head per layer (every head of a layer repeats its outputs' statuses)."""
     if not table_path.exists():
         return {}
-    import pyarrow.compute as pc
-    from .table import read_rows
+    from .table import read_rows, status_counts
 
     table = read_rows(table_path, columns=["layer", "head", "status_outputs"])
-    if table.num_rows == 0:
-        return {}
-    first = table.group_by("layer").aggregate([("head", "min")])
+    counted = status_counts(table, "status_outputs")     # counted in numpy: pyarrow's group_by imports pandas
+    first: dict = {}
+    for layer, head, _, _ in counted:
+        first[layer] = min(head, first.get(layer, head))
     counts: dict[int, dict] = {}
-    for layer, head in zip(first["layer"].to_pylist(), first["head_min"].to_pylist()):
-        rows = table.filter(pc.and_(pc.equal(table["layer"], layer), pc.equal(table["head"], head)))
-        counts[int(layer)] = {v["values"]: v["counts"] for v in pc.value_counts(rows["status_outputs"]).to_pylist()}
+    for layer, head, status, n in counted:
+        if head == first[layer]:
+            counts.setdefault(int(layer), {})[status] = n
     return counts
 
 

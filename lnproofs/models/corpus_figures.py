@@ -57,7 +57,6 @@ TOKEN_POSITIONS, NAMED_TOKENS = 256, 96
 
 def tokens_figure(out: Path) -> Path | None:
     """``tokens_by_status.png`` from the first text's rows (None without texts)."""
-    import pyarrow.compute as pc
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
@@ -67,9 +66,10 @@ def tokens_figure(out: Path) -> Path | None:
     parts = sorted((out / "rows").glob("text*.parquet"))
     if not parts:
         return None
-    table = read_rows(parts[0], columns=["layer", "head", "position", "token", "status_realisable"])
-    length = pc.max(table["position"]).as_py() + 1
-    table = table.filter(pc.less(table["position"], TOKEN_POSITIONS)).to_pydict()
+    table = read_rows(parts[0], columns=["layer", "head", "position", "token", "status_realisable"]).to_pydict()
+    length = max(table["position"]) + 1     # in Python: a number given to pyarrow's compute functions imports pandas
+    table = {name: [v for v, p in zip(values, table["position"]) if p < TOKEN_POSITIONS]
+             for name, values in table.items()}
     pairs = sorted(set(zip(table["layer"], table["head"])))
     positions = sorted(set(table["position"]))
     tokens = dict(zip(table["position"], table["token"]))

@@ -31,6 +31,7 @@ from ..kernel.errors import InputError, ModelError, OptionError, require
 from .corpus_figures import tables_and_figures, tokens_figure
 from .corpus_heads import _write_json
 from .head_sets import HeadSets, narrow_exactly
+from .table import write_rows
 from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name
 
 __all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "PARALLEL_MIN_CORES", "FORWARD_BATCH", "HeadSets",
@@ -53,20 +54,6 @@ def _merge_layers(number, text, parts):
             rows.setdefault(name, []).extend(values)
         arrays.update(part_arrays)
     return record, rows, arrays
-
-
-def _write_rows(path: Path, rows, tokens) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from .table import ROW_SCHEMA
-
-    schema = ROW_SCHEMA()
-    columns = dict(rows, token=[tokens[p] for p in rows.get("position", [])])
-    empty = [None] * len(columns["token"])            # the causal columns of an encoder's text: null
-    with replacing(path, binary=True) as handle:      # (a text with no rows: every column empty)
-        pq.write_table(pa.Table.from_pydict({name: columns.get(name, empty) for name in schema.names}, schema=schema),
-                       handle)
 
 
 #: with the default ``workers=None``, corpora of at least this many texts use a local cluster,
@@ -336,7 +323,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
         _coverage_files(out, record, covered)
         tokens = tokenizer.convert_ids_to_tokens(ids.tolist()) if hasattr(tokenizer, "convert_ids_to_tokens") \
             else [str(i) for i in ids.tolist()]
-        _write_rows(out / "rows" / f"text{number:05d}.parquet", rows, tokens)
+        write_rows(out / "rows" / f"text{number:05d}.parquet", rows, tokens)
         path = out / "texts" / f"text{number:05d}.json"
         with replacing(path.with_suffix(".npz"), binary=True) as handle:
             np.savez(handle, **arrays)

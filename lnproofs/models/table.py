@@ -14,7 +14,7 @@ from ..certificates.writes import replacing, write_text
 import os
 from pathlib import Path
 
-__all__ = ["write_tables", "read_rows", "COLUMNS", "ROW_SCHEMA"]
+__all__ = ["write_tables", "write_rows", "read_rows", "status_counts", "COLUMNS", "ROW_SCHEMA"]
 
 _INT, _STR, _FLOAT, _BOOL = "int64", "string", "float64", "bool_"
 _TYPES = (("text", _INT), ("layer", _INT), ("head", _INT), ("position", _INT), ("token_id", _INT), ("token", _STR),
@@ -36,6 +36,60 @@ def ROW_SCHEMA():
     return pa.schema([(name, getattr(pa, kind)()) for name, kind in _TYPES])
 
 
+def write_rows(path, rows, tokens) -> None:
+    """One text's rows file: ``rows`` maps column names to lists of Python values (a column
+    not given, such as an encoder's causal ones, is null), ``tokens`` each position's token."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = len(rows.get("position", []))
+    columns = dict(rows, token=[tokens[p] for p in rows.get("position", [])])
+    arrays = [_column(columns.get(name, [None] * n), kind) for name, kind in _TYPES]
+    with replacing(path, binary=True) as handle:      # (a text with no rows: every column empty)
+        pq.write_table(pa.Table.from_arrays(arrays, schema=ROW_SCHEMA()), handle)
+
+
+def _column(values, kind):
+    """One pyarrow array of type ``kind`` from Python values (None: null), made from its
+    buffers: ``pa.array`` asks pyarrow's pandas shim about its argument first, which imports
+    pandas, a third of a second in a run that has no other use for it."""
+    import numpy as np
+    import pyarrow as pa
+
+    n, arrow_type = len(values), getattr(pa, kind)()
+    if kind in (_INT, _STR) or None not in values:
+        try:
+            return pa.Array.from_buffers(arrow_type, n, [None, *_buffers(values, kind)])
+        except TypeError:                                 # a None among integers or strings
+            pass
+    present = [v for v in values if v is not None]
+    if not present:
+        return pa.nulls(n, arrow_type)
+    missing = np.array([v is None for v in values], dtype=bool)
+    valid = pa.py_buffer(np.packbits(~missing, bitorder="little"))     # Arrow's bit order
+    return pa.Array.from_buffers(arrow_type, n, [valid, *_buffers(present, kind, ~missing)],
+                                 null_count=n - len(present))
+
+
+def _buffers(values, kind, where=None) -> list:
+    """The value buffers of an Arrow array of ``values``, placed at the positions ``where`` (a
+    mask) of a longer array when given (the others get zeros, or empty strings)."""
+    import numpy as np
+    import pyarrow as pa
+
+    spread = slice(None) if where is None else where
+    if kind == _STR:
+        joined = "".join(values)                         # one encoding; each value's size from its length
+        sizes = list(map(len, values)) if joined.isascii() else [len(v.encode()) for v in values]
+        offsets = np.zeros(len(values) + 1 if where is None else len(where) + 1, dtype=np.int64)
+        offsets[1:][spread] = sizes
+        return [pa.py_buffer(np.cumsum(offsets).astype(np.int32)), pa.py_buffer(joined.encode())]
+    dtype = {_INT: np.int64, _FLOAT: np.float64, _BOOL: np.bool_}[kind]
+    array = np.zeros(len(values) if where is None else len(where), dtype=dtype)
+    array[spread] = np.array(values, dtype=dtype).reshape(len(values))
+    return [pa.py_buffer(np.packbits(array, bitorder="little") if kind == _BOOL else array)]
+
+
 def read_rows(path, columns=None):
     """One parquet file of rows as a pyarrow table, through ``ParquetFile``: ``pq.read_table``
     imports ``pyarrow.dataset`` (a quarter of a second, once) and sets up a dataset per file."""
@@ -45,17 +99,19 @@ def read_rows(path, columns=None):
         return handle.read(columns=columns)
 
 
-def _status_counts(table, name):
+def status_counts(table, name):
     """``(layer, head, status, rows)`` for each status of the column ``name`` in each head of
     ``table``, counted in numpy over the statuses' dictionary codes, not row by row (pyarrow's
-    ``group_by`` imports its query engine and ``pyarrow.dataset``, a third of a second)."""
+    ``group_by`` imports its query engine and ``pyarrow.dataset``, a third of a second; and
+    pyarrow's ``to_numpy`` imports pandas: the columns are taken over by DLPack)."""
     import numpy as np
 
     status = table[name].combine_chunks().dictionary_encode(null_encoding="encode")   # a null: a status of its own
     values = status.dictionary.to_pylist()
-    heads = int(table["head"].to_numpy().max(initial=0)) + 1
-    keys, n = np.unique((table["layer"].to_numpy() * heads + table["head"].to_numpy()) * len(values)
-                        + status.indices.to_numpy(), return_counts=True)      # one integer per (layer, head, status)
+    layer, head = (np.from_dlpack(table[column].combine_chunks()) for column in ("layer", "head"))
+    heads = int(head.max(initial=0)) + 1
+    keys, n = np.unique((layer * heads + head) * len(values) + np.from_dlpack(status.indices),
+                        return_counts=True)                                   # one integer per (layer, head, status)
     return [(key // len(values) // heads, key // len(values) % heads, values[key % len(values)], k)
             for key, k in zip(keys.tolist(), n.tolist())]
 
@@ -73,7 +129,7 @@ def write_tables(out_dir, ready=None) -> dict:
     for part in parts:
         table = read_rows(part, columns=["layer", "head", "status_free", "status_realisable"])
         for name in ("status_free", "status_realisable"):
-            for layer, head, status, n in _status_counts(table, name):
+            for layer, head, status, n in status_counts(table, name):
                 c = counts.setdefault((layer, head), {})
                 c[f"{name[7:]}_{status}"] = c.get(f"{name[7:]}_{status}", 0) + n
                 if name == "status_free":
