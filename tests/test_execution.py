@@ -349,6 +349,26 @@ def test_idle_work_on_a_forked_forward_side_waits_for_its_last_forward_task(monk
     assert len(ends) == 6 and started[0] >= max(ends)
 
 
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the forward side forks on Linux")
+def test_a_forked_forward_side_samples_no_profile(monkeypatch):
+    """Its worker has no dashboard to show a profile in, so it does not sample its tasks' stacks
+    every 10 ms (Dask's default)."""
+    from lnproofs.execution import ExecutionContext, cluster, run_pipeline
+
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
+
+    def callbacks():
+        from distributed import get_worker
+
+        return sorted(get_worker().periodic_callbacks)
+
+    seen = []
+    run_pipeline(lambda item, model: [item], lambda piece, state: piece, ((g, [0]) for g in range(3)),
+                 context=ExecutionContext(None, 1), model=object(), states=[None], on_result=lambda *_: None,
+                 apart=True, finish=lambda beside, idled: seen.append(beside(callbacks).result()))
+    assert "heartbeat" in seen[0] and not {"profile", "profile-cycle"} & set(seen[0])
+
+
 def test_a_process_runs_forked_forward_sides_one_after_another_with_large_pieces():
     """Two runs in one process, each with a forked forward side whose pieces are over Dask's
     offload threshold (10 MiB): the second fork copies the first run's offload thread pool, thread

@@ -284,8 +284,10 @@ def _forward_side(stack, forward, model, forked: bool):
         token = uuid.uuid4().hex
         _FORKED[token] = (forward, model)
         stack.callback(_FORKED.pop, token, None)
+        # no dashboard, so no use for the worker's profiler: it samples the task's stack every 10 ms
         with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
-                              "distributed.nanny.pre-spawn-environ": worker_environment(1)}):
+                              "distributed.nanny.pre-spawn-environ": worker_environment(1),
+                              "distributed.worker.profile.enabled": False}):
             cluster = stack.enter_context(LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                                        dashboard_address=None, silence_logs=logging.CRITICAL))
         client = stack.enter_context(Client(cluster, set_as_default=False))
