@@ -346,6 +346,34 @@ def test_the_rank_modulo_a_prime_is_a_lower_bound_that_proves_full_rank():
     assert affine_rank(independent, exact=False) == affine_rank(independent) == 2
 
 
+def test_a_singular_square_minor_leaves_the_rank_to_the_whole_matrix():
+    """Fewer points than dimensions: the rank is taken modulo the prime on a square minor, the
+    columns with the fewest zeros.  Here those are two equal columns and the 1s, a singular minor
+    of points that are affinely independent: the exact rank says so, and the lower bound stays
+    below it."""
+    rows = [[1, 1, 0, 0, 5], [2, 2, 0, 3, 0], [3, 3, 4, 0, 0]]
+    assert affine_rank(rows, exact=False) == 1 < affine_rank(rows) == 2
+    assert affine_rank(np.array(rows, dtype=np.float64) * 2.0 ** -40) == 2
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 7), st.integers(1, 9), st.integers(0, 2 ** 32 - 1))
+def test_affine_ranks_match_the_rational_rank(n, d, seed):
+    """Sparse and repeated columns, wide and tall: the exact rank is the rational one, and the
+    rank with ``exact=False`` is never above it (and equal to it for points in general position)."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(-2, 3, size=(n, d)) * (rng.random((n, d)) < 0.6)
+    if d > 1 and rng.random() < 0.5:
+        rows[:, 1] = rows[:, 0]
+    points = [[Fraction(int(x)) for x in row] for row in rows]
+    want = _rational_affine_rank(points)
+    floats = rows.astype(np.float64) * 2.0 ** float(rng.integers(-50, 50))
+    assert affine_rank(floats) == affine_rank(rows.astype(object)) == want
+    assert affine_rank(floats, exact=False) <= want
+    general = rng.standard_normal((n, d))
+    assert affine_rank(general, exact=False) == affine_rank(general) == min(n - 1, d)
+
+
 def _reference_witness(keys, i, q, mode):
     """The verdict of check_witnesses from every exact score (Fractions): None or its message."""
     score = [sum(Fraction(a) * Fraction(b) for a, b in zip(q, row)) for row in keys.tolist()]

@@ -147,17 +147,19 @@ def affine_rank(rows, exact: bool = True) -> int:
     m 2**a (:func:`.dyadic.mantissas`), and one common power of two and a scaled column keep a
     rank, so it is the rank of the integers m 2**(a - least a) (integer rows: a = 0).  It is
     taken modulo the prime _P first, where 2**k is 2**(k mod 31) and each product of residues
-    stays under 2**62; the rank modulo a prime never exceeds the rank over Q, so full rank there
-    is a proof; otherwise the exact integer rank (with ``exact=False``, that lower bound itself:
-    for a caller that needs only a proof of full rank, since an integer rank of wide
-    rank-deficient rows can take seconds)."""
+    stays under 2**62, and of a square minor, as many columns as the full rank (those with the
+    fewest zero residues): a minor's rank modulo a prime never exceeds the rank over Q, so full
+    rank there is a proof (for N keys in d > N dimensions, of N x N entries instead of N x d);
+    otherwise the exact integer rank (with ``exact=False``, that lower bound itself: for a
+    caller that needs only a proof of full rank, since an integer rank of wide rank-deficient
+    rows can take seconds)."""
     if len(rows) <= 1:
         return 0
     A = np.asarray(rows)
     H, full = np.hstack([A, np.ones((len(A), 1), dtype=A.dtype)]), min(A.shape[0], A.shape[1] + 1)
     m, a = mantissas(H) if H.dtype == np.float64 else (H.ravel(), np.zeros(H.size, dtype=np.int64))  # integers: m 2**0
-    mod = fmpz_mat(*H.shape, ((m % _P) * np.left_shift(1, (a - a[m != 0].min()) % 31) % _P).tolist())
-    low = int(nmod_mat(mod, _P).rank())
+    R = ((m % _P) * np.left_shift(1, (a - a[m != 0].min()) % 31) % _P).reshape(H.shape)
+    low = int(nmod_mat(fmpz_mat(R[:, np.argsort((R == 0).sum(axis=0), kind="stable")[:full]].tolist()), _P).rank())
     if low == full or not exact:
         return low - 1
     return int((integer_matrix(H)[0] if H.dtype == np.float64 else fmpz_mat(H.tolist())).rank()) - 1
