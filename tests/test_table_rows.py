@@ -58,6 +58,16 @@ def test_rows_read_back_as_pyarrow_makes_them(tmp_path_factory, drawn):
     assert got.to_pydict() == expected.to_pydict()
 
 
+@pytest.mark.parametrize("column, values", [("layer", [1.5]), ("layer", ["1"]), ("layer", [2 ** 70]),
+                                            ("ties_identical_token", [0.5]), ("margin_free", ["0.5"])])
+def test_a_value_of_another_type_is_refused_not_cut(tmp_path, column, values):
+    """As ``pa.array`` refuses them: never a float cut to an integer or a string read as a number."""
+    rows = {"position": [0], column: values}
+    with pytest.raises((TypeError, OverflowError)):
+        write_rows(tmp_path / "text00000.parquet", rows, ["a"])
+    assert not (tmp_path / "text00000.parquet").exists()
+
+
 def test_a_corpus_run_does_not_import_pandas(tmp_path):
     """pyarrow imports pandas, where installed, at its first ``pa.array``, ``to_numpy`` or Python
     number given to a compute function; a run's rows, tables, figures and summary use none."""

@@ -60,7 +60,7 @@ def _column(values, kind):
     if kind in (_INT, _STR) or None not in values:
         try:
             return pa.Array.from_buffers(arrow_type, n, [None, *_buffers(values, kind)])
-        except TypeError:                                 # a None among integers or strings
+        except TypeError:                                 # a None among the values, say
             pass
     present = [v for v in values if v is not None]
     if not present:
@@ -85,8 +85,11 @@ def _buffers(values, kind, where=None) -> list:
         offsets[1:][spread] = sizes
         return [pa.py_buffer(np.cumsum(offsets).astype(np.int32)), pa.py_buffer(joined.encode())]
     dtype = {_INT: np.int64, _FLOAT: np.float64, _BOOL: np.bool_}[kind]
+    given = np.array(values) if len(values) else np.zeros(0, dtype=dtype)
+    if given.dtype.kind not in {_INT: "iub", _FLOAT: "fiub", _BOOL: "b"}[kind]:     # never a float cut to an integer
+        raise TypeError(f"a {kind} column cannot hold values of {given.dtype}")
     array = np.zeros(len(values) if where is None else len(where), dtype=dtype)
-    array[spread] = np.array(values, dtype=dtype).reshape(len(values))
+    array[spread] = given.reshape(len(values))
     return [pa.py_buffer(np.packbits(array, bitorder="little") if kind == _BOOL else array)]
 
 
