@@ -60,7 +60,7 @@ def _column(values, kind):
     if kind in (_INT, _STR) or None not in values:
         try:
             return pa.Array.from_buffers(arrow_type, n, [None, *_buffers(values, kind)])
-        except TypeError:                                 # a None among the values, say
+        except TypeError:                   # a None among the values (or a value of another type, refused below)
             pass
     present = [v for v in values if v is not None]
     if not present:
