@@ -57,39 +57,39 @@ def _column(values, kind):
     import pyarrow as pa
 
     n, arrow_type = len(values), getattr(pa, kind)()
-    if kind in (_INT, _STR) or None not in values:
-        try:
-            return pa.Array.from_buffers(arrow_type, n, [None, *_buffers(values, kind)])
-        except TypeError:                   # a None among the values (or a value of another type, refused below)
-            pass
-    present = [v for v in values if v is not None]
-    if not present:
+    try:
+        return pa.Array.from_buffers(arrow_type, n, [None, *_buffers(values, kind)])
+    except TypeError:                   # a None among the values (or a value of another type, refused below)
+        pass
+    nulls = values.count(None)
+    if nulls == n:                                        # an encoder's causal columns, say
         return pa.nulls(n, arrow_type)
     missing = np.array([v is None for v in values], dtype=bool)
+    filled = [_EMPTY[kind] if v is None else v for v in values]        # a null's slot holds a zero or ""
     valid = pa.py_buffer(np.packbits(~missing, bitorder="little"))     # Arrow's bit order
-    return pa.Array.from_buffers(arrow_type, n, [valid, *_buffers(present, kind, ~missing)],
-                                 null_count=n - len(present))
+    return pa.Array.from_buffers(arrow_type, n, [valid, *_buffers(filled, kind)], null_count=nulls)
 
 
-def _buffers(values, kind, where=None) -> list:
-    """The value buffers of an Arrow array of ``values``, placed at the positions ``where`` (a
-    mask) of a longer array when given (the others get zeros, or empty strings)."""
+_EMPTY = {_INT: 0, _FLOAT: 0.0, _BOOL: False, _STR: ""}
+
+
+def _buffers(values, kind) -> list:
+    """The value buffers of an Arrow array of ``values`` (TypeError for a None, or for values a
+    column of ``kind`` cannot hold exactly)."""
     import numpy as np
     import pyarrow as pa
 
-    spread = slice(None) if where is None else where
     if kind == _STR:
         joined = "".join(values)                         # one encoding; each value's size from its length
         sizes = list(map(len, values)) if joined.isascii() else [len(v.encode()) for v in values]
-        offsets = np.zeros(len(values) + 1 if where is None else len(where) + 1, dtype=np.int64)
-        offsets[1:][spread] = sizes
-        return [pa.py_buffer(np.cumsum(offsets).astype(np.int32)), pa.py_buffer(joined.encode())]
+        offsets = np.zeros(len(values) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(sizes)
+        return [pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(joined.encode())]
     dtype = {_INT: np.int64, _FLOAT: np.float64, _BOOL: np.bool_}[kind]
     given = np.array(values) if len(values) else np.zeros(0, dtype=dtype)
     if given.dtype.kind not in {_INT: "iub", _FLOAT: "fiub", _BOOL: "b"}[kind]:     # never a float cut to an integer
         raise TypeError(f"a {kind} column cannot hold values of {given.dtype}")
-    array = np.zeros(len(values) if where is None else len(where), dtype=dtype)
-    array[spread] = given.reshape(len(values))
+    array = given.astype(dtype).reshape(len(values))
     return [pa.py_buffer(np.packbits(array, bitorder="little") if kind == _BOOL else array)]
 
 
