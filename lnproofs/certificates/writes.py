@@ -28,8 +28,8 @@ from pathlib import Path
 
 from ..kernel.errors import OptionError
 
-__all__ = ["output_file", "output_folder", "folder_entry", "write_text", "write_bytes", "replacing",
-           "open_append", "created_parents", "remove_quietly"]
+__all__ = ["output_file", "output_folder", "folder_entry", "write_text", "write_bytes", "write_arrays",
+           "replacing", "open_append", "created_parents", "remove_quietly"]
 
 
 def _kind(mode: int) -> str | None:
@@ -220,6 +220,19 @@ def write_bytes(path, data: bytes, flag: str | None = None) -> Path:
     except OSError as err:
         raise OptionError(f"cannot write {_name(flag, path)}: {err.strerror or err}") from None
     return Path(path)
+
+
+def write_arrays(path, arrays: dict, flag: str | None = None) -> Path:
+    """Replace ``path`` by a ``.npz`` of ``arrays`` (name: array), atomically.  The archive is
+    made in memory and written at once: written to a file, the zip writer seeks back to each
+    member's header, which flushes the file's buffer once per member."""
+    import io
+
+    import numpy as np
+
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return write_bytes(path, buffer.getbuffer(), flag)
 
 
 def open_append(path, flag: str | None = None, *, truncate: bool = False):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..certificates.writes import folder_entry, output_folder, replacing
+from ..certificates.writes import folder_entry, output_folder, write_arrays
 from .majority_data import make_majority_data
 from .majority_report import value_at
 from .outputs import RowWriter, device_name, finished, read_rows, write_json, write_summary
@@ -86,8 +86,7 @@ def _run_arm(data, cfg: dict, arm: str, seed: int, path: Path, device: str) -> d
     except BaseException:
         writer.abandon()
         raise
-    with replacing(_weights_path(path), binary=True) as handle:
-        np.savez(handle, **result["weights"], norm1_keys=result["keys"])
+    write_arrays(_weights_path(path), {**result["weights"], "norm1_keys": result["keys"]})
     writer.finish()
     ckpt.unlink(missing_ok=True)
     return result
@@ -134,8 +133,7 @@ def _train_task(item, data) -> str:
     cfg, arm, seed, path, points, device = item
     result = _run_arm(data, cfg, arm, seed, Path(path), device)
     if points:
-        with replacing(points, binary=True) as handle:
-            np.savez(handle, keys=result["keys"], queries=result["queries"])
+        write_arrays(points, {"keys": result["keys"], "queries": result["queries"]})
     return f"{arm} seed {seed}" + (" (3-D)" if points else "")
 
 

@@ -33,7 +33,7 @@ certificate decided it).  A pooled file is checked by the code that checks a tex
 
 from __future__ import annotations
 
-from ..certificates.writes import folder_entry, replacing
+from ..certificates.writes import folder_entry, replacing, write_arrays
 
 import os
 from pathlib import Path
@@ -103,11 +103,6 @@ def _gather(parts, layer: int, cap, heads) -> tuple[list, dict, tuple | None]:
                   for g, (m, v) in picked.items()}, table
 
 
-def _save_arrays(path: Path, **arrays) -> None:
-    with replacing(path, binary=True) as handle:
-        np.savez(handle, **arrays)
-
-
 def pool_corpus(out_dir, sets, captures, layers, heads, *, progress: bool = True) -> dict:
     """Certify the pooled candidates of every layer and head of a finished corpus run in
     ``out_dir``; ``sets`` the run's :class:`~lnproofs.models.head_sets.HeadSets` and
@@ -132,7 +127,7 @@ def pool_corpus(out_dir, sets, captures, layers, heads, *, progress: bool = True
             rows, picked, table = _gather(parts, layer, cap, heads)
             for g, (members, keys) in picked.items():
                 extra = {"rotary_cos": table[0], "rotary_sin": table[1]} if table is not None else {}
-                _save_arrays(out / "pooled" / f"layer{layer}_kv{g}.npz", keys=keys, **extra)
+                write_arrays(out / "pooled" / f"layer{layer}_kv{g}.npz", {"keys": keys, **extra})
             pooled, shared = {}, {}
             for head in heads:
                 g = cap.key_head(head)

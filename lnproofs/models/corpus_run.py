@@ -18,7 +18,7 @@ written with the first text that uses it (the text files name it).
 
 from __future__ import annotations
 
-from ..certificates.writes import folder_entry, replacing
+from ..certificates.writes import folder_entry, write_arrays
 
 import json
 import os
@@ -325,8 +325,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             else [str(i) for i in ids.tolist()]
         write_rows(out / "rows" / f"text{number:05d}.parquet", rows, tokens)
         path = out / "texts" / f"text{number:05d}.json"
-        with replacing(path.with_suffix(".npz"), binary=True) as handle:
-            np.savez(handle, **arrays)
+        write_arrays(path.with_suffix(".npz"), arrays)
         _write_json(path, record)                       # written last: its presence marks the text finished
         done += 1
         bar.update(1)
@@ -483,5 +482,4 @@ def _write_params(path: Path, captures, fold: bool = False) -> None:
         from .folding import fold_capture
 
         captures = {layer: fold_capture(cap) for layer, cap in captures.items()}
-    with replacing(path, binary=True) as handle:
-        np.savez(handle, folded=np.array(bool(fold)), **params_arrays(captures))
+    write_arrays(path, {"folded": np.array(bool(fold)), **params_arrays(captures)})
