@@ -293,3 +293,42 @@ def test_lnproofs_check_reads_a_layernorm_causal_record(cli, tmp_path):
                                                    win=copy.deepcopy(_entry(record, lambda f: f["win"])["win"])))
     (tmp_path / "bad.json").write_text(json.dumps(data))
     assert cli(["check", tmp_path / "bad.json", tmp_path / "k.npy"]).status == 1
+
+
+def test_a_shared_win_is_written_only_for_keys_the_free_certificate_has_selectable():
+    """A key that wins at every position names the free certificate's witness instead of a copy
+    when that certificate has it selectable; a key the certificate left undecided keeps the
+    record's own win; either way the record read back passes the check."""
+    from lnproofs.certificates.writers import result_to_json
+    from lnproofs.models.text_causal import SAME_AS_FREE, _shared_wins, with_free_wins
+    from lnproofs.propose.certification import certify_results
+
+    keys = np.random.default_rng(3).standard_normal((20, 3))
+    results = [result_to_json(r) for r in certify_results(keys)]
+    record = causal_evidence(keys, results=results)
+    ends = [e["index"] for e in record["keys"] if e["stop"] is None]
+    assert len(ends) >= 2 and all(results[j]["status"] == "selectable" for j in ends)
+    left = dict(results[ends[0]], status="undecided", witness=None, reason="not decided")
+    free = {"results": [left if r["index"] == ends[0] else r for r in results]}
+    shared = _shared_wins(record, free)
+    wins = {e["index"]: e["win"] for e in shared["keys"]}
+    assert wins[ends[0]] == record["keys"][[e["index"] for e in record["keys"]].index(ends[0])]["win"]
+    assert all(wins[j] == SAME_AS_FREE for j in ends[1:])
+    assert all(wins[e["index"]] == e["win"] for e in record["keys"] if e["stop"] is not None)
+    assert all(v.ok for v in check_causal(keys, with_free_wins(json.loads(json.dumps(shared)), free)))
+
+
+def test_keys_all_selectable_over_the_whole_sequence_need_no_second_check(monkeypatch):
+    """The whole sequence's certificate was checked when it was made: a record whose keys all win
+    there goes through the kernel's causal check only for the keys that stop."""
+    import lnproofs.propose.causal as causal
+
+    calls = []
+    monkeypatch.setattr(causal, "check_causal", lambda *a: calls.append(a) or check_causal(*a))
+    on_sphere = np.random.default_rng(4).standard_normal((10, 3))
+    on_sphere /= np.linalg.norm(on_sphere, axis=1, keepdims=True)
+    record = causal_evidence(on_sphere)
+    assert stops(record) == [None] * 10 and not calls
+    record = causal_evidence(_half_inside(16, 3, 0))
+    assert any(s is not None for s in stops(record)) and len(calls) == 1
+    assert {e["index"] for e in calls[0][1]["keys"]} == {e["index"] for e in record["keys"] if e["stop"] is not None}

@@ -47,10 +47,12 @@ def _without_index(result: dict) -> dict:
 
 def _shared_wins(record: dict, free: dict) -> dict:
     """``record`` with the ``win`` of every key that never stops written as :data:`SAME_AS_FREE`
-    when it is the free certificate's own result (the same witness, over all keys)."""
+    when the free certificate has the key selectable: its witness beats every other key, so it
+    wins over every prefix that holds the key, and :func:`with_free_wins` puts it back as the win
+    (the record's own win, found the same way, is not compared: one dict per key of every head)."""
     results = free["results"]
     keys = [dict(e, win=SAME_AS_FREE) if e["stop"] is None and e["win"] is not None and
-            e["win"] == _without_index(results[e["index"]]) else e for e in record["keys"]]
+            results[e["index"]]["status"] == "selectable" else e for e in record["keys"]]
     return dict(record, keys=keys)
 
 

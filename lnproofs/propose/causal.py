@@ -427,11 +427,13 @@ def _strip(result: dict) -> dict:
 def _proved(ek: ExactKeys, record: dict, qs, checked: set) -> dict:
     """The record with every key whose evidence the kernel refutes moved to ``undecided``.
     The keys of ``checked`` keep the whole-sequence certificate's witness, which passed the same
-    check on the same keys when it was made: they are left out of this check (as undecided)."""
-    trial = {**record, "keys": [e for e in record["keys"] if e["index"] not in checked],
-             "undecided": record["undecided"] + [{"index": j, "reason": "checked"} for j in checked]}
-    verdicts = check_causal(ek, trial, qs)
-    bad = {v.index: v.message for v in verdicts if not v.ok}
+    check on the same keys when it was made: they are left out of this check (as undecided), and
+    when every key is one of them there is nothing to check."""
+    rest, bad = [e for e in record["keys"] if e["index"] not in checked], {}
+    if rest:
+        trial = {**record, "keys": rest,
+                 "undecided": record["undecided"] + [{"index": j, "reason": "checked"} for j in checked]}
+        bad = {v.index: v.message for v in check_causal(ek, trial, qs) if not v.ok}
     if bad:
         record["keys"] = [e for e in record["keys"] if e["index"] not in bad]
         record["undecided"] += [{"index": j, "reason": f"the evidence failed the exact check: {m}"}
