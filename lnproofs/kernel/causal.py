@@ -73,7 +73,7 @@ def _entries(record, n: int, dim: int) -> tuple[list[dict], list[int]]:
         where = f"keys[{pos}]"
         if not isinstance(e, dict) or set(e) - set(_ENTRY) or "index" not in e or "stop" not in e:
             raise _bad(where, f"must be an object with fields {', '.join(_ENTRY)} (and no others)")
-        j = _int(e["index"], f"{where}.index", f"an integer in 0..{n - 1}", 0, n - 1)
+        _int(e["index"], f"{where}.index", f"an integer in 0..{n - 1}", 0, n - 1)
         if e["stop"] is not None and (isinstance(e["stop"], bool) or not isinstance(e["stop"], int)):
             raise _bad(f"{where}.stop", f"is {e['stop']!r}; expected an integer key index or null")
         for name in ("win", "cannot_win"):

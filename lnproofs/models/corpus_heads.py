@@ -8,7 +8,6 @@ them and :mod:`.corpus_pool` the keys of all texts together.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np

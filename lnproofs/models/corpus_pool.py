@@ -35,12 +35,11 @@ from __future__ import annotations
 
 from ..certificates.writes import folder_entry, replacing, write_arrays
 
-import os
 from pathlib import Path
 
 import numpy as np
 
-from ..kernel.errors import CertificateFormatError, ModelError
+from ..kernel.errors import CertificateFormatError
 from .evidence import HeadEvidence, evidence_certificates, evidence_checks
 
 __all__ = ["POOL_SCHEMA", "POOL_COLUMNS", "pool_corpus", "pool_evidence", "pool_file_certificates",

@@ -21,7 +21,6 @@ from __future__ import annotations
 from ..certificates.writes import folder_entry, write_arrays
 
 import json
-import os
 from functools import partial
 from pathlib import Path
 

@@ -11,7 +11,6 @@ import contextlib
 
 from ..certificates.writes import replacing, write_text
 
-import os
 from pathlib import Path
 
 __all__ = ["write_tables", "write_rows", "read_rows", "status_counts", "COLUMNS", "ROW_SCHEMA"]

@@ -97,7 +97,7 @@ def _uniform_subspace(D, query_set, base) -> UniformResult:
 
     W, _ = integer_matrix(query_set.matrix)
     B = rows_of(W, pivot_rows(W))
-    r, d = B.nrows(), B.ncols()
+    r = B.nrows()
     if r == 0:                                       # W = 0: the only query is q = 0
         return UniformResult("infeasible", proof={"kind": "rank through W", "pairs": []}, **base)
     if D.nrows() == 0:
