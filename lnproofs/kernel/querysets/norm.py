@@ -209,9 +209,9 @@ class ExactQueryMap:
         smallest = np.min(np.abs(self.W_float), where=self.W_float != 0, initial=np.inf)  # frexp's exponent grows with |x|
         self.ew = int(np.frexp(smallest)[1]) - 53 if np.isfinite(smallest) else 0
         self.G, self.eg = dyadic_integers(arrays[query_set.G_NAME])     # g = G * 2^eg
-        self.q0 = fmpq_matrix(arrays["b_q"].reshape(-1, 1))             # W_q beta + b_q, exact: integer W_q, scaled beta
+        self.q0 = fmpq_matrix(arrays["b_q"].reshape(-1, 1))             # W_q beta + b_q, exact
         if query_set.beta is not None and any(query_set.beta):
-            self.q0 = self.Wq * (fmpq_matrix(arrays["beta"].reshape(-1, 1)) * pow2(self.ew)) + self.q0
+            self.q0 = self.Wq * (fmpq_matrix(arrays["beta"].reshape(-1, 1)) * pow2(self.ew)) + self.q0  # integer W_q
         self.radius = None if query_set.radius is None else fmpq_of(query_set.radius)
         self.centred = query_set.centred
         self.R = None if query_set.rotation is None else query_set.rotation.matrix(self.d)
