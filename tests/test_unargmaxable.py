@@ -68,3 +68,25 @@ def test_small_grid_matches_the_hull_and_states_the_claims(cli, tmp_path):
 def test_bad_options(cli, tmp_path, argv, fragment):
     result = cli(["reproduce", "unargmaxable", "--out", tmp_path, *argv])
     assert result.status == 2 and fragment in result.err
+
+
+@pytest.mark.parametrize("entry", ["table.csv", "results.jsonl"])
+def test_a_link_planted_in_the_output_is_refused_and_nothing_outside_is_written(cli, tmp_path, entry):
+    """The reproduction writes through the project's writers: a symbolic link planted under a
+    name it writes is refused in one line (exit status 2), and its target is left as it was."""
+    import os
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("theirs")
+    out = tmp_path / "out"
+    out.mkdir()
+    os.symlink(outside, out / entry)
+    result = cli(["reproduce", "unargmaxable", "--classes", "60", "--dims", "2", "--sets", "free", "--out", out])
+    assert result.status == 2 and len(result.err.strip().splitlines()) == 1, result.err
+    assert "link" in result.err and outside.read_text() == "theirs"
+
+
+def test_a_results_file_that_is_not_an_earlier_runs_is_refused_in_one_line(cli, tmp_path):
+    (tmp_path / "results.jsonl").write_text('{"init": "normal", "d": 2}\nnot json\n')
+    result = cli(["reproduce", "unargmaxable", "--classes", "60", "--dims", "2", "--sets", "free", "--out", tmp_path])
+    assert result.status == 2 and "results.jsonl line 1 is not a row of an earlier run" in result.err, result.err

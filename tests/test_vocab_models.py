@@ -205,3 +205,25 @@ def test_a_folder_check_covers_every_vocabulary_certificate(cli, tmp_path):
     _run(cli, folder, tmp_path / "out")
     result = cli(["check", tmp_path / "out"])
     assert result.status == 0 and "3 held, 0 refuted, 0 unreadable" in result.out
+
+
+@pytest.mark.parametrize("entry", ["keys.npy", "free.chunks", "summary.json"])
+def test_a_link_planted_in_the_output_is_refused_and_nothing_outside_is_written(cli, tmp_path, entry):
+    """Every file of a vocabulary run goes through the project's writers: a symbolic link planted
+    in the output folder under a name the run writes is refused in one line (exit status 2),
+    and what it points to is left as it was."""
+    import os
+
+    folder = build("gpt2", tmp_path / "m")
+    out = tmp_path / "out"
+    out.mkdir()
+    outside = tmp_path / "outside"
+    if entry.endswith(".chunks"):
+        outside.mkdir()
+    else:
+        outside.write_text("theirs")
+    os.symlink(outside, out / entry)
+    result = cli(["certify-vocab", folder, "--out", out, "--workers", "1", "--sets", "free"])
+    assert result.status == 2 and len(result.err.strip().splitlines()) == 1, result.err
+    assert "link" in result.err and "Traceback" not in result.err
+    assert (os.listdir(outside) == [] if outside.is_dir() else outside.read_text() == "theirs")

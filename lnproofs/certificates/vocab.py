@@ -25,7 +25,6 @@ checks; :func:`check_vocab` only turns the references into that evidence.  This 
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -39,6 +38,7 @@ from ..kernel.errors import CertificateFormatError, require
 from ..kernel.querysets import module_for, query_set_from_json
 from .check import CheckReport
 from .writers import result_to_json
+from .writes import write_array, write_text
 from .keyfile import keys_reference, sha256_of, validate_reference
 
 __all__ = ["SCHEMA", "ARRAYS", "NONE", "SELF", "QUERY", "RESULT", "NORM_SETS", "VocabCertificate", "load_vocab",
@@ -226,17 +226,14 @@ class VocabCertificate:
             if value is None:
                 continue
             target = path.with_name(f"{path.stem}.{name}.npy")
-            np.save(target, np.ascontiguousarray(value, dtype=dtype), allow_pickle=False)
+            write_array(target, np.ascontiguousarray(value, dtype=dtype))
             arrays[name] = {"path": target.name, "sha256": sha256_of(target)}
         data = {"schema": SCHEMA, "n_keys": int(self.n_keys), "dim": int(self.dim),
                 "keys_file": keys_reference(path, keys_path) if keys_path is not None else self.keys_file,
                 "query_set": self.query_set, "arrays": arrays, "counts": self.counts(),
                 "evidence": self.evidence_counts(), "results": [result_to_json(r) for r in self.results],
                 **({"coverage": self.coverage} if self.coverage is not None else {})}
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        os.replace(tmp, path)
-        return path
+        return write_text(path, json.dumps(data, indent=1))
 
 
 def merge_vocab(certs) -> VocabCertificate:

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from ..kernel.errors import OptionError
 
-__all__ = ["output_file", "output_folder", "folder_entry", "write_text", "write_bytes", "write_arrays",
-           "replacing", "open_append", "created_parents", "remove_quietly"]
+__all__ = ["output_file", "output_folder", "folder_entry", "write_text", "write_bytes", "write_array",
+           "write_arrays", "replacing", "open_append", "created_parents", "remove_quietly"]
 
 
 def _kind(mode: int) -> str | None:
@@ -222,16 +222,25 @@ def write_bytes(path, data: bytes, flag: str | None = None) -> Path:
     return Path(path)
 
 
+def write_array(path, array, flag: str | None = None) -> Path:
+    """Replace ``path`` by a ``.npy`` of ``array`` (no pickled objects), atomically."""
+    return _write_numpy(path, lambda np, buffer: np.save(buffer, array, allow_pickle=False), flag)
+
+
 def write_arrays(path, arrays: dict, flag: str | None = None) -> Path:
     """Replace ``path`` by a ``.npz`` of ``arrays`` (name: array), atomically.  The archive is
     made in memory and written at once: written to a file, the zip writer seeks back to each
     member's header, which flushes the file's buffer once per member."""
+    return _write_numpy(path, lambda np, buffer: np.savez(buffer, **arrays), flag)
+
+
+def _write_numpy(path, save, flag: str | None) -> Path:
     import io
 
     import numpy as np
 
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    save(np, buffer)
     return write_bytes(path, buffer.getbuffer(), flag)
 
 

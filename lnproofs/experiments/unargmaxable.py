@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import numpy as np
+
+from ..certificates.writes import folder_entry, open_append, output_folder, write_text
+from ..kernel.errors import InputError
 
 __all__ = ["DIMS", "INITS", "SETS", "random_model", "reproduce_unargmaxable", "CLAIMS"]
 
@@ -76,15 +78,18 @@ def reproduce_unargmaxable(out, *, classes: int = 10000, dims=DIMS, inits=INITS,
     of ``classes`` classes certified there (so runs of different cells accumulate)."""
     import pandas as pd
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     rows = []
-    done_path = out / "results.jsonl"
+    done_path = folder_entry(out, "results.jsonl")           # a link planted there is refused, not read
     done = {}
     if done_path.is_file():                                  # finished models are kept (resume)
-        for line in done_path.read_text().splitlines():
-            row = json.loads(line)
-            done[(row["init"], row["d"], row["bias"], row["classes"])] = row
+        for number, line in enumerate(done_path.read_text().splitlines(), 1):
+            try:
+                row = json.loads(line)
+                done[(row["init"], row["d"], row["bias"], row["classes"])] = row
+            except (ValueError, KeyError, TypeError):
+                raise InputError(f"{done_path} line {number} is not a row of an earlier run; move the file "
+                                 "away to start over") from None
     cells = [(i, d, b) for i in inits for d in dims for b in biases]
     for n, (init, d, with_bias) in enumerate(cells):
         key = (init, d, with_bias, classes)
@@ -102,7 +107,7 @@ def reproduce_unargmaxable(out, *, classes: int = 10000, dims=DIMS, inits=INITS,
             row[f"{name} undecided"] = statuses.count("undecided")
             row[f"{name} seconds"] = round(time.perf_counter() - start, 2)
         rows.append(row)
-        with open(done_path, "a", encoding="utf-8") as handle:
+        with open_append(done_path) as handle:
             handle.write(json.dumps(row) + "\n")
         if progress is not None:
             progress(n + 1, len(cells))
@@ -111,11 +116,11 @@ def reproduce_unargmaxable(out, *, classes: int = 10000, dims=DIMS, inits=INITS,
                                                          for b in (False, True))}
     rows = [kept[k] for k in sorted(kept, key=lambda k: order.get(k, len(order)))]
     table = pd.DataFrame(rows)
-    table.to_csv(out / "table.csv", index=False)
+    write_text(out / "table.csv", table.to_csv(index=False))
     verdicts = _claims(table, sets)
     summary = {"classes": classes, "dims": list(dims), "inits": list(inits), "biases": list(biases),
                "sets": list(sets), "claims": verdicts, "rows": rows}
-    (out / "results.json").write_text(json.dumps(summary, indent=1))
+    write_text(out / "results.json", json.dumps(summary, indent=1))
     _write_readme(out, table, verdicts, summary)
     return summary
 
@@ -178,4 +183,4 @@ def _write_readme(out, table, verdicts, summary) -> None:
                   + ", ".join(missing) + "."]
     lines += ["", "## The published claims", ""]
     lines += [f"- {v['claim']}: **{v['verdict']}**." for v in verdicts]
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    write_text(out / "README.md", "\n".join(lines) + "\n")

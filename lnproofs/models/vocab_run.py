@@ -34,6 +34,7 @@ import numpy as np
 
 from ..certificates.vocab import VocabCertificate, load_vocab
 from ..certificates.writers import query_set_to_json
+from ..certificates.writes import folder_entry, output_folder, write_array, write_text
 from ..kernel.errors import OptionError
 from ..kernel.querysets.free import BoxQuerySet
 from .vocab import read_output_layer, token_strings
@@ -91,8 +92,7 @@ def _coverage(layer, keys):
 def _save_keys(out: Path, keys: np.ndarray, name: str) -> Path:
     path = out / name
     single = keys.astype(np.float32)
-    np.save(path, single if np.array_equal(single.astype(np.float64), keys) else keys, allow_pickle=False)
-    return path
+    return write_array(path, single if np.array_equal(single.astype(np.float64), keys) else keys)
 
 
 def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, workers, scheduler):
@@ -103,7 +103,7 @@ def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, worker
 
     from ..propose.vocab import certify_vocab_chunks
 
-    chunks = out / f"{name}.chunks"
+    chunks = folder_entry(out, f"{name}.chunks", folder=True)       # a link out of the output is refused
     if not resume:
         shutil.rmtree(chunks, ignore_errors=True)
     cert = certify_vocab_chunks(keys, qs, workers=workers, scheduler=scheduler, seed=seed, progress=progress,
@@ -151,8 +151,7 @@ def certify_vocab(model, out, *, sets=QUERY_SETS, bound: float = 100.0, resume: 
                           f"choose from {', '.join(QUERY_SETS)}")
     BoxQuerySet(bound)                                          # a bad bound is refused before any work
     layer = read_output_layer(model)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     K = layer.keys
     _save_keys(out, K, "keys.npy")
     tokens = token_strings(model, layer.vocab_size)
@@ -185,13 +184,13 @@ def _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model) -
     tmp = out / "table.parquet.tmp"
     table.to_parquet(tmp, index=False)
     os.replace(tmp, out / "table.parquet")
-    table.to_csv(out / "table.csv", index=False)
+    write_text(out / "table.csv", table.to_csv(index=False))
     counts = {name: {k: int(v) for k, v in table[name].value_counts().sort_index().items()} for name in statuses}
     summary = {"model": str(model), "output layer": layer.describe(), "box bound": bound, "counts": counts,
                "seconds": seconds, "how": notes,
                "never output": {name: [int(i) for i in table.index[~table[name].isin(["selectable", "undecided"])]][:50]
                                 for name in statuses}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    write_text(out / "summary.json", json.dumps(summary, indent=1))
     lines = [f"# Which tokens can {Path(str(model)).name} output", "",
              f"{layer.family}, vocabulary {layer.vocab_size}, width {layer.keys.shape[1]}, "
              f"{'tied' if layer.tied else 'untied'} head, {'an' if layer.bias is not None else 'no'} output bias, "
@@ -205,6 +204,6 @@ def _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model) -
         label = f"box [-{bound:g}, {bound:g}]^d" if name == "box" else name
         lines += [f"| {label} | " + " | ".join(str(counts[name].get(k, 0)) for k in keys)
                   + f" | {seconds[name]} | {notes[name]} |"]
-    (out / "summary.md").write_text("\n".join(lines) + "\n")
+    write_text(out / "summary.md", "\n".join(lines) + "\n")
     return summary
 
