@@ -207,7 +207,7 @@ def test_a_folder_check_covers_every_vocabulary_certificate(cli, tmp_path):
     assert result.status == 0 and "3 held, 0 refuted, 0 unreadable" in result.out
 
 
-@pytest.mark.parametrize("entry", ["keys.npy", "free.chunks", "summary.json"])
+@pytest.mark.parametrize("entry", ["keys.npy", "free.chunks", "table.parquet", "summary.json"])
 def test_a_link_planted_in_the_output_is_refused_and_nothing_outside_is_written(cli, tmp_path, entry):
     """Every file of a vocabulary run goes through the project's writers: a symbolic link planted
     in the output folder under a name the run writes is refused in one line (exit status 2),

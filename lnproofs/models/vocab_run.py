@@ -26,7 +26,6 @@ Outputs in OUT: ``keys.npy`` (the unembedding, float32 when exact), one certific
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -34,7 +33,7 @@ import numpy as np
 
 from ..certificates.vocab import VocabCertificate, load_vocab
 from ..certificates.writers import query_set_to_json
-from ..certificates.writes import folder_entry, output_folder, write_array, write_text
+from ..certificates.writes import folder_entry, output_folder, replacing, write_array, write_text
 from ..kernel.errors import OptionError
 from ..kernel.querysets.free import BoxQuerySet
 from .vocab import read_output_layer, token_strings
@@ -181,9 +180,8 @@ def _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model) -
     table = pd.DataFrame({"id": np.arange(layer.vocab_size), "token": tokens,
                           **{name: statuses[name] for name in QUERY_SETS if name in statuses},
                           "margin": margins(layer.keys)})
-    tmp = out / "table.parquet.tmp"
-    table.to_parquet(tmp, index=False)
-    os.replace(tmp, out / "table.parquet")
+    with replacing(out / "table.parquet", binary=True) as handle:
+        table.to_parquet(handle, index=False)
     write_text(out / "table.csv", table.to_csv(index=False))
     counts = {name: {k: int(v) for k, v in table[name].value_counts().sort_index().items()} for name in statuses}
     summary = {"model": str(model), "output layer": layer.describe(), "box bound": bound, "counts": counts,
