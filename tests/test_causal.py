@@ -297,25 +297,26 @@ def test_lnproofs_check_reads_a_layernorm_causal_record(cli, tmp_path):
 
 def test_a_shared_win_is_written_only_for_keys_the_free_certificate_has_selectable():
     """A key that wins at every position names the free certificate's witness instead of a copy
-    when that certificate has it selectable; a key the certificate left undecided keeps the
+    when that certificate has it selectable; a key the certificate left undecided gets the
     record's own win; either way the record read back passes the check."""
     from lnproofs.certificates.writers import result_to_json
-    from lnproofs.models.text_causal import SAME_AS_FREE, _shared_wins, with_free_wins
+    from lnproofs.models.text_causal import SAME_AS_FREE, free_record, with_free_wins
     from lnproofs.propose.certification import certify_results
 
     keys = np.random.default_rng(3).standard_normal((20, 3))
     results = [result_to_json(r) for r in certify_results(keys)]
-    record = causal_evidence(keys, results=results)
-    ends = [e["index"] for e in record["keys"] if e["stop"] is None]
+    full = causal_evidence(keys, results=results)
+    ends = [e["index"] for e in full["keys"] if e["stop"] is None]
     assert len(ends) >= 2 and all(results[j]["status"] == "selectable" for j in ends)
     left = dict(results[ends[0]], status="undecided", witness=None, reason="not decided")
     free = {"results": [left if r["index"] == ends[0] else r for r in results]}
-    shared = _shared_wins(record, free)
+    shared = free_record(keys, free)
     wins = {e["index"]: e["win"] for e in shared["keys"]}
-    assert wins[ends[0]] == record["keys"][[e["index"] for e in record["keys"]].index(ends[0])]["win"]
-    assert all(wins[j] == SAME_AS_FREE for j in ends[1:])
-    assert all(wins[e["index"]] == e["win"] for e in record["keys"] if e["stop"] is not None)
+    assert wins[ends[0]] not in (None, SAME_AS_FREE) and all(wins[j] == SAME_AS_FREE for j in ends[1:])
+    assert [(e["index"], e["stop"]) for e in shared["keys"]] == [(e["index"], e["stop"]) for e in full["keys"]]
     assert all(v.ok for v in check_causal(keys, with_free_wins(json.loads(json.dumps(shared)), free)))
+    back = {e["index"]: e["win"] for e in with_free_wins(shared, free)["keys"]}
+    assert all(back[j] == e["win"] for j, e in ((e["index"], e) for e in full["keys"]) if j in ends[1:])
 
 
 def test_keys_all_selectable_over_the_whole_sequence_need_no_second_check(monkeypatch):

@@ -19,7 +19,7 @@ still win when the query at position ``t`` sees keys ``0..t`` only.
 
 from __future__ import annotations
 
-__all__ = ["CAUSAL_COLUMNS", "SAME_AS_FREE", "causal_section", "first_stops", "with_free_wins"]
+__all__ = ["CAUSAL_COLUMNS", "SAME_AS_FREE", "causal_section", "first_stops", "free_record", "with_free_wins"]
 
 #: the tidy table's causal columns (null for encoders and when causal answers are skipped)
 CAUSAL_COLUMNS = ("first_stop_free", "first_stop_realisable", "realisable_wins", "realisable_first_win",
@@ -45,15 +45,13 @@ def _without_index(result: dict) -> dict:
     return {k: v for k, v in result.items() if k != "index"}
 
 
-def _shared_wins(record: dict, free: dict) -> dict:
-    """``record`` with the ``win`` of every key that never stops written as :data:`SAME_AS_FREE`
-    when the free certificate has the key selectable: its witness beats every other key, so it
-    wins over every prefix that holds the key, and :func:`with_free_wins` puts it back as the win
-    (the record's own win, found the same way, is not compared: one dict per key of every head)."""
-    results = free["results"]
-    keys = [dict(e, win=SAME_AS_FREE) if e["stop"] is None and e["win"] is not None and
-            results[e["index"]]["status"] == "selectable" else e for e in record["keys"]]
-    return dict(record, keys=keys)
+def free_record(keys, free: dict) -> dict:
+    """The free causal record of a key head's ``keys`` from its free certificate ``free`` (JSON):
+    each key the certificate has selectable wins at every position with that certificate's
+    witness, written as :data:`SAME_AS_FREE` (:func:`with_free_wins` puts it back)."""
+    from ..propose.causal import causal_evidence
+
+    return causal_evidence(keys, results=free["results"], selectable_win=SAME_AS_FREE)
 
 
 def with_free_wins(record: dict, free: dict) -> dict:
@@ -65,12 +63,10 @@ def with_free_wins(record: dict, free: dict) -> dict:
     return dict(record, keys=keys)
 
 
-def _evidence(keys, query_set=None, query_map=None, ref=None, free_record=None, results=None) -> dict:
+def _evidence(keys, query_set, query_map=None, ref=None, free=None) -> dict:
     from ..propose.causal import causal_evidence
 
-    if query_set is None:
-        return causal_evidence(keys, results=results)
-    return causal_evidence(keys, query_set, query_map=query_map, query_set_ref=ref, free_record=free_record)
+    return causal_evidence(keys, query_set, query_map=query_map, query_set_ref=ref, free_record=free)
 
 
 def _from_stops(stops, undecided, T) -> dict:
@@ -90,17 +86,16 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
     """The head's ``causal`` JSON and its columns (name -> one value per position)."""
     T = len(keys)
     if shared["causal"] is None:
-        shared["causal"] = _evidence(keys, results=shared["free"]["results"])
-    free_record = shared["causal"]
-    stops, undecided = first_stops(free_record)
-    section = {"free": _shared_wins(free_record, shared["free"]) if shared["head"] == head else
-               {"same_as_head": shared["head"]}}
+        shared["causal"] = free_record(keys, shared["free"])
+    free = shared["causal"]
+    stops, undecided = first_stops(free)
+    section = {"free": free if shared["head"] == head else {"same_as_head": shared["head"]}}
     if cover is not None:
         section["realisable"] = {"same_as": "free", "because": "the realisable queries cover every direction"}
         cols = _from_stops(stops, undecided, T)
     elif kind == "layernorm" or not cap.rotary:
         record = _evidence(keys, qs, qmap if kind == "layernorm" else None,
-                           {"layer": cap.layer, "head": head}, free_record)
+                           {"layer": cap.layer, "head": head}, free)
         section["realisable"] = record
         cols = _from_stops(*first_stops(record), T)
     else:

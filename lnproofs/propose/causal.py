@@ -351,7 +351,8 @@ def _free_bounds(free_record, T: int, d: int) -> dict:
 
 
 def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict | None = None, seed: int = 0,
-                    free_record: dict | None = None, results: list | None = None, **_options) -> dict:
+                    free_record: dict | None = None, results: list | None = None, selectable_win=None,
+                    **_options) -> dict:
     """The causal record (schema ``lnproofs.causal/1``, see the module docstring) of a sequence of
     keys (rows in position order) under free queries (``query_set`` None) or a realisable query
     set that does not change with the position (refused with a rotation).
@@ -363,7 +364,10 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
     ``free_record``: the free-query record of the same keys, whose stops bound those of a norm
     query set (a head's free and realisable answers are then computed together, free first);
     ``results``: the free-query certificate of the whole sequence (result dicts in index order),
-    when the caller has made it already: step 1 is then not done again."""
+    when the caller has made it already: step 1 is then not done again; ``selectable_win``: with
+    ``results``, the ``win`` of each key they have selectable (its witness beats every other key,
+    so every prefix that holds the key), instead of that result without its index: a marker for
+    callers that keep the certificate beside the record (one copy fewer per key)."""
     K = as_real_array(keys, name="keys", ndim=2)
     T, d = K.shape
     qs = _query_set(query_set)
@@ -391,7 +395,8 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
         results = _full_results(K, qs, module, seed=seed, query_map=query_map)
     for j, r in enumerate(results):
         if r["status"] == "selectable":
-            entries.append({"index": j, "stop": None, "win": _strip(r), "cannot_win": None})
+            entries.append({"index": j, "stop": None, "win": _strip(r) if selectable_win is None else selectable_win,
+                            "cannot_win": None})
             checked.add(j)
             continue
         hi = _upper(r, j) if r["status"] != "undecided" else None
