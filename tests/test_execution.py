@@ -350,6 +350,37 @@ def test_idle_work_on_a_forked_forward_side_waits_for_its_last_forward_task(monk
 
 
 @pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the forward side forks on Linux")
+def test_a_forked_forward_side_with_nothing_to_do_is_lent_pieces_of_later_groups(monkeypatch):
+    """``lend=(help_with, attach, batch)``: while its forward tasks are done and certification here
+    is slow, the forked side computes ``help_with`` for pieces of groups not yet certified, ``batch``
+    at a time; those pieces are certified here as ``attach(piece, help)``, the others as they are,
+    every piece once and in order; without a fork ``help_with`` never runs."""
+    import os
+    import time
+
+    from lnproofs.execution import ExecutionContext, cluster, run_pipeline
+
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
+    here = os.getpid()
+
+    def certify(piece, state):
+        time.sleep(0.04)
+        return piece
+
+    for apart in (True, False):
+        seen = []
+        run_pipeline(lambda item, model: [(item, j) for j in range(4)], certify, ((g, [0] * 4) for g in range(6)),
+                     context=ExecutionContext(None, 1), model=object(), states=[None],
+                     on_result=lambda g, j, result: seen.append((g, j, result)), apart=apart,
+                     lend=(lambda piece: (os.getpid(), 10 * piece[0] + piece[1]), lambda piece, help: (piece, help), 3))
+        assert [(g, j) for g, j, _ in seen] == [(g, j) for g in range(6) for j in range(4)]
+        helped = [(g, j, r[1]) for g, j, r in seen if r != (g, j)]
+        assert all(r == (g, j) or r[0] == (g, j) for g, j, r in seen)
+        assert all(pid != here and value == 10 * g + j for g, j, (pid, value) in helped)
+        assert bool(helped) == apart and all(g > 0 for g, _, _ in helped)
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="the forward side forks on Linux")
 def test_a_forked_forward_side_samples_no_profile(monkeypatch):
     """Its worker has no dashboard to show a profile in, so it does not sample its tasks' stacks
     every 10 ms (Dask's default)."""

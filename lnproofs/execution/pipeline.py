@@ -153,7 +153,7 @@ FORKED_AHEAD = 3
 
 
 def _in_process(forward, certify, groups, model, states, on_result, slot_data=None, prepare=None,
-                apart=False, idle=None, finish=None) -> dict:
+                apart=False, idle=None, finish=None, lend=None) -> dict:
     """Every group in this process, in order: the forward tasks of the next groups run beside
     this group's certification (:func:`_forward_side`); at most two groups are held, or
     ``1 + FORKED_AHEAD`` with a forked forward side.  The two sides share the cores: from the
@@ -161,7 +161,7 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
     (:func:`~lnproofs.execution.threads.thread_budget`; one each on two cores), as two workers
     would.  ``prepare()`` runs once, here, while the first forward task runs.  A group the
     iterator cannot give (bad input) is raised after the groups before it are finished.
-    ``idle`` and ``finish``: see :func:`run_pipeline`."""
+    ``idle``, ``finish`` and ``lend``: see :func:`run_pipeline`."""
     from collections import deque
     from contextlib import ExitStack
 
@@ -171,13 +171,36 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
     made, data, submit, beside, early, ahead = None, None, None, None, None, 1
     it = iter(groups)
     held: deque = deque()                          # (group number, slots, its forward task), oldest first
+    lent: dict = {}                                # (group, piece) -> (lend task, place in its answer)
+    answers: dict = {}                             # lend task's key -> its answer, fetched once
+
+    def before(g, j, piece):
+        """When the forked side has nothing to do, lend it the newest group's last pieces not lent
+        yet; then ``piece`` with its help if that is back (else it is certified here alone)."""
+        if beside is not None and beside.lend is not None and all(t.done() for *_, t in held) \
+                and all(f.done() for f, _ in lent.values()) and (early is None or early.done()):
+            for h, slots, task in reversed(held):
+                if rest := [i for i in range(len(slots)) if (h, i) not in lent]:
+                    future = beside.lend(task, rest[-lend[2]:])
+                    lent.update({(h, i): (future, k) for k, i in enumerate(rest[-lend[2]:])})
+                    break
+        future, k = lent.pop((g, j), (None, 0))
+        if future is None or future.status != "finished":
+            if future is not None and not future.done():
+                future.cancel()
+            return piece
+        answer = answers.pop(future.key, None) or future.result()
+        if any(f.key == future.key for f, _ in lent.values()):
+            answers[future.key] = answer               # for the next pieces it answers
+        return lend[1](piece, answer[k])
+
     with ExitStack() as budget:
         for g in itertools.count():
             try:
                 following = next(it, None)
             except BaseException:
                 while held:
-                    _certify_group(held.popleft(), certify, states, data, on_result)
+                    _certify_group(held.popleft(), certify, states, data, on_result, before)
                 raise
             if following is not None:
                 item, slots = following
@@ -185,7 +208,8 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                     made = model.fn(*model.args) if isinstance(model, Load) else model
                     share = threads_per_worker(machine_workers(), 2)
                     budget.enter_context(thread_budget(share))
-                    submit, beside = _forward_side(budget, forward, made, apart and forward_forks())
+                    submit, beside = _forward_side(budget, forward, made, apart and forward_forks(),
+                                                   None if lend is None else lend[0])
                     ahead = FORKED_AHEAD if beside.forked else 1
                     if slot_data is not None:
                         data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
@@ -194,12 +218,12 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                     prepare()
             if following is None and idle is not None and beside is not None and beside.forked:
                 if g == len(held):                         # no group certified yet: the first one first
-                    _certify_group(held.popleft(), certify, states, data, on_result)
+                    _certify_group(held.popleft(), certify, states, data, on_result, before)
                 # over there, after its last forward task: a task that waits for it (Dask ran a task
                 # given after the last forward task before it, whatever its priority)
                 early = beside(_after, held[-1][2], idle) if held else beside(idle)
             while held and (len(held) > ahead or following is None):
-                _certify_group(held.popleft(), certify, states, data, on_result)
+                _certify_group(held.popleft(), certify, states, data, on_result, before)
             if following is None:
                 if finish is not None and beside is not None:
                     finish(beside, early.result() if early is not None else idle() if idle is not None else None)
@@ -211,8 +235,8 @@ def _after(_done, fn):
     return fn()
 
 
-#: ``{token: (forward, model)}``: filled in this process just before a forward worker is forked
-#: from it (:func:`_forward_side`), which so inherits the model; emptied when that run ends
+#: ``{token: (forward, model, lend)}``: filled in this process just before a forward worker is
+#: forked from it (:func:`_forward_side`), which so inherits the model; emptied when that run ends
 _FORKED: dict = {}
 
 
@@ -221,8 +245,14 @@ def _forked_forward(item, token):
     if token not in _FORKED:
         raise RuntimeError("the forward worker was started again without the model (it had died); the texts "
                            "finished so far are written: rerun with --resume")
-    forward, model = _FORKED[token]
+    forward, model, _ = _FORKED[token]
     return forward(item, model)
+
+
+def _forked_lend(pieces, chosen, token):
+    """A lend task in a forked forward worker: the run's ``lend`` function (inherited) on the
+    pieces ``chosen`` of a group that worker forwarded (``pieces``: still held there)."""
+    return [_FORKED[token][2](pieces[i]) for i in chosen]
 
 
 def forward_forks() -> bool:
@@ -259,7 +289,7 @@ def _forked_worker_plugin():
     return ForkedWorker()
 
 
-def _forward_side(stack, forward, model, forked: bool):
+def _forward_side(stack, forward, model, forked: bool, lend=None):
     """``(submit, beside)``: ``submit(item) -> future`` of ``forward(item, model)``, run beside
     this thread's certification; ``beside(fn, *args) -> future`` runs ``fn(*args)`` on the same
     side when it is a forked worker (``beside.forked``), else here, now.
@@ -270,7 +300,9 @@ def _forward_side(stack, forward, model, forked: bool):
     certification, and each of the many small torch calls of a forward pass waits for it
     (MiniLM's 100 texts on two cores: 4 s of forward passes took 9 s beside certification).  One
     thread is also what makes the fork safe: GNU OpenMP, which torch uses, hangs in a forked
-    child that starts a team of threads after its parent ran one.  Otherwise a second thread."""
+    child that starts a team of threads after its parent ran one.  Otherwise a second thread.
+    ``beside.lend(task, chosen) -> future``: ``lend(piece)`` there for the pieces ``chosen`` of a
+    forward task's group (None without ``lend`` or a fork)."""
     if forked:
         import logging
         import uuid
@@ -282,7 +314,7 @@ def _forward_side(stack, forward, model, forked: bool):
         from .threads import worker_environment
 
         token = uuid.uuid4().hex
-        _FORKED[token] = (forward, model)
+        _FORKED[token] = (forward, model, lend)
         stack.callback(_FORKED.pop, token, None)
         # no dashboard, so no use for the worker's profiler: it samples the task's stack every 10 ms
         with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
@@ -298,6 +330,7 @@ def _forward_side(stack, forward, model, forked: bool):
             return client.submit(fn, *args, pure=False)
 
         beside.forked = True
+        beside.lend = lend and (lambda task, chosen: client.submit(_forked_lend, task, chosen, token, pure=False))
         return (lambda item: client.submit(_forked_forward, item, token, pure=False)), beside
     from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -308,15 +341,14 @@ def _forward_side(stack, forward, model, forked: bool):
         done.set_result(fn(*args))
         return done
 
-    here.forked = False
+    here.forked, here.lend = False, None
     return (lambda item: pool.submit(forward, item, model)), here
 
 
-def _certify_group(held, certify, states, data, on_result) -> None:
+def _certify_group(held, certify, states, data, on_result, before) -> None:
     g, slots, task = held
-    pieces = task.result()
-    for j, (piece, slot) in enumerate(zip(pieces, slots)):
-        on_result(g, j, certify(piece, states[slot]) if data is None else certify(piece, states[slot], data[slot]))
+    for j, (piece, slot) in enumerate(zip(task.result(), slots)):
+        on_result(g, j, certify(before(g, j, piece), states[slot], *(() if data is None else (data[slot],))))
 
 
 def _distributed(ctx, forward, certify, groups, model, states, on_result, waiting, slot_data=None) -> dict:
@@ -431,7 +463,8 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
 def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, context: ExecutionContext, model,
                  states=(), on_result: Callable[[int, int, object], None], waiting: int = WAITING_GROUPS,
                  slot_data=None, prepare: Callable[[], None] | None = None, apart: bool = False,
-                 idle: Callable[[], None] | None = None, finish: Callable | None = None) -> dict:
+                 idle: Callable[[], None] | None = None, finish: Callable | None = None,
+                 lend: tuple | None = None) -> dict:
     """Run ``groups`` through the two stages (see the module docstring).
 
     ``groups`` yields ``(item, slots)``: ``forward(item, model)`` returns one piece per
@@ -453,9 +486,14 @@ def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, cont
     last forward task and once the first group is certified here (while this process certifies
     the last groups), or else here after the last group; then ``finish(beside, idle's result)``
     runs here, where ``beside(fn, *args) -> future`` runs ``fn(*args)`` on the forked forward
-    side, or here at once without one.
+    side, or here at once without one.  ``lend``: ``(help_with, attach, batch)``, for a forked
+    forward side with time to spare: whenever it has nothing to do, it is handed ``batch`` pieces
+    of the newest forwarded group, last first, and computes ``help_with(piece)`` for each (a
+    module-level function, inherited by the fork); a piece whose help came back in time is
+    certified as ``attach(piece, help)``, any other as it is.  Which side computed what depends
+    on timing, so the help must be what certification would compute itself.
     """
     if context.in_process:
         return _in_process(forward, certify, groups, model, list(states), on_result, slot_data, prepare, apart,
-                           idle, finish)
+                           idle, finish, lend)
     return _distributed(context, forward, certify, groups, model, list(states), on_result, waiting, slot_data)
