@@ -402,3 +402,53 @@ def test_a_kept_cache_hands_no_coverage_to_the_forked_side(bert, tmp_path, monke
     corpus_run.certify_corpus(loaded, tokenizer, _corpus(tmp_path), tmp_path / "again", workers=1, head_cache=cache,
                               batch_size=1)
     assert carried == [0] * 6
+
+
+def test_a_forked_forward_side_with_time_to_spare_is_lent_the_free_answers_of_key_heads(tmp_path, monkeypatch):
+    """A decoder run of several groups in this process on two cores (Linux): whenever its forked
+    forward side has nothing to do, it makes the free answers of later pieces' key heads (the
+    certificate, uniform attention, the causal record); the pieces whose answers came back in
+    time carry them, their key heads' free certificates are not made here again, and the files
+    are those of the run with the forward passes in a thread."""
+    import sys
+    import time
+
+    import lnproofs.execution.pipeline as pipeline
+    import lnproofs.models.corpus_run as corpus_run
+    import lnproofs.models.text_heads as text_heads
+    from bad_inputs.models import _word_tokenizer
+    from lnproofs.execution import cluster
+    from tiny_decoders import tiny_decoder
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the forward worker is forked on Linux only")
+    monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
+    tiny_decoder("llama", tmp_path / "llama", positions=64)            # 2 key heads for 4 query heads
+    _word_tokenizer(tmp_path / "llama")
+    helped, made_here, real_piece, real_free = [], [], corpus_run._certify_piece, text_heads._free_results
+
+    def piece(item, state, template):                   # slow enough that the forward side waits
+        helped.append(sorted(item[3].get("free", {})))
+        time.sleep(0.05)
+        return real_piece(item, state, template)
+
+    def free_here(keys):
+        made_here.append(len(keys))
+        return real_free(keys)
+
+    monkeypatch.setattr(corpus_run, "_certify_piece", piece)
+    monkeypatch.setattr(text_heads, "_free_results", free_here)
+    loaded, tokenizer = load_model(tmp_path / "llama"), load_tokenizer(tmp_path / "llama", None)
+    corpus = _corpus(tmp_path, TEXTS * 3)
+    corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / "lent", workers=1, batch_size=2, progress=False)
+    lent = [h for h in helped if h]
+    assert len(helped) == 18 and lent and all(h == [0, 1] for h in lent)
+    assert len(made_here) == 2 * (18 - len(lent))
+    monkeypatch.setattr(pipeline, "forward_forks", lambda: False)
+    corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / "thread", workers=1, batch_size=2, progress=False)
+    files = sorted(p.relative_to(tmp_path / "lent") for p in (tmp_path / "lent").rglob("*") if p.is_file())
+    assert len(files) > 10
+    assert files == sorted(p.relative_to(tmp_path / "thread") for p in (tmp_path / "thread").rglob("*") if p.is_file())
+    for name in files:
+        if name.suffix != ".png":                                # figures: matplotlib's own bytes
+            assert (tmp_path / "lent" / name).read_bytes() == (tmp_path / "thread" / name).read_bytes(), name

@@ -31,7 +31,7 @@ from .corpus_figures import tables_and_figures, tokens_figure
 from .corpus_heads import _write_json
 from .head_sets import HeadSets, narrow_exactly
 from .table import write_rows
-from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name
+from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name, key_head_answers
 
 __all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "PARALLEL_MIN_CORES", "FORWARD_BATCH", "HeadSets",
            "resolve_model_device", "device_problem", "certify_corpus", "sliding_limit"]
@@ -181,6 +181,7 @@ def _certify_piece(piece, state, template):
     if "coverage" in fields:                            # made beside the first forward pass
         sets.given_coverage(layer, fields.pop("coverage"))
     made = fields.pop("outputs", None)                  # made beside the forward pass
+    lent = fields.pop("free", None)                     # made there while it had time (_lent_free)
     cap = _widen(template, fields, sets)
     if options.pop("fold", False):
         from .folding import fold_capture
@@ -191,7 +192,18 @@ def _certify_piece(piece, state, template):
     # over more threads, and the files must not depend on the process that certified
     with sets.one_blas_thread():
         return number, layer, certify_text({layer: cap}, ids, number, None, [layer], heads, sets,
-                                           outputs={layer: made} if made else None, **options)
+                                           outputs={layer: made} if made else None,
+                                           made_free={layer: lent} if lent else None, **options)
+
+
+def _lent_free(templates, layers, heads, options, piece):
+    """Lent to a forked forward side with time to spare: the free answers of the piece's key
+    heads (:func:`~.text_heads.key_head_answers`; the keys come with the piece, as here), which
+    come back as its field ``free``."""
+    from dataclasses import replace
+
+    cap = replace(templates[layers.index(piece[1])], **{name: piece[3][name] for name in PER_TEXT})
+    return key_head_answers(cap, heads, uniform=options["uniform"], causal=options["causal"])
 
 
 def resolve_model_device(device) -> str:
@@ -283,6 +295,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
 
     from ..execution import (Load, check_model_workers, machine_workers, open_client, resolve_model_workers,
                              resolve_workers, run_pipeline)
+    from ..execution.pipeline import forward_forks
     from ..io.corpus import count_texts
     from .extract import capture_layers
 
@@ -403,8 +416,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             started = True
             templates = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers)
             _write_params(out / "params.npz", templates, fold)
-            state = (cache, heads, text_options)          # small: every worker holds it
-            states = [state] * len(layers)
+            states = [(cache, heads, text_options)] * len(layers)      # small: every worker holds them
             if ctx.in_process:
                 model, slot_data = loaded, [_compact(templates[layer]) for layer in layers]
             else:
@@ -415,9 +427,8 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                 else:
                     model = Load(_worker_model, loaded.path, loaded.dtype, device, config)
             bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
-            # a forked forward side makes the norm outputs' certificates and the later layers' coverage
-            from ..execution.pipeline import forward_forks
-
+            # a forked forward side makes the norm outputs' certificates and the later layers' coverage;
+            # with causal answers (certification outweighs the forward passes) key heads' free answers
             apart = total > max(1, int(batch_size))      # several groups: a forked forward side pays
             if ctx.in_process and apart and not fold and forward_forks():
                 handed["outputs"] = True
@@ -427,7 +438,10 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                                   states=states, on_result=on_piece, slot_data=slot_data,
                                   prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed["cover"] or {}),
                                   apart=apart, idle=partial(tokens_figure, out),
-                                  finish=lambda beside, drawn: ended.update(tables_and_figures(out, beside, (drawn,))))
+                                  finish=lambda beside, drawn: ended.update(tables_and_figures(out, beside, (drawn,))),
+                                  lend=(partial(_lent_free, slot_data, layers, heads, text_options),
+                                        lambda piece, made: (*piece[:3], {**piece[3], "free": made}),
+                                        2 * len(layers)) if handed["outputs"] and causal else None)
     finally:
         if bar is not None:
             bar.close()

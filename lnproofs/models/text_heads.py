@@ -32,7 +32,7 @@ from .corpus_heads import (_certificate, certificate_from_candidates, free_certi
 from .head_sets import realisable_results
 
 __all__ = ["TEXT_SCHEMA", "TEXT_SCHEMAS", "COVERAGE_SCHEMA", "COVERED_STATUS", "coverage_name", "covered_uniform",
-           "head_certificates", "certify_text"]
+           "head_certificates", "certify_text", "key_head_answers"]
 
 TEXT_SCHEMA = "lnproofs.model-text/4"
 #: the text schemas ``lnproofs check`` reads: /3 held a witness for every selectable free key
@@ -58,6 +58,31 @@ def _free_results(keys) -> dict:
     """The free certificate of a key head: each key's least-squares interpolating query first
     (one solve for all), checked exactly; the engine for the keys that leaves."""
     return certificate_from_candidates(keys, lambda: interpolating_queries(keys, np.arange(len(keys))))
+
+
+def _free_uniform(keys, uniform: str, diffs) -> dict:
+    from ..propose.uniform import uniform_attention
+
+    if uniform == "none":
+        return {"status": "skipped"}
+    return uniform_attention(keys, compact=True, differences=diffs).to_json()
+
+
+def key_head_answers(cap, heads, *, uniform="both", causal=True) -> dict:
+    """``{key head: answers}``: what :func:`certify_text` finds from a key head's keys alone, for
+    every key head that ``heads`` read (its keys from the first head reading it): the free
+    certificate (:func:`_free_results`), free uniform attention and, for decoders, the free
+    causal record (:func:`.text_causal.free_record`); as ``made_free`` takes them."""
+    from .text_causal import free_record
+
+    made = {}
+    for head in heads:
+        if cap.key_head(head) not in made:
+            keys = cap.rotated_keys(head)
+            free = _free_results(keys)
+            made[cap.key_head(head)] = {"free": free, "uniform": _free_uniform(keys, uniform, _lazy_differences(keys)),
+                                        "causal": free_record(keys, free) if causal and cap.causal else None}
+    return made
 
 
 def _lazy_differences(keys):
@@ -95,13 +120,14 @@ def covered_uniform(free_uniform: dict, ref: dict) -> dict:
 
 
 def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | None = None,
-                      last_map=None) -> tuple[dict, dict]:
+                      last_map=None, made=None) -> tuple[dict, dict]:
     """``(free, realisable)`` certificates (JSON) of ``keys`` under one query head: ``head_set``
     the head's :meth:`HeadSets.get <lnproofs.models.head_sets.HeadSets.get>` entry, ``ref``
     the realisable set's reference, ``cover`` its coverage evidence (or None), ``last`` the set
     the realisable answers are about (with rotary positions, at the query position) and
     ``last_map`` its exact map when held (:meth:`HeadSets.at_map`);
-    ``shared``: what an earlier head reading the same key head left (its free certificate)."""
+    ``shared``: what an earlier head reading the same key head left (its free certificate);
+    ``made``: the key head's :func:`_free_results`, made elsewhere from the same keys (or None)."""
     from ..propose.querysets.layernorm_fast import certify_results_fast
 
     kind, qs, qmap, basis, H = head_set
@@ -110,18 +136,21 @@ def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | Non
         results = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
         free = shared["free"] if shared else free_certificate(keys, results, H, basis[2])
         return free, _certificate(T, d, ref, results)
-    free = shared["free"] if shared else _free_results(keys)
+    free = shared["free"] if shared else made if made is not None else _free_results(keys)
     if cover is not None:
         return free, _covered(free, ref, cover, shared)
     return free, _certificate(T, d, ref, realisable_results(keys, last, kind, query_map=last_map))
 
 
-def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True, outputs=None):
+def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True, outputs=None,
+                 made_free=None):
     """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
     the table rows, one per (layer, head, position), as columns (name -> list of values, the
     table's columns but ``token``), and the arrays the certificates are about.  ``outputs``:
     ``{layer: certificate}``, norm outputs certificates made already (by
-    :func:`~.corpus_heads.outputs_certificate` from the same outputs, on the forward side)."""
+    :func:`~.corpus_heads.outputs_certificate` from the same outputs, on the forward side);
+    ``made_free``: ``{layer: {key head: answers}}``, what :func:`key_head_answers` made from the
+    same keys (its free causal record is used with its own free certificate only)."""
     from ..propose.uniform import uniform_attention
     from .text_causal import CAUSAL_COLUMNS, causal_section
 
@@ -151,18 +180,19 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             # with rotary positions, the set at the last query position (which sees every key)
             positioned = cap.rotary and kind != "layernorm"
             last, last_map = sets.at_map(cap, head, T - 1) if positioned and cover is None else (qs, qmap)
+            lent = None if shared else (made_free or {}).get(layer, {}).get(g)
             free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared,
-                                                 last_map)
+                                                 last_map, lent and lent["free"])
             if shared is None:
                 # the integer key differences, once per key head and only if a uniform question reads them
                 diffs = _lazy_differences(keys)
-                uni_free = (uniform_attention(keys, compact=True, differences=diffs).to_json()
-                            if uniform != "none" else {"status": "skipped"})
                 # a key with a twin of the same token id: equal rows (a zero of either sign as 0.0)
                 pairs = list(zip(row_classes(keys)[1].tolist(), tokens))
                 same = Counter(pairs)
-                shared = by_key_head[g] = {"head": head, "free": free, "uniform": uni_free, "diffs": diffs,
-                                           "causal": None, "keys": keys, "ties": [same[p] > 1 for p in pairs]}
+                shared = by_key_head[g] = {"head": head, "free": free, "diffs": diffs, "keys": keys,
+                                           "uniform": lent["uniform"] if lent else _free_uniform(keys, uniform, diffs),
+                                           "causal": lent["causal"] if lent and free is lent["free"] else None,
+                                           "ties": [same[p] > 1 for p in pairs]}
                 arrays[f"keys_l{layer}_kv{g}"] = keys
             uni_real = {"status": "skipped"}
             if uniform == "both" and cover is not None and shared["uniform"]["status"] in COVERED_UNIFORM:
