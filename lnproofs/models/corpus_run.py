@@ -427,8 +427,8 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                 else:
                     model = Load(_worker_model, loaded.path, loaded.dtype, device, config)
             bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
-            # a forked forward side makes the norm outputs' certificates and the later layers' coverage;
-            # with causal answers (certification outweighs the forward passes) key heads' free answers
+            # a forked forward side makes the norm outputs' certificates and the later layers' coverage,
+            # and key heads' free answers whenever it would wait (decoders: half of every group)
             apart = total > max(1, int(batch_size))      # several groups: a forked forward side pays
             if ctx.in_process and apart and not fold and forward_forks():
                 handed["outputs"] = True
@@ -441,7 +441,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                                   finish=lambda beside, drawn: ended.update(tables_and_figures(out, beside, (drawn,))),
                                   lend=(partial(_lent_free, slot_data, layers, heads, text_options),
                                         lambda piece, made: (*piece[:3], {**piece[3], "free": made}),
-                                        2 * len(layers)) if handed["outputs"] and causal else None)
+                                        2 * len(layers)) if handed["outputs"] else None)
     finally:
         if bar is not None:
             bar.close()
