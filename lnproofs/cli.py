@@ -23,7 +23,7 @@ import warnings
 
 from .kernel.errors import LnproofsError
 
-__all__ = ["main", "console", "COLLECTOR_THRESHOLDS", "build_parser", "COMMANDS", "INTERNAL_ERROR"]
+__all__ = ["main", "console", "build_parser", "COMMANDS", "INTERNAL_ERROR"]
 
 #: the exit status of an internal error (a bug of ours), apart from 0, 1 (refuted) and 2 (bad input)
 INTERNAL_ERROR = 3
@@ -92,8 +92,6 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
-#: the program's collector thresholds (Python's are 700, 10, 10): see :func:`console`
-COLLECTOR_THRESHOLDS = (10_000, 10, 10)
 
 
 def console(argv: list[str] | None = None) -> None:
@@ -101,7 +99,8 @@ def console(argv: list[str] | None = None) -> None:
 
     The program owns its process, so it sets the cyclic garbage collector for a long run:
     young objects are looked at after 10,000 allocations rather than 700
-    (:data:`COLLECTOR_THRESHOLDS`).  Each collection of the oldest objects walks every module
+    (:data:`lnproofs.execution.collector.COLLECTOR_THRESHOLDS`; a run in this process also
+    freezes what exists when it starts, :func:`~lnproofs.execution.collector.collector_budget`).  Each collection of the oldest objects walks every module
     imported so far (torch, transformers, matplotlib: 60,000 to 170,000 objects), and with
     Python's thresholds a MiniLM corpus run made eight of them, a second in all; with these,
     none, and the collector's whole share fell from 1.3 s to 0.3 s.  Before the exit every
@@ -109,6 +108,8 @@ def console(argv: list[str] | None = None) -> None:
     model, torch and the run's results again just before the system frees it all (another
     second after a model run).  Files are closed by the commands themselves; standard output
     and error are flushed by the exit as always."""
+    from .execution.collector import COLLECTOR_THRESHOLDS
+
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
     status = main(argv)
     gc.freeze()

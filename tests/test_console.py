@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import lnproofs.cli as cli
+from lnproofs.execution.collector import COLLECTOR_THRESHOLDS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,7 +30,7 @@ def test_console_exits_with_mains_status_after_freezing(monkeypatch, status):
     with pytest.raises(SystemExit) as stop:
         cli.console(["derive"])
     assert stop.value.code == status
-    assert calls == [("threshold", cli.COLLECTOR_THRESHOLDS), ("main", ["derive"], gc.get_threshold()), ("freeze",)]
+    assert calls == [("threshold", COLLECTOR_THRESHOLDS), ("main", ["derive"], gc.get_threshold()), ("freeze",)]
 
 
 def test_the_program_runs_with_its_collector_thresholds():
@@ -40,7 +41,7 @@ def test_the_program_runs_with_its_collector_thresholds():
              "cli.console([])\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
-    assert out.returncode == 0 and json.loads(out.stdout) == list(cli.COLLECTOR_THRESHOLDS) != list(gc.get_threshold())
+    assert out.returncode == 0 and json.loads(out.stdout) == list(COLLECTOR_THRESHOLDS) != list(gc.get_threshold())
 
 
 def test_the_installed_program_and_python_m_run_console():

@@ -122,3 +122,30 @@ def test_a_pool_loaded_inside_the_budget_starts_at_the_budget_and_leaves_at_its_
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
     inside, after, variable, cores = json.loads(out.stdout)
     assert inside == [1] and after == [cores] and variable is None
+
+
+def test_a_run_in_this_process_holds_the_collector_budget():
+    """Inside a run in this process the collector's first threshold is at least 10,000 and the
+    objects that existed at its start are frozen; after it, both are as before; a freeze made
+    before the run is left as it was."""
+    import gc
+
+    from lnproofs.execution import ExecutionContext, run_pipeline
+    from lnproofs.execution.collector import COLLECTOR_THRESHOLDS, collector_budget
+
+    if gc.get_freeze_count():
+        pytest.skip("objects of this process are frozen already")
+    before, seen = gc.get_threshold(), []
+    run_pipeline(lambda item, model: [item], lambda piece, state: (gc.get_threshold(), gc.get_freeze_count() > 0),
+                 ((g, [0]) for g in range(2)), context=ExecutionContext(None, 1), model=object(), states=[None],
+                 on_result=lambda g, j, result: seen.append(result))
+    inside = (max(before[0], COLLECTOR_THRESHOLDS[0]), *before[1:])
+    assert seen == [(inside, True)] * 2 and gc.get_threshold() == before and gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_budget():
+            assert gc.get_freeze_count() == frozen and gc.get_threshold() == inside
+        assert gc.get_freeze_count() == frozen and gc.get_threshold() == before
+    finally:
+        gc.unfreeze()

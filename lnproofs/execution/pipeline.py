@@ -157,15 +157,16 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
     """Every group in this process, in order: the forward tasks of the next groups run beside
     this group's certification (:func:`_forward_side`); at most two groups are held, or
     ``1 + FORKED_AHEAD`` with a forked forward side.  The two sides share the cores: from the
-    model's loading to the end, torch and BLAS get half of them each
-    (:func:`~lnproofs.execution.threads.thread_budget`; one each on two cores), as two workers
-    would.  ``prepare()`` runs once, here, while the first forward task runs.  A group the
-    iterator cannot give (bad input) is raised after the groups before it are finished.
-    ``idle``, ``finish`` and ``lend``: see :func:`run_pipeline`."""
+    model's loading to the end, torch and BLAS get half of them each (:func:`.threads.thread_budget`;
+    one each on two cores), as two workers would; the collector leaves out the objects that exist
+    then (:func:`.collector.collector_budget`).  ``prepare()`` runs once, here, while the first
+    forward task runs.  A group the iterator cannot give (bad input) is raised after the groups
+    before it are finished.  ``idle``, ``finish`` and ``lend``: see :func:`run_pipeline`."""
     from collections import deque
     from contextlib import ExitStack
 
     from .cluster import machine_workers
+    from .collector import collector_budget
     from .threads import thread_budget, threads_per_worker
 
     made, data, submit, beside, early, ahead = None, None, None, None, None, 1
@@ -206,8 +207,8 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                 item, slots = following
                 if made is None:
                     made = model.fn(*model.args) if isinstance(model, Load) else model
-                    share = threads_per_worker(machine_workers(), 2)
-                    budget.enter_context(thread_budget(share))
+                    budget.enter_context(collector_budget())
+                    budget.enter_context(thread_budget(threads_per_worker(machine_workers(), 2)))
                     submit, beside = _forward_side(budget, forward, made, apart and forward_forks(),
                                                    None if lend is None else lend[0])
                     ahead = FORKED_AHEAD if beside.forked else 1
