@@ -489,8 +489,8 @@ def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, cont
     runs here, where ``beside(fn, *args) -> future`` runs ``fn(*args)`` on the forked forward
     side, or here at once without one.  ``lend``: ``(help_with, attach, batch)``, for a forked
     forward side with time to spare: whenever it has nothing to do, it is handed ``batch`` pieces
-    of the newest forwarded group, last first, and computes ``help_with(piece)`` for each (a
-    module-level function, inherited by the fork); a piece whose help came back in time is
+    of the newest forwarded group, last first, and computes ``help_with(piece)`` for each (the
+    function travels by the fork, not by pickling); a piece whose help came back in time is
     certified as ``attach(piece, help)``, any other as it is.  Which side computed what depends
     on timing, so the help must be what certification would compute itself.
     """
