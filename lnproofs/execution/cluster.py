@@ -293,7 +293,9 @@ def open_client(workers=None, scheduler=None, *, worthwhile: bool = True, n_task
                     options = dict(spec["options"], resources={MODEL_RESOURCE: 1})
                     cluster.worker_spec[f"model-{i}"] = {"cls": spec["cls"], "options": options}
                 cluster.scale(count)
-            client = Client(cluster, set_as_default=False)
+            # results fetched from their workers: relayed by the scheduler, which runs here, each
+            # crossed this process's loopback twice
+            client = Client(cluster, set_as_default=False, direct_to_workers=True)
             try:
                 client.wait_for_workers(count)
                 if processes:

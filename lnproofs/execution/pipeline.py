@@ -296,10 +296,10 @@ def _forward_side(stack, forward, model, forked: bool, lend=None):
     side when it is a forked worker (``beside.forked``), else here, now.
 
     ``forked``: a one-worker local Dask cluster whose worker process is forked from this one
-    after the model is made, so it inherits the model (only the pieces it returns travel), and
-    runs one torch thread.  A second thread here would share the interpreter's lock with
-    certification, and each of the many small torch calls of a forward pass waits for it
-    (MiniLM's 100 texts on two cores: 4 s of forward passes took 9 s beside certification).  One
+    after the model is made, so it inherits the model (only the pieces it returns travel, fetched
+    from it directly), and runs one torch thread.  A second thread here would share the
+    interpreter's lock with certification, and each small torch call of a forward pass waits for
+    it (MiniLM's 100 texts on two cores: 4 s of forward passes took 9 s beside certification).  One
     thread is also what makes the fork safe: GNU OpenMP, which torch uses, hangs in a forked
     child that starts a team of threads after its parent ran one.  Otherwise a second thread.
     ``beside.lend(task, chosen) -> future``: ``lend(piece)`` there for the pieces ``chosen`` of a
@@ -323,7 +323,7 @@ def _forward_side(stack, forward, model, forked: bool, lend=None):
                               "distributed.worker.profile.enabled": False}):
             cluster = stack.enter_context(LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                                        dashboard_address=None, silence_logs=logging.CRITICAL))
-        client = stack.enter_context(Client(cluster, set_as_default=False))
+        client = stack.enter_context(Client(cluster, set_as_default=False, direct_to_workers=True))
         client.register_plugin(_local_worker_plugin(1))
         client.register_plugin(_forked_worker_plugin())
 
