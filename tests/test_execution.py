@@ -76,8 +76,7 @@ def test_one_worker_starts_no_cluster():
 def test_a_local_clusters_results_come_from_their_workers_directly():
     """Results are fetched from the worker that holds them: relayed by the scheduler, which runs
     in this process, each crossed this process's loopback twice (a MiniLM corpus on two workers:
-    429 MB sent by this process, against 2 MB fetched directly).  A forked forward side's client
-    does the same."""
+    429 MB sent by this process, against 2 MB fetched directly)."""
     with open_client(2) as ctx:
         assert ctx.client.direct_to_workers is True
         assert ctx.client.submit(_square_plus, 3).result() == 9
