@@ -36,6 +36,16 @@ def _corpus(tmp_path, texts=TEXTS):
     return path
 
 
+def _same_files(one, two):
+    """Two runs' folders hold the same files (more than ten), byte for byte but the figures
+    (matplotlib's own bytes)."""
+    files = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(two) for p in two.rglob("*") if p.is_file()) and len(files) > 10
+    for name in files:
+        if name.suffix != ".png":
+            assert (one / name).read_bytes() == (two / name).read_bytes(), name
+
+
 def _reference_statuses(loaded, tokenizer, text, layers, heads):
     from lnproofs.propose.certification import certify
     from reference.layernorm_reference import reference_results
@@ -328,11 +338,7 @@ def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_pat
     monkeypatch.setattr(corpus_run, "_prepare_heads", lambda *args: None)
     lazy = tmp_path / "lazy"
     assert cli(["certify-model", bert, "--corpus", corpus, "--out", lazy, "--quiet", "--workers", "1"]).status == 0
-    files = sorted(p.relative_to(made) for p in made.rglob("*") if p.is_file())
-    assert files == sorted(p.relative_to(lazy) for p in lazy.rglob("*") if p.is_file()) and len(files) > 10
-    for name in files:
-        if name.suffix != ".png":                                # figures: matplotlib's own bytes
-            assert (made / name).read_bytes() == (lazy / name).read_bytes(), name
+    _same_files(made, lazy)
 
 
 def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_files(bert, tmp_path,
@@ -371,13 +377,8 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
     assert runs["forked"] == ([linux] * 6, [(0, 1, [0, 1, 2, 3])] if linux else [], [linux] * 6)
     assert runs["one group"] == ([False] * 6, [], [False] * 6) and forked == outputs == [False] * 6
     assert not any(c[2] for c in carried)
-    files = sorted(p.relative_to(tmp_path / "forked") for p in (tmp_path / "forked").rglob("*") if p.is_file())
-    assert len(files) > 10
     for other in ("thread", "one group"):
-        assert files == sorted(p.relative_to(tmp_path / other) for p in (tmp_path / other).rglob("*") if p.is_file())
-        for name in files:
-            if name.suffix != ".png":                                # figures: matplotlib's own bytes
-                assert (tmp_path / "forked" / name).read_bytes() == (tmp_path / other / name).read_bytes(), name
+        _same_files(tmp_path / "forked", tmp_path / other)
 
 
 def test_a_kept_cache_hands_no_coverage_to_the_forked_side(bert, tmp_path, monkeypatch):
@@ -446,9 +447,4 @@ def test_a_forked_forward_side_with_time_to_spare_is_lent_the_free_answers_of_ke
     assert len(made_here) == 2 * (18 - len(lent))
     monkeypatch.setattr(pipeline, "forward_forks", lambda: False)
     corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / "thread", workers=1, batch_size=2, progress=False)
-    files = sorted(p.relative_to(tmp_path / "lent") for p in (tmp_path / "lent").rglob("*") if p.is_file())
-    assert len(files) > 10
-    assert files == sorted(p.relative_to(tmp_path / "thread") for p in (tmp_path / "thread").rglob("*") if p.is_file())
-    for name in files:
-        if name.suffix != ".png":                                # figures: matplotlib's own bytes
-            assert (tmp_path / "lent" / name).read_bytes() == (tmp_path / "thread" / name).read_bytes(), name
+    _same_files(tmp_path / "lent", tmp_path / "thread")
