@@ -1,0 +1,192 @@
+"""Benchmark: the operating system's share of the parallel commands, each in a fresh process timed
+from the outside over its whole process tree (target: system time under 10 % of user time).
+
+The commands, in turn, ``--repeats`` times (default 3), each run's rusage read with ``os.wait4``
+(what ``/usr/bin/time`` reads: the process and every worker it waited for):
+
+- ``load``: the fixed cost measured in the same run, a fresh process that does what
+  ``certify-model`` does before its first text (importing torch, transformers and the program,
+  loading all-MiniLM-L6-v2 and its tokenizer) and nothing else;
+- ``certify-model`` of all-MiniLM-L6-v2 over the 100 sentences of ``data/sentences.txt``,
+  ``--workers 1`` (this process and its forked forward worker) and ``--workers 2`` (a local
+  cluster of two worker processes);
+- ``certify KEYS --workers 2``: 20,000 Gaussian keys in 8 dimensions (seed 0);
+- ``reproduce majority --seeds 11 --steps 400 --no-3d --workers 2`` (two training runs);
+  with ``--majority-default`` also the default ``reproduce majority``, in the first turn only
+  (about 7 to 10 minutes a run).
+
+For each run: wall, user and system seconds, the share, minor page faults and involuntary
+context switches (a process preempted while it still had work: what oversubscribed threads
+cause).  For ``certify-model`` the share is also given beyond the fixed cost: the median
+``load`` run's user and system time subtracted from the command's (the workers of
+``--workers 2`` import and load again, so that figure still counts two loads).
+
+    python benchmarks/bench_system.py [--repeats 3] [--cases load,model1,model2,certify,majority]
+        [--majority-default] [--note "..."]
+
+Results: benchmarks/results/bench_system.{json,md}, with the load average before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_cli import compile_package, minilm_folder, texts_file  # noqa: E402
+
+# runs in a fresh interpreter: what certify-model does before its first text, and nothing else
+LOAD = """
+import sys
+import torch
+import lnproofs.cli
+from lnproofs.models.loading import load_model, load_tokenizer
+load_model(sys.argv[1])
+load_tokenizer(sys.argv[1])
+"""
+
+
+def commands(work: Path, cases: list[str], majority_default: bool) -> dict[str, list[str]]:
+    """Case name -> argv (of this interpreter: ``python -m lnproofs`` is the installed program)."""
+    import numpy as np
+
+    program = [sys.executable, "-m", "lnproofs"]
+    model, corpus = str(minilm_folder()), str(texts_file(100, work))
+    keys = work / "keys.npy"
+    np.save(keys, np.random.default_rng(0).standard_normal((20_000, 8)))
+    table = {
+        "load": [sys.executable, "-c", LOAD, model],
+        "model1": program + ["certify-model", model, "--corpus", corpus, "--workers", "1", "--quiet",
+                             "--out", str(work / "model1")],
+        "model2": program + ["certify-model", model, "--corpus", corpus, "--workers", "2", "--quiet",
+                             "--out", str(work / "model2")],
+        "certify": program + ["certify", str(keys), "--workers", "2", "--no-progress",
+                              "--out", str(work / "cert.json")],
+        "majority": program + ["reproduce", "majority", "--seeds", "11", "--steps", "400", "--no-3d",
+                               "--workers", "2", "--quiet", "--no-progress", "--out", str(work / "majority")],
+    }
+    chosen = {name: table[name] for name in cases}
+    if majority_default:
+        chosen["majority-default"] = program + ["reproduce", "majority", "--quiet", "--no-progress",
+                                                "--out", str(work / "majority-default")]
+    return chosen
+
+
+def timed(argv: list[str], work: Path) -> dict:
+    """One run in a fresh process: wall time from here, the tree's rusage from ``os.wait4``."""
+    for folder in ("model1", "model2", "majority", "majority-default"):    # every run starts afresh
+        shutil.rmtree(work / folder, ignore_errors=True)
+    for file in ("cert.json", "cert.json.partial.jsonl"):
+        (work / file).unlink(missing_ok=True)
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=work)
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} ... exited {process.returncode}: {stderr.decode()[-400:]}")
+    return {"wall_s": round(wall, 2), "user_s": round(usage.ru_utime, 2), "system_s": round(usage.ru_stime, 2),
+            "share": round(usage.ru_stime / usage.ru_utime, 3), "minor_faults": usage.ru_minflt,
+            "involuntary_switches": usage.ru_nivcsw}
+
+
+def same_run_files(out: Path) -> dict:
+    """The default Majority run's run files (losses, certificates, weights) against those committed
+    in ``reports/experiments/majority``: the findings are unchanged when every one is the same bytes."""
+    committed = HERE.parent / "reports" / "experiments" / "majority"
+    names = sorted(str(p.relative_to(committed)) for p in committed.glob("runs*/*") if p.is_file())
+    differ = [name for name in names
+              if not (out / "majority" / name).is_file()
+              or (out / "majority" / name).read_bytes() != (committed / name).read_bytes()]
+    return {"files": len(names), "differ": differ}
+
+
+def summary(runs: list[dict], load: dict | None) -> dict:
+    """Medians of ``runs``; beyond the fixed cost when ``load`` (the median load run) is given."""
+    med = {key: statistics.median(run[key] for run in runs)
+           for key in ("wall_s", "user_s", "system_s", "minor_faults", "involuntary_switches")}
+    out = dict(med, share=round(med["system_s"] / med["user_s"], 3), shares=[run["share"] for run in runs])
+    if load is not None:
+        user, system = med["user_s"] - load["user_s"], med["system_s"] - load["system_s"]
+        out["beyond_load"] = {"user_s": round(user, 2), "system_s": round(system, 2),
+                              "share": round(system / user, 3),
+                              "shares": [round((run["system_s"] - load["system_s"]) / (run["user_s"] - load["user_s"]), 3)
+                                         for run in runs]}
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cases", default="load,model1,model2,certify,majority")
+    parser.add_argument("--majority-default", action="store_true",
+                        help="also the default 'reproduce majority', in the first turn (about 7 to 10 minutes)")
+    parser.add_argument("--note", default="")
+    args = parser.parse_args()
+    compile_package()
+    cases = args.cases.split(",")
+    figures = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": platform.platform(), "cpus": os.cpu_count(),
+               "note": args.note, "repeats": args.repeats,
+               "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    work = Path(tempfile.mkdtemp(prefix="bench-system-"))
+    runs: dict[str, list[dict]] = {}
+    try:
+        argvs = commands(work, cases, args.majority_default)
+        for turn in range(args.repeats):            # in turn: the machine's state moves between runs
+            for name, argv in argvs.items():
+                if name == "majority-default" and turn:
+                    continue                         # minutes a run: the first turn only
+                runs.setdefault(name, []).append(timed(argv, work))
+                if name == "majority-default":
+                    runs[name][-1]["run_files"] = same_run_files(work / name)
+                print(name, turn, json.dumps(runs[name][-1]), flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
+    load = summary(runs["load"], None) if "load" in runs else None
+    figures["cases"] = {name: {"runs": case_runs,
+                               "median": summary(case_runs, load if name.startswith("model") else None)}
+                        for name, case_runs in runs.items()}
+    results = HERE / "results"
+    results.mkdir(exist_ok=True)
+    (results / "bench_system.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    labels = {"load": "import and load MiniLM only (the fixed cost)",
+              "model1": "`certify-model` MiniLM, 100 sentences, `--workers 1`",
+              "model2": "`certify-model` MiniLM, 100 sentences, `--workers 2`",
+              "certify": "`certify KEYS --workers 2` (20,000 Gaussian keys, d = 8)",
+              "majority": "`reproduce majority --seeds 11 --steps 400 --no-3d --workers 2`",
+              "majority-default": "`reproduce majority` (the default)"}
+    lines = [f"Load average {figures['load_average_before']} before, {figures['load_average_after']} after "
+             f"({figures['cpus']} CPUs); medians of {args.repeats} runs, each run's share in brackets.", "",
+             "| command | wall (s) | user (s) | system (s) | system / user | beyond the fixed cost | minor faults "
+             "| involuntary switches |", "|---|---|---|---|---|---|---|---|"]
+    for name, case in figures["cases"].items():
+        m = case["median"]
+        beyond = m.get("beyond_load")
+        extra = (f"{beyond['system_s']} / {beyond['user_s']} s: {beyond['share']:.1%} "
+                 f"({', '.join(f'{s:.1%}' for s in beyond['shares'])})" if beyond else "")
+        lines.append(f"| {labels[name]} | {m['wall_s']} | {m['user_s']} | {m['system_s']} | {m['share']:.1%} "
+                     f"({', '.join(f'{s:.1%}' for s in m['shares'])}) | {extra} | {m['minor_faults']:,} "
+                     f"| {m['involuntary_switches']:,} |")
+    for run in runs.get("majority-default", []):
+        files, differ = run["run_files"]["files"], run["run_files"]["differ"]
+        lines.append(f"\nThe default Majority run's {files} run files against those in `reports/experiments/majority/`: "
+                     + (f"{len(differ)} differ (first: {', '.join(differ[:5])})." if differ else "all the same bytes."))
+    (results / "bench_system.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
