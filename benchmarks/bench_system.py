@@ -90,13 +90,13 @@ def timed(argv: list[str], work: Path) -> dict:
     for file in ("cert.json", "cert.json.partial.jsonl"):
         (work / file).unlink(missing_ok=True)
     start = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=work)
-    stderr = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} ... exited {process.returncode}: {stderr.decode()[-400:]}")
+    with subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=work) as process:
+        stderr = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = code = os.waitstatus_to_exitcode(status)     # reaped here, not again by Popen
+    if code != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} ... exited {code}: {stderr.decode()[-400:]}")
     return {"wall_s": round(wall, 2), "user_s": round(usage.ru_utime, 2), "system_s": round(usage.ru_stime, 2),
             "share": round(usage.ru_stime / usage.ru_utime, 3), "minor_faults": usage.ru_minflt,
             "involuntary_switches": usage.ru_nivcsw}
