@@ -115,8 +115,9 @@ def same_run_files(out: Path) -> dict:
 
 def summary(runs: list[dict], load: dict | None) -> dict:
     """Medians of ``runs``; beyond the fixed cost when ``load`` (the median load run) is given."""
-    med = {key: statistics.median(run[key] for run in runs)
-           for key in ("wall_s", "user_s", "system_s", "minor_faults", "involuntary_switches")}
+    med = {key: round(statistics.median(run[key] for run in runs), 2) for key in ("wall_s", "user_s", "system_s")}
+    med.update({key: round(statistics.median(run[key] for run in runs))
+                for key in ("minor_faults", "involuntary_switches")})
     out = dict(med, share=round(med["system_s"] / med["user_s"], 3), shares=[run["share"] for run in runs])
     if load is not None:
         user, system = med["user_s"] - load["user_s"], med["system_s"] - load["system_s"]
