@@ -4,22 +4,27 @@ from the outside over its whole process tree (target: system time under 10 % of 
 The commands, in turn, ``--repeats`` times (default 3), each run's rusage read with ``os.wait4``
 (what ``/usr/bin/time`` reads: the process and every worker it waited for):
 
-- ``load``: the fixed cost measured in the same run, a fresh process that does what
-  ``certify-model`` does before its first text (importing torch, transformers and the program,
-  loading all-MiniLM-L6-v2 and its tokenizer) and nothing else;
+- ``load``: a fresh process that does what ``certify-model`` does before its first text
+  (importing torch, transformers and the program, loading all-MiniLM-L6-v2 and its tokenizer)
+  and nothing else: what every run of the model commands pays before any work of its own;
 - ``certify-model`` of all-MiniLM-L6-v2 over the 100 sentences of ``data/sentences.txt``,
   ``--workers 1`` (this process and its forked forward worker) and ``--workers 2`` (a local
-  cluster of two worker processes);
-- ``certify KEYS --workers 2``: 20,000 Gaussian keys in 8 dimensions (seed 0);
+  cluster of two worker processes, each loading the model again);
+- ``certify KEYS --workers 2``: 40,000 Gaussian keys in 8 dimensions (seed 0);
 - ``reproduce majority --seeds 11 --steps 400 --no-3d --workers 2`` (two training runs);
   with ``--majority-default`` also the default ``reproduce majority``, in the first turn only
   (about 7 to 10 minutes a run).
 
+Each of the last four has a small twin, run beside it in every turn: the same command, taking the
+same road (same workers, same loading, same cluster) over a tenth of the sentences, half the keys
+(20,000: the least that ``certify`` spreads over workers) or a tenth of the training steps.  The
+twin measures what the command costs before and around its work (imports, loading, the cluster's
+start and close, the report); the difference between the two runs of a turn is the system's share
+of the work itself, the part that grows with the input.
+
 For each run: wall, user and system seconds, the share, minor page faults and involuntary
 context switches (a process preempted while it still had work: what oversubscribed threads
-cause).  For ``certify-model`` the share is also given beyond the fixed cost: the median
-``load`` run's user and system time subtracted from the command's (the workers of
-``--workers 2`` import and load again, so that figure still counts two loads).
+cause).
 
     python benchmarks/bench_system.py [--repeats 3] [--cases load,model1,model2,certify,majority]
         [--majority-default] [--note "..."]
@@ -61,21 +66,36 @@ def commands(work: Path, cases: list[str], majority_default: bool) -> dict[str, 
     import numpy as np
 
     program = [sys.executable, "-m", "lnproofs"]
-    model, corpus = str(minilm_folder()), str(texts_file(100, work))
-    keys = work / "keys.npy"
-    np.save(keys, np.random.default_rng(0).standard_normal((20_000, 8)))
+    model = str(minilm_folder())
+    corpus, few = str(texts_file(100, work)), str(texts_file(10, work))
+    gauss = np.random.default_rng(0).standard_normal((40_000, 8))
+    np.save(work / "keys.npy", gauss)
+    np.save(work / "keys-small.npy", gauss[:20_000])
+
+    def model_run(texts: str, workers: str, out: str) -> list[str]:
+        return program + ["certify-model", model, "--corpus", texts, "--workers", workers, "--quiet",
+                          "--out", str(work / out)]
+
+    def certify(keys: str) -> list[str]:
+        return program + ["certify", str(work / keys), "--workers", "2", "--no-progress",
+                          "--out", str(work / "cert.json")]
+
+    def majority(steps: str) -> list[str]:
+        return program + ["reproduce", "majority", "--seeds", "11", "--steps", steps, "--no-3d", "--workers", "2",
+                          "--quiet", "--no-progress", "--out", str(work / "majority")]
+
     table = {
-        "load": [sys.executable, "-c", LOAD, model],
-        "model1": program + ["certify-model", model, "--corpus", corpus, "--workers", "1", "--quiet",
-                             "--out", str(work / "model1")],
-        "model2": program + ["certify-model", model, "--corpus", corpus, "--workers", "2", "--quiet",
-                             "--out", str(work / "model2")],
-        "certify": program + ["certify", str(keys), "--workers", "2", "--no-progress",
-                              "--out", str(work / "cert.json")],
-        "majority": program + ["reproduce", "majority", "--seeds", "11", "--steps", "400", "--no-3d",
-                               "--workers", "2", "--quiet", "--no-progress", "--out", str(work / "majority")],
+        "load": [[sys.executable, "-c", LOAD, model]],
+        "model1": [model_run(corpus, "1", "model1"), model_run(few, "1", "model1")],
+        "model2": [model_run(corpus, "2", "model2"), model_run(few, "2", "model2")],
+        "certify": [certify("keys.npy"), certify("keys-small.npy")],
+        "majority": [majority("400"), majority("40")],
     }
-    chosen = {name: table[name] for name in cases}
+    chosen = {}
+    for name in cases:
+        chosen[name] = table[name][0]
+        if len(table[name]) > 1:
+            chosen[f"{name}-small"] = table[name][1]
     if majority_default:
         chosen["majority-default"] = program + ["reproduce", "majority", "--quiet", "--no-progress",
                                                 "--out", str(work / "majority-default")]
@@ -112,18 +132,20 @@ def same_run_files(out: Path) -> dict:
     return {"files": len(names), "differ": differ}
 
 
-def summary(runs: list[dict], load: dict | None) -> dict:
-    """Medians of ``runs``; beyond the fixed cost when ``load`` (the median load run) is given."""
+def summary(runs: list[dict], small: list[dict] | None) -> dict:
+    """Medians of ``runs``; with ``small`` (the small twin's runs, turn by turn), also the share
+    of the difference, run by run and of the medians."""
     med = {key: round(statistics.median(run[key] for run in runs), 2) for key in ("wall_s", "user_s", "system_s")}
     med.update({key: round(statistics.median(run[key] for run in runs))
                 for key in ("minor_faults", "involuntary_switches")})
     out = dict(med, share=round(med["system_s"] / med["user_s"], 3), shares=[run["share"] for run in runs])
-    if load is not None:
-        user, system = med["user_s"] - load["user_s"], med["system_s"] - load["system_s"]
-        out["beyond_load"] = {"user_s": round(user, 2), "system_s": round(system, 2),
-                              "share": round(system / user, 3),
-                              "shares": [round((run["system_s"] - load["system_s"]) / (run["user_s"] - load["user_s"]), 3)
-                                         for run in runs]}
+    if small:
+        user = [run["user_s"] - twin["user_s"] for run, twin in zip(runs, small)]
+        system = [run["system_s"] - twin["system_s"] for run, twin in zip(runs, small)]
+        out["beyond_small"] = {"user_s": round(statistics.median(user), 2),
+                               "system_s": round(statistics.median(system), 2),
+                               "share": round(statistics.median(system) / statistics.median(user), 3),
+                               "shares": [round(s / u, 3) for s, u in zip(system, user)]}
     return out
 
 
@@ -153,26 +175,28 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    load = summary(runs["load"], None) if "load" in runs else None
-    figures["cases"] = {name: {"runs": case_runs,
-                               "median": summary(case_runs, load if name.startswith("model") else None)}
+    figures["cases"] = {name: {"runs": case_runs, "median": summary(case_runs, runs.get(f"{name}-small"))}
                         for name, case_runs in runs.items()}
     results = HERE / "results"
     results.mkdir(exist_ok=True)
     (results / "bench_system.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    labels = {"load": "import and load MiniLM only (the fixed cost)",
+    labels = {"load": "import and load MiniLM only",
               "model1": "`certify-model` MiniLM, 100 sentences, `--workers 1`",
+              "model1-small": "the same, 10 sentences",
               "model2": "`certify-model` MiniLM, 100 sentences, `--workers 2`",
-              "certify": "`certify KEYS --workers 2` (20,000 Gaussian keys, d = 8)",
+              "model2-small": "the same, 10 sentences",
+              "certify": "`certify KEYS --workers 2` (40,000 Gaussian keys, d = 8)",
+              "certify-small": "the same, 20,000 keys",
               "majority": "`reproduce majority --seeds 11 --steps 400 --no-3d --workers 2`",
+              "majority-small": "the same, `--steps 40`",
               "majority-default": "`reproduce majority` (the default)"}
     lines = [f"Load average {figures['load_average_before']} before, {figures['load_average_after']} after "
              f"({figures['cpus']} CPUs); medians of {args.repeats} runs, each run's share in brackets.", "",
-             "| command | wall (s) | user (s) | system (s) | system / user | beyond the fixed cost | minor faults "
+             "| command | wall (s) | user (s) | system (s) | system / user | beyond the small run | minor faults "
              "| involuntary switches |", "|---|---|---|---|---|---|---|---|"]
     for name, case in figures["cases"].items():
         m = case["median"]
-        beyond = m.get("beyond_load")
+        beyond = m.get("beyond_small")
         extra = (f"{beyond['system_s']} / {beyond['user_s']} s: {beyond['share']:.1%} "
                  f"({', '.join(f'{s:.1%}' for s in beyond['shares'])})" if beyond else "")
         lines.append(f"| {labels[name]} | {m['wall_s']} | {m['user_s']} | {m['system_s']} | {m['share']:.1%} "
