@@ -95,18 +95,17 @@ def main(argv: list[str] | None = None) -> int:
 def console(argv: list[str] | None = None) -> None:
     """The ``lnproofs`` program: :func:`main`, then the exit.
 
-    The program owns its process, so it sets the cyclic garbage collector for a long run:
-    young objects are looked at after 10,000 allocations rather than 700
+    The program owns its process, so it sets the cyclic garbage collector for a long run: young
+    objects are looked at after 10,000 allocations rather than 700
     (:data:`lnproofs.execution.collector.COLLECTOR_THRESHOLDS`; a run in this process also
     freezes what exists when it starts: :func:`~lnproofs.execution.collector.collector_budget`).
-    Each collection of the oldest objects walks every module
-    imported so far (torch, transformers, matplotlib: 60,000 to 170,000 objects), and with
-    Python's thresholds a MiniLM corpus run made eight of them, a second in all; with these,
-    none, and the collector's whole share fell from 1.3 s to 0.3 s.  Before the exit every
-    object is frozen (``gc.freeze``), so the interpreter's last collections do not walk the
-    model, torch and the run's results again just before the system frees it all (another
-    second after a model run).  Files are closed by the commands themselves; standard output
-    and error are flushed by the exit as always."""
+    Each collection of the oldest objects walks every module imported so far (torch,
+    transformers, matplotlib: 60,000 to 170,000 objects), and with Python's thresholds a MiniLM
+    corpus run made eight of them, a second in all; with these, none, and the collector's whole
+    share fell from 1.3 s to 0.3 s.  Before the exit every object is frozen (``gc.freeze``), so
+    the interpreter's last collections do not walk the model, torch and the run's results again
+    just before the system frees it all (another second after a model run).  Files are closed by
+    the commands themselves; standard output and error are flushed by the exit as always."""
     from .execution.collector import COLLECTOR_THRESHOLDS
 
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
