@@ -35,8 +35,10 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from bench_certify import gaussian, half_inside  # noqa: E402
 
 GENERATORS = {"gaussian": gaussian, "half-inside": half_inside, "layernorm": gaussian}
-DEFAULT = ("gaussian:64:32,gaussian:512:32,gaussian:64:64,gaussian:512:64,"
-           "half-inside:128:8,half-inside:512:32,half-inside:512:64,layernorm:64:32,layernorm:256:32")
+DEFAULT = (
+    "gaussian:64:32,gaussian:512:32,gaussian:64:64,gaussian:512:64,"
+    "half-inside:128:8,half-inside:512:32,half-inside:512:64,layernorm:64:32,layernorm:256:32"
+)
 
 
 def layernorm_set(d, seed):
@@ -46,8 +48,12 @@ def layernorm_set(d, seed):
 
     rng = np.random.default_rng(seed)
     n = 4 * d
-    return LayerNormQuerySet(rng.uniform(0.5, 1.5, n), rng.normal(size=n) * 0.3,
-                             rng.normal(size=(d, n)) / np.sqrt(n), rng.normal(size=d) * 24.0)
+    return LayerNormQuerySet(
+        rng.uniform(0.5, 1.5, n),
+        rng.normal(size=n) * 0.3,
+        rng.normal(size=(d, n)) / np.sqrt(n),
+        rng.normal(size=d) * 24.0,
+    )
 
 
 def _one_certification(keys, query_set):
@@ -75,22 +81,32 @@ def run_case(name, T, d, args) -> dict:
     qs = layernorm_set(d, args.seed) if name == "layernorm" else None
     full, causal, given = [], [], []
     record, made = {}, {}
-    for _ in range(args.repeat):                       # alternate: the machine's load hits both alike
+    for _ in range(args.repeat):  # alternate: the machine's load hits both alike
         full.append(_time(lambda: made.update(results=_one_certification(keys, qs))))
         causal.append(_time(lambda: record.update(causal_evidence(keys, qs))))
-        if qs is None:        # as certify-model runs it: the key head's free certificate is made anyway
+        if qs is None:  # as certify-model runs it: the key head's free certificate is made anyway
             results = [result_to_json(r) for r in made["results"]]
             given.append(_time(lambda: causal_evidence(keys, results=results)))
     found = stops(record)
     wall = min(t for t, _ in full), min(t for t, _ in causal)
     cpu = min(c for _, c in full), min(c for _, c in causal)
-    row = {"case": name, "T": T, "d": d, "certify_s": wall[0], "causal_s": wall[1], "ratio": wall[1] / wall[0],
-           "certify_cpu_s": cpu[0], "causal_cpu_s": cpu[1], "cpu_ratio": cpu[1] / cpu[0],
-           "causal_given_s": min(t for t, _ in given) if given else None,
-           "ratio_given": min(t for t, _ in given) / wall[0] if given else None,
-           "stopping": sum(isinstance(s, int) for s in found),
-           "never": found.count(None), "undecided": found.count("undecided"),
-           "record_bytes": len(json.dumps(record))}
+    row = {
+        "case": name,
+        "T": T,
+        "d": d,
+        "certify_s": wall[0],
+        "causal_s": wall[1],
+        "ratio": wall[1] / wall[0],
+        "certify_cpu_s": cpu[0],
+        "causal_cpu_s": cpu[1],
+        "cpu_ratio": cpu[1] / cpu[0],
+        "causal_given_s": min(t for t, _ in given) if given else None,
+        "ratio_given": min(t for t, _ in given) / wall[0] if given else None,
+        "stopping": sum(isinstance(s, int) for s in found),
+        "never": found.count(None),
+        "undecided": found.count("undecided"),
+        "record_bytes": len(json.dumps(record)),
+    }
     if T <= args.reference_upto:
         from reference_causal import reference_stops
 
@@ -102,27 +118,40 @@ def run_case(name, T, d, args) -> dict:
 
 
 def markdown(rows, meta) -> str:
-    lines = [f"# Causal prefixes in one pass ({meta['when']})", "",
-             f"{meta['cpus']} CPUs, {meta['platform']}, Python {meta['python']}; load before/after "
-             f"{meta['load_before']} / {meta['load_after']}; best of {meta['repeat']}, alternating. {meta['note']}", "",
-             "| keys | T | d | one certification (s) | causal (s) | ratio | CPU ratio | causal given the certificate "
-             "(s) | ratio | stop / never / undecided | record (kB) | per-prefix reference (s) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Causal prefixes in one pass ({meta['when']})",
+        "",
+        f"{meta['cpus']} CPUs, {meta['platform']}, Python {meta['python']}; load before/after "
+        f"{meta['load_before']} / {meta['load_after']}; best of {meta['repeat']}, alternating. {meta['note']}",
+        "",
+        "| keys | T | d | one certification (s) | causal (s) | ratio | CPU ratio | causal given the certificate "
+        "(s) | ratio | stop / never / undecided | record (kB) | per-prefix reference (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        ref = f"{r['reference_s']:.2f} ({'agrees' if r['reference_agrees'] else 'DIFFERS'})" if "reference_s" in r else "-"
-        given = (f"{r['causal_given_s']:.3f} | {r['ratio_given']:.2f}" if r.get("causal_given_s") is not None
-                 else "- | -")
-        lines.append(f"| {r['case']} | {r['T']} | {r['d']} | {r['certify_s']:.3f} | {r['causal_s']:.3f} | "
-                     f"{r['ratio']:.2f} | {r['cpu_ratio']:.2f} | {given} | {r['stopping']} / {r['never']} / "
-                     f"{r['undecided']} | {r['record_bytes'] / 1000:.0f} | {ref} |")
+        ref = (
+            f"{r['reference_s']:.2f} ({'agrees' if r['reference_agrees'] else 'DIFFERS'})"
+            if "reference_s" in r
+            else "-"
+        )
+        given = (
+            f"{r['causal_given_s']:.3f} | {r['ratio_given']:.2f}" if r.get("causal_given_s") is not None else "- | -"
+        )
+        lines.append(
+            f"| {r['case']} | {r['T']} | {r['d']} | {r['certify_s']:.3f} | {r['causal_s']:.3f} | "
+            f"{r['ratio']:.2f} | {r['cpu_ratio']:.2f} | {given} | {r['stopping']} / {r['never']} / "
+            f"{r['undecided']} | {r['record_bytes'] / 1000:.0f} | {ref} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default=DEFAULT,
-                        help="generator:T:d list (gaussian, half-inside; layernorm: Gaussian keys under a random "
-                             "LayerNorm query set)")
+    parser.add_argument(
+        "--cases",
+        default=DEFAULT,
+        help="generator:T:d list (gaussian, half-inside; layernorm: Gaussian keys under a random LayerNorm query set)",
+    )
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--reference-upto", type=int, default=0, help="time the per-prefix reference up to this T")
     parser.add_argument("--seed", type=int, default=0)
@@ -135,17 +164,29 @@ def main(argv=None):
         name, T, d = case.split(":")
         row = run_case(name, int(T), int(d), args)
         rows.append(row)
-        print(f"{name:12s} T={row['T']:5d} d={row['d']:3d}  certify {row['certify_s']:7.3f}s  causal "
-              f"{row['causal_s']:7.3f}s  ratio {row['ratio']:5.2f} (CPU {row['cpu_ratio']:5.2f})"
-              + (f"  given the certificate {row['ratio_given']:5.2f}" if row["ratio_given"] is not None else "")
-              + "  stop/never/undecided "
-              f"{row['stopping']}/{row['never']}/{row['undecided']}"
-              + (f"  reference {row['reference_s']:.2f}s ({'agrees' if row['reference_agrees'] else 'DIFFERS'})"
-                 if "reference_s" in row else ""), flush=True)
-    meta = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
-            "platform": platform.platform(), "python": platform.python_version(), "repeat": args.repeat,
-            "load_before": [round(x, 2) for x in load_before],
-            "load_after": [round(x, 2) for x in os.getloadavg()], "note": args.note}
+        print(
+            f"{name:12s} T={row['T']:5d} d={row['d']:3d}  certify {row['certify_s']:7.3f}s  causal "
+            f"{row['causal_s']:7.3f}s  ratio {row['ratio']:5.2f} (CPU {row['cpu_ratio']:5.2f})"
+            + (f"  given the certificate {row['ratio_given']:5.2f}" if row["ratio_given"] is not None else "")
+            + "  stop/never/undecided "
+            f"{row['stopping']}/{row['never']}/{row['undecided']}"
+            + (
+                f"  reference {row['reference_s']:.2f}s ({'agrees' if row['reference_agrees'] else 'DIFFERS'})"
+                if "reference_s" in row
+                else ""
+            ),
+            flush=True,
+        )
+    meta = {
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "repeat": args.repeat,
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "note": args.note,
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_causal.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")

@@ -71,13 +71,18 @@ def time_peer(fn, keys, sample, rng):
         verdicts[int(i)] = fn(keys, int(i))
     spent = time.perf_counter() - start
     total = spent / len(idx) * n
-    return {"keys_timed": int(len(idx)), "seconds_timed": spent, "seconds_all_keys": total,
-            "extrapolated": bool(len(idx) < n), "verdicts": verdicts}
+    return {
+        "keys_timed": int(len(idx)),
+        "seconds_timed": spent,
+        "seconds_all_keys": total,
+        "extrapolated": bool(len(idx) < n),
+        "verdicts": verdicts,
+    }
 
 
 def run_case(name, keys, args, rng):
-    from lnproofs.propose.certification import certify
     from lnproofs.certificates.check import check_certificate
+    from lnproofs.propose.certification import certify
 
     n, d = keys.shape
     start = time.perf_counter()
@@ -88,15 +93,23 @@ def run_case(name, keys, args, rng):
     t_check = time.perf_counter() - start
     import resource
 
-    row = {"case": name, "n": n, "d": d, "certify_s": t_cert, "check_s": t_check,
-           "checker_ok": report.ok, "summary": cert.summary,
-           "peak_rss_mb_so_far": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    row = {
+        "case": name,
+        "n": n,
+        "d": d,
+        "certify_s": t_cert,
+        "check_s": t_check,
+        "checker_ok": report.ok,
+        "summary": cert.summary,
+        "peak_rss_mb_so_far": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
     for peer, fn, sample in (("highs", highs_inside, args.highs_sample), ("cvxpy", cvxpy_inside, args.cvxpy_sample)):
         if sample <= 0:
             continue
         got = time_peer(fn, keys, sample, rng)
-        disagree = [i for i, inside in got.pop("verdicts").items()
-                    if inside != (cert[i].status in ("unselectable", "tie-only"))]
+        disagree = [
+            i for i, inside in got.pop("verdicts").items() if inside != (cert[i].status in ("unselectable", "tie-only"))
+        ]
         got["disagreements"] = len(disagree)
         got["ratio"] = got["seconds_all_keys"] / t_cert
         row[peer] = got
@@ -104,17 +117,26 @@ def run_case(name, keys, args, rng):
 
 
 def markdown(rows, meta):
-    lines = [f"# certify benchmark ({meta['when']})", "",
-             f"Machine: {meta['cpus']} CPUs, {meta['platform']}; load average before {meta['load_before']}, "
-             f"after {meta['load_after']}. {meta['note']}", "",
-             "| case | N | d | selectable / tie-only / unselectable / undecided | lnproofs certify (s) | "
-             "check (s) | HiGHS per key (s) | ratio | cvxpy per key (s) | ratio | disagreements (HiGHS, cvxpy) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# certify benchmark ({meta['when']})",
+        "",
+        f"Machine: {meta['cpus']} CPUs, {meta['platform']}; load average before {meta['load_before']}, "
+        f"after {meta['load_after']}. {meta['note']}",
+        "",
+        "| case | N | d | selectable / tie-only / unselectable / undecided | lnproofs certify (s) | "
+        "check (s) | HiGHS per key (s) | ratio | cvxpy per key (s) | ratio | disagreements (HiGHS, cvxpy) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         s = r["summary"]
-        cells = [r["case"], str(r["n"]), str(r["d"]),
-                 f"{s['selectable']} / {s['tie-only']} / {s['unselectable']} / {s['undecided']}",
-                 f"{r['certify_s']:.2f}", f"{r['check_s']:.2f}"]
+        cells = [
+            r["case"],
+            str(r["n"]),
+            str(r["d"]),
+            f"{s['selectable']} / {s['tie-only']} / {s['unselectable']} / {s['undecided']}",
+            f"{r['certify_s']:.2f}",
+            f"{r['check_s']:.2f}",
+        ]
         dis = []
         for peer in ("highs", "cvxpy"):
             p = r.get(peer)
@@ -127,9 +149,12 @@ def markdown(rows, meta):
             dis.append(f"{p['disagreements']}/{p['keys_timed']}")
         cells.append(", ".join(dis))
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "Ratios are peer time for all keys divided by lnproofs time for all keys. 'est.' marks peer "
-              "times measured on a random sample of keys and extrapolated linearly to N.",
-              "Disagreements: sampled keys where the peer's float verdict differs from the exact certificate."]
+    lines += [
+        "",
+        "Ratios are peer time for all keys divided by lnproofs time for all keys. 'est.' marks peer "
+        "times measured on a random sample of keys and extrapolated linearly to N.",
+        "Disagreements: sampled keys where the peer's float verdict differs from the exact certificate.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -147,24 +172,38 @@ def main(argv=None):
     rng = np.random.default_rng(args.seed)
     load_before = os.getloadavg()
     rows = []
-    cases = [("gaussian", int(n), int(d), gaussian) for n in args.sizes.split(",") if n
-             for d in args.dims.split(",") if d]
-    cases += [("half inside", int(nd.split(":")[0]), int(nd.split(":")[1]), half_inside)
-              for nd in args.hard.split(",") if nd]
+    cases = [
+        ("gaussian", int(n), int(d), gaussian) for n in args.sizes.split(",") if n for d in args.dims.split(",") if d
+    ]
+    cases += [
+        ("half inside", int(nd.split(":")[0]), int(nd.split(":")[1]), half_inside) for nd in args.hard.split(",") if nd
+    ]
     for name, n, d, make in cases:
         keys = make(n, d, args.seed + n + d)
         row = run_case(name, keys, args, rng)
         rows.append(row)
-        peers = ", ".join(f"{p} {row[p]['seconds_all_keys']:.1f}s ({row[p]['ratio']:.0f}x"
-                          f"{', extrapolated' if row[p]['extrapolated'] else ''})"
-                          for p in ("highs", "cvxpy") if p in row)
-        print(f"{name:12s} N={n:6d} d={d:3d}  certify {row['certify_s']:7.2f}s  check {row['check_s']:6.2f}s  "
-              f"{row['summary']}  {peers}", flush=True)
-    meta = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(),
-            "platform": platform.platform(), "python": platform.python_version(),
-            "load_before": [round(x, 2) for x in load_before],
-            "load_after": [round(x, 2) for x in os.getloadavg()], "note": args.note,
-            "highs_sample": args.highs_sample, "cvxpy_sample": args.cvxpy_sample}
+        peers = ", ".join(
+            f"{p} {row[p]['seconds_all_keys']:.1f}s ({row[p]['ratio']:.0f}x"
+            f"{', extrapolated' if row[p]['extrapolated'] else ''})"
+            for p in ("highs", "cvxpy")
+            if p in row
+        )
+        print(
+            f"{name:12s} N={n:6d} d={d:3d}  certify {row['certify_s']:7.2f}s  check {row['check_s']:6.2f}s  "
+            f"{row['summary']}  {peers}",
+            flush=True,
+        )
+    meta = {
+        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "note": args.note,
+        "highs_sample": args.highs_sample,
+        "cvxpy_sample": args.cvxpy_sample,
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_certify.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")

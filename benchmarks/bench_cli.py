@@ -41,12 +41,29 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SHAPES = {
-    "llama": ("LlamaConfig", dict(hidden_size=384, num_hidden_layers=6, num_attention_heads=12, num_key_value_heads=4,
-                                  head_dim=32, intermediate_size=1024, max_position_embeddings=512)),
-    "gpt_neox": ("GPTNeoXConfig", dict(hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
-                                       intermediate_size=1536, max_position_embeddings=512,
-                                       rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
-                                                        "partial_rotary_factor": 0.25})),
+    "llama": (
+        "LlamaConfig",
+        dict(
+            hidden_size=384,
+            num_hidden_layers=6,
+            num_attention_heads=12,
+            num_key_value_heads=4,
+            head_dim=32,
+            intermediate_size=1024,
+            max_position_embeddings=512,
+        ),
+    ),
+    "gpt_neox": (
+        "GPTNeoXConfig",
+        dict(
+            hidden_size=384,
+            num_hidden_layers=6,
+            num_attention_heads=12,
+            intermediate_size=1536,
+            max_position_embeddings=512,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25},
+        ),
+    ),
 }
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json")
 
@@ -89,8 +106,13 @@ def compile_package() -> None:
 
 def run_header(note: str) -> dict:
     """The figures' first fields: when, on what machine, and its load average at the start."""
-    return {"date": time.strftime("%Y-%m-%d %H:%M"), "machine": platform.platform(), "cpus": os.cpu_count(),
-            "note": note, "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "note": note,
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def minilm_folder() -> Path:
@@ -117,8 +139,21 @@ def command_line(model: Path, corpus: Path, out: Path) -> dict:
     """``lnproofs certify-model MODEL --corpus CORPUS --workers 1`` in a fresh process: its wall time
     from here, the loading timed inside it, and the two subtracted."""
     report = out.with_suffix(".json")
-    argv = [sys.executable, "-c", DRIVER, str(report), "certify-model", str(model), "--corpus", str(corpus),
-            "--workers", "1", "--out", str(out), "--quiet"]
+    argv = [
+        sys.executable,
+        "-c",
+        DRIVER,
+        str(report),
+        "certify-model",
+        str(model),
+        "--corpus",
+        str(corpus),
+        "--workers",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     start = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
@@ -126,15 +161,19 @@ def command_line(model: Path, corpus: Path, out: Path) -> dict:
     if spent.get("exit") not in (None, 0):
         raise SystemExit(f"certify-model {model} exited {spent['exit']}")
     loading = spent["load_s"] + spent["torch_import_s"]
-    return {"wall_s": round(wall, 2), "load_s": round(spent["load_s"], 2),
-            "torch_import_s": round(spent["torch_import_s"], 2),
-            "without_load_s": round(wall - loading, 2),
-            "without_model_load_only_s": round(wall - spent["load_s"], 2)}
+    return {
+        "wall_s": round(wall, 2),
+        "load_s": round(spent["load_s"], 2),
+        "torch_import_s": round(spent["torch_import_s"], 2),
+        "without_load_s": round(wall - loading, 2),
+        "without_model_load_only_s": round(wall - spent["load_s"], 2),
+    }
 
 
 def texts_file(n: int, folder: Path) -> Path:
-    lines = [line for line in (HERE / "data" / "sentences.txt").read_text(encoding="utf-8").splitlines()
-             if line.strip()][:n]
+    lines = [
+        line for line in (HERE / "data" / "sentences.txt").read_text(encoding="utf-8").splitlines() if line.strip()
+    ][:n]
     path = folder / f"sentences{n}.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -169,10 +208,10 @@ def forward_part(n_texts: int, work: Path, repeats: int = 3) -> dict:
     loaded, tok = load_model(folder), load_tokenizer(folder, None)
     threads = torch.get_num_threads()
     forward, batched, clis, in_process = [], [], [], []
-    for turn in range(repeats):                   # in turn, each the least of its runs: the machine is shared
+    for turn in range(repeats):  # in turn, each the least of its runs: the machine is shared
         torch.set_num_threads(1)
         with torch.no_grad():
-            model(**encoded[0])                                 # warm up
+            model(**encoded[0])  # warm up
             start = time.perf_counter()
             for item in encoded:
                 model(**item)
@@ -186,16 +225,23 @@ def forward_part(n_texts: int, work: Path, repeats: int = 3) -> dict:
         certify_corpus(loaded, tok, corpus, work / f"out-in-process{turn}", progress=False, workers=1)
         in_process.append(time.perf_counter() - start)
     forward_s, batched_s, in_process_s = min(forward), min(batched), min(in_process)
-    cli = dict(min(clis, key=lambda run: run["without_load_s"]),
-               without_load_runs_s=[run["without_load_s"] for run in clis])
+    cli = dict(
+        min(clis, key=lambda run: run["without_load_s"]), without_load_runs_s=[run["without_load_s"] for run in clis]
+    )
     tokens = sum(int(item["input_ids"].shape[1]) for item in encoded)
-    return {"texts": n_texts, "tokens": tokens, "forward_float32_s": round(forward_s, 3),
-            "forward_float32_runs_s": [round(x, 3) for x in forward],
-            "forward_float32_batched_s": round(batched_s, 3), "cli": cli, "in_process_s": round(in_process_s, 2),
-            "in_process_runs_s": [round(x, 2) for x in in_process],
-            "ratio_cli": round(cli["without_load_s"] / forward_s, 1),
-            "ratio_cli_torch_import_counted": round(cli["without_model_load_only_s"] / forward_s, 1),
-            "ratio_in_process": round(in_process_s / forward_s, 1)}
+    return {
+        "texts": n_texts,
+        "tokens": tokens,
+        "forward_float32_s": round(forward_s, 3),
+        "forward_float32_runs_s": [round(x, 3) for x in forward],
+        "forward_float32_batched_s": round(batched_s, 3),
+        "cli": cli,
+        "in_process_s": round(in_process_s, 2),
+        "in_process_runs_s": [round(x, 2) for x in in_process],
+        "ratio_cli": round(cli["without_load_s"] / forward_s, 1),
+        "ratio_cli_torch_import_counted": round(cli["without_model_load_only_s"] / forward_s, 1),
+        "ratio_in_process": round(in_process_s / forward_s, 1),
+    }
 
 
 def main() -> None:
@@ -203,8 +249,12 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=30)
     parser.add_argument("--forward-texts", type=int, default=100)
     parser.add_argument("--parts", default="cli,forward")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="turns of forward pass, command line and in-process run (the least of each is reported)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="turns of forward pass, command line and in-process run (the least of each is reported)",
+    )
     parser.add_argument("--note", default="")
     args = parser.parse_args()
     compile_package()
@@ -224,27 +274,37 @@ def main() -> None:
     results = HERE / "results"
     results.mkdir(exist_ok=True)
     (results / "bench_cli.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    lines = [f"Load average {figures['load_average_before']} before, {figures['load_average_after']} after "
-             f"({figures['cpus']} CPUs).", ""]
+    lines = [
+        f"Load average {figures['load_average_before']} before, {figures['load_average_after']} after "
+        f"({figures['cpus']} CPUs).",
+        "",
+    ]
     if "cli" in figures:
         c = figures["cli"]
-        lines += [f"| model ({c['texts']} sentences, --workers 1) | command line, wall (s) | torch import (s) | "
-                  "model loading (s) | without both (s) | vs MiniLM |", "|---|---|---|---|---|---|"]
+        lines += [
+            f"| model ({c['texts']} sentences, --workers 1) | command line, wall (s) | torch import (s) | "
+            "model loading (s) | without both (s) | vs MiniLM |",
+            "|---|---|---|---|---|---|",
+        ]
         for name, run in c["runs"].items():
-            lines.append(f"| {name} | {run['wall_s']} | {run['torch_import_s']} | {run['load_s']} | "
-                         f"{run['without_load_s']} | {run['vs_minilm']}x |")
+            lines.append(
+                f"| {name} | {run['wall_s']} | {run['torch_import_s']} | {run['load_s']} | "
+                f"{run['without_load_s']} | {run['vs_minilm']}x |"
+            )
         lines.append("")
     if "forward" in figures:
         f = figures["forward"]
-        lines += [f"MiniLM, {f['texts']} sentences ({f['tokens']} tokens): float32 forward pass {f['forward_float32_s']} s "
-                  f"(each sentence alone, one torch thread; one padded batch: {f['forward_float32_batched_s']} s); "
-                  f"command line {f['cli']['without_load_s']} s without loading ({f['cli']['wall_s']} s wall, "
-                  f"torch's import {f['cli']['torch_import_s']} s, the model's loading {f['cli']['load_s']} s): "
-                  f"{f['ratio_cli']}x the forward pass ({f['ratio_cli_torch_import_counted']}x with torch's import "
-                  f"counted as certification); certify_corpus in this process {f['in_process_s']} s: "
-                  f"{f['ratio_in_process']}x.  Each the least of {len(f['forward_float32_runs_s'])} turns: forward "
-                  f"{f['forward_float32_runs_s']} s, command line {f['cli']['without_load_runs_s']} s, in this process "
-                  f"{f['in_process_runs_s']} s."]
+        lines += [
+            f"MiniLM, {f['texts']} sentences ({f['tokens']} tokens): float32 forward pass {f['forward_float32_s']} s "
+            f"(each sentence alone, one torch thread; one padded batch: {f['forward_float32_batched_s']} s); "
+            f"command line {f['cli']['without_load_s']} s without loading ({f['cli']['wall_s']} s wall, "
+            f"torch's import {f['cli']['torch_import_s']} s, the model's loading {f['cli']['load_s']} s): "
+            f"{f['ratio_cli']}x the forward pass ({f['ratio_cli_torch_import_counted']}x with torch's import "
+            f"counted as certification); certify_corpus in this process {f['in_process_s']} s: "
+            f"{f['ratio_in_process']}x.  Each the least of {len(f['forward_float32_runs_s'])} turns: forward "
+            f"{f['forward_float32_runs_s']} s, command line {f['cli']['without_load_runs_s']} s, in this process "
+            f"{f['in_process_runs_s']} s."
+        ]
     (results / "bench_cli.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

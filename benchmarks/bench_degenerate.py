@@ -37,7 +37,7 @@ def key_sets(n: int, d: int, seed: int):
         raise SystemExit(f"d = {d}: use a power of two, so that centring the rounded keys is exact")
     x = np.random.default_rng(seed).standard_normal((n, d))
     floaty = x - x.mean(axis=1, keepdims=True)
-    grid = np.round(x * 2.0 ** 20) / 2.0 ** 20
+    grid = np.round(x * 2.0**20) / 2.0**20
     exact = grid - grid.mean(axis=1, keepdims=True)
     assert np.all(exact.sum(axis=1) == 0) and np.any(floaty.sum(axis=1) != 0)
     return x, floaty, exact
@@ -81,10 +81,13 @@ def run_case(n: int, d: int, repeat: int, seed: int) -> dict:
     row = {"n": n, "d": d, "seed": seed, "plane_vertices": plane_vertices(exact), "jobs": {}}
     for name, cert in certs.items():
         row["jobs"][name] = {
-            "summary": dict(cert.summary), "below_min_margin": len(cert.below_min_margin),
+            "summary": dict(cert.summary),
+            "below_min_margin": len(cert.below_min_margin),
             "rank_warning": cert.rank_warning is not None,
-            "wall": times[name]["wall"], "cpu": times[name]["cpu"],
-            "wall_median": statistics.median(times[name]["wall"]), "cpu_median": statistics.median(times[name]["cpu"]),
+            "wall": times[name]["wall"],
+            "cpu": times[name]["cpu"],
+            "wall_median": statistics.median(times[name]["wall"]),
+            "cpu_median": statistics.median(times[name]["cpu"]),
         }
     f, e = row["jobs"]["float-centred"], row["jobs"]["exactly centred"]
     row["ratio_wall"] = round(f["wall_median"] / e["wall_median"], 2)
@@ -93,19 +96,26 @@ def run_case(n: int, d: int, repeat: int, seed: int) -> dict:
 
 
 def markdown(rows, meta) -> str:
-    lines = [f"Run of {meta['date']}; {meta['cpus']} CPUs, {meta['platform']}; load average before "
-             f"{meta['load_before']}, after {meta['load_after']}; {meta['repeat']} runs each, interleaved, "
-             f"medians. {meta['note']}", "",
-             "| N | d | keys | selectable | below 1e-9 | unselectable | warning | wall (s) | CPU (s) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Run of {meta['date']}; {meta['cpus']} CPUs, {meta['platform']}; load average before "
+        f"{meta['load_before']}, after {meta['load_after']}; {meta['repeat']} runs each, interleaved, "
+        f"medians. {meta['note']}",
+        "",
+        "| N | d | keys | selectable | below 1e-9 | unselectable | warning | wall (s) | CPU (s) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         for name, job in row["jobs"].items():
             s = job["summary"]
-            lines.append(f"| {row['n']} | {row['d']} | {name} | {s['selectable']} | {job['below_min_margin']} | "
-                         f"{s['unselectable']} | {'yes' if job['rank_warning'] else 'no'} | "
-                         f"{job['wall_median']:.2f} | {job['cpu_median']:.2f} |")
-        lines.append(f"| {row['n']} | {row['d']} | float / exact | qhull: {row['plane_vertices'] if row['plane_vertices'] is not None else '-'} vertices | | | | "
-                     f"**{row['ratio_wall']}x** | **{row['ratio_cpu']}x** |")
+            lines.append(
+                f"| {row['n']} | {row['d']} | {name} | {s['selectable']} | {job['below_min_margin']} | "
+                f"{s['unselectable']} | {'yes' if job['rank_warning'] else 'no'} | "
+                f"{job['wall_median']:.2f} | {job['cpu_median']:.2f} |"
+            )
+        lines.append(
+            f"| {row['n']} | {row['d']} | float / exact | qhull: {row['plane_vertices'] if row['plane_vertices'] is not None else '-'} vertices | | | | "
+            f"**{row['ratio_wall']}x** | **{row['ratio_cpu']}x** |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -119,16 +129,23 @@ def main(argv=None):
     args = parser.parse_args(argv)
     from lnproofs import certify
 
-    certify(np.random.default_rng(1).standard_normal((50, 4)))          # imports and solver start-up
+    certify(np.random.default_rng(1).standard_normal((50, 4)))  # imports and solver start-up
     load_before = [round(v, 2) for v in os.getloadavg()]
     rows = []
     for case in args.cases.split(","):
         n, d = (int(v) for v in case.split(":"))
         rows.append(run_case(n, d, args.repeat, args.seed))
         print(json.dumps({k: v for k, v in rows[-1].items() if k != "jobs"}), flush=True)
-    meta = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version(), "load_before": load_before,
-            "load_after": [round(v, 2) for v in os.getloadavg()], "repeat": args.repeat, "note": args.note}
+    meta = {
+        "date": time.strftime("%Y-%m-%d"),
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "load_before": load_before,
+        "load_after": [round(v, 2) for v in os.getloadavg()],
+        "repeat": args.repeat,
+        "note": args.note,
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench_degenerate.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")

@@ -53,15 +53,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arm", default="layernorm", choices=("layernorm", "no-projection", "none"))
     parser.add_argument("--batch", type=int, default=6000, help="sequences per step (default 6,000, the paper's)")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads while timing (default 1, "
-                        "what training uses)")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="torch CPU threads while timing (default 1, what training uses)"
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--steps", type=int, default=3, help="steps per round")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     with cpu_threads(args.threads):
         reference, grouped = _steps(args.arm, args.batch)
-        reference(), grouped()                                  # warm-up
+        reference(), grouped()  # warm-up
         best = {"reference": float("inf"), "grouped": float("inf")}
         for _ in range(args.rounds):
             for name, fn in (("reference", reference), ("grouped", grouped)):
@@ -69,15 +70,23 @@ def main(argv=None) -> int:
                 for _ in range(args.steps):
                     fn()
                 best[name] = min(best[name], (time.perf_counter() - start) / args.steps)
-    result = {"arm": args.arm, "batch": args.batch, "threads": args.threads, "torch": torch.__version__,
-              "reference_s": best["reference"], "grouped_s": best["grouped"],
-              "ratio": best["reference"] / best["grouped"]}
+    result = {
+        "arm": args.arm,
+        "batch": args.batch,
+        "threads": args.threads,
+        "torch": torch.__version__,
+        "reference_s": best["reference"],
+        "grouped_s": best["grouped"],
+        "ratio": best["reference"] / best["grouped"],
+    }
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"one training step, batch {args.batch} x 50 tokens, {args.threads} thread(s): "
-              f"nn.TransformerEncoderLayer {best['reference'] * 1e3:.1f} ms, grouped {best['grouped'] * 1e3:.1f} ms, "
-              f"ratio {result['ratio']:.1f}x")
+        print(
+            f"one training step, batch {args.batch} x 50 tokens, {args.threads} thread(s): "
+            f"nn.TransformerEncoderLayer {best['reference'] * 1e3:.1f} ms, grouped {best['grouped'] * 1e3:.1f} ms, "
+            f"ratio {result['ratio']:.1f}x"
+        )
     return 0
 
 

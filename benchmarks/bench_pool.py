@@ -40,10 +40,21 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 SHAPES = {
-    "bert": ("BertConfig", dict(hidden_size=384, num_attention_heads=12, intermediate_size=1536,
-                                max_position_embeddings=512)),
-    "llama": ("LlamaConfig", dict(hidden_size=384, num_attention_heads=12, num_key_value_heads=4, head_dim=32,
-                                  intermediate_size=1024, max_position_embeddings=512)),
+    "bert": (
+        "BertConfig",
+        dict(hidden_size=384, num_attention_heads=12, intermediate_size=1536, max_position_embeddings=512),
+    ),
+    "llama": (
+        "LlamaConfig",
+        dict(
+            hidden_size=384,
+            num_attention_heads=12,
+            num_key_value_heads=4,
+            head_dim=32,
+            intermediate_size=1024,
+            max_position_embeddings=512,
+        ),
+    ),
 }
 
 
@@ -60,7 +71,7 @@ def random_model(name, folder, layers, seed=0):
 
 def inputs(n_texts, shared_start, seed=1):
     rng = np.random.default_rng(seed)
-    lengths = [10 + 4 * k for k in range(n_texts)]               # 10, 14, 18, ...: all different
+    lengths = [10 + 4 * k for k in range(n_texts)]  # 10, 14, 18, ...: all different
     texts = [rng.integers(5, 1000, n) for n in lengths]
     if shared_start:
         for ids in texts:
@@ -136,24 +147,45 @@ def main() -> None:
                     pooled = min(pooled, seconds)
                     pairs = near_duplicates(out)
                 stored, snapped = free_engine_seconds(out)
-                rows.append({"model": name, "inputs": "shared start" if shared else "distinct", "texts": len(texts),
-                             "tokens": int(sum(len(t) for t in texts)), "layers": args.layers,
-                             "heads": loaded.n_heads, "unpooled_s": round(plain, 2), "pooled_s": round(pooled, 2),
-                             "ratio": round(pooled / plain, 2), "near_duplicate_pairs": pairs,
-                             "free_search_s": stored, "free_search_duplicates_equal_s": snapped})
+                rows.append(
+                    {
+                        "model": name,
+                        "inputs": "shared start" if shared else "distinct",
+                        "texts": len(texts),
+                        "tokens": int(sum(len(t) for t in texts)),
+                        "layers": args.layers,
+                        "heads": loaded.n_heads,
+                        "unpooled_s": round(plain, 2),
+                        "pooled_s": round(pooled, 2),
+                        "ratio": round(pooled / plain, 2),
+                        "near_duplicate_pairs": pairs,
+                        "free_search_s": stored,
+                        "free_search_duplicates_equal_s": snapped,
+                    }
+                )
                 print(rows[-1], flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    figures = {"date": time.strftime("%Y-%m-%d"), "machine": platform.platform(), "cpus": os.cpu_count(),
-               "note": args.note, "load_average_before": [round(x, 2) for x in load_before],
-               "load_average_after": [round(x, 2) for x in os.getloadavg()], "rows": rows}
+    figures = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "note": args.note,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "rows": rows,
+    }
     results = HERE / "results"
     results.mkdir(exist_ok=True)
     (results / "bench_pool.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     names = list(rows[0]) if rows else []
-    lines = [f"# bench_pool ({figures['date']}, load {figures['load_average_before']} -> "
-             f"{figures['load_average_after']}){' ' + args.note if args.note else ''}", "",
-             "| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
+    lines = [
+        f"# bench_pool ({figures['date']}, load {figures['load_average_before']} -> "
+        f"{figures['load_average_after']}){' ' + args.note if args.note else ''}",
+        "",
+        "| " + " | ".join(names) + " |",
+        "|" + "---|" * len(names),
+    ]
     lines += ["| " + " | ".join(str(r[k]) for k in names) + " |" for r in rows]
     (results / "bench_pool.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 

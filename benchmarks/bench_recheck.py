@@ -46,11 +46,20 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--repeats", type=int, default=3, help="timed repeats per block; the best counts")
     parser.add_argument("--block-rows", type=int, default=1_000_000, help="rows held in memory at once")
-    parser.add_argument("--chunk-rows", type=int, default=None, help="rows per re-check chunk (default 8192 "
-                        "on the CPU, 262144 on a GPU)")
+    parser.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        help="rows per re-check chunk (default 8192 on the CPU, 262144 on a GPU)",
+    )
     parser.add_argument("--eps", type=float, default=1e-5)
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch (default: torch's "
-                        "choice); on a shared machine 1 avoids stalls in small parallel operations")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="CPU threads for torch (default: torch's "
+        "choice); on a shared machine 1 avoids stalls in small parallel operations",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.threads:
@@ -67,7 +76,9 @@ def main(argv=None) -> int:
     while done < args.n:
         rows = min(args.block_rows, args.n - done)
         x = torch.randn((rows, n), generator=gen, device=dev)
-        x.mul_(torch.rand((rows, 1), generator=gen, device=dev) * 10).add_(torch.randn((rows, 1), generator=gen, device=dev))
+        x.mul_(torch.rand((rows, 1), generator=gen, device=dev) * 10).add_(
+            torch.randn((rows, 1), generator=gen, device=dev)
+        )
         best_ln = best_re = best_both = float("inf")
         for _ in range(args.repeats):
             z = None
@@ -86,24 +97,40 @@ def main(argv=None) -> int:
         del x
     gbytes = args.n * n * 4 / 1e9
     report = {
-        "device": device_label(dev), "torch": torch.__version__, "threads": torch.get_num_threads(),
-        "rows": args.n, "width": n, "dtype": "float32", "chunk_rows": chunk, "block_rows": args.block_rows,
-        "layer_norm_s": t_ln, "recheck_s": t_re, "ratio_recheck_over_layer_norm": t_re / t_ln,
-        "recheck_with_layer_s": t_both, "ratio_recheck_with_layer_over_layer_norm": t_both / t_ln,
-        "recheck_GB_per_s_read": 2 * gbytes / t_re, "layer_norm_GB_per_s_read": gbytes / t_ln,
-        "strictly_inside": inside, "max_ellipse_residual": worst_ellipse, "max_plane_residual": worst_plane,
+        "device": device_label(dev),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "rows": args.n,
+        "width": n,
+        "dtype": "float32",
+        "chunk_rows": chunk,
+        "block_rows": args.block_rows,
+        "layer_norm_s": t_ln,
+        "recheck_s": t_re,
+        "ratio_recheck_over_layer_norm": t_re / t_ln,
+        "recheck_with_layer_s": t_both,
+        "ratio_recheck_with_layer_over_layer_norm": t_both / t_ln,
+        "recheck_GB_per_s_read": 2 * gbytes / t_re,
+        "layer_norm_GB_per_s_read": gbytes / t_ln,
+        "strictly_inside": inside,
+        "max_ellipse_residual": worst_ellipse,
+        "max_plane_residual": worst_plane,
         "tolerance": res["tolerance"],
     }
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print(f"device {report['device']}, torch {report['torch']}, {report['threads']} threads; "
-              f"{args.n} x {n} float32 in blocks of {args.block_rows}, re-check chunks of {chunk} rows")
+        print(
+            f"device {report['device']}, torch {report['torch']}, {report['threads']} threads; "
+            f"{args.n} x {n} float32 in blocks of {args.block_rows}, re-check chunks of {chunk} rows"
+        )
         print(f"  torch.nn.functional.layer_norm:         {t_ln:8.3f} s")
         print(f"  geometry re-check of (x, layer_norm(x)): {t_re:8.3f} s   ratio {t_re / t_ln:5.2f}")
         print(f"  re-check computing the layer itself:     {t_both:8.3f} s   ratio {t_both / t_ln:5.2f}")
-        print(f"  residuals: ellipsoid {worst_ellipse:.2e}, hyperplane {worst_plane:.2e} "
-              f"(tolerance {report['tolerance']:.2e}); strictly inside: {inside}")
+        print(
+            f"  residuals: ellipsoid {worst_ellipse:.2e}, hyperplane {worst_plane:.2e} "
+            f"(tolerance {report['tolerance']:.2e}); strictly inside: {inside}"
+        )
     return 0
 
 

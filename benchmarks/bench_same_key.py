@@ -36,12 +36,19 @@ def _model(kind: str, layers: int):
 
     torch.manual_seed(0)
     if kind == "minilm":
-        config = transformers.BertConfig(vocab_size=30522, hidden_size=384, num_hidden_layers=6,
-                                         num_attention_heads=12, intermediate_size=1536)
+        config = transformers.BertConfig(
+            vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536
+        )
         return transformers.BertModel(config).eval().double(), "bert"
-    config = transformers.LlamaConfig(vocab_size=32000, hidden_size=2048, num_hidden_layers=layers,
-                                      num_attention_heads=32, num_key_value_heads=4, intermediate_size=5632,
-                                      max_position_embeddings=2048)
+    config = transformers.LlamaConfig(
+        vocab_size=32000,
+        hidden_size=2048,
+        num_hidden_layers=layers,
+        num_attention_heads=32,
+        num_key_value_heads=4,
+        intermediate_size=5632,
+        max_position_embeddings=2048,
+    )
     return transformers.LlamaModel(config).eval(), "llama"
 
 
@@ -50,12 +57,12 @@ def _forward(model, name, inputs, batch: int) -> None:
 
     with torch.no_grad():
         for first in range(0, len(inputs), batch):
-            group = inputs[first:first + batch]
+            group = inputs[first : first + batch]
             longest = max(len(seq) for seq in group)
             ids = torch.zeros((len(group), longest), dtype=torch.long)
             mask = torch.zeros_like(ids)
             for b, seq in enumerate(group):
-                ids[b, :len(seq)], mask[b, :len(seq)] = torch.as_tensor(seq), 1
+                ids[b, : len(seq)], mask[b, : len(seq)] = torch.as_tensor(seq), 1
             kwargs = {"input_ids": ids, "attention_mask": mask}
             if name == "bert":
                 kwargs["token_type_ids"] = torch.zeros_like(ids)
@@ -74,11 +81,13 @@ def _best(fn, repeats: int) -> float:
 def _rows(model, name, inputs) -> tuple[list[np.ndarray], list[tuple[np.ndarray, np.ndarray]]]:
     """Each input's norm outputs feeding every layer's attention and each layer's (W, b) of
     queries and keys, float64, from hooks on the model."""
-    import torch
 
     outs: list[np.ndarray] = []
-    norms = ([model.embeddings.LayerNorm] + [layer.output.LayerNorm for layer in model.encoder.layer[:-1]]
-             if name == "bert" else [layer.input_layernorm for layer in model.layers])
+    norms = (
+        [model.embeddings.LayerNorm] + [layer.output.LayerNorm for layer in model.encoder.layer[:-1]]
+        if name == "bert"
+        else [layer.input_layernorm for layer in model.layers]
+    )
     handles = [n.register_forward_hook(lambda _m, _a, o: outs.append(o[0].double().numpy())) for n in norms]
     try:
         _forward(model, name, inputs, 1)
@@ -89,7 +98,7 @@ def _rows(model, name, inputs) -> tuple[list[np.ndarray], list[tuple[np.ndarray,
     blocks = model.encoder.layer if name == "bert" else model.layers
     for block in blocks:
         attn = block.attention.self if name == "bert" else block.self_attn
-        for lin in ((attn.query, attn.key) if name == "bert" else (attn.q_proj, attn.k_proj)):
+        for lin in (attn.query, attn.key) if name == "bert" else (attn.q_proj, attn.k_proj):
             W = lin.weight.detach().double().numpy()
             b = lin.bias.detach().double().numpy() if lin.bias is not None else np.zeros(W.shape[0])
             weights.append((W, b))
@@ -126,19 +135,23 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
-    cases = [("minilm", [rng.integers(1000, 30000, size=rng.integers(10, 51)) for _ in range(args.texts)], 32),
-             ("tinyllama", [rng.integers(1000, 30000, size=128) for _ in range(4)], 64)]
+    cases = [
+        ("minilm", [rng.integers(1000, 30000, size=rng.integers(10, 51)) for _ in range(args.texts)], 32),
+        ("tinyllama", [rng.integers(1000, 30000, size=128) for _ in range(4)], 64),
+    ]
     print(f"load average before: {os.getloadavg()}")
     for kind, inputs, head_dim in cases:
         model, name = _model(kind, args.tinyllama_layers)
-        alone = _best(lambda: _forward(model, name, inputs, 1), args.repeats)
-        batched = _best(lambda: _forward(model, name, inputs, 8), args.repeats)
+        alone = _best(lambda m=model: _forward(m, name, inputs, 1), args.repeats)
+        batched = _best(lambda m=model: _forward(m, name, inputs, 8), args.repeats)
         outs, weights = _rows(model, name, inputs)
         tokens = sum(len(s) for s in inputs)
-        line = (f"{kind}: {len(inputs)} inputs, {tokens} tokens, {len(outs) // len(inputs)} layers | forward alone "
-                f"{alone:.2f} s, padded batches of 8 {batched:.2f} s ({alone / batched:.2f}x)")
+        line = (
+            f"{kind}: {len(inputs)} inputs, {tokens} tokens, {len(outs) // len(inputs)} layers | forward alone "
+            f"{alone:.2f} s, padded batches of 8 {batched:.2f} s ({alone / batched:.2f}x)"
+        )
         for which in ("keys", "queries"):
-            with threadpool_limits(limits=1, user_api="blas"):     # as the corpus road certifies
+            with threadpool_limits(limits=1, user_api="blas"):  # as the corpus road certifies
                 blas = _best(lambda: _products(outs, weights, head_dim, False, which), args.repeats)
                 exact = _best(lambda: _products(outs, weights, head_dim, True, which), args.repeats)
             line += f" | {which} of every head: exact {exact:.2f} s, BLAS per head {blas:.2f} s ({exact / blas:.1f}x)"

@@ -73,16 +73,45 @@ def commands(work: Path, cases: list[str], majority_default: bool) -> dict[str, 
     np.save(work / "keys-small.npy", gauss[:20_000])
 
     def model_run(texts: str, workers: str, out: str) -> list[str]:
-        return program + ["certify-model", model, "--corpus", texts, "--workers", workers, "--quiet",
-                          "--out", str(work / out)]
+        return program + [
+            "certify-model",
+            model,
+            "--corpus",
+            texts,
+            "--workers",
+            workers,
+            "--quiet",
+            "--out",
+            str(work / out),
+        ]
 
     def certify(keys: str) -> list[str]:
-        return program + ["certify", str(work / keys), "--workers", "2", "--no-progress",
-                          "--out", str(work / "cert.json")]
+        return program + [
+            "certify",
+            str(work / keys),
+            "--workers",
+            "2",
+            "--no-progress",
+            "--out",
+            str(work / "cert.json"),
+        ]
 
     def majority(steps: str) -> list[str]:
-        return program + ["reproduce", "majority", "--seeds", "11", "--steps", steps, "--no-3d", "--workers", "2",
-                          "--quiet", "--no-progress", "--out", str(work / "majority")]
+        return program + [
+            "reproduce",
+            "majority",
+            "--seeds",
+            "11",
+            "--steps",
+            steps,
+            "--no-3d",
+            "--workers",
+            "2",
+            "--quiet",
+            "--no-progress",
+            "--out",
+            str(work / "majority"),
+        ]
 
     table = {
         "load": [[sys.executable, "-c", LOAD, model]],
@@ -97,14 +126,20 @@ def commands(work: Path, cases: list[str], majority_default: bool) -> dict[str, 
         if len(table[name]) > 1:
             chosen[f"{name}-small"] = table[name][1]
     if majority_default:
-        chosen["majority-default"] = program + ["reproduce", "majority", "--quiet", "--no-progress",
-                                                "--out", str(work / "majority-default")]
+        chosen["majority-default"] = program + [
+            "reproduce",
+            "majority",
+            "--quiet",
+            "--no-progress",
+            "--out",
+            str(work / "majority-default"),
+        ]
     return chosen
 
 
 def timed(argv: list[str], work: Path) -> dict:
     """One run in a fresh process: wall time from here, the tree's rusage from ``os.wait4``."""
-    for folder in ("model1", "model2", "majority", "majority-default"):    # every run starts afresh
+    for folder in ("model1", "model2", "majority", "majority-default"):  # every run starts afresh
         shutil.rmtree(work / folder, ignore_errors=True)
     for file in ("cert.json", "cert.json.partial.jsonl"):
         (work / file).unlink(missing_ok=True)
@@ -113,12 +148,17 @@ def timed(argv: list[str], work: Path) -> dict:
         stderr = process.stderr.read()
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
-        process.returncode = code = os.waitstatus_to_exitcode(status)     # reaped here, not again by Popen
+        process.returncode = code = os.waitstatus_to_exitcode(status)  # reaped here, not again by Popen
     if code != 0:
         raise SystemExit(f"{' '.join(argv[:4])} ... exited {code}: {stderr.decode()[-400:]}")
-    return {"wall_s": round(wall, 2), "user_s": round(usage.ru_utime, 2), "system_s": round(usage.ru_stime, 2),
-            "share": round(usage.ru_stime / usage.ru_utime, 3), "minor_faults": usage.ru_minflt,
-            "involuntary_switches": usage.ru_nivcsw}
+    return {
+        "wall_s": round(wall, 2),
+        "user_s": round(usage.ru_utime, 2),
+        "system_s": round(usage.ru_stime, 2),
+        "share": round(usage.ru_stime / usage.ru_utime, 3),
+        "minor_faults": usage.ru_minflt,
+        "involuntary_switches": usage.ru_nivcsw,
+    }
 
 
 def same_run_files(out: Path) -> dict:
@@ -126,9 +166,12 @@ def same_run_files(out: Path) -> dict:
     in ``reports/experiments/majority``: the findings are unchanged when every one is the same bytes."""
     committed = HERE.parent / "reports" / "experiments" / "majority"
     names = sorted(str(p.relative_to(committed)) for p in committed.glob("runs*/*") if p.is_file())
-    differ = [name for name in names
-              if not (out / "majority" / name).is_file()
-              or (out / "majority" / name).read_bytes() != (committed / name).read_bytes()]
+    differ = [
+        name
+        for name in names
+        if not (out / "majority" / name).is_file()
+        or (out / "majority" / name).read_bytes() != (committed / name).read_bytes()
+    ]
     return {"files": len(names), "differ": differ}
 
 
@@ -136,16 +179,19 @@ def summary(runs: list[dict], small: list[dict] | None) -> dict:
     """Medians of ``runs``; with ``small`` (the small twin's runs, turn by turn), also the share
     of the difference, run by run and of the medians."""
     med = {key: round(statistics.median(run[key] for run in runs), 2) for key in ("wall_s", "user_s", "system_s")}
-    med.update({key: round(statistics.median(run[key] for run in runs))
-                for key in ("minor_faults", "involuntary_switches")})
+    med.update(
+        {key: round(statistics.median(run[key] for run in runs)) for key in ("minor_faults", "involuntary_switches")}
+    )
     out = dict(med, share=round(med["system_s"] / med["user_s"], 3), shares=[run["share"] for run in runs])
     if small:
         user = [run["user_s"] - twin["user_s"] for run, twin in zip(runs, small)]
         system = [run["system_s"] - twin["system_s"] for run, twin in zip(runs, small)]
-        out["beyond_small"] = {"user_s": round(statistics.median(user), 2),
-                               "system_s": round(statistics.median(system), 2),
-                               "share": round(statistics.median(system) / statistics.median(user), 3),
-                               "shares": [round(s / u, 3) for s, u in zip(system, user)]}
+        out["beyond_small"] = {
+            "user_s": round(statistics.median(user), 2),
+            "system_s": round(statistics.median(system), 2),
+            "share": round(statistics.median(system) / statistics.median(user), 3),
+            "shares": [round(s / u, 3) for s, u in zip(system, user)],
+        }
     return out
 
 
@@ -153,8 +199,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cases", default="load,model1,model2,certify,majority")
-    parser.add_argument("--majority-default", action="store_true",
-                        help="also the default 'reproduce majority', in the first turn (about 7 to 10 minutes)")
+    parser.add_argument(
+        "--majority-default",
+        action="store_true",
+        help="also the default 'reproduce majority', in the first turn (about 7 to 10 minutes)",
+    )
     parser.add_argument("--note", default="")
     args = parser.parse_args()
     compile_package()
@@ -164,10 +213,10 @@ def main() -> None:
     runs: dict[str, list[dict]] = {}
     try:
         argvs = commands(work, cases, args.majority_default)
-        for turn in range(args.repeats):            # in turn: the machine's state moves between runs
+        for turn in range(args.repeats):  # in turn: the machine's state moves between runs
             for name, argv in argvs.items():
                 if name == "majority-default" and turn:
-                    continue                         # minutes a run: the first turn only
+                    continue  # minutes a run: the first turn only
                 runs.setdefault(name, []).append(timed(argv, work))
                 if name == "majority-default":
                     runs[name][-1]["run_files"] = same_run_files(work / name)
@@ -175,37 +224,53 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
-    figures["cases"] = {name: {"runs": case_runs, "median": summary(case_runs, runs.get(f"{name}-small"))}
-                        for name, case_runs in runs.items()}
+    figures["cases"] = {
+        name: {"runs": case_runs, "median": summary(case_runs, runs.get(f"{name}-small"))}
+        for name, case_runs in runs.items()
+    }
     results = HERE / "results"
     results.mkdir(exist_ok=True)
     (results / "bench_system.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-    labels = {"load": "import and load MiniLM only",
-              "model1": "`certify-model` MiniLM, 100 sentences, `--workers 1`",
-              "model1-small": "the same, 10 sentences",
-              "model2": "`certify-model` MiniLM, 100 sentences, `--workers 2`",
-              "model2-small": "the same, 10 sentences",
-              "certify": "`certify KEYS --workers 2` (40,000 Gaussian keys, d = 8)",
-              "certify-small": "the same, 20,000 keys",
-              "majority": "`reproduce majority --seeds 11 --steps 400 --no-3d --workers 2`",
-              "majority-small": "the same, `--steps 40`",
-              "majority-default": "`reproduce majority` (the default)"}
-    lines = [f"Load average {figures['load_average_before']} before, {figures['load_average_after']} after "
-             f"({figures['cpus']} CPUs); medians of {args.repeats} runs, each run's share in brackets.", "",
-             "| command | wall (s) | user (s) | system (s) | system / user | beyond the small run | minor faults "
-             "| involuntary switches |", "|---|---|---|---|---|---|---|---|"]
+    labels = {
+        "load": "import and load MiniLM only",
+        "model1": "`certify-model` MiniLM, 100 sentences, `--workers 1`",
+        "model1-small": "the same, 10 sentences",
+        "model2": "`certify-model` MiniLM, 100 sentences, `--workers 2`",
+        "model2-small": "the same, 10 sentences",
+        "certify": "`certify KEYS --workers 2` (40,000 Gaussian keys, d = 8)",
+        "certify-small": "the same, 20,000 keys",
+        "majority": "`reproduce majority --seeds 11 --steps 400 --no-3d --workers 2`",
+        "majority-small": "the same, `--steps 40`",
+        "majority-default": "`reproduce majority` (the default)",
+    }
+    lines = [
+        f"Load average {figures['load_average_before']} before, {figures['load_average_after']} after "
+        f"({figures['cpus']} CPUs); medians of {args.repeats} runs, each run's share in brackets.",
+        "",
+        "| command | wall (s) | user (s) | system (s) | system / user | beyond the small run | minor faults "
+        "| involuntary switches |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name, case in figures["cases"].items():
         m = case["median"]
         beyond = m.get("beyond_small")
-        extra = (f"{beyond['system_s']} / {beyond['user_s']} s: {beyond['share']:.1%} "
-                 f"({', '.join(f'{s:.1%}' for s in beyond['shares'])})" if beyond else "")
-        lines.append(f"| {labels[name]} | {m['wall_s']} | {m['user_s']} | {m['system_s']} | {m['share']:.1%} "
-                     f"({', '.join(f'{s:.1%}' for s in m['shares'])}) | {extra} | {m['minor_faults']:,} "
-                     f"| {m['involuntary_switches']:,} |")
+        extra = (
+            f"{beyond['system_s']} / {beyond['user_s']} s: {beyond['share']:.1%} "
+            f"({', '.join(f'{s:.1%}' for s in beyond['shares'])})"
+            if beyond
+            else ""
+        )
+        lines.append(
+            f"| {labels[name]} | {m['wall_s']} | {m['user_s']} | {m['system_s']} | {m['share']:.1%} "
+            f"({', '.join(f'{s:.1%}' for s in m['shares'])}) | {extra} | {m['minor_faults']:,} "
+            f"| {m['involuntary_switches']:,} |"
+        )
     for run in runs.get("majority-default", []):
         files, differ = run["run_files"]["files"], run["run_files"]["differ"]
-        lines.append(f"\nThe default Majority run's {files} run files against those in `reports/experiments/majority/`: "
-                     + (f"{len(differ)} differ (first: {', '.join(differ[:5])})." if differ else "all the same bytes."))
+        lines.append(
+            f"\nThe default Majority run's {files} run files against those in `reports/experiments/majority/`: "
+            + (f"{len(differ)} differ (first: {', '.join(differ[:5])})." if differ else "all the same bytes.")
+        )
     (results / "bench_system.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

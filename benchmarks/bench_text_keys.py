@@ -56,37 +56,66 @@ def main() -> None:
     rng = np.random.default_rng(0)
     X = (rng.standard_normal((args.n, 8)) * np.array([1, 1, 1, 1, 3, 0.2, 0.5, 2])).astype(np.float32)
     sets = {"gaussian": X.astype(np.float64), "centred": exact_centred(X), "layernorm": layernorm_keys(X, 1e-5)}
-    certify_fast(sets["gaussian"][:64])                     # imports and first calls out of the timings
+    certify_fast(sets["gaussian"][:64])  # imports and first calls out of the timings
     rows = []
     for name, K in sets.items():
         timing = {}
         for label, fn in (("batch", lambda: certify_fast(K)), ("engine", lambda: certify(K, progress=False))):
             wall, cpu, cert = _best(fn, args.repeat)
             ok = check_certificate(cert, K).ok
-            timing[label] = {"seconds": wall, "cpu_seconds": cpu, "checker_ok": ok,
-                             "statuses": dict(Counter(r.status for r in cert.results))}
+            timing[label] = {
+                "seconds": wall,
+                "cpu_seconds": cpu,
+                "checker_ok": ok,
+                "statuses": dict(Counter(r.status for r in cert.results)),
+            }
         _, propose_cpu, proposals = _best(lambda: list(propose_batch(K).values()), args.repeat)
         _, check_cpu, _ = _best(lambda: check_all(ExactKeys(K), None, proposals), args.repeat)
         timing["batch"].update(propose_cpu_seconds=propose_cpu, check_cpu_seconds=check_cpu)
-        rows.append({"keys": name, "n": args.n, "d": 8, **timing,
-                     "speedup": timing["engine"]["seconds"] / timing["batch"]["seconds"]})
+        rows.append(
+            {
+                "keys": name,
+                "n": args.n,
+                "d": 8,
+                **timing,
+                "speedup": timing["engine"]["seconds"] / timing["batch"]["seconds"],
+            }
+        )
         b = timing["batch"]
-        print(f"{name}: batch {b['seconds']:.2f} s ({b['cpu_seconds']:.2f} s CPU: propose {propose_cpu:.2f}, "
-              f"check {check_cpu:.2f}), engine {timing['engine']['seconds']:.2f} s "
-              f"({rows[-1]['speedup']:.1f}x); statuses {b['statuses']}", flush=True)
+        print(
+            f"{name}: batch {b['seconds']:.2f} s ({b['cpu_seconds']:.2f} s CPU: propose {propose_cpu:.2f}, "
+            f"check {check_cpu:.2f}), engine {timing['engine']['seconds']:.2f} s "
+            f"({rows[-1]['speedup']:.1f}x); statuses {b['statuses']}",
+            flush=True,
+        )
     out = Path(__file__).parent / "results"
     out.mkdir(exist_ok=True)
-    meta = {"python": platform.python_version(), "machine": platform.machine(), "repeat": args.repeat,
-            "cpus": os.cpu_count(), "load_before": [round(x, 2) for x in load_before],
-            "load_after": [round(x, 2) for x in os.getloadavg()], "note": args.note}
+    meta = {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "repeat": args.repeat,
+        "cpus": os.cpu_count(),
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "note": args.note,
+    }
     (out / "bench_text_keys.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
-    lines = ["| keys | n | batch (s) | batch CPU (s) | propose CPU (s) | check CPU (s) | engine (s) | "
-             "engine / batch | statuses |", "|---|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['keys']} | {r['n']} | {r['batch']['seconds']:.2f} | {r['batch']['cpu_seconds']:.2f} | "
-              f"{r['batch']['propose_cpu_seconds']:.2f} | {r['batch']['check_cpu_seconds']:.2f} | "
-              f"{r['engine']['seconds']:.2f} | {r['speedup']:.1f}x | {r['batch']['statuses']} |" for r in rows]
-    lines += ["", f"Load average (1, 5, 15 min) before {meta['load_before']}, after {meta['load_after']} "
-              f"on {meta['cpus']} CPUs; best of {args.repeat}. {args.note}".rstrip()]
+    lines = [
+        "| keys | n | batch (s) | batch CPU (s) | propose CPU (s) | check CPU (s) | engine (s) | "
+        "engine / batch | statuses |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['keys']} | {r['n']} | {r['batch']['seconds']:.2f} | {r['batch']['cpu_seconds']:.2f} | "
+        f"{r['batch']['propose_cpu_seconds']:.2f} | {r['batch']['check_cpu_seconds']:.2f} | "
+        f"{r['engine']['seconds']:.2f} | {r['speedup']:.1f}x | {r['batch']['statuses']} |"
+        for r in rows
+    ]
+    lines += [
+        "",
+        f"Load average (1, 5, 15 min) before {meta['load_before']}, after {meta['load_after']} "
+        f"on {meta['cpus']} CPUs; best of {args.repeat}. {args.note}".rstrip(),
+    ]
     (out / "bench_text_keys.md").write_text("\n".join(lines) + "\n")
 
 

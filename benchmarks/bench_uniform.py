@@ -52,8 +52,14 @@ def random_bert(folder: Path) -> Path:
     import torch
     import transformers
 
-    config = transformers.BertConfig(vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
-                                     intermediate_size=1536, max_position_embeddings=512)
+    config = transformers.BertConfig(
+        vocab_size=30522,
+        hidden_size=384,
+        num_hidden_layers=6,
+        num_attention_heads=12,
+        intermediate_size=1536,
+        max_position_embeddings=512,
+    )
     torch.manual_seed(0)
     transformers.BertModel(config).save_pretrained(str(folder))
     for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
@@ -150,36 +156,49 @@ def main() -> None:
     load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="bench-uniform-"))
     corpus = HERE / "data" / "sentences.txt"
-    texts = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()][:args.texts]
+    texts = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()][: args.texts]
     models = {"MiniLM": minilm_folder(), "random BERT": random_bert(work / "random-bert")}
     state = {}
     for name, folder in models.items():
         loaded, tokenizer = load_model(folder), load_tokenizer(folder, None)
-        cache = HeadSets()                             # the run's per-head sets, shared by every timing below
+        cache = HeadSets()  # the run's per-head sets, shared by every timing below
         keysets = head_keys(loaded, tokenizer, texts)
         tokens = sum(len(tokenizer(t)["input_ids"]) for t in texts)
         state[name] = dict(loaded=loaded, tokenizer=tokenizer, cache=cache, keysets=keysets, tokens=tokens)
-    figures = {"date": time.strftime("%Y-%m-%d"), "machine": platform.platform(), "note": args.note,
-               "texts": len(texts), "load_average_before": [round(x, 2) for x in load_before], "models": {}}
+    figures = {
+        "date": time.strftime("%Y-%m-%d"),
+        "machine": platform.platform(),
+        "note": args.note,
+        "texts": len(texts),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "models": {},
+    }
     for name, s in state.items():
         # the first text's heads build each head's cached data (query set JSON, rank of H): untimed
-        time_uniform(s["cache"], s["loaded"], s["keysets"][:s["loaded"].n_layers * s["loaded"].n_heads])
+        time_uniform(s["cache"], s["loaded"], s["keysets"][: s["loaded"].n_layers * s["loaded"].n_heads])
         fast = wide = float("inf")
-        for _ in range(args.repeats):                  # alternating, the least of each
+        for _ in range(args.repeats):  # alternating, the least of each
             seconds, statuses, heads = time_uniform(s["cache"], s["loaded"], s["keysets"])
             fast = min(fast, seconds)
             wide = min(wide, time_uniform(s["cache"], s["loaded"], s["keysets"], precisions=(320,))[0])
-        ref, ref_statuses, ref_heads = time_uniform(s["cache"], s["loaded"], s["keysets"],
-                                                    reference=reference_uniform_attention, sample=args.reference_heads)
+        ref, ref_statuses, ref_heads = time_uniform(
+            s["cache"], s["loaded"], s["keysets"], reference=reference_uniform_attention, sample=args.reference_heads
+        )
         same = [statuses[i] for i in _sample(len(s["keysets"]), args.reference_heads)] == ref_statuses
-        figures["models"][name] = {"tokens": s["tokens"], "heads": heads, "uniform_flint_s_per_head": fast,
-                                   "uniform_balls_320_only_s_per_head": wide,
-                                   "uniform_reference_s_per_head": ref, "reference_heads": ref_heads,
-                                   "statuses": {k: statuses.count(k) for k in sorted(set(statuses))},
-                                   "reference_statuses": {k: ref_statuses.count(k) for k in sorted(set(ref_statuses))},
-                                   "sample_statuses_equal": same,
-                                   "corpus_s": [], "corpus_uniform_s": []}
-    for _ in range(args.repeats):                      # alternate the models: the same machine conditions
+        figures["models"][name] = {
+            "tokens": s["tokens"],
+            "heads": heads,
+            "uniform_flint_s_per_head": fast,
+            "uniform_balls_320_only_s_per_head": wide,
+            "uniform_reference_s_per_head": ref,
+            "reference_heads": ref_heads,
+            "statuses": {k: statuses.count(k) for k in sorted(set(statuses))},
+            "reference_statuses": {k: ref_statuses.count(k) for k in sorted(set(ref_statuses))},
+            "sample_statuses_equal": same,
+            "corpus_s": [],
+            "corpus_uniform_s": [],
+        }
+    for _ in range(args.repeats):  # alternate the models: the same machine conditions
         for name, s in state.items():
             seconds, uni = corpus_seconds(s["loaded"], s["tokenizer"], corpus, s["cache"], len(texts))
             figures["models"][name]["corpus_s"].append(round(seconds, 3))
@@ -194,25 +213,33 @@ def main() -> None:
     figures["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     shutil.rmtree(work, ignore_errors=True)
 
-    lines = ["| model | tokens | uniform per head: flint | balls at 320 bits only, preconditioned | "
-             f"reference search (sample) | before / now | corpus run, best of {args.repeats} | per token | "
-             "uniform share |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| model | tokens | uniform per head: flint | balls at 320 bits only, preconditioned | "
+        f"reference search (sample) | before / now | corpus run, best of {args.repeats} | per token | "
+        "uniform share |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, m in figures["models"].items():
         before = m["uniform_balls_320_only_s_per_head" if name == "MiniLM" else "uniform_reference_s_per_head"]
-        lines.append(f"| {name} | {m['tokens']} | {1000 * m['uniform_flint_s_per_head']:.1f} ms | "
-                     f"{1000 * m['uniform_balls_320_only_s_per_head']:.1f} ms | "
-                     f"{1000 * m['uniform_reference_s_per_head']:.0f} ms ({m['reference_heads']} heads) | "
-                     f"{before / m['uniform_flint_s_per_head']:.1f}x | "
-                     f"{m['corpus_best_s']:.2f} s | {m['corpus_ms_per_token']:.1f} ms | "
-                     f"{100 * m['uniform_share']:.0f}% |")
-    lines += ["", "Before: the path the previous version took on these heads (MiniLM: balls at 320 bits only; "
-              "random BERT: the reference search, on every head).",
-              f"Random BERT / MiniLM per token (corpus run): {figures['ratio_random_over_minilm_per_token']:.2f}x "
-              f"(target at most 2x). {len(texts)} sentences; load average {figures['load_average_before']} before, "
-              f"{figures['load_average_after']} after.",
-              "Statuses of the flint search equal the reference's on the sampled heads: "
-              + ", ".join(f"{k} {m['sample_statuses_equal']}" for k, m in figures["models"].items()) + "."]
+        lines.append(
+            f"| {name} | {m['tokens']} | {1000 * m['uniform_flint_s_per_head']:.1f} ms | "
+            f"{1000 * m['uniform_balls_320_only_s_per_head']:.1f} ms | "
+            f"{1000 * m['uniform_reference_s_per_head']:.0f} ms ({m['reference_heads']} heads) | "
+            f"{before / m['uniform_flint_s_per_head']:.1f}x | "
+            f"{m['corpus_best_s']:.2f} s | {m['corpus_ms_per_token']:.1f} ms | "
+            f"{100 * m['uniform_share']:.0f}% |"
+        )
+    lines += [
+        "",
+        "Before: the path the previous version took on these heads (MiniLM: balls at 320 bits only; "
+        "random BERT: the reference search, on every head).",
+        f"Random BERT / MiniLM per token (corpus run): {figures['ratio_random_over_minilm_per_token']:.2f}x "
+        f"(target at most 2x). {len(texts)} sentences; load average {figures['load_average_before']} before, "
+        f"{figures['load_average_after']} after.",
+        "Statuses of the flint search equal the reference's on the sampled heads: "
+        + ", ".join(f"{k} {m['sample_statuses_equal']}" for k, m in figures["models"].items())
+        + ".",
+    ]
     results = HERE / "results"
     results.mkdir(exist_ok=True)
     (results / "bench_uniform.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

@@ -42,7 +42,7 @@ def _load() -> str:
 
 
 def _peak_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
 def lp_per_token(K, bias, bound, sample, seed=0):
@@ -58,8 +58,9 @@ def lp_per_token(K, bias, bound, sample, seed=0):
         A = np.hstack([K - K[i], np.ones((n, 1))])
         A = np.delete(A, i, axis=0)
         rhs = np.delete(b[i] - b, i)
-        res = linprog(np.r_[np.zeros(d), -1.0], A_ub=A, b_ub=rhs, bounds=[(-bound, bound)] * d + [(None, None)],
-                      method="highs")
+        res = linprog(
+            np.r_[np.zeros(d), -1.0], A_ub=A, b_ub=rhs, bounds=[(-bound, bound)] * d + [(None, None)], method="highs"
+        )
         verdicts[int(i)] = bool(res.status == 0 and -res.fun > 0)
     return (time.perf_counter() - start) / len(picks), verdicts
 
@@ -69,8 +70,9 @@ def _layernorm(d, gain=None, beta=None, lifted=False):
     from lnproofs.kernel.querysets.norm import LayerNormQuerySet
 
     W, b_q = (np.vstack([np.eye(d), np.zeros((1, d))]), np.r_[np.zeros(d), 1.0]) if lifted else (np.eye(d), np.zeros(d))
-    return LayerNormQuerySet(tuple(np.ones(d) if gain is None else gain), tuple(np.zeros(d) if beta is None else beta),
-                             W, tuple(b_q), 1e-5)
+    return LayerNormQuerySet(
+        tuple(np.ones(d) if gain is None else gain), tuple(np.zeros(d) if beta is None else beta), W, tuple(b_q), 1e-5
+    )
 
 
 def cone_per_token(K, qs, sample, seed=0):
@@ -99,17 +101,32 @@ def run_keys(name, K, qs, label, lp_sample, rows, bias=None, cone_sample=0):
     per_lp, verdicts = lp_per_token(K, bias, 100.0, lp_sample) if lp_sample else (float("nan"), {})
     statuses = cert.statuses()
     disagree = sum(1 for i, win in verdicts.items() if win != (statuses[i] == "selectable"))
-    if cone_sample:                                  # the realisable peer: one cone program per token
+    if cone_sample:  # the realisable peer: one cone program per token
         per_lp, cones = cone_per_token(K, qs, cone_sample)
         verdicts = cones
         disagree = sum(1 for i, s in cones.items() if s != "undecided" and s != statuses[i])
-    row = {"case": name, "set": label, "N": int(K.shape[0]), "d": int(K.shape[1]), "make_s": round(make, 1),
-           "check_s": round(check, 1), "ok": report.ok, "counts": cert.counts(), "evidence": cert.evidence_counts(),
-           "cert_bytes": size, "keys_f32_bytes": int(K.size * 4), "cert_over_keys": round(size / (K.size * 4), 4),
-           "lp_per_token_s": round(per_lp, 3), "lp_sample": len(verdicts),
-           "lp_all_tokens_s_est": round(per_lp * K.shape[0], 0), "lp_ratio": round(per_lp * K.shape[0] / make, 1),
-           "lp_disagreements": disagree, "peak_rss_gb": round(_peak_gb(), 2), "load_before": before,
-           "load_after": _load()}
+    row = {
+        "case": name,
+        "set": label,
+        "N": int(K.shape[0]),
+        "d": int(K.shape[1]),
+        "make_s": round(make, 1),
+        "check_s": round(check, 1),
+        "ok": report.ok,
+        "counts": cert.counts(),
+        "evidence": cert.evidence_counts(),
+        "cert_bytes": size,
+        "keys_f32_bytes": int(K.size * 4),
+        "cert_over_keys": round(size / (K.size * 4), 4),
+        "lp_per_token_s": round(per_lp, 3),
+        "lp_sample": len(verdicts),
+        "lp_all_tokens_s_est": round(per_lp * K.shape[0], 0),
+        "lp_ratio": round(per_lp * K.shape[0] / make, 1),
+        "lp_disagreements": disagree,
+        "peak_rss_gb": round(_peak_gb(), 2),
+        "load_before": before,
+        "load_after": _load(),
+    }
     print(json.dumps(row), flush=True)
     rows.append(row)
 
@@ -140,14 +157,25 @@ def gpt2_head(rows, lp_sample):
     before = _load()
     start = time.perf_counter()
     summary = certify_vocab(folder / "model", folder / "out", sets=("free", "realisable"))
-    row = {"case": "gpt2head", "set": "free, realisable (certify-vocab)", "N": 50257, "d": 768,
-           "total_s": round(time.perf_counter() - start, 1), "counts": summary["counts"], "seconds": summary["seconds"]}
-    for name in ("free", "realisable"):                       # each certificate checked from its files, as `check` does
+    row = {
+        "case": "gpt2head",
+        "set": "free, realisable (certify-vocab)",
+        "N": 50257,
+        "d": 768,
+        "total_s": round(time.perf_counter() - start, 1),
+        "counts": summary["counts"],
+        "seconds": summary["seconds"],
+    }
+    for name in ("free", "realisable"):  # each certificate checked from its files, as `check` does
         path = folder / "out" / f"{name}.json"
         start = time.perf_counter()
-        report = load_vocab(path, json.loads(path.read_text())).check(np.load(folder / "out" / "keys.npy").astype(np.float64))
+        report = load_vocab(path, json.loads(path.read_text())).check(
+            np.load(folder / "out" / "keys.npy").astype(np.float64)
+        )
         row[f"{name}_check_s"], row[f"{name}_ok"] = round(time.perf_counter() - start, 1), report.ok
-        row[f"{name}_cert_bytes"] = sum(p.stat().st_size for p in (folder / "out").iterdir() if p.name.startswith(f"{name}."))
+        row[f"{name}_cert_bytes"] = sum(
+            p.stat().st_size for p in (folder / "out").iterdir() if p.name.startswith(f"{name}.")
+        )
     row.update(peak_rss_gb=round(_peak_gb(), 2), load_before=before, load_after=_load())
     rows.append(row)
     print(json.dumps(rows[-1]), flush=True)
@@ -173,10 +201,24 @@ def grid_models(rows, lp_sample, cone_sample):
 
     for init, d in (("uniform", 2), ("uniform", 20)):
         W, b = random_model(init, d)
-        run_keys(f"{init} d={d} with bias", W, BoxQuerySet(100.0, tuple(b.tolist())), "box [-100, 100]^d, bias",
-                 lp_sample, rows, bias=b)
-        run_keys(f"{init} d={d} with bias", np.hstack([W, b[:, None]]), _layernorm_set(d, b),
-                 "LayerNorm ball, bias", 0, rows, cone_sample=cone_sample)
+        run_keys(
+            f"{init} d={d} with bias",
+            W,
+            BoxQuerySet(100.0, tuple(b.tolist())),
+            "box [-100, 100]^d, bias",
+            lp_sample,
+            rows,
+            bias=b,
+        )
+        run_keys(
+            f"{init} d={d} with bias",
+            np.hstack([W, b[:, None]]),
+            _layernorm_set(d, b),
+            "LayerNorm ball, bias",
+            0,
+            rows,
+            cone_sample=cone_sample,
+        )
     W, _ = random_model("normal", 15)
     run_keys("normal d=15", W, _layernorm_set(15, None), "LayerNorm ball", 0, rows, cone_sample=cone_sample)
 
@@ -185,7 +227,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="hull,minilm,gpt2shape,gpt2head")
     parser.add_argument("--lp-sample", type=int, default=10)
-    parser.add_argument("--cone-sample", type=int, default=2, help="tokens of the per-token cone program (realisable peer)")
+    parser.add_argument(
+        "--cone-sample", type=int, default=2, help="tokens of the per-token cone program (realisable peer)"
+    )
     parser.add_argument("--note", default="")
     parser.add_argument("--out", default=str(ROOT / "results" / "bench_vocab.json"))
     args = parser.parse_args(argv)
@@ -199,18 +243,32 @@ def main(argv=None):
             run_keys(name, K, None, "free", args.lp_sample, rows)
             run_keys(name, K, BoxQuerySet(100.0), "box [-100, 100]^d", 0, rows)
             rows[-1]["lp_note"] = "without a bias the box has the free statuses; the LP sample of the free row applies"
-            if name == "gpt2shape":                 # a LayerNorm's ball as GPT-2's ln_f starts: gain 1, bias 0
-                run_keys(name, K, _layernorm(d), "realisable (LayerNorm, gain 1, bias 0)", 0, rows,
-                         cone_sample=args.cone_sample)
-    if "gpt2shape-ln" in cases:                     # the unfriendly one: gain, bias and an output bias of their own
+            if name == "gpt2shape":  # a LayerNorm's ball as GPT-2's ln_f starts: gain 1, bias 0
+                run_keys(
+                    name,
+                    K,
+                    _layernorm(d),
+                    "realisable (LayerNorm, gain 1, bias 0)",
+                    0,
+                    rows,
+                    cone_sample=args.cone_sample,
+                )
+    if "gpt2shape-ln" in cases:  # the unfriendly one: gain, bias and an output bias of their own
         rng = np.random.default_rng(1)
-        f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)   # noqa: E731
+        f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)  # noqa: E731
         K = f32(0.02 * rng.standard_normal((50257, 768)))
         bias = f32(0.1 * rng.standard_normal(50257))
         qs = _layernorm(768, f32(1 + 0.1 * rng.standard_normal(768)), f32(0.05 * rng.standard_normal(768)), lifted=True)
-        run_keys("gpt2shape-ln", np.hstack([K, bias[:, None]]), qs,
-                 "realisable (LayerNorm with its own gain and bias, output bias)", 0, rows, cone_sample=args.cone_sample)
-    if "minilm-real" in cases:                      # trained weights: all-MiniLM-L6-v2's word embeddings
+        run_keys(
+            "gpt2shape-ln",
+            np.hstack([K, bias[:, None]]),
+            qs,
+            "realisable (LayerNorm with its own gain and bias, output bias)",
+            0,
+            rows,
+            cone_sample=args.cone_sample,
+        )
+    if "minilm-real" in cases:  # trained weights: all-MiniLM-L6-v2's word embeddings
         K = minilm_embeddings()
         run_keys("minilm-real", K, None, "free", args.lp_sample, rows)
         run_keys("minilm-real", K, BoxQuerySet(100.0), "box [-100, 100]^d", 0, rows)

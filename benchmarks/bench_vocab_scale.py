@@ -80,7 +80,7 @@ def _available_gb() -> float | None:
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemAvailable:"):
-                return round(int(line.split()[1]) / 2 ** 20, 1)
+                return round(int(line.split()[1]) / 2**20, 1)
     except OSError:
         pass
     return None
@@ -94,8 +94,11 @@ def _cpu_s() -> float:
 def _blas() -> list:
     from threadpoolctl import threadpool_info
 
-    return [{k: p.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
-            for p in threadpool_info() if p["user_api"] == "blas"]
+    return [
+        {k: p.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+        for p in threadpool_info()
+        if p["user_api"] == "blas"
+    ]
 
 
 def chunk_task(item, keys) -> dict:
@@ -118,50 +121,87 @@ def chunk_task(item, keys) -> dict:
     check_s, check_cpu = time.perf_counter() - wall, _cpu_s() - cpu
     statuses = cert.statuses()
     mine = Counter(statuses[i] for i in indices)
-    return {"tokens": len(indices), "first": int(indices[0]), "make_s": round(make_s, 2),
-            "make_cpu_s": round(make_cpu, 2), "check_s": round(check_s, 2), "check_cpu_s": round(check_cpu, 2),
-            "exact_keys_s": round(exact_keys_s, 2), "ok": bool(report.ok), "counts": dict(sorted(mine.items())),
-            "undecided_outside": sum(1 for s in statuses if s == "undecided") - mine.get("undecided", 0),
-            "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20, 2),
-            "pid": os.getpid(), "threads": thread_settings(), "blas": _blas()}
+    return {
+        "tokens": len(indices),
+        "first": int(indices[0]),
+        "make_s": round(make_s, 2),
+        "make_cpu_s": round(make_cpu, 2),
+        "check_s": round(check_s, 2),
+        "check_cpu_s": round(check_cpu, 2),
+        "exact_keys_s": round(exact_keys_s, 2),
+        "ok": bool(report.ok),
+        "counts": dict(sorted(mine.items())),
+        "undecided_outside": sum(1 for s in statuses if s == "undecided") - mine.get("undecided", 0),
+        "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+        "pid": os.getpid(),
+        "threads": thread_settings(),
+        "blas": _blas(),
+    }
 
 
 def estimate(chunks: list, full_n: int, measured_n: int, size: int, workers: int, args) -> dict:
     """Whole-vocabulary wall time here and on ``args.target_cores`` cores (see the module docstring)."""
     total = math.ceil(full_n / size)
-    scale = full_n / measured_n                               # each chunk meets every key: linear in N
+    scale = full_n / measured_n  # each chunk meets every key: linear in N
     per = scale * float(np.mean([c["make_s"] + c["check_s"] for c in chunks]))
     per_cpu = scale * float(np.mean([c["make_cpu_s"] + c["check_cpu_s"] for c in chunks]))
     peak = scale * max(c["peak_rss_gb"] for c in chunks)
     fit = max(1, int(args.target_memory_gb * 0.8 // peak)) if peak > 0 else args.target_cores
     target_workers = min(args.target_cores, fit)
-    return {"chunks_in_vocabulary": total, "keys_scale": round(scale, 3), "per_chunk_s": round(per, 1),
-            "per_chunk_cpu_s": round(per_cpu, 1), "peak_gb_per_worker": round(peak, 1),
-            "here_workers": workers, "here_hours": round(total * per / workers / 3600, 2),
-            "target_cores": args.target_cores, "target_memory_gb": args.target_memory_gb,
-            "target_workers": target_workers, "target_threads_per_worker": max(1, args.target_cores // target_workers),
-            "efficiency_assumed": args.efficiency,
-            "target_hours": round(total * per_cpu / (args.target_cores * args.efficiency) / 3600, 2),
-            "how": "chunks x CPU seconds per chunk / (cores x efficiency); workers limited to 80% of the "
-                   "memory at the measured peak per worker, the rest of the cores as BLAS threads in them"}
+    return {
+        "chunks_in_vocabulary": total,
+        "keys_scale": round(scale, 3),
+        "per_chunk_s": round(per, 1),
+        "per_chunk_cpu_s": round(per_cpu, 1),
+        "peak_gb_per_worker": round(peak, 1),
+        "here_workers": workers,
+        "here_hours": round(total * per / workers / 3600, 2),
+        "target_cores": args.target_cores,
+        "target_memory_gb": args.target_memory_gb,
+        "target_workers": target_workers,
+        "target_threads_per_worker": max(1, args.target_cores // target_workers),
+        "efficiency_assumed": args.efficiency,
+        "target_hours": round(total * per_cpu / (args.target_cores * args.efficiency) / 3600, 2),
+        "how": "chunks x CPU seconds per chunk / (cores x efficiency); workers limited to 80% of the "
+        "memory at the measured peak per worker, the rest of the cores as BLAS threads in them",
+    }
 
 
 def run_shape(name: str, args, context, rows: list) -> None:
     full_n, d, label = shape_of(name)
     n = min(full_n, args.keys) if args.keys else full_n
-    chunks = key_chunks(n, size=args.chunk_size)[:args.chunks]
+    chunks = key_chunks(n, size=args.chunk_size)[: args.chunks]
     keys = Load(make_keys, n, d, args.std, args.seed)
     for set_name in args.sets.split(","):
         before, free_before = _load(), _available_gb()
         start = time.perf_counter()
-        done = run_tasks(chunk_task, [(set_name, args.box, c) for c in chunks], context=context, shared=keys,
-                         label=f"{name} {set_name}", unit="chunk")
-        row = {"shape": name, "model": label, "vocabulary": full_n, "keys_measured": n, "d": d, "set": set_name,
-               "box_bound": args.box if set_name == "box" else None, "chunk_size": args.chunk_size,
-               "chunks_run": len(done), "wall_s": round(time.perf_counter() - start, 1),
-               "all_ok": all(c["ok"] for c in done), "per_chunk": done, "load_before": before,
-               "load_after": _load(), "available_gb_before": free_before, "available_gb_after": _available_gb(),
-               "estimate": estimate(done, full_n, n, args.chunk_size, context.workers, args)}
+        done = run_tasks(
+            chunk_task,
+            [(set_name, args.box, c) for c in chunks],
+            context=context,
+            shared=keys,
+            label=f"{name} {set_name}",
+            unit="chunk",
+        )
+        row = {
+            "shape": name,
+            "model": label,
+            "vocabulary": full_n,
+            "keys_measured": n,
+            "d": d,
+            "set": set_name,
+            "box_bound": args.box if set_name == "box" else None,
+            "chunk_size": args.chunk_size,
+            "chunks_run": len(done),
+            "wall_s": round(time.perf_counter() - start, 1),
+            "all_ok": all(c["ok"] for c in done),
+            "per_chunk": done,
+            "load_before": before,
+            "load_after": _load(),
+            "available_gb_before": free_before,
+            "available_gb_after": _available_gb(),
+            "estimate": estimate(done, full_n, n, args.chunk_size, context.workers, args),
+        }
         print(json.dumps({k: v for k, v in row.items() if k != "per_chunk"}), flush=True)
         rows.append(row)
 
@@ -188,16 +228,29 @@ def main(argv=None) -> dict:
         raise SystemExit("--chunks and --chunk-size must be at least 1; --sets takes free and box")
     import numpy
 
-    machine = {"cores": machine_workers(), "cpu": platform.processor() or platform.machine(),
-               "python": platform.python_version(), "numpy": numpy.__version__, "blas": _blas(),
-               "memory_available_gb": _available_gb(), "load": _load()}
+    machine = {
+        "cores": machine_workers(),
+        "cpu": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "blas": _blas(),
+        "memory_available_gb": _available_gb(),
+        "load": _load(),
+    }
     rows: list = []
     workers = None if args.scheduler else args.workers
     with open_client(workers, args.scheduler) as context:
         for name in args.shapes.split(","):
             run_shape(name, args, context, rows)
-    result = {"note": args.note, "machine": machine, "workers": context.workers, "scheduler": args.scheduler,
-              "std": args.std, "seed": args.seed, "rows": rows}
+    result = {
+        "note": args.note,
+        "machine": machine,
+        "workers": context.workers,
+        "scheduler": args.scheduler,
+        "std": args.std,
+        "seed": args.seed,
+        "rows": rows,
+    }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1))
     return result

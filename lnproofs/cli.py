@@ -58,9 +58,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only ``command``'s module is imported and configured (start-up stays fast)."""
     from . import __version__
 
-    parser = _Parser(prog="lnproofs", description="Exact geometry of LayerNorm and certified attention selectability.",
-                     epilog="exit status: 0 success, 1 a claim refuted (or an answer wrong), 2 bad input, "
-                            "3 an internal error (a bug of lnproofs)")
+    parser = _Parser(
+        prog="lnproofs",
+        description="Exact geometry of LayerNorm and certified attention selectability.",
+        epilog="exit status: 0 success, 1 a claim refuted (or an answer wrong), 2 bad input, "
+        "3 an internal error (a bug of lnproofs)",
+    )
     parser.add_argument("--version", action="version", version=f"lnproofs {__version__}")
     parser.add_argument("--traceback", action="store_true", help="show the full traceback on internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(record=True) as caught:
             status, failed = _run(args)
-    finally:                                    # held back while the command ran (module docstring)
+    finally:  # held back while the command ran (module docstring)
         if not failed or args.traceback:
             for warning in caught:
                 warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
@@ -131,8 +134,11 @@ def _run(args) -> tuple[int, bool]:
             raise
         text = " ".join(str(err).split())
         text = text if len(text) <= 300 else text[:300] + " ..."
-        print(f"lnproofs {args.command}: internal error: {type(err).__name__}: {text} "
-              "(rerun with 'lnproofs --traceback ...' and report it)", file=sys.stderr)
+        print(
+            f"lnproofs {args.command}: internal error: {type(err).__name__}: {text} "
+            "(rerun with 'lnproofs --traceback ...' and report it)",
+            file=sys.stderr,
+        )
         return INTERNAL_ERROR, True
 
 

@@ -38,7 +38,6 @@ def cli():
     return _run
 
 
-
 # Hypothesis profiles.  "default" is Hypothesis's own (100 examples; the fuzzing harness,
 # tests/test_fuzz_*.py, runs 200 per strategy then, within the suite's time budget); "deep" is the
 # long run of the harness: pytest tests/test_fuzz_certificates.py tests/test_fuzz_readers.py
@@ -48,15 +47,20 @@ try:
 except ImportError:  # pragma: no cover - hypothesis is a dev dependency
     pass
 else:
-    settings.register_profile("deep", max_examples=5000, deadline=None, print_blob=True,
-                              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                     HealthCheck.filter_too_much])
+    settings.register_profile(
+        "deep",
+        max_examples=5000,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    )
 
 
 @pytest.fixture
 def rewrite_array():
     """Replace one array of a vocabulary certificate and record its new SHA-256 in the manifest, so
     that only the kernel (or the numeric re-check), not the hash, can catch the tampering."""
+
     def rewrite(path, name, array):
         import json
 
@@ -69,4 +73,5 @@ def rewrite_array():
         data = json.loads(path.read_text())
         data["arrays"][name]["sha256"] = sha256_of(target)
         path.write_text(json.dumps(data))
+
     return rewrite

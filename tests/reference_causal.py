@@ -22,7 +22,7 @@ def reference_stops(keys: np.ndarray, query_set=None) -> dict:
     first: list = [None] * T
     undecided: dict[int, list[int]] = {}
     for t in range(T):
-        cert = certify(keys[:t + 1], query_set=query_set).to_json()
+        cert = certify(keys[: t + 1], query_set=query_set).to_json()
         for r in cert["results"]:
             j = r["index"]
             if r["status"] == "undecided":

@@ -26,12 +26,33 @@ import sys
 import time
 from pathlib import Path
 
-BUDGET = 2 << 30                 # bytes of address space a row may add to the zygote's
-TIMEOUT = 90.0                   # seconds of wall-clock time a row may take
-_PRELOAD = ("numpy", "flint", "scipy", "sympy", "cvxpy", "torch", "safetensors", "transformers", "tokenizers",
-            "pyarrow", "pyarrow.parquet", "lnproofs.cli", "lnproofs.propose.certification", "lnproofs.certificates.check")
-_QUIET = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2",
-          "TOKENIZERS_PARALLELISM": "false", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+BUDGET = 2 << 30  # bytes of address space a row may add to the zygote's
+TIMEOUT = 90.0  # seconds of wall-clock time a row may take
+_PRELOAD = (
+    "numpy",
+    "flint",
+    "scipy",
+    "sympy",
+    "cvxpy",
+    "torch",
+    "safetensors",
+    "transformers",
+    "tokenizers",
+    "pyarrow",
+    "pyarrow.parquet",
+    "lnproofs.cli",
+    "lnproofs.propose.certification",
+    "lnproofs.certificates.check",
+)
+_QUIET = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MALLOC_ARENA_MAX": "2",
+    "TOKENIZERS_PARALLELISM": "false",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_OFFLINE": "1",
+}
 
 
 def available() -> bool:
@@ -54,7 +75,7 @@ def _child(module: str, case_id: str, tmp: str, result: str) -> None:
         handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(handle, fd)
         os.close(handle)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)      # never the zygote's requests: a prompt reads end-of-file
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)  # never the zygote's requests: a prompt reads end-of-file
     sys.stdin = open(0, encoding="utf-8", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False, buffering=1)
     sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False, buffering=1)
@@ -67,9 +88,9 @@ def _child(module: str, case_id: str, tmp: str, result: str) -> None:
 
         try:
             status = main(argv)
-        except SystemExit as exc:           # argparse errors and --help
+        except SystemExit as exc:  # argparse errors and --help
             status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    except BaseException as exc:            # the row's own setup failed: reported as such
+    except BaseException as exc:  # the row's own setup failed: reported as such
         print(f"row setup failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         status = 99
     finally:
@@ -105,19 +126,20 @@ def _wait(pid: int, timeout: float):
 def serve() -> None:
     """The zygote: preload, then answer one JSON request per line on stdin."""
     reply = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)     # stray prints of the preloaded libraries stay out
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # stray prints of the preloaded libraries stay out
     for name in _PRELOAD:
         try:
             importlib.import_module(name)
-        except Exception:                   # optional packages: the rows that need them are skipped elsewhere
+        except Exception:  # optional packages: the rows that need them are skipped elsewhere
             pass
     import pkgutil
 
     import bad_inputs
+
     import lnproofs
     import torch_backend
 
-    for package in (lnproofs, torch_backend, bad_inputs):   # every module once, not once per row
+    for package in (lnproofs, torch_backend, bad_inputs):  # every module once, not once per row
         for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
             if info.name.endswith("__main__"):
                 continue
@@ -125,7 +147,7 @@ def serve() -> None:
                 importlib.import_module(info.name)
             except Exception:
                 pass
-    try:                                    # transformers imports each model class on first use
+    try:  # transformers imports each model class on first use
         import transformers
 
         from lnproofs.models.families import FAMILIES
@@ -133,13 +155,13 @@ def serve() -> None:
         for family in FAMILIES.values():
             getattr(transformers, family.model_class)
             getattr(transformers, family.config_class)
-        transformers.AutoTokenizer, transformers.PreTrainedTokenizerFast    # noqa: B018
+        transformers.AutoTokenizer, transformers.PreTrainedTokenizerFast  # noqa: B018
     except Exception:
         pass
     import gc
 
     gc.collect()
-    gc.freeze()          # the children's collections leave the preloaded objects alone (no copy-on-write)
+    gc.freeze()  # the children's collections leave the preloaded objects alone (no copy-on-write)
     reply.write("ready\n")
     for line in sys.stdin:
         request = json.loads(line)
@@ -169,8 +191,13 @@ class Sandbox:
         env = dict(os.environ, **_QUIET)
         tests = str(Path(__file__).resolve().parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (tests, env.get("PYTHONPATH", "")) if p)
-        self._proc = subprocess.Popen([sys.executable, "-c", "import row_sandbox; row_sandbox.serve()"],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", "import row_sandbox; row_sandbox.serve()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         ready = self._proc.stdout.readline()
         if ready.strip() != "ready":
             raise RuntimeError(f"the row sandbox did not start ({ready!r})")
@@ -182,8 +209,9 @@ class Sandbox:
         self._proc.stdin.write(json.dumps(request) + "\n")
         self._proc.stdin.flush()
         answer = json.loads(self._proc.stdout.readline() or '{"status": "sandbox died"}')
-        read = lambda name: (capture / name).read_text(encoding="utf-8", errors="replace") \
-            if (capture / name).exists() else ""          # noqa: E731
+        read = lambda name: (
+            (capture / name).read_text(encoding="utf-8", errors="replace") if (capture / name).exists() else ""
+        )  # noqa: E731
         return answer["status"], read("out"), read("err")
 
     def close(self) -> None:

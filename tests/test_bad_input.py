@@ -13,9 +13,8 @@ import importlib
 import os
 import pkgutil
 
-import pytest
-
 import bad_inputs
+import pytest
 import row_sandbox
 
 
@@ -62,11 +61,15 @@ def test_the_sandbox_stops_a_row_past_its_memory_or_its_time(sandbox, tmp_path):
     and the sandbox goes on answering."""
     if sandbox is None:
         pytest.skip("the rows run in-process here (no fork or /proc, or LNPROOFS_ROWS_IN_PROCESS)")
-    for name, timeout, expected in (("allocate", row_sandbox.TIMEOUT, None), ("sleep", 2, "timeout"),
-                                    ("stdin", 10, 2), ("small", row_sandbox.TIMEOUT, 2)):
+    for name, timeout, expected in (
+        ("allocate", row_sandbox.TIMEOUT, None),
+        ("sleep", 2, "timeout"),
+        ("stdin", 10, 2),
+        ("small", row_sandbox.TIMEOUT, 2),
+    ):
         (tmp_path / name).mkdir()
         status, _, err = sandbox.run("_probe", name, tmp_path / name, timeout=timeout)
         if expected is None:
-            assert status not in (0, 2), (status, err)          # MemoryError while writing the row's files
+            assert status not in (0, 2), (status, err)  # MemoryError while writing the row's files
         else:
             assert status == expected, (status, err)

@@ -31,8 +31,24 @@ def test_keys_are_float32_gaussians_of_the_given_spread(bench):
 
 def test_a_tiny_shape_runs_end_to_end(bench, tmp_path):
     out = tmp_path / "scale.json"
-    got = bench.main(["--shapes", "600x3", "--chunks", "2", "--chunk-size", "250", "--sets", "free,box",
-                      "--box", "0.01", "--out", str(out), "--target-cores", "8"])
+    got = bench.main(
+        [
+            "--shapes",
+            "600x3",
+            "--chunks",
+            "2",
+            "--chunk-size",
+            "250",
+            "--sets",
+            "free,box",
+            "--box",
+            "0.01",
+            "--out",
+            str(out),
+            "--target-cores",
+            "8",
+        ]
+    )
     assert json.loads(out.read_text()) == got
     assert got["machine"]["cores"] >= 1 and got["machine"]["blas"] and got["workers"] == 1
     free, box = got["rows"]
@@ -52,7 +68,9 @@ def test_a_tiny_shape_runs_end_to_end(bench, tmp_path):
     assert box["set"] == "box" and box["box_bound"] == 0.01
     for f, b in zip(free["per_chunk"], box["per_chunk"]):
         assert b["counts"].get("selectable") == f["counts"].get("selectable")
-        assert b["counts"].get("not-realisable", 0) == f["counts"].get("unselectable", 0) + f["counts"].get("tie-only", 0)
+        assert b["counts"].get("not-realisable", 0) == f["counts"].get("unselectable", 0) + f["counts"].get(
+            "tie-only", 0
+        )
 
 
 def test_fewer_keys_scale_the_estimate_back(bench, tmp_path):
@@ -72,13 +90,15 @@ def test_the_estimate_divides_core_seconds_among_the_workers_memory_allows(bench
     import argparse
 
     args = argparse.Namespace(target_cores=16, target_memory_gb=128.0, efficiency=0.7)
-    chunks = [{"make_s": 200.0, "check_s": 100.0, "make_cpu_s": 100.0, "check_cpu_s": 50.0, "peak_rss_gb": 5.0},
-              {"make_s": 220.0, "check_s": 80.0, "make_cpu_s": 110.0, "check_cpu_s": 40.0, "peak_rss_gb": 4.0}]
+    chunks = [
+        {"make_s": 200.0, "check_s": 100.0, "make_cpu_s": 100.0, "check_cpu_s": 50.0, "peak_rss_gb": 5.0},
+        {"make_s": 220.0, "check_s": 80.0, "make_cpu_s": 110.0, "check_cpu_s": 40.0, "peak_rss_gb": 4.0},
+    ]
     est = bench.estimate(chunks, 151936, 151936, 10000, 2, args)
     assert est["chunks_in_vocabulary"] == 16 and est["per_chunk_s"] == 300.0 and est["per_chunk_cpu_s"] == 150.0
     assert est["here_hours"] == round(16 * 300 / 2 / 3600, 2)
     assert est["target_hours"] == round(16 * 150 / (16 * 0.7) / 3600, 2)
     assert est["target_workers"] == 16 and est["target_threads_per_worker"] == 1
-    half = bench.estimate(chunks, 256000, 64000, 10000, 1, args)          # a quarter of the keys measured
+    half = bench.estimate(chunks, 256000, 64000, 10000, 1, args)  # a quarter of the keys measured
     assert half["keys_scale"] == 4.0 and half["per_chunk_cpu_s"] == 600.0 and half["peak_gb_per_worker"] == 20.0
-    assert half["target_workers"] == 5 and half["target_threads_per_worker"] == 3     # 80% of 128 GB at 20 GB each
+    assert half["target_workers"] == 5 and half["target_threads_per_worker"] == 3  # 80% of 128 GB at 20 GB each

@@ -8,20 +8,21 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference_causal import reference_stops
 
 from lnproofs.kernel.causal import check_causal
 from lnproofs.kernel.errors import CertificateFormatError, OptionError, ShapeError
 from lnproofs.propose.causal import causal_evidence, stops
 from lnproofs.propose.querysets.layernorm import LayerNormQuerySet
-from reference_causal import reference_stops
 
 
 def _half_inside(T, d, seed):
     """Half the keys Gaussian, half strictly inside the hull of a few of them, shuffled."""
     rng = np.random.default_rng(seed)
     outer = rng.standard_normal((T - T // 2, d))
-    inner = np.array([rng.dirichlet(np.ones(d + 2)) @ outer[rng.choice(len(outer), d + 2, replace=False)]
-                      for _ in range(T // 2)])
+    inner = np.array(
+        [rng.dirichlet(np.ones(d + 2)) @ outer[rng.choice(len(outer), d + 2, replace=False)] for _ in range(T // 2)]
+    )
     keys = np.vstack([outer, inner])
     return keys[rng.permutation(T)]
 
@@ -43,8 +44,9 @@ def _flat(seed):
 
 def _layernorm(seed, d=3, n=6):
     rng = np.random.default_rng(seed)
-    return LayerNormQuerySet(rng.uniform(0.5, 1.5, n), rng.normal(size=n) * 0.3,
-                             rng.normal(size=(d, n)), rng.normal(size=d) * 0.6)
+    return LayerNormQuerySet(
+        rng.uniform(0.5, 1.5, n), rng.normal(size=n) * 0.3, rng.normal(size=(d, n)), rng.normal(size=d) * 0.6
+    )
 
 
 CASES = {
@@ -153,8 +155,10 @@ def test_tampered_free_evidence_is_refuted(free_case):
 
     def weight_after_stop(e):
         e["cannot_win"]["combination"]["indices"][0] = len(keys) - 1 if stop < len(keys) - 1 else j + 0
+
     def weight_on_itself(e):
         e["cannot_win"]["combination"]["indices"][0] = j
+
     def weights_off(e):
         w = [Fraction(x) for x in comb["weights"]]
         if len(w) == 1:
@@ -163,14 +167,19 @@ def test_tampered_free_evidence_is_refuted(free_case):
             w = [w[0], Fraction(0)]
         w[0], w[1] = w[0] - Fraction(1, 3) * w[0], w[1] + Fraction(1, 3) * w[0]
         e["cannot_win"]["combination"]["weights"] = [str(x) for x in w]
+
     def witness_reversed(e):
         e["win"]["witness"] = [-x for x in e["win"]["witness"]]
+
     def stop_later(e):
         e["stop"] = stop + 1
+
     def stop_before_index(e):
         e["stop"] = j - 1
+
     def stop_out_of_range(e):
         e["stop"] = len(keys)
+
     mutations = [weight_on_itself, weights_off, witness_reversed, stop_before_index, stop_out_of_range]
     if stop < len(keys) - 1:
         mutations += [weight_after_stop, stop_later]
@@ -247,8 +256,9 @@ def test_rotated_query_sets_are_refused():
     from lnproofs.kernel.querysets.norm import RMSNormQuerySet, Rotation
 
     rng = np.random.default_rng(0)
-    qs = RMSNormQuerySet(np.ones(4), rng.normal(size=(2, 4)), np.zeros(2), 0.0,
-                         Rotation([0.5, 0.5], [0.8, 0.8], "half", 3))
+    qs = RMSNormQuerySet(
+        np.ones(4), rng.normal(size=(2, 4)), np.zeros(2), 0.0, Rotation([0.5, 0.5], [0.8, 0.8], "half", 3)
+    )
     with pytest.raises(OptionError, match="position 3"):
         causal_evidence(rng.normal(size=(5, 2)), qs)
 
@@ -259,10 +269,10 @@ def test_record_size_grows_linearly_with_the_keys():
         keys = _half_inside(T, 3, 0)
         record = causal_evidence(keys)
         sizes[T] = len(json.dumps(record))
-        for e in record["keys"]:                              # one witness, at most d + 1 weights
+        for e in record["keys"]:  # one witness, at most d + 1 weights
             if e["cannot_win"] is not None:
                 assert len(e["cannot_win"]["combination"]["indices"]) <= 4
-    assert sizes[80] < 2.5 * sizes[40]                          # per-prefix certificates grow about 4x
+    assert sizes[80] < 2.5 * sizes[40]  # per-prefix certificates grow about 4x
 
 
 def test_lnproofs_check_reads_a_causal_record(cli, tmp_path, free_case):
@@ -289,8 +299,11 @@ def test_lnproofs_check_reads_a_layernorm_causal_record(cli, tmp_path):
     result = cli(["check", tmp_path / "r.json", tmp_path / "k.npy"])
     assert result.status == 0 and "layernorm" in result.out, result.err
     j = next(e["index"] for e in record["keys"] if e["stop"] is not None)
-    data = _mutated(record, j, lambda e: e.update(stop=None, cannot_win=None,
-                                                   win=copy.deepcopy(_entry(record, lambda f: f["win"])["win"])))
+    data = _mutated(
+        record,
+        j,
+        lambda e: e.update(stop=None, cannot_win=None, win=copy.deepcopy(_entry(record, lambda f: f["win"])["win"])),
+    )
     (tmp_path / "bad.json").write_text(json.dumps(data))
     assert cli(["check", tmp_path / "bad.json", tmp_path / "k.npy"]).status == 1
 

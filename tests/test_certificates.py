@@ -10,16 +10,14 @@ import numpy as np
 import pytest
 
 from lnproofs import Certificate, certify, check_certificate
+from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.kernel import certificates as schema
 from lnproofs.kernel.errors import CertificateFormatError
 from lnproofs.kernel.querysets import KINDS, module_for
-from lnproofs.kernel.querysets.free import BoxQuerySet
-from lnproofs.kernel.querysets.free import BallQuerySet, FreeQueries
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet
-from lnproofs.kernel.querysets.norm import RMSNormQuerySet, RotaryLayerNormQuerySet, Rotation
+from lnproofs.kernel.querysets.free import BallQuerySet, BoxQuerySet, FreeQueries
+from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet, RotaryLayerNormQuerySet, Rotation
 from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
 from lnproofs.kernel.verify import check_claims
-from lnproofs.certificates.writers import query_set_to_json
 
 KEYS = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0], [0.0, -2.0], [0.5, 0.25], [3.0, 3.0]])
 
@@ -38,7 +36,7 @@ def _edited(cert, index, **fields):
 def test_a_wrong_margin_passes_the_kernel_and_fails_the_check(cert):
     best = max(cert.indices("selectable"), key=lambda i: cert[i].margin)
     data = _edited(cert, best, margin=cert[best].margin * 1.5)
-    assert all(v.ok for v in check_claims(data, KEYS))          # the kernel never reads margins
+    assert all(v.ok for v in check_claims(data, KEYS))  # the kernel never reads margins
     report = check_certificate(data, KEYS)
     assert not report.ok and [v.index for v in report.failures] == [best]
     assert "margin" in report.failures[0].message
@@ -66,7 +64,7 @@ def test_the_people_certificate_is_the_kernel_schema_plus_the_count_below_the_th
     keys = list(data)
     assert keys[keys.index("min_margin") + 1] == "below_min_margin"
     assert data["below_min_margin"] == len(cert.below_min_margin)
-    kernel = schema.Certificate.from_json(json.loads(cert.dumps()))       # what the kernel reads: no writer, no findings
+    kernel = schema.Certificate.from_json(json.loads(cert.dumps()))  # what the kernel reads: no writer, no findings
     assert not hasattr(kernel, "to_json") and not hasattr(kernel, "min_margin")
     assert not hasattr(kernel.results[0], "to_json") and not hasattr(schema.Combination, "to_json")
     assert (kernel.n_keys, kernel.dim, kernel.results) == (cert.n_keys, cert.dim, cert.results)
@@ -86,7 +84,7 @@ def test_a_malformed_rank_finding_is_refused_when_read(cert):
         Certificate.from_json(data)
     data["rank"] = {"exact_affine_dimension": 2, "numerical_affine_dimension": 2, "singular_values": ["big"]}
     with pytest.raises(CertificateFormatError, match="rank.singular_values"):
-        check_certificate(data, KEYS)                       # the check reads JSON as strictly as load does
+        check_certificate(data, KEYS)  # the check reads JSON as strictly as load does
 
 
 _W = [[1.0, 0.5, -0.25], [0.0, 2.0, 1.0]]
@@ -145,10 +143,11 @@ def test_a_witness_of_the_wrong_length_is_refuted_not_a_crash(cert):
 
 
 def test_rationals_of_any_length_are_read_back():
-    huge = Fraction(10 ** 5000 + 1, 10 ** 5000)
+    huge = Fraction(10**5000 + 1, 10**5000)
     result = schema.KeyResult(0, "unselectable", combination=schema.Combination((1, 2), (huge, 1 - huge)))
-    cert = Certificate(3, 1, {"kind": "free"}, (result, schema.KeyResult(1, "undecided"),
-                                                 schema.KeyResult(2, "undecided")))
+    cert = Certificate(
+        3, 1, {"kind": "free"}, (result, schema.KeyResult(1, "undecided"), schema.KeyResult(2, "undecided"))
+    )
     again = Certificate.from_json(cert.dumps())
     assert again == cert and again[0].combination.weights[0] == huge
 
@@ -159,6 +158,7 @@ def test_a_report_counts_claims_and_keys_apart_when_they_differ():
 
     per_key = CheckReport(True, (Verdict(0, "selectable", True), Verdict(1, "selectable", True)), 2, 3, "free")
     assert str(per_key).startswith("every claim holds: 2 keys in R^3 (free queries)")
-    positions = CheckReport(True, tuple(Verdict(t, "coverage", True) for t in range(5)), 6, 4,
-                            "coverage of every direction")
+    positions = CheckReport(
+        True, tuple(Verdict(t, "coverage", True) for t in range(5)), 6, 4, "coverage of every direction"
+    )
     assert str(positions).startswith("every claim holds: 5 claims about 6 keys in R^4 (coverage of every direction)")

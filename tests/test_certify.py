@@ -48,15 +48,15 @@ def test_lattice_cube_corners_edges_faces_centre():
     keys = np.array(points)
     expected = []
     for p in points:
-        ones = sum(1 for x in p if x == 1.0)      # coordinates strictly between the faces
+        ones = sum(1 for x in p if x == 1.0)  # coordinates strictly between the faces
         expected.append("selectable" if ones == 0 else "unselectable" if ones == 3 else "tie-only")
     assert _statuses(keys) == expected
 
 
 def test_lattice_octahedron_with_points_on_edges_and_faces():
     verts = [[2, 0, 0], [-2, 0, 0], [0, 2, 0], [0, -2, 0], [0, 0, 2], [0, 0, -2]]
-    edge = [[1, 1, 0], [0, -1, 1]]          # midpoints of edges
-    face = [[1, 1, 0.0], [0.5, 0.5, 1.0]]   # (1,1,0) repeated: an edge point twice; a face point
+    edge = [[1, 1, 0], [0, -1, 1]]  # midpoints of edges
+    face = [[1, 1, 0.0], [0.5, 0.5, 1.0]]  # (1,1,0) repeated: an edge point twice; a face point
     inner = [[0, 0, 0], [0.5, 0.25, 0.25]]
     keys = np.array(verts + edge + face + inner, dtype=float)
     assert _statuses(keys) == ["selectable"] * 6 + ["tie-only"] * 4 + ["unselectable"] * 2
@@ -69,7 +69,7 @@ def test_exact_rank_deficient_layernorm_like_keys():
     keys = np.hstack([head, -head.sum(axis=1, keepdims=True)])
     from scipy.spatial import ConvexHull
 
-    hull = ConvexHull(head)                                  # the same polytope, full-dimensional
+    hull = ConvexHull(head)  # the same polytope, full-dimensional
     statuses = _statuses(keys)
     uniq, counts = np.unique(head, axis=0, return_counts=True)
     dup = {tuple(u) for u, c in zip(uniq, counts) if c > 1}
@@ -81,17 +81,17 @@ def test_exact_rank_deficient_layernorm_like_keys():
             assert s in ("tie-only", "unselectable"), i
 
 
-@pytest.mark.parametrize("scale", [1e150, 1e-150, 2.0 ** 900, 2.0 ** -900])
+@pytest.mark.parametrize("scale", [1e150, 1e-150, 2.0**900, 2.0**-900])
 def test_extreme_scales_keep_their_answers(scale):
     keys = np.array(SQUARE + [[1.0, 1.0], [1.0, 0.0]]) * scale
     assert _statuses(keys) == ["selectable"] * 4 + ["unselectable", "tie-only"]
 
 
 def test_points_two_to_the_minus_40_inside_and_outside_a_facet():
-    eps = 2.0 ** -40
+    eps = 2.0**-40
     simplex = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    outside = [0.25 + eps, 0.25 + eps, 0.5 + eps]   # x+y+z = 1 + 3 eps: beyond the facet x+y+z = 1
-    inside = [0.25, 0.25, 0.5 - eps]                # x+y+z = 1 - eps, all > 0: strictly inside
+    outside = [0.25 + eps, 0.25 + eps, 0.5 + eps]  # x+y+z = 1 + 3 eps: beyond the facet x+y+z = 1
+    inside = [0.25, 0.25, 0.5 - eps]  # x+y+z = 1 - eps, all > 0: strictly inside
     keys = np.array(simplex + [outside, inside])
     assert sum(map(Fraction, outside)) > 1 > sum(map(Fraction, inside))
     statuses = _statuses(keys)
@@ -152,7 +152,7 @@ def test_every_certificate_checks_and_agrees_with_convexhull(keys):
     assert "undecided" not in cert.statuses
     n, d = keys.shape
     if n < d + 1 or np.linalg.matrix_rank(keys[1:] - keys[0]) < d:
-        return                                    # ConvexHull needs full dimension
+        return  # ConvexHull needs full dimension
     hull = ConvexHull(keys)
     _, counts = np.unique(keys, axis=0, return_inverse=False, return_counts=True)
     for i, status in enumerate(cert.statuses):
@@ -169,7 +169,7 @@ def test_every_certificate_checks_and_agrees_with_convexhull(keys):
 def test_progress_bar_goes_to_stderr(capsys):
     certify(np.random.default_rng(4).standard_normal((50, 3)), progress=True)
     err = capsys.readouterr().err
-    assert "certify" in err and "50/50" in err and "key" in err      # a tqdm bar, counting keys
+    assert "certify" in err and "50/50" in err and "key" in err  # a tqdm bar, counting keys
 
 
 @pytest.mark.slow

@@ -9,8 +9,8 @@ import pytest
 
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.certificates.check import check_certificate
-from lnproofs.propose.certification import certify, partial_path
 from lnproofs.certificates.writers import result_to_json
+from lnproofs.propose.certification import certify, partial_path
 
 KEYS = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [1.0, 1.0], [1.0, 0.0]])
 

@@ -30,25 +30,28 @@ def small_chunks(monkeypatch):
 def _keys():
     rng = np.random.default_rng(9)
     keys = rng.standard_normal((70, 3))
-    keys[[5, 40]] = keys[60]                       # twins across chunks
-    keys[12] = 0.25 * keys[1] + 0.75 * keys[50]    # a key on a segment between two others
+    keys[[5, 40]] = keys[60]  # twins across chunks
+    keys[12] = 0.25 * keys[1] + 0.75 * keys[50]  # a key on a segment between two others
     return keys
 
 
 def test_chunks_depend_on_the_key_count_only():
     assert C.key_chunks(25, size=10) == [list(range(10)), list(range(10, 20)), list(range(20, 25))]
     assert C.key_chunks(25, known={0, 1, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}, size=10) == [
-        list(range(2, 10)), list(range(20, 25))]
+        list(range(2, 10)),
+        list(range(20, 25)),
+    ]
 
 
-def test_same_certificate_with_one_or_two_workers_and_same_statuses_as_one_piece(small_chunks, scheduler, tmp_path,
-                                                                                 monkeypatch):
+def test_same_certificate_with_one_or_two_workers_and_same_statuses_as_one_piece(
+    small_chunks, scheduler, tmp_path, monkeypatch
+):
     keys = _keys()
-    alone = C.certify(keys, workers=1, out=tmp_path / "one.json")
+    C.certify(keys, workers=1, out=tmp_path / "one.json")
     spread = C.certify(keys, scheduler=scheduler, out=tmp_path / "two.json")
     assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
     assert check_certificate(spread, keys).ok
-    monkeypatch.setattr(C, "PARALLEL_MIN_KEYS", 10 ** 9)   # the one-piece run
+    monkeypatch.setattr(C, "PARALLEL_MIN_KEYS", 10**9)  # the one-piece run
     whole = C.certify(keys)
     assert spread.statuses == whole.statuses
     assert "undecided" not in whole.statuses and "unselectable" in whole.statuses
@@ -96,9 +99,9 @@ def test_local_cluster_from_the_command_line_keeps_stdout_for_json(small_chunks,
     keys = _keys()
     np.save(tmp_path / "keys.npy", keys)
     expected = C.certify(keys, workers=1).to_json()
-    capfd.readouterr()                             # drop what this process printed itself
+    capfd.readouterr()  # drop what this process printed itself
     result = cli(["certify", tmp_path / "keys.npy", "--workers", "2", "--json"])
     assert result.status == 0, result.err
     assert result.json() == expected
-    captured = capfd.readouterr()                  # what reached file descriptor 1 from the workers
+    captured = capfd.readouterr()  # what reached file descriptor 1 from the workers
     assert captured.out.strip() == ""

@@ -24,11 +24,11 @@ def test_check_folder_names_what_it_could_not_read(cli, tmp_path, monkeypatch):
     (tmp_path / "locked").mkdir()
     (tmp_path / "locked" / "hidden.json").write_text(json.dumps(good))
     os.symlink(tmp_path / "nowhere.json", tmp_path / "dangling.json")
-    os.mkfifo(tmp_path / "pipe.json")                       # never opened: it would wait for a writer
-    (tmp_path / "config.json").write_text(json.dumps({"schema": "other/1"}))        # not ours: skipped
+    os.mkfifo(tmp_path / "pipe.json")  # never opened: it would wait for a writer
+    (tmp_path / "config.json").write_text(json.dumps({"schema": "other/1"}))  # not ours: skipped
     real_scandir = os.scandir
 
-    def scandir(path="."):                      # a sub-folder without permission (the tests run as root)
+    def scandir(path="."):  # a sub-folder without permission (the tests run as root)
         if os.fspath(path).endswith("locked"):
             raise PermissionError(13, "Permission denied", os.fspath(path))
         return real_scandir(path)
@@ -44,12 +44,17 @@ def test_check_folder_names_what_it_could_not_read(cli, tmp_path, monkeypatch):
     report = cli(["check", tmp_path, "--json"]).json()
     assert report["summary"]["unreadable"] == 5
     assert {r["file"].rsplit("/", 1)[-1] for r in report["files"] if r["status"] == "unreadable"} == {
-        "locked", "near.json", "bare.json", "dangling.json", "pipe.json"}
+        "locked",
+        "near.json",
+        "bare.json",
+        "dangling.json",
+        "pipe.json",
+    }
 
 
 def test_a_folder_reached_by_a_link_is_named_not_followed(cli, tmp_path):
     _folder(cli, tmp_path)
-    os.symlink(tmp_path, tmp_path / "loop")                  # followed, it would never end
+    os.symlink(tmp_path, tmp_path / "loop")  # followed, it would never end
     result = cli(["check", tmp_path])
     assert result.status == 0, result.out + result.err
     assert result.out.splitlines()[-1].endswith(f"not followed: {tmp_path / 'loop'}")

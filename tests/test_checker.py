@@ -9,18 +9,18 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from flint import fmpq, fmpq_mat
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from flint import fmpq, fmpq_mat
 
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.certificates.check import check_certificate
+from lnproofs.certificates.writers import result_to_json
 from lnproofs.kernel.certificates import Combination, KeyResult
 from lnproofs.kernel.checker import affine_rank, check_combinations, check_witnesses
-from lnproofs.propose.exact_checks import check_combination
 from lnproofs.kernel.errors import CertificateFormatError
 from lnproofs.propose.certification import certify
-from lnproofs.certificates.writers import result_to_json
+from lnproofs.propose.exact_checks import check_combination
 
 KEYS = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0], [1.0, 1.0], [1.0, 0.0]])
 
@@ -50,10 +50,10 @@ def _mutations():
         w[0] = str(-Fraction(w[0]))
 
     def perturb_witness(d):
-        d["results"][0]["witness"] = [0.5, 0.0]          # ties k_0 with k_2 at best
+        d["results"][0]["witness"] = [0.5, 0.0]  # ties k_0 with k_2 at best
 
     def tiny_witness_change(d):
-        d["results"][1]["witness"] = [1.0, 0.0]           # k_1 = (2,0) ties with k_3 = (2,2)
+        d["results"][1]["witness"] = [1.0, 0.0]  # k_1 = (2,0) ties with k_3 = (2,2)
 
     def wrong_index(d):
         d["results"][0]["index"], d["results"][4]["index"] = 4, 0
@@ -67,8 +67,7 @@ def _mutations():
         d["results"][4]["witness"] = [1.0, 1.0]
 
     def vertex_claimed_unselectable(d):
-        d["results"][3].update(status="unselectable", witness=None,
-                               combination={"indices": [4], "weights": ["1"]})
+        d["results"][3].update(status="unselectable", witness=None, combination={"indices": [4], "weights": ["1"]})
 
     def support_not_spanning(d):
         d["results"][4]["combination"] = {"indices": [0, 3], "weights": ["1/2", "1/2"]}
@@ -85,10 +84,21 @@ def _mutations():
     def tie_witness_ties_everything(d):
         d["results"][5]["witness"] = [0.0, 0.0]
 
-    return [flip_weight, negate_weight, perturb_witness, tiny_witness_change, wrong_index,
-            selectable_without_witness, interior_claimed_tie_only, vertex_claimed_unselectable,
-            support_not_spanning, combination_misses, weights_do_not_sum_to_one, uses_itself,
-            tie_witness_ties_everything]
+    return [
+        flip_weight,
+        negate_weight,
+        perturb_witness,
+        tiny_witness_change,
+        wrong_index,
+        selectable_without_witness,
+        interior_claimed_tie_only,
+        vertex_claimed_unselectable,
+        support_not_spanning,
+        combination_misses,
+        weights_do_not_sum_to_one,
+        uses_itself,
+        tie_witness_ties_everything,
+    ]
 
 
 @pytest.mark.parametrize("mutate", _mutations(), ids=lambda f: f.__name__)
@@ -100,16 +110,19 @@ def test_mutated_certificates_are_refuted(good, mutate):
     assert report.failures[0].message.startswith("key ")
 
 
-@pytest.mark.parametrize("edit, field", [
-    (lambda d: d["results"][2].pop("status"), "results[2].status"),
-    (lambda d: d["results"][1].update(status="maybe"), "results[1].status"),
-    (lambda d: d["results"][4]["combination"]["weights"].__setitem__(0, "one half"), "weights[0]"),
-    (lambda d: d["results"][0].update(witness=[1.0, "x"]), "witness[1]"),
-    (lambda d: d.update(schema="other/1"), "schema"),
-    (lambda d: d.pop("results"), "results"),
-    (lambda d: d.update(dim="two"), "dim"),
-    (lambda d: d["results"][3].update(index=2), "index 2 appears twice"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda d: d["results"][2].pop("status"), "results[2].status"),
+        (lambda d: d["results"][1].update(status="maybe"), "results[1].status"),
+        (lambda d: d["results"][4]["combination"]["weights"].__setitem__(0, "one half"), "weights[0]"),
+        (lambda d: d["results"][0].update(witness=[1.0, "x"]), "witness[1]"),
+        (lambda d: d.update(schema="other/1"), "schema"),
+        (lambda d: d.pop("results"), "results"),
+        (lambda d: d.update(dim="two"), "dim"),
+        (lambda d: d["results"][3].update(index=2), "index 2 appears twice"),
+    ],
+)
 def test_malformed_certificates_name_the_field(good, edit, field):
     data = copy.deepcopy(good)
     edit(data)
@@ -118,7 +131,7 @@ def test_malformed_certificates_name_the_field(good, edit, field):
 
 
 def test_float_filter_cannot_be_fooled_by_cancellation():
-    big = 2.0 ** 60
+    big = 2.0**60
     # exact scores: q.k_0 = 1, q.k_1 = 0.5; the float sum of k_0 loses the 1 entirely
     keys = np.array([[big, 1.0, -big], [0.0, 0.0, 0.5]])
     assert check_witnesses(keys, [(0, (1.0, 1.0, 1.0))])[0] is None
@@ -136,7 +149,7 @@ def test_float_filter_handles_huge_and_tiny_values():
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.integers(1, 6), st.integers(2, 5), st.integers(0, 2 ** 32 - 1))
+@given(st.integers(1, 6), st.integers(2, 5), st.integers(0, 2**32 - 1))
 def test_witness_verdicts_match_fraction_arithmetic(n, d, seed):
     rng = np.random.default_rng(seed)
     scale = 2.0 ** rng.integers(-60, 60, size=(n, d))
@@ -154,9 +167,9 @@ def test_witness_verdicts_match_fraction_arithmetic(n, d, seed):
 def test_combination_and_rank_primitives():
     keys = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 0.0], [2.0, 2.0, 0.0], [3.0, 0.0, 0.0]])
     assert affine_rank([[0, 0], [1, 1], [2, 2]]) == 1
-    assert affine_rank([[1, 0], [3, 3], [0, 15]]) == 2     # the points (1/3, 0), (1, 1), (0, 5), times 3
+    assert affine_rank([[1, 0], [3, 3], [0, 15]]) == 2  # the points (1/3, 0), (1, 1), (0, 5), times 3
     half = Combination((0, 2), (Fraction(1, 2), Fraction(1, 2)))
-    assert check_combination(keys[:3], 1, half, strict=True) is None         # keys on a line
+    assert check_combination(keys[:3], 1, half, strict=True) is None  # keys on a line
     assert "relative interior" in check_combination(keys, 1, half, strict=True)
     assert check_combination(keys, 1, half, strict=False) is None
 
@@ -184,10 +197,12 @@ def test_checker_imports_no_solver_and_no_torch():
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np; import lnproofs.kernel.checker as c, lnproofs.kernel.querysets.free as f;"
-            "from lnproofs.propose.certification import certify;"
-            "c.check_witnesses(np.eye(2), [(0, (1.0, 0.0))]);"
-            "print(sorted(m for m in ('scipy', 'cvxpy', 'torch') if m in sys.modules))")
+    code = (
+        "import sys, numpy as np; import lnproofs.kernel.checker as c, lnproofs.kernel.querysets.free as f;"
+        "from lnproofs.propose.certification import certify;"
+        "c.check_witnesses(np.eye(2), [(0, (1.0, 0.0))]);"
+        "print(sorted(m for m in ('scipy', 'cvxpy', 'torch') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -212,29 +227,32 @@ def _rational_affine_rank(points) -> int:
     """The affine rank of rational points by python-flint's rational rank (not the checker's)."""
     if len(points) <= 1:
         return 0
-    return int(fmpq_mat([[fmpq((a - b).numerator, (a - b).denominator) for a, b in zip(p, points[0])]
-                         for p in points[1:]]).rank())
+    return int(
+        fmpq_mat(
+            [[fmpq((a - b).numerator, (a - b).denominator) for a, b in zip(p, points[0])] for p in points[1:]]
+        ).rank()
+    )
 
 
 def _combination_cases():
     rng = np.random.default_rng(3)
     base = rng.integers(-5, 6, size=(10, 3)).astype(np.float64)
-    keys = np.vstack([base, base[:4].mean(axis=0), base[4:6].mean(axis=0)])    # keys 10 and 11 are combinations
+    keys = np.vstack([base, base[:4].mean(axis=0), base[4:6].mean(axis=0)])  # keys 10 and 11 are combinations
     q, h = Fraction(1, 4), Fraction(1, 2)
     cases = [
-        (10, Combination((0, 1, 2, 3), (q, q, q, q))),            # valid, full-dimensional support
-        (11, Combination((4, 5), (h, h))),                        # valid, but its support is a segment
-        (10, Combination((0, 1, 2, 3), (h, q, Fraction(1, 8), Fraction(1, 8)))),   # wrong weights
-        (10, Combination((0, 1, 2, 3), (Fraction(-1, 4), h, h, h))),               # a negative weight
-        (10, Combination((0, 1, 2, 3), (q, q, q, h))),            # weights sum to 5/4
-        (10, Combination((0, 1, 2, 4), (q, q, q, q))),            # a wrong index
-        (10, Combination((0, 1, 2, 10), (q, q, q, q))),           # the key itself in the support
-        (10, Combination((0, 1, 2, 99), (q, q, q, q))),           # an index out of range
-        (10, Combination((0, 1, 1, 3), (q, q, q, q))),            # a repeated index
-        (10, Combination((0, 1, 2, 3, 4), (q, q, q, q, 0))),      # a zero weight
-        (10, Combination((), ())),                                # empty
-        (10, None),                                               # missing
-        (11, Combination((4, 5), (Fraction(1, 3), Fraction(2, 3)))),               # misses in a coordinate
+        (10, Combination((0, 1, 2, 3), (q, q, q, q))),  # valid, full-dimensional support
+        (11, Combination((4, 5), (h, h))),  # valid, but its support is a segment
+        (10, Combination((0, 1, 2, 3), (h, q, Fraction(1, 8), Fraction(1, 8)))),  # wrong weights
+        (10, Combination((0, 1, 2, 3), (Fraction(-1, 4), h, h, h))),  # a negative weight
+        (10, Combination((0, 1, 2, 3), (q, q, q, h))),  # weights sum to 5/4
+        (10, Combination((0, 1, 2, 4), (q, q, q, q))),  # a wrong index
+        (10, Combination((0, 1, 2, 10), (q, q, q, q))),  # the key itself in the support
+        (10, Combination((0, 1, 2, 99), (q, q, q, q))),  # an index out of range
+        (10, Combination((0, 1, 1, 3), (q, q, q, q))),  # a repeated index
+        (10, Combination((0, 1, 2, 3, 4), (q, q, q, q, 0))),  # a zero weight
+        (10, Combination((), ())),  # empty
+        (10, None),  # missing
+        (11, Combination((4, 5), (Fraction(1, 3), Fraction(2, 3)))),  # misses in a coordinate
     ]
     return keys, cases
 
@@ -249,7 +267,7 @@ def test_batched_combination_verdicts_equal_per_key_verdicts(strict):
     assert batched == one_by_one
     assert [m is None for m in batched] == [_reference_combination(keys, i, c, strict) for i, c in cases]
     assert batched[0] is None and (batched[1] is None) != strict
-    refuted = [m for n, m in enumerate(batched[2:], 2) if strict or n != 9]      # a zero weight is fine unless strict
+    refuted = [m for n, m in enumerate(batched[2:], 2) if strict or n != 9]  # a zero weight is fine unless strict
     assert all(m is not None and m.startswith("key ") for m in refuted)
     assert (batched[9] is None) != strict
 
@@ -262,30 +280,41 @@ def test_free_check_all_gives_the_per_result_verdicts_for_combinations():
     results += [KeyResult(i, "tie-only", witness=(0.0, 0.0, 0.0), combination=c, verified="exact") for i, c in cases]
     together = check_all(keys, None, results)
     assert together == [check_all(keys, None, [r])[0] for r in results]
-    assert sum(v.ok for v in together) == 1                  # only the full-dimensional interior claim holds
+    assert sum(v.ok for v in together) == 1  # only the full-dimensional interior claim holds
 
 
 def test_float_witnesses_left_to_few_keys_are_settled_exactly_like_rational_ones():
     # keys 0 and 1 differ by 2**-60 along q = (1, 1): the float filter cannot tell them apart,
     # the other keys are far below; the few undecided keys are compared exactly
     far = [[-1.0 - j, 0.0] for j in range(30)]
-    for second, expected_ok in ((0.0, True), (2.0 ** -59, False), (2.0 ** -60, False)):
-        keys = np.array([[1.0, 2.0 ** -60], [1.0, second]] + far)
+    for second, expected_ok in ((0.0, True), (2.0**-59, False), (2.0**-60, False)):
+        keys = np.array([[1.0, 2.0**-60], [1.0, second]] + far)
         floaty = check_witnesses(keys, [(0, (1.0, 1.0))])[0]
         rational = check_witnesses(keys, [(0, (Fraction(1), Fraction(1)))])[0]
         assert floaty == rational and (floaty is None) == expected_ok
-        assert check_witnesses(keys, [(0, (1.0, 1.0))], mode="tie")[0] == \
-            check_witnesses(keys, [(0, (Fraction(1), Fraction(1)))], mode="tie")[0]
-    assert "q.k_0 - q.k_1 < 0 but the claim needs > 0" in check_witnesses(
-        np.array([[1.0, 2.0 ** -60], [1.0, 2.0 ** -59]] + far), [(0, (1.0, 1.0))])[0]
+        assert (
+            check_witnesses(keys, [(0, (1.0, 1.0))], mode="tie")[0]
+            == check_witnesses(keys, [(0, (Fraction(1), Fraction(1)))], mode="tie")[0]
+        )
+    assert (
+        "q.k_0 - q.k_1 < 0 but the claim needs > 0"
+        in check_witnesses(np.array([[1.0, 2.0**-60], [1.0, 2.0**-59]] + far), [(0, (1.0, 1.0))])[0]
+    )
 
 
 def test_a_combination_that_misses_names_the_coordinate_and_the_side():
     from lnproofs.kernel.checker import check_combinations
 
-    keys = np.array([[1.0, 0.5], [1.0, 0.25], [3.0, 7.0], [-2.0, 2.0 ** -70], [1.0, 0.5]])
-    got = check_combinations(keys, [(0, Combination((1,), (Fraction(1),))), (0, Combination((4,), (Fraction(1),))),
-                                    (2, Combination((3, 1), (Fraction(1, 2), Fraction(1, 2))))], strict=False)
+    keys = np.array([[1.0, 0.5], [1.0, 0.25], [3.0, 7.0], [-2.0, 2.0**-70], [1.0, 0.5]])
+    got = check_combinations(
+        keys,
+        [
+            (0, Combination((1,), (Fraction(1),))),
+            (0, Combination((4,), (Fraction(1),))),
+            (2, Combination((3, 1), (Fraction(1, 2), Fraction(1, 2)))),
+        ],
+        strict=False,
+    )
     assert got[0] == "key 0: the combination is below k_0 in coordinate 1; it must reproduce k_0 exactly"
     assert got[1] is None
     assert got[2].startswith("key 2: the combination is below k_2 in coordinate 0;")
@@ -317,11 +346,11 @@ def test_affinely_independent_keys_are_selectable_without_a_witness(cli, tmp_pat
         assert [v.ok for v in check_all(keys, query_set, claims)] == [True] * 5
     assert not any(v.ok for v in check_all(keys, BoxQuerySet(100.0), claims))
     flat = keys.copy()
-    flat[4] = (flat[1] + flat[2]) / 2                 # exactly on a segment: affine rank 3 < 4
+    flat[4] = (flat[1] + flat[2]) / 2  # exactly on a segment: affine rank 3 < 4
     verdicts = check_all(flat, FreeQueries(), claims)
     assert not any(v.ok for v in verdicts)
     assert "without a witness query, the keys must be affinely independent" in verdicts[0].message
-    six = np.vstack([keys, [2, 2, 2, 2]])             # six keys in R^4 are never affinely independent
+    six = np.vstack([keys, [2, 2, 2, 2]])  # six keys in R^4 are never affinely independent
     verdicts = check_all(six, FreeQueries(), [KeyResult(i, "selectable") for i in range(6)])
     assert not any(v.ok for v in verdicts) and "needs a witness query with 4 entries (got none)" in verdicts[0].message
     cert = Certificate(5, 4, {"kind": "free"}, tuple(claims))
@@ -338,7 +367,7 @@ def test_the_rank_modulo_a_prime_is_a_lower_bound_that_proves_full_rank():
     """affine_rank(rows, exact=False) is the rank of [K | 1] modulo 2^31 - 1, less one: never above the
     exact affine rank, equal to it when full (which is all a proof of affine independence needs)."""
     p = float((1 << 31) - 1)
-    rows = np.array([[p, 0.0], [0.0, 0.0], [0.0, 1.0]])    # the first row vanishes modulo p
+    rows = np.array([[p, 0.0], [0.0, 0.0], [0.0, 1.0]])  # the first row vanishes modulo p
     assert affine_rank(rows, exact=False) == 1 < affine_rank(rows) == 2
     ints = [[int(p), 0], [0, 0], [0, 1]]
     assert affine_rank(ints, exact=False) == 1 < affine_rank(ints) == 2
@@ -353,11 +382,11 @@ def test_a_singular_square_minor_leaves_the_rank_to_the_whole_matrix():
     below it."""
     rows = [[1, 1, 0, 0, 5], [2, 2, 0, 3, 0], [3, 3, 4, 0, 0]]
     assert affine_rank(rows, exact=False) == 1 < affine_rank(rows) == 2
-    assert affine_rank(np.array(rows, dtype=np.float64) * 2.0 ** -40) == 2
+    assert affine_rank(np.array(rows, dtype=np.float64) * 2.0**-40) == 2
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.integers(1, 7), st.integers(1, 9), st.integers(0, 2 ** 32 - 1))
+@given(st.integers(1, 7), st.integers(1, 9), st.integers(0, 2**32 - 1))
 def test_affine_ranks_match_the_rational_rank(n, d, seed):
     """Sparse and repeated columns, wide and tall: the exact rank is the rational one, and the
     rank with ``exact=False`` is never above it (and equal to it for points in general position)."""
@@ -381,15 +410,17 @@ def _reference_witness(keys, i, q, mode):
     top = max(rest)
     if top > score[i] or (top == score[i] and mode == "strict"):
         j = next(j for j, s in enumerate(score) if j != i and s == top)
-        return (f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if top > score[i] else '='} 0 but the claim "
-                f"needs {'>' if mode == 'strict' else '>='} 0")
+        return (
+            f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if top > score[i] else '='} 0 but the claim "
+            f"needs {'>' if mode == 'strict' else '>='} 0"
+        )
     if mode == "tie" and not min(rest) < score[i]:
         return f"key {i}: witness ties every key with k_{i}; tie-only needs some key strictly below"
     return None
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(8, 40), st.integers(2, 6), st.integers(0, 2 ** 32 - 1))
+@given(st.integers(8, 40), st.integers(2, 6), st.integers(0, 2**32 - 1))
 def test_rows_the_bound_leaves_are_settled_exactly_as_every_score_would(n, d, seed):
     """Keys over more than 62 bit places with twins and near-twins: the exact check of the rows
     the float bound leaves gives the verdict, and names the rival, that every exact score gives."""
@@ -397,7 +428,7 @@ def test_rows_the_bound_leaves_are_settled_exactly_as_every_score_would(n, d, se
     keys = rng.standard_normal((n, d)) * 2.0 ** rng.integers(-70, 10, size=(n, d))
     twins = rng.integers(0, n, size=n // 4)
     keys[twins] = keys[rng.integers(0, n, size=twins.size)]
-    keys[rng.integers(0, n)] = keys[0] + 2.0 ** -60 * (rng.random() < 0.5)
+    keys[rng.integers(0, n)] = keys[0] + 2.0**-60 * (rng.random() < 0.5)
     items = []
     for _ in range(6):
         i = int(rng.integers(n))

@@ -6,8 +6,8 @@ import json
 import time
 
 import pytest
-
 from bad_inputs.models import tiny_gpt2
+
 from lnproofs.kernel.errors import ModelError
 from lnproofs.models.config_sizes import weight_layers
 from lnproofs.models.families import FAMILIES
@@ -33,12 +33,15 @@ def _edited(gpt2, tmp_path, **fields):
     return path
 
 
-@pytest.mark.parametrize("fields, fragment", [
-    (dict(n_layer=10**9), "n_layer 1000000000 but the weights hold 2 layer(s) (indices 0..1)"),
-    (dict(n_layer=1e9), "n_layer 1000000000.0 (layers); accepted: a positive integer"),
-    (dict(n_head=0), "n_head 0 (attention heads)"),
-    (dict(n_embd=10**15, n_head=1), "n_embd 1000000000000000, more than any dimension of the weights"),
-])
+@pytest.mark.parametrize(
+    "fields, fragment",
+    [
+        (dict(n_layer=10**9), "n_layer 1000000000 but the weights hold 2 layer(s) (indices 0..1)"),
+        (dict(n_layer=1e9), "n_layer 1000000000.0 (layers); accepted: a positive integer"),
+        (dict(n_head=0), "n_head 0 (attention heads)"),
+        (dict(n_embd=10**15, n_head=1), "n_embd 1000000000000000, more than any dimension of the weights"),
+    ],
+)
 def test_absurd_sizes_are_refused_quickly_before_any_model_is_built(gpt2, tmp_path, fields, fragment):
     start = time.perf_counter()
     with pytest.raises(ModelError) as info:
@@ -48,8 +51,13 @@ def test_absurd_sizes_are_refused_quickly_before_any_model_is_built(gpt2, tmp_pa
 
 
 def test_layers_are_read_from_the_tensor_names_under_any_prefix():
-    names = ["transformer.h.0.attn.c_attn.weight", "transformer.h.1.mlp.c_fc.weight", "transformer.wte.weight",
-             "h.11.ln_1.weight", "x.hh.7.attn"]
+    names = [
+        "transformer.h.0.attn.c_attn.weight",
+        "transformer.h.1.mlp.c_fc.weight",
+        "transformer.wte.weight",
+        "h.11.ln_1.weight",
+        "x.hh.7.attn",
+    ]
     assert weight_layers(FAMILIES["gpt2"], names) == {0, 1, 11}
     assert weight_layers(FAMILIES["bert"], ["bert.encoder.layer.3.output.dense.weight"]) == {3}
     assert weight_layers(FAMILIES["llama"], ["model.layers.2.self_attn.q_proj.weight", "lm_head.weight"]) == {2}

@@ -35,10 +35,12 @@ def test_console_exits_with_mains_status_after_freezing(monkeypatch, status):
 
 def test_the_program_runs_with_its_collector_thresholds():
     """In a real ``lnproofs`` process, the command runs under :data:`COLLECTOR_THRESHOLDS`."""
-    probe = ("import gc, sys\n"
-             "import lnproofs.cli as cli\n"
-             "cli.main = lambda argv=None: print(list(gc.get_threshold())) or 0\n"
-             "cli.console([])\n")
+    probe = (
+        "import gc, sys\n"
+        "import lnproofs.cli as cli\n"
+        "cli.main = lambda argv=None: print(list(gc.get_threshold())) or 0\n"
+        "cli.console([])\n"
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0 and json.loads(out.stdout) == list(COLLECTOR_THRESHOLDS) != list(gc.get_threshold())
@@ -55,8 +57,13 @@ def test_a_real_run_ends_with_its_files_whole(tmp_path):
     keys = tmp_path / "keys.npy"
     np.save(keys, np.random.default_rng(3).standard_normal((40, 5)))
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    run = lambda *argv: subprocess.run([sys.executable, "-m", "lnproofs", *map(str, argv)], env=env,  # noqa: E731
-                                       capture_output=True, text=True, timeout=600)
+    run = lambda *argv: subprocess.run(
+        [sys.executable, "-m", "lnproofs", *map(str, argv)],
+        env=env,  # noqa: E731
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     made = run("certify", keys, "--out", tmp_path / "c.json")
     assert made.returncode == 0, made.stderr
     certificate = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))

@@ -14,7 +14,6 @@ import time
 
 import numpy as np
 import pytest
-
 from bad_inputs.models import _word_tokenizer, tiny_bert, tiny_gpt2
 from tiny_decoders import tiny_decoder
 
@@ -22,9 +21,18 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("distributed")
 
-TEXTS = ["the cat sat on the mat and the dog ran far", "a dog slept", "the mat sat on the cat . the dog ran",
-         "the dog ran and ran", "a cat sat", "the cat ran on the mat", "a dog and a cat slept", "the dog sat",
-         "on the mat the cat slept and the dog ran far", "a cat ran"]
+TEXTS = [
+    "the cat sat on the mat and the dog ran far",
+    "a dog slept",
+    "the mat sat on the cat . the dog ran",
+    "the dog ran and ran",
+    "a cat sat",
+    "the cat ran on the mat",
+    "a dog and a cat slept",
+    "the dog sat",
+    "on the mat the cat slept and the dog ran far",
+    "a cat ran",
+]
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +40,7 @@ def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("layout-models")
     tiny_bert(root / "bert", layers=2, heads=2, width=16, max_positions=64)
     tiny_gpt2(root / "gpt2", layers=2, heads=2, width=16, positions=64, tokenizer=True)
-    tiny_decoder("llama", root / "llama", positions=64)       # RMSNorm, rotary, grouped queries
+    tiny_decoder("llama", root / "llama", positions=64)  # RMSNorm, rotary, grouped queries
     _word_tokenizer(root / "llama")
     corpus = root / "texts.txt"
     corpus.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
@@ -72,6 +80,7 @@ def _difference(name, one, two) -> str:
     import json
 
     if name.endswith(".json"):
+
         def walk(a, b, path):
             if type(a) is not type(b):
                 return f"{path}: {a!r:.200} != {b!r:.200}"
@@ -127,8 +136,8 @@ def test_one_model_worker_and_two_certifiers_write_the_bytes_of_one_process(mode
     certifiers = [r for r in record.values() if not r["model_worker"]]
     holders = [r for r in record.values() if r["model_worker"]]
     assert len(certifiers) == 2 and len(holders) == 1
-    assert all(r["loads"] == 0 for r in certifiers)          # a certifying worker never makes the model
-    assert holders[0]["loads"] == 1                          # the model worker makes it once per run
+    assert all(r["loads"] == 0 for r in certifiers)  # a certifying worker never makes the model
+    assert holders[0]["loads"] == 1  # the model worker makes it once per run
 
 
 @pytest.mark.slow
@@ -155,7 +164,7 @@ def test_killing_a_worker_mid_run_changes_no_byte(models, layout, tmp_path, kind
     killer.join(timeout=130)
     assert seen.get("killed") == victims[0]
     assert seen["finished"] < len(TEXTS), "the run was over before the worker was killed"
-    assert result["certified"] == len(TEXTS)                 # nothing lost, nothing counted twice
+    assert result["certified"] == len(TEXTS)  # nothing lost, nothing counted twice
     _same_bytes(tmp_path / "alone", out)
 
 
@@ -186,7 +195,7 @@ def test_forward_pieces_are_the_capture_widened_exactly(tmp_path):
         np.testing.assert_array_equal(ln_out, other["ln_out"])
         np.testing.assert_array_equal(ln_out.astype(np.float32).astype(np.float64), ln_out)
         np.testing.assert_array_equal(fields["sources"], mine.sources)
-        assert fields["hidden_in"].shape[0] == 0              # the norm's inputs travel only for --fold
+        assert fields["hidden_in"].shape[0] == 0  # the norm's inputs travel only for --fold
         np.testing.assert_array_equal(with_inputs["hidden_in"], mine.hidden_in)
         # the keys, made for the whole group at once, are the bytes of this text's own capture
         alone = capture_layers(loaded, [inputs[k]], [layer])[layer]
@@ -195,8 +204,10 @@ def test_forward_pieces_are_the_capture_widened_exactly(tmp_path):
         np.testing.assert_array_equal(fields["key_rows"], other["key_rows"])
 
 
-@pytest.mark.parametrize("case", ["model-workers-over-workers", "scheduler-without-model-workers", "device-not-here",
-                                  "device-not-on-model-workers"])
+@pytest.mark.parametrize(
+    "case",
+    ["model-workers-over-workers", "scheduler-without-model-workers", "device-not-here", "device-not-on-model-workers"],
+)
 def test_layout_refusals_come_before_any_file(cli, tmp_path, case):
     from bad_inputs.corpus import CASES
 
@@ -226,14 +237,14 @@ def test_layer_weights_travel_in_float32_only_where_that_is_exact(tmp_path):
     made = _layer_templates(loaded, [0, 2])
     for layer, small in zip([0, 2], made):
         assert small.layer == layer and small.ln_out.shape[0] == 0
-        assert all(getattr(small, name).dtype == np.float32 for name in WEIGHTS)     # a float32 model
+        assert all(getattr(small, name).dtype == np.float32 for name in WEIGHTS)  # a float32 model
         fields = {"ln_out": full[layer].ln_out, "hidden_in": full[layer].hidden_in}
         wide = _widen(small, fields)
         for name in WEIGHTS:
             got, want = getattr(wide, name), getattr(full[layer], name)
             assert got.dtype == np.float64 and got.tobytes() == want.tobytes()
     third = full[0].W_q.copy()
-    third[0, 0] = 1.0 / 3.0                                   # not a float32: the array stays float64
+    third[0, 0] = 1.0 / 3.0  # not a float32: the array stays float64
     kept = _compact(replace(full[0], W_q=third))
     assert kept.W_q.dtype == np.float64 and kept.W_k.dtype == np.float32
     assert _widen(kept, {}).W_q.tobytes() == third.tobytes()
@@ -257,7 +268,7 @@ def test_head_sets_drop_the_oldest_layer_and_certify_the_same(tmp_path):
         assert json.dumps(got[0], sort_keys=True) == json.dumps(want[0], sort_keys=True)
         assert got[1] == want[1]
         held = {key[0] for key in small.items if len(key) == 2}
-        assert held == {layer}                                # only the layer in use is kept
+        assert held == {layer}  # only the layer in use is kept
     assert {key[0] for key in large.items if len(key) == 2} == {0, 1, 2}
 
 
@@ -277,8 +288,10 @@ def test_a_gpu_forward_pass_captures_what_the_cpu_does(tmp_path, dtype, toleranc
 
     tiny_bert(tmp_path / "bert", layers=2, heads=2, width=16, max_positions=64, tokenizer=False)
     members = [(0, np.array([2, 5, 6, 7, 3]), True), (1, np.array([2, 9, 11, 3]), True)]
-    cpu, gpu = (_forward_group((members, [0, 1], False, {}), load_model(tmp_path / "bert", dtype=dtype, device=device))
-                for device in ("cpu", "cuda"))
+    cpu, gpu = (
+        _forward_group((members, [0, 1], False, {}), load_model(tmp_path / "bert", dtype=dtype, device=device))
+        for device in ("cpu", "cuda")
+    )
     assert [(n, layer) for n, layer, _, _ in cpu] == [(n, layer) for n, layer, _, _ in gpu]
     for (_, _, ids, fields), (_, _, gpu_ids, gpu_fields) in zip(cpu, gpu):
         np.testing.assert_array_equal(ids, gpu_ids)

@@ -5,15 +5,19 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from bad_inputs.models import tiny_bert
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("distributed")
 
-TEXTS = ["the cat sat on the mat and the dog ran far", "a dog slept", "the mat sat on the cat . the dog ran",
-         "the dog ran and ran", "a cat sat"]
+TEXTS = [
+    "the cat sat on the mat and the dog ran far",
+    "a dog slept",
+    "the mat sat on the cat . the dog ran",
+    "the dog ran and ran",
+    "a cat sat",
+]
 
 
 def test_two_workers_write_exactly_what_one_process_writes(cli, tmp_path):
@@ -23,8 +27,9 @@ def test_two_workers_write_exactly_what_one_process_writes(cli, tmp_path):
     outputs = {}
     for workers in ("1", "2"):
         out = tmp_path / f"out{workers}"
-        result = cli(["certify-model", tmp_path / "bert", "--corpus", corpus, "--out", out, "--quiet",
-                      "--workers", workers])
+        result = cli(
+            ["certify-model", tmp_path / "bert", "--corpus", corpus, "--out", out, "--quiet", "--workers", workers]
+        )
         assert result.status == 0, result.err
         outputs[workers] = out
     one, two = outputs["1"], outputs["2"]
@@ -37,10 +42,10 @@ def test_two_workers_write_exactly_what_one_process_writes(cli, tmp_path):
     assert checked.status == 0 and all(r["ok"] for r in checked.json())
 
 
-
 @pytest.mark.parametrize("cores,model_workers,cluster", [(2, None, False), (4, None, True), (2, "1", True)])
-def test_the_automatic_layout_starts_a_cluster_only_with_cores_to_spare(cli, tmp_path, monkeypatch, cores,
-                                                                         model_workers, cluster):
+def test_the_automatic_layout_starts_a_cluster_only_with_cores_to_spare(
+    cli, tmp_path, monkeypatch, cores, model_workers, cluster
+):
     """Without --workers, a corpus of PARALLEL_MIN_TEXTS texts goes to a local cluster on a
     machine of at least PARALLEL_MIN_CORES cores (or when --model-workers asks for one); on two
     cores it stays in this process, where it is faster."""
@@ -51,7 +56,7 @@ def test_the_automatic_layout_starts_a_cluster_only_with_cores_to_spare(cli, tmp
 
     tiny_bert(tmp_path / "bert", layers=1, heads=2, width=16, max_positions=64)
     corpus = tmp_path / "texts.txt"
-    corpus.write_text("\n".join((TEXTS * 4)[:corpus_run.PARALLEL_MIN_TEXTS]) + "\n", encoding="utf-8")
+    corpus.write_text("\n".join((TEXTS * 4)[: corpus_run.PARALLEL_MIN_TEXTS]) + "\n", encoding="utf-8")
     asked = []
 
     @contextlib.contextmanager

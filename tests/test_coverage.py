@@ -9,16 +9,21 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from flint import fmpq_mat, fmpz_mat
+from flint import fmpz_mat
 
 from lnproofs import certify
-from lnproofs.kernel.errors import CertificateFormatError
-from lnproofs.certificates.writers import format_fraction
 from lnproofs.certificates.coverage import Coverage
+from lnproofs.certificates.writers import format_fraction
+from lnproofs.kernel.errors import CertificateFormatError
 from lnproofs.kernel.querysets import coverage as kernel_coverage
 from lnproofs.kernel.querysets.coverage import integer_columns
-from lnproofs.kernel.querysets.norm import (ExactQueryMap, LayerNormQuerySet, RMSNormQuerySet,
-                                            RotaryLayerNormQuerySet, Rotation)
+from lnproofs.kernel.querysets.norm import (
+    ExactQueryMap,
+    LayerNormQuerySet,
+    RMSNormQuerySet,
+    RotaryLayerNormQuerySet,
+    Rotation,
+)
 from lnproofs.propose.querysets.coverage import propose_coverage
 
 KINDS = ("layernorm", "rmsnorm", "layernorm_rotary", "rmsnorm_rotary")
@@ -43,11 +48,11 @@ def _query_set(kind, seed, *, n=8, d=4, centre=0.0, gains=None, W=None):
     W = rng.normal(size=(d, n)) if W is None else np.asarray(W, dtype=float)
     A = W * g
     if kind.startswith("layernorm"):
-        A = A - A.mean(axis=1, keepdims=True)             # W diag(g) P
-    u0 = A.T @ rng.normal(size=d)                         # in the row space: the least-norm preimage of A u0
+        A = A - A.mean(axis=1, keepdims=True)  # W diag(g) P
+    u0 = A.T @ rng.normal(size=d)  # in the row space: the least-norm preimage of A u0
     u0 *= centre * np.sqrt(n) / np.linalg.norm(u0)
     beta = rng.normal(size=n) * 0.1 if centre else np.zeros(n)
-    b_q = -(W @ (g * u0)) - W @ beta                      # b = W beta + b_q = -A u0
+    b_q = -(W @ (g * u0)) - W @ beta  # b = W beta + b_q = -A u0
     if kind == "layernorm":
         return LayerNormQuerySet(g, beta, W, b_q)
     rotation = _rotation(d) if kind.endswith("rotary") else None
@@ -81,7 +86,7 @@ def test_rank_deficient_sets_get_no_claim_and_a_forged_one_is_refuted(kind):
     n = 6
     wide = _query_set(kind, 5, n=n, d=n if kind.startswith("layernorm") else n + 1)  # d > n - 1 (centred) or > n
     assert propose_coverage(wide) is None
-    gains = [1.0, 0.0, 0.0, 0.0, 2.0, 0.0]                       # rank <= 2 < d = 3
+    gains = [1.0, 0.0, 0.0, 0.0, 2.0, 0.0]  # rank <= 2 < d = 3
     zero = _query_set(kind, 6, n=n, d=3, gains=gains)
     assert propose_coverage(zero) is None
     for rows in ((0, 1, 4), (0, 4, 5), (0, 2, 3)):
@@ -122,6 +127,7 @@ def test_false_interior_claims_are_refuted(kind):
 
     def with_u(values):
         return Coverage("full-rank-interior", claim.prime, claim.rows, tuple(format_fraction(x) for x in values))
+
     # not a preimage: move a little weight between two coordinates (1.u stays 0)
     moved = [u[0] + Fraction(1, 1000), u[1] - Fraction(1, 1000)] + u[2:]
     ok, message = check_coverage(qs, with_u(moved))
@@ -145,26 +151,30 @@ def test_false_interior_claims_are_refuted(kind):
 def test_a_singular_rotation_and_other_query_sets_are_refuted():
     qs = _query_set("rmsnorm", 8)
     claim = propose_coverage(qs)
-    cos, sin = [1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]          # the block (1, 3) is the zero matrix
+    cos, sin = [1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]  # the block (1, 3) is the zero matrix
     singular = RMSNormQuerySet(qs.gain, qs.W_q, qs.b_q, 0.0, Rotation(cos, sin, "half"))
     ok, message = check_coverage(singular, claim)
     assert not ok and "not invertible" in message
     from lnproofs.kernel.querysets.free import FreeQueries
+
     assert propose_coverage(FreeQueries()) is None
     assert not check_coverage(FreeQueries(), claim)[0]
 
 
-@pytest.mark.parametrize("data, fragment", [
-    ({"kind": "full-rank", "prime": 5, "rows": [0]}, "kind"),
-    ({"kind": "full-rank-centred", "prime": 1, "rows": [0]}, "prime"),
-    ({"kind": "full-rank-centred", "prime": 2**64 + 13, "rows": [0]}, "prime"),
-    ({"kind": "full-rank-centred", "prime": "5", "rows": [0]}, "prime"),
-    ({"kind": "full-rank-centred", "prime": 5, "rows": [0.5]}, "rows"),
-    ({"kind": "full-rank-interior", "prime": 5, "rows": [0], "u_star": [0.5]}, "u_star"),
-    ({"kind": "full-rank-interior", "prime": 5, "rows": [0], "u_star": ["1/0"]}, "u_star"),
-    ({"kind": "full-rank-centred", "rows": [0]}, "'prime'"),
-    ([1, 2], "object"),
-])
+@pytest.mark.parametrize(
+    "data, fragment",
+    [
+        ({"kind": "full-rank", "prime": 5, "rows": [0]}, "kind"),
+        ({"kind": "full-rank-centred", "prime": 1, "rows": [0]}, "prime"),
+        ({"kind": "full-rank-centred", "prime": 2**64 + 13, "rows": [0]}, "prime"),
+        ({"kind": "full-rank-centred", "prime": "5", "rows": [0]}, "prime"),
+        ({"kind": "full-rank-centred", "prime": 5, "rows": [0.5]}, "rows"),
+        ({"kind": "full-rank-interior", "prime": 5, "rows": [0], "u_star": [0.5]}, "u_star"),
+        ({"kind": "full-rank-interior", "prime": 5, "rows": [0], "u_star": ["1/0"]}, "u_star"),
+        ({"kind": "full-rank-centred", "rows": [0]}, "'prime'"),
+        ([1, 2], "object"),
+    ],
+)
 def test_malformed_claims_are_one_line_errors(data, fragment):
     with pytest.raises(CertificateFormatError) as err:
         Coverage.from_json(data)
@@ -180,7 +190,7 @@ def _statuses(cert):
 def test_covering_sets_give_the_free_statuses_key_by_key(kind, seed):
     rng = np.random.default_rng(seed)
     keys = rng.normal(size=(12, 4))
-    keys[-1] = keys[:3].mean(axis=0)                     # one key inside the hull: never selectable
+    keys[-1] = keys[:3].mean(axis=0)  # one key inside the hull: never selectable
     for centre in (0.0, 0.8):
         qs = _query_set(kind, seed, n=7, centre=centre)
         assert check_coverage(qs, propose_coverage(qs))[0]
@@ -194,7 +204,7 @@ def test_covering_sets_give_the_free_statuses_key_by_key(kind, seed):
 def test_a_set_that_does_not_cover_can_lose_keys_the_free_queries_select():
     rng = np.random.default_rng(3)
     keys = rng.normal(size=(12, 4))
-    qs = _query_set("rmsnorm", 3, n=7, centre=6.0)       # the centre far outside: a narrow cone of directions
+    qs = _query_set("rmsnorm", 3, n=7, centre=6.0)  # the centre far outside: a narrow cone of directions
     assert propose_coverage(qs) is None
     free = _statuses(certify(keys))
     realisable = _statuses(certify(keys, query_set=qs))
@@ -216,8 +226,9 @@ def test_the_numeric_recheck_passes_and_catches_a_wrong_layer():
         assert all(r.passed for r in run_checks(names=names, samples=64, width=8, dtype=dtype))
     import torch.nn.functional as F
 
-    def stretched(x, shape, weight=None, bias=None, eps=1e-5):    # outputs off the sphere by one part in 10^6
+    def stretched(x, shape, weight=None, bias=None, eps=1e-5):  # outputs off the sphere by one part in 10^6
         return F.layer_norm(x * (1 + 1e-6), shape, weight, bias, eps) * (1 + 1e-6)
+
     bad = run_checks(names=["coverage.every_direction"], samples=64, width=8, layer_norm=stretched)
     assert not bad[0].passed
 
@@ -258,7 +269,7 @@ def test_a_run_uses_a_coverage_only_after_the_kernel_checks_it(monkeypatch):
     qs = _query_set("rmsnorm", 3)
     assert coverage_of(qs) is not None
     true = propose_coverage(qs)
-    forged = Coverage(true.kind, true.prime, (0,) * len(true.rows), true.u_star)     # a repeated column
+    forged = Coverage(true.kind, true.prime, (0,) * len(true.rows), true.u_star)  # a repeated column
     calls = []
 
     def propose(query_set, query_map=None, *, tested=True):
@@ -279,8 +290,28 @@ def _written(value: str):
         return CertificateFormatError
 
 
-@pytest.mark.parametrize("text", ["3/4", "-6/8", "5", "0", "-0", "00012/0004", "0.5", "-1e3", " 3/4", "3/-4", "3/0",
-                                  "³/4", "1/2/3", "", "-", "0x10", "12345678901234567890123/98765432109876543210"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "3/4",
+        "-6/8",
+        "5",
+        "0",
+        "-0",
+        "00012/0004",
+        "0.5",
+        "-1e3",
+        " 3/4",
+        "3/-4",
+        "3/0",
+        "³/4",
+        "1/2/3",
+        "",
+        "-",
+        "0x10",
+        "12345678901234567890123/98765432109876543210",
+    ],
+)
 def test_a_claims_u_star_is_written_in_lowest_terms_as_the_kernel_reads_it(text):
     """Plain [-]digits[/digits] go through python-flint's reading, the rest through the kernel's
     to_fraction: either way the entry kept is format_fraction of the exact value, and what
@@ -297,7 +328,7 @@ def test_a_claims_u_star_is_written_in_lowest_terms_as_the_kernel_reads_it(text)
 def test_random_fractions_keep_their_value_in_lowest_terms():
     rng = np.random.default_rng(7)
     for _ in range(300):
-        p, q, k = (int(x) for x in rng.integers(-10**12, 10**12, 3))
+        p, q, k = (int(x) for x in rng.integers(-(10**12), 10**12, 3))
         q, k = abs(q) + 1, abs(k) % 50 + 1
         text = f"{p * k}/{q * k}"
         assert _written(text) == format_fraction(Fraction(p, q))

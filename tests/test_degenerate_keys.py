@@ -24,7 +24,7 @@ def _plane_vertices(keys: np.ndarray) -> set[int]:
 def float_centred():
     x = np.random.default_rng(7).standard_normal((150, 6))
     keys = x - x.mean(axis=1, keepdims=True)
-    assert np.any(keys.sum(axis=1) != 0)                      # off the hyperplane by rounding
+    assert np.any(keys.sum(axis=1) != 0)  # off the hyperplane by rounding
     return keys, certify(keys, min_margin=1e-9)
 
 
@@ -44,12 +44,12 @@ def test_min_margin_counts_apart_exactly_the_rounding_vertices(float_centred):
     selectable = set(cert.indices("selectable"))
     below = set(cert.below_min_margin)
     robust = selectable - below
-    assert below                                              # some keys win only through rounding
+    assert below  # some keys win only through rounding
     assert robust == _plane_vertices(keys)
     for r in cert.results:
         if r.status == "selectable":
             assert r.margin is not None
-            assert (r.margin < 1e-12) == (r.index in below)   # rounding-size or key-size, nothing between
+            assert (r.margin < 1e-12) == (r.index in below)  # rounding-size or key-size, nothing between
     data = json.loads(cert.dumps())
     assert data["min_margin"] == 1e-9 and data["below_min_margin"] == len(below)
     assert f"({len(below)} only by a margin below 1e-09)" in cert.describe()
@@ -73,7 +73,7 @@ def test_a_key_whose_only_witness_has_a_tiny_margin():
     assert cert.below_min_margin == (2,)
     assert 0 < cert[2].margin < 1e-11
     assert all(cert[i].margin > 1e-3 for i in (0, 1, 3))
-    assert certify(keys).below_min_margin == ()               # no threshold, nothing counted apart
+    assert certify(keys).below_min_margin == ()  # no threshold, nothing counted apart
 
 
 def test_tampered_rank_finding_is_refuted(float_centred):
@@ -110,7 +110,7 @@ def test_tampered_margin_is_refuted(float_centred):
 def test_min_margin_count_equals_the_vertices_of_the_same_keys_centred_exactly():
     x = np.random.default_rng(9).standard_normal((150, 8))
     floaty = x - x.mean(axis=1, keepdims=True)
-    grid = np.round(x * 2.0 ** 20) / 2.0 ** 20                 # d = 8: centring these is exact
+    grid = np.round(x * 2.0**20) / 2.0**20  # d = 8: centring these is exact
     exact = grid - grid.mean(axis=1, keepdims=True)
     assert np.all(exact.sum(axis=1) == 0) and np.any(floaty.sum(axis=1) != 0)
     rounded, made_exact = certify(floaty, min_margin=1e-9), certify(exact, min_margin=1e-9)
@@ -127,8 +127,12 @@ def test_json_on_stdout_alone_in_a_fresh_process(tmp_path):
     keys = np.random.default_rng(10).standard_normal((40, 4))
     path = tmp_path / "k.npy"
     np.save(path, keys - keys.mean(axis=1, keepdims=True))
-    done = subprocess.run([sys.executable, "-m", "lnproofs.cli", "certify", str(path), "--min-margin", "1e-9", "--json"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "lnproofs.cli", "certify", str(path), "--min-margin", "1e-9", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)                              # solver banners went to stderr
+    data = json.loads(done.stdout)  # solver banners went to stderr
     assert data["rank"]["exact_affine_dimension"] == 4 and "below_min_margin" in data

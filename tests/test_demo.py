@@ -17,7 +17,7 @@ T = demo_config.threshold_float()
 def _layernorm3(x):
     x = np.asarray(x, dtype=float)
     centred = x - x.mean()
-    return centred / math.sqrt((centred ** 2).mean())
+    return centred / math.sqrt((centred**2).mean())
 
 
 def test_projection_and_scaling_together_are_layernorm():
@@ -58,7 +58,12 @@ def test_exact_statuses_on_small_configurations():
     assert hull_statuses([(0, 0), (1, 0), (2, 0)]) == ["selectable", "unselectable", "selectable"]
     # a point on an edge of the triangle is tie-only; one strictly inside is unselectable
     assert hull_statuses([(0, 0), (2, 0), (0, 2), (1, 1), (0.5, 0.5)]) == [
-        "selectable", "selectable", "selectable", "tie-only", "unselectable"]
+        "selectable",
+        "selectable",
+        "selectable",
+        "tie-only",
+        "unselectable",
+    ]
 
 
 def test_statuses_agree_with_a_brute_force_query_search():

@@ -35,9 +35,17 @@ def page(tmp_path_factory):
     path = write_demo(folder / "demo.html")
     options = webdriver.ChromeOptions()
     options.binary_location = _chromium_binary()
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run",
-                 f"--user-data-dir={folder / 'profile'}", "--window-size=1200,1000"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={folder / 'profile'}",
+        "--window-size=1200,1000",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
@@ -50,7 +58,8 @@ def page(tmp_path_factory):
 def _set_slider(driver, element_id, value):
     element = driver.find_element("id", element_id)
     driver.execute_script(
-        "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'));", element, str(value))
+        "arguments[0].value = arguments[1]; arguments[0].dispatchEvent(new Event('input'));", element, str(value)
+    )
 
 
 def _set_toggle(driver, element_id, wanted):
@@ -69,8 +78,8 @@ def _read(driver):
     return weights, shown, statuses, marks
 
 
-_BELOW = math.floor(demo_config.threshold_float() * 100) / 100   # 2.41: slider step is 0.01
-_ABOVE = math.ceil(demo_config.threshold_float() * 100) / 100    # 2.42
+_BELOW = math.floor(demo_config.threshold_float() * 100) / 100  # 2.41: slider step is 0.01
+_ABOVE = math.ceil(demo_config.threshold_float() * 100) / 100  # 2.42
 
 SETTINGS = [
     # angle, magnitude, query length, projection, scaling

@@ -12,10 +12,11 @@ import lnproofs.kernel.dyadic as dyadic
 from lnproofs.kernel.dyadic import dyadic_integers, fmpq_matrix, integer_matrix
 
 FLOATS = st.one_of(
-    st.floats(allow_nan=False, allow_infinity=False),                      # every exponent, subnormals
+    st.floats(allow_nan=False, allow_infinity=False),  # every exponent, subnormals
     st.floats(min_value=-4.0, max_value=4.0, allow_nan=False),
-    st.floats(width=32, allow_nan=False, allow_infinity=False),            # float32 values, widened
-    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.0 ** -1022, 1.7976931348623157e308, 1.0, -3.0]))
+    st.floats(width=32, allow_nan=False, allow_infinity=False),  # float32 values, widened
+    st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 2.0**-1022, 1.7976931348623157e308, 1.0, -3.0]),
+)
 
 
 def _exact(ints, e):
@@ -39,13 +40,19 @@ def test_integer_matrix_is_the_entrywise_one(values, cols):
     assert _exact(M.entries(), e) == [Fraction(float(v)) for v in arr.ravel()]
 
 
-@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-2.0, max_value=2.0),
-                min_size=1, max_size=60), st.integers(1, 6))
+@given(
+    st.lists(
+        st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-2.0, max_value=2.0),
+        min_size=1,
+        max_size=60,
+    ),
+    st.integers(1, 6),
+)
 def test_float32_matrices_take_the_int64_path_and_stay_exact(values, cols):
     arr = np.array(values, dtype=np.float32).astype(np.float64)
     arr = np.concatenate([arr, np.zeros(-len(arr) % cols)]).reshape(-1, cols)
     reference = dyadic_integers(arr)
-    with pytest.MonkeyPatch.context() as mp:          # the entry-by-entry path is not used
+    with pytest.MonkeyPatch.context() as mp:  # the entry-by-entry path is not used
         mp.setattr(dyadic, "dyadic_integers", lambda *_: (_ for _ in ()).throw(AssertionError("slow path")))
         if np.any(arr != 0) and _spread(arr) <= 62:
             M, e = integer_matrix(arr)
@@ -63,7 +70,7 @@ def _spread(arr):
 
 
 def test_wide_spread_uses_python_integers_exactly():
-    values = np.array([[1e300, -5e-324, 0.0], [3.0, -2.0 ** -600, 2.0 ** 60 + 2.0 ** 8]])
+    values = np.array([[1e300, -5e-324, 0.0], [3.0, -(2.0**-600), 2.0**60 + 2.0**8]])
     M, e = integer_matrix(values)
     assert e == dyadic_integers(values)[1] == -1126 and max(abs(int(m)) for m in M.entries()).bit_length() > 63
     assert _exact(M.entries(), e) == [Fraction(v) for v in values.ravel()]

@@ -33,7 +33,7 @@ FAMILIES = {"bert": (1, 0), "gpt2": (1, 0), "gpt_neox": (0, 2), "llama": (1, 0)}
 ROTARY = ("gpt_neox", "llama")
 CAUSAL = ("gpt2", "gpt_neox", "llama")
 LENGTHS = (10, 13, 16)
-TEXT = len(LENGTHS) - 1                      # the text whose files are tampered with
+TEXT = len(LENGTHS) - 1  # the text whose files are tampered with
 
 
 def _build(family, folder):
@@ -54,21 +54,33 @@ def runs(tmp_path_factory):
         _build(family, folder)
         rng = np.random.default_rng(1)
         run = tmp_path_factory.mktemp(f"run-{family}")
-        certify_model(load_model(folder), [rng.integers(0, 17, n) for n in LENGTHS], run, layers=[layer],
-                      uniform="none", pool=True, head_files=True)
+        certify_model(
+            load_model(folder),
+            [rng.integers(0, 17, n) for n in LENGTHS],
+            run,
+            layers=[layer],
+            uniform="none",
+            pool=True,
+            head_files=True,
+        )
         out[family] = run
     return out
 
 
 def _paths(run, family):
     layer, head = FAMILIES[family]
-    return {"text": run / "texts" / f"text{TEXT:05d}.json", "head": run / "heads" / f"layer{layer}_head{head}.json",
-            "pooled": run / "pooled" / f"layer{layer}_head{head}.json"}
+    return {
+        "text": run / "texts" / f"text{TEXT:05d}.json",
+        "head": run / "heads" / f"layer{layer}_head{head}.json",
+        "pooled": run / "pooled" / f"layer{layer}_head{head}.json",
+    }
 
 
 def _prefix(kind, family):
     layer, head = FAMILIES[family]
-    return {"text": f"layer{layer}/head{head}", "head": f"text{TEXT}", "pooled": f"pooled/layer{layer}/head{head}"}[kind]
+    return {"text": f"layer{layer}/head{head}", "head": f"text{TEXT}", "pooled": f"pooled/layer{layer}/head{head}"}[
+        kind
+    ]
 
 
 def _entry(kind, family, data):
@@ -85,7 +97,7 @@ def _witness(path, kind, family):
     data = json.loads(path.read_text())
     free = _entry(kind, family, data)["free"]
     result = next(r for r in free["results"] if r["status"] == "selectable")
-    result["witness"] = [0.0] * len(result["witness"])           # every key scores 0: nothing wins
+    result["witness"] = [0.0] * len(result["witness"])  # every key scores 0: nothing wins
     path.write_text(json.dumps(data))
     return "free"
 
@@ -93,11 +105,11 @@ def _witness(path, kind, family):
 def _coverage(path, kind, family):
     data = json.loads(path.read_text())
     coverage = _entry(kind, family, data)["realisable"]["coverage"]
-    if kind == "text":                                          # a text file names its run's coverage file
+    if kind == "text":  # a text file names its run's coverage file
         path = path.parent.parent / coverage
         data = json.loads(path.read_text())
         coverage = data["coverage"]
-    coverage["rows"][1] = coverage["rows"][0]                    # a minor with two equal columns: zero
+    coverage["rows"][1] = coverage["rows"][0]  # a minor with two equal columns: zero
     path.write_text(json.dumps(data))
     return "coverage"
 
@@ -107,7 +119,7 @@ def _causal(path, kind, family):
     record = _entry(kind, family, data)["causal"]["free"]
     n = record["n_keys"]
     entry = next(e for e in record["keys"] if e["stop"] is None and 0 < e["index"] < n - 1)
-    entry["stop"] = n - 1                                       # "stopped by key 0": k_j = k_0, which is false
+    entry["stop"] = n - 1  # "stopped by key 0": k_j = k_0, which is false
     entry["cannot_win"] = {"combination": {"indices": [0], "weights": ["1"]}}
     path.write_text(json.dumps(data))
     return "causal/free"
@@ -117,7 +129,7 @@ def _rotation(path, kind, family):
     if kind == "head":
         data = json.loads(path.read_text())
         rotary = _entry(kind, family, data)["rotary"]
-        rotary["cos"][3][0] = rotary["sin"][3][0] = 0.0          # a 2 x 2 block with determinant 0
+        rotary["cos"][3][0] = rotary["sin"][3][0] = 0.0  # a 2 x 2 block with determinant 0
         path.write_text(json.dumps(data))
         return "coverage"
     data = json.loads(path.read_text())
@@ -131,9 +143,13 @@ def _rotation(path, kind, family):
 
 
 TAMPERS = {"witness": _witness, "coverage": _coverage, "causal": _causal, "rotation": _rotation}
-CELLS = [(family, kind, tamper) for family in FAMILIES for kind in ("text", "head", "pooled") for tamper in TAMPERS
-         if (tamper != "causal" or (family in CAUSAL and kind != "pooled"))
-         and (tamper != "rotation" or family in ROTARY)]
+CELLS = [
+    (family, kind, tamper)
+    for family in FAMILIES
+    for kind in ("text", "head", "pooled")
+    for tamper in TAMPERS
+    if (tamper != "causal" or (family in CAUSAL and kind != "pooled")) and (tamper != "rotation" or family in ROTARY)
+]
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

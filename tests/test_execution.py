@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from lnproofs.kernel.errors import OptionError
 from lnproofs.execution import InOrder, Load, open_client, resolve_workers, run_tasks, share
+from lnproofs.kernel.errors import OptionError
 
 
 def _square_plus(item, shared=None):
@@ -39,8 +39,9 @@ def _fails_on_three(item):
     return item
 
 
-@pytest.mark.parametrize("workers, fragment", [(0, "--workers 0"), (-2, "--workers -2"), ("two", "whole number"),
-                                               (True, "whole number")])
+@pytest.mark.parametrize(
+    "workers, fragment", [(0, "--workers 0"), (-2, "--workers -2"), ("two", "whole number"), (True, "whole number")]
+)
 def test_bad_worker_counts_are_one_line(workers, fragment):
     with pytest.raises(OptionError, match=fragment):
         resolve_workers(workers)
@@ -59,8 +60,9 @@ def test_worker_rules():
 
 def test_in_process_results_in_order_and_reported_as_they_come():
     seen = []
-    results = run_tasks(_square_plus, range(6), workers=1, shared={"offset": 5},
-                        on_result=lambda i, r: seen.append((i, r)))
+    results = run_tasks(
+        _square_plus, range(6), workers=1, shared={"offset": 5}, on_result=lambda i, r: seen.append((i, r))
+    )
     assert results == [i * i + 5 for i in range(6)]
     assert seen == list(enumerate(results))
     assert run_tasks(_square_plus, range(6), workers=1, shared=Load(dict, {"offset": 5})) == results
@@ -97,14 +99,17 @@ def test_unreachable_scheduler_is_one_line():
 
 def test_thread_cluster_gives_in_process_results_and_task_errors_propagate():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cl, \
-            distributed.Client(cl, set_as_default=False) as client:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0") as cl,
+        distributed.Client(cl, set_as_default=False) as client,
+    ):
         from lnproofs.execution import ExecutionContext
 
         ctx = ExecutionContext(client, 2)
         seen = {}
-        results = run_tasks(_square_plus, range(20), context=ctx, shared={"offset": 1},
-                            on_result=lambda i, r: seen.setdefault(i, r))
+        results = run_tasks(
+            _square_plus, range(20), context=ctx, shared={"offset": 1}, on_result=lambda i, r: seen.setdefault(i, r)
+        )
         assert results == run_tasks(_square_plus, range(20), workers=1, shared={"offset": 1})
         assert seen == dict(enumerate(results))
         loaded = run_tasks(_square_plus, range(20), context=ctx, shared=Load(dict, {"offset": 1}))
@@ -122,8 +127,12 @@ def test_killed_worker_costs_only_a_retry(tmp_path):
     items = list(range(12))
     expected = [_value(i) for i in items]
     killed = []
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=50) as cl, distributed.Client(cl, set_as_default=False) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=50
+        ) as cl,
+        distributed.Client(cl, set_as_default=False) as client,
+    ):
         from lnproofs.execution import ExecutionContext
 
         pids = client.run(os.getpid)
@@ -141,8 +150,9 @@ def test_killed_worker_costs_only_a_retry(tmp_path):
                         killed.append(int(pid))
                         return
 
-        results = run_tasks(_slow_logged, items, context=ExecutionContext(client, 2), shared={"log": str(log)},
-                            on_result=kill_once)
+        results = run_tasks(
+            _slow_logged, items, context=ExecutionContext(client, 2), shared={"log": str(log)}, on_result=kill_once
+        )
     assert killed, "no worker was running a task when the first result came back"
     assert results == expected
     lines = log.read_text().splitlines()
@@ -150,8 +160,10 @@ def test_killed_worker_costs_only_a_retry(tmp_path):
     ended_on_dead = {line.split()[1] for line in lines if line.startswith("end") and line.endswith(f" {killed[0]}")}
     lost = started_on_dead - ended_on_dead
     assert lost, "the killed worker had no task in flight"
-    ended_elsewhere = {line.split()[1] for line in lines if line.startswith("end") and not line.endswith(f" {killed[0]}")}
-    assert lost <= ended_elsewhere          # the lost task was run again by a living worker
+    ended_elsewhere = {
+        line.split()[1] for line in lines if line.startswith("end") and not line.endswith(f" {killed[0]}")
+    }
+    assert lost <= ended_elsewhere  # the lost task was run again by a living worker
 
 
 def test_version_probe_runs_where_lnproofs_cannot_be_imported():
@@ -162,8 +174,7 @@ def test_version_probe_runs_where_lnproofs_cannot_be_imported():
     from lnproofs.execution.cluster import _probe_factory
 
     payload = cloudpickle.dumps(_probe_factory())
-    code = ("import sys, pickle; sys.modules['lnproofs'] = None; "
-            "print(pickle.loads(sys.stdin.buffer.read())()[0])")
+    code = "import sys, pickle; sys.modules['lnproofs'] = None; print(pickle.loads(sys.stdin.buffer.read())()[0])"
     out = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, check=True)
     assert out.stdout.decode().strip() == "missing"
 
@@ -181,12 +192,17 @@ class _FakeClient:
         return self.answers
 
 
-@pytest.mark.parametrize("answers, fragment", [
-    ({}, "has no workers"),
-    ({"tcp://a:1": ("ok", None), "tcp://b:2": ("missing", "ModuleNotFoundError: no lnproofs")},
-     "worker tcp://b:2 .* cannot import lnproofs"),
-    ({"tcp://a:1": ("ok", "0.0.1")}, "has lnproofs 0.0.1, this process has"),
-])
+@pytest.mark.parametrize(
+    "answers, fragment",
+    [
+        ({}, "has no workers"),
+        (
+            {"tcp://a:1": ("ok", None), "tcp://b:2": ("missing", "ModuleNotFoundError: no lnproofs")},
+            "worker tcp://b:2 .* cannot import lnproofs",
+        ),
+        ({"tcp://a:1": ("ok", "0.0.1")}, "has lnproofs 0.0.1, this process has"),
+    ],
+)
 def test_workers_without_lnproofs_or_with_another_version_are_refused(answers, fragment):
     import lnproofs
     from lnproofs.execution.cluster import _check_workers
@@ -207,11 +223,16 @@ def test_only_the_execution_layer_imports_dask_and_importing_it_loads_none():
 
     root = Path(lnproofs.__file__).parent
     pattern = re.compile(r"^\s*(import|from)\s+(dask|distributed)\b", re.M)
-    outside = [str(p.relative_to(root)) for p in root.rglob("*.py")
-               if p.parent.name != "execution" and pattern.search(p.read_text(encoding="utf-8"))]
+    outside = [
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if p.parent.name != "execution" and pattern.search(p.read_text(encoding="utf-8"))
+    ]
     assert outside == []
-    probe = ("import sys, lnproofs.execution, lnproofs.cli\nlnproofs.cli.build_parser('certify')\n"
-             "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed', 'tqdm'}))")
+    probe = (
+        "import sys, lnproofs.execution, lnproofs.cli\nlnproofs.cli.build_parser('certify')\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'dask', 'distributed', 'tqdm'}))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -252,8 +273,16 @@ def test_one_process_pipeline_forwards_the_next_group_beside_and_finishes_before
         raise OptionError("text 6 is not accepted")
 
     with pytest.raises(OptionError, match="text 6"):
-        run_pipeline(forward, certify, groups(), context=ExecutionContext(None, 1), model=object(), states=[None],
-                     on_result=lambda g, j, result: seen.append((g, j, result)), apart=apart)
+        run_pipeline(
+            forward,
+            certify,
+            groups(),
+            context=ExecutionContext(None, 1),
+            model=object(),
+            states=[None],
+            on_result=lambda g, j, result: seen.append((g, j, result)),
+            apart=apart,
+        )
     assert seen == [(g, j, (g, j)) for g in range(3) for j in range(2)]
     forward_at = {where for side, where in places if side == "forward"}
     assert {where for side, where in places if side == "certify"} == {_where()}
@@ -275,9 +304,16 @@ def test_an_error_of_a_forked_forward_task_reaches_the_caller_as_itself(monkeypa
         return [(item, _where()[0])]
 
     with pytest.raises(OptionError, match="^text 2 is not accepted$"):
-        run_pipeline(forward, lambda piece, state: piece, ((g, [0]) for g in range(4)),
-                     context=ExecutionContext(None, 1), model=object(), states=[None],
-                     on_result=lambda g, j, result: seen.append(result), apart=True)
+        run_pipeline(
+            forward,
+            lambda piece, state: piece,
+            ((g, [0]) for g in range(4)),
+            context=ExecutionContext(None, 1),
+            model=object(),
+            states=[None],
+            on_result=lambda g, j, result: seen.append(result),
+            apart=True,
+        )
     assert [g for g, _ in seen] == [0, 1]
     if __import__("sys").platform.startswith("linux"):
         assert {pid for _, pid in seen} != {_where()[0]}
@@ -303,11 +339,19 @@ def test_prepare_runs_once_here_while_the_first_forward_task_runs():
         events.append(("certify", piece[0], piece[1]))
         return piece[0]
 
-    run_pipeline(forward, certify, ((g, [0]) for g in range(3)), context=ExecutionContext(None, 1), model=object(),
-                 states=[None], on_result=lambda g, j, result: None, prepare=prepare)
+    run_pipeline(
+        forward,
+        certify,
+        ((g, [0]) for g in range(3)),
+        context=ExecutionContext(None, 1),
+        model=object(),
+        states=[None],
+        on_result=lambda g, j, result: None,
+        prepare=prepare,
+    )
     assert [e[0] for e in events] == ["prepare", "certify", "certify", "certify"]
     assert events[0][1] == _where() and [e[1] for e in events[1:]] == [0, 1, 2]
-    assert events[0][2] < events[1][2]              # before the first forward task had finished
+    assert events[0][2] < events[1][2]  # before the first forward task had finished
 
 
 @pytest.mark.parametrize("apart", [False, True])
@@ -327,10 +371,18 @@ def test_work_after_the_groups_is_shared_with_a_forked_forward_side(apart, monke
     def finish(beside, idled):
         events.append(("finish", idled, beside(os.getpid).result() != here))
 
-    run_pipeline(lambda item, model: [item], lambda piece, state: piece, ((g, [0]) for g in range(5)),
-                 context=ExecutionContext(None, 1), model=object(), states=[None],
-                 on_result=lambda g, j, result: events.append(("certified", g)), apart=apart,
-                 idle=lambda: ("idle", os.getpid() != here, len(events)), finish=finish)
+    run_pipeline(
+        lambda item, model: [item],
+        lambda piece, state: piece,
+        ((g, [0]) for g in range(5)),
+        context=ExecutionContext(None, 1),
+        model=object(),
+        states=[None],
+        on_result=lambda g, j, result: events.append(("certified", g)),
+        apart=apart,
+        idle=lambda: ("idle", os.getpid() != here, len(events)),
+        finish=finish,
+    )
     idled = events[-1][1]
     assert events[:-1] == [("certified", g) for g in range(5)] and events[-1] == ("finish", idled, forked)
     assert idled[:2] == ("idle", forked) and (1 <= idled[2] <= 5 if forked else idled[2] == 5)
@@ -351,10 +403,18 @@ def test_idle_work_on_a_forked_forward_side_waits_for_its_last_forward_task(monk
         return [(item, time.monotonic())]
 
     ends, started = [], []
-    run_pipeline(forward, lambda piece, state: piece, ((g, [0]) for g in range(6)),
-                 context=ExecutionContext(None, 1), model=object(), states=[None],
-                 on_result=lambda g, j, result: ends.append(result[1]), apart=True,
-                 idle=time.monotonic, finish=lambda beside, idled: started.append(idled))
+    run_pipeline(
+        forward,
+        lambda piece, state: piece,
+        ((g, [0]) for g in range(6)),
+        context=ExecutionContext(None, 1),
+        model=object(),
+        states=[None],
+        on_result=lambda g, j, result: ends.append(result[1]),
+        apart=True,
+        idle=time.monotonic,
+        finish=lambda beside, idled: started.append(idled),
+    )
     assert len(ends) == 6 and started[0] >= max(ends)
 
 
@@ -378,10 +438,17 @@ def test_a_forked_forward_side_with_nothing_to_do_is_lent_pieces_of_later_groups
 
     for apart in (True, False):
         seen = []
-        run_pipeline(lambda item, model: [(item, j) for j in range(4)], certify, ((g, [0] * 4) for g in range(6)),
-                     context=ExecutionContext(None, 1), model=object(), states=[None],
-                     on_result=lambda g, j, result: seen.append((g, j, result)), apart=apart,
-                     lend=(lambda piece: (os.getpid(), 10 * piece[0] + piece[1]), lambda piece, help: (piece, help), 3))
+        run_pipeline(
+            lambda item, model: [(item, j) for j in range(4)],
+            certify,
+            ((g, [0] * 4) for g in range(6)),
+            context=ExecutionContext(None, 1),
+            model=object(),
+            states=[None],
+            on_result=lambda g, j, result: seen.append((g, j, result)),
+            apart=apart,
+            lend=(lambda piece: (os.getpid(), 10 * piece[0] + piece[1]), lambda piece, help: (piece, help), 3),
+        )
         assert [(g, j) for g, j, _ in seen] == [(g, j) for g in range(6) for j in range(4)]
         helped = [(g, j, r[1]) for g, j, r in seen if r != (g, j)]
         assert all(r == (g, j) or r[0] == (g, j) for g, j, r in seen)
@@ -403,9 +470,17 @@ def test_a_forked_forward_side_samples_no_profile(monkeypatch):
         return sorted(get_worker().periodic_callbacks)
 
     seen = []
-    run_pipeline(lambda item, model: [item], lambda piece, state: piece, ((g, [0]) for g in range(3)),
-                 context=ExecutionContext(None, 1), model=object(), states=[None], on_result=lambda *_: None,
-                 apart=True, finish=lambda beside, idled: seen.append(beside(callbacks).result()))
+    run_pipeline(
+        lambda item, model: [item],
+        lambda piece, state: piece,
+        ((g, [0]) for g in range(3)),
+        context=ExecutionContext(None, 1),
+        model=object(),
+        states=[None],
+        on_result=lambda *_: None,
+        apart=True,
+        finish=lambda beside, idled: seen.append(beside(callbacks).result()),
+    )
     assert "heartbeat" in seen[0] and not {"profile", "profile-cycle"} & set(seen[0])
 
 

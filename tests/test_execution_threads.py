@@ -25,7 +25,7 @@ def _threads_used(item):
     settings["highs"] = solver.solver.getOptionValue("threads")[1]
     settings["pid"] = os.getpid()
     settings["malloc_trim"] = os.environ.get("MALLOC_TRIM_THRESHOLD_")
-    time.sleep(0.3)                                 # long enough that both workers take tasks
+    time.sleep(0.3)  # long enough that both workers take tasks
     return settings
 
 
@@ -46,10 +46,10 @@ def test_two_workers_on_two_cores_use_one_thread_per_library(monkeypatch):
     assert len(by_worker) == 2
     for settings in by_worker.values():
         assert settings["budget"] == 1
-        assert settings["highs"] == 1                 # 0 would be HiGHS's own choice: half the machine
+        assert settings["highs"] == 1  # 0 would be HiGHS's own choice: half the machine
         product = settings["torch"] * max(1, settings["blas"]) * max(1, settings["openmp"]) * settings["highs"]
         assert product * len(by_worker) <= cores, settings
-        assert settings["malloc_trim"] is None       # glibc's own trimming, not Dask's 64 KiB
+        assert settings["malloc_trim"] is None  # glibc's own trimming, not Dask's 64 KiB
 
 
 @pytest.mark.parametrize("road", ["process", "thread"])
@@ -97,8 +97,10 @@ print(json.dumps([share, sorted(set(seen)), thread_settings() == before]))
     out = subprocess.run([sys.executable, "-c", probe, road], capture_output=True, text=True, check=True, env=env)
     share, seen, restored = json.loads(out.stdout)
     forward_at = ["another process", "another thread"] if road == "process" else ["this process", "another thread"]
-    assert seen == [["certify", share, share, "this process", "main thread"],
-                    ["forward", share, share, *forward_at]] and restored
+    assert (
+        seen == [["certify", share, share, "this process", "main thread"], ["forward", share, share, *forward_at]]
+        and restored
+    )
 
 
 def test_a_pool_loaded_inside_the_budget_starts_at_the_budget_and_leaves_at_its_default():
@@ -109,15 +111,17 @@ def test_a_pool_loaded_inside_the_budget_starts_at_the_budget_and_leaves_at_its_
     import sys
 
     pytest.importorskip("scipy")
-    probe = ("import os, json, numpy\n"
-             "from threadpoolctl import threadpool_info\n"
-             "from lnproofs.execution.threads import thread_budget\n"
-             "def scipy_blas():\n"
-             "    return [p['num_threads'] for p in threadpool_info() if 'scipy.libs' in p['filepath']]\n"
-             "with thread_budget(1):\n"
-             "    import scipy.linalg\n"
-             "    inside = scipy_blas()\n"
-             "print(json.dumps([inside, scipy_blas(), os.environ.get('OPENBLAS_NUM_THREADS'), os.cpu_count()]))\n")
+    probe = (
+        "import os, json, numpy\n"
+        "from threadpoolctl import threadpool_info\n"
+        "from lnproofs.execution.threads import thread_budget\n"
+        "def scipy_blas():\n"
+        "    return [p['num_threads'] for p in threadpool_info() if 'scipy.libs' in p['filepath']]\n"
+        "with thread_budget(1):\n"
+        "    import scipy.linalg\n"
+        "    inside = scipy_blas()\n"
+        "print(json.dumps([inside, scipy_blas(), os.environ.get('OPENBLAS_NUM_THREADS'), os.cpu_count()]))\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
     inside, after, variable, cores = json.loads(out.stdout)
@@ -136,15 +140,21 @@ def test_a_run_in_this_process_holds_the_collector_budget():
     if gc.get_freeze_count():
         pytest.skip("objects of this process are frozen already")
     before, seen = gc.get_threshold(), []
-    run_pipeline(lambda item, model: [item], lambda piece, state: (gc.get_threshold(), gc.get_freeze_count() > 0),
-                 ((g, [0]) for g in range(2)), context=ExecutionContext(None, 1), model=object(), states=[None],
-                 on_result=lambda g, j, result: seen.append(result))
+    run_pipeline(
+        lambda item, model: [item],
+        lambda piece, state: (gc.get_threshold(), gc.get_freeze_count() > 0),
+        ((g, [0]) for g in range(2)),
+        context=ExecutionContext(None, 1),
+        model=object(),
+        states=[None],
+        on_result=lambda g, j, result: seen.append(result),
+    )
     inside = (max(before[0], COLLECTOR_THRESHOLDS[0]), *before[1:])
     assert seen == [(inside, True)] * 2 and gc.get_threshold() == before and gc.get_freeze_count() == 0
     gc.freeze()
     try:
-        frozen, made = gc.get_freeze_count(), [{} for _ in range(1000)]      # tracked, not frozen
-        with collector_budget():        # frozen objects only leave the count when they are freed
+        frozen, made = gc.get_freeze_count(), [{} for _ in range(1000)]  # tracked, not frozen
+        with collector_budget():  # frozen objects only leave the count when they are freed
             assert gc.get_freeze_count() <= frozen and gc.get_threshold() == inside
         assert 0 < gc.get_freeze_count() <= frozen and gc.get_threshold() == before and len(made) == 1000
     finally:

@@ -13,15 +13,18 @@ import pytest
 from lnproofs.experiments.corpus import load_corpus
 from lnproofs.experiments.lm_keys import exact_centred, layernorm_keys
 
-_WORDS = ("the of and a to in is was that for on as with by he at from his an were are which this be or has had "
-          "not first one their its new after but who they have her she two been other when there all during into "
-          "school time may years more most only over city some world would where later up such used many can").split()
+_WORDS = (
+    "the of and a to in is was that for on as with by he at from his an were are which this be or has had "
+    "not first one their its new after but who they have her she two been other when there all during into "
+    "school time may years more most only over city some world would where later up such used many can"
+).split()
 
 
 def _write_corpus(path, paragraphs=900, seed=0):
     rng = random.Random(seed)
-    path.write_text("\n\n".join(" ".join(rng.choice(_WORDS) for _ in range(rng.randint(40, 120))) + "."
-                                for _ in range(paragraphs)))
+    path.write_text(
+        "\n\n".join(" ".join(rng.choice(_WORDS) for _ in range(rng.randint(40, 120))) + "." for _ in range(paragraphs))
+    )
     return path
 
 
@@ -40,9 +43,10 @@ def test_corpus_file_folder_and_held_out_split(tmp_path):
 
 
 def test_default_corpus_is_offline_standard_library_docstrings():
-    from lnproofs.experiments.corpus import _module_docstrings
     import sysconfig
     from pathlib import Path
+
+    from lnproofs.experiments.corpus import _module_docstrings
 
     text = _module_docstrings(Path(sysconfig.get_paths()["stdlib"]) / "textwrap.py")
     assert "wrap" in text.lower() and "def " not in text
@@ -62,7 +66,7 @@ def test_exact_key_sets_lie_on_the_hyperplane():
     Y = layernorm_keys(X, 1e-5)
     assert all(sum(Fraction(float(v)) for v in row) == 0 for row in Y[:50])
     xc = X.astype(np.float64) - X.astype(np.float64).mean(1, keepdims=True)
-    ln = xc / np.sqrt((xc ** 2).mean(1, keepdims=True) + 1e-5)
+    ln = xc / np.sqrt((xc**2).mean(1, keepdims=True) + 1e-5)
     assert np.abs(Y - ln).max() < 1e-12
 
 
@@ -76,7 +80,7 @@ def test_batch_certifier_agrees_with_the_engine_and_passes_the_checker():
         assert check_certificate(fast, K).ok
         assert [r.status for r in fast.results] == [r.status for r in slow.results]
         assert {"selectable", "unselectable"} <= {r.status for r in fast.results}
-    twins = np.vstack([K, K[:3]])                      # duplicates go to the engine
+    twins = np.vstack([K, K[:3]])  # duplicates go to the engine
     cert = certify_fast(twins)
     assert check_certificate(cert, twins).ok and cert.results[-1].status == "tie-only"
 
@@ -104,7 +108,7 @@ def test_frozen_parameters_stay_frozen_and_the_arms_differ():
         assert len(captured) == 4 and captured[0][0].shape == (40, 8)
         inputs, outputs = captured[1]
         centred = inputs - inputs.mean(1, keepdims=True)
-        want = centred if arm == "centering" else centred / np.sqrt((centred ** 2).mean(1, keepdims=True) + 1e-5)
+        want = centred if arm == "centering" else centred / np.sqrt((centred**2).mean(1, keepdims=True) + 1e-5)
         assert np.allclose(outputs, want, atol=1e-5)
 
 
@@ -113,8 +117,23 @@ def test_command_tables_and_certificates_that_check(cli, tmp_path):
     pytest.importorskip("transformers")
     corpus = _write_corpus(tmp_path / "corpus.txt", paragraphs=700)
     out = tmp_path / "exp"
-    result = cli(["reproduce", "lm-tables", "--corpus", corpus, "--steps", "2", "--texts", "1", "--out", out,
-                  "--text-length", "60:90", "--quiet"])
+    result = cli(
+        [
+            "reproduce",
+            "lm-tables",
+            "--corpus",
+            corpus,
+            "--steps",
+            "2",
+            "--texts",
+            "1",
+            "--out",
+            out,
+            "--text-length",
+            "60:90",
+            "--quiet",
+        ]
+    )
     assert result.status == 0, result.err
     root = out / "lm_tables"
     with open(root / "table1.csv", newline="") as handle:
@@ -132,7 +151,7 @@ def test_command_tables_and_certificates_that_check(cli, tmp_path):
         check = cli(["check", cert, keys, "--json"])
         assert check.status == 0, check.out + check.err
         assert check.json()["ok"] is True
-        assert json.loads(cert.read_text())["keys_file"]["path"] == keys.name     # found without KEYS
+        assert json.loads(cert.read_text())["keys_file"]["path"] == keys.name  # found without KEYS
     folder = cli(["check", root / "certificates"])
     assert folder.status == 0, folder.out + folder.err
     assert folder.out.splitlines()[-1].startswith("checked 12 certificate files under ")

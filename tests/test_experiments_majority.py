@@ -15,7 +15,7 @@ from lnproofs.experiments.majority_data import make_majority_data, partitions, v
 def test_partitions_are_the_partitions_of_l_in_order():
     assert sorted(partitions(5, 5)) == [(1, 1, 1, 1, 1), (1, 1, 1, 2), (1, 1, 3), (1, 2, 2), (1, 4), (2, 3), (5,)]
     assert sorted(partitions(5, 2)) == [(1, 4), (2, 3), (5,)]
-    assert len(list(partitions(12, 12))) == 77                      # p(12)
+    assert len(list(partitions(12, 12))) == 77  # p(12)
     for parts in partitions(15, 6):
         assert sum(parts) == 15 and len(parts) <= 6 and list(parts) == sorted(parts)
 
@@ -62,8 +62,9 @@ def test_in_projection_bias_stays_zero_and_the_norms_do_what_they_say():
 
     data = make_majority_data(200, 12, 5, min_delta=2, seed=0)
     rows = []
-    result = train_majority(data, arm="layernorm", d=4, seed=1, steps=5, batch=32, lr=1e-2, decay_steps=50,
-                            eval_every=2, on_row=rows.append)
+    result = train_majority(
+        data, arm="layernorm", d=4, seed=1, steps=5, batch=32, lr=1e-2, decay_steps=50, eval_every=2, on_row=rows.append
+    )
     assert [r["step"] for r in rows] == [1, 2, 3, 4, 5]
     assert 0.0 <= result["test_accuracy"] <= 1.0 and 0.0 <= result["query_angle"] <= 90.0
     model = MajorityModel(5, 4, "layernorm")
@@ -80,7 +81,7 @@ def test_in_projection_bias_stays_zero_and_the_norms_do_what_they_say():
     x = torch.randn(6, 4)
     ln = MajorityModel(5, 4, "layernorm").layer.norm1(x)
     assert torch.allclose(ln.sum(-1), torch.zeros(6), atol=1e-5)
-    assert torch.allclose(ln.norm(dim=-1), torch.full((6,), 2.0), atol=1e-4)      # radius sqrt(d)
+    assert torch.allclose(ln.norm(dim=-1), torch.full((6,), 2.0), atol=1e-4)  # radius sqrt(d)
     sphere = MajorityModel(5, 4, "no-projection").layer.norm1(x)
     assert torch.allclose(sphere.norm(dim=-1), torch.full((6,), 0.5), atol=1e-6)  # 1/sqrt(d)
     assert torch.equal(MajorityModel(5, 4, "none").layer.norm1(x), x)
@@ -114,7 +115,7 @@ def _reference_and_grouped(arm: str, dtype, scale: float = 1.0):
 
 
 @pytest.mark.parametrize("arm", ["layernorm", "no-projection", "none"])
-@pytest.mark.parametrize("scale", [1.0, 40.0])          # 40: scores spread past the counts-product path
+@pytest.mark.parametrize("scale", [1.0, 40.0])  # 40: scores spread past the counts-product path
 def test_grouped_forward_is_the_reference_layer(arm, scale):
     """The forward over class counts is the nn.TransformerEncoderLayer model: the same loss,
     per-token logits and gradients, to 1e-9 in float64 and 2e-4 (relative) in float32."""
@@ -136,8 +137,19 @@ def test_grouped_and_reference_training_agree_step_by_step():
     runs = {}
     for grouped in (True, False):
         rows = []
-        train_majority(data, arm="layernorm", d=4, seed=2, steps=6, batch=64, lr=1e-2, decay_steps=60,
-                       eval_every=3, on_row=rows.append, grouped=grouped)
+        train_majority(
+            data,
+            arm="layernorm",
+            d=4,
+            seed=2,
+            steps=6,
+            batch=64,
+            lr=1e-2,
+            decay_steps=60,
+            eval_every=3,
+            on_row=rows.append,
+            grouped=grouped,
+        )
         runs[grouped] = rows
     for fast, ref in zip(runs[True], runs[False]):
         assert fast["epoch"] == ref["epoch"] and fast["step"] == ref["step"]
@@ -149,10 +161,25 @@ def test_grouped_and_reference_training_agree_step_by_step():
 def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_path):
     pytest.importorskip("torch")
     out = tmp_path / "exp"
-    result = cli(["reproduce", "majority", "--out", out, "--steps", "4", "--samples", "300", "--seeds", "3,4",
-                  "--quiet", "--arms", "layernorm,no-projection,none"])
+    result = cli(
+        [
+            "reproduce",
+            "majority",
+            "--out",
+            out,
+            "--steps",
+            "4",
+            "--samples",
+            "300",
+            "--seeds",
+            "3,4",
+            "--quiet",
+            "--arms",
+            "layernorm,no-projection,none",
+        ]
+    )
     assert result.status == 0, result.err
-    assert result.err == ""                        # --quiet: only warnings and errors, and there were none
+    assert result.err == ""  # --quiet: only warnings and errors, and there were none
     root = out / "majority"
     for arm in ("layernorm", "no-projection", "none"):
         for seed in (3, 4):
@@ -164,11 +191,14 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
         assert (root / name).read_bytes().startswith(b"\x89PNG")
     summary = (out / "summary.md").read_text()
     assert "Majority task" in summary and "the paper" in summary and "Uniform attention, certified" in summary
-    assert "the default configuration" in summary and "the paper's configuration" not in summary   # this run only
-    findings = [line for line in summary.splitlines()
-                if line.startswith(("| angle to $\\mathbf{1}$", "| steps to smoothed loss", "| test accuracy with"))]
-    assert len(findings) == 6 and all(line.count("|") == 4 for line in findings)   # quantity, paper, this run
-    for seed in (3, 4):                                # every trained model is certified, its weights kept
+    assert "the default configuration" in summary and "the paper's configuration" not in summary  # this run only
+    findings = [
+        line
+        for line in summary.splitlines()
+        if line.startswith(("| angle to $\\mathbf{1}$", "| steps to smoothed loss", "| test accuracy with"))
+    ]
+    assert len(findings) == 6 and all(line.count("|") == 4 for line in findings)  # quantity, paper, this run
+    for seed in (3, 4):  # every trained model is certified, its weights kept
         assert (root / "runs" / f"layernorm_seed{seed}_weights.npz").is_file()
         assert not (root / "runs" / f"layernorm_seed{seed}.checkpoint.pt").exists()
         ln = json.loads((root / "runs" / f"layernorm_seed{seed}_certificates.json").read_text())
@@ -178,11 +208,27 @@ def test_command_writes_csvs_figures_summary_and_keeps_finished_runs(cli, tmp_pa
     assert cli(["reproduce", "majority", "--out", out, "--steps", "0"]).status == 2
     other = cli(["reproduce", "majority", "--out", out, "--steps", "5", "--samples", "300", "--seeds", "3,4"])
     assert other.status == 2 and "steps 4 (now 5)" in other.err and len(other.err.strip().splitlines()) == 1
-    assert (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns == stamp    # runs of other settings kept
-    again = cli(["reproduce", "majority", "--out", out, "--steps", "4", "--samples", "300", "--seeds", "3,4",
-                 "--quiet", "--no-3d", "--arms", "none,layernorm,no-projection"])
+    assert (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns == stamp  # runs of other settings kept
+    again = cli(
+        [
+            "reproduce",
+            "majority",
+            "--out",
+            out,
+            "--steps",
+            "4",
+            "--samples",
+            "300",
+            "--seeds",
+            "3,4",
+            "--quiet",
+            "--no-3d",
+            "--arms",
+            "none,layernorm,no-projection",
+        ]
+    )
     assert again.status == 0, again.err
-    assert (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns == stamp    # not redone
+    assert (root / "runs" / "layernorm_seed3.csv").stat().st_mtime_ns == stamp  # not redone
 
 
 def test_training_resumes_from_its_checkpoint_with_the_same_result(tmp_path):
@@ -198,13 +244,14 @@ def test_training_resumes_from_its_checkpoint_with_the_same_result(tmp_path):
     def stop_at_six(row):
         if row["step"] == 6:
             raise KeyboardInterrupt
+
     with pytest.raises(KeyboardInterrupt):
         train_majority(data, on_row=stop_at_six, checkpoint=ckpt, checkpoint_every=4, **kwargs)
     assert checkpoint_step(ckpt) == 4
     rest = []
     resumed = train_majority(data, on_row=rest.append, checkpoint=ckpt, checkpoint_every=4, **kwargs)
     assert [r["step"] for r in rest] == [5, 6, 7, 8, 9, 10]
-    assert rest == whole[4:]                   # 4 batches of 50 from 240 sequences: the epoch boundary is crossed
+    assert rest == whole[4:]  # 4 batches of 50 from 240 sequences: the epoch boundary is crossed
     for name, value in expected["weights"].items():
         assert np.array_equal(value, resumed["weights"][name]), name
 
@@ -219,16 +266,21 @@ def test_certificates_of_uniform_attention_separate_the_arms():
     rng = np.random.default_rng(4)
     emb = rng.standard_normal((12, 6)).astype(np.float32)
     sphere = (emb / np.linalg.norm(emb, axis=1, keepdims=True) / np.sqrt(6)).astype(np.float32)
-    weights = {"embedding.weight": emb, "norm1_keys": sphere,
-               "layer.self_attn.in_proj_weight": rng.standard_normal((18, 6)).astype(np.float32)}
+    weights = {
+        "embedding.weight": emb,
+        "norm1_keys": sphere,
+        "layer.self_attn.in_proj_weight": rng.standard_normal((18, 6)).astype(np.float32),
+    }
     centred = normalised_keys("layernorm", weights)
     assert all(sum(Fraction(float(v)) for v in row) == 0 for row in centred)
-    assert np.allclose(centred / np.linalg.norm(centred, axis=1, keepdims=True),
-                       (emb - emb.mean(1, keepdims=True)) / np.linalg.norm(emb - emb.mean(1, keepdims=True), axis=1,
-                                                                            keepdims=True), atol=1e-6)
+    assert np.allclose(
+        centred / np.linalg.norm(centred, axis=1, keepdims=True),
+        (emb - emb.mean(1, keepdims=True)) / np.linalg.norm(emb - emb.mean(1, keepdims=True), axis=1, keepdims=True),
+        atol=1e-6,
+    )
     ln = certify_majority_model("layernorm", weights)
     assert ln["uniform_free"]["status"] == "feasible"
-    assert ln["uniform_realisable"]["status"] == "infeasible"          # a generic W_K^T W_Q
+    assert ln["uniform_realisable"]["status"] == "infeasible"  # a generic W_K^T W_Q
     sp = certify_majority_model("no-projection", weights)
     assert sp["uniform_free"] == {"status": "infeasible", "proof": "independent differences"}
     assert sp["uniform_realisable"]["status"] == "infeasible"
@@ -248,6 +300,6 @@ def test_runs_on_two_workers_give_the_numbers_of_one_process(cli, tmp_path):
         assert result.status == 0, result.err
     for folder in ("runs", "runs3d"):
         one = sorted((tmp_path / "1" / "majority" / folder).glob("*.csv"))
-        assert len(one) == (4 if folder == "runs" else 2)          # the default's 2 arms x 2 seeds; the 3-D pair
+        assert len(one) == (4 if folder == "runs" else 2)  # the default's 2 arms x 2 seeds; the 3-D pair
         for path in one:
             assert path.read_bytes() == (tmp_path / "2" / "majority" / folder / path.name).read_bytes(), path.name

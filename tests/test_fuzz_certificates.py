@@ -13,10 +13,9 @@ import json
 from fractions import Fraction
 
 import numpy as np
+from fuzzing import assert_clean_answer, fuzz_settings, mutated_json, mutated_numbers, run_cli, scratch, watchdog
 from hypothesis import given
 from hypothesis import strategies as st
-
-from fuzzing import assert_clean_answer, fuzz_settings, mutated_json, mutated_numbers, run_cli, scratch, watchdog
 
 
 def _signed_permutations(vector):
@@ -30,7 +29,7 @@ def _signed_permutations(vector):
 
 
 def _rational(value: Fraction):
-    return float(value) if value.denominator == 1 and abs(value) < 2 ** 53 else f"{value.numerator}/{value.denominator}"
+    return float(value) if value.denominator == 1 and abs(value) < 2**53 else f"{value.numerator}/{value.denominator}"
 
 
 @st.composite
@@ -48,7 +47,7 @@ def valid_certificates(draw):
     order = draw(st.permutations(range(len(keys))))
     keys = [keys[i] for i in order]
     where = {i: n for n, i in enumerate(order)}
-    scales = st.builds(Fraction, st.integers(1, 10 ** 40), st.integers(1, 10 ** 40))
+    scales = st.builds(Fraction, st.integers(1, 10**40), st.integers(1, 10**40))
     results = []
     for index, key in enumerate(keys):
         base = {"index": index, "witness": None, "combination": None, "margin": None, "reason": None}
@@ -56,23 +55,37 @@ def valid_certificates(draw):
             results.append({**base, "status": "undecided", "verified": "none", "reason": "not tried"})
         elif any(key):
             scale = draw(scales)
-            results.append({**base, "status": "selectable", "verified": "exact",
-                            "witness": [_rational(scale * x) for x in key]})
+            results.append(
+                {**base, "status": "selectable", "verified": "exact", "witness": [_rational(scale * x) for x in key]}
+            )
         else:
             support = [where[n] for n in range(len(sphere))]
             weights = [f"1/{len(support)}"] * len(support)
-            results.append({**base, "status": "unselectable", "verified": "exact",
-                            "combination": {"indices": support, "weights": weights}})
-    cert = {"schema": "lnproofs.selectability/1", "n_keys": len(keys), "dim": dim, "query_set": {"kind": "free"},
-            "results": results}
+            results.append(
+                {
+                    **base,
+                    "status": "unselectable",
+                    "verified": "exact",
+                    "combination": {"indices": support, "weights": weights},
+                }
+            )
+    cert = {
+        "schema": "lnproofs.selectability/1",
+        "n_keys": len(keys),
+        "dim": dim,
+        "query_set": {"kind": "free"},
+        "results": results,
+    }
     return cert, np.array(keys, dtype=np.float64)
 
 
 def _files(tmp_path, cert, keys, text=None, name_keys=False):
     np.save(tmp_path / "k.npy", keys)
     if name_keys and isinstance(cert, dict):
-        cert = {**cert, "keys_file": {"path": "k.npy",
-                                      "sha256": hashlib.sha256((tmp_path / "k.npy").read_bytes()).hexdigest()}}
+        cert = {
+            **cert,
+            "keys_file": {"path": "k.npy", "sha256": hashlib.sha256((tmp_path / "k.npy").read_bytes()).hexdigest()},
+        }
     (tmp_path / "c.json").write_text(text if text is not None else json.dumps(cert), encoding="utf-8")
     return tmp_path / "c.json", tmp_path / "k.npy"
 
@@ -110,8 +123,13 @@ def test_mutated_query_sets_and_findings_never_crash(data):
     are mutated too."""
     cert, keys = data.draw(valid_certificates())
     cert["query_set"] = {"kind": "ball", "radius": 1e6}
-    cert["rank"] = {"exact_affine_dimension": cert["dim"], "numerical_affine_dimension": cert["dim"],
-                    "singular_values": [1.0] * cert["dim"], "threshold": 1e-9, "rule": "r"}
+    cert["rank"] = {
+        "exact_affine_dimension": cert["dim"],
+        "numerical_affine_dimension": cert["dim"],
+        "singular_values": [1.0] * cert["dim"],
+        "threshold": 1e-9,
+        "rule": "r",
+    }
     cert["min_margin"] = 0.0
     for result in cert["results"]:
         if result["status"] == "selectable":

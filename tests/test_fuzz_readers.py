@@ -15,18 +15,29 @@ import struct
 
 import numpy as np
 import pytest
+from fuzzing import assert_clean_answer, fuzz_settings, hostile_values, mutated_json, run_cli, scratch, watchdog
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzing import (assert_clean_answer, fuzz_settings, hostile_values, mutated_json, run_cli, scratch,
-                     watchdog)
-
 KEYS = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0], [0.0, 0.0]])
-CERT = {"schema": "lnproofs.selectability/1", "n_keys": 4, "dim": 2, "query_set": {"kind": "free"},
-        "results": [{"index": i, "status": "selectable" if i < 3 else "undecided",
-                     "witness": KEYS[i].tolist() if i < 3 else None, "combination": None,
-                     "verified": "exact" if i < 3 else "none", "margin": None, "reason": None if i < 3 else "x"}
-                    for i in range(4)]}
+CERT = {
+    "schema": "lnproofs.selectability/1",
+    "n_keys": 4,
+    "dim": 2,
+    "query_set": {"kind": "free"},
+    "results": [
+        {
+            "index": i,
+            "status": "selectable" if i < 3 else "undecided",
+            "witness": KEYS[i].tolist() if i < 3 else None,
+            "combination": None,
+            "verified": "exact" if i < 3 else "none",
+            "margin": None,
+            "reason": None if i < 3 else "x",
+        }
+        for i in range(4)
+    ],
+}
 
 
 def _npy_bytes(array) -> bytes:
@@ -52,8 +63,9 @@ def _valid_files():
         ".npy": _npy_bytes(KEYS),
         ".npz": _npz_bytes(KEYS),
         ".csv": "\n".join(",".join(repr(float(v)) for v in row) for row in KEYS).encode() + b"\n",
-        ".safetensors": _safetensors_bytes({"keys": {"dtype": "F64", "shape": [4, 2],
-                                                     "data_offsets": [0, len(data)]}}, data),
+        ".safetensors": _safetensors_bytes(
+            {"keys": {"dtype": "F64", "shape": [4, 2], "data_offsets": [0, len(data)]}}, data
+        ),
     }
 
 
@@ -71,9 +83,9 @@ def mutated_bytes(draw, data: bytes):
         elif op == "insert":
             data[at:at] = draw(st.binary(max_size=16))
         elif op == "repeat":
-            data[at:at] = data[at:at + draw(st.integers(1, 64))] * draw(st.integers(1, 50))
+            data[at:at] = data[at : at + draw(st.integers(1, 64))] * draw(st.integers(1, 50))
         elif op == "header" and data:
-            data[:min(len(data), 128)] = draw(st.binary(min_size=0, max_size=128))
+            data[: min(len(data), 128)] = draw(st.binary(min_size=0, max_size=128))
     return bytes(data)
 
 
@@ -81,8 +93,11 @@ def mutated_bytes(draw, data: bytes):
 def hostile_npy(draw):
     """A ``.npy`` header stating a hostile dtype or shape over a short payload."""
     descr = draw(st.sampled_from(["<f8", "|O", "<c16", "<U3", "|b1", ">f4", "<i8", "|V8", "<M8[s]", "x"]))
-    shape = draw(st.one_of(st.tuples(st.integers(0, 10 ** 12), st.integers(0, 10 ** 7)),
-                           st.lists(st.integers(0, 5), max_size=4).map(tuple)))
+    shape = draw(
+        st.one_of(
+            st.tuples(st.integers(0, 10**12), st.integers(0, 10**7)), st.lists(st.integers(0, 5), max_size=4).map(tuple)
+        )
+    )
     header = "{" + f"'descr': '{descr}', 'fortran_order': {draw(st.booleans())}, 'shape': {shape}, " + "}"
     header = header + " " * (63 - len(header) % 64) + "\n"
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + draw(st.binary(max_size=256))
@@ -91,25 +106,34 @@ def hostile_npy(draw):
 @st.composite
 def hostile_safetensors(draw):
     """A ``.safetensors`` header that lies: dtypes, shapes, offsets beyond the file, sizes."""
-    entry = {"dtype": draw(st.sampled_from(["F64", "F32", "BF16", "I64", "BOOL", "Q4", 7, None])),
-             "shape": draw(st.one_of(st.lists(st.integers(-3, 10 ** 9), max_size=3), hostile_values())),
-             "data_offsets": draw(st.one_of(st.lists(st.integers(-10, 10 ** 12), max_size=3), hostile_values()))}
+    entry = {
+        "dtype": draw(st.sampled_from(["F64", "F32", "BF16", "I64", "BOOL", "Q4", 7, None])),
+        "shape": draw(st.one_of(st.lists(st.integers(-3, 10**9), max_size=3), hostile_values())),
+        "data_offsets": draw(st.one_of(st.lists(st.integers(-10, 10**12), max_size=3), hostile_values())),
+    }
     header = {draw(st.sampled_from(["keys", "other", "__metadata__"])): entry}
     if draw(st.booleans()):
         header["__metadata__"] = draw(hostile_values())
     data = _safetensors_bytes(header, draw(st.binary(max_size=128)))
     if draw(st.booleans()):
-        data = struct.pack("<Q", draw(st.integers(0, 2 ** 64 - 1))) + data[8:]
+        data = struct.pack("<Q", draw(st.integers(0, 2**64 - 1))) + data[8:]
     return data
 
 
 def _csv_texts():
-    cell = st.one_of(st.floats().map(repr), st.integers().map(str), st.sampled_from(
-        ["", " ", "nan", "inf", "1e400", "1/2", "\u0661", "0x1", "#", "1,", "\ufeff1", "--1", "1e-400"]))
+    cell = st.one_of(
+        st.floats().map(repr),
+        st.integers().map(str),
+        st.sampled_from(
+            ["", " ", "nan", "inf", "1e400", "1/2", "\u0661", "0x1", "#", "1,", "\ufeff1", "--1", "1e-400"]
+        ),
+    )
     row = st.lists(cell, min_size=0, max_size=8).map(",".join)
-    return st.one_of(st.lists(row, max_size=6).map("\n".join),
-                     st.integers(1, 200_000).map(lambda n: ",".join(["1"] * n)),
-                     st.text(max_size=200))
+    return st.one_of(
+        st.lists(row, max_size=6).map("\n".join),
+        st.integers(1, 200_000).map(lambda n: ",".join(["1"] * n)),
+        st.text(max_size=200),
+    )
 
 
 def _check_keys(name: str, data: bytes):
@@ -127,9 +151,13 @@ def test_mutated_keys_files_never_crash(suffix, data):
 
 
 @fuzz_settings()
-@given(st.one_of(hostile_npy().map(lambda b: ("k.npy", b)),
-                 hostile_safetensors().map(lambda b: ("k.safetensors", b)),
-                 _csv_texts().map(lambda t: ("k.csv", t.encode("utf-8", "surrogatepass")))))
+@given(
+    st.one_of(
+        hostile_npy().map(lambda b: ("k.npy", b)),
+        hostile_safetensors().map(lambda b: ("k.safetensors", b)),
+        _csv_texts().map(lambda t: ("k.csv", t.encode("utf-8", "surrogatepass"))),
+    )
+)
 def test_hostile_keys_files_never_crash(case):
     name, data = case
     assert_clean_answer(_check_keys(name, data))
@@ -188,11 +216,16 @@ def _corpus_answer(path):
 
 
 @fuzz_settings()
-@given(st.sampled_from([".txt", ".jsonl"]), st.one_of(
-    st.binary(max_size=400),
-    st.lists(hostile_values().map(lambda v: json.dumps({"text": v})), max_size=5).map("\n".join).map(str.encode),
-    st.lists(st.one_of(st.text(max_size=30), hostile_values().map(json.dumps)), max_size=5)
-    .map("\n".join).map(lambda t: t.encode("utf-8", "surrogatepass"))))
+@given(
+    st.sampled_from([".txt", ".jsonl"]),
+    st.one_of(
+        st.binary(max_size=400),
+        st.lists(hostile_values().map(lambda v: json.dumps({"text": v})), max_size=5).map("\n".join).map(str.encode),
+        st.lists(st.one_of(st.text(max_size=30), hostile_values().map(json.dumps)), max_size=5)
+        .map("\n".join)
+        .map(lambda t: t.encode("utf-8", "surrogatepass")),
+    ),
+)
 def test_corpus_files_never_crash(suffix, data):
     with scratch() as tmp:
         (tmp / f"c{suffix}").write_bytes(data)
@@ -217,17 +250,23 @@ def _roster_answer(path):
             assert "\n" not in str(err) and len(str(err)) <= 1200, str(err)[:300]
             return None
     ids = [student.id for student in roster.students]
-    assert ids and len({i.lower() for i in ids}) == len(ids)       # what it accepts is valid and unique
+    assert ids and len({i.lower() for i in ids}) == len(ids)  # what it accepts is valid and unique
     assert all(check_student_id(i) == i for i in ids)
     return roster
 
 
 @fuzz_settings()
-@given(st.one_of(
-    mutated_bytes(ROSTER.encode()),
-    st.lists(st.lists(st.one_of(st.text(max_size=20), hostile_values().map(str)), min_size=1, max_size=4)
-             .map(lambda cells: ",".join(cells)), max_size=6).map(lambda rows: ("id,name,email\n" + "\n".join(rows))
-                                                                  .encode("utf-8", "surrogatepass"))))
+@given(
+    st.one_of(
+        mutated_bytes(ROSTER.encode()),
+        st.lists(
+            st.lists(st.one_of(st.text(max_size=20), hostile_values().map(str)), min_size=1, max_size=4).map(
+                lambda cells: ",".join(cells)
+            ),
+            max_size=6,
+        ).map(lambda rows: ("id,name,email\n" + "\n".join(rows)).encode("utf-8", "surrogatepass")),
+    )
+)
 def test_rosters_are_read_or_refused_in_one_line(data):
     with scratch() as tmp:
         (tmp / "roster.csv").write_bytes(data)
@@ -241,8 +280,17 @@ def test_the_unmutated_roster_is_read():
 
 
 # ---------------------------------------------------------------- model config.json
-GPT2_CONFIG = {"model_type": "gpt2", "n_embd": 16, "n_head": 2, "n_layer": 2, "n_positions": 24, "vocab_size": 40,
-               "layer_norm_epsilon": 1e-5, "architectures": ["GPT2Model"], "tie_word_embeddings": True}
+GPT2_CONFIG = {
+    "model_type": "gpt2",
+    "n_embd": 16,
+    "n_head": 2,
+    "n_layer": 2,
+    "n_positions": 24,
+    "vocab_size": 40,
+    "layer_norm_epsilon": 1e-5,
+    "architectures": ["GPT2Model"],
+    "tie_word_embeddings": True,
+}
 
 
 @fuzz_settings()
@@ -266,17 +314,29 @@ def test_config_files_are_read_or_refused_in_one_line(text):
 
 def _small_config_values():
     """Values that keep a model small to build (a stated width of 10^5 would be allocated first)."""
-    return st.one_of(st.none(), st.booleans(), st.integers(-3, 64), st.floats(), st.text(max_size=8),
-                     st.lists(st.integers(-2, 8), max_size=3), st.dictionaries(st.text(max_size=4), st.integers(0, 4)))
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-3, 64),
+        st.floats(),
+        st.text(max_size=8),
+        st.lists(st.integers(-2, 8), max_size=3),
+        st.dictionaries(st.text(max_size=4), st.integers(0, 4)),
+    )
 
 
 @st.composite
 def _mutated_config(draw):
     config = dict(GPT2_CONFIG)
     for _ in range(draw(st.integers(1, 3))):
-        config[draw(st.sampled_from(sorted(GPT2_CONFIG) + ["n_inner", "activation_function", "rotary_dim",
-                                                            "position_embedding_type", "alibi"]))] = \
-            draw(_small_config_values())
+        config[
+            draw(
+                st.sampled_from(
+                    sorted(GPT2_CONFIG)
+                    + ["n_inner", "activation_function", "rotary_dim", "position_embedding_type", "alibi"]
+                )
+            )
+        ] = draw(_small_config_values())
     return json.dumps(config)
 
 
@@ -288,8 +348,9 @@ def test_config_files_through_certify_model(tiny_gpt2_folder, text):
     folder, tokens = tiny_gpt2_folder
     (folder / "config.json").write_text(text, encoding="utf-8")
     with scratch() as tmp, watchdog(120):
-        result = run_cli(["certify-model", folder, "--tokens", tokens, "--out", tmp / "o", "--quiet",
-                          "--uniform", "none"])
+        result = run_cli(
+            ["certify-model", folder, "--tokens", tokens, "--out", tmp / "o", "--quiet", "--uniform", "none"]
+        )
     assert_clean_answer(result)
 
 

@@ -35,8 +35,10 @@ def _files(folder):
 def test_same_seed_same_bytes_across_processes(written, tmp_path):
     # another interpreter with another hash seed must write identical files
     env = dict(os.environ, PYTHONHASHSEED="12345")
-    code = ("import sys; from lnproofs.homework import generate, write_homework; "
-            "write_homework(generate(3), sys.argv[1], pdf=False)")
+    code = (
+        "import sys; from lnproofs.homework import generate, write_homework; "
+        "write_homework(generate(3), sys.argv[1], pdf=False)"
+    )
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "again")], check=True, env=env, timeout=300)
     assert _files(written) == _files(tmp_path / "again")
 
@@ -138,8 +140,9 @@ def test_latex_is_well_formed(written):
             depth += {"{": 1, "}": -1}.get(ch, 0)
             assert depth >= 0, name
         assert depth == 0, name
-        assert re.findall(r"\\begin\{(\w+)\}", body) and \
-            sorted(re.findall(r"\\begin\{(\w+)\}", body)) == sorted(re.findall(r"\\end\{(\w+)\}", body))
+        assert re.findall(r"\\begin\{(\w+)\}", body) and sorted(re.findall(r"\\begin\{(\w+)\}", body)) == sorted(
+            re.findall(r"\\end\{(\w+)\}", body)
+        )
         for paragraph in body.split("\n\n"):
             assert paragraph.count("$") % 2 == 0, paragraph[:200]
 
@@ -160,8 +163,10 @@ def test_solutions_carry_library_values_and_certificate(written):
 
 
 def test_importing_homework_stays_light():
-    code = ("import sys, lnproofs.homework, lnproofs.commands.homework; "
-            "print([m for m in ('sympy', 'numpy', 'cvxpy', 'torch') if m in sys.modules])")
+    code = (
+        "import sys, lnproofs.homework, lnproofs.commands.homework; "
+        "print([m for m in ('sympy', 'numpy', 'cvxpy', 'torch') if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "[]"
 
@@ -191,8 +196,12 @@ def test_cli_new_then_check_the_example_answers(cli, tmp_path):
 def test_cli_check_reports_wrong_answers_with_exit_status_1(cli, tmp_path):
     out = tmp_path / "hw"
     assert cli(["homework", "new", "--seed", "1", "--topics", "uniform,threshold", "--out", out]).status == 0
-    answers = {"answers": {"uniform": {"query": [1, 1, 1, 1]},
-                           "threshold": {"threshold": "1+sqrt(2)", "status_at": {"2": "selectable", "3": "selectable"}}}}
+    answers = {
+        "answers": {
+            "uniform": {"query": [1, 1, 1, 1]},
+            "threshold": {"threshold": "1+sqrt(2)", "status_at": {"2": "selectable", "3": "selectable"}},
+        }
+    }
     path = out / "answers.json"
     path.write_text(json.dumps(answers))
     result = cli(["homework", "check", path, "--json"])  # --problems defaults to the answers' folder

@@ -8,7 +8,6 @@ from fractions import Fraction
 
 import pytest
 
-from lnproofs.kernel.errors import InputError
 from lnproofs.homework import ProblemSet, check_answers
 from lnproofs.homework.answers import parse_expression
 from lnproofs.homework.problems import (
@@ -19,12 +18,12 @@ from lnproofs.homework.problems import (
     ThresholdProblem,
     UniformProblem,
 )
+from lnproofs.kernel.errors import InputError
 
 PROJECTION = ProjectionProblem(n=4, x=(1, 1, -5, -1))  # mean -1, Px = (2, 2, -4, 0)
 SPHERE = SphereProblem(x=(1, 4, 6, 1), eps=Fraction(1, 4))  # mean 3, Px = (-2, 1, 3, -2), |Px|^2 = 18
 ELLIPSOID = EllipsoidProblem(gain=(1, 2, 2), bias=(0, 1, -1))
-UNIFORM = UniformProblem(gain=(1, -2, 2), bias=(1, -1, -2),
-                         keys=((0, -1, 0), (2, -1, -4), (1, -3, -4), (1, 1, 0)))
+UNIFORM = UniformProblem(gain=(1, -2, 2), bias=(1, -1, -2), keys=((0, -1, 0), (2, -1, -4), (1, -3, -4), (1, 1, 0)))
 THRESHOLD = ThresholdProblem(magnitudes=(Fraction(12, 5), Fraction(3)))
 # a diamond: four vertices, (1, 1) on the edge between keys 1 and 2, (0, 0) and (1, 0) inside
 DIAMOND = SelectabilityProblem(keys=((2, 0), (0, 2), (-2, 0), (0, -2), (1, 1), (0, 0), (1, 0)))
@@ -47,8 +46,11 @@ GOOD_PROJECTION = {"P": P4, "P_squared": P4, "Px": [2, 2, -4, 0]}
 
 
 def test_projection_correct_answers_pass_in_any_exact_form():
-    answer = {"P": [[0.75 if i == j else "-0.25" for j in range(4)] for i in range(4)],
-              "P_squared": P4, "Px": ["2", "4/2", -4, "0"]}
+    answer = {
+        "P": [[0.75 if i == j else "-0.25" for j in range(4)] for i in range(4)],
+        "P_squared": P4,
+        "Px": ["2", "4/2", -4, "0"],
+    }
     parts, result = _one(PROJECTION, answer)
     assert result.ok, result.to_text()
     assert all(p.ok for p in parts.values())
@@ -74,9 +76,12 @@ def test_projection_wrong_shape_and_missing_part():
 
 
 # ---------------------------------------------------------------- sphere
-GOOD_SPHERE = {"Px": [-2, 1, 3, -2], "norm_Px": "sqrt(18)",
-               "g": ["-2*sqrt(2)/3", "sqrt(2)/3", "sqrt(2)", "-2*sqrt(2)/3"],
-               "norm_g_eps": "6*sqrt(2)/sqrt(19)"}
+GOOD_SPHERE = {
+    "Px": [-2, 1, 3, -2],
+    "norm_Px": "sqrt(18)",
+    "g": ["-2*sqrt(2)/3", "sqrt(2)/3", "sqrt(2)", "-2*sqrt(2)/3"],
+    "norm_g_eps": "6*sqrt(2)/sqrt(19)",
+}
 
 
 def test_sphere_correct_answers_pass():
@@ -113,8 +118,9 @@ GOOD_ELLIPSOID = {"center": [0, 1, -1], "normal": [2, 1, 1], "semi_axes": ["sqrt
 def test_ellipsoid_correct_answers_pass_in_any_order_and_form():
     _, result = _one(ELLIPSOID, GOOD_ELLIPSOID)
     assert result.ok, result.to_text()
-    _, result = _one(ELLIPSOID, {"center": ["0", "1", "-1"], "normal": ["1", "1/2", "1/2"],
-                                 "semi_axes": ["sqrt(12)", "6^(1/2)"]})
+    _, result = _one(
+        ELLIPSOID, {"center": ["0", "1", "-1"], "normal": ["1", "1/2", "1/2"], "semi_axes": ["sqrt(12)", "6^(1/2)"]}
+    )
     assert result.ok, result.to_text()
 
 
@@ -180,8 +186,9 @@ def test_threshold_decimal_gets_expected_and_given():
 
 
 def test_threshold_status_on_the_wrong_side():
-    message = _msg(THRESHOLD, {"threshold": "1+sqrt(2)", "status_at": {"2.4": "unselectable", "3": "unselectable"}},
-                   "status_at")
+    message = _msg(
+        THRESHOLD, {"threshold": "1+sqrt(2)", "status_at": {"2.4": "unselectable", "3": "unselectable"}}, "status_at"
+    )
     assert "at m = 12/5 key 2 is selectable, not unselectable" in message and "12/5 <" in message
 
 
@@ -191,15 +198,17 @@ def test_threshold_unknown_magnitude_is_named():
 
 
 # ---------------------------------------------------------------- selectability
-GOOD_DIAMOND = {"keys": {
-    "1": {"status": "selectable", "query": [1, 0]},
-    "2": {"status": "selectable", "query": [0, 1]},
-    "3": {"status": "selectable", "query": ["-1", "0"]},
-    "4": {"status": "selectable", "query": [0, -3]},
-    "5": {"status": "tie-only", "combination": {"keys": [1, 2], "weights": ["1/2", "1/2"]}, "query": [1, 1]},
-    "6": {"status": "unselectable", "combination": {"keys": [1, 3], "weights": ["1/2", 0.5]}},
-    "7": {"status": "unselectable", "combination": {"keys": [1, 3], "weights": ["3/4", "1/4"]}},
-}}
+GOOD_DIAMOND = {
+    "keys": {
+        "1": {"status": "selectable", "query": [1, 0]},
+        "2": {"status": "selectable", "query": [0, 1]},
+        "3": {"status": "selectable", "query": ["-1", "0"]},
+        "4": {"status": "selectable", "query": [0, -3]},
+        "5": {"status": "tie-only", "combination": {"keys": [1, 2], "weights": ["1/2", "1/2"]}, "query": [1, 1]},
+        "6": {"status": "unselectable", "combination": {"keys": [1, 3], "weights": ["1/2", 0.5]}},
+        "7": {"status": "unselectable", "combination": {"keys": [1, 3], "weights": ["3/4", "1/4"]}},
+    }
+}
 
 
 def _diamond_with(number, entry):
@@ -234,14 +243,18 @@ def test_edge_point_called_unselectable_is_told_it_is_tie_only():
 
 
 def test_bad_combinations_get_specific_messages():
-    assert "sum to 3/2" in _diamond_with(6, {"status": "unselectable",
-                                             "combination": {"keys": [1, 3], "weights": ["1", "1/2"]}})
-    assert "-1/2 < 0" in _diamond_with(7, {"status": "unselectable",
-                                           "combination": {"keys": [1, 5], "weights": ["3/2", "-1/2"]}})
+    assert "sum to 3/2" in _diamond_with(
+        6, {"status": "unselectable", "combination": {"keys": [1, 3], "weights": ["1", "1/2"]}}
+    )
+    assert "-1/2 < 0" in _diamond_with(
+        7, {"status": "unselectable", "combination": {"keys": [1, 5], "weights": ["3/2", "-1/2"]}}
+    )
     assert "coordinate 2 is off by 1" in _diamond_with(
-        7, {"status": "unselectable", "combination": {"keys": [1, 2], "weights": ["1/2", "1/2"]}})
-    assert "key 7 itself" in _diamond_with(7, {"status": "unselectable",
-                                               "combination": {"keys": [7], "weights": ["1"]}})
+        7, {"status": "unselectable", "combination": {"keys": [1, 2], "weights": ["1/2", "1/2"]}}
+    )
+    assert "key 7 itself" in _diamond_with(
+        7, {"status": "unselectable", "combination": {"keys": [7], "weights": ["1"]}}
+    )
 
 
 def test_bad_status_and_missing_certificate():
@@ -251,8 +264,9 @@ def test_bad_status_and_missing_certificate():
 
 
 def test_tie_query_that_does_not_tie():
-    message = _diamond_with(5, {"status": "tie-only", "combination": {"keys": [1, 2], "weights": ["1/2", "1/2"]},
-                                "query": [1, 0]})
+    message = _diamond_with(
+        5, {"status": "tie-only", "combination": {"keys": [1, 2], "weights": ["1/2", "1/2"]}, "query": [1, 0]}
+    )
     assert "not among the maximisers" in message
 
 
@@ -271,8 +285,9 @@ def test_unanswered_problems_are_listed_not_failed():
     assert result.ok and result.unanswered == ("threshold",)
 
 
-@pytest.mark.parametrize("text", ["__import__('os')", "x + 1", "2**3**99", "sqrt(-1)", "1/0", "2 sqrt(3)",
-                                  "lambda: 1", "9" * 40, "(1, 2)"])
+@pytest.mark.parametrize(
+    "text", ["__import__('os')", "x + 1", "2**3**99", "sqrt(-1)", "1/0", "2 sqrt(3)", "lambda: 1", "9" * 40, "(1, 2)"]
+)
 def test_unsafe_or_malformed_expressions_are_refused(text):
     with pytest.raises(ValueError):
         parse_expression(text)

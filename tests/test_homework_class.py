@@ -40,8 +40,20 @@ def klass(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("class")
     (base / "roster.csv").write_text(_roster_text(N_STUDENTS))
-    status = main(["homework", "new", "--roster", str(base / "roster.csv"), "--seed", str(SEED),
-                   "--out", str(base / "hw7"), "--no-pdf", "--notebook"])
+    status = main(
+        [
+            "homework",
+            "new",
+            "--roster",
+            str(base / "roster.csv"),
+            "--seed",
+            str(SEED),
+            "--out",
+            str(base / "hw7"),
+            "--no-pdf",
+            "--notebook",
+        ]
+    )
     assert status == 0
     return base
 
@@ -59,19 +71,22 @@ def test_roster_reads_header_case_spaces_bom_and_optional_columns(tmp_path):
     assert roster.by_email() == {"ada@example.org": roster.students[0]}
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("id\nada\nAda\n", "differ in more than case"),
-    ("id\nada\nada\n", "appears twice"),
-    ("id\n../up\n", "not accepted"),
-    ("id\ncon\n", "Windows reserves"),
-    ("id,phone\nada,1\n", "column 'phone' is not accepted"),
-    ("name\nAda\n", "no column 'id'"),
-    ("id,email\nada,not-an-address\n", "not an address"),
-    ("id,email\nada,a@x.org\nbob,A@X.org\n", "belongs to two students"),
-    ("id,name\nada\n", "has 1 fields; the header has 2"),
-    ("id\n", "no students"),
-    ('id,name\nada,"unclosed\n', "not valid CSV"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("id\nada\nAda\n", "differ in more than case"),
+        ("id\nada\nada\n", "appears twice"),
+        ("id\n../up\n", "not accepted"),
+        ("id\ncon\n", "Windows reserves"),
+        ("id,phone\nada,1\n", "column 'phone' is not accepted"),
+        ("name\nAda\n", "no column 'id'"),
+        ("id,email\nada,not-an-address\n", "not an address"),
+        ("id,email\nada,a@x.org\nbob,A@X.org\n", "belongs to two students"),
+        ("id,name\nada\n", "has 1 fields; the header has 2"),
+        ("id\n", "no students"),
+        ('id,name\nada,"unclosed\n', "not valid CSV"),
+    ],
+)
 def test_roster_refuses_each_bad_field_with_one_line(tmp_path, text, fragment):
     path = tmp_path / "r.csv"
     path.write_text(text)
@@ -98,12 +113,31 @@ def test_each_student_has_their_own_problems_drawn_from_seed_and_id(klass):
 
 def test_class_is_byte_reproducible_and_a_smaller_roster_changes_nobody(klass, tmp_path):
     # another interpreter, another hash seed, three of the students: their folders are identical
-    (tmp_path / "roster.csv").write_text("id,name,email\ns07,Student 7,s07@example.org\ns00,Student 0,\n"
-                                         "s13,Student 13,s13@example.org\n")
+    (tmp_path / "roster.csv").write_text(
+        "id,name,email\ns07,Student 7,s07@example.org\ns00,Student 0,\ns13,Student 13,s13@example.org\n"
+    )
     env = dict(os.environ, PYTHONHASHSEED="4321")
-    subprocess.run([sys.executable, "-m", "lnproofs", "homework", "new", "--roster", str(tmp_path / "roster.csv"),
-                    "--seed", str(SEED), "--out", str(tmp_path / "again"), "--no-pdf", "--notebook"],
-                   check=True, env=env, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lnproofs",
+            "homework",
+            "new",
+            "--roster",
+            str(tmp_path / "roster.csv"),
+            "--seed",
+            str(SEED),
+            "--out",
+            str(tmp_path / "again"),
+            "--no-pdf",
+            "--notebook",
+        ],
+        check=True,
+        env=env,
+        capture_output=True,
+        timeout=600,
+    )
     for student in ("s00", "s07", "s13"):
         for part in ("students", "solutions"):
             assert _files(tmp_path / "again" / part / student) == _files(klass / "hw7" / part / student)
@@ -178,9 +212,14 @@ def _make_submission(problem_set, kind: str, rng_index: int):
     for position, problem in enumerate(problem_set.problems):
         solution = problem.solve().answers
         possible = possible_points(problem)
-        mode = {"right": "right", "right-subfolder": "right", "wrong": "wrong", "wrong-renamed": "wrong",
-                "partial": ("omit", "right", "drop")[(position + rng_index) % 3],
-                "mixed": ("wrong", "right", "drop", "omit")[(position + rng_index) % 4]}[kind]
+        mode = {
+            "right": "right",
+            "right-subfolder": "right",
+            "wrong": "wrong",
+            "wrong-renamed": "wrong",
+            "partial": ("omit", "right", "drop")[(position + rng_index) % 3],
+            "mixed": ("wrong", "right", "drop", "omit")[(position + rng_index) % 4],
+        }[kind]
         if mode == "omit":  # the problem is not answered
             expected[problem.id] = 0
             continue
@@ -268,8 +307,12 @@ def test_a_class_of_30_graded_in_one_command(klass, tmp_path, cli):
     (subs / "s03.ipynb").write_text("{}")
     (subs / "stranger.json").write_text(json.dumps({"student_id": "s42", "answers": {}}))
     (subs / ".DS_Store").write_text("x")  # hidden: skipped
-    apart = {"s99.json": "cannot tell whose", "notes.txt": "not a .json answers file", "s03.ipynb": "notebook",
-             "stranger.json": "'s42' is not on the roster"}
+    apart = {
+        "s99.json": "cannot tell whose",
+        "notes.txt": "not a .json answers file",
+        "s03.ipynb": "notebook",
+        "stranger.json": "'s42' is not on the roster",
+    }
 
     out = tmp_path / "out" / "grades.csv"
     result = cli(["homework", "grade", subs, "--problems", hw, "--out", out])
@@ -295,8 +338,9 @@ def test_a_class_of_30_graded_in_one_command(klass, tmp_path, cli):
     listed = _read_csv(out.with_name("grades_not_graded.csv"))
     by_file = {r["file"]: r for r in listed if r["file"]}
     for name, (student, fragment) in bad.items():
-        assert by_file[name]["student"] == student and fragment.lower() in by_file[name]["reason"].lower(), \
-            by_file[name]
+        assert by_file[name]["student"] == student and fragment.lower() in by_file[name]["reason"].lower(), by_file[
+            name
+        ]
     for name, fragment in apart.items():
         assert fragment in by_file[name]["reason"], by_file[name]
     assert ".DS_Store" not in by_file
@@ -313,8 +357,11 @@ def test_a_class_of_30_graded_in_one_command(klass, tmp_path, cli):
             assert f"{problem}: {got} of " in text
         # every wrong answer has its own message line under its problem
         wrong_lines = [line for line in text.splitlines() if line.startswith("  ")]
-        lost_answered = sum(possible_points(p) - points[p.id] for p in student_problem_set(hw, student).problems
-                            if f"{p.id}: 0 of {possible_points(p)} points (not answered)" not in text)
+        lost_answered = sum(
+            possible_points(p) - points[p.id]
+            for p in student_problem_set(hw, student).problems
+            if f"{p.id}: 0 of {possible_points(p)} points (not answered)" not in text
+        )
         assert len(wrong_lines) == lost_answered, (student, text)
     for name, (student, fragment) in bad.items():
         text = (feedback / f"{student}.txt").read_text()
@@ -325,8 +372,12 @@ def test_a_class_of_30_graded_in_one_command(klass, tmp_path, cli):
 
 def test_grade_against_a_single_problem_set_without_roster(tmp_path, cli):
     # 'homework new --seed' (one problem set for everyone) is graded the same way; ids come from the files
-    assert cli(["homework", "new", "--seed", "2", "--topics", "uniform,threshold", "--out", tmp_path / "hw",
-                "--no-pdf"]).status == 0
+    assert (
+        cli(
+            ["homework", "new", "--seed", "2", "--topics", "uniform,threshold", "--out", tmp_path / "hw", "--no-pdf"]
+        ).status
+        == 0
+    )
     problem_set = generate(2, "uniform,threshold")
     answers = {p.id: p.solve().answers for p in problem_set.problems}
     subs = tmp_path / "subs"
@@ -361,8 +412,12 @@ def test_non_finite_json_numbers_are_wrong_answers_not_crashes(tmp_path, cli, to
     n = len(problem_set.problems[0].gain)
     subs = tmp_path / "subs"
     subs.mkdir()
-    (subs / "kim.json").write_text('{"answers": {"uniform": {"query": [' + ", ".join([token] + ["1"] * (n - 1)) + "]}}}")
-    assert cli(["homework", "new", "--seed", "2", "--topics", "uniform", "--out", tmp_path / "hw", "--no-pdf"]).status == 0
+    (subs / "kim.json").write_text(
+        '{"answers": {"uniform": {"query": [' + ", ".join([token] + ["1"] * (n - 1)) + "]}}}"
+    )
+    assert (
+        cli(["homework", "new", "--seed", "2", "--topics", "uniform", "--out", tmp_path / "hw", "--no-pdf"]).status == 0
+    )
     result = cli(["homework", "grade", subs, "--problems", tmp_path / "hw", "--out", tmp_path / "g.csv"])
     assert result.status == 0, result.out + result.err
     assert "is not a finite number" in (tmp_path / "g_feedback" / "kim.txt").read_text()
@@ -371,8 +426,20 @@ def test_non_finite_json_numbers_are_wrong_answers_not_crashes(tmp_path, cli, to
 @pytest.mark.skipif(__import__("shutil").which("pdflatex") is None, reason="pdflatex is not installed")
 def test_class_pdfs_compile_for_an_id_that_latex_must_escape(tmp_path, cli):
     (tmp_path / "roster.csv").write_text("id,name\nada_l.x,Ada\n")
-    result = cli(["homework", "new", "--roster", tmp_path / "roster.csv", "--seed", "5", "--topics",
-                  "threshold", "--out", tmp_path / "hw"])
+    result = cli(
+        [
+            "homework",
+            "new",
+            "--roster",
+            tmp_path / "roster.csv",
+            "--seed",
+            "5",
+            "--topics",
+            "threshold",
+            "--out",
+            tmp_path / "hw",
+        ]
+    )
     assert result.status == 0, result.err
     for path in ("students/ada_l.x/problems.pdf", "solutions/ada_l.x/problems.pdf", "solutions/ada_l.x/solutions.pdf"):
         assert (tmp_path / "hw" / path).read_bytes().startswith(b"%PDF"), path

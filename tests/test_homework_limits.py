@@ -26,7 +26,7 @@ def test_reading_an_expression_runs_no_code(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("code was evaluated")
 
-    read_expression("(1 + 2) * sqrt(3) - 4 / 5")                # SymPy's own modules loaded first
+    read_expression("(1 + 2) * sqrt(3) - 4 / 5")  # SymPy's own modules loaded first
     monkeypatch.setattr(builtins, "eval", forbidden)
     monkeypatch.setattr(parser, "parse_expr", forbidden)
     monkeypatch.setattr(sp, "sympify", forbidden)
@@ -63,7 +63,7 @@ def test_comparisons_are_exact_in_a_safe_order():
 
 
 def test_the_time_budget_really_stops_the_work():
-    big = read_expression("(sqrt(2)+sqrt(3)+sqrt(5))^8")       # 3^8 terms: checked in its own process
+    big = read_expression("(sqrt(2)+sqrt(3)+sqrt(5))^8")  # 3^8 terms: checked in its own process
     with pytest.raises(TooComplex, match="took more than"):
         same(big, sp.expand(big), seconds=0.05)
     assert same(big, sp.expand(big), seconds=60)
@@ -74,8 +74,8 @@ def test_the_budget_also_stops_a_comparison_made_in_this_process(monkeypatch):
 
     from lnproofs.homework import compare
 
-    monkeypatch.setattr(compare, "SMALL_TERMS", 10 ** 6)        # this one would otherwise go elsewhere
-    big = read_expression("(2^(1/63)+3^(1/61)+5^(1/59)+7^(1/57))^4")   # about 0.4 s of simplify
+    monkeypatch.setattr(compare, "SMALL_TERMS", 10**6)  # this one would otherwise go elsewhere
+    big = read_expression("(2^(1/63)+3^(1/61)+5^(1/59)+7^(1/57))^4")  # about 0.4 s of simplify
     before = signal.getsignal(signal.SIGALRM)
     start = time.perf_counter()
     with pytest.raises(TooComplex, match="took more than"):
@@ -96,8 +96,10 @@ def _grade_class(cli, tmp_path, hostile: bool):
     for i in range(30):
         sid = f"s{i:02d}"
         problem_set = student_problem_set(hw, sid)
-        answers = {p.id: {k: (str(v) if isinstance(v, sp.Basic) else v) for k, v in p.solve().answers.items()}
-                   for p in problem_set.problems}
+        answers = {
+            p.id: {k: (str(v) if isinstance(v, sp.Basic) else v) for k, v in p.solve().answers.items()}
+            for p in problem_set.problems
+        }
         if hostile and i == 7:
             answers["sphere"]["norm_Px"] = STALL
         (subs / f"{sid}.json").write_text(json.dumps({"answers": answers}, default=str))
@@ -109,8 +111,22 @@ def _grade_class(cli, tmp_path, hostile: bool):
 def test_a_class_of_30_with_one_stalling_answer_is_graded_in_the_usual_time(cli, tmp_path):
     roster = tmp_path / "roster.csv"
     roster.write_text("id\n" + "".join(f"s{i:02d}\n" for i in range(30)))
-    assert cli(["homework", "new", "--roster", roster, "--topics", "sphere,threshold", "--no-pdf",
-                "--out", tmp_path / "hw"]).status == 0
+    assert (
+        cli(
+            [
+                "homework",
+                "new",
+                "--roster",
+                roster,
+                "--topics",
+                "sphere,threshold",
+                "--no-pdf",
+                "--out",
+                tmp_path / "hw",
+            ]
+        ).status
+        == 0
+    )
     usual, usual_seconds = _grade_class(cli, tmp_path, hostile=False)
     assert usual.status == 0, usual.err + usual.out
     hostile, hostile_seconds = _grade_class(cli, tmp_path, hostile=True)

@@ -45,10 +45,14 @@ def _fill(cell_source: str, answers: dict, keep) -> str:
 
 
 def _run(notebook, where: Path):
-    NotebookClient(notebook, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(where)}}).execute()
-    errors = [o for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.get("output_type") == "error"]
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(where)}}).execute()
+    errors = [
+        o
+        for c in notebook.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
     assert not errors, errors
 
 
@@ -63,8 +67,11 @@ def test_filled_notebooks_are_graded_through_homework_grade(hw, tmp_path, cli):
         problem_set = student_problem_set(hw, student)
         points = {}
         for position, problem in enumerate(problem_set.problems):
-            (cell,) = [c for c in notebook.cells if c.cell_type == "code"
-                       and c.metadata.get("lnproofs", {}).get("problem") == problem.id]
+            (cell,) = [
+                c
+                for c in notebook.cells
+                if c.cell_type == "code" and c.metadata.get("lnproofs", {}).get("problem") == problem.id
+            ]
             answers = problem.solve().answers  # the instructor's solutions
             if student == "ana":  # every answer
                 cell.source = _fill(cell.source, answers, lambda name: True)
@@ -75,7 +82,8 @@ def test_filled_notebooks_are_graded_through_homework_grade(hw, tmp_path, cli):
             elif problem.topic == "uniform":  # as Fractions, which the notebook writes as "p/q"
                 values = ", ".join(f"Fraction({v!r})" for v in answers["query"])
                 cell.source = "from fractions import Fraction\n" + cell.source.replace(
-                    '"query": None,', f'"query": [{values}],')
+                    '"query": None,', f'"query": [{values}],'
+                )
                 points[problem.id] = possible_points(problem)
             elif position % 2 == 0:
                 cell.source = _fill(cell.source, answers, lambda name: True)
@@ -129,7 +137,7 @@ def _documented_command(root: Path) -> list[str]:
     command = block.group(1).replace("\\\n", " ")
     line = next(line for line in command.splitlines() if "homework grade" in line)
     argv = shlex.split(line.replace("/autograder", str(root / "autograder")))
-    return argv[argv.index("homework"):]
+    return argv[argv.index("homework") :]
 
 
 def _autograder(tmp_path: Path, hw: Path, files: dict, email: str) -> dict:
@@ -140,8 +148,9 @@ def _autograder(tmp_path: Path, hw: Path, files: dict, email: str) -> dict:
     (root / "autograder" / "submission").mkdir(parents=True)
     for name, text in files.items():
         (root / "autograder" / "submission" / name).write_text(text)
-    (root / "autograder" / "submission_metadata.json").write_text(json.dumps(
-        {"id": 1, "users": [{"email": email, "id": 7, "name": "Someone"}], "assignment": {"title": "HW 7"}}))
+    (root / "autograder" / "submission_metadata.json").write_text(
+        json.dumps({"id": 1, "users": [{"email": email, "id": 7, "name": "Someone"}], "assignment": {"title": "HW 7"}})
+    )
     return root
 
 
@@ -150,8 +159,9 @@ def test_gradescope_results_json_as_the_documented_autograder_runs_it(hw, tmp_pa
     answers = {p.id: p.solve().answers for p in problem_set.problems}
     answers["threshold"]["threshold"] = "5/2"  # one wrong part
     del answers["uniform"]  # one problem not answered
-    root = _autograder(tmp_path, hw, {"my answers.json": json.dumps({"answers": answers}),
-                                      "homework.ipynb": "{}"}, "ANA@example.org")
+    root = _autograder(
+        tmp_path, hw, {"my answers.json": json.dumps({"answers": answers}), "homework.ipynb": "{}"}, "ANA@example.org"
+    )
     result = cli(_documented_command(root))
     assert result.status == 0, result.err
     results = json.loads((root / "autograder" / "results" / "results.json").read_text())
@@ -169,12 +179,15 @@ def test_gradescope_results_json_as_the_documented_autograder_runs_it(hw, tmp_pa
     assert "homework.ipynb" in results["output"]  # what was not read is named
 
 
-@pytest.mark.parametrize("files, email, fragment", [
-    ({"a.json": '{"answers": '}, "ana@example.org", "not valid JSON"),
-    ({"notes.txt": "hello"}, "ana@example.org", "not a .json answers file"),
-    ({}, "ana@example.org", "no answers file"),
-    ({"a.json": '{"student_id": "ana", "answers": {}}'}, "ben@example.org", "submitted by 'ben'"),
-])
+@pytest.mark.parametrize(
+    "files, email, fragment",
+    [
+        ({"a.json": '{"answers": '}, "ana@example.org", "not valid JSON"),
+        ({"notes.txt": "hello"}, "ana@example.org", "not a .json answers file"),
+        ({}, "ana@example.org", "no answers file"),
+        ({"a.json": '{"student_id": "ana", "answers": {}}'}, "ben@example.org", "submitted by 'ben'"),
+    ],
+)
 def test_gradescope_unreadable_submission_scores_zero_with_the_reason(hw, tmp_path, cli, files, email, fragment):
     root = _autograder(tmp_path, hw, files, email)
     result = cli(_documented_command(root))

@@ -41,7 +41,7 @@ def test_generation_is_seeded_and_round_trips():
     problem = generate(4, "vocab").problems[0]
     assert problem_from_json(json.loads(json.dumps(problem.to_json()))) == problem
     assert len(problem.rows) == 8 and all(len(r) == 3 for r in problem.rows) and len(problem.bias) == 8
-    assert generate(4).by_id()["vocab"] == problem          # independent of the other topics
+    assert generate(4).by_id()["vocab"] == problem  # independent of the other topics
 
 
 def test_every_seed_asks_a_question_with_both_answers(solved):
@@ -73,7 +73,9 @@ def test_the_evidence_holds_in_exact_arithmetic(solved):
             line, evidence = vocab_evidence(problem, result)
             if result.status == OUTPUT:
                 h = [Fraction(x) for x in evidence["h"]]
-                logits = [sum(Fraction(a) * x for a, x in zip(row, h)) + b for row, b in zip(problem.rows, problem.bias)]
+                logits = [
+                    sum(Fraction(a) * x for a, x in zip(row, h)) + b for row, b in zip(problem.rows, problem.bias)
+                ]
                 assert all(logits[result.index] > s for j, s in enumerate(logits) if j != result.index), (seed, number)
                 assert line.startswith(f"Token {number} can be output")
             else:
@@ -89,8 +91,11 @@ def test_the_evidence_holds_in_exact_arithmetic(solved):
 def test_the_worked_solution_names_evidence_for_every_token(solved):
     for _, (_, _, solution) in solved.items():
         for number in range(1, 9):
-            assert any(line.startswith(f"Token {number} can be output: $h = (") or
-                       line.startswith(f"Token {number} is never output: $w_{{{number}}} = ") for line in solution.work)
+            assert any(
+                line.startswith(f"Token {number} can be output: $h = (")
+                or line.startswith(f"Token {number} is never output: $w_{{{number}}} = ")
+                for line in solution.work
+            )
 
 
 def test_the_right_answer_scores_every_point(solved):
@@ -125,16 +130,19 @@ def test_listing_every_token_or_none_gets_partial_credit(solved):
         assert got.points == points
 
 
-@pytest.mark.parametrize("value, message", [
-    ("3", "must be a list of token numbers"),
-    ({"3": True}, "must be a list of token numbers"),
-    ([9], "9 is not a token number; tokens are numbered 1 to 8"),
-    ([0], "0 is not a token number"),
-    ([True], "True is not a token number"),
-    (["2"], "'2' is not a token number"),
-    ([2.0], "2.0 is not a token number"),
-    ([3, 3], "names token 3 twice"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("3", "must be a list of token numbers"),
+        ({"3": True}, "must be a list of token numbers"),
+        ([9], "9 is not a token number; tokens are numbered 1 to 8"),
+        ([0], "0 is not a token number"),
+        ([True], "True is not a token number"),
+        (["2"], "'2' is not a token number"),
+        ([2.0], "2.0 is not a token number"),
+        ([3, 3], "names token 3 twice"),
+    ],
+)
 def test_malformed_answers_score_nothing_with_a_message(solved, value, message):
     problem_set, _, _ = solved[0]
     result = check_answers(problem_set, {"answers": {"vocab": {"never": value}}})
@@ -146,7 +154,7 @@ def test_malformed_answers_score_nothing_with_a_message(solved, value, message):
 def test_a_missing_field_scores_nothing(solved):
     problem_set, _, _ = solved[0]
     (got,) = score(problem_set, check_answers(problem_set, {"answers": {"vocab": {}}}))
-    assert got.points == 0 and got.output.count("no answer given for 'never'") == 8   # one line per lost point
+    assert got.points == 0 and got.output.count("no answer given for 'never'") == 8  # one line per lost point
 
 
 def test_sheets_and_notebook_show_the_model(solved, tmp_path):
@@ -157,7 +165,7 @@ def test_sheets_and_notebook_show_the_model(solved, tmp_path):
     write_homework(problem_set, tmp_path, pdf=False)
     sheet = (tmp_path / "problems.md").read_text()
     assert "never output" in sheet and f"w_{{8}} = ({', '.join(map(str, problem.rows[7]))})" in sheet
-    assert "Answer field: `never`" in sheet and "\"never\"" not in sheet
+    assert "Answer field: `never`" in sheet and '"never"' not in sheet
     solutions = (tmp_path / "solutions.md").read_text()
     assert "`vocab.bias_lift`" in solutions and "**FAILED**" not in solutions
     assert "\\mathbb R^{3}" in (tmp_path / "problems.tex").read_text()
@@ -172,20 +180,23 @@ def test_cli_new_and_check(cli, tmp_path, solved):
     path.write_text(json.dumps({"answers": {"vocab": {"never": never}}}))
     result = cli(["homework", "check", path])
     assert result.status == 0 and "8 of 8 parts correct" in result.out
-    path.write_text(json.dumps({"answers": {"vocab": {"never": never[1:]}}}))    # one never-output token left out
+    path.write_text(json.dumps({"answers": {"vocab": {"never": never[1:]}}}))  # one never-output token left out
     result = cli(["homework", "check", path])
     assert result.status == 1 and "is never output" in result.out
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"unembedding": [[1, 2, 3]] * 8}, "must be distinct"),
-    ({"unembedding": [[1, 2]] + [[i, 0, 0] for i in range(7)]}, "row 1 of 'unembedding' must be 3 integers"),
-    ({"unembedding": [[i, 0, 0] for i in range(7)]}, "must be a list of 8 rows of 3 integers"),
-    ({"unembedding": [[100, 0, 0]] + [[i, 0, 0] for i in range(7)]}, "of size at most 20"),
-    ({"unembedding": [[0.5, 0, 0]] + [[i, 0, 0] for i in range(1, 8)]}, "must be an integer"),
-    ({"bias": [0] * 7}, "'bias' must be a list of 8 integers"),
-    ({"bias": [True] + [0] * 7}, "a bias entry must be an integer"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"unembedding": [[1, 2, 3]] * 8}, "must be distinct"),
+        ({"unembedding": [[1, 2]] + [[i, 0, 0] for i in range(7)]}, "row 1 of 'unembedding' must be 3 integers"),
+        ({"unembedding": [[i, 0, 0] for i in range(7)]}, "must be a list of 8 rows of 3 integers"),
+        ({"unembedding": [[100, 0, 0]] + [[i, 0, 0] for i in range(7)]}, "of size at most 20"),
+        ({"unembedding": [[0.5, 0, 0]] + [[i, 0, 0] for i in range(1, 8)]}, "must be an integer"),
+        ({"bias": [0] * 7}, "'bias' must be a list of 8 integers"),
+        ({"bias": [True] + [0] * 7}, "a bias entry must be an integer"),
+    ],
+)
 def test_bad_problem_data_is_refused(change, message):
     from lnproofs.kernel.errors import InputError
 

@@ -17,12 +17,36 @@ KEYS = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0], [0.0, -2.0], [0.0, 0.0]])
 
 
 def _certificate(**witness0):
-    results = [{"index": i, "status": "selectable", "witness": list(k), "combination": None,
-                "verified": "exact", "margin": None, "reason": None} for i, k in enumerate(KEYS[:4].tolist())]
-    results.append({"index": 4, "status": "unselectable", "witness": None, "verified": "exact", "margin": None,
-                    "reason": None, "combination": {"indices": [0, 1, 2, 3], "weights": ["1/4"] * 4}})
-    data = {"schema": "lnproofs.selectability/1", "n_keys": 5, "dim": 2, "query_set": {"kind": "free"},
-            "results": results}
+    results = [
+        {
+            "index": i,
+            "status": "selectable",
+            "witness": list(k),
+            "combination": None,
+            "verified": "exact",
+            "margin": None,
+            "reason": None,
+        }
+        for i, k in enumerate(KEYS[:4].tolist())
+    ]
+    results.append(
+        {
+            "index": 4,
+            "status": "unselectable",
+            "witness": None,
+            "verified": "exact",
+            "margin": None,
+            "reason": None,
+            "combination": {"indices": [0, 1, 2, 3], "weights": ["1/4"] * 4},
+        }
+    )
+    data = {
+        "schema": "lnproofs.selectability/1",
+        "n_keys": 5,
+        "dim": 2,
+        "query_set": {"kind": "free"},
+        "results": results,
+    }
     data["results"][0].update(witness0)
     return data
 
@@ -47,23 +71,27 @@ def test_the_valid_certificate_holds(cli, tmp_path):
     assert cli(["check", *_write(tmp_path, _certificate())]).status == 0
 
 
-@pytest.mark.parametrize("entry", [
-    "-" + "7" * 4999 + "1/" + "3" * 4999 + "2",   # a 5,000-digit rational witness entry
-    "-" + "7" * 5000,                             # a long integer (Python's 4,300-digit limit on str(int))
-    "-1E400",                                     # a decimal string past the float range
-])
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "-" + "7" * 4999 + "1/" + "3" * 4999 + "2",  # a 5,000-digit rational witness entry
+        "-" + "7" * 5000,  # a long integer (Python's 4,300-digit limit on str(int))
+        "-1E400",  # a decimal string past the float range
+    ],
+)
 def test_refutations_of_any_size_are_one_line(cli, tmp_path, entry):
     """The verdict states the failing inequality against the best rival (k_2 scores highest at
     q = (-x, 0)), never the numbers (a reason is plain text)."""
     data = _certificate(witness=[entry, "0"])
-    _one_refutation(cli(["check", *_write(tmp_path, data)]), "key 0: witness gives q.k_0 - q.k_2 < 0 but the claim needs > 0")
+    _one_refutation(
+        cli(["check", *_write(tmp_path, data)]), "key 0: witness gives q.k_0 - q.k_2 < 0 but the claim needs > 0"
+    )
 
 
 def test_a_huge_weight_is_refuted_in_one_line(cli, tmp_path):
     data = _certificate()
     data["results"][4]["combination"]["weights"][0] = "9" * 6000
-    _one_refutation(cli(["check", *_write(tmp_path, data)]),
-                    "key 4: the weights do not sum to 1")
+    _one_refutation(cli(["check", *_write(tmp_path, data)]), "key 4: the weights do not sum to 1")
 
 
 def test_a_huge_witness_that_holds_has_its_margin_measured(cli, tmp_path):
@@ -100,10 +128,10 @@ def test_limits_refuse_depth_and_digits_before_arithmetic():
     with pytest.raises(LimitError, match="past the limit of 64"):
         parse_json("[" * 65 + "]" * 65, "f")
     with pytest.raises(LimitError, match="nests"):
-        parse_json("[" * 10 ** 5 + "]" * 10 ** 5, "f")
+        parse_json("[" * 10**5 + "]" * 10**5, "f")
     assert parse_json("[" * 64 + "]" * 64, "f") == parse_json("[" * 64 + "]" * 64, "f")
     DEFAULT_LIMITS.check_tree({"reason": "the corpus had 1234567890 texts of size 1234567890"}, "f")
-    DEFAULT_LIMITS.check_tree({"reason": "x" * 30_000, "r": "1/" + "3" * 10_000}, "f")    # long, but no long number
+    DEFAULT_LIMITS.check_tree({"reason": "x" * 30_000, "r": "1/" + "3" * 10_000}, "f")  # long, but no long number
     with pytest.raises(LimitError, match="a number past the limit of 10000 digits"):
         DEFAULT_LIMITS.check_tree(["ab" + "3" * 10_001 + "x"], "f")
 
@@ -117,8 +145,12 @@ def test_the_defaults_pass_a_uniform_query_of_a_wide_layer():
     rng = np.random.default_rng(1)
     d, n = 64, 5
     keys = rng.standard_normal((n, d))
-    qs = LayerNormQuerySet(gamma=1 + 0.1 * rng.standard_normal(d), beta=0.1 * rng.standard_normal(d),
-                           W_q=rng.standard_normal((d, d)) / 8, b_q=0.1 * rng.standard_normal(d))
+    qs = LayerNormQuerySet(
+        gamma=1 + 0.1 * rng.standard_normal(d),
+        beta=0.1 * rng.standard_normal(d),
+        W_q=rng.standard_normal((d, d)) / 8,
+        b_q=0.1 * rng.standard_normal(d),
+    )
     answer = json.dumps(uniform_attention(keys, query_set=qs).to_json())
     assert answer.count("/") > d
     DEFAULT_LIMITS.check_tree(parse_json(answer, "answer"), "answer")
@@ -153,12 +185,13 @@ def test_check_folder_counts_and_exit_statuses(cli, tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(good))
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b.json").write_text(json.dumps({**good, "keys_file": {"path": "../k.npy", "sha256": digest}}))
-    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))      # not a certificate: skipped
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))  # not a certificate: skipped
     result = cli(["check", tmp_path])
     assert result.status == 0, result.out
-    assert result.out.splitlines()[-1] == (f"checked 2 certificate files under {tmp_path}: 2 held, 0 refuted, "
-                                          "0 unreadable (1 other JSON files skipped)")
-    assert result.err == ""                                # no progress bar when stderr is not a terminal
+    assert result.out.splitlines()[-1] == (
+        f"checked 2 certificate files under {tmp_path}: 2 held, 0 refuted, 0 unreadable (1 other JSON files skipped)"
+    )
+    assert result.err == ""  # no progress bar when stderr is not a terminal
     (tmp_path / "broken.json").write_text('{"schema": "lnproofs.selectability/1", ')
     assert cli(["check", tmp_path]).status == 2
     bad = json.loads(json.dumps(good))
@@ -166,7 +199,7 @@ def test_check_folder_counts_and_exit_statuses(cli, tmp_path):
     bad["keys_file"]["path"] = "../k.npy"
     (tmp_path / "sub" / "c.json").write_text(json.dumps(bad))
     result = cli(["check", tmp_path])
-    assert result.status == 1                              # a refuted claim outranks an unreadable file
+    assert result.status == 1  # a refuted claim outranks an unreadable file
     assert "2 held, 1 refuted, 1 unreadable" in result.out.splitlines()[-1]
     summary = cli(["check", tmp_path, "--json"]).json()["summary"]
     assert summary == {"checked": 4, "held": 2, "refuted": 1, "unreadable": 1, "internal": 0, "skipped": 1}

@@ -16,12 +16,12 @@ def _cases():
     yield rng.standard_normal((29, 32)).astype(np.float32).astype(np.float64)
     yield rng.standard_normal((40, 16)) * np.exp2(rng.integers(-60, 60, (40, 16)))
     yield rng.standard_normal((12, 8)) * np.exp2(rng.integers(-1000, 1000, (12, 8)))
-    yield np.array([[5e-324, -5e-324, 0.0, 1.7976931348623157e308], [1.0, -2.0, 3.0, 2.0 ** -1074]])
+    yield np.array([[5e-324, -5e-324, 0.0, 1.7976931348623157e308], [1.0, -2.0, 3.0, 2.0**-1074]])
     yield np.zeros((3, 4))
-    yield np.array([[0.0, 0.0], [0.0, 2.0 ** 60]])
+    yield np.array([[0.0, 0.0], [0.0, 2.0**60]])
     yield rng.standard_normal((1, 32))
     keys = rng.standard_normal((20, 8))
-    keys[5] = keys[2]                                    # a repeated key: a zero difference row
+    keys[5] = keys[2]  # a repeated key: a zero difference row
     yield keys
 
 
@@ -45,8 +45,8 @@ def test_both_roads_of_the_differences_are_taken():
     narrow, wide = list(_cases())[0], list(_cases())[3]
     assert _float_limbs(narrow) is not None and _float_limbs(wide) is None
     limbs = _float_limbs(narrow)
-    assert len(limbs) >= 2 and all(np.abs(part).max() < 2.0 ** 52 for part in limbs)
-    for bad in (np.inf, np.nan):                         # no limbs of a non-finite entry (and no endless loop)
+    assert len(limbs) >= 2 and all(np.abs(part).max() < 2.0**52 for part in limbs)
+    for bad in (np.inf, np.nan):  # no limbs of a non-finite entry (and no endless loop)
         keys = narrow.copy()
         keys[3, 4] = bad
         assert _float_limbs(keys) is None

@@ -21,9 +21,9 @@ def test_floats_read_back_to_the_same_floats_as_json_dumps_wrote_them():
     assert written.endswith(b"\n") and written.count(b"\n") == 1
     back = json.loads(written.decode("utf-8"))
     assert back == json.loads(json.dumps(data)) == data
-    assert [repr(x) for x in back["witness"]] == [repr(x) for x in floats]     # -0.0 stays -0.0
+    assert [repr(x) for x in back["witness"]] == [repr(x) for x in floats]  # -0.0 stays -0.0
 
 
 def test_what_orjson_refuses_goes_through_json_dumps():
-    for data in ({"big": 2 ** 70}, {1: "int key"}):
+    for data in ({"big": 2**70}, {1: "int key"}):
         assert json_bytes(data) == (json.dumps(data) + "\n").encode("utf-8")

@@ -20,8 +20,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _run(args, cwd):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-m", "lnproofs.cli", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "lnproofs.cli", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return done
 
 
@@ -38,12 +44,28 @@ CASES = {
     "certify": lambda r: ["certify", r / "keys.npy", "--json", "--out", r / "cert.json"],
     "check": lambda r: ["check", r / "cert.json", r / "keys.npy", "--json"],
     "uniform": lambda r: ["uniform", r / "keys.npy", "--json"],
-    "attention-weight": lambda r: ["attention-weight", r / "keys.npy", "--target", "0", "--max-weight",
-                                   "--query-ball", "2", "--json"],
+    "attention-weight": lambda r: [
+        "attention-weight",
+        r / "keys.npy",
+        "--target",
+        "0",
+        "--max-weight",
+        "--query-ball",
+        "2",
+        "--json",
+    ],
     "ellipsoid": lambda r: ["ellipsoid", "--gain", r / "gain.npy", "--json"],
     "derive": lambda r: ["derive", "--n", "3", "--name", "attention.demo_threshold", "--json"],
-    "recheck": lambda r: ["recheck", "--only", "attention.demo_threshold", "--samples", "16", "--device", "cpu",
-                          "--json"],
+    "recheck": lambda r: [
+        "recheck",
+        "--only",
+        "attention.demo_threshold",
+        "--samples",
+        "16",
+        "--device",
+        "cpu",
+        "--json",
+    ],
     "homework new": lambda r: ["homework", "new", "--out", r / "hw", "--no-pdf", "--json"],
     "homework check": lambda r: ["homework", "check", "--problems", r / "hw", r / "answers.json", "--json"],
 }
@@ -57,4 +79,4 @@ def test_json_output_parses(files, name):
         _run(CASES["homework new"](files), files)
     done = _run(CASES[name](files), files)
     assert done.returncode == 0, done.stderr
-    json.loads(done.stdout)          # the whole of stdout, nothing before or after the JSON
+    json.loads(done.stdout)  # the whole of stdout, nothing before or after the JSON

@@ -10,8 +10,8 @@ import pytest
 
 from lnproofs import InputError, certify_layernorm_outputs, check_certificate, layernorm
 from lnproofs.certificates.certificate import Certificate
-from lnproofs.kernel.certificates import Combination
 from lnproofs.certificates.writers import combination_to_json
+from lnproofs.kernel.certificates import Combination
 
 
 def _plane_vertices(y: np.ndarray) -> set[int]:
@@ -35,8 +35,8 @@ def _edit(cert, index, **fields):
 
 def test_eps_zero_every_distinct_output_is_selectable():
     x = _inputs()
-    x[3] = x[4]                                   # same input: same output, tie-only
-    x[6] = 2.0 * x[7]                             # exact positive multiple after centring: same output
+    x[3] = x[4]  # same input: same output, tie-only
+    x[6] = 2.0 * x[7]  # exact positive multiple after centring: same output
     gain, bias = np.linspace(0.5, 2.0, 5), np.arange(5.0)
     cert = certify_layernorm_outputs(x, gain, bias, 0.0, min_margin=1e-9)
     ties = {3, 4, 6, 7}
@@ -49,7 +49,7 @@ def test_eps_zero_every_distinct_output_is_selectable():
 
 def test_eps_positive_statuses_match_the_hull_and_the_checker_agrees():
     x = _inputs(seed=1)
-    eps = 1.0                                     # large enough that short inputs fall inside
+    eps = 1.0  # large enough that short inputs fall inside
     cert = certify_layernorm_outputs(x, eps=eps)
     y = layernorm(x, eps=eps)
     vertices = _plane_vertices(y)
@@ -58,7 +58,7 @@ def test_eps_positive_statuses_match_the_hull_and_the_checker_agrees():
     assert set(cert.indices("unselectable")) == set(range(len(x))) - vertices
     assert check_certificate(cert, x).ok
     r = cert.results[cert.indices("unselectable")[0]]
-    assert len(r.combination.indices) == 5        # n keys whose simplex holds the key
+    assert len(r.combination.indices) == 5  # n keys whose simplex holds the key
 
 
 def test_checker_refutes_tampered_layernorm_claims():
@@ -69,15 +69,20 @@ def test_checker_refutes_tampered_layernorm_claims():
     bad_witness = _edit(cert, inside, status="selectable", witness=[1.0, 0.0, 0.0, 0.0, -1.0], combination=None)
     assert not check_certificate(bad_witness, x).ok
     others = [j for j in range(len(x)) if j != vertex][:5]
-    bad_comb = _edit(cert, vertex, status="unselectable", witness=None,
-                     combination=combination_to_json(Combination(tuple(others), (Fraction(1, 5),) * 5)))
+    bad_comb = _edit(
+        cert,
+        vertex,
+        status="unselectable",
+        witness=None,
+        combination=combination_to_json(Combination(tuple(others), (Fraction(1, 5),) * 5)),
+    )
     report = check_certificate(bad_comb, x)
     assert not report.ok and "interval" in str(report)
     best = max(cert.indices("selectable"), key=lambda i: cert[i].margin)
     bad_margin = _edit(cert, best, margin=cert[best].margin * 1.5)
     assert not check_certificate(bad_margin, x).ok
     other_eps = json.loads(cert.dumps())
-    other_eps["keys_from"]["eps"] = 0.0           # the claims are about eps = 1
+    other_eps["keys_from"]["eps"] = 0.0  # the claims are about eps = 1
     assert not check_certificate(Certificate.from_json(other_eps), x).ok
 
 
@@ -86,7 +91,7 @@ def test_constant_input_needs_eps():
     x[2] = 1.5
     with pytest.raises(InputError, match="row 2 is constant and eps is 0"):
         certify_layernorm_outputs(x, eps=0.0)
-    cert = certify_layernorm_outputs(x, eps=0.5)             # with eps > 0 its output is the bias
+    cert = certify_layernorm_outputs(x, eps=0.5)  # with eps > 0 its output is the bias
     assert cert.summary["undecided"] == 0 and check_certificate(cert, x).ok
 
 
@@ -95,13 +100,32 @@ def test_cli_layernorm_inputs_and_check(cli, tmp_path):
     path, out = tmp_path / "x.npy", tmp_path / "c.json"
     np.save(path, x)
     np.save(tmp_path / "g.npy", np.array([1.0, 2.0, 0.5, 1.0]))
-    got = cli(["certify", path, "--keys-from-layernorm-inputs", "--gain", tmp_path / "g.npy", "--bias", "0,1,0,1",
-               "--eps", "0.5", "--min-margin", "1e-6", "--out", out])
+    got = cli(
+        [
+            "certify",
+            path,
+            "--keys-from-layernorm-inputs",
+            "--gain",
+            tmp_path / "g.npy",
+            "--bias",
+            "0,1,0,1",
+            "--eps",
+            "0.5",
+            "--min-margin",
+            "1e-6",
+            "--out",
+            out,
+        ]
+    )
     assert got.status == 0, got.err
     assert "LayerNorm outputs of the inputs given" in got.out
     data = json.loads(out.read_text())
-    assert data["keys_from"] == {"kind": "layernorm-inputs", "gain": [1.0, 2.0, 0.5, 1.0],
-                                 "bias": [0.0, 1.0, 0.0, 1.0], "eps": 0.5}
+    assert data["keys_from"] == {
+        "kind": "layernorm-inputs",
+        "gain": [1.0, 2.0, 0.5, 1.0],
+        "bias": [0.0, 1.0, 0.0, 1.0],
+        "eps": 0.5,
+    }
     checked = cli(["check", out, path])
     assert checked.status == 0 and "every claim holds" in checked.out
 

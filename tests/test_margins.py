@@ -6,9 +6,9 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference.margins import witness_margins_one_by_one
 
 from lnproofs.certificates.findings import witness_margins
-from reference.margins import witness_margins_one_by_one
 
 
 def _same(a, b):
@@ -16,7 +16,12 @@ def _same(a, b):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(2, 40), st.integers(1, 70), st.sampled_from(["float32", "twins", "near", "wide"]))
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(2, 40),
+    st.integers(1, 70),
+    st.sampled_from(["float32", "twins", "near", "wide"]),
+)
 def test_bulk_margins_equal_the_one_by_one_floats(seed, n, d, kind):
     rng = np.random.default_rng(seed)
     keys = rng.standard_normal((n, d))
@@ -25,7 +30,7 @@ def test_bulk_margins_equal_the_one_by_one_floats(seed, n, d, kind):
     elif kind == "twins":
         keys[1::2] = keys[0::2][: len(keys[1::2])]
     elif kind == "near":
-        keys[1] = keys[0] + 2.0 ** -50 * rng.standard_normal(d)
+        keys[1] = keys[0] + 2.0**-50 * rng.standard_normal(d)
     else:
         keys *= 2.0 ** rng.integers(-60, 60, (n, 1))
     items = []

@@ -6,7 +6,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from bad_inputs.models import tiny_bert, tiny_gpt2
 
 torch = pytest.importorskip("torch")
@@ -45,22 +44,27 @@ def _reference(model, family, seq):
                 record["ln_out"][layer] = out[0].detach().numpy().copy()
             elif which == "qkv":
                 out = out[0].detach().numpy()
-                record["q"][layer], record["k"][layer] = out[:, :width].copy(), out[:, width:2 * width].copy()
+                record["q"][layer], record["k"][layer] = out[:, :width].copy(), out[:, width : 2 * width].copy()
             else:
                 record[which][layer] = out[0].detach().numpy().copy()
+
         return hook
 
     for layer in range(n_layers):
         if family == "bert":
             ln = model.embeddings.LayerNorm if layer == 0 else model.encoder.layer[layer - 1].output.LayerNorm
             attn = model.encoder.layer[layer].attention.self
-            handles += [ln.register_forward_hook(keep("ln", layer, "ln")),
-                        attn.query.register_forward_hook(keep("q", layer, "q")),
-                        attn.key.register_forward_hook(keep("k", layer, "k"))]
+            handles += [
+                ln.register_forward_hook(keep("ln", layer, "ln")),
+                attn.query.register_forward_hook(keep("q", layer, "q")),
+                attn.key.register_forward_hook(keep("k", layer, "k")),
+            ]
         else:
             block = model.h[layer]
-            handles += [block.ln_1.register_forward_hook(keep("ln", layer, "ln")),
-                        block.attn.c_attn.register_forward_hook(keep("qkv", layer, "qkv"))]
+            handles += [
+                block.ln_1.register_forward_hook(keep("ln", layer, "ln")),
+                block.attn.c_attn.register_forward_hook(keep("qkv", layer, "qkv")),
+            ]
     ids = torch.tensor(seq).reshape(1, -1)
     with torch.no_grad():
         out = model(input_ids=ids, output_hidden_states=True)
@@ -108,8 +112,11 @@ def test_a_capture_stops_after_the_last_layers_norm_with_the_same_bytes(saved, f
     loaded = load_model(saved["root"] / family)
     blocks = loaded.module.encoder.layer if family == "bert" else loaded.module.h
     ran = []
-    handle = blocks[max(layers)].attention.register_forward_pre_hook(lambda *_: ran.append(1)) if family == "bert" \
+    handle = (
+        blocks[max(layers)].attention.register_forward_pre_hook(lambda *_: ran.append(1))
+        if family == "bert"
         else blocks[max(layers)].attn.register_forward_pre_hook(lambda *_: ran.append(1))
+    )
     try:
         seen = run_with_hooks(loaded.module, loaded.family, [IDS[0]], layers, "cpu")["norm"]
     finally:
@@ -118,7 +125,7 @@ def test_a_capture_stops_after_the_last_layers_norm_with_the_same_bytes(saved, f
     with one_thread():
         ref = _reference(loaded.module, family, IDS[0])
     for layer in layers:
-        (given, made), = seen[layer]
+        ((given, made),) = seen[layer]
         assert np.array_equal(given, ref["ln_in"][layer]) and np.array_equal(made, ref["ln_out"][layer])
 
 
@@ -126,7 +133,9 @@ def test_bert_layer_zero_uses_the_embeddings_layernorm_and_gpt2_uses_ln_1(saved)
     bert = capture_layers(load_model(saved["root"] / "bert"), [IDS[0]], [0, 2])
     assert bert[0].layernorm_module == "embeddings.LayerNorm"
     assert bert[2].layernorm_module == "encoder.layer.1.output.LayerNorm"
-    np.testing.assert_array_equal(bert[2].layernorm.gain, saved["bert"].encoder.layer[1].output.LayerNorm.weight.detach().numpy())
+    np.testing.assert_array_equal(
+        bert[2].layernorm.gain, saved["bert"].encoder.layer[1].output.LayerNorm.weight.detach().numpy()
+    )
     gpt2 = capture_layers(load_model(saved["root"] / "gpt2"), [IDS[0]], [1])
     assert gpt2[1].layernorm_module == "h.1.ln_1"
     assert gpt2[1].layernorm.eps == saved["gpt2"].h[1].ln_1.eps
@@ -142,8 +151,11 @@ def test_folder_safetensors_and_state_dicts_load_the_same_weights(saved, family,
     prefix = "bert." if family == "bert" else "transformer."
     torch.save({prefix + k: v for k, v in model.state_dict().items()}, tmp_path / "task.bin")
     reference = capture_layers(load_model(folder), IDS, [1])[1]
-    for source, extra in [(folder / "model.safetensors", {}), (tmp_path / "plain.pt", {}),
-                          (tmp_path / "task.bin", {"config": folder / "config.json"})]:
+    for source, extra in [
+        (folder / "model.safetensors", {}),
+        (tmp_path / "plain.pt", {}),
+        (tmp_path / "task.bin", {"config": folder / "config.json"}),
+    ]:
         other = capture_layers(load_model(source, **extra), IDS, [1])[1]
         np.testing.assert_array_equal(other.keys(1), reference.keys(1))
         np.testing.assert_array_equal(other.ln_out, reference.ln_out)
@@ -225,9 +237,11 @@ def test_fold_layernorm_formula_on_a_small_example():
 
 
 def test_import_lnproofs_models_stays_torch_free():
-    code = ("import sys, lnproofs.models.loading, lnproofs.models.extract, lnproofs.models.folding, "
-            "lnproofs.models.certify_model, lnproofs.models.corpus_run, lnproofs.commands.certify_model; "
-            "print(json.dumps(['torch' in sys.modules, 'transformers' in sys.modules]))")
+    code = (
+        "import sys, lnproofs.models.loading, lnproofs.models.extract, lnproofs.models.folding, "
+        "lnproofs.models.certify_model, lnproofs.models.corpus_run, lnproofs.commands.certify_model; "
+        "print(json.dumps(['torch' in sys.modules, 'transformers' in sys.modules]))"
+    )
     out = subprocess.run([sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout) == [False, False]
 

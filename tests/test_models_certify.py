@@ -7,18 +7,18 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from bad_inputs.models import tiny_bert, tiny_gpt2
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from lnproofs.models.certify_model import check_model_file, model_file_certificates  # noqa: E402
 from reference.model_measures import ellipsoid_gaps, witness_margins  # noqa: E402
 from reference.per_prefix import certify_head  # noqa: E402
+
+from lnproofs.certificates.writers import query_set_to_json
+from lnproofs.models.certify_model import check_model_file  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402
-from lnproofs.certificates.writers import query_set_to_json
 
 PREFIX = [5, 9, 13, 2, 7, 30, 11, 3, 21, 8]
 
@@ -31,7 +31,7 @@ def models(tmp_path_factory):
     tiny_bert(root / "bert", layers=2, heads=4, width=16)
     tiny_gpt2(root / "gpt2", layers=2, heads=4, width=16)  # d_head = 4: many keys per dimension
     (root / "gpt2-offset").mkdir()
-    tiny_gpt2(root / "gpt2-offset", layers=2, heads=4, width=16, query_bias=5.0)   # no head covers every direction
+    tiny_gpt2(root / "gpt2-offset", layers=2, heads=4, width=16, query_bias=5.0)  # no head covers every direction
     rng = np.random.default_rng(7)
     ids = np.stack([PREFIX + list(rng.integers(0, 40, 8)), PREFIX + list(rng.integers(0, 40, 8))])
     np.save(root / "ids.npy", ids)
@@ -49,15 +49,38 @@ def _arrays(out, number=0):
 
 def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
     out = tmp_path / "out"
-    result = cli(["certify-model", models / "bert", "--text", "the cat sat on the mat and the dog ran far",
-                  "--out", out, "--quiet"])
+    result = cli(
+        [
+            "certify-model",
+            models / "bert",
+            "--text",
+            "the cat sat on the mat and the dog ran far",
+            "--out",
+            out,
+            "--quiet",
+        ]
+    )
     assert result.status == 0, result.err
     loaded = load_model(models / "bert")
     names = sorted(p.name for p in out.iterdir())
-    assert {"texts", "rows", "params.npz", "table.parquet", "table.csv", "summary.csv", "summary.md",
-            "summary_heads.csv"} <= set(names)
-    ids = [2] + [5 + ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "and"].index(w)
-                 for w in "the cat sat on the mat and the dog ran far".split()] + [3]
+    assert {
+        "texts",
+        "rows",
+        "params.npz",
+        "table.parquet",
+        "table.csv",
+        "summary.csv",
+        "summary.md",
+        "summary_heads.csv",
+    } <= set(names)
+    ids = (
+        [2]
+        + [
+            5 + ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "and"].index(w)
+            for w in "the cat sat on the mat and the dog ran far".split()
+        ]
+        + [3]
+    )
     caps = capture_layers(loaded, [np.array(ids)], [0, 1])
     arrays = _arrays(out)
     path = out / "texts" / "text00000.json"
@@ -93,8 +116,20 @@ def test_text_run_writes_checkable_files_and_summaries(cli, models, tmp_path):
 def test_pooled_inputs_report_duplicates_as_ties(cli, models, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "pool"
-    result = cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--pool", "--out", out,
-                  "--quiet", "--uniform", "free"])
+    result = cli(
+        [
+            "certify-model",
+            models / "gpt2",
+            "--tokens",
+            models / "ids.npy",
+            "--pool",
+            "--out",
+            out,
+            "--quiet",
+            "--uniform",
+            "free",
+        ]
+    )
     assert result.status == 0, result.err
     rows = pq.read_table(out / "pooled.parquet").to_pylist()
     status = {(r["text"], r["layer"], r["head"], r["position"]): r["pooled_free"] for r in rows}
@@ -112,8 +147,22 @@ def test_pooled_inputs_report_duplicates_as_ties(cli, models, tmp_path):
 def test_bert_layer_zero_ties_only_for_the_same_token_at_the_same_position(cli, models, tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "bert-pool"
-    result = cli(["certify-model", models / "bert", "--text", "the cat sat", "--text", "the dog sat",
-                  "--pool", "--out", out, "--quiet", "--uniform", "none"])
+    result = cli(
+        [
+            "certify-model",
+            models / "bert",
+            "--text",
+            "the cat sat",
+            "--text",
+            "the dog sat",
+            "--pool",
+            "--out",
+            out,
+            "--quiet",
+            "--uniform",
+            "none",
+        ]
+    )
     assert result.status == 0, result.err
     rows = pq.read_table(out / "pooled.parquet").to_pylist()
     # [CLS] the cat sat [SEP] / [CLS] the dog sat [SEP]: positions 0, 1, 3, 4 repeat in layer 0 (BERT's first
@@ -154,11 +203,25 @@ def test_fold_option_gives_the_same_statuses_and_checks(cli, models, family, tmp
     tables = {}
     for name, extra in (("plain", []), ("folded", ["--fold"])):
         out = tmp_path / name
-        result = cli(["certify-model", models / family, "--tokens", tmp_path / "ids.npy", "--uniform", "none",
-                      "--out", out, "--quiet", *extra])
+        result = cli(
+            [
+                "certify-model",
+                models / family,
+                "--tokens",
+                tmp_path / "ids.npy",
+                "--uniform",
+                "none",
+                "--out",
+                out,
+                "--quiet",
+                *extra,
+            ]
+        )
         assert result.status == 0, result.err
-        tables[name] = sorted((r["layer"], r["head"], r["position"], r["status_free"], r["status_realisable"])
-                              for r in pq.read_table(out / "table.parquet").to_pylist())
+        tables[name] = sorted(
+            (r["layer"], r["head"], r["position"], r["status_free"], r["status_realisable"])
+            for r in pq.read_table(out / "table.parquet").to_pylist()
+        )
         assert all(r.ok for r in check_model_file(out / "texts" / "text00000.json").values())
     assert tables["plain"] == tables["folded"]
     assert {r[3] for r in tables["plain"]} > {"selectable"} or {r[4] for r in tables["plain"]} > {"selectable"}
@@ -168,8 +231,24 @@ def test_fold_option_gives_the_same_statuses_and_checks(cli, models, family, tmp
 
 def test_head_files_hold_every_texts_evidence_for_one_head(cli, models, tmp_path):
     out = tmp_path / "out"
-    result = cli(["certify-model", models / "gpt2-offset", "--tokens", models / "ids.npy", "--layers", "1",
-                  "--heads", "0,3", "--uniform", "none", "--head-files", "--out", out, "--quiet"])
+    result = cli(
+        [
+            "certify-model",
+            models / "gpt2-offset",
+            "--tokens",
+            models / "ids.npy",
+            "--layers",
+            "1",
+            "--heads",
+            "0,3",
+            "--uniform",
+            "none",
+            "--head-files",
+            "--out",
+            out,
+            "--quiet",
+        ]
+    )
     assert result.status == 0, result.err
     assert sorted(p.name for p in (out / "heads").iterdir()) == ["layer1_head0.json", "layer1_head3.json"]
     path = out / "heads" / "layer1_head3.json"
@@ -181,7 +260,7 @@ def test_head_files_hold_every_texts_evidence_for_one_head(cli, models, tmp_path
     names = {r["name"] for r in checked.json()}
     assert {"text0/free", "text0/realisable", "text1/free", "text1/realisable"} <= names
     target = next(r for r in data["texts"][1]["realisable"]["results"] if r["status"] == "selectable")
-    target["y"] = [1000.0 * v for v in target["y"]]         # far outside the ball of realisable queries
+    target["y"] = [1000.0 * v for v in target["y"]]  # far outside the ball of realisable queries
     path.write_text(json.dumps(data))
     refuted = cli(["check", path])
     assert refuted.status == 1 and "text1/realisable" in refuted.out
@@ -189,8 +268,21 @@ def test_head_files_hold_every_texts_evidence_for_one_head(cli, models, tmp_path
 
 def test_resume_keeps_finished_files(cli, models, tmp_path):
     out = tmp_path / "resume"
-    argv = ["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--out", out,
-            "--quiet", "--uniform", "none", "--layers", "1", "--heads", "0,2"]
+    argv = [
+        "certify-model",
+        models / "gpt2",
+        "--tokens",
+        models / "ids.npy",
+        "--out",
+        out,
+        "--quiet",
+        "--uniform",
+        "none",
+        "--layers",
+        "1",
+        "--heads",
+        "0,2",
+    ]
     assert cli(argv).status == 0
     kept = (out / "texts" / "text00000.json").read_bytes()
     summary = (out / "summary.md").read_text()
@@ -211,7 +303,7 @@ def test_ellipsoid_gaps_match_eps():
     x = rng.normal(size=(6, 5)) * np.array([[0.1], [1], [3], [0.01], [1], [2]])
     gain, bias, eps = rng.uniform(0.5, 2, 5), rng.normal(size=5), 0.05
     centred = x - x.mean(axis=1, keepdims=True)
-    var = (centred ** 2).mean(axis=1)
+    var = (centred**2).mean(axis=1)
     y = centred / np.sqrt(var + eps)[:, None] * gain + bias
     gaps = ellipsoid_gaps(y, x, gain, bias, eps)
     np.testing.assert_allclose(gaps["gap"], 1 - np.sqrt(var / (var + eps)), atol=1e-12)
@@ -227,10 +319,13 @@ def test_ellipsoid_gaps_match_eps():
 
 def test_witness_margins_are_the_slab_widths():
     keys = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 1.0], [0.5, 0.25]])
-    cert = {"results": [
-        {"index": 1, "status": "selectable", "witness": [3.0, 0.0]},
-        {"index": 2, "status": "selectable", "witness": ["-1/2", "1"]},
-        {"index": 3, "status": "unselectable", "witness": None}]}
+    cert = {
+        "results": [
+            {"index": 1, "status": "selectable", "witness": [3.0, 0.0]},
+            {"index": 2, "status": "selectable", "witness": ["-1/2", "1"]},
+            {"index": 3, "status": "unselectable", "witness": None},
+        ]
+    }
     margins = witness_margins(cert, keys)
     assert margins == {1: pytest.approx(1.5), 2: pytest.approx(1 / np.sqrt(1.25))}
 
@@ -244,8 +339,26 @@ def test_a_pretrained_model_stored_locally(cli, tmp_path):
 
     model = Path(package.__file__).parent / "model"
     out = tmp_path / "minilm"
-    result = cli(["certify-model", model, "--text", "The cat sat on the mat.", "--text", "The dog sat on the mat.",
-                  "--pool", "--layers", "0", "--heads", "0", "--uniform", "free", "--out", out, "--quiet"])
+    result = cli(
+        [
+            "certify-model",
+            model,
+            "--text",
+            "The cat sat on the mat.",
+            "--text",
+            "The dog sat on the mat.",
+            "--pool",
+            "--layers",
+            "0",
+            "--heads",
+            "0",
+            "--uniform",
+            "free",
+            "--out",
+            out,
+            "--quiet",
+        ]
+    )
     assert result.status == 0, result.err
     a, b = _arrays(out, 0), _arrays(out, 1)
     assert a["keys_l0_kv0"].shape == (9, 32) and b["keys_l0_kv0"].shape == (9, 32)
@@ -260,8 +373,26 @@ def test_a_pretrained_model_stored_locally(cli, tmp_path):
 
 def test_a_tampered_file_is_refuted(cli, models, tmp_path):
     out = tmp_path / "tamper"
-    assert cli(["certify-model", models / "bert", "--text", "the cat sat on the mat", "--layers", "1",
-                "--heads", "0", "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    assert (
+        cli(
+            [
+                "certify-model",
+                models / "bert",
+                "--text",
+                "the cat sat on the mat",
+                "--layers",
+                "1",
+                "--heads",
+                "0",
+                "--uniform",
+                "none",
+                "--out",
+                out,
+                "--quiet",
+            ]
+        ).status
+        == 0
+    )
     path = out / "texts" / "text00000.json"
     data = json.loads(path.read_text())
     first = next(r for r in data["heads"][0]["free"]["results"] if r["status"] == "selectable")
@@ -280,11 +411,31 @@ def test_a_false_coverage_claim_is_refuted(cli, models, tmp_path):
     """A head whose realisable queries cover every direction stores the coverage instead of a
     realisable certificate; a coverage that does not prove full rank is refuted."""
     out = tmp_path / "cover"
-    assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--max-texts", "1", "--layers", "0",
-                "--heads", "2", "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    assert (
+        cli(
+            [
+                "certify-model",
+                models / "gpt2",
+                "--tokens",
+                models / "ids.npy",
+                "--max-texts",
+                "1",
+                "--layers",
+                "0",
+                "--heads",
+                "2",
+                "--uniform",
+                "none",
+                "--out",
+                out,
+                "--quiet",
+            ]
+        ).status
+        == 0
+    )
     path = out / "texts" / "text00000.json"
     named = json.loads(path.read_text())["heads"][0]["realisable"]["coverage"]
-    assert named == "coverage/layer0_head2.json"                # written once for the run, named by the text
+    assert named == "coverage/layer0_head2.json"  # written once for the run, named by the text
     cover_path = out / named
     data = json.loads(cover_path.read_text())
     coverage = data["coverage"]
@@ -295,24 +446,39 @@ def test_a_false_coverage_claim_is_refuted(cli, models, tmp_path):
         assert cli(["check", path]).status == 1
 
 
-@pytest.mark.parametrize("length", [3, 18])        # keys of width 4: uniform attention feasible, then not
+@pytest.mark.parametrize("length", [3, 18])  # keys of width 4: uniform attention feasible, then not
 def test_a_covering_heads_uniform_answer_is_the_free_one_and_the_sets_own(cli, models, tmp_path, length):
     """Where the realisable queries cover every direction, the realisable uniform-attention answer
     is the free one, marked as carried over and without a query (only a multiple of the free
     query is realisable); the set's own search gives the same status."""
-    from lnproofs.propose.uniform import uniform_attention
     from reference.decoder import realisable_query_set
+
+    from lnproofs.propose.uniform import uniform_attention
 
     ids = np.load(models / "ids.npy")[:1, :length]
     np.save(tmp_path / "ids.npy", ids)
     out = tmp_path / "uniform"
-    assert cli(["certify-model", models / "gpt2", "--tokens", tmp_path / "ids.npy", "--layers", "0", "--out", out,
-                "--quiet"]).status == 0
+    assert (
+        cli(
+            [
+                "certify-model",
+                models / "gpt2",
+                "--tokens",
+                tmp_path / "ids.npy",
+                "--layers",
+                "0",
+                "--out",
+                out,
+                "--quiet",
+            ]
+        ).status
+        == 0
+    )
     heads = json.loads((out / "texts" / "text00000.json").read_text())["heads"]
     cap = capture_layers(load_model(models / "gpt2"), [ids[0]], [0])[0]
     seen = set()
     for h in heads:
-        assert isinstance(h["realisable"].get("coverage"), str)     # every head of this model covers
+        assert isinstance(h["realisable"].get("coverage"), str)  # every head of this model covers
         free, realisable = h["uniform"]["free"], h["uniform"]["realisable"]
         assert realisable["from"] == "free" and realisable["status"] == free["status"]
         assert realisable["query"] is None and realisable["query_set"]["head"] == h["head"]
@@ -326,13 +492,35 @@ def test_a_text_file_reads_only_its_heads_coverage_file(cli, models, tmp_path):
     """The coverage file a text names must be its run's file of that head, present and of that
     head: another name, a missing file or another head's file is one clear line, exit 2."""
     out = tmp_path / "cover"
-    assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--max-texts", "1", "--layers", "0",
-                "--heads", "1,2", "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    assert (
+        cli(
+            [
+                "certify-model",
+                models / "gpt2",
+                "--tokens",
+                models / "ids.npy",
+                "--max-texts",
+                "1",
+                "--layers",
+                "0",
+                "--heads",
+                "1,2",
+                "--uniform",
+                "none",
+                "--out",
+                out,
+                "--quiet",
+            ]
+        ).status
+        == 0
+    )
     path = out / "texts" / "text00000.json"
     data = json.loads(path.read_text())
-    assert [h["realisable"]["coverage"] for h in data["heads"]] == ["coverage/layer0_head1.json",
-                                                                     "coverage/layer0_head2.json"]
-    assert cli(["check", out]).status == 0                   # the coverage files are skipped, read through the text
+    assert [h["realisable"]["coverage"] for h in data["heads"]] == [
+        "coverage/layer0_head1.json",
+        "coverage/layer0_head2.json",
+    ]
+    assert cli(["check", out]).status == 0  # the coverage files are skipped, read through the text
     for name, message in (("../../outside.json", "names coverage"), ("coverage/layer0_head1.json", "names coverage")):
         tampered = json.loads(json.dumps(data))
         tampered["heads"][1]["realisable"]["coverage"] = name
@@ -341,7 +529,7 @@ def test_a_text_file_reads_only_its_heads_coverage_file(cli, models, tmp_path):
         assert refused.status == 2 and message in refused.err and len(refused.err.strip().splitlines()) == 1
     path.write_text(json.dumps(data))
     other = json.loads((out / "coverage/layer0_head1.json").read_text())
-    (out / "coverage/layer0_head2.json").write_text(json.dumps(other))        # head 1's evidence under head 2's name
+    (out / "coverage/layer0_head2.json").write_text(json.dumps(other))  # head 1's evidence under head 2's name
     refused = cli(["check", path])
     assert refused.status == 2 and "is not the coverage file of layer 0 head 2" in refused.err
     hostile = json.dumps(dict(other, head=2, coverage=dict(other["coverage"], prime=0)))
@@ -356,8 +544,26 @@ def test_a_text_file_reads_only_its_heads_coverage_file(cli, models, tmp_path):
 
 def test_check_command_reads_certify_model_files(cli, models, tmp_path):
     out = tmp_path / "out"
-    assert cli(["certify-model", models / "gpt2", "--tokens", models / "ids.npy", "--layers", "0",
-                "--heads", "1", "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    assert (
+        cli(
+            [
+                "certify-model",
+                models / "gpt2",
+                "--tokens",
+                models / "ids.npy",
+                "--layers",
+                "0",
+                "--heads",
+                "1",
+                "--uniform",
+                "none",
+                "--out",
+                out,
+                "--quiet",
+            ]
+        ).status
+        == 0
+    )
     head = cli(["check", out / "texts" / "text00000.json", "--json"])
     assert head.status == 0, head.err
     rows = {r["name"]: (r["ok"], r["query_set"]) for r in head.json()}
@@ -384,8 +590,22 @@ def test_gpt2_text_uses_the_folder_tokenizer(cli, tmp_path):
     runs = {}
     for name, source in (("text", ["--text", text]), ("tokens", ["--tokens", tmp_path / "ids.npy"])):
         out = tmp_path / name
-        result = cli(["certify-model", folder, *source, "--layers", "1", "--heads", "0", "--uniform", "none",
-                      "--out", out, "--quiet"])
+        result = cli(
+            [
+                "certify-model",
+                folder,
+                *source,
+                "--layers",
+                "1",
+                "--heads",
+                "0",
+                "--uniform",
+                "none",
+                "--out",
+                out,
+                "--quiet",
+            ]
+        )
         assert result.status == 0, result.err
         data = json.loads((out / "texts" / "text00000.json").read_text())
         runs[name] = (_arrays(out)["keys_l1_kv0"].tolist(), data["heads"], data["tokens"])

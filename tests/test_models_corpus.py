@@ -8,17 +8,16 @@ import json
 
 import numpy as np
 import pytest
-
 from bad_inputs.models import tiny_bert, tiny_gpt2
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from lnproofs.models.head_sets import capture_query_set as head_query_set  # noqa: E402
+from lnproofs.certificates.writers import query_set_to_json  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
+from lnproofs.models.head_sets import capture_query_set as head_query_set  # noqa: E402
 from lnproofs.models.loading import load_model, load_tokenizer  # noqa: E402
-from lnproofs.certificates.writers import query_set_to_json
 
 TEXTS = ["the cat sat on the mat and the dog ran far", "a dog slept", "the mat sat on the cat . the dog ran and ran"]
 
@@ -47,9 +46,10 @@ def _same_files(one, two):
 
 
 def _reference_statuses(loaded, tokenizer, text, layers, heads):
-    from lnproofs.propose.certification import certify
     from reference.layernorm_reference import reference_results
     from reference.uniform_reference import reference_uniform_attention
+
+    from lnproofs.propose.certification import certify
 
     ids = np.asarray(tokenizer(text)["input_ids"])
     caps = capture_layers(loaded, [ids], layers)
@@ -82,8 +82,13 @@ def test_corpus_run_matches_the_reference_and_checks(cli, bert, tmp_path):
         assert set(rows) == set(ref)
         for key, expected in ref.items():
             r = rows[key]
-            assert (r["status_free"], r["status_realisable"], r["status_outputs"], r["uniform_free"],
-                    r["uniform_realisable"]) == expected, (number, key)
+            assert (
+                r["status_free"],
+                r["status_realisable"],
+                r["status_outputs"],
+                r["uniform_free"],
+                r["uniform_realisable"],
+            ) == expected, (number, key)
     # every certificate of a text file is checked exactly by `lnproofs check`, and --json parses
     checked = cli(["check", out / "texts" / "text00000.json", "--json"])
     assert checked.status == 0, checked.err
@@ -101,21 +106,22 @@ def test_corpus_run_matches_the_reference_and_checks(cli, bert, tmp_path):
         assert int(row["keys"]) == len(mine)
         for kind in ("free", "realisable"):
             counted = collections.Counter(r[f"status_{kind}"] for r in mine)
-            assert {name[len(kind) + 1:]: int(n) for name, n in row.items()
-                    if name.startswith(f"{kind}_") and int(n)} == dict(counted), (row, kind)
+            assert {
+                name[len(kind) + 1 :]: int(n) for name, n in row.items() if name.startswith(f"{kind}_") and int(n)
+            } == dict(counted), (row, kind)
 
 
 def test_a_tampered_text_file_is_refuted(cli, tmp_path):
     folder = tmp_path / "bert-offset"
     folder.mkdir()
-    tiny_bert(folder, layers=2, heads=4, width=16, query_bias=5.0)      # no head covers every direction
+    tiny_bert(folder, layers=2, heads=4, width=16, query_bias=5.0)  # no head covers every direction
     out = tmp_path / "out"
     assert cli(["certify-model", folder, "--corpus", _corpus(tmp_path, TEXTS[:1]), "--out", out, "--quiet"]).status == 0
     path = out / "texts" / "text00000.json"
     data = json.loads(path.read_text())
     head = data["heads"][0]
     target = next(r for r in head["realisable"]["results"] if "y" in r)
-    target["y"] = [1000.0 * v for v in target["y"]]         # far outside the ball of realisable queries
+    target["y"] = [1000.0 * v for v in target["y"]]  # far outside the ball of realisable queries
     path.write_text(json.dumps(data))
     refuted = cli(["check", path])
     assert refuted.status == 1 and f"layer{head['layer']}/head{head['head']}/realisable" in refuted.out
@@ -158,8 +164,17 @@ def test_a_bad_text_keeps_the_finished_ones(cli, tmp_path):
     folder.mkdir()
     tiny_gpt2(folder, tokenizer=True)
     out = tmp_path / "out"
-    result = cli(["certify-model", folder, "--corpus", _corpus(tmp_path, ["the cat sat on the mat", "cat", "a dog"]),
-                  "--out", out, "--quiet"])
+    result = cli(
+        [
+            "certify-model",
+            folder,
+            "--corpus",
+            _corpus(tmp_path, ["the cat sat on the mat", "cat", "a dog"]),
+            "--out",
+            out,
+            "--quiet",
+        ]
+    )
     assert result.status == 2 and "text 1" in result.err and "Traceback" not in result.err
     assert (out / "texts" / "text00000.json").exists()
     assert {r["text"] for r in pq.read_table(out / "table.parquet").to_pylist()} == {0}
@@ -178,8 +193,9 @@ def test_real_sentences_match_the_reference():
     loaded, tokenizer = load_model(model), load_tokenizer(model, None)
     for number, text in enumerate(["The cat sat on the mat.", "A small red boat drifted across the quiet lake."]):
         ids = np.asarray(tokenizer(text)["input_ids"])
-        from lnproofs.propose.certification import certify
         from reference.layernorm_reference import reference_results
+
+        from lnproofs.propose.certification import certify
 
         caps = capture_layers(loaded, [ids], [0, 5])
         _, columns, _ = certify_text(caps, ids, number, text, [0, 5], [0, 7], HeadSets(), uniform="free")
@@ -189,8 +205,7 @@ def test_real_sentences_match_the_reference():
                 keys, qs = caps[layer].keys(head), head_query_set(caps[layer], head)
                 got = [r for r in rows if r["layer"] == layer and r["head"] == head]
                 assert [r["status_free"] for r in got] == list(certify(keys).statuses)
-                assert [r["status_realisable"] for r in got] == [
-                    r["status"] for r in reference_results(keys, qs)]
+                assert [r["status_realisable"] for r in got] == [r["status"] for r in reference_results(keys, qs)]
 
 
 def test_ctrl_c_keeps_every_finished_text(cli, bert, tmp_path, monkeypatch):
@@ -199,7 +214,7 @@ def test_ctrl_c_keeps_every_finished_text(cli, bert, tmp_path, monkeypatch):
     real = corpus_run._certify_piece
 
     def interrupted(piece, state, template):
-        if piece[0] == 1:             # the first (text, layer) of the second text
+        if piece[0] == 1:  # the first (text, layer) of the second text
             raise KeyboardInterrupt
         return real(piece, state, template)
 
@@ -231,13 +246,15 @@ def test_batched_keys_do_not_depend_on_where_a_run_resumed(cli, bert, tmp_path, 
     real = corpus_run._certify_piece
 
     def interrupted(piece, state, template):
-        if piece[0] == 1:             # the second text, inside the first group of three
+        if piece[0] == 1:  # the second text, inside the first group of three
             raise KeyboardInterrupt
         return real(piece, state, template)
 
     monkeypatch.setattr(corpus_run, "_certify_piece", interrupted)
     parts = tmp_path / "parts"
-    assert cli(["certify-model", bert, "--corpus", corpus, "--out", parts, "--quiet", "--batch-size", "3"]).status == 130
+    assert (
+        cli(["certify-model", bert, "--corpus", corpus, "--out", parts, "--quiet", "--batch-size", "3"]).status == 130
+    )
     assert sorted(p.name for p in (parts / "texts").glob("*.json")) == ["text00000.json"]
     monkeypatch.setattr(corpus_run, "_certify_piece", real)
     again = cli(["certify-model", bert, "--corpus", corpus, "--out", parts, "--quiet", "--batch-size", "3", "--resume"])
@@ -250,8 +267,10 @@ def test_batched_keys_do_not_depend_on_where_a_run_resumed(cli, bert, tmp_path, 
 
 def test_batch_size_one_runs_each_text_alone(cli, bert, tmp_path):
     out = tmp_path / "out"
-    assert cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet",
-                "--batch-size", "1"]).status == 0
+    assert (
+        cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet", "--batch-size", "1"]).status
+        == 0
+    )
     loaded, tokenizer = load_model(bert), load_tokenizer(bert, None)
     arrays = _arrays(out)
     for number, text in enumerate(TEXTS):
@@ -262,12 +281,27 @@ def test_batch_size_one_runs_each_text_alone(cli, bert, tmp_path):
 
 
 def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path):
-    from lnproofs.propose.certification import certify
     from reference.layernorm_reference import reference_results
 
+    from lnproofs.propose.certification import certify
+
     out = tmp_path / "out"
-    result = cli(["certify-model", bert, "--corpus", _corpus(tmp_path), "--out", out, "--quiet", "--pool",
-                  "--layers", "0,1", "--heads", "1,3"])
+    result = cli(
+        [
+            "certify-model",
+            bert,
+            "--corpus",
+            _corpus(tmp_path),
+            "--out",
+            out,
+            "--quiet",
+            "--pool",
+            "--layers",
+            "0,1",
+            "--heads",
+            "1,3",
+        ]
+    )
     assert result.status == 0, result.err
     rows = pq.read_table(out / "pooled.parquet").to_pylist()
     loaded, tokenizer = load_model(bert), load_tokenizer(bert, None)
@@ -279,8 +313,11 @@ def test_pooled_statuses_equal_certifying_every_key_together(cli, bert, tmp_path
             qs = head_query_set(caps[0][layer], head)
             free = certify(keys).statuses
             ln = [r["status"] for r in reference_results(keys, qs)]
-            got = sorted((r["text"], r["position"], r["pooled_free"], r["pooled_realisable"]) for r in rows
-                         if r["layer"] == layer and r["head"] == head)
+            got = sorted(
+                (r["text"], r["position"], r["pooled_free"], r["pooled_realisable"])
+                for r in rows
+                if r["layer"] == layer and r["head"] == head
+            )
             where = [(t, p) for t, x in enumerate(ids) for p in range(len(x))]
             assert got == sorted((t, p, f, s) for (t, p), f, s in zip(where, free, ln))
             checked = cli(["check", out / "pooled" / f"layer{layer}_head{head}.json", "--json"])
@@ -341,8 +378,7 @@ def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_pat
     _same_files(made, lazy)
 
 
-def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_files(bert, tmp_path,
-                                                                                         monkeypatch):
+def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_files(bert, tmp_path, monkeypatch):
     """A run of several groups in this process on two cores (one thread each side, Linux) does its
     forward passes in a worker process forked from it, which inherits the model, and the later
     half of the layers' coverage evidence there (carried by the first text's pieces) and every
@@ -396,12 +432,14 @@ def test_a_kept_cache_hands_no_coverage_to_the_forked_side(bert, tmp_path, monke
 
     monkeypatch.setattr(corpus_run, "_certify_piece", piece)
     loaded, tokenizer, cache = load_model(bert), load_tokenizer(bert, None), corpus_run.HeadSets()
-    corpus_run.certify_corpus(loaded, tokenizer, _corpus(tmp_path), tmp_path / "first", workers=1, head_cache=cache,
-                              batch_size=1)
-    assert sum(carried) == (4 if __import__("sys").platform.startswith("linux") else 0)   # layer 1's heads
+    corpus_run.certify_corpus(
+        loaded, tokenizer, _corpus(tmp_path), tmp_path / "first", workers=1, head_cache=cache, batch_size=1
+    )
+    assert sum(carried) == (4 if __import__("sys").platform.startswith("linux") else 0)  # layer 1's heads
     carried.clear()
-    corpus_run.certify_corpus(loaded, tokenizer, _corpus(tmp_path), tmp_path / "again", workers=1, head_cache=cache,
-                              batch_size=1)
+    corpus_run.certify_corpus(
+        loaded, tokenizer, _corpus(tmp_path), tmp_path / "again", workers=1, head_cache=cache, batch_size=1
+    )
     assert carried == [0] * 6
 
 
@@ -414,21 +452,22 @@ def test_a_forked_forward_side_with_time_to_spare_is_lent_the_free_answers_of_ke
     import sys
     import time
 
+    from bad_inputs.models import _word_tokenizer
+    from tiny_decoders import tiny_decoder
+
     import lnproofs.execution.pipeline as pipeline
     import lnproofs.models.corpus_run as corpus_run
     import lnproofs.models.text_heads as text_heads
-    from bad_inputs.models import _word_tokenizer
     from lnproofs.execution import cluster
-    from tiny_decoders import tiny_decoder
 
     if not sys.platform.startswith("linux"):
         pytest.skip("the forward worker is forked on Linux only")
     monkeypatch.setattr(cluster, "machine_workers", lambda: 2)
-    tiny_decoder("llama", tmp_path / "llama", positions=64)            # 2 key heads for 4 query heads
+    tiny_decoder("llama", tmp_path / "llama", positions=64)  # 2 key heads for 4 query heads
     _word_tokenizer(tmp_path / "llama")
     helped, made_here, real_piece, real_free = [], [], corpus_run._certify_piece, text_heads._free_results
 
-    def piece(item, state, template):                   # slow enough that the forward side waits
+    def piece(item, state, template):  # slow enough that the forward side waits
         helped.append(sorted(item[3].get("free", {})))
         time.sleep(0.05)
         return real_piece(item, state, template)

@@ -49,6 +49,7 @@ def _reference(model, family, seq):
     def keep(layer, which):
         def hook(_m, _args, out):
             record[which][layer] = out[0].detach().numpy().copy()
+
         return hook
 
     from torch_backend.models.forward import module_at
@@ -58,8 +59,10 @@ def _reference(model, family, seq):
         if loaded_family.qk == "fused-per-head":
             handles.append(module_at(model, q_path).register_forward_hook(_fused(record, layer, heads, head_dim)))
         else:
-            handles += [module_at(model, q_path).register_forward_hook(keep(layer, "q")),
-                        module_at(model, k_path).register_forward_hook(keep(layer, "k"))]
+            handles += [
+                module_at(model, q_path).register_forward_hook(keep(layer, "q")),
+                module_at(model, k_path).register_forward_hook(keep(layer, "k")),
+            ]
     ids = torch.tensor(seq).reshape(1, -1)
     with torch.no_grad():
         out = model(input_ids=ids, attention_mask=torch.ones_like(ids), output_attentions=True, use_cache=False)
@@ -78,7 +81,8 @@ def _fused(record, layer, heads, head_dim):
     def hook(_m, _args, out):
         qkv = out[0].detach().reshape(out.shape[1], heads, 3 * head_dim)
         record["q"][layer] = qkv[..., :head_dim].reshape(out.shape[1], -1).numpy().copy()
-        record["k"][layer] = qkv[..., head_dim:2 * head_dim].reshape(out.shape[1], -1).numpy().copy()
+        record["k"][layer] = qkv[..., head_dim : 2 * head_dim].reshape(out.shape[1], -1).numpy().copy()
+
     return hook
 
 
@@ -107,13 +111,13 @@ def test_queries_keys_and_attention_equal_the_models_own(models, family):
         np.testing.assert_allclose(cap.layernorm.apply(cap.hidden_in), cap.ln_out, rtol=0, atol=tol)
         for head in range(cap.n_heads):
             g = cap.key_head(head)
-            np.testing.assert_allclose(cap.queries(head), ref["q"][layer][:, head * d:(head + 1) * d], atol=EXACT)
-            np.testing.assert_allclose(cap.keys(head), ref["k"][layer][:, g * d:(g + 1) * d], atol=EXACT)
+            np.testing.assert_allclose(cap.queries(head), ref["q"][layer][:, head * d : (head + 1) * d], atol=EXACT)
+            np.testing.assert_allclose(cap.keys(head), ref["k"][layer][:, g * d : (g + 1) * d], atol=EXACT)
             if ref["table"] is not None:
                 rq = _rotate_like_the_model(family, ref["table"], ref["q"][layer], d)
                 rk = _rotate_like_the_model(family, ref["table"], ref["k"][layer], d)
-                np.testing.assert_allclose(cap.rotated_queries(head), rq[:, head * d:(head + 1) * d], atol=EXACT)
-                np.testing.assert_allclose(cap.rotated_keys(head), rk[:, g * d:(g + 1) * d], atol=EXACT)
+                np.testing.assert_allclose(cap.rotated_queries(head), rq[:, head * d : (head + 1) * d], atol=EXACT)
+                np.testing.assert_allclose(cap.rotated_keys(head), rk[:, g * d : (g + 1) * d], atol=EXACT)
             # the attention the model computes (its softmax runs in float32)
             probs = attention_probabilities(cap, head, np.arange(len(IDS)))
             np.testing.assert_allclose(probs, ref["attentions"][layer][head], atol=FLOAT32_STEPS)
@@ -176,9 +180,9 @@ def test_causal_first_positions_match_prefix_certification(models, tmp_path):
     rows = sorted(_table(tmp_path), key=lambda r: r["position"])
     for j, r in enumerate(rows):
         t = r["first_stop_free"]
-        statuses = [certify(keys[:s + 1])[j].status for s in range(j, len(IDS))]
+        statuses = [certify(keys[: s + 1])[j].status for s in range(j, len(IDS))]
         expected = ["selectable"] * ((t if t is not None else len(IDS)) - j)
-        assert statuses[:len(expected)] == expected and "selectable" not in statuses[len(expected):]
+        assert statuses[: len(expected)] == expected and "selectable" not in statuses[len(expected) :]
 
 
 def test_support_matrix_names_every_family():
@@ -193,8 +197,24 @@ def test_half_weights_are_widened_with_one_warning_line(cli, tmp_path):
     folder.mkdir()
     tiny_decoder("llama", folder, dtype="bfloat16")
     np.save(tmp_path / "ids.npy", IDS[:5])
-    result = cli(["certify-model", folder, "--tokens", tmp_path / "ids.npy", "--layers", "0",
-                  "--heads", "0", "--uniform", "none", "--quiet", "--no-causal", "--out", tmp_path / "o"])
+    result = cli(
+        [
+            "certify-model",
+            folder,
+            "--tokens",
+            tmp_path / "ids.npy",
+            "--layers",
+            "0",
+            "--heads",
+            "0",
+            "--uniform",
+            "none",
+            "--quiet",
+            "--no-causal",
+            "--out",
+            tmp_path / "o",
+        ]
+    )
     assert result.status == 0, result.err
     warnings = [line for line in result.err.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "bfloat16" in warnings[0] and "widened" in warnings[0]
@@ -204,8 +224,19 @@ def test_half_weights_are_widened_with_one_warning_line(cli, tmp_path):
 def test_no_causal_skips_the_causal_answers(cli, models, tmp_path):
     folder, _ = models["qwen2"]
     np.save(tmp_path / "ids.npy", IDS)
-    base = ["certify-model", folder, "--tokens", tmp_path / "ids.npy", "--layers", "0", "--heads", "0",
-            "--uniform", "none", "--quiet"]
+    base = [
+        "certify-model",
+        folder,
+        "--tokens",
+        tmp_path / "ids.npy",
+        "--layers",
+        "0",
+        "--heads",
+        "0",
+        "--uniform",
+        "none",
+        "--quiet",
+    ]
     assert cli(base + ["--no-causal", "--out", tmp_path / "a"]).status == 0
     assert cli(base + ["--out", tmp_path / "b"]).status == 0
     a = json.loads((tmp_path / "a" / "texts" / "text00000.json").read_text())
@@ -229,8 +260,24 @@ def test_half_weights_of_the_older_families_are_widened_too(cli, tmp_path, kind)
         model = tiny_gpt2(tmp_path / "m", dtype="float16")
         path = tmp_path / "m" / "weights.bin"
         torch.save(model.state_dict(), path)
-    result = cli(["certify-model", path, "--tokens", tmp_path / "ids.npy", "--layers", "0", "--heads", "0",
-                  "--uniform", "none", "--quiet", "--no-causal", "--out", tmp_path / "o"])
+    result = cli(
+        [
+            "certify-model",
+            path,
+            "--tokens",
+            tmp_path / "ids.npy",
+            "--layers",
+            "0",
+            "--heads",
+            "0",
+            "--uniform",
+            "none",
+            "--quiet",
+            "--no-causal",
+            "--out",
+            tmp_path / "o",
+        ]
+    )
     assert result.status == 0, result.err
     warnings = [line for line in result.err.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "float16" in warnings[0]
@@ -280,8 +327,26 @@ def test_tampered_causal_evidence_is_refuted(cli, models, tmp_path):
     folder, _ = models["opt"]
     np.save(tmp_path / "ids.npy", np.array([3, 7, 1, 9, 12, 5, 7, 2, 30, 4, 11, 19, 25, 6, 14, 8]))
     out = tmp_path / "out"
-    assert cli(["certify-model", folder, "--tokens", tmp_path / "ids.npy", "--layers", "1", "--heads", "0",
-                "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    assert (
+        cli(
+            [
+                "certify-model",
+                folder,
+                "--tokens",
+                tmp_path / "ids.npy",
+                "--layers",
+                "1",
+                "--heads",
+                "0",
+                "--uniform",
+                "none",
+                "--out",
+                out,
+                "--quiet",
+            ]
+        ).status
+        == 0
+    )
     path = out / "texts" / "text00000.json"
     data = json.loads(path.read_text())
     assert cli(["check", path]).status == 0
@@ -290,14 +355,14 @@ def test_tampered_causal_evidence_is_refuted(cli, models, tmp_path):
     stopped = next(e for e in record["keys"] if e["stop"] is not None and e["stop"] < T - 1)
     later = json.loads(json.dumps(data))
     entry = next(e for e in later["heads"][0]["causal"]["free"]["keys"] if e["index"] == stopped["index"])
-    entry["cannot_win"]["combination"]["indices"][-1] = T - 1        # a weight on a key after the stop
+    entry["cannot_win"]["combination"]["indices"][-1] = T - 1  # a weight on a key after the stop
     path.write_text(json.dumps(later))
     refuted = cli(["check", path])
     assert refuted.status == 1 and "layer1/head0/causal/free" in refuted.out
     winner = next(e for e in record["keys"] if e["win"] is not None and "witness" in e["win"] and e["index"] > 0)
     losing = json.loads(json.dumps(data))
     entry = next(e for e in losing["heads"][0]["causal"]["free"]["keys"] if e["index"] == winner["index"])
-    entry["win"]["witness"] = [str(-Fraction(str(w))) for w in entry["win"]["witness"]]   # now it points away
+    entry["win"]["witness"] = [str(-Fraction(str(w))) for w in entry["win"]["witness"]]  # now it points away
     path.write_text(json.dumps(losing))
     refuted = cli(["check", path])
     assert refuted.status == 1 and "layer1/head0/causal/free" in refuted.out
@@ -319,15 +384,33 @@ def test_a_singular_rotation_at_one_position_is_refuted(cli, models, tmp_path):
     folder, _ = models["llama"]
     np.save(tmp_path / "ids.npy", np.array([3, 7, 1, 9, 12, 5, 7, 2]))
     out = tmp_path / "out"
-    assert cli(["certify-model", folder, "--tokens", tmp_path / "ids.npy", "--layers", "1", "--heads", "0",
-                "--uniform", "none", "--out", out, "--quiet"]).status == 0
+    assert (
+        cli(
+            [
+                "certify-model",
+                folder,
+                "--tokens",
+                tmp_path / "ids.npy",
+                "--layers",
+                "1",
+                "--heads",
+                "0",
+                "--uniform",
+                "none",
+                "--out",
+                out,
+                "--quiet",
+            ]
+        ).status
+        == 0
+    )
     path = out / "texts" / "text00000.json"
     assert "coverage" in json.loads(path.read_text())["heads"][0]["realisable"]
     assert cli(["check", path]).status == 0
     arrays_path = path.with_suffix(".npz")
     with np.load(arrays_path) as a:
         arrays = {k: a[k] for k in a.files}
-    arrays["rotary_cos"][3, 0] = arrays["rotary_sin"][3, 0] = 0.0          # a 2 x 2 block with determinant 0
+    arrays["rotary_cos"][3, 0] = arrays["rotary_sin"][3, 0] = 0.0  # a 2 x 2 block with determinant 0
     np.savez(arrays_path, **arrays)
     refuted = cli(["check", path])
     assert refuted.status == 1 and "position 3" in refuted.out

@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from bad_inputs.models import tiny_gpt2
 
 
@@ -25,8 +24,26 @@ def test_repeated_tokens_files_are_all_certified_in_order(cli, tmp_path, gpt2):
     np.save(tmp_path / "a.npy", np.array([1, 2, 3]))
     np.save(tmp_path / "b.npy", np.array([[4, 5], [6, 7]]))
     out = tmp_path / "out"
-    result = cli(["certify-model", gpt2, "--tokens", tmp_path / "a.npy", "--tokens", tmp_path / "b.npy",
-                  "--layers", "0", "--heads", "0", "--uniform", "none", "--no-causal", "--out", out, "--quiet"])
+    result = cli(
+        [
+            "certify-model",
+            gpt2,
+            "--tokens",
+            tmp_path / "a.npy",
+            "--tokens",
+            tmp_path / "b.npy",
+            "--layers",
+            "0",
+            "--heads",
+            "0",
+            "--uniform",
+            "none",
+            "--no-causal",
+            "--out",
+            out,
+            "--quiet",
+        ]
+    )
     assert result.status == 0, result.err
     assert "3 text(s): 3 certified" in result.out
     assert _tokens_of(out) == [[1, 2, 3], [4, 5], [6, 7]]
@@ -35,8 +52,18 @@ def test_repeated_tokens_files_are_all_certified_in_order(cli, tmp_path, gpt2):
 def test_a_bad_file_among_several_is_named(cli, tmp_path, gpt2):
     np.save(tmp_path / "a.npy", np.array([1, 2, 3]))
     np.save(tmp_path / "b.npy", np.array([1, 99]))
-    result = cli(["certify-model", gpt2, "--tokens", tmp_path / "a.npy", "--tokens", tmp_path / "b.npy",
-                  "--out", tmp_path / "out"])
+    result = cli(
+        [
+            "certify-model",
+            gpt2,
+            "--tokens",
+            tmp_path / "a.npy",
+            "--tokens",
+            tmp_path / "b.npy",
+            "--out",
+            tmp_path / "out",
+        ]
+    )
     assert result.status == 2
     assert result.err.count("\n") == 1
     assert f"--tokens {tmp_path / 'b.npy'}: input 0 holds token id 99" in result.err

@@ -26,9 +26,19 @@ def _bridge(norm, positions, kv=None, *, fold=False, seed=0):
     from transformer_lens.model_bridge.sources.native import boot
 
     torch.manual_seed(seed)
-    cfg = TransformerBridgeConfig(d_model=16, d_head=4, n_layers=2, n_ctx=32, n_heads=4, d_mlp=32, d_vocab=40,
-                                  positional_embedding_type=positions, n_key_value_heads=kv,
-                                  normalization_type=norm, act_fn="gelu")
+    cfg = TransformerBridgeConfig(
+        d_model=16,
+        d_head=4,
+        n_layers=2,
+        n_ctx=32,
+        n_heads=4,
+        d_mlp=32,
+        d_vocab=40,
+        positional_embedding_type=positions,
+        n_key_value_heads=kv,
+        normalization_type=norm,
+        act_fn="gelu",
+    )
     bridge = boot(cfg)
     with torch.no_grad():
         for block in bridge.blocks:
@@ -40,8 +50,12 @@ def _bridge(norm, positions, kv=None, *, fold=False, seed=0):
     return bridge
 
 
-CASES = [("LN", "standard", None, False), ("LN", "standard", None, True), ("RMS", "rotary", 2, False),
-         ("LN", "rotary", None, True)]
+CASES = [
+    ("LN", "standard", None, False),
+    ("LN", "standard", None, True),
+    ("RMS", "rotary", 2, False),
+    ("LN", "rotary", None, True),
+]
 
 
 @pytest.mark.parametrize("norm, positions, kv, fold", CASES)
@@ -98,8 +112,13 @@ def test_folding_leaves_free_statuses_alone(tmp_path):
     plain, folded = _bridge("LN", "standard"), _bridge("LN", "standard", fold=True)
     a = certify_model(load_model(plain), [IDS], tmp_path / "a", layers=[0], heads=[0], uniform="none")
     b = certify_model(load_model(folded), [IDS], tmp_path / "b", layers=[0], heads=[0], uniform="none")
-    statuses = [[r["status"] for r in json.loads((run.out_dir / "texts" / "text00000.json").read_text())
-                 ["heads"][0]["free"]["results"]] for run in (a, b)]
+    statuses = [
+        [
+            r["status"]
+            for r in json.loads((run.out_dir / "texts" / "text00000.json").read_text())["heads"][0]["free"]["results"]
+        ]
+        for run in (a, b)
+    ]
     assert statuses[0] == statuses[1]
 
 

@@ -72,19 +72,22 @@ def test_the_road_equals_the_per_prefix_reference(family, tmp_path):
             if "first_unselectable" in real:
                 assert [r["first_stop_realisable"] for r in rows] == real["first_unselectable"]
             wins = real.get("selectable_at")
-            if wins is None:                 # monotone: the positions from j up to the first stop
+            if wins is None:  # monotone: the positions from j up to the first stop
                 T = len(rows)
                 wins = [list(range(j, T if t is None else t)) for j, t in enumerate(real["first_unselectable"])]
             assert [r["realisable_wins"] for r in rows] == [len(w) for w in wins]
             assert [r["realisable_first_win"] for r in rows] == [w[0] if w else None for w in wins]
             assert [r["realisable_last_win"] for r in rows] == [w[-1] if w else None for w in wins]
-    assert "selectable" in compared and len(compared) > 1      # the comparison is not vacuous
+    assert "selectable" in compared and len(compared) > 1  # the comparison is not vacuous
     reports = check_model_file(out / "texts" / "text00000.json")
     assert reports and all(r.ok for r in reports.values())
     record = json.loads((out / "texts" / "text00000.json").read_text())
     assert {h["kind"] for h in record["heads"]} == {
-        "bert": {"layernorm"}, "gpt2": {"layernorm"}, "opt": {"layernorm"},
-        "gpt_neox": {"layernorm_rotary"}}.get(family.split("-")[0], {"rmsnorm"})
+        "bert": {"layernorm"},
+        "gpt2": {"layernorm"},
+        "opt": {"layernorm"},
+        "gpt_neox": {"layernorm_rotary"},
+    }.get(family.split("-")[0], {"rmsnorm"})
     covered = {"coverage" in h["realisable"] for h in record["heads"]}
     if family.endswith("-offset"):
         assert covered == {False}

@@ -18,13 +18,18 @@ def _strict_json(text: str):
     return json.loads(text, parse_constant=refuse)
 
 
-@pytest.mark.parametrize("rows, extra", [
-    ([[NEAR_MAX, 0.0], [0.0, NEAR_MAX], [-NEAR_MAX, -NEAR_MAX], [1.0, 1.0]], []),
-    ([[NEAR_MAX, 0.0], [0.0, NEAR_MAX], [-NEAR_MAX, -NEAR_MAX], [1.0, 1.0]], ["--min-margin", "1e300"]),
-    ([[NEAR_MAX, 0.0, -NEAR_MAX], [0.0, NEAR_MAX, 1e307], [3.0, 1.0, 0.0], [-NEAR_MAX, -NEAR_MAX, NEAR_MAX]],
-     ["--query-ball", "1e308"]),
-    ([[1e-320, 0.0], [0.0, 5e-324], [1e-320, 1e-320]], []),
-])
+@pytest.mark.parametrize(
+    "rows, extra",
+    [
+        ([[NEAR_MAX, 0.0], [0.0, NEAR_MAX], [-NEAR_MAX, -NEAR_MAX], [1.0, 1.0]], []),
+        ([[NEAR_MAX, 0.0], [0.0, NEAR_MAX], [-NEAR_MAX, -NEAR_MAX], [1.0, 1.0]], ["--min-margin", "1e300"]),
+        (
+            [[NEAR_MAX, 0.0, -NEAR_MAX], [0.0, NEAR_MAX, 1e307], [3.0, 1.0, 0.0], [-NEAR_MAX, -NEAR_MAX, NEAR_MAX]],
+            ["--query-ball", "1e308"],
+        ),
+        ([[1e-320, 0.0], [0.0, 5e-324], [1e-320, 1e-320]], []),
+    ],
+)
 def test_what_certify_writes_check_accepts(cli, tmp_path, rows, extra):
     np.save(tmp_path / "k.npy", np.array(rows))
     made = cli(["certify", tmp_path / "k.npy", "--out", tmp_path / "c.json", *extra])
@@ -41,7 +46,7 @@ def test_a_margin_beyond_the_float_range_is_null(tmp_path):
     from lnproofs.certificates.findings import rank_finding, witness_margins
 
     keys = np.array([[NEAR_MAX, 0.0], [0.0, NEAR_MAX], [-NEAR_MAX, -NEAR_MAX]])
-    assert witness_margins(keys, [(2, (-1.0, -1.0))]) == [None]       # about 2.4e308: not a float
+    assert witness_margins(keys, [(2, (-1.0, -1.0))]) == [None]  # about 2.4e308: not a float
     finding = rank_finding(keys)
     assert finding["numerical_affine_dimension"] == 2 and None in finding["singular_values"]
 
@@ -50,10 +55,21 @@ def test_a_margin_beyond_the_float_range_is_null(tmp_path):
 def test_layernorm_outputs_with_extreme_gains_check(cli, tmp_path, gains):
     from decimal import Decimal
 
-    gain = ",".join(str(Decimal(g)) for g in gains)          # the floats' exact decimals (read exactly)
+    gain = ",".join(str(Decimal(g)) for g in gains)  # the floats' exact decimals (read exactly)
     np.save(tmp_path / "x.npy", np.array([[1.0, 2, 3], [3, 1, 2], [2, 3, 1], [1, 1, 2]]))
-    made = cli(["certify", tmp_path / "x.npy", "--keys-from-layernorm-inputs", "--gain", gain, "--eps", "1e-5",
-                "--out", tmp_path / "c.json"])
+    made = cli(
+        [
+            "certify",
+            tmp_path / "x.npy",
+            "--keys-from-layernorm-inputs",
+            "--gain",
+            gain,
+            "--eps",
+            "1e-5",
+            "--out",
+            tmp_path / "c.json",
+        ]
+    )
     assert made.status == 0, made.err
     _strict_json((tmp_path / "c.json").read_text())
     checked = cli(["check", tmp_path / "c.json"])
@@ -71,8 +87,22 @@ def test_a_huge_rational_witness_for_layernorm_inputs_is_decided_exactly(tmp_pat
 
 
 def test_extreme_keys_never_meet_an_internal_error(cli, tmp_path):
-    values = [0.0, 1e-320, -1e-320, 5e-324, 1e308, -1e308, 1.7976931348623157e308, -1.7976931348623157e308,
-              1.0, -1.0, 1e-300, 1e300, -1e300, 3.0]
+    values = [
+        0.0,
+        1e-320,
+        -1e-320,
+        5e-324,
+        1e308,
+        -1e308,
+        1.7976931348623157e308,
+        -1.7976931348623157e308,
+        1.0,
+        -1.0,
+        1e-300,
+        1e300,
+        -1e300,
+        3.0,
+    ]
     rng = np.random.default_rng(20261126)
     for trial in range(40):
         keys = rng.choice(values, size=(int(rng.integers(2, 6)), int(rng.integers(1, 4))))

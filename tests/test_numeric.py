@@ -8,16 +8,15 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from lnproofs.kernel.errors import InputError, OptionError, ShapeError
 from lnproofs.derive.numeric import EllipsoidInfo, center, ellipsoid, layernorm, rmsnorm
-
+from lnproofs.kernel.errors import InputError, OptionError, ShapeError
 
 
 def radial_scale(y, eps: float, convention: str) -> np.ndarray:
     """``g(y)``: ``sqrt(n) y / sqrt(|y|^2 + n eps)`` (torch) or ``sqrt(n) y / (|y| + eps sqrt(n))`` (std)."""
     n = y.shape[-1]
     norm = np.linalg.norm(y, axis=-1, keepdims=True)
-    return np.sqrt(n) * y / (np.sqrt(norm ** 2 + n * eps) if convention == "torch" else norm + eps * np.sqrt(n))
+    return np.sqrt(n) * y / (np.sqrt(norm**2 + n * eps) if convention == "torch" else norm + eps * np.sqrt(n))
 
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

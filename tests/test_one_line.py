@@ -36,8 +36,9 @@ sys.exit(main(["derive"]))
 
 def _lnproofs_with(ending: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-c", _SCRIPT.format(ending=ending)], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", _SCRIPT.format(ending=ending)], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def test_a_refused_run_is_one_line_whatever_the_libraries_warned():
@@ -55,8 +56,11 @@ def test_an_internal_error_is_one_line_too():
 def test_a_run_that_succeeds_still_shows_its_warnings():
     result = _lnproofs_with("return 0")
     assert result.returncode == 0
-    for text in ("UserWarning: a library's user warning", "RuntimeWarning: divide by zero",
-                 "FutureWarning: a library's deprecation"):
+    for text in (
+        "UserWarning: a library's user warning",
+        "RuntimeWarning: divide by zero",
+        "FutureWarning: a library's deprecation",
+    ):
         assert text in result.stderr, result.stderr
 
 
@@ -68,7 +72,12 @@ def test_a_torch_warning_reading_a_refused_file_stays_out_of_the_line(tmp_path):
     with path.open("wb") as handle:
         pickle.dump({"keys": np.zeros((2, 2))}, handle, protocol=4)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    result = subprocess.run([sys.executable, "-m", "lnproofs", "certify", str(path), "--out", str(tmp_path / "c.json")],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "lnproofs", "certify", str(path), "--out", str(tmp_path / "c.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.splitlines()) == 1, result.stderr

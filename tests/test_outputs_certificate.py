@@ -23,7 +23,7 @@ def test_points_on_a_sphere_win_with_their_own_row_and_the_check_agrees():
 
 def test_a_point_inside_is_not_given_its_own_row_and_twins_tie():
     Y = _sphere(30, 8)
-    Y = np.vstack([Y, 0.5 * (Y[0] + Y[1]), Y[2]])                # a midpoint (exact), and a twin of row 2
+    Y = np.vstack([Y, 0.5 * (Y[0] + Y[1]), Y[2]])  # a midpoint (exact), and a twin of row 2
     cert = outputs_certificate(Y)
     status = {r["index"]: (r["status"], r["witness"]) for r in cert["results"]}
     assert status[30][0] in ("tie-only", "unselectable") and status[30][1] != OWN_ROW
@@ -35,8 +35,13 @@ def test_an_own_row_claimed_for_a_point_inside_is_refuted():
     Y = _sphere(20, 8)
     Y = np.vstack([Y, 0.5 * (Y[0] + Y[1])])
     cert = outputs_certificate(Y)
-    forged = dict(cert, results=[dict(r, status="selectable", witness=OWN_ROW, combination=None, margin=None)
-                                 if r["index"] == 20 else r for r in cert["results"]])
+    forged = dict(
+        cert,
+        results=[
+            dict(r, status="selectable", witness=OWN_ROW, combination=None, margin=None) if r["index"] == 20 else r
+            for r in cert["results"]
+        ],
+    )
     forged["summary"] = dict(cert["summary"], selectable=21, unselectable=0)
     report = check_certificate(with_own_rows(forged, Y), Y)
     assert not report.ok
@@ -62,14 +67,14 @@ def test_short_texts_take_interpolating_queries_and_agree_with_the_engine():
     for i, q in interpolating_queries(keys, np.arange(12)):
         scores = keys @ q
         assert abs(scores[i] - 1) < 1e-9 and np.abs(np.delete(scores, i)).max() < 1e-9
-    wide = rng.standard_normal((18, 16))                           # one key too many for the theorem
+    wide = rng.standard_normal((18, 16))  # one key too many for the theorem
     cert = _free_results(wide)
     assert all(r["witness"] is not None for r in cert["results"] if r["status"] == "selectable")
     assert check_certificate(cert, wide).ok
     inside = np.vstack([keys, 0.5 * (keys[0] + keys[1])])
     inside = np.round(inside * 2**20) / 2**20
-    inside[12] = 0.5 * (inside[0] + inside[1])                     # exactly between keys 0 and 1
-    cert = _free_results(inside)                                   # 13 keys of affine rank 11: no simplex
+    inside[12] = 0.5 * (inside[0] + inside[1])  # exactly between keys 0 and 1
+    cert = _free_results(inside)  # 13 keys of affine rank 11: no simplex
     assert [r["status"] for r in cert["results"]] == [r.status for r in certify_results(inside)]
     assert all(r["witness"] is not None for r in cert["results"] if r["status"] == "selectable")
     assert cert["results"][12]["status"] in ("tie-only", "unselectable")
@@ -84,8 +89,8 @@ def test_rows_with_a_byte_equal_twin_are_left_to_the_engine(monkeypatch):
     import lnproofs.models.corpus_heads as corpus_heads
 
     rng = np.random.default_rng(5)
-    Y = rng.standard_normal((9, 16)) * rng.uniform(0.5, 2.0, (9, 1))     # not on a sphere: own rows fail
-    Y = np.vstack([Y, Y[4], Y[7]])                                       # rows 9 and 10 repeat 4 and 7
+    Y = rng.standard_normal((9, 16)) * rng.uniform(0.5, 2.0, (9, 1))  # not on a sphere: own rows fail
+    Y = np.vstack([Y, Y[4], Y[7]])  # rows 9 and 10 repeat 4 and 7
     asked, real = [], corpus_heads.interpolating_queries
 
     def spy(K, rows):
@@ -98,6 +103,6 @@ def test_rows_with_a_byte_equal_twin_are_left_to_the_engine(monkeypatch):
     status = {r["index"]: (r["status"], r["witness"]) for r in cert["results"]}
     assert {4, 7, 9, 10} == {i for i, (s, _) in status.items() if s == "tie-only"}
     own = {i for i, (_, w) in status.items() if w == OWN_ROW}
-    assert asked == [(9, sorted(set(range(9)) - {4, 7} - own))]          # the distinct rows, twins left out
+    assert asked == [(9, sorted(set(range(9)) - {4, 7} - own))]  # the distinct rows, twins left out
     assert all(status[i][0] == "selectable" for i in set(range(9)) - {4, 7})
     assert check_certificate(with_own_rows(cert, Y), Y).ok

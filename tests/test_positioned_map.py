@@ -48,7 +48,7 @@ def test_the_map_at_a_position_equals_the_one_built_from_scratch(capture):
             assert set(vars(fresh)) <= set(vars(shared))
             for name, value in vars(fresh).items():
                 assert _same(value, vars(shared)[name]), name
-            assert _same(fresh.gram(), shared.gram())          # the rotated Gram matrix, the position's own
+            assert _same(fresh.gram(), shared.gram())  # the rotated Gram matrix, the position's own
             # the rotation is the position's own: another position's map differs in R
             other = sets.at_map(capture, head, row + 1)[1]
             assert other.R != shared.R and other.Wq is shared.Wq
@@ -62,10 +62,9 @@ def test_answers_with_the_shared_map_equal_those_built_alone(capture):
         keys = capture.rotated_keys(head)
         T = len(keys)
         at, shared = sets.at_map(capture, head, T - 1)
-        assert (uniform_attention(keys, at, query_map=shared).to_json()
-                == uniform_attention(keys, at).to_json())
-        assert (realisable_results(keys, at, kind, query_map=shared)
-                == realisable_results(keys, at, kind))
+        assert uniform_attention(keys, at, query_map=shared).to_json() == uniform_attention(keys, at).to_json()
+        assert realisable_results(keys, at, kind, query_map=shared) == realisable_results(keys, at, kind)
         prefix, mid = keys[:6], sets.at_map(capture, head, 5)
-        assert (realisable_results(prefix, mid[0], kind, indices=[1, 4], query_map=mid[1])
-                == realisable_results(prefix, mid[0], kind, indices=[1, 4]))
+        assert realisable_results(prefix, mid[0], kind, indices=[1, 4], query_map=mid[1]) == realisable_results(
+            prefix, mid[0], kind, indices=[1, 4]
+        )

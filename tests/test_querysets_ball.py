@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from lnproofs.certificates.check import check_certificate
+from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.derive.demo_config import demo_keys
 from lnproofs.kernel.errors import OptionError
 from lnproofs.kernel.querysets.free import BallQuerySet
 from lnproofs.propose.certification import certify
-from lnproofs.certificates.writers import query_set_to_json
 
 
 @pytest.mark.parametrize("radius", [1e-3, 1.0, 1e6])
@@ -39,7 +39,7 @@ def test_witness_outside_the_ball_is_rejected():
     cert = certify(keys, BallQuerySet(0.5)).to_json()
     r = next(x for x in cert["results"] if x["status"] == "selectable")
     data = {**cert, "results": [dict(x) for x in cert["results"]]}
-    data["results"][r["index"]]["witness"] = [float(x) * 2 ** 20 for x in r["witness"]]
+    data["results"][r["index"]]["witness"] = [float(x) * 2**20 for x in r["witness"]]
     report = check_certificate(data, keys)
     assert not report.ok and "||q|| > R" in report.failures[0].message
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy.spatial import ConvexHull
 
-from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.certificates.check import check_certificate
+from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.kernel.certificates import Combination, KeyResult
 from lnproofs.kernel.errors import OptionError, ShapeError
 from lnproofs.kernel.querysets.free import BoxQuerySet, check_all
@@ -30,12 +30,12 @@ def _upper_hull_vertices(K, b):
     hull = ConvexHull(np.hstack([K, b[:, None]]))
     out = set()
     for simplex, eq in zip(hull.simplices, hull.equations):
-        if eq[-2] > 1e-12:               # normal (a, c): c > 0 is an upper facet
+        if eq[-2] > 1e-12:  # normal (a, c): c > 0 is an upper facet
             out.update(int(v) for v in simplex)
     return out
 
 
-@pytest.mark.parametrize("n", [40, 400])        # 400: the LPs grow their rivals from 64
+@pytest.mark.parametrize("n", [40, 400])  # 400: the LPs grow their rivals from 64
 def test_free_with_bias_matches_the_upper_hull(n):
     K, b = _keys(n=n)
     res = proposer.certify(K, BoxQuerySet(None, tuple(b)))
@@ -64,12 +64,21 @@ def test_the_lp_on_a_growing_set_of_rivals_has_the_whole_lps_optimum():
             q, combos, _ = proposer._lp(K, b, i, bound, start=4, add=2)
             others = np.delete(np.arange(300), i)
             box = (-bound, bound) if bound is not None else (None, None)
-            whole = linprog(np.r_[np.zeros(3), -1.0], A_ub=np.hstack([K[others] - K[i], np.ones((299, 1))]),
-                            b_ub=b[i] - b[others], bounds=[box] * 3 + [(None, 1.0)], method="highs")
+            whole = linprog(
+                np.r_[np.zeros(3), -1.0],
+                A_ub=np.hstack([K[others] - K[i], np.ones((299, 1))]),
+                b_ub=b[i] - b[others],
+                bounds=[box] * 3 + [(None, 1.0)],
+                method="highs",
+            )
             assert (q is not None) == (-whole.fun > 1e-9)
             if q is None:
-                assert combos and check_all(K, BoxQuerySet(bound, tuple(b)),
-                                            [KeyResult(i, "not-realisable", None, combos[-1], "exact")])[0].ok
+                assert (
+                    combos
+                    and check_all(
+                        K, BoxQuerySet(bound, tuple(b)), [KeyResult(i, "not-realisable", None, combos[-1], "exact")]
+                    )[0].ok
+                )
 
 
 def test_a_small_box_loses_tokens_that_a_large_one_keeps():
@@ -96,23 +105,33 @@ def _tampered(K, qs):
     win = next(r for r in res if r.status == "selectable")
     lose = next(r for r in res if r.status == "not-realisable")
     loser_witness = replace(lose, status="selectable", witness=win.witness, combination=None)
-    out_of_box = replace(win, witness=tuple(float(x) * 2 ** 40 for x in win.witness))
-    if qs.bound is None:                 # free queries: r must vanish exactly, a tiny move breaks it
+    out_of_box = replace(win, witness=tuple(float(x) * 2**40 for x in win.witness))
+    if qs.bound is None:  # free queries: r must vanish exactly, a tiny move breaks it
         w = list(lose.combination.weights)
-        w[0] += Fraction(1, 2 ** 30)
-        w[-1] -= Fraction(1, 2 ** 30) if len(w) > 1 else 0
+        w[0] += Fraction(1, 2**30)
+        w[-1] -= Fraction(1, 2**30) if len(w) > 1 else 0
         shifted = replace(lose, combination=Combination(lose.combination.indices, tuple(w)))
-    else:                                # the box: all the weight on the key that breaks the bound most
+    else:  # the box: all the weight on the key that breaks the bound most
         b = np.asarray(qs.bias)
         i = lose.index
-        worst = max((j for j in range(len(K)) if j != i),
-                    key=lambda j: qs.bound * np.abs(K[i] - K[j]).sum() + b[i] - b[j])
+        worst = max(
+            (j for j in range(len(K)) if j != i), key=lambda j: qs.bound * np.abs(K[i] - K[j]).sum() + b[i] - b[j]
+        )
         shifted = replace(lose, combination=Combination((worst,), (Fraction(1),)))
-    claim_win = replace(win, status="not-realisable", witness=None,
-                        combination=Combination(tuple(j for j in range(len(K)) if j != win.index)[:1], (Fraction(1),)))
+    claim_win = replace(
+        win,
+        status="not-realisable",
+        witness=None,
+        combination=Combination(tuple(j for j in range(len(K)) if j != win.index)[:1], (Fraction(1),)),
+    )
     tie = replace(win, status="tie-only")
-    return {"a loser's claim with a winner's witness": loser_witness, "a witness outside the box": out_of_box,
-            "dual weights moved": shifted, "a winner claimed never to win": claim_win, "a tie-only claim": tie}
+    return {
+        "a loser's claim with a winner's witness": loser_witness,
+        "a witness outside the box": out_of_box,
+        "dual weights moved": shifted,
+        "a winner claimed never to win": claim_win,
+        "a tie-only claim": tie,
+    }
 
 
 @pytest.mark.parametrize("bound", [None, 100.0])

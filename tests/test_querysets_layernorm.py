@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 from lnproofs.certificates.check import check_certificate
+from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.kernel.errors import CertificateFormatError, FileFormatError, ShapeError
 from lnproofs.propose.certification import certify
 from lnproofs.propose.querysets.layernorm import LayerNormQuerySet, load_layernorm
-from lnproofs.certificates.writers import query_set_to_json
 
 
 def _disk_layer(centre, radius):
     """n = 3: q = W_q u + centre sweeps the disk of the given radius around centre."""
     basis = np.array([[1.0, -1.0, 0.0], [1.0, 1.0, -2.0]])
-    basis /= np.linalg.norm(basis, axis=1, keepdims=True)       # orthonormal rows in 1-perp
-    scale = radius / math.sqrt(3)                                # ||u|| <= sqrt(3)
+    basis /= np.linalg.norm(basis, axis=1, keepdims=True)  # orthonormal rows in 1-perp
+    scale = radius / math.sqrt(3)  # ||u|| <= sqrt(3)
     return LayerNormQuerySet(np.ones(3), np.zeros(3), scale * basis, np.asarray(centre, float))
 
 
@@ -60,8 +60,9 @@ def test_small_realisable_set_lets_only_a_few_keys_win():
 def test_agrees_with_sampling_in_higher_dimension():
     rng = np.random.default_rng(5)
     n, d, N = 6, 3, 15
-    qs = LayerNormQuerySet(rng.uniform(0.5, 1.5, n), rng.normal(size=n) * 0.3,
-                           rng.normal(size=(d, n)), rng.normal(size=d) * 0.3)
+    qs = LayerNormQuerySet(
+        rng.uniform(0.5, 1.5, n), rng.normal(size=n) * 0.3, rng.normal(size=(d, n)), rng.normal(size=d) * 0.3
+    )
     keys = rng.normal(size=(N, d))
     cert = certify(keys, qs)
     assert cert.summary["undecided"] == 0
@@ -78,7 +79,7 @@ def test_agrees_with_sampling_in_higher_dimension():
 
 def test_selectable_u_is_in_the_set_exactly():
     rng = np.random.default_rng(1)
-    qs = _disk_layer([1.0, 0.0], 2.0)                # the disk contains the origin: every vertex wins
+    qs = _disk_layer([1.0, 0.0], 2.0)  # the disk contains the origin: every vertex wins
     angles = rng.uniform(0, 2 * math.pi, 8)
     keys = np.c_[np.cos(angles), np.sin(angles)]
     cert = certify(keys, qs)
@@ -103,7 +104,7 @@ def test_mutated_certificates_are_rejected():
     nr = next(r for r in cert["results"] if r["status"] == "not-realisable")
     u = [Fraction(x) for x in sel["u"]]
     # off the hyperplane
-    bad_u = [str(u[0] + Fraction(1, 2 ** 40))] + [f"{x.numerator}/{x.denominator}" for x in u[1:]]
+    bad_u = [str(u[0] + Fraction(1, 2**40))] + [f"{x.numerator}/{x.denominator}" for x in u[1:]]
     assert not check_certificate(_mutate(cert, sel["index"], u=bad_u), keys).ok
     # outside the ball (scaled up, still on the hyperplane)
     big = [f"{(4 * x).numerator}/{(4 * x).denominator}" for x in u]
@@ -149,8 +150,9 @@ def test_long_run_written_in_chunks_matches_one_pass(tmp_path):
     rng = np.random.default_rng(5)
     n, d = 6, 3
     keys = rng.normal(size=(2100, d))
-    qs = LayerNormQuerySet(gamma=rng.normal(size=n), beta=rng.normal(size=n),
-                           W_q=rng.normal(size=(d, n)), b_q=rng.normal(size=d))
+    qs = LayerNormQuerySet(
+        gamma=rng.normal(size=n), beta=rng.normal(size=n), W_q=rng.normal(size=(d, n)), b_q=rng.normal(size=d)
+    )
     chunked = certify(keys, qs, out=tmp_path / "cert.json")
     whole = certify(keys, qs)
     assert [r.status for r in chunked.results] == [r.status for r in whole.results]

@@ -9,10 +9,10 @@ import pytest
 
 from lnproofs import certify, check_certificate
 from lnproofs.certificates.certificate import Certificate
+from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.kernel.errors import CertificateFormatError, ShapeError
 from lnproofs.kernel.querysets.norm import RMSNormQuerySet, Rotation
 from lnproofs.models.rotary import rotate
-from lnproofs.certificates.writers import query_set_to_json
 
 
 def _instance(seed, *, n=10, d=4, N=12, spread=0.05, rotation=None):
@@ -92,8 +92,14 @@ def test_wrong_certificates_are_rejected():
 
     def other_dual(data):
         r = next(r for r in data["results"] if r["status"] == "not-realisable")
-        r["dual"] = {"indices": [next(j for j in range(len(keys)) if j != r["index"] and
-                                      data["results"][j]["status"] == "not-realisable")], "weights": ["1"]}
+        r["dual"] = {
+            "indices": [
+                next(
+                    j for j in range(len(keys)) if j != r["index"] and data["results"][j]["status"] == "not-realisable"
+                )
+            ],
+            "weights": ["1"],
+        }
 
     def witness_changed(data):
         r = next(r for r in data["results"] if r["status"] == "selectable")
@@ -131,8 +137,7 @@ def test_schema_errors_name_the_field():
 def test_rotated_layernorm_set_agrees_with_the_layernorm_set_without_rotation():
     """With the identity as rotation (cos 1, sin 0) the layernorm_rotary set is the layernorm
     set: both exact answers must agree key by key."""
-    from lnproofs.kernel.querysets.norm import LayerNormQuerySet
-    from lnproofs.kernel.querysets.norm import RotaryLayerNormQuerySet
+    from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RotaryLayerNormQuerySet
 
     rng = np.random.default_rng(5)
     n, d, N = 9, 4, 14

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from lnproofs.certificates.check import check_certificate
+from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.kernel.errors import ShapeError
 from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
 from lnproofs.propose.certification import certify
-from lnproofs.certificates.writers import query_set_to_json
 
 
 def _layernorm_outputs(rng, count, width):
@@ -24,8 +24,8 @@ def test_narrow_head_makes_many_layernorm_keys_unselectable():
     from scipy.spatial import ConvexHull
 
     rng = np.random.default_rng(2)
-    keys = _layernorm_outputs(rng, 30, 8)          # all on a sphere: every key is selectable freely
-    W = rng.normal(size=(3, 8))                    # a head of width 3
+    keys = _layernorm_outputs(rng, 30, 8)  # all on a sphere: every key is selectable freely
+    W = rng.normal(size=(3, 8))  # a head of width 3
     free = certify(keys)
     assert free.summary["selectable"] == 30
     cert = certify(keys, SubspaceQuerySet(W))
@@ -34,7 +34,7 @@ def test_narrow_head_makes_many_layernorm_keys_unselectable():
     assert set(cert.indices("unselectable")) | set(cert.indices("tie-only")) == expected_unselectable
     assert set(cert.indices("selectable")) == set(hull.vertices.tolist())
     fraction = len(expected_unselectable) / 30
-    assert 0.3 <= fraction <= 0.55                 # about 40 % of the keys lose
+    assert 0.3 <= fraction <= 0.55  # about 40 % of the keys lose
     assert check_certificate(cert.to_json(), keys).ok
 
 
@@ -55,14 +55,14 @@ def test_witness_is_a_query_in_the_row_space():
 def test_exact_products_decide_where_the_float_product_rounds():
     # W k_0 = 1 + 2^-60 rounds to 1.0 = W k_1 in floats, so the float points tie;
     # exactly, k_0 wins alone and k_1 lies strictly between W k_2 = 0 and W k_0.
-    keys = np.array([[1.0, 2.0 ** -60], [1.0, 0.0], [0.0, 0.0]])
+    keys = np.array([[1.0, 2.0**-60], [1.0, 0.0], [0.0, 0.0]])
     W = np.array([[1.0, 1.0]])
     assert (keys @ W.T)[0, 0] == (keys @ W.T)[1, 0]
     assert certify(keys @ W.T).statuses[:2] == ("tie-only", "tie-only")
     cert = certify(keys, SubspaceQuerySet(W))
     assert cert.statuses[0] == "selectable"
     assert cert.statuses[2] == "selectable"
-    assert cert.statuses[1] in ("unselectable", "undecided")   # never a claim the exact points refute
+    assert cert.statuses[1] in ("unselectable", "undecided")  # never a claim the exact points refute
     assert check_certificate(cert.to_json(), keys).ok
 
 
@@ -117,8 +117,8 @@ def test_mutated_certificates_are_rejected():
     # weights perturbed by 2^-60
     comb = dict(uns["combination"])
     w = [Fraction(x) for x in comb["weights"]]
-    w[0] += Fraction(1, 2 ** 60)
-    w[1] -= Fraction(1, 2 ** 60)
+    w[0] += Fraction(1, 2**60)
+    w[1] -= Fraction(1, 2**60)
     comb["weights"] = [f"{x.numerator}/{x.denominator}" for x in w]
     bad = _mutate(cert, uns["index"], combination=comb)
     assert not check_certificate(bad, keys).ok

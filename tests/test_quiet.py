@@ -21,8 +21,14 @@ BANNER = ("HiGHS", "Copyright", "Running", "THIRD_PARTY")
 
 def _lnproofs(*argv, cwd):
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "lnproofs", *map(str, argv)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "lnproofs", *map(str, argv)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _no_banner(result):
@@ -64,10 +70,10 @@ def test_certify_prints_no_solver_banner(tmp_path):
     result = _lnproofs("certify", keys, "--out", tmp_path / "c.json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     _no_banner(result)
-    assert result.stderr == ""                       # not a terminal, no --progress: no bar either
+    assert result.stderr == ""  # not a terminal, no --progress: no bar either
     shown = _lnproofs("certify", keys, "--out", tmp_path / "d.json", "--progress", cwd=tmp_path)
     _no_banner(shown)
-    assert "certify" in shown.stderr and "key" in shown.stderr   # asked for: the tqdm bar
+    assert "certify" in shown.stderr and "key" in shown.stderr  # asked for: the tqdm bar
 
 
 @pytest.mark.slow
@@ -76,13 +82,29 @@ def test_certify_model_quiet_on_a_tiny_gpt2(tmp_path):
 
     tiny_gpt2(tmp_path / "gpt2", layers=2, heads=2, width=16)
     np.save(tmp_path / "ids.npy", np.random.default_rng(0).integers(0, 40, size=(1, 20)))
-    quiet = _lnproofs("certify-model", tmp_path / "gpt2", "--tokens", tmp_path / "ids.npy", "--out",
-                      tmp_path / "o", "--quiet", cwd=tmp_path)
+    quiet = _lnproofs(
+        "certify-model",
+        tmp_path / "gpt2",
+        "--tokens",
+        tmp_path / "ids.npy",
+        "--out",
+        tmp_path / "o",
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert quiet.returncode == 0, quiet.stderr
     _no_banner(quiet)
     assert quiet.stderr.strip() == "", quiet.stderr
-    shown = _lnproofs("certify-model", tmp_path / "gpt2", "--tokens", tmp_path / "ids.npy", "--out",
-                      tmp_path / "p", "--progress", cwd=tmp_path)
+    shown = _lnproofs(
+        "certify-model",
+        tmp_path / "gpt2",
+        "--tokens",
+        tmp_path / "ids.npy",
+        "--out",
+        tmp_path / "p",
+        "--progress",
+        cwd=tmp_path,
+    )
     assert shown.returncode == 0, shown.stderr
     _no_banner(shown)
     assert "certify-model" in shown.stderr

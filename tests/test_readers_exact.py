@@ -16,7 +16,7 @@ from lnproofs.io.arrays import ReadLimits, load_array, load_token_ids
 from lnproofs.io.csv_numbers import exact_number
 from lnproofs.kernel.errors import CertificateFormatError, FileFormatError, LimitError
 
-BIG = 2 ** 53
+BIG = 2**53
 
 
 def test_integer_keys_past_2_53_are_refused_and_exact_ones_certified(cli, tmp_path):
@@ -25,11 +25,11 @@ def test_integer_keys_past_2_53_are_refused_and_exact_ones_certified(cli, tmp_pa
         load_array(tmp_path / "bad.npy")
     np.save(tmp_path / "good.npy", np.array([[0], [BIG + 4], [BIG + 2]], dtype=np.int64))
     keys = load_array(tmp_path / "good.npy")
-    assert [int(v) for v in keys[:, 0]] == [0, BIG + 4, BIG + 2]          # every value as written
+    assert [int(v) for v in keys[:, 0]] == [0, BIG + 4, BIG + 2]  # every value as written
     result = cli(["certify", tmp_path / "good.npy", "--json"])
     assert result.status == 0, result.err
     statuses = [r["status"] for r in result.json()["results"]]
-    assert statuses == ["selectable", "selectable", "unselectable"]         # BIG + 2 lies between the others
+    assert statuses == ["selectable", "selectable", "unselectable"]  # BIG + 2 lies between the others
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int32, np.uint32, np.int16, np.uint8, np.bool_])
@@ -62,20 +62,20 @@ def test_float16_and_bfloat16_widen_exactly(tmp_path):
     want = brain.to(torch.float64).numpy()
     for name in ("b.safetensors", "b.pt"):
         assert np.array_equal(load_array(tmp_path / name), want), name
-    for value in want[::997, 0]:            # each widened value is the bfloat16 exactly: upper half of a float32
+    for value in want[::997, 0]:  # each widened value is the bfloat16 exactly: upper half of a float32
         assert float(np.float32(value)) == value
 
 
 def test_csv_decimals_are_exact_or_refused(tmp_path):
     assert exact_number("0.5", "x") == 0.5 and exact_number("-3e2", "x") == -300.0
     exact = str(Decimal(0.1))
-    assert exact_number(exact, "x") == 0.1                     # the float's own expansion is accepted
+    assert exact_number(exact, "x") == 0.1  # the float's own expansion is accepted
     with pytest.raises(FileFormatError, match="holds 0.1, which no float64 equals"):
         exact_number("0.1", "x")
     with pytest.raises(FileFormatError, match="no float64 equals"):
         exact_number(str(BIG + 3), "x")
     with pytest.raises(FileFormatError, match="no float64 equals"):
-        exact_number("1e-400", "x")                            # underflow is a rounding too
+        exact_number("1e-400", "x")  # underflow is a rounding too
     with pytest.raises(ValueError):
         exact_number("x", "x")
     (tmp_path / "k.csv").write_text(f"a,b\n{exact},1\n0.25,-2\n")
@@ -84,7 +84,7 @@ def test_csv_decimals_are_exact_or_refused(tmp_path):
 
 def test_token_ids_are_integers_read_exactly(tmp_path):
     np.save(tmp_path / "t.npy", np.array([[1, 2], [3, BIG + 1]], dtype=np.int64))
-    assert load_token_ids(tmp_path / "t.npy").tolist() == [[1, 2], [3, BIG + 1]]   # never through float64
+    assert load_token_ids(tmp_path / "t.npy").tolist() == [[1, 2], [3, BIG + 1]]  # never through float64
     np.save(tmp_path / "f.npy", np.array([1.0, 2.0]))
     assert load_token_ids(tmp_path / "f.npy").dtype == np.int64
     np.save(tmp_path / "h.npy", np.array([1.0, 2.5]))
@@ -93,7 +93,7 @@ def test_token_ids_are_integers_read_exactly(tmp_path):
     np.save(tmp_path / "n.npy", np.array([1, -4]))
     with pytest.raises(FileFormatError, match="hold -4"):
         load_token_ids(tmp_path / "n.npy")
-    np.save(tmp_path / "u.npy", np.array([2 ** 64 - 1], dtype=np.uint64))
+    np.save(tmp_path / "u.npy", np.array([2**64 - 1], dtype=np.uint64))
     with pytest.raises(FileFormatError, match="18446744073709551615"):
         load_token_ids(tmp_path / "u.npy")
 
@@ -102,8 +102,11 @@ def test_an_npz_gives_only_the_members_asked_for(tmp_path, monkeypatch):
     np.savez(tmp_path / "k.npz", keys=np.eye(2), other=np.zeros((3, 3)), third=np.ones(4))
     opened = []
     real = zipfile.ZipFile.open
-    monkeypatch.setattr(zipfile.ZipFile, "open", lambda self, name, *a, **k: opened.append(
-        getattr(name, "filename", name)) or real(self, name, *a, **k))
+    monkeypatch.setattr(
+        zipfile.ZipFile,
+        "open",
+        lambda self, name, *a, **k: opened.append(getattr(name, "filename", name)) or real(self, name, *a, **k),
+    )
     assert load_array(tmp_path / "k.npz").tolist() == [[1.0, 0.0], [0.0, 1.0]]
     assert set(opened) == {"keys.npy"}
     opened.clear()
@@ -114,7 +117,7 @@ def test_an_npz_gives_only_the_members_asked_for(tmp_path, monkeypatch):
 
 def test_limits_are_checked_from_the_headers(tmp_path):
     small = ReadLimits(max_array_bytes=64, max_dim=3)
-    np.save(tmp_path / "k.npy", np.zeros((3, 3)))           # 72 bytes as float64
+    np.save(tmp_path / "k.npy", np.zeros((3, 3)))  # 72 bytes as float64
     np.savez_compressed(tmp_path / "k.npz", keys=np.zeros((3, 3)))
     np.save(tmp_path / "w.npy", np.zeros((1, 4)))
     for name in ("k.npy", "k.npz"):
@@ -122,7 +125,7 @@ def test_limits_are_checked_from_the_headers(tmp_path):
             load_array(tmp_path / name, limits=small)
     with pytest.raises(LimitError, match="--max-dim"):
         load_array(tmp_path / "w.npy", limits=small)
-    np.save(tmp_path / "f.npy", np.zeros((2, 2), dtype=np.float32))   # 4 bytes stored, 8 once read
+    np.save(tmp_path / "f.npy", np.zeros((2, 2), dtype=np.float32))  # 4 bytes stored, 8 once read
     with pytest.raises(LimitError, match="32 bytes as float64"):
         load_array(tmp_path / "f.npy", limits=ReadLimits(max_array_bytes=31))
     assert load_array(tmp_path / "f.npy", limits=ReadLimits(max_array_bytes=32)).shape == (2, 2)
@@ -130,9 +133,9 @@ def test_limits_are_checked_from_the_headers(tmp_path):
 
 def test_pt_tensors_past_their_storage_are_refused_and_views_within_it_read(tmp_path):
     torch = pytest.importorskip("torch")
-    torch.save(torch.arange(6.0).reshape(2, 3).T, tmp_path / "t.pt")        # a transposed view: fine
+    torch.save(torch.arange(6.0).reshape(2, 3).T, tmp_path / "t.pt")  # a transposed view: fine
     assert load_array(tmp_path / "t.pt").tolist() == [[0, 3], [1, 4], [2, 5]]
-    torch.save(torch.arange(8.0)[2:6].reshape(2, 2), tmp_path / "s.pt")     # a slice of a larger storage
+    torch.save(torch.arange(8.0)[2:6].reshape(2, 2), tmp_path / "s.pt")  # a slice of a larger storage
     assert load_array(tmp_path / "s.pt").tolist() == [[2, 3], [4, 5]]
     torch.save(torch.ones(1, 3).expand(5, 3), tmp_path / "e.pt")
     with pytest.raises(LimitError, match="made from a storage of 3 elements"):
@@ -165,7 +168,7 @@ def test_a_text_files_arrays_path_is_validated(cli, tmp_path):
     np.savez(tmp_path / "params.npz", folded=np.array(False))
     data = {"schema": "lnproofs.model-text/2", "arrays": "../params.npz", "layers": [], "heads": []}
     (tmp_path / "texts" / "t.json").write_text(json.dumps(data))
-    result = cli(["check", tmp_path / "texts" / "t.json"])           # a relative path may leave the folder
+    result = cli(["check", tmp_path / "texts" / "t.json"])  # a relative path may leave the folder
     assert "relative" not in result.err
     data["arrays"] = str(tmp_path / "params.npz")
     (tmp_path / "texts" / "t.json").write_text(json.dumps(data))
@@ -180,15 +183,18 @@ def test_the_python_entry_points_refuse_integers_no_float_holds():
     for call in (lambda k: certify(k), lambda k: uniform_attention(k)):
         with pytest.raises(FileFormatError, match=f"{BIG + 3} at index \\(2, 0\\)"):
             call([[0, 1], [BIG + 4, 1], [BIG + 3, 1]])
-    assert [r.status for r in certify([[0], [BIG + 4], [BIG + 2]]).results] == \
-        ["selectable", "selectable", "unselectable"]
+    assert [r.status for r in certify([[0], [BIG + 4], [BIG + 2]]).results] == [
+        "selectable",
+        "selectable",
+        "unselectable",
+    ]
 
 
 def test_json_keys_of_a_head_file_refuse_integers_no_float_holds():
     from lnproofs.io.exact import exact_json_array
 
     assert exact_json_array([[0.5, BIG + 4], [1, 2]], "keys").tolist() == [[0.5, BIG + 4], [1, 2]]
-    for bad in ([[0.5, BIG + 3]], [[BIG + 3, 1]], [[2 ** 2000]]):
+    for bad in ([[0.5, BIG + 3]], [[BIG + 3, 1]], [[2**2000]]):
         with pytest.raises(FileFormatError, match="which no float64 equals"):
             exact_json_array(bad, "keys")
 
@@ -201,8 +207,21 @@ def test_tokens_repeat_like_texts_and_are_never_truncated(cli, tmp_path):
     tiny_gpt2(tmp_path / "m", layers=1, heads=2, width=8)
     np.save(tmp_path / "a.npy", np.array([3, 1, 4, 1]))
     np.save(tmp_path / "b.npy", np.array([[5, 9, 2], [6, 5, 3]]))
-    result = cli(["certify-model", tmp_path / "m", "--tokens", tmp_path / "a.npy", "--tokens", tmp_path / "b.npy",
-                  "--uniform", "none", "--out", tmp_path / "o", "--quiet"])
+    result = cli(
+        [
+            "certify-model",
+            tmp_path / "m",
+            "--tokens",
+            tmp_path / "a.npy",
+            "--tokens",
+            tmp_path / "b.npy",
+            "--uniform",
+            "none",
+            "--out",
+            tmp_path / "o",
+            "--quiet",
+        ]
+    )
     assert result.status in (0, 1), result.err
     texts = sorted((tmp_path / "o" / "texts").glob("text*.json"))
     assert [json.loads(t.read_text())["tokens"] for t in texts] == [[3, 1, 4, 1], [5, 9, 2], [6, 5, 3]]

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from bad_inputs.models import tiny_bert
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,10 +33,12 @@ class _Payload:
 
 
 def _code_file(folder: Path, marker: Path) -> None:
-    (folder / "custom.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
-                                      "from transformers import BertTokenizer as CustomTokenizer\n"
-                                      "from transformers import BertModel as CustomModel\n"
-                                      "from transformers import BertConfig as CustomConfig\n")
+    (folder / "custom.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+        "from transformers import BertTokenizer as CustomTokenizer\n"
+        "from transformers import BertModel as CustomModel\n"
+        "from transformers import BertConfig as CustomConfig\n"
+    )
 
 
 def _edit(path: Path, **fields) -> None:
@@ -67,8 +68,11 @@ def _folder(tmp_path: Path, model: Path, marker: Path, *, keep_config=True) -> P
 def _tokenizer_auto_map(tmp_path, model, marker):
     """The case of the report: a separate config, the tokenizer folder names a tokenizer class in its own code."""
     folder = _folder(tmp_path, model, marker, keep_config=False)
-    _edit(folder / "tokenizer_config.json", tokenizer_class="CustomTokenizer",
-          auto_map={"AutoTokenizer": ["custom.CustomTokenizer", None]})
+    _edit(
+        folder / "tokenizer_config.json",
+        tokenizer_class="CustomTokenizer",
+        auto_map={"AutoTokenizer": ["custom.CustomTokenizer", None]},
+    )
     return [folder / "model.safetensors", "--config", model / "config.json", "--text", "hi"]
 
 
@@ -107,6 +111,7 @@ def _pickled_state_dict(suffix):
             pickle.dump({"embeddings.word_embeddings.weight": _Payload(marker)}, handle)
         np.save(tmp_path / "ids.npy", np.array([1, 2, 3]))
         return [path, "--tokens", tmp_path / "ids.npy"]
+
     return make
 
 
@@ -115,6 +120,7 @@ def _pickled_tokens(suffix):
         from bad_inputs.models import write_pickled_tokens
 
         return [model, "--tokens", write_pickled_tokens(tmp_path / f"evil{suffix}", marker)]
+
     return make
 
 
@@ -134,9 +140,15 @@ CASES = {
 
 def _run(argv, cwd, stdin) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "lnproofs.cli", "certify-model", *map(str, argv),
-                           "--out", str(cwd / "out"), "--quiet"], cwd=cwd, stdin=stdin, capture_output=True,
-                          text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "lnproofs.cli", "certify-model", *map(str, argv), "--out", str(cwd / "out"), "--quiet"],
+        cwd=cwd,
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -80,8 +80,18 @@ def test_report_is_deterministic(reports):
         assert (a / "figures" / name).read_bytes() == (b / "figures" / name).read_bytes(), name
 
 
-KEYS3 = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0],
-                  [0.2, 0.2, 0.2], [0.5, 0.5, 0.0], [1.2, 1.1, 0.9], [0.9, -0.4, 0.3]])
+KEYS3 = np.array(
+    [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.0, 0.0, 1.0],
+        [0.2, 0.2, 0.2],
+        [0.5, 0.5, 0.0],
+        [1.2, 1.1, 0.9],
+        [0.9, -0.4, 0.3],
+    ]
+)
 
 
 def test_keys_section(cli, tmp_path):
@@ -89,8 +99,21 @@ def test_keys_section(cli, tmp_path):
     from lnproofs.certificates.check import check_certificate
 
     np.save(tmp_path / "keys.npy", KEYS3)
-    result = cli(["report", "--out", tmp_path / "r", "--keys", tmp_path / "keys.npy", "--no-recheck", "--no-pdf",
-                  "--n", "3", "--convention", "std"])
+    result = cli(
+        [
+            "report",
+            "--out",
+            tmp_path / "r",
+            "--keys",
+            tmp_path / "keys.npy",
+            "--no-recheck",
+            "--no-pdf",
+            "--n",
+            "3",
+            "--convention",
+            "std",
+        ]
+    )
     assert result.status == 0, result.err
     md = (tmp_path / "r" / "report.md").read_text()
     cert = Certificate.load(tmp_path / "r" / "certificate.json")
@@ -109,7 +132,7 @@ def test_keys_section(cli, tmp_path):
 
 def _recheck_report(cli, out):
     result = cli(["report", "--out", out, "--samples", "16", "--no-pdf", "--n", "3"])
-    assert result.status in (0, 1), result.err   # 1: some numeric re-check failed (the report says which)
+    assert result.status in (0, 1), result.err  # 1: some numeric re-check failed (the report says which)
     md = (out / "report.md").read_text()
     failed = md.count("| **failed**: largest error")
     assert result.status == (1 if failed else 0)
@@ -180,8 +203,10 @@ def test_relations_are_typeset_in_math_mode():
         assert "|" not in text.replace(r"\ensuremath{|}", "")
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
-                    reason="pdflatex or pdftotext is not installed")
+@pytest.mark.skipif(
+    shutil.which("pdflatex") is None or shutil.which("pdftotext") is None,
+    reason="pdflatex or pdftotext is not installed",
+)
 def test_pdf_text_has_no_substitute_glyphs(reports, tmp_path):
     """Without the T1 encoding, text-mode <, > and | print as the glyphs checked here."""
     import subprocess
@@ -193,12 +218,13 @@ def test_pdf_text_has_no_substitute_glyphs(reports, tmp_path):
     shutil.copytree(reports[0], folder)
     tex = folder / "report.tex"
     line = escape("Relations in text: a < b, c > d, e | f.")
-    tex.write_text(tex.read_text(encoding="utf-8").replace(r"\end{document}", line + "\n" + r"\end{document}"),
-                   encoding="utf-8")
+    tex.write_text(
+        tex.read_text(encoding="utf-8").replace(r"\end{document}", line + "\n" + r"\end{document}"), encoding="utf-8"
+    )
     pdf, note = _compile_pdf(tex)
     assert pdf is not None, note
     text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
     assert "Relations in text" in text
     for glyph in ("\u00a1", "\u00bf", "\u2014"):
         assert glyph not in text, f"{glyph!r} found in the PDF text"
-    assert "\\ref{" not in text and "Theorem 10.4" in text      # references typeset, not escaped
+    assert "\\ref{" not in text and "Theorem 10.4" in text  # references typeset, not escaped

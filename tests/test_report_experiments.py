@@ -23,7 +23,7 @@ def _curve(steps, speed, seed, dip=None):
     rng = np.random.default_rng(seed)
     loss = 3.0 * np.exp(-speed * np.arange(1, steps + 1)) + 0.15 + 0.03 * rng.standard_normal(steps)
     if dip is not None:
-        loss[dip - 1] = 0.05                          # one batch far below its trend
+        loss[dip - 1] = 0.05  # one batch far below its trend
     return loss
 
 
@@ -41,17 +41,43 @@ def _write_run(root, configuration, seeds, lr, steps, speeds=(0.02, 0.008)):
                 lines.append(f"{k},{(k - 1) // 20 + 1},{loss[k - 1]:.6g},{angle},{acc},{angle if acc else ''}")
             (root / "runs" / f"{arm}_seed{seed}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     stat = {"mean": float(steps), "std": 0.0, "min": float(steps), "max": float(steps), "n": len(seeds)}
-    certificate = {"arm": "layernorm", "exact_m": False, "key_statuses": {"selectable": 20}, "keys": 20,
-                   "uniform_free": {"status": "feasible"},
-                   "uniform_realisable": {"status": "infeasible", "proof": "every solution in the ball gives q = 0"}}
-    summary = {"accuracy_step": at, "loss_target": 0.2, "seeds": list(seeds),
-               "arms": {arm: {"final_step": stat} for arm in ("layernorm", "no-projection")},
-               "certificates": {f"layernorm_seed{s}": certificate for s in seeds}, "per_run": {}}
-    config = {"configuration": configuration, "arms": ["layernorm", "no-projection"], "seeds": list(seeds),
-              "device": "cpu", "three_d": None,
-              "main": {"n_samples": 100_000, "length": 50, "classes": 20, "d": 8, "batch": 6000, "lr": lr,
-                       "decay_steps": 170_000, "steps": steps, "min_delta": 6, "eval_every": 50},
-              "note": "load average 4 to 8 on two cores", "rationale": "It does not fit the 10 minutes aimed at"}
+    certificate = {
+        "arm": "layernorm",
+        "exact_m": False,
+        "key_statuses": {"selectable": 20},
+        "keys": 20,
+        "uniform_free": {"status": "feasible"},
+        "uniform_realisable": {"status": "infeasible", "proof": "every solution in the ball gives q = 0"},
+    }
+    summary = {
+        "accuracy_step": at,
+        "loss_target": 0.2,
+        "seeds": list(seeds),
+        "arms": {arm: {"final_step": stat} for arm in ("layernorm", "no-projection")},
+        "certificates": {f"layernorm_seed{s}": certificate for s in seeds},
+        "per_run": {},
+    }
+    config = {
+        "configuration": configuration,
+        "arms": ["layernorm", "no-projection"],
+        "seeds": list(seeds),
+        "device": "cpu",
+        "three_d": None,
+        "main": {
+            "n_samples": 100_000,
+            "length": 50,
+            "classes": 20,
+            "d": 8,
+            "batch": 6000,
+            "lr": lr,
+            "decay_steps": 170_000,
+            "steps": steps,
+            "min_delta": 6,
+            "eval_every": 50,
+        },
+        "note": "load average 4 to 8 on two cores",
+        "rationale": "It does not fit the 10 minutes aimed at",
+    }
     (root / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     (root / "config.json").write_text(json.dumps(config), encoding="utf-8")
     for name in ("majority_loss.png", "majority_accuracy.png", "majority_angle.png"):
@@ -66,20 +92,39 @@ def _write_lm(root):
     texts = []
     for t in range(3):
         moved = dict(layer, selectable=40 + 5 * t, unselectable=60 - 5 * t)
-        texts.append(json.dumps({"text": t, "tokens": 100, "counts": {"without": [moved] * 4, "before": [layer] * 4,
-                                                                      "with": [ok] * 4}}))
+        texts.append(
+            json.dumps(
+                {"text": t, "tokens": 100, "counts": {"without": [moved] * 4, "before": [layer] * 4, "with": [ok] * 4}}
+            )
+        )
     (root / "per_text.jsonl").write_text("\n".join(texts) + "\n", encoding="utf-8")
     entry = {"keys": 300, "layer": 1, "std_pct": 0.0, "undecided_pct": 0.0, "unselectable_pct": 55.0}
-    summary = {"tables": {k: [entry] * 4 for k in ("without", "before", "with")}, "texts": 3,
-               "after_keys": 1200, "after_not_selectable": 0,
-               "radius_spread": [{"layer": 1, "min": 0.99, "max": 0.999}]}
-    config = {"configuration": "default", "eps": 1e-5, "corpus": "a small corpus", "tokens_train": 12345,
-              "vocab_size": 512, "steps": 300, "batch": 8, "block": 128, "lr": 3e-3, "min_len": 768, "max_len": 1024}
+    summary = {
+        "tables": {k: [entry] * 4 for k in ("without", "before", "with")},
+        "texts": 3,
+        "after_keys": 1200,
+        "after_not_selectable": 0,
+        "radius_spread": [{"layer": 1, "min": 0.99, "max": 0.999}],
+    }
+    config = {
+        "configuration": "default",
+        "eps": 1e-5,
+        "corpus": "a small corpus",
+        "tokens_train": 12345,
+        "vocab_size": 512,
+        "steps": 300,
+        "batch": 8,
+        "block": 128,
+        "lr": 3e-3,
+        "min_len": 768,
+        "max_len": 1024,
+    }
     (root / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     (root / "config.json").write_text(json.dumps(config), encoding="utf-8")
     for arm in ("scaling", "centering"):
-        rows = ["step,train_loss,test_loss"] + [f"{k},{8 - k / 100:.4f},{8 - k / 100 if k % 50 == 0 else ''}"
-                                                for k in range(1, 301)]
+        rows = ["step,train_loss,test_loss"] + [
+            f"{k},{8 - k / 100:.4f},{8 - k / 100 if k % 50 == 0 else ''}" for k in range(1, 301)
+        ]
         (root / f"loss_{arm}.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     _png(root / "lm_loss.png")
 
@@ -105,9 +150,11 @@ def experiments(tmp_path):
     _write_run(folder / "majority", "default", SEEDS, 3e-3, 600)
     _write_run(folder / "majority_paper", "paper", (11,), 1e-3, 900)
     _write_lm(folder / "lm_tables")
-    (folder / "summary.md").write_text("## Experiment 1: the Majority task, the paper's configuration\n\n"
-                                       "- **default**: N 20,000, batch 2,000, 3 seed(s), angle 50.4\n",
-                                       encoding="utf-8")
+    (folder / "summary.md").write_text(
+        "## Experiment 1: the Majority task, the paper's configuration\n\n"
+        "- **default**: N 20,000, batch 2,000, 3 seed(s), angle 50.4\n",
+        encoding="utf-8",
+    )
     return folder
 
 
@@ -141,8 +188,9 @@ def test_numbers_come_from_the_run_files(experiments, tmp_path):
 
     section = read_experiments(experiments, tmp_path / "reports")
     findings = next(b for b in section.blocks if isinstance(b, Table) and b.label == "tab:majority-findings")
-    steps = [steps_to_smoothed(read_rows(experiments / "majority" / "runs" / f"layernorm_seed{s}.csv"), 0.2)
-             for s in SEEDS]
+    steps = [
+        steps_to_smoothed(read_rows(experiments / "majority" / "runs" / f"layernorm_seed{s}.csv"), 0.2) for s in SEEDS
+    ]
     row = next(r for r in findings.rows if r[0] == "steps to smoothed loss 0.2, with projection")
     assert row[2] == fmt_ci(steps, 3)
     paper_steps = steps_to_smoothed(read_rows(experiments / "majority_paper" / "runs" / "layernorm_seed11.csv"), 0.2)
@@ -150,7 +198,7 @@ def test_numbers_come_from_the_run_files(experiments, tmp_path):
     path = write_section(experiments / "majority_paper")
     own = path.read_text(encoding="utf-8")
     assert "the paper's configuration" in own and "the default configuration" not in own
-    assert "$3 \\times 10^{-3}$" not in own                 # the default run's learning rate
+    assert "$3 \\times 10^{-3}$" not in own  # the default run's learning rate
 
 
 def test_smoothed_loss_ignores_a_single_batch():
@@ -159,8 +207,8 @@ def test_smoothed_loss_ignores_a_single_batch():
     assert first_single == 150
     smoothed = steps_to_smoothed(rows, 0.2)
     assert smoothed is not None and smoothed > first_single + SMOOTHING // 2
-    window = [r["train_loss"] for r in rows[smoothed - SMOOTHING:smoothed]]
-    assert np.mean(window) <= 0.2 < np.mean([r["train_loss"] for r in rows[smoothed - 1 - SMOOTHING:smoothed - 1]])
+    window = [r["train_loss"] for r in rows[smoothed - SMOOTHING : smoothed]]
+    assert np.mean(window) <= 0.2 < np.mean([r["train_loss"] for r in rows[smoothed - 1 - SMOOTHING : smoothed - 1]])
 
 
 def test_confidence_interval_and_number_format():
@@ -194,8 +242,10 @@ def _pdf_text(pdf):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(any(shutil.which(tool) is None for tool in ("pdflatex", "bibtex", "pdftotext")),
-                    reason="pdflatex, bibtex or pdftotext is not installed: the PDF of the report is not built here")
+@pytest.mark.skipif(
+    any(shutil.which(tool) is None for tool in ("pdflatex", "bibtex", "pdftotext")),
+    reason="pdflatex, bibtex or pdftotext is not installed: the PDF of the report is not built here",
+)
 def test_pdf_reads_as_a_paper(cli, experiments, tmp_path):
     """The PDF as a reader sees it (pdftotext): an abstract, contents, numbered results and
     references; no code name of a result, no notebook phrase and no ASCII mathematics before
@@ -210,23 +260,52 @@ def test_pdf_reads_as_a_paper(cli, experiments, tmp_path):
     assert re.search(r"Lemma 3\.1 \(", text) and re.search(r"Theorem 4\.1 \(", text)
     assert "Brody" in text.split("References")[1]
     body, index = text.split("Index of result names\n")[0], text.rsplit("Index of result names", 1)[1]
-    for name in theorem_names():                   # pdftotext reads a typewriter underscore as a space
+    for name in theorem_names():  # pdftotext reads a typewriter underscore as a space
         for form in (name, name.replace("_", " ")):
             assert form not in body, form
             assert form in index or name.replace("_", " ") in index, name
-    notebook = ("(s)", "load average", "two cores", "ARM_seed", "norm1", "min_delta", "ln_1", "W_Q^T", "@", "e+0",
-                "e-0", "sum_j", "sqrt(", "R^8", "\u02c6", "--no-recheck", "summary.md", "`")
+    notebook = (
+        "(s)",
+        "load average",
+        "two cores",
+        "ARM_seed",
+        "norm1",
+        "min_delta",
+        "ln_1",
+        "W_Q^T",
+        "@",
+        "e+0",
+        "e-0",
+        "sum_j",
+        "sqrt(",
+        "R^8",
+        "\u02c6",
+        "--no-recheck",
+        "summary.md",
+        "`",
+    )
     for phrase in notebook:
-        assert phrase not in body, (phrase, body[max(0, body.find(phrase) - 200):body.find(phrase) + 200])
+        assert phrase not in body, (phrase, body[max(0, body.find(phrase) - 200) : body.find(phrase) + 200])
     assert "Experiment 1: the Majority task" in text and "Experiment 2" in text
     assert text.count("Figure 1: ") == 1 and "Table 1: " in text
     # the whole report, as Markdown: one Experiment 1, one default configuration, no paragraph twice
     md = (tmp_path / "r" / "report.md").read_text(encoding="utf-8")
     assert len(re.findall(r"^## \d+\. Experiment 1: the Majority task$", md, flags=re.M)) == 1
-    assert len(re.findall(r"^\| setting \| the paper \| the default configuration \| the paper's configuration \|$",
-                          md, flags=re.M)) == 1
-    paragraphs = [p.strip() for p in md.split("\n\n") if len(p.strip()) > 80
-                  and not re.match(r"(\||- |\s*\$\$|!\[|\d+\. |Hence |\*\*(Theorem|Lemma))", p.strip())]
+    assert (
+        len(
+            re.findall(
+                r"^\| setting \| the paper \| the default configuration \| the paper's configuration \|$",
+                md,
+                flags=re.M,
+            )
+        )
+        == 1
+    )
+    paragraphs = [
+        p.strip()
+        for p in md.split("\n\n")
+        if len(p.strip()) > 80 and not re.match(r"(\||- |\s*\$\$|!\[|\d+\. |Hence |\*\*(Theorem|Lemma))", p.strip())
+    ]
     assert len(paragraphs) == len(set(paragraphs)), [p[:80] for p in paragraphs if paragraphs.count(p) > 1]
 
 
@@ -236,8 +315,10 @@ def test_figure1_section_from_its_counts(tmp_path):
 
     folder = tmp_path / "figure1"
     folder.mkdir()
-    rows = ["n,d,trials,without_nonselectable,without_all_selectable,without_undecided,with_nonselectable,"
-            "with_all_selectable,with_undecided"]
+    rows = [
+        "n,d,trials,without_nonselectable,without_all_selectable,without_undecided,with_nonselectable,"
+        "with_all_selectable,with_undecided"
+    ]
     counts = {(3, 3): 0, (3, 4): 0, (6, 3): 20, (6, 4): 4, (9, 3): 20, (9, 4): 7}
     rows += [f"{n},{d},20,{k},{20 - k},0,0,20,0" for (n, d), k in counts.items()]
     (folder / "figure1_counts.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")

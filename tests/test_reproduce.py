@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from lnproofs.experiments import figure1 as R
 from lnproofs.derive.numeric import layernorm
+from lnproofs.experiments import figure1 as R
 
 
 def test_verdicts_on_known_configurations():
@@ -65,8 +65,15 @@ def test_small_grid_outputs_deterministic_and_resumable(tmp_path, monkeypatch, t
     assert first["cells"] == 12 and first["undecided_without"] == 0 and first["workers"] == 1
     second = R.reproduce_figure1(tmp_path / "b", scheduler=thread_cluster, **kwargs)
     assert second["workers"] == 2
-    for name in ("figure1c.csv", "figure1d.csv", "figure1_counts.csv", "figure1c.png", "figure1d.png",
-                 "figure1ab.png", "figure1.md"):
+    for name in (
+        "figure1c.csv",
+        "figure1d.csv",
+        "figure1_counts.csv",
+        "figure1c.png",
+        "figure1d.png",
+        "figure1ab.png",
+        "figure1.md",
+    ):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     header, *rows = _csv(tmp_path / "a" / "figure1c.csv").splitlines()
     assert header == "n,d,fraction" and len(rows) == 12
@@ -104,7 +111,7 @@ def test_interrupted_cluster_run_resumes_to_the_same_files(tmp_path, thread_clus
     with pytest.raises(KeyboardInterrupt):
         R.reproduce_figure1(tmp_path / "cut", scheduler=thread_cluster, progress=interrupt, **kwargs)
     kept = (tmp_path / "cut" / "progress.jsonl").read_text().splitlines()
-    assert len(kept) == 1 + 3                      # the header and the cells finished before Ctrl-C
+    assert len(kept) == 1 + 3  # the header and the cells finished before Ctrl-C
     R.reproduce_figure1(tmp_path / "cut", scheduler=thread_cluster, resume=True, **kwargs)
     for name in ("figure1c.csv", "figure1d.csv", "figure1_counts.csv", "figure1.md"):
         assert (tmp_path / "cut" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
@@ -119,8 +126,19 @@ def test_resume_refuses_other_options(tmp_path):
 
 
 def test_unreachable_scheduler_leaves_progress_untouched(cli, tmp_path):
-    argv = ["reproduce", "figure1", "--trials", "2", "--n-range", "10:11", "--d-range", "3:3", "--out", tmp_path,
-            "--quiet"]
+    argv = [
+        "reproduce",
+        "figure1",
+        "--trials",
+        "2",
+        "--n-range",
+        "10:11",
+        "--d-range",
+        "3:3",
+        "--out",
+        tmp_path,
+        "--quiet",
+    ]
     assert cli(argv + ["--workers", "1"]).status == 0
     before = (tmp_path / "progress.jsonl").read_bytes()
     for extra in ([], ["--resume"]):
@@ -130,15 +148,43 @@ def test_unreachable_scheduler_leaves_progress_untouched(cli, tmp_path):
 
 
 def test_jobs_is_a_deprecated_alias_of_workers(cli, tmp_path):
-    result = cli(["reproduce", "figure1", "--trials", "2", "--n-range", "10:10", "--d-range", "3:3", "--out", tmp_path,
-                  "--quiet", "--jobs", "1"])
+    result = cli(
+        [
+            "reproduce",
+            "figure1",
+            "--trials",
+            "2",
+            "--n-range",
+            "10:10",
+            "--d-range",
+            "3:3",
+            "--out",
+            tmp_path,
+            "--quiet",
+            "--jobs",
+            "1",
+        ]
+    )
     assert result.status == 0, result.err
     assert "--jobs is deprecated; use --workers" in result.err and "in this process" in result.out
 
 
 def test_command_line(cli, tmp_path):
-    result = cli(["reproduce", "figure1", "--trials", "2", "--n-range", "10:11", "--d-range", "3:3",
-                  "--out", tmp_path, "--quiet"])
+    result = cli(
+        [
+            "reproduce",
+            "figure1",
+            "--trials",
+            "2",
+            "--n-range",
+            "10:11",
+            "--d-range",
+            "3:3",
+            "--out",
+            tmp_path,
+            "--quiet",
+        ]
+    )
     assert result.status == 0, result.err
     assert (tmp_path / "figure1c.png").exists() and (tmp_path / "figure1ab.png").exists()
     counts = (tmp_path / "figure1_counts.csv").read_text().splitlines()
@@ -157,19 +203,30 @@ def _parsed(argv):
     return args
 
 
-@pytest.mark.parametrize("argv, expected", [
-    (["reproduce", "figure1", "--trials", "5", "--n-range", "3:4"], {"figure": "figure1", "trials": "5",
-                                                                     "n_range": "3:4"}),
-    # the former single option list: options before the experiment's name
-    (["reproduce", "--trials", "5", "--resume", "figure1", "--seed", "3"], {"trials": "5", "resume": True,
-                                                                           "seed": "3"}),
-    (["reproduce", "--out", "o", "figure1", "--jobs", "2"], {"out": "o", "jobs": "2"}),
-    (["reproduce", "majority", "--steps", "4", "--seeds", "3,4", "--no-3d"], {"steps": "4", "seeds": "3,4",
-                                                                               "no_3d": True}),
-    (["reproduce", "--paper", "lm-tables", "--texts", "2", "--text-length", "8:16"], {"paper": True, "texts": "2",
-                                                                                      "text_length": "8:16"}),
-    (["reproduce", "--quiet", "majority"], {"quiet": True, "device": "auto"}),
-])
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (
+            ["reproduce", "figure1", "--trials", "5", "--n-range", "3:4"],
+            {"figure": "figure1", "trials": "5", "n_range": "3:4"},
+        ),
+        # the former single option list: options before the experiment's name
+        (
+            ["reproduce", "--trials", "5", "--resume", "figure1", "--seed", "3"],
+            {"trials": "5", "resume": True, "seed": "3"},
+        ),
+        (["reproduce", "--out", "o", "figure1", "--jobs", "2"], {"out": "o", "jobs": "2"}),
+        (
+            ["reproduce", "majority", "--steps", "4", "--seeds", "3,4", "--no-3d"],
+            {"steps": "4", "seeds": "3,4", "no_3d": True},
+        ),
+        (
+            ["reproduce", "--paper", "lm-tables", "--texts", "2", "--text-length", "8:16"],
+            {"paper": True, "texts": "2", "text_length": "8:16"},
+        ),
+        (["reproduce", "--quiet", "majority"], {"quiet": True, "device": "auto"}),
+    ],
+)
 def test_former_command_lines_still_parse(argv, expected):
     args = _parsed(argv)
     for key, value in expected.items():
@@ -177,8 +234,11 @@ def test_former_command_lines_still_parse(argv, expected):
 
 
 def test_each_experiment_has_its_own_help(cli):
-    for name, own, foreign in (("figure1", "--n-range", "--corpus"), ("majority", "--seeds", "--trials"),
-                               ("lm-tables", "--corpus", "--no-3d")):
+    for name, own, foreign in (
+        ("figure1", "--n-range", "--corpus"),
+        ("majority", "--seeds", "--trials"),
+        ("lm-tables", "--corpus", "--no-3d"),
+    ):
         result = cli(["reproduce", name, "--help"])
         assert result.status == 0 and own in result.out and foreign not in result.out, name
     listing = cli(["reproduce", "--help"])
@@ -196,13 +256,42 @@ def test_option_of_another_experiment_names_its_takers(cli, tmp_path):
 def test_former_order_runs_figure1(cli, tmp_path):
     """Options before the name, as the single option list allowed, run the experiment."""
     out = tmp_path / "f"
-    result = cli(["reproduce", "--trials", "2", "--n-range", "3:4", "figure1", "--d-range", "3:3", "--out", out,
-                  "--workers", "1"])
+    result = cli(
+        [
+            "reproduce",
+            "--trials",
+            "2",
+            "--n-range",
+            "3:4",
+            "figure1",
+            "--d-range",
+            "3:3",
+            "--out",
+            out,
+            "--workers",
+            "1",
+        ]
+    )
     assert result.status == 0, result.err
     assert "2 cells" in result.out and (out / "figure1c.csv").is_file()
-    assert result.err == ""                       # not a terminal, no --progress: nothing on stderr
-    again = cli(["reproduce", "figure1", "--trials", "2", "--n-range", "3:4", "--d-range", "3:3", "--out",
-                 tmp_path / "g", "--workers", "1", "--progress"])
+    assert result.err == ""  # not a terminal, no --progress: nothing on stderr
+    again = cli(
+        [
+            "reproduce",
+            "figure1",
+            "--trials",
+            "2",
+            "--n-range",
+            "3:4",
+            "--d-range",
+            "3:3",
+            "--out",
+            tmp_path / "g",
+            "--workers",
+            "1",
+            "--progress",
+        ]
+    )
     assert again.status == 0 and "figure1" in again.err and "2/2" in again.err
 
 
@@ -214,8 +303,11 @@ def test_experiment_progress_is_one_tqdm_line(cli, tmp_path, monkeypatch):
     def fake(out, *, progress=None, **kwargs):
         for k in (1, 2):
             progress(f"majority: layernorm seed 3 ({k}/2)")
-        return {"out": str(out), "seconds": 0.0, "arms": {"layernorm": {"final_angle": {"mean": 1.0}},
-                                                         "no-projection": {"final_angle": {"mean": 2.0}}}}
+        return {
+            "out": str(out),
+            "seconds": 0.0,
+            "arms": {"layernorm": {"final_angle": {"mean": 1.0}}, "no-projection": {"final_angle": {"mean": 2.0}}},
+        }
 
     monkeypatch.setattr(majority, "reproduce_majority", fake)
     shown = cli(["reproduce", "majority", "--out", tmp_path / "a", "--progress"])

@@ -28,8 +28,9 @@ WIDTH = 384
 # Eight inputs of different lengths over a vocabulary of 40 ids, all opening with the same
 # three tokens: the same token at the same position in every text (and more by chance).
 _rng = np.random.default_rng(7)
-TEXTS = [np.concatenate([[2, 9, 4], _rng.integers(5, 40, size=n)]).astype(np.int64)
-         for n in (0, 1, 5, 9, 17, 28, 44, 60)]
+TEXTS = [
+    np.concatenate([[2, 9, 4], _rng.integers(5, 40, size=n)]).astype(np.int64) for n in (0, 1, 5, 9, 17, 28, 44, 60)
+]
 FAMILIES = ("bert", "llama", "gpt_neox")
 
 
@@ -40,9 +41,9 @@ def models(tmp_path_factory):
         folder = tmp_path_factory.mktemp(f"same-{family}")
         if family == "bert":
             _tiny_bert(folder)
-        elif family == "llama":      # RMSNorm, rotary, grouped queries
+        elif family == "llama":  # RMSNorm, rotary, grouped queries
             tiny_decoder(family, folder, layers=2, heads=8, width=WIDTH, positions=80, head_dim=48)
-        else:                        # LayerNorm, partial rotary
+        else:  # LayerNorm, partial rotary
             tiny_decoder(family, folder, layers=2, heads=12, width=WIDTH, positions=80)
         out[family] = load_model(folder)
     return out
@@ -54,8 +55,14 @@ def _tiny_bert(folder):
     from transformers import BertConfig, BertModel
 
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=40, hidden_size=WIDTH, num_hidden_layers=2, num_attention_heads=12,
-                        intermediate_size=2 * WIDTH, max_position_embeddings=80)
+    config = BertConfig(
+        vocab_size=40,
+        hidden_size=WIDTH,
+        num_hidden_layers=2,
+        num_attention_heads=12,
+        intermediate_size=2 * WIDTH,
+        max_position_embeddings=80,
+    )
     model = BertModel(config).eval()
     with torch.no_grad():
         for module in model.modules():
@@ -71,6 +78,7 @@ def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
 
 # -- the products ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("n", [16, 384, 2048])
 def test_a_row_of_the_products_depends_on_that_row_alone(n):
     from threadpoolctl import threadpool_limits
@@ -81,18 +89,18 @@ def test_a_row_of_the_products_depends_on_that_row_alone(n):
     b = rng.standard_normal(48)
     whole = row_products(X, W, b)
     for first, count in [(0, 1), (3, 1), (0, 9), (5, 17), (10, 60)]:
-        assert _same_bytes(row_products(X[first:first + count], W, b), whole[first:first + count])
+        assert _same_bytes(row_products(X[first : first + count], W, b), whole[first : first + count])
     order = rng.permutation(len(X))
     assert _same_bytes(row_products(X[order], W, b), whole[order])
-    assert _same_bytes(row_products(X[4], W, b), whole[4])                 # one row, 1-D
-    for first, count in [(0, 16), (16, 16), (5, 1)]:                        # a head's rows of W alone
+    assert _same_bytes(row_products(X[4], W, b), whole[4])  # one row, 1-D
+    for first, count in [(0, 16), (16, 16), (5, 1)]:  # a head's rows of W alone
         cut = slice(first, first + count)
         assert _same_bytes(row_products(X, W[cut], b[cut]), np.ascontiguousarray(whole[:, cut]))
     with threadpool_limits(limits=1, user_api="blas"):
         assert _same_bytes(row_products(X, W, b), whole)
-    slices = weight_slices(W)                         # made once, for every later X
+    slices = weight_slices(W)  # made once, for every later X
     for first, count in [(0, 1), (5, 17), (0, 70)]:
-        assert _same_bytes(row_products(X[first:first + count], W, b, slices=slices), whole[first:first + count])
+        assert _same_bytes(row_products(X[first : first + count], W, b, slices=slices), whole[first : first + count])
 
 
 def test_the_products_are_accurate_to_float64():
@@ -100,7 +108,7 @@ def test_the_products_are_accurate_to_float64():
     BLAS product of 384 terms is allowed about n times that)."""
     rng = np.random.default_rng(1)
     X = rng.standard_normal((5, 384)) * np.array([[1.0], [1e-8], [3e5], [1.0], [0.0]])
-    X[3, :100] *= 1e-20                       # a row whose entries span many binades
+    X[3, :100] *= 1e-20  # a row whose entries span many binades
     W = rng.standard_normal((6, 384))
     b = rng.standard_normal(6)
     got = row_products(X, W, b)
@@ -109,8 +117,8 @@ def test_the_products_are_accurate_to_float64():
             terms = [Fraction(float(x)) * Fraction(float(w)) for x, w in zip(X[i], W[j])]
             exact = sum(terms) + Fraction(float(b[j]))
             scale = sum(abs(t) for t in terms) + abs(Fraction(float(b[j])))
-            assert abs(Fraction(float(got[i, j])) - exact) <= scale * Fraction(1, 2 ** 50)
-    assert got[4].tolist() == b.tolist()      # a zero row gives the bias exactly
+            assert abs(Fraction(float(got[i, j])) - exact) <= scale * Fraction(1, 2**50)
+    assert got[4].tolist() == b.tolist()  # a zero row gives the bias exactly
     assert slice_bits(384) == 22 and slice_bits(2048) == 21 and slice_bits(4096) == 20
 
 
@@ -123,6 +131,7 @@ def test_rows_with_a_non_finite_entry_stay_non_finite_and_row_by_row():
 
 # -- the captures ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_one_text_alone_and_in_any_call_gives_the_same_bytes(models, family):
     """Keys, queries, norm inputs and outputs at every layer: one text alone, and as each
@@ -131,7 +140,7 @@ def test_one_text_alone_and_in_any_call_gives_the_same_bytes(models, family):
     layers = [0, 1]
     alone = [capture_layers(loaded, [text], layers) for text in TEXTS]
     for count in range(1, len(TEXTS) + 1):
-        chosen = [(count * 3 + k) % len(TEXTS) for k in range(count)]   # other members, other places
+        chosen = [(count * 3 + k) % len(TEXTS) for k in range(count)]  # other members, other places
         together = capture_layers(loaded, [TEXTS[i] for i in chosen], layers)
         for place, i in enumerate(chosen):
             for layer in layers:
@@ -168,10 +177,20 @@ def test_layer_zero_gives_the_same_token_at_the_same_position_the_same_key(model
 
 # -- through the corpus road -------------------------------------------------------------------
 
+
 def _run(loaded, out, **options):
     corpus = [(None, text) for text in TEXTS]
-    certify_corpus(loaded, None, corpus, out, layers=[0, 1], progress=False, uniform="none", causal=False,
-                   **{"heads": [0, 1], **options})
+    certify_corpus(
+        loaded,
+        None,
+        corpus,
+        out,
+        layers=[0, 1],
+        progress=False,
+        uniform="none",
+        causal=False,
+        **{"heads": [0, 1], **options},
+    )
     return [dict(np.load(out / "texts" / f"text{i:05d}.npz")) for i in range(len(TEXTS))]
 
 
@@ -197,8 +216,17 @@ def test_pooled_duplicates_of_a_layernorm_model_tie(models, tmp_path):
     """``--pool`` (the corpus road's pool, BERT): every key shared by texts at layer 0 is
     answered ``tie-only`` or ``unselectable`` in the pool, never ``selectable``."""
     out = tmp_path / "pool"
-    certify_corpus(models["bert"], None, [(None, t) for t in TEXTS], out, layers=[0], heads=[0, 5],
-                   progress=False, uniform="free", pool=True)
+    certify_corpus(
+        models["bert"],
+        None,
+        [(None, t) for t in TEXTS],
+        out,
+        layers=[0],
+        heads=[0, 5],
+        progress=False,
+        uniform="free",
+        pool=True,
+    )
     rows = pq.read_table(out / "pooled.parquet").to_pylist()
     groups = collections.defaultdict(list)
     for row in rows:
@@ -224,8 +252,17 @@ def test_a_positionless_encoder_ties_the_repeats_of_a_token_within_a_text(tmp_pa
     model.save_pretrained(str(folder))
     text = np.array([2, 9, 4, 9, 2, 7, 7, 7, 11], dtype=np.int64)
     out = tmp_path / "run"
-    certify_corpus(load_model(folder), None, [(None, text)], out, layers=[0], heads=[0, 3], progress=False,
-                   uniform="none", causal=False)
+    certify_corpus(
+        load_model(folder),
+        None,
+        [(None, text)],
+        out,
+        layers=[0],
+        heads=[0, 3],
+        progress=False,
+        uniform="none",
+        causal=False,
+    )
     rows = pq.read_table(out / "rows" / "text00000.parquet").to_pylist()
     counts = collections.Counter(text.tolist())
     assert len(rows) == 2 * len(text)
@@ -241,8 +278,17 @@ def test_pooled_duplicates_of_rotary_models_tie(models, family, tmp_path):
     every rotated layer-0 key that another text repeats at the same position is the same bytes
     in the stored arrays and never ``selectable`` in the pool, free or realisable."""
     out = tmp_path / "pool"
-    certify_corpus(models[family], None, [(None, t) for t in TEXTS], out, layers=[0], heads=[0],
-                   progress=False, uniform="free", pool=True)
+    certify_corpus(
+        models[family],
+        None,
+        [(None, t) for t in TEXTS],
+        out,
+        layers=[0],
+        heads=[0],
+        progress=False,
+        uniform="free",
+        pool=True,
+    )
     arrays = [np.load(out / "texts" / f"text{i:05d}.npz") for i in range(len(TEXTS))]
     seen = collections.defaultdict(list)
     for i, a in enumerate(arrays):
@@ -269,8 +315,13 @@ def test_pooled_minilm_duplicates_tie(cli, tmp_path):
     from pathlib import Path
 
     model = Path(package.__file__).parent / "model"
-    texts = ["Hi", "The cat sat on the mat.", "The cat sat on the mat while the dog slept by the fire, and the "
-             "rain fell outside all night long over the quiet grey town and its empty harbour.", "The dog ran."]
+    texts = [
+        "Hi",
+        "The cat sat on the mat.",
+        "The cat sat on the mat while the dog slept by the fire, and the "
+        "rain fell outside all night long over the quiet grey town and its empty harbour.",
+        "The dog ran.",
+    ]
     out = tmp_path / "minilm"
     argv = ["certify-model", model, "--layers", "0", "--pool", "--uniform", "free", "--out", out, "--quiet"]
     for text in texts:
@@ -285,7 +336,7 @@ def test_pooled_minilm_duplicates_tie(cli, tmp_path):
             shared += int(same.sum())
             for name in (n for n in arrays[i].files if n.startswith("keys_l0")):
                 assert (arrays[i][name][:rows][same] == arrays[j][name][:rows][same]).all()
-    assert shared >= 6                      # [CLS] everywhere, "the cat sat on the mat" twice
+    assert shared >= 6  # [CLS] everywhere, "the cat sat on the mat" twice
     rows = pq.read_table(out / "pooled.parquet").to_pylist()
     groups = collections.defaultdict(set)
     for row in rows:

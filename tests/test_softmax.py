@@ -28,8 +28,8 @@ def test_max_weight_of_two_opposite_keys(radius, temperature):
     best = _sigmoid(2 * radius / (temperature or 1.0))
     assert result.status == "solved"
     lo, hi = result.weight
-    assert lo <= hi <= best + 1e-15          # a query in the ball cannot beat the optimum
-    assert result.bound[1] >= best           # the dual bound is an upper bound
+    assert lo <= hi <= best + 1e-15  # a query in the ball cannot beat the optimum
+    assert result.bound[1] >= best  # the dual bound is an upper bound
     assert best - lo < 1e-6 and result.bound[1] - best < 1e-6
     assert result.gap == pytest.approx(result.bound[1] - lo)
     assert result.query_norm[0] <= radius
@@ -45,9 +45,9 @@ def test_scaled_scores_use_one_over_sqrt_d():
 def test_min_norm_of_two_opposite_keys():
     tau = 0.8
     result = min_norm(PAIR, 0, tau)
-    exact = math.log(tau / (1 - tau)) / 2    # weight sigmoid(2 q_1) = tau
+    exact = math.log(tau / (1 - tau)) / 2  # weight sigmoid(2 q_1) = tau
     assert result.status == "solved"
-    assert result.weight[0] >= tau           # the reported query reaches tau, rigorously
+    assert result.weight[0] >= tau  # the reported query reaches tau, rigorously
     assert result.bound[0] <= exact <= result.query_norm[1]
     assert result.query_norm[1] - result.bound[0] < 1e-5
 
@@ -67,8 +67,10 @@ def test_interior_key_cannot_reach_a_large_weight_with_any_query():
     keys = np.array([[1.0, 0.0], [0.0, 0.0], [-1.0, 0.0], [0.0, 3.0]])
     result = min_norm(keys, 1, 0.6)
     assert result.status == "infeasible"
-    p = {j: Fraction(w) for j, w in zip(result.extras["entropy_weights"]["indices"],
-                                       result.extras["entropy_weights"]["weights"])}
+    p = {
+        j: Fraction(w)
+        for j, w in zip(result.extras["entropy_weights"]["indices"], result.extras["entropy_weights"]["weights"])
+    }
     assert sum(p.values()) == 1 and all(w >= 0 for w in p.values())
     for c in range(2):
         assert sum(w * Fraction(keys[j, c]) for j, w in p.items()) == Fraction(keys[1, c])

@@ -18,8 +18,12 @@ pa = pytest.importorskip("pyarrow")
 from lnproofs.models.table import ROW_SCHEMA, read_rows, write_rows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-_VALUES = {"int64": st.integers(-2 ** 63, 2 ** 63 - 1), "float64": st.floats(allow_nan=False),
-           "bool_": st.booleans(), "string": st.text(max_size=6)}     # non-ASCII text included
+_VALUES = {
+    "int64": st.integers(-(2**63), 2**63 - 1),
+    "float64": st.floats(allow_nan=False),
+    "bool_": st.booleans(),
+    "string": st.text(max_size=6),
+}  # non-ASCII text included
 
 
 @st.composite
@@ -35,7 +39,7 @@ def _rows(draw):
         kind = str(field.type).replace("bool", "bool_").replace("double", "float64")
         nulls = draw(st.sampled_from(["none", "some", "all", "absent"]))
         if nulls == "absent":
-            continue                                  # a column not given: all null
+            continue  # a column not given: all null
         value = _VALUES[kind]
         item = value if nulls == "none" else st.none() if nulls == "all" else st.one_of(st.none(), value)
         rows[field.name] = draw(st.lists(item, min_size=n, max_size=n))
@@ -50,16 +54,20 @@ def test_rows_read_back_as_pyarrow_makes_them(tmp_path_factory, drawn):
     path = tmp_path_factory.mktemp("rows") / "text00000.parquet"
     write_rows(path, rows, tokens)
     n = len(rows["position"])
-    expected = pa.Table.from_pydict({name: rows.get(name, [None] * n) if name != "token" else tokens
-                                     for name in ROW_SCHEMA().names}, schema=ROW_SCHEMA())
+    expected = pa.Table.from_pydict(
+        {name: rows.get(name, [None] * n) if name != "token" else tokens for name in ROW_SCHEMA().names},
+        schema=ROW_SCHEMA(),
+    )
     got = read_rows(path)
     got.validate(full=True)
     assert got.equals(expected)
     assert got.to_pydict() == expected.to_pydict()
 
 
-@pytest.mark.parametrize("column, values", [("layer", [1.5]), ("layer", ["1"]), ("layer", [2 ** 70]),
-                                            ("ties_identical_token", [0.5]), ("margin_free", ["0.5"])])
+@pytest.mark.parametrize(
+    "column, values",
+    [("layer", [1.5]), ("layer", ["1"]), ("layer", [2**70]), ("ties_identical_token", [0.5]), ("margin_free", ["0.5"])],
+)
 def test_a_value_of_another_type_is_refused_not_cut(tmp_path, column, values):
     """As ``pa.array`` refuses them: never a float cut to an integer or a string read as a number."""
     rows = {"position": [0], column: values}
@@ -74,16 +82,19 @@ def test_a_corpus_run_does_not_import_pandas(tmp_path):
     from bad_inputs.models import tiny_bert
 
     pytest.importorskip("transformers")
-    pytest.importorskip("pandas")                    # without it there is nothing to show
+    pytest.importorskip("pandas")  # without it there is nothing to show
     tiny_bert(tmp_path / "bert", layers=2, heads=2, width=16)
-    probe = ("import sys\n"
-             "from lnproofs.cli import main\n"
-             f"status = main(['certify-model', {str(tmp_path / 'bert')!r}, '--text', 'the cat sat on the mat',\n"
-             f"               '--out', {str(tmp_path / 'out')!r}, '--quiet'])\n"
-             "print(status, 'pandas' in sys.modules)\n")
+    probe = (
+        "import sys\n"
+        "from lnproofs.cli import main\n"
+        f"status = main(['certify-model', {str(tmp_path / 'bert')!r}, '--text', 'the cat sat on the mat',\n"
+        f"               '--out', {str(tmp_path / 'out')!r}, '--quiet'])\n"
+        "print(status, 'pandas' in sys.modules)\n"
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1].split() == ["0", "False"]
-    assert {"table.parquet", "summary.md", "heatmap_not_selectable.png", "tokens_by_status.png"} <= \
-        {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"table.parquet", "summary.md", "heatmap_not_selectable.png", "tokens_by_status.png"} <= {
+        p.name for p in (tmp_path / "out").iterdir()
+    }

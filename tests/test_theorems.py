@@ -27,8 +27,11 @@ CONVENTION_DEPENDENT = ("ellipsoid.equation", "attention.eps_caveat")
 
 
 def _failures(results):
-    return [(r.name, r.n, r.convention, [(s.index, s.detail) for s in r.steps if not s.checked])
-            for r in results if not r.proved]
+    return [
+        (r.name, r.n, r.convention, [(s.index, s.detail) for s in r.steps if not s.checked])
+        for r in results
+        if not r.proved
+    ]
 
 
 def test_names_are_the_contract():
@@ -126,8 +129,10 @@ def test_importing_the_api_stays_cheap():
     import subprocess
     import sys
 
-    code = ("import sys, lnproofs, lnproofs.derive.registry, lnproofs.derive.theorem, lnproofs.derive.numeric; "
-            "print(sorted(m for m in ('sympy', 'torch', 'cvxpy', 'scipy') if m in sys.modules))")
+    code = (
+        "import sys, lnproofs, lnproofs.derive.registry, lnproofs.derive.theorem, lnproofs.derive.numeric; "
+        "print(sorted(m for m in ('sympy', 'torch', 'cvxpy', 'scipy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -157,8 +162,13 @@ def test_unknown_method_and_exceptions_fail():
     x = sp.Symbol("x")
     assert check_step(Step("?", x, x, "no such method"))[0] is False
     assert check_step(Step("shape", sp.eye(2), sp.eye(3)))[0] is False
-    assert set(METHODS) >= {"simplify-to-zero", "rewrite J^2 = nJ", "eigen (characteristic polynomial)",
-                            "determinant lemma", "finite sums and Kronecker deltas"}
+    assert set(METHODS) >= {
+        "simplify-to-zero",
+        "rewrite J^2 = nJ",
+        "eigen (characteristic polynomial)",
+        "determinant lemma",
+        "finite sums and Kronecker deltas",
+    }
 
 
 def test_a_theorem_without_steps_is_not_proved():
@@ -213,8 +223,11 @@ def test_cli_derive_exit_status_reflects_failures(cli, monkeypatch):
     def broken(n=None, convention="torch"):
         found = original(n, convention)
         bad = found[2]
-        return [dataclasses.replace(bad, conclusion=(dataclasses.replace(bad.conclusion[0], rhs=-bad.conclusion[0].rhs),))
-                ] + found[:2] + found[3:]
+        return (
+            [dataclasses.replace(bad, conclusion=(dataclasses.replace(bad.conclusion[0], rhs=-bad.conclusion[0].rhs),))]
+            + found[:2]
+            + found[3:]
+        )
 
     monkeypatch.setattr(projection, "theorems", broken)
     result = cli(["derive", "--name", "projection.idempotent"])

@@ -20,8 +20,9 @@ def wrong(step: Step) -> Step:
         return dataclasses.replace(step, relation=_FLIP[step.relation])
     if method == "eigen (characteristic polynomial)":
         keys = list(rhs)
-        return dataclasses.replace(step, rhs={k + 1 if i == 0 else k: v for i, (k, v) in enumerate(rhs.items())}
-                                   if len(keys) else rhs)
+        return dataclasses.replace(
+            step, rhs={k + 1 if i == 0 else k: v for i, (k, v) in enumerate(rhs.items())} if len(keys) else rhs
+        )
     if method == "solve":
         if isinstance(rhs, sp.FiniteSet):
             return dataclasses.replace(step, rhs=sp.FiniteSet(*[e + 1 for e in rhs]))
@@ -59,8 +60,7 @@ def test_every_wrong_step_fails_general_n(theorem, index):
     assert result.steps[index].checked is False
 
 
-@pytest.mark.parametrize("theorem, index", [p for p in _every_step(
-    [t for t in registry.all_theorems(3) if t.n == 3])])
+@pytest.mark.parametrize("theorem, index", [p for p in _every_step([t for t in registry.all_theorems(3) if t.n == 3])])
 def test_every_wrong_step_fails_n_3(theorem, index):
     bad = wrong((theorem.steps + theorem.conclusion)[index])
     ok, detail = check_step(bad)

@@ -6,13 +6,35 @@ import json
 import random
 
 import pytest
-
 from bad_inputs.models import tiny_bert
+
 from lnproofs.kernel.errors import LimitError
 from lnproofs.models.token_bound import BUDGET_CHARS, WHOLE_CHARS, BoundedTokenizer, first_ids
 
-WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "and", "slept", ".", ",", "naïve",
-         "café", "Straße", "東京", "don't", "e-mail", "1999", "x" * 40, "🙂"]
+WORDS = [
+    "the",
+    "cat",
+    "sat",
+    "on",
+    "mat",
+    "a",
+    "dog",
+    "ran",
+    "far",
+    "and",
+    "slept",
+    ".",
+    ",",
+    "naïve",
+    "café",
+    "Straße",
+    "東京",
+    "don't",
+    "e-mail",
+    "1999",
+    "x" * 40,
+    "🙂",
+]
 SPACES = [" ", " ", " ", " ", "  ", "\n", "\t", "   "]
 
 
@@ -34,9 +56,15 @@ def _bpe():
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator([_text(20000, s) for s in range(3)], trainers.BpeTrainer(
-        vocab_size=400, special_tokens=["<|endoftext|>"], show_progress=False,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.train_from_iterator(
+        [_text(20000, s) for s in range(3)],
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=["<|endoftext|>"],
+            show_progress=False,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
     return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>")
 
 
@@ -47,8 +75,10 @@ def _unigram():
 
     tok = Tokenizer(models.Unigram())
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.train_from_iterator([_text(20000, s) for s in range(3)], trainers.UnigramTrainer(
-        vocab_size=200, special_tokens=["<unk>"], unk_token="<unk>", show_progress=False))
+    tok.train_from_iterator(
+        [_text(20000, s) for s in range(3)],
+        trainers.UnigramTrainer(vocab_size=200, special_tokens=["<unk>"], unk_token="<unk>", show_progress=False),
+    )
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>")
 
 
@@ -77,8 +107,8 @@ def test_the_first_tokens_are_the_whole_texts(tokenizer, limit):
         seen.append(len(part))
         return tokenizer(part)["input_ids"]
 
-    assert first_ids(tokenize, text, limit) == whole[:limit + 1]
-    assert max(seen) < len(text) or 16 * limit > len(text)   # only prefixes, unless one would hold the text
+    assert first_ids(tokenize, text, limit) == whole[: limit + 1]
+    assert max(seen) < len(text) or 16 * limit > len(text)  # only prefixes, unless one would hold the text
 
 
 def test_a_short_text_is_tokenised_whole_and_a_text_within_the_budget_exactly(tokenizer):
@@ -91,14 +121,17 @@ def test_a_short_text_is_tokenised_whole_and_a_text_within_the_budget_exactly(to
 def test_no_prefix_past_the_budget_and_a_refusal_names_the_flag():
     seen = []
 
-    def tokenize(part):                                 # one token per 1,000 characters
+    def tokenize(part):  # one token per 1,000 characters
         seen.append(len(part))
         return list(range(len(part) // 1000))
 
     text = "word " * (3 * BUDGET_CHARS // 5)
     assert first_ids(tokenize, text, 500) == list(range(501))
-    with pytest.raises(LimitError, match=r"text 4: .* give only 1048 tokens, and the run keeps up to 5000; .*"
-                                         r"give --max-tokens 507 or less"):
+    with pytest.raises(
+        LimitError,
+        match=r"text 4: .* give only 1048 tokens, and the run keeps up to 5000; .*"
+        r"give --max-tokens 507 or less",
+    ):
         first_ids(tokenize, text, 5000, number=4)
     assert max(seen) <= BUDGET_CHARS
     with pytest.raises(LimitError, match="split the text$"):
@@ -120,7 +153,7 @@ def test_a_long_corpus_line_is_certified_from_a_bounded_prefix(cli, tmp_path, mo
     folder = tmp_path / "bert"
     folder.mkdir()
     tiny_bert(folder, max_positions=24)
-    line = ("the cat sat on the mat . " * (MAX_LINE_BYTES // 25))[:MAX_LINE_BYTES - 2]
+    line = ("the cat sat on the mat . " * (MAX_LINE_BYTES // 25))[: MAX_LINE_BYTES - 2]
     (tmp_path / "c.txt").write_text(line + "\n", encoding="utf-8")
     seen = []
     call = BoundedTokenizer._ids
@@ -130,8 +163,23 @@ def test_a_long_corpus_line_is_certified_from_a_bounded_prefix(cli, tmp_path, mo
         return call(self, text)
 
     monkeypatch.setattr(BoundedTokenizer, "_ids", spy)
-    result = cli(["certify-model", folder, "--corpus", tmp_path / "c.txt", "--layers", "0", "--heads", "0",
-                  "--uniform", "none", "--out", tmp_path / "o", "--quiet"])
+    result = cli(
+        [
+            "certify-model",
+            folder,
+            "--corpus",
+            tmp_path / "c.txt",
+            "--layers",
+            "0",
+            "--heads",
+            "0",
+            "--uniform",
+            "none",
+            "--out",
+            tmp_path / "o",
+            "--quiet",
+        ]
+    )
     assert result.status == 0, result.err
     assert "truncated to 24" in result.err
     from lnproofs.models.loading import load_tokenizer

@@ -120,8 +120,9 @@ def test_a_wrong_radial_map_breaks_the_caveat_and_witness_checks():
         z = F.layer_norm(x, shape, None, None, eps) * math.sqrt((n - 1) / n)
         return z * (1 if weight is None else weight) + (0 if bias is None else bias)
 
-    results = run_checks(names=["ellipsoid.principal_axes", "ellipsoid.equal_gains"], layer_norm=sqrt_n_minus_1,
-                         **SMALL)
+    results = run_checks(
+        names=["ellipsoid.principal_axes", "ellipsoid.equal_gains"], layer_norm=sqrt_n_minus_1, **SMALL
+    )
     assert all(not r.passed for r in results)
 
 
@@ -151,24 +152,27 @@ def test_magnitudes_cover_1e30_in_float64_and_stay_finite_in_float32():
     assert sampling.magnitude_exponent_limit(torch.float64, 768) == 30
     limit32 = sampling.magnitude_exponent_limit(torch.float32, 768)
     assert 10 <= limit32 < 30
-    x = torch.full((768,), 10.0 ** limit32, dtype=torch.float32)
-    assert torch.isfinite((x * x).sum()) and (torch.tensor(10.0 ** -limit32, dtype=torch.float32) ** 2) > 0
+    x = torch.full((768,), 10.0**limit32, dtype=torch.float32)
+    assert torch.isfinite((x * x).sum()) and (torch.tensor(10.0**-limit32, dtype=torch.float32) ** 2) > 0
 
 
 def test_tolerances_come_from_the_unit_roundoff_and_the_width():
-    assert tolerances.unit_roundoff(torch.float64) == 2.0 ** -53
-    assert tolerances.unit_roundoff(torch.float32) == 2.0 ** -24
+    assert tolerances.unit_roundoff(torch.float64) == 2.0**-53
+    assert tolerances.unit_roundoff(torch.float32) == 2.0**-24
     c, p = tolerances.TABLE["decomposition.torch"]
-    assert tolerances.tolerance("decomposition.torch", torch.float32, 64) == c * 2.0 ** -24 * 64 ** p
+    assert tolerances.tolerance("decomposition.torch", torch.float32, 64) == c * 2.0**-24 * 64**p
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    ({"width": 3}, "width"),
-    ({"samples": 2}, "samples"),
-    ({"names": ["no.such.theorem"]}, "no.such.theorem"),
-    ({"dtype": "float16"}, "float16"),
-    ({"device": "tpu"}, "tpu"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        ({"width": 3}, "width"),
+        ({"samples": 2}, "samples"),
+        ({"names": ["no.such.theorem"]}, "no.such.theorem"),
+        ({"dtype": "float16"}, "float16"),
+        ({"device": "tpu"}, "tpu"),
+    ],
+)
 def test_bad_options_are_one_clear_error(kwargs, fragment):
     with pytest.raises(OptionError, match=fragment.replace(".", r"\.")):
         run_checks(**{**SMALL, **kwargs})
@@ -182,8 +186,21 @@ def test_cuda_without_a_gpu_is_one_clear_line(cli):
 
 
 def test_cli_runs_selected_checks_and_prints_json(cli):
-    result = cli(["recheck", "--only", "projection.trace", "attention.demo_threshold", "--samples", "32",
-                  "--width", "6", "--json", "--device", "cpu"])
+    result = cli(
+        [
+            "recheck",
+            "--only",
+            "projection.trace",
+            "attention.demo_threshold",
+            "--samples",
+            "32",
+            "--width",
+            "6",
+            "--json",
+            "--device",
+            "cpu",
+        ]
+    )
     assert result.status == 0, result.err
     data = result.json()
     assert data["passed"] and [r["name"] for r in data["results"]] == ["projection.trace", "attention.demo_threshold"]
@@ -202,8 +219,22 @@ def test_results_are_written_as_they_go_and_a_run_resumes(cli, tmp_path):
     out = tmp_path / "results.jsonl"
     first = cli(["recheck", "--only", "projection.trace", "--samples", "32", "--device", "cpu", "--out", out])
     assert first.status == 0 and len(out.read_text().splitlines()) == 1
-    again = cli(["recheck", "--only", "projection.trace", "projection.kernel", "--samples", "32", "--device", "cpu",
-                 "--out", out, "--resume", "--json"])
+    again = cli(
+        [
+            "recheck",
+            "--only",
+            "projection.trace",
+            "projection.kernel",
+            "--samples",
+            "32",
+            "--device",
+            "cpu",
+            "--out",
+            out,
+            "--resume",
+            "--json",
+        ]
+    )
     assert again.status == 0, again.err
     assert [r["name"] for r in again.json()["results"]] == ["projection.trace", "projection.kernel"]
     assert len(out.read_text().splitlines()) == 2  # only the missing check ran

@@ -21,19 +21,40 @@ def _square_keys():
 
 def _square_certificate():
     results = [
-        {"index": 1, "status": "selectable", "witness": [0.0, 1.0], "combination": None, "verified": "exact",
-         "margin": 0.5, "reason": None},
+        {
+            "index": 1,
+            "status": "selectable",
+            "witness": [0.0, 1.0],
+            "combination": None,
+            "verified": "exact",
+            "margin": 0.5,
+            "reason": None,
+        },
         {"index": 2, "status": "selectable", "witness": [-1.0, 0.0], "margin": 1.0},
         {"index": 3, "status": "selectable", "witness": [0.0, -1.0], "margin": 1.0},
-        {"index": 4, "status": "unselectable", "witness": None,
-         "combination": {"indices": [0, 1, 2, 3], "weights": ["1/4", "1/4", "1/4", "1/4"]}},
-        {"index": 5, "status": "tie-only", "witness": [1.0, 1.0],
-         "combination": {"indices": [0, 1], "weights": ["1/2", "1/2"]}},
+        {
+            "index": 4,
+            "status": "unselectable",
+            "witness": None,
+            "combination": {"indices": [0, 1, 2, 3], "weights": ["1/4", "1/4", "1/4", "1/4"]},
+        },
+        {
+            "index": 5,
+            "status": "tie-only",
+            "witness": [1.0, 1.0],
+            "combination": {"indices": [0, 1], "weights": ["1/2", "1/2"]},
+        },
         {"index": 0, "status": "tie-only", "witness": [1.0, 0.0], "combination": {"indices": [6], "weights": ["1"]}},
         {"index": 6, "status": "tie-only", "witness": [1.0, 0.0], "combination": {"indices": [0], "weights": ["1"]}},
     ]
-    return {"schema": "lnproofs.selectability/1", "n_keys": 7, "dim": 2, "query_set": {"kind": "free"},
-            "summary": {}, "results": results}
+    return {
+        "schema": "lnproofs.selectability/1",
+        "n_keys": 7,
+        "dim": 2,
+        "query_set": {"kind": "free"},
+        "summary": {},
+        "results": results,
+    }
 
 
 def test_a_correct_certificate_agrees():
@@ -55,9 +76,15 @@ def test_an_interior_key_certified_selectable_is_reported(dtype):
 
 def test_a_vertex_certified_unselectable_is_caught_by_sampled_queries():
     keys = _square_keys()[:5]
-    cert = {"schema": "lnproofs.selectability/1", "n_keys": 5, "dim": 2, "query_set": {"kind": "free"},
-            "results": [{"index": 2, "status": "unselectable",
-                         "combination": {"indices": [1, 3], "weights": ["1/2", "1/2"]}}]}
+    cert = {
+        "schema": "lnproofs.selectability/1",
+        "n_keys": 5,
+        "dim": 2,
+        "query_set": {"kind": "free"},
+        "results": [
+            {"index": 2, "status": "unselectable", "combination": {"indices": [1, 3], "weights": ["1/2", "1/2"]}}
+        ],
+    }
     report = recheck_certificate(keys, cert, device="cpu", samples=256)
     assert not report["ok"]
     joined = " ".join(report["messages"])
@@ -108,8 +135,13 @@ def test_certificates_from_certify_agree_and_mutations_do_not(cli, tmp_path, kin
         extra = ["--query-ball", "2.5"]
     elif kind == "layernorm":
         n = 5
-        np.savez(tmp_path / "p.npz", gamma=rng.normal(size=n), beta=rng.normal(size=n),
-                 W_q=rng.normal(size=(3, n)), b_q=rng.normal(size=3))
+        np.savez(
+            tmp_path / "p.npz",
+            gamma=rng.normal(size=n),
+            beta=rng.normal(size=n),
+            W_q=rng.normal(size=(3, n)),
+            b_q=rng.normal(size=3),
+        )
         extra = ["--query-layernorm", tmp_path / "p.npz"]
     cert = _certify(cli, tmp_path, keys, *extra)
     report = recheck_certificate(keys, cert, device="cpu", samples=1024)

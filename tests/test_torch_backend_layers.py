@@ -37,7 +37,7 @@ def test_counts_inside_and_distance_follow_the_formula():
     report = layer_report(gain, bias, eps, x, device="cpu", dtype="float64", per_input=True)
     assert report["strictly_inside"] == 500  # eps > 0: every output is strictly inside in float64
     sigma = x.std(axis=1)
-    deficit = 1 - sigma / np.sqrt(sigma ** 2 + eps)
+    deficit = 1 - sigma / np.sqrt(sigma**2 + eps)
     assert np.allclose(report["deficits"], deficit, rtol=1e-9, atol=1e-15)
     z = torch.nn.functional.layer_norm(torch.tensor(x), (16,), torch.tensor(gain), torch.tensor(bias), eps).numpy()
     offset = np.linalg.norm(z - bias, axis=1)
@@ -49,11 +49,19 @@ def test_counts_inside_and_distance_follow_the_formula():
 def test_minimal_spread_gives_exactly_the_tolerated_pull(convention):
     tau, eps = 1e-3, 1e-5
     sigma = min_spread(eps, tau, convention)
-    pull = 1 - sigma / math.sqrt(sigma ** 2 + eps) if convention == "torch" else 1 - sigma / (sigma + eps)
+    pull = 1 - sigma / math.sqrt(sigma**2 + eps) if convention == "torch" else 1 - sigma / (sigma + eps)
     assert math.isclose(pull, tau, rel_tol=1e-9)
     gain, bias, rng = _layer()
-    report = layer_report(gain, bias, eps, rng.normal(size=(10, 16)), device="cpu", dtype="float64",
-                          convention=convention, spread_tolerance=tau)
+    report = layer_report(
+        gain,
+        bias,
+        eps,
+        rng.normal(size=(10, 16)),
+        device="cpu",
+        dtype="float64",
+        convention=convention,
+        spread_tolerance=tau,
+    )
     assert math.isclose(report["min_spread"]["measured_deficit"], tau, rel_tol=1e-6)
 
 
@@ -93,6 +101,7 @@ def test_cli_layer_report(cli, tmp_path):
     result = cli(["recheck", "--layer", tmp_path / "ln.npz", "--inputs", tmp_path / "x.npy", "--device", "cpu"])
     assert result.status == 0, result.err
     assert "PASS" in result.out and "strictly inside" in result.out
-    data = cli(["recheck", "--layer", tmp_path / "ln.npz", "--inputs", tmp_path / "x.npy", "--json",
-                "--dtype", "float32"]).json()
+    data = cli(
+        ["recheck", "--layer", tmp_path / "ln.npz", "--inputs", tmp_path / "x.npy", "--json", "--dtype", "float32"]
+    ).json()
     assert data["eps"] == 1e-5 and data["dtype"] == "float32" and data["passed"]

@@ -17,13 +17,14 @@ from lnproofs.propose.vocab import certify_vocab_keys  # noqa: E402
 from torch_backend.vocab import recheck_vocab  # noqa: E402
 from torch_backend.vocab_sets import own_directions  # noqa: E402
 
+
 def _output_layer(n=240, d=6, seed=11, centred=True):
     """Float32 keys whose last coordinate is an output bias, under a final norm's set whose
     W_q = [I; 0] selects the first d coordinates and b_q = (0, ..., 0, 1) adds the bias."""
     from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
 
     rng = np.random.default_rng(seed)
-    f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)   # noqa: E731
+    f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)  # noqa: E731
     K = np.hstack([f32(rng.normal(size=(n, d))), f32(0.3 * rng.normal(size=(n, 1)))])
     g, beta = f32(1 + 0.2 * rng.normal(size=d)), f32(0.1 * rng.normal(size=d))
     W, b_q = np.vstack([np.eye(d), np.zeros((1, d))]), np.r_[np.zeros(d), 1.0]
@@ -67,9 +68,9 @@ def test_a_certified_vocabulary_agrees(tmp_path, name):
     checked = report["checked"]
     assert checked["self_witnesses"] == counts["own key"] and checked["shared_witnesses"] == counts["shared query"]
     assert checked["sampled_queries"] >= 512 and report["min_witness_margin"] > 0
-    if name == "free":                                    # its full results go to the selectability re-check
+    if name == "free":  # its full results go to the selectability re-check
         assert checked["results_rechecked"] == counts["full result"]
-    else:                                                 # every token claimed never to win has its dual bound
+    else:  # every token claimed never to win has its dual bound
         assert checked["duals"] == sum(s == "not-realisable" for s in cert.statuses()) > 0
     again = recheck_vocab(K, cert, device="cpu", samples=512)  # the loaded certificate object reads the same
     assert again["ok"] and again["checked"] == checked
@@ -113,8 +114,10 @@ def test_a_winning_token_claimed_not_realisable_is_reported(tmp_path, name, rewr
     report = recheck_vocab(K, path, device="cpu", samples=512)
     assert not report["ok"] and report["disagreeing"] == [i]
     assert any(m.startswith(f"token {i} (not-realisable): the largest score gap") for m in report["messages"])
-    assert any(m.startswith(f"token {i} (not-realisable): certified never to win, but it strictly wins")
-               for m in report["messages"])
+    assert any(
+        m.startswith(f"token {i} (not-realisable): certified never to win, but it strictly wins")
+        for m in report["messages"]
+    )
 
 
 @pytest.mark.parametrize("name", ["free", "box", "rmsnorm output layer"])
@@ -122,7 +125,7 @@ def test_a_replaced_shared_row_is_reported(tmp_path, name, rewrite_array):
     K, cert, path = _saved(tmp_path, name)
     i = int(np.flatnonzero(cert.evidence == QUERY)[0])
     Q = cert.queries.copy()
-    Q[cert.rows[i]] = -Q[cert.rows[i]]                    # the query (or u) pointed the other way
+    Q[cert.rows[i]] = -Q[cert.rows[i]]  # the query (or u) pointed the other way
     rewrite_array(path, "queries", Q)
     report = recheck_vocab(K, path, device="cpu", samples=0)
     assert not report["ok"] and i in report["disagreeing"]
@@ -133,7 +136,7 @@ def test_a_witness_outside_the_box_is_reported(tmp_path, rewrite_array):
     K, cert, path = _saved(tmp_path, "box")
     i = int(np.flatnonzero(cert.evidence == SELF)[0])
     scale = cert.scale.copy()
-    scale[i] *= 4.0                                       # t_i k_i now leaves |q_l| <= 1
+    scale[i] *= 4.0  # t_i k_i now leaves |q_l| <= 1
     rewrite_array(path, "scale", scale)
     report = recheck_vocab(K, path, device="cpu", samples=0)
     assert any(m.startswith(f"token {i} (own key): its witness leaves the box") for m in report["messages"])
@@ -155,7 +158,7 @@ def test_check_numeric_on_the_command_line(tmp_path, cli, rewrite_array):
     result = cli(["check", path, "--numeric", "--device", "cpu", "--json"])
     out = json.loads(result.out)
     assert result.status == 0 and out["ok"] and out["numeric"]["ok"] and out["numeric"]["query_set"] == "layernorm"
-    result = cli(["check", tmp_path, "--numeric", "--device", "cpu"])      # a folder: its vocabulary file too
+    result = cli(["check", tmp_path, "--numeric", "--device", "cpu"])  # a folder: its vocabulary file too
     assert result.status == 0 and f"{path}: numeric re-check on cpu: agrees" in result.out
     i = int(np.flatnonzero(cert.evidence == QUERY)[0])
     Q = cert.queries.copy()

@@ -13,13 +13,13 @@ VALUES = st.sampled_from([-2.0, -0.0, 0.0, 0.5, 1.0, 1e300, -5e-324, 3.0])
 
 
 def reference(A):
-    _, first, inverse, counts = np.unique(A + 0.0, axis=0, return_index=True, return_inverse=True,
-                                          return_counts=True)
+    _, first, inverse, counts = np.unique(A + 0.0, axis=0, return_index=True, return_inverse=True, return_counts=True)
     return first, inverse.reshape(-1), counts
 
 
-@given(st.integers(1, 9).flatmap(lambda n: arrays(np.float64, st.tuples(st.integers(1, 12), st.just(n)),
-                                                    elements=VALUES)))
+@given(
+    st.integers(1, 9).flatmap(lambda n: arrays(np.float64, st.tuples(st.integers(1, 12), st.just(n)), elements=VALUES))
+)
 def test_row_classes_agree_with_unique_over_rows(A):
     for got, want in zip(row_classes(A), reference(A)):
         assert np.array_equal(got, want)
@@ -30,9 +30,9 @@ def test_wide_rows_with_twins_and_signed_zeros():
     A = rng.standard_normal((20, 384))
     A[5] = A[2]
     A[9] = A[2]
-    A[11, 0] = A[3, 0]                                 # a tie in the first column, rows distinct
+    A[11, 0] = A[3, 0]  # a tie in the first column, rows distinct
     A[12] = A[4]
-    A[4, 7], A[12, 7] = 0.0, -0.0                      # twins up to the sign of a zero
+    A[4, 7], A[12, 7] = 0.0, -0.0  # twins up to the sign of a zero
     first, inverse, counts = row_classes(A)
     assert counts.sum() == 20 and len(first) == 17
     assert inverse[2] == inverse[5] == inverse[9] and inverse[4] == inverse[12] and inverse[3] != inverse[11]

@@ -16,8 +16,9 @@ from lnproofs.derive.theorem import method_prose
 @pytest.fixture(scope="module")
 def theorems():
     # general n, the explicit n = 4, and both conventions' convention-dependent statements
-    return all_theorems(n=4, convention="torch") + [t for t in all_theorems(n=4, convention="std")
-                                                     if t.convention == "std"]
+    return all_theorems(n=4, convention="torch") + [
+        t for t in all_theorems(n=4, convention="std") if t.convention == "std"
+    ]
 
 
 def _texts(theorem):
@@ -37,7 +38,7 @@ def _formulas(theorem):
     where = f"{theorem.name} (n={theorem.n}, {theorem.convention})"
     yield f"{where} statement", theorem.statement_latex
     for h in theorem.hypotheses:
-        if h.has_formula:                  # the others are their prose, checked above
+        if h.has_formula:  # the others are their prose, checked above
             yield f"{where} hypothesis {h.name}", h.latex
     for k, step in enumerate(theorem.steps + theorem.conclusion, start=1):
         yield f"{where} claim {k}", step.claim_latex()
@@ -60,31 +61,46 @@ def test_every_text_is_prose_with_math_in_dollars(theorems):
     assert not problems, "\n".join(problems[:40]) + f"\n({len(problems)} in all)"
 
 
-@pytest.mark.parametrize("description", [
-    "Entry i of P x is x_i - sum_j x_j / n",
-    "(z - b)^T diag(a)^-2 (z - b) = n",
-    "the mean is 1/n times the sum",
-    "the margin is $q.(k_i - k_j)$ and |P x|^2 grows",
-    "an unpaired $x",
-    "unbalanced $\\frac{1}{n$ braces",
-])
+@pytest.mark.parametrize(
+    "description",
+    [
+        "Entry i of P x is x_i - sum_j x_j / n",
+        "(z - b)^T diag(a)^-2 (z - b) = n",
+        "the mean is 1/n times the sum",
+        "the margin is $q.(k_i - k_j)$ and |P x|^2 grows",
+        "an unpaired $x",
+        "unbalanced $\\frac{1}{n$ braces",
+    ],
+)
 def test_math_outside_dollars_is_caught(theorems, description):
     """A theorem whose description has mathematics outside ``$...$`` fails the check above."""
     from lnproofs.derive.theorem import mutate_step
 
     bad = mutate_step(theorems[0], 0, description=description)
     assert typeset_problems([bad])
-    assert not typeset_problems([mutate_step(theorems[0], 0, description="Entry $i$ of $P x$ is "
-                                                                         r"$x_i - \frac{1}{n}\sum_j x_j$")])
+    assert not typeset_problems(
+        [
+            mutate_step(
+                theorems[0],
+                0,
+                description="Entry $i$ of $P x$ is "
+                r"$x_i - \frac{1}{n}\sum_j x_j$",
+            )
+        ]
+    )
 
 
 def test_prose_writers():
     text = r"The sum $\sum_j x_j$ is 0 & the rest_of it"
     assert prose.to_latex(text) == r"The sum $\sum_j x_j$ is 0 \& the rest\_of it"
-    assert prose.to_plain(r"$|P x|^2 = \tfrac{1}{n}\sum_j x_j$ for $x \in \mathbb{R}^n$") == \
-        "|P x|^2 = (1)/(n)sum_j x_j for x in R^n"
-    assert prose.to_plain(r"$\|x\| \le \sqrt{n}$ as $\lambda \to \infty$, $e_1, \cdots, e_n$ in $\mathbf{1}^\top$") == \
-        "||x|| <= sqrt(n) as lambda -> oo, e_1, ..., e_n in 1^T"
+    assert (
+        prose.to_plain(r"$|P x|^2 = \tfrac{1}{n}\sum_j x_j$ for $x \in \mathbb{R}^n$")
+        == "|P x|^2 = (1)/(n)sum_j x_j for x in R^n"
+    )
+    assert (
+        prose.to_plain(r"$\|x\| \le \sqrt{n}$ as $\lambda \to \infty$, $e_1, \cdots, e_n$ in $\mathbf{1}^\top$")
+        == "||x|| <= sqrt(n) as lambda -> oo, e_1, ..., e_n in 1^T"
+    )
 
 
 def _document(theorems) -> tuple[str, list[str]]:
@@ -103,13 +119,20 @@ def _document(theorems) -> tuple[str, list[str]]:
     return "\n".join(head + body + whole + [r"\end{document}", ""]), places
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None,
-                    reason="pdflatex is not installed: the typeset forms are only checked structurally")
+@pytest.mark.skipif(
+    shutil.which("pdflatex") is None,
+    reason="pdflatex is not installed: the typeset forms are only checked structurally",
+)
 def test_every_typeset_form_compiles(theorems, tmp_path):
     source, places = _document(theorems)
     (tmp_path / "forms.tex").write_text(source, encoding="utf-8")
-    run = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "forms.tex"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "forms.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     log = run.stdout
     if run.returncode != 0:
         # name the form: pdflatex reports "l.NNN" for the line of the error

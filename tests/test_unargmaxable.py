@@ -28,8 +28,9 @@ def _upper(P):
 
 
 def test_small_grid_matches_the_hull_and_states_the_claims(cli, tmp_path):
-    result = cli(["reproduce", "unargmaxable", "--classes", "60", "--dims", "2,4", "--sets", "box,free",
-                  "--out", tmp_path])
+    result = cli(
+        ["reproduce", "unargmaxable", "--classes", "60", "--dims", "2,4", "--sets", "box,free", "--out", tmp_path]
+    )
     assert result.status == 0, result.err
     rows = json.loads((tmp_path / "results.json").read_text())["rows"]
     assert len(rows) == 8
@@ -43,28 +44,48 @@ def test_small_grid_matches_the_hull_and_states_the_claims(cli, tmp_path):
         assert row["free undecided"] == 0 and row["box undecided"] == 0
         assert row["box unargmaxable"] >= row["free unargmaxable"]
     text = (tmp_path / "README.md").read_text()
-    assert "reproduced" in text and "not checked" in text        # no d >= 30 model in this grid
-    again = cli(["reproduce", "unargmaxable", "--classes", "60", "--dims", "2", "--sets", "box,free", "--out", tmp_path])
+    assert "reproduced" in text and "not checked" in text  # no d >= 30 model in this grid
+    again = cli(
+        ["reproduce", "unargmaxable", "--classes", "60", "--dims", "2", "--sets", "box,free", "--out", tmp_path]
+    )
     assert again.status == 0
-    assert len(json.loads((tmp_path / "results.json").read_text())["rows"]) == 8     # kept, not redone
+    assert len(json.loads((tmp_path / "results.json").read_text())["rows"]) == 8  # kept, not redone
     # a set added later is certified alone, beside the sets the model already has (which are not redone)
     seconds = {(r["init"], r["d"], r["bias"]): r["box seconds"] for r in rows}
-    more = cli(["reproduce", "unargmaxable", "--classes", "60", "--dims", "4", "--sets", "box,free,layernorm",
-                "--out", tmp_path])
+    more = cli(
+        [
+            "reproduce",
+            "unargmaxable",
+            "--classes",
+            "60",
+            "--dims",
+            "4",
+            "--sets",
+            "box,free,layernorm",
+            "--out",
+            tmp_path,
+        ]
+    )
     assert more.status == 0, more.err
     for row in json.loads((tmp_path / "results.json").read_text())["rows"]:
         key = (row["init"], row["d"], row["bias"])
         assert ("layernorm unargmaxable" in row) == (row["d"] == 4) and row["box seconds"] == seconds[key]
-        if row["d"] == 4:                   # a LayerNorm's queries are free queries too: never fewer
+        if row["d"] == 4:  # a LayerNorm's queries are free queries too: never fewer
             assert row["layernorm unargmaxable"] >= row["free unargmaxable"] and row["layernorm undecided"] == 0
-            if not row["bias"]:             # theorem vocab.no_offset: the hull of the differenced classes
+            if not row["bias"]:  # theorem vocab.no_offset: the hull of the differenced classes
                 W, _ = random_model(row["init"], 4, classes=60)
                 assert row["layernorm unargmaxable"] == 60 - len(ConvexHull(W[:, :-1] - W[:, -1:]).vertices), row
 
 
-@pytest.mark.parametrize("argv, fragment", [
-    (["--dims", "2,x"], "--dims"), (["--inits", "gaussian"], "--inits"), (["--sets", "ball"], "--sets"),
-    (["--classes", "1"], "--classes")])
+@pytest.mark.parametrize(
+    "argv, fragment",
+    [
+        (["--dims", "2,x"], "--dims"),
+        (["--inits", "gaussian"], "--inits"),
+        (["--sets", "ball"], "--sets"),
+        (["--classes", "1"], "--classes"),
+    ],
+)
 def test_bad_options(cli, tmp_path, argv, fragment):
     result = cli(["reproduce", "unargmaxable", "--out", tmp_path, *argv])
     assert result.status == 2 and fragment in result.err

@@ -29,7 +29,7 @@ def test_projected_keys_admit_the_all_ones_direction():
     assert result.status == "feasible"
     q = [Fraction(x) for x in result.query]
     assert any(q) and len(set(_scores(keys, q))) == 1
-    assert all(x == q[0] for x in q)                  # the kernel is the line through 1
+    assert all(x == q[0] for x in q)  # the kernel is the line through 1
     assert check_uniform(keys, result) == (True, "")
 
 
@@ -40,7 +40,7 @@ def test_generic_keys_have_no_uniform_query_and_the_proof_checks():
     pairs = result.proof["pairs"]
     assert len(pairs) == 4
     diffs = np.array([keys[a] - keys[b] for a, b in pairs])
-    assert abs(np.linalg.det(diffs)) > 1e-9          # independent check of the rank
+    assert abs(np.linalg.det(diffs)) > 1e-9  # independent check of the rank
     assert check_uniform(keys, result)[0]
 
 
@@ -94,10 +94,10 @@ def test_mutated_answers_are_rejected():
     assert check_uniform(generic, proof)[0]
     # free queries: the kernel decides by the keys' exact affine rank, whatever pairs the proof names
     flat = generic.copy()
-    flat[:, 3] = 0.5                                    # every key in one hyperplane: rank 3 < d = 4
+    flat[:, 3] = 0.5  # every key in one hyperplane: rank 3 < d = 4
     assert check_uniform(flat, uniform_attention(flat).to_json())[0]
     assert check_uniform(flat, proof)[1] == "the keys' affine rank is 3, not d = 4"
-    assert not check_uniform(generic[:4], proof)[0]     # four keys in R^4 span at most 3 dimensions
+    assert not check_uniform(generic[:4], proof)[0]  # four keys in R^4 span at most 3 dimensions
 
 
 def test_cli(cli, tmp_path):
@@ -117,8 +117,12 @@ def _layernorm_case(seed, *, identical=False):
     rng = np.random.default_rng(seed)
     n, d, N = int(rng.integers(4, 10)), int(rng.integers(2, 5)), int(rng.integers(2, 8))
     scale = float(rng.choice([1.0, 0.05, 0.0]))
-    qs = LayerNormQuerySet(gamma=rng.normal(size=n), beta=rng.normal(size=n) * scale,
-                           W_q=rng.normal(size=(d, n)), b_q=rng.normal(size=d) * scale)
+    qs = LayerNormQuerySet(
+        gamma=rng.normal(size=n),
+        beta=rng.normal(size=n) * scale,
+        W_q=rng.normal(size=(d, n)),
+        b_q=rng.normal(size=d) * scale,
+    )
     keys = np.ones((N, d)) if identical else rng.normal(size=(N, d))
     return keys, qs
 
@@ -147,7 +151,7 @@ def test_layernorm_answers_check_and_tampered_proofs_fail(seed):
     if "y" in proof:
         proof["y"] = [str(i + 1) for i in range(len(proof["y"]))]
     elif "pairs" in proof:  # independent differences, decided by the keys' affine rank: d keys span less
-        keys = keys[:keys.shape[1]]
+        keys = keys[: keys.shape[1]]
     else:
         proof["combination"] = ["0"] * len(proof["combination"])
     ok, message = check_uniform(keys, answer)

@@ -4,10 +4,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference.uniform_reference import reference_uniform_attention
 
 from lnproofs.kernel.querysets.norm import LayerNormQuerySet
 from lnproofs.propose.uniform import check_uniform, uniform_attention
-from reference.uniform_reference import reference_uniform_attention
 
 
 def _layer(rng, n, d, *, zero_beta=False):
@@ -23,8 +23,8 @@ def test_free_answers_equal_the_reference(seed, shape):
     if seed % 3 == 0:
         keys[:, -1] = keys[:, 0]  # differences in a hyperplane: a uniform query exists
     fast, ref = uniform_attention(keys), reference_uniform_attention(keys)
-    assert fast.status == ref.status and fast.proof == ref.proof     # same status; infeasible: the same pairs
-    assert check_uniform(keys, fast) == (True, "")                   # feasible: any checked null direction
+    assert fast.status == ref.status and fast.proof == ref.proof  # same status; infeasible: the same pairs
+    assert check_uniform(keys, fast) == (True, "")  # feasible: any checked null direction
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -65,7 +65,7 @@ def test_compact_answers_keep_the_status_and_are_not_taken_as_proofs(seed):
     full, compact = uniform_attention(keys, qs), uniform_attention(keys, qs, compact=True)
     assert full.status == compact.status == "feasible" and compact.query is None
     assert check_uniform(keys, full) == (True, "")
-    assert not check_uniform(keys, compact)[0]          # a status without its query proves nothing
+    assert not check_uniform(keys, compact)[0]  # a status without its query proves nothing
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -101,7 +101,7 @@ def _compact_cases():
             keys = rng.normal(size=(N, d)) * (1e3 if seed % 4 == 1 else 1.0)
             yield keys, qs
         rng = np.random.default_rng(300 + seed)
-        small = 10.0 ** -(seed % 4)          # small gains: the least-norm query may leave the ball
+        small = 10.0 ** -(seed % 4)  # small gains: the least-norm query may leave the ball
         qs = LayerNormQuerySet(rng.normal(size=6) * small, np.zeros(6), rng.normal(size=(3, 6)), [1.0, 2.0, 3.0])
         yield rng.normal(size=(2, 3)), qs
 
@@ -111,7 +111,7 @@ def test_compact_statuses_equal_the_exact_ones_whether_balls_decide_or_not(preci
     import lnproofs.propose.uniform_norm as uniform_norm
 
     monkeypatch.setattr(uniform_norm, "BALL_PRECS", (precision,))
-    monkeypatch.setattr(uniform_norm, "_float_first", lambda *a: None)    # the balls, not the float bounds
+    monkeypatch.setattr(uniform_norm, "_float_first", lambda *a: None)  # the balls, not the float bounds
     seen = {}
     for keys, qs in _compact_cases():
         full, compact = uniform_attention(keys, qs), uniform_attention(keys, qs, compact=True)
@@ -119,10 +119,10 @@ def test_compact_statuses_equal_the_exact_ones_whether_balls_decide_or_not(preci
         if (compact.proof or {}).get("kind") != "independent differences":
             by = compact.extras.get("decided_by", "exact")
             seen[(compact.status, by)] = seen.get((compact.status, by), 0) + 1
-    if precision == 320:      # the balls decide both ways
+    if precision == 320:  # the balls decide both ways
         assert seen.get(("feasible", "arb balls")) and seen.get(("infeasible", "arb balls"))
         assert not seen.get(("feasible", "exact")) and not seen.get(("infeasible", "exact"))
-    else:                     # 4-bit balls are mostly too wide: the exact path answers those
+    else:  # 4-bit balls are mostly too wide: the exact path answers those
         assert seen.get(("feasible", "exact"))
 
 
@@ -134,6 +134,6 @@ def test_dependent_differences_fall_back_to_independent_rows(seed):
     rng = np.random.default_rng(500 + seed)
     qs = _layer(rng, 8, 5)
     keys = rng.normal(size=(4, 5)) * (1e2 if seed % 2 else 1.0)
-    keys[3] = keys[1]                                  # difference rows 0 and 2 are equal
+    keys[3] = keys[1]  # difference rows 0 and 2 are equal
     full, compact = uniform_attention(keys, qs), uniform_attention(keys, qs, compact=True)
     assert compact.status == full.status and compact.extras.get("decided_by") == "arb balls"

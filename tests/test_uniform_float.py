@@ -6,17 +6,23 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lnproofs.kernel.querysets.norm import ExactQueryMap, LayerNormQuerySet, RotaryLayerNormQuerySet
-from lnproofs.propose.uniform import uniform_attention
 from lnproofs.models.head_sets import positioned_map
+from lnproofs.propose.uniform import uniform_attention
 from lnproofs.propose.uniform_float import float_data, float_decision, rotated_data
 
 
 def _set(rng, n, d, gain_scale=1.0):
-    return LayerNormQuerySet(rng.normal(size=n) * gain_scale, rng.normal(size=n) * 0.1, rng.normal(size=(d, n)),
-                             rng.normal(size=d) * 0.1, 1e-5)
+    return LayerNormQuerySet(
+        rng.normal(size=n) * gain_scale,
+        rng.normal(size=n) * 0.1,
+        rng.normal(size=(d, n)),
+        rng.normal(size=d) * 0.1,
+        1e-5,
+    )
 
 
 def _float(keys, qs):
@@ -24,7 +30,7 @@ def _float(keys, qs):
 
 
 def _exact(keys, qs):
-    answer = uniform_attention(keys, qs)                 # the exact rationals (no compact shortcut)
+    answer = uniform_attention(keys, qs)  # the exact rationals (no compact shortcut)
     return answer.status, answer.extras.get("least_norm_squared")
 
 
@@ -77,11 +83,11 @@ def test_nearly_dependent_keys_are_refused_or_right(gap):
     rng = np.random.default_rng(11)
     qs = _set(rng, 9, 5)
     keys = rng.normal(size=(4, 5))
-    keys[3] = keys[1] + gap                            # difference rows 0 and 2 (nearly) equal
+    keys[3] = keys[1] + gap  # difference rows 0 and 2 (nearly) equal
     decided = _float(keys, qs)
     assert decided is None or decided[0] == _exact(keys, qs)[0]
     if gap == 0.0:
-        assert decided is None                         # G is singular: nothing is proved
+        assert decided is None  # G is singular: nothing is proved
 
 
 def test_compact_runs_name_the_float_bounds():
@@ -101,7 +107,7 @@ def test_ill_conditioned_keys_at_the_boundary_are_refused_or_right(seed):
     n, d = 10, 5
     base = _set(rng, n, d)
     keys = rng.normal(size=(4, d)) * 20
-    keys[3] = keys[1] + rng.normal(size=d) * 1e-7      # G has a condition number near 1e14
+    keys[3] = keys[1] + rng.normal(size=d) * 1e-7  # G has a condition number near 1e14
     _, norm2 = _exact(keys, base)
     wrong = 0
     for relative in np.geomspace(1e-15, 1e-3, 25):
@@ -116,8 +122,14 @@ def test_ill_conditioned_keys_at_the_boundary_are_refused_or_right(seed):
 def _rotary(rng, n, d, position, gain_scale=1.0):
     angles = position / 10000.0 ** (np.arange(d // 2) / (d // 2))
     cos, sin = np.concatenate([np.cos(angles)] * 2), np.concatenate([np.sin(angles)] * 2)
-    return RotaryLayerNormQuerySet(rng.normal(size=n) * gain_scale, rng.normal(size=(d, n)), rng.normal(size=d) * 0.1,
-                                   1e-5, beta=rng.normal(size=n) * 0.1, rotation=(cos, sin, "half", position))
+    return RotaryLayerNormQuerySet(
+        rng.normal(size=n) * gain_scale,
+        rng.normal(size=(d, n)),
+        rng.normal(size=d) * 0.1,
+        1e-5,
+        beta=rng.normal(size=n) * 0.1,
+        rotation=(cos, sin, "half", position),
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -126,7 +138,7 @@ def test_a_rotary_position_rotated_in_floats_holds_the_exact_forms_within_its_bo
 
     from flint import fmpq
 
-    def exact(x):                                        # a float as an exact rational
+    def exact(x):  # a float as an exact rational
         f = Fraction(float(x))
         return fmpq(f.numerator, f.denominator)
 
@@ -135,12 +147,12 @@ def test_a_rotary_position_rotated_in_floats_holds_the_exact_forms_within_its_bo
     at = _rotary(rng, n, d, position=3 + 50 * seed)
     base = ExactQueryMap(dataclasses.replace(at, rotation=None))
     Hf, eH, qf, eq = rotated_data(positioned_map(base, at).R, float_data(*base.gram()))
-    Hn, c, q0 = ExactQueryMap(at).gram()                 # the position's exact forms, built alone
+    Hn, c, q0 = ExactQueryMap(at).gram()  # the position's exact forms, built alone
     for i in range(d):
         assert abs(q0[i, 0] - exact(qf[i])) <= exact(eq[i])
         for j in range(d):
             assert abs(Hn[i, j] * c - exact(Hf[i, j])) <= exact(eH[i, j])
-    assert (eH > 0).all() and (eH <= 1e-12 * np.abs(Hf).max()).all()      # bounds, and tight ones
+    assert (eH > 0).all() and (eH <= 1e-12 * np.abs(Hf).max()).all()  # bounds, and tight ones
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -168,7 +180,7 @@ def test_more_differences_than_dimensions_give_the_exact_answer_and_proof(seed, 
     qs = _set(rng, 9, d)
     keys = rng.normal(size=(d + 3, d)) * 10.0 ** (seed - 3)
     if seed % 3 == 2:
-        keys[3] = keys[1] + 1e-9 * keys[2]               # nearly dependent: refused, or proved right
+        keys[3] = keys[1] + 1e-9 * keys[2]  # nearly dependent: refused, or proved right
     calls = []
     monkeypatch.setattr(uniform_norm, "key_differences", lambda *a, **k: calls.append(1) or key_differences(*a, **k))
     monkeypatch.setattr(integer_keys, "key_differences", lambda *a, **k: calls.append(1) or key_differences(*a, **k))
@@ -178,7 +190,7 @@ def test_more_differences_than_dimensions_give_the_exact_answer_and_proof(seed, 
         assert answer.status == exact.status == "infeasible" and answer.proof == exact.proof
         assert check_uniform(keys, answer) == (True, "")
     if seed % 3 != 2:
-        assert first_differences_independent(keys) and not calls      # decided without the integers
+        assert first_differences_independent(keys) and not calls  # decided without the integers
 
 
 def test_dependent_first_differences_are_not_claimed_independent():
@@ -194,7 +206,7 @@ def test_dependent_first_differences_are_not_claimed_independent():
         assert not first_differences_independent(keys), seed
     rng = np.random.default_rng(9)
     keys = rng.normal(size=(8, 5))
-    keys[4] = keys[2]                                  # differences 2 and 4 equal: the first five dependent
+    keys[4] = keys[2]  # differences 2 and 4 equal: the first five dependent
     assert not first_differences_independent(keys)
     answer = uniform_attention(keys, compact=True)
     assert answer.status == "infeasible" and answer.proof["pairs"] != [[j + 1, 0] for j in range(5)]

@@ -8,15 +8,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from reference.uniform_reference import reference_uniform_attention
 
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet
-from lnproofs.kernel.querysets.norm import RMSNormQuerySet, Rotation, RotaryLayerNormQuerySet
+from lnproofs.certificates.writers import query_set_to_json
+from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet, RotaryLayerNormQuerySet, Rotation
 from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
 from lnproofs.propose.uniform import check_uniform, uniform_attention
-from reference.uniform_reference import reference_uniform_attention
-from lnproofs.certificates.writers import query_set_to_json
 
-SHAPES = [(3, 6, 3), (6, 8, 3), (2, 5, 4), (4, 12, 4), (5, 4, 4), (8, 7, 5)]     # (N, n, d)
+SHAPES = [(3, 6, 3), (6, 8, 3), (2, 5, 4), (4, 12, 4), (5, 4, 4), (8, 7, 5)]  # (N, n, d)
 
 
 def _powers_of_two(rng, size):
@@ -30,13 +29,13 @@ def _weights(rng, n, d, style):
     gain = 1 + 0.3 * rng.normal(size=n)
     beta, b_q = 0.1 * rng.normal(size=n), 0.1 * rng.normal(size=d)
     W = rng.normal(size=(d, n))
-    if style == "random-init":                 # as a freshly initialised model: unit gains, no biases
+    if style == "random-init":  # as a freshly initialised model: unit gains, no biases
         gain, beta, b_q = np.ones(n), np.zeros(n), np.zeros(d)
     elif style == "zero-gains":
         gain[: n // 2] = 0.0
     elif style == "all-zero-gains":
         gain = np.zeros(n)
-    elif style == "rank-deficient":            # W_q of rank 1 exactly (rows: powers of two times one row)
+    elif style == "rank-deficient":  # W_q of rank 1 exactly (rows: powers of two times one row)
         W = np.outer(_powers_of_two(rng, d), rng.normal(size=n))
     elif style == "rank-deficient-no-bias":
         W, beta, b_q = np.outer(_powers_of_two(rng, d), rng.normal(size=n)), np.zeros(n), np.zeros(d)
@@ -47,10 +46,10 @@ def _keys(rng, N, d, style):
     keys = rng.normal(size=(N, d))
     if style == "duplicates":
         keys[1:] = keys[0]
-    elif style == "on-a-line":                 # exactly: powers of two times one key
+    elif style == "on-a-line":  # exactly: powers of two times one key
         keys = np.outer(_powers_of_two(rng, N), rng.normal(size=d))
     elif style == "large":
-        keys = keys * 1e3                      # the least-norm solution may leave the ball
+        keys = keys * 1e3  # the least-norm solution may leave the ball
     return keys
 
 
@@ -102,7 +101,7 @@ def test_subspace_statuses_equal_the_reference(keystyle):
         for rows in (1, d - 1, d + 1):
             W = rng.normal(size=(rows, d))
             if k % 2:
-                W[-1] = W[0]                   # a repeated row: rank below the row count
+                W[-1] = W[0]  # a repeated row: rank below the row count
             _agree(keys, SubspaceQuerySet(W))
 
 
@@ -127,7 +126,7 @@ def test_randomly_initialised_heads_are_decided_without_a_reference():
     assert uniform_attention(keys, qs, compact=True).status == "feasible"
     with_radius = LayerNormQuerySet(qs.gamma, qs.beta, qs.W_q, qs.b_q, qs.eps, radius=1e-3)
     small = uniform_attention(keys, with_radius)
-    assert small.status == "feasible" and sum(x * x for x in small.query) <= Fraction(1, 10 ** 6)
+    assert small.status == "feasible" and sum(x * x for x in small.query) <= Fraction(1, 10**6)
     assert check_uniform(keys, small) == (True, "")
 
 
@@ -150,14 +149,19 @@ def test_tampered_rmsnorm_and_rotary_answers_are_refuted(seed):
     rng = np.random.default_rng(500 + seed)
     n, d = 8, 4
     angles = rng.uniform(0, 2 * np.pi, size=d)
-    qs = RMSNormQuerySet(1 + 0.3 * rng.normal(size=n), rng.normal(size=(d, n)), 0.1 * rng.normal(size=d), 1e-6,
-                         Rotation(np.cos(angles), np.sin(angles)))
+    qs = RMSNormQuerySet(
+        1 + 0.3 * rng.normal(size=n),
+        rng.normal(size=(d, n)),
+        0.1 * rng.normal(size=d),
+        1e-6,
+        Rotation(np.cos(angles), np.sin(angles)),
+    )
     keys = rng.normal(size=(3, d))
     answer = uniform_attention(keys, qs).to_json()
     assert answer["status"] == "feasible" and check_uniform(keys, answer) == (True, "")
-    grown = dict(answer, u=[str(3 * Fraction(x)) for x in answer["u"]])        # outside the ball, or not q's u
+    grown = dict(answer, u=[str(3 * Fraction(x)) for x in answer["u"]])  # outside the ball, or not q's u
     assert not check_uniform(keys, grown)[0]
-    unrotated = RMSNormQuerySet(qs.gain, qs.W_q, qs.b_q, qs.eps)                # the same u without R
+    unrotated = RMSNormQuerySet(qs.gain, qs.W_q, qs.b_q, qs.eps)  # the same u without R
     assert not check_uniform(keys, dict(answer, query_set=query_set_to_json(unrotated)))[0]
     big = rng.normal(size=(3, d)) * 1e3
     far = uniform_attention(big, qs).to_json()
@@ -189,16 +193,22 @@ def test_a_freshly_initialised_bert_is_decided_as_the_reference_decides(tmp_path
     from transformers import BertConfig, BertModel
 
     from lnproofs.kernel.querysets.norm import ExactQueryMap
-    from lnproofs.models.head_sets import capture_query_set as head_query_set
     from lnproofs.models.extract import capture_layers
+    from lnproofs.models.head_sets import capture_query_set as head_query_set
     from lnproofs.models.loading import load_model
 
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=40, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=64, max_position_embeddings=24)
+    config = BertConfig(
+        vocab_size=40,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=24,
+    )
     BertModel(config).save_pretrained(str(tmp_path))
     loaded = load_model(tmp_path)
-    ids = np.array([2, 7, 11, 5, 30, 9, 3], dtype=np.int64)                # 7 keys in R^8: a null space
+    ids = np.array([2, 7, 11, 5, 30, 9, 3], dtype=np.int64)  # 7 keys in R^8: a null space
     seen = []
     for layer, cap in capture_layers(loaded, [ids], [0, 1]).items():
         for head in range(4):

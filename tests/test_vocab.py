@@ -10,17 +10,14 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.certificates.vocab import load_vocab
-from lnproofs.kernel.errors import CertificateFormatError
-from lnproofs.kernel.querysets.free import BoxQuerySet
-from lnproofs.kernel.querysets.free import FreeQueries
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
-from lnproofs.certificates.vocab import NONE, QUERY, RESULT, SELF
+from lnproofs.certificates.vocab import NONE, QUERY, RESULT, SELF, check_vocab, load_vocab
 from lnproofs.kernel.certificates import KeyResult
-from lnproofs.certificates.vocab import check_vocab
-from lnproofs.propose.vocab import self_screen as self_witnesses
+from lnproofs.kernel.errors import CertificateFormatError
+from lnproofs.kernel.querysets.free import BoxQuerySet, FreeQueries
+from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
 from lnproofs.propose.certification import certify
 from lnproofs.propose.vocab import certify_vocab_keys
+from lnproofs.propose.vocab import self_screen as self_witnesses
 
 
 def _keys(n=400, d=6, seed=0):
@@ -30,8 +27,8 @@ def _keys(n=400, d=6, seed=0):
 @pytest.mark.parametrize("block", [7, 64, 4096])
 def test_self_witnesses_match_the_gram_matrix(block):
     K = _keys()
-    K[10] = K[11]                                    # equal rows never win at their own direction
-    K[12] = K[12] * 1e-3                             # a short row loses to others
+    K[10] = K[11]  # equal rows never win at their own direction
+    K[12] = K[12] * 1e-3  # a short row loses to others
     G = K @ K.T
     off = G.copy()
     np.fill_diagonal(off, -np.inf)
@@ -42,13 +39,13 @@ def test_self_witnesses_match_the_gram_matrix(block):
 
 
 def test_self_witnesses_refuse_near_ties_and_subnormal_keys():
-    K = np.array([[1.0, 0.0], [1.0, 2.0 ** -40], [0.0, 1.0]])
-    assert self_witnesses(K).tolist() == [False, False, True]     # gaps 0 and 2**-80: below the filter's bound
-    verdicts = check_vocab(K, FreeQueries(), [0, 1, 2], np.ones(3), [])     # ... decided exactly instead
+    K = np.array([[1.0, 0.0], [1.0, 2.0**-40], [0.0, 1.0]])
+    assert self_witnesses(K).tolist() == [False, False, True]  # gaps 0 and 2**-80: below the filter's bound
+    verdicts = check_vocab(K, FreeQueries(), [0, 1, 2], np.ones(3), [])  # ... decided exactly instead
     assert [v.ok for v in verdicts] == [False, True, True] and "= 0" in verdicts[0].message
     K2 = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     assert self_witnesses(K2).tolist() == [False, False, True]
-    K3 = np.array([[1.0, 5e-324], [0.0, 1.0]])                   # subnormal entries: decided exactly
+    K3 = np.array([[1.0, 5e-324], [0.0, 1.0]])  # subnormal entries: decided exactly
     assert all(v.ok for v in check_vocab(K3, FreeQueries(), [0, 1], np.ones(2), []))
 
 
@@ -87,7 +84,7 @@ def test_tampered_vocabulary_certificates_are_refuted(tmp_path, cli, rewrite_arr
     cert, path = _saved(tmp_path, K)
     loser = cert.statuses().index("unselectable")
     ev = cert.evidence.copy()
-    ev[loser] = SELF                                   # an interior key claimed to win at its own direction
+    ev[loser] = SELF  # an interior key claimed to win at its own direction
     data = json.loads(path.read_text())
     data["results"] = [r for r in data["results"] if r["index"] != loser]
     path.write_text(json.dumps(data))
@@ -96,7 +93,7 @@ def test_tampered_vocabulary_certificates_are_refuted(tmp_path, cli, rewrite_arr
     assert result.status == 1 and f"key {loser}" in result.out
     cert, path = _saved(tmp_path, K)
     Q = cert.queries.copy()
-    Q[0] = -Q[0]                                        # a shared query pointed the other way
+    Q[0] = -Q[0]  # a shared query pointed the other way
     rewrite_array(path, "queries", Q)
     assert cli(["check", path]).status == 1
 
@@ -104,7 +101,7 @@ def test_tampered_vocabulary_certificates_are_refuted(tmp_path, cli, rewrite_arr
 def test_a_changed_array_or_keys_file_is_refused(tmp_path, cli):
     K = _keys(n=100, d=3, seed=5)
     cert, path = _saved(tmp_path, K)
-    np.save(path.with_name("cert.evidence.npy"), np.zeros(len(K), np.int8))   # the hash no longer matches
+    np.save(path.with_name("cert.evidence.npy"), np.zeros(len(K), np.int8))  # the hash no longer matches
     result = cli(["check", path])
     assert result.status == 2 and "SHA-256" in result.err
     cert, path = _saved(tmp_path, K)
@@ -129,8 +126,13 @@ def test_reader_refuses_malformed_evidence(tmp_path):
     K = _keys(n=50, d=3, seed=6)
     cert = certify_vocab_keys(K)
     from dataclasses import replace
-    for bad in (np.full(49, SELF, np.int8), np.full(50, 7, np.int8), np.full(50, RESULT, np.int8),
-                np.full(50, QUERY, np.int8)):
+
+    for bad in (
+        np.full(49, SELF, np.int8),
+        np.full(50, 7, np.int8),
+        np.full(50, RESULT, np.int8),
+        np.full(50, QUERY, np.int8),
+    ):
         with pytest.raises(CertificateFormatError):
             replace(cert, evidence=bad, queries=None).check(K)
     assert replace(cert, evidence=np.full(50, NONE, np.int8), results=()).check(K).ok
@@ -141,7 +143,8 @@ def test_box_self_witnesses_must_fit_the_box():
     cert = certify_vocab_keys(K, BoxQuerySet(2.0))
     assert cert.check(K).ok and cert.evidence_counts()["own key"] > 0
     from dataclasses import replace
-    report = replace(cert, scale=cert.scale * 2.0 ** 20).check(K)
+
+    report = replace(cert, scale=cert.scale * 2.0**20).check(K)
     assert not report.ok and "leaves the box" in report.failures[0].message
 
 
@@ -149,7 +152,7 @@ def test_single_precision_products_agree_with_double():
     K = _keys(n=500, d=16, seed=8).astype(np.float32).astype(np.float64)
     single = self_witnesses(K)
     K64 = K.copy()
-    K64[0, 0] = np.nextafter(K64[0, 0], 10.0)       # no longer a float32: the double products are used
+    K64[0, 0] = np.nextafter(K64[0, 0], 10.0)  # no longer a float32: the double products are used
     double = self_witnesses(K64)
     assert single.sum() > 0 and (single[1:] == double[1:]).all()
 
@@ -194,14 +197,17 @@ def _output_layer(n=400, d=6, seed=11, bias=True, centred=True):
     from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
 
     rng = np.random.default_rng(seed)
-    f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)   # noqa: E731
+    f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)  # noqa: E731
     K, g, beta = f32(rng.normal(size=(n, d))), f32(1 + 0.2 * rng.normal(size=d)), f32(0.1 * rng.normal(size=d))
     W, b_q = np.eye(d), np.zeros(d)
     if bias:
         K = np.hstack([K, f32(0.3 * rng.normal(size=(n, 1)))])
         W, b_q = np.vstack([W, np.zeros((1, d))]), np.r_[b_q, 1.0]
-    qs = LayerNormQuerySet(tuple(g), tuple(beta), W, tuple(b_q), 1e-5) if centred else \
-        RMSNormQuerySet(tuple(g), W, tuple(b_q), 1e-6, beta=tuple(beta))
+    qs = (
+        LayerNormQuerySet(tuple(g), tuple(beta), W, tuple(b_q), 1e-5)
+        if centred
+        else RMSNormQuerySet(tuple(g), W, tuple(b_q), 1e-6, beta=tuple(beta))
+    )
     return K, qs
 
 
@@ -234,14 +240,14 @@ def test_float_witnesses_of_a_norm_set_are_decided_exactly():
     U = norm_directions(K, qs, tokens) * t[tokens, None]
     assert all(v.ok for v in check_float_witnesses(K, qs, tokens, U))
     bad = U.copy()
-    bad[0, 0] = np.nextafter(bad[0, 0], 1.0)             # off the 20-bit grid, and 1.u != 0
-    bad[1] = bad[1] * 2.0                                 # ||u||^2 about 4 n
-    bad[2, :2] += [2.0 ** -10, -2.0 ** -10] if np.abs(bad[2]).max() < 1 else [0.5, 0.0]   # off 1.u = 0 (or grid)
+    bad[0, 0] = np.nextafter(bad[0, 0], 1.0)  # off the 20-bit grid, and 1.u != 0
+    bad[1] = bad[1] * 2.0  # ||u||^2 about 4 n
+    bad[2, :2] += [2.0**-10, -(2.0**-10)] if np.abs(bad[2]).max() < 1 else [0.5, 0.0]  # off 1.u = 0 (or grid)
     bad[3, 0] = np.nan
     bad[4, 1] = np.inf
     got = check_float_witnesses(K, qs, tokens, bad)
     assert [v.ok for v in got] == [False] * 5 and all("not in the set" in v.message for v in got)
-    twisted = replace(qs, W_q=np.eye(K.shape[1]) * 2.0)   # not a 0/1 selection: no float witnesses at all
+    twisted = replace(qs, W_q=np.eye(K.shape[1]) * 2.0)  # not a 0/1 selection: no float witnesses at all
     with pytest.raises(CertificateFormatError, match="selection"):
         check_float_witnesses(K, twisted, tokens, U)
 
@@ -313,8 +319,11 @@ def test_a_norm_set_without_offsets_is_the_hull_question_of_its_points(centred):
     rng = np.random.default_rng(7)
     K = rng.standard_normal((40, 5)).astype(np.float32).astype(np.float64)
     g = (0.5 + rng.random(5)).astype(np.float32).astype(np.float64)
-    qs = LayerNormQuerySet(tuple(g), (0.0,) * 5, np.eye(5), (0.0,) * 5, 1e-5) if centred else \
-        RMSNormQuerySet(tuple(g), np.eye(5), (0.0,) * 5, 1e-6)
+    qs = (
+        LayerNormQuerySet(tuple(g), (0.0,) * 5, np.eye(5), (0.0,) * 5, 1e-5)
+        if centred
+        else RMSNormQuerySet(tuple(g), np.eye(5), (0.0,) * 5, 1e-6)
+    )
     assert is_homogeneous(qs)
     A = K * g
     points = A[:, :-1] - A[:, -1:] if centred else A
@@ -331,10 +340,12 @@ def test_offsets_or_a_rotation_keep_a_norm_set_off_the_subspace_road():
 
     qs = LayerNormQuerySet((1.0,) * 3, (0.0, 0.5, 0.0), np.eye(3), (0.0,) * 3, 0.0)
     assert not is_homogeneous(qs)
-    lifted = LayerNormQuerySet((1.0,) * 3, (0.0,) * 3, np.vstack([np.eye(3), np.zeros((1, 3))]), (0.0,) * 3 + (1.0,), 0.0)
+    lifted = LayerNormQuerySet(
+        (1.0,) * 3, (0.0,) * 3, np.vstack([np.eye(3), np.zeros((1, 3))]), (0.0,) * 3 + (1.0,), 0.0
+    )
     assert not is_homogeneous(lifted)
     twice = LayerNormQuerySet((1.0,) * 3, (0.0,) * 3, np.array([[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]), (0.0,) * 2, 0.0)
-    assert not is_homogeneous(twice)                  # one coordinate selected twice: M's entries would be sums
+    assert not is_homogeneous(twice)  # one coordinate selected twice: M's entries would be sums
 
 
 def test_tokens_no_query_at_all_makes_win_carry_the_free_lps_exact_duals():
@@ -349,8 +360,16 @@ def test_tokens_no_query_at_all_makes_win_carry_the_free_lps_exact_duals():
     cert = certify_vocab_keys(K, qs)
     assert all(cert.statuses()[r.index] == "not-realisable" for r in duals)
     w = list(duals[0].extras["dual"]["weights"])
-    bad = KeyResult(duals[0].index, "not-realisable", None, None, "exact", None, None,
-                    {"dual": {"indices": duals[0].extras["dual"]["indices"], "weights": ["0"] * (len(w) - 1) + ["1"]}})
+    bad = KeyResult(
+        duals[0].index,
+        "not-realisable",
+        None,
+        None,
+        "exact",
+        None,
+        None,
+        {"dual": {"indices": duals[0].extras["dual"]["indices"], "weights": ["0"] * (len(w) - 1) + ["1"]}},
+    )
     assert len(w) > 1 and not check_all(K, qs, [bad])[0].ok
 
 
@@ -359,7 +378,7 @@ def test_a_token_without_a_direction_in_the_ball_is_screened_quietly():
     import warnings
 
     K, qs = _output_layer(n=50, d=4)
-    K[3, :4] = 0.0                                    # a zero key: only its bias is left, no direction
+    K[3, :4] = 0.0  # a zero key: only its bias is left, no direction
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cert = certify_vocab_keys(K, qs)
@@ -375,7 +394,8 @@ def test_a_relaxed_dual_the_exact_offsets_refuse_is_left_to_the_norms_search(mon
     K, qs = _output_layer(n=60, d=3)
     good = homogeneous.relaxed_duals(K, qs, range(len(K)))
     assert good
-    wrong = KeyResult(good[0].index, "not-realisable", None,
-                      Combination((good[0].index ^ 1,), (Fraction(1),)), "exact")     # one other key: no dual
+    wrong = KeyResult(
+        good[0].index, "not-realisable", None, Combination((good[0].index ^ 1,), (Fraction(1),)), "exact"
+    )  # one other key: no dual
     monkeypatch.setattr(box, "certify", lambda *a, **k: [wrong])
     assert homogeneous.relaxed_duals(K, qs, range(len(K))) == []

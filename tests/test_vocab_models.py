@@ -22,8 +22,11 @@ MODELS = {
     "llama": ("LlamaConfig", "LlamaForCausalLM", dict(hidden_size=6, intermediate_size=12, **COMMON)),
     "mistral": ("MistralConfig", "MistralForCausalLM", dict(hidden_size=6, intermediate_size=12, **COMMON)),
     "qwen2": ("Qwen2Config", "Qwen2ForCausalLM", dict(hidden_size=6, intermediate_size=12, **COMMON)),
-    "gemma": ("GemmaConfig", "GemmaForCausalLM", dict(hidden_size=6, intermediate_size=12, head_dim=3,
-                                                        num_key_value_heads=1, **COMMON)),
+    "gemma": (
+        "GemmaConfig",
+        "GemmaForCausalLM",
+        dict(hidden_size=6, intermediate_size=12, head_dim=3, num_key_value_heads=1, **COMMON),
+    ),
     "bert": ("BertConfig", "BertForMaskedLM", dict(hidden_size=6, intermediate_size=12, **COMMON)),
 }
 
@@ -125,8 +128,11 @@ def _tamper_evidence(path, index, code=1):
 
 @pytest.mark.parametrize("family, tied", [("gpt2", True), ("llama", False)])
 def test_tampered_vocabulary_certificate_is_refuted(cli, tmp_path, family, tied):
-    folder = build(family, tmp_path / "m", seed=5, hidden_size=4) if family == "llama" else \
-        build(family, tmp_path / "m", seed=5, n_embd=4)
+    folder = (
+        build(family, tmp_path / "m", seed=5, hidden_size=4)
+        if family == "llama"
+        else build(family, tmp_path / "m", seed=5, n_embd=4)
+    )
     layer = read_output_layer(folder)
     assert layer.tied is tied
     _run(cli, folder, tmp_path / "out", "--sets", "free")
@@ -170,9 +176,9 @@ def test_layernorm_realisable_tokens_are_their_own_directions_and_tampering_is_r
     _tamper_evidence(path, losers[0])
     result = cli(["check", path])
     assert result.status == 1 and f"key {losers[0]}" in result.out
-    _tamper_evidence(path, losers[0], code=0)                   # back to undecided: the certificate holds again
+    _tamper_evidence(path, losers[0], code=0)  # back to undecided: the certificate holds again
     assert cli(["check", path]).status == 0
-    _tamper_scale(path, int(own[0]), 2.0)                        # ||u||^2 about 4 n > n
+    _tamper_scale(path, int(own[0]), 2.0)  # ||u||^2 about 4 n > n
     result = cli(["check", path])
     assert result.status == 1 and f"key {own[0]}: u is not in the set" in result.out
 
@@ -183,7 +189,7 @@ def test_tampered_rmsnorm_coverage_claim_is_refuted(cli, tmp_path):
     path = tmp_path / "out" / "realisable.json"
     data = json.loads(path.read_text())
     assert data["coverage"]["kind"] == "full-rank-centred"
-    data["coverage"]["rows"] = [0] * len(data["coverage"]["rows"])      # not distinct columns: rank not shown
+    data["coverage"]["rows"] = [0] * len(data["coverage"]["rows"])  # not distinct columns: rank not shown
     path.write_text(json.dumps(data))
     result = cli(["check", path])
     assert result.status == 1 and "coverage" in result.out
@@ -196,6 +202,7 @@ def test_a_zero_gain_loses_coverage(tmp_path):
     gain = layer.gain.copy()
     gain[0] = 0.0
     from dataclasses import replace
+
     assert _coverage(replace(layer, gain=gain), layer.keys)[0] is None
     assert _coverage(layer, layer.keys)[0] is not None
 
@@ -226,4 +233,4 @@ def test_a_link_planted_in_the_output_is_refused_and_nothing_outside_is_written(
     result = cli(["certify-vocab", folder, "--out", out, "--workers", "1", "--sets", "free"])
     assert result.status == 2 and len(result.err.strip().splitlines()) == 1, result.err
     assert "link" in result.err and "Traceback" not in result.err
-    assert (os.listdir(outside) == [] if outside.is_dir() else outside.read_text() == "theirs")
+    assert os.listdir(outside) == [] if outside.is_dir() else outside.read_text() == "theirs"

@@ -20,7 +20,7 @@ from lnproofs.kernel.verify import check_claims
 def _reference(keys, i, q, mode):
     """The claim decided in Fraction arithmetic alone."""
     score = [sum(Fraction(a) * Fraction(b) for a, b in zip(q, row)) for row in keys.tolist()]
-    others = score[:i] + score[i + 1:]
+    others = score[:i] + score[i + 1 :]
     if mode == "strict":
         return all(score[i] > s for s in others)
     return all(score[i] >= s for s in others) and (not others or any(score[i] > s for s in others))
@@ -30,18 +30,24 @@ def _entries(rng, d, kind):
     base = rng.integers(-3, 4, size=d) * 2.0 ** rng.integers(-40, 40, size=d)
     if kind == "float":
         return tuple(float(x) for x in base)
-    if kind == "rational":                          # long digits, a different denominator per entry
-        return tuple(Fraction(float(x)) + Fraction(int(rng.integers(-5, 6)), 10 ** 60 + 7 * c + 1)
-                     for c, x in enumerate(base))
-    if kind == "integer":                           # past 2**53: float(int) rounds
-        return tuple(int(x * 2 ** 40) * 2 ** 30 + int(rng.integers(-3, 4)) for x in base)
-    return tuple(Fraction(float(x)) if c % 2 else float(x) for c, x in enumerate(base))   # mixed
+    if kind == "rational":  # long digits, a different denominator per entry
+        return tuple(
+            Fraction(float(x)) + Fraction(int(rng.integers(-5, 6)), 10**60 + 7 * c + 1) for c, x in enumerate(base)
+        )
+    if kind == "integer":  # past 2**53: float(int) rounds
+        return tuple(int(x * 2**40) * 2**30 + int(rng.integers(-3, 4)) for x in base)
+    return tuple(Fraction(float(x)) if c % 2 else float(x) for c, x in enumerate(base))  # mixed
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 7), st.integers(1, 5),
-       st.sampled_from(["float", "rational", "integer", "mixed"]), st.sampled_from(["strict", "tie"]),
-       st.sampled_from(["plain", "twins", "near", "tiny", "ulp32", "signed zeros"]))
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 7),
+    st.integers(1, 5),
+    st.sampled_from(["float", "rational", "integer", "mixed"]),
+    st.sampled_from(["strict", "tie"]),
+    st.sampled_from(["plain", "twins", "near", "tiny", "ulp32", "signed zeros"]),
+)
 def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d, kind, mode, keyset):
     """Whatever settles a pair (the filter or the integers), the verdict is the exact one."""
     rng = np.random.default_rng(seed)
@@ -49,12 +55,12 @@ def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d
     if keyset == "twins":
         keys[1::2] = keys[0::2][: len(keys[1::2])]
     elif keyset == "near" and n > 1:
-        keys[1] = keys[0] + 2.0 ** -60 * rng.integers(-2, 3, size=d)
+        keys[1] = keys[0] + 2.0**-60 * rng.integers(-2, 3, size=d)
     elif keyset == "tiny":
-        keys[0] *= 2.0 ** -1060                     # subnormal entries: never the filter
-    elif keyset == "ulp32" and n > 1:               # one float32 step apart: the single-precision filter's edge
+        keys[0] *= 2.0**-1060  # subnormal entries: never the filter
+    elif keyset == "ulp32" and n > 1:  # one float32 step apart: the single-precision filter's edge
         keys[1] = np.nextafter(keys[0].astype(np.float32), np.float32(np.inf)).astype(np.float64)
-    elif keyset == "signed zeros" and n > 1:        # twins but for the sign of their zeros
+    elif keyset == "signed zeros" and n > 1:  # twins but for the sign of their zeros
         keys[0, ::2] = 0.0
         keys[1] = np.where(keys[0] == 0, -0.0, keys[0])
     i = int(rng.integers(n))
@@ -73,7 +79,7 @@ def test_float32_keys_are_multiplied_in_single_precision_and_decided_the_same():
     off = K.copy()
     off[7, 3] = 1 / 3
     tiny = K.copy()
-    tiny[2, 2] = 2.0 ** -130
+    tiny[2, 2] = 2.0**-130
     assert ExactKeys(off).single is None and ExactKeys(tiny).single is None
     for keys in (K, off, tiny):
         got = check_witnesses(keys, items)
@@ -86,9 +92,15 @@ def _long_digit_certificate(n, d, digits=300):
     rng = np.random.default_rng(n)
     keys = rng.standard_normal((n, d))
     keys /= np.linalg.norm(keys, axis=1, keepdims=True)
-    results = [KeyResult(i, "selectable", tuple(Fraction(float(x)) + Fraction(1, 10 ** digits + 7 * c + i)
-                                                 for c, x in enumerate(keys[i])), verified="exact")
-               for i in range(n)]
+    results = [
+        KeyResult(
+            i,
+            "selectable",
+            tuple(Fraction(float(x)) + Fraction(1, 10**digits + 7 * c + i) for c, x in enumerate(keys[i])),
+            verified="exact",
+        )
+        for i in range(n)
+    ]
     return keys, Certificate(n, d, {"kind": "free"}, tuple(results))
 
 
@@ -117,7 +129,7 @@ def test_a_rational_witness_that_ties_is_still_decided_exactly(monkeypatch):
     exact = ExactKeys.int_scores
     monkeypatch.setattr(ExactKeys, "int_scores", lambda self, Q: calls.append(1) or exact(self, Q))
     keys = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])
-    tie = (Fraction(1, 3 ** 200) * 3 ** 200, Fraction(10 ** 80 + 1, 10 ** 80 + 1))    # q = (1, 1): k_0, k_1 tie
+    tie = (Fraction(1, 3**200) * 3**200, Fraction(10**80 + 1, 10**80 + 1))  # q = (1, 1): k_0, k_1 tie
     assert "q.k_0 - q.k_1 = 0" in check_witnesses(keys, [(0, tie)])[0]
     assert check_witnesses(keys, [(0, tie)], mode="tie") == [None]
     assert len(calls) == 2
@@ -140,8 +152,14 @@ def test_a_tie_with_byte_equal_twins_is_settled_by_the_filter(monkeypatch):
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 6), st.integers(2, 5), st.sampled_from(["strict", "tie"]),
-       st.sampled_from(["plain", "twins", "constant", "scaled"]), st.sampled_from(["float", "rational", "integer"]))
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 6),
+    st.integers(2, 5),
+    st.sampled_from(["strict", "tie"]),
+    st.sampled_from(["plain", "twins", "constant", "scaled"]),
+    st.sampled_from(["float", "rational", "integer"]),
+)
 def test_the_layernorm_input_filter_agrees_with_its_exact_comparisons(seed, N, n, mode, inputs, kind):
     """Keys given as LayerNorm inputs: the verdicts with the float filter are those of the exact
     square-root comparisons alone (the filter switched off on a second copy of the same keys)."""
@@ -152,9 +170,9 @@ def test_the_layernorm_input_filter_agrees_with_its_exact_comparisons(seed, N, n
     if inputs == "twins":
         X[1::2] = X[0::2][: len(X[1::2])] * 2.0
     elif inputs == "constant":
-        X[0] = 1.5                                   # undefined with eps 0
+        X[0] = 1.5  # undefined with eps 0
     elif inputs == "scaled":
-        X *= 2.0 ** 600
+        X *= 2.0**600
     spec = LayerNormKeys(tuple(float(g) for g in rng.integers(1, 4, size=n)), None, float(rng.choice([0.0, 1e-5])))
     fast, slow = ExactLayerNormKeys(X, spec), ExactLayerNormKeys(X, spec)
     slow.filter_ok[:] = False
@@ -162,19 +180,19 @@ def test_the_layernorm_input_filter_agrees_with_its_exact_comparisons(seed, N, n
     for t in range(N):
         q = fast.z[t] if t % 2 else rng.standard_normal(n)
         if kind == "rational":
-            q = [Fraction(float(x)) + Fraction(1, 10 ** 40 + c) for c, x in enumerate(q)]
+            q = [Fraction(float(x)) + Fraction(1, 10**40 + c) for c, x in enumerate(q)]
         elif kind == "integer":
-            q = [int(x * 2 ** 60) + 1 for x in q]    # past 2**53: float(int) rounds
+            q = [int(x * 2**60) + 1 for x in q]  # past 2**53: float(int) rounds
         items.append((t, tuple(float(x) for x in q) if kind == "float" else tuple(q)))
     assert check_ln_witnesses(fast, items, mode=mode) == check_ln_witnesses(slow, items, mode=mode)
 
 
 def test_integer_witness_entries_past_two_to_the_53_stay_exact():
     """A witness given with integers keeps them: past 2**53 as rationals, never rounded to floats."""
-    big = 2 ** 60 + 1
+    big = 2**60 + 1
     result = KeyResult(0, "selectable", (big, np.int64(3), 0.5))
     assert result.witness == (Fraction(big), 3.0, 0.5) and type(result.witness[0]) is Fraction
-    keys = np.array([[2.0 ** -60, 0.0, 0.0], [0.0, 0.0, 2.0]])
+    keys = np.array([[2.0**-60, 0.0, 0.0], [0.0, 0.0, 2.0]])
     # exactly q.k_0 = 1 + 2**-60 > q.k_1 = 1; with big rounded to 2**60 the two would tie
     assert check_witnesses(keys, [(0, result.witness)]) == [None]
-    assert check_witnesses(keys, [(0, (2.0 ** 60, 3.0, 0.5))])[0] is not None
+    assert check_witnesses(keys, [(0, (2.0**60, 3.0, 0.5))])[0] is not None

@@ -10,8 +10,7 @@ import stat
 import numpy as np
 import pytest
 
-from lnproofs.certificates.writes import (folder_entry, open_append, output_file, output_folder, replacing,
-                                          write_text)
+from lnproofs.certificates.writes import folder_entry, open_append, output_file, output_folder, replacing, write_text
 from lnproofs.kernel.errors import OptionError
 
 
@@ -171,7 +170,7 @@ def test_a_class_folder_is_completed_or_refused(cli, tmp_path):
     assert cli(argv).status == 0
     before = (tmp_path / "o" / "solutions" / "ada" / "problems.json").read_bytes()
     roster.write_text("id\nada\nbob\n")
-    again = cli(argv)                           # the same seed and topics: completed, the same bytes
+    again = cli(argv)  # the same seed and topics: completed, the same bytes
     assert again.status == 0, again.err
     assert (tmp_path / "o" / "solutions" / "ada" / "problems.json").read_bytes() == before
     assert (tmp_path / "o" / "students" / "bob").is_dir()

@@ -7,8 +7,11 @@ queries) and head dimension 4 (partial rotation for GPT-NeoX: 2 of 4 dimensions)
 import numpy as np
 
 FAMILY_CONFIGS = {
-    "gpt_neox": ("GPTNeoXConfig", "GPTNeoXModel", dict(rope_parameters={"rope_theta": 10000.0, "partial_rotary_factor": 0.5,
-                                                                           "rope_type": "default"})),
+    "gpt_neox": (
+        "GPTNeoXConfig",
+        "GPTNeoXModel",
+        dict(rope_parameters={"rope_theta": 10000.0, "partial_rotary_factor": 0.5, "rope_type": "default"}),
+    ),
     "opt": ("OPTConfig", "OPTModel", dict(ffn_dim=32, word_embed_proj_dim=16, enable_bias=True)),
     "llama": ("LlamaConfig", "LlamaModel", dict(num_key_value_heads=2, head_dim=4, attention_bias=True)),
     "mistral": ("MistralConfig", "MistralModel", dict(num_key_value_heads=2, head_dim=4, sliding_window=64)),
@@ -25,9 +28,17 @@ def tiny_decoder(family, folder=None, *, layers=2, heads=4, width=16, positions=
 
     config_name, model_name, extra = FAMILY_CONFIGS[family]
     torch.manual_seed(seed)
-    common = dict(vocab_size=40, hidden_size=width, num_hidden_layers=layers, num_attention_heads=heads,
-                  intermediate_size=2 * width, max_position_embeddings=positions, pad_token_id=None,
-                  bos_token_id=0, eos_token_id=0)
+    common = dict(
+        vocab_size=40,
+        hidden_size=width,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=2 * width,
+        max_position_embeddings=positions,
+        pad_token_id=None,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     if family == "opt":
         common.pop("intermediate_size")
     config = getattr(transformers, config_name)(**{**common, **extra, **overrides})
@@ -38,7 +49,7 @@ def tiny_decoder(family, folder=None, *, layers=2, heads=4, width=16, positions=
             weight = getattr(module, "weight", None)
             if "norm" in type(module).__name__.lower() and weight is not None and weight.ndim == 1:
                 if family == "gemma":
-                    weight.uniform_(-0.5, 0.5)     # the gain is 1 + weight
+                    weight.uniform_(-0.5, 0.5)  # the gain is 1 + weight
                 else:
                     weight.uniform_(0.5, 1.5)
                 if getattr(module, "bias", None) is not None:

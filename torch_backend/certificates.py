@@ -89,7 +89,9 @@ class _QuerySet:
         elif self.kind == "subspace":
             self.W = _matrix(spec.get("W"), "query_set.W", t)
             if self.W.shape[1] != dim:
-                raise CertificateFormatError(f"query_set.W has {self.W.shape[1]} columns; the keys have dimension {dim}")
+                raise CertificateFormatError(
+                    f"query_set.W has {self.W.shape[1]} columns; the keys have dimension {dim}"
+                )
         elif self.kind == "ball":
             radius = spec.get("radius")
             if not isinstance(radius, (int, float)) or not radius > 0 or not math.isfinite(radius):
@@ -111,8 +113,9 @@ class _QuerySet:
             radius = spec.get("radius")
             self.radius = float(radius) if isinstance(radius, (int, float)) and radius > 0 else None
         else:
-            raise CertificateFormatError(f"query_set kind {self.kind!r} is not known; "
-                                         "accepted: free, subspace, ball, layernorm")
+            raise CertificateFormatError(
+                f"query_set kind {self.kind!r} is not known; accepted: free, subspace, ball, layernorm"
+            )
 
     def sample(self, count, gen, aims):
         """``count`` random queries in the set, plus queries aimed along each row of ``aims`` (and perturbed)."""
@@ -164,7 +167,9 @@ class _QuerySet:
             if float(safe_norm(u[None])) > math.sqrt(self.n) * (1 + tol):
                 return f"u has norm {float(safe_norm(u[None])):.17g} > sqrt(n) = {math.sqrt(self.n):.17g}"
             qu = (self.gamma * u + self.beta) @ self.Wq.T + self.bq
-            scale = float(((self.gamma.abs() * u.abs() + self.beta.abs()) @ self.Wq.abs().T).max()) + float(self.bq.abs().max())
+            scale = float(((self.gamma.abs() * u.abs() + self.beta.abs()) @ self.Wq.abs().T).max()) + float(
+                self.bq.abs().max()
+            )
             res = float((qu - q).abs().max()) / max(scale, 1e-300)
             if res > tol:
                 return f"witness differs from W_q(gamma * u + beta) + b_q by {res:.3e} (relative)"
@@ -187,8 +192,13 @@ def _dual_bound(qs, K, i, dual):
     with q0 = W_q beta + b_q.  Returns (that bound, its rounding scale)."""
     idx, weights = dual.get("indices"), dual.get("weights")
     N = K.shape[0]
-    if (not isinstance(idx, list) or not isinstance(weights, list) or len(idx) != len(weights) or not idx
-            or not all(isinstance(j, int) and 0 <= j < N for j in idx)):
+    if (
+        not isinstance(idx, list)
+        or not isinstance(weights, list)
+        or len(idx) != len(weights)
+        or not idx
+        or not all(isinstance(j, int) and 0 <= j < N for j in idx)
+    ):
         raise CertificateFormatError(f"key {i}: dual needs equal-length 'indices' (0..{N - 1}) and 'weights'")
     lam = torch.tensor([_weight(x, f"key {i} dual") for x in weights], dtype=K.dtype, device=K.device)
     sel = K[torch.tensor(idx, device=K.device)]
@@ -214,7 +224,7 @@ def _witnesses(K, pending, tol, gen, checked, notes, min_margin, rows_for):
     Q = torch.stack([p[4] for p in pending])
     margins, scales, lows = [], [], []
     for lo in range(0, Q.shape[0], rows_for):
-        Qc, ic, rc = Q[lo:lo + rows_for], own_index[lo:lo + rows_for], rows[: min(rows_for, Q.shape[0] - lo)]
+        Qc, ic, rc = Q[lo : lo + rows_for], own_index[lo : lo + rows_for], rows[: min(rows_for, Q.shape[0] - lo)]
         S, A = Qc @ K.T, Qc.abs() @ K.abs().T
         own, own_abs = S[rc, ic], A[rc, ic]
         S[rc, ic], A[rc, ic] = -math.inf, -math.inf
@@ -232,17 +242,22 @@ def _witnesses(K, pending, tol, gen, checked, notes, min_margin, rows_for):
         if status == "selectable":
             min_margin = min(min_margin, m / sc if sc > 0 else 0.0)
             if m < -tol * sc:
-                bad.append(f"certified selectable, but in floating point another key beats it for the witness by {-m:.3e}")
+                bad.append(
+                    f"certified selectable, but in floating point another key beats it for the witness by {-m:.3e}"
+                )
             elif m <= tol * sc:
-                notes.append(f"key {i}: witness margin {m:.3e} is below the rounding scale {tol * sc:.3e}; "
-                             "floating point cannot confirm the strict win")
+                notes.append(
+                    f"key {i}: witness margin {m:.3e} is below the rounding scale {tol * sc:.3e}; "
+                    "floating point cannot confirm the strict win"
+                )
             else:
                 spread = float(reach[i] + reach.max())
                 if spread > 0:
                     perturb.append((r, 0.5 * m / spread))
             if isinstance(stated, (int, float)) and abs(stated - m) > 1e-6 * max(abs(stated), sc):
-                notes.append(f"key {i}: stated margin {stated!r} differs from the recomputed "
-                             f"q.k_i - max_j q.k_j = {m:.17g}")
+                notes.append(
+                    f"key {i}: stated margin {stated!r} differs from the recomputed q.k_i - max_j q.k_j = {m:.17g}"
+                )
         else:  # tie-only: the key attains the maximum, and some key is strictly below
             if abs(m) > tol * sc:
                 bad.append(f"certified tie-only, but its query gives margin {m:.3e} instead of a tie")
@@ -256,21 +271,29 @@ def _witnesses(K, pending, tol, gen, checked, notes, min_margin, rows_for):
         ii = own_index[which]
         failed = set()
         for lo in range(0, P.shape[0], rows_for):
-            Pc, ic = P[lo:lo + rows_for], ii[lo:lo + rows_for]
+            Pc, ic = P[lo : lo + rows_for], ii[lo : lo + rows_for]
             rc = torch.arange(Pc.shape[0], device=K.device)
             S = Pc @ K.T
             own = S[rc, ic].clone()
             S[rc, ic] = -math.inf
-            lose = own - S.max(-1).values <= -tol * scale[which[lo:lo + rows_for]]
-            failed.update(which[lo:lo + rows_for][lose].tolist())
+            lose = own - S.max(-1).values <= -tol * scale[which[lo : lo + rows_for]]
+            failed.update(which[lo : lo + rows_for][lose].tolist())
         checked["perturbed_witnesses"] += P.shape[0]
         for r in sorted(failed):
             pending[r][1].append("a perturbed witness (inside the margin's safety radius) does not make it win")
     return min_margin
 
 
-def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float64", samples: int = 2048,
-                        seed: int = 0, chunk_rows: int | None = None) -> dict:
+def recheck_certificate(
+    keys,
+    certificate: dict,
+    *,
+    device="auto",
+    dtype="float64",
+    samples: int = 2048,
+    seed: int = 0,
+    chunk_rows: int | None = None,
+) -> dict:
     """Re-check ``certificate`` (the JSON dict) against ``keys`` (N x d array) in floating point."""
     from lnproofs.kernel.arrays import as_real_array
 
@@ -284,8 +307,10 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
         raise CertificateFormatError(f"certificate schema {certificate.get('schema')!r} is not {SCHEMA!r}")
     N, d = keys.shape
     if certificate.get("n_keys", N) != N or certificate.get("dim", d) != d:
-        raise ShapeError(f"the certificate is for {certificate.get('n_keys')} keys of dimension "
-                         f"{certificate.get('dim')}, but the keys have shape {keys.shape}")
+        raise ShapeError(
+            f"the certificate is for {certificate.get('n_keys')} keys of dimension "
+            f"{certificate.get('dim')}, but the keys have shape {keys.shape}"
+        )
     results = certificate.get("results")
     if not isinstance(results, list):
         raise CertificateFormatError("certificate 'results' must be a list")
@@ -298,8 +323,14 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
     tol_c = tolerance("certificate.combination", dt, max(d, 2))
     gen = make_generator(seed, dev)
     messages, notes, per_key = [], [], []
-    checked = {"witnesses": 0, "perturbed_witnesses": 0, "combinations": 0, "duals": 0, "sampled_queries": 0,
-               "undecided": 0}
+    checked = {
+        "witnesses": 0,
+        "perturbed_witnesses": 0,
+        "combinations": 0,
+        "duals": 0,
+        "sampled_queries": 0,
+        "undecided": 0,
+    }
     status_of = {}
     worst_residual, min_margin = 0.0, math.inf
     pending, problems, simplex = [], [], None
@@ -318,10 +349,11 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
             checked["undecided"] += 1
         q = qs.witness_of(result) if status in ("selectable", "tie-only") else None
         if q is None and status == "selectable" and qs.kind in ("free", "ball") and N <= d + 1:
-            if simplex is None:      # affinely independent keys (attention.simplex_vertices): the theorem's queries
+            if simplex is None:  # affinely independent keys (attention.simplex_vertices): the theorem's queries
                 simplex = torch.linalg.pinv(torch.cat([K, torch.ones(N, 1, **t)], dim=1))[:d].T
-            q = simplex[i] * (min(1.0, 0.5 * qs.radius / max(float(simplex[i].norm()), 1e-300))
-                              if qs.kind == "ball" else 1.0)
+            q = simplex[i] * (
+                min(1.0, 0.5 * qs.radius / max(float(simplex[i].norm()), 1e-300)) if qs.kind == "ball" else 1.0
+            )
         if q is None and status == "selectable":
             bad.append("certified selectable but carries no witness")
         elif q is None and status == "tie-only":
@@ -338,10 +370,16 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
                 bad.append(f"certified {status} but carries no convex combination")
             else:
                 idx, weights = combo.get("indices"), combo.get("weights")
-                if (not isinstance(idx, list) or not isinstance(weights, list) or len(idx) != len(weights) or not idx
-                        or not all(isinstance(j, int) and 0 <= j < N for j in idx)):
-                    raise CertificateFormatError(f"key {i}: combination needs equal-length 'indices' (0..{N - 1}) "
-                                                 "and 'weights'")
+                if (
+                    not isinstance(idx, list)
+                    or not isinstance(weights, list)
+                    or len(idx) != len(weights)
+                    or not idx
+                    or not all(isinstance(j, int) and 0 <= j < N for j in idx)
+                ):
+                    raise CertificateFormatError(
+                        f"key {i}: combination needs equal-length 'indices' (0..{N - 1}) and 'weights'"
+                    )
                 if i in idx:
                     bad.append("its convex combination uses the key itself")
                 w = torch.tensor([_weight(x, f"key {i}") for x in weights], **t)
@@ -356,20 +394,23 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
                 entry["residual"] = residual
                 worst_residual = max(worst_residual, residual)
                 if residual > tol_c * max(1.0, math.sqrt(len(idx))):
-                    bad.append(f"convex-combination residual {residual:.3e} exceeds the tolerance "
-                               f"{tol_c * max(1.0, math.sqrt(len(idx))):.3e}")
+                    bad.append(
+                        f"convex-combination residual {residual:.3e} exceeds the tolerance "
+                        f"{tol_c * max(1.0, math.sqrt(len(idx))):.3e}"
+                    )
         dual = result.get("dual")
         if status == "not-realisable" and qs.kind == "layernorm" and isinstance(dual, dict):
             bound, scale = _dual_bound(qs, K, i, dual)
             checked["duals"] += 1
             entry["residual"] = bound / scale if scale > 0 else 0.0
             if bound > tol_c * scale:
-                bad.append(f"dual bound sqrt(n)||P(gamma * W_q^T v)|| + q0.v = {bound:.3e} is positive "
-                           f"(scale {scale:.3e}): the certificate does not rule out every realisable query")
+                bad.append(
+                    f"dual bound sqrt(n)||P(gamma * W_q^T v)|| + q0.v = {bound:.3e} is positive "
+                    f"(scale {scale:.3e}): the certificate does not rule out every realisable query"
+                )
         per_key.append(entry)
         problems.append((entry, bad))
-    min_margin = _witnesses(K, pending, tol_m, gen, checked, notes, min_margin,
-                            rows_for=max(1, (1 << 22) // max(N, 1)))
+    min_margin = _witnesses(K, pending, tol_m, gen, checked, notes, min_margin, rows_for=max(1, (1 << 22) // max(N, 1)))
     for entry, bad in problems:
         if bad:
             entry["ok"] = False
@@ -386,7 +427,7 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
     if samples and N >= 2:
         Q = qs.sample(samples, gen, aims)
         for start_row in range(0, Q.shape[0], rows):
-            Qc = Q[start_row:start_row + rows]
+            Qc = Q[start_row : start_row + rows]
             S = Qc @ K.T
             top = torch.topk(S, 2, dim=-1)
             scale = (Qc.abs() @ K.abs().T).amax(-1)
@@ -396,14 +437,25 @@ def recheck_certificate(keys, certificate: dict, *, device="auto", dtype="float6
                 wins[j] = wins.get(j, 0) + 1
             checked["sampled_queries"] += Qc.shape[0]
     for j, count in sorted(wins.items()):
-        messages.append(f"key {j} ({status_of[j]}): certified never to win, but it strictly wins "
-                        f"{count} sampled queries")
+        messages.append(
+            f"key {j} ({status_of[j]}): certified never to win, but it strictly wins {count} sampled queries"
+        )
         for entry in per_key:
             if entry["index"] == j:
                 entry["ok"] = False
-    return {"ok": not messages, "device": device_label(dev), "dtype": str(dt).replace("torch.", ""),
-            "messages": messages, "notes": notes, "n_keys": N, "dim": d, "query_set": qs.kind,
-            "checked": checked, "max_combination_residual": worst_residual,
-            "min_witness_margin": None if min_margin == math.inf else min_margin,
-            "tolerance": {"margin": tol_m, "combination": tol_c},
-            "seconds": time.perf_counter() - start, "per_key": per_key}
+    return {
+        "ok": not messages,
+        "device": device_label(dev),
+        "dtype": str(dt).replace("torch.", ""),
+        "messages": messages,
+        "notes": notes,
+        "n_keys": N,
+        "dim": d,
+        "query_set": qs.kind,
+        "checked": checked,
+        "max_combination_residual": worst_residual,
+        "min_witness_margin": None if min_margin == math.inf else min_margin,
+        "tolerance": {"margin": tol_m, "combination": tol_c},
+        "seconds": time.perf_counter() - start,
+        "per_key": per_key,
+    }

@@ -15,9 +15,9 @@ import torch
 
 from .checks_layernorm import resolvable
 from .geometry import center, divide, normaliser_torch, safe_norm
+from .outcome import Outcome
 from .sampling import orthonormal_hyperplane_basis, random_gains, unit_vectors
 from .sweep import sweep
-from .outcome import Outcome
 
 __all__ = ["CHECKS", "DEMO_ANGLES_DEG", "DEMO_ADJUSTABLE", "DEMO_WATCHED"]
 
@@ -40,7 +40,9 @@ def _never_wins(Q, K, watched, tol, message, extra_scale=0.0):
     top = torch.topk(S, 2, dim=-1)
     gap = top.values[:, 0] - top.values[:, 1]
     bad = watched[top.indices[:, 0]] & (gap > tol * scale)
-    worst = float(divide(gap, scale)[watched[top.indices[:, 0]]].max()) if bool(watched[top.indices[:, 0]].any()) else 0.0
+    worst = (
+        float(divide(gap, scale)[watched[top.indices[:, 0]]].max()) if bool(watched[top.indices[:, 0]].any()) else 0.0
+    )
     return max(0.0, worst), ({message: int(bad.sum())} if bool(bad.any()) else {})
 
 
@@ -52,8 +54,8 @@ def uniform_query(ctx):
         q = 1.0 / a
         scale = k.abs() @ q.abs() + float(q.abs() @ b.abs()) + n * _kappa(x, eps)[:, 0]
         return divide((k @ q - float(q @ b)).abs(), scale), {}
-    return sweep(ctx, [(kind, eps) for kind in ("mixed", "positive", "clustered") for eps in (0.0, 1e-5, 1.0)],
-                 measure)
+
+    return sweep(ctx, [(kind, eps) for kind in ("mixed", "positive", "clustered") for eps in (0.0, 1e-5, 1.0)], measure)
 
 
 def _witness_outcome(ctx, family, width, K, Q, half_sq, extra, acc):
@@ -97,10 +99,12 @@ def sphere_witness(ctx):
             c = random_gains(width, "equal", **ctx.opts())
             x = torch.randn((64, width), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
             K = ctx.layer_norm(x, (width,), c, b, 0.0)
-            s = (K - b)
+            s = K - b
             half = 0.5 * ((s[:, None, :] - s[None, :, :]) ** 2).sum(-1)
             kap = _kappa(x, 0.0)[:, 0]
-            extra = float(c[0] ** 2) * width * (kap[:, None] + kap[None, :]) + float(b.abs().sum() * c[0].abs()) * math.sqrt(width)
+            extra = float(c[0] ** 2) * width * (kap[:, None] + kap[None, :]) + float(
+                b.abs().sum() * c[0].abs()
+            ) * math.sqrt(width)
             _witness_outcome(ctx, "layernorm", width, K, s, half, extra, acc)
     return [Outcome(f, w, n, m, tuple(f"{k} ({v} pairs)" for k, v in fl.items())) for (f, w), (n, m, fl) in acc.items()]
 
@@ -129,7 +133,11 @@ def _queries(ctx, count, dim, targets=None):
     Q = [unit_vectors(count, dim, **ctx.opts())]
     if targets is not None and targets.numel():
         t = targets / safe_norm(targets)
-        Q += [t, t + 0.05 * unit_vectors(t.shape[0], dim, **ctx.opts()), t + 0.3 * unit_vectors(t.shape[0], dim, **ctx.opts())]
+        Q += [
+            t,
+            t + 0.05 * unit_vectors(t.shape[0], dim, **ctx.opts()),
+            t + 0.3 * unit_vectors(t.shape[0], dim, **ctx.opts()),
+        ]
     return torch.cat(Q)
 
 
@@ -153,7 +161,7 @@ def selectable_iff_not_in_hull(ctx):
             idx = torch.arange(12, device=ctx.device)
             gap = S[idx, idx][:, None] - S
             gap[idx, idx] = math.inf
-            resolvable = (gap.min(-1).values.abs() > 4 * tol * A.amax(-1))
+            resolvable = gap.min(-1).values.abs() > 4 * tol * A.amax(-1)
             fails.update({"a vertex does not win for its witness": int((resolvable & (gap.min(-1).values <= 0)).sum())})
             # the "in hull" side: exact-by-construction convex weights, re-evaluated in floating point
             residual = divide((W @ V - I).abs().amax(-1), (W @ V.abs()).amax(-1))
@@ -181,16 +189,18 @@ def simplex_vertices(ctx):
     for dim in sorted({2, 3, min(ctx.width, 8), ctx.width}):
         tol = ctx.tol(dim)
         for m in sorted({1, dim // 2, dim}):
-            K = torch.randn((max(2, ctx.rows(dim) // 64), m + 1, dim), generator=ctx.gen, dtype=ctx.dtype,
-                            device=ctx.device)
+            K = torch.randn(
+                (max(2, ctx.rows(dim) // 64), m + 1, dim), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device
+            )
             A = torch.cat([K, torch.ones(K.shape[:2] + (1,), dtype=ctx.dtype, device=ctx.device)], dim=-1)
-            Q = torch.linalg.pinv(A)[:, :dim, :].transpose(1, 2)          # row i: the query of key i
-            S = Q @ K.transpose(1, 2)                                     # S[b, i, j] = q_i . k_j
+            Q = torch.linalg.pinv(A)[:, :dim, :].transpose(1, 2)  # row i: the query of key i
+            S = Q @ K.transpose(1, 2)  # S[b, i, j] = q_i . k_j
             own = torch.diagonal(S, dim1=1, dim2=2)[:, :, None]
             off = ~torch.eye(m + 1, dtype=torch.bool, device=ctx.device)
-            sv = torch.linalg.svdvals(A)                                  # a solve's error grows with A's condition
-            scale = ((Q.abs() @ K.abs().transpose(1, 2)).amax(-1, keepdim=True) + 1.0) \
-                * (sv[:, :1] / sv[:, -1:])[:, :, None]
+            sv = torch.linalg.svdvals(A)  # a solve's error grows with A's condition
+            scale = ((Q.abs() @ K.abs().transpose(1, 2)).amax(-1, keepdim=True) + 1.0) * (sv[:, :1] / sv[:, -1:])[
+                :, :, None
+            ]
             err = divide(((own - S) - 1.0).abs()[:, off], scale.expand_as(S)[:, off])
             fails = Counter({"a key does not win its theorem query by 1": int((err > tol).sum())})
             count, worst, fl = acc.get(dim, (0, 0.0, Counter()))
@@ -334,7 +344,7 @@ def demo_threshold(ctx):
     fails, worst, count = Counter(), 0.0, 0
     digits = int(math.log10(1.0 / ctx.u)) - 1
     ms = [1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 100.0, t]
-    ms += [t * (1 + s * 10.0 ** -k) for k in range(1, digits) for s in (-1, 1)]
+    ms += [t * (1 + s * 10.0**-k) for k in range(1, digits) for s in (-1, 1)]
     angles = torch.linspace(0, 2 * math.pi, 8193, dtype=torch.float64)[:-1]
     dense = torch.stack([torch.cos(angles), torch.sin(angles)], -1).to(ctx.dtype).to(ctx.device)
     for m in ms:
@@ -356,7 +366,13 @@ def demo_threshold(ctx):
                 fails["the convex weights are not strictly positive above the threshold"] += 1
             watched = torch.zeros(4, dtype=torch.bool, device=ctx.device)
             watched[DEMO_WATCHED] = True
-            e, f = _never_wins(torch.cat([dense, q[None] / q.norm()]), K, watched, tol, "key 2 wins a sampled query above the threshold")
+            e, f = _never_wins(
+                torch.cat([dense, q[None] / q.norm()]),
+                K,
+                watched,
+                tol,
+                "key 2 wins a sampled query above the threshold",
+            )
             fails.update(f)
             worst = max(worst, e)
         count += dense.shape[0] * 4 + 4

@@ -21,7 +21,7 @@ from .sampling import orthonormal_hyperplane_basis, unit_vectors
 
 __all__ = ["CHECKS", "ray_scale"]
 
-MATRICES = 4          # random matrices A per family and width
+MATRICES = 4  # random matrices A per family and width
 
 
 def ray_scale(p: torch.Tensor, V: torch.Tensor, delta: torch.Tensor) -> torch.Tensor:
@@ -32,7 +32,7 @@ def ray_scale(p: torch.Tensor, V: torch.Tensor, delta: torch.Tensor) -> torch.Te
 
 def _basis(n, d, centred, opts):
     if centred:
-        return orthonormal_hyperplane_basis(n, d, **opts).T                  # n x d
+        return orthonormal_hyperplane_basis(n, d, **opts).T  # n x d
     q, _ = torch.linalg.qr(torch.randn((n, d), generator=opts["gen"], dtype=opts["dtype"], device=opts["device"]))
     return q
 
@@ -45,20 +45,20 @@ def _case(ctx, n, d, centred, sigma_range, depth, rows, rotate):
     lo, hi = sigma_range
     sigma = lo * (hi / lo) ** torch.rand(d, generator=gen, dtype=dt, device=dev)
     B = _basis(n, d, centred, opts)
-    A = U @ torch.diag(sigma) @ B.T                                          # d x n, rows in 1^perp if centred
-    pinv = B @ torch.diag(1 / sigma) @ U.T                                   # n x d
+    A = U @ torch.diag(sigma) @ B.T  # d x n, rows in 1^perp if centred
+    pinv = B @ torch.diag(1 / sigma) @ U.T  # n x d
     g = 0.5 + torch.rand(n, generator=gen, dtype=dt, device=dev)
     W = A / g
     beta = 0.1 * torch.randn(n, generator=gen, dtype=dt, device=dev)
-    u0 = (B @ unit_vectors(1, d, **opts)[0]) * math.sqrt(n) * depth          # the centre's preimage, inside
+    u0 = (B @ unit_vectors(1, d, **opts)[0]) * math.sqrt(n) * depth  # the centre's preimage, inside
     b = -(A @ u0)
     b_q = b - W @ beta
     v = unit_vectors(rows, d, **opts)
-    if rows >= 2 and depth > 0:                                              # adversarial: along and against b
+    if rows >= 2 and depth > 0:  # adversarial: along and against b
         bn = b / torch.linalg.vector_norm(b)
         v[0], v[1] = bn, -bn
     u_star = -(b @ pinv.T)
-    a = v @ pinv.T                                                           # rows x n
+    a = v @ pinv.T  # rows x n
     V, p = (a * a).sum(-1), a @ u_star
     delta = n - (u_star * u_star).sum()
     s = ray_scale(p, V, delta)
@@ -77,9 +77,10 @@ def _case(ctx, n, d, centred, sigma_range, depth, rows, rotate):
 
         def rot(x):
             out = x.clone()
-            out[:, :half] = c * x[:, :half] - sn * x[:, half:2 * half]
-            out[:, half:2 * half] = sn * x[:, :half] + c * x[:, half:2 * half]
+            out[:, :half] = c * x[:, :half] - sn * x[:, half : 2 * half]
+            out[:, half : 2 * half] = sn * x[:, :half] + c * x[:, half : 2 * half]
             return out
+
         q, target = rot(q), rot(target)
     cond = float(sigma.max() / sigma.min())
     err = divide((q - target).abs().amax(-1), cond * scale)
@@ -95,10 +96,14 @@ def _case(ctx, n, d, centred, sigma_range, depth, rows, rotate):
 
 def every_direction(ctx):
     outcomes = []
-    families = (("layernorm", True, (0.5, 2.0), 0.6, False), ("rmsnorm", False, (0.5, 2.0), 0.6, False),
-                ("rotary layernorm", True, (0.5, 2.0), 0.6, True),
-                ("centre near the boundary", True, (0.5, 2.0), 1 - 1e4 * ctx.u, False),
-                ("ill-conditioned", False, (1e-3, 1.0), 0.9, False), ("centred", False, (0.5, 2.0), 0.0, False))
+    families = (
+        ("layernorm", True, (0.5, 2.0), 0.6, False),
+        ("rmsnorm", False, (0.5, 2.0), 0.6, False),
+        ("rotary layernorm", True, (0.5, 2.0), 0.6, True),
+        ("centre near the boundary", True, (0.5, 2.0), 1 - 1e4 * ctx.u, False),
+        ("ill-conditioned", False, (1e-3, 1.0), 0.9, False),
+        ("centred", False, (0.5, 2.0), 0.0, False),
+    )
     for family, centred, sig, depth, rotate in families:
         for width in ctx.widths():
             d = max(1, min(width - 1, width // 2))
@@ -132,21 +137,33 @@ def argmax_direction(ctx):
         outcomes.append(Outcome("scale", width, rows, float(err.max()), fails))
         # a float cos/sin table (not exactly orthogonal): R (s R^{-1} v) = s v, blocks a with a + width // 2
         half = width // 2
-        ca, sa, sb, cb = (torch.empty(half, dtype=ctx.dtype, device=ctx.device).uniform_(-1, 1, generator=ctx.gen)
-                          for _ in range(4))
+        ca, sa, sb, cb = (
+            torch.empty(half, dtype=ctx.dtype, device=ctx.device).uniform_(-1, 1, generator=ctx.gen) for _ in range(4)
+        )
         det = ca * cb + sa * sb
         keep = det.abs() > 0.1
-        ca, sa, sb, cb, det = (torch.where(keep, x, y) for x, y in
-                               ((ca, torch.ones_like(ca)), (sa, torch.zeros_like(sa)), (sb, torch.zeros_like(sb)),
-                                (cb, torch.ones_like(cb)), (det, torch.ones_like(det))))
+        ca, sa, sb, cb, det = (
+            torch.where(keep, x, y)
+            for x, y in (
+                (ca, torch.ones_like(ca)),
+                (sa, torch.zeros_like(sa)),
+                (sb, torch.zeros_like(sb)),
+                (cb, torch.ones_like(cb)),
+                (det, torch.ones_like(det)),
+            )
+        )
         v = unit_vectors(rows, width, **opts)
-        x, y = v[:, :half], v[:, half:2 * half]
-        ix, iy = (cb * x + sa * y) / det, (-sb * x + ca * y) / det          # R^{-1} v on the blocks
+        x, y = v[:, :half], v[:, half : 2 * half]
+        ix, iy = (cb * x + sa * y) / det, (-sb * x + ca * y) / det  # R^{-1} v on the blocks
         sx, sy = s * ix, s * iy
-        back = torch.cat([ca * sx - sa * sy, sb * sx + cb * sy, s * v[:, 2 * half:]], dim=-1)
-        mx, my = (cb.abs() * x.abs() + sa.abs() * y.abs()) / det.abs(), (sb.abs() * x.abs() + ca.abs() * y.abs()) / det.abs()
-        bscale = s * torch.cat([ca.abs() * mx + sa.abs() * my, sb.abs() * mx + cb.abs() * my,
-                                v[:, 2 * half:].abs()], dim=-1)
+        back = torch.cat([ca * sx - sa * sy, sb * sx + cb * sy, s * v[:, 2 * half :]], dim=-1)
+        mx, my = (
+            (cb.abs() * x.abs() + sa.abs() * y.abs()) / det.abs(),
+            (sb.abs() * x.abs() + ca.abs() * y.abs()) / det.abs(),
+        )
+        bscale = s * torch.cat(
+            [ca.abs() * mx + sa.abs() * my, sb.abs() * mx + cb.abs() * my, v[:, 2 * half :].abs()], dim=-1
+        )
         rerr = divide((back - s * v).abs(), bscale + s * v.abs()).amax(-1)
         outcomes.append(Outcome("invertible rotation", width, rows, float(rerr.max())))
     return outcomes

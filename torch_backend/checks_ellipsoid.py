@@ -9,8 +9,8 @@ import math
 import torch
 
 from .geometry import center, projection_matrix, safe_norm
-from .sampling import random_gains
 from .outcome import Outcome
+from .sampling import random_gains
 
 __all__ = ["CHECKS"]
 
@@ -80,8 +80,16 @@ def riechers_form(ctx):
         # the axes: R is the pseudo-inverse of M on the hyperplane normal to 1/a, so R M = P2
         err = max(err, float((R @ M - P2).abs().max()) / (norm_r * norm_m))
         # semi-axes sqrt(n / mu) agree with sqrt(n lambda)
-        err = max(err, float(((torch.sqrt(n / mu_pair) - torch.sqrt(n * lam_sorted)).abs()
-                              / torch.sqrt(n * lam_sorted) / (1 + norm_m / lam_sorted + norm_r / mu_pair)).max()))
+        err = max(
+            err,
+            float(
+                (
+                    (torch.sqrt(n / mu_pair) - torch.sqrt(n * lam_sorted)).abs()
+                    / torch.sqrt(n * lam_sorted)
+                    / (1 + norm_m / lam_sorted + norm_r / mu_pair)
+                ).max()
+            ),
+        )
         key = (kind, n)
         cnt, worst = acc.get(key, (0, 0.0))
         acc[key] = (cnt + n - 1, max(worst, err))

@@ -59,8 +59,10 @@ def _decomposition(convention):
             scale = a.abs() * (s.abs() + kappa) + b.abs()
             err = divide((z - decomposed).abs(), scale).amax(dim=-1)
             return err[keep], _count(~torch.isfinite(z[keep]).all(dim=-1), "the layer returned a non-finite value")
+
         settings = [(kind, eps) for kind in ("mixed", "with-zeros", "clustered") for eps in EPS_VALUES]
         return sweep(ctx, settings, measure)
+
     return check
 
 
@@ -74,6 +76,7 @@ def sphere_radius(ctx):
         e1 = divide((radius - math.sqrt(n)).abs(), math.sqrt(n) * kappa)
         e2 = divide(z.sum(-1, keepdim=True).abs(), z.abs().sum(-1, keepdim=True) + math.sqrt(n) * kappa)
         return torch.maximum(e1, e2)[:, 0], {}
+
     return sweep(ctx, [(None, 0.0)], measure)
 
 
@@ -98,10 +101,16 @@ def _interior(convention):
             err = divide((radius - predicted).abs(), scale)
             fails = {}
             fails.update(_count(radius > root_n + tol * scale, "an output lies outside the sphere of radius sqrt(n)"))
-            fails.update(_count((root_n * deficit > 4 * tol * scale) & (radius >= root_n),
-                                "an output is not strictly inside although eps > 0 moves it measurably"))
+            fails.update(
+                _count(
+                    (root_n * deficit > 4 * tol * scale) & (radius >= root_n),
+                    "an output is not strictly inside although eps > 0 moves it measurably",
+                )
+            )
             return err[:, 0], fails
+
         return sweep(ctx, [(None, eps) for eps in POSITIVE_EPS], measure)
+
     return check
 
 
@@ -113,6 +122,7 @@ def hyperplane(ctx):
         t = (z - b) / a
         scale = ((z.abs() + b.abs()) / a.abs()).sum(-1) + n * kappa[keep][:, 0]
         return divide(t.sum(-1).abs(), scale), {}
+
     return sweep(ctx, [(kind, eps) for kind in NONZERO_GAINS for eps in (0.0, 1e-5, 1.0)], measure)
 
 
@@ -133,9 +143,13 @@ def equation(ctx):
         fails = _count(length > root_n + tol * scale, "an output lies outside the ellipsoid (quadratic form above n)")
         if eps > 0:
             deficit = root_n * n * eps / (den * (den + r))
-            fails.update(_count((deficit > 4 * tol * scale) & (length >= root_n),
-                                "an output is not strictly inside the ellipsoid"))
+            fails.update(
+                _count(
+                    (deficit > 4 * tol * scale) & (length >= root_n), "an output is not strictly inside the ellipsoid"
+                )
+            )
         return divide((length - target).abs(), scale), fails
+
     return sweep(ctx, [(kind, eps) for kind in NONZERO_GAINS for eps in (0.0, 1e-5, 1e-2, 1.0)], measure)
 
 
@@ -151,6 +165,7 @@ def equal_gains(ctx):
         e1 = divide((safe_norm(d)[:, 0] - bound).abs(), bound * kappa + safe_norm(z.abs() + b.abs())[:, 0])
         e2 = divide(d.sum(-1).abs(), (z.abs() + b.abs()).sum(-1) + bound * kappa)
         return torch.maximum(e1, e2), {}
+
     return sweep(ctx, [("equal", 0.0)] * 3, measure)
 
 
@@ -167,8 +182,8 @@ def _rank(s: torch.Tensor, d: int, floor: float):
 def zero_gains(ctx):
     from collections import Counter
 
-    from .sampling import random_gains
     from .outcome import Outcome
+    from .sampling import random_gains
 
     def measure(x, a, b, eps):
         n = x.shape[-1]
@@ -177,6 +192,7 @@ def zero_gains(ctx):
         zero = a == 0
         err = divide((z[:, zero] - b[zero]).abs(), b[zero].abs()).amax(dim=-1)
         return err, {}
+
     outcomes = sweep(ctx, [("with-zeros", eps) for eps in (0.0, 1e-5, 1.0)], measure)
     # dimension of the image: affine hull min(k, n-1), surface (eps = 0) min(k, n-2), k = #non-zero gains
     for width in sorted({3, 4, 5, 6, min(ctx.width, 24)}):
@@ -196,7 +212,9 @@ def zero_gains(ctx):
             if f:
                 fails[f"affine hull with {zeros} zero gains: {f}"] += 1
             for point in x[:2]:
-                jac = torch.autograd.functional.jacobian(lambda v: ctx.layer_norm(v[None], (width,), a, b, 0.0)[0], point)
+                jac = torch.autograd.functional.jacobian(
+                    lambda v: ctx.layer_norm(v[None], (width,), a, b, 0.0)[0], point
+                )
                 e, f = _rank(torch.linalg.svdvals(jac), min(k, width - 2), ctx.u * width)
                 worst, count = max(worst, e), count + 1
                 if f:
@@ -211,6 +229,7 @@ def rms_sphere(ctx):
         keep = x.abs().amax(-1) > 0
         z = ctx.rms_norm(x[keep], (n,), None, 0.0)
         return ((safe_norm(z)[:, 0] - math.sqrt(n)).abs() / math.sqrt(n)), {}
+
     return sweep(ctx, [(None, 0.0)], measure)
 
 
@@ -221,6 +240,7 @@ def rms_ellipsoid(ctx):
         z = ctx.rms_norm(x[keep], (n,), a, 0.0)
         t = z / a
         return ((t * t).sum(-1) - n).abs() / n, {}
+
     return sweep(ctx, [(kind, 0.0) for kind in NONZERO_GAINS], measure)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from .geometry import center, divide, projection_matrix
-from .sampling import chunk_sizes, input_families
 from .outcome import Outcome
+from .sampling import chunk_sizes, input_families
 
 __all__ = ["CHECKS"]
 
@@ -37,6 +37,7 @@ def mean_subtraction(ctx):
     def measure(x, P):
         scale = x.abs().amax(dim=-1)
         return divide((center(x) - x @ P).abs().amax(dim=-1), scale)
+
     return _collect(ctx, measure)
 
 
@@ -48,6 +49,7 @@ def symmetric(ctx):
         rhs = (x * (y @ P)).sum(-1)
         scale = ((x.abs() @ P.abs()) * y.abs()).sum(-1) + (x.abs() * (y.abs() @ P.abs())).sum(-1)
         return divide((lhs - rhs).abs(), scale)
+
     outcomes = _collect(ctx, measure)
     for width in ctx.widths():  # the matrix itself, entry by entry
         P = projection_matrix(width, dtype=ctx.dtype, device=ctx.device)
@@ -60,6 +62,7 @@ def idempotent(ctx):
         px = x @ P
         scale = (x.abs() @ P.abs() @ P.abs()).amax(dim=-1)
         return divide(((px @ P) - px).abs().amax(dim=-1), scale)
+
     outcomes = _collect(ctx, measure)
     for width in ctx.widths():  # J^2 = n J, in floating point (integers, exact)
         J = torch.ones((width, width), dtype=ctx.dtype, device=ctx.device)
@@ -91,6 +94,7 @@ def kernel(ctx):
         rows = ctx.rows(width)
         # P (c 1) = 0 for c spread over the dtype's magnitudes
         from .sampling import magnitude_rows
+
         c = magnitude_rows(rows, 1, **ctx.opts())
         ones = c.expand(rows, width)
         err = divide(center(ones).abs().amax(dim=-1), c.abs()[:, 0])
@@ -112,10 +116,17 @@ def eigenvalues(ctx):
     for width in _matrix_widths(ctx):
         P = projection_matrix(width, dtype=ctx.dtype, device=ctx.device)
         lam, vec = torch.linalg.eigh(P)
-        ones = torch.full((width,), width ** -0.5, dtype=ctx.dtype, device=ctx.device)
-        err = max(float(lam[0].abs()), float((lam[1:] - 1).abs().max()) if width > 1 else 0.0,
-                  1.0 - float((vec[:, 0] @ ones).abs()))
-        failures = () if float(lam[1]) > 0.5 else (f"the eigenvalue 0 appears more than once (second smallest {float(lam[1]):.3e})",)
+        ones = torch.full((width,), width**-0.5, dtype=ctx.dtype, device=ctx.device)
+        err = max(
+            float(lam[0].abs()),
+            float((lam[1:] - 1).abs().max()) if width > 1 else 0.0,
+            1.0 - float((vec[:, 0] @ ones).abs()),
+        )
+        failures = (
+            ()
+            if float(lam[1]) > 0.5
+            else (f"the eigenvalue 0 appears more than once (second smallest {float(lam[1]):.3e})",)
+        )
         outcomes.append(Outcome("matrix", width, width, err, failures))
     return outcomes
 

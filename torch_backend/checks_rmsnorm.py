@@ -34,6 +34,7 @@ def interior(ctx):
         err = (radius2 - predicted).abs() / n
         outside = radius2 > n * (1 + tol)
         return err, ({"an output lies outside the ball of radius sqrt(n)": int(outside.sum())} if outside.any() else {})
+
     return sweep(ctx, [(None, eps) for eps in POSITIVE_EPS], measure)
 
 
@@ -47,7 +48,7 @@ def ball_image(ctx):
         for eps in POSITIVE_EPS:
             u = unit_vectors(rows, width, **ctx.opts())
             depth = torch.rand((rows, 1), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device) * 0.99
-            u = u * math.sqrt(width) * depth                      # |u| < sqrt(n)
+            u = u * math.sqrt(width) * depth  # |u| < sqrt(n)
             s = torch.sqrt(width * eps / (width - (u * u).sum(-1, keepdim=True)))
             z = ctx.rms_norm(s * u, (width,), None, eps)
             worst = max(worst, float(((z - u).abs().amax(-1) / math.sqrt(width)).max()))

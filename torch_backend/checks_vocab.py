@@ -15,13 +15,13 @@ from .outcome import Outcome
 
 __all__ = ["CHECKS"]
 
-ROWS = 64           # rows of each random unembedding
+ROWS = 64  # rows of each random unembedding
 
 
 def _keys(ctx, width):
     keys = torch.randn((ROWS, width), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
     rest = torch.linalg.vector_norm(keys[1:], dim=-1).max()
-    keys[0] *= 1.5 * rest / torch.linalg.vector_norm(keys[0])         # a planted row of largest norm
+    keys[0] *= 1.5 * rest / torch.linalg.vector_norm(keys[0])  # a planted row of largest norm
     return keys
 
 
@@ -82,7 +82,11 @@ def bias_lift(ctx):
         B = 100.0
         box = (2 * torch.rand((rows, width), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device) - 1) * B
         over = box @ r - B * r.abs().sum()
-        fails = ("a query in the box has r.q > B ||r||_1",) if bool((over > 8 * ctx.tol() * B * r.abs().sum()).any()) else ()
+        fails = (
+            ("a query in the box has r.q > B ||r||_1",)
+            if bool((over > 8 * ctx.tol() * B * r.abs().sum()).any())
+            else ()
+        )
         outcomes.append(Outcome("lifted scores", width, rows, max(err, float(err2.max())), fails))
     return outcomes
 
@@ -95,8 +99,10 @@ def final_norm(ctx):
         g = 0.5 + torch.rand(width, generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
         beta = 0.1 * torch.randn(width, generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
         x = torch.randn((ctx.rows(width), width), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device) * 3 + 1
-        for family, layer in (("layernorm", lambda v, w, b: ctx.layer_norm(v, (width,), w, b, 1e-5)),
-                              ("rmsnorm", lambda v, w, b: ctx.rms_norm(v, (width,), w, 1e-5) + (0 if b is None else b))):
+        for family, layer in (
+            ("layernorm", lambda v, w, b: ctx.layer_norm(v, (width,), w, b, 1e-5)),
+            ("rmsnorm", lambda v, w, b: ctx.rms_norm(v, (width,), w, 1e-5) + (0 if b is None else b)),
+        ):
             u = layer(x, None, None)
             z = layer(x, g, beta)
             logits = z @ keys.T + bias
@@ -104,7 +110,7 @@ def final_norm(ctx):
             offsets = keys @ beta + bias
             scale = z.abs() @ keys.abs().T + u.abs() @ a.abs().T + keys.abs() @ beta.abs() + bias.abs()
             err = float(divide((logits - (u @ a.T + offsets)).abs(), scale).max())
-            if family == "layernorm":                # (P a) . u = a . u - mean(a) sum(u), whatever sum(u) is in floats
+            if family == "layernorm":  # (P a) . u = a . u - mean(a) sum(u), whatever sum(u) is in floats
                 mean = a.mean(-1)
                 centred = (u @ (a - mean[:, None]).T) - (u @ a.T - u.sum(-1, keepdim=True) * mean)
                 cscale = u.abs() @ a.abs().T + u.abs().sum(-1, keepdim=True) * a.abs().mean(-1)
@@ -119,7 +125,7 @@ def no_offset(ctx):
         a = _keys(ctx, width)
         rows = ctx.rows(width)
         z = torch.randn((rows, width - 1), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
-        u = torch.cat([z, -z.sum(-1, keepdim=True)], -1)                      # u = L^T z: 1 . u = 0
+        u = torch.cat([z, -z.sum(-1, keepdim=True)], -1)  # u = L^T z: 1 . u = 0
         La = a[:, :-1] - a[:, -1:]
         scale = u.abs() @ a.abs().T + z.abs() @ La.abs().T
         err = float(divide((u @ a.T - z @ La.T).abs(), scale).max())
@@ -127,10 +133,13 @@ def no_offset(ctx):
         S, Ss = u @ a.T, (s * u) @ a.T
         top2 = S.topk(2, dim=-1).values
         clear = (top2[:, 0] - top2[:, 1]) > 64 * ctx.tol() * (u.abs() @ a.abs().T).amax(-1)
-        fails = ("scaling u changed the argmax of a resolvable gap",) if bool(
-            (S.argmax(-1) != Ss.argmax(-1))[clear].any()) else ()
+        fails = (
+            ("scaling u changed the argmax of a resolvable gap",)
+            if bool((S.argmax(-1) != Ss.argmax(-1))[clear].any())
+            else ()
+        )
         c = torch.randn((rows, 1), generator=ctx.gen, dtype=ctx.dtype, device=ctx.device)
-        flat = c.expand(rows, width)                                           # L v = 0: v = c 1
+        flat = c.expand(rows, width)  # L v = 0: v = c 1
         err = max(err, float(divide((flat - flat.mean(-1, keepdim=True)).abs(), c.abs()).max()))
         outcomes.append(Outcome("centred coordinates", width, rows, err, fails))
     return outcomes

@@ -23,8 +23,10 @@ def resolve_device(device="auto") -> torch.device:
         return torch.device("cpu")
     if name == "cuda" or name.startswith("cuda:"):
         if not torch.cuda.is_available():
-            raise OptionError(f"device {device!r} was asked for but torch sees no CUDA GPU on this machine; "
-                              "use --device cpu or --device auto")
+            raise OptionError(
+                f"device {device!r} was asked for but torch sees no CUDA GPU on this machine; "
+                "use --device cpu or --device auto"
+            )
         try:
             dev = torch.device(name)
         except RuntimeError:

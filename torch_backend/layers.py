@@ -39,8 +39,9 @@ def min_spread(eps: float, tau: float, convention: str = "torch") -> float:
     return eps * (1.0 - tau) / tau
 
 
-def surface_recheck(x: torch.Tensor, z: torch.Tensor, bias: torch.Tensor, inv_gain: torch.Tensor, eps: float,
-                    convention: str = "torch") -> dict:
+def surface_recheck(
+    x: torch.Tensor, z: torch.Tensor, bias: torch.Tensor, inv_gain: torch.Tensor, eps: float, convention: str = "torch"
+) -> dict:
     """Per-row geometry of one chunk: inputs ``x`` and the layer's outputs ``z``.  ``inv_gain`` is
     1/a (0 on zero-gain coordinates, whose outputs must then equal the bias; check them separately).
 
@@ -74,19 +75,34 @@ def surface_recheck(x: torch.Tensor, z: torch.Tensor, bias: torch.Tensor, inv_ga
     zi = torch.linalg.vector_norm(z * inv_gain, dim=-1)
     zn = torch.linalg.vector_norm(z, dim=-1)
     bi_norm = float(torch.linalg.vector_norm(bi))
-    length2 = zi * zi - 2 * sums[:, 1] + bi_norm ** 2
+    length2 = zi * zi - 2 * sums[:, 1] + bi_norm**2
     offset = (zn * zn - 2 * sums[:, 2] + float(bias @ bias)).clamp_min(0).sqrt()
     plane = sums[:, 0] - float(bi.sum())
     kappa = math.sqrt(n) * (mean.abs() + sigma) / den
-    big = (zi + bi_norm)
+    big = zi + bi_norm
     length_error = (length2 - radius * radius).abs() / (big * big + 2 * n * (1 + kappa))
     plane_error = plane.abs() / (math.sqrt(n) * big + n * (1 + kappa))
-    return {"deficit": deficit, "radius": radius, "offset": offset, "length_error": length_error,
-            "plane_error": plane_error, "kappa": kappa, "constant": sigma == 0}
+    return {
+        "deficit": deficit,
+        "radius": radius,
+        "offset": offset,
+        "length_error": length_error,
+        "plane_error": plane_error,
+        "kappa": kappa,
+        "constant": sigma == 0,
+    }
 
 
-def fused_recheck(x: torch.Tensor, z: torch.Tensor | None, gain: torch.Tensor, bias: torch.Tensor, eps: float, *,
-                  chunk_rows: int = 2048, convention: str = "torch") -> dict:
+def fused_recheck(
+    x: torch.Tensor,
+    z: torch.Tensor | None,
+    gain: torch.Tensor,
+    bias: torch.Tensor,
+    eps: float,
+    *,
+    chunk_rows: int = 2048,
+    convention: str = "torch",
+) -> dict:
     """The streaming geometry re-check of a whole batch (all gains non-zero): one pass over each
     chunk of x (mean and variance) and of z (z - b, its length, its scaled sum and length), in
     cache-sized chunks, with only running maxima and counts kept.  ``z=None`` computes the layer's
@@ -102,15 +118,21 @@ def fused_recheck(x: torch.Tensor, z: torch.Tensor | None, gain: torch.Tensor, b
     worst = torch.zeros(3, dtype=x.dtype, device=x.device)
     root_n = math.sqrt(n)
     for lo in range(0, x.shape[0], chunk_rows):
-        xc = x[lo:lo + chunk_rows]
-        zc = F.layer_norm(xc, (n,), gain, bias, eps) if z is None else z[lo:lo + chunk_rows]
+        xc = x[lo : lo + chunk_rows]
+        zc = F.layer_norm(xc, (n,), gain, bias, eps) if z is None else z[lo : lo + chunk_rows]
         s = surface_recheck(xc, zc, bias, inv, eps, convention)
         dist = s["offset"] * (root_n / s["radius"] - 1.0)
         worst = torch.maximum(worst, torch.stack([dist.max(), s["length_error"].max(), s["plane_error"].max()]))
         inside += (s["deficit"] > tol * (1 + s["kappa"])).sum()
     w = worst.tolist()
-    return {"rows": int(x.shape[0]), "inside": int(inside), "max_distance": w[0], "max_ellipse": w[1],
-            "max_plane": w[2], "tolerance": tol}
+    return {
+        "rows": int(x.shape[0]),
+        "inside": int(inside),
+        "max_distance": w[0],
+        "max_ellipse": w[1],
+        "max_plane": w[2],
+        "tolerance": tol,
+    }
 
 
 def _as_tensor(value, name, ndim, t):
@@ -125,9 +147,20 @@ def _as_tensor(value, name, ndim, t):
     return torch.as_tensor(as_real_array(value, name=name, ndim=ndim), **t)
 
 
-def layer_report(gain, bias, eps: float, inputs, *, outputs=None, device="auto", dtype="float32",
-                 convention: str = "torch", spread_tolerance: float = 1e-3, chunk_rows: int | None = None,
-                 per_input: bool = False) -> dict:
+def layer_report(
+    gain,
+    bias,
+    eps: float,
+    inputs,
+    *,
+    outputs=None,
+    device="auto",
+    dtype="float32",
+    convention: str = "torch",
+    spread_tolerance: float = 1e-3,
+    chunk_rows: int | None = None,
+    per_input: bool = False,
+) -> dict:
     """Geometry report of a LayerNorm layer (``gain``, ``bias``, ``eps``) on ``inputs`` (rows).
 
     ``outputs``: the layer's own outputs for these inputs; when omitted they are computed
@@ -154,12 +187,22 @@ def layer_report(gain, bias, eps: float, inputs, *, outputs=None, device="auto",
         raise ShapeError(f"bias has {b.numel()} entries but gain has {n}; they must match")
     if n < 2:
         raise ShapeError(f"the layer width is {n}; LayerNorm geometry needs width >= 2")
-    X = inputs if isinstance(inputs, torch.Tensor) and inputs.dtype == dt else _as_tensor(inputs, "inputs", 2, {"dtype": dt, "device": "cpu"} if not isinstance(inputs, torch.Tensor) else t)
+    X = (
+        inputs
+        if isinstance(inputs, torch.Tensor) and inputs.dtype == dt
+        else _as_tensor(
+            inputs, "inputs", 2, {"dtype": dt, "device": "cpu"} if not isinstance(inputs, torch.Tensor) else t
+        )
+    )
     if X.shape[1] != n:
         raise ShapeError(f"inputs have width {X.shape[1]} but the layer has width {n}")
     Z = None
     if outputs is not None:
-        Z = outputs if isinstance(outputs, torch.Tensor) and outputs.dtype == dt else _as_tensor(outputs, "outputs", 2, {"dtype": dt, "device": "cpu"})
+        Z = (
+            outputs
+            if isinstance(outputs, torch.Tensor) and outputs.dtype == dt
+            else _as_tensor(outputs, "outputs", 2, {"dtype": dt, "device": "cpu"})
+        )
         if tuple(Z.shape) != tuple(X.shape):
             raise ShapeError(f"outputs have shape {tuple(Z.shape)} but inputs have shape {tuple(X.shape)}")
     nonzero = a != 0
@@ -168,13 +211,24 @@ def layer_report(gain, bias, eps: float, inputs, *, outputs=None, device="auto",
     tol = tolerance("layer.surface", dt, n)
     rows = chunk_rows or max(1, (1 << 23) // n)
     layer = F.layer_norm if convention == "torch" else layer_norm_std
-    agg = {"count": 0, "constant": 0, "inside": 0, "dist_max": 0.0, "dist_sum": 0.0, "def_max": 0.0,
-           "def_sum": 0.0, "plane": 0.0, "ellipse": 0.0, "zero_dev": 0.0, "below": 0}
+    agg = {
+        "count": 0,
+        "constant": 0,
+        "inside": 0,
+        "dist_max": 0.0,
+        "dist_sum": 0.0,
+        "def_max": 0.0,
+        "def_sum": 0.0,
+        "plane": 0.0,
+        "ellipse": 0.0,
+        "zero_dev": 0.0,
+        "below": 0,
+    }
     sigma_min = min_spread(eps, spread_tolerance, convention)
     distances, deficits = [], []
     for lo in range(0, X.shape[0], rows):
-        xc = X[lo:lo + rows].to(**t)
-        zc = layer(xc, (n,), a, b, eps) if Z is None else Z[lo:lo + rows].to(**t)
+        xc = X[lo : lo + rows].to(**t)
+        zc = layer(xc, (n,), a, b, eps) if Z is None else Z[lo : lo + rows].to(**t)
         s = surface_recheck(xc, zc, b, inv, eps, convention)
         keep = ~s["constant"] if eps == 0 else torch.ones_like(s["constant"])
         agg["constant"] += int(s["constant"].sum())
@@ -188,7 +242,7 @@ def layer_report(gain, bias, eps: float, inputs, *, outputs=None, device="auto",
             agg["def_max"] = max(agg["def_max"], float(deficit.max()))
             agg["def_sum"] += float(deficit.sum())
         agg["inside"] += int((deficit > tol * (1 + s["kappa"][keep])).sum())
-        agg["below"] += int((xc.var(dim=-1, correction=0) < sigma_min ** 2).sum())
+        agg["below"] += int((xc.var(dim=-1, correction=0) < sigma_min**2).sum())
         if all_nonzero and radius.numel():
             agg["ellipse"] = max(agg["ellipse"], float(s["length_error"][keep].max()))
             agg["plane"] = max(agg["plane"], float(s["plane_error"][keep].max()))
@@ -206,17 +260,28 @@ def layer_report(gain, bias, eps: float, inputs, *, outputs=None, device="auto",
     measured = 1.0 - float(torch.linalg.vector_norm(g)) / math.sqrt(n)
     count = max(agg["count"], 1)
     report = {
-        "n_inputs": int(X.shape[0]), "width": n, "eps": float(eps), "convention": convention,
-        "device": device_label(dev), "dtype": str(dt).replace("torch.", ""),
+        "n_inputs": int(X.shape[0]),
+        "width": n,
+        "eps": float(eps),
+        "convention": convention,
+        "device": device_label(dev),
+        "dtype": str(dt).replace("torch.", ""),
         "distance_from_surface": {"max": agg["dist_max"], "mean": agg["dist_sum"] / count},
         "relative_deficit": {"max": agg["def_max"], "mean": agg["def_sum"] / count},
-        "strictly_inside": agg["inside"], "constant_inputs": agg["constant"],
+        "strictly_inside": agg["inside"],
+        "constant_inputs": agg["constant"],
         "hyperplane_residual": agg["plane"] if all_nonzero else None,
         "ellipsoid_residual": agg["ellipse"] if all_nonzero else None,
-        "zero_gains": int((~nonzero).sum()), "zero_gain_deviation": None if all_nonzero else agg["zero_dev"],
+        "zero_gains": int((~nonzero).sum()),
+        "zero_gain_deviation": None if all_nonzero else agg["zero_dev"],
         "tolerance": tol,
-        "min_spread": {"tolerance": spread_tolerance, "std": sigma_min, "centred_norm": sigma_min * math.sqrt(n),
-                       "inputs_below": agg["below"], "measured_deficit": measured},
+        "min_spread": {
+            "tolerance": spread_tolerance,
+            "std": sigma_min,
+            "centred_norm": sigma_min * math.sqrt(n),
+            "inputs_below": agg["below"],
+            "measured_deficit": measured,
+        },
         "seconds": time.perf_counter() - start,
     }
     residuals = [v for v in (report["hyperplane_residual"], report["ellipsoid_residual"]) if v is not None]

@@ -87,7 +87,7 @@ def magnitude_rows(rows: int, width: int, *, gen, dtype, device) -> torch.Tensor
     """Gaussian rows scaled by 10**k, k an integer spread over the dtype's safe range (up to +-30)."""
     limit = magnitude_exponent_limit(dtype, width)
     k = torch.randint(-limit, limit + 1, (rows, 1), generator=gen, device=device).to(dtype)
-    return torch.randn((rows, width), generator=gen, dtype=dtype, device=device) * 10.0 ** k
+    return torch.randn((rows, width), generator=gen, dtype=dtype, device=device) * 10.0**k
 
 
 def input_families():

@@ -6,8 +6,8 @@ from collections import Counter
 
 import torch
 
-from .sampling import chunk_sizes, input_families, random_gains
 from .outcome import Outcome
+from .sampling import chunk_sizes, input_families, random_gains
 
 __all__ = ["sweep", "layer_params"]
 
@@ -39,5 +39,7 @@ def sweep(ctx, settings, measure, *, widths=None, families=None) -> list[Outcome
                         worst = max(worst, float(err.max()))
                     failures.update(fails)
                     acc[(family, width)] = (count + int(err.numel()), worst, failures)
-    return [Outcome(f, w, n, m, tuple(f"{msg} ({k} samples)" for msg, k in fails.items()))
-            for (f, w), (n, m, fails) in acc.items()]
+    return [
+        Outcome(f, w, n, m, tuple(f"{msg} ({k} samples)" for msg, k in fails.items()))
+        for (f, w), (n, m, fails) in acc.items()
+    ]

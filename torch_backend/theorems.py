@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import time
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import torch
 
@@ -29,8 +29,17 @@ from .outcome import Outcome
 from .sampling import default_chunk_rows, make_generator
 from .tolerances import tolerance, unit_roundoff
 
-__all__ = ["CheckResult", "Context", "Outcome", "registry", "check_names", "run_checks", "run_seeded_checks", "DEFAULT_WIDTH",
-           "DEFAULT_SAMPLES"]
+__all__ = [
+    "CheckResult",
+    "Context",
+    "Outcome",
+    "registry",
+    "check_names",
+    "run_checks",
+    "run_seeded_checks",
+    "DEFAULT_WIDTH",
+    "DEFAULT_SAMPLES",
+]
 
 DEFAULT_WIDTH = 32
 DEFAULT_SAMPLES = 2048
@@ -52,18 +61,43 @@ class CheckResult:
     messages: tuple[str, ...] = ()
 
     @classmethod
-    def from_json(cls, data: dict) -> "CheckResult":
-        fields = {k: data[k] for k in ("name", "samples", "max_error", "tolerance", "passed", "device", "dtype",
-                                       "width", "seconds", "throughput")}
-        return cls(**fields, families=tuple(dict(f) for f in data.get("families", ())),
-                   messages=tuple(data.get("messages", ())))
+    def from_json(cls, data: dict) -> CheckResult:
+        fields = {
+            k: data[k]
+            for k in (
+                "name",
+                "samples",
+                "max_error",
+                "tolerance",
+                "passed",
+                "device",
+                "dtype",
+                "width",
+                "seconds",
+                "throughput",
+            )
+        }
+        return cls(
+            **fields,
+            families=tuple(dict(f) for f in data.get("families", ())),
+            messages=tuple(data.get("messages", ())),
+        )
 
     def to_json(self) -> dict:
-        return {"name": self.name, "samples": self.samples, "max_error": self.max_error,
-                "tolerance": self.tolerance, "passed": self.passed, "device": self.device,
-                "dtype": self.dtype, "width": self.width, "seconds": self.seconds,
-                "throughput": self.throughput, "families": [dict(f) for f in self.families],
-                "messages": list(self.messages)}
+        return {
+            "name": self.name,
+            "samples": self.samples,
+            "max_error": self.max_error,
+            "tolerance": self.tolerance,
+            "passed": self.passed,
+            "device": self.device,
+            "dtype": self.dtype,
+            "width": self.width,
+            "seconds": self.seconds,
+            "throughput": self.throughput,
+            "families": [dict(f) for f in self.families],
+            "messages": list(self.messages),
+        }
 
 
 @dataclass(frozen=True)
@@ -109,12 +143,26 @@ class Context:
 
 def registry() -> dict[str, Callable[[Context], Iterable[Outcome]]]:
     """theorem name -> check function (a fresh dict on every call)."""
-    from . import (checks_attention, checks_coverage, checks_ellipsoid, checks_layernorm, checks_projection,
-                   checks_rmsnorm, checks_vocab)
+    from . import (
+        checks_attention,
+        checks_coverage,
+        checks_ellipsoid,
+        checks_layernorm,
+        checks_projection,
+        checks_rmsnorm,
+        checks_vocab,
+    )
 
     table: dict = {}
-    for module in (checks_projection, checks_layernorm, checks_ellipsoid, checks_attention, checks_rmsnorm,
-                   checks_coverage, checks_vocab):
+    for module in (
+        checks_projection,
+        checks_layernorm,
+        checks_ellipsoid,
+        checks_attention,
+        checks_rmsnorm,
+        checks_coverage,
+        checks_vocab,
+    ):
         table.update(module.CHECKS)
     return table
 
@@ -135,25 +183,53 @@ def _summarise(name, outcomes, ctx, label, seconds) -> CheckResult:
         ratio = o.max_error / tol if tol > 0 else float("inf")
         if ratio > worst_ratio:
             worst_ratio, worst = ratio, (o.max_error, tol)
-        families.append({"family": o.family, "width": o.width, "samples": o.samples,
-                         "max_error": o.max_error, "tolerance": tol, "passed": ok})
+        families.append(
+            {
+                "family": o.family,
+                "width": o.width,
+                "samples": o.samples,
+                "max_error": o.max_error,
+                "tolerance": tol,
+                "passed": ok,
+            }
+        )
         if o.max_error > tol:
-            messages.append(f"{name} [{o.family}, width {o.width}]: largest error {o.max_error:.3e} "
-                            f"exceeds the tolerance {tol:.3e}")
+            messages.append(
+                f"{name} [{o.family}, width {o.width}]: largest error {o.max_error:.3e} exceeds the tolerance {tol:.3e}"
+            )
         messages.extend(f"{name} [{o.family}, width {o.width}]: {f}" for f in o.failures)
     if not outcomes:
         messages.append(f"{name}: no samples were checked")
-    return CheckResult(name=name, samples=samples, max_error=float(worst[0]), tolerance=float(worst[1]),
-                       passed=passed, device=label, dtype=str(ctx.dtype).replace("torch.", ""),
-                       width=ctx.width, seconds=seconds, throughput=samples / seconds if seconds > 0 else 0.0,
-                       families=tuple(families), messages=tuple(messages))
+    return CheckResult(
+        name=name,
+        samples=samples,
+        max_error=float(worst[0]),
+        tolerance=float(worst[1]),
+        passed=passed,
+        device=label,
+        dtype=str(ctx.dtype).replace("torch.", ""),
+        width=ctx.width,
+        seconds=seconds,
+        throughput=samples / seconds if seconds > 0 else 0.0,
+        families=tuple(families),
+        messages=tuple(messages),
+    )
 
 
-def run_checks(*, width: int | None = None, samples: int = DEFAULT_SAMPLES, device="auto", dtype="float64",
-               names: Iterable[str] | None = None, seed: int = 0, chunk_rows: int | None = None,
-               layer_norm: Callable | None = None, layer_norm_std: Callable | None = None,
-               rms_norm: Callable | None = None, on_result: Callable[[CheckResult], None] | None = None
-               ) -> list[CheckResult]:
+def run_checks(
+    *,
+    width: int | None = None,
+    samples: int = DEFAULT_SAMPLES,
+    device="auto",
+    dtype="float64",
+    names: Iterable[str] | None = None,
+    seed: int = 0,
+    chunk_rows: int | None = None,
+    layer_norm: Callable | None = None,
+    layer_norm_std: Callable | None = None,
+    rms_norm: Callable | None = None,
+    on_result: Callable[[CheckResult], None] | None = None,
+) -> list[CheckResult]:
     """Run the registered checks (all, or ``names``) and return one :class:`CheckResult` each.
 
     ``width`` is the vector length of the main batches (default 32; widths 2 and 3 are always
@@ -189,10 +265,18 @@ def run_checks(*, width: int | None = None, samples: int = DEFAULT_SAMPLES, devi
     label = device_label(dev)
     results = []
     for name in chosen:
-        ctx = Context(name=name, width=width, samples=samples, dtype=dt, device=dev,
-                      gen=make_generator(seed * 1_000_003 + zlib.crc32(name.encode()), dev), chunk_rows=chunk_rows,
-                      layer_norm=layer_norm or F.layer_norm, layer_norm_std=layer_norm_std or textbook_std,
-                      rms_norm=rms_norm or F.rms_norm)
+        ctx = Context(
+            name=name,
+            width=width,
+            samples=samples,
+            dtype=dt,
+            device=dev,
+            gen=make_generator(seed * 1_000_003 + zlib.crc32(name.encode()), dev),
+            chunk_rows=chunk_rows,
+            layer_norm=layer_norm or F.layer_norm,
+            layer_norm_std=layer_norm_std or textbook_std,
+            rms_norm=rms_norm or F.rms_norm,
+        )
         start = time.perf_counter()
         outcomes = list(table[name](ctx))
         if dev.type == "cuda":

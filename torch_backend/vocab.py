@@ -68,8 +68,9 @@ def _read_array(folder: Path, name: str, ref) -> np.ndarray:
     if digest != ref.get("sha256"):
         raise CertificateFormatError(f"the {name} array {target} does not match the SHA-256 the certificate names")
     if value.dtype != _DTYPES[name]:
-        raise CertificateFormatError(f"the {name} array {target} has dtype {value.dtype}; "
-                                     f"expected {np.dtype(_DTYPES[name])}")
+        raise CertificateFormatError(
+            f"the {name} array {target} has dtype {value.dtype}; expected {np.dtype(_DTYPES[name])}"
+        )
     return value
 
 
@@ -98,15 +99,28 @@ def _plain(value):
 
 def _from_object(cert) -> dict:
     """The fields of a loaded certificate object (``lnproofs.certificates.vocab.VocabCertificate``)."""
+
     def result(r):
         combo = r.combination
-        return {**_plain(r.extras), "index": int(r.index), "status": r.status,
-                "witness": None if r.witness is None else [str(Fraction(w)) for w in r.witness],
-                "combination": None if combo is None else {"indices": list(combo.indices),
-                                                           "weights": [str(w) for w in combo.weights]}}
-    return {"schema": SCHEMA, "n_keys": cert.n_keys, "dim": cert.dim, "query_set": dict(cert.query_set),
-            "coverage": cert.coverage, "results": [result(r) for r in cert.results],
-            **{name: getattr(cert, name) for name in _DTYPES}}
+        return {
+            **_plain(r.extras),
+            "index": int(r.index),
+            "status": r.status,
+            "witness": None if r.witness is None else [str(Fraction(w)) for w in r.witness],
+            "combination": None
+            if combo is None
+            else {"indices": list(combo.indices), "weights": [str(w) for w in combo.weights]},
+        }
+
+    return {
+        "schema": SCHEMA,
+        "n_keys": cert.n_keys,
+        "dim": cert.dim,
+        "query_set": dict(cert.query_set),
+        "coverage": cert.coverage,
+        "results": [result(r) for r in cert.results],
+        **{name: getattr(cert, name) for name in _DTYPES},
+    }
 
 
 def _floats(values, length, where) -> np.ndarray:
@@ -126,7 +140,7 @@ def _result_witness(vs: VocabSet, r: dict, d: int):
         return None if r.get("witness") is None else _floats(r["witness"], d, f"token {i} witness")
     if r.get("u") is not None:
         return _floats(r["u"], vs.n, f"token {i} u")
-    if r.get("y") is not None and vs.kind == "layernorm":       # the compact form u = P (gamma * W_q^T y)
+    if r.get("y") is not None and vs.kind == "layernorm":  # the compact form u = P (gamma * W_q^T y)
         y = torch.as_tensor(_floats(r["y"], d, f"token {i} y"), **vs.t)
         return vs.directions(y[None])[0].cpu().numpy()
     return None
@@ -138,8 +152,8 @@ def _score(vs, K, Knorm, W, idx, tol, rows_for):
     c = vs.offsets
     ctop = 0.0 if c is None else float(c.abs().max())
     for lo in range(0, W.shape[0], rows_for):
-        Q, A = vs.queries(W[lo:lo + rows_for])
-        ic = idx[lo:lo + rows_for]
+        Q, A = vs.queries(W[lo : lo + rows_for])
+        ic = idx[lo : lo + rows_for]
         rc = torch.arange(Q.shape[0], device=Q.device)
         S = Q @ K.T if c is None else Q @ K.T + c
         own = S[rc, ic].clone()
@@ -163,7 +177,7 @@ def _witness_rows(data, vs, keys, evidence, t):
     selves = np.flatnonzero(evidence == SELF)
     cols = vs.selection() if vs.norm else None
     for a in range(0, len(selves), 4096):
-        part = selves[a:a + 4096]
+        part = selves[a : a + 4096]
         if vs.norm:
             W = own_directions(keys, cols, vs.g_np, part, vs.centred) * scale[part, None]
         else:
@@ -172,12 +186,19 @@ def _witness_rows(data, vs, keys, evidence, t):
     shared = np.flatnonzero(evidence == QUERY)
     if len(shared):
         Q, rows = data.get("queries"), data.get("rows")
-        if Q is None or rows is None or Q.ndim != 2 or Q.shape[1] != vs.width or np.shape(rows) != (N,) \
-                or not np.all((rows[shared] >= 0) & (rows[shared] < len(Q))):
-            raise CertificateFormatError(f"evidence 2 (a shared query) needs a queries array of rows of {vs.width} "
-                                         "numbers and rows indexing it")
+        if (
+            Q is None
+            or rows is None
+            or Q.ndim != 2
+            or Q.shape[1] != vs.width
+            or np.shape(rows) != (N,)
+            or not np.all((rows[shared] >= 0) & (rows[shared] < len(Q)))
+        ):
+            raise CertificateFormatError(
+                f"evidence 2 (a shared query) needs a queries array of rows of {vs.width} numbers and rows indexing it"
+            )
         for a in range(0, len(shared), 4096):
-            part = shared[a:a + 4096]
+            part = shared[a : a + 4096]
             yield "shared query", part, torch.as_tensor(Q[rows[part]], **t)
 
 
@@ -193,8 +214,10 @@ def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: in
     keys = as_real_array(keys, name="keys", ndim=2)
     N, d = keys.shape
     if (data.get("n_keys"), data.get("dim")) != (N, d):
-        raise ShapeError(f"the certificate is for {data.get('n_keys')} keys of dimension {data.get('dim')}, "
-                         f"but the keys have shape {keys.shape}")
+        raise ShapeError(
+            f"the certificate is for {data.get('n_keys')} keys of dimension {data.get('dim')}, "
+            f"but the keys have shape {keys.shape}"
+        )
     if not isinstance(samples, int) or samples < 0:
         raise CertificateFormatError(f"samples {samples!r} must be a non-negative integer")
     evidence = np.asarray(data["evidence"])
@@ -207,13 +230,16 @@ def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: in
         raise CertificateFormatError("the results must be exactly the tokens whose evidence is 3, each once")
     for r in results:
         if r.get("status") not in STATUSES:
-            raise CertificateFormatError(f"token {r['index']}: status {r.get('status')!r} is not one of "
-                                         f"{', '.join(STATUSES)}")
+            raise CertificateFormatError(
+                f"token {r['index']}: status {r.get('status')!r} is not one of {', '.join(STATUSES)}"
+            )
     messages, notes, bad = [], [], set()
     spec = dict(data.get("query_set") or {})
-    if data.get("coverage") is not None:                      # the kernel reads the evidence under free queries
-        notes.append("the coverage claim is not re-checked numerically; the evidence is re-checked under free "
-                     "queries, as the kernel reads it once the claim holds")
+    if data.get("coverage") is not None:  # the kernel reads the evidence under free queries
+        notes.append(
+            "the coverage claim is not re-checked numerically; the evidence is re-checked under free "
+            "queries, as the kernel reads it once the claim holds"
+        )
         spec = {"kind": "free"}
     vs = VocabSet(spec, data.get("bias"), keys, t)
     if vs.norm and np.any(evidence == SELF) and vs.selection() is None:
@@ -222,8 +248,15 @@ def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: in
     Knorm = torch.linalg.vector_norm(K, dim=-1)
     tol = tolerance("certificate.margin", dt, max(d, vs.width))
     rows_for = max(1, (1 << 22) // max(N, 1))
-    checked = {"self_witnesses": 0, "shared_witnesses": 0, "result_witnesses": 0, "duals": 0, "sampled_queries": 0,
-               "undecided": int(np.sum(evidence == NONE)), "results_rechecked": 0}
+    checked = {
+        "self_witnesses": 0,
+        "shared_witnesses": 0,
+        "result_witnesses": 0,
+        "duals": 0,
+        "sampled_queries": 0,
+        "undecided": int(np.sum(evidence == NONE)),
+        "results_rechecked": 0,
+    }
     min_margin = math.inf
 
     def witnesses(label, tokens, W):
@@ -239,22 +272,37 @@ def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: in
             min_margin = min(min_margin, float(rel.min()))
         for r in torch.nonzero(margin < -tol * scale).flatten().tolist():
             i, j = int(tokens[r]), int(rival[r])
-            messages.append(f"token {i} ({label}): token {j} beats it at its witness by {-float(margin[r]):.3e} "
-                            f"(rounding scale {tol * float(scale[r]):.3e})")
+            messages.append(
+                f"token {i} ({label}): token {j} beats it at its witness by {-float(margin[r]):.3e} "
+                f"(rounding scale {tol * float(scale[r]):.3e})"
+            )
             bad.add(i)
         for r in torch.nonzero((margin >= -tol * scale) & (margin <= tol * scale)).flatten().tolist():
-            notes.append(f"token {int(tokens[r])} ({label}): witness margin {float(margin[r]):.3e} is below the "
-                         f"rounding scale {tol * float(scale[r]):.3e}; floating point cannot confirm the strict win")
+            notes.append(
+                f"token {int(tokens[r])} ({label}): witness margin {float(margin[r]):.3e} is below the "
+                f"rounding scale {tol * float(scale[r]):.3e}; floating point cannot confirm the strict win"
+            )
 
     for label, tokens, W in _witness_rows(data, vs, keys, evidence, t):
         checked["self_witnesses" if label == "own key" else "shared_witnesses"] += len(tokens)
         witnesses(label, tokens, W)
     never = {r["index"]: r.get("status") for r in results if r.get("status") in NEVER_WINS}
     checked["undecided"] += sum(r.get("status") == "undecided" for r in results)
-    if vs.kind == "free" and results:                        # the selectability re-check reads these as they are
-        sub = recheck_certificate(keys, {"schema": "lnproofs.selectability/1", "n_keys": N, "dim": d,
-                                         "query_set": {"kind": "free"}, "results": results},
-                                  device=dev, dtype=dt, samples=samples, seed=seed)
+    if vs.kind == "free" and results:  # the selectability re-check reads these as they are
+        sub = recheck_certificate(
+            keys,
+            {
+                "schema": "lnproofs.selectability/1",
+                "n_keys": N,
+                "dim": d,
+                "query_set": {"kind": "free"},
+                "results": results,
+            },
+            device=dev,
+            dtype=dt,
+            samples=samples,
+            seed=seed,
+        )
         checked["results_rechecked"] = len(results)
         checked["sampled_queries"] += sub["checked"]["sampled_queries"]
         messages.extend("token " + m[4:] if m.startswith("key ") else m for m in sub["messages"])
@@ -265,13 +313,26 @@ def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: in
     elif results:
         _results(vs, K, results, tol, messages, bad, checked, witnesses)
         _sampled(vs, K, Knorm, never, samples, make_generator(seed, dev), tol, rows_for, messages, bad, checked)
-    counts = {name: int(np.sum(evidence == code)) for name, code in
-              (("none", NONE), ("own key", SELF), ("shared query", QUERY), ("full result", RESULT))}
-    return {"ok": not messages, "device": device_label(dev), "dtype": str(dt).replace("torch.", ""),
-            "messages": messages, "notes": notes, "n_keys": N, "dim": d, "query_set": vs.kind,
-            "evidence": counts, "checked": checked,
-            "min_witness_margin": None if min_margin == math.inf else min_margin,
-            "tolerance": {"margin": tol}, "seconds": time.perf_counter() - start, "disagreeing": sorted(bad)}
+    counts = {
+        name: int(np.sum(evidence == code))
+        for name, code in (("none", NONE), ("own key", SELF), ("shared query", QUERY), ("full result", RESULT))
+    }
+    return {
+        "ok": not messages,
+        "device": device_label(dev),
+        "dtype": str(dt).replace("torch.", ""),
+        "messages": messages,
+        "notes": notes,
+        "n_keys": N,
+        "dim": d,
+        "query_set": vs.kind,
+        "evidence": counts,
+        "checked": checked,
+        "min_witness_margin": None if min_margin == math.inf else min_margin,
+        "tolerance": {"margin": tol},
+        "seconds": time.perf_counter() - start,
+        "disagreeing": sorted(bad),
+    }
 
 
 def _results(vs, K, results, tol, messages, bad, checked, witnesses):
@@ -290,8 +351,10 @@ def _results(vs, K, results, tol, messages, bad, checked, witnesses):
         elif status in NEVER_WINS:
             dual = r.get("dual") if vs.norm else r.get("combination")
             if status != "not-realisable" or not isinstance(dual, dict):
-                messages.append(f"token {i} ({status}): under {vs.kind} queries a token that never wins needs a "
-                                f"not-realisable claim with its {'dual' if vs.norm else 'combination'}")
+                messages.append(
+                    f"token {i} ({status}): under {vs.kind} queries a token that never wins needs a "
+                    f"not-realisable claim with its {'dual' if vs.norm else 'combination'}"
+                )
                 bad.add(i)
                 continue
             why = _dual(vs, K, i, dual, tol)
@@ -308,10 +371,16 @@ def _dual(vs, K, i, dual, tol) -> str | None:
     """Why the weights ``lambda`` over other keys fail to bound every score gap ``q . (k_i - sum lambda_j k_j)``."""
     N = K.shape[0]
     idx, weights = dual.get("indices"), dual.get("weights")
-    if (not isinstance(idx, list) or not isinstance(weights, list) or len(idx) != len(weights) or not idx
-            or not all(type(j) is int and 0 <= j < N and j != i for j in idx)):
-        raise CertificateFormatError(f"token {i}: its weights need equal-length 'indices' (other keys, 0..{N - 1}) "
-                                     "and 'weights'")
+    if (
+        not isinstance(idx, list)
+        or not isinstance(weights, list)
+        or len(idx) != len(weights)
+        or not idx
+        or not all(type(j) is int and 0 <= j < N and j != i for j in idx)
+    ):
+        raise CertificateFormatError(
+            f"token {i}: its weights need equal-length 'indices' (other keys, 0..{N - 1}) and 'weights'"
+        )
     lam = torch.as_tensor(_floats(weights, len(idx), f"token {i} weights"), **vs.t)
     if bool((lam < 0).any()) or abs(float(lam.sum()) - 1.0) > tol * len(idx):
         return "its weights are not a convex combination (non-negative, sum 1)"
@@ -323,8 +392,10 @@ def _dual(vs, K, i, dual, tol) -> str | None:
         c, cs = float(vs.offsets[i] - lam @ b), float(vs.offsets[i].abs() + lam @ b.abs())
     h, scale = vs.support(v, vs_, c, cs, tol)
     if h > tol * scale:
-        return (f"the largest score gap over the set, {h:.3e}, is positive (rounding scale {tol * scale:.3e}): "
-                "its weights do not rule out every query")
+        return (
+            f"the largest score gap over the set, {h:.3e}, is positive (rounding scale {tol * scale:.3e}): "
+            "its weights do not rule out every query"
+        )
     return None
 
 
@@ -332,7 +403,7 @@ def _sampled(vs, K, Knorm, never, samples, gen, tol, rows_for, messages, bad, ch
     """Sampled queries of the set (random, and aimed at each token claimed never to win): none of
     those tokens may win by more than the rounding scale."""
     N = K.shape[0]
-    if not samples or N < 2 or not never:                   # nothing is claimed never to win
+    if not samples or N < 2 or not never:  # nothing is claimed never to win
         return
     mask = torch.zeros(N, dtype=torch.bool, device=K.device)
     if never:
@@ -344,7 +415,7 @@ def _sampled(vs, K, Knorm, never, samples, gen, tol, rows_for, messages, bad, ch
     ctop = 0.0 if c is None else float(c.abs().max())
     wins = {}
     for lo in range(0, W.shape[0], rows_for):
-        Q, A = vs.queries(W[lo:lo + rows_for])
+        Q, A = vs.queries(W[lo : lo + rows_for])
         inside = vs.in_radius(Q)
         Q, A = Q[inside], A[inside]
         S = Q @ K.T if c is None else Q @ K.T + c
@@ -355,6 +426,5 @@ def _sampled(vs, K, Knorm, never, samples, gen, tol, rows_for, messages, bad, ch
             wins[j] = wins.get(j, 0) + 1
         checked["sampled_queries"] += Q.shape[0]
     for j, count in sorted(wins.items()):
-        messages.append(f"token {j} ({never[j]}): certified never to win, but it strictly wins {count} "
-                        "sampled queries")
+        messages.append(f"token {j} ({never[j]}): certified never to win, but it strictly wins {count} sampled queries")
         bad.add(j)

@@ -38,8 +38,9 @@ def _rotation(qs, d: int) -> np.ndarray | None:
     return np.array([[int(R[a, b].p) / int(R[a, b].q) for b in range(d)] for a in range(d)])
 
 
-def own_directions(keys: np.ndarray, cols: np.ndarray, g: np.ndarray, tokens, centred: bool,
-                   bits: int = 12, block: int = 4096) -> np.ndarray:
+def own_directions(
+    keys: np.ndarray, cols: np.ndarray, g: np.ndarray, tokens, centred: bool, bits: int = 12, block: int = 4096
+) -> np.ndarray:
     """``J_i`` for ``tokens``: ``z_i = g * k_i[cols]`` rounded to integers of at most ``bits`` bits for
     its largest entry and, when ``centred``, moved onto ``1 . J = 0`` (minus the floor of the mean,
     then minus 1 on the first ``1 . J`` entries).  Computed in float64 on the CPU whatever the
@@ -49,14 +50,14 @@ def own_directions(keys: np.ndarray, cols: np.ndarray, g: np.ndarray, tokens, ce
     idx = torch.from_numpy(np.asarray(cols, dtype=np.int64))
     out = np.empty((len(tokens), len(g)))
     for a in range(0, len(tokens), block):
-        Z = K[torch.from_numpy(tokens[a:a + block])][:, idx] * g
+        Z = K[torch.from_numpy(tokens[a : a + block])][:, idx] * g
         top = Z.abs().amax(1)
         e = torch.where(top > 0, torch.frexp(top).exponent - bits, torch.zeros_like(top, dtype=torch.int32))
         J = torch.round(Z * torch.pow(2.0, -e.to(torch.float64))[:, None]).to(torch.int64)
         if centred:
             J -= torch.div(J.sum(1), J.shape[1], rounding_mode="floor")[:, None]
             J -= (torch.arange(J.shape[1])[None, :] < J.sum(1)[:, None]).to(torch.int64)
-        out[a:a + block] = J.to(torch.float64).numpy()
+        out[a : a + block] = J.to(torch.float64).numpy()
     return out
 
 
@@ -79,9 +80,11 @@ class VocabSet:
             self.bound, self.width, self.norm = None if bound is None else float(bound), d, False
             return
         if self.kind not in NORM_KINDS:
-            raise CertificateFormatError(f"query set kind {self.kind!r} is not re-checked numerically for a vocabulary "
-                                         f"certificate; accepted: free, box, {', '.join(NORM_KINDS)}")
-        qs = query_set_from_json(dict(spec))                      # the set's definition, read by the kernel's schema
+            raise CertificateFormatError(
+                f"query set kind {self.kind!r} is not re-checked numerically for a vocabulary "
+                f"certificate; accepted: free, box, {', '.join(NORM_KINDS)}"
+            )
+        qs = query_set_from_json(dict(spec))  # the set's definition, read by the kernel's schema
         qs.validate(d)
         arrays = qs.arrays()
         self.norm, self.centred, self.n = True, bool(qs.centred), qs.width
@@ -157,7 +160,7 @@ class VocabSet:
             if self.centred:
                 u = u - u.mean(-1, keepdim=True)
             rho = torch.rand((u.shape[0], 1), generator=gen, **self.t) ** (1.0 / max(n - 1, 1))
-            rho[count:] = 1.0                                    # the aimed points on the sphere, where the maximum is
+            rho[count:] = 1.0  # the aimed points on the sphere, where the maximum is
             return math.sqrt(n) * rho * u / safe_norm(u)
         d = self.d
         if self.bound is not None:
@@ -187,7 +190,7 @@ class VocabSet:
         claim, which must not be positive) and the magnitude its rounding is measured against
         (``vs``, ``cs``: the magnitudes of the terms that made ``v`` and ``c``)."""
         if not self.norm:
-            if self.bound is None:                       # unbounded: bounded only where v = 0
+            if self.bound is None:  # unbounded: bounded only where v = 0
                 return (math.inf if bool((v.abs() > tol * vs).any()) else c), float(vs.sum()) + cs
             return self.bound * float(v.abs().sum()) + c, self.bound * float(vs.sum()) + cs
         pw = self.directions(v[None])[0]

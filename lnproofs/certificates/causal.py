@@ -22,5 +22,7 @@ def describe_stops(report: CheckReport) -> str:
     """One line: how many keys stop, win to the end, or are undecided (from the verdicts' claims)."""
     claims = [v.status for v in report.verdicts]
     stopping = sum(c.startswith("stops at") for c in claims)
-    return (f"{stopping} keys stop winning at some position, {claims.count('wins to the end')} win at every "
-            f"position, {claims.count('undecided')} undecided")
+    return (
+        f"{stopping} keys stop winning at some position, {claims.count('wins to the end')} win at every "
+        f"position, {claims.count('undecided')} undecided"
+    )

@@ -13,9 +13,10 @@ import dataclasses
 import html
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ..kernel import certificates as schema
 from ..kernel.errors import CertificateFormatError, InputError
@@ -37,8 +38,9 @@ def read_float(value, where: str) -> float:
     except (InputError, OverflowError):
         number = float("nan")
     if number != number or abs(number) == float("inf"):
-        raise CertificateFormatError(f"certificate field {where} is {value!r:.60}; expected a finite number "
-                                     "or a 'p/q' string in the float range")
+        raise CertificateFormatError(
+            f"certificate field {where} is {value!r:.60}; expected a finite number or a 'p/q' string in the float range"
+        )
     return number
 
 
@@ -59,7 +61,7 @@ def _finite(value) -> bool:
     """A JSON number that is a finite float (ints of any length are refused past 2**1000)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
-    return abs(value) < 2 ** 1000 if isinstance(value, int) else value == value and abs(value) != float("inf")
+    return abs(value) < 2**1000 if isinstance(value, int) else value == value and abs(value) != float("inf")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +121,7 @@ class Certificate(schema.Certificate):
         return iter(self.results)
 
     @classmethod
-    def from_json(cls, data) -> "Certificate":
+    def from_json(cls, data) -> Certificate:
         """The kernel's reading of the JSON, and the rank finding's fields (informational: the
         kernel does not read them, the rank warning does)."""
         if isinstance(data, (str, bytes)):
@@ -133,8 +135,9 @@ class Certificate(schema.Certificate):
         if data.get("min_margin") is not None:
             extra["min_margin"] = read_float(data["min_margin"], "min_margin")
             if extra["min_margin"] < 0:
-                raise CertificateFormatError(f"certificate field min_margin is {extra['min_margin']!r}; "
-                                             "expected a number >= 0")
+                raise CertificateFormatError(
+                    f"certificate field min_margin is {extra['min_margin']!r}; expected a number >= 0"
+                )
         if data.get("rank") is not None:
             if not isinstance(data["rank"], dict):
                 raise CertificateFormatError("certificate field rank must be an object or null")
@@ -147,12 +150,15 @@ class Certificate(schema.Certificate):
         for name in ("exact_affine_dimension", "numerical_affine_dimension"):
             value = cert.rank.get(name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise CertificateFormatError(f"certificate field rank.{name} is {value!r}; "
-                                             "expected a non-negative integer")
+                raise CertificateFormatError(
+                    f"certificate field rank.{name} is {value!r}; expected a non-negative integer"
+                )
         sv = cert.rank.get("singular_values")
         if not isinstance(sv, tuple) or not all(v is None or (_finite(v) and v >= 0) for v in sv):
-            raise CertificateFormatError("certificate field rank.singular_values must be a list of finite numbers "
-                                         ">= 0 (null for one beyond the float range)")
+            raise CertificateFormatError(
+                "certificate field rank.singular_values must be a list of finite numbers "
+                ">= 0 (null for one beyond the float range)"
+            )
         return cert
 
     @property
@@ -160,32 +166,44 @@ class Certificate(schema.Certificate):
         """Selectable keys whose witness margin is below ``min_margin`` (none without one)."""
         if self.min_margin is None:
             return ()
-        return tuple(r.index for r in self.results if r.status == "selectable"
-                     and r.margin is not None and r.margin < self.min_margin)
+        return tuple(
+            r.index
+            for r in self.results
+            if r.status == "selectable" and r.margin is not None and r.margin < self.min_margin
+        )
 
     def query_set_json(self) -> dict:
         """The query set as a plain JSON object."""
         return schema.thaw(self.query_set)
 
-    def with_keys_file(self, certificate_path, keys_path) -> "Certificate":
+    def with_keys_file(self, certificate_path, keys_path) -> Certificate:
         """This certificate naming ``keys_path`` (relative to where it will be saved) and its SHA-256."""
         return dataclasses.replace(self, keys_file=keys_reference(certificate_path, keys_path))
 
     def to_json(self) -> dict:
         """The JSON (schema ``lnproofs.selectability/1``): the kernel's fields, the keys file after
         the dimension, the counts per status, and the count of keys below ``min_margin`` after it."""
-        extra = {} if self.min_margin is None else {"min_margin": self.min_margin,
-                                                    "below_min_margin": len(self.below_min_margin)}
-        return {"schema": self.schema, "n_keys": int(self.n_keys), "dim": int(self.dim),
-                **({} if self.keys_file is None else {"keys_file": dict(self.keys_file)}),
-                "query_set": schema.thaw(self.query_set), "summary": self.summary, **extra,
-                **({} if self.rank is None else {"rank": schema.thaw(self.rank)}),
-                **({} if self.keys_from is None else {"keys_from": schema.thaw(self.keys_from)}),
-                "results": [result_to_json(r) for r in self.results]}
+        extra = (
+            {}
+            if self.min_margin is None
+            else {"min_margin": self.min_margin, "below_min_margin": len(self.below_min_margin)}
+        )
+        return {
+            "schema": self.schema,
+            "n_keys": int(self.n_keys),
+            "dim": int(self.dim),
+            **({} if self.keys_file is None else {"keys_file": dict(self.keys_file)}),
+            "query_set": schema.thaw(self.query_set),
+            "summary": self.summary,
+            **extra,
+            **({} if self.rank is None else {"rank": schema.thaw(self.rank)}),
+            **({} if self.keys_from is None else {"keys_from": schema.thaw(self.keys_from)}),
+            "results": [result_to_json(r) for r in self.results],
+        }
 
     # ----------------------------------------------------------------- files
     def dumps(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_json(), indent=indent, allow_nan=False)   # JSON that 'check' reads
+        return json.dumps(self.to_json(), indent=indent, allow_nan=False)  # JSON that 'check' reads
 
     def save(self, path: str | os.PathLike, indent: int | None = None) -> Path:
         """Write the JSON (atomically: a temporary file is renamed into place; only a regular
@@ -195,8 +213,9 @@ class Certificate(schema.Certificate):
         return write_text(path, self.dumps(indent) + "\n")
 
     @classmethod
-    def load(cls, path: str | os.PathLike, limits: Limits = DEFAULT_LIMITS,
-             max_bytes: int | None = None) -> "Certificate":
+    def load(
+        cls, path: str | os.PathLike, limits: Limits = DEFAULT_LIMITS, max_bytes: int | None = None
+    ) -> Certificate:
         """Read a certificate file within ``limits`` (nesting, digits; at most ``max_bytes``)."""
         return cls.from_json(read_json_file(path, limits, max_bytes))
 
@@ -208,10 +227,12 @@ class Certificate(schema.Certificate):
         if not rank or rank["numerical_affine_dimension"] >= rank["exact_affine_dimension"]:
             return None
         ex, nu, sv = rank["exact_affine_dimension"], rank["numerical_affine_dimension"], rank["singular_values"]
-        small = (float(sv[nu]) / float(sv[0]) if nu < len(sv) and sv[nu] is not None and sv[0] else 0.0)
-        return (f"warning: the keys span {ex} dimensions exactly but only {nu} numerically (singular value "
-                f"ratio {small:.1e} <= 2^-32): they lie on a {nu}-dimensional affine subspace up to rounding, "
-                f"and keys that win only through the rounding do so by tiny margins (see --min-margin)")
+        small = float(sv[nu]) / float(sv[0]) if nu < len(sv) and sv[nu] is not None and sv[0] else 0.0
+        return (
+            f"warning: the keys span {ex} dimensions exactly but only {nu} numerically (singular value "
+            f"ratio {small:.1e} <= 2^-32): they lie on a {nu}-dimensional affine subspace up to rounding, "
+            f"and keys that win only through the rounding do so by tiny margins (see --min-margin)"
+        )
 
     def _others(self, limit: int | None = 20) -> list:
         return [r for r in self.results if r.status != "selectable"][:limit]
@@ -239,8 +260,10 @@ class Certificate(schema.Certificate):
 
     def _repr_markdown_(self) -> str:
         rows = ["| status | keys |", "|---|---|"] + [f"| {s} | {n} |" for s, n in self.summary.items()]
-        text = (f"**Selectability certificate**: {self._heading()}, {self.query_set.get('kind', 'free')} queries\n\n"
-                + "\n".join(rows))
+        text = (
+            f"**Selectability certificate**: {self._heading()}, {self.query_set.get('kind', 'free')} queries\n\n"
+            + "\n".join(rows)
+        )
         if self._others():
             text += "\n\nNot selectable: " + ", ".join(f"{r.index} ({r.status})" for r in self._others())
         return text
@@ -252,5 +275,7 @@ class Certificate(schema.Certificate):
             shown = ", ".join(f"{r.index} ({html.escape(r.status)})" for r in self._others())
             tail = f"<p>Not selectable: {shown}</p>"
         kind = html.escape(str(self.query_set.get("kind", "free")))
-        return (f"<div><b>Selectability certificate</b>: {self.n_keys} keys in R<sup>{self.dim}</sup>, "
-                f"{kind} queries<table><tr><th>status</th><th>keys</th></tr>{cells}</table>{tail}</div>")
+        return (
+            f"<div><b>Selectability certificate</b>: {self.n_keys} keys in R<sup>{self.dim}</sup>, "
+            f"{kind} queries<table><tr><th>status</th><th>keys</th></tr>{cells}</table>{tail}</div>"
+        )

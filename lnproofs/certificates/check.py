@@ -30,9 +30,14 @@ class CheckReport:
         return tuple(v for v in self.verdicts if not v.ok)
 
     def to_json(self) -> dict:
-        return {"ok": self.ok, "n_keys": self.n_keys, "dim": self.dim, "query_set": self.kind,
-                "checked": len(self.verdicts),
-                "failures": [{"index": v.index, "status": v.status, "message": v.message} for v in self.failures]}
+        return {
+            "ok": self.ok,
+            "n_keys": self.n_keys,
+            "dim": self.dim,
+            "query_set": self.kind,
+            "checked": len(self.verdicts),
+            "failures": [{"index": v.index, "status": v.status, "message": v.message} for v in self.failures],
+        }
 
     def __str__(self) -> str:
         if self.ok:
@@ -69,19 +74,21 @@ def check_layernorm_range(inputs, eps) -> None:
         return
     top = float(np.abs(X).max())
     power = math.frexp(top)[1] if top > 0 else 0
-    scaled = np.ldexp(X, -power)                                   # exact; entries below 1 in size
+    scaled = np.ldexp(X, -power)  # exact; entries below 1 in size
     centred = scaled - scaled.mean(axis=1, keepdims=True)
     with np.errstate(divide="ignore"):
-        c_bits = np.log2((centred * centred).sum(axis=1)) + 2 * power     # log2 |c_j|^2
+        c_bits = np.log2((centred * centred).sum(axis=1)) + 2 * power  # log2 |c_j|^2
     eps_bits = math.log2(X.shape[1]) + math.log2(eps) if eps > 0 else -math.inf
     m_bits = np.logaddexp2(c_bits, eps_bits)
     m_bits = m_bits[np.isfinite(m_bits)]
     if m_bits.size and (m_bits.max() >= LAYERNORM_RANGE_BITS or m_bits.min() <= -LAYERNORM_RANGE_BITS):
         far = float(m_bits.max() if m_bits.max() >= LAYERNORM_RANGE_BITS else m_bits.min())
         way = "down" if far > 0 else "up"
-        raise InputError(f"LayerNorm inputs and eps out of range: |x - mean(x)|^2 + n*eps is about 2^{far:.0f} for "
-                         f"some row, outside 2^-{LAYERNORM_RANGE_BITS}..2^{LAYERNORM_RANGE_BITS}; LayerNorm gives "
-                         f"the same outputs for the inputs times 2^k and eps times 2^2k: scale both {way}")
+        raise InputError(
+            f"LayerNorm inputs and eps out of range: |x - mean(x)|^2 + n*eps is about 2^{far:.0f} for "
+            f"some row, outside 2^-{LAYERNORM_RANGE_BITS}..2^{LAYERNORM_RANGE_BITS}; LayerNorm gives "
+            f"the same outputs for the inputs times 2^k and eps times 2^2k: scale both {way}"
+        )
 
 
 def check_certificate(certificate, keys) -> CheckReport:

@@ -10,8 +10,8 @@ from flint import fmpq
 
 from ..kernel.errors import CertificateFormatError, require
 from ..kernel.exact import to_fraction
-from .writers import format_fraction
 from ..kernel.querysets.coverage import COVERAGE_KINDS
+from .writers import format_fraction
 
 __all__ = ["Coverage"]
 
@@ -38,15 +38,28 @@ class Coverage:
 
     def __post_init__(self):
         bad = "certificate field coverage"
-        require(self.kind in COVERAGE_KINDS, CertificateFormatError,
-                f"{bad}.kind {self.kind!r} is not known; accepted: {', '.join(COVERAGE_KINDS)}")
-        require(type(self.prime) is int and 2 <= self.prime < 2**63, CertificateFormatError,
-                f"{bad}.prime {self.prime!r} is not an integer in 2..2^63 - 1")
-        require(isinstance(self.rows, (list, tuple)) and all(type(r) is int and r >= 0 for r in self.rows),
-                CertificateFormatError, f"{bad}.rows must be a list of column indices (integers >= 0)")
-        require(self.u_star is None or isinstance(self.u_star, (list, tuple)) and all(
-            isinstance(x, str) for x in self.u_star), CertificateFormatError,
-            f"{bad}.u_star must be null or a list of 'p/q' strings")
+        require(
+            self.kind in COVERAGE_KINDS,
+            CertificateFormatError,
+            f"{bad}.kind {self.kind!r} is not known; accepted: {', '.join(COVERAGE_KINDS)}",
+        )
+        require(
+            type(self.prime) is int and 2 <= self.prime < 2**63,
+            CertificateFormatError,
+            f"{bad}.prime {self.prime!r} is not an integer in 2..2^63 - 1",
+        )
+        require(
+            isinstance(self.rows, (list, tuple)) and all(type(r) is int and r >= 0 for r in self.rows),
+            CertificateFormatError,
+            f"{bad}.rows must be a list of column indices (integers >= 0)",
+        )
+        require(
+            self.u_star is None
+            or isinstance(self.u_star, (list, tuple))
+            and all(isinstance(x, str) for x in self.u_star),
+            CertificateFormatError,
+            f"{bad}.u_star must be null or a list of 'p/q' strings",
+        )
         object.__setattr__(self, "rows", tuple(self.rows))
         if self.u_star is not None:
             try:
@@ -55,11 +68,18 @@ class Coverage:
                 raise CertificateFormatError(f"{bad}.u_star holds a value that is not a 'p/q' string ({err})") from None
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "prime": self.prime, "rows": list(self.rows),
-                "u_star": None if self.u_star is None else list(self.u_star)}
+        return {
+            "kind": self.kind,
+            "prime": self.prime,
+            "rows": list(self.rows),
+            "u_star": None if self.u_star is None else list(self.u_star),
+        }
 
     @classmethod
-    def from_json(cls, data) -> "Coverage":
-        require(isinstance(data, dict) and {"kind", "prime", "rows"} <= set(data), CertificateFormatError,
-                "certificate field coverage must be an object with 'kind', 'prime', 'rows' and 'u_star'")
+    def from_json(cls, data) -> Coverage:
+        require(
+            isinstance(data, dict) and {"kind", "prime", "rows"} <= set(data),
+            CertificateFormatError,
+            "certificate field coverage must be an object with 'kind', 'prime', 'rows' and 'u_star'",
+        )
         return cls(data["kind"], data["prime"], data["rows"], data.get("u_star"))

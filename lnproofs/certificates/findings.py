@@ -20,8 +20,7 @@ import numpy as np
 
 from ..kernel.certificates import thaw
 from ..kernel.checker import ExactKeys, Verdict
-from ..kernel.dyadic import integer_vector_of_fractions
-from ..kernel.dyadic import integer_matrix
+from ..kernel.dyadic import integer_matrix, integer_vector_of_fractions
 from ..kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys
 
 __all__ = ["RANK_FACTOR", "rank_finding", "check_rank_finding", "witness_margins", "check_margins", "recheck"]
@@ -29,7 +28,7 @@ __all__ = ["RANK_FACTOR", "rank_finding", "check_rank_finding", "witness_margins
 
 #: singular values of the centred keys at most RANK_FACTOR * 2**-52 times the largest are
 #: counted as rounding by :func:`rank_finding`
-RANK_FACTOR = 2 ** 20
+RANK_FACTOR = 2**20
 
 
 def rank_finding(keys) -> dict:
@@ -44,14 +43,17 @@ def rank_finding(keys) -> dict:
     ek = ExactKeys.of(keys)
     arr = ek.array
     top = float(np.abs(arr).max(initial=0.0))
-    power = 0 if 2.0 ** -500 < top < 2.0 ** 500 or top == 0 else math.frexp(top)[1]   # far out: scaled exactly, no overflow
+    power = 0 if 2.0**-500 < top < 2.0**500 or top == 0 else math.frexp(top)[1]  # far out: scaled exactly, no overflow
     scaled = np.ldexp(arr, -power)
     sv = np.linalg.svd(scaled - scaled.mean(axis=0), compute_uv=False) if ek.n > 1 else np.zeros(0)
-    threshold = RANK_FACTOR * 2.0 ** -52 * sv[0] if sv.size else 0.0
-    return {"exact_affine_dimension": ek.affine_rank(), "numerical_affine_dimension": int(np.sum(sv > threshold)),
-            "singular_values": [_in_float_range(Fraction(float(v)) * 2 ** power) for v in sv],
-            "threshold": _in_float_range(Fraction(float(threshold)) * 2 ** power),
-            "rule": "singular values of the centred keys above 2**20 * 2**-52 times the largest"}
+    threshold = RANK_FACTOR * 2.0**-52 * sv[0] if sv.size else 0.0
+    return {
+        "exact_affine_dimension": ek.affine_rank(),
+        "numerical_affine_dimension": int(np.sum(sv > threshold)),
+        "singular_values": [_in_float_range(Fraction(float(v)) * 2**power) for v in sv],
+        "threshold": _in_float_range(Fraction(float(threshold)) * 2**power),
+        "rule": "singular values of the centred keys above 2**20 * 2**-52 times the largest",
+    }
 
 
 def check_rank_finding(keys, finding) -> str | None:
@@ -78,8 +80,8 @@ def witness_margins(keys, items) -> list[float]:
     ek = ExactKeys.of(keys)
     if ek.n < 2 or not items:
         return [None] * len(items)
-    colmax, step = ek.colmax, max(1, (1 << 21) // ek.n)     # at most 2**21 scores (16 MB) at once, as the kernel
-    return [m for s in range(0, len(items), step) for m in _margins(ek, items[s:s + step], colmax)]
+    colmax, step = ek.colmax, max(1, (1 << 21) // ek.n)  # at most 2**21 scores (16 MB) at once, as the kernel
+    return [m for s in range(0, len(items), step) for m in _margins(ek, items[s : s + step], colmax)]
 
 
 def _margins(ek: ExactKeys, items, colmax) -> list[float]:
@@ -87,7 +89,7 @@ def _margins(ek: ExactKeys, items, colmax) -> list[float]:
     floats = [getattr(q, "dtype", None) == np.float64 or set(map(type, q)) <= {float} for _, q in items]
     qs = [q if f else _rescaled(q) for (_, q), f in zip(items, floats)]
     F = np.array([[float(x) for x in q] if not f else q for q, f in zip(qs, floats)], dtype=np.float64).reshape(-1, d)
-    S = np.matmul(ek.array[None], F[:, :, None])[:, :, 0]                            # one product per witness
+    S = np.matmul(ek.array[None], F[:, :, None])[:, :, 0]  # one product per witness
     # a rational witness is scored through its rounded floats (the bound widened by one term, as the
     # kernel's filter does) unless an entry rounds to zero; the exact gap is for the close cases only
     lost = np.array([not f and any(x == 0 and v != 0 for x, v in zip(row, q)) for row, q, f in zip(F, qs, floats)])
@@ -104,7 +106,7 @@ def _margins(ek: ExactKeys, items, colmax) -> list[float]:
         best = S.max(axis=1)
         gaps = own - best
         terms = d + ~np.array(floats)
-        bounds = 8.0 * (np.matmul(absF[:, None, :], colmax[:, None])[:, 0, 0] * terms * 2.0 ** -50 + d * 2.0 ** -1020)
+        bounds = 8.0 * (np.matmul(absF[:, None, :], colmax[:, None])[:, 0, 0] * terms * 2.0**-50 + d * 2.0**-1020)
         exact = (lost | ~(gaps > bounds)) & (norms > 0)
         margins = gaps / np.where(norms > 0, norms, 1.0)
     out = [m if math.isfinite(m) else None for m in margins.tolist()]
@@ -112,7 +114,7 @@ def _margins(ek: ExactKeys, items, colmax) -> list[float]:
         out[t] = 0.0
     for t in np.flatnonzero(exact).tolist():
         i, rows = items[t][0], None
-        if not lost[t] and floats[t] and np.isfinite(bounds[t]) and finite[t]:     # the keys that may hold the top score
+        if not lost[t] and floats[t] and np.isfinite(bounds[t]) and finite[t]:  # the keys that may hold the top score
             rows = [j for j in np.flatnonzero(S[t] >= best[t] - 2 * bounds[t]).tolist() if j != i]
         gap = _in_float_range(_exact_gap(ek, i, qs[t], rows))
         margin = None if gap is None else gap / norms[t]
@@ -134,7 +136,7 @@ def _exact_gap(ek: ExactKeys, i: int, q, rows) -> Fraction:
     if rows is None:
         Q, den = integer_vector_of_fractions(q)
         scores = ek.int_scores(Q)
-        return int(scores[i] - max(scores[:i] + scores[i + 1:])) * Fraction(2) ** ek.exponent / den
+        return int(scores[i] - max(scores[:i] + scores[i + 1 :])) * Fraction(2) ** ek.exponent / den
     Qm, e = integer_matrix(np.asarray(q, dtype=np.float64).reshape(-1, 1))
     K, ek_rows = integer_matrix(ek.array[[i] + rows])
     scores = (K * Qm).entries()
@@ -148,7 +150,7 @@ def _rescaled(q):
         return q
     fr = [Fraction(x) for x in q]
     shift = max((x.numerator.bit_length() - x.denominator.bit_length() for x in fr if x), default=0)
-    return [x / 2 ** shift if shift > 0 else x * 2 ** -shift for x in fr]
+    return [x / 2**shift if shift > 0 else x * 2**-shift for x in fr]
 
 
 def check_margins(keys, results) -> list[str | None]:
@@ -161,9 +163,12 @@ def check_margins(keys, results) -> list[str | None]:
     out = []
     for r in results:
         m = again.get(r.index) if r.status == "selectable" and r.margin is not None else None
-        slack = 2.0 ** -20 * abs(m) + 2.0 ** -40 * float(ek.colmax.max(initial=0.0)) if m is not None else 0.0
-        out.append(None if m is None or abs(r.margin - m) <= slack else
-                   f"key {r.index}: margin {r.margin!r} but its witness gives {m!r}")
+        slack = 2.0**-20 * abs(m) + 2.0**-40 * float(ek.colmax.max(initial=0.0)) if m is not None else 0.0
+        out.append(
+            None
+            if m is None or abs(r.margin - m) <= slack
+            else f"key {r.index}: margin {r.margin!r} but its witness gives {m!r}"
+        )
     return out
 
 
@@ -185,14 +190,17 @@ def _layernorm_margins(inputs, spec: LayerNormKeys, results) -> list[str | None]
         own, s[r.index] = s[r.index], -np.inf
         w = np.array([float(v) for v in witness])
         top = float(np.abs(w).max(initial=0.0))
-        norm = top * float(np.linalg.norm(w / top)) if top > 0 else 1.0          # no underflow for tiny witnesses
+        norm = top * float(np.linalg.norm(w / top)) if top > 0 else 1.0  # no underflow for tiny witnesses
         with np.errstate(over="ignore", invalid="ignore"):
-            m, slack = (own - s.max()) / norm, 2.0 ** -40 * float(np.abs(q) @ keys.colmax) / norm
-        if not (np.isfinite(m) and np.isfinite(slack)):           # beyond the float range: not measured here
+            m, slack = (own - s.max()) / norm, 2.0**-40 * float(np.abs(q) @ keys.colmax) / norm
+        if not (np.isfinite(m) and np.isfinite(slack)):  # beyond the float range: not measured here
             out.append(None)
             continue
-        out.append(None if abs(r.margin - m) <= 2.0 ** -20 * abs(m) + slack else
-                   f"key {r.index}: margin {r.margin!r} but its witness gives {float(m)!r}")
+        out.append(
+            None
+            if abs(r.margin - m) <= 2.0**-20 * abs(m) + slack
+            else f"key {r.index}: margin {r.margin!r} but its witness gives {float(m)!r}"
+        )
     return out
 
 
@@ -202,7 +210,7 @@ def recheck(cert, keys, verdicts) -> list[Verdict]:
     failed verdict (index -1)."""
     ek = ExactKeys.of(keys)
     verdicts = list(verdicts)
-    held = [n for n, v in enumerate(verdicts[:len(cert.results)]) if v.ok]
+    held = [n for n, v in enumerate(verdicts[: len(cert.results)]) if v.ok]
     results = [cert.results[n] for n in held]
     if cert.keys_from is not None:
         messages = _layernorm_margins(ek.array, LayerNormKeys.from_json(thaw(cert.keys_from)), results)
@@ -211,7 +219,7 @@ def recheck(cert, keys, verdicts) -> list[Verdict]:
     for n, message in zip(held, messages):
         if message:
             verdicts[n] = Verdict(verdicts[n].index, verdicts[n].status, False, message)
-    if getattr(cert, "rank", None) is not None:           # the kernel's own reading has no findings
+    if getattr(cert, "rank", None) is not None:  # the kernel's own reading has no findings
         message = check_rank_finding(ek, thaw(cert.rank))
         if message:
             verdicts.append(Verdict(-1, "rank finding", False, message))

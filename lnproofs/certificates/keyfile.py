@@ -17,8 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from ..kernel.errors import CertificateFormatError, FileFormatError, LimitError
 
-__all__ = ["sha256_of", "keys_reference", "validate_reference", "resolve_keys", "validate_inner_path",
-           "inner_file"]
+__all__ = ["sha256_of", "keys_reference", "validate_reference", "resolve_keys", "validate_inner_path", "inner_file"]
 
 _HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -44,10 +43,18 @@ def validate_inner_path(path, field: str) -> str:
     """A path written inside a file (``keys_file.path``, a text file's ``arrays``), checked: a
     non-empty string of at most 4096 characters, relative (no ``/``, ``\\`` or drive at its
     start), no NUL.  The one check of every such path."""
-    if not isinstance(path, str) or not path or len(path) > 4096 or "\x00" in path \
-            or PurePosixPath(path).is_absolute() or path.startswith("\\") or re.match(r"[A-Za-z]:", path):
-        raise CertificateFormatError(f"{field} is {str(path)[:80]!r}; expected a path relative to the file "
-                                     "that names it")
+    if (
+        not isinstance(path, str)
+        or not path
+        or len(path) > 4096
+        or "\x00" in path
+        or PurePosixPath(path).is_absolute()
+        or path.startswith("\\")
+        or re.match(r"[A-Za-z]:", path)
+    ):
+        raise CertificateFormatError(
+            f"{field} is {str(path)[:80]!r}; expected a path relative to the file that names it"
+        )
     return path
 
 
@@ -67,8 +74,10 @@ def inner_file(owner: str | os.PathLike, path, field: str, max_bytes: int | None
 
 def _check_size(path: Path, size: int, max_bytes: int | None) -> None:
     if max_bytes is not None and size > max_bytes:
-        raise LimitError(f"{path} has {size} bytes, past the limit of {max_bytes} bytes for a file "
-                         "(8 times --max-array-bytes; raise that)")
+        raise LimitError(
+            f"{path} has {size} bytes, past the limit of {max_bytes} bytes for a file "
+            "(8 times --max-array-bytes; raise that)"
+        )
 
 
 def validate_reference(value) -> dict:
@@ -77,28 +86,34 @@ def validate_reference(value) -> dict:
         raise CertificateFormatError("certificate field keys_file must be an object with exactly 'path' and 'sha256'")
     path, digest = validate_inner_path(value["path"], "certificate field keys_file.path"), value["sha256"]
     if not isinstance(digest, str) or not _HEX.fullmatch(digest):
-        raise CertificateFormatError(f"certificate field keys_file.sha256 is {str(digest)[:80]!r}; "
-                                     "expected 64 lowercase hex digits")
+        raise CertificateFormatError(
+            f"certificate field keys_file.sha256 is {str(digest)[:80]!r}; expected 64 lowercase hex digits"
+        )
     return {"path": path, "sha256": digest}
 
 
-def resolve_keys(certificate_path: str | os.PathLike, reference, given: str | os.PathLike | None = None,
-                 max_bytes: int | None = None) -> Path:
+def resolve_keys(
+    certificate_path: str | os.PathLike, reference, given: str | os.PathLike | None = None, max_bytes: int | None = None
+) -> Path:
     """The keys file for a certificate naming ``reference``: ``given`` when the user gave one, else
     the named path next to the certificate; either way its SHA-256 must be the one named.  With
     ``max_bytes``, a larger file is refused from its size before a byte is hashed."""
     certificate_path = Path(certificate_path)
     path = Path(given) if given is not None else certificate_path.parent / reference["path"]
     if not path.is_file():
-        raise FileFormatError(f"{certificate_path} names its keys file {reference['path']}, and {path} "
-                              "does not exist; give the KEYS file (lnproofs check CERT.json KEYS)")
+        raise FileFormatError(
+            f"{certificate_path} names its keys file {reference['path']}, and {path} "
+            "does not exist; give the KEYS file (lnproofs check CERT.json KEYS)"
+        )
     try:
         _check_size(path, path.stat().st_size, max_bytes)
         digest = sha256_of(path)
     except OSError as exc:
         raise FileFormatError(f"keys file {path} of {certificate_path} could not be read ({exc.strerror})") from None
     if digest != reference["sha256"]:
-        raise FileFormatError(f"keys file {path} does not match certificate {certificate_path}: its SHA-256 is "
-                              f"{digest[:16]}..., the certificate names {reference['sha256'][:16]}... "
-                              "(another file, or an edited or truncated one)")
+        raise FileFormatError(
+            f"keys file {path} does not match certificate {certificate_path}: its SHA-256 is "
+            f"{digest[:16]}..., the certificate names {reference['sha256'][:16]}... "
+            "(another file, or an edited or truncated one)"
+        )
     return path

@@ -33,8 +33,8 @@ from ..kernel.errors import CertificateFormatError, LimitError
 
 __all__ = ["Limits", "DEFAULT_LIMITS", "read_json_file", "parse_json"]
 
-_DIGITS = re.compile(r"\d+")                                            # runs of digits, found in linear time
-_EXPONENT = re.compile(r"\s*[+-]?[\d_.]*[eE][+-]?([\d_]+)\s*")      # a decimal string with an exponent
+_DIGITS = re.compile(r"\d+")  # runs of digits, found in linear time
+_EXPONENT = re.compile(r"\s*[+-]?[\d_.]*[eE][+-]?([\d_]+)\s*")  # a decimal string with an exponent
 
 
 @dataclass(frozen=True)
@@ -57,16 +57,17 @@ class Limits:
 
     def check_dim(self, dim: int, where: str) -> None:
         if dim > self.max_dim:
-            raise LimitError(f"{where} has dimension {dim}, past the limit of {self.max_dim} "
-                             "(raise it with --max-dim)")
+            raise LimitError(f"{where} has dimension {dim}, past the limit of {self.max_dim} (raise it with --max-dim)")
 
     def check_size(self, nbytes: int, n_keys: int, dim: int, where: str, what: str | None = None) -> None:
         """Refuse a file of ``nbytes`` about ``n_keys`` keys in R^``dim`` past the size limit."""
         allowed = self.allowed_bytes(n_keys, dim)
         if nbytes > allowed:
-            raise LimitError(f"{where} has {nbytes} bytes for {what or f'{n_keys} keys in R^{dim}'}, past the limit of "
-                             f"{allowed} bytes ({self.slack_bytes} plus {self.bytes_per_entry} per key entry; "
-                             "raise it with --max-bytes-per-entry)")
+            raise LimitError(
+                f"{where} has {nbytes} bytes for {what or f'{n_keys} keys in R^{dim}'}, past the limit of "
+                f"{allowed} bytes ({self.slack_bytes} plus {self.bytes_per_entry} per key entry; "
+                "raise it with --max-bytes-per-entry)"
+            )
 
     def check_tree(self, data, where: str) -> None:
         """Walk parsed JSON without recursion: nesting depth, and the digits of every number
@@ -76,8 +77,9 @@ class Limits:
             value, depth = stack.pop()
             if isinstance(value, (dict, list)):
                 if depth > self.max_depth:
-                    raise LimitError(f"{where} nests arrays and objects {depth} deep, past the limit of "
-                                     f"{self.max_depth}")
+                    raise LimitError(
+                        f"{where} nests arrays and objects {depth} deep, past the limit of {self.max_depth}"
+                    )
                 items = value.values() if isinstance(value, dict) else value
                 stack.extend((v, depth + 1) for v in items)
             elif isinstance(value, int) and not isinstance(value, bool):
@@ -95,8 +97,9 @@ class Limits:
             self._too_long(where, "a decimal exponent")
 
     def _too_long(self, where: str, what: str) -> None:
-        raise LimitError(f"{where} holds {what} past the limit of {self.max_digits} digits "
-                         "(raise it with --max-digits)")
+        raise LimitError(
+            f"{where} holds {what} past the limit of {self.max_digits} digits (raise it with --max-digits)"
+        )
 
 
 DEFAULT_LIMITS = Limits()
@@ -105,7 +108,7 @@ DEFAULT_LIMITS = Limits()
 def parse_json(text: str, where: str, limits: Limits = DEFAULT_LIMITS):
     """Decode ``text`` and check its nesting and digits; bad JSON is a CertificateFormatError."""
     if text.startswith("\ufeff"):
-        text = text[1:]                               # a byte-order mark is not part of the JSON
+        text = text[1:]  # a byte-order mark is not part of the JSON
     try:
         data = json.loads(text)
     except RecursionError:
@@ -128,11 +131,15 @@ def read_json_file(path: str | os.PathLike, limits: Limits = DEFAULT_LIMITS, max
     if path.is_dir():
         raise CertificateFormatError(f"{path} is a folder; give a certificate file (or use 'lnproofs check DIR')")
     if max_bytes is not None and size > max_bytes:
-        raise LimitError(f"certificate file {path} has {size} bytes, past the limit of {max_bytes} bytes for its "
-                         "keys (raise it with --max-bytes-per-entry)")
-    if size > limits.max_array_bytes:       # its keys are not known yet: the limit of any one array read
-        raise LimitError(f"certificate file {path} has {size} bytes, past the limit of {limits.max_array_bytes} "
-                         "bytes for a file read whole (raise it with --max-array-bytes)")
+        raise LimitError(
+            f"certificate file {path} has {size} bytes, past the limit of {max_bytes} bytes for its "
+            "keys (raise it with --max-bytes-per-entry)"
+        )
+    if size > limits.max_array_bytes:  # its keys are not known yet: the limit of any one array read
+        raise LimitError(
+            f"certificate file {path} has {size} bytes, past the limit of {limits.max_array_bytes} "
+            "bytes for a file read whole (raise it with --max-array-bytes)"
+        )
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:

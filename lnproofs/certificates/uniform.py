@@ -19,17 +19,23 @@ class UniformResult:
     query_set: dict
     n_keys: int
     dim: int
-    query: tuple | None = None          # exact rationals
+    query: tuple | None = None  # exact rationals
     proof: dict | None = None
     reason: str | None = None
     extras: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        out = {"schema": "lnproofs.uniform/1", "status": self.status, "n_keys": self.n_keys, "dim": self.dim,
-               "query_set": self.query_set,
-               "query": None if self.query is None else [format_fraction(x) for x in self.query],
-               "query_float": None if self.query is None else [float(x) for x in self.query],
-               "proof": self.proof, "reason": self.reason}
+        out = {
+            "schema": "lnproofs.uniform/1",
+            "status": self.status,
+            "n_keys": self.n_keys,
+            "dim": self.dim,
+            "query_set": self.query_set,
+            "query": None if self.query is None else [format_fraction(x) for x in self.query],
+            "query_float": None if self.query is None else [float(x) for x in self.query],
+            "proof": self.proof,
+            "reason": self.reason,
+        }
         out.update(self.extras)
         return out
 
@@ -46,5 +52,7 @@ class UniformResult:
                 text += "\n  realised by u with 1.u = 0 and ||u||^2 <= n (checked exactly)"
             return text
         if self.status == "infeasible":
-            return head + f"no non-zero query gives every key the same score ({self.proof.get('kind')}, checked exactly)"
+            return (
+                head + f"no non-zero query gives every key the same score ({self.proof.get('kind')}, checked exactly)"
+            )
         return head + f"undecided ({self.reason})"

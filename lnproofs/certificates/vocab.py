@@ -37,12 +37,27 @@ from ..kernel.checker import ExactKeys, Verdict, check_witnesses
 from ..kernel.errors import CertificateFormatError, require
 from ..kernel.querysets import module_for, query_set_from_json
 from .check import CheckReport
+from .keyfile import keys_reference, sha256_of, validate_reference
 from .writers import result_to_json
 from .writes import write_array, write_text
-from .keyfile import keys_reference, sha256_of, validate_reference
 
-__all__ = ["SCHEMA", "ARRAYS", "NONE", "SELF", "QUERY", "RESULT", "NORM_SETS", "VocabCertificate", "load_vocab",
-           "vocab_keys_path", "self_witnesses", "norm_directions", "integer_rows", "check_vocab", "merge_vocab"]
+__all__ = [
+    "SCHEMA",
+    "ARRAYS",
+    "NONE",
+    "SELF",
+    "QUERY",
+    "RESULT",
+    "NORM_SETS",
+    "VocabCertificate",
+    "load_vocab",
+    "vocab_keys_path",
+    "self_witnesses",
+    "norm_directions",
+    "integer_rows",
+    "check_vocab",
+    "merge_vocab",
+]
 
 #: the evidence codes: undecided, the key itself (``t_i k_i``), a row of the shared queries, a full result
 NONE, SELF, QUERY, RESULT = 0, 1, 2, 3
@@ -54,7 +69,6 @@ NORM_SETS = ("layernorm", "rmsnorm")
 ARRAYS = {"evidence": np.int8, "scale": np.float64, "queries": np.float64, "rows": np.int32, "bias": np.float64}
 
 
-
 def self_witnesses(keys, selves, scale) -> list:
     """``(i, q)`` with ``q = t_i k_i`` for each token ``i`` of ``selves``: the float row itself where
     the product is exact (``t_i`` a power of two, nothing overflowing or underflowing), else exact
@@ -62,10 +76,13 @@ def self_witnesses(keys, selves, scale) -> list:
     K = getattr(keys, "array", keys)
     selves, t = np.asarray(selves, dtype=np.int64), np.asarray(scale, dtype=np.float64)
     Q = K[selves] * t[selves, None]
-    exact = (np.frexp(t[selves])[0] == 0.5) & np.all(np.isfinite(Q) & ((Q == 0) == (K[selves] == 0))
-                                                      & ((np.abs(Q) >= 2.0 ** -1022) | (Q == 0)), axis=1)
-    return [(int(i), Q[k] if exact[k] else tuple(Fraction(float(t[i])) * Fraction(x) for x in K[i].tolist()))
-            for k, i in enumerate(selves)]
+    exact = (np.frexp(t[selves])[0] == 0.5) & np.all(
+        np.isfinite(Q) & ((Q == 0) == (K[selves] == 0)) & ((np.abs(Q) >= 2.0**-1022) | (Q == 0)), axis=1
+    )
+    return [
+        (int(i), Q[k] if exact[k] else tuple(Fraction(float(t[i])) * Fraction(x) for x in K[i].tolist()))
+        for k, i in enumerate(selves)
+    ]
 
 
 def norm_directions(keys, query_set, tokens, block: int = 4096) -> np.ndarray:
@@ -81,7 +98,7 @@ def norm_directions(keys, query_set, tokens, block: int = 4096) -> np.ndarray:
     tokens = np.asarray(tokens, dtype=np.int64)
     out = np.empty((len(tokens), len(g)))
     for a in range(0, len(tokens), block):
-        out[a:a + block] = integer_rows(K[tokens[a:a + block]][:, cols] * g, 12, query_set.centred)[0]
+        out[a : a + block] = integer_rows(K[tokens[a : a + block]][:, cols] * g, 12, query_set.centred)[0]
     return out
 
 
@@ -111,13 +128,22 @@ def check_vocab(keys, query_set, selves, scale, results, shared=None) -> list:
     picked, rows = (np.zeros(0, np.int64), np.zeros((0, 0))) if shared is None else shared
     named = sorted([int(i) for i in selves] + [int(i) for i in picked] + [int(r.index) for r in results])
     require(named == list(range(ek.n)), CertificateFormatError, f"every key 0..{ek.n - 1} must be named once")
-    require(not len(selves) or query_set.kind in ("free", "box", *NORM_SETS), CertificateFormatError,
-            f"self witnesses are for free, box and norm query sets, not {query_set.kind!r}")
-    require(t.shape == (ek.n,) and bool(np.all(t[np.asarray(selves, dtype=np.int64)] > 0)) and bool(np.isfinite(t).all()),
-            CertificateFormatError, "scale must give one finite t_i > 0 per key")
+    require(
+        not len(selves) or query_set.kind in ("free", "box", *NORM_SETS),
+        CertificateFormatError,
+        f"self witnesses are for free, box and norm query sets, not {query_set.kind!r}",
+    )
+    require(
+        t.shape == (ek.n,) and bool(np.all(t[np.asarray(selves, dtype=np.int64)] > 0)) and bool(np.isfinite(t).all()),
+        CertificateFormatError,
+        "scale must give one finite t_i > 0 per key",
+    )
     width = query_set.width if norm else ek.dim
-    require(not len(picked) or (rows.ndim == 2 and rows.shape == (len(picked), width)), CertificateFormatError,
-            f"the shared queries must be rows of {width} numbers")
+    require(
+        not len(picked) or (rows.ndim == 2 and rows.shape == (len(picked), width)),
+        CertificateFormatError,
+        f"the shared queries must be rows of {width} numbers",
+    )
     if norm:
         from ..kernel.querysets.norm import check_float_witnesses
 
@@ -126,15 +152,20 @@ def check_vocab(keys, query_set, selves, scale, results, shared=None) -> list:
         verdicts = check_float_witnesses(ek, query_set, np.r_[selves, picked], U) if len(U) else []
         verdicts += module_for(query_set.kind).check_all(ek, query_set, list(results)) if results else []
         return sorted(verdicts, key=lambda v: v.index)
-    results = list(results) + [KeyResult(int(i), "selectable", tuple(q.tolist()), None, "exact") for i, q in zip(picked, rows)]
+    results = list(results) + [
+        KeyResult(int(i), "selectable", tuple(q.tolist()), None, "exact") for i, q in zip(picked, rows)
+    ]
     items = self_witnesses(ek, selves, t)
     if query_set.kind == "free":
-        verdicts = [Verdict(i, "selectable", m is None, m or "")
-                    for (i, _), m in zip(items, check_witnesses(ek, items, mode="strict"))]
+        verdicts = [
+            Verdict(i, "selectable", m is None, m or "")
+            for (i, _), m in zip(items, check_witnesses(ek, items, mode="strict"))
+        ]
         verdicts += module_for("free").check_all(ek, query_set, list(results)) if results else []
     else:
-        claims = list(results) + [KeyResult(i, "selectable", tuple(q.tolist()) if isinstance(q, np.ndarray) else q)
-                                  for i, q in items]
+        claims = list(results) + [
+            KeyResult(i, "selectable", tuple(q.tolist()) if isinstance(q, np.ndarray) else q) for i, q in items
+        ]
         verdicts = module_for(query_set.kind).check_all(ek, query_set, claims)
     return sorted(verdicts, key=lambda v: v.index)
 
@@ -194,27 +225,43 @@ class VocabCertificate:
 
         shape = np.shape(getattr(keys, "array", keys))
         if tuple(shape) != (self.n_keys, self.dim):
-            raise ShapeError(f"the certificate is for {self.n_keys} keys in R^{self.dim} but the keys have shape {tuple(shape)}")
+            raise ShapeError(
+                f"the certificate is for {self.n_keys} keys in R^{self.dim} but the keys have shape {tuple(shape)}"
+            )
         ev = np.asarray(self.evidence)
         if ev.shape != (self.n_keys,) or not np.isin(ev, (NONE, SELF, QUERY, RESULT)).all():
             raise CertificateFormatError(f"the evidence array must give one code 0..3 per key ({self.n_keys} keys)")
         given = {int(r.index): r for r in self.results}
         if sorted(given) != np.flatnonzero(ev == RESULT).tolist() or len(given) != len(self.results):
-            raise CertificateFormatError("the results must be exactly the keys whose evidence is 3 (a full result), each once")
+            raise CertificateFormatError(
+                "the results must be exactly the keys whose evidence is 3 (a full result), each once"
+            )
         results = list(self.results) + [KeyResult(int(i), "undecided") for i in np.flatnonzero(ev == NONE)]
         shared = None
-        if np.any(ev == QUERY):                               # a shared query (or u) is this token's witness
+        if np.any(ev == QUERY):  # a shared query (or u) is this token's witness
             Q, rows = self.queries, self.rows
-            if Q is None or rows is None or rows.shape != (self.n_keys,) or Q.ndim != 2 or \
-                    not np.all((rows[ev == QUERY] >= 0) & (rows[ev == QUERY] < len(Q))):
+            if (
+                Q is None
+                or rows is None
+                or rows.shape != (self.n_keys,)
+                or Q.ndim != 2
+                or not np.all((rows[ev == QUERY] >= 0) & (rows[ev == QUERY] < len(Q)))
+            ):
                 raise CertificateFormatError("evidence 2 (a shared query) needs the queries array and rows indexing it")
             shared = (np.flatnonzero(ev == QUERY), Q[rows[ev == QUERY]])
         scale = np.ones(self.n_keys) if self.scale is None else self.scale
         qs, cover = self._sets()
-        verdicts = check_vocab(keys, qs, np.flatnonzero(ev == SELF), scale, results, shared) + ([cover] if cover else [])
+        verdicts = check_vocab(keys, qs, np.flatnonzero(ev == SELF), scale, results, shared) + (
+            [cover] if cover else []
+        )
         kind = self.query_set.get("kind", "free")
-        return CheckReport(all(v.ok for v in verdicts), tuple(verdicts), int(self.n_keys), int(self.dim),
-                           f"{kind} queries" + ("" if self.bias is None else " with a bias per key"))
+        return CheckReport(
+            all(v.ok for v in verdicts),
+            tuple(verdicts),
+            int(self.n_keys),
+            int(self.dim),
+            f"{kind} queries" + ("" if self.bias is None else " with a bias per key"),
+        )
 
     def save(self, path, keys_path=None) -> Path:
         """Write the manifest at ``path`` and its arrays beside it (``<stem>.<name>.npy``)."""
@@ -228,11 +275,18 @@ class VocabCertificate:
             target = path.with_name(f"{path.stem}.{name}.npy")
             write_array(target, np.ascontiguousarray(value, dtype=dtype))
             arrays[name] = {"path": target.name, "sha256": sha256_of(target)}
-        data = {"schema": SCHEMA, "n_keys": int(self.n_keys), "dim": int(self.dim),
-                "keys_file": keys_reference(path, keys_path) if keys_path is not None else self.keys_file,
-                "query_set": self.query_set, "arrays": arrays, "counts": self.counts(),
-                "evidence": self.evidence_counts(), "results": [result_to_json(r) for r in self.results],
-                **({"coverage": self.coverage} if self.coverage is not None else {})}
+        data = {
+            "schema": SCHEMA,
+            "n_keys": int(self.n_keys),
+            "dim": int(self.dim),
+            "keys_file": keys_reference(path, keys_path) if keys_path is not None else self.keys_file,
+            "query_set": self.query_set,
+            "arrays": arrays,
+            "counts": self.counts(),
+            "evidence": self.evidence_counts(),
+            "results": [result_to_json(r) for r in self.results],
+            **({"coverage": self.coverage} if self.coverage is not None else {}),
+        }
         return write_text(path, json.dumps(data, indent=1))
 
 
@@ -243,8 +297,11 @@ def merge_vocab(certs) -> VocabCertificate:
     by whoever reads it."""
     certs = list(certs)
     first = certs[0]
-    require(all((c.n_keys, c.dim, c.query_set) == (first.n_keys, first.dim, first.query_set) for c in certs),
-            CertificateFormatError, "the chunks must certify the same keys under the same query set")
+    require(
+        all((c.n_keys, c.dim, c.query_set) == (first.n_keys, first.dim, first.query_set) for c in certs),
+        CertificateFormatError,
+        "the chunks must certify the same keys under the same query set",
+    )
     evidence, scale = np.full(first.n_keys, NONE, dtype=np.int8), np.ones(first.n_keys)
     rows, queries, results = np.full(first.n_keys, -1, dtype=np.int32), [], []
     for c in certs:
@@ -259,9 +316,19 @@ def merge_vocab(certs) -> VocabCertificate:
             queries.append(c.queries)
         results += list(c.results)
     has_scale = any(c.scale is not None for c in certs)
-    return VocabCertificate(first.n_keys, first.dim, first.query_set, evidence, scale if has_scale else None,
-                            np.vstack(queries) if queries else None, rows if queries else None, first.bias,
-                            tuple(sorted(results, key=lambda r: r.index)), first.keys_file, first.coverage)
+    return VocabCertificate(
+        first.n_keys,
+        first.dim,
+        first.query_set,
+        evidence,
+        scale if has_scale else None,
+        np.vstack(queries) if queries else None,
+        rows if queries else None,
+        first.bias,
+        tuple(sorted(results, key=lambda r: r.index)),
+        first.keys_file,
+        first.coverage,
+    )
 
 
 def _array(folder: Path, name: str, ref) -> np.ndarray:
@@ -278,7 +345,9 @@ def _array(folder: Path, name: str, ref) -> np.ndarray:
     except (ValueError, OSError) as exc:
         raise CertificateFormatError(f"the {name} array {target} is not a .npy array ({exc})") from None
     if value.dtype != ARRAYS[name]:
-        raise CertificateFormatError(f"the {name} array {target} has dtype {value.dtype}; expected {np.dtype(ARRAYS[name])}")
+        raise CertificateFormatError(
+            f"the {name} array {target} has dtype {value.dtype}; expected {np.dtype(ARRAYS[name])}"
+        )
     return value
 
 
@@ -292,17 +361,30 @@ def load_vocab(path, data: dict) -> VocabCertificate:
             raise CertificateFormatError(f"certificate field {name} is missing or not {kind.__name__}")
     unknown = sorted(set(data["arrays"]) - set(ARRAYS))
     if unknown or "evidence" not in data["arrays"]:
-        raise CertificateFormatError(f"certificate field arrays names {unknown[0]!r}; known: {', '.join(ARRAYS)}"
-                                     if unknown else "certificate field arrays has no 'evidence'")
+        raise CertificateFormatError(
+            f"certificate field arrays names {unknown[0]!r}; known: {', '.join(ARRAYS)}"
+            if unknown
+            else "certificate field arrays has no 'evidence'"
+        )
     qs = dict(data["query_set"])
     if "bias" in qs:
         raise CertificateFormatError("certificate field query_set holds a bias; it belongs in arrays.bias")
     arrays = {name: _array(path.parent, name, ref) for name, ref in data["arrays"].items()}
     results = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(data["results"]))
     ref = validate_reference(data["keys_file"]) if data.get("keys_file") is not None else None
-    return VocabCertificate(data["n_keys"], data["dim"], qs, arrays["evidence"], arrays.get("scale"),
-                            arrays.get("queries"), arrays.get("rows"), arrays.get("bias"), results, ref,
-                            data.get("coverage"))
+    return VocabCertificate(
+        data["n_keys"],
+        data["dim"],
+        qs,
+        arrays["evidence"],
+        arrays.get("scale"),
+        arrays.get("queries"),
+        arrays.get("rows"),
+        arrays.get("bias"),
+        results,
+        ref,
+        data.get("coverage"),
+    )
 
 
 def vocab_keys_path(path, cert: VocabCertificate, given=None) -> Path:

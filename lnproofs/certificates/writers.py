@@ -8,13 +8,20 @@ then refutes or refuses, never a wrong verdict.  Schemas: ``lnproofs.selectabili
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Mapping
 
 from flint import fmpq
 
-__all__ = ["format_fraction", "plain", "combination_to_json", "result_to_json", "query_set_to_json", "rotation_to_json",
-           "layernorm_keys_to_json"]
+__all__ = [
+    "format_fraction",
+    "plain",
+    "combination_to_json",
+    "result_to_json",
+    "query_set_to_json",
+    "rotation_to_json",
+    "layernorm_keys_to_json",
+]
 
 
 def format_fraction(value) -> str:
@@ -47,8 +54,9 @@ def result_to_json(result) -> dict:
     out = {
         "index": int(result.index),
         "status": result.status,
-        "witness": None if witness is None else [format_fraction(w) if type(w) is Fraction else float(w)
-                                                 for w in witness],
+        "witness": None
+        if witness is None
+        else [format_fraction(w) if type(w) is Fraction else float(w) for w in witness],
         "combination": None if combination is None else combination_to_json(combination),
         "verified": result.verified,
         "margin": None if result.margin is None else float(result.margin),
@@ -64,8 +72,14 @@ def query_set_to_json(query_set) -> dict:
     order, an ``OPTIONAL`` field left out when None; ``None`` is the free query set."""
     if query_set is None:
         return {"kind": "free"}
-    return {"kind": query_set.kind, **{key: _field(getattr(query_set, key)) for key in query_set.FIELDS
-                                       if getattr(query_set, key) is not None or key not in query_set.OPTIONAL}}
+    return {
+        "kind": query_set.kind,
+        **{
+            key: _field(getattr(query_set, key))
+            for key in query_set.FIELDS
+            if getattr(query_set, key) is not None or key not in query_set.OPTIONAL
+        },
+    }
 
 
 def _field(value):
@@ -79,8 +93,12 @@ def _field(value):
 
 def rotation_to_json(rotation) -> dict:
     """A :class:`~lnproofs.kernel.querysets.norm.Rotation` as JSON."""
-    data = {"cos": list(rotation.cos), "sin": list(rotation.sin), "style": rotation.style,
-            "entries": "floats of the model's own cos/sin table, applied exactly to the query"}
+    data = {
+        "cos": list(rotation.cos),
+        "sin": list(rotation.sin),
+        "style": rotation.style,
+        "entries": "floats of the model's own cos/sin table, applied exactly to the query",
+    }
     if rotation.position is not None:
         data["position"] = int(rotation.position)
     return data
@@ -88,5 +106,5 @@ def rotation_to_json(rotation) -> dict:
 
 def layernorm_keys_to_json(spec) -> dict:
     """A :class:`~lnproofs.kernel.layernorm_keys.LayerNormKeys` as a certificate's ``keys_from``."""
-    vec = lambda v: None if v is None else [float(x) for x in v]                 # noqa: E731
+    vec = lambda v: None if v is None else [float(x) for x in v]  # noqa: E731
     return {"kind": "layernorm-inputs", "gain": vec(spec.gain), "bias": vec(spec.bias), "eps": float(spec.eps)}

@@ -28,8 +28,19 @@ from pathlib import Path
 
 from ..kernel.errors import OptionError
 
-__all__ = ["output_file", "output_folder", "folder_entry", "write_text", "write_bytes", "write_array",
-           "write_arrays", "replacing", "open_append", "created_parents", "remove_quietly"]
+__all__ = [
+    "output_file",
+    "output_folder",
+    "folder_entry",
+    "write_text",
+    "write_bytes",
+    "write_array",
+    "write_arrays",
+    "replacing",
+    "open_append",
+    "created_parents",
+    "remove_quietly",
+]
 
 
 def _kind(mode: int) -> str | None:
@@ -55,8 +66,10 @@ def _lstat(path: Path):
     except FileNotFoundError:
         return None
     except NotADirectoryError:
-        raise OptionError(f"cannot write to {str(path)!r}: a folder above it exists and is not a "
-                          "folder; give a path whose parents are folders") from None
+        raise OptionError(
+            f"cannot write to {str(path)!r}: a folder above it exists and is not a "
+            "folder; give a path whose parents are folders"
+        ) from None
     except OSError as err:
         raise OptionError(f"cannot write to {str(path)!r}: {err.strerror or err}") from None
 
@@ -74,10 +87,13 @@ def _refuse_entry(path: Path, flag: str | None, expected: str = "file") -> None:
     if stat.S_ISLNK(st.st_mode):
         kind += f" (to {os.readlink(path)!r})"
     if stat.S_ISDIR(st.st_mode) and expected == "file":
-        raise OptionError(f"{_name(flag, path)} is a folder; give the path of a {expected} "
-                          f"(e.g. {str(path / 'out.json')!r})")
-    raise OptionError(f"{_name(flag, path)} is {kind}; lnproofs writes only regular files and replaces "
-                      "nothing else: give another path")
+        raise OptionError(
+            f"{_name(flag, path)} is a folder; give the path of a {expected} (e.g. {str(path / 'out.json')!r})"
+        )
+    raise OptionError(
+        f"{_name(flag, path)} is {kind}; lnproofs writes only regular files and replaces "
+        "nothing else: give another path"
+    )
 
 
 def created_parents(path, flag: str | None = None) -> Path:
@@ -92,11 +108,13 @@ def _make_folder(folder: Path, flag: str | None, target, advice: str) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise OptionError(f"cannot write to {_name(flag, target)}: a folder above it exists and is not a folder; "
-                          f"{advice}") from None
+        raise OptionError(
+            f"cannot write to {_name(flag, target)}: a folder above it exists and is not a folder; {advice}"
+        ) from None
     except OSError as err:
-        raise OptionError(f"cannot write to {_name(flag, target)}: cannot create the folder {str(folder)!r}: "
-                          f"{err.strerror or err}") from None
+        raise OptionError(
+            f"cannot write to {_name(flag, target)}: cannot create the folder {str(folder)!r}: {err.strerror or err}"
+        ) from None
 
 
 def output_file(path, flag: str | None = "--out", *, inputs=(), create: bool = True) -> Path:
@@ -113,8 +131,10 @@ def output_file(path, flag: str | None = "--out", *, inputs=(), create: bool = T
             continue
         with contextlib.suppress(OSError):
             if path.exists() and Path(item).exists() and os.path.samefile(path, item):
-                raise OptionError(f"{_name(flag, path)} is the input file {str(item)!r}; "
-                                  "give another output path (an input is never overwritten)")
+                raise OptionError(
+                    f"{_name(flag, path)} is the input file {str(item)!r}; "
+                    "give another output path (an input is never overwritten)"
+                )
     if create:
         created_parents(path, flag)
     elif not path.parent.is_dir():
@@ -128,11 +148,13 @@ def output_folder(path, flag: str | None = "--out", *, create: bool = True) -> P
     path = Path(path)
     if path.exists() and not path.is_dir():
         st = _lstat(path)
-        raise OptionError(f"{_name(flag, path)} is {_kind(st.st_mode) or 'a file'}, which is not a folder; "
-                          "give a folder path")
+        raise OptionError(
+            f"{_name(flag, path)} is {_kind(st.st_mode) or 'a file'}, which is not a folder; give a folder path"
+        )
     if not path.exists() and _lstat(path) is not None:
-        raise OptionError(f"{_name(flag, path)} is a symbolic link to nothing ({os.readlink(path)!r}); "
-                          "give a folder path")
+        raise OptionError(
+            f"{_name(flag, path)} is a symbolic link to nothing ({os.readlink(path)!r}); give a folder path"
+        )
     if create:
         _make_folder(path, flag, path, "give a folder path")
     return path
@@ -158,11 +180,15 @@ def folder_entry(root, relative, *, folder: bool = False) -> Path:
             continue
         real = os.path.realpath(here)
         if not os.path.isdir(here):
-            raise OptionError(f"{str(here)!r} is {_kind(st.st_mode) or 'a file'}, not a folder; "
-                              "move it away or give another output folder")
+            raise OptionError(
+                f"{str(here)!r} is {_kind(st.st_mode) or 'a file'}, not a folder; "
+                "move it away or give another output folder"
+            )
         if os.path.commonpath([top, real]) != top:
-            raise OptionError(f"{str(here)!r} is a link leading out of the output folder {str(root)!r} "
-                              f"(to {real!r}); lnproofs writes only inside its output: remove the link")
+            raise OptionError(
+                f"{str(here)!r} is a link leading out of the output folder {str(root)!r} "
+                f"(to {real!r}); lnproofs writes only inside its output: remove the link"
+            )
     return here
 
 
@@ -193,9 +219,9 @@ def replacing(path, flag: str | None = None, *, binary: bool = False):
     folder = path.parent if str(path.parent) else Path(".")
     fd, tmp = _new_temporary(folder, path.name, flag)
     try:
-        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as handle:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             yield handle
-        _refuse_entry(path, flag)                        # still ours to replace
+        _refuse_entry(path, flag)  # still ours to replace
         os.replace(tmp, path)
     except BaseException:
         remove_quietly(tmp)

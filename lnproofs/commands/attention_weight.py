@@ -13,10 +13,14 @@ def configure(parser) -> None:
     parser.add_argument("keys", metavar="KEYS", help="N x d keys (.npy, .npz array 'keys', .csv, .pt, .safetensors)")
     parser.add_argument("--target", type=int, required=True, metavar="I", help="index of the key (0-based)")
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--max-weight", action="store_true",
-                      help="the largest softmax weight key I can get (needs a bounded set, e.g. --query-ball R)")
-    mode.add_argument("--min-norm", action="store_true",
-                      help="the smallest ||q|| that gives key I weight at least --weight TAU")
+    mode.add_argument(
+        "--max-weight",
+        action="store_true",
+        help="the largest softmax weight key I can get (needs a bounded set, e.g. --query-ball R)",
+    )
+    mode.add_argument(
+        "--min-norm", action="store_true", help="the smallest ||q|| that gives key I weight at least --weight TAU"
+    )
     parser.add_argument("--weight", type=float, default=None, metavar="TAU", help="required weight, 0 < TAU < 1")
     scale = parser.add_mutually_exclusive_group()
     scale.add_argument("--temperature", type=float, default=None, metavar="T", help="softmax(q.k / T)")
@@ -32,7 +36,6 @@ def run(args) -> int:
     from ..io.arrays import load_array
     from ..kernel.errors import OptionError
     from ..propose.softmax import max_weight, min_norm
-
     from .read_limits import read_limits_from_args
 
     keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))

@@ -13,34 +13,65 @@ __all__ = ["configure", "run"]
 
 
 def configure(parser) -> None:
-    parser.add_argument("keys", metavar="KEYS",
-                        help="N x d keys: .npy, .npz (array 'keys'), .csv, .pt or .safetensors "
-                             "(with --keys-from-layernorm-inputs: the N x d LayerNorm inputs)")
-    parser.add_argument("--out", metavar="CERT.json", default=None,
-                        help="write the certificate here (results also go to CERT.json.partial.jsonl as they are proved)")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue an interrupted run from CERT.json.partial.jsonl (needs --out)")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="progress bar on stderr (default: for 2000 keys or more, on a terminal)")
+    parser.add_argument(
+        "keys",
+        metavar="KEYS",
+        help="N x d keys: .npy, .npz (array 'keys'), .csv, .pt or .safetensors "
+        "(with --keys-from-layernorm-inputs: the N x d LayerNorm inputs)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="CERT.json",
+        default=None,
+        help="write the certificate here (results also go to CERT.json.partial.jsonl as they are proved)",
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="continue an interrupted run from CERT.json.partial.jsonl (needs --out)"
+    )
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: for 2000 keys or more, on a terminal)",
+    )
     parser.add_argument("--json", action="store_true", help="print the certificate JSON instead of a summary")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the random directions tried first, 0 to 4294967295 (default 0)")
-    parser.add_argument("--min-margin", metavar="DELTA", default=None,
-                        help="count apart the selectable keys that win only by a margin below DELTA "
-                             "(the score gap for a unit-norm query; DELTA >= 0)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the random directions tried first, 0 to 4294967295 (default 0)"
+    )
+    parser.add_argument(
+        "--min-margin",
+        metavar="DELTA",
+        default=None,
+        help="count apart the selectable keys that win only by a margin below DELTA "
+        "(the score gap for a unit-norm query; DELTA >= 0)",
+    )
     group = parser.add_argument_group("keys given as LayerNorm inputs")
-    group.add_argument("--keys-from-layernorm-inputs", action="store_true",
-                       help="KEYS are LayerNorm inputs; certify their exact outputs "
-                            "gain*(x-mean)/sqrt(var+eps)+bias (centring exact, scaling checked rigorously)")
-    group.add_argument("--gain", metavar="G", default=None,
-                       help="LayerNorm gain: a vector file or comma-separated numbers (default: ones)")
-    group.add_argument("--bias", metavar="B", default=None,
-                       help="LayerNorm bias: a vector file or comma-separated numbers (default: zeros)")
+    group.add_argument(
+        "--keys-from-layernorm-inputs",
+        action="store_true",
+        help="KEYS are LayerNorm inputs; certify their exact outputs "
+        "gain*(x-mean)/sqrt(var+eps)+bias (centring exact, scaling checked rigorously)",
+    )
+    group.add_argument(
+        "--gain",
+        metavar="G",
+        default=None,
+        help="LayerNorm gain: a vector file or comma-separated numbers (default: ones)",
+    )
+    group.add_argument(
+        "--bias",
+        metavar="B",
+        default=None,
+        help="LayerNorm bias: a vector file or comma-separated numbers (default: zeros)",
+    )
     group.add_argument("--eps", metavar="EPS", default=None, help="LayerNorm eps >= 0 (default 0)")
     add_query_set_options(parser)
     add_read_limit_options(parser)
-    add_execution_options(parser, automatic="for 20000 keys or more, a local cluster sized to the machine, one "
-                                             "task per chunk of 10000 keys; smaller key sets always run in this process")
+    add_execution_options(
+        parser,
+        automatic="for 20000 keys or more, a local cluster sized to the machine, one "
+        "task per chunk of 10000 keys; smaller key sets always run in this process",
+    )
 
 
 def _is_file(text) -> bool:
@@ -66,13 +97,15 @@ def _vector(text: str | None, name: str, limits=None):
     except FileFormatError as err:
         raise OptionError(str(err)) from None
     except ValueError:
-        raise OptionError(f"--{name} {text!r} is neither a file nor comma-separated numbers; "
-                          "give e.g. --{name} 1,1,1 or a .npy vector") from None
+        raise OptionError(
+            f"--{name} {text!r} is neither a file nor comma-separated numbers; "
+            "give e.g. --{name} 1,1,1 or a .npy vector"
+        ) from None
 
 
 def _layernorm(args, min_margin):
-    from ..kernel.errors import OptionError
     from ..io.arrays import load_array
+    from ..kernel.errors import OptionError
     from ..propose.layernorm_inputs import certify_layernorm_outputs
 
     if args.resume:
@@ -82,10 +115,16 @@ def _layernorm(args, min_margin):
     limits = read_limits_from_args(args)
     inputs = load_array(args.keys, name="LayerNorm inputs", ndim=2, limits=limits)
     eps = 0.0 if args.eps is None else args.eps
-    cert = certify_layernorm_outputs(inputs, _vector(args.gain, "gain", limits), _vector(args.bias, "bias", limits), eps,
-                                     min_margin=min_margin, seed=args.seed)
+    cert = certify_layernorm_outputs(
+        inputs,
+        _vector(args.gain, "gain", limits),
+        _vector(args.bias, "bias", limits),
+        eps,
+        min_margin=min_margin,
+        seed=args.seed,
+    )
     if args.out:
-        cert = cert.with_keys_file(args.out, args.keys)      # 'lnproofs check CERT.json' finds the inputs
+        cert = cert.with_keys_file(args.out, args.keys)  # 'lnproofs check CERT.json' finds the inputs
         cert.save(args.out)
     return cert, None
 
@@ -93,7 +132,7 @@ def _layernorm(args, min_margin):
 def _check_seed(seed: int) -> None:
     from ..kernel.errors import OptionError
 
-    if not 0 <= seed < 2 ** 32:
+    if not 0 <= seed < 2**32:
         raise OptionError(f"--seed {seed} is not accepted; give a whole number from 0 to 4294967295")
 
 
@@ -104,7 +143,7 @@ def run(args) -> int:
 
     min_margin = check_min_margin(args.min_margin)
     _check_seed(args.seed)
-    if args.out is not None:                        # before any work: only a regular file of ours is replaced
+    if args.out is not None:  # before any work: only a regular file of ours is replaced
         from ..certificates.writes import output_file
         from ..propose.certification import partial_path
 
@@ -123,9 +162,18 @@ def run(args) -> int:
         if args.resume and not args.out:
             raise OptionError("--resume needs --out CERT.json (the partial results live next to it)")
         workers, scheduler = execution_from_args(args)
-        cert = certify(keys, query_set, progress=args.progress, out=args.out, resume=args.resume, seed=args.seed,
-                       min_margin=min_margin, workers=workers, scheduler=scheduler)
-        if args.out:                                           # 'lnproofs check CERT.json' finds the keys
+        cert = certify(
+            keys,
+            query_set,
+            progress=args.progress,
+            out=args.out,
+            resume=args.resume,
+            seed=args.seed,
+            min_margin=min_margin,
+            workers=workers,
+            scheduler=scheduler,
+        )
+        if args.out:  # 'lnproofs check CERT.json' finds the keys
             cert = cert.with_keys_file(args.out, args.keys)
             cert.save(args.out)
     if args.json:

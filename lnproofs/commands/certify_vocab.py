@@ -20,19 +20,39 @@ __all__ = ["configure", "run"]
 
 def configure(parser) -> None:
     parser.add_argument("model", metavar="MODEL", help="a Hugging Face model folder saved with its output layer")
-    parser.add_argument("--sets", default="free,box,realisable", metavar="LIST",
-                        help="comma-separated query sets among free, box, realisable (default: all three)")
-    parser.add_argument("--box", type=float, default=100.0, metavar="B",
-                        help="the box |q_l| <= B of the box query set (B > 0; default 100, as in Grivas et al.)")
-    parser.add_argument("--out", default="vocab-certificates", metavar="DIR",
-                        help="folder for the certificates, table.parquet, table.csv, summary.md, summary.json")
+    parser.add_argument(
+        "--sets",
+        default="free,box,realisable",
+        metavar="LIST",
+        help="comma-separated query sets among free, box, realisable (default: all three)",
+    )
+    parser.add_argument(
+        "--box",
+        type=float,
+        default=100.0,
+        metavar="B",
+        help="the box |q_l| <= B of the box query set (B > 0; default 100, as in Grivas et al.)",
+    )
+    parser.add_argument(
+        "--out",
+        default="vocab-certificates",
+        metavar="DIR",
+        help="folder for the certificates, table.parquet, table.csv, summary.md, summary.json",
+    )
     parser.add_argument("--resume", action="store_true", help="keep the query sets already finished in --out")
     parser.add_argument("--seed", type=int, default=0, help="seed of the engine's random directions (default 0)")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="progress bars on stderr (default: on a terminal)")
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars on stderr (default: on a terminal)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    add_execution_options(parser, automatic="for the realisable set of 20000 tokens or more, a local cluster sized "
-                                            "to the machine, one chunk of tokens per task; else this process")
+    add_execution_options(
+        parser,
+        automatic="for the realisable set of 20000 tokens or more, a local cluster sized "
+        "to the machine, one chunk of tokens per task; else this process",
+    )
 
 
 def run(args) -> int:
@@ -41,8 +61,17 @@ def run(args) -> int:
     workers, scheduler = execution_from_args(args)
     sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    summary = certify_vocab(args.model, args.out, sets=sets, bound=args.box, resume=args.resume, seed=args.seed,
-                            progress=progress, workers=workers, scheduler=scheduler)
+    summary = certify_vocab(
+        args.model,
+        args.out,
+        sets=sets,
+        bound=args.box,
+        resume=args.resume,
+        seed=args.seed,
+        progress=progress,
+        workers=workers,
+        scheduler=scheduler,
+    )
     if args.json:
         print(json.dumps(summary))
     else:

@@ -32,8 +32,13 @@ a schema this version does not read, a sub-folder that cannot be listed, a link 
 else 0; every unreadable entry is named in the summary."""
 _SELECTABILITY = "lnproofs.selectability/1"
 #: schemas of lnproofs that are not certificates a folder check reads (skipped, as other JSON)
-_NOT_CERTIFICATES = ("lnproofs.homework/1", "lnproofs.homework-answers/1", "lnproofs.homework-class/1",
-                     "lnproofs.uniform/1", "lnproofs.model-coverage/1")      # (coverage: read with the texts naming it)
+_NOT_CERTIFICATES = (
+    "lnproofs.homework/1",
+    "lnproofs.homework-answers/1",
+    "lnproofs.homework-class/1",
+    "lnproofs.uniform/1",
+    "lnproofs.model-coverage/1",
+)  # (coverage: read with the texts naming it)
 _CAUSAL = "lnproofs.causal/1"
 
 
@@ -79,14 +84,19 @@ def _near_miss(data) -> str | None:
         return None
     schema = data.get("schema")
     if schema is None:
-        return ("it has certificate fields (n_keys, results) but no \"schema\"" if {"n_keys", "results"} <= set(data)
-                else None)
+        return (
+            'it has certificate fields (n_keys, results) but no "schema"'
+            if {"n_keys", "results"} <= set(data)
+            else None
+        )
     if not isinstance(schema, str) or not schema.strip().lower().startswith("lnproofs"):
         return None
     if schema in (_SELECTABILITY, _CAUSAL) + _NOT_CERTIFICATES or schema.startswith("lnproofs.model-"):
         return None
-    return (f"its schema {schema[:60]!r} is not one this lnproofs reads (certificates: {_SELECTABILITY}, "
-            "lnproofs.model-*, lnproofs.causal/1)")
+    return (
+        f"its schema {schema[:60]!r} is not one this lnproofs reads (certificates: {_SELECTABILITY}, "
+        "lnproofs.model-*, lnproofs.causal/1)"
+    )
 
 
 def configure(parser) -> None:
@@ -94,28 +104,54 @@ def configure(parser) -> None:
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EXIT_STATUSES
-    parser.add_argument("certificate", metavar="CERT.json|DIR",
-                        help="a certificate written by 'lnproofs certify', a file written by 'lnproofs certify-model', "
-                             "or a folder: every certificate under it is checked")
-    parser.add_argument("keys", metavar="KEYS", nargs="?", default=None,
-                        help="the keys it is about: .npy, .npz (array 'keys'), .csv, .pt or .safetensors "
-                             "(left out when the certificate names its keys file or holds its keys)")
-    parser.add_argument("--numeric", action="store_true",
-                        help="also re-check every claim numerically with PyTorch (needs torch)")
-    parser.add_argument("--device", default="auto",
-                        help="device for --numeric: auto (a CUDA GPU when present), cpu, cuda or cuda:N")
+    parser.add_argument(
+        "certificate",
+        metavar="CERT.json|DIR",
+        help="a certificate written by 'lnproofs certify', a file written by 'lnproofs certify-model', "
+        "or a folder: every certificate under it is checked",
+    )
+    parser.add_argument(
+        "keys",
+        metavar="KEYS",
+        nargs="?",
+        default=None,
+        help="the keys it is about: .npy, .npz (array 'keys'), .csv, .pt or .safetensors "
+        "(left out when the certificate names its keys file or holds its keys)",
+    )
+    parser.add_argument(
+        "--numeric", action="store_true", help="also re-check every claim numerically with PyTorch (needs torch)"
+    )
+    parser.add_argument(
+        "--device", default="auto", help="device for --numeric: auto (a CUDA GPU when present), cpu, cuda or cuda:N"
+    )
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     limits = parser.add_argument_group("limits on the work one file may cause (a file past one is refused, exit 2)")
-    limits.add_argument("--max-digits", type=int, default=D.max_digits, metavar="N",
-                        help=f"digits of one number, numerator or denominator (default {D.max_digits})")
-    limits.add_argument("--max-dim", type=int, default=D.max_dim, metavar="N",
-                        help=f"dimension of the keys (default {D.max_dim})")
-    limits.add_argument("--max-bytes-per-entry", type=int, default=D.bytes_per_entry, metavar="B",
-                        help=f"size of a certificate file: {D.slack_bytes} bytes plus B per key entry, "
-                             f"N*d entries for N keys in R^d (default {D.bytes_per_entry})")
-    limits.add_argument("--max-array-bytes", type=int, default=D.max_array_bytes, metavar="B",
-                        help=f"one keys array once read, as float64 (default {D.max_array_bytes}); a keys file may "
-                             "hold 8*B bytes on disk")
+    limits.add_argument(
+        "--max-digits",
+        type=int,
+        default=D.max_digits,
+        metavar="N",
+        help=f"digits of one number, numerator or denominator (default {D.max_digits})",
+    )
+    limits.add_argument(
+        "--max-dim", type=int, default=D.max_dim, metavar="N", help=f"dimension of the keys (default {D.max_dim})"
+    )
+    limits.add_argument(
+        "--max-bytes-per-entry",
+        type=int,
+        default=D.bytes_per_entry,
+        metavar="B",
+        help=f"size of a certificate file: {D.slack_bytes} bytes plus B per key entry, "
+        f"N*d entries for N keys in R^d (default {D.bytes_per_entry})",
+    )
+    limits.add_argument(
+        "--max-array-bytes",
+        type=int,
+        default=D.max_array_bytes,
+        metavar="B",
+        help=f"one keys array once read, as float64 (default {D.max_array_bytes}); a keys file may "
+        "hold 8*B bytes on disk",
+    )
 
 
 def _limits(args):
@@ -125,8 +161,14 @@ def _limits(args):
     for name in ("max_digits", "max_dim", "max_bytes_per_entry", "max_array_bytes"):
         if getattr(args, name) < 1:
             raise OptionError(f"--{name.replace('_', '-')} {getattr(args, name)} is not accepted; give a count >= 1")
-    return Limits(args.max_digits, args.max_dim, args.max_bytes_per_entry, DEFAULT_LIMITS.slack_bytes,
-                  DEFAULT_LIMITS.max_depth, args.max_array_bytes)
+    return Limits(
+        args.max_digits,
+        args.max_dim,
+        args.max_bytes_per_entry,
+        DEFAULT_LIMITS.slack_bytes,
+        DEFAULT_LIMITS.max_depth,
+        args.max_array_bytes,
+    )
 
 
 def _numeric(keys, cert_json, device, vocab: bool = False):
@@ -138,8 +180,9 @@ def _numeric(keys, cert_json, device, vocab: bool = False):
         from torch_backend.certificates import recheck_certificate
         from torch_backend.vocab import recheck_vocab
     except ImportError as exc:
-        raise OptionError(f"--numeric needs torch and the torch_backend package ({exc}); "
-                          "install torch==2.13.0 or drop --numeric") from None
+        raise OptionError(
+            f"--numeric needs torch and the torch_backend package ({exc}); install torch==2.13.0 or drop --numeric"
+        ) from None
     return (recheck_vocab if vocab else recheck_certificate)(keys, cert_json, device=device)
 
 
@@ -166,14 +209,14 @@ def _model_file(path, limits) -> list:
         targets = model_file_certificates(path)
     except InputError:
         raise
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:   # arrays of the wrong shape or type
-        raise CertificateFormatError(f"{path} could not be read as a certify-model file "
-                                     f"({type(exc).__name__}: {str(exc)[:120]})") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # arrays of the wrong shape or type
+        raise CertificateFormatError(
+            f"{path} could not be read as a certify-model file ({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
     entries = sum(int(getattr(keys, "size", 0)) for _, _, keys in targets)
     for _, _, keys in targets:
         limits.check_dim(keys.shape[-1] if getattr(keys, "ndim", 0) else 0, f"{path}")
-    limits.check_size(Path(path).stat().st_size, max(entries, 1), 1, f"{path}",
-                      f"the {entries} key entries it holds")
+    limits.check_size(Path(path).stat().st_size, max(entries, 1), 1, f"{path}", f"the {entries} key entries it holds")
     return targets
 
 
@@ -198,15 +241,17 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
     if schema != _SELECTABILITY and skip_foreign:
         return None
     if schema != _SELECTABILITY:
-        return [(None, Certificate.from_json(data), None)]          # raises the schema's one-line error
+        return [(None, Certificate.from_json(data), None)]  # raises the schema's one-line error
     reference = data.get("keys_file")
     if reference is not None:
         reference = validate_reference(reference)
         keys_path = resolve_keys(path, reference, keys_arg, limits.max_keys_file_bytes)
         keys = _keys(keys_path, limits) if keys is None else keys
     elif keys is None:
-        raise OptionError(f"{path} holds no keys and names no keys file; give the KEYS file it is about "
-                          "(lnproofs check CERT.json KEYS)")
+        raise OptionError(
+            f"{path} holds no keys and names no keys file; give the KEYS file it is about "
+            "(lnproofs check CERT.json KEYS)"
+        )
     limits.check_size(Path(path).stat().st_size, keys.shape[0], keys.shape[1], f"certificate file {path}")
     return [(None, Certificate.from_json(data), keys)]
 
@@ -216,8 +261,10 @@ def _check_one(label, cert, keys, args, outputs) -> bool:
     from ..kernel.errors import OptionError
 
     if args.numeric and cert.keys_from is not None:
-        raise OptionError("--numeric re-checks keys given as floats; this certificate is about the exact "
-                          "LayerNorm outputs of its inputs (keys_from), which the exact check covers: drop --numeric")
+        raise OptionError(
+            "--numeric re-checks keys given as floats; this certificate is about the exact "
+            "LayerNorm outputs of its inputs (keys_from), which the exact check covers: drop --numeric"
+        )
     report = check_certificate(cert, keys)
     numeric = _numeric(keys, cert.to_json(), args.device) if args.numeric else None
     ok = report.ok and (numeric is None or bool(numeric.get("ok")))
@@ -282,12 +329,17 @@ def _check_folder(folder: Path, args, limits) -> int:
         outputs: list = []
         try:
             vocab = _vocab_report(path, limits, numeric=args.device if args.numeric else None)
-            if vocab is not None:                             # a vocabulary certificate
+            if vocab is not None:  # a vocabulary certificate
                 (report, numeric), counts["checked"] = vocab, counts["checked"] + 1
                 ok = report.ok and (numeric is None or bool(numeric["ok"]))
                 counts["held" if ok else "refuted"] += 1
-                rows.append({"file": str(path), "status": "holds" if ok else "refuted",
-                             "checks": [dict(report.to_json(), **({"numeric": numeric} if numeric else {}))]})
+                rows.append(
+                    {
+                        "file": str(path),
+                        "status": "holds" if ok else "refuted",
+                        "checks": [dict(report.to_json(), **({"numeric": numeric} if numeric else {}))],
+                    }
+                )
                 if not args.json:
                     print(f"{path}: {report}")
                     if numeric is not None:
@@ -303,12 +355,19 @@ def _check_folder(folder: Path, args, limits) -> int:
                 continue
             counts["checked"] += 1
             ok = _check_model_evidence(path, targets, args, outputs, f"{path} ")
-            ok = all([_check_one(f"{path}" + (f" {label}" if label else ""), cert, keys, args, outputs)
-                      for label, cert, keys in targets]) and ok
+            ok = (
+                all(
+                    [
+                        _check_one(f"{path}" + (f" {label}" if label else ""), cert, keys, args, outputs)
+                        for label, cert, keys in targets
+                    ]
+                )
+                and ok
+            )
         except (LnproofsError, InputError, OSError) as err:
             refuse(str(path), str(err) if isinstance(err, LnproofsError) else f"cannot be read ({err})")
             continue
-        except Exception as err:                     # a bug of ours: counted, reported, and the rest checked
+        except Exception as err:  # a bug of ours: counted, reported, and the rest checked
             counts["checked"] += 1
             counts["internal"] += 1
             reason = f"{type(err).__name__}: {' '.join(str(err).split())[:200]}"
@@ -319,23 +378,31 @@ def _check_folder(folder: Path, args, limits) -> int:
         rows.append({"file": str(path), "status": "holds" if ok else "refuted", "checks": outputs})
     if counts["checked"] == 0:
         raise OptionError(f"{folder} holds no certificate (no .json file with a lnproofs schema under it)")
-    summary = (f"checked {counts['checked']} certificate file{'s' if counts['checked'] != 1 else ''} under {folder}: "
-               f"{counts['held']} held, {counts['refuted']} refuted, {counts['unreadable']} unreadable"
-               + (f", {counts['internal']} internal errors" if counts["internal"] else "")
-               + (f" ({counts['skipped']} other JSON files skipped)" if counts["skipped"] else "")
-               + (f"; unreadable: {', '.join(unreadable[:5])}" + (f" and {len(unreadable) - 5} more"
-                                                                   if len(unreadable) > 5 else "")
-                  if unreadable else "")
-               + (f"; not followed: {', '.join(name for name, _ in not_followed[:5])}" if not_followed else ""))
+    summary = (
+        f"checked {counts['checked']} certificate file{'s' if counts['checked'] != 1 else ''} under {folder}: "
+        f"{counts['held']} held, {counts['refuted']} refuted, {counts['unreadable']} unreadable"
+        + (f", {counts['internal']} internal errors" if counts["internal"] else "")
+        + (f" ({counts['skipped']} other JSON files skipped)" if counts["skipped"] else "")
+        + (
+            f"; unreadable: {', '.join(unreadable[:5])}"
+            + (f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
+            if unreadable
+            else ""
+        )
+        + (f"; not followed: {', '.join(name for name, _ in not_followed[:5])}" if not_followed else "")
+    )
     if args.json:
         print(json.dumps({"summary": counts, "files": rows}, default=str))
     else:
         print(summary)
-    if unreadable:                                   # the bad input, in one line on stderr as for one file
+    if unreadable:  # the bad input, in one line on stderr as for one file
         first = next(r["reason"] for r in rows if r["status"] == "unreadable")
-        print(f"lnproofs check: error: {len(unreadable)} unreadable under {folder}: {', '.join(unreadable[:5])}"
-              + (f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
-              + f" (the first: {first})", file=sys.stderr)
+        print(
+            f"lnproofs check: error: {len(unreadable)} unreadable under {folder}: {', '.join(unreadable[:5])}"
+            + (f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
+            + f" (the first: {first})",
+            file=sys.stderr,
+        )
     if counts["internal"]:
         return 3
     return 1 if counts["refuted"] else 2 if counts["unreadable"] else 0
@@ -358,11 +425,14 @@ def _run_causal(args, record: dict, limits) -> int:
     from ..kernel.errors import OptionError
 
     if args.numeric:
-        raise OptionError("--numeric re-checks selectability and vocabulary certificates; drop it for a causal record "
-                          f"({args.certificate}), whose claims the exact check covers")
+        raise OptionError(
+            "--numeric re-checks selectability and vocabulary certificates; drop it for a causal record "
+            f"({args.certificate}), whose claims the exact check covers"
+        )
     if args.keys is None:
-        raise OptionError(f"{args.certificate} holds no keys; give the KEYS file it is about "
-                          "(lnproofs check RECORD.json KEYS)")
+        raise OptionError(
+            f"{args.certificate} holds no keys; give the KEYS file it is about (lnproofs check RECORD.json KEYS)"
+        )
     report = check_record(record, _keys(args.keys, limits))
     if args.json:
         out = report.to_json()

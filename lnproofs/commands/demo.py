@@ -6,8 +6,9 @@ __all__ = ["configure", "run"]
 
 
 def configure(parser) -> None:
-    parser.add_argument("--out", default="reports/demo.html",
-                        help="where to write the page (default: reports/demo.html)")
+    parser.add_argument(
+        "--out", default="reports/demo.html", help="where to write the page (default: reports/demo.html)"
+    )
 
 
 def run(args) -> int:

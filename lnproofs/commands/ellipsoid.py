@@ -10,8 +10,9 @@ __all__ = ["configure", "run"]
 def configure(parser) -> None:
     parser.add_argument("--gain", required=True, metavar="G", help="1-D gain vector (.npy, .npz, .pt or .safetensors)")
     parser.add_argument("--bias", default=None, metavar="B", help="1-D bias vector of the same length (default 0)")
-    parser.add_argument("--json", action="store_true",
-                        help='print {"center", "normal", "semi_axes", "axes", "dimension", ...} as JSON')
+    parser.add_argument(
+        "--json", action="store_true", help='print {"center", "normal", "semi_axes", "axes", "dimension", ...} as JSON'
+    )
 
 
 def _fmt(values, limit=8) -> str:
@@ -31,17 +32,19 @@ def _check_range(gain) -> None:
     from ..kernel.errors import OptionError
 
     size = np.abs(np.asarray(gain, dtype=np.float64))
-    far = np.flatnonzero((size != 0) & ((size < 2.0 ** -GAIN_BITS) | (size > 2.0 ** GAIN_BITS)))
+    far = np.flatnonzero((size != 0) & ((size < 2.0**-GAIN_BITS) | (size > 2.0**GAIN_BITS)))
     if far.size:
         i = int(far[0])
-        raise OptionError(f"--gain entry {i} is {float(gain[i]):g}; the axes are computed in floats for non-zero "
-                          f"gains of size 2^-{GAIN_BITS}..2^{GAIN_BITS} (about 3e-151..3e150): scale the gain by a "
-                          "power of two (the semi-axes scale with it, the normal does not change)")
+        raise OptionError(
+            f"--gain entry {i} is {float(gain[i]):g}; the axes are computed in floats for non-zero "
+            f"gains of size 2^-{GAIN_BITS}..2^{GAIN_BITS} (about 3e-151..3e150): scale the gain by a "
+            "power of two (the semi-axes scale with it, the normal does not change)"
+        )
 
 
 def run(args) -> int:
-    from ..io.arrays import load_array
     from ..derive.numeric import ellipsoid
+    from ..io.arrays import load_array
 
     gain = load_array(args.gain, name="gain", ndim=1)
     bias = None if args.bias is None else load_array(args.bias, name="bias", ndim=1)

@@ -9,12 +9,20 @@ def add_execution_options(parser, *, automatic: str) -> None:
     """Add the two options; ``automatic`` says, for this command, when the default starts a
     local cluster (it goes into the help text)."""
     group = parser.add_argument_group("parallel work (Dask)")
-    group.add_argument("--workers", metavar="N", default=None,
-                       help=f"worker processes of a local Dask cluster; 1 = everything in this process, with "
-                            f"identical results (default: {automatic})")
-    group.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                       help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its workers need the same "
-                            "lnproofs version; checked at start)")
+    group.add_argument(
+        "--workers",
+        metavar="N",
+        default=None,
+        help=f"worker processes of a local Dask cluster; 1 = everything in this process, with "
+        f"identical results (default: {automatic})",
+    )
+    group.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 (its workers need the same "
+        "lnproofs version; checked at start)",
+    )
 
 
 def execution_from_args(args) -> tuple[int | None, str | None]:
@@ -24,6 +32,6 @@ def execution_from_args(args) -> tuple[int | None, str | None]:
 
     workers = args.workers
     if workers is not None:
-        workers = resolve_workers(workers)          # rejects 0, negatives and non-numbers
-    resolve_workers(workers, args.scheduler)        # rejects both together, and an empty address
+        workers = resolve_workers(workers)  # rejects 0, negatives and non-numbers
+    resolve_workers(workers, args.scheduler)  # rejects both together, and an empty address
     return workers, args.scheduler

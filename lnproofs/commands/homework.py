@@ -15,47 +15,83 @@ def configure(parser) -> None:
     from ..homework.problems import TOPICS
 
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
-    new = sub.add_parser("new", help="write a problem set, its solutions and problems.json",
-                         description="Write problems.{md,tex}, solutions.{md,tex}, problems.json (and PDFs "
-                                     "when pdflatex is installed) into the output folder.")
+    new = sub.add_parser(
+        "new",
+        help="write a problem set, its solutions and problems.json",
+        description="Write problems.{md,tex}, solutions.{md,tex}, problems.json (and PDFs "
+        "when pdflatex is installed) into the output folder.",
+    )
     new.add_argument("--seed", type=int, default=0, help="the same seed gives the same problems (default 0)")
-    new.add_argument("--topics", default=None,
-                     help=f"comma-separated topics (default all): {','.join(TOPICS)}")
+    new.add_argument("--topics", default=None, help=f"comma-separated topics (default all): {','.join(TOPICS)}")
     new.add_argument("--out", default="homework", help="output folder (default: homework)")
-    new.add_argument("--roster", default=None, metavar="ROSTER.csv",
-                     help="a class: one problem set per student of this CSV roster (columns id, name, email; "
-                          "see docs/homework.md), written to OUT/students/ID and OUT/solutions/ID")
-    new.add_argument("--notebook", action="store_true",
-                     help="also write homework.ipynb: the problems with answer cells that write the answers file")
+    new.add_argument(
+        "--roster",
+        default=None,
+        metavar="ROSTER.csv",
+        help="a class: one problem set per student of this CSV roster (columns id, name, email; "
+        "see docs/homework.md), written to OUT/students/ID and OUT/solutions/ID",
+    )
+    new.add_argument(
+        "--notebook",
+        action="store_true",
+        help="also write homework.ipynb: the problems with answer cells that write the answers file",
+    )
     new.add_argument("--no-pdf", action="store_true", help="do not run pdflatex even when it is installed")
     new.add_argument("--json", action="store_true", help="print the written files as JSON")
-    check = sub.add_parser("check", help="check a student's answers file exactly",
-                           description="Exit status 0 if every answer is right, 1 if some are wrong, "
-                                       "2 on bad input, 3 on an internal error (a bug of lnproofs).")
+    check = sub.add_parser(
+        "check",
+        help="check a student's answers file exactly",
+        description="Exit status 0 if every answer is right, 1 if some are wrong, "
+        "2 on bad input, 3 on an internal error (a bug of lnproofs).",
+    )
     check.add_argument("answers", metavar="ANSWERS.json", help="the answers file (format: docs/homework.md)")
-    check.add_argument("--problems", default=None, metavar="DIR",
-                       help="folder written by 'homework new' (default: the folder holding ANSWERS.json)")
+    check.add_argument(
+        "--problems",
+        default=None,
+        metavar="DIR",
+        help="folder written by 'homework new' (default: the folder holding ANSWERS.json)",
+    )
     check.add_argument("--json", action="store_true", help="print the verdicts as JSON")
-    grade = sub.add_parser("grade", help="grade every answers file in a folder: a gradebook and feedback",
-                           description="Check every answers file in SUBMISSIONS exactly against its student's "
-                                       "own problems. Writes the gradebook CSV, the list of what could not be "
-                                       "graded and a feedback file per student (or, with --format gradescope, "
-                                       "Gradescope's results.json). Exit status 0 when every answers file was "
-                                       "graded, 1 when some could not be or an answer was too complex to check "
-                                       "(they are listed), 2 on bad input, 3 on an "
-                                       "internal error (a bug of lnproofs).")
+    grade = sub.add_parser(
+        "grade",
+        help="grade every answers file in a folder: a gradebook and feedback",
+        description="Check every answers file in SUBMISSIONS exactly against its student's "
+        "own problems. Writes the gradebook CSV, the list of what could not be "
+        "graded and a feedback file per student (or, with --format gradescope, "
+        "Gradescope's results.json). Exit status 0 when every answers file was "
+        "graded, 1 when some could not be or an answer was too complex to check "
+        "(they are listed), 2 on bad input, 3 on an "
+        "internal error (a bug of lnproofs).",
+    )
     grade.add_argument("submissions", metavar="SUBMISSIONS", help="the folder of answers files (docs/homework.md)")
-    grade.add_argument("--problems", required=True, metavar="DIR",
-                       help="the folder written by 'homework new' (with --roster: the class folder)")
-    grade.add_argument("--out", default=None,
-                       help="the gradebook CSV (default grades.csv), or results.json with --format gradescope")
-    grade.add_argument("--format", default="csv", choices=("csv", "gradescope"),
-                       help="csv: gradebook, not-graded list and feedback files (default); gradescope: the "
-                            "autograder's results.json for one submission")
-    grade.add_argument("--feedback", default=None, metavar="DIR",
-                       help="folder of the feedback files (default: OUT's name with _feedback)")
-    grade.add_argument("--metadata", default=None, metavar="FILE",
-                       help="Gradescope's submission_metadata.json: the submitter's email picks the student")
+    grade.add_argument(
+        "--problems",
+        required=True,
+        metavar="DIR",
+        help="the folder written by 'homework new' (with --roster: the class folder)",
+    )
+    grade.add_argument(
+        "--out", default=None, help="the gradebook CSV (default grades.csv), or results.json with --format gradescope"
+    )
+    grade.add_argument(
+        "--format",
+        default="csv",
+        choices=("csv", "gradescope"),
+        help="csv: gradebook, not-graded list and feedback files (default); gradescope: the "
+        "autograder's results.json for one submission",
+    )
+    grade.add_argument(
+        "--feedback",
+        default=None,
+        metavar="DIR",
+        help="folder of the feedback files (default: OUT's name with _feedback)",
+    )
+    grade.add_argument(
+        "--metadata",
+        default=None,
+        metavar="FILE",
+        help="Gradescope's submission_metadata.json: the submitter's email picks the student",
+    )
     grade.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -63,8 +99,15 @@ def _progress(label: str, unit: str):
     """A tqdm bar on stderr (drawn only on a terminal) and the ``progress(done, total)`` that moves it."""
     from tqdm import tqdm
 
-    bar = tqdm(total=0, desc=label, unit=unit, file=sys.stderr, disable=not sys.stderr.isatty(), leave=False,
-               dynamic_ncols=True)
+    bar = tqdm(
+        total=0,
+        desc=label,
+        unit=unit,
+        file=sys.stderr,
+        disable=not sys.stderr.isatty(),
+        leave=False,
+        dynamic_ncols=True,
+    )
 
     def step(done: int, total: int) -> None:
         bar.total = total
@@ -80,8 +123,9 @@ def _new_class(args) -> int:
     roster = read_roster(args.roster)
     bar, step = _progress("students", "student")
     with bar:
-        summary = write_class(roster, args.seed, args.topics, args.out, pdf=not args.no_pdf, notebook=args.notebook,
-                              progress=step)
+        summary = write_class(
+            roster, args.seed, args.topics, args.out, pdf=not args.no_pdf, notebook=args.notebook, progress=step
+        )
     if args.json:
         print(json.dumps(summary, indent=2))
         return 0
@@ -91,16 +135,19 @@ def _new_class(args) -> int:
     print(f"  {summary['solutions_dir']}/ID  the instructor's solutions; keep them, and the seed, private")
     print(f"  {summary['class_file']}  the roster, seed and topics that 'homework grade --problems' reads")
     if summary["pdf_failed"]:
-        print(f"  (pdflatex failed for {len(summary['pdf_failed'])} documents, e.g. {summary['pdf_failed'][0]}; "
-              "the .tex files are complete)", file=sys.stderr)
+        print(
+            f"  (pdflatex failed for {len(summary['pdf_failed'])} documents, e.g. {summary['pdf_failed'][0]}; "
+            "the .tex files are complete)",
+            file=sys.stderr,
+        )
     return 0
 
 
 def _new(args) -> int:
     from pathlib import Path
 
-    from ..kernel.errors import OptionError, require
     from ..homework import generate, write_homework
+    from ..kernel.errors import OptionError, require
 
     require(args.seed >= 0, OptionError, f"--seed {args.seed} is negative; give a seed >= 0")
     if args.roster is not None:
@@ -113,8 +160,16 @@ def _new(args) -> int:
         written["homework.ipynb"] = Path(args.out) / "homework.ipynb"
         write_text(written["homework.ipynb"], notebook_text(problem_set))
     if args.json:
-        print(json.dumps({"seed": args.seed, "topics": [p.topic for p in problem_set.problems],
-                          "files": {name: str(path) for name, path in written.items()}}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "seed": args.seed,
+                    "topics": [p.topic for p in problem_set.problems],
+                    "files": {name: str(path) for name, path in written.items()},
+                },
+                indent=2,
+            )
+        )
     else:
         count = len(problem_set.problems)
         print(f"wrote {count} problem{'s' if count != 1 else ''} (seed {args.seed}) to {args.out}:")
@@ -154,10 +209,13 @@ def _grade(args) -> int:
 
     source = ProblemSource.open(args.problems)
     folder = Path(args.submissions)
-    require(folder.is_dir(), FileFormatError,
-            f"submissions folder {folder} does not exist or is not a folder; give the folder of answers files")
+    require(
+        folder.is_dir(),
+        FileFormatError,
+        f"submissions folder {folder} does not exist or is not a folder; give the folder of answers files",
+    )
     forced = metadata_student(args.metadata, source.roster) if args.metadata is not None else None
-    if args.format == "gradescope":                 # the outputs are checked before anything is graded
+    if args.format == "gradescope":  # the outputs are checked before anything is graded
         output_file(args.out or "results.json")
     else:
         gradebook_outputs(args.out or "grades.csv", args.feedback)
@@ -171,15 +229,21 @@ def _grade(args) -> int:
         written = {k: str(v) for k, v in write_gradebook(gradebook, args.out or "grades.csv", args.feedback).items()}
     # one Gradescope submission says nothing about the rest of the class
     missing = [] if args.format == "gradescope" else list(gradebook.missing)
-    summary = {"graded": len(gradebook.grades), "not_graded": [vars(n) for n in gradebook.not_graded],
-               "too_complex": [vars(n) for n in gradebook.too_complex],
-               "no_submission": [s.id for s in missing], "files": written}
+    summary = {
+        "graded": len(gradebook.grades),
+        "not_graded": [vars(n) for n in gradebook.not_graded],
+        "too_complex": [vars(n) for n in gradebook.too_complex],
+        "no_submission": [s.id for s in missing],
+        "files": written,
+    }
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"graded {len(gradebook.grades)} submission{'s' if len(gradebook.grades) != 1 else ''}; "
-              f"{len(gradebook.not_graded)} not graded; {len(missing)} student"
-              f"{'s' if len(missing) != 1 else ''} without a submission")
+        print(
+            f"graded {len(gradebook.grades)} submission{'s' if len(gradebook.grades) != 1 else ''}; "
+            f"{len(gradebook.not_graded)} not graded; {len(missing)} student"
+            f"{'s' if len(missing) != 1 else ''} without a submission"
+        )
         for item in gradebook.not_graded:
             print(f"  not graded: {item.file}" + (f" ({item.student})" if item.student else "") + f": {item.reason}")
         for item in gradebook.too_complex:
@@ -202,5 +266,7 @@ def run(args) -> int:
         return _check(args)
     if args.action == "grade":
         return _grade(args)
-    raise OptionError("choose an action: 'lnproofs homework new', 'lnproofs homework check ANSWERS.json' or "
-                      "'lnproofs homework grade SUBMISSIONS --problems DIR'")
+    raise OptionError(
+        "choose an action: 'lnproofs homework new', 'lnproofs homework check ANSWERS.json' or "
+        "'lnproofs homework grade SUBMISSIONS --problems DIR'"
+    )

@@ -16,19 +16,41 @@ __all__ = ["add_query_set_options", "query_set_from_args", "describe_query_set"]
 
 def add_query_set_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("query set (default: every query in R^d)")
-    group.add_argument("--query-subspace", metavar="W.npy", default=None,
-                       help="queries q = W^T z for the m x d matrix W (.npy, .npz array 'W', .csv, .pt, .safetensors)")
-    group.add_argument("--query-layernorm", metavar="PARAMS.npz", default=None,
-                       help="queries a layer can produce, q = W_q(gamma*u + beta) + b_q, u in the closure of the "
-                            "LayerNorm image; arrays gamma, beta, W_q (d x n), b_q and optional eps")
-    group.add_argument("--query-ball", metavar="R", type=float, default=None,
-                       help="queries with ||q|| <= R (R > 0); may be combined with the options above")
-    group.add_argument("--box", metavar="B", type=float, default=None,
-                       help="queries in the box |q_l| <= B (B > 0), the query set of Grivas et al.'s unargmaxable "
-                            "search; with or without --key-bias")
-    group.add_argument("--key-bias", metavar="b.npy", default=None,
-                       help="scores q.k_j + b_j with one bias per key (a vector file: .npy, .csv, ...): free queries, "
-                            "or the box with --box")
+    group.add_argument(
+        "--query-subspace",
+        metavar="W.npy",
+        default=None,
+        help="queries q = W^T z for the m x d matrix W (.npy, .npz array 'W', .csv, .pt, .safetensors)",
+    )
+    group.add_argument(
+        "--query-layernorm",
+        metavar="PARAMS.npz",
+        default=None,
+        help="queries a layer can produce, q = W_q(gamma*u + beta) + b_q, u in the closure of the "
+        "LayerNorm image; arrays gamma, beta, W_q (d x n), b_q and optional eps",
+    )
+    group.add_argument(
+        "--query-ball",
+        metavar="R",
+        type=float,
+        default=None,
+        help="queries with ||q|| <= R (R > 0); may be combined with the options above",
+    )
+    group.add_argument(
+        "--box",
+        metavar="B",
+        type=float,
+        default=None,
+        help="queries in the box |q_l| <= B (B > 0), the query set of Grivas et al.'s unargmaxable "
+        "search; with or without --key-bias",
+    )
+    group.add_argument(
+        "--key-bias",
+        metavar="b.npy",
+        default=None,
+        help="scores q.k_j + b_j with one bias per key (a vector file: .npy, .csv, ...): free queries, "
+        "or the box with --box",
+    )
 
 
 def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys: int | None = None):
@@ -40,23 +62,30 @@ def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys
     box, key_bias = getattr(args, "box", None), getattr(args, "key_bias", None)
     if box is not None or key_bias is not None:
         if subspace is not None or layernorm is not None or radius is not None:
-            raise OptionError("--box and --key-bias cannot be combined with --query-subspace, --query-layernorm "
-                              "or --query-ball; choose one query set")
+            raise OptionError(
+                "--box and --key-bias cannot be combined with --query-subspace, --query-layernorm "
+                "or --query-ball; choose one query set"
+            )
         from ..propose.querysets.box import load_box
+
         return load_box(box, key_bias, n_keys)
     if subspace is not None and layernorm is not None:
         raise OptionError("--query-subspace and --query-layernorm were both given; choose one of them")
     if radius is not None:
         from ..kernel.arrays import as_radius
+
         radius = as_radius(radius)
     if subspace is not None:
         from ..propose.querysets.subspace import load_subspace
+
         query_set = load_subspace(subspace, radius=radius)
     elif layernorm is not None:
         from ..propose.querysets.layernorm import load_layernorm
+
         query_set = load_layernorm(layernorm, radius=radius)
     elif radius is not None:
         from ..kernel.querysets.free import BallQuerySet
+
         query_set = BallQuerySet(radius)
     else:
         return None
@@ -81,6 +110,8 @@ def describe_query_set(query_set) -> str:
         return f"q = W^T z with W {m} x {d}{ball}"
     if kind == "layernorm":
         extra = "" if query_set.eps == 0 else f" (eps = {query_set.eps:g}: closure used, an outer bound)"
-        return (f"q = W_q(gamma*u + beta) + b_q, n = {query_set.width}, d = {query_set.dim}, "
-                f"1.u = 0, ||u|| <= sqrt(n){extra}{ball}")
+        return (
+            f"q = W_q(gamma*u + beta) + b_q, n = {query_set.width}, d = {query_set.dim}, "
+            f"1.u = 0, ||u|| <= sqrt(n){extra}{ball}"
+        )
     return kind

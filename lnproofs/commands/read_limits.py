@@ -10,11 +10,21 @@ def add_read_limit_options(parser) -> None:
     from ..io.bounded import DEFAULT_READ_LIMITS as D
 
     group = parser.add_argument_group("limits on the array files read (a file past one is refused, exit 2)")
-    group.add_argument("--max-dim", type=int, default=D.max_dim, metavar="N",
-                       help=f"columns of an array (default {D.max_dim}); a .csv line may hold 1024 characters a column")
-    group.add_argument("--max-array-bytes", type=int, default=D.max_array_bytes, metavar="B",
-                       help=f"one array once read, as float64 (default {D.max_array_bytes}); a file on disk may hold "
-                            f"{D.file_factor}*B bytes")
+    group.add_argument(
+        "--max-dim",
+        type=int,
+        default=D.max_dim,
+        metavar="N",
+        help=f"columns of an array (default {D.max_dim}); a .csv line may hold 1024 characters a column",
+    )
+    group.add_argument(
+        "--max-array-bytes",
+        type=int,
+        default=D.max_array_bytes,
+        metavar="B",
+        help=f"one array once read, as float64 (default {D.max_array_bytes}); a file on disk may hold "
+        f"{D.file_factor}*B bytes",
+    )
 
 
 def read_limits_from_args(args):

@@ -20,11 +20,11 @@ F1, MAJ, LM, UN = "figure1", "majority", "lm-tables", "unargmaxable"
 #: experiment -> its one-line help
 EXPERIMENTS = {
     F1: "the paper's Figure 1: fractions of trials with a key no query selects, with and without LayerNorm, "
-        "every verdict certified",
+    "every verdict certified",
     MAJ: "the Majority task (Figures 1a/1b, 2, 3): training with and without the projection",
     LM: "Tables 1 and 2 and Figure 4: unselectable keys of small trained language models, decided exactly",
     UN: "Grivas et al.'s random softmax layers (10,000 classes, d from 2 to 50): unargmaxable classes in the box "
-        "[-100, 100]^d, for free inputs and in a LayerNorm ball, certified",
+    "[-100, 100]^d, for free inputs and in a LayerNorm ball, certified",
 }
 FIGURE_NAMES = tuple(EXPERIMENTS)
 
@@ -33,43 +33,102 @@ FIGURE_NAMES = tuple(EXPERIMENTS)
 OPTIONS = (
     (("--out",), (F1, MAJ, LM, UN), dict(default=None)),
     (("--quiet",), (F1, MAJ, LM, UN), dict(action="store_true", help="only warnings and errors on standard error")),
-    (("--progress",), (F1, MAJ, LM, UN), dict(action=argparse.BooleanOptionalAction, default=None,
-                                  help="a progress bar on standard error (default: when it is a terminal)")),
+    (
+        ("--progress",),
+        (F1, MAJ, LM, UN),
+        dict(
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="a progress bar on standard error (default: when it is a terminal)",
+        ),
+    ),
     (("--trials",), (F1,), dict(default="100", help="trials per (n, d) cell (default 100)")),
     (("--seed",), (F1,), dict(default="0", help="base seed (default 0)")),
-    (("--jobs",), (F1,), dict(default=None, metavar="N", help="deprecated: the former name of --workers, same meaning")),
-    (("--resume",), (F1,), dict(action="store_true", help="continue an interrupted run from OUT/progress.jsonl "
-                                                          "instead of starting over")),
+    (
+        ("--jobs",),
+        (F1,),
+        dict(default=None, metavar="N", help="deprecated: the former name of --workers, same meaning"),
+    ),
+    (
+        ("--resume",),
+        (F1,),
+        dict(action="store_true", help="continue an interrupted run from OUT/progress.jsonl instead of starting over"),
+    ),
     (("--n-range",), (F1,), dict(default="3:60", help="smallest:largest number of keys (default 3:60)")),
     (("--d-range",), (F1,), dict(default="3:15", help="smallest:largest dimension (default 3:15)")),
     (("--classes",), (UN,), dict(default="10000", help="classes per model (default 10000, as in the paper)")),
-    (("--dims",), (UN,), dict(default="2,4,6,8,10,15,20,30,40,50", help="comma-separated widths d (default: the "
-                                                                        "paper's ten)")),
+    (
+        ("--dims",),
+        (UN,),
+        dict(default="2,4,6,8,10,15,20,30,40,50", help="comma-separated widths d (default: the paper's ten)"),
+    ),
     (("--inits",), (UN,), dict(default="uniform,normal", help="comma-separated initialisations (default both)")),
-    (("--bias",), (UN,), dict(default="both", choices=("without", "with", "both"), help="certify the models without "
-                                                                                        "their bias, with it, or both")),
-    (("--sets",), (UN,), dict(default="box,free,layernorm", help="comma-separated query sets among box, free, "
-                                                               "layernorm (default all three)")),
+    (
+        ("--bias",),
+        (UN,),
+        dict(
+            default="both",
+            choices=("without", "with", "both"),
+            help="certify the models without their bias, with it, or both",
+        ),
+    ),
+    (
+        ("--sets",),
+        (UN,),
+        dict(
+            default="box,free,layernorm",
+            help="comma-separated query sets among box, free, layernorm (default all three)",
+        ),
+    ),
     (("--workers",), (F1, MAJ), None),
     (("--scheduler",), (F1, MAJ), None),
-    (("--paper",), (MAJ, LM), dict(action="store_true", help="the paper's configuration (long; on a GPU when torch "
-                                                             "sees one) instead of the scaled-down default")),
+    (
+        ("--paper",),
+        (MAJ, LM),
+        dict(
+            action="store_true",
+            help="the paper's configuration (long; on a GPU when torch sees one) instead of the scaled-down default",
+        ),
+    ),
     (("--steps",), (MAJ, LM), dict(default=None, help="training steps per run (default: the configuration's)")),
     (("--device",), (MAJ, LM), dict(default="auto", help="auto (a GPU when torch sees one), cpu, cuda or cuda:N")),
-    (("--seeds",), (MAJ,), dict(default=None, help="comma-separated training seeds (default 11,123,42; --paper: the "
-                                                   "paper's ten)")),
+    (
+        ("--seeds",),
+        (MAJ,),
+        dict(default=None, help="comma-separated training seeds (default 11,123,42; --paper: the paper's ten)"),
+    ),
     (("--samples",), (MAJ,), dict(default=None, help="number of sequences N (default: the configuration's)")),
     (("--no-3d",), (MAJ,), dict(action="store_true", help="skip the 3-D variant")),
-    (("--arms",), (MAJ,), dict(default=None, help="comma-separated arms: layernorm, no-projection (the two the "
-                                                  "findings compare) and none (no norm; default: the two, --paper: "
-                                                  "all three)")),
-    (("--corpus",), (LM,), dict(default=None, help="a text file or a folder of .txt/.md/.rst files (default: the "
-                                                   "docstrings of the Python standard library, offline)")),
+    (
+        ("--arms",),
+        (MAJ,),
+        dict(
+            default=None,
+            help="comma-separated arms: layernorm, no-projection (the two the "
+            "findings compare) and none (no norm; default: the two, --paper: "
+            "all three)",
+        ),
+    ),
+    (
+        ("--corpus",),
+        (LM,),
+        dict(
+            default=None,
+            help="a text file or a folder of .txt/.md/.rst files (default: the "
+            "docstrings of the Python standard library, offline)",
+        ),
+    ),
     (("--texts",), (LM,), dict(default=None, help="held-out texts to certify (default 4; --paper 1000)")),
-    (("--text-length",), (LM,), dict(default=None, help="MIN:MAX tokens per held-out text (default 768:1024, as in "
-                                                        "the paper)")),
-    (("--no-certificates",), (LM,), dict(action="store_true", help="do not write every certificate and its keys "
-                                                                   "(they are still checked)")),
+    (
+        ("--text-length",),
+        (LM,),
+        dict(default=None, help="MIN:MAX tokens per held-out text (default 768:1024, as in the paper)"),
+    ),
+    (
+        ("--no-certificates",),
+        (LM,),
+        dict(action="store_true", help="do not write every certificate and its keys (they are still checked)"),
+    ),
 )
 
 
@@ -81,12 +140,11 @@ def _hidden(parser, flags, keywords, prefix) -> None:
     """``flags`` accepted but not shown, stored under ``prefix + dest`` only when given."""
     action = (keywords or {}).get("action")
     extra = {"action": action} if action else {}
-    parser.add_argument(*flags, dest=prefix + _dest(flags), default=argparse.SUPPRESS, help=argparse.SUPPRESS,
-                        **extra)
+    parser.add_argument(*flags, dest=prefix + _dest(flags), default=argparse.SUPPRESS, help=argparse.SUPPRESS, **extra)
 
 
 def configure(parser) -> None:
-    for flags, _, keywords in OPTIONS:            # the former place of every option: before the name
+    for flags, _, keywords in OPTIONS:  # the former place of every option: before the name
         _hidden(parser, flags, keywords, "_early_")
     sub = parser.add_subparsers(dest="figure", metavar="EXPERIMENT", parser_class=type(parser))
     for name, help_text in EXPERIMENTS.items():
@@ -95,17 +153,26 @@ def configure(parser) -> None:
             if name not in takers:
                 _hidden(cmd, flags, keywords, "_foreign_")
             elif flags == ("--out",):
-                cmd.add_argument(*flags, default=None, help="output folder (default "
-                                 + ("reports/figure1/)" if name == F1 else "reports/experiments/)"))
+                cmd.add_argument(
+                    *flags,
+                    default=None,
+                    help="output folder (default " + ("reports/figure1/)" if name == F1 else "reports/experiments/)"),
+                )
             elif keywords is not None:
                 cmd.add_argument(*flags, **keywords)
         if name == F1:
-            add_execution_options(cmd, automatic="a local cluster sized to the machine when the run has at least "
-                                                 "1000 trials in all (cells x trials), else this process")
+            add_execution_options(
+                cmd,
+                automatic="a local cluster sized to the machine when the run has at least "
+                "1000 trials in all (cells x trials), else this process",
+            )
         elif name == MAJ:
-            add_execution_options(cmd, automatic="one training run per worker: a local cluster sized to the "
-                                                 "machine when more than one run is left and --device is the CPU, "
-                                                 "else this process")
+            add_execution_options(
+                cmd,
+                automatic="one training run per worker: a local cluster sized to the "
+                "machine when more than one run is left and --device is the CPU, "
+                "else this process",
+            )
 
 
 def _resolve(args) -> None:
@@ -113,14 +180,18 @@ def _resolve(args) -> None:
     from ..kernel.errors import OptionError
 
     if args.figure is None:
-        raise OptionError(f"give the experiment to reproduce; accepted: {', '.join(FIGURE_NAMES)} "
-                          "(lnproofs reproduce EXPERIMENT --help lists its options)")
+        raise OptionError(
+            f"give the experiment to reproduce; accepted: {', '.join(FIGURE_NAMES)} "
+            "(lnproofs reproduce EXPERIMENT --help lists its options)"
+        )
     for flags, takers, keywords in OPTIONS:
         dest = _dest(flags)
         given = [prefix for prefix in ("_early_", "_foreign_") if hasattr(args, prefix + dest)]
         if given and args.figure not in takers:
-            raise OptionError(f"{flags[0]} is not an option of reproduce {args.figure}; it is taken by "
-                              + " and ".join(f"reproduce {t}" for t in takers))
+            raise OptionError(
+                f"{flags[0]} is not an option of reproduce {args.figure}; it is taken by "
+                + " and ".join(f"reproduce {t}" for t in takers)
+            )
         if "_early_" in given:
             default = (keywords or {}).get("default", False if (keywords or {}).get("action") else None)
             if getattr(args, dest) == default:
@@ -165,12 +236,14 @@ def _unargmaxable(args) -> int:
         if bad:
             raise OptionError(f"{option} {text!r} is not accepted; choose from {', '.join(map(str, allowed))}")
         return tuple(values)
+
     classes = positive_int(args.classes, "--classes", 2)
     dims = listed(args.dims, "--dims", tuple(range(1, 1025)), int)
     inits, sets = listed(args.inits, "--inits", INITS), listed(args.sets, "--sets", SETS)
     biases = {"without": (False,), "with": (True,), "both": (False, True)}[args.bias]
-    summary = reproduce_unargmaxable(args.out or "reports/unargmaxable", classes=classes, dims=dims, inits=inits,
-                                     biases=biases, sets=sets)
+    summary = reproduce_unargmaxable(
+        args.out or "reports/unargmaxable", classes=classes, dims=dims, inits=inits, biases=biases, sets=sets
+    )
     for claim in summary["claims"]:
         print(f"{claim['verdict']}: {claim['claim']}")
     print(f"wrote table.csv, results.json and README.md to {args.out or 'reports/unargmaxable'}")
@@ -198,16 +271,34 @@ def _figure1(args) -> int:
     show = args.progress if args.progress is not None else (not args.quiet and sys.stderr.isatty())
     from tqdm import tqdm
 
-    with tqdm(total=len(n_values) * len(d_values), desc="figure1", unit="cell", file=sys.stderr,
-              disable=not show, dynamic_ncols=True) as bar:
+    with tqdm(
+        total=len(n_values) * len(d_values),
+        desc="figure1",
+        unit="cell",
+        file=sys.stderr,
+        disable=not show,
+        dynamic_ncols=True,
+    ) as bar:
+
         def progress(done, total):
             bar.total = total
             bar.update(done - bar.n)
 
-        summary = reproduce_figure1(args.out, trials=trials, seed=seed, workers=workers, scheduler=scheduler,
-                                    resume=args.resume, n_values=n_values, d_values=d_values, progress=progress)
+        summary = reproduce_figure1(
+            args.out,
+            trials=trials,
+            seed=seed,
+            workers=workers,
+            scheduler=scheduler,
+            resume=args.resume,
+            n_values=n_values,
+            d_values=d_values,
+            progress=progress,
+        )
     where = "in this process" if summary["workers"] == 1 else f"on {summary['workers']} Dask workers"
-    print(f"wrote figure1c.csv, figure1d.csv, figure1c.png, figure1d.png, figure1ab.png and figure1.md "
-          f"to {summary['out']} ({summary['cells']} cells, {summary['seconds']:.1f} s {where}; undecided trials: "
-          f"{summary['undecided_without']} without LayerNorm, {summary['undecided_with']} with)")
+    print(
+        f"wrote figure1c.csv, figure1d.csv, figure1c.png, figure1d.png, figure1ab.png and figure1.md "
+        f"to {summary['out']} ({summary['cells']} cells, {summary['seconds']:.1f} s {where}; undecided trials: "
+        f"{summary['undecided_without']} without LayerNorm, {summary['undecided_with']} with)"
+    )
     return 0

@@ -30,8 +30,15 @@ def run_experiment(args) -> int:
     from tqdm import tqdm
 
     show = args.progress if args.progress is not None else (not args.quiet and sys.stderr.isatty())
-    with tqdm(total=None, desc=args.figure, bar_format="{desc} [{elapsed}]", file=sys.stderr, disable=not show,
-              dynamic_ncols=True) as bar:
+    with tqdm(
+        total=None,
+        desc=args.figure,
+        bar_format="{desc} [{elapsed}]",
+        file=sys.stderr,
+        disable=not show,
+        dynamic_ncols=True,
+    ) as bar:
+
         def progress(line: str) -> None:
             bar.set_description_str(line)
 
@@ -50,27 +57,47 @@ def _run(args, progress) -> int:
         from .execution_options import execution_from_args
 
         workers, scheduler = execution_from_args(args)
-        summary = reproduce_majority(out, paper=args.paper, seeds=seeds, steps=steps, n_samples=samples,
-                                     device=args.device, three_d=not args.no_3d, progress=progress,
-                                     workers=workers, scheduler=scheduler,
-                                     arms=None if args.arms is None else [a.strip() for a in str(args.arms).split(",")])
+        summary = reproduce_majority(
+            out,
+            paper=args.paper,
+            seeds=seeds,
+            steps=steps,
+            n_samples=samples,
+            device=args.device,
+            three_d=not args.no_3d,
+            progress=progress,
+            workers=workers,
+            scheduler=scheduler,
+            arms=None if args.arms is None else [a.strip() for a in str(args.arms).split(",")],
+        )
         arms = summary["arms"]
-        print(f"wrote the Majority experiment to {summary['out']} ({summary['seconds']:.0f} s): final angle "
-              f"to 1 with projection {arms['layernorm']['final_angle']['mean']:.1f} deg, without "
-              f"{arms['no-projection']['final_angle']['mean']:.1f} deg; summary.md updated")
+        print(
+            f"wrote the Majority experiment to {summary['out']} ({summary['seconds']:.0f} s): final angle "
+            f"to 1 with projection {arms['layernorm']['final_angle']['mean']:.1f} deg, without "
+            f"{arms['no-projection']['final_angle']['mean']:.1f} deg; summary.md updated"
+        )
         return 0
     texts = None if args.texts is None else positive_int(args.texts, "--texts", 1)
     lengths = None if args.text_length is None else _lengths(args.text_length)
     from ..experiments.lm_tables import reproduce_lm_tables
 
-    summary = reproduce_lm_tables(out, paper=args.paper, corpus=args.corpus, steps=steps, texts=texts,
-                                  text_length=lengths, device=args.device,
-                                  keep_certificates=not args.no_certificates,
-                                  progress=progress)
+    summary = reproduce_lm_tables(
+        out,
+        paper=args.paper,
+        corpus=args.corpus,
+        steps=steps,
+        texts=texts,
+        text_length=lengths,
+        device=args.device,
+        keep_certificates=not args.no_certificates,
+        progress=progress,
+    )
     t = summary["tables"]
     cells = " / ".join(f"{e['unselectable_pct']:.1f}" for e in t["without"])
     after = " / ".join(f"{e['unselectable_pct']:.1f}" for e in t["with"])
-    print(f"wrote the trained-model tables to {summary['out']} ({summary['texts']} texts, "
-          f"{summary['seconds']:.0f} s): % unselectable without scaling {cells}; with scaling {after}; "
-          "summary.md updated")
+    print(
+        f"wrote the trained-model tables to {summary['out']} ({summary['texts']} texts, "
+        f"{summary['seconds']:.0f} s): % unselectable without scaling {cells}; with scaling {after}; "
+        "summary.md updated"
+    )
     return 0

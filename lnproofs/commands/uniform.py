@@ -21,7 +21,6 @@ def configure(parser) -> None:
 def run(args) -> int:
     from ..io.arrays import load_array
     from ..propose.uniform import check_uniform, uniform_attention
-
     from .read_limits import read_limits_from_args
 
     keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))
@@ -30,8 +29,10 @@ def run(args) -> int:
     ok, message = check_uniform(keys, result)
     if not ok:  # the exact re-check disagrees: never report an unchecked answer
         from ..propose.uniform import UniformResult
-        result = UniformResult("undecided", result.query_set, result.n_keys, result.dim,
-                               reason=f"the exact re-check failed: {message}")
+
+        result = UniformResult(
+            "undecided", result.query_set, result.n_keys, result.dim, reason=f"the exact re-check failed: {message}"
+        )
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:

@@ -37,8 +37,10 @@ CONVENTIONS = ("torch", "std")
 def check_convention(convention: str) -> str:
     """Return ``convention`` if it is ``"torch"`` or ``"std"``, else raise OptionError."""
     if convention not in CONVENTIONS:
-        raise OptionError(f"convention {convention!r} is not known; use 'torch' "
-                          "((x-mean)/sqrt(var+eps)) or 'std' ((x-mean)/(std+eps))")
+        raise OptionError(
+            f"convention {convention!r} is not known; use 'torch' "
+            "((x-mean)/sqrt(var+eps)) or 'std' ((x-mean)/(std+eps))"
+        )
     return convention
 
 
@@ -140,15 +142,22 @@ class EllipsoidInfo:
         }
 
     @classmethod
-    def from_json(cls, data) -> "EllipsoidInfo":
+    def from_json(cls, data) -> EllipsoidInfo:
         if isinstance(data, str):
             data = json.loads(data)
         n = int(data["n"]) if "n" in data else len(data["center"])
         axes = np.asarray(data["axes"], dtype=float).reshape(-1, n)
         normal = data.get("normal")
-        return cls(np.asarray(data["center"], dtype=float), None if normal is None else np.asarray(normal, float),
-                   np.asarray(data["semi_axes"], dtype=float), axes, int(data["dimension"]),
-                   tuple(int(i) for i in data.get("constant_coordinates", ())), bool(data.get("is_sphere", False)), n)
+        return cls(
+            np.asarray(data["center"], dtype=float),
+            None if normal is None else np.asarray(normal, float),
+            np.asarray(data["semi_axes"], dtype=float),
+            axes,
+            int(data["dimension"]),
+            tuple(int(i) for i in data.get("constant_coordinates", ())),
+            bool(data.get("is_sphere", False)),
+            n,
+        )
 
 
 def _orient(vectors: np.ndarray) -> np.ndarray:

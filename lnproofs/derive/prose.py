@@ -19,9 +19,21 @@ import re
 
 __all__ = ["split", "to_latex", "to_plain", "problems", "math_pieces", "escape_text"]
 
-_ESCAPE = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$",
-           "{": r"\{", "}": r"\}", "^": r"\^{}", "~": r"\~{}",
-           "<": r"\ensuremath{<}", ">": r"\ensuremath{>}", "|": r"\ensuremath{|}"}
+_ESCAPE = {
+    "\\": r"\textbackslash{}",
+    "_": r"\_",
+    "%": r"\%",
+    "&": r"\&",
+    "#": r"\#",
+    "$": r"\$",
+    "{": r"\{",
+    "}": r"\}",
+    "^": r"\^{}",
+    "~": r"\~{}",
+    "<": r"\ensuremath{<}",
+    ">": r"\ensuremath{>}",
+    "|": r"\ensuremath{|}",
+}
 
 #: what marks ASCII mathematics in prose: sub- and superscripts, TeX, relations,
 #: products, fractions of symbols and numbers, and words glued to an index
@@ -56,14 +68,41 @@ def to_latex(text: str) -> str:
     return "".join(f"${piece}$" if is_math else escape_text(piece) for is_math, piece in split(text))
 
 
-_PLAIN = ((r"\left", ""), (r"\right", ""), (r"\mathbf{1}", "1"), (r"\operatorname", ""), (r"\mathbb{R}", "R"),
-          (r"\tfrac", r"\frac"), (r"\dfrac", r"\frac"), (r"\,", " "), (r"\ ", " "), (r"\quad", "  "),
-          (r"\|", "||"), (r"\cdot", "."), (r"\circ", "o"), (r"\odot", "*"), (r"\times", "x"), (r"\epsilon", "eps"),
-          (r"\le", "<="), (r"\ge", ">="), (r"\ne", "!="), (r"\to", "->"), (r"\in", " in "), (r"\perp", "perp"),
-          (r"\top", "T"), (r"\infty", "oo"), (r"\dots", "..."), (r"\cdots", "..."), (r"\mathrm", ""), (r"\text", ""))
-_PLAIN_PATTERNS = ((re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}"), r"(\1)/(\2)"),
-                   (re.compile(r"\\sqrt\{([^{}]*)\}"), r"sqrt(\1)"),
-                   (re.compile(r"\\bar\{([^{}]*)\}"), r"mean(\1)"))
+_PLAIN = (
+    (r"\left", ""),
+    (r"\right", ""),
+    (r"\mathbf{1}", "1"),
+    (r"\operatorname", ""),
+    (r"\mathbb{R}", "R"),
+    (r"\tfrac", r"\frac"),
+    (r"\dfrac", r"\frac"),
+    (r"\,", " "),
+    (r"\ ", " "),
+    (r"\quad", "  "),
+    (r"\|", "||"),
+    (r"\cdot", "."),
+    (r"\circ", "o"),
+    (r"\odot", "*"),
+    (r"\times", "x"),
+    (r"\epsilon", "eps"),
+    (r"\le", "<="),
+    (r"\ge", ">="),
+    (r"\ne", "!="),
+    (r"\to", "->"),
+    (r"\in", " in "),
+    (r"\perp", "perp"),
+    (r"\top", "T"),
+    (r"\infty", "oo"),
+    (r"\dots", "..."),
+    (r"\cdots", "..."),
+    (r"\mathrm", ""),
+    (r"\text", ""),
+)
+_PLAIN_PATTERNS = (
+    (re.compile(r"\\frac\{([^{}]*)\}\{([^{}]*)\}"), r"(\1)/(\2)"),
+    (re.compile(r"\\sqrt\{([^{}]*)\}"), r"sqrt(\1)"),
+    (re.compile(r"\\bar\{([^{}]*)\}"), r"mean(\1)"),
+)
 
 
 def to_plain(text: str) -> str:
@@ -71,7 +110,7 @@ def to_plain(text: str) -> str:
     out = []
     for is_math, piece in split(text):
         if is_math:
-            for tex, plain in sorted(_PLAIN, key=lambda pair: -len(pair[0])):   # \infty before \in
+            for tex, plain in sorted(_PLAIN, key=lambda pair: -len(pair[0])):  # \infty before \in
                 piece = piece.replace(tex, plain)
             for pattern, plain in _PLAIN_PATTERNS:
                 piece = pattern.sub(plain, piece)
@@ -99,7 +138,7 @@ def problems(text: str) -> list[str]:
             if depth:
                 found.append(f"unbalanced braces in ${piece}$")
             continue
-        bare = _NAME.sub("", piece)                     # theorem names, e.g. projection.mean_subtraction
+        bare = _NAME.sub("", piece)  # theorem names, e.g. projection.mean_subtraction
         for pattern, what in _RESIDUE:
             m = pattern.search(bare)
             if m:

@@ -188,8 +188,10 @@ def _check_rewrite_j(step):
     ok = _vanishes(a1 - a2) and _vanishes(b1 - b2)
     detail = f"both sides reduce to {sp.sstr(a1)}*I + ({sp.sstr(b1)})*J modulo J^2 = nJ"
     if not ok:
-        detail = (f"lhs reduces to {sp.sstr(a1)}*I + ({sp.sstr(b1)})*J, rhs to "
-                  f"{sp.sstr(a2)}*I + ({sp.sstr(b2)})*J modulo J^2 = nJ")
+        detail = (
+            f"lhs reduces to {sp.sstr(a1)}*I + ({sp.sstr(b1)})*J, rhs to "
+            f"{sp.sstr(a2)}*I + ({sp.sstr(b2)})*J modulo J^2 = nJ"
+        )
     return ok, detail
 
 
@@ -223,8 +225,9 @@ def _check_sums(step):
     _require_equality(step)
     diff = _difference(step)
     ok = all(_vanishes(normalize_sums(e)) for e in _entries(diff))
-    return ok, ("sums expanded by linearity; lhs - rhs = 0" if ok
-                else "lhs - rhs does not vanish after expanding the sums")
+    return ok, (
+        "sums expanded by linearity; lhs - rhs = 0" if ok else "lhs - rhs does not vanish after expanding the sums"
+    )
 
 
 def _check_squares(step):
@@ -268,8 +271,11 @@ def _check_eigen(step):
     char = matrix.charpoly(lam).as_expr()
     target = sp.Mul(*[(lam - sp.sympify(v)) ** int(k) for v, k in step.rhs.items()])
     ok = sp.expand(char - target) == 0
-    return ok, ("characteristic polynomial equals prod (lambda - mu)^k" if ok
-                else f"characteristic polynomial is {sp.factor(char)}")
+    return ok, (
+        "characteristic polynomial equals prod (lambda - mu)^k"
+        if ok
+        else f"characteristic polynomial is {sp.factor(char)}"
+    )
 
 
 def _check_det(step):
@@ -294,9 +300,12 @@ def _check_solve(step):
     _require_equality(step)
     symbol, domain = step.data[0], (step.data[1] if len(step.data) > 1 else sp.S.Reals)
     found = sp.solveset(step.lhs, symbol, domain)
-    ok = found == step.rhs or (isinstance(found, sp.FiniteSet) and isinstance(step.rhs, sp.FiniteSet)
-                               and len(found) == len(step.rhs)
-                               and all(any(_vanishes(a - b) for b in step.rhs) for a in found))
+    ok = found == step.rhs or (
+        isinstance(found, sp.FiniteSet)
+        and isinstance(step.rhs, sp.FiniteSet)
+        and len(found) == len(step.rhs)
+        and all(any(_vanishes(a - b) for b in step.rhs) for a in found)
+    )
     return ok, f"solveset gives {sp.sstr(found)}"
 
 
@@ -337,7 +346,7 @@ def _check_derivative(step):
     symbol = step.data[0]
     derived = step.lhs.diff(symbol)
     ok = _vanishes(normalize_sums(derived - step.rhs))
-    return ok, "d/d{} of the function equals the claim".format(symbol) if ok else "the derivative differs"
+    return ok, f"d/d{symbol} of the function equals the claim" if ok else "the derivative differs"
 
 
 #: method name -> checker(step) -> (checked, detail)

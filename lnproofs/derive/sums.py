@@ -98,8 +98,9 @@ def _expand_sum(s):
             rest = sp.Mul(*[f for f in dep if f is not inner[0]])
             total += c * _double_sum(rest * inner[0].function, inner[0].limits[0], (k, lo, hi))
             continue
-        delta = next((f for f in dep if isinstance(f, sp.KroneckerDelta) and (k in f.args)
-                      and any(a != k for a in f.args)), None)
+        delta = next(
+            (f for f in dep if isinstance(f, sp.KroneckerDelta) and (k in f.args) and any(a != k for a in f.args)), None
+        )
         if delta is not None:
             other = delta.args[0] if delta.args[1] == k else delta.args[1]
             rest = sp.Mul(*[f for f in dep if f is not delta])

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from . import prose
 from .steps import METHODS, check_step
@@ -89,12 +90,17 @@ class Step:
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "where", tuple((sym, _frozen(val)) for sym, val in self.where))
 
-    def evaluated(self) -> "Step":
+    def evaluated(self) -> Step:
         """This step with its ``where`` bindings substituted and evaluated."""
         if not self.where:
             return self
-        return dataclasses.replace(self, lhs=_substitute(self.lhs, self.where), rhs=_substitute(self.rhs, self.where),
-                                   data=tuple(_substitute(d, self.where) for d in self.data), where=())
+        return dataclasses.replace(
+            self,
+            lhs=_substitute(self.lhs, self.where),
+            rhs=_substitute(self.rhs, self.where),
+            data=tuple(_substitute(d, self.where) for d in self.data),
+            where=(),
+        )
 
     def claim_text(self) -> str:
         return _claim(self, latex=False)
@@ -185,29 +191,57 @@ class ProofResult:
         }
 
     @classmethod
-    def from_json(cls, data: dict) -> "ProofResult":
+    def from_json(cls, data: dict) -> ProofResult:
         steps = tuple(StepResult(**s) for s in data["steps"])
         hyps = tuple(Hypothesis(**h) for h in data.get("hypotheses", ()))
-        return cls(name=data["name"], title=data.get("title", ""), statement=data["statement"],
-                   statement_latex=data.get("statement_latex", ""), status=data["status"], steps=steps,
-                   n=data.get("n"), convention=data.get("convention"), hypotheses=hyps)
+        return cls(
+            name=data["name"],
+            title=data.get("title", ""),
+            statement=data["statement"],
+            statement_latex=data.get("statement_latex", ""),
+            status=data["status"],
+            steps=steps,
+            n=data.get("n"),
+            convention=data.get("convention"),
+            hypotheses=hyps,
+        )
 
     def to_markdown(self) -> str:
         mark = "proved" if self.proved else "FAILED"
-        items = [(s.index, _label(s.kind), s.description, f"{method_prose(s.method)}; {_tick(s.checked, s.detail)}",
-                  s.claim_latex)
-                 for s in self.steps]
-        return _markdown(f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)}) - **{mark}**",
-                         self, "**Proof.**", items)
+        items = [
+            (
+                s.index,
+                _label(s.kind),
+                s.description,
+                f"{method_prose(s.method)}; {_tick(s.checked, s.detail)}",
+                s.claim_latex,
+            )
+            for s in self.steps
+        ]
+        return _markdown(
+            f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)}) - **{mark}**",
+            self,
+            "**Proof.**",
+            items,
+        )
 
     def to_latex(self) -> str:
         mark = "proved" if self.proved else "FAILED"
-        items = [(_label(s.kind), prose.to_latex(s.description),
-                  f"{prose.to_latex(method_prose(s.method))}; {_tick(s.checked, _tex_escape(s.detail))}",
-                  s.claim_latex)
-                 for s in self.steps]
-        return _latex(f"{_tex_escape(self.name)}: {prose.to_latex(self.title)} "
-                      f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}): {mark}.", self, items)
+        items = [
+            (
+                _label(s.kind),
+                prose.to_latex(s.description),
+                f"{prose.to_latex(method_prose(s.method))}; {_tick(s.checked, _tex_escape(s.detail))}",
+                s.claim_latex,
+            )
+            for s in self.steps
+        ]
+        return _latex(
+            f"{_tex_escape(self.name)}: {prose.to_latex(self.title)} "
+            f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}): {mark}.",
+            self,
+            items,
+        )
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
@@ -233,41 +267,93 @@ class Theorem:
 
     def to_json(self) -> dict:
         """The theorem as data (claims as text and LaTeX); :meth:`prove` gives the checked version."""
-        steps = [{"index": k, "kind": "conclusion" if k > len(self.steps) else "step", "description": s.description,
-                  "method": s.method, "claim": _safe(s.claim_text), "claim_latex": _safe(s.claim_latex)}
-                 for k, s in enumerate(self.steps + self.conclusion, start=1)]
-        return {"name": self.name, "title": self.title, "statement": self.statement,
-                "statement_latex": self.statement_latex, "hypotheses": [h.to_json() for h in self.hypotheses],
-                "steps": steps, "n": self.n, "scope": _scope(self.n), "convention": self.convention}
+        steps = [
+            {
+                "index": k,
+                "kind": "conclusion" if k > len(self.steps) else "step",
+                "description": s.description,
+                "method": s.method,
+                "claim": _safe(s.claim_text),
+                "claim_latex": _safe(s.claim_latex),
+            }
+            for k, s in enumerate(self.steps + self.conclusion, start=1)
+        ]
+        return {
+            "name": self.name,
+            "title": self.title,
+            "statement": self.statement,
+            "statement_latex": self.statement_latex,
+            "hypotheses": [h.to_json() for h in self.hypotheses],
+            "steps": steps,
+            "n": self.n,
+            "scope": _scope(self.n),
+            "convention": self.convention,
+        }
 
     def prove(self) -> ProofResult:
         results = []
         for kind, group in (("step", self.steps), ("conclusion", self.conclusion)):
             for step in group:
                 ok, detail = check_step(step)
-                results.append(StepResult(len(results) + 1, kind, step.description, step.method,
-                                          _safe(step.claim_text), _safe(step.claim_latex), ok, detail))
+                results.append(
+                    StepResult(
+                        len(results) + 1,
+                        kind,
+                        step.description,
+                        step.method,
+                        _safe(step.claim_text),
+                        _safe(step.claim_latex),
+                        ok,
+                        detail,
+                    )
+                )
         proved = bool(self.steps) and bool(self.conclusion) and all(r.checked for r in results)
-        return ProofResult(self.name, self.title, self.statement, self.statement_latex,
-                           "proved" if proved else "failed", tuple(results), self.n, self.convention,
-                           tuple(self.hypotheses))
+        return ProofResult(
+            self.name,
+            self.title,
+            self.statement,
+            self.statement_latex,
+            "proved" if proved else "failed",
+            tuple(results),
+            self.n,
+            self.convention,
+            tuple(self.hypotheses),
+        )
 
     def _numbered(self):
-        return [(k, _label("conclusion" if k > len(self.steps) else "step"), step)
-                for k, step in enumerate(self.steps + self.conclusion, start=1)]
+        return [
+            (k, _label("conclusion" if k > len(self.steps) else "step"), step)
+            for k, step in enumerate(self.steps + self.conclusion, start=1)
+        ]
 
     def to_markdown(self) -> str:
-        items = [(k, label, step.description, method_prose(step.method), _safe(step.claim_latex))
-                 for k, label, step in self._numbered()]
-        return _markdown(f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)})", self,
-                         "**Proof** (each step is checked by SymPy when the theorem is proved).", items)
+        items = [
+            (k, label, step.description, method_prose(step.method), _safe(step.claim_latex))
+            for k, label, step in self._numbered()
+        ]
+        return _markdown(
+            f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)})",
+            self,
+            "**Proof** (each step is checked by SymPy when the theorem is proved).",
+            items,
+        )
 
     def to_latex(self) -> str:
-        items = [(label, prose.to_latex(step.description), prose.to_latex(method_prose(step.method)),
-                  _safe(step.claim_latex))
-                 for _, label, step in self._numbered()]
-        return _latex(f"{_tex_escape(self.name)}: {prose.to_latex(self.title)} "
-                      f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}).", self, items)
+        items = [
+            (
+                label,
+                prose.to_latex(step.description),
+                prose.to_latex(method_prose(step.method)),
+                _safe(step.claim_latex),
+            )
+            for _, label, step in self._numbered()
+        ]
+        return _latex(
+            f"{_tex_escape(self.name)}: {prose.to_latex(self.title)} "
+            f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}).",
+            self,
+            items,
+        )
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
@@ -275,7 +361,7 @@ class Theorem:
     def _repr_latex_(self) -> str:
         return "$$ " + self.statement_latex + " $$"
 
-    def with_step(self, index: int, **changes) -> "Theorem":
+    def with_step(self, index: int, **changes) -> Theorem:
         """A copy with step ``index`` (0-based over steps then conclusion) changed."""
         return mutate_step(self, index, **changes)
 
@@ -344,8 +430,10 @@ def _display(claim: str) -> str:
     document loads graphicx (as the report does), shown as it is elsewhere."""
     if len(claim) < 160:
         return f"\\[ {claim} \\]"
-    return (r"\[ \ifdefined\resizebox\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}"
-            r"{$\displaystyle " + claim + r"$}\else " + claim + r" \fi \]")
+    return (
+        r"\[ \ifdefined\resizebox\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}"
+        r"{$\displaystyle " + claim + r"$}\else " + claim + r" \fi \]"
+    )
 
 
 def _hyp_markdown(hyps) -> list:
@@ -418,7 +506,7 @@ def _binding(sym, val, latex: bool) -> str:
 
     if isinstance(val, sp.MatrixBase) and len(val) > 16:
         size = f"{val.shape[0]} x {val.shape[1]}"
-        return (rf"{sp.latex(sym)} \text{{ explicit ({size})}}" if latex else f"{sp.sstr(sym)} explicit ({size})")
+        return rf"{sp.latex(sym)} \text{{ explicit ({size})}}" if latex else f"{sp.sstr(sym)} explicit ({size})"
     if latex:
         return f"{sp.latex(sym)} = {sp.latex(val)}"
     return f"{sp.sstr(sym)} = {sp.sstr(val.tolist() if isinstance(val, sp.MatrixBase) else val)}"
@@ -432,39 +520,59 @@ def _claim_body(step: Step, latex: bool) -> str:
     m = step.method
     lhs, rhs = step.lhs, step.rhs
     if m == "trace (tr I = n, tr J = n)":
-        return (rf"\operatorname{{tr}}\left({show(lhs)}\right) {rel} {show(rhs)}" if latex
-                else f"tr({show(lhs)}) {rel} {show(rhs)}")
+        return (
+            rf"\operatorname{{tr}}\left({show(lhs)}\right) {rel} {show(rhs)}"
+            if latex
+            else f"tr({show(lhs)}) {rel} {show(rhs)}"
+        )
     if m == "apply to 1 (J 1 = n 1)":
-        return (rf"\left({show(lhs)}\right)\mathbf{{1}} {rel} {show(rhs)}\,\mathbf{{1}}" if latex
-                else f"({show(lhs)}) 1 {rel} ({show(rhs)}) 1")
+        return (
+            rf"\left({show(lhs)}\right)\mathbf{{1}} {rel} {show(rhs)}\,\mathbf{{1}}"
+            if latex
+            else f"({show(lhs)}) 1 {rel} ({show(rhs)}) 1"
+        )
     if m == "apply to v orthogonal to 1 (J v = 0)":
-        return (rf"\left({show(lhs)}\right) v {rel} {show(rhs)}\, v \quad (\mathbf{{1}}^T v = 0)" if latex
-                else f"({show(lhs)}) v {rel} ({show(rhs)}) v  for 1^T v = 0")
+        return (
+            rf"\left({show(lhs)}\right) v {rel} {show(rhs)}\, v \quad (\mathbf{{1}}^T v = 0)"
+            if latex
+            else f"({show(lhs)}) v {rel} ({show(rhs)}) v  for 1^T v = 0"
+        )
     if m == "eigen (characteristic polynomial)":
         spec = ", ".join(f"{show(k)}" + (rf"\ (\times {v})" if latex else f" (x{v})") for k, v in rhs.items())
-        return (rf"\operatorname{{spec}}\left({show(lhs)}\right) = \{{ {spec} \}}" if latex
-                else f"spectrum({show(lhs)}) = {{{spec}}}")
+        return (
+            rf"\operatorname{{spec}}\left({show(lhs)}\right) = \{{ {spec} \}}"
+            if latex
+            else f"spectrum({show(lhs)}) = {{{spec}}}"
+        )
     if m == "determinant lemma":
-        return (rf"\det {show(lhs)} = {show(rhs)}" if latex else f"det({show(lhs)}) = {show(rhs)}")
+        return rf"\det {show(lhs)} = {show(rhs)}" if latex else f"det({show(lhs)}) = {show(rhs)}"
     if m == "solve":
         sym = step.data[0]
         cond = show(lhs) if isinstance(lhs, sp.core.relational.Relational) else f"{show(lhs)} = 0"
-        return (rf"\{{ {show(sym)} : {cond} \}} = {show(rhs)}" if latex
-                else f"{{{show(sym)} : {cond}}} = {show(rhs)}")
+        return rf"\{{ {show(sym)} : {cond} \}} = {show(rhs)}" if latex else f"{{{show(sym)} : {cond}}} = {show(rhs)}"
     if m == "derivative":
         sym = step.data[0]
-        return (rf"\frac{{d}}{{d{show(sym)}}}\left({show(lhs)}\right) = {show(rhs)}" if latex
-                else f"d/d{show(sym)} ({show(lhs)}) = {show(rhs)}")
+        return (
+            rf"\frac{{d}}{{d{show(sym)}}}\left({show(lhs)}\right) = {show(rhs)}"
+            if latex
+            else f"d/d{show(sym)} ({show(lhs)}) = {show(rhs)}"
+        )
     if m == "limit":
         sym, point = step.data[0], step.data[1]
         side = step.data[2] if len(step.data) > 2 else ""
         side_tex = {"+": "^+", "-": "^-"}.get(side, "")
-        return (rf"\lim_{{{show(sym)} \to {show(point)}{side_tex}}} {show(lhs)} = {show(rhs)}" if latex
-                else f"limit of {show(lhs)} as {show(sym)} -> {show(point)}{side} = {show(rhs)}")
+        return (
+            rf"\lim_{{{show(sym)} \to {show(point)}{side_tex}}} {show(lhs)} = {show(rhs)}"
+            if latex
+            else f"limit of {show(lhs)} as {show(sym)} -> {show(point)}{side} = {show(rhs)}"
+        )
     if m == "root isolation (Sturm)":
         ivs = ", ".join(f"[{show(a)}, {show(b)}]" for a, b in rhs)
-        return (rf"\text{{real roots of }} {show(lhs)}: \text{{one in each of }} {ivs}" if latex
-                else f"real roots of {show(lhs)}: exactly one in each of {ivs}")
+        return (
+            rf"\text{{real roots of }} {show(lhs)}: \text{{one in each of }} {ivs}"
+            if latex
+            else f"real roots of {show(lhs)}: exactly one in each of {ivs}"
+        )
     return f"{show(lhs)} {rel} {show(rhs)}"
 
 

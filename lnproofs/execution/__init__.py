@@ -32,8 +32,14 @@ arrives.
 
 from __future__ import annotations
 
-from .cluster import (ExecutionContext, auto_workers, machine_workers, open_client, resolve_model_workers,
-                      resolve_workers)
+from .cluster import (
+    ExecutionContext,
+    auto_workers,
+    machine_workers,
+    open_client,
+    resolve_model_workers,
+    resolve_workers,
+)
 from .pipeline import MODEL_RESOURCE, check_model_workers, model_workers, run_pipeline
 from .tasks import InOrder, Load, Shared, run_tasks, share
 from .threads import limit_threads, thread_settings, threads_per_worker

@@ -16,8 +16,16 @@ from dataclasses import dataclass
 from ..kernel.errors import OptionError
 from .threads import threads_per_worker, worker_environment
 
-__all__ = ["ExecutionContext", "machine_workers", "resolve_workers", "resolve_model_workers", "auto_workers", "MODEL_RESOURCE", "open_client",
-           "CONNECT_TIMEOUT_S"]
+__all__ = [
+    "ExecutionContext",
+    "machine_workers",
+    "resolve_workers",
+    "resolve_model_workers",
+    "auto_workers",
+    "MODEL_RESOURCE",
+    "open_client",
+    "CONNECT_TIMEOUT_S",
+]
 
 #: the Dask worker resource a worker offers when it may hold the model (forward passes)
 MODEL_RESOURCE = "MODEL"
@@ -61,11 +69,15 @@ def resolve_workers(workers=None, scheduler=None, *, worthwhile: bool = True) ->
     """
     if scheduler is not None:
         if not isinstance(scheduler, str) or not scheduler.strip():
-            raise OptionError(f"--scheduler {scheduler!r} is not accepted; give the address of a running Dask "
-                              "scheduler, such as tcp://10.0.0.5:8786")
+            raise OptionError(
+                f"--scheduler {scheduler!r} is not accepted; give the address of a running Dask "
+                "scheduler, such as tcp://10.0.0.5:8786"
+            )
         if workers is not None:
-            raise OptionError(f"--workers {workers} and --scheduler {scheduler} cannot be combined: the cluster "
-                              "at the scheduler brings its own workers; give one of them")
+            raise OptionError(
+                f"--workers {workers} and --scheduler {scheduler} cannot be combined: the cluster "
+                "at the scheduler brings its own workers; give one of them"
+            )
         return None
     if workers is None:
         return machine_workers() if worthwhile else 1
@@ -74,11 +86,15 @@ def resolve_workers(workers=None, scheduler=None, *, worthwhile: bool = True) ->
             text = str(workers).strip()
             workers = int(text)
         except (TypeError, ValueError):
-            raise OptionError(f"--workers {workers!r} is not a whole number; give 1 (work in this process) "
-                              "or more (a local cluster of that many worker processes)") from None
+            raise OptionError(
+                f"--workers {workers!r} is not a whole number; give 1 (work in this process) "
+                "or more (a local cluster of that many worker processes)"
+            ) from None
     if workers < 1:
-        raise OptionError(f"--workers {workers} is not accepted; give 1 (work in this process) or more "
-                          "(a local cluster of that many worker processes)")
+        raise OptionError(
+            f"--workers {workers} is not accepted; give 1 (work in this process) or more "
+            "(a local cluster of that many worker processes)"
+        )
     return workers
 
 
@@ -90,20 +106,25 @@ def resolve_model_workers(model_workers, workers, scheduler=None) -> int | None:
     if model_workers is None:
         return None if scheduler is not None else 1
     if scheduler is not None:
-        raise OptionError(f"--model-workers {model_workers} and --scheduler {scheduler} cannot be combined: on an "
-                          "existing cluster the model workers are those started with --resources MODEL=1")
+        raise OptionError(
+            f"--model-workers {model_workers} and --scheduler {scheduler} cannot be combined: on an "
+            "existing cluster the model workers are those started with --resources MODEL=1"
+        )
     try:
         if isinstance(model_workers, bool):
             raise ValueError
         count = int(str(model_workers).strip())
     except ValueError:
-        raise OptionError(f"--model-workers {model_workers!r} is not a whole number; give 1 or more, at most "
-                          "--workers") from None
+        raise OptionError(
+            f"--model-workers {model_workers!r} is not a whole number; give 1 or more, at most --workers"
+        ) from None
     if count < 1:
         raise OptionError(f"--model-workers {count} is not accepted; give 1 or more, at most --workers")
     if workers is not None and count > workers:
-        raise OptionError(f"--model-workers {count} is more than --workers {workers}; give at most {workers} "
-                          "(the other workers certify)")
+        raise OptionError(
+            f"--model-workers {count} is more than --workers {workers}; give at most {workers} "
+            "(the other workers certify)"
+        )
     return count
 
 
@@ -191,16 +212,19 @@ def _check_workers(client, where: str) -> int:
     info = client.scheduler_info()
     workers = info.get("workers", {})
     if not workers:
-        raise OptionError(f"the Dask cluster at {where} has no workers; start some (dask worker {where}) "
-                          "and run again")
+        raise OptionError(f"the Dask cluster at {where} has no workers; start some (dask worker {where}) and run again")
     answers = client.run(_probe_factory())
     for address, (state, detail) in sorted(answers.items()):
         if state == "missing":
-            raise OptionError(f"worker {address} of the Dask cluster at {where} cannot import lnproofs "
-                              f"({detail}); install lnproofs {__version__} on every worker")
+            raise OptionError(
+                f"worker {address} of the Dask cluster at {where} cannot import lnproofs "
+                f"({detail}); install lnproofs {__version__} on every worker"
+            )
         if detail != __version__:
-            raise OptionError(f"worker {address} of the Dask cluster at {where} has lnproofs {detail}, "
-                              f"this process has {__version__}; install the same version on every worker")
+            raise OptionError(
+                f"worker {address} of the Dask cluster at {where} has lnproofs {detail}, "
+                f"this process has {__version__}; install the same version on every worker"
+            )
     return max(1, sum(int(w.get("nthreads", 1)) for w in workers.values()))
 
 
@@ -227,7 +251,7 @@ def _refused(address: str) -> str | None:
     except ConnectionRefusedError:
         return "connection refused"
     except OSError:
-        return None                                   # let Dask try, and time out
+        return None  # let Dask try, and time out
 
 
 def _connect(address: str):
@@ -235,21 +259,32 @@ def _connect(address: str):
 
     reason = _refused(address)
     if reason is not None:
-        raise OptionError(f"cannot reach the Dask scheduler at --scheduler {address} ({reason}); start one "
-                          "with 'dask scheduler' or leave out --scheduler for a local cluster")
+        raise OptionError(
+            f"cannot reach the Dask scheduler at --scheduler {address} ({reason}); start one "
+            "with 'dask scheduler' or leave out --scheduler for a local cluster"
+        )
     try:
         return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as err:
         reason = " ".join(str(err).split()) or type(err).__name__
         if len(reason) > 160:
             reason = reason[:157] + "..."
-        raise OptionError(f"cannot reach the Dask scheduler at --scheduler {address} ({reason}); start one "
-                          "with 'dask scheduler' or leave out --scheduler for a local cluster") from None
+        raise OptionError(
+            f"cannot reach the Dask scheduler at --scheduler {address} ({reason}); start one "
+            "with 'dask scheduler' or leave out --scheduler for a local cluster"
+        ) from None
 
 
 @contextlib.contextmanager
-def open_client(workers=None, scheduler=None, *, worthwhile: bool = True, n_tasks: int | None = None,
-                processes: bool = True, model_workers: int | None = None):
+def open_client(
+    workers=None,
+    scheduler=None,
+    *,
+    worthwhile: bool = True,
+    n_tasks: int | None = None,
+    processes: bool = True,
+    model_workers: int | None = None,
+):
     """Yield an :class:`ExecutionContext` for ``workers`` / ``scheduler`` and close it after.
 
     One worker (the rule of :func:`resolve_workers`) gives ``client=None``: work in this
@@ -261,8 +296,11 @@ def open_client(workers=None, scheduler=None, *, worthwhile: bool = True, n_task
     ``model_workers`` K (local clusters only): the first K workers offer the worker
     resource ``MODEL`` (:mod:`lnproofs.execution.pipeline`), the others do not.
     """
-    count = (resolve_workers(workers, scheduler, worthwhile=worthwhile) if n_tasks is None
-             else auto_workers(workers, scheduler, n_tasks, worthwhile=worthwhile))
+    count = (
+        resolve_workers(workers, scheduler, worthwhile=worthwhile)
+        if n_tasks is None
+        else auto_workers(workers, scheduler, n_tasks, worthwhile=worthwhile)
+    )
     if count == 1:
         yield ExecutionContext(None, 1)
         return
@@ -284,8 +322,13 @@ def open_client(workers=None, scheduler=None, *, worthwhile: bool = True, n_task
     # workers' after scale() returns): held for the cluster's life; a nanny restarts a dead
     # worker with the environment it was made with
     with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environment(budget)}):
-        cluster = LocalCluster(n_workers=keep, threads_per_worker=1, processes=processes, dashboard_address=":0",
-                               silence_logs=logging.CRITICAL)
+        cluster = LocalCluster(
+            n_workers=keep,
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=":0",
+            silence_logs=logging.CRITICAL,
+        )
         try:
             if model_workers:
                 spec = cluster.new_spec

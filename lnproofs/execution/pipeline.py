@@ -47,8 +47,7 @@ from ..kernel.errors import OptionError
 from .cluster import MODEL_RESOURCE, ExecutionContext
 from .tasks import Load, _raise_task_error
 
-__all__ = ["MODEL_RESOURCE", "WAITING_GROUPS", "run_pipeline", "forward_forks", "model_workers",
-           "check_model_workers"]
+__all__ = ["MODEL_RESOURCE", "WAITING_GROUPS", "run_pipeline", "forward_forks", "model_workers", "check_model_workers"]
 
 #: groups in flight per model worker (forwarded or being forwarded, not yet fully certified)
 WAITING_GROUPS = 2
@@ -70,9 +69,11 @@ def check_model_workers(context: ExecutionContext, probe: Callable | None = None
     where = context.scheduler or "the local cluster"
     found = model_workers(client)
     if not found:
-        raise OptionError(f"no worker of the Dask cluster at {where} offers the resource {MODEL_RESOURCE} that "
-                          f"forward passes need; start model workers with 'dask worker {where} --resources "
-                          f"{MODEL_RESOURCE}=1'")
+        raise OptionError(
+            f"no worker of the Dask cluster at {where} offers the resource {MODEL_RESOURCE} that "
+            f"forward passes need; start model workers with 'dask worker {where} --resources "
+            f"{MODEL_RESOURCE}=1'"
+        )
     if probe is not None:
         answers = client.run(probe, *args, workers=found)
         for address, reason in sorted(answers.items()):
@@ -152,8 +153,20 @@ def _loads_record(name, dask_worker=None):
 FORKED_AHEAD = 3
 
 
-def _in_process(forward, certify, groups, model, states, on_result, slot_data=None, prepare=None,
-                apart=False, idle=None, finish=None, lend=None) -> dict:
+def _in_process(
+    forward,
+    certify,
+    groups,
+    model,
+    states,
+    on_result,
+    slot_data=None,
+    prepare=None,
+    apart=False,
+    idle=None,
+    finish=None,
+    lend=None,
+) -> dict:
     """Every group in this process, in order: the forward tasks of the next groups run beside
     this group's certification (:func:`_forward_side`); at most two groups are held, or
     ``1 + FORKED_AHEAD`` with a forked forward side.  The two sides share the cores: from the
@@ -171,19 +184,24 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
 
     made, data, submit, beside, early, ahead = None, None, None, None, None, 1
     it = iter(groups)
-    held: deque = deque()                          # (group number, slots, its forward task), oldest first
-    lent: dict = {}                                # (group, piece) -> (lend task, place in its answer)
-    answers: dict = {}                             # lend task's key -> its answer, fetched once
+    held: deque = deque()  # (group number, slots, its forward task), oldest first
+    lent: dict = {}  # (group, piece) -> (lend task, place in its answer)
+    answers: dict = {}  # lend task's key -> its answer, fetched once
 
     def before(g, j, piece):
         """When the forked side has nothing to do, lend it the newest group's last pieces not lent
         yet; then ``piece`` with its help if that is back (else it is certified here alone)."""
-        if beside is not None and beside.lend is not None and all(t.done() for *_, t in held) \
-                and all(f.done() for f, _ in lent.values()) and (early is None or early.done()):
+        if (
+            beside is not None
+            and beside.lend is not None
+            and all(t.done() for *_, t in held)
+            and all(f.done() for f, _ in lent.values())
+            and (early is None or early.done())
+        ):
             for h, slots, task in reversed(held):
                 if rest := [i for i in range(len(slots)) if (h, i) not in lent]:
-                    future = beside.lend(task, rest[-lend[2]:])
-                    lent.update({(h, i): (future, k) for k, i in enumerate(rest[-lend[2]:])})
+                    future = beside.lend(task, rest[-lend[2] :])
+                    lent.update({(h, i): (future, k) for k, i in enumerate(rest[-lend[2] :])})
                     break
         future, k = lent.pop((g, j), (None, 0))
         if future is None or future.status != "finished":
@@ -192,7 +210,7 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
             return piece
         answer = answers.pop(future.key, None) or future.result()
         if any(f.key == future.key for f, _ in lent.values()):
-            answers[future.key] = answer               # for the next pieces it answers
+            answers[future.key] = answer  # for the next pieces it answers
         return lend[1](piece, answer[k])
 
     with ExitStack() as budget:
@@ -209,8 +227,9 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                     made = model.fn(*model.args) if isinstance(model, Load) else model
                     budget.enter_context(collector_budget())
                     budget.enter_context(thread_budget(threads_per_worker(machine_workers(), 2)))
-                    submit, beside = _forward_side(budget, forward, made, apart and forward_forks(),
-                                                   None if lend is None else lend[0])
+                    submit, beside = _forward_side(
+                        budget, forward, made, apart and forward_forks(), None if lend is None else lend[0]
+                    )
                     ahead = FORKED_AHEAD if beside.forked else 1
                     if slot_data is not None:
                         data = slot_data.fn(made, *slot_data.args) if isinstance(slot_data, Load) else slot_data
@@ -218,7 +237,7 @@ def _in_process(forward, certify, groups, model, states, on_result, slot_data=No
                 if prepare is not None and g == 0:
                     prepare()
             if following is None and idle is not None and beside is not None and beside.forked:
-                if g == len(held):                         # no group certified yet: the first one first
+                if g == len(held):  # no group certified yet: the first one first
                     _certify_group(held.popleft(), certify, states, data, on_result, before)
                 # over there, after its last forward task: a task that waits for it (Dask ran a task
                 # given after the last forward task before it, whatever its priority)
@@ -244,8 +263,10 @@ _FORKED: dict = {}
 def _forked_forward(item, token):
     """A forward task in a forked forward worker: the run's forward function and model, inherited."""
     if token not in _FORKED:
-        raise RuntimeError("the forward worker was started again without the model (it had died); the texts "
-                           "finished so far are written: rerun with --resume")
+        raise RuntimeError(
+            "the forward worker was started again without the model (it had died); the texts "
+            "finished so far are written: rerun with --resume"
+        )
     forward, model, _ = _FORKED[token]
     return forward(item, model)
 
@@ -266,8 +287,11 @@ def forward_forks() -> bool:
     from .threads import threads_per_worker
 
     torch = sys.modules.get("torch")
-    return (threads_per_worker(machine_workers(), 2) == 1 and sys.platform.startswith("linux")
-            and not (torch is not None and torch.cuda.is_initialized()))
+    return (
+        threads_per_worker(machine_workers(), 2) == 1
+        and sys.platform.startswith("linux")
+        and not (torch is not None and torch.cuda.is_initialized())
+    )
 
 
 def _forked_worker_plugin():
@@ -318,11 +342,22 @@ def _forward_side(stack, forward, model, forked: bool, lend=None):
         _FORKED[token] = (forward, model, lend)
         stack.callback(_FORKED.pop, token, None)
         # no dashboard, so no use for the worker's profiler: it samples the task's stack every 10 ms
-        with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
-                              "distributed.nanny.pre-spawn-environ": worker_environment(1),
-                              "distributed.worker.profile.enabled": False}):
-            cluster = stack.enter_context(LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                                       dashboard_address=None, silence_logs=logging.CRITICAL))
+        with dask.config.set(
+            {
+                "distributed.worker.multiprocessing-method": "fork",
+                "distributed.nanny.pre-spawn-environ": worker_environment(1),
+                "distributed.worker.profile.enabled": False,
+            }
+        ):
+            cluster = stack.enter_context(
+                LocalCluster(
+                    n_workers=1,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.CRITICAL,
+                )
+            )
         client = stack.enter_context(Client(cluster, set_as_default=False, direct_to_workers=True))
         client.register_plugin(_local_worker_plugin(1))
         client.register_plugin(_forked_worker_plugin())
@@ -370,13 +405,16 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
     data: list = []
     if slot_data is not None:
         if not isinstance(slot_data, Load):
-            raise TypeError("on a cluster the slots' data is given as Load(fn, *args), made as fn(model, *args) on "
-                            "a model worker")
+            raise TypeError(
+                "on a cluster the slots' data is given as Load(fn, *args), made as fn(model, *args) on a model worker"
+            )
         # made on a model worker from the model (lineage: remade there if every copy is lost);
         # each certifying worker fetches the slots it certifies
         made = client.submit(_slot_data_task, slot_data, name, key=f"slots-{token}", resources=need, pure=False)
-        data = [client.submit(operator.getitem, made, s, key=f"slot-{token}-{s}", resources=need)
-                for s in range(len(states))]
+        data = [
+            client.submit(operator.getitem, made, s, key=f"slot-{token}-{s}", resources=need)
+            for s in range(len(states))
+        ]
     # each slot (a layer) prefers one certifying worker, so a worker builds the per-slot caches
     # of its own slots rather than of every slot; others take (steal) its tasks when it is
     # busy or gone.  With no more certifying workers than model workers, the model workers
@@ -400,19 +438,27 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
             g, (item, slots) = next(source)
         except StopIteration:
             return False
-        except Exception as err:            # a bad group: finish the ones in flight, then raise it
+        except Exception as err:  # a bad group: finish the ones in flight, then raise it
             stopped.append(err)
             return False
-        fwd = client.submit(_forward_task, item, forward, name, key=f"forward-{token}-{g}", resources=need,
-                            pure=False)
+        fwd = client.submit(_forward_task, item, forward, name, key=f"forward-{token}-{g}", resources=need, pure=False)
         lineage = [fwd]
         for j, slot in enumerate(slots):
             piece = client.submit(operator.getitem, fwd, j, key=f"piece-{token}-{g}-{j}", resources=need)
             lineage.append(piece)
             extra = (data[slot], True) if data else ()
-            done = client.submit(_certify_task, piece, certify, states_name, slot, *extra,
-                                 key=f"certify-{token}-{g}-{j}", pure=False, workers=[home[slot % len(home)]],
-                                 allow_other_workers=True)
+            done = client.submit(
+                _certify_task,
+                piece,
+                certify,
+                states_name,
+                slot,
+                *extra,
+                key=f"certify-{token}-{g}-{j}",
+                pure=False,
+                workers=[home[slot % len(home)]],
+                allow_other_workers=True,
+            )
             where[done.key] = (g, j)
             items[done.key] = (g, j)
             outstanding.add(done)
@@ -433,16 +479,18 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
                 outstanding.discard(future)
                 if future.status == "error":
                     _raise_task_error(future, items[future.key])
-                if future.status != "finished":          # cancelled: never expected, said plainly
-                    raise RuntimeError(f"the result of {future.key} was lost ({result}); results finished so far "
-                                       "are written, rerun with --resume")
+                if future.status != "finished":  # cancelled: never expected, said plainly
+                    raise RuntimeError(
+                        f"the result of {future.key} was lost ({result}); results finished so far "
+                        "are written, rerun with --resume"
+                    )
                 g, j = where.pop(future.key)
                 future.release()
                 on_result(g, j, result)
                 remaining[g] -= 1
                 if remaining[g] == 0:
                     del remaining[g]
-                    held.pop(g)                   # released: no longer wanted
+                    held.pop(g)  # released: no longer wanted
                     while len(remaining) < limit and not stopped and submit_group():
                         pass
         if stopped:
@@ -461,11 +509,23 @@ def _distributed(ctx, forward, certify, groups, model, states, on_result, waitin
     return record
 
 
-def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, context: ExecutionContext, model,
-                 states=(), on_result: Callable[[int, int, object], None], waiting: int = WAITING_GROUPS,
-                 slot_data=None, prepare: Callable[[], None] | None = None, apart: bool = False,
-                 idle: Callable[[], None] | None = None, finish: Callable | None = None,
-                 lend: tuple | None = None) -> dict:
+def run_pipeline(
+    forward: Callable,
+    certify: Callable,
+    groups: Iterable,
+    *,
+    context: ExecutionContext,
+    model,
+    states=(),
+    on_result: Callable[[int, int, object], None],
+    waiting: int = WAITING_GROUPS,
+    slot_data=None,
+    prepare: Callable[[], None] | None = None,
+    apart: bool = False,
+    idle: Callable[[], None] | None = None,
+    finish: Callable | None = None,
+    lend: tuple | None = None,
+) -> dict:
     """Run ``groups`` through the two stages (see the module docstring).
 
     ``groups`` yields ``(item, slots)``: ``forward(item, model)`` returns one piece per
@@ -495,6 +555,7 @@ def run_pipeline(forward: Callable, certify: Callable, groups: Iterable, *, cont
     on timing, so the help must be what certification would compute itself.
     """
     if context.in_process:
-        return _in_process(forward, certify, groups, model, list(states), on_result, slot_data, prepare, apart,
-                           idle, finish, lend)
+        return _in_process(
+            forward, certify, groups, model, list(states), on_result, slot_data, prepare, apart, idle, finish, lend
+        )
     return _distributed(context, forward, certify, groups, model, list(states), on_result, waiting, slot_data)

@@ -91,8 +91,9 @@ class InOrder:
 def _bar(total: int, progress, label: str, unit: str):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=label, unit=unit, file=sys.stderr, disable=not progress, leave=False,
-                dynamic_ncols=True)
+    return tqdm(
+        total=total, desc=label, unit=unit, file=sys.stderr, disable=not progress, leave=False, dynamic_ncols=True
+    )
 
 
 def _in_process(fn, items, shared, on_result, bar) -> list:
@@ -120,8 +121,10 @@ def _raise_task_error(future, item):
             raise
         text = repr(item)
         text = text if len(text) <= 80 else text[:77] + "..."
-        raise RuntimeError(f"the task for {text} was given up after the workers running it died in turn "
-                           "(out of memory?); results finished so far are written, rerun with --resume") from None
+        raise RuntimeError(
+            f"the task for {text} was given up after the workers running it died in turn "
+            "(out of memory?); results finished so far are written, rerun with --resume"
+        ) from None
 
 
 def _distributed(ctx: ExecutionContext, fn, items, shared, on_result, bar, label: str) -> list:
@@ -181,9 +184,20 @@ def _distributed(ctx: ExecutionContext, fn, items, shared, on_result, bar, label
     return results
 
 
-def run_tasks(fn: Callable, items: Iterable, *, workers=None, scheduler=None, context: ExecutionContext | None = None,
-              shared=None, on_result: Callable[[int, object], None] | None = None, progress: bool = False,
-              label: str = "tasks", unit: str = "task", worthwhile: bool = True) -> list:
+def run_tasks(
+    fn: Callable,
+    items: Iterable,
+    *,
+    workers=None,
+    scheduler=None,
+    context: ExecutionContext | None = None,
+    shared=None,
+    on_result: Callable[[int, object], None] | None = None,
+    progress: bool = False,
+    label: str = "tasks",
+    unit: str = "task",
+    worthwhile: bool = True,
+) -> list:
     """``[fn(item) for item in items]`` (or ``fn(item, shared)``), run in parallel.
 
     ``workers`` / ``scheduler``: where to run (see :func:`~lnproofs.execution.resolve_workers`:

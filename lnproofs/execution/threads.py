@@ -27,8 +27,16 @@ import contextlib
 import os
 import sys
 
-__all__ = ["BUDGET_ENV", "LIBRARY_ENVS", "threads_per_worker", "worker_environment", "limit_threads",
-           "thread_budget", "highs_threads", "thread_settings"]
+__all__ = [
+    "BUDGET_ENV",
+    "LIBRARY_ENVS",
+    "threads_per_worker",
+    "worker_environment",
+    "limit_threads",
+    "thread_budget",
+    "highs_threads",
+    "thread_settings",
+]
 
 #: the environment variable holding this process's budget (set by :func:`limit_threads`)
 BUDGET_ENV = "LNPROOFS_THREADS"
@@ -60,9 +68,9 @@ def limit_threads(count: int) -> None:
         os.environ[name] = str(count)
     from threadpoolctl import threadpool_limits
 
-    threadpool_limits(limits=count)                     # the pools loaded now; kept for the process
+    threadpool_limits(limits=count)  # the pools loaded now; kept for the process
     torch = sys.modules.get("torch")
-    if torch is not None:                               # else torch reads OMP_NUM_THREADS when imported
+    if torch is not None:  # else torch reads OMP_NUM_THREADS when imported
         torch.set_num_threads(count)
 
 
@@ -117,8 +125,10 @@ def thread_settings() -> dict:
     pools = threadpool_info()
     torch = sys.modules.get("torch")
     budget = os.environ.get(BUDGET_ENV)
-    return {"budget": int(budget) if budget else None,
-            "torch": torch.get_num_threads() if torch is not None else None,
-            "blas": max((p["num_threads"] for p in pools if p["user_api"] == "blas"), default=0),
-            "openmp": max((p["num_threads"] for p in pools if p["user_api"] == "openmp"), default=0),
-            "highs": highs_threads()}
+    return {
+        "budget": int(budget) if budget else None,
+        "torch": torch.get_num_threads() if torch is not None else None,
+        "blas": max((p["num_threads"] for p in pools if p["user_api"] == "blas"), default=0),
+        "openmp": max((p["num_threads"] for p in pools if p["user_api"] == "openmp"), default=0),
+        "highs": highs_threads(),
+    }

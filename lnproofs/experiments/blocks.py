@@ -18,8 +18,20 @@ import math
 import re
 from dataclasses import dataclass
 
-__all__ = ["Heading", "Para", "Items", "Table", "Figure", "REF", "to_markdown", "numbering", "fmt", "fmt_int",
-           "mean_ci", "fmt_ci"]
+__all__ = [
+    "Heading",
+    "Para",
+    "Items",
+    "Table",
+    "Figure",
+    "REF",
+    "to_markdown",
+    "numbering",
+    "fmt",
+    "fmt_int",
+    "mean_ci",
+    "fmt_ci",
+]
 
 #: a reference inside text: [[fig:label]] or [[tab:label]]
 REF = re.compile(r"\[\[((fig|tab|sec|thm|cite):[A-Za-z0-9_.:-]+)\]\]")
@@ -28,7 +40,7 @@ REF = re.compile(r"\[\[((fig|tab|sec|thm|cite):[A-Za-z0-9_.:-]+)\]\]")
 @dataclass(frozen=True)
 class Heading:
     text: str
-    level: int = 1          # 1: an experiment's section, 2: a subsection
+    level: int = 1  # 1: an experiment's section, 2: a subsection
     label: str = ""
 
 
@@ -47,13 +59,13 @@ class Table:
     label: str
     caption: str
     header: tuple
-    rows: tuple             # tuples of cell texts
+    rows: tuple  # tuples of cell texts
 
 
 @dataclass(frozen=True)
 class Figure:
     label: str
-    path: str               # relative to the folder the blocks are written for
+    path: str  # relative to the folder the blocks are written for
     caption: str
 
 
@@ -96,14 +108,22 @@ def to_markdown(blocks, numbers: dict | None = None, level: int = 2, prefix: str
         elif isinstance(block, Items):
             lines += [f"- {_refs_markdown(item, numbers)}" for item in block.items] + [""]
         elif isinstance(block, Table):
-            lines += [f"*Table {numbers.get(block.label, '?')}.* {_refs_markdown(block.caption, numbers)}", "",
-                      "| " + " | ".join(block.header) + " |", "|" + "---|" * len(block.header)]
+            lines += [
+                f"*Table {numbers.get(block.label, '?')}.* {_refs_markdown(block.caption, numbers)}",
+                "",
+                "| " + " | ".join(block.header) + " |",
+                "|" + "---|" * len(block.header),
+            ]
             lines += ["| " + " | ".join(_refs_markdown(c, numbers) for c in row) + " |" for row in block.rows]
             lines.append("")
         elif isinstance(block, Figure):
             number = numbers.get(block.label, "?")
-            lines += [f"![Figure {number}]({prefix}{block.path})", "",
-                      f"*Figure {number}.* {_refs_markdown(block.caption, numbers)}", ""]
+            lines += [
+                f"![Figure {number}]({prefix}{block.path})",
+                "",
+                f"*Figure {number}.* {_refs_markdown(block.caption, numbers)}",
+                "",
+            ]
     return lines
 
 
@@ -144,7 +164,7 @@ def mean_ci(values, level: float = 0.95) -> tuple:
 
 
 def fmt_ci(values, digits: int = 3, unit: str = "") -> str:
-    """"15.1 ± 6.6" (mean ± half-width of its 95% interval) or the single value."""
+    """ "15.1 ± 6.6" (mean ± half-width of its 95% interval) or the single value."""
     mean, half, n = mean_ci(values)
     if n == 0:
         return "not reached"

@@ -25,8 +25,18 @@ __all__ = ["Corpus", "load_corpus", "stdlib_docstrings", "TEXT_SUFFIXES", "DEFAU
 
 TEXT_SUFFIXES = (".txt", ".md", ".rst", ".text")
 DEFAULT_CORPUS_NAME = "Python standard library docstrings"
-_SKIP_DIRS = {"site-packages", "dist-packages", "test", "tests", "idlelib", "lib2to3", "__pycache__",
-              "turtledemo", "ensurepip", "venv"}
+_SKIP_DIRS = {
+    "site-packages",
+    "dist-packages",
+    "test",
+    "tests",
+    "idlelib",
+    "lib2to3",
+    "__pycache__",
+    "turtledemo",
+    "ensurepip",
+    "venv",
+}
 _HELD_OUT_EVERY = 10
 _CHUNK_CHARS = 6000
 
@@ -98,8 +108,9 @@ def load_corpus(path=None) -> Corpus:
     else:
         p = Path(path)
         if not p.exists():
-            raise FileFormatError(f"corpus {p} does not exist; give a text file or a folder of "
-                                  f"{', '.join(TEXT_SUFFIXES)} files")
+            raise FileFormatError(
+                f"corpus {p} does not exist; give a text file or a folder of {', '.join(TEXT_SUFFIXES)} files"
+            )
         if p.is_dir():
             files = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in TEXT_SUFFIXES)
             documents = [t for t in (_read_text(f) for f in files) if t.strip()]
@@ -109,10 +120,11 @@ def load_corpus(path=None) -> Corpus:
             documents = _chunks(_read_text(p))
         name = p.name
         if not documents:
-            raise FileFormatError(f"corpus {p} holds no text; give a non-empty text file or a folder of "
-                                  f"{', '.join(TEXT_SUFFIXES)} files")
+            raise FileFormatError(
+                f"corpus {p} holds no text; give a non-empty text file or a folder of {', '.join(TEXT_SUFFIXES)} files"
+            )
     held = tuple(doc for i, doc in enumerate(documents) if i % _HELD_OUT_EVERY == _HELD_OUT_EVERY - 1)
     train = tuple(doc for i, doc in enumerate(documents) if i % _HELD_OUT_EVERY != _HELD_OUT_EVERY - 1)
-    if not held:                                  # fewer than ten documents: hold out the last one
+    if not held:  # fewer than ten documents: hold out the last one
         train, held = train[:-1] or train, train[-1:]
     return Corpus(name, train, held)

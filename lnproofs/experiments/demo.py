@@ -42,9 +42,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
+from ..certificates.writes import output_file, write_text
 from ..derive import demo_config
 from ..kernel.errors import OptionError, require
-from ..certificates.writes import output_file, write_text
 
 __all__ = [
     "DEFAULT_QUERY_LENGTH",
@@ -128,8 +128,13 @@ def _in_hull(p, others) -> bool:
 
 def _in_relative_interior(p, points) -> bool:
     """``p`` in the relative interior of the hull of ``points`` (which contains ``p``)."""
-    spans_plane = any(_orient(a, b, c) != 0 for i, a in enumerate(points)
-                      for j, b in enumerate(points) if j > i for c in points[j + 1:])
+    spans_plane = any(
+        _orient(a, b, c) != 0
+        for i, a in enumerate(points)
+        for j, b in enumerate(points)
+        if j > i
+        for c in points[j + 1 :]
+    )
     if spans_plane:
         return _strictly_inside_polygon(p, points)
     lo, hi = _extremes(points)
@@ -172,7 +177,7 @@ def hull_statuses(points2d) -> list[str]:
     pts = [(to_fraction(x), to_fraction(y)) for x, y in points2d]
     statuses = []
     for i, p in enumerate(pts):
-        others = pts[:i] + pts[i + 1:]
+        others = pts[:i] + pts[i + 1 :]
         if not _in_hull(p, others):
             statuses.append("selectable")
         elif _in_relative_interior(p, pts):
@@ -200,23 +205,39 @@ class DemoState:
 
     def to_json(self) -> dict:
         return {
-            "angle_deg": self.angle_deg, "magnitude": self.magnitude, "query_length": self.query_length,
-            "projection": self.projection, "scaling": self.scaling,
-            "keys3d": [list(k) for k in self.keys3d], "keys2d": [list(k) for k in self.keys2d],
-            "query3d": list(self.query3d), "scores": list(self.scores), "weights": list(self.weights),
+            "angle_deg": self.angle_deg,
+            "magnitude": self.magnitude,
+            "query_length": self.query_length,
+            "projection": self.projection,
+            "scaling": self.scaling,
+            "keys3d": [list(k) for k in self.keys3d],
+            "keys2d": [list(k) for k in self.keys2d],
+            "query3d": list(self.query3d),
+            "scores": list(self.scores),
+            "weights": list(self.weights),
             "statuses": list(self.statuses),
         }
 
 
-def demo_state(angle_deg: float = demo_config.DEFAULT_QUERY_ANGLE_DEG,
-               magnitude: float = demo_config.DEFAULT_MAGNITUDE, *,
-               projection: bool = False, scaling: bool = False,
-               query_length: float = DEFAULT_QUERY_LENGTH) -> DemoState:
+def demo_state(
+    angle_deg: float = demo_config.DEFAULT_QUERY_ANGLE_DEG,
+    magnitude: float = demo_config.DEFAULT_MAGNITUDE,
+    *,
+    projection: bool = False,
+    scaling: bool = False,
+    query_length: float = DEFAULT_QUERY_LENGTH,
+) -> DemoState:
     """The keys, query, softmax weights and exact statuses for one setting."""
-    require(math.isfinite(magnitude) and magnitude > 0, OptionError,
-            f"magnitude {magnitude!r} is not accepted; give a positive finite number")
-    require(math.isfinite(query_length) and query_length >= 0, OptionError,
-            f"query length {query_length!r} is not accepted; give a finite number >= 0")
+    require(
+        math.isfinite(magnitude) and magnitude > 0,
+        OptionError,
+        f"magnitude {magnitude!r} is not accepted; give a positive finite number",
+    )
+    require(
+        math.isfinite(query_length) and query_length >= 0,
+        OptionError,
+        f"query length {query_length!r} is not accepted; give a finite number >= 0",
+    )
     require(math.isfinite(angle_deg), OptionError, f"query angle {angle_deg!r} is not finite")
     u1, u2 = plane_basis(projection)
     keys3d = []
@@ -237,8 +258,19 @@ def demo_state(angle_deg: float = demo_config.DEFAULT_QUERY_ANGLE_DEG,
     exps = [math.exp(v - top) for v in scores]
     total = sum(exps)
     weights = tuple(e / total for e in exps)
-    return DemoState(float(angle_deg), float(magnitude), float(query_length), bool(projection), bool(scaling),
-                     tuple(keys3d), keys2d, q3, scores, weights, tuple(hull_statuses(keys2d)))
+    return DemoState(
+        float(angle_deg),
+        float(magnitude),
+        float(query_length),
+        bool(projection),
+        bool(scaling),
+        tuple(keys3d),
+        keys2d,
+        q3,
+        scores,
+        weights,
+        tuple(hull_statuses(keys2d)),
+    )
 
 
 def _template() -> str:
@@ -275,6 +307,7 @@ def write_demo(path) -> Path:
         output_file(path)
         write_text(path, render_demo())
     except OSError as err:
-        raise OptionError(f"cannot write the demo to {str(path)!r}: {err.strerror or err}; "
-                          "give a writable --out path") from None
+        raise OptionError(
+            f"cannot write the demo to {str(path)!r}: {err.strerror or err}; give a writable --out path"
+        ) from None
     return path

@@ -39,8 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernel.errors import OptionError, require
 from ..certificates.writes import open_append, output_folder, write_text
+from ..kernel.errors import OptionError, require
 
 __all__ = [
     "N_RANGE",
@@ -71,8 +71,8 @@ def trial_verdict(keys: np.ndarray, *, on_sphere: bool = False, seed: int = 0) -
     open) the certification engine decides, stopping at the first key certified not
     selectable; it returns a verdict only after the checker accepted its certificate.
     """
-    from ..propose.certification import has_unselectable
     from ..kernel.checker import check_witnesses
+    from ..propose.certification import has_unselectable
 
     if on_sphere:
         failures = check_witnesses(keys, list(enumerate(keys.tolist())), mode="strict")
@@ -98,13 +98,25 @@ class CellResult:
     seconds: float
 
     def to_json(self) -> dict:
-        return {"n": self.n, "d": self.d, "trials": self.trials, "without": self.without,
-                "with_layernorm": self.with_layernorm, "seconds": round(self.seconds, 3)}
+        return {
+            "n": self.n,
+            "d": self.d,
+            "trials": self.trials,
+            "without": self.without,
+            "with_layernorm": self.with_layernorm,
+            "seconds": round(self.seconds, 3),
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "CellResult":
-        return cls(int(data["n"]), int(data["d"]), int(data["trials"]), dict(data["without"]),
-                   dict(data["with_layernorm"]), float(data.get("seconds", 0.0)))
+    def from_json(cls, data: dict) -> CellResult:
+        return cls(
+            int(data["n"]),
+            int(data["d"]),
+            int(data["trials"]),
+            dict(data["without"]),
+            dict(data["with_layernorm"]),
+            float(data.get("seconds", 0.0)),
+        )
 
 
 def run_cell(n: int, d: int, trials: int, seed: int) -> CellResult:
@@ -146,7 +158,8 @@ def _read_progress(path: Path, trials: int, seed: int) -> dict:
             if data.get("trials") != trials or data.get("seed") != seed:
                 raise OptionError(
                     f"{path} was written with --trials {data.get('trials')} --seed {data.get('seed')}, not "
-                    f"--trials {trials} --seed {seed}; use the same options to resume, or another --out")
+                    f"--trials {trials} --seed {seed}; use the same options to resume, or another --out"
+                )
             continue
         cell = CellResult.from_json(data)
         done[(cell.n, cell.d)] = cell
@@ -169,12 +182,16 @@ def _write_csv(path: Path, cells: dict, panel: str) -> None:
 
 
 def _write_counts(path: Path, cells: dict) -> None:
-    lines = ["n,d,trials,without_nonselectable,without_all_selectable,without_undecided,"
-             "with_nonselectable,with_all_selectable,with_undecided"]
+    lines = [
+        "n,d,trials,without_nonselectable,without_all_selectable,without_undecided,"
+        "with_nonselectable,with_all_selectable,with_undecided"
+    ]
     for (n, d), cell in sorted(cells.items()):
         w, l = cell.without, cell.with_layernorm
-        lines.append(f"{n},{d},{cell.trials},{w['nonselectable']},{w['all-selectable']},{w['undecided']},"
-                     f"{l['nonselectable']},{l['all-selectable']},{l['undecided']}")
+        lines.append(
+            f"{n},{d},{cell.trials},{w['nonselectable']},{w['all-selectable']},{w['undecided']},"
+            f"{l['nonselectable']},{l['all-selectable']},{l['undecided']}"
+        )
     write_text(path, "\n".join(lines) + "\n")
 
 
@@ -208,7 +225,8 @@ def _note(cells: dict, trials: int, seed: int, complete: bool) -> str:
     general_zero = all(cells[c].without["nonselectable"] == 0 for c in general)
     row60 = without[big_n]
     lines = [
-        "# Figure 1 of Brody, Alon and Yahav (2023), reproduced with certificates", "",
+        "# Figure 1 of Brody, Alon and Yahav (2023), reproduced with certificates",
+        "",
         f"- lnproofs {__version__}, numpy {np.__version__}, Python {platform.python_version()}",
         f"- trials per cell: {trials}; seed: {seed}; "
         f"cells done: {len(cells)} of {len(N_RANGE) * len(D_RANGE)}" + ("" if complete else " (incomplete run)"),
@@ -217,39 +235,51 @@ def _note(cells: dict, trials: int, seed: int, complete: bool) -> str:
         "- a trial counts when it contains at least one key that is not selectable (tie-only or "
         "unselectable); every verdict is an exactly verified certificate",
         f"- undecided trials: {und_c} of {total} without LayerNorm, {und_d} of {total} with it "
-        "(fractions are over decided trials)", "",
-        "| panel | file | smallest fraction | largest fraction |", "|---|---|---|---|",
+        "(fractions are over decided trials)",
+        "",
+        "| panel | file | smallest fraction | largest fraction |",
+        "|---|---|---|---|",
         f"| 1c, without LayerNorm | figure1c.csv, figure1c.png | {np.nanmin(without):.3g} | {np.nanmax(without):.3g} |",
         f"| 1d, with LayerNorm | figure1d.csv, figure1d.png | {np.nanmin(with_ln):.3g} | {np.nanmax(with_ln):.3g} |",
         "",
-        "## Agreement with the published figure", "",
+        "## Agreement with the published figure",
+        "",
     ]
     if small_d.size and not np.all(np.isnan(small_d)):
         peak = float(np.nanmax(small_d))
         first, last = row60[0], row60[-1]
         agrees = peak >= 0.9 and not (first < last)
-        lines.append(f"- **{'Agrees' if agrees else 'Differs'} (1c):** the paper shows that with few dimensions "
-                     f"and many keys some key is almost always unselectable, less so as d grows. Here at d = 3 "
-                     f"the fraction reaches {peak:.3g} (first at n = {N_RANGE[int(np.nanargmax(small_d))]}), and "
-                     f"at n = {N_RANGE[big_n]} it goes from {first:.3g} (d = {D_RANGE[0]}) to {last:.3g} "
-                     f"(d = {D_RANGE[-1]}).")
+        lines.append(
+            f"- **{'Agrees' if agrees else 'Differs'} (1c):** the paper shows that with few dimensions "
+            f"and many keys some key is almost always unselectable, less so as d grows. Here at d = 3 "
+            f"the fraction reaches {peak:.3g} (first at n = {N_RANGE[int(np.nanargmax(small_d))]}), and "
+            f"at n = {N_RANGE[big_n]} it goes from {first:.3g} (d = {D_RANGE[0]}) to {last:.3g} "
+            f"(d = {D_RANGE[-1]})."
+        )
     peak_ln = float(np.nanmax(with_ln))
-    lines.append(f"- **Agrees (1d):** with LayerNorm no trial has a non-selectable key (largest fraction "
-                 f"{peak_ln:.3g}); the keys lie on a sphere centred at 0 and every key of every trial has a "
-                 "verified witness." if peak_ln == 0 else
-                 f"- **Differs (1d):** the largest fraction with LayerNorm is {peak_ln:.3g}, not 0; "
-                 "see figure1_counts.csv.")
-    lines.append(f"- **{'Agrees' if general_zero else 'Differs'} (n <= d + 1):** so few Gaussian keys are affinely "
-                 "independent with probability 1, so every key is a vertex; " +
-                 ("every such cell here has fraction 0." if general_zero else "some such cell here is not 0."))
+    lines.append(
+        f"- **Agrees (1d):** with LayerNorm no trial has a non-selectable key (largest fraction "
+        f"{peak_ln:.3g}); the keys lie on a sphere centred at 0 and every key of every trial has a "
+        "verified witness."
+        if peak_ln == 0
+        else f"- **Differs (1d):** the largest fraction with LayerNorm is {peak_ln:.3g}, not 0; see figure1_counts.csv."
+    )
+    lines.append(
+        f"- **{'Agrees' if general_zero else 'Differs'} (n <= d + 1):** so few Gaussian keys are affinely "
+        "independent with probability 1, so every key is a vertex; "
+        + ("every such cell here has fraction 0." if general_zero else "some such cell here is not 0.")
+    )
     lines += [
         "- **Cannot be compared cell by cell:** the published panels are images without the underlying "
         "numbers and their exact trial counts and seeds are not given, so the comparison is of the "
         "pattern (where the fraction is near 1, where it is near 0, and the boundary between them), "
         "not of single values; at 100 trials each fraction carries a binomial standard error of up "
-        "to 0.05.", "",
-        "![Figure 1c](figure1c.png) ![Figure 1d](figure1d.png)", "",
-        "![Keys with and without projection](figure1ab.png)", "",
+        "to 0.05.",
+        "",
+        "![Figure 1c](figure1c.png) ![Figure 1d](figure1d.png)",
+        "",
+        "![Keys with and without projection](figure1ab.png)",
+        "",
     ]
     return "\n".join(lines)
 
@@ -266,9 +296,19 @@ def _check_out(out: Path) -> Path:
 PARALLEL_MIN_TRIALS = 1000
 
 
-def reproduce_figure1(out="reports/figure1", *, trials: int = 100, seed: int = 0, workers: int | None = None,
-                      scheduler: str | None = None, resume: bool = False, n_values=N_RANGE, d_values=D_RANGE,
-                      progress=None, jobs: int | None = None) -> dict:
+def reproduce_figure1(
+    out="reports/figure1",
+    *,
+    trials: int = 100,
+    seed: int = 0,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    resume: bool = False,
+    n_values=N_RANGE,
+    d_values=D_RANGE,
+    progress=None,
+    jobs: int | None = None,
+) -> dict:
     """Run (or continue) the Figure 1c/1d grid and write CSVs, heatmaps and a note.
 
     ``n_values``/``d_values`` restrict the grid (for quick runs); files always use the
@@ -281,8 +321,11 @@ def reproduce_figure1(out="reports/figure1", *, trials: int = 100, seed: int = 0
     """
     from ..execution import open_client, run_tasks
 
-    require(isinstance(trials, int) and trials > 0, OptionError,
-            f"--trials {trials!r} is not accepted; give a positive whole number of trials per cell")
+    require(
+        isinstance(trials, int) and trials > 0,
+        OptionError,
+        f"--trials {trials!r} is not accepted; give a positive whole number of trials per cell",
+    )
     if jobs is not None:
         require(workers is None, OptionError, "give --workers or its former name --jobs, not both")
         workers = jobs
@@ -296,12 +339,14 @@ def reproduce_figure1(out="reports/figure1", *, trials: int = 100, seed: int = 0
     todo.sort(key=lambda t: -t[0] * t[1])
     cells = dict(done)
     # the cluster is reached (and its workers checked) before any file is touched
-    with open_client(workers, scheduler, n_tasks=len(todo),
-                     worthwhile=len(todo) * trials >= PARALLEL_MIN_TRIALS) as ctx:
+    with open_client(
+        workers, scheduler, n_tasks=len(todo), worthwhile=len(todo) * trials >= PARALLEL_MIN_TRIALS
+    ) as ctx:
         if not resume or not progress_path.exists():
             write_text(progress_path, json.dumps({"kind": "header", "trials": trials, "seed": seed}) + "\n")
         start = time.perf_counter()
         with open_append(progress_path) as log:
+
             def record(_index, cell: CellResult):
                 cells[(cell.n, cell.d)] = cell
                 log.write(json.dumps(cell.to_json(), sort_keys=True) + "\n")
@@ -324,17 +369,27 @@ def _write_outputs(out: Path, cells: dict, trials: int, seed: int, complete: boo
     _write_csv(out / "figure1c.csv", cells, "without")
     _write_csv(out / "figure1d.csv", cells, "with_layernorm")
     _write_counts(out / "figure1_counts.csv", cells)
-    for panel, name, title in (("without", "figure1c.png", "Figure 1c: without LayerNorm"),
-                               ("with_layernorm", "figure1d.png", "Figure 1d: with LayerNorm")):
-        figures.heatmap(out / name, N_RANGE, D_RANGE, _grid(cells, panel),
-                        title=f"{title}\nfraction of trials with a non-selectable key",
-                        xlabel="d (dimension)", ylabel="n (number of keys)")
+    for panel, name, title in (
+        ("without", "figure1c.png", "Figure 1c: without LayerNorm"),
+        ("with_layernorm", "figure1d.png", "Figure 1d: with LayerNorm"),
+    ):
+        figures.heatmap(
+            out / name,
+            N_RANGE,
+            D_RANGE,
+            _grid(cells, panel),
+            title=f"{title}\nfraction of trials with a non-selectable key",
+            xlabel="d (dimension)",
+            ylabel="n (number of keys)",
+        )
     keys, projected = _projection_keys(seed)
     figures.projection_picture(out / "figure1ab.png", keys, projected, np.ones(3))
     note = _note(cells, trials, seed, complete)
     write_text((out / "figure1.md"), note)
     return {
-        "out": str(out), "cells": len(cells), "trials": trials,
+        "out": str(out),
+        "cells": len(cells),
+        "trials": trials,
         "undecided_without": sum(c.without["undecided"] for c in cells.values()),
         "undecided_with": sum(c.with_layernorm["undecided"] for c in cells.values()),
         "max_fraction_with": float(np.nanmax(_grid(cells, "with_layernorm"))) if cells else math.nan,

@@ -68,8 +68,9 @@ def save_figure(fig, path) -> Path:
         with replacing(path, binary=True) as handle:
             fig.savefig(handle, format="png", dpi=110, metadata={"Software": None})
     except OSError as err:
-        raise OptionError(f"cannot write the figure {str(path)!r}: {err.strerror or err}; "
-                          "give a writable output folder") from None
+        raise OptionError(
+            f"cannot write the figure {str(path)!r}: {err.strerror or err}; give a writable output folder"
+        ) from None
     return path
 
 
@@ -115,11 +116,18 @@ def layernorm_geometry(path, inputs, circle_images, gained_images, gain, bias) -
     ellipse = circle * gain + bias
     with _rc():
         fig = _figure(10.5, 5.2)
-        for panel, (title, images, curve, colour, label) in enumerate((
-                ("Projection and scaling: the circle of radius $\\sqrt{3}$", circle_images, circle, "#4c72b0",
-                 "LN(x), gain 1, bias 0"),
-                ("After the gain and bias: an ellipse", gained_images, ellipse, "#c44e52",
-                 "LN(x) with gain a, bias b"))):
+        for panel, (title, images, curve, colour, label) in enumerate(
+            (
+                (
+                    "Projection and scaling: the circle of radius $\\sqrt{3}$",
+                    circle_images,
+                    circle,
+                    "#4c72b0",
+                    "LN(x), gain 1, bias 0",
+                ),
+                ("After the gain and bias: an ellipse", gained_images, ellipse, "#c44e52", "LN(x) with gain a, bias b"),
+            )
+        ):
             ax = fig.add_subplot(1, 2, panel + 1, projection="3d")
             radius = 1.15 * max(np.abs(inputs).max(), np.abs(curve).max())
             s = np.linspace(-radius, radius, 2)
@@ -129,13 +137,30 @@ def layernorm_geometry(path, inputs, circle_images, gained_images, gain, bias) -
                 # the image's plane: normal 1/gain through the bias (all gains non-zero)
                 ebasis = plane_basis(1.0 / gain)
                 plane = grid_u[..., None] * ebasis[0] + grid_v[..., None] * ebasis[1] + bias
-            ax.plot_surface(plane[..., 0], plane[..., 1], plane[..., 2], color="#9aa7c7", alpha=0.18,
-                            linewidth=0, shade=False)
+            ax.plot_surface(
+                plane[..., 0], plane[..., 1], plane[..., 2], color="#9aa7c7", alpha=0.18, linewidth=0, shade=False
+            )
             ax.plot(curve[:, 0], curve[:, 1], curve[:, 2], color=colour, lw=2.2, label=label.split(",")[0] + " image")
-            ax.scatter(inputs[:, 0], inputs[:, 1], inputs[:, 2], color="#555555", s=14, depthshade=False,
-                       label="sample inputs x")
-            ax.scatter(images[:, 0], images[:, 1], images[:, 2], color=colour, s=22, depthshade=False,
-                       edgecolor="black", linewidth=0.4, label=label)
+            ax.scatter(
+                inputs[:, 0],
+                inputs[:, 1],
+                inputs[:, 2],
+                color="#555555",
+                s=14,
+                depthshade=False,
+                label="sample inputs x",
+            )
+            ax.scatter(
+                images[:, 0],
+                images[:, 1],
+                images[:, 2],
+                color=colour,
+                s=22,
+                depthshade=False,
+                edgecolor="black",
+                linewidth=0.4,
+                label=label,
+            )
             for x, y in zip(inputs, images):
                 ax.plot([x[0], y[0]], [x[1], y[1]], [x[2], y[2]], color="#888888", lw=0.6, alpha=0.8)
             ones = np.ones(3) / math.sqrt(3.0) * 0.6 * radius
@@ -145,7 +170,7 @@ def layernorm_geometry(path, inputs, circle_images, gained_images, gain, bias) -
             ax.set_xlabel("$x_1$")
             ax.set_ylabel("$x_2$")
             ax.set_zlabel("$x_3$")
-            ax.view_init(elev=20, azim=5)    # about 40 degrees off the normal (1,1,1): the circle reads as a circle
+            ax.view_init(elev=20, azim=5)  # about 40 degrees off the normal (1,1,1): the circle reads as a circle
             _equal_3d(ax, np.vstack([inputs, curve, [np.zeros(3)]]))
             ax.legend(loc="upper left", framealpha=0.85)
         gtxt = ", ".join(f"{g:g}" for g in gain)
@@ -183,8 +208,14 @@ def ellipse_axes(path, centre, normal, axes, semi_axes, gain) -> Path:
         ax.plot(curve[:, 0], curve[:, 1], curve[:, 2], color="#333333", lw=2)
         for k in range(2):
             end = centre + semi[k] * axes[k]
-            ax.plot([centre[0], end[0]], [centre[1], end[1]], [centre[2], end[2]], color=colours[k], lw=2.5,
-                    label=f"semi-axis {k + 1}: {semi[k]:.4f}")
+            ax.plot(
+                [centre[0], end[0]],
+                [centre[1], end[1]],
+                [centre[2], end[2]],
+                color=colours[k],
+                lw=2.5,
+                label=f"semi-axis {k + 1}: {semi[k]:.4f}",
+            )
         nrm = np.asarray(normal, dtype=float)
         nrm = nrm / np.linalg.norm(nrm) * 0.5 * semi.max()
         ax.quiver(*centre, *nrm, color="black", lw=1, arrow_length_ratio=0.2)
@@ -201,8 +232,12 @@ def ellipse_axes(path, centre, normal, axes, semi_axes, gain) -> Path:
         for k in range(2):
             end = [semi[0], 0.0] if k == 0 else [0.0, semi[1]]
             ax2.annotate("", xy=end, xytext=(0, 0), arrowprops={"arrowstyle": "->", "color": colours[k], "lw": 2.2})
-            ax2.text(end[0] * 0.5 + (0.05 if k else 0), end[1] * 0.5 + (0 if k else 0.08),
-                     f"$\\sqrt{{3\\lambda_{k + 1}}}$ = {semi[k]:.3f}", color=colours[k])
+            ax2.text(
+                end[0] * 0.5 + (0.05 if k else 0),
+                end[1] * 0.5 + (0 if k else 0.08),
+                f"$\\sqrt{{3\\lambda_{k + 1}}}$ = {semi[k]:.3f}",
+                color=colours[k],
+            )
         ax2.set_aspect("equal")
         ax2.axhline(0, color="#cccccc", lw=0.8)
         ax2.axvline(0, color="#cccccc", lw=0.8)
@@ -210,8 +245,9 @@ def ellipse_axes(path, centre, normal, axes, semi_axes, gain) -> Path:
         ax2.set_xlabel("along axis 1")
         ax2.set_ylabel("along axis 2")
         gtxt = ", ".join(f"{g:g}" for g in gain)
-        fig.suptitle(f"Principal axes for gain $a = ({gtxt})$: eigenvectors of "
-                     "$\\mathrm{diag}(a)\\,P\\,\\mathrm{diag}(a)$")
+        fig.suptitle(
+            f"Principal axes for gain $a = ({gtxt})$: eigenvectors of $\\mathrm{{diag}}(a)\\,P\\,\\mathrm{{diag}}(a)$"
+        )
         fig.subplots_adjust(left=0.02, right=0.97, bottom=0.12, top=0.86, wspace=0.15)
         return save_figure(fig, path)
 
@@ -227,8 +263,9 @@ def _pca(points: np.ndarray, k: int):
     return comps
 
 
-def keys_hull(path, keys, statuses, witnesses=None, *, title: str = "Keys and their convex hull",
-              labels: bool | None = None) -> Path:
+def keys_hull(
+    path, keys, statuses, witnesses=None, *, title: str = "Keys and their convex hull", labels: bool | None = None
+) -> Path:
     """Keys, their convex hull, their statuses and witness queries (2-D or 3-D).
 
     ``keys`` is (N, d); with d > 3 the picture shows the first three principal
@@ -263,8 +300,9 @@ def keys_hull(path, keys, statuses, witnesses=None, *, title: str = "Keys and th
                 from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
                 faces = [shown[s] for s in hull.simplices]
-                ax.add_collection3d(Poly3DCollection(faces, facecolor="#4c72b0", alpha=0.08,
-                                                     edgecolor="#4c72b0", linewidth=0.4))
+                ax.add_collection3d(
+                    Poly3DCollection(faces, facecolor="#4c72b0", alpha=0.08, edgecolor="#4c72b0", linewidth=0.4)
+                )
         except (QhullError, ValueError):
             pass  # degenerate (flat) configurations: keys only
         for status, (marker, colour, label) in STATUS_STYLE.items():
@@ -273,11 +311,30 @@ def keys_hull(path, keys, statuses, witnesses=None, *, title: str = "Keys and th
                 continue
             pts = shown[idx]
             if dim == 2:
-                ax.scatter(pts[:, 0], pts[:, 1], marker=marker, color=colour, s=60, edgecolor="black",
-                           linewidth=0.5, zorder=3, label=f"{label} ({len(idx)})")
+                ax.scatter(
+                    pts[:, 0],
+                    pts[:, 1],
+                    marker=marker,
+                    color=colour,
+                    s=60,
+                    edgecolor="black",
+                    linewidth=0.5,
+                    zorder=3,
+                    label=f"{label} ({len(idx)})",
+                )
             else:
-                ax.scatter(pts[:, 0], pts[:, 1], pts[:, 2], marker=marker, color=colour, s=50,
-                           edgecolor="black", linewidth=0.5, depthshade=False, label=f"{label} ({len(idx)})")
+                ax.scatter(
+                    pts[:, 0],
+                    pts[:, 1],
+                    pts[:, 2],
+                    marker=marker,
+                    color=colour,
+                    s=50,
+                    edgecolor="black",
+                    linewidth=0.5,
+                    depthshade=False,
+                    label=f"{label} ({len(idx)})",
+                )
         drawn = False
         for i, w in enumerate(witnesses or []):
             if w is None:
@@ -294,8 +351,12 @@ def keys_hull(path, keys, statuses, witnesses=None, *, title: str = "Keys and th
             lab = None if drawn else "witness query (direction)"
             drawn = True
             if dim == 2:
-                ax.annotate("", xy=shown[i] + vec, xytext=shown[i],
-                            arrowprops={"arrowstyle": "->", "color": "#1b7f3b", "lw": 1.3})
+                ax.annotate(
+                    "",
+                    xy=shown[i] + vec,
+                    xytext=shown[i],
+                    arrowprops={"arrowstyle": "->", "color": "#1b7f3b", "lw": 1.3},
+                )
                 ax.plot([], [], color="#1b7f3b", lw=1.3, label=lab)
                 tip = shown[i] + vec * 1.08
                 ax.plot([tip[0]], [tip[1]], alpha=0.0)  # keeps the arrow inside the axes
@@ -339,8 +400,14 @@ def attention_bars(path, weights, *, title: str = "Attention weights", labels=No
         bars = ax.bar(range(len(weights)), weights, color=colours, edgecolor="black", linewidth=0.4)
         if len(weights) <= 16:
             for bar, w in zip(bars, weights):
-                ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height() + 0.01, f"{w:.3f}",
-                        ha="center", va="bottom", fontsize=8)
+                ax.text(
+                    bar.get_x() + bar.get_width() / 2,
+                    bar.get_height() + 0.01,
+                    f"{w:.3f}",
+                    ha="center",
+                    va="bottom",
+                    fontsize=8,
+                )
         ax.set_xticks(range(len(weights)))
         ax.set_xticklabels(labels, rotation=0 if len(weights) <= 16 else 90)
         ax.set_ylim(0, min(1.0, max(weights.max() * 1.2, 0.05)) + 0.02)
@@ -376,17 +443,23 @@ def margin_histogram(path, margins, *, title: str = "Witness margins of selectab
         return save_figure(fig, path)
 
 
-def heatmap(path, rows, cols, values, *, title: str, xlabel: str, ylabel: str,
-            colorbar: str = "fraction") -> Path:
+def heatmap(path, rows, cols, values, *, title: str, xlabel: str, ylabel: str, colorbar: str = "fraction") -> Path:
     """A heatmap with ``values[i][j]`` at row ``rows[i]`` and column ``cols[j]`` (NaN = missing)."""
     values = np.asarray(values, dtype=float)
     with _rc():
         fig = _figure(5.6, 6.4)
         ax = fig.add_subplot(1, 1, 1)
         masked = np.ma.masked_invalid(values)
-        image = ax.imshow(masked, origin="lower", aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0,
-                          interpolation="nearest",
-                          extent=(cols[0] - 0.5, cols[-1] + 0.5, rows[0] - 0.5, rows[-1] + 0.5))
+        image = ax.imshow(
+            masked,
+            origin="lower",
+            aspect="auto",
+            cmap="viridis",
+            vmin=0.0,
+            vmax=1.0,
+            interpolation="nearest",
+            extent=(cols[0] - 0.5, cols[-1] + 0.5, rows[0] - 0.5, rows[-1] + 0.5),
+        )
         cbar = fig.colorbar(image, ax=ax)
         cbar.set_label(colorbar)
         ax.set_xlabel(xlabel)
@@ -416,26 +489,38 @@ def projection_picture(path, keys, projected, query) -> Path:
         fig = _figure(10.5, 5.0)
         scores_before = keys @ query
         scores_after = projected @ query
-        for panel, (pts, title, scores) in enumerate((
+        for panel, (pts, title, scores) in enumerate(
+            (
                 (keys, "Keys without projection", scores_before),
-                (projected, r"Keys after projection ($x - \bar{x}\,\mathbf{1}$)", scores_after))):
+                (projected, r"Keys after projection ($x - \bar{x}\,\mathbf{1}$)", scores_after),
+            )
+        ):
             ax = fig.add_subplot(1, 2, panel + 1, projection="3d")
             radius = 1.1 * np.abs(np.vstack([keys, projected])).max()
             s = np.linspace(-radius, radius, 2)
             gu, gv = np.meshgrid(s, s)
             plane = gu[..., None] * basis[0] + gv[..., None] * basis[1]
-            ax.plot_surface(plane[..., 0], plane[..., 1], plane[..., 2], color="#9aa7c7", alpha=0.15,
-                            linewidth=0, shade=False)
-            ax.scatter(pts[:, 0], pts[:, 1], pts[:, 2], color="#4c72b0", s=28, edgecolor="black", linewidth=0.4,
-                       depthshade=False, label="keys")
+            ax.plot_surface(
+                plane[..., 0], plane[..., 1], plane[..., 2], color="#9aa7c7", alpha=0.15, linewidth=0, shade=False
+            )
+            ax.scatter(
+                pts[:, 0],
+                pts[:, 1],
+                pts[:, 2],
+                color="#4c72b0",
+                s=28,
+                edgecolor="black",
+                linewidth=0.4,
+                depthshade=False,
+                label="keys",
+            )
             for p in pts:
                 ax.plot([0, p[0]], [0, p[1]], [0, p[2]], color="#4c72b0", lw=0.7, alpha=0.6)
             q = query / np.linalg.norm(query) * 0.8 * radius
-            ax.quiver(0, 0, 0, *q, color="#c44e52", lw=2, arrow_length_ratio=0.12,
-                      label=r"query $q = \mathbf{1}$")
+            ax.quiver(0, 0, 0, *q, color="#c44e52", lw=2, arrow_length_ratio=0.12, label=r"query $q = \mathbf{1}$")
             spread = float(scores.max() - scores.min())
             ax.set_title(f"{title}\nlargest minus smallest score $q \\cdot k$: {_readable(spread)}")
-            ax.view_init(elev=10, azim=-5)   # the plane orthogonal to (1,1,1) seen obliquely, not edge-on
+            ax.view_init(elev=10, azim=-5)  # the plane orthogonal to (1,1,1) seen obliquely, not edge-on
             _equal_3d(ax, np.vstack([keys, projected, [np.zeros(3)]]))
             ax.set_xlabel("$x_1$")
             ax.set_ylabel("$x_2$")

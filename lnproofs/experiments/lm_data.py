@@ -24,13 +24,17 @@ def train_tokenizer(documents, vocab_size: int, path: Path):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[EOT], show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[EOT],
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     tok.train_from_iterator(documents, trainer=trainer)
     from ..certificates.writes import output_file, replacing
 
     output_file(path, None)
-    with replacing(path) as handle:            # only a regular file of ours is replaced
+    with replacing(path) as handle:  # only a regular file of ours is replaced
         handle.write(tok.to_str(pretty=True))
     return tok
 
@@ -59,11 +63,13 @@ def text_windows(stream: np.ndarray, count: int, *, min_len: int, max_len: int, 
     lengths = np.random.default_rng(seed).integers(min_len, max_len + 1, size=count)
     needed = int(lengths.sum())
     if needed > len(stream):
-        raise InputError(f"the corpus is too small for {count} held-out texts of {min_len}-{max_len} tokens: "
-                         f"its held-out part has {len(stream):,} tokens and {needed:,} are needed; "
-                         "give a larger --corpus or fewer --texts")
+        raise InputError(
+            f"the corpus is too small for {count} held-out texts of {min_len}-{max_len} tokens: "
+            f"its held-out part has {len(stream):,} tokens and {needed:,} are needed; "
+            "give a larger --corpus or fewer --texts"
+        )
     out, pos = [], 0
     for n in lengths.tolist():
-        out.append(stream[pos:pos + n])
+        out.append(stream[pos : pos + n])
         pos += n
     return out

@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["KEY_KINDS", "KEY_DESCRIPTIONS", "exact_centred", "layernorm_keys", "keys_for",
-           "certify_text_keys"]
+__all__ = ["KEY_KINDS", "KEY_DESCRIPTIONS", "exact_centred", "layernorm_keys", "keys_for", "certify_text_keys"]
 
 KEY_KINDS = ("before", "centred", "after")
 KEY_DESCRIPTIONS = {
     "before": "the inputs of ln_1, as the model computed them (float32)",
     "centred": "the inputs of ln_1 centred exactly (d·x − Σx, in integers), i.e. LayerNorm without scaling",
     "after": "the exact LayerNorm outputs (eps included) of the ln_1 inputs, certified from the inputs "
-             "(exact centring, exact square-root comparisons; no rounding of the outputs)",
+    "(exact centring, exact square-root comparisons; no rounding of the outputs)",
 }
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import replacing, write_text
 from .blocks import Figure, Heading, Para, Table, fmt, fmt_int, mean_ci, to_markdown
 from .outputs import read_rows
-from ..certificates.writes import replacing, write_text
 
 __all__ = ["write_lm_figures", "write_lm_section", "lm_blocks", "per_text_fractions"]
 
@@ -40,18 +40,28 @@ def write_lm_figures(root: Path) -> dict[str, str]:
             continue
         rows = curves[arm]
         train = smoothed([r["train_loss"] for r in rows], window)
-        left.plot([r["step"] for r in rows][window - 1:], train, color=colour, lw=1.0, label=f"{label}, training")
+        left.plot([r["step"] for r in rows][window - 1 :], train, color=colour, lw=1.0, label=f"{label}, training")
         test = [r for r in rows if r.get("test_loss") is not None]
-        left.plot([r["step"] for r in test], [r["test_loss"] for r in test], color=colour, lw=1.4, ls="--",
-                  marker="o", ms=3, label=f"{label}, held out")
+        left.plot(
+            [r["step"] for r in test],
+            [r["test_loss"] for r in test],
+            color=colour,
+            lw=1.4,
+            ls="--",
+            marker="o",
+            ms=3,
+            label=f"{label}, held out",
+        )
     if len(curves) == 2:
         a, b = curves["centering"], curves["scaling"]
         diff = np.array([x["train_loss"] - y["train_loss"] for x, y in zip(a, b)])
-        right.plot([r["step"] for r in a][window - 1:], smoothed(diff, window), color="black", lw=1.0,
-                   label="training")
+        right.plot(
+            [r["step"] for r in a][window - 1 :], smoothed(diff, window), color="black", lw=1.0, label="training"
+        )
         held = [(x["step"], x["test_loss"] - y["test_loss"]) for x, y in zip(a, b) if x.get("test_loss") is not None]
-        right.plot([s for s, _ in held], [d for _, d in held], color="black", ls="--", marker="o", ms=3,
-                   label="held out")
+        right.plot(
+            [s for s, _ in held], [d for _, d in held], color="black", ls="--", marker="o", ms=3, label="held out"
+        )
         right.axhline(0, color="grey", lw=0.6)
     left.set_xlabel("training step")
     left.set_ylabel(f"next-token loss (training: mean of {window} steps)", fontsize=8)
@@ -107,7 +117,8 @@ def _undecided(summary: dict) -> bool:
 
 def lm_blocks(root: Path, prefix: str = "") -> tuple:
     """The write-up of the run in ``root`` (empty when it holds no results)."""
-    from .paper import PAPER_LM_SETTING as P, PAPER_TABLES
+    from .paper import PAPER_LM_SETTING as P
+    from .paper import PAPER_TABLES
 
     root = Path(root)
     if not ((root / "summary.json").is_file() and (root / "config.json").is_file()):
@@ -129,67 +140,124 @@ def lm_blocks(root: Path, prefix: str = "") -> tuple:
         return tuple(f"{v:g}" for v in PAPER_TABLES[name])
 
     header = ("", *(f"layer {i + 1}" for i in layers))
-    interval = (f"mean over the {texts} texts $\\pm$ the half-width of its 95% confidence interval (Student's $t$)"
-                if texts > 1 else "one text")
-    table1 = Table("tab:lm-table1", f"Percentage of keys certified not selectable right before attention "
-                   f"(the paper's Table 1). Ours: {interval}.", header,
-                   (("without scaling, ours", *ours("without")), ("without scaling, the paper", *paper("without")),
-                    ("with scaling, ours", *ours("with")), ("with scaling, the paper", *paper("with"))))
-    table2 = Table("tab:lm-table2", f"With scaling: percentage of keys certified not selectable before and after "
-                   f"LayerNorm (the paper's Table 2). Ours: {interval}.", header,
-                   (("before LayerNorm, ours", *ours("before")), ("before LayerNorm, the paper", *paper("before")),
-                    ("after LayerNorm, ours", *ours("with")), ("after LayerNorm, the paper", *paper("after"))))
-    settings = Table("tab:lm-settings", "Trained language models: the paper's setting and ours.",
-                     ("setting", "the paper", "ours"),
-                     (("model", P["model"], f"the same architecture, width 8, 4 heads, 4 layers, "
-                                            f"$\\epsilon = {_tex_number(config['eps'])}$"),
-                      ("corpus", P["corpus"], f"{config['corpus']} ({fmt_int(config['tokens_train'])} training "
-                                              f"tokens)"),
-                      ("tokenizer", P["tokenizer"], f"byte-level BPE trained on the corpus "
-                                                    f"({fmt_int(config['vocab_size'])} tokens)"),
-                      ("training", f"{fmt_int(P['steps'])} steps of batch {P['batch']}",
-                       f"{fmt_int(config['steps'])} steps of batch {config['batch']} with blocks of "
-                       f"{fmt_int(config['block'])} tokens, AdamW at {fmt(config['lr'], 1)} with linear decay"),
-                      ("texts measured", P["texts"], f"{texts} held-out texts of {fmt_int(config['min_len'])} to "
-                                                     f"{fmt_int(config['max_len'])} tokens"),
-                      ("decision", P["decision"], "exact certificates")))
-    intro = ("[[cite:brody2023]] train two small GPT-2 models from scratch, one with LayerNorm before attention and "
-             "one whose norm only centres its input (projection without scaling), and count the keys that no "
-             "query can select: all positions of a text form one key set, and the queries range over the whole "
-             "space. In both arms the first norm of every block has its gain and bias frozen at 1 and 0. "
-             "[[tab:lm-settings]] sets their setting beside ours. Our models are far smaller in training (a few "
-             "hundred steps on a small corpus instead of 50,000 steps on Wikipedia) and are measured on a few "
-             "texts, so the comparison is of the pattern, not of the values: a large share of unselectable keys "
-             "without scaling and none with it.")
-    method = ("Every key is decided exactly: a key counts as not selectable only with a checked certificate (a "
-              "convex combination of the other keys, or a proof that it can only tie), and as selectable only with "
-              "a witness query under which it wins strictly, checked in exact arithmetic however small its margin. "
-              "The keys without scaling are the norm's inputs centred exactly; the keys before LayerNorm are its "
-              "inputs as the model computed them; the keys with scaling are the exact LayerNorm outputs, "
-              "$\\epsilon$ included, decided from the inputs without rounding the outputs."
-              + (" Undecided keys are counted apart." if _undecided(summary) else " No key was left undecided."))
+    interval = (
+        f"mean over the {texts} texts $\\pm$ the half-width of its 95% confidence interval (Student's $t$)"
+        if texts > 1
+        else "one text"
+    )
+    table1 = Table(
+        "tab:lm-table1",
+        f"Percentage of keys certified not selectable right before attention (the paper's Table 1). Ours: {interval}.",
+        header,
+        (
+            ("without scaling, ours", *ours("without")),
+            ("without scaling, the paper", *paper("without")),
+            ("with scaling, ours", *ours("with")),
+            ("with scaling, the paper", *paper("with")),
+        ),
+    )
+    table2 = Table(
+        "tab:lm-table2",
+        f"With scaling: percentage of keys certified not selectable before and after "
+        f"LayerNorm (the paper's Table 2). Ours: {interval}.",
+        header,
+        (
+            ("before LayerNorm, ours", *ours("before")),
+            ("before LayerNorm, the paper", *paper("before")),
+            ("after LayerNorm, ours", *ours("with")),
+            ("after LayerNorm, the paper", *paper("after")),
+        ),
+    )
+    settings = Table(
+        "tab:lm-settings",
+        "Trained language models: the paper's setting and ours.",
+        ("setting", "the paper", "ours"),
+        (
+            (
+                "model",
+                P["model"],
+                f"the same architecture, width 8, 4 heads, 4 layers, $\\epsilon = {_tex_number(config['eps'])}$",
+            ),
+            ("corpus", P["corpus"], f"{config['corpus']} ({fmt_int(config['tokens_train'])} training tokens)"),
+            (
+                "tokenizer",
+                P["tokenizer"],
+                f"byte-level BPE trained on the corpus ({fmt_int(config['vocab_size'])} tokens)",
+            ),
+            (
+                "training",
+                f"{fmt_int(P['steps'])} steps of batch {P['batch']}",
+                f"{fmt_int(config['steps'])} steps of batch {config['batch']} with blocks of "
+                f"{fmt_int(config['block'])} tokens, AdamW at {fmt(config['lr'], 1)} with linear decay",
+            ),
+            (
+                "texts measured",
+                P["texts"],
+                f"{texts} held-out texts of {fmt_int(config['min_len'])} to {fmt_int(config['max_len'])} tokens",
+            ),
+            ("decision", P["decision"], "exact certificates"),
+        ),
+    )
+    intro = (
+        "[[cite:brody2023]] train two small GPT-2 models from scratch, one with LayerNorm before attention and "
+        "one whose norm only centres its input (projection without scaling), and count the keys that no "
+        "query can select: all positions of a text form one key set, and the queries range over the whole "
+        "space. In both arms the first norm of every block has its gain and bias frozen at 1 and 0. "
+        "[[tab:lm-settings]] sets their setting beside ours. Our models are far smaller in training (a few "
+        "hundred steps on a small corpus instead of 50,000 steps on Wikipedia) and are measured on a few "
+        "texts, so the comparison is of the pattern, not of the values: a large share of unselectable keys "
+        "without scaling and none with it."
+    )
+    method = (
+        "Every key is decided exactly: a key counts as not selectable only with a checked certificate (a "
+        "convex combination of the other keys, or a proof that it can only tie), and as selectable only with "
+        "a witness query under which it wins strictly, checked in exact arithmetic however small its margin. "
+        "The keys without scaling are the norm's inputs centred exactly; the keys before LayerNorm are its "
+        "inputs as the model computed them; the keys with scaling are the exact LayerNorm outputs, "
+        "$\\epsilon$ included, decided from the inputs without rounding the outputs."
+        + (" Undecided keys are counted apart." if _undecided(summary) else " No key was left undecided.")
+    )
     spread = summary.get("radius_spread") or []
-    results = ("[[tab:lm-table1]] and [[tab:lm-table2]] give the percentages per layer. Without scaling, and before "
-               "LayerNorm, a large share of the keys is not selectable in every layer, as in the paper; with "
-               f"scaling none is: {fmt_int(summary.get('after_not_selectable', 0))} of "
-               f"{fmt_int(summary.get('after_keys', 0))} keys after LayerNorm are certified not selectable. The "
-               f"intervals reflect only the variation between the {texts} texts of one trained model per arm; the "
-               "variation between training runs is not measured.")
+    results = (
+        "[[tab:lm-table1]] and [[tab:lm-table2]] give the percentages per layer. Without scaling, and before "
+        "LayerNorm, a large share of the keys is not selectable in every layer, as in the paper; with "
+        f"scaling none is: {fmt_int(summary.get('after_not_selectable', 0))} of "
+        f"{fmt_int(summary.get('after_keys', 0))} keys after LayerNorm are certified not selectable. The "
+        f"intervals reflect only the variation between the {texts} texts of one trained model per arm; the "
+        "variation between training runs is not measured."
+    )
     if spread:
         low = min(s["min"] for s in spread)
-        results += (f" With $\\epsilon = {_tex_number(config['eps'])}$ the outputs of LayerNorm do not all lie on one "
-                    f"sphere (their norm divided by $\\sqrt{{d}}$ ranges from {low:.4f} to 1 over the layers), so "
-                    "the geometry alone does not guarantee that every key is selectable; the certificates decide "
-                    "it key by key.")
-    loss = ("[[fig:lm-loss]] shows the loss of both arms. The two arms differ by less than one hundredth in "
-            "held-out loss" if _small_gap(root) else "[[fig:lm-loss]] shows the loss of both arms")
+        results += (
+            f" With $\\epsilon = {_tex_number(config['eps'])}$ the outputs of LayerNorm do not all lie on one "
+            f"sphere (their norm divided by $\\sqrt{{d}}$ ranges from {low:.4f} to 1 over the layers), so "
+            "the geometry alone does not guarantee that every key is selectable; the certificates decide "
+            "it key by key."
+        )
+    loss = (
+        "[[fig:lm-loss]] shows the loss of both arms. The two arms differ by less than one hundredth in held-out loss"
+        if _small_gap(root)
+        else "[[fig:lm-loss]] shows the loss of both arms"
+    )
     loss += "; the paper reports a held-out loss of about 7.33 with scaling and 7.38 without after 50,000 steps."
-    figure = Figure("fig:lm-loss", f"{prefix}lm_loss.png",
-                    "Left: training loss (the mean of the last 20 steps) and held-out loss of the two language models. "
-                    "Right: the loss without scaling minus the loss with scaling; the two curves on the left overlap "
-                    "because this difference is small.")
-    return (Heading("Experiment 2: unselectable keys in trained language models", 1, "sec:lm"), Para(intro), settings,
-            Para(method), Para(results), table1, table2, Para(loss), figure)
+    figure = Figure(
+        "fig:lm-loss",
+        f"{prefix}lm_loss.png",
+        "Left: training loss (the mean of the last 20 steps) and held-out loss of the two language models. "
+        "Right: the loss without scaling minus the loss with scaling; the two curves on the left overlap "
+        "because this difference is small.",
+    )
+    return (
+        Heading("Experiment 2: unselectable keys in trained language models", 1, "sec:lm"),
+        Para(intro),
+        settings,
+        Para(method),
+        Para(results),
+        table1,
+        table2,
+        Para(loss),
+        figure,
+    )
 
 
 def _small_gap(root: Path) -> bool:
@@ -207,7 +275,7 @@ def _tex_number(value: float) -> str:
     exponent = int(exponent)
     if exponent == 0:
         return mantissa
-    return (f"10^{{{exponent}}}" if mantissa == "1" else f"{mantissa} \\times 10^{{{exponent}}}")
+    return f"10^{{{exponent}}}" if mantissa == "1" else f"{mantissa} \\times 10^{{{exponent}}}"
 
 
 def write_lm_section(root: Path, summary: dict, config: dict, figures=None) -> Path:
@@ -217,16 +285,54 @@ def write_lm_section(root: Path, summary: dict, config: dict, figures=None) -> P
     root = Path(root)
     t = summary["tables"]
     layers = range(len(t["without"]))
-    _write_csv(root / "table1.csv", ["layer", "without_scaling_pct", "with_scaling_pct", "undecided_without_pct",
-                                     "undecided_with_pct", "paper_without_pct", "paper_with_pct"],
-               [[i + 1, t["without"][i]["unselectable_pct"], t["with"][i]["unselectable_pct"],
-                 t["without"][i]["undecided_pct"], t["with"][i]["undecided_pct"], PAPER_TABLES["without"][i],
-                 PAPER_TABLES["with"][i]] for i in layers])
-    _write_csv(root / "table2.csv", ["layer", "before_pct", "after_pct", "undecided_before_pct", "undecided_after_pct",
-                                     "paper_before_pct", "paper_after_pct"],
-               [[i + 1, t["before"][i]["unselectable_pct"], t["with"][i]["unselectable_pct"],
-                 t["before"][i]["undecided_pct"], t["with"][i]["undecided_pct"], PAPER_TABLES["before"][i],
-                 PAPER_TABLES["after"][i]] for i in layers])
+    _write_csv(
+        root / "table1.csv",
+        [
+            "layer",
+            "without_scaling_pct",
+            "with_scaling_pct",
+            "undecided_without_pct",
+            "undecided_with_pct",
+            "paper_without_pct",
+            "paper_with_pct",
+        ],
+        [
+            [
+                i + 1,
+                t["without"][i]["unselectable_pct"],
+                t["with"][i]["unselectable_pct"],
+                t["without"][i]["undecided_pct"],
+                t["with"][i]["undecided_pct"],
+                PAPER_TABLES["without"][i],
+                PAPER_TABLES["with"][i],
+            ]
+            for i in layers
+        ],
+    )
+    _write_csv(
+        root / "table2.csv",
+        [
+            "layer",
+            "before_pct",
+            "after_pct",
+            "undecided_before_pct",
+            "undecided_after_pct",
+            "paper_before_pct",
+            "paper_after_pct",
+        ],
+        [
+            [
+                i + 1,
+                t["before"][i]["unselectable_pct"],
+                t["with"][i]["unselectable_pct"],
+                t["before"][i]["undecided_pct"],
+                t["with"][i]["undecided_pct"],
+                PAPER_TABLES["before"][i],
+                PAPER_TABLES["after"][i],
+            ]
+            for i in layers
+        ],
+    )
     for name, data in (("summary.json", summary), ("config.json", config)):
         if data is not None:
             write_text(root / name, json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -32,10 +32,30 @@ LOSS_TARGET = 0.2
 #: the scaled-down configuration: the paper's model, task, data, batch and schedule, three
 #: times its learning rate for 5,000 steps instead of up to 14,000 (see ``docs/experiments.md``)
 DEFAULT = {
-    "main": {"n_samples": 100_000, "length": 50, "classes": 20, "d": 8, "min_delta": 6, "batch": 6000,
-             "steps": 5000, "lr": 3e-3, "eval_every": 100, "decay_steps": math.ceil(100_000 / 6000) * 10_000},
-    "three_d": {"n_samples": 6_000, "length": 30, "classes": 10, "d": 3, "min_delta": 6, "batch": 128,
-                "steps": 1000, "lr": 1e-2, "eval_every": 100, "decay_steps": None},
+    "main": {
+        "n_samples": 100_000,
+        "length": 50,
+        "classes": 20,
+        "d": 8,
+        "min_delta": 6,
+        "batch": 6000,
+        "steps": 5000,
+        "lr": 3e-3,
+        "eval_every": 100,
+        "decay_steps": math.ceil(100_000 / 6000) * 10_000,
+    },
+    "three_d": {
+        "n_samples": 6_000,
+        "length": 30,
+        "classes": 10,
+        "d": 3,
+        "min_delta": 6,
+        "batch": 128,
+        "steps": 1000,
+        "lr": 1e-2,
+        "eval_every": 100,
+        "decay_steps": None,
+    },
     "seeds": (11, 123, 42),
     "arms": ("layernorm", "no-projection"),
     "data_seed": 0,
@@ -43,25 +63,45 @@ DEFAULT = {
 #: why each configuration stands for the paper's (printed in summary.md)
 RATIONALE = {
     "default": "Why this stands for the paper's: the same task, model, arms, data (N 100,000), batch (6,000) and "
-               "nearly constant schedule, with three times the learning rate (3e-3) for 5,000 steps instead of "
-               "up to 14,000. With Adam a parameter moves about the learning rate per step, so 5,000 steps at 3e-3 "
-               "cover the paper's 15,000 steps at 1e-3; test accuracy is compared at step 1,667, the same "
-               "learning rate x steps as the paper's step 5,000. Among the settings tried (docs/experiments.md), "
-               "smaller batches leave the angle with projection stalled near 35-45 degrees and a decaying rate "
-               "stops it near 40; this is the cheapest that brings it under 20 degrees for every seed tried. It "
-               "does not fit the 10 minutes aimed at: the six runs take three rounds of two parallel runs, about "
-               "7 minutes a round on two cores (about 70 ms a step), so about 21 minutes in all; with fewer steps "
-               "the slowest seed (11) is still above 20 degrees (22.9 at step 4,000) and the sphere arm has not "
-               "reached loss 0.2.",
+    "nearly constant schedule, with three times the learning rate (3e-3) for 5,000 steps instead of "
+    "up to 14,000. With Adam a parameter moves about the learning rate per step, so 5,000 steps at 3e-3 "
+    "cover the paper's 15,000 steps at 1e-3; test accuracy is compared at step 1,667, the same "
+    "learning rate x steps as the paper's step 5,000. Among the settings tried (docs/experiments.md), "
+    "smaller batches leave the angle with projection stalled near 35-45 degrees and a decaying rate "
+    "stops it near 40; this is the cheapest that brings it under 20 degrees for every seed tried. It "
+    "does not fit the 10 minutes aimed at: the six runs take three rounds of two parallel runs, about "
+    "7 minutes a round on two cores (about 70 ms a step), so about 21 minutes in all; with fewer steps "
+    "the slowest seed (11) is still above 20 degrees (22.9 at step 4,000) and the sphere arm has not "
+    "reached loss 0.2.",
     "paper": "The paper's configuration (its Figures 2 and 3): 100,000 sequences, batch 6,000, Adam 1e-3, "
-             "up to 1,000 epochs, stop at test accuracy 1.0.",
+    "up to 1,000 epochs, stop at test accuracy 1.0.",
 }
 #: the paper's configuration (Figures 2/3: 1,000 epochs of 14 steps; 3-D: 10,000 epochs of one step)
 PAPER = {
-    "main": {"n_samples": 100_000, "length": 50, "classes": 20, "d": 8, "min_delta": 6, "batch": 6000,
-             "steps": 14_000, "lr": 1e-3, "eval_every": 14, "decay_steps": math.ceil(100_000 / 6000) * 10_000},
-    "three_d": {"n_samples": 6_000, "length": 30, "classes": 10, "d": 3, "min_delta": 6, "batch": 6000,
-                "steps": 10_000, "lr": 1e-3, "eval_every": 200, "decay_steps": 10_000},
+    "main": {
+        "n_samples": 100_000,
+        "length": 50,
+        "classes": 20,
+        "d": 8,
+        "min_delta": 6,
+        "batch": 6000,
+        "steps": 14_000,
+        "lr": 1e-3,
+        "eval_every": 14,
+        "decay_steps": math.ceil(100_000 / 6000) * 10_000,
+    },
+    "three_d": {
+        "n_samples": 6_000,
+        "length": 30,
+        "classes": 10,
+        "d": 3,
+        "min_delta": 6,
+        "batch": 6000,
+        "steps": 10_000,
+        "lr": 1e-3,
+        "eval_every": 200,
+        "decay_steps": 10_000,
+    },
     "seeds": (11, 123, 42, 9, 456, 4, 5, 6, 7, 8),
     "arms": ARMS,
     "data_seed": 0,
@@ -80,9 +120,21 @@ def _run_arm(data, cfg: dict, arm: str, seed: int, path: Path, device: str) -> d
     writer = RowWriter(path, _FIELDS, keep_until=checkpoint_step(ckpt))
     try:
         decay = cfg["decay_steps"] or cfg["steps"] * 10
-        result = train_majority(data, arm=arm, d=cfg["d"], seed=seed, steps=cfg["steps"], batch=cfg["batch"],
-                                lr=cfg["lr"], decay_steps=decay, eval_every=cfg["eval_every"], device=device,
-                                on_row=writer, checkpoint=ckpt, checkpoint_every=_CHECKPOINT_EVERY)
+        result = train_majority(
+            data,
+            arm=arm,
+            d=cfg["d"],
+            seed=seed,
+            steps=cfg["steps"],
+            batch=cfg["batch"],
+            lr=cfg["lr"],
+            decay_steps=decay,
+            eval_every=cfg["eval_every"],
+            device=device,
+            on_row=writer,
+            checkpoint=ckpt,
+            checkpoint_every=_CHECKPOINT_EVERY,
+        )
     except BaseException:
         writer.abandon()
         raise
@@ -107,10 +159,19 @@ def _same_configuration(path: Path, config: dict) -> dict:
     for key in ("main", "three_d", "data_seed"):
         if key in old and old[key] is not None and config[key] is not None and old[key] != config[key]:
             theirs, ours = old[key], config[key]
-            changed = [f"{k} {theirs.get(k)} (now {ours.get(k)})" for k in sorted(set(theirs) | set(ours))
-                       if theirs.get(k) != ours.get(k)] if isinstance(ours, dict) else [f"{theirs} (now {ours})"]
-            raise OptionError(f"{path.parent} holds runs made with other settings ({key}: {', '.join(changed)}); "
-                              "give another --out, or remove that folder to start over")
+            changed = (
+                [
+                    f"{k} {theirs.get(k)} (now {ours.get(k)})"
+                    for k in sorted(set(theirs) | set(ours))
+                    if theirs.get(k) != ours.get(k)
+                ]
+                if isinstance(ours, dict)
+                else [f"{theirs} (now {ours})"]
+            )
+            raise OptionError(
+                f"{path.parent} holds runs made with other settings ({key}: {', '.join(changed)}); "
+                "give another --out, or remove that folder to start over"
+            )
     if config["three_d"] is None and old.get("three_d") is not None:
         config = {**config, "three_d": old["three_d"]}
     return config
@@ -141,10 +202,22 @@ def _weights_path(path: Path) -> Path:
     return path.with_name(path.stem + "_weights.npz")
 
 
-def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | None = None,
-                       n_samples: int | None = None, device: str = "auto", three_d: bool = True,
-                       progress=None, arms=None, train: bool = True, note: str | None = None,
-                       workers=None, scheduler=None) -> dict:
+def reproduce_majority(
+    out,
+    *,
+    paper: bool = False,
+    seeds=None,
+    steps: int | None = None,
+    n_samples: int | None = None,
+    device: str = "auto",
+    three_d: bool = True,
+    progress=None,
+    arms=None,
+    train: bool = True,
+    note: str | None = None,
+    workers=None,
+    scheduler=None,
+) -> dict:
     """Run (or finish) the experiment into ``OUT/majority`` (``OUT/majority_paper`` with
     ``paper``); returns the summary dict.  ``arms``: a subset of :data:`ARMS`.
     ``train=False`` trains nothing and summarises the runs' CSVs as they are (certificates
@@ -166,22 +239,43 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
     if not {"layernorm", "no-projection"} <= set(arms) <= set(ARMS):
         from ..kernel.errors import OptionError
 
-        raise OptionError(f"--arms {','.join(arms)!r} is not accepted; give layernorm,no-projection (the two the "
-                          f"findings compare), optionally with none")
+        raise OptionError(
+            f"--arms {','.join(arms)!r} is not accepted; give layernorm,no-projection (the two the "
+            f"findings compare), optionally with none"
+        )
     out = output_folder(out)
     root = folder_entry(out, "majority_paper" if paper else "majority", folder=True)
     dev = device_name(device)
     started = time.monotonic()
-    config = {"configuration": "paper" if paper else "default", "main": cfg, "three_d": cfg3 if three_d else None,
-              "seeds": list(seeds), "data_seed": base["data_seed"], "arms": list(arms), "device": dev,
-              "python": platform.python_version(), "rationale": RATIONALE["paper" if paper else "default"],
-              **({"note": note} if note else {})}
+    config = {
+        "configuration": "paper" if paper else "default",
+        "main": cfg,
+        "three_d": cfg3 if three_d else None,
+        "seeds": list(seeds),
+        "data_seed": base["data_seed"],
+        "arms": list(arms),
+        "device": dev,
+        "python": platform.python_version(),
+        "rationale": RATIONALE["paper" if paper else "default"],
+        **({"note": note} if note else {}),
+    }
     config = _same_configuration(root / "config.json", config)
     write_json(root / "config.json", config)
     main = [(cfg, arm, seed, root / "runs" / f"{arm}_seed{seed}.csv", None) for arm in arms for seed in seeds]
-    small = [(cfg3, arm, seeds[0], root / "runs3d" / f"{arm}_seed{seeds[0]}.csv",
-              root / "runs3d" / f"{arm}_seed{seeds[0]}_points.npz") for arm in ("layernorm", "no-projection")] \
-        if three_d else []
+    small = (
+        [
+            (
+                cfg3,
+                arm,
+                seeds[0],
+                root / "runs3d" / f"{arm}_seed{seeds[0]}.csv",
+                root / "runs3d" / f"{arm}_seed{seeds[0]}_points.npz",
+            )
+            for arm in ("layernorm", "no-projection")
+        ]
+        if three_d
+        else []
+    )
     todo = [[r for r in runs if train and not _kept(r)] for runs in (main, small)]
     left = len(todo[0]) + len(todo[1])
     total = len(main) + len(small)
@@ -190,7 +284,7 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
         from ..execution import Load, open_client, run_tasks
 
         if workers is None and scheduler is None and dev != "cpu":
-            workers = 1                          # one device: the runs take turns on it
+            workers = 1  # one device: the runs take turns on it
         with open_client(workers, scheduler, worthwhile=left > 1, n_tasks=left) as ctx:
             for runs, c in zip(todo, (cfg, cfg3)):
                 if not runs:
@@ -203,13 +297,17 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
                     if progress:
                         progress(f"majority: {name} ({done}/{total})")
 
-                run_tasks(_train_task, [(c, arm, seed, str(path), points and str(points), dev)
-                                        for c, arm, seed, path, points in runs],
-                          context=ctx, shared=data, on_result=finished_one)
+                run_tasks(
+                    _train_task,
+                    [(c, arm, seed, str(path), points and str(points), dev) for c, arm, seed, path, points in runs],
+                    context=ctx,
+                    shared=data,
+                    on_result=finished_one,
+                )
     shapes = {}
     for _, arm, _, _, points in small:
         if not points.is_file():
-            continue                               # train=False and the 3-D runs never trained
+            continue  # train=False and the 3-D runs never trained
         with np.load(points) as z:
             shapes[arm] = {"keys": z["keys"], "queries": z["queries"]}
     certificates = _certify_runs(root, arms, seeds, progress)
@@ -220,7 +318,7 @@ def reproduce_majority(out, *, paper: bool = False, seeds=None, steps: int | Non
 
     write_figures(root, seeds, cfg, shapes, arms)
     write_json(root / "summary.json", {k: v for k, v in summary.items() if k != "curves"})
-    write_section(root)                            # from the result files of this run alone
+    write_section(root)  # from the result files of this run alone
     write_summary(out)
     summary["out"] = str(root)
     return summary
@@ -239,7 +337,7 @@ def _certify_runs(root: Path, arms, seeds, progress) -> dict:
             path = root / "runs" / f"{arm}_seed{seed}_certificates.json"
             if not path.is_file():
                 if not _weights_path(root / "runs" / f"{arm}_seed{seed}.csv").is_file():
-                    continue                       # a run summarised as it stopped: no weights kept
+                    continue  # a run summarised as it stopped: no weights kept
                 with np.load(_weights_path(root / "runs" / f"{arm}_seed{seed}.csv")) as z:
                     weights = {k: z[k] for k in z.files}
                 write_json(path, certify_majority_model(arm, weights))
@@ -271,8 +369,13 @@ def _stats(values) -> dict:
     if not vals:
         return {"mean": None, "std": None, "min": None, "max": None, "n": 0}
     a = np.asarray(vals, dtype=float)
-    return {"mean": float(a.mean()), "std": float(a.std()), "min": float(a.min()), "max": float(a.max()),
-            "n": len(vals)}
+    return {
+        "mean": float(a.mean()),
+        "std": float(a.std()),
+        "min": float(a.min()),
+        "max": float(a.max()),
+        "n": len(vals),
+    }
 
 
 def summarise(root: Path, seeds, cfg: dict, arms=ARMS) -> dict:
@@ -295,8 +398,17 @@ def summarise(root: Path, seeds, cfg: dict, arms=ARMS) -> dict:
     for arm in names:
         for s in seeds:
             rows = read_rows(root / "runs" / f"{arm}_seed{s}.csv")
-            per_run[f"{arm}_seed{s}"] = {"epoch_angle": _epoch_angle(rows), "steps": rows[-1]["step"],
-                                         "steps_to_loss": _first_step_below(rows, LOSS_TARGET)}
+            per_run[f"{arm}_seed{s}"] = {
+                "epoch_angle": _epoch_angle(rows),
+                "steps": rows[-1]["step"],
+                "steps_to_loss": _first_step_below(rows, LOSS_TARGET),
+            }
     w, wo = arms["layernorm"]["steps_to_loss"]["mean"], arms["no-projection"]["steps_to_loss"]["mean"]
-    return {"arms": arms, "per_run": per_run, "accuracy_step": at, "loss_target": LOSS_TARGET, "seeds": list(seeds),
-            "speedup": (wo / w) if (w and wo) else None}
+    return {
+        "arms": arms,
+        "per_run": per_run,
+        "accuracy_step": at,
+        "loss_target": LOSS_TARGET,
+        "seeds": list(seeds),
+        "speedup": (wo / w) if (w and wo) else None,
+    }

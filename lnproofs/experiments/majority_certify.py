@@ -65,18 +65,19 @@ def normalised_keys(arm: str, weights: dict) -> np.ndarray:
 def _query_map(weights: dict) -> tuple[np.ndarray, bool]:
     w = np.asarray(weights["layer.self_attn.in_proj_weight"], dtype=np.float32).astype(np.float64)
     d = w.shape[1]
-    w_q, w_k = w[:d], w[d:2 * d]
+    w_q, w_k = w[:d], w[d : 2 * d]
     m = w_k.T @ w_q
-    exact = all(Fraction(float(m[i, j])) == sum(Fraction(float(w_k[r, i])) * Fraction(float(w_q[r, j]))
-                                                 for r in range(d))
-                for i in range(d) for j in range(d))
+    exact = all(
+        Fraction(float(m[i, j])) == sum(Fraction(float(w_k[r, i])) * Fraction(float(w_q[r, j])) for r in range(d))
+        for i in range(d)
+        for j in range(d)
+    )
     return m, exact
 
 
 def realisable_query_set(arm: str, m: np.ndarray):
     """The closure of the queries ``M u`` the trained layer produces (``u`` = norm1's output)."""
-    from ..kernel.querysets.norm import LayerNormQuerySet
-    from ..kernel.querysets.norm import RMSNormQuerySet
+    from ..kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
     from ..kernel.querysets.subspace import SubspaceQuerySet
 
     n = m.shape[1]
@@ -114,5 +115,11 @@ def certify_majority_model(arm: str, weights: dict) -> dict:
     cert = certify(keys, query_set, workers=1, progress=False)
     statuses = [r.status for r in cert.results]
     counts = {s: statuses.count(s) for s in sorted(set(statuses))}
-    return {"arm": arm, "keys": len(keys), "uniform_free": _uniform(keys, None),
-            "uniform_realisable": _uniform(keys, query_set), "key_statuses": counts, "exact_m": exact}
+    return {
+        "arm": arm,
+        "keys": len(keys),
+        "uniform_free": _uniform(keys, None),
+        "uniform_realisable": _uniform(keys, query_set),
+        "key_statuses": counts,
+        "exact_m": exact,
+    }

@@ -27,6 +27,7 @@ PER_PARTITION = 10
 def partitions(total: int, max_parts: int):
     """Every partition of ``total`` into at most ``max_parts`` positive parts, each as a
     non-decreasing tuple."""
+
     def rec(remaining: int, smallest: int, parts_left: int):
         if remaining == 0:
             yield ()
@@ -37,9 +38,10 @@ def partitions(total: int, max_parts: int):
             rest = remaining - first
             if rest == 0:
                 yield (first,)
-            elif rest >= first and parts_left > 1:      # later parts are >= first
+            elif rest >= first and parts_left > 1:  # later parts are >= first
                 for tail in rec(rest, first, parts_left - 1):
                     yield (first, *tail)
+
     yield from rec(total, 1, max_parts)
 
 
@@ -78,19 +80,22 @@ def _sequences(parts, classes: int, count: int, rng) -> tuple[np.ndarray, np.nda
         seq = np.repeat(chosen, counts)
         rng.shuffle(seq)
         seqs[r] = seq
-        labels[r] = chosen[-1]                       # the last part is the largest
+        labels[r] = chosen[-1]  # the last part is the largest
     return seqs, labels
 
 
-def make_majority_data(n_samples: int, length: int, classes: int, *, min_delta: int, seed: int,
-                       test_fraction: float = 0.2) -> MajorityData:
+def make_majority_data(
+    n_samples: int, length: int, classes: int, *, min_delta: int, seed: int, test_fraction: float = 0.2
+) -> MajorityData:
     """Build the data set; deterministic in ``seed``."""
     from ..kernel.errors import OptionError
 
     parts_list = valid_partitions(length, classes, min_delta)
     if not parts_list:
-        raise OptionError(f"no partition of L={length} into at most {min(length, classes)} parts has a top part "
-                          f"ahead of the second by min_delta={min_delta}; lower min_delta or raise L")
+        raise OptionError(
+            f"no partition of L={length} into at most {min(length, classes)} parts has a top part "
+            f"ahead of the second by min_delta={min_delta}; lower min_delta or raise L"
+        )
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(parts_list))
     xs, ys, made, pos = [], [], 0, 0
@@ -104,8 +109,8 @@ def make_majority_data(n_samples: int, length: int, classes: int, *, min_delta: 
         made += count
     x, y = np.concatenate(xs), np.concatenate(ys)
     test = np.zeros(len(y), dtype=bool)
-    for label in np.unique(y):                       # stratified by label
+    for label in np.unique(y):  # stratified by label
         idx = np.flatnonzero(y == label)
         idx = idx[rng.permutation(len(idx))]
-        test[idx[:int(round(test_fraction * len(idx)))]] = True
+        test[idx[: int(round(test_fraction * len(idx)))]] = True
     return MajorityData(x[~test], y[~test], x[test], y[test], classes, length, min(pos, len(parts_list)))

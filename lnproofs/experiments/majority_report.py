@@ -15,12 +15,21 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import replacing, write_text
 from .blocks import Figure, Heading, Para, Table, fmt, fmt_ci, fmt_int, mean_ci, to_markdown
 from .outputs import read_rows
-from ..certificates.writes import replacing, write_text
 
-__all__ = ["SMOOTHING", "write_figures", "write_section", "majority_blocks", "mean_curve", "smoothed",
-           "steps_to_smoothed", "run_measures", "value_at"]
+__all__ = [
+    "SMOOTHING",
+    "write_figures",
+    "write_section",
+    "majority_blocks",
+    "mean_curve",
+    "smoothed",
+    "steps_to_smoothed",
+    "run_measures",
+    "value_at",
+]
 
 #: the window (training steps) of the smoothed training loss
 SMOOTHING = 100
@@ -66,9 +75,13 @@ def _epoch_angle(rows):
 def run_measures(rows, accuracy_step: int, target: float) -> dict:
     """One run's measures: the paper's angle, test accuracy at ``accuracy_step`` and at the end,
     the step where the smoothed loss first reaches ``target``, and the last step."""
-    return {"angle": _epoch_angle(rows), "accuracy": value_at(rows, "test_accuracy", accuracy_step),
-            "final_accuracy": value_at(rows, "test_accuracy", math.inf),
-            "smoothed_steps": steps_to_smoothed(rows, target), "last_step": int(rows[-1]["step"])}
+    return {
+        "angle": _epoch_angle(rows),
+        "accuracy": value_at(rows, "test_accuracy", accuracy_step),
+        "final_accuracy": value_at(rows, "test_accuracy", math.inf),
+        "smoothed_steps": steps_to_smoothed(rows, target),
+        "last_step": int(rows[-1]["step"]),
+    }
 
 
 def mean_curve(runs: list[list[dict]], key: str):
@@ -92,11 +105,11 @@ def write_figures(root: Path, seeds, cfg: dict, shapes: dict, arms=None) -> dict
     from .paper import ARM_LABELS, ARMS, PAPER_VALUES, accuracy_step
 
     figures = {}
-    for key, ylabel, name in (("train_loss", f"training loss, mean of the last {SMOOTHING} steps",
-                               "majority_loss.png"),
-                              ("test_accuracy", "test accuracy (per token)", "majority_accuracy.png"),
-                              ("train_angle", "angle of the queries to the all-ones vector (degrees)",
-                               "majority_angle.png")):
+    for key, ylabel, name in (
+        ("train_loss", f"training loss, mean of the last {SMOOTHING} steps", "majority_loss.png"),
+        ("test_accuracy", "test accuracy (per token)", "majority_accuracy.png"),
+        ("train_angle", "angle of the queries to the all-ones vector (degrees)", "majority_angle.png"),
+    ):
         fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=120)
         for arm in arms or ARMS:
             runs = [read_rows(root / "runs" / f"{arm}_seed{s}.csv") for s in seeds]
@@ -117,14 +130,23 @@ def write_figures(root: Path, seeds, cfg: dict, shapes: dict, arms=None) -> dict
         if key == "train_angle":
             for arm in ("layernorm", "no-projection"):
                 lo, hi = PAPER_VALUES[arm]["angle"]
-                ax.axhspan(lo, hi, color=_COLOURS[arm], alpha=0.12, hatch="//", lw=0,
-                           label=f"the paper, {ARM_LABELS[arm]}")
+                ax.axhspan(
+                    lo, hi, color=_COLOURS[arm], alpha=0.12, hatch="//", lw=0, label=f"the paper, {ARM_LABELS[arm]}"
+                )
             ax.set_ylim(0, 90)
         elif key == "test_accuracy":
             at = accuracy_step(cfg)
             for arm in ("layernorm", "no-projection"):
-                ax.scatter([at], [PAPER_VALUES[arm]["accuracy_at_5000"]], marker="*", s=90, color=_COLOURS[arm],
-                           edgecolor="black", zorder=5, label=f"the paper, {ARM_LABELS[arm]}")
+                ax.scatter(
+                    [at],
+                    [PAPER_VALUES[arm]["accuracy_at_5000"]],
+                    marker="*",
+                    s=90,
+                    color=_COLOURS[arm],
+                    edgecolor="black",
+                    zorder=5,
+                    label=f"the paper, {ARM_LABELS[arm]}",
+                )
         else:
             from matplotlib.ticker import FuncFormatter
 
@@ -177,15 +199,21 @@ def _load(root: Path) -> tuple[dict, dict] | None:
 def _measures(root: Path, summary: dict, config: dict) -> dict:
     """(arm -> seed -> measures) from the run's CSVs."""
     arms = [a for a in config["arms"] if a in summary["arms"]]
-    return {arm: {seed: run_measures(read_rows(root / "runs" / f"{arm}_seed{seed}.csv"), summary["accuracy_step"],
-                                     summary["loss_target"])
-                  for seed in summary["seeds"] if (root / "runs" / f"{arm}_seed{seed}.csv").is_file()}
-            for arm in arms}
+    return {
+        arm: {
+            seed: run_measures(
+                read_rows(root / "runs" / f"{arm}_seed{seed}.csv"), summary["accuracy_step"], summary["loss_target"]
+            )
+            for seed in summary["seeds"]
+            if (root / "runs" / f"{arm}_seed{seed}.csv").is_file()
+        }
+        for arm in arms
+    }
 
 
 def _lr(value: float) -> str:
     exponent = math.floor(math.log10(value))
-    mantissa = value / 10 ** exponent
+    mantissa = value / 10**exponent
     return f"$10^{{{exponent}}}$" if abs(mantissa - 1) < 1e-9 else f"${mantissa:g} \\times 10^{{{exponent}}}$"
 
 
@@ -194,22 +222,35 @@ def _settings_table(runs) -> Table:
 
     header = ("setting", "the paper") + tuple(_NAMES[c["configuration"]] for _, _, _, c in runs)
     cfgs = [c["main"] for _, _, _, c in runs]
-    rows = [("sequences $N$", fmt_int(P["n_samples"]), *(fmt_int(c["n_samples"]) for c in cfgs)),
-            ("length $L$, classes $C$, width $d$", f"{P['length']}, {P['classes']}, {P['d']}",
-             *(f"{c['length']}, {c['classes']}, {c['d']}" for c in cfgs)),
-            ("batch", fmt_int(P["batch"]), *(fmt_int(c["batch"]) for c in cfgs)),
-            ("Adam learning rate", _lr(P["lr"]), *(_lr(c["lr"]) for c in cfgs)),
-            ("linear decay to 0 at step", fmt_int(P["decay_steps"]),
-             *(fmt_int(c["decay_steps"] or c["steps"] * 10) for c in cfgs)),
-            ("training steps", f"up to {fmt_int(P['steps'])}", *(fmt_int(c["steps"]) for c in cfgs)),
-            ("seeds", str(P["seeds"]), *(str(len(s["seeds"])) for _, s, _, _ in runs)),
-            ("minimum margin of the majority", str(P["min_delta"]), *(str(c["min_delta"]) for c in cfgs))]
-    return Table("tab:majority-settings", "The Majority task: the paper's setting and the configurations run here.",
-                 header, tuple(rows))
+    rows = [
+        ("sequences $N$", fmt_int(P["n_samples"]), *(fmt_int(c["n_samples"]) for c in cfgs)),
+        (
+            "length $L$, classes $C$, width $d$",
+            f"{P['length']}, {P['classes']}, {P['d']}",
+            *(f"{c['length']}, {c['classes']}, {c['d']}" for c in cfgs),
+        ),
+        ("batch", fmt_int(P["batch"]), *(fmt_int(c["batch"]) for c in cfgs)),
+        ("Adam learning rate", _lr(P["lr"]), *(_lr(c["lr"]) for c in cfgs)),
+        (
+            "linear decay to 0 at step",
+            fmt_int(P["decay_steps"]),
+            *(fmt_int(c["decay_steps"] or c["steps"] * 10) for c in cfgs),
+        ),
+        ("training steps", f"up to {fmt_int(P['steps'])}", *(fmt_int(c["steps"]) for c in cfgs)),
+        ("seeds", str(P["seeds"]), *(str(len(s["seeds"])) for _, s, _, _ in runs)),
+        ("minimum margin of the majority", str(P["min_delta"]), *(str(c["min_delta"]) for c in cfgs)),
+    ]
+    return Table(
+        "tab:majority-settings",
+        "The Majority task: the paper's setting and the configurations run here.",
+        header,
+        tuple(rows),
+    )
 
 
 def _differences(runs) -> str:
-    from .paper import PAPER_ACCURACY_STEP, PAPER_LR, PAPER_MAJORITY as P
+    from .paper import PAPER_ACCURACY_STEP, PAPER_LR
+    from .paper import PAPER_MAJORITY as P
 
     parts = []
     for _, summary, _, config in runs:
@@ -220,14 +261,17 @@ def _differences(runs) -> str:
             changed.append(f"a learning rate {c['lr'] / P['lr']:g} times the paper's")
         if c["steps"] != P["steps"]:
             changed.append(f"{fmt_int(c['steps'])} training steps instead of up to {fmt_int(P['steps'])}")
-        changed.append(f"{len(summary['seeds'])} seed{'s' if len(summary['seeds']) != 1 else ''} instead of "
-                       f"{P['seeds']}")
+        changed.append(
+            f"{len(summary['seeds'])} seed{'s' if len(summary['seeds']) != 1 else ''} instead of {P['seeds']}"
+        )
         text = f"{name[0].upper()}{name[1:]} differs from the paper's setting in " + _join(changed) + "."
         at = summary["accuracy_step"]
         if at != PAPER_ACCURACY_STEP:
-            text += (f" Adam moves each parameter by about the learning rate per step, so its test accuracy is "
-                     f"compared at step {fmt_int(at)}, where the learning rate times the steps equals the paper's "
-                     f"{_lr(PAPER_LR)} times {fmt_int(PAPER_ACCURACY_STEP)}.")
+            text += (
+                f" Adam moves each parameter by about the learning rate per step, so its test accuracy is "
+                f"compared at step {fmt_int(at)}, where the learning rate times the steps equals the paper's "
+                f"{_lr(PAPER_LR)} times {fmt_int(PAPER_ACCURACY_STEP)}."
+            )
         parts.append(text)
     return " ".join(parts)
 
@@ -272,27 +316,48 @@ def _findings_table(runs, measures) -> Table:
         return text + (f"; {missing} of {len(vals)} seeds never reached it" if missing and got else "")
 
     ln, sp = PAPER_VALUES["layernorm"], PAPER_VALUES["no-projection"]
-    rows = [("angle to $\\mathbf{1}$ with projection (degrees)", f"about {ln['angle'][0]:g} to {ln['angle'][1]:g}",
-             *col("layernorm", "angle")),
-            ("angle to $\\mathbf{1}$ without projection (degrees)", f"about {sp['angle'][0]:g} to {sp['angle'][1]:g}",
-             *col("no-projection", "angle")),
-            ("steps to smoothed loss 0.2, with projection", "not given",
-             *(steps("layernorm", i) for i in range(len(runs)))),
-            ("steps to smoothed loss 0.2, without projection", "not given",
-             *(steps("no-projection", i) for i in range(len(runs)))),
-            ("ratio of those steps, without over with, per seed", "about 3",
-             *(_ratio_cell(measures[i]) for i in range(len(runs)))),
-            ("test accuracy with projection", f"about {ln['accuracy_at_5000']:g}", *col("layernorm", "accuracy")),
-            ("test accuracy without projection", f"about {sp['accuracy_at_5000']:g}",
-             *col("no-projection", "accuracy"))]
-    header = ("quantity", "the paper") + tuple(f"{_NAMES[c['configuration']]} ({len(s['seeds'])} "
-                                               f"seed{'s' if len(s['seeds']) != 1 else ''})"
-                                               for _, s, _, c in runs)
+    rows = [
+        (
+            "angle to $\\mathbf{1}$ with projection (degrees)",
+            f"about {ln['angle'][0]:g} to {ln['angle'][1]:g}",
+            *col("layernorm", "angle"),
+        ),
+        (
+            "angle to $\\mathbf{1}$ without projection (degrees)",
+            f"about {sp['angle'][0]:g} to {sp['angle'][1]:g}",
+            *col("no-projection", "angle"),
+        ),
+        (
+            "steps to smoothed loss 0.2, with projection",
+            "not given",
+            *(steps("layernorm", i) for i in range(len(runs))),
+        ),
+        (
+            "steps to smoothed loss 0.2, without projection",
+            "not given",
+            *(steps("no-projection", i) for i in range(len(runs))),
+        ),
+        (
+            "ratio of those steps, without over with, per seed",
+            "about 3",
+            *(_ratio_cell(measures[i]) for i in range(len(runs))),
+        ),
+        ("test accuracy with projection", f"about {ln['accuracy_at_5000']:g}", *col("layernorm", "accuracy")),
+        ("test accuracy without projection", f"about {sp['accuracy_at_5000']:g}", *col("no-projection", "accuracy")),
+    ]
+    header = ("quantity", "the paper") + tuple(
+        f"{_NAMES[c['configuration']]} ({len(s['seeds'])} seed{'s' if len(s['seeds']) != 1 else ''})"
+        for _, s, _, c in runs
+    )
     steps_at = ", ".join(f"step {fmt_int(s['accuracy_step'])} in {_NAMES[c['configuration']]}" for _, s, _, c in runs)
-    return Table("tab:majority-findings",
-                 "The paper's findings beside ours: mean $\\pm$ the half-width of the 95% confidence interval over "
-                 "seeds (Student's $t$); a single seed has no interval. Test accuracy is read at step 5,000 in the "
-                 f"paper and at {steps_at}.", header, tuple(rows))
+    return Table(
+        "tab:majority-findings",
+        "The paper's findings beside ours: mean $\\pm$ the half-width of the 95% confidence interval over "
+        "seeds (Student's $t$); a single seed has no interval. Test accuracy is read at step 5,000 in the "
+        f"paper and at {steps_at}.",
+        header,
+        tuple(rows),
+    )
 
 
 def _verdicts(runs, measures) -> str:
@@ -308,22 +373,33 @@ def _verdicts(runs, measures) -> str:
         reached, bounds = _ratios(m)
         found = []
         if angle_ln[0] is not None and angle_sp[0] is not None:
-            found.append(f"the queries' angle to the all-ones vector is {fmt(angle_ln[0])} degrees with projection "
-                         f"and {fmt(angle_sp[0])} without (the paper: about {PAPER_VALUES['layernorm']['angle'][1]:g} "
-                         f"and {PAPER_VALUES['no-projection']['angle'][0]:g} to "
-                         f"{PAPER_VALUES['no-projection']['angle'][1]:g})")
+            found.append(
+                f"the queries' angle to the all-ones vector is {fmt(angle_ln[0])} degrees with projection "
+                f"and {fmt(angle_sp[0])} without (the paper: about {PAPER_VALUES['layernorm']['angle'][1]:g} "
+                f"and {PAPER_VALUES['no-projection']['angle'][0]:g} to "
+                f"{PAPER_VALUES['no-projection']['angle'][1]:g})"
+            )
         if reached or bounds:
             ratios = [r for _, r in reached]
-            found.append("the arm without projection needs "
-                         + (f"{min(ratios):.1f} to {max(ratios):.1f} times" if len(ratios) > 1 else
-                            f"{ratios[0]:.1f} times" if ratios else "")
-                         + (" and, for " if ratios and bounds else "")
-                         + (_join([f"seed {s}, more than {b:.1f} times" for s, b in bounds]) if bounds else "")
-                         + " as many steps to bring its smoothed loss to 0.2 (the paper: about 3 times)")
+            found.append(
+                "the arm without projection needs "
+                + (
+                    f"{min(ratios):.1f} to {max(ratios):.1f} times"
+                    if len(ratios) > 1
+                    else f"{ratios[0]:.1f} times"
+                    if ratios
+                    else ""
+                )
+                + (" and, for " if ratios and bounds else "")
+                + (_join([f"seed {s}, more than {b:.1f} times" for s, b in bounds]) if bounds else "")
+                + " as many steps to bring its smoothed loss to 0.2 (the paper: about 3 times)"
+            )
         if acc_ln[0] is not None and acc_sp[0] is not None:
-            found.append(f"test accuracy is higher with projection ({fmt(acc_ln[0])} against {fmt(acc_sp[0])})"
-                         if acc_ln[0] > acc_sp[0] else
-                         f"test accuracy is not higher with projection ({fmt(acc_ln[0])} against {fmt(acc_sp[0])})")
+            found.append(
+                f"test accuracy is higher with projection ({fmt(acc_ln[0])} against {fmt(acc_sp[0])})"
+                if acc_ln[0] > acc_sp[0]
+                else f"test accuracy is not higher with projection ({fmt(acc_ln[0])} against {fmt(acc_sp[0])})"
+            )
         name = _NAMES[config["configuration"]]
         out.append(f"In {name}, " + _join(found) + ".")
     return " ".join(out)
@@ -336,9 +412,14 @@ def _certificates(runs) -> list:
         if u["status"] == "feasible":
             return "yes (a checked query)"
         if u["status"] == "infeasible":
-            return "no (" + {"independent differences": "the key differences are independent",
-                             "every solution in the ball gives q = 0": "only the zero query solves it"}.get(
-                                 u.get("proof"), "an exact proof") + ")"
+            return (
+                "no ("
+                + {
+                    "independent differences": "the key differences are independent",
+                    "every solution in the ball gives q = 0": "only the zero query solves it",
+                }.get(u.get("proof"), "an exact proof")
+                + ")"
+            )
         return "undecided"
 
     rows = []
@@ -347,25 +428,37 @@ def _certificates(runs) -> list:
             arm, seed = name.rsplit("_seed", 1)
             statuses = cert["key_statuses"]
             keys = _join([f"{count} of {cert['keys']} {status}" for status, count in statuses.items()])
-            rows.append((_NAMES[config["configuration"]], ARM_LABELS[arm], seed, verdict(cert["uniform_free"]),
-                         verdict(cert["uniform_realisable"]), keys))
+            rows.append(
+                (
+                    _NAMES[config["configuration"]],
+                    ARM_LABELS[arm],
+                    seed,
+                    verdict(cert["uniform_free"]),
+                    verdict(cert["uniform_realisable"]),
+                    keys,
+                )
+            )
     if not rows:
         return []
-    table = Table("tab:majority-certificates",
-                  "Uniform attention and selectability in the trained Majority models, decided exactly: whether "
-                  "some query gives every one of the $C$ keys the same score, whether one of the trained layer's "
-                  "own queries does, and the status of each key under the layer's queries.",
-                  ("configuration", "arm", "seed", "uniform: any query", "uniform: the layer's queries", "keys"),
-                  tuple(rows))
-    text = ("The angle measures how close the queries come to uniform attention: a query along the all-ones vector "
-            "gives every projected key the same score. [[tab:majority-certificates]] decides this exactly for the "
-            "$C$ distinct keys of every trained model. With projection some query gives every key the same score, "
-            "because the keys' differences span only the hyperplane orthogonal to $\\mathbf{1}$; without "
-            "projection none does, because the differences span the whole space. The trained layer's own queries "
-            "are $W_K^T W_Q u$ for $u$ in the closure of the norm's image; an exactly uniform query among them "
-            "needs $W_K^T W_Q$ to send a non-zero $u$ orthogonal to $\\mathbf{1}$ onto the all-ones line, a "
-            "condition of measure zero that training in floating point does not meet, so a small angle means "
-            "nearly uniform attention, not exactly uniform attention. Every key is selectable in every model.")
+    table = Table(
+        "tab:majority-certificates",
+        "Uniform attention and selectability in the trained Majority models, decided exactly: whether "
+        "some query gives every one of the $C$ keys the same score, whether one of the trained layer's "
+        "own queries does, and the status of each key under the layer's queries.",
+        ("configuration", "arm", "seed", "uniform: any query", "uniform: the layer's queries", "keys"),
+        tuple(rows),
+    )
+    text = (
+        "The angle measures how close the queries come to uniform attention: a query along the all-ones vector "
+        "gives every projected key the same score. [[tab:majority-certificates]] decides this exactly for the "
+        "$C$ distinct keys of every trained model. With projection some query gives every key the same score, "
+        "because the keys' differences span only the hyperplane orthogonal to $\\mathbf{1}$; without "
+        "projection none does, because the differences span the whole space. The trained layer's own queries "
+        "are $W_K^T W_Q u$ for $u$ in the closure of the norm's image; an exactly uniform query among them "
+        "needs $W_K^T W_Q$ to send a non-zero $u$ orthogonal to $\\mathbf{1}$ onto the all-ones line, a "
+        "condition of measure zero that training in floating point does not meet, so a small angle means "
+        "nearly uniform attention, not exactly uniform attention. Every key is selectable in every model."
+    )
     return [Heading("Uniform attention, certified", 2), Para(text), table]
 
 
@@ -375,31 +468,51 @@ def _figures(runs, prefix_of) -> list:
     out = []
     for root, summary, _, config in runs:
         tag, name, seeds = config["configuration"], _NAMES[config["configuration"]], len(summary["seeds"])
-        band = (f"mean over {seeds} seeds; the band spans the seeds' smallest to largest value" if seeds > 1
-                else "one seed")
+        band = (
+            f"mean over {seeds} seeds; the band spans the seeds' smallest to largest value" if seeds > 1 else "one seed"
+        )
         pre = prefix_of(root)
-        out += [Figure(f"fig:majority-{tag}-loss", f"{pre}majority_loss.png",
-                       f"Training loss in {name}, smoothed over the last {SMOOTHING} steps ({band}; logarithmic "
-                       f"scale). The dotted line is loss 0.2: "
-                       f"the arm {ARM_LABELS['layernorm']} crosses it first."),
-                Figure(f"fig:majority-{tag}-accuracy", f"{pre}majority_accuracy.png",
-                       f"Test accuracy per token in {name} ({band}); the stars are the paper's values at step 5,000, "
-                       f"drawn at step {fmt_int(summary['accuracy_step'])}, the step compared here. The arm "
-                       "with projection learns faster" + _final_note(summary) + "."),
-                Figure(f"fig:majority-{tag}-angle", f"{pre}majority_angle.png",
-                       f"Angle between the queries and the all-ones vector in {name} ({band}); the hatched bands are "
-                       "the paper's ranges. With projection the queries turn towards the all-ones vector; without "
-                       "projection they stay far from it.")]
+        out += [
+            Figure(
+                f"fig:majority-{tag}-loss",
+                f"{pre}majority_loss.png",
+                f"Training loss in {name}, smoothed over the last {SMOOTHING} steps ({band}; logarithmic "
+                f"scale). The dotted line is loss 0.2: "
+                f"the arm {ARM_LABELS['layernorm']} crosses it first.",
+            ),
+            Figure(
+                f"fig:majority-{tag}-accuracy",
+                f"{pre}majority_accuracy.png",
+                f"Test accuracy per token in {name} ({band}); the stars are the paper's values at step 5,000, "
+                f"drawn at step {fmt_int(summary['accuracy_step'])}, the step compared here. The arm "
+                "with projection learns faster" + _final_note(summary) + ".",
+            ),
+            Figure(
+                f"fig:majority-{tag}-angle",
+                f"{pre}majority_angle.png",
+                f"Angle between the queries and the all-ones vector in {name} ({band}); the hatched bands are "
+                "the paper's ranges. With projection the queries turn towards the all-ones vector; without "
+                "projection they stay far from it.",
+            ),
+        ]
         if (root / "majority_3d.png").is_file():
             cfg3 = config.get("three_d") or {}
-            out.append(Figure(f"fig:majority-{tag}-3d", f"{pre}majority_3d.png",
-                              "The three-dimensional variant (as in the paper's Figures 1a and 1b"
-                              + (f": $L = {cfg3['length']}$, $C = {cfg3['classes']}$, $d = 3$, "
-                                 f"{fmt_int(cfg3['steps'])} steps" if cfg3 else "")
-                              + "): the keys (the normalised embeddings) and the directions of the trained queries, "
-                              "one seed. With projection the keys lie on a circle in the plane orthogonal to the "
-                              "all-ones direction (the dashed line); without projection they lie anywhere on a "
-                              "sphere."))
+            out.append(
+                Figure(
+                    f"fig:majority-{tag}-3d",
+                    f"{pre}majority_3d.png",
+                    "The three-dimensional variant (as in the paper's Figures 1a and 1b"
+                    + (
+                        f": $L = {cfg3['length']}$, $C = {cfg3['classes']}$, $d = 3$, {fmt_int(cfg3['steps'])} steps"
+                        if cfg3
+                        else ""
+                    )
+                    + "): the keys (the normalised embeddings) and the directions of the trained queries, "
+                    "one seed. With projection the keys lie on a circle in the plane orthogonal to the "
+                    "all-ones direction (the dashed line); without projection they lie anywhere on a "
+                    "sphere.",
+                )
+            )
     return out
 
 
@@ -413,8 +526,10 @@ def _final_note(summary: dict) -> str:
         return ""
     if with_p is None or without is None or without <= with_p:
         return ""
-    return (f"; late in training the arm without projection overtakes it and ends higher ({fmt(without)} against "
-            f"{fmt(with_p)})")
+    return (
+        f"; late in training the arm without projection overtakes it and ends higher ({fmt(without)} against "
+        f"{fmt(with_p)})"
+    )
 
 
 def majority_blocks(roots, prefix_of=None) -> tuple:
@@ -432,38 +547,52 @@ def majority_blocks(roots, prefix_of=None) -> tuple:
     runs.sort(key=lambda r: r[3]["configuration"] != "default")
     measures = [_measures(root, summary, config) for root, summary, _, config in runs]
     figs = _figures(runs, prefix_of)
-    refs = {f.label.rsplit("-", 1)[1]: [g.label for g in figs if g.label.endswith("-" + f.label.rsplit("-", 1)[1])]
-            for f in figs}
+    refs = {
+        f.label.rsplit("-", 1)[1]: [g.label for g in figs if g.label.endswith("-" + f.label.rsplit("-", 1)[1])]
+        for f in figs
+    }
 
     def cite(kind):
         return _join([f"[[{label}]]" for label in refs.get(kind, [])])
 
-    intro = ("[[cite:brody2023]] train a one-layer Transformer encoder to label every position of a sequence with "
-             "its majority class, and compare three arms: LayerNorm before attention (projection and scaling), a "
-             "normalisation onto a sphere without the projection, and no normalisation. Their model embeds $C$ "
-             "classes in width $d$, applies one pre-norm encoder layer with one head and reads the logits against "
-             "the tied embedding; since the keys are normalised embeddings, there are only $C$ distinct keys. "
-             "[[tab:majority-settings]] sets the paper's training setting beside the configurations run here; the "
-             "model, the task, the data and the arms are the paper's.")
+    intro = (
+        "[[cite:brody2023]] train a one-layer Transformer encoder to label every position of a sequence with "
+        "its majority class, and compare three arms: LayerNorm before attention (projection and scaling), a "
+        "normalisation onto a sphere without the projection, and no normalisation. Their model embeds $C$ "
+        "classes in width $d$, applies one pre-norm encoder layer with one head and reads the logits against "
+        "the tied embedding; since the keys are normalised embeddings, there are only $C$ distinct keys. "
+        "[[tab:majority-settings]] sets the paper's training setting beside the configurations run here; the "
+        "model, the task, the data and the arms are the paper's."
+    )
     finished = []
     for _, summary, _, config in runs:
         m = _measures_last(summary)
         finished.append(f"every run of {_NAMES[config['configuration']]} ran its {fmt_int(m)} steps")
-    convergence = (f"**Convergence.** The paper reports that without projection the model needs about three times "
-                   f"as many steps to reach a training loss of about 0.2. The loss of a single batch fluctuates "
-                   f"around its trend, and a first crossing of 0.2 by one batch says little, so we measure "
-                   f"convergence by the smoothed loss $\\bar{{\\ell}}_t = \\frac{{1}}{{{SMOOTHING}}}\\sum_{{s = t - "
-                   f"{SMOOTHING - 1}}}^{{t}} \\ell_s$, the mean training loss of the last {SMOOTHING} steps, and "
-                   f"report the first step $t$ at which $\\bar{{\\ell}}_t \\le 0.2$. The ratio of these steps "
-                   f"(without projection over with) is taken per seed, since both arms of a seed see the same data.")
-    blocks = [Heading("Experiment 1: the Majority task", 1, "sec:majority"), Para(intro), _settings_table(runs),
-              Para(_differences(runs) + " " + _join(finished).capitalize() + "."),
-              Heading("Findings", 2), Para(convergence),
-              Para("[[tab:majority-findings]] sets our measurements beside the paper's. " + _verdicts(runs, measures)
-                   + f" The curves are in {cite('loss')} (smoothed training loss), {cite('accuracy')} (test "
-                   f"accuracy) and {cite('angle')} (the angle)."
-                   + (f" {cite('3d')} shows the three-dimensional variant." if refs.get("3d") else "")),
-              _findings_table(runs, measures)]
+    convergence = (
+        f"**Convergence.** The paper reports that without projection the model needs about three times "
+        f"as many steps to reach a training loss of about 0.2. The loss of a single batch fluctuates "
+        f"around its trend, and a first crossing of 0.2 by one batch says little, so we measure "
+        f"convergence by the smoothed loss $\\bar{{\\ell}}_t = \\frac{{1}}{{{SMOOTHING}}}\\sum_{{s = t - "
+        f"{SMOOTHING - 1}}}^{{t}} \\ell_s$, the mean training loss of the last {SMOOTHING} steps, and "
+        f"report the first step $t$ at which $\\bar{{\\ell}}_t \\le 0.2$. The ratio of these steps "
+        f"(without projection over with) is taken per seed, since both arms of a seed see the same data."
+    )
+    blocks = [
+        Heading("Experiment 1: the Majority task", 1, "sec:majority"),
+        Para(intro),
+        _settings_table(runs),
+        Para(_differences(runs) + " " + _join(finished).capitalize() + "."),
+        Heading("Findings", 2),
+        Para(convergence),
+        Para(
+            "[[tab:majority-findings]] sets our measurements beside the paper's. "
+            + _verdicts(runs, measures)
+            + f" The curves are in {cite('loss')} (smoothed training loss), {cite('accuracy')} (test "
+            f"accuracy) and {cite('angle')} (the angle)."
+            + (f" {cite('3d')} shows the three-dimensional variant." if refs.get("3d") else "")
+        ),
+        _findings_table(runs, measures),
+    ]
     blocks += _certificates(runs)
     blocks += [Heading("Figures", 2), *figs]
     return tuple(blocks)
@@ -479,8 +608,10 @@ def write_section(root: Path, summary: dict | None = None, config: dict | None =
     ``runs/*.csv``); ``summary`` and ``config``, when given, are written first as those files."""
     root = Path(root)
     if summary is not None:
-        write_text(root / "summary.json", json.dumps({k: v for k, v in summary.items() if k != "curves"}, indent=2,
-                                                     sort_keys=True) + "\n")
+        write_text(
+            root / "summary.json",
+            json.dumps({k: v for k, v in summary.items() if k != "curves"}, indent=2, sort_keys=True) + "\n",
+        )
     if config is not None:
         write_text(root / "config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
     blocks = majority_blocks([root], prefix_of=lambda r: f"{r.name}/")

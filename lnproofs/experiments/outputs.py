@@ -10,8 +10,17 @@ from pathlib import Path
 
 from ..certificates.writes import created_parents, open_append, output_file, write_text
 
-__all__ = ["RowWriter", "read_rows", "finished", "write_json", "write_summary", "device_name", "SECTION_FILES",
-           "parse_seeds", "positive_int"]
+__all__ = [
+    "RowWriter",
+    "read_rows",
+    "finished",
+    "write_json",
+    "write_summary",
+    "device_name",
+    "SECTION_FILES",
+    "parse_seeds",
+    "positive_int",
+]
 
 #: the section files that make up OUT/summary.md, in order
 SECTION_FILES = ("majority/summary.md", "majority_paper/summary.md", "lm_tables/summary.md")
@@ -54,8 +63,9 @@ def finished(path: Path) -> bool:
 
 def read_rows(path: Path) -> list[dict]:
     with open(path, newline="", encoding="utf-8") as handle:
-        return [{k: (float(v) if v not in ("", None) else None) for k, v in row.items()}
-                for row in csv.DictReader(handle)]
+        return [
+            {k: (float(v) if v not in ("", None) else None) for k, v in row.items()} for row in csv.DictReader(handle)
+        ]
 
 
 def write_json(path: Path, data) -> None:
@@ -99,8 +109,9 @@ def parse_seeds(text) -> tuple[int, ...]:
     try:
         seeds = tuple(int(s) for s in items)
     except ValueError:
-        raise InputError(f"--seeds {text!r} does not parse; give comma-separated whole numbers >= 0, "
-                         "e.g. 11,123,42") from None
+        raise InputError(
+            f"--seeds {text!r} does not parse; give comma-separated whole numbers >= 0, e.g. 11,123,42"
+        ) from None
     if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
         raise InputError(f"--seeds {text!r} is not accepted; give distinct comma-separated whole numbers >= 0")
     return seeds

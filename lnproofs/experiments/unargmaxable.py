@@ -28,16 +28,22 @@ DIMS = (2, 4, 6, 8, 10, 15, 20, 30, 40, 50)
 INITS = ("uniform", "normal")
 SETS = ("box", "free", "layernorm")
 NEVER = ("unselectable", "tie-only", "not-realisable")
-EPS = 1e-5                                   # the LayerNorm's eps: its outputs fill the open ball
+EPS = 1e-5  # the LayerNorm's eps: its outputs fill the open ball
 
 #: the published statements about this grid that the run checks (from the repository's README and
 #: the paper's title; the paper's own figures are not in the repository and are not compared)
 CLAIMS = (
-    ("low", "Random softmax layers can have unargmaxable classes (\"in theory\"): some class of some model with "
-            "d <= 10 is unargmaxable in the box"),
-    ("high", "\"In high dimensions unargmaxable tokens are not expected to exist if we randomly initialise the "
-             "weight vectors\": no class of any model with d >= 30, with its bias as their search uses it, is "
-             "unargmaxable in the box"),
+    (
+        "low",
+        'Random softmax layers can have unargmaxable classes ("in theory"): some class of some model with '
+        "d <= 10 is unargmaxable in the box",
+    ),
+    (
+        "high",
+        '"In high dimensions unargmaxable tokens are not expected to exist if we randomly initialise the '
+        'weight vectors": no class of any model with d >= 30, with its bias as their search uses it, is '
+        "unargmaxable in the box",
+    ),
 )
 
 
@@ -54,7 +60,7 @@ def _layernorm_set(d: int, bias):
 
     if bias is None:
         return LayerNormQuerySet(tuple(np.ones(d)), tuple(np.zeros(d)), np.eye(d), tuple(np.zeros(d)), EPS)
-    W = np.vstack([np.eye(d), np.zeros((1, d))])              # (x, 1) . (w_j, b_j): theorem vocab.bias_lift
+    W = np.vstack([np.eye(d), np.zeros((1, d))])  # (x, 1) . (w_j, b_j): theorem vocab.bias_lift
     return LayerNormQuerySet(tuple(np.ones(d)), tuple(np.zeros(d)), W, tuple(np.r_[np.zeros(d), 1.0]), EPS)
 
 
@@ -64,15 +70,16 @@ def _certify(name, W, bias, *, seed):
     from ..propose.vocab import certify_vocab_keys
 
     b = None if bias is None else tuple(bias.tolist())
-    if name == "layernorm":                                   # the vocabulary road of a final norm's set
+    if name == "layernorm":  # the vocabulary road of a final norm's set
         keys = W if bias is None else np.hstack([W, bias[:, None]])
         return certify_vocab_keys(keys, _layernorm_set(W.shape[1], bias), seed=seed).statuses()
     qs = BoxQuerySet(100.0 if name == "box" else None, b) if (name == "box" or b is not None) else None
     return certify_vocab_keys(W, qs, seed=seed).statuses()
 
 
-def reproduce_unargmaxable(out, *, classes: int = 10000, dims=DIMS, inits=INITS, biases=(False, True),
-                           sets=SETS, seed: int = 0, progress=None) -> dict:
+def reproduce_unargmaxable(
+    out, *, classes: int = 10000, dims=DIMS, inits=INITS, biases=(False, True), sets=SETS, seed: int = 0, progress=None
+) -> dict:
     """Certify the grid, write ``table.csv``, ``results.json`` and ``README.md`` to ``out``; return the summary.
     Models already in ``out/results.jsonl`` with these sets are kept, and the table lists every model
     of ``classes`` classes certified there (so runs of different cells accumulate)."""
@@ -80,16 +87,17 @@ def reproduce_unargmaxable(out, *, classes: int = 10000, dims=DIMS, inits=INITS,
 
     out = output_folder(out)
     rows = []
-    done_path = folder_entry(out, "results.jsonl")           # a link planted there is refused, not read
+    done_path = folder_entry(out, "results.jsonl")  # a link planted there is refused, not read
     done = {}
-    if done_path.is_file():                                  # finished models are kept (resume)
+    if done_path.is_file():  # finished models are kept (resume)
         for number, line in enumerate(done_path.read_text().splitlines(), 1):
             try:
                 row = json.loads(line)
                 done[(row["init"], row["d"], row["bias"], row["classes"])] = row
             except (ValueError, KeyError, TypeError):
-                raise InputError(f"{done_path} line {number} is not a row of an earlier run; move the file "
-                                 "away to start over") from None
+                raise InputError(
+                    f"{done_path} line {number} is not a row of an earlier run; move the file away to start over"
+                ) from None
     cells = [(i, d, b) for i in inits for d in dims for b in biases]
     for n, (init, d, with_bias) in enumerate(cells):
         key = (init, d, with_bias, classes)
@@ -99,7 +107,7 @@ def reproduce_unargmaxable(out, *, classes: int = 10000, dims=DIMS, inits=INITS,
         W, b = random_model(init, d, classes)
         row = dict(done.get(key, {"init": init, "d": d, "bias": with_bias, "classes": classes}))
         for name in sets:
-            if f"{name} unargmaxable" in row:               # a set this model already has is kept
+            if f"{name} unargmaxable" in row:  # a set this model already has is kept
                 continue
             start = time.perf_counter()
             statuses = _certify(name, W, b if with_bias else None, seed=seed)
@@ -112,14 +120,23 @@ def reproduce_unargmaxable(out, *, classes: int = 10000, dims=DIMS, inits=INITS,
         if progress is not None:
             progress(n + 1, len(cells))
     kept = {(r["init"], r["d"], r["bias"]): r for r in list(done.values()) + rows if r["classes"] == classes}
-    order = {(i, d, b): n for n, (i, d, b) in enumerate((i, d, b) for i in INITS for d in sorted({*DIMS, *dims})
-                                                         for b in (False, True))}
+    order = {
+        (i, d, b): n
+        for n, (i, d, b) in enumerate((i, d, b) for i in INITS for d in sorted({*DIMS, *dims}) for b in (False, True))
+    }
     rows = [kept[k] for k in sorted(kept, key=lambda k: order.get(k, len(order)))]
     table = pd.DataFrame(rows)
     write_text(out / "table.csv", table.to_csv(index=False))
     verdicts = _claims(table, sets)
-    summary = {"classes": classes, "dims": list(dims), "inits": list(inits), "biases": list(biases),
-               "sets": list(sets), "claims": verdicts, "rows": rows}
+    summary = {
+        "classes": classes,
+        "dims": list(dims),
+        "inits": list(inits),
+        "biases": list(biases),
+        "sets": list(sets),
+        "claims": verdicts,
+        "rows": rows,
+    }
     write_text(out / "results.json", json.dumps(summary, indent=1))
     _write_readme(out, table, verdicts, summary)
     return summary
@@ -141,34 +158,54 @@ def _claims(table, sets) -> list[dict]:
     ln = "layernorm unargmaxable"
     if ln in table and table[ln].notna().all() and not table["layernorm undecided"].sum():
         high = table[table["d"] >= 30]
-        cells = ", ".join(f"{r['init']} d={r['d']} {'with' if r['bias'] else 'without'} bias: {int(r[ln])}"
-                          for _, r in high.iterrows() if r[ln])
-        out.append({"claim": "Behind a LayerNorm (not their setting), the statement about high dimensions stands: no class "
-                             "of any model with d >= 30 is unargmaxable in the LayerNorm ball",
-                    "verdict": f"not so: {cells} of {table['classes'].iloc[0]} classes" if cells else
-                    ("holds" if len(high) else "not checked (no model with d >= 30 in this run)")})
+        cells = ", ".join(
+            f"{r['init']} d={r['d']} {'with' if r['bias'] else 'without'} bias: {int(r[ln])}"
+            for _, r in high.iterrows()
+            if r[ln]
+        )
+        out.append(
+            {
+                "claim": "Behind a LayerNorm (not their setting), the statement about high dimensions stands: no class "
+                "of any model with d >= 30 is unargmaxable in the LayerNorm ball",
+                "verdict": f"not so: {cells} of {table['classes'].iloc[0]} classes"
+                if cells
+                else ("holds" if len(high) else "not checked (no model with d >= 30 in this run)"),
+            }
+        )
     wide = table[(table["d"] >= 30) & ~table["bias"]] if "box unargmaxable" in table else table.iloc[:0]
     if len(wide) and wide["box unargmaxable"].sum():
-        cells = ", ".join(f"{r['init']} d={r['d']}: {r['box unargmaxable']}" for _, r in wide.iterrows()
-                          if r["box unargmaxable"])
-        out.append({"claim": "Without the bias (not their setting), the same models with d >= 30 have no "
-                             "unargmaxable class", "verdict": f"not so: {cells} of {table['classes'].iloc[0]} classes"})
+        cells = ", ".join(
+            f"{r['init']} d={r['d']}: {r['box unargmaxable']}" for _, r in wide.iterrows() if r["box unargmaxable"]
+        )
+        out.append(
+            {
+                "claim": "Without the bias (not their setting), the same models with d >= 30 have no "
+                "unargmaxable class",
+                "verdict": f"not so: {cells} of {table['classes'].iloc[0]} classes",
+            }
+        )
     return out
 
 
 def _write_readme(out, table, verdicts, summary) -> None:
     cols = ["init", "d", "bias"] + [c for s in summary["sets"] for c in (f"{s} unargmaxable", f"{s} undecided")]
-    lines = ["# Unargmaxable classes of random softmax layers, certified", "",
-             "Grivas et al. (2022), *Low-Rank Softmax Can Have Unargmaxable Classes in Theory but Rarely in "
-             "Practice*: the random-model grid of their `experiments/create_random_models` (NumPy seed 13, "
-             f"{summary['classes']} classes, `W` then `b` uniform on [-1, 1] or standard normal), every class "
-             "certified by lnproofs and checked by its kernel.  Columns: the box [-100, 100]^d (their query set), "
-             "free inputs (all of R^d) and a LayerNorm ball (the outputs of a LayerNorm with unit gain, no bias and "
-             "eps 1e-5: the open ball of radius sqrt(d) in the hyperplane 1 . u = 0); a class counts as "
-             "unargmaxable when it is certified never to be the strict argmax.  Made with "
-             "`lnproofs reproduce unargmaxable`.", "",
-             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    def cell(row, c):                                        # a set a model has not been certified under: "not run"
+    lines = [
+        "# Unargmaxable classes of random softmax layers, certified",
+        "",
+        "Grivas et al. (2022), *Low-Rank Softmax Can Have Unargmaxable Classes in Theory but Rarely in "
+        "Practice*: the random-model grid of their `experiments/create_random_models` (NumPy seed 13, "
+        f"{summary['classes']} classes, `W` then `b` uniform on [-1, 1] or standard normal), every class "
+        "certified by lnproofs and checked by its kernel.  Columns: the box [-100, 100]^d (their query set), "
+        "free inputs (all of R^d) and a LayerNorm ball (the outputs of a LayerNorm with unit gain, no bias and "
+        "eps 1e-5: the open ball of radius sqrt(d) in the hyperplane 1 . u = 0); a class counts as "
+        "unargmaxable when it is certified never to be the strict argmax.  Made with "
+        "`lnproofs reproduce unargmaxable`.",
+        "",
+        "| " + " | ".join(cols) + " |",
+        "|" + "---|" * len(cols),
+    ]
+
+    def cell(row, c):  # a set a model has not been certified under: "not run"
         value = row[c] if c in row else None
         if value is None or value != value:
             return "not run"
@@ -176,11 +213,20 @@ def _write_readme(out, table, verdicts, summary) -> None:
 
     for _, row in table.iterrows():
         lines.append("| " + " | ".join(cell(row, c) for c in cols) + " |")
-    missing = [f"{i} d={d} {'with' if b else 'without'} bias" for i in INITS for d in DIMS for b in (False, True)
-               if not ((table["init"] == i) & (table["d"] == d) & (table["bias"] == b)).any()]
+    missing = [
+        f"{i} d={d} {'with' if b else 'without'} bias"
+        for i in INITS
+        for d in DIMS
+        for b in (False, True)
+        if not ((table["init"] == i) & (table["d"] == d) & (table["bias"] == b)).any()
+    ]
     if missing:
-        lines += ["", f"Not run here ({len(missing)} of the {2 * len(INITS) * len(DIMS)} models of the full grid): "
-                  + ", ".join(missing) + "."]
+        lines += [
+            "",
+            f"Not run here ({len(missing)} of the {2 * len(INITS) * len(DIMS)} models of the full grid): "
+            + ", ".join(missing)
+            + ".",
+        ]
     lines += ["", "## The published claims", ""]
     lines += [f"- {v['claim']}: **{v['verdict']}**." for v in verdicts]
     write_text(out / "README.md", "\n".join(lines) + "\n")

@@ -11,7 +11,15 @@ Gradescope, ``write_gradescope``).
 
 from __future__ import annotations
 
-from .answers import ANSWERS_SCHEMA, CheckResult, PartResult, ProblemResult, check_answers, load_answers, load_problem_set
+from .answers import (
+    ANSWERS_SCHEMA,
+    CheckResult,
+    PartResult,
+    ProblemResult,
+    check_answers,
+    load_answers,
+    load_problem_set,
+)
 from .classroom import ClassInfo, write_class
 from .generate import ProblemSet, generate, generate_homework, parse_topics
 from .gradebook import write_gradebook, write_gradescope

@@ -70,8 +70,13 @@ class CheckResult:
 
     def to_json(self) -> dict:
         right, total = self.counts
-        return {"ok": self.ok, "correct": right, "parts": total, "unanswered": list(self.unanswered),
-                "problems": [p.to_json() for p in self.problems]}
+        return {
+            "ok": self.ok,
+            "correct": right,
+            "parts": total,
+            "unanswered": list(self.unanswered),
+            "problems": [p.to_json() for p in self.problems],
+        }
 
     def to_text(self) -> str:
         lines = []
@@ -128,18 +133,27 @@ def load_answers(path) -> dict:
     except UnicodeDecodeError:
         raise FileFormatError(f"answers file {path} is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
-        raise FileFormatError(f"answers file {path} is not valid JSON: {exc.msg} at line {exc.lineno} "
-                              f"column {exc.colno}") from None
+        raise FileFormatError(
+            f"answers file {path} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     except RecursionError:
-        raise FileFormatError(f"answers file {path} is nested too deep to be an answers file (arrays or "
-                              "objects inside each other past the reader's limit)") from None
-    except ValueError as exc:                        # an integer past Python's digit limit
+        raise FileFormatError(
+            f"answers file {path} is nested too deep to be an answers file (arrays or "
+            "objects inside each other past the reader's limit)"
+        ) from None
+    except ValueError as exc:  # an integer past Python's digit limit
         raise FileFormatError(f"answers file {path} is not valid JSON ({str(exc)[:100]})") from None
-    require(isinstance(data, dict) and isinstance(data.get("answers"), dict), FileFormatError,
-            f"answers file {path} must be a JSON object with an object 'answers' mapping problem ids to answers")
+    require(
+        isinstance(data, dict) and isinstance(data.get("answers"), dict),
+        FileFormatError,
+        f"answers file {path} must be a JSON object with an object 'answers' mapping problem ids to answers",
+    )
     schema = data.get("schema", ANSWERS_SCHEMA)
-    require(schema == ANSWERS_SCHEMA, FileFormatError,
-            f"answers file {path} has schema {schema!r}; expected {ANSWERS_SCHEMA!r}")
+    require(
+        schema == ANSWERS_SCHEMA,
+        FileFormatError,
+        f"answers file {path} has schema {schema!r}; expected {ANSWERS_SCHEMA!r}",
+    )
     return data
 
 
@@ -148,11 +162,17 @@ def load_problem_set(folder):
     from .generate import ProblemSet
 
     folder = Path(folder)
-    require(folder.is_dir(), FileFormatError,
-            f"problems folder {folder} does not exist; pass the folder written by 'lnproofs homework new' with --problems")
+    require(
+        folder.is_dir(),
+        FileFormatError,
+        f"problems folder {folder} does not exist; pass the folder written by 'lnproofs homework new' with --problems",
+    )
     path = folder / "problems.json"
-    require(path.is_file(), FileFormatError, f"problems folder {folder} has no problems.json; "
-            "pass the folder written by 'lnproofs homework new'")
+    require(
+        path.is_file(),
+        FileFormatError,
+        f"problems folder {folder} has no problems.json; pass the folder written by 'lnproofs homework new'",
+    )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, RecursionError) as exc:
@@ -163,18 +183,27 @@ def load_problem_set(folder):
         raise FileFormatError(f"{path}: {err}") from None
 
 
-_SIMPLE = {"projection": check_projection, "sphere": check_sphere, "ellipsoid": check_ellipsoid,
-           "uniform": check_uniform, "threshold": check_threshold}
+_SIMPLE = {
+    "projection": check_projection,
+    "sphere": check_sphere,
+    "ellipsoid": check_ellipsoid,
+    "uniform": check_uniform,
+    "threshold": check_threshold,
+}
 
 
 def check_problem(problem, answer: dict, solution=None) -> ProblemResult:
     """Check the answer object for one problem (fields as in ``problem.fields``)."""
-    require(isinstance(answer, dict), InputError,
-            f"the answer to problem {problem.id!r} must be a JSON object with fields {', '.join(problem.fields)}")
+    require(
+        isinstance(answer, dict),
+        InputError,
+        f"the answer to problem {problem.id!r} must be a JSON object with fields {', '.join(problem.fields)}",
+    )
     unknown = [k for k in answer if k not in problem.fields]
     if unknown:
-        raise InputError(f"problem {problem.id!r} has no answer field {unknown[0]!r}; "
-                         f"accepted: {', '.join(problem.fields)}")
+        raise InputError(
+            f"problem {problem.id!r} has no answer field {unknown[0]!r}; accepted: {', '.join(problem.fields)}"
+        )
     if problem.topic == "selectability":
         solution = solution or problem.solve()
         parts = check_selectability(problem, answer, solution)
@@ -196,8 +225,7 @@ def check_answers(problem_set, answers) -> CheckResult:
     require(isinstance(answers, dict), InputError, "answers must be an object mapping problem ids to answers")
     problems = problem_set.by_id()
     for pid in answers:
-        require(pid in problems, InputError,
-                f"unknown problem id {pid!r}; this problem set has: {', '.join(problems)}")
+        require(pid in problems, InputError, f"unknown problem id {pid!r}; this problem set has: {', '.join(problems)}")
     results = tuple(check_problem(problems[pid], answers[pid]) for pid in problems if pid in answers)
     unanswered = tuple(pid for pid in problems if pid not in answers)
     return CheckResult(results, unanswered)

@@ -20,12 +20,22 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..certificates.writes import folder_entry, output_folder, write_text
 from ..kernel.errors import FileFormatError, InputError, require
 from .roster import Roster
-from ..certificates.writes import folder_entry, output_folder, write_text
 
-__all__ = ["CLASS_SCHEMA", "CLASS_FILE", "STUDENTS_DIR", "SOLUTIONS_DIR", "NOTEBOOK_FILE", "ClassInfo", "write_class",
-           "load_class", "student_problem_set", "student_sheet_texts"]
+__all__ = [
+    "CLASS_SCHEMA",
+    "CLASS_FILE",
+    "STUDENTS_DIR",
+    "SOLUTIONS_DIR",
+    "NOTEBOOK_FILE",
+    "ClassInfo",
+    "write_class",
+    "load_class",
+    "student_problem_set",
+    "student_sheet_texts",
+]
 
 CLASS_SCHEMA = "lnproofs.homework-class/1"
 CLASS_FILE = "class.json"
@@ -44,21 +54,34 @@ class ClassInfo:
     roster: Roster
 
     def to_json(self) -> dict:
-        return {"schema": CLASS_SCHEMA, "seed": self.seed, "topics": list(self.topics),
-                "students": self.roster.to_json()}
+        return {
+            "schema": CLASS_SCHEMA,
+            "seed": self.seed,
+            "topics": list(self.topics),
+            "students": self.roster.to_json(),
+        }
 
     @classmethod
-    def from_json(cls, data) -> "ClassInfo":
+    def from_json(cls, data) -> ClassInfo:
         from .generate import parse_topics
 
-        require(isinstance(data, dict) and data.get("schema") == CLASS_SCHEMA, InputError,
-                f"it must be a JSON object with \"schema\": \"{CLASS_SCHEMA}\"")
+        require(
+            isinstance(data, dict) and data.get("schema") == CLASS_SCHEMA,
+            InputError,
+            f'it must be a JSON object with "schema": "{CLASS_SCHEMA}"',
+        )
         seed = data.get("seed")
-        require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, InputError,
-                "'seed' must be a non-negative integer")
+        require(
+            isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0,
+            InputError,
+            "'seed' must be a non-negative integer",
+        )
         topics = data.get("topics")
-        require(isinstance(topics, list) and topics and all(isinstance(t, str) for t in topics), InputError,
-                "'topics' must be a non-empty list of topic names")
+        require(
+            isinstance(topics, list) and topics and all(isinstance(t, str) for t in topics),
+            InputError,
+            "'topics' must be a non-empty list of topic names",
+        )
         return cls(seed=seed, topics=parse_topics(",".join(topics)), roster=Roster.from_json(data.get("students")))
 
 
@@ -80,23 +103,30 @@ def _check_out_folder(out: Path, roster: Roster, seed: int, topics) -> None:
     output_folder(out)
     if not any(out.iterdir()):
         return
-    require((out / CLASS_FILE).is_file(), FileFormatError,
-            f"output folder {out} is not empty and holds no {CLASS_FILE}; give a new folder with --out")
+    require(
+        (out / CLASS_FILE).is_file(),
+        FileFormatError,
+        f"output folder {out} is not empty and holds no {CLASS_FILE}; give a new folder with --out",
+    )
     ids = {s.id for s in roster.students}
     for sub in (STUDENTS_DIR, SOLUTIONS_DIR):
         folder_entry(out, sub, folder=True)
         extra = sorted(p.name for p in (out / sub).iterdir() if p.name not in ids)
         if extra:
-            raise FileFormatError(f"{out / sub} holds {extra[0]!r}, which is not on this roster; "
-                                  "give a new folder with --out")
+            raise FileFormatError(
+                f"{out / sub} holds {extra[0]!r}, which is not on this roster; give a new folder with --out"
+            )
     old = load_class(out)
     if old.seed != seed or tuple(old.topics) != tuple(topics):
-        raise FileFormatError(f"{out} holds a class drawn with seed {old.seed} and topics {','.join(old.topics)}; "
-                              "run again with those to complete it, or give a new folder with --out")
+        raise FileFormatError(
+            f"{out} holds a class drawn with seed {old.seed} and topics {','.join(old.topics)}; "
+            "run again with those to complete it, or give a new folder with --out"
+        )
 
 
-def write_class(roster: Roster, seed: int, topics=None, out="homework", *, pdf: bool = True,
-                notebook: bool = False, progress=None) -> dict:
+def write_class(
+    roster: Roster, seed: int, topics=None, out="homework", *, pdf: bool = True, notebook: bool = False, progress=None
+) -> dict:
     """Write every student's folder and the instructor's solutions (layout in the module docstring).
 
     ``progress(done, total)``, when given, is called after each student.  Returns a summary:
@@ -125,9 +155,15 @@ def write_class(roster: Roster, seed: int, topics=None, out="homework", *, pdf: 
             progress(done, len(roster.students))
     info = ClassInfo(seed=seed, topics=chosen, roster=roster)
     write_text(folder_entry(out, CLASS_FILE), json.dumps(info.to_json(), indent=2) + "\n")
-    return {"seed": seed, "topics": list(chosen), "students": [s.id for s in roster.students],
-            "class_file": str(out / CLASS_FILE), "students_dir": str(out / STUDENTS_DIR),
-            "solutions_dir": str(out / SOLUTIONS_DIR), "pdf_failed": pdf_failed}
+    return {
+        "seed": seed,
+        "topics": list(chosen),
+        "students": [s.id for s in roster.students],
+        "class_file": str(out / CLASS_FILE),
+        "students_dir": str(out / STUDENTS_DIR),
+        "solutions_dir": str(out / SOLUTIONS_DIR),
+        "pdf_failed": pdf_failed,
+    }
 
 
 def load_class(folder):
@@ -135,13 +171,17 @@ def load_class(folder):
     path = Path(folder) / CLASS_FILE
     if not path.exists():
         return None
-    require(path.is_file() and path.stat().st_size <= 16 * 1024 * 1024, FileFormatError,
-            f"{path} is not a class file of at most 16 MiB")
+    require(
+        path.is_file() and path.stat().st_size <= 16 * 1024 * 1024,
+        FileFormatError,
+        f"{path} is not a class file of at most 16 MiB",
+    )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise FileFormatError(f"{path} is not valid JSON ({type(exc).__name__}); it is written by "
-                              "'lnproofs homework new --roster'") from None
+        raise FileFormatError(
+            f"{path} is not valid JSON ({type(exc).__name__}); it is written by 'lnproofs homework new --roster'"
+        ) from None
     try:
         return ClassInfo.from_json(data)
     except InputError as err:
@@ -153,7 +193,10 @@ def student_problem_set(folder, student_id: str):
     from .answers import load_problem_set
 
     problem_set = load_problem_set(Path(folder) / SOLUTIONS_DIR / student_id)
-    require(problem_set.student == student_id, FileFormatError,
-            f"{Path(folder) / SOLUTIONS_DIR / student_id / 'problems.json'} was drawn for "
-            f"{problem_set.student!r}, not for {student_id!r}")
+    require(
+        problem_set.student == student_id,
+        FileFormatError,
+        f"{Path(folder) / SOLUTIONS_DIR / student_id / 'problems.json'} was drawn for "
+        f"{problem_set.student!r}, not for {student_id!r}",
+    )
     return problem_set

@@ -124,8 +124,9 @@ def _zero_elsewhere(difference, seconds: float) -> bool:
     payload = json.dumps(_tree(difference))
     code = "from lnproofs.homework.compare import main; main()"
     try:
-        done = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, text=True,
-                              timeout=seconds)
+        done = subprocess.run(
+            [sys.executable, "-c", code], input=payload, capture_output=True, text=True, timeout=seconds
+        )
     except subprocess.TimeoutExpired:
         raise TooComplex(f"showing that it equals the expected value took more than {seconds:g} s") from None
     if done.returncode != 0 or done.stdout.strip() not in ("true", "false"):

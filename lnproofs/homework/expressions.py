@@ -31,8 +31,17 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-__all__ = ["Refused", "TooComplex", "read_expression", "term_bound", "MAX_CHARACTERS", "MAX_DEPTH",
-           "MAX_EXPONENT", "MAX_BITS", "MAX_TERMS"]
+__all__ = [
+    "Refused",
+    "TooComplex",
+    "read_expression",
+    "term_bound",
+    "MAX_CHARACTERS",
+    "MAX_DEPTH",
+    "MAX_EXPONENT",
+    "MAX_BITS",
+    "MAX_TERMS",
+]
 
 MAX_CHARACTERS = 200
 MAX_DEPTH = 24
@@ -62,8 +71,10 @@ def _tokens(text: str) -> list[tuple[str, str]]:
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
             bad = text[pos:].strip()[:12]
-            raise Refused(f"{text!r} is not an accepted expression (stuck at {bad!r}); use numbers, "
-                          "+ - * / ^, parentheses and sqrt(...), e.g. '2*sqrt(3)'")
+            raise Refused(
+                f"{text!r} is not an accepted expression (stuck at {bad!r}); use numbers, "
+                "+ - * / ^, parentheses and sqrt(...), e.g. '2*sqrt(3)'"
+            )
         number, name, op = m.groups()
         out.append(("num", number) if number else ("name", name) if name else ("op", "^" if op == "**" else op))
         pos = m.end()
@@ -218,7 +229,7 @@ def read_expression(value):
 
     if isinstance(value, bool) or value is None:
         raise Refused(f"{value!r} is not a number")
-    if isinstance(value, int):                        # a JSON integer: the same size limit as a written number
+    if isinstance(value, int):  # a JSON integer: the same size limit as a written number
         if value.bit_length() > MAX_BITS:
             raise TooComplex(f"a number in it has more than {MAX_BITS} bits")
         return sp.Integer(value)

@@ -50,11 +50,14 @@ class ProblemSet:
         return data
 
     @classmethod
-    def from_json(cls, data) -> "ProblemSet":
+    def from_json(cls, data) -> ProblemSet:
         from ..kernel.errors import FileFormatError
 
-        require(isinstance(data, dict) and data.get("schema") == SCHEMA, FileFormatError,
-                f"problems.json must be a JSON object with \"schema\": \"{SCHEMA}\"")
+        require(
+            isinstance(data, dict) and data.get("schema") == SCHEMA,
+            FileFormatError,
+            f'problems.json must be a JSON object with "schema": "{SCHEMA}"',
+        )
         problems = data.get("problems")
         require(isinstance(problems, list), FileFormatError, "problems.json must hold a list 'problems'")
         seed = data.get("seed")
@@ -204,7 +207,7 @@ def _stream(seed: int, position: int, student: str | None) -> random.Random:
     """
     if student is None:
         return random.Random(seed * 1000 + position)
-    digest = hashlib.sha256(f"lnproofs.homework/{seed}/{student}/{position}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"lnproofs.homework/{seed}/{student}/{position}".encode()).digest()
     return random.Random(int.from_bytes(digest, "big"))
 
 
@@ -216,8 +219,11 @@ def generate(seed: int = 0, topics=None, student: str | None = None) -> ProblemS
     not on which other topics are asked for.  Without ``student`` the problems are those
     of ``homework new --seed``; with it, each student of a class gets their own numbers.
     """
-    require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, OptionError,
-            f"seed must be a non-negative integer, not {seed!r}")
+    require(
+        isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0,
+        OptionError,
+        f"seed must be a non-negative integer, not {seed!r}",
+    )
     if student is not None:
         from .roster import check_student_id
 

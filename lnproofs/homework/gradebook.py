@@ -18,11 +18,19 @@ import io
 import json
 from pathlib import Path
 
-from .grading import Gradebook, StudentGrade
 from ..certificates.writes import folder_entry, output_file, output_folder, write_text
+from .grading import Gradebook, StudentGrade
 
-__all__ = ["gradebook_csv", "not_graded_csv", "feedback_text", "write_gradebook", "gradebook_outputs", "gradescope_results",
-           "write_gradescope", "companion_paths"]
+__all__ = [
+    "gradebook_csv",
+    "not_graded_csv",
+    "feedback_text",
+    "write_gradebook",
+    "gradebook_outputs",
+    "gradescope_results",
+    "write_gradescope",
+    "companion_paths",
+]
 
 
 def _cell(value) -> str:
@@ -56,8 +64,17 @@ def gradebook_csv(gradebook: Gradebook) -> str:
         grade = gradebook.grade_of(student.id)
         if grade is not None:
             points = {s.problem: s.points for s in grade.scores}
-            rows.append([student.id, student.name, grade.file, "graded",
-                         *(points.get(p, "") for p in gradebook.problems), grade.total, grade.possible])
+            rows.append(
+                [
+                    student.id,
+                    student.name,
+                    grade.file,
+                    "graded",
+                    *(points.get(p, "") for p in gradebook.problems),
+                    grade.total,
+                    grade.possible,
+                ]
+            )
         else:
             what, file = status.get(student.id, ("no submission", ""))
             rows.append([student.id, student.name, file, what, *([""] * len(gradebook.problems)), "", ""])
@@ -132,9 +149,16 @@ def gradescope_results(gradebook: Gradebook) -> dict:
     problems = [n for n in gradebook.not_graded if n not in ignored]
     if len(gradebook.grades) == 1 and not problems:
         (grade,) = gradebook.grades
-        tests = [{"name": f"Problem {number}: {s.problem}", "score": s.points, "max_score": s.possible,
-                  "status": "passed" if s.points == s.possible else "failed", "output": s.output}
-                 for number, s in enumerate(grade.scores, 1)]
+        tests = [
+            {
+                "name": f"Problem {number}: {s.problem}",
+                "score": s.points,
+                "max_score": s.possible,
+                "status": "passed" if s.points == s.possible else "failed",
+                "output": s.output,
+            }
+            for number, s in enumerate(grade.scores, 1)
+        ]
         output = f"Graded {grade.file} for {grade.student.label}: {grade.total} of {grade.possible} points."
         if ignored:
             output += " Not read: " + "; ".join(f"{n.file} ({n.reason})" for n in ignored) + "."
@@ -146,8 +170,10 @@ def gradescope_results(gradebook: Gradebook) -> dict:
         names = ", ".join(g.file for g in gradebook.grades)
         output = f"Your submission holds answers files for several students ({names}); submit only your own."
     else:
-        output = ("Your submission holds no answers file (a .json file). Upload the ID.json that your notebook "
-                  "wrote, or your answers file in the format of docs/homework.md.")
+        output = (
+            "Your submission holds no answers file (a .json file). Upload the ID.json that your notebook "
+            "wrote, or your answers file in the format of docs/homework.md."
+        )
         if ignored:
             output += " Found instead: " + "; ".join(f"{n.file} ({n.reason})" for n in ignored) + "."
     return {"score": 0, "output": output, "tests": []}

@@ -28,8 +28,20 @@ from pathlib import Path
 from ..kernel.errors import FileFormatError, InputError, LnproofsError, require
 from .roster import Roster, Student, check_student_id
 
-__all__ = ["ProblemSource", "ProblemScore", "StudentGrade", "NotGraded", "Gradebook", "possible_points",
-           "score", "find_submissions", "grade_file", "grade_folder", "metadata_student", "MAX_ANSWERS_BYTES"]
+__all__ = [
+    "ProblemSource",
+    "ProblemScore",
+    "StudentGrade",
+    "NotGraded",
+    "Gradebook",
+    "possible_points",
+    "score",
+    "find_submissions",
+    "grade_file",
+    "grade_folder",
+    "metadata_student",
+    "MAX_ANSWERS_BYTES",
+]
 
 #: an answers file is a few kilobytes; a larger one is refused unread
 MAX_ANSWERS_BYTES = 1024 * 1024
@@ -47,13 +59,17 @@ class ProblemSource:
     single: object = None  # the one ProblemSet when there is no roster
 
     @classmethod
-    def open(cls, folder) -> "ProblemSource":
+    def open(cls, folder) -> ProblemSource:
         from .answers import load_problem_set
         from .classroom import load_class
 
         folder = Path(folder)
-        require(folder.is_dir(), FileFormatError, f"problems folder {folder} does not exist; pass the folder "
-                "written by 'lnproofs homework new' with --problems")
+        require(
+            folder.is_dir(),
+            FileFormatError,
+            f"problems folder {folder} does not exist; pass the folder "
+            "written by 'lnproofs homework new' with --problems",
+        )
         info = load_class(folder)
         if info is not None:
             return cls(folder, info.roster, info.topics)
@@ -138,8 +154,14 @@ class Gradebook:
         for grade in self.grades:
             for s in grade.scores:
                 why = dict(s.wrong)
-                out += [NotGraded(grade.file, grade.student.id, f"answer {s.problem} {part} was "
-                                  f"{why[part]}; it got 0 points: check it by hand") for part in s.too_complex]
+                out += [
+                    NotGraded(
+                        grade.file,
+                        grade.student.id,
+                        f"answer {s.problem} {part} was {why[part]}; it got 0 points: check it by hand",
+                    )
+                    for part in s.too_complex
+                ]
         return tuple(out)
 
     @property
@@ -161,9 +183,16 @@ def score(problem_set, result) -> tuple[ProblemScore, ...]:
             continue
         points = sum(1 for p in checked.parts if p.ok)
         require(points <= possible, InputError, f"problem {problem.id!r} scored {points} of {possible} points")
-        scores.append(ProblemScore(problem.id, points, possible, True,
-                                   tuple((p.part, p.message) for p in checked.parts if not p.ok),
-                                   tuple(p.part for p in checked.parts if p.too_complex)))
+        scores.append(
+            ProblemScore(
+                problem.id,
+                points,
+                possible,
+                True,
+                tuple((p.part, p.message) for p in checked.parts if not p.ok),
+                tuple(p.part for p in checked.parts if p.too_complex),
+            )
+        )
     return tuple(scores)
 
 
@@ -185,16 +214,20 @@ def find_submissions(folder) -> tuple[list[tuple[Path, str]], list[NotGraded]]:
             skipped.append(NotGraded(shown, "", "is a link, not a file; hand in the answers file itself"))
         elif path.is_dir():
             if depth > 0:
-                skipped.append(NotGraded(shown, "", "is a folder nested too deep; answers files go at most one "
-                                                    "folder down"))
+                skipped.append(
+                    NotGraded(shown, "", "is a folder nested too deep; answers files go at most one folder down")
+                )
                 return
             for child in sorted(path.iterdir()):
                 visit(child, path.name, depth + 1)
         elif path.is_file() and path.suffix.lower() == ".json":
             found.append((path, name_id if name_id is not None else path.name[: -len(path.suffix)]))
         elif path.is_file():
-            what = ("a notebook; run its last cell and hand in the .json file it writes"
-                    if path.suffix.lower() == ".ipynb" else "not a .json answers file")
+            what = (
+                "a notebook; run its last cell and hand in the .json file it writes"
+                if path.suffix.lower() == ".ipynb"
+                else "not a .json answers file"
+            )
             skipped.append(NotGraded(shown, "", f"is {what}"))
         else:
             skipped.append(NotGraded(shown, "", "is not a regular file"))
@@ -207,8 +240,11 @@ def find_submissions(folder) -> tuple[list[tuple[Path, str]], list[NotGraded]]:
 def _read(path: Path) -> dict:
     from .answers import load_answers
 
-    require(path.stat().st_size <= MAX_ANSWERS_BYTES, FileFormatError,
-            f"is larger than {MAX_ANSWERS_BYTES // 1024} KiB; an answers file is a few kilobytes")
+    require(
+        path.stat().st_size <= MAX_ANSWERS_BYTES,
+        FileFormatError,
+        f"is larger than {MAX_ANSWERS_BYTES // 1024} KiB; an answers file is a few kilobytes",
+    )
     return load_answers(path)
 
 
@@ -216,30 +252,37 @@ def _whose(data: dict, name_id: str, roster: Roster | None, forced: Student | No
     """The student a submission belongs to (rules in the module docstring); InputError says why not."""
     inner = data.get("student_id")
     if inner is not None:
-        check_student_id(inner, "its \"student_id\"")
+        check_student_id(inner, 'its "student_id"')
     if roster is None:
         ident = inner if inner is not None else name_id
         try:
             return Student(check_student_id(ident, "its file name"))
         except InputError:
-            raise InputError(f"its file name {name_id[:40]!r} is not a student id and it has no \"student_id\"; "
-                             "name it ID.json or add \"student_id\"") from None
+            raise InputError(
+                f'its file name {name_id[:40]!r} is not a student id and it has no "student_id"; '
+                'name it ID.json or add "student_id"'
+            ) from None
     folded = {s.id.lower(): s for s in roster.students}
     by_inner = folded.get(inner.lower()) if inner is not None else None
     by_name = folded.get(name_id.lower())
-    require(inner is None or by_inner is not None, InputError,
-            f"its \"student_id\" {inner!r} is not on the roster")
+    require(inner is None or by_inner is not None, InputError, f'its "student_id" {inner!r} is not on the roster')
     if forced is not None:
-        require(by_inner is None or by_inner == forced, InputError,
-                f"it says it holds the answers of {inner!r}, but it was submitted by {forced.id!r}")
+        require(
+            by_inner is None or by_inner == forced,
+            InputError,
+            f"it says it holds the answers of {inner!r}, but it was submitted by {forced.id!r}",
+        )
         return forced
     if by_inner is not None:
         if by_name is not None and by_name != by_inner:
-            raise InputError(f"its name says student {by_name.id!r} but its \"student_id\" says {inner!r}")
+            raise InputError(f'its name says student {by_name.id!r} but its "student_id" says {inner!r}')
         return by_inner
-    require(by_name is not None, InputError,
-            f"cannot tell whose answers these are: {name_id[:40]!r} is not a roster id and the file has no "
-            "\"student_id\"; name it ID.json or add \"student_id\"")
+    require(
+        by_name is not None,
+        InputError,
+        f"cannot tell whose answers these are: {name_id[:40]!r} is not a roster id and the file has no "
+        '"student_id"; name it ID.json or add "student_id"',
+    )
     return by_name
 
 
@@ -271,8 +314,10 @@ def grade_file(path: Path, name_id: str, source: ProblemSource, forced: Student 
     except (RecursionError, MemoryError, OSError) as err:
         return student_id, f"could not be read ({type(err).__name__}: {str(err)[:200]})"
     except Exception as err:  # one odd file must not stop a class's grading; say so, never a silent zero
-        return student_id, (f"could not be graded: an internal error ({type(err).__name__}: {str(err)[:200]}); "
-                            "please report it with this file")
+        return student_id, (
+            f"could not be graded: an internal error ({type(err).__name__}: {str(err)[:200]}); "
+            "please report it with this file"
+        )
 
 
 def grade_folder(folder, source: ProblemSource, forced: Student | None = None, progress=None) -> Gradebook:
@@ -300,8 +345,12 @@ def grade_folder(folder, source: ProblemSource, forced: Student | None = None, p
             grades.append(items[0])
             continue
         names = ", ".join(g.file for g in items)
-        not_graded += [NotGraded(g.file, student_id, f"{len(items)} submissions for student {student_id!r} "
-                                                     f"({names}); keep exactly one") for g in items]
+        not_graded += [
+            NotGraded(
+                g.file, student_id, f"{len(items)} submissions for student {student_id!r} ({names}); keep exactly one"
+            )
+            for g in items
+        ]
     if source.roster is not None:
         students = source.roster.students
         order = {s.id: i for i, s in enumerate(students)}
@@ -321,16 +370,23 @@ def metadata_student(path, roster: Roster | None) -> Student | None:
     import json
 
     path = Path(path)
-    require(path.is_file() and path.stat().st_size <= MAX_ANSWERS_BYTES, FileFormatError,
-            f"--metadata {path} does not exist or is larger than {MAX_ANSWERS_BYTES // 1024} KiB")
+    require(
+        path.is_file() and path.stat().st_size <= MAX_ANSWERS_BYTES,
+        FileFormatError,
+        f"--metadata {path} does not exist or is larger than {MAX_ANSWERS_BYTES // 1024} KiB",
+    )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        raise FileFormatError(f"--metadata {path} is not valid JSON; give Gradescope's "
-                              "/autograder/submission_metadata.json") from None
+        raise FileFormatError(
+            f"--metadata {path} is not valid JSON; give Gradescope's /autograder/submission_metadata.json"
+        ) from None
     users = data.get("users") if isinstance(data, dict) else None
-    require(isinstance(users, list), FileFormatError,
-            f"--metadata {path} has no list 'users'; give Gradescope's /autograder/submission_metadata.json")
+    require(
+        isinstance(users, list),
+        FileFormatError,
+        f"--metadata {path} has no list 'users'; give Gradescope's /autograder/submission_metadata.json",
+    )
     if roster is None:
         return None
     emails = roster.by_email()

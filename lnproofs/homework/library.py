@@ -12,9 +12,16 @@ from fractions import Fraction
 
 from ..kernel.errors import InputError
 
-__all__ = ["certify_keys", "checker_verdict", "uniform_check", "uniform_search", "nice_witness", "nice_combination",
-           "theorem_for",
-           "proved_theorem"]
+__all__ = [
+    "certify_keys",
+    "checker_verdict",
+    "uniform_check",
+    "uniform_search",
+    "nice_witness",
+    "nice_combination",
+    "theorem_for",
+    "proved_theorem",
+]
 
 
 def _array(keys):
@@ -26,8 +33,8 @@ def _array(keys):
 def certify_keys(keys) -> dict:
     """Certify every key (free queries) and return the certificate JSON, verified exactly."""
     from ..certificates.certificate import Certificate
-    from ..propose.certification import certify
     from ..certificates.check import check_certificate
+    from ..propose.certification import certify
 
     array = _array(keys)
     result = certify(array)

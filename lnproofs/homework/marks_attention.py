@@ -11,7 +11,7 @@ from fractions import Fraction
 from ..certificates.writers import format_fraction
 from .marks_geometry import _expr_check
 from .problems import STATUSES
-from .values import PartResult, _Wrong, _part, _rational, _scores, _vec_text, _vector
+from .values import PartResult, _part, _rational, _scores, _vec_text, _vector, _Wrong
 
 __all__ = ["check_selectability", "check_uniform", "check_threshold"]
 
@@ -24,8 +24,10 @@ def _witness_message(keys, number, q, tie=False):
         best = max(scores)
         if scores[i] != best:
             j = scores.index(best)
-            return (f"with the query {_vec_text(q)} key {j + 1} scores {format_fraction(best)}, more than key {number} "
-                    f"({format_fraction(scores[i])}), so key {number} is not among the maximisers")
+            return (
+                f"with the query {_vec_text(q)} key {j + 1} scores {format_fraction(best)}, more than key {number} "
+                f"({format_fraction(scores[i])}), so key {number} is not among the maximisers"
+            )
         if min(scores) == best:
             return f"the query {_vec_text(q)} gives every key the same score; some key must score lower"
         return None
@@ -33,15 +35,21 @@ def _witness_message(keys, number, q, tie=False):
     if not failing:
         return None
     gap, j = min(failing)
-    return (f"the query {_vec_text(q)} gives key {number} the score {format_fraction(scores[i])} and key {j + 1} the "
-            f"score {format_fraction(scores[j])}, so q.k_{number} - q.k_{j + 1} = {format_fraction(gap)} is not > 0"
-            f" ({len(failing)} of {len(keys) - 1} inequalities fail)")
+    return (
+        f"the query {_vec_text(q)} gives key {number} the score {format_fraction(scores[i])} and key {j + 1} the "
+        f"score {format_fraction(scores[j])}, so q.k_{number} - q.k_{j + 1} = {format_fraction(gap)} is not > 0"
+        f" ({len(failing)} of {len(keys) - 1} inequalities fail)"
+    )
 
 
 def _combination_message(keys, number, value):
     """None if ``value`` writes key ``number`` as a convex combination of the other keys, else why not."""
-    if not isinstance(value, dict) or not isinstance(value.get("keys"), list) or not isinstance(value.get("weights"), list):
-        raise _Wrong("a combination must be {\"keys\": [key numbers], \"weights\": [\"p/q\", ...]}")
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("keys"), list)
+        or not isinstance(value.get("weights"), list)
+    ):
+        raise _Wrong('a combination must be {"keys": [key numbers], "weights": ["p/q", ...]}')
     numbers, weights = value["keys"], value["weights"]
     if len(numbers) != len(weights) or not numbers:
         raise _Wrong(f"the combination has {len(numbers)} keys but {len(weights)} weights")
@@ -65,8 +73,10 @@ def _combination_message(keys, number, value):
     target = [Fraction(v) for v in keys[number - 1]]
     if point != target:
         c = next(c for c in range(dim) if point[c] != target[c])
-        return (f"the combination gives {_vec_text(point)} but key {number} is {_vec_text(target)}: coordinate {c + 1} "
-                f"is off by {format_fraction(point[c] - target[c])}")
+        return (
+            f"the combination gives {_vec_text(point)} but key {number} is {_vec_text(target)}: coordinate {c + 1} "
+            f"is off by {format_fraction(point[c] - target[c])}"
+        )
     return None
 
 
@@ -79,13 +89,18 @@ def _status_message(problem, solution, number, claimed):
         q = [Fraction(v) for v in best["query"]]
         scores = _scores(problem.keys, q)
         rival = max(s for j, s in enumerate(scores) if j != number - 1)
-        return (f"key {number} is selectable, not {claimed}: the query {_vec_text(q)} gives it "
-                f"{format_fraction(scores[number - 1])}, more than every other key (at most {format_fraction(rival)})")
+        return (
+            f"key {number} is selectable, not {claimed}: the query {_vec_text(q)} gives it "
+            f"{format_fraction(scores[number - 1])}, more than every other key (at most {format_fraction(rival)})"
+        )
     if truth in ("tie-only", "unselectable"):
         comb = best["combination"]
         terms = " + ".join(f"{w}*k_{k}" for k, w in zip(comb["keys"], comb["weights"]))
-        where = "on the boundary of the hull of the keys (it can tie but never win)" if truth == "tie-only" \
+        where = (
+            "on the boundary of the hull of the keys (it can tie but never win)"
+            if truth == "tie-only"
             else "strictly inside the hull of the keys"
+        )
         return f"key {number} is {truth}, not {claimed}: k_{number} = {terms} lies {where}"
     return f"key {number} could not be decided by the library ({truth}); ask your instructor"
 
@@ -96,13 +111,22 @@ def check_selectability(problem, answer, solution):
     results = []
     given = answer.get("keys")
     if not isinstance(given, dict):
-        return [PartResult(problem.id, "keys", False,
-                           "'keys' must map key numbers (\"1\", \"2\", ...) to {\"status\": ..., ...}")]
+        return [
+            PartResult(
+                problem.id, "keys", False, '\'keys\' must map key numbers ("1", "2", ...) to {"status": ..., ...}'
+            )
+        ]
     count = len(problem.keys)
     for name in given:
         if name not in {str(k) for k in range(1, count + 1)}:
-            results.append(PartResult(problem.id, f"key {name}", False,
-                                      f"{name!r} is not a key number; keys are numbered \"1\" to \"{count}\""))
+            results.append(
+                PartResult(
+                    problem.id,
+                    f"key {name}",
+                    False,
+                    f'{name!r} is not a key number; keys are numbered "1" to "{count}"',
+                )
+            )
     for number in range(1, count + 1):
         part = f"key {number}"
         entry = given.get(str(number))
@@ -127,7 +151,7 @@ def _certificate_message(problem, number, claimed, entry, checker_verdict):
     keys = [[Fraction(v) for v in k] for k in problem.keys]
     if claimed == "selectable":
         if "query" not in entry:
-            raise _Wrong(f"give the query that makes key {number} win (\"query\": [...])")
+            raise _Wrong(f'give the query that makes key {number} win ("query": [...])')
         q = _vector(entry["query"], len(keys[0]), _rational, "query")
         message = _witness_message(keys, number, q)
         trusted = checker_verdict(problem.keys, number - 1, "selectable", witness=q)
@@ -135,8 +159,10 @@ def _certificate_message(problem, number, claimed, entry, checker_verdict):
             raise _Wrong("the exact checker and the homework checker disagree on this query; please report it")
         return message
     if "combination" not in entry:
-        raise _Wrong(f"give the convex combination of other keys that reproduces key {number} "
-                     "(\"combination\": {\"keys\": [...], \"weights\": [...]})")
+        raise _Wrong(
+            f"give the convex combination of other keys that reproduces key {number} "
+            '("combination": {"keys": [...], "weights": [...]})'
+        )
     comb = entry["combination"]
     message = _combination_message(keys, number, comb)
     weights = [_rational(w) for w in comb["weights"]]
@@ -162,9 +188,11 @@ def check_uniform(problem, answer):
         message = None
         for j in range(1, len(scores)):
             if scores[j] != scores[0]:
-                message = (f"the query {_vec_text(q)} gives key 1 the score {format_fraction(scores[0])} but key "
-                           f"{j + 1} the score {format_fraction(scores[j])} (off by "
-                           f"{format_fraction(scores[j] - scores[0])})")
+                message = (
+                    f"the query {_vec_text(q)} gives key 1 the score {format_fraction(scores[0])} but key "
+                    f"{j + 1} the score {format_fraction(scores[j])} (off by "
+                    f"{format_fraction(scores[j] - scores[0])})"
+                )
                 break
         trusted, _ = uniform_check(problem.keys, q)
         if trusted != (message is None):
@@ -188,7 +216,9 @@ def check_threshold(problem, answer):
             try:
                 m = _rational(key)
             except _Wrong:
-                raise _Wrong(f"{key!r} is not one of the magnitudes asked about ({', '.join(asked.values())})") from None
+                raise _Wrong(
+                    f"{key!r} is not one of the magnitudes asked about ({', '.join(asked.values())})"
+                ) from None
             if m not in asked:
                 raise _Wrong(f"{key!r} is not one of the magnitudes asked about ({', '.join(asked.values())})")
             given[m] = status
@@ -200,8 +230,9 @@ def check_threshold(problem, answer):
             truth = problem.status(m)
             if given[m] != truth:
                 relation = "<" if truth == "selectable" else ">" if truth == "unselectable" else "="
-                problems.append(f"at m = {text} key 2 is {truth}, not {given[m]} ({text} {relation} "
-                                f"{sp.sstr(t)} ≈ {float(t):.6g})")
+                problems.append(
+                    f"at m = {text} key 2 is {truth}, not {given[m]} ({text} {relation} {sp.sstr(t)} ≈ {float(t):.6g})"
+                )
         return "; ".join(problems) or None
 
     return [

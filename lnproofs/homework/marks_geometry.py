@@ -5,8 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..certificates.writers import format_fraction
-
-from .values import _Wrong, _expression, _matrix, _part, _rational, _same, _show, _vec_text, _vector
+from .values import _expression, _matrix, _part, _rational, _same, _show, _vec_text, _vector, _Wrong
 
 __all__ = ["check_projection", "check_sphere", "check_ellipsoid"]
 
@@ -22,8 +21,11 @@ def check_projection(problem, answer):
             if not wrong:
                 return None
             i, j = wrong[0]
-            return (f"entry ({i + 1}, {j + 1}) should be {format_fraction(expected[i][j])}, you gave "
-                    f"{format_fraction(given[i][j])} ({len(wrong)} of {n * n} entries wrong); {hint}")
+            return (
+                f"entry ({i + 1}, {j + 1}) should be {format_fraction(expected[i][j])}, you gave "
+                f"{format_fraction(given[i][j])} ({len(wrong)} of {n * n} entries wrong); {hint}"
+            )
+
         return check
 
     def px(value):
@@ -32,17 +34,35 @@ def check_projection(problem, answer):
         if given == expected:
             return None
         total = sum(given, Fraction(0))
-        extra = f"; Px must sum to 0 (it is orthogonal to the all-ones vector) but yours sums to {format_fraction(total)}" \
-            if total != 0 else ""
+        extra = (
+            f"; Px must sum to 0 (it is orthogonal to the all-ones vector) but yours sums to {format_fraction(total)}"
+            if total != 0
+            else ""
+        )
         k = next(i for i in range(n) if given[i] != expected[i])
-        return (f"entry {k + 1} should be {format_fraction(expected[k])} = x_{k + 1} - mean(x), you gave "
-                f"{format_fraction(given[k])}{extra}")
+        return (
+            f"entry {k + 1} should be {format_fraction(expected[k])} = x_{k + 1} - mean(x), you gave "
+            f"{format_fraction(given[k])}{extra}"
+        )
 
     return [
-        _part(problem, "P", answer, matrix("P", P, f"P = I - J/{n} has {format_fraction(P[0][0])} on the diagonal "
-                                                   f"and {format_fraction(P[0][1])} elsewhere")),
-        _part(problem, "P_squared", answer, matrix("P_squared", P, "multiplying out, every entry of P^2 equals "
-                                                                   "the entry of P (P is idempotent)")),
+        _part(
+            problem,
+            "P",
+            answer,
+            matrix(
+                "P",
+                P,
+                f"P = I - J/{n} has {format_fraction(P[0][0])} on the diagonal "
+                f"and {format_fraction(P[0][1])} elsewhere",
+            ),
+        ),
+        _part(
+            problem,
+            "P_squared",
+            answer,
+            matrix("P_squared", P, "multiplying out, every entry of P^2 equals the entry of P (P is idempotent)"),
+        ),
         _part(problem, "Px", answer, px),
     ]
 
@@ -59,6 +79,7 @@ def _expr_check(expected, hints=()):
         if given.is_Rational and not expected.is_Rational:
             note = "; the exact value is irrational, so no decimal or fraction equals it"
         return f"expected {_show(expected)}, you gave {_show(given)}{note}"
+
     return check
 
 
@@ -76,21 +97,36 @@ def check_sphere(problem, answer):
             if not wrong:
                 return None
             i = wrong[0]
-            norm = sp.sqrt(sum(g ** 2 for g in given))
+            norm = sp.sqrt(sum(g**2 for g in given))
             tail = ""
             if name == "g" and not _same(norm, sp.sqrt(n)):
                 tail = f"; your vector has norm {_show(norm)}, not sqrt({n})"
-            return (f"entry {i + 1} should be {_show(expected[i])}, you gave {_show(given[i])} "
-                    f"({len(wrong)} of {n} entries wrong){tail}")
+            return (
+                f"entry {i + 1} should be {_show(expected[i])}, you gave {_show(given[i])} "
+                f"({len(wrong)} of {n} entries wrong){tail}"
+            )
+
         return check
 
     return [
         _part(problem, "Px", answer, vector("Px", v["Px"])),
-        _part(problem, "norm_Px", answer, _expr_check(r, [(r ** 2, "that is the squared norm; take its square root")])),
+        _part(problem, "norm_Px", answer, _expr_check(r, [(r**2, "that is the squared norm; take its square root")])),
         _part(problem, "g", answer, vector("g", v["g"])),
-        _part(problem, "norm_g_eps", answer, _expr_check(
-            v["norm_g_eps"], [(sp.sqrt(n), "that is the radius for eps = 0; with eps > 0 the point lies strictly "
-                                           "inside, at sqrt(n) r / sqrt(r^2 + n eps)")])),
+        _part(
+            problem,
+            "norm_g_eps",
+            answer,
+            _expr_check(
+                v["norm_g_eps"],
+                [
+                    (
+                        sp.sqrt(n),
+                        "that is the radius for eps = 0; with eps > 0 the point lies strictly "
+                        "inside, at sqrt(n) r / sqrt(r^2 + n eps)",
+                    )
+                ],
+            ),
+        ),
     ]
 
 
@@ -102,7 +138,9 @@ def check_ellipsoid(problem, answer):
         given = _vector(value, n, _rational, "center")
         if given == [Fraction(b) for b in problem.bias]:
             return None
-        return f"the centre is the bias b = {_vec_text(problem.bias)} (g(Px) is centred at 0); you gave {_vec_text(given)}"
+        return (
+            f"the centre is the bias b = {_vec_text(problem.bias)} (g(Px) is centred at 0); you gave {_vec_text(given)}"
+        )
 
     def normal(value):
         given = _vector(value, n, _rational, "normal")
@@ -112,17 +150,20 @@ def check_ellipsoid(problem, answer):
         if all(p == products[0] for p in products):
             return None
         i = next(k for k in range(n) if products[k] != products[0])
-        return (f"{_vec_text(given)} is not normal to the hyperplane sum_i (z_i - b_i)/a_i = 0: the normal is "
-                f"parallel to 1/a = {_vec_text([Fraction(1, a) for a in gain])}, but your entries 1 and {i + 1} "
-                f"times the gains give {format_fraction(products[0])} and {format_fraction(products[i])}, not equal")
+        return (
+            f"{_vec_text(given)} is not normal to the hyperplane sum_i (z_i - b_i)/a_i = 0: the normal is "
+            f"parallel to 1/a = {_vec_text([Fraction(1, a) for a in gain])}, but your entries 1 and {i + 1} "
+            f"times the gains give {format_fraction(products[0])} and {format_fraction(products[i])}, not equal"
+        )
 
     def semi_axes(value):
         expected = problem.semi_axes()
         if not isinstance(value, list):
-            raise _Wrong("semi_axes must be a list of expressions such as [\"2*sqrt(3)\", \"sqrt(6)\"]")
+            raise _Wrong('semi_axes must be a list of expressions such as ["2*sqrt(3)", "sqrt(6)"]')
         if len(value) != len(expected):
-            return (f"the image is an ellipsoid of dimension {n - 1} with {len(expected)} semi-axes; "
-                    f"you gave {len(value)}")
+            return (
+                f"the image is an ellipsoid of dimension {n - 1} with {len(expected)} semi-axes; you gave {len(value)}"
+            )
         given = [_expression(v) for v in value]
         remaining = list(expected)
         unmatched = []
@@ -137,13 +178,15 @@ def check_ellipsoid(problem, answer):
         g = unmatched[0]
         hint = ""
         for e in remaining:
-            if _same(g ** 2, e ** 2 / n):
+            if _same(g**2, e**2 / n):
                 hint = f"; {_show(g)} is sqrt(lambda): the semi-axis is sqrt(n * lambda) with n = {n}"
-            elif _same(g, e ** 2):
+            elif _same(g, e**2):
                 hint = f"; {_show(g)} is n * lambda: take its square root"
-        return (f"{_show(g)} is not a semi-axis; the semi-axes are "
-                f"{', '.join(_show(e) for e in expected)} (sqrt(n * lambda) for the non-zero eigenvalues "
-                f"lambda of diag(a) P diag(a)){hint}")
+        return (
+            f"{_show(g)} is not a semi-axis; the semi-axes are "
+            f"{', '.join(_show(e) for e in expected)} (sqrt(n * lambda) for the non-zero eigenvalues "
+            f"lambda of diag(a) P diag(a)){hint}"
+        )
 
     return [
         _part(problem, "center", answer, center),

@@ -20,8 +20,10 @@ __all__ = ["check_vocab"]
 def _numbers(value, count: int) -> set[int]:
     """The token numbers of the answer (a list of distinct integers 1..count), or :class:`_Wrong` saying why not."""
     if not isinstance(value, list):
-        raise _Wrong(f"'never' must be a list of token numbers such as [2, 5] (an empty list if every token can be "
-                     f"output), not {type(value).__name__}")
+        raise _Wrong(
+            f"'never' must be a list of token numbers such as [2, 5] (an empty list if every token can be "
+            f"output), not {type(value).__name__}"
+        )
     seen = set()
     for v in value:
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= count:
@@ -38,18 +40,24 @@ def _why(problem, result) -> str:
     _, evidence = vocab_evidence(problem, result)
     if result.status == OUTPUT:
         h = [Fraction(x) for x in evidence["h"]]
-        logits = [sum((Fraction(a) * x for a, x in zip(row, h)), Fraction(0)) + b
-                  for row, b in zip(problem.rows, problem.bias)]
+        logits = [
+            sum((Fraction(a) * x for a, x in zip(row, h)), Fraction(0)) + b
+            for row, b in zip(problem.rows, problem.bias)
+        ]
         rival = max(s for j, s in enumerate(logits) if j != result.index)
-        return (f"token {number} can be output: the hidden state h = ({', '.join(evidence['h'])}) gives it the logit "
-                f"{format_fraction(logits[result.index])}, more than every other token (at most {format_fraction(rival)})")
+        return (
+            f"token {number} can be output: the hidden state h = ({', '.join(evidence['h'])}) gives it the logit "
+            f"{format_fraction(logits[result.index])}, more than every other token (at most {format_fraction(rival)})"
+        )
     if result.status == NEVER:
         pairs = list(zip(evidence["tokens"], evidence["weights"]))
         rows = " + ".join(f"{w}*w_{j}" for j, w in pairs)
         mix = sum((Fraction(w) * problem.bias[j - 1] for j, w in pairs), Fraction(0))
-        return (f"token {number} is never output: w_{number} = {rows} and the same weights give the biases "
-                f"{format_fraction(mix)} >= b_{number} = {problem.bias[result.index]}, so its logit is never above "
-                "all of theirs")
+        return (
+            f"token {number} is never output: w_{number} = {rows} and the same weights give the biases "
+            f"{format_fraction(mix)} >= b_{number} = {problem.bias[result.index]}, so its logit is never above "
+            "all of theirs"
+        )
     return f"token {number} could not be decided by the library ({result.reason}); ask your instructor"
 
 
@@ -73,7 +81,7 @@ def check_vocab(problem, answer, solution) -> list[PartResult]:
             parts.append(PartResult(problem.id, f"token {number}", True, "correct"))
             continue
         result = results[number]
-        if result.status != solution.statuses.get(str(number)):   # the certify road must agree with itself
+        if result.status != solution.statuses.get(str(number)):  # the certify road must agree with itself
             message = f"token {number}: the library's two runs disagree; please report it"
         else:
             message = _why(problem, result)

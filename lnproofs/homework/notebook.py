@@ -19,11 +19,11 @@ __all__ = ["notebook_json", "notebook_text", "answer_cell_source", "FIELD_HINTS"
 
 #: what each answer field takes, shown as a comment next to it
 FIELD_HINTS = {
-    ("projection", "P"): "n rows of n numbers, e.g. [[\"3/4\", \"-1/4\", ...], ...]",
+    ("projection", "P"): 'n rows of n numbers, e.g. [["3/4", "-1/4", ...], ...]',
     ("projection", "P_squared"): "n rows of n numbers",
     ("projection", "Px"): "n numbers",
     ("sphere", "Px"): "n numbers",
-    ("sphere", "norm_Px"): "one expression, such as \"p*sqrt(q)\" with numbers p and q",
+    ("sphere", "norm_Px"): 'one expression, such as "p*sqrt(q)" with numbers p and q',
     ("sphere", "g"): "n expressions",
     ("sphere", "norm_g_eps"): "one expression",
     ("ellipsoid", "center"): "n numbers",
@@ -33,8 +33,10 @@ FIELD_HINTS = {
     ("threshold", "threshold"): "one expression",
     ("vocab", "never"): "a list of token numbers, e.g. [2, 5] (an empty list [] if every token can be output)",
 }
-_KEY_HINT = ('{"status": "selectable", "query": [...]} or {"status": "tie-only" or "unselectable", '
-             '"combination": {"keys": [...], "weights": [...]}}')
+_KEY_HINT = (
+    '{"status": "selectable", "query": [...]} or {"status": "tie-only" or "unselectable", '
+    '"combination": {"keys": [...], "weights": [...]}}'
+)
 _STATUS_HINT = '"selectable", "tie-only" or "unselectable"'
 
 
@@ -65,31 +67,37 @@ def answer_cell_source(problem) -> str:
 def _writer_source(student_id) -> str:
     target = f"{student_id}.json" if student_id else "answers.json"
     identity = f'"student_id": {json.dumps(student_id)}, ' if student_id else ""
-    return "\n".join([
-        f"# Run this cell to write your answers file, then hand in {target}.",
-        "# Fields still None are left out (a problem left entirely None counts as not answered).",
-        "import json",
-        "",
-        "",
-        "def _given(value):",
-        "    if isinstance(value, dict):",
-        "        kept = {str(k): _given(v) for k, v in value.items() if v is not None}",
-        "        return {k: v for k, v in kept.items() if v != {}}",
-        "    if isinstance(value, (list, tuple)):",
-        "        return [_given(v) for v in value]",
-        "    return value",
-        "",
-        "",
-        f"with open({json.dumps(target)}, \"w\", encoding=\"utf-8\") as file:",
-        f"    json.dump({{\"schema\": {json.dumps(ANSWERS_SCHEMA)}, {identity}\"answers\": _given(answers)}}, file,",
-        "              indent=2, default=str)",
-        f"print(\"wrote {target} with answers to:\", \", \".join(_given(answers)) or \"nothing yet\")",
-    ])
+    return "\n".join(
+        [
+            f"# Run this cell to write your answers file, then hand in {target}.",
+            "# Fields still None are left out (a problem left entirely None counts as not answered).",
+            "import json",
+            "",
+            "",
+            "def _given(value):",
+            "    if isinstance(value, dict):",
+            "        kept = {str(k): _given(v) for k, v in value.items() if v is not None}",
+            "        return {k: v for k, v in kept.items() if v != {}}",
+            "    if isinstance(value, (list, tuple)):",
+            "        return [_given(v) for v in value]",
+            "    return value",
+            "",
+            "",
+            f'with open({json.dumps(target)}, "w", encoding="utf-8") as file:',
+            f'    json.dump({{"schema": {json.dumps(ANSWERS_SCHEMA)}, {identity}"answers": _given(answers)}}, file,',
+            "              indent=2, default=str)",
+            f'print("wrote {target} with answers to:", ", ".join(_given(answers)) or "nothing yet")',
+        ]
+    )
 
 
 def _cell(kind: str, cell_id: str, source: str, problem: str | None = None) -> dict:
-    cell = {"cell_type": kind, "id": cell_id, "metadata": {"lnproofs": {"problem": problem}} if problem else {},
-            "source": source}
+    cell = {
+        "cell_type": kind,
+        "id": cell_id,
+        "metadata": {"lnproofs": {"problem": problem}} if problem else {},
+        "source": source,
+    }
     if kind == "code":
         cell.update(execution_count=None, outputs=[])
     return cell
@@ -102,24 +110,31 @@ def notebook_json(problem_set, student=None) -> dict:
     student_id = problem_set.student
     who = f" for {student.label}" if student is not None else (f" for student {student_id}" if student_id else "")
     target = f"{student_id}.json" if student_id else "answers.json"
-    intro = "\n".join([
-        f"# LayerNorm and attention: problem set{who}",
-        "",
-        "Work each problem below, then replace `None` in the cell after it by your answer. Give exact values: "
-        "integers, fractions as strings `\"p/q\"`, square roots as strings such as `\"p*sqrt(q)\"` "
-        "(a `fractions.Fraction` or a SymPy number also works). Leave `None` where you have no answer.",
-        "",
-        f"When you are done, run every cell (Run All); the last cell writes `{target}`. Hand in that file.",
-    ])
+    intro = "\n".join(
+        [
+            f"# LayerNorm and attention: problem set{who}",
+            "",
+            "Work each problem below, then replace `None` in the cell after it by your answer. Give exact values: "
+            'integers, fractions as strings `"p/q"`, square roots as strings such as `"p*sqrt(q)"` '
+            "(a `fractions.Fraction` or a SymPy number also works). Leave `None` where you have no answer.",
+            "",
+            f"When you are done, run every cell (Run All); the last cell writes `{target}`. Hand in that file.",
+        ]
+    )
     cells = [_cell("markdown", "intro", intro), _cell("code", "answers", "answers = {}")]
     for number, problem in enumerate(problem_set.problems, 1):
         cells.append(_cell("markdown", f"problem-{number}", problem_markdown(problem, number).rstrip(), problem.id))
         cells.append(_cell("code", f"answer-{number}", answer_cell_source(problem), problem.id))
     cells.append(_cell("code", "write-answers", _writer_source(student_id)))
-    return {"cells": cells,
-            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                         "language_info": {"name": "python"}},
-            "nbformat": 4, "nbformat_minor": 5}
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
 
 
 def notebook_text(problem_set, student=None) -> str:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
 
-from ..kernel.errors import InputError, require
 from ..certificates.writers import format_fraction
+from ..kernel.errors import InputError, require
 from ..kernel.exact import parse_fraction
 from .solution import Solution
 from .vocabulary import VocabProblem
@@ -49,16 +49,22 @@ def _matrix_text(rows) -> list[list[str]]:
 
 
 #: problems are meant to be worked by hand: widths, key counts and entries stay small
-_MAX_WIDTH, _MAX_KEYS, _MAX_ENTRY = 8, 30, 10 ** 6
+_MAX_WIDTH, _MAX_KEYS, _MAX_ENTRY = 8, 30, 10**6
 
 
 def _ints(values, what: str) -> tuple[int, ...]:
-    require(isinstance(values, (list, tuple)) and 0 < len(values) <= _MAX_WIDTH, InputError,
-            f"{what} must be a list of 1 to {_MAX_WIDTH} integers, not {values!r}")
+    require(
+        isinstance(values, (list, tuple)) and 0 < len(values) <= _MAX_WIDTH,
+        InputError,
+        f"{what} must be a list of 1 to {_MAX_WIDTH} integers, not {values!r}",
+    )
     out = []
     for v in values:
-        require(isinstance(v, int) and not isinstance(v, bool) and abs(v) <= _MAX_ENTRY, InputError,
-                f"{what} must hold integers of size at most {_MAX_ENTRY}; {v!r} is not one")
+        require(
+            isinstance(v, int) and not isinstance(v, bool) and abs(v) <= _MAX_ENTRY,
+            InputError,
+            f"{what} must hold integers of size at most {_MAX_ENTRY}; {v!r} is not one",
+        )
         out.append(int(v))
     return tuple(out)
 
@@ -96,7 +102,7 @@ class ProjectionProblem(_Problem):
         return {"id": self.id, "topic": self.topic, "n": self.n, "x": list(self.x)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "ProjectionProblem":
+    def from_json(cls, data: dict) -> ProjectionProblem:
         x = _ints(data.get("x"), "projection problem 'x'")
         require(len(x) >= 2, InputError, "projection problem 'x' needs at least 2 entries")
         return cls(n=len(x), x=x)
@@ -125,8 +131,12 @@ class ProjectionProblem(_Problem):
             f"({', '.join(_fr_text(Px))})$.",
         )
         answers = {"P": _matrix_text(P), "P_squared": _matrix_text(P2), "Px": _fr_text(Px)}
-        return Solution(self.id, answers, ("projection.mean_subtraction", "projection.idempotent",
-                                            f"projection.idempotent@{n}"), work)
+        return Solution(
+            self.id,
+            answers,
+            ("projection.mean_subtraction", "projection.idempotent", f"projection.idempotent@{n}"),
+            work,
+        )
 
 
 # --------------------------------------------------------------------------- sphere
@@ -147,7 +157,7 @@ class SphereProblem(_Problem):
         return {"id": self.id, "topic": self.topic, "x": list(self.x), "eps": format_fraction(self.eps)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "SphereProblem":
+    def from_json(cls, data: dict) -> SphereProblem:
         x = _ints(data.get("x"), "sphere problem 'x'")
         require(len(set(x)) > 1, InputError, "sphere problem 'x' must not be constant (Px would be 0)")
         eps = parse_fraction(str(data.get("eps")))
@@ -164,7 +174,7 @@ class SphereProblem(_Problem):
         r = sp.sqrt(sum(v * v for v in Px))
         g = [sp.radsimp(sp.sqrt(n) * v / r) for v in Px]
         eps = sp.Rational(self.eps.numerator, self.eps.denominator)
-        norm_eps = sp.radsimp(sp.sqrt(n) * r / sp.sqrt(r ** 2 + n * eps))
+        norm_eps = sp.radsimp(sp.sqrt(n) * r / sp.sqrt(r**2 + n * eps))
         return {"Px": Px, "norm_Px": r, "g": g, "norm_g_eps": norm_eps}
 
     def solve(self) -> Solution:
@@ -207,7 +217,7 @@ class EllipsoidProblem(_Problem):
         return {"id": self.id, "topic": self.topic, "gain": list(self.gain), "bias": list(self.bias)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "EllipsoidProblem":
+    def from_json(cls, data: dict) -> EllipsoidProblem:
         gain = _ints(data.get("gain"), "ellipsoid problem 'gain'")
         bias = _ints(data.get("bias"), "ellipsoid problem 'bias'")
         require(len(gain) == len(bias), InputError, "ellipsoid problem: 'gain' and 'bias' must have the same length")
@@ -242,12 +252,17 @@ class EllipsoidProblem(_Problem):
             f"$\\operatorname{{diag}}(a)P\\operatorname{{diag}}(a) = \\operatorname{{diag}}({a2}) - aa^\\top/{n}$; its non-zero "
             "eigenvalues $\\lambda$ (roots of the secular equation $1 - \\tfrac1n\\sum_i a_i^2/(a_i^2-\\lambda) = 0$, "
             "interlacing the sorted $a_i^2$) give the semi-axes $\\sqrt{n\\lambda}$: "
-            + ", ".join(f"${sp.latex(e)}$" for e in axes) + ".",
+            + ", ".join(f"${sp.latex(e)}$" for e in axes)
+            + ".",
         )
-        answers = {"center": [str(b) for b in self.bias], "normal": _fr_text(normal),
-                   "semi_axes": [sp.sstr(e) for e in axes]}
-        return Solution(self.id, answers,
-                        ("ellipsoid.hyperplane", "ellipsoid.principal_axes", "ellipsoid.secular_equation"), work)
+        answers = {
+            "center": [str(b) for b in self.bias],
+            "normal": _fr_text(normal),
+            "semi_axes": [sp.sstr(e) for e in axes],
+        }
+        return Solution(
+            self.id, answers, ("ellipsoid.hyperplane", "ellipsoid.principal_axes", "ellipsoid.secular_equation"), work
+        )
 
 
 # --------------------------------------------------------------------------- selectability
@@ -263,10 +278,13 @@ class SelectabilityProblem(_Problem):
         return {"id": self.id, "topic": self.topic, "keys": [list(k) for k in self.keys]}
 
     @classmethod
-    def from_json(cls, data: dict) -> "SelectabilityProblem":
+    def from_json(cls, data: dict) -> SelectabilityProblem:
         rows = data.get("keys")
-        require(isinstance(rows, list) and 2 <= len(rows) <= _MAX_KEYS, InputError,
-                f"selectability problem 'keys' must be a list of 2 to {_MAX_KEYS} integer vectors")
+        require(
+            isinstance(rows, list) and 2 <= len(rows) <= _MAX_KEYS,
+            InputError,
+            f"selectability problem 'keys' must be a list of 2 to {_MAX_KEYS} integer vectors",
+        )
         keys = tuple(_ints(r, "selectability problem key") for r in rows)
         require(len({len(k) for k in keys}) == 1, InputError, "selectability problem: keys must share one length")
         return cls(keys=keys)
@@ -290,11 +308,17 @@ class SelectabilityProblem(_Problem):
             if status == "selectable":
                 q = nice_witness(self.keys, number - 1, result.get("witness"))
                 entry["query"] = _fr_text(q)
-                work.append(f"Key {number} is selectable: $q = ({', '.join(_fr_text(q))})$ scores it strictly above every other key.")
+                work.append(
+                    f"Key {number} is selectable: $q = ({', '.join(_fr_text(q))})$ scores it strictly above every other key."
+                )
             elif status in ("tie-only", "unselectable"):
                 comb = result.get("combination") or {}
-                indices, weights = nice_combination(self.keys, number - 1, comb.get("indices", []),
-                                                    [parse_fraction(str(w)) for w in comb.get("weights", [])])
+                indices, weights = nice_combination(
+                    self.keys,
+                    number - 1,
+                    comb.get("indices", []),
+                    [parse_fraction(str(w)) for w in comb.get("weights", [])],
+                )
                 pairs = sorted(zip((int(i) + 1 for i in indices), (format_fraction(w) for w in weights)))
                 idx, weights = [k for k, _ in pairs], [w for _, w in pairs]
                 entry["combination"] = {"keys": idx, "weights": weights}
@@ -306,8 +330,14 @@ class SelectabilityProblem(_Problem):
             else:
                 work.append(f"Key {number}: undecided ({result.get('reason')}).")
             answers[str(number)] = entry
-        return Solution(self.id, {"keys": answers}, ("attention.selectable_iff_not_in_hull",), tuple(work),
-                        certificate=cert, statuses=statuses)
+        return Solution(
+            self.id,
+            {"keys": answers},
+            ("attention.selectable_iff_not_in_hull",),
+            tuple(work),
+            certificate=cert,
+            statuses=statuses,
+        )
 
 
 # --------------------------------------------------------------------------- uniform
@@ -322,24 +352,39 @@ class UniformProblem(_Problem):
     fields: ClassVar[tuple[str, ...]] = ("query",)
 
     def to_json(self) -> dict:
-        return {"id": self.id, "topic": self.topic, "gain": list(self.gain), "bias": list(self.bias),
-                "keys": [list(k) for k in self.keys]}
+        return {
+            "id": self.id,
+            "topic": self.topic,
+            "gain": list(self.gain),
+            "bias": list(self.bias),
+            "keys": [list(k) for k in self.keys],
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "UniformProblem":
+    def from_json(cls, data: dict) -> UniformProblem:
         gain = _ints(data.get("gain"), "uniform problem 'gain'")
         bias = _ints(data.get("bias"), "uniform problem 'bias'")
         rows = data.get("keys")
-        require(isinstance(rows, list) and 2 <= len(rows) <= _MAX_KEYS, InputError,
-                f"uniform problem 'keys' must be a list of 2 to {_MAX_KEYS} integer vectors")
+        require(
+            isinstance(rows, list) and 2 <= len(rows) <= _MAX_KEYS,
+            InputError,
+            f"uniform problem 'keys' must be a list of 2 to {_MAX_KEYS} integer vectors",
+        )
         keys = tuple(_ints(r, "uniform problem key") for r in rows)
-        require(all(len(k) == len(gain) for k in keys) and len(bias) == len(gain), InputError,
-                "uniform problem: gain, bias and every key must have the same length")
+        require(
+            all(len(k) == len(gain) for k in keys) and len(bias) == len(gain),
+            InputError,
+            "uniform problem: gain, bias and every key must have the same length",
+        )
         require(all(a != 0 for a in gain), InputError, "uniform problem: every gain must be non-zero")
         for number, key in enumerate(keys, 1):
             offset = sum((Fraction(k - b, a) for k, b, a in zip(key, bias, gain)), Fraction(0))
-            require(offset == 0, InputError, f"uniform problem: key {number} is not an output of this LayerNorm "
-                    f"(sum_i (k_i - b_i)/a_i = {format_fraction(offset)}, not 0)")
+            require(
+                offset == 0,
+                InputError,
+                f"uniform problem: key {number} is not an output of this LayerNorm "
+                f"(sum_i (k_i - b_i)/a_i = {format_fraction(offset)}, not 0)",
+            )
         return cls(gain=gain, bias=bias, keys=keys)
 
     def solve(self) -> Solution:
@@ -374,10 +419,13 @@ class ThresholdProblem(_Problem):
         return {"id": self.id, "topic": self.topic, "magnitudes": _fr_text(self.magnitudes)}
 
     @classmethod
-    def from_json(cls, data: dict) -> "ThresholdProblem":
+    def from_json(cls, data: dict) -> ThresholdProblem:
         values = data.get("magnitudes")
-        require(isinstance(values, list) and 0 < len(values) <= _MAX_KEYS, InputError,
-                "threshold problem 'magnitudes' must be a short non-empty list")
+        require(
+            isinstance(values, list) and 0 < len(values) <= _MAX_KEYS,
+            InputError,
+            "threshold problem 'magnitudes' must be a short non-empty list",
+        )
         mags = tuple(parse_fraction(str(v)) for v in values)
         require(all(m > 0 for m in mags), InputError, "threshold problem: every magnitude must be positive")
         return cls(magnitudes=mags)
@@ -418,8 +466,18 @@ class ThresholdProblem(_Problem):
         return Solution(self.id, answers, ("attention.demo_threshold",), work)
 
 
-PROBLEM_CLASSES = {cls.topic: cls for cls in (ProjectionProblem, SphereProblem, EllipsoidProblem,
-                                               SelectabilityProblem, UniformProblem, ThresholdProblem, VocabProblem)}
+PROBLEM_CLASSES = {
+    cls.topic: cls
+    for cls in (
+        ProjectionProblem,
+        SphereProblem,
+        EllipsoidProblem,
+        SelectabilityProblem,
+        UniformProblem,
+        ThresholdProblem,
+        VocabProblem,
+    )
+}
 
 
 def problem_from_json(data) -> _Problem:
@@ -427,6 +485,5 @@ def problem_from_json(data) -> _Problem:
     require(isinstance(data, dict), InputError, f"a problem must be a JSON object, not {type(data).__name__}")
     topic = data.get("topic")
     cls = PROBLEM_CLASSES.get(topic)
-    require(cls is not None, InputError,
-            f"unknown problem topic {topic!r}; accepted: {', '.join(TOPICS)}")
+    require(cls is not None, InputError, f"unknown problem topic {topic!r}; accepted: {', '.join(TOPICS)}")
     return cls.from_json(data)

@@ -9,12 +9,11 @@ distribution.  Nothing here reads the clock: the same problems give the same byt
 
 from __future__ import annotations
 
-from ..certificates.writes import folder_entry, output_folder, write_text
-
 import hashlib
 import json
 
 from ..certificates.writers import format_fraction
+from ..certificates.writes import folder_entry, output_folder, write_text
 
 __all__ = [
     "latex_escape",
@@ -43,6 +42,7 @@ def certificate_files(topic: str) -> tuple[str, str]:
     """The certificate and keys file names of a problem that has a certificate."""
     return CERTIFICATE_FILE.replace("selectability", topic), KEYS_FILE.replace("selectability", topic)
 
+
 _TITLES = {
     "projection": "The centring projection",
     "sphere": "Onto the sphere, and inside it",
@@ -53,8 +53,18 @@ _TITLES = {
     "vocab": "Tokens a model can never output",
 }
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -69,26 +79,39 @@ def _vec(values) -> str:
 def _keys_display(keys, per_line: int = 4) -> str:
     """The keys as display maths, at most ``per_line`` keys per display (so lines fit the page)."""
     items = [f"k_{{{i}}} = {_vec(k)}" for i, k in enumerate(keys, 1)]
-    rows = [items[start:start + per_line] for start in range(0, len(items), per_line)]
-    return "\n".join("$$" + ",\\quad ".join(row) + ("." if last else ",") + "$$"
-                     for last, row in ((r is rows[-1], r) for r in rows))
+    rows = [items[start : start + per_line] for start in range(0, len(items), per_line)]
+    return "\n".join(
+        "$$" + ",\\quad ".join(row) + ("." if last else ",") + "$$" for last, row in ((r is rows[-1], r) for r in rows)
+    )
 
 
 def _vocab_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
     """The ``vocab`` statement: 8 tokens, hidden states in R^3, rows w_j and biases b_j two to a line."""
     count, dim = len(problem.rows), len(problem.rows[0])
-    items = [f"w_{{{j}}} = {_vec(row)},\\ b_{{{j}}} = {b}" for j, (row, b) in enumerate(zip(problem.rows, problem.bias), 1)]
-    display = "\n".join("$$" + ",\\qquad ".join(items[s:s + 2]) + ("." if s + 2 >= len(items) else ",") + "$$"
-                        for s in range(0, len(items), 2))
-    intro = [f"A tiny language model has a vocabulary of {count} tokens and final hidden states "
-             f"$h \\in \\mathbb R^{{{dim}}}$ (it has no final norm, so $h$ can be any vector). Token $j$ gets the "
-             "logit $w_j^\\top h + b_j$ from row $w_j$ of the unembedding and the output bias $b_j$, and the model "
-             "outputs the token whose logit is strictly the largest:", display]
-    parts = [("never", f"Which of these {count} tokens can this model never output, whatever $h$ is? Give the list "
-                       "of their numbers. Justify each never-output token with weights $\\lambda_j \\ge 0$ summing "
-                       "to 1 over other tokens such that $w_i = \\sum_j \\lambda_j w_j$ and "
-                       "$\\sum_j \\lambda_j b_j \\ge b_i$, and each other token with a hidden state $h$ that makes "
-                       "it win.")]
+    items = [
+        f"w_{{{j}}} = {_vec(row)},\\ b_{{{j}}} = {b}" for j, (row, b) in enumerate(zip(problem.rows, problem.bias), 1)
+    ]
+    display = "\n".join(
+        "$$" + ",\\qquad ".join(items[s : s + 2]) + ("." if s + 2 >= len(items) else ",") + "$$"
+        for s in range(0, len(items), 2)
+    )
+    intro = [
+        f"A tiny language model has a vocabulary of {count} tokens and final hidden states "
+        f"$h \\in \\mathbb R^{{{dim}}}$ (it has no final norm, so $h$ can be any vector). Token $j$ gets the "
+        "logit $w_j^\\top h + b_j$ from row $w_j$ of the unembedding and the output bias $b_j$, and the model "
+        "outputs the token whose logit is strictly the largest:",
+        display,
+    ]
+    parts = [
+        (
+            "never",
+            f"Which of these {count} tokens can this model never output, whatever $h$ is? Give the list "
+            "of their numbers. Justify each never-output token with weights $\\lambda_j \\ge 0$ summing "
+            "to 1 over other tokens such that $w_i = \\sum_j \\lambda_j w_j$ and "
+            "$\\sum_j \\lambda_j b_j \\ge b_i$, and each other token with a hidden state $h$ that makes "
+            "it win.",
+        )
+    ]
     return intro, parts
 
 
@@ -97,49 +120,85 @@ def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
     t = problem.topic
     if t == "projection":
         n = problem.n
-        intro = [f"Let $n = {n}$, $J = \\mathbf 1\\mathbf 1^\\top$ the ${n}\\times{n}$ matrix of ones and "
-                 f"$P = I - \\tfrac1{{{n}}}J$, so that $x - \\operatorname{{mean}}(x)\\mathbf 1 = Px$. "
-                 f"Let $x = {_vec(problem.x)}$."]
-        parts = [("P", "Write down $P$ with exact entries."),
-                 ("P_squared", "Compute $P^2$ entry by entry and conclude that $P$ is idempotent ($P^2 = P$)."),
-                 ("Px", "Compute $Px$.")]
+        intro = [
+            f"Let $n = {n}$, $J = \\mathbf 1\\mathbf 1^\\top$ the ${n}\\times{n}$ matrix of ones and "
+            f"$P = I - \\tfrac1{{{n}}}J$, so that $x - \\operatorname{{mean}}(x)\\mathbf 1 = Px$. "
+            f"Let $x = {_vec(problem.x)}$."
+        ]
+        parts = [
+            ("P", "Write down $P$ with exact entries."),
+            ("P_squared", "Compute $P^2$ entry by entry and conclude that $P$ is idempotent ($P^2 = P$)."),
+            ("Px", "Compute $Px$."),
+        ]
     elif t == "sphere":
         n = problem.n
-        intro = [f"LayerNorm first centres, $y = Px$, then scales radially: with $\\varepsilon = 0$, "
-                 f"$g(y) = \\sqrt n\\, y/\\|y\\|$; with $\\varepsilon > 0$ (torch convention) "
-                 f"$g(y) = \\sqrt n\\, y/\\sqrt{{\\|y\\|^2 + n\\varepsilon}}$. Let $n = {n}$ and $x = {_vec(problem.x)}$."]
-        parts = [("Px", "Compute $Px$."),
-                 ("norm_Px", "Compute $\\|Px\\|$ exactly."),
-                 ("g", "With $\\varepsilon = 0$, compute $g(Px)$ and check that it lies on the sphere of radius "
-                       "$\\sqrt n$ in the hyperplane $\\mathbf 1^\\top z = 0$."),
-                 ("norm_g_eps", f"With $\\varepsilon = {format_fraction(problem.eps)}$, compute $\\|g(Px)\\|$ "
-                                "and compare it with $\\sqrt n$.")]
+        intro = [
+            f"LayerNorm first centres, $y = Px$, then scales radially: with $\\varepsilon = 0$, "
+            f"$g(y) = \\sqrt n\\, y/\\|y\\|$; with $\\varepsilon > 0$ (torch convention) "
+            f"$g(y) = \\sqrt n\\, y/\\sqrt{{\\|y\\|^2 + n\\varepsilon}}$. Let $n = {n}$ and $x = {_vec(problem.x)}$."
+        ]
+        parts = [
+            ("Px", "Compute $Px$."),
+            ("norm_Px", "Compute $\\|Px\\|$ exactly."),
+            (
+                "g",
+                "With $\\varepsilon = 0$, compute $g(Px)$ and check that it lies on the sphere of radius "
+                "$\\sqrt n$ in the hyperplane $\\mathbf 1^\\top z = 0$.",
+            ),
+            (
+                "norm_g_eps",
+                f"With $\\varepsilon = {format_fraction(problem.eps)}$, compute $\\|g(Px)\\|$ "
+                "and compare it with $\\sqrt n$.",
+            ),
+        ]
     elif t == "ellipsoid":
-        intro = [f"A LayerNorm on $\\mathbb R^{{{problem.n}}}$ with $\\varepsilon = 0$ has gain $a = {_vec(problem.gain)}$ "
-                 f"and bias $b = {_vec(problem.bias)}$. Its outputs $z = \\operatorname{{diag}}(a)\\,g(Px) + b$ fill an "
-                 f"ellipsoid of dimension ${problem.n - 1}$."]
-        parts = [("center", "Give the centre of the ellipsoid."),
-                 ("normal", "Give a normal vector of the hyperplane that contains every output."),
-                 ("semi_axes", "Find the semi-axes exactly (for example with square roots).")]
+        intro = [
+            f"A LayerNorm on $\\mathbb R^{{{problem.n}}}$ with $\\varepsilon = 0$ has gain $a = {_vec(problem.gain)}$ "
+            f"and bias $b = {_vec(problem.bias)}$. Its outputs $z = \\operatorname{{diag}}(a)\\,g(Px) + b$ fill an "
+            f"ellipsoid of dimension ${problem.n - 1}$."
+        ]
+        parts = [
+            ("center", "Give the centre of the ellipsoid."),
+            ("normal", "Give a normal vector of the hyperplane that contains every output."),
+            ("semi_axes", "Find the semi-axes exactly (for example with square roots)."),
+        ]
     elif t == "selectability":
-        intro = [f"Attention scores key $k_j$ with $q^\\top k_j$. Key $i$ is selectable if some query $q$ gives "
-                 f"$q^\\top k_i > q^\\top k_j$ for every $j \\ne i$. Consider the {len(problem.keys)} keys",
-                 _keys_display(problem.keys)]
-        parts = [("keys", "For each key decide whether it is selectable, tie-only (it can tie for the maximum but "
-                          "never win) or unselectable (strictly inside the convex hull of the keys). Justify "
-                          "'selectable' with a query $q$, and the other two with convex weights over the other "
-                          "keys that reproduce the key.")]
+        intro = [
+            f"Attention scores key $k_j$ with $q^\\top k_j$. Key $i$ is selectable if some query $q$ gives "
+            f"$q^\\top k_i > q^\\top k_j$ for every $j \\ne i$. Consider the {len(problem.keys)} keys",
+            _keys_display(problem.keys),
+        ]
+        parts = [
+            (
+                "keys",
+                "For each key decide whether it is selectable, tie-only (it can tie for the maximum but "
+                "never win) or unselectable (strictly inside the convex hull of the keys). Justify "
+                "'selectable' with a query $q$, and the other two with convex weights over the other "
+                "keys that reproduce the key.",
+            )
+        ]
     elif t == "uniform":
-        intro = [f"A LayerNorm with gain $a = {_vec(problem.gain)}$ and bias $b = {_vec(problem.bias)}$ produced "
-                 f"the keys", _keys_display(problem.keys)]
-        parts = [("query", "Find a non-zero query $q$ that gives every key the same score $q^\\top k_j$ "
-                           "(uniform attention). Explain why it works for every output of this LayerNorm.")]
+        intro = [
+            f"A LayerNorm with gain $a = {_vec(problem.gain)}$ and bias $b = {_vec(problem.bias)}$ produced the keys",
+            _keys_display(problem.keys),
+        ]
+        parts = [
+            (
+                "query",
+                "Find a non-zero query $q$ that gives every key the same score $q^\\top k_j$ "
+                "(uniform attention). Explain why it works for every output of this LayerNorm.",
+            )
+        ]
     elif t == "threshold":
         mags = " and ".join(f"$m = {format_fraction(m)}$" for m in problem.magnitudes)
-        intro = ["In the attention demo the keys are unit vectors at angles $0^\\circ, 45^\\circ, 90^\\circ, 180^\\circ$ "
-                 "(keys 1 to 4), and key 3 is scaled by a magnitude $m > 0$."]
-        parts = [("threshold", "Find the exact magnitude $m$ at which key 2 stops being selectable."),
-                 ("status_at", f"Is key 2 selectable, tie-only or unselectable at {mags}?")]
+        intro = [
+            "In the attention demo the keys are unit vectors at angles $0^\\circ, 45^\\circ, 90^\\circ, 180^\\circ$ "
+            "(keys 1 to 4), and key 3 is scaled by a magnitude $m > 0$."
+        ]
+        parts = [
+            ("threshold", "Find the exact magnitude $m$ at which key 2 stops being selectable."),
+            ("status_at", f"Is key 2 selectable, tie-only or unselectable at {mags}?"),
+        ]
     elif t == "vocab":
         intro, parts = _vocab_parts(problem)
     else:  # pragma: no cover - the problem classes are closed
@@ -160,8 +219,11 @@ def problem_markdown(problem, number=None) -> str:
 
 def problem_latex(problem, number: int) -> str:
     intro, parts = problem_parts(problem)
-    out = [f"\\section*{{Problem {number}: {latex_escape(_TITLES[problem.topic])}}}",
-           f"\\noindent Problem id: \\texttt{{{latex_escape(problem.id)}}}.", ""]
+    out = [
+        f"\\section*{{Problem {number}: {latex_escape(_TITLES[problem.topic])}}}",
+        f"\\noindent Problem id: \\texttt{{{latex_escape(problem.id)}}}.",
+        "",
+    ]
     for paragraph in intro:
         out += [paragraph, ""]
     out.append("\\begin{itemize}")
@@ -200,15 +262,19 @@ def _preamble(title: str) -> list[str]:
 
 
 def _answers_intro(problem_set) -> str:
-    exact = ("Give exact values: integers, fractions written as \"p/q\", and square roots written sqrt(...).")
+    exact = 'Give exact values: integers, fractions written as "p/q", and square roots written sqrt(...).'
     student = getattr(problem_set, "student", None)
     if student is not None:
-        return (f"These problems were drawn for you (student id {student}). Write your answers in a JSON file "
-                f"named {student}.json (the answers format is described in docs/homework.md of lnproofs) with "
-                f"\"student_id\": \"{student}\" at the top level, and hand it in. " + exact)
-    return ("Write your answers in a JSON file (the answers format is described in docs/homework.md of lnproofs) "
-            "and check them "
-            "with lnproofs homework check answers.json --problems FOLDER. " + exact)
+        return (
+            f"These problems were drawn for you (student id {student}). Write your answers in a JSON file "
+            f"named {student}.json (the answers format is described in docs/homework.md of lnproofs) with "
+            f'"student_id": "{student}" at the top level, and hand it in. ' + exact
+        )
+    return (
+        "Write your answers in a JSON file (the answers format is described in docs/homework.md of lnproofs) "
+        "and check them "
+        "with lnproofs homework check answers.json --problems FOLDER. " + exact
+    )
 
 
 def _title(problem_set, what: str, for_student: bool) -> str:
@@ -220,7 +286,12 @@ def _title(problem_set, what: str, for_student: bool) -> str:
 
 
 def problem_set_markdown(problem_set) -> str:
-    lines = [f"# {_title(problem_set, 'LayerNorm and attention: problem set', True)}", "", _answers_intro(problem_set), ""]
+    lines = [
+        f"# {_title(problem_set, 'LayerNorm and attention: problem set', True)}",
+        "",
+        _answers_intro(problem_set),
+        "",
+    ]
     for number, problem in enumerate(problem_set.problems, 1):
         lines.append(problem_markdown(problem, number))
     return "\n".join(lines)
@@ -253,11 +324,17 @@ def _theorem_block(name: str, markdown: bool, proofs: dict | None = None) -> str
             result = proofs[name]
     except Exception as err:  # another module's bug must not block the handout; say so in it
         what = f"its proof could not be run ({type(err).__name__}: {err})"
-        return (f"Theorem `{name}`: {what}." if markdown
-                else f"Theorem \\texttt{{{latex_escape(name)}}}: {latex_escape(what)}.")
+        return (
+            f"Theorem `{name}`: {what}."
+            if markdown
+            else f"Theorem \\texttt{{{latex_escape(name)}}}: {latex_escape(what)}."
+        )
     if result is None:
-        return (f"Theorem `{name}`: not available in this installation." if markdown
-                else f"Theorem \\texttt{{{latex_escape(name)}}}: not available in this installation.")
+        return (
+            f"Theorem `{name}`: not available in this installation."
+            if markdown
+            else f"Theorem \\texttt{{{latex_escape(name)}}}: not available in this installation."
+        )
     method = getattr(result, "to_markdown" if markdown else "to_latex", None)
     return method().strip() if method is not None else str(result)
 
@@ -295,7 +372,7 @@ def compact_json(value, indent: int = 0) -> str:
     if isinstance(value, dict):
         if not value:
             return "{}"
-        items = [f'{pad}  {json.dumps(k)}: {compact_json(v, indent + 1)}' for k, v in value.items()]
+        items = [f"{pad}  {json.dumps(k)}: {compact_json(v, indent + 1)}" for k, v in value.items()]
         return "{\n" + ",\n".join(items) + "\n" + pad + "}"
     if isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value):
         items = [f"{pad}  {compact_json(v, indent + 1)}" for v in value]
@@ -321,9 +398,12 @@ def _solution_sections(problem_set, solutions, markdown: bool, proofs: dict | No
             out += [f"- {line}" for line in solution.work] + [""]
             if solution.certificate is not None:
                 cert_file, keys_file = certificate_files(problem.topic)
-                out += ["Certificate from the library's certifier, verified exactly by its checker "
-                        f"(re-check it with `lnproofs check {cert_file} {keys_file}`)"
-                        + (":" if problem.topic == "selectability" else "."), ""]
+                out += [
+                    "Certificate from the library's certifier, verified exactly by its checker "
+                    f"(re-check it with `lnproofs check {cert_file} {keys_file}`)"
+                    + (":" if problem.topic == "selectability" else "."),
+                    "",
+                ]
                 out += [_certificate_table(solution, True), ""] if problem.topic == "selectability" else []
             out += ["Answer in the answers format:", "", "```json", answer_json, "```", ""]
             for name in solution.theorems:
@@ -333,10 +413,15 @@ def _solution_sections(problem_set, solutions, markdown: bool, proofs: dict | No
             out += [f"  \\item {line}" for line in solution.work] + ["\\end{itemize}", ""]
             if solution.certificate is not None:
                 cert_file, keys_file = certificate_files(problem.topic)
-                out += ["\\noindent Certificate from the library's certifier, verified exactly by its checker "
-                        f"(re-check it with \\texttt{{lnproofs check {latex_escape(cert_file)} "
-                        f"{latex_escape(keys_file)}}})" + (":" if problem.topic == "selectability" else "."), ""]
-                out += ["\\medskip", _certificate_table(solution, False), ""] if problem.topic == "selectability" else []
+                out += [
+                    "\\noindent Certificate from the library's certifier, verified exactly by its checker "
+                    f"(re-check it with \\texttt{{lnproofs check {latex_escape(cert_file)} "
+                    f"{latex_escape(keys_file)}}})" + (":" if problem.topic == "selectability" else "."),
+                    "",
+                ]
+                out += (
+                    ["\\medskip", _certificate_table(solution, False), ""] if problem.topic == "selectability" else []
+                )
             out += ["\\noindent Answer in the answers format:", "\\begin{verbatim}", answer_json, "\\end{verbatim}", ""]
             for name in solution.theorems:
                 out += [_theorem_block(name, False, proofs), ""]
@@ -344,18 +429,27 @@ def _solution_sections(problem_set, solutions, markdown: bool, proofs: dict | No
 
 
 def solutions_markdown(problem_set, solutions, proofs: dict | None = None) -> str:
-    lines = [f"# {_title(problem_set, 'Instructor solutions', False)}", "",
-             "Produced by lnproofs: the worked values are exact, selectability certificates are verified by "
-             "the exact checker, and each solution ends with the library's machine-checked proofs.", ""]
+    lines = [
+        f"# {_title(problem_set, 'Instructor solutions', False)}",
+        "",
+        "Produced by lnproofs: the worked values are exact, selectability certificates are verified by "
+        "the exact checker, and each solution ends with the library's machine-checked proofs.",
+        "",
+    ]
     lines += _solution_sections(problem_set, solutions, True, proofs)
     return "\n".join(lines).rstrip() + "\n"
 
 
 def solutions_latex(problem_set, solutions, proofs: dict | None = None) -> str:
     out = _preamble(_title(problem_set, "Instructor solutions", False))
-    out += [latex_escape("Produced by lnproofs: the worked values are exact, selectability certificates are "
-                         "verified by the exact checker, and each solution ends with the library's "
-                         "machine-checked proofs."), ""]
+    out += [
+        latex_escape(
+            "Produced by lnproofs: the worked values are exact, selectability certificates are "
+            "verified by the exact checker, and each solution ends with the library's "
+            "machine-checked proofs."
+        ),
+        "",
+    ]
     out += _solution_sections(problem_set, solutions, False, proofs)
     out.append("\\end{document}")
     return "\n".join(out) + "\n"
@@ -375,11 +469,17 @@ def compile_pdf(folder, stem: str) -> dict:
     if not compiler:
         return {}
     folder = Path(folder)
-    for suffix in (".pdf", ".log", ".aux"):          # pdflatex writes these: only regular files are replaced
+    for suffix in (".pdf", ".log", ".aux"):  # pdflatex writes these: only regular files are replaced
         folder_entry(folder, stem + suffix)
     env = dict(os.environ, SOURCE_DATE_EPOCH="0", FORCE_SOURCE_DATE="1")
-    run = subprocess.run([compiler, "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"],
-                         cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [compiler, "-interaction=nonstopmode", "-halt-on-error", f"{stem}.tex"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     (folder / f"{stem}.aux").unlink(missing_ok=True)
     if run.returncode == 0 and (folder / f"{stem}.pdf").exists():
         (folder / f"{stem}.log").unlink(missing_ok=True)
@@ -416,14 +516,22 @@ def instructor_texts(problem_set, solutions, proofs: dict | None = None) -> dict
             cert_file, keys_file = certificate_files(problem.topic)
             texts[keys_file] = "".join(",".join(str(v) for v in key) + "\n" for key in problem.keys)
             named = {"path": keys_file, "sha256": hashlib.sha256(texts[keys_file].encode("utf-8")).hexdigest()}
-            cert = dict(solution.certificate)                 # the certificate names its keys file
+            cert = dict(solution.certificate)  # the certificate names its keys file
             cert = {**{k: cert[k] for k in list(cert)[:3]}, "keys_file": named, **cert}
             texts[cert_file] = json.dumps(cert, indent=1) + "\n"
     return texts
 
 
 #: files a previous run may have left that a new problem set does not produce
-STALE = (CERTIFICATE_FILE, KEYS_FILE, *certificate_files("vocab"), "problems.pdf", "solutions.pdf", "problems.log", "solutions.log")
+STALE = (
+    CERTIFICATE_FILE,
+    KEYS_FILE,
+    *certificate_files("vocab"),
+    "problems.pdf",
+    "solutions.pdf",
+    "problems.log",
+    "solutions.log",
+)
 
 
 def write_homework(problem_set, folder, pdf: bool = True, *, proofs: dict | None = None) -> dict:

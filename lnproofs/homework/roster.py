@@ -41,11 +41,17 @@ def check_student_id(value, where: str = "student id") -> str:
     """``value`` if it is an acceptable student id (safe as a folder name), else InputError."""
     require(isinstance(value, str), InputError, f"{where} must be text, not {type(value).__name__}")
     shown = value if len(value) <= 40 else value[:40] + "..."
-    require(_ID.fullmatch(value) is not None, InputError,
-            f"{where} {shown!r} is not accepted; an id is 1 to 64 characters from A-Z a-z 0-9 . _ - "
-            "starting with a letter or digit")
-    require(value.split(".")[0].lower() not in _RESERVED, InputError,
-            f"{where} {value!r} is a name Windows reserves for a device; choose another id")
+    require(
+        _ID.fullmatch(value) is not None,
+        InputError,
+        f"{where} {shown!r} is not accepted; an id is 1 to 64 characters from A-Z a-z 0-9 . _ - "
+        "starting with a letter or digit",
+    )
+    require(
+        value.split(".")[0].lower() not in _RESERVED,
+        InputError,
+        f"{where} {value!r} is a name Windows reserves for a device; choose another id",
+    )
     return value
 
 
@@ -61,10 +67,13 @@ class Student:
         return {"id": self.id, "name": self.name, "email": self.email}
 
     @classmethod
-    def from_json(cls, data, where: str = "student") -> "Student":
+    def from_json(cls, data, where: str = "student") -> Student:
         require(isinstance(data, dict), InputError, f"{where} must be an object with 'id', 'name' and 'email'")
-        student = cls(id=check_student_id(data.get("id"), f"{where} id"),
-                      name=_name(data.get("name", ""), where), email=_email(data.get("email", ""), where))
+        student = cls(
+            id=check_student_id(data.get("id"), f"{where} id"),
+            name=_name(data.get("name", ""), where),
+            email=_email(data.get("email", ""), where),
+        )
         return student
 
     @property
@@ -85,8 +94,11 @@ def _email(value, where: str) -> str:
     require(isinstance(value, str), InputError, f"{where}: the email must be text")
     value = value.strip()
     if value:
-        require(len(value) <= 254 and _EMAIL.fullmatch(value) is not None, InputError,
-                f"{where}: email {value[:60]!r} is not an address of the form name@domain")
+        require(
+            len(value) <= 254 and _EMAIL.fullmatch(value) is not None,
+            InputError,
+            f"{where}: email {value[:60]!r} is not an address of the form name@domain",
+        )
     return value
 
 
@@ -97,15 +109,24 @@ class Roster:
     students: tuple[Student, ...]
 
     def __post_init__(self):
-        require(0 < len(self.students) <= MAX_STUDENTS, InputError,
-                f"a roster must list 1 to {MAX_STUDENTS} students; it lists {len(self.students)}")
+        require(
+            0 < len(self.students) <= MAX_STUDENTS,
+            InputError,
+            f"a roster must list 1 to {MAX_STUDENTS} students; it lists {len(self.students)}",
+        )
         seen: dict[str, str] = {}
         for student in self.students:
             folded = student.id.lower()
-            require(folded not in seen, InputError,
-                    f"student id {student.id!r} appears twice in the roster"
-                    + ("" if seen.get(folded) == student.id else f" (as {seen.get(folded)!r}; ids must differ "
-                                                                  "in more than case)"))
+            require(
+                folded not in seen,
+                InputError,
+                f"student id {student.id!r} appears twice in the roster"
+                + (
+                    ""
+                    if seen.get(folded) == student.id
+                    else f" (as {seen.get(folded)!r}; ids must differ in more than case)"
+                ),
+            )
             seen[folded] = student.id
         emails = [s.email.lower() for s in self.students if s.email]
         if len(set(emails)) != len(emails):
@@ -123,7 +144,7 @@ class Roster:
         return [s.to_json() for s in self.students]
 
     @classmethod
-    def from_json(cls, data, where: str = "roster") -> "Roster":
+    def from_json(cls, data, where: str = "roster") -> Roster:
         require(isinstance(data, list), InputError, f"{where} must be a list of students")
         return cls(tuple(Student.from_json(s, f"{where} entry {i}") for i, s in enumerate(data, 1)))
 
@@ -131,11 +152,17 @@ class Roster:
 def read_roster(path) -> Roster:
     """Read and validate a roster CSV file (format in the module docstring); errors are one line."""
     path = Path(path)
-    require(path.is_file(), FileFormatError, f"roster {path} does not exist or is not a file; give a CSV file "
-            "with a header row and a column 'id'")
-    require(path.stat().st_size <= _MAX_BYTES, FileFormatError,
-            f"roster {path} is larger than {_MAX_BYTES // (1024 * 1024)} MiB; a roster lists at most "
-            f"{MAX_STUDENTS} students")
+    require(
+        path.is_file(),
+        FileFormatError,
+        f"roster {path} does not exist or is not a file; give a CSV file with a header row and a column 'id'",
+    )
+    require(
+        path.stat().st_size <= _MAX_BYTES,
+        FileFormatError,
+        f"roster {path} is larger than {_MAX_BYTES // (1024 * 1024)} MiB; a roster lists at most "
+        f"{MAX_STUDENTS} students",
+    )
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -150,21 +177,27 @@ def read_roster(path) -> Roster:
     header_line, header = rows[0]
     names = [cell.strip().lower() for cell in header]
     for name in names:
-        require(name in COLUMNS, FileFormatError,
-                f"roster {path}: column {name[:40]!r} is not accepted; the columns are id (required), name, email")
+        require(
+            name in COLUMNS,
+            FileFormatError,
+            f"roster {path}: column {name[:40]!r} is not accepted; the columns are id (required), name, email",
+        )
     require(len(set(names)) == len(names), FileFormatError, f"roster {path}: a column appears twice in the header")
     require("id" in names, FileFormatError, f"roster {path}: the header row has no column 'id'")
     students = []
     for number, row in rows[1:]:
         where = f"roster {path} line {number}"
-        require(len(row) == len(names), FileFormatError,
-                f"{where} has {len(row)} fields; the header has {len(names)}")
+        require(len(row) == len(names), FileFormatError, f"{where} has {len(row)} fields; the header has {len(names)}")
         require(len(students) < MAX_STUDENTS, FileFormatError, f"roster {path} lists more than {MAX_STUDENTS} students")
         fields = dict(zip(names, row))
         try:
-            students.append(Student(id=check_student_id(fields["id"].strip(), f"{where}: student id"),
-                                    name=_name(fields.get("name", ""), where),
-                                    email=_email(fields.get("email", ""), where)))
+            students.append(
+                Student(
+                    id=check_student_id(fields["id"].strip(), f"{where}: student id"),
+                    name=_name(fields.get("name", ""), where),
+                    email=_email(fields.get("email", ""), where),
+                )
+            )
         except InputError as err:
             raise FileFormatError(str(err)) from None
     require(bool(students), FileFormatError, f"roster {path} has a header but no students")

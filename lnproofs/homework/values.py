@@ -20,7 +20,7 @@ from .expressions import MAX_BITS, Refused, TooComplex, read_expression
 __all__ = ["PartResult", "parse_expression"]
 
 
-_Wrong = Refused          # the name the marking modules use
+_Wrong = Refused  # the name the marking modules use
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class PartResult:
     part: str
     ok: bool
     message: str
-    too_complex: bool = False   # past the limits of .expressions: 0 points, and listed for the teacher
+    too_complex: bool = False  # past the limits of .expressions: 0 points, and listed for the teacher
 
     def to_json(self) -> dict:
         data = {"problem": self.problem, "part": self.part, "ok": self.ok, "message": self.message}
@@ -69,7 +69,7 @@ def _rational(value) -> Fraction:
     if isinstance(value, bool) or value is None:
         raise _Wrong(f"{value!r} is not a number")
     if isinstance(value, int):
-        if value.bit_length() > MAX_BITS:                # as for a number written in an expression
+        if value.bit_length() > MAX_BITS:  # as for a number written in an expression
             raise _Wrong(f"an integer of {value.bit_length()} bits has more than {MAX_BITS}")
         return Fraction(value)
     if isinstance(value, float):

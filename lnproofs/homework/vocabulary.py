@@ -39,8 +39,11 @@ OUTPUT, NEVER = "selectable", "not-realisable"
 
 
 def _int(value, what: str) -> int:
-    require(isinstance(value, int) and not isinstance(value, bool) and abs(value) <= _MAX_ENTRY, InputError,
-            f"{what} must be an integer of size at most {_MAX_ENTRY}, not {value!r}")
+    require(
+        isinstance(value, int) and not isinstance(value, bool) and abs(value) <= _MAX_ENTRY,
+        InputError,
+        f"{what} must be an integer of size at most {_MAX_ENTRY}, not {value!r}",
+    )
     return int(value)
 
 
@@ -66,25 +69,42 @@ class VocabProblem:
         return self.topic
 
     def to_json(self) -> dict:
-        return {"id": self.id, "topic": self.topic, "unembedding": [list(r) for r in self.rows],
-                "bias": list(self.bias)}
+        return {
+            "id": self.id,
+            "topic": self.topic,
+            "unembedding": [list(r) for r in self.rows],
+            "bias": list(self.bias),
+        }
 
     @classmethod
-    def from_json(cls, data: dict) -> "VocabProblem":
+    def from_json(cls, data: dict) -> VocabProblem:
         rows = data.get("unembedding")
-        require(isinstance(rows, list) and len(rows) == TOKENS, InputError,
-                f"vocab problem 'unembedding' must be a list of {TOKENS} rows of {DIM} integers, not {rows!r}"[:300])
+        require(
+            isinstance(rows, list) and len(rows) == TOKENS,
+            InputError,
+            f"vocab problem 'unembedding' must be a list of {TOKENS} rows of {DIM} integers, not {rows!r}"[:300],
+        )
         parsed = []
         for number, row in enumerate(rows, 1):
-            require(isinstance(row, list) and len(row) == DIM, InputError,
-                    f"vocab problem: row {number} of 'unembedding' must be {DIM} integers, not {row!r}"[:300])
+            require(
+                isinstance(row, list) and len(row) == DIM,
+                InputError,
+                f"vocab problem: row {number} of 'unembedding' must be {DIM} integers, not {row!r}"[:300],
+            )
             parsed.append(tuple(_int(v, f"vocab problem: an entry of row {number}") for v in row))
         same = next(((i, j) for j in range(TOKENS) for i in range(j) if parsed[i] == parsed[j]), None)
-        require(same is None, InputError, "vocab problem: the rows of 'unembedding' must be distinct; rows "
-                f"{same and same[0] + 1} and {same and same[1] + 1} are both {same and _text(parsed[same[0]])}")
+        require(
+            same is None,
+            InputError,
+            "vocab problem: the rows of 'unembedding' must be distinct; rows "
+            f"{same and same[0] + 1} and {same and same[1] + 1} are both {same and _text(parsed[same[0]])}",
+        )
         bias = data.get("bias")
-        require(isinstance(bias, list) and len(bias) == TOKENS, InputError,
-                f"vocab problem 'bias' must be a list of {TOKENS} integers, not {bias!r}"[:300])
+        require(
+            isinstance(bias, list) and len(bias) == TOKENS,
+            InputError,
+            f"vocab problem 'bias' must be a list of {TOKENS} integers, not {bias!r}"[:300],
+        )
         return cls(rows=tuple(parsed), bias=tuple(_int(v, "vocab problem: a bias entry") for v in bias))
 
     def _repr_markdown_(self) -> str:
@@ -114,7 +134,7 @@ class VocabProblem:
         K = np.array(self.rows, dtype=np.float64)
         cert = certify(K, BoxQuerySet(None, tuple(float(b) for b in self.bias)), progress=False)
         report = check_certificate(cert, K)
-        if not report.ok:                          # a certifier bug must never reach a solution sheet
+        if not report.ok:  # a certifier bug must never reach a solution sheet
             raise InputError(f"the certificate for this vocab problem failed the exact check: {report}")
         return cert
 
@@ -132,12 +152,20 @@ class VocabProblem:
             work.append(line)
         never = [int(n) for n, s in statuses.items() if s == NEVER]
         answers = {"never": sorted(never)}
-        head = (f"Tokens never output: {', '.join(map(str, sorted(never))) or 'none'}. A token is output for some "
-                "$h$ exactly when its lifted row $(w_i, b_i)$ wins for a lifted query $(h, 1)$; it is never output "
-                "when weights $\\lambda_j \\ge 0$ summing to 1 give $w_i = \\sum_j \\lambda_j w_j$ and "
-                "$\\sum_j \\lambda_j b_j \\ge b_i$ (then its logit is at most that average of the others' logits).")
-        return Solution(self.id, answers, ("vocab.bias_lift", "vocab.self_witness"), (head, *work),
-                        certificate=cert.to_json(), statuses=statuses)
+        head = (
+            f"Tokens never output: {', '.join(map(str, sorted(never))) or 'none'}. A token is output for some "
+            "$h$ exactly when its lifted row $(w_i, b_i)$ wins for a lifted query $(h, 1)$; it is never output "
+            "when weights $\\lambda_j \\ge 0$ summing to 1 give $w_i = \\sum_j \\lambda_j w_j$ and "
+            "$\\sum_j \\lambda_j b_j \\ge b_i$ (then its logit is at most that average of the others' logits)."
+        )
+        return Solution(
+            self.id,
+            answers,
+            ("vocab.bias_lift", "vocab.self_witness"),
+            (head, *work),
+            certificate=cert.to_json(),
+            statuses=statuses,
+        )
 
 
 def _check(problem, result) -> bool:
@@ -166,8 +194,9 @@ def _nice_query(problem, result):
     candidates = [tuple(map(Fraction, h)) for h in grid if _wins(problem, result.index, h)][:1]
     candidates += [tuple(Fraction(round(x * den), den) for x in exact) for den in range(1, 13)]
     for candidate in candidates:
-        if _wins(problem, result.index, candidate) and \
-                _check(problem, KeyResult(result.index, OUTPUT, candidate, None, "exact")):
+        if _wins(problem, result.index, candidate) and _check(
+            problem, KeyResult(result.index, OUTPUT, candidate, None, "exact")
+        ):
             return candidate
     return exact
 
@@ -211,9 +240,11 @@ def vocab_evidence(problem, result) -> tuple[str, dict]:
         h = _nice_query(problem, result)
         logits = _logits(problem.rows, problem.bias, h)
         rival = max(s for j, s in enumerate(logits) if j != result.index)
-        return (f"Token {number} can be output: $h = {_text(h)}$ gives it the logit "
-                f"${format_fraction(logits[result.index])}$, more than every other token (at most "
-                f"${format_fraction(rival)}$)."), {"h": [format_fraction(x) for x in h]}
+        return (
+            f"Token {number} can be output: $h = {_text(h)}$ gives it the logit "
+            f"${format_fraction(logits[result.index])}$, more than every other token (at most "
+            f"${format_fraction(rival)}$)."
+        ), {"h": [format_fraction(x) for x in h]}
     if result.status == NEVER:
         idx, weights = _nice_weights(problem, result)
         pairs = sorted(zip((j + 1 for j in idx), weights))
@@ -223,10 +254,11 @@ def vocab_evidence(problem, result) -> tuple[str, dict]:
         gap = mix - problem.bias[result.index]
         relation = ">" if gap > 0 else "="
         below = "" if gap == 0 else f" minus ${format_fraction(gap)}$"
-        return (f"Token {number} is never output: $w_{{{number}}} = {terms}$ and ${bias_terms} = {format_fraction(mix)} "
-                f"{relation} b_{{{number}}} = {problem.bias[result.index]}$, so for every $h$ its logit is the same "
-                f"average of those tokens' logits{below}, never above all of them."), \
-            {"tokens": [j for j, _ in pairs], "weights": [format_fraction(w) for _, w in pairs]}
+        return (
+            f"Token {number} is never output: $w_{{{number}}} = {terms}$ and ${bias_terms} = {format_fraction(mix)} "
+            f"{relation} b_{{{number}}} = {problem.bias[result.index]}$, so for every $h$ its logit is the same "
+            f"average of those tokens' logits{below}, never above all of them."
+        ), {"tokens": [j for j, _ in pairs], "weights": [format_fraction(w) for _, w in pairs]}
     return f"Token {number}: undecided ({result.reason}).", {}
 
 
@@ -236,9 +268,12 @@ def draw_vocab(rng: random.Random) -> VocabProblem:
     while True:
         rows = rng.sample(cube, TOKENS - 1)
         bias = [rng.randint(-2, 2) for _ in rows]
-        pairs = [(a, b) for a, b in combinations(range(len(rows)), 2)
-                 if all((u + v) % 2 == 0 for u, v in zip(rows[a], rows[b]))
-                 and tuple((u + v) // 2 for u, v in zip(rows[a], rows[b])) not in rows]
+        pairs = [
+            (a, b)
+            for a, b in combinations(range(len(rows)), 2)
+            if all((u + v) % 2 == 0 for u, v in zip(rows[a], rows[b]))
+            and tuple((u + v) // 2 for u, v in zip(rows[a], rows[b])) not in rows
+        ]
         if pairs:
             break
     a, b = rng.choice(pairs)

@@ -24,8 +24,7 @@ from .bounded import DEFAULT_READ_LIMITS, ReadLimits, read_npy, read_npz, read_s
 from .csv_numbers import read_csv
 from .exact import exact_float64
 
-__all__ = ["load_array", "load_token_ids", "as_real_array", "ACCEPTED_SUFFIXES", "ReadLimits",
-           "DEFAULT_READ_LIMITS"]
+__all__ = ["load_array", "load_token_ids", "as_real_array", "ACCEPTED_SUFFIXES", "ReadLimits", "DEFAULT_READ_LIMITS"]
 
 ACCEPTED_SUFFIXES = (".npy", ".npz", ".csv", ".pt", ".safetensors")
 
@@ -63,8 +62,9 @@ def _read(path: Path, name: str, ndim: int | None, limits: ReadLimits):
         try:
             from torch_backend.files import load_pt_array
         except ImportError:
-            raise FileFormatError(f"{path} is a PyTorch file and torch is not installed; "
-                                  "install torch==2.13.0 or save the array as .npy") from None
+            raise FileFormatError(
+                f"{path} is a PyTorch file and torch is not installed; install torch==2.13.0 or save the array as .npy"
+            ) from None
         return load_pt_array(path, lambda mapping: _pick(mapping, name, path), limits.max_array_bytes)
     except (FileFormatError, ShapeError, LimitError):
         raise
@@ -78,8 +78,14 @@ def _limits(limits: ReadLimits | None, max_dim: int | None) -> ReadLimits:
     return limits if max_dim is None else dataclasses.replace(limits, max_dim=max_dim)
 
 
-def load_array(path: str | os.PathLike, *, name: str = "keys", ndim: int | None = 2,
-               max_dim: int | None = None, limits: ReadLimits | None = None) -> np.ndarray:
+def load_array(
+    path: str | os.PathLike,
+    *,
+    name: str = "keys",
+    ndim: int | None = 2,
+    max_dim: int | None = None,
+    limits: ReadLimits | None = None,
+) -> np.ndarray:
     """Load the array ``name`` from ``path`` and validate it (see module docstring), within
     ``limits`` (the documented defaults when None; ``max_dim`` replaces their column limit)."""
     path = Path(path)
@@ -97,18 +103,22 @@ def load_token_ids(path: str | os.PathLike, *, limits: ReadLimits | None = None)
         fractional = np.flatnonzero(data != np.floor(data))
         if fractional.size:
             where = np.unravel_index(fractional[0], data.shape)
-            raise FileFormatError(f"token ids in {path} hold {float(data[where])} at index {tuple(map(int, where))}; "
-                                  "token ids are integers")
+            raise FileFormatError(
+                f"token ids in {path} hold {float(data[where])} at index {tuple(map(int, where))}; "
+                "token ids are integers"
+            )
     elif data.dtype.kind not in "biu":
         raise FileFormatError(f"token ids in {path} have dtype {data.dtype}; give integers")
     if data.dtype.kind == "u":
         outside = np.flatnonzero(data > np.uint64(np.iinfo(np.int64).max))
     elif data.dtype.kind == "f":
-        outside = np.flatnonzero((data < 0) | (data >= 2.0 ** 63))
+        outside = np.flatnonzero((data < 0) | (data >= 2.0**63))
     else:
         outside = np.flatnonzero(data < 0)
     if outside.size:
         where = np.unravel_index(outside[0], data.shape)
-        raise FileFormatError(f"token ids in {path} hold {data[where]} at index {tuple(map(int, where))}; "
-                              "token ids are integers from 0 to the vocabulary size")
+        raise FileFormatError(
+            f"token ids in {path} hold {data[where]} at index {tuple(map(int, where))}; "
+            "token ids are integers from 0 to the vocabulary size"
+        )
     return data.astype(np.int64)

@@ -21,10 +21,9 @@ import numpy as np
 
 from ..kernel.errors import FileFormatError, LimitError
 
-__all__ = ["ReadLimits", "DEFAULT_READ_LIMITS", "file_size", "read_npy", "read_npz", "npz_names",
-           "read_safetensors"]
+__all__ = ["ReadLimits", "DEFAULT_READ_LIMITS", "file_size", "read_npy", "read_npz", "npz_names", "read_safetensors"]
 
-_MAX_HEADER = 100 << 20          # the safetensors format's own bound on its JSON header
+_MAX_HEADER = 100 << 20  # the safetensors format's own bound on its JSON header
 
 
 @dataclass(frozen=True)
@@ -43,23 +42,28 @@ class ReadLimits:
     def check_array(self, shape, itemsize: int, where: str) -> None:
         """Refuse an array of ``shape`` (``itemsize`` bytes an entry as stored) past the limits."""
         if len(shape) >= 2 and shape[-1] > self.max_dim:
-            raise LimitError(f"{where} has {shape[-1]} columns, past the limit of {self.max_dim} "
-                             "(raise it with --max-dim)")
+            raise LimitError(
+                f"{where} has {shape[-1]} columns, past the limit of {self.max_dim} (raise it with --max-dim)"
+            )
         entries = 1
         for n in shape:
             entries *= int(n)
         nbytes = entries * max(int(itemsize), 8)
         if nbytes > self.max_array_bytes:
-            raise LimitError(f"{where} holds an array of shape {tuple(int(n) for n in shape)}, {nbytes} bytes as "
-                             f"float64, past the limit of {self.max_array_bytes} bytes (raise it with "
-                             "--max-array-bytes)")
+            raise LimitError(
+                f"{where} holds an array of shape {tuple(int(n) for n in shape)}, {nbytes} bytes as "
+                f"float64, past the limit of {self.max_array_bytes} bytes (raise it with "
+                "--max-array-bytes)"
+            )
 
     def check_file(self, path, what: str = "") -> int:
         """The size of the file at ``path``, refused past ``max_file_bytes``."""
         size = file_size(path)
         if size > self.max_file_bytes:
-            raise LimitError(f"{what or path} has {size} bytes, past the limit of {self.max_file_bytes} bytes for a "
-                             f"file ({self.file_factor} times --max-array-bytes; raise that)")
+            raise LimitError(
+                f"{what or path} has {size} bytes, past the limit of {self.max_file_bytes} bytes for a "
+                f"file ({self.file_factor} times --max-array-bytes; raise that)"
+            )
         return size
 
 
@@ -80,8 +84,9 @@ def _npy_header(handle, where: str):
     read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, fortran, dtype = read(handle)
     if dtype.hasobject:
-        raise FileFormatError(f"{where} holds Python objects (dtype {dtype}), which are never unpickled; "
-                              "save the array as numbers")
+        raise FileFormatError(
+            f"{where} holds Python objects (dtype {dtype}), which are never unpickled; save the array as numbers"
+        )
     return shape, fortran, dtype, handle.tell() - start
 
 
@@ -101,8 +106,10 @@ def read_npy(path, limits: ReadLimits = DEFAULT_READ_LIMITS) -> np.ndarray:
         limits.check_array(shape, dtype.itemsize, str(path))
         data = _entries(shape) * dtype.itemsize
         if header + data != size:
-            raise FileFormatError(f"{path} has {size} bytes but its header promises {header + data} "
-                                  f"(shape {tuple(shape)}, dtype {dtype}); is the file complete?")
+            raise FileFormatError(
+                f"{path} has {size} bytes but its header promises {header + data} "
+                f"(shape {tuple(shape)}, dtype {dtype}); is the file complete?"
+            )
         handle.seek(0)
         return np.lib.format.read_array(handle, allow_pickle=False)
 
@@ -112,8 +119,9 @@ def _archive(path, limits: ReadLimits) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise FileFormatError(f"{path} could not be read as .npz ({str(exc)[:80] or type(exc).__name__}); "
-                              "is the file complete?") from None
+        raise FileFormatError(
+            f"{path} could not be read as .npz ({str(exc)[:80] or type(exc).__name__}); is the file complete?"
+        ) from None
 
 
 def npz_names(path, limits: ReadLimits = DEFAULT_READ_LIMITS) -> list[str]:
@@ -125,15 +133,19 @@ def npz_names(path, limits: ReadLimits = DEFAULT_READ_LIMITS) -> list[str]:
 def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path, limits: ReadLimits) -> np.ndarray:
     where = f"{path} array {info.filename[:-4]!r}"
     if info.file_size > limits.max_array_bytes + 65_536:
-        raise LimitError(f"{where} inflates to {info.file_size} bytes, past the limit of {limits.max_array_bytes} "
-                         "bytes (raise it with --max-array-bytes)")
+        raise LimitError(
+            f"{where} inflates to {info.file_size} bytes, past the limit of {limits.max_array_bytes} "
+            "bytes (raise it with --max-array-bytes)"
+        )
     with archive.open(info) as handle:
         shape, _, dtype, header = _npy_header(handle, where)
         limits.check_array(shape, dtype.itemsize, where)
         if header + _entries(shape) * dtype.itemsize != info.file_size:
-            raise FileFormatError(f"{where} holds {info.file_size} bytes but its header promises "
-                                  f"{header + _entries(shape) * dtype.itemsize}; is the file complete?")
-    with archive.open(info) as handle:     # read_array needs the header again
+            raise FileFormatError(
+                f"{where} holds {info.file_size} bytes but its header promises "
+                f"{header + _entries(shape) * dtype.itemsize}; is the file complete?"
+            )
+    with archive.open(info) as handle:  # read_array needs the header again
         return np.lib.format.read_array(handle, allow_pickle=False)
 
 
@@ -154,8 +166,21 @@ def read_npz(path, names=None, limits: ReadLimits = DEFAULT_READ_LIMITS, *, pick
         return {name: _member(archive, members[name], path, limits) for name in wanted}
 
 
-_SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4",
-                       "I16": "<i2", "I8": "i1", "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?"}
+_SAFETENSORS_DTYPES = {
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "BF16": "<u2",
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U64": "<u8",
+    "U32": "<u4",
+    "U16": "<u2",
+    "U8": "u1",
+    "BOOL": "?",
+}
 
 
 def _safetensors_header(path, size: int) -> tuple[dict, int]:
@@ -165,8 +190,9 @@ def _safetensors_header(path, size: int) -> tuple[dict, int]:
             raise FileFormatError(f"{path} is too short for a .safetensors file; is the file complete?")
         length = struct.unpack("<Q", raw)[0]
         if length > min(_MAX_HEADER, size - 8):
-            raise FileFormatError(f"{path} announces a header of {length} bytes in a file of {size}; "
-                                  "is the file complete?")
+            raise FileFormatError(
+                f"{path} announces a header of {length} bytes in a file of {size}; is the file complete?"
+            )
         try:
             header = json.loads(handle.read(length))
         except (ValueError, RecursionError):
@@ -201,12 +227,13 @@ def read_safetensors(path, name: str, limits: ReadLimits = DEFAULT_READ_LIMITS) 
     limits.check_array(shape, stored.itemsize, where)
     count = _entries(shape)
     if not 0 <= begin <= end or end - begin != count * stored.itemsize or start + end > size:
-        raise FileFormatError(f"{where} has data offsets {[begin, end]} that do not match its shape {shape} "
-                              f"and dtype {dtype} inside a file of {size} bytes; is the file complete?")
+        raise FileFormatError(
+            f"{where} has data offsets {[begin, end]} that do not match its shape {shape} "
+            f"and dtype {dtype} inside a file of {size} bytes; is the file complete?"
+        )
     with open(path, "rb") as handle:
         handle.seek(start + begin)
         data = np.frombuffer(handle.read(end - begin), dtype=stored).reshape(shape)
-    if dtype == "BF16":           # the upper half of a float32: widened exactly
+    if dtype == "BF16":  # the upper half of a float32: widened exactly
         data = (data.astype(np.uint32) << 16).view(np.float32)
     return data
-

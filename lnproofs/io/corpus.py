@@ -25,8 +25,10 @@ def _lines(path: Path):
         while raw := handle.readline(MAX_LINE_BYTES + 1):
             number += 1
             if len(raw) > MAX_LINE_BYTES:
-                raise InputError(f"{path} line {number} is longer than {MAX_LINE_BYTES} bytes, the limit of one text; "
-                                 "split it into shorter texts")
+                raise InputError(
+                    f"{path} line {number} is longer than {MAX_LINE_BYTES} bytes, the limit of one text; "
+                    "split it into shorter texts"
+                )
             try:
                 yield number, raw.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError:
@@ -36,8 +38,12 @@ def _lines(path: Path):
 def iter_corpus(path, *, max_texts: int | None = None):
     """Yield ``(number, text)`` for the non-empty texts of the corpus at ``path``."""
     path = Path(path)
-    require(path.exists(), InputError, f"corpus {path} does not exist; give a .txt file (one text per line), "
-            "a folder of .txt files or a .jsonl file with a 'text' field")
+    require(
+        path.exists(),
+        InputError,
+        f"corpus {path} does not exist; give a .txt file (one text per line), "
+        "a folder of .txt files or a .jsonl file with a 'text' field",
+    )
     if max_texts is not None:
         require(max_texts >= 1, InputError, f"--max-texts {max_texts} is not accepted; give a count >= 1")
     count = 0
@@ -63,10 +69,14 @@ def iter_corpus(path, *, max_texts: int | None = None):
             try:
                 record = json.loads(line)
             except (ValueError, RecursionError):
-                raise InputError(f"{path} line {number} is not valid JSON; each line must be an object "
-                                 "with a 'text' field") from None
-            require(isinstance(record, dict) and isinstance(record.get("text"), str), InputError,
-                    f"{path} line {number} has no string field 'text'; each line must be an object with a 'text' field")
+                raise InputError(
+                    f"{path} line {number} is not valid JSON; each line must be an object with a 'text' field"
+                ) from None
+            require(
+                isinstance(record, dict) and isinstance(record.get("text"), str),
+                InputError,
+                f"{path} line {number} has no string field 'text'; each line must be an object with a 'text' field",
+            )
             if record["text"].strip():
                 yield take(record["text"])
                 if max_texts is not None and count >= max_texts:

@@ -39,9 +39,11 @@ def exact_number(text: str, where: str) -> float:
             raise ValueError(text) from None
         if not same:
             shown = text.strip() if len(text.strip()) <= 40 else text.strip()[:37] + "..."
-            raise FileFormatError(f"{where} holds {shown}, which no float64 equals (the nearest is "
-                                  f"{Decimal(value)}); numbers are read exactly: write a float's exact decimal "
-                                  "(such as 0.5 or 1.25e3), or save the floats in a .npy file")
+            raise FileFormatError(
+                f"{where} holds {shown}, which no float64 equals (the nearest is "
+                f"{Decimal(value)}); numbers are read exactly: write a float's exact decimal "
+                "(such as 0.5 or 1.25e3), or save the floats in a .npy file"
+            )
     return value
 
 
@@ -58,19 +60,25 @@ def read_csv(path, limits: ReadLimits = DEFAULT_READ_LIMITS) -> np.ndarray:
                 break
             number += 1
             if len(line) > line_limit:
-                raise LimitError(f"{path} line {number} is longer than {line_limit} characters "
-                                 f"({LINE_BYTES_PER_COLUMN} per column of --max-dim {limits.max_dim}; raise --max-dim)")
+                raise LimitError(
+                    f"{path} line {number} is longer than {line_limit} characters "
+                    f"({LINE_BYTES_PER_COLUMN} per column of --max-dim {limits.max_dim}; raise --max-dim)"
+                )
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
             if line.count(",") >= limits.max_dim:
-                raise LimitError(f"{path} line {number} has {line.count(',') + 1} columns, past the limit of "
-                                 f"{limits.max_dim} (raise it with --max-dim)")
+                raise LimitError(
+                    f"{path} line {number} has {line.count(',') + 1} columns, past the limit of "
+                    f"{limits.max_dim} (raise it with --max-dim)"
+                )
             cells = line.split(",")
             entries += len(cells)
             if entries > max_entries:
-                raise LimitError(f"{path} holds more than {max_entries} numbers, past the limit of "
-                                 f"{limits.max_array_bytes} bytes as float64 (raise it with --max-array-bytes)")
+                raise LimitError(
+                    f"{path} holds more than {max_entries} numbers, past the limit of "
+                    f"{limits.max_array_bytes} bytes as float64 (raise it with --max-array-bytes)"
+                )
             try:
                 row = [exact_number(c, f"{path} line {number} column {i + 1}") for i, c in enumerate(cells)]
             except FileFormatError:
@@ -79,8 +87,9 @@ def read_csv(path, limits: ReadLimits = DEFAULT_READ_LIMITS) -> np.ndarray:
                 if not rows and number == 1:
                     entries = 0
                     continue  # a header line
-                raise FileFormatError(f"{path} line {number} holds a non-number ({line[:40]!r}); "
-                                      "give comma-separated real numbers") from None
+                raise FileFormatError(
+                    f"{path} line {number} holds a non-number ({line[:40]!r}); give comma-separated real numbers"
+                ) from None
             rows.append(np.array(row, dtype=np.float64))
     lengths = {len(r) for r in rows}
     if len(lengths) > 1:
@@ -88,4 +97,3 @@ def read_csv(path, limits: ReadLimits = DEFAULT_READ_LIMITS) -> np.ndarray:
     if not rows:
         return np.zeros((0, 0))
     return np.stack(rows)
-

@@ -23,23 +23,24 @@ def exact_float64(value, name: str):
     copy, equal to it entry by entry, or a FileFormatError naming the first entry no float64 equals."""
     try:
         arr = np.asarray(value)
-    except Exception:                       # ragged lists and the like: as_real_array names them
+    except Exception:  # ragged lists and the like: as_real_array names them
         return value
-    if not (arr.dtype.kind in "iu" and arr.dtype.itemsize > 4
-                           or arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
+    if not (arr.dtype.kind in "iu" and arr.dtype.itemsize > 4 or arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
         return value
     with np.errstate(invalid="ignore", over="ignore"):
         wide = arr.astype(np.float64)
         if arr.dtype.kind == "f":
             inexact = np.isfinite(arr) & (wide.astype(arr.dtype) != arr)
-        else:        # a float64 at or past the dtype's top came from a value it cannot hold
+        else:  # a float64 at or past the dtype's top came from a value it cannot hold
             top = 2.0 ** (8 * arr.dtype.itemsize - (arr.dtype.kind == "i"))
             inexact = (wide >= top) | (wide.astype(arr.dtype) != arr)
     if np.any(inexact):
         bad = tuple(int(i) for i in np.argwhere(inexact)[0])
         shown = np.format_float_scientific(arr[bad], trim="-") if arr.dtype.kind == "f" else str(int(arr[bad]))
-        raise FileFormatError(f"{name} holds {shown} at index {bad}, which no float64 equals; numbers are read "
-                              "exactly: give integers a float64 holds (every one up to 2^53 in size), or floats")
+        raise FileFormatError(
+            f"{name} holds {shown} at index {bad}, which no float64 equals; numbers are read "
+            "exactly: give integers a float64 holds (every one up to 2^53 in size), or floats"
+        )
     return wide
 
 
@@ -51,9 +52,15 @@ def exact_json_array(value, name: str) -> np.ndarray:
         item = stack.pop()
         if isinstance(item, list):
             stack.extend(item)
-        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > 2 ** 53 \
-                and (abs(item) >= 2 ** 1024 or int(float(item)) != item):
+        elif (
+            isinstance(item, int)
+            and not isinstance(item, bool)
+            and abs(item) > 2**53
+            and (abs(item) >= 2**1024 or int(float(item)) != item)
+        ):
             shown = str(item) if item.bit_length() < 200 else f"of {item.bit_length()} bits"
-            raise FileFormatError(f"{name} holds the integer {shown}, which no float64 equals; numbers are read "
-                                  "exactly: give integers a float64 holds (every one up to 2^53 in size), or floats")
+            raise FileFormatError(
+                f"{name} holds the integer {shown}, which no float64 equals; numbers are read "
+                "exactly: give integers a float64 holds (every one up to 2^53 in size), or floats"
+            )
     return np.asarray(value, dtype=np.float64)

@@ -46,7 +46,14 @@ def as_radius(radius, name: str = "query-ball radius", positive: bool = True) ->
         value = float(radius) if not isinstance(radius, (bool, str)) else float("nan")
     except (TypeError, ValueError, OverflowError):
         value = float("nan")
-    require(value == value and abs(value) != float("inf"), OptionError,
-            f"{name} {radius!r} is not a number, or not finite; give a {'positive real number' if positive else 'number >= 0'}")
-    require(value > 0 or (value == 0 and not positive), OptionError, f"{name} = {radius!r} must be {'>' if positive else '>='} 0")
+    require(
+        value == value and abs(value) != float("inf"),
+        OptionError,
+        f"{name} {radius!r} is not a number, or not finite; give a {'positive real number' if positive else 'number >= 0'}",
+    )
+    require(
+        value > 0 or (value == 0 and not positive),
+        OptionError,
+        f"{name} = {radius!r} must be {'>' if positive else '>='} 0",
+    )
     return value

@@ -41,30 +41,44 @@ def record_query_set(record: dict, query_set=None):
     JSON, or a reference (an object without ``kind``) that the caller resolves by passing ``query_set``."""
     stored = record.get("query_set")
     if stored is None or (isinstance(stored, dict) and stored.get("kind") == "free"):
-        require(query_set is None or query_set.kind == "free", CertificateFormatError,
-                f"the causal record is about free queries but a {getattr(query_set, 'kind', '?')} query set was given")
+        require(
+            query_set is None or query_set.kind == "free",
+            CertificateFormatError,
+            f"the causal record is about free queries but a {getattr(query_set, 'kind', '?')} query set was given",
+        )
         return None
     if not isinstance(stored, dict):
         raise _bad("query_set", "must be null, a query set or a reference object")
     if "kind" not in stored:
-        require(query_set is not None, CertificateFormatError,
-                f"the causal record refers to a query set it does not hold ({stored}); pass that set to check_causal")
+        require(
+            query_set is not None,
+            CertificateFormatError,
+            f"the causal record refers to a query set it does not hold ({stored}); pass that set to check_causal",
+        )
         return query_set
     parsed = query_set_from_json(stored)
-    require(query_set is None or query_set == parsed, CertificateFormatError,
-            "the query set given differs from the one the causal record holds")
+    require(
+        query_set is None or query_set == parsed,
+        CertificateFormatError,
+        "the query set given differs from the one the causal record holds",
+    )
     return parsed
 
 
 def _entries(record, n: int, dim: int) -> tuple[list[dict], list[int]]:
     """The validated key entries and the undecided indices; every key exactly once."""
-    require(isinstance(record, dict), CertificateFormatError,
-            f"a causal record must be a JSON object with schema {SCHEMA!r}")
+    require(
+        isinstance(record, dict),
+        CertificateFormatError,
+        f"a causal record must be a JSON object with schema {SCHEMA!r}",
+    )
     if record.get("schema") != SCHEMA:
         raise _bad("schema", f"is {record.get('schema')!r}; expected {SCHEMA!r}")
     if (record.get("n_keys"), record.get("dim")) != (n, dim):
-        raise ShapeError(f"the causal record is for {record.get('n_keys')!r} keys in R^{record.get('dim')!r} "
-                         f"but the keys have shape ({n}, {dim})")
+        raise ShapeError(
+            f"the causal record is for {record.get('n_keys')!r} keys in R^{record.get('dim')!r} "
+            f"but the keys have shape ({n}, {dim})"
+        )
     keys, undecided = record.get("keys"), record.get("undecided", [])
     if not isinstance(keys, list) or not isinstance(undecided, list) or len(keys) + len(undecided) != n:
         raise _bad("keys", f"and undecided must be lists holding {n} entries together")
@@ -104,8 +118,8 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
     module = module_for("free" if qs is None else qs.kind)
     messages: dict[int, str] = {}
     claims: dict[int, str] = {j: "undecided" for j in open_}
-    wins: dict[int, list] = {}             # t* -> [(j, KeyResult)]
-    stops: dict[int, list] = {}            # stop -> [(j, KeyResult or Combination)]
+    wins: dict[int, list] = {}  # t* -> [(j, KeyResult)]
+    stops: dict[int, list] = {}  # stop -> [(j, KeyResult or Combination)]
     for pos, e in enumerate(entries):
         j, stop = e["index"], e["stop"]
         claims[j] = "wins to the end" if stop is None else f"stops at {stop}"
@@ -114,9 +128,13 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
             continue
         last = n - 1 if stop is None else stop - 1
         win, cannot = e.get("win"), e.get("cannot_win")
-        wrong = (f"a witness over keys 0..{last} must be given exactly when {last} >= {j}" if (win is None) != (last < j)
-                 else "evidence that it cannot win must be given exactly when the stop is not null"
-                 if (cannot is None) != (stop is None) else "")
+        wrong = (
+            f"a witness over keys 0..{last} must be given exactly when {last} >= {j}"
+            if (win is None) != (last < j)
+            else "evidence that it cannot win must be given exactly when the stop is not null"
+            if (cannot is None) != (stop is None)
+            else ""
+        )
         if wrong:
             messages[j] = f"key {j} (stop {stop}): {wrong}"
             continue
@@ -128,7 +146,7 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
             wins.setdefault(last, []).append((j, result))
         if cannot is None:
             continue
-        if qs is None:                     # a key after the stop is out of range of the prefix's check
+        if qs is None:  # a key after the stop is out of range of the prefix's check
             evidence = Combination.from_json(cannot.get("combination"), f"keys[{pos}].cannot_win.combination")
             if max(evidence.indices, default=-1) > stop:
                 messages[j] = f"key {j}: the weights at stop {stop} use key {max(evidence.indices)}, after the stop"
@@ -136,7 +154,9 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
         else:
             evidence = _result(cannot, j, f"keys[{pos}].cannot_win")
             if evidence.status in ("selectable", "undecided"):
-                messages[j] = f"key {j}: the evidence at stop {stop} has status {evidence.status}; it must show k_{j} cannot win"
+                messages[j] = (
+                    f"key {j}: the evidence at stop {stop} has status {evidence.status}; it must show k_{j} cannot win"
+                )
                 continue
         stops.setdefault(stop, []).append((j, evidence))
     for last, items in wins.items():

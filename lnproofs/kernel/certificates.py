@@ -37,11 +37,12 @@ holds their midpoints) and must be provably positive; see
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from numbers import Integral
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import CertificateFormatError, InputError
 from .exact import to_fraction
@@ -60,8 +61,11 @@ def _bad(where: str, what: str) -> CertificateFormatError:
 
 
 def _int(value, where: str, what: str = "an integer", low: int | None = None, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not (
-            (low is None or low <= value) and (high is None or value <= high)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not ((low is None or low <= value) and (high is None or value <= high))
+    ):
         raise _bad(where, f"is {value!r}; expected {what}")
     return value
 
@@ -74,7 +78,7 @@ def _number(value, where: str):
         exact = None
     if exact is None:
         raise _bad(where, f"is {value!r}; expected a number or a 'p/q' string (only finite numbers are accepted)")
-    return value if type(value) is float else float(value) if type(value) is int and abs(value) <= 2 ** 53 else exact
+    return value if type(value) is float else float(value) if type(value) is int and abs(value) <= 2**53 else exact
 
 
 def each_once(indices, n: int, where: str) -> None:
@@ -87,7 +91,7 @@ def each_once(indices, n: int, where: str) -> None:
 
 
 def freeze(value):
-    if type(value) is dict or isinstance(value, Mapping):     # the plain dict first: the ABC test is slow
+    if type(value) is dict or isinstance(value, Mapping):  # the plain dict first: the ABC test is slow
         return MappingProxyType({k: freeze(v) for k, v in value.items()})
     if isinstance(value, list):
         return tuple(freeze(v) for v in value)
@@ -116,7 +120,7 @@ class Combination:
             raise _bad("combination", f"has {len(self.indices)} indices but {len(self.weights)} weights")
 
     @classmethod
-    def from_json(cls, data, where: str = "combination") -> "Combination":
+    def from_json(cls, data, where: str = "combination") -> Combination:
         if not isinstance(data, dict):
             raise _bad(where, "must be an object with 'indices' and 'weights'")
         for name in ("indices", "weights"):
@@ -147,20 +151,30 @@ class KeyResult:
             if value not in choices:
                 raise _bad(f"results[{self.index}].{name}", f"is {value!r}; expected one of {', '.join(choices)}")
         if self.witness is not None and not set(map(type, self.witness)) <= {float}:
-            object.__setattr__(self, "witness", tuple(w if type(w) is Fraction else Fraction(int(w)) if isinstance(
-                w, Integral) and abs(int(w)) > 2 ** 53 else float(w) for w in self.witness))   # no integer rounded
+            object.__setattr__(
+                self,
+                "witness",
+                tuple(
+                    w
+                    if type(w) is Fraction
+                    else Fraction(int(w))
+                    if isinstance(w, Integral) and abs(int(w)) > 2**53
+                    else float(w)
+                    for w in self.witness
+                ),
+            )  # no integer rounded
         elif self.witness is not None and type(self.witness) is not tuple:
             object.__setattr__(self, "witness", tuple(self.witness))
         object.__setattr__(self, "extras", freeze(dict(self.extras)))
 
     @classmethod
-    def from_json(cls, data, where: str = "result") -> "KeyResult":
+    def from_json(cls, data, where: str = "result") -> KeyResult:
         if not isinstance(data, dict):
             raise _bad(where, "must be an object")
         for name in ("index", "status", "verified"):
             if name not in data:
                 raise _bad(f"{where}.{name}", "is missing")
-        index = _int(data["index"], f"{where}.index")           # status and verified: checked on construction
+        index = _int(data["index"], f"{where}.index")  # status and verified: checked on construction
         witness = data.get("witness")
         if witness is not None:
             if not isinstance(witness, list):
@@ -168,9 +182,17 @@ class KeyResult:
             witness = tuple(_number(w, f"{where}.witness[{n}]") for n, w in enumerate(witness))
         combination = data.get("combination")
         combination = None if combination is None else Combination.from_json(combination, f"{where}.combination")
-        extras = {k: v for k, v in data.items() if k not in _BASE_FIELDS}   # margin, reason: read, not checked
-        return cls(index, data["status"], witness, combination, data["verified"], data.get("margin"),
-                   data.get("reason"), extras)
+        extras = {k: v for k, v in data.items() if k not in _BASE_FIELDS}  # margin, reason: read, not checked
+        return cls(
+            index,
+            data["status"],
+            witness,
+            combination,
+            data["verified"],
+            data.get("margin"),
+            data.get("reason"),
+            extras,
+        )
 
 
 @dataclass(frozen=True)
@@ -193,9 +215,11 @@ class Certificate:
             object.__setattr__(self, "keys_from", freeze(dict(self.keys_from)))
 
     @classmethod
-    def from_json(cls, data) -> "Certificate":
-        if not isinstance(data, dict):                       # JSON text is decoded by lnproofs.certificates
-            raise CertificateFormatError("certificate must be a JSON object with fields schema, n_keys, dim, query_set, results")
+    def from_json(cls, data) -> Certificate:
+        if not isinstance(data, dict):  # JSON text is decoded by lnproofs.certificates
+            raise CertificateFormatError(
+                "certificate must be a JSON object with fields schema, n_keys, dim, query_set, results"
+            )
         if data.get("schema") != SCHEMA:
             raise _bad("schema", f"is {data.get('schema')!r}; expected {SCHEMA!r}")
         for name in ("n_keys", "dim"):
@@ -208,6 +232,6 @@ class Certificate:
             raise _bad("results", "is missing or not a list")
         parsed = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(results))
         keys_from = data.get("keys_from")
-        if keys_from is not None:                            # read now as the checks will read it
+        if keys_from is not None:  # read now as the checks will read it
             LayerNormKeys.from_json(keys_from)
         return cls(data["n_keys"], data["dim"], query_set, parsed, keys_from=keys_from)

@@ -84,9 +84,9 @@ from .errors import ShapeError
 
 __all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combinations", "affine_rank"]
 
-_TINY = 2.0 ** -1022          # smallest normal double
-_C_MAX = 2.0 ** 1000          # above this the filter declines (no overflow inside)
-_P = (1 << 31) - 1             # a prime
+_TINY = 2.0**-1022  # smallest normal double
+_C_MAX = 2.0**1000  # above this the filter declines (no overflow inside)
+_P = (1 << 31) - 1  # a prime
 
 
 class ExactKeys:
@@ -99,16 +99,16 @@ class ExactKeys:
             raise ShapeError(f"keys have shape {arr.shape}; expected a 2-D array (rows are keys)")
         self.array = arr
         self.n, self.dim = arr.shape
-        size = np.abs(arr)                                                  # not kept: as large as the keys
-        smallest = np.min(size, where=arr != 0, initial=np.inf)            # frexp's exponent grows with |x|
+        size = np.abs(arr)  # not kept: as large as the keys
+        smallest = np.min(size, where=arr != 0, initial=np.inf)  # frexp's exponent grows with |x|
         self.exponent = int(np.frexp(smallest)[1]) - 53 if np.isfinite(smallest) else 0
         self.subnormal_rows, self.colmax = np.any((size < _TINY) & (arr != 0), axis=1), size.max(axis=0, initial=0.0)
-        single = bool(np.all((size < 2.0 ** 127) & ((size >= 2.0 ** -126) | (arr == 0))))   # normal float32 range
+        single = bool(np.all((size < 2.0**127) & ((size >= 2.0**-126) | (arr == 0))))  # normal float32 range
         self.single = arr.astype(np.float32) if single and np.array_equal(arr.astype(np.float32), arr) else None
         self._rank = self._matrix = None
 
     @classmethod
-    def of(cls, keys) -> "ExactKeys":
+    def of(cls, keys) -> ExactKeys:
         return keys if isinstance(keys, cls) else cls(keys)
 
     def int_scores(self, Q: list[int]) -> list:
@@ -117,14 +117,16 @@ class ExactKeys:
 
     def integer_matrix(self):
         """Every K_j as the rows of one python-flint integer matrix (built once)."""
-        if self._matrix is None:                     # its power of two is self.exponent: both are the least one
+        if self._matrix is None:  # its power of two is self.exponent: both are the least one
             self._matrix = integer_matrix(self.array)[0]
         return self._matrix
 
     def some_rows(self, rows) -> np.ndarray:
         """K_j for the keys ``rows`` only, as an object array of Python integers."""
-        M, e = integer_matrix(self.array[rows])                      # e >= exponent unless M = 0
-        return np.array([int(x) for x in M.entries()], dtype=object).reshape(len(rows), self.dim) << max(e - self.exponent, 0)
+        M, e = integer_matrix(self.array[rows])  # e >= exponent unless M = 0
+        return np.array([int(x) for x in M.entries()], dtype=object).reshape(len(rows), self.dim) << max(
+            e - self.exponent, 0
+        )
 
     def affine_rank(self) -> int:
         """Exact dimension of the affine hull of all keys (computed once).  The rank of a
@@ -188,7 +190,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
     floaty, floats, rounded, pending = [], [], [], set()
     for t, (_, q) in enumerate(items):
         kinds = {float} if getattr(q, "dtype", None) == np.float64 else set(map(type, q))
-        exact = kinds <= {float, np.float64}       # else rounded: float(int), float(Fraction) round to nearest
+        exact = kinds <= {float, np.float64}  # else rounded: float(int), float(Fraction) round to nearest
         try:
             f = q if exact else [float(v) for v in q] if kinds <= {int, Fraction, float, np.float64} else None
         except OverflowError:
@@ -201,42 +203,49 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
     # for a tie: a key equal to k_i float for float (0.0 for -0.0) scores exactly what k_i scores
     twin = np.unique(ek.array + 0.0, axis=0, return_inverse=True)[1].reshape(-1) if mode == "tie" and floaty else None
     for start in range(0, len(floaty), step):
-        cols = floaty[start:start + step]
-        Q = np.array(floats[start:start + step], dtype=np.float64).reshape(len(cols), d)
+        cols = floaty[start : start + step]
+        Q = np.array(floats[start : start + step], dtype=np.float64).reshape(len(cols), d)
         idx = np.array([items[t][0] for t in cols], dtype=np.int64)
         ar = np.arange(len(cols))
         absQ = np.abs(Q)
         # one bound per query: c' = fl(sum_l max_j |k_jl| |q_l|) obeys (1) for every key
         c_col = absQ @ ek.colmax
-        single = getattr(ek, "single", None) is not None and not any(rounded[start:start + step]) and d <= 2 ** 22 \
-            and bool(np.all((absQ < 2.0 ** 127) & ((absQ >= 2.0 ** -126) | (Q == 0)))) and bool(np.all(c_col <= 2.0 ** 100)) \
+        single = (
+            getattr(ek, "single", None) is not None
+            and not any(rounded[start : start + step])
+            and d <= 2**22
+            and bool(np.all((absQ < 2.0**127) & ((absQ >= 2.0**-126) | (Q == 0))))
+            and bool(np.all(c_col <= 2.0**100))
             and np.array_equal(Q.astype(np.float32), Q)
-        unit, tiny = (2.0 ** -21, 2.0 ** -120) if single else (2.0 ** -50, 2.0 ** -1020)
-        thr = 4.0 * (c_col * ((d + np.array(rounded[start:start + step])) * unit) + d * tiny)
+        )
+        unit, tiny = (2.0**-21, 2.0**-120) if single else (2.0**-50, 2.0**-1020)
+        thr = 4.0 * (c_col * ((d + np.array(rounded[start : start + step])) * unit) + d * tiny)
         col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
         M, R = (ek.single, Q.astype(np.float32)) if single else (ek.array, Q)
-        tail = d - int(np.cumprod(np.all(R == R[:1], axis=0)[::-1]).sum())    # the entries every query shares
+        tail = d - int(np.cumprod(np.all(R == R[:1], axis=0)[::-1]).sum())  # the entries every query shares
         S = (M[:, :tail] @ R[:, :tail].T + (M[:, tail:] @ R[0, tail:])[:, None]).astype(np.float64)
         s_i = S[idx, ar].copy()
-        np.subtract(s_i[None, :], S, out=S)          # S[j, c] = fl(s_i - s_j)
+        np.subtract(s_i[None, :], S, out=S)  # S[j, c] = fl(s_i - s_j)
         good = (S > thr[None, :]) & col_ok[None, :] & ~ek.subnormal_rows[:, None]
-        good[idx, ar] = True                         # a key is not compared with itself
-        strict = good.sum(axis=0) > 1                # some other key strictly below k_i
+        good[idx, ar] = True  # a key is not compared with itself
+        strict = good.sum(axis=0) > 1  # some other key strictly below k_i
         if twin is not None:
             good |= twin[:, None] == twin[idx][None, :]
         done = good.all(axis=0)
-        pending.update(cols[c] for c in np.flatnonzero(~done))   # what the bound does not settle: exactly, below
+        pending.update(cols[c] for c in np.flatnonzero(~done))  # what the bound does not settle: exactly, below
         for c in np.flatnonzero(done):
             below[cols[c]] = bool(strict[c])
-    for t in pending:                               # every score exactly: one integer product per query
+    for t in pending:  # every score exactly: one integer product per query
         i, q = items[t]
         scores = ek.int_scores(integer_vector_of_fractions(q)[0])
-        own, rest = scores[i], scores[:i] + scores[i + 1:]
+        own, rest = scores[i], scores[:i] + scores[i + 1 :]
         top, below[t] = max(rest, default=None), bool(rest) and min(rest) < own
         if top is not None and (top > own or (top == own and mode == "strict")):
-            j = next(j for j, s in enumerate(scores) if j != i and s == top)   # the gap is that of the integers
-            out[t] = (f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if top > own else '='} 0 but the claim "
-                      f"needs {'>' if mode == 'strict' else '>='} 0")
+            j = next(j for j, s in enumerate(scores) if j != i and s == top)  # the gap is that of the integers
+            out[t] = (
+                f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if top > own else '='} 0 but the claim "
+                f"needs {'>' if mode == 'strict' else '>='} 0"
+            )
     for t in range(len(items)):
         if out[t] is None and mode == "tie" and not below[t] and n > 1:
             i = items[t][0]
@@ -257,13 +266,17 @@ def _weights(ek: ExactKeys, i: int, combination, strict: bool):
         return f"key {i}: the combination repeats an index"
     bad = [j for j in idx if not 0 <= j < ek.n or j == i]
     if bad:
-        return f"key {i}: the combination uses index {bad[0]}, which is {'k_i itself' if bad[0] == i else 'out of range'}"
-    W, den = integer_vector_of_fractions(w)      # weights = W / den with den > 0
+        return (
+            f"key {i}: the combination uses index {bad[0]}, which is {'k_i itself' if bad[0] == i else 'out of range'}"
+        )
+    W, den = integer_vector_of_fractions(w)  # weights = W / den with den > 0
     low = min(W)
     if low < 0 or (strict and low == 0):
         c = W.index(low)
-        return (f"key {i}: weight of k_{idx[c]} is {'zero' if low == 0 else 'negative'}; "
-                f"{'strictly positive' if strict else 'non-negative'} weights are needed")
+        return (
+            f"key {i}: weight of k_{idx[c]} is {'zero' if low == 0 else 'negative'}; "
+            f"{'strictly positive' if strict else 'non-negative'} weights are needed"
+        )
     if sum(W) != den:
         return f"key {i}: the weights do not sum to 1"
     return idx, W, den
@@ -295,10 +308,13 @@ def check_combinations(keys, items, *, strict: bool) -> list[str | None]:
     for (t, i, idx, W, den), miss in zip(good, sums):
         coord = next((c for c in range(ek.dim) if miss[c] != 0), None)
         if coord is not None:
-            out[t] = (f"key {i}: the combination is {'above' if miss[coord] > 0 else 'below'} k_{i} in coordinate "
-                      f"{coord}; it must reproduce k_{i} exactly")
-        elif strict and (r := affine_rank([K[j] for j in idx])) != ek.affine_rank():   # r <= the keys' rank
-            out[t] = (f"key {i}: the support spans an affine space of dimension {r} but the keys span "
-                      f"dimension {ek.affine_rank()}; k_{i} is not shown to be in the relative interior")
+            out[t] = (
+                f"key {i}: the combination is {'above' if miss[coord] > 0 else 'below'} k_{i} in coordinate "
+                f"{coord}; it must reproduce k_{i} exactly"
+            )
+        elif strict and (r := affine_rank([K[j] for j in idx])) != ek.affine_rank():  # r <= the keys' rank
+            out[t] = (
+                f"key {i}: the support spans an affine space of dimension {r} but the keys span "
+                f"dimension {ek.affine_rank()}; k_{i} is not shown to be in the relative interior"
+            )
     return out
-

@@ -15,14 +15,22 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .exact import to_fraction
 
-__all__ = ["mantissas", "dyadic_integers", "integer_matrix", "pow2",
-           "integer_vector_of_fractions", "fmpq_matrix", "fmpq_of", "fraction_of_fmpq"]
+__all__ = [
+    "mantissas",
+    "dyadic_integers",
+    "integer_matrix",
+    "pow2",
+    "integer_vector_of_fractions",
+    "fmpq_matrix",
+    "fmpq_of",
+    "fraction_of_fmpq",
+]
 
 
 def mantissas(values) -> tuple[np.ndarray, np.ndarray]:
     """int64 arrays ``m`` and ``a`` with ``values == m * 2**a`` entry by entry, ``|m| < 2**53`` (flattened)."""
-    mant, expo = np.frexp(np.asarray(values, dtype=np.float64).reshape(-1))   # 0.5 <= |mant| < 1
-    return (mant * 2.0 ** 53).astype(np.int64), expo.astype(np.int64) - 53     # exact: 53-bit mantissas
+    mant, expo = np.frexp(np.asarray(values, dtype=np.float64).reshape(-1))  # 0.5 <= |mant| < 1
+    return (mant * 2.0**53).astype(np.int64), expo.astype(np.int64) - 53  # exact: 53-bit mantissas
 
 
 def dyadic_integers(values) -> tuple[list[int], int]:
@@ -48,7 +56,7 @@ def integer_matrix(values):
     nz = ints != 0
     low = expo + np.frexp(np.where(nz, ints & -ints, 1).astype(np.float64))[1] - 1  # each lowest set bit
     if nz.any() and int((expo[nz] + 53).max() - low[nz].min()) <= 62:
-        base, least = int(expo[nz].min()), int(low[nz].min())                   # base <= least
+        base, least = int(expo[nz].min()), int(low[nz].min())  # base <= least
         odd = np.where(nz, (ints >> (low - expo)) << np.where(nz, low - least, 0), 0)  # each |entry| < 2**62
         return fmpz_mat(*arr.shape, odd.tolist()) * (1 << (least - base)), base
     ints, base = dyadic_integers(arr)

@@ -32,7 +32,7 @@ class LnproofsError(Exception):
     exit_status = 2
 
     def __init__(self, message: str):
-        text = " ".join(str(message).split())           # one line, and a readable one: long values cut
+        text = " ".join(str(message).split())  # one line, and a readable one: long values cut
         super().__init__(text if len(text) <= 600 else f"{text[:400]} ... {text[-150:]}")
 
 

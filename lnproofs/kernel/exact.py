@@ -46,4 +46,3 @@ def parse_fraction(text: str) -> Fraction:
         return Fraction(text)
     except (ValueError, ZeroDivisionError):
         raise InputError(f"{text!r} is not a rational number; write it as 'p/q', 'p' or a decimal") from None
-

@@ -48,7 +48,7 @@ from .exact import to_fraction
 __all__ = ["KIND", "LayerNormKeys", "ExactLayerNormKeys", "check_ln_witnesses", "check_ln_interior", "check_all"]
 
 KIND = "layernorm-inputs"
-_U = 2.0 ** -53
+_U = 2.0**-53
 
 
 @dataclass(frozen=True)
@@ -60,14 +60,16 @@ class LayerNormKeys:
     eps: float = 0.0
 
     @classmethod
-    def from_json(cls, data) -> "LayerNormKeys":
+    def from_json(cls, data) -> LayerNormKeys:
         if not isinstance(data, dict) or data.get("kind") != KIND:
             raise CertificateFormatError(f"keys_from must be an object with kind {KIND!r}")
         out = {}
         for name in ("gain", "bias"):
             v = data.get(name)
-            if v is not None and (not isinstance(v, list) or not all(
-                    isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)):
+            if v is not None and (
+                not isinstance(v, list)
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in v)
+            ):
                 raise CertificateFormatError(f"keys_from.{name} must be a list of finite numbers or null")
             out[name] = None if v is None else tuple(float(x) for x in v)
         eps = data.get("eps", 0.0)
@@ -94,21 +96,21 @@ class ExactLayerNormKeys:
         n = self.n
         M, e = integer_matrix(X)
         flat = [int(v) for v in M.entries()]
-        rows = [flat[r * n:(r + 1) * n] for r in range(self.n_keys)]
-        self.C = [[n * v - sum(r) for v in r] for r in rows]            # c_j = C_j * 2**e / n
+        rows = [flat[r * n : (r + 1) * n] for r in range(self.n_keys)]
+        self.C = [[n * v - sum(r) for v in r] for r in rows]  # c_j = C_j * 2**e / n
         self.scale = Fraction(2) ** e / n
-        eps_term = n * Fraction(spec.eps) / self.scale ** 2
-        self.M = [sum(v * v for v in r) + eps_term for r in self.C]       # M_j / scale^2
+        eps_term = n * Fraction(spec.eps) / self.scale**2
+        self.M = [sum(v * v for v in r) + eps_term for r in self.C]  # M_j / scale^2
         self.gain = [Fraction(1)] * n if spec.gain is None else [Fraction(g) for g in spec.gain]
-        div = lambda v: (v << e) / n if e >= 0 else v / (n << -e)     # int division: correctly rounded
+        div = lambda v: (v << e) / n if e >= 0 else v / (n << -e)  # int division: correctly rounded
         Cf = np.array([[_float(div, v) for v in r] for r in self.C]).reshape(self.n_keys, n)
-        Mf = np.array([_float(float, m * self.scale ** 2) for m in self.M])
+        Mf = np.array([_float(float, m * self.scale**2) for m in self.M])
         self.defined = np.array([m > 0 for m in self.M], dtype=bool)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             self.z = np.where(self.defined[:, None], Cf * (math.sqrt(n) / np.sqrt(Mf))[:, None], 0.0)
         exact_zero = np.array([[v == 0 for v in r] for r in self.C], dtype=bool).reshape(Cf.shape)
-        big = (np.abs(Cf) > 2.0 ** 900) | ((np.abs(Cf) < 2.0 ** -900) & ~exact_zero)
-        self.filter_ok = ~big.any(axis=1) & (Mf > 2.0 ** -900) & (Mf < 2.0 ** 900) & self.defined
+        big = (np.abs(Cf) > 2.0**900) | ((np.abs(Cf) < 2.0**-900) & ~exact_zero)
+        self.filter_ok = ~big.any(axis=1) & (Mf > 2.0**-900) & (Mf < 2.0**900) & self.defined
         self.colmax = np.abs(self.z[self.filter_ok]).max(axis=0, initial=0.0)
 
     def score_parts(self, q) -> list[int]:
@@ -144,13 +146,13 @@ def check_ln_witnesses(keys: ExactLayerNormKeys, items, *, mode: str = "strict")
     if not items:
         return out
     gain = np.array([float(g) for g in keys.gain])
-    Q = np.array([[float(max(min(v, 2 ** 1000), -2 ** 1000)) for v in q] for _, q in items]) * gain[None, :]
+    Q = np.array([[float(max(min(v, 2**1000), -(2**1000))) for v in q] for _, q in items]) * gain[None, :]
     idx = np.array([i for i, _ in items], dtype=np.int64)
     absQ = np.abs(Q)
-    q_ok = ~np.any(((absQ < 2.0 ** -900) & (Q != 0)) | (absQ > 2.0 ** 900), axis=1)
+    q_ok = ~np.any(((absQ < 2.0**-900) & (Q != 0)) | (absQ > 2.0**900), axis=1)
     q_ok &= np.array([all(type(v) is float or isinstance(v, (int, np.floating)) for v in q) for _, q in items])
-    E = 2 * (n + 10) * _U * (absQ @ keys.colmax) + n * 2.0 ** -1000
-    S = keys.z @ Q.T                                           # N x W float scores
+    E = 2 * (n + 10) * _U * (absQ @ keys.colmax) + n * 2.0**-1000
+    S = keys.z @ Q.T  # N x W float scores
     ar = np.arange(len(items))
     gap = S[idx, ar][None, :] - S
     good = (gap > 4 * E[None, :]) & keys.filter_ok[:, None] & q_ok[None, :]
@@ -174,8 +176,10 @@ def check_ln_witnesses(keys: ExactLayerNormKeys, items, *, mode: str = "strict")
                 below = True
             elif sign < 0 or mode == "strict":
                 rel = "<" if sign < 0 else "="
-                out[c] = f"key {i}: the witness gives q.y_{i} {rel} q.y_{j} (decided exactly) but the claim needs " \
-                         f"{'>' if mode == 'strict' else '>='}"
+                out[c] = (
+                    f"key {i}: the witness gives q.y_{i} {rel} q.y_{j} (decided exactly) but the claim needs "
+                    f"{'>' if mode == 'strict' else '>='}"
+                )
                 break
         if out[c] is None and mode == "tie" and not below and N > 1:
             out[c] = f"key {i}: the witness ties every key with y_{i}; tie-only needs some key strictly below"
@@ -198,7 +202,8 @@ def check_ln_interior(keys: ExactLayerNormKeys, i: int, support) -> str | None:
 
             def z(j):
                 s = arb(n).sqrt() / arb(fmpq(keys.M[j].numerator, keys.M[j].denominator)).sqrt()
-                return [arb(c) * s for c in keys.C[j][:n - 1]]       # z_j = C_j sqrt(n) / sqrt(M_j) exactly
+                return [arb(c) * s for c in keys.C[j][: n - 1]]  # z_j = C_j sqrt(n) / sqrt(M_j) exactly
+
             cols = [z(j) for j in support]
             A = arb_mat(n, n, [cols[c][r] for r in range(n - 1) for c in range(n)] + [arb(1)] * n)
             b = arb_mat(n, 1, z(i) + [arb(1)])
@@ -235,9 +240,14 @@ def check_all(inputs, spec, results) -> list[Verdict]:
                 msgs[pos] = f"key {r.index}: a {r.status} claim needs a witness query with {keys.n} entries"
             elif r.status == "tie-only":
                 comb = r.combination
-                ok = (comb is not None and len(comb.indices) == 1 and comb.weights[0] == 1
-                      and 0 <= comb.indices[0] < keys.n_keys and comb.indices[0] != r.index
-                      and _twin(keys, r.index, comb.indices[0]))
+                ok = (
+                    comb is not None
+                    and len(comb.indices) == 1
+                    and comb.weights[0] == 1
+                    and 0 <= comb.indices[0] < keys.n_keys
+                    and comb.indices[0] != r.index
+                    and _twin(keys, r.index, comb.indices[0])
+                )
                 if not ok:
                     msgs[pos] = f"key {r.index}: a tie-only claim needs one other key with the same output, weight 1"
                 else:
@@ -246,8 +256,11 @@ def check_all(inputs, spec, results) -> list[Verdict]:
                 strict.append(pos)
         elif r.status == "unselectable":
             comb = r.combination
-            msgs[pos] = (f"key {r.index}: an unselectable claim needs a combination" if comb is None
-                         else check_ln_interior(keys, r.index, comb.indices))
+            msgs[pos] = (
+                f"key {r.index}: an unselectable claim needs a combination"
+                if comb is None
+                else check_ln_interior(keys, r.index, comb.indices)
+            )
         else:
             msgs[pos] = f"key {r.index}: {r.status!r} is not a status for free queries"
     for group, mode in ((strict, "strict"), (tie, "tie")):

@@ -30,14 +30,20 @@ def check_uniform(keys, data) -> tuple[bool, str]:
     """Re-verify a uniform-attention answer (its JSON object) exactly."""
     keys = np.asarray(keys, dtype=np.float64)
     d = keys.shape[1]
-    query_set = query_set_from_json(data.get("query_set"))             # no query_set: free queries
+    query_set = query_set_from_json(data.get("query_set"))  # no query_set: free queries
     kind = query_set.kind
     status = data.get("status")
     try:
         if kind in ("free", "ball") and status in ("feasible", "infeasible") and data.get("query") is None:
-            rank = ExactKeys(keys).affine_rank()      # q != 0 with q.(k_j - k_0) = 0 for all j iff the rank is < d
-            return (True, "") if (rank < d) == (status == "feasible") else (
-                False, f"the keys' affine rank is {rank}, {'not below' if status == 'feasible' else 'not'} d = {d}")
+            rank = ExactKeys(keys).affine_rank()  # q != 0 with q.(k_j - k_0) = 0 for all j iff the rank is < d
+            return (
+                (True, "")
+                if (rank < d) == (status == "feasible")
+                else (
+                    False,
+                    f"the keys' affine rank is {rank}, {'not below' if status == 'feasible' else 'not'} d = {d}",
+                )
+            )
         if status == "feasible":
             q = [to_fraction(x) for x in data["query"]]
             if len(q) != d or not any(q):
@@ -53,7 +59,7 @@ def check_uniform(keys, data) -> tuple[bool, str]:
                 W = fmpq_matrix(query_set.matrix)
                 if fmpq_mat(W.nrows() + 1, d, W.entries() + [fmpq_of(x) for x in q]).rank() != W.rank():
                     return False, "q is not of the form W^T z"
-            if hasattr(query_set, "centred"):                           # a norm query set
+            if hasattr(query_set, "centred"):  # a norm query set
                 return _check_layernorm_feasible(query_set, q, data)
             return True, ""
         if status == "infeasible":
@@ -94,7 +100,7 @@ def _check_infeasible(keys, query_set, kind, proof) -> tuple[bool, str]:
         return _check_layernorm_infeasible(keys, query_set, proof)
     if not isinstance(pairs, list) or any(not (0 <= a < N and 0 <= b < N) for a, b in pairs):
         return False, "the proof needs pairs of key indices"
-    K = difference_matrix(keys)[1].entries()                          # the keys as integers (one common scale)
+    K = difference_matrix(keys)[1].entries()  # the keys as integers (one common scale)
     rows = fmpz_mat(len(pairs), d, [K[a * d + c] - K[b * d + c] for a, b in pairs for c in range(d)])
     W = fmpq_matrix(query_set.matrix)
     if (fmpq_mat(rows) * W.transpose()).rank() != W.rank():
@@ -123,10 +129,14 @@ def _check_layernorm_infeasible(keys, query_set, proof) -> tuple[bool, str]:
             return False, "the combination of the equations reads 0 = 0, not a contradiction"
         return True, ""
     rows, y = proof.get("rows"), [fmpq_of(x) for x in proof.get("y", [])]
-    if not isinstance(rows, list) or len(rows) != len(y) or any(not (isinstance(r, int) and 0 <= r < eq.N) for r in rows):
+    if (
+        not isinstance(rows, list)
+        or len(rows) != len(y)
+        or any(not (isinstance(r, int) and 0 <= r < eq.N) for r in rows)
+    ):
         return False, "the proof needs equation indices 'rows' and one weight 'y' for each"
     # u = M_rows^T y lies in the row space of M, so if it solves M u = b it is the least-norm solution
-    weights = [fmpq(0)] * eq.N                      # M_rows^T y (row N - 1 is the equation 1.u = 0)
+    weights = [fmpq(0)] * eq.N  # M_rows^T y (row N - 1 is the equation 1.u = 0)
     for r, w in zip(rows, y):
         weights[r] += w
     (U, den), _ = eq.combine(weights)
@@ -139,7 +149,7 @@ def _check_layernorm_infeasible(keys, query_set, proof) -> tuple[bool, str]:
         if any(x != 0 for x in eq.query(U.entries(), den).entries()):
             return False, "the least-norm solution gives a non-zero query"
         if norm2 >= n:
-            return True, ""          # at most the least-norm solution itself lies in the ball
+            return True, ""  # at most the least-norm solution itself lies in the ball
         if not eq.directions_keep_query():
             return False, "some solution direction changes the query, so a non-zero query exists in the ball"
         return True, ""

@@ -51,9 +51,9 @@ class LayerNormEquations:
         self.query_set, self.centred, self.R = query_set, query_set.centred, qm.R
         self.n, self.d = query_set.width, query_set.dim
         self.Hn, self.c, self.q0 = qm.gram()
-        self.WGT, self.scale, self.query = qm.WGT, qm.scale, qm.query     # query(U, den) = A u + q0, u = U / den
+        self.WGT, self.scale, self.query = qm.WGT, qm.scale, qm.query  # query(U, den) = A u + q0, u = U / den
         self.D, self.K = difference_matrix(keys) if differences is None else differences
-        self.N = self.D.nrows() + int(self.centred)                   # equations: the differences (and 1.u = 0)
+        self.N = self.D.nrows() + int(self.centred)  # equations: the differences (and 1.u = 0)
 
     def AT_times(self, v):
         """``(U, den)`` with ``A^T v = U / den`` for a rational column ``v`` (fmpq_mat)."""

@@ -23,15 +23,16 @@ def check_claims(certificate, keys) -> list[Verdict]:
     cert = certificate if isinstance(certificate, Certificate) else Certificate.from_json(certificate)
     ek = ExactKeys.of(keys)
     if (cert.n_keys, cert.dim) != (ek.n, ek.dim):
-        raise ShapeError(f"the certificate is for {cert.n_keys} keys in R^{cert.dim} "
-                         f"but the keys have shape ({ek.n}, {ek.dim})")
+        raise ShapeError(
+            f"the certificate is for {cert.n_keys} keys in R^{cert.dim} but the keys have shape ({ek.n}, {ek.dim})"
+        )
     each_once([r.index for r in cert.results], ek.n, "certificate field results")
     kind = cert.query_set.get("kind", "free")
     module = module_for(kind)
     query_set = query_set_from_json(thaw(cert.query_set))
     if cert.keys_from is None:
         return list(module.check_all(ek, query_set, cert.results))
-    if kind != "free":                             # the keys are LayerNorm outputs of ``keys``
+    if kind != "free":  # the keys are LayerNorm outputs of ``keys``
         raise CertificateFormatError("certificate field keys_from is only used with free queries")
     spec = layernorm_keys.LayerNormKeys.from_json(thaw(cert.keys_from))
     return layernorm_keys.check_all(ek.array, spec, cert.results)

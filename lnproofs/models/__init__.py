@@ -20,5 +20,19 @@ called inside functions):
 - :mod:`.certify_model` -- the Python form for a few inputs, the per-layer summary, reading files back.
 """
 
-__all__ = ["loading", "families", "lens", "extract", "rotary", "folding", "head_sets", "text_heads", "text_causal",
-           "corpus_run", "corpus_pool", "evidence", "text_check", "certify_model"]
+__all__ = [
+    "loading",
+    "families",
+    "lens",
+    "extract",
+    "rotary",
+    "folding",
+    "head_sets",
+    "text_heads",
+    "text_causal",
+    "corpus_run",
+    "corpus_pool",
+    "evidence",
+    "text_check",
+    "certify_model",
+]

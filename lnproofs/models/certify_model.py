@@ -14,8 +14,6 @@ versions), so ``lnproofs check`` needs no KEYS argument for them.
 
 from __future__ import annotations
 
-from ..certificates.writes import write_text
-
 import csv
 import io
 import json
@@ -24,10 +22,21 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import write_text
 from ..kernel.errors import ModelError, OptionError
 
-__all__ = ["HEAD_SCHEMA", "LAYER_SCHEMA", "UNIFORM_CHOICES", "ModelRun", "certify_model", "summarize",
-           "write_summary", "model_file_certificates", "model_file_checks", "check_model_file"]
+__all__ = [
+    "HEAD_SCHEMA",
+    "LAYER_SCHEMA",
+    "UNIFORM_CHOICES",
+    "ModelRun",
+    "certify_model",
+    "summarize",
+    "write_summary",
+    "model_file_certificates",
+    "model_file_checks",
+    "check_model_file",
+]
 
 #: schemas of the per-head and per-layer files of earlier versions (still read and checked)
 HEAD_SCHEMA = "lnproofs.model-head/1"
@@ -46,9 +55,24 @@ class ModelRun:
     head_rows: tuple[dict, ...]
 
 
-def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: bool = False, uniform: str = "both",
-                  progress: bool = False, causal: bool = True, texts=None, tokenizer=None, pool: bool = False,
-                  warn=None, folded: bool = False, head_files: bool = False) -> ModelRun:
+def certify_model(
+    loaded,
+    inputs,
+    out_dir,
+    *,
+    layers=None,
+    heads=None,
+    resume: bool = False,
+    uniform: str = "both",
+    progress: bool = False,
+    causal: bool = True,
+    texts=None,
+    tokenizer=None,
+    pool: bool = False,
+    warn=None,
+    folded: bool = False,
+    head_files: bool = False,
+) -> ModelRun:
     """Certify ``layers`` x ``heads`` of ``loaded`` on token id sequences ``inputs`` (one text
     each; ``texts`` their strings when known) into ``out_dir``, through the corpus road.
     ``uniform``: uniform attention with free and realisable queries (``"both"``), free only
@@ -62,8 +86,21 @@ def certify_model(loaded, inputs, out_dir, *, layers=None, heads=None, resume: b
         raise OptionError(f"uniform={uniform!r} is not accepted; use one of {', '.join(UNIFORM_CHOICES)}")
     texts = [None] * len(inputs) if texts is None else list(texts)
     corpus = [(text, np.asarray(ids, dtype=np.int64)) for text, ids in zip(texts, inputs)]
-    result = certify_corpus(loaded, tokenizer, corpus, out_dir, layers=layers, heads=heads, resume=resume,
-                            uniform=uniform, progress=progress, warn=warn, causal=causal, pool=pool, fold=folded)
+    result = certify_corpus(
+        loaded,
+        tokenizer,
+        corpus,
+        out_dir,
+        layers=layers,
+        heads=heads,
+        resume=resume,
+        uniform=uniform,
+        progress=progress,
+        warn=warn,
+        causal=causal,
+        pool=pool,
+        fold=folded,
+    )
     layer_rows, head_rows = summarize(out_dir)
     write_summary(out_dir, layer_rows, norm=loaded.family.norm)
     if head_files:
@@ -90,14 +127,21 @@ def summarize(out_dir) -> tuple[list[dict], list[dict]]:
 
         out_total = sum(outputs.get(layer, {}).values())
         out_selectable = outputs.get(layer, {}).get("selectable", 0)
-        layer_rows.append({
-            "layer": layer, "heads": len(rows), "keys": total,
-            "free_selectable": share("free_selectable"), "free_tie_only": share("free_tie-only"),
-            "free_unselectable": share("free_unselectable"), "free_undecided": share("free_undecided"),
-            "realisable_selectable": share("realisable_selectable"),
-            "realisable_not_realisable": share("realisable_not-realisable"),
-            "realisable_undecided": share("realisable_undecided"),
-            "outputs_selectable": round(out_selectable / out_total, 6) if out_total else None})
+        layer_rows.append(
+            {
+                "layer": layer,
+                "heads": len(rows),
+                "keys": total,
+                "free_selectable": share("free_selectable"),
+                "free_tie_only": share("free_tie-only"),
+                "free_unselectable": share("free_unselectable"),
+                "free_undecided": share("free_undecided"),
+                "realisable_selectable": share("realisable_selectable"),
+                "realisable_not_realisable": share("realisable_not-realisable"),
+                "realisable_undecided": share("realisable_undecided"),
+                "outputs_selectable": round(out_selectable / out_total, 6) if out_total else None,
+            }
+        )
     return layer_rows, head_rows
 
 
@@ -109,7 +153,7 @@ def _outputs_statuses(table_path) -> dict[int, dict]:
     from .table import read_rows, status_counts
 
     table = read_rows(table_path, columns=["layer", "head", "status_outputs"])
-    counted = status_counts(table, "status_outputs")     # counted in numpy: pyarrow's group_by imports pandas
+    counted = status_counts(table, "status_outputs")  # counted in numpy: pyarrow's group_by imports pandas
     first: dict = {}
     for layer, head, _, _ in counted:
         first[layer] = min(head, first.get(layer, head))
@@ -134,8 +178,11 @@ def _markdown_rows(rows) -> list[str]:
     if not rows:
         return []
     names = list(rows[0])
-    return ["| " + " | ".join(names) + " |", "|" + "---|" * len(names),
-            *("| " + " | ".join(_cell(row[k]) for k in names) + " |" for row in rows)]
+    return [
+        "| " + " | ".join(names) + " |",
+        "|" + "---|" * len(names),
+        *("| " + " | ".join(_cell(row[k]) for k in names) + " |" for row in rows),
+    ]
 
 
 def _cell(value) -> str:
@@ -155,12 +202,16 @@ def write_summary(out_dir, layer_rows: list[dict], *, norm: str = "layernorm") -
     paths = out_dir / "summary.csv", out_dir / "summary.md"
     write_text(paths[0], _csv_text(layer_rows))
     name = NORM_NAMES.get(norm, norm)
-    lines = ["# Certified selectability per layer", "",
-             f"Norm feeding attention: {name}.  Fractions are over all keys of all chosen heads of the layer and all "
-             "texts.  `free`: any query; `realisable`: the queries the layer's "
-             f"{name} and W_q can produce (`not_realisable`: no such query makes the key win, by an exactly checked "
-             "certificate); `outputs`: the full-width norm outputs with free queries.  Per-key answers, margins, "
-             "uniform attention and the causal answers of decoders are in `table.csv`.", ""]
+    lines = [
+        "# Certified selectability per layer",
+        "",
+        f"Norm feeding attention: {name}.  Fractions are over all keys of all chosen heads of the layer and all "
+        "texts.  `free`: any query; `realisable`: the queries the layer's "
+        f"{name} and W_q can produce (`not_realisable`: no such query makes the key win, by an exactly checked "
+        "certificate); `outputs`: the full-width norm outputs with free queries.  Per-key answers, margins, "
+        "uniform attention and the causal answers of decoders are in `table.csv`.",
+        "",
+    ]
     lines += _markdown_rows(layer_rows)
     write_text(paths[1], "\n".join(lines) + "\n")
     return paths
@@ -195,9 +246,11 @@ def model_file_certificates(path) -> list:
     if schema == POOL_SCHEMA:
         return pool_file_certificates(path, data)
     if schema not in (HEAD_SCHEMA, LAYER_SCHEMA):
-        raise ModelError(f"{path} is not a certify-model file (schema {schema!r}); "
-                         f"accepted schemas: {', '.join(TEXT_SCHEMAS)}, {HEADS_SCHEMA}, {POOL_SCHEMA}, "
-                         f"{HEAD_SCHEMA}, {LAYER_SCHEMA}")
+        raise ModelError(
+            f"{path} is not a certify-model file (schema {schema!r}); "
+            f"accepted schemas: {', '.join(TEXT_SCHEMAS)}, {HEADS_SCHEMA}, {POOL_SCHEMA}, "
+            f"{HEAD_SCHEMA}, {LAYER_SCHEMA}"
+        )
     fields = (("certificate", "ln_outputs"),) if schema == LAYER_SCHEMA else (("free", "keys"), ("layernorm", "keys"))
     out = []
     for name, array in fields:
@@ -222,8 +275,9 @@ def _prefix_certificates(data: dict, keys: np.ndarray) -> list:
             seq = keys[np.asarray(entry["rows"], dtype=np.int64)]
             for part in ("free", "realisable"):
                 for t, cert in sorted(entry[part].get("certificates", {}).items(), key=lambda kv: int(kv[0])):
-                    out.append((f"causal/input{entry['input']}/{part}/t{t}", Certificate.from_json(cert),
-                                seq[:int(t) + 1]))
+                    out.append(
+                        (f"causal/input{entry['input']}/{part}/t{t}", Certificate.from_json(cert), seq[: int(t) + 1])
+                    )
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise CertificateFormatError(f"the causal section of the file is malformed ({exc})") from None
     return out
@@ -238,8 +292,11 @@ def model_file_checks(path) -> list:
     from .text_heads import TEXT_SCHEMAS
 
     data = _read(path)
-    checks = {HEADS_SCHEMA: head_file_checks, POOL_SCHEMA: pool_file_checks,
-              **{schema: text_file_checks for schema in TEXT_SCHEMAS}}
+    checks = {
+        HEADS_SCHEMA: head_file_checks,
+        POOL_SCHEMA: pool_file_checks,
+        **{schema: text_file_checks for schema in TEXT_SCHEMAS},
+    }
     return checks[data["schema"]](path, data) if data.get("schema") in checks else []
 
 

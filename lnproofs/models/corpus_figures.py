@@ -4,17 +4,22 @@ global pyplot state); PNG files beside the table."""
 
 from __future__ import annotations
 
-from ..certificates.writes import replacing
-
 import csv
 from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import replacing
+
 __all__ = ["tables_and_figures", "heatmap_figure", "tokens_figure", "STATUS_COLOURS"]
 
-STATUS_COLOURS = {"selectable": "#4c9a5f", "tie-only": "#e0a030", "unselectable": "#c0392b",
-                  "not-realisable": "#8e44ad", "undecided": "#9e9e9e"}
+STATUS_COLOURS = {
+    "selectable": "#4c9a5f",
+    "tie-only": "#e0a030",
+    "unselectable": "#c0392b",
+    "not-realisable": "#8e44ad",
+    "undecided": "#9e9e9e",
+}
 
 
 def heatmap_figure(out: Path) -> Path | None:
@@ -31,8 +36,10 @@ def heatmap_figure(out: Path) -> Path | None:
     heads = sorted({int(r["head"]) for r in rows})
     fig = Figure(figsize=(2 + 0.5 * len(heads) * 2, 1.5 + 0.45 * len(layers)))
     axes = fig.subplots(1, 2, squeeze=False)[0]
-    for ax, column, title in ((axes[0], "fraction_not_selectable_free", "free queries"),
-                              (axes[1], "fraction_not_selectable_realisable", "realisable queries")):
+    for ax, column, title in (
+        (axes[0], "fraction_not_selectable_free", "free queries"),
+        (axes[1], "fraction_not_selectable_realisable", "realisable queries"),
+    ):
         grid = np.full((len(layers), len(heads)), np.nan)
         for r in rows:
             grid[layers.index(int(r["layer"])), heads.index(int(r["head"]))] = float(r[column])
@@ -67,23 +74,35 @@ def tokens_figure(out: Path) -> Path | None:
     if not parts:
         return None
     table = read_rows(parts[0], columns=["layer", "head", "position", "token", "status_realisable"]).to_pydict()
-    length = max(table["position"]) + 1     # in Python: a number given to pyarrow's compute functions imports pandas
-    table = {name: [v for v, p in zip(values, table["position"]) if p < TOKEN_POSITIONS]
-             for name, values in table.items()}
+    length = max(table["position"]) + 1  # in Python: a number given to pyarrow's compute functions imports pandas
+    table = {
+        name: [v for v, p in zip(values, table["position"]) if p < TOKEN_POSITIONS] for name, values in table.items()
+    }
     pairs = sorted(set(zip(table["layer"], table["head"])))
     positions = sorted(set(table["position"]))
     tokens = dict(zip(table["position"], table["token"]))
     names = list(STATUS_COLOURS)
     row_of, column_of = {p: k for k, p in enumerate(pairs)}, {p: k for k, p in enumerate(positions)}
     grid = np.zeros((len(pairs), len(positions)))
-    grid[[row_of[p] for p in zip(table["layer"], table["head"])], [column_of[p] for p in table["position"]]] = \
-        [names.index(s) for s in table["status_realisable"]]
+    grid[[row_of[p] for p in zip(table["layer"], table["head"])], [column_of[p] for p in table["position"]]] = [
+        names.index(s) for s in table["status_realisable"]
+    ]
     named = len(positions) <= NAMED_TOKENS
-    fig = Figure(figsize=(2 + min(0.28 if named else 0.06, 24 / len(positions)) * len(positions),
-                          1.5 + min(0.12, 12 / len(pairs)) * len(pairs)))
+    fig = Figure(
+        figsize=(
+            2 + min(0.28 if named else 0.06, 24 / len(positions)) * len(positions),
+            1.5 + min(0.12, 12 / len(pairs)) * len(pairs),
+        )
+    )
     ax = fig.subplots()
-    ax.imshow(grid, cmap=ListedColormap([STATUS_COLOURS[n] for n in names]), vmin=-0.5, vmax=len(names) - 0.5,
-              aspect="auto", interpolation="nearest")
+    ax.imshow(
+        grid,
+        cmap=ListedColormap([STATUS_COLOURS[n] for n in names]),
+        vmin=-0.5,
+        vmax=len(names) - 0.5,
+        aspect="auto",
+        interpolation="nearest",
+    )
     if named:
         ax.set_xticks(range(len(positions)), [tokens[p] for p in positions], rotation=90, fontsize=7)
     else:
@@ -92,8 +111,12 @@ def tokens_figure(out: Path) -> Path | None:
     ax.set_yticks(range(0, len(pairs), step), [f"L{l} H{h}" for l, h in pairs[::step]], fontsize=6)
     shown = f" (the first {len(positions)} of {length} positions)" if length > len(positions) else ""
     ax.set_title(f"{parts[0].stem}{shown}: status of each token's key under realisable queries", fontsize=9)
-    ax.legend(handles=[Patch(color=STATUS_COLOURS[n], label=n) for n in names], fontsize=7,
-              bbox_to_anchor=(1.01, 1), loc="upper left")
+    ax.legend(
+        handles=[Patch(color=STATUS_COLOURS[n], label=n) for n in names],
+        fontsize=7,
+        bbox_to_anchor=(1.01, 1),
+        loc="upper left",
+    )
     fig.tight_layout()
     target = out / "tokens_by_status.png"
     with replacing(target, binary=True) as handle:
@@ -110,9 +133,8 @@ def tables_and_figures(out_dir, beside=None, drawn: tuple | None = None) -> dict
     from .table import write_tables
 
     out = Path(out_dir)
-    drawing: list = []                                  # the heatmap, beside, from the summary on
-    tables = write_tables(out, None if beside is None else
-                          lambda: drawing.append(beside(heatmap_figure, out)))
+    drawing: list = []  # the heatmap, beside, from the summary on
+    tables = write_tables(out, None if beside is None else lambda: drawing.append(beside(heatmap_figure, out)))
     heatmap = drawing[0].result() if drawing else heatmap_figure(out)
     tokens = drawn[0] if drawn is not None else tokens_figure(out)
     return dict(tables, figures=[str(p) for p in (heatmap, tokens) if p is not None])

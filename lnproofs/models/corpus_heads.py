@@ -15,9 +15,20 @@ import numpy as np
 from ..certificates.writers import combination_to_json, result_to_json
 from ..propose.twins import row_classes
 
-__all__ = ["TravellingCache", "layernorm_witness_queries", "free_certificate", "certificate_from_candidates",
-           "SIMPLEX_REASON", "simplex_certificate", "OWN_ROW", "outputs_certificate", "interpolating_queries",
-           "with_own_rows", "result_json", "json_bytes"]
+__all__ = [
+    "TravellingCache",
+    "layernorm_witness_queries",
+    "free_certificate",
+    "certificate_from_candidates",
+    "SIMPLEX_REASON",
+    "simplex_certificate",
+    "OWN_ROW",
+    "outputs_certificate",
+    "interpolating_queries",
+    "with_own_rows",
+    "result_json",
+    "json_bytes",
+]
 
 
 class TravellingCache:
@@ -67,9 +78,23 @@ def simplex_certificate(keys) -> dict | None:
     N, d = keys.shape
     if not 0 < N <= d + 1 or affine_rank(keys, exact=False) != N - 1:
         return None
-    return _certificate(N, d, {"kind": "free"}, [
-        {"index": i, "status": "selectable", "witness": None, "combination": None, "verified": "exact",
-         "margin": None, "reason": SIMPLEX_REASON} for i in range(N)])
+    return _certificate(
+        N,
+        d,
+        {"kind": "free"},
+        [
+            {
+                "index": i,
+                "status": "selectable",
+                "witness": None,
+                "combination": None,
+                "verified": "exact",
+                "margin": None,
+                "reason": SIMPLEX_REASON,
+            }
+            for i in range(N)
+        ],
+    )
 
 
 def certificate_from_candidates(keys, items, own_rows=None) -> dict:
@@ -81,24 +106,34 @@ def certificate_from_candidates(keys, items, own_rows=None) -> dict:
     :data:`OWN_ROW` instead of its floats (see :func:`with_own_rows`), and the candidates'
     margins are not measured (``null``: the table has no column for them, and measuring them
     at full width costs more than checking them)."""
+    from ..certificates.findings import witness_margins
     from ..kernel.certificates import KeyResult
     from ..kernel.checker import ExactKeys, check_witnesses
-    from ..certificates.findings import witness_margins
     from ..propose.certification import certify_results
 
     simplex = None if own_rows is not None else simplex_certificate(keys)
     if simplex is not None:
         return simplex
     items = items() if callable(items) else items
-    ek = ExactKeys(keys) if items else None          # one for the check and the margins
+    ek = ExactKeys(keys) if items else None  # one for the check and the margins
     verdicts = check_witnesses(ek, items) if items else []
     good = [(i, q) for (i, q), v in zip(items, verdicts) if v is None]
     # margins as everywhere else: the score gap for a unit-norm query (lnproofs check recomputes them)
     measured = witness_margins(ek, good) if good and own_rows is None else [None] * len(good)
     proved = {i: (q, m) for (i, q), m in zip(good, measured)}
     own_rows = set(own_rows or ())
-    out = {i: {"index": i, "status": "selectable", "witness": OWN_ROW if i in own_rows else _plain_floats(q),
-               "combination": None, "verified": "exact", "margin": m, "reason": None} for i, (q, m) in proved.items()}
+    out = {
+        i: {
+            "index": i,
+            "status": "selectable",
+            "witness": OWN_ROW if i in own_rows else _plain_floats(q),
+            "combination": None,
+            "verified": "exact",
+            "margin": m,
+            "reason": None,
+        }
+        for i, (q, m) in proved.items()
+    }
     if len(proved) < len(keys):
         known = [KeyResult(i, "selectable", tuple(_plain_floats(q)), None, "exact", m) for i, (q, m) in proved.items()]
         for r in certify_results(keys, known=known):
@@ -156,7 +191,7 @@ def interpolating_queries(K, rows) -> list:
         if N <= n:
             picks = np.zeros((N, rows.size))
             picks[rows, np.arange(rows.size)] = 1.0
-            Q = K.T @ np.linalg.solve(K @ K.T, picks)                # n x len(rows)
+            Q = K.T @ np.linalg.solve(K @ K.T, picks)  # n x len(rows)
         else:
             Q = np.linalg.pinv(K - K.mean(axis=0))[:, rows]
     except np.linalg.LinAlgError:
@@ -166,17 +201,25 @@ def interpolating_queries(K, rows) -> list:
 
 def with_own_rows(certificate: dict, Y) -> dict:
     """The outputs certificate with every :data:`OWN_ROW` witness replaced by its row of ``Y``."""
-    results = [dict(r, witness=np.asarray(Y[r["index"]], dtype=np.float64).tolist())
-               if r.get("witness") == OWN_ROW else r for r in certificate["results"]]
+    results = [
+        dict(r, witness=np.asarray(Y[r["index"]], dtype=np.float64).tolist()) if r.get("witness") == OWN_ROW else r
+        for r in certificate["results"]
+    ]
     return dict(certificate, results=results)
 
 
 def result_json(r) -> dict:
     """``KeyResult.to_json`` without per-number conversions for float witnesses."""
     if r.witness is not None and not r.extras and set(map(type, r.witness)) <= {float}:
-        return {"index": int(r.index), "status": r.status, "witness": list(r.witness),
-                "combination": None if r.combination is None else combination_to_json(r.combination),
-                "verified": r.verified, "margin": None if r.margin is None else float(r.margin), "reason": r.reason}
+        return {
+            "index": int(r.index),
+            "status": r.status,
+            "witness": list(r.witness),
+            "combination": None if r.combination is None else combination_to_json(r.combination),
+            "verified": r.verified,
+            "margin": None if r.margin is None else float(r.margin),
+            "reason": r.reason,
+        }
     return result_to_json(r)
 
 
@@ -209,5 +252,11 @@ def _certificate(n_keys, dim, query_set, results) -> dict:
         summary[r["status"]] = summary.get(r["status"], 0) + 1
     from ..kernel.certificates import SCHEMA
 
-    return {"schema": SCHEMA, "n_keys": n_keys, "dim": dim, "query_set": query_set,
-            "summary": summary, "results": results}
+    return {
+        "schema": SCHEMA,
+        "n_keys": n_keys,
+        "dim": dim,
+        "query_set": query_set,
+        "summary": summary,
+        "results": results,
+    }

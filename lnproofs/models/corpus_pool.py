@@ -33,21 +33,28 @@ certificate decided it).  A pooled file is checked by the code that checks a tex
 
 from __future__ import annotations
 
-from ..certificates.writes import folder_entry, replacing, write_arrays
-
 from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import folder_entry, replacing, write_arrays
 from ..kernel.errors import CertificateFormatError
 from .evidence import HeadEvidence, evidence_certificates, evidence_checks
 
-__all__ = ["POOL_SCHEMA", "POOL_COLUMNS", "pool_corpus", "pool_evidence", "pool_file_certificates",
-           "pool_file_checks"]
+__all__ = ["POOL_SCHEMA", "POOL_COLUMNS", "pool_corpus", "pool_evidence", "pool_file_certificates", "pool_file_checks"]
 
 POOL_SCHEMA = "lnproofs.model-pool/2"
-POOL_COLUMNS = ("text", "layer", "head", "position", "token", "pooled_free", "pooled_realisable", "by_text_free",
-                "by_text_realisable")
+POOL_COLUMNS = (
+    "text",
+    "layer",
+    "head",
+    "position",
+    "token",
+    "pooled_free",
+    "pooled_realisable",
+    "by_text_free",
+    "by_text_realisable",
+)
 _READ = ["text", "layer", "head", "position", "token", "status_free", "status_realisable"]
 
 
@@ -75,7 +82,7 @@ def _gather(parts, layer: int, cap, heads) -> tuple[list, dict, tuple | None]:
     import pyarrow.parquet as pq
 
     readers = {}
-    for head in heads:                                 # the first chosen query head of each key head
+    for head in heads:  # the first chosen query head of each key head
         readers.setdefault(cap.key_head(head), head)
     picked = {g: ([], []) for g in readers}
     rows, table = [], None
@@ -98,8 +105,11 @@ def _gather(parts, layer: int, cap, heads) -> tuple[list, dict, tuple | None]:
             picked[g][0].append([r["text"], r["position"]])
             picked[g][1].append(keys[g][r["position"]])
         rows += mine
-    return rows, {g: (m, np.asarray(v, dtype=np.float64).reshape(len(v), cap.head_dim))
-                  for g, (m, v) in picked.items()}, table
+    return (
+        rows,
+        {g: (m, np.asarray(v, dtype=np.float64).reshape(len(v), cap.head_dim)) for g, (m, v) in picked.items()},
+        table,
+    )
 
 
 def pool_corpus(out_dir, sets, captures, layers, heads, *, progress: bool = True) -> dict:
@@ -138,14 +148,21 @@ def pool_corpus(out_dir, sets, captures, layers, heads, *, progress: bool = True
                 if kind != "layernorm" and table is not None:
                     ref["position"] = len(table[0]) - 1
                     last = SetSource(qs, cap.rotary_style, *table).at(ref["position"])
-                free, realisable = head_certificates(keys, head_set, ref, sets.coverage(cap, head), last,
-                                                     shared.get(g))
+                free, realisable = head_certificates(keys, head_set, ref, sets.coverage(cap, head), last, shared.get(g))
                 shared.setdefault(g, {"free": free})
                 for (text, pos), fr, rr in zip(members, free["results"], realisable["results"]):
                     pooled[(text, head, pos)] = (fr["status"], rr["status"])
-                record = {"schema": POOL_SCHEMA, "layer": layer, "head": head, "key_head": g, "texts": len(parts),
-                          "arrays": f"layer{layer}_kv{g}.npz", "members": members, "free": free,
-                          "realisable": realisable}
+                record = {
+                    "schema": POOL_SCHEMA,
+                    "layer": layer,
+                    "head": head,
+                    "key_head": g,
+                    "texts": len(parts),
+                    "arrays": f"layer{layer}_kv{g}.npz",
+                    "members": members,
+                    "free": free,
+                    "realisable": realisable,
+                }
                 _write_json(out / "pooled" / f"layer{layer}_head{head}.json", record)
                 bar.update(1)
             for r in rows:
@@ -175,8 +192,17 @@ def pool_evidence(path, data) -> list[HeadEvidence]:
     try:
         arrays = run_arrays(path, data)
         layer, head, keys = int(data["layer"]), int(data["head"]), arrays["keys"]
-        return [HeadEvidence(f"pooled/layer{layer}/head{head}", layer, head, keys, data["free"], data["realisable"],
-                             params_sets(params, arrays, layer, head, keys.shape[1]))]
+        return [
+            HeadEvidence(
+                f"pooled/layer{layer}/head{head}",
+                layer,
+                head,
+                keys,
+                data["free"],
+                data["realisable"],
+                params_sets(params, arrays, layer, head, keys.shape[1]),
+            )
+        ]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise CertificateFormatError(f"{path} is malformed ({exc!r})") from None
 

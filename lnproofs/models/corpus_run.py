@@ -18,14 +18,13 @@ written with the first text that uses it (the text files name it).
 
 from __future__ import annotations
 
-from ..certificates.writes import folder_entry, write_arrays
-
 import json
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import folder_entry, write_arrays
 from ..kernel.errors import InputError, ModelError, OptionError, require
 from .corpus_figures import tables_and_figures, tokens_figure
 from .corpus_heads import _write_json
@@ -33,8 +32,17 @@ from .head_sets import HeadSets, narrow_exactly
 from .table import write_rows
 from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name, key_head_answers
 
-__all__ = ["TEXT_SCHEMA", "PARALLEL_MIN_TEXTS", "PARALLEL_MIN_CORES", "FORWARD_BATCH", "HeadSets",
-           "resolve_model_device", "device_problem", "certify_corpus", "sliding_limit"]
+__all__ = [
+    "TEXT_SCHEMA",
+    "PARALLEL_MIN_TEXTS",
+    "PARALLEL_MIN_CORES",
+    "FORWARD_BATCH",
+    "HeadSets",
+    "resolve_model_device",
+    "device_problem",
+    "certify_corpus",
+    "sliding_limit",
+]
 
 #: a capture's fields that differ from text to text (the rest is the layer's weights)
 PER_TEXT = ("ln_out", "hidden_in", "sources", "rotary_cos", "rotary_sin", "key_rows")
@@ -97,7 +105,7 @@ def _forward_group(item, loaded, held=None):
     members, layers, fold, beside = item
     cover, held = beside.get("cover"), {} if held is None else held
     captures = capture_layers(loaded, [ids for _, ids, _ in members], layers)
-    for layer, cap in captures.items():     # the group's keys, one product per layer, row by row
+    for layer, cap in captures.items():  # the group's keys, one product per layer, row by row
         if layer not in held:
             held[layer] = weight_slices(cap.W_k)
         captures[layer] = replace(cap, key_rows=cap.key_rows_now(held[layer]))
@@ -114,10 +122,11 @@ def _forward_group(item, loaded, held=None):
                 if beside.get("outputs"):
                     fields["outputs"] = outputs_certificate(fields["ln_out"])
                 if cover and layer in cover:
-                    fields["coverage"] = {head: coverage_of(capture_query_set(captures[layer], head))
-                                          for head in cover[layer]}
+                    fields["coverage"] = {
+                        head: coverage_of(capture_query_set(captures[layer], head)) for head in cover[layer]
+                    }
                 pieces.append((number, layer, ids, fields))
-            cover = None                                # with the first text's pieces only
+            cover = None  # with the first text's pieces only
     return pieces
 
 
@@ -178,10 +187,10 @@ def _certify_piece(piece, state, template):
     sets, heads, options = state
     options = dict(options)
     fields = dict(fields)
-    if "coverage" in fields:                            # made beside the first forward pass
+    if "coverage" in fields:  # made beside the first forward pass
         sets.given_coverage(layer, fields.pop("coverage"))
-    made = fields.pop("outputs", None)                  # made beside the forward pass
-    lent = fields.pop("free", None)                     # made there while it had time (_lent_free)
+    made = fields.pop("outputs", None)  # made beside the forward pass
+    lent = fields.pop("free", None)  # made there while it had time (_lent_free)
     cap = _widen(template, fields, sets)
     if options.pop("fold", False):
         from .folding import fold_capture
@@ -191,9 +200,22 @@ def _certify_piece(piece, state, template):
     # width, for instance) give other, equally valid witnesses when BLAS splits their sums
     # over more threads, and the files must not depend on the process that certified
     with sets.one_blas_thread():
-        return number, layer, certify_text({layer: cap}, ids, number, None, [layer], heads, sets,
-                                           outputs={layer: made} if made else None,
-                                           made_free={layer: lent} if lent else None, **options)
+        return (
+            number,
+            layer,
+            certify_text(
+                {layer: cap},
+                ids,
+                number,
+                None,
+                [layer],
+                heads,
+                sets,
+                outputs={layer: made} if made else None,
+                made_free={layer: lent} if lent else None,
+                **options,
+            ),
+        )
 
 
 def _lent_free(templates, layers, heads, options, piece):
@@ -248,12 +270,32 @@ def _texts(corpus, max_texts):
         yield number, text, None
 
 
-
-def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=None, max_texts=None,
-                   max_tokens=None, resume=False, uniform="both", progress=True, warn=None,
-                   head_cache: HeadSets | None = None, workers=1, scheduler=None, config=None,
-                   batch_size: int = FORWARD_BATCH, pool: bool = False, causal: bool = True,
-                   fold: bool = False, model_workers=None, device=None, context=None) -> dict:
+def certify_corpus(
+    loaded,
+    tokenizer,
+    corpus,
+    out_dir,
+    *,
+    layers=None,
+    heads=None,
+    max_texts=None,
+    max_tokens=None,
+    resume=False,
+    uniform="both",
+    progress=True,
+    warn=None,
+    head_cache: HeadSets | None = None,
+    workers=1,
+    scheduler=None,
+    config=None,
+    batch_size: int = FORWARD_BATCH,
+    pool: bool = False,
+    causal: bool = True,
+    fold: bool = False,
+    model_workers=None,
+    device=None,
+    context=None,
+) -> dict:
     """Certify the texts of ``corpus`` into ``out_dir``.
 
     ``corpus``: a path (see :mod:`lnproofs.io.corpus`), or a list of ``(text, token ids)``
@@ -293,8 +335,15 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
 
     from tqdm import tqdm
 
-    from ..execution import (Load, check_model_workers, machine_workers, open_client, resolve_model_workers,
-                             resolve_workers, run_pipeline)
+    from ..execution import (
+        Load,
+        check_model_workers,
+        machine_workers,
+        open_client,
+        resolve_model_workers,
+        resolve_workers,
+        run_pipeline,
+    )
     from ..execution.pipeline import forward_forks
     from ..io.corpus import count_texts
     from .extract import capture_layers
@@ -306,17 +355,21 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     window = sliding_limit(loaded, layers)
     causal = bool(causal and loaded.family.causal)
     if fold and loaded.family.norm != "layernorm":
-        raise OptionError(f"--fold folds a LayerNorm; this {loaded.family.name} model normalises with "
-                          f"{loaded.family.norm}: certify it without --fold")
+        raise OptionError(
+            f"--fold folds a LayerNorm; this {loaded.family.name} model normalises with "
+            f"{loaded.family.norm}: certify it without --fold"
+        )
     options = {"layers": layers, "heads": heads, "uniform": uniform, "max_tokens": limit, "causal": causal}
     if fold:
         options["fold"] = True
     text_options = {"uniform": uniform, "causal": causal, "fold": bool(fold)}
-    total = len(corpus[:max_texts] if max_texts else corpus) if isinstance(corpus, (list, tuple)) \
+    total = (
+        len(corpus[:max_texts] if max_texts else corpus)
+        if isinstance(corpus, (list, tuple))
         else count_texts(corpus, max_texts=max_texts)
+    )
     # automatic: a cluster for a corpus big enough, on a machine with cores to spare (or as asked)
-    worthwhile = total >= PARALLEL_MIN_TEXTS and (machine_workers() >= PARALLEL_MIN_CORES
-                                                  or model_workers is not None)
+    worthwhile = total >= PARALLEL_MIN_TEXTS and (machine_workers() >= PARALLEL_MIN_CORES or model_workers is not None)
     if context is None:
         local = None if workers is None or scheduler is not None else resolve_workers(workers)
         model_workers = resolve_model_workers(model_workers, local, scheduler)
@@ -324,7 +377,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
     cache = HeadSets() if head_cache is None else head_cache
     truncated, done, kept = 0, 0, 0
     texts_of, tokens_of, parts_of = {}, {}, {}
-    covered: set = set()                               # heads whose coverage file this run wrote
+    covered: set = set()  # heads whose coverage file this run wrote
     bar = None
 
     def write(number, result):
@@ -333,12 +386,15 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
         record, rows, arrays = result
         record["options"] = options
         _coverage_files(out, record, covered)
-        tokens = tokenizer.convert_ids_to_tokens(ids.tolist()) if hasattr(tokenizer, "convert_ids_to_tokens") \
+        tokens = (
+            tokenizer.convert_ids_to_tokens(ids.tolist())
+            if hasattr(tokenizer, "convert_ids_to_tokens")
             else [str(i) for i in ids.tolist()]
+        )
         write_rows(out / "rows" / f"text{number:05d}.parquet", rows, tokens)
         path = out / "texts" / f"text{number:05d}.json"
         write_arrays(path.with_suffix(".npz"), arrays)
-        _write_json(path, record)                       # written last: its presence marks the text finished
+        _write_json(path, record)  # written last: its presence marks the text finished
         done += 1
         bar.update(1)
 
@@ -362,7 +418,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
             if not todo:
                 return None
             beside = dict(handed)
-            handed["cover"] = None                      # with the first group only
+            handed["cover"] = None  # with the first group only
             return (members, layers, bool(fold), beside), [i for _ in range(todo) for i in range(len(layers))]
 
         try:
@@ -375,14 +431,19 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                     kept += 1
                     bar.update(1)
                 elif longer:
-                    truncated += 1                         # counted for the texts this run certifies
+                    truncated += 1  # counted for the texts this run certifies
                 if ids.size < 2:
-                    raise InputError(f"text {number} ({str(text)[:40]!r}) tokenizes to {ids.size} token(s); "
-                                     "each text needs at least 2 tokens")
-                require(window is None or ids.size <= window, InputError,
-                        f"text {number} has {ids.size} tokens but the model uses sliding-window attention "
-                        f"(window {window}), which is not handled beyond the window: give texts of at most "
-                        f"{window} tokens (--max-tokens {window})")
+                    raise InputError(
+                        f"text {number} ({str(text)[:40]!r}) tokenizes to {ids.size} token(s); "
+                        "each text needs at least 2 tokens"
+                    )
+                require(
+                    window is None or ids.size <= window,
+                    InputError,
+                    f"text {number} has {ids.size} tokens but the model uses sliding-window attention "
+                    f"(window {window}), which is not handled beyond the window: give texts of at most "
+                    f"{window} tokens (--max-tokens {window})",
+                )
                 if todo:
                     tokens_of[number], texts_of[number] = ids, text
                 group.append((number, ids, todo))
@@ -391,7 +452,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
                     if closed:
                         yield closed
         except InputError:
-            closed = close()                            # the texts before the bad one are finished first
+            closed = close()  # the texts before the bad one are finished first
             if closed:
                 yield closed
             raise
@@ -399,55 +460,74 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
         if closed:
             yield closed
 
-    opened = contextlib.nullcontext(context) if context is not None else \
-        open_client(workers, scheduler, worthwhile=worthwhile, n_tasks=total,
-                    model_workers=model_workers)
+    opened = (
+        contextlib.nullcontext(context)
+        if context is not None
+        else open_client(workers, scheduler, worthwhile=worthwhile, n_tasks=total, model_workers=model_workers)
+    )
     record, started, templates, handed, ended = {}, False, None, {"cover": None, "outputs": False}, {}
     try:
         with opened as ctx:
-            if not ctx.in_process:       # before any file is written: model workers, and their device
+            if not ctx.in_process:  # before any file is written: model workers, and their device
                 check_model_workers(ctx, device_problem if ctx.scheduler else None, device)
             try:
                 for name in ("texts", "rows", "coverage"):
                     folder_entry(out, name, folder=True)
             except OSError as exc:
-                raise ModelError(f"output folder {out} cannot be created ({exc.strerror}); give a writable "
-                                 "--out") from None
+                raise ModelError(
+                    f"output folder {out} cannot be created ({exc.strerror}); give a writable --out"
+                ) from None
             started = True
             templates = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers)
             _write_params(out / "params.npz", templates, fold)
-            states = [(cache, heads, text_options)] * len(layers)      # small: every worker holds them
+            states = [(cache, heads, text_options)] * len(layers)  # small: every worker holds them
             if ctx.in_process:
                 model, slot_data = loaded, [_compact(templates[layer]) for layer in layers]
             else:
                 # each layer's weights are made on a model worker and fetched by its certifiers only
                 slot_data = Load(_layer_templates, layers)
                 if getattr(loaded, "path", None) is None:
-                    model = Load(_given, loaded)      # a model object made in Python travels from here
+                    model = Load(_given, loaded)  # a model object made in Python travels from here
                 else:
                     model = Load(_worker_model, loaded.path, loaded.dtype, device, config)
             bar = tqdm(total=total, desc="certify-model", unit="text", disable=not progress, dynamic_ncols=True)
             # a forked forward side makes the norm outputs' certificates and the later layers' coverage,
             # and key heads' free answers whenever it would wait (decoders: half of every group)
-            apart = total > max(1, int(batch_size))      # several groups: a forked forward side pays
+            apart = total > max(1, int(batch_size))  # several groups: a forked forward side pays
             if ctx.in_process and apart and not fold and forward_forks():
                 handed["outputs"] = True
-                handed["cover"] = {layer: todo for layer in layers[len(layers) // 2:]
-                                   if (todo := tuple(h for h in heads if not cache.has_coverage(layer, h)))} or None
-            record = run_pipeline(partial(_forward_group, held={}), _certify_piece, groups(), context=ctx, model=model,
-                                  states=states, on_result=on_piece, slot_data=slot_data,
-                                  prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed["cover"] or {}),
-                                  apart=apart, idle=partial(tokens_figure, out),
-                                  finish=lambda beside, drawn: ended.update(tables_and_figures(out, beside, (drawn,))),
-                                  lend=(partial(_lent_free, slot_data, layers, heads, text_options),
-                                        lambda piece, made: (*piece[:3], {**piece[3], "free": made}),
-                                        2 * len(layers)) if handed["outputs"] else None)
+                handed["cover"] = {
+                    layer: todo
+                    for layer in layers[len(layers) // 2 :]
+                    if (todo := tuple(h for h in heads if not cache.has_coverage(layer, h)))
+                } or None
+            record = run_pipeline(
+                partial(_forward_group, held={}),
+                _certify_piece,
+                groups(),
+                context=ctx,
+                model=model,
+                states=states,
+                on_result=on_piece,
+                slot_data=slot_data,
+                prepare=partial(_prepare_heads, cache, slot_data, heads, fold, handed["cover"] or {}),
+                apart=apart,
+                idle=partial(tokens_figure, out),
+                finish=lambda beside, drawn: ended.update(tables_and_figures(out, beside, (drawn,))),
+                lend=(
+                    partial(_lent_free, slot_data, layers, heads, text_options),
+                    lambda piece, made: (*piece[:3], {**piece[3], "free": made}),
+                    2 * len(layers),
+                )
+                if handed["outputs"]
+                else None,
+            )
     finally:
         if bar is not None:
             bar.close()
         if truncated and warn:
             warn(f"{truncated} text(s) longer than {limit} tokens were truncated to {limit}")
-        tables = ended if ended or not started else tables_and_figures(out)   # stopped early: its texts so far
+        tables = ended if ended or not started else tables_and_figures(out)  # stopped early: its texts so far
     if pool:
         from .corpus_pool import pool_corpus
 
@@ -456,8 +536,7 @@ def certify_corpus(loaded, tokenizer, corpus, out_dir, *, layers=None, heads=Non
 
             templates = {layer: fold_capture(cap) for layer, cap in templates.items()}
         tables.update(pool_corpus(out, cache, templates, layers, heads, progress=progress))
-    return {"texts": total, "certified": done, "kept": kept, "truncated": truncated, "model_loads": record,
-            **tables}
+    return {"texts": total, "certified": done, "kept": kept, "truncated": truncated, "model_loads": record, **tables}
 
 
 def _coverage_files(out: Path, record: dict, covered: set) -> None:
@@ -468,8 +547,10 @@ def _coverage_files(out: Path, record: dict, covered: set) -> None:
         if isinstance(real.get("coverage"), dict):
             layer, head = entry["layer"], entry["head"]
             if (layer, head) not in covered:
-                _write_json(out / coverage_name(layer, head), {"schema": COVERAGE_SCHEMA, "layer": layer, "head": head,
-                                                               "coverage": real["coverage"]})
+                _write_json(
+                    out / coverage_name(layer, head),
+                    {"schema": COVERAGE_SCHEMA, "layer": layer, "head": head, "coverage": real["coverage"]},
+                )
                 covered.add((layer, head))
             real["coverage"] = coverage_name(layer, head)
 
@@ -480,8 +561,11 @@ def _finished(path: Path, options, ids) -> bool:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return (data.get("schema") == TEXT_SCHEMA and data.get("options") == options
-            and data.get("tokens") == [int(i) for i in ids])
+    return (
+        data.get("schema") == TEXT_SCHEMA
+        and data.get("options") == options
+        and data.get("tokens") == [int(i) for i in ids]
+    )
 
 
 def _write_params(path: Path, captures, fold: bool = False) -> None:

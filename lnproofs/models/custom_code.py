@@ -16,14 +16,27 @@ from pathlib import Path
 
 from ..kernel.errors import ModelError
 
-__all__ = ["CODE_KEYS", "FOLDER_FILES", "MAX_CONFIG_BYTES", "refuse_custom_code", "refuse_folder_code",
-           "read_json_config"]
+__all__ = [
+    "CODE_KEYS",
+    "FOLDER_FILES",
+    "MAX_CONFIG_BYTES",
+    "refuse_custom_code",
+    "refuse_folder_code",
+    "read_json_config",
+]
 
 #: configuration keys through which transformers loads Python from the model's own folder
 CODE_KEYS = ("auto_map", "custom_pipelines")
 #: the JSON files of a model or tokenizer folder that transformers' Auto classes read
-FOLDER_FILES = ("config.json", "tokenizer_config.json", "processor_config.json", "preprocessor_config.json",
-                "feature_extractor_config.json", "image_processor_config.json", "video_preprocessor_config.json")
+FOLDER_FILES = (
+    "config.json",
+    "tokenizer_config.json",
+    "processor_config.json",
+    "preprocessor_config.json",
+    "feature_extractor_config.json",
+    "image_processor_config.json",
+    "video_preprocessor_config.json",
+)
 #: the largest configuration file read (tokenizer configs of large vocabularies run to a few MB)
 MAX_CONFIG_BYTES = 64 << 20
 
@@ -33,8 +46,9 @@ def read_json_config(path: Path, what: str = "give the config.json saved with th
     try:
         size = path.stat().st_size
         if size > MAX_CONFIG_BYTES:
-            raise ModelError(f"{path} has {size} bytes, more than the {MAX_CONFIG_BYTES} bytes a configuration "
-                             f"file may have; {what}")
+            raise ModelError(
+                f"{path} has {size} bytes, more than the {MAX_CONFIG_BYTES} bytes a configuration file may have; {what}"
+            )
         with path.open("rb") as handle:
             return json.loads(handle.read(MAX_CONFIG_BYTES + 1))
     except (OSError, ValueError, RecursionError) as exc:
@@ -63,9 +77,11 @@ def refuse_custom_code(data, where) -> None:
     """ModelError when the configuration ``data`` (read from ``where``) names code to run."""
     key = _code_key(data)
     if key is not None:
-        raise ModelError(f"{where} names custom code ({key!r}), which lnproofs never runs; accepted: a "
-                         f"configuration of a model type transformers provides itself (remove {key!r}, or use "
-                         "the model's standard configuration)")
+        raise ModelError(
+            f"{where} names custom code ({key!r}), which lnproofs never runs; accepted: a "
+            f"configuration of a model type transformers provides itself (remove {key!r}, or use "
+            "the model's standard configuration)"
+        )
 
 
 def refuse_folder_code(folder: Path) -> None:

@@ -43,8 +43,12 @@ class SetSource:
     def rotation(self, position: int):
         from ..kernel.querysets.norm import Rotation
 
-        return Rotation(np.asarray(self.cos[position], dtype=np.float64),
-                        np.asarray(self.sin[position], dtype=np.float64), self.style, int(position))
+        return Rotation(
+            np.asarray(self.cos[position], dtype=np.float64),
+            np.asarray(self.sin[position], dtype=np.float64),
+            self.style,
+            int(position),
+        )
 
     def at(self, position: int | None = None):
         """The query set at ``position`` (the base set without rotary positions or without one)."""
@@ -105,18 +109,30 @@ def evidence_certificates(ev: HeadEvidence) -> list:
         out.append((f"{ev.name}/free", Certificate.from_json(ev.free), keys))
     if "coverage" not in ev.realisable:
         qs = ev.sets.at(ev.position)
-        out.append((f"{ev.name}/realisable", Certificate.from_json(dict(ev.realisable, query_set=query_set_to_json(qs))), keys))
+        out.append(
+            (f"{ev.name}/realisable", Certificate.from_json(dict(ev.realisable, query_set=query_set_to_json(qs))), keys)
+        )
     positions = ((ev.causal or {}).get("realisable") or {}).get("positions")
     for t, results in sorted((positions or {}).items(), key=lambda kv: int(kv[0])):
         t = int(t)
         if t == len(keys) - 1:
-            continue                                 # the realisable certificate above
+            continue  # the realisable certificate above
         done = {r["index"] for r in results}
-        filled = list(results) + [{"index": j, "status": "undecided", "verified": "none", "witness": None,
-                                   "combination": None, "margin": None, "reason": "stopped by the free record"}
-                                  for j in range(t + 1) if j not in done]
+        filled = list(results) + [
+            {
+                "index": j,
+                "status": "undecided",
+                "verified": "none",
+                "witness": None,
+                "combination": None,
+                "margin": None,
+                "reason": "stopped by the free record",
+            }
+            for j in range(t + 1)
+            if j not in done
+        ]
         cert = _certificate(t + 1, d, query_set_to_json(ev.sets.at(t)), sorted(filled, key=lambda r: r["index"]))
-        out.append((f"{ev.name}/causal/realisable/t{t}", Certificate.from_json(cert), keys[:t + 1]))
+        out.append((f"{ev.name}/causal/realisable/t{t}", Certificate.from_json(cert), keys[: t + 1]))
     return out
 
 
@@ -139,8 +155,17 @@ def evidence_checks(ev: HeadEvidence) -> list:
             # centre do not change with it, the rotation does (one check per position)
             for t in range(T - 1):
                 ok = ev.sets.rotation_invertible(t)
-                verdicts.append(Verdict(t, "coverage", ok, "" if ok else f"position {t}: the rotation of the "
-                                        "query set is not invertible (a 2 x 2 block has determinant 0)"))
+                verdicts.append(
+                    Verdict(
+                        t,
+                        "coverage",
+                        ok,
+                        ""
+                        if ok
+                        else f"position {t}: the rotation of the "
+                        "query set is not invertible (a 2 x 2 block has determinant 0)",
+                    )
+                )
         out.append((f"{ev.name}/coverage", report(verdicts, T, d, "coverage of every direction")))
     if not ev.causal:
         return out
@@ -153,6 +178,7 @@ def evidence_checks(ev: HeadEvidence) -> list:
     record = ev.causal.get("realisable", {})
     if "positions" not in record and "same_as" not in record:
         qs = ev.sets.at(ev.position)
-        out.append((f"{ev.name}/causal/realisable", report(check_causal(keys, record, qs), T, d,
-                                                           f"causal, {qs.kind} queries")))
+        out.append(
+            (f"{ev.name}/causal/realisable", report(check_causal(keys, record, qs), T, d, f"causal, {qs.kind} queries"))
+        )
     return out

@@ -50,8 +50,12 @@ class LayerNormParams:
         return centred / np.sqrt(var + self.eps) * self.gain + self.bias
 
     def to_json(self) -> dict:
-        return {"gain": self.gain.tolist(), "bias": self.bias.tolist(), "eps": float(self.eps),
-                "convention": self.convention}
+        return {
+            "gain": self.gain.tolist(),
+            "bias": self.bias.tolist(),
+            "eps": float(self.eps),
+            "convention": self.convention,
+        }
 
 
 @dataclass(frozen=True)
@@ -126,20 +130,30 @@ class LayerCapture:
         return self.rotary_cos is not None
 
     def rows(self, head: int) -> slice:
-        require(0 <= head < self.n_heads, ModelError,
-                f"head {head} is out of range; this layer has {self.n_heads} heads: accepted 0..{self.n_heads - 1}")
+        require(
+            0 <= head < self.n_heads,
+            ModelError,
+            f"head {head} is out of range; this layer has {self.n_heads} heads: accepted 0..{self.n_heads - 1}",
+        )
         return slice(head * self.head_dim, (head + 1) * self.head_dim)
 
-    def of_input(self, number: int) -> "LayerCapture":
+    def of_input(self, number: int) -> LayerCapture:
         """The rows of input ``number`` alone (renumbered as input 0)."""
         from dataclasses import replace
 
         rows = self.sources[:, 0] == number
         sources = self.sources[rows].copy()
         sources[:, 0] = 0
-        cut = (lambda a: None if a is None else a[rows])
-        return replace(self, hidden_in=self.hidden_in[rows], ln_out=self.ln_out[rows], sources=sources,
-                       rotary_cos=cut(self.rotary_cos), rotary_sin=cut(self.rotary_sin), key_rows=cut(self.key_rows))
+        cut = lambda a: None if a is None else a[rows]
+        return replace(
+            self,
+            hidden_in=self.hidden_in[rows],
+            ln_out=self.ln_out[rows],
+            sources=sources,
+            rotary_cos=cut(self.rotary_cos),
+            rotary_sin=cut(self.rotary_sin),
+            key_rows=cut(self.key_rows),
+        )
 
     def head_weights(self, head: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(W_q, b_q, W_k, b_k)`` of one head, ``W`` shaped ``d_head x n``."""
@@ -173,7 +187,7 @@ class LayerCapture:
         are computed once per capture)."""
         self.rows(head)
         g = self.key_head(head)
-        return np.ascontiguousarray(self._all_keys[:, g * self.head_dim:(g + 1) * self.head_dim])
+        return np.ascontiguousarray(self._all_keys[:, g * self.head_dim : (g + 1) * self.head_dim])
 
     def rotated_queries(self, head: int) -> np.ndarray:
         """Queries as the scores use them: rotated by each row's position with RoPE."""
@@ -202,8 +216,11 @@ def parse_selection(text, count: int, what: str) -> list[int]:
             value = int(part)
         except ValueError:
             raise ModelError(f"{what} {part!r} is not an integer; {accepted}") from None
-        require(0 <= value < count, ModelError,
-                f"{what} {value} is out of range; the model has {count} {what}s ({accepted})")
+        require(
+            0 <= value < count,
+            ModelError,
+            f"{what} {value} is out of range; the model has {count} {what}s ({accepted})",
+        )
         picked.append(value)
     require(picked, ModelError, f"no {what} given; {accepted}")
     return sorted(set(picked))
@@ -221,20 +238,29 @@ def prepare_inputs(loaded, *, texts=None, token_ids=None, tokenizer=None) -> lis
             sequences.append(np.asarray(ids, dtype=np.int64))
     if token_ids is not None:
         arr = as_real_array(token_ids, name="token ids")
-        require(arr.ndim in (1, 2), ShapeError, f"token ids have shape {arr.shape}; give a 1-D array (one input) "
-                "or a 2-D array (one input per row)")
+        require(
+            arr.ndim in (1, 2),
+            ShapeError,
+            f"token ids have shape {arr.shape}; give a 1-D array (one input) or a 2-D array (one input per row)",
+        )
         require(np.all(arr == np.round(arr)), ModelError, "token ids must be integers")
         arr = arr.astype(np.int64)
         sequences.extend(arr.reshape(1, -1) if arr.ndim == 1 else list(arr))
     require(sequences, ModelError, "no input given; give --text TEXT or --tokens ids.npy")
     for number, seq in enumerate(sequences):
         require(seq.size > 0, ModelError, f"input {number} has no tokens; give non-empty text or ids")
-        require(seq.size <= limit, ModelError,
-                f"input {number} has {seq.size} tokens but the model accepts at most {limit} "
-                f"({family.max_positions_name()}); shorten the text to {limit} tokens or fewer")
+        require(
+            seq.size <= limit,
+            ModelError,
+            f"input {number} has {seq.size} tokens but the model accepts at most {limit} "
+            f"({family.max_positions_name()}); shorten the text to {limit} tokens or fewer",
+        )
         bad = seq[(seq < 0) | (seq >= vocab)]
-        require(bad.size == 0, ModelError,
-                f"input {number} holds token id {int(bad[0]) if bad.size else 0}; accepted ids: 0..{vocab - 1}")
+        require(
+            bad.size == 0,
+            ModelError,
+            f"input {number} holds token id {int(bad[0]) if bad.size else 0}; accepted ids: 0..{vocab - 1}",
+        )
     return sequences
 
 
@@ -257,16 +283,24 @@ def capture_layers(loaded, inputs: list[np.ndarray], layers: list[int]) -> dict[
     else:
         from torch_backend.models.forward import norm_parameters, query_key_weights, run_with_hooks
     for layer in layers:
-        require(0 <= layer < loaded.n_layers, ModelError,
-                f"layer {layer} is out of range; the model has {loaded.n_layers} layers: accepted 0..{loaded.n_layers - 1}")
+        require(
+            0 <= layer < loaded.n_layers,
+            ModelError,
+            f"layer {layer} is out of range; the model has {loaded.n_layers} layers: accepted 0..{loaded.n_layers - 1}",
+        )
         window = sliding_window(loaded.config, layer)
         longest = max(len(seq) for seq in inputs)
-        require(window is None or longest <= window, ModelError,
-                f"layer {layer} uses sliding-window attention (window {window}) and an input has {longest} tokens; "
-                f"sliding windows are not handled: give inputs of at most {window} tokens")
+        require(
+            window is None or longest <= window,
+            ModelError,
+            f"layer {layer} uses sliding-window attention (window {window}) and an input has {longest} tokens; "
+            f"sliding windows are not handled: give inputs of at most {window} tokens",
+        )
     seen = run_with_hooks(module, family, inputs, layers, loaded.device)
-    sources = [np.stack([np.full(len(seq), number), np.arange(len(seq)), np.asarray(seq)], axis=1)
-               for number, seq in enumerate(inputs)]
+    sources = [
+        np.stack([np.full(len(seq), number), np.arange(len(seq)), np.asarray(seq)], axis=1)
+        for number, seq in enumerate(inputs)
+    ]
     source_table = np.concatenate(sources).astype(np.int64)
     cos = sin = None
     if seen["rotary"] is not None:
@@ -277,10 +311,22 @@ def capture_layers(loaded, inputs: list[np.ndarray], layers: list[int]) -> dict[
         params = _norm_params(norm_parameters(family, module, layer), family)
         W_q, b_q, W_k, b_k = query_key_weights(family, module, layer, loaded.n_heads, loaded.head_dim)
         captures[layer] = LayerCapture(
-            layer=layer, layernorm_module=family.feeding_norm_name(layer), layernorm=params,
+            layer=layer,
+            layernorm_module=family.feeding_norm_name(layer),
+            layernorm=params,
             hidden_in=np.concatenate([a for a, _ in seen["norm"][layer]]),
             ln_out=np.concatenate([b for _, b in seen["norm"][layer]]),
-            W_q=W_q, b_q=b_q, W_k=W_k, b_k=b_k, n_heads=loaded.n_heads, sources=source_table,
-            n_kv_heads=loaded.n_kv_heads, rotary_cos=cos, rotary_sin=sin, causal=family.causal,
-            sliding_window=sliding_window(loaded.config, layer), rotary_style=family.rotary_style)
+            W_q=W_q,
+            b_q=b_q,
+            W_k=W_k,
+            b_k=b_k,
+            n_heads=loaded.n_heads,
+            sources=source_table,
+            n_kv_heads=loaded.n_kv_heads,
+            rotary_cos=cos,
+            rotary_sin=sin,
+            causal=family.causal,
+            sliding_window=sliding_window(loaded.config, layer),
+            rotary_style=family.rotary_style,
+        )
     return captures

@@ -31,8 +31,15 @@ from dataclasses import dataclass
 
 from ..kernel.errors import ModelError
 
-__all__ = ["Family", "FAMILIES", "SUPPORTED_MODEL_TYPES", "ALIBI_MODEL_TYPES", "family_of", "refuse_unhandled",
-           "sliding_window"]
+__all__ = [
+    "Family",
+    "FAMILIES",
+    "SUPPORTED_MODEL_TYPES",
+    "ALIBI_MODEL_TYPES",
+    "family_of",
+    "refuse_unhandled",
+    "sliding_window",
+]
 
 
 @dataclass(frozen=True)
@@ -41,20 +48,20 @@ class Family:
 
     name: str
     model_types: tuple[str, ...]
-    model_class: str                      # transformers class of the bare model
-    config_class: str                     # transformers configuration class
-    placement: str                        # "pre-norm" or "post-norm"
-    norm: str                             # "layernorm" or "rmsnorm"
-    norm_path: str                        # module path of the norm feeding layer {l}
+    model_class: str  # transformers class of the bare model
+    config_class: str  # transformers configuration class
+    placement: str  # "pre-norm" or "post-norm"
+    norm: str  # "layernorm" or "rmsnorm"
+    norm_path: str  # module path of the norm feeding layer {l}
     q_path: str
     k_path: str = ""
-    qk: str = "linear"                    # "linear", "conv1d", "fused-per-head"
-    first_norm_path: str | None = None    # post-norm: the norm feeding layer 0
+    qk: str = "linear"  # "linear", "conv1d", "fused-per-head"
+    first_norm_path: str | None = None  # post-norm: the norm feeding layer 0
     norm_eps_attr: str = "eps"
-    gain_offset: float = 0.0              # Gemma: effective gain = 1 + weight
-    positions: str = "absolute"           # "absolute" or "rotary"
+    gain_offset: float = 0.0  # Gemma: effective gain = 1 + weight
+    positions: str = "absolute"  # "absolute" or "rotary"
     rotary_path: str | None = None
-    rotary_style: str = "half"            # "half" (rotate_half) or "interleaved" (adjacent pairs)
+    rotary_style: str = "half"  # "half" (rotate_half) or "interleaved" (adjacent pairs)
     causal: bool = True
     layers_key: str = "num_hidden_layers"
     heads_key: str = "num_attention_heads"
@@ -63,7 +70,7 @@ class Family:
     positions_key: str = "max_position_embeddings"
     head_dim_key: str | None = None
     vocab_key: str = "vocab_size"
-    model_kwargs: tuple = ()              # extra keyword arguments of model_class(config)
+    model_kwargs: tuple = ()  # extra keyword arguments of model_class(config)
     run_kwargs: tuple = (("use_cache", False),)
 
     # ---- configuration -------------------------------------------------------------
@@ -107,36 +114,112 @@ class Family:
         return self.q_path.format(l=layer), self.k_path.format(l=layer)
 
     def describe(self) -> dict:
-        return {"family": self.name, "norm": self.norm + (" (1 + weight)" if self.gain_offset else ""),
-                "placement": self.placement, "positions": self.positions,
-                "attention": ("causal" if self.causal else "bidirectional") +
-                             (", grouped queries" if self.kv_heads_key else "")}
+        return {
+            "family": self.name,
+            "norm": self.norm + (" (1 + weight)" if self.gain_offset else ""),
+            "placement": self.placement,
+            "positions": self.positions,
+            "attention": ("causal" if self.causal else "bidirectional")
+            + (", grouped queries" if self.kv_heads_key else ""),
+        }
 
 
-BERT = Family("bert", ("bert",), "BertModel", "BertConfig", "post-norm", "layernorm",
-              norm_path="encoder.layer.{prev}.output.LayerNorm", first_norm_path="embeddings.LayerNorm",
-              q_path="encoder.layer.{l}.attention.self.query", k_path="encoder.layer.{l}.attention.self.key",
-              causal=False, model_kwargs=(("add_pooling_layer", False),), run_kwargs=())
-GPT2 = Family("gpt2", ("gpt2",), "GPT2Model", "GPT2Config", "pre-norm", "layernorm", norm_path="h.{l}.ln_1",
-              q_path="h.{l}.attn.c_attn", qk="conv1d", layers_key="n_layer", heads_key="n_head",
-              width_key="n_embd", positions_key="n_positions")
-GPT_NEOX = Family("gpt_neox", ("gpt_neox",), "GPTNeoXModel", "GPTNeoXConfig", "pre-norm", "layernorm",
-                  norm_path="layers.{l}.input_layernorm", q_path="layers.{l}.attention.query_key_value",
-                  qk="fused-per-head", positions="rotary", rotary_path="rotary_emb")
-OPT = Family("opt", ("opt",), "OPTModel", "OPTConfig", "pre-norm", "layernorm",
-             norm_path="decoder.layers.{l}.self_attn_layer_norm", q_path="decoder.layers.{l}.self_attn.q_proj",
-             k_path="decoder.layers.{l}.self_attn.k_proj")
-_LLAMA_LAYOUT = dict(norm_path="layers.{l}.input_layernorm", q_path="layers.{l}.self_attn.q_proj",
-                     k_path="layers.{l}.self_attn.k_proj", positions="rotary", rotary_path="rotary_emb",
-                     kv_heads_key="num_key_value_heads", head_dim_key="head_dim")
-LLAMA = Family("llama", ("llama",), "LlamaModel", "LlamaConfig", "pre-norm", "rmsnorm",
-               norm_eps_attr="variance_epsilon", **_LLAMA_LAYOUT)
-MISTRAL = Family("mistral", ("mistral",), "MistralModel", "MistralConfig", "pre-norm", "rmsnorm",
-                 norm_eps_attr="variance_epsilon", **_LLAMA_LAYOUT)
-QWEN2 = Family("qwen2", ("qwen2",), "Qwen2Model", "Qwen2Config", "pre-norm", "rmsnorm",
-               norm_eps_attr="variance_epsilon", **_LLAMA_LAYOUT)
-GEMMA = Family("gemma", ("gemma",), "GemmaModel", "GemmaConfig", "pre-norm", "rmsnorm", gain_offset=1.0,
-               **_LLAMA_LAYOUT)
+BERT = Family(
+    "bert",
+    ("bert",),
+    "BertModel",
+    "BertConfig",
+    "post-norm",
+    "layernorm",
+    norm_path="encoder.layer.{prev}.output.LayerNorm",
+    first_norm_path="embeddings.LayerNorm",
+    q_path="encoder.layer.{l}.attention.self.query",
+    k_path="encoder.layer.{l}.attention.self.key",
+    causal=False,
+    model_kwargs=(("add_pooling_layer", False),),
+    run_kwargs=(),
+)
+GPT2 = Family(
+    "gpt2",
+    ("gpt2",),
+    "GPT2Model",
+    "GPT2Config",
+    "pre-norm",
+    "layernorm",
+    norm_path="h.{l}.ln_1",
+    q_path="h.{l}.attn.c_attn",
+    qk="conv1d",
+    layers_key="n_layer",
+    heads_key="n_head",
+    width_key="n_embd",
+    positions_key="n_positions",
+)
+GPT_NEOX = Family(
+    "gpt_neox",
+    ("gpt_neox",),
+    "GPTNeoXModel",
+    "GPTNeoXConfig",
+    "pre-norm",
+    "layernorm",
+    norm_path="layers.{l}.input_layernorm",
+    q_path="layers.{l}.attention.query_key_value",
+    qk="fused-per-head",
+    positions="rotary",
+    rotary_path="rotary_emb",
+)
+OPT = Family(
+    "opt",
+    ("opt",),
+    "OPTModel",
+    "OPTConfig",
+    "pre-norm",
+    "layernorm",
+    norm_path="decoder.layers.{l}.self_attn_layer_norm",
+    q_path="decoder.layers.{l}.self_attn.q_proj",
+    k_path="decoder.layers.{l}.self_attn.k_proj",
+)
+_LLAMA_LAYOUT = dict(
+    norm_path="layers.{l}.input_layernorm",
+    q_path="layers.{l}.self_attn.q_proj",
+    k_path="layers.{l}.self_attn.k_proj",
+    positions="rotary",
+    rotary_path="rotary_emb",
+    kv_heads_key="num_key_value_heads",
+    head_dim_key="head_dim",
+)
+LLAMA = Family(
+    "llama",
+    ("llama",),
+    "LlamaModel",
+    "LlamaConfig",
+    "pre-norm",
+    "rmsnorm",
+    norm_eps_attr="variance_epsilon",
+    **_LLAMA_LAYOUT,
+)
+MISTRAL = Family(
+    "mistral",
+    ("mistral",),
+    "MistralModel",
+    "MistralConfig",
+    "pre-norm",
+    "rmsnorm",
+    norm_eps_attr="variance_epsilon",
+    **_LLAMA_LAYOUT,
+)
+QWEN2 = Family(
+    "qwen2",
+    ("qwen2",),
+    "Qwen2Model",
+    "Qwen2Config",
+    "pre-norm",
+    "rmsnorm",
+    norm_eps_attr="variance_epsilon",
+    **_LLAMA_LAYOUT,
+)
+GEMMA = Family(
+    "gemma", ("gemma",), "GemmaModel", "GemmaConfig", "pre-norm", "rmsnorm", gain_offset=1.0, **_LLAMA_LAYOUT
+)
 
 #: family name -> Family
 FAMILIES: dict[str, Family] = {f.name: f for f in (BERT, GPT2, GPT_NEOX, OPT, LLAMA, MISTRAL, QWEN2, GEMMA)}
@@ -152,10 +235,14 @@ def family_of(model_type, *, where: str = "the model") -> Family:
         if model_type in family.model_types:
             return family
     if model_type in ALIBI_MODEL_TYPES:
-        raise ModelError(f"{where} has model_type {model_type!r}, whose attention adds ALiBi position biases to "
-                         f"q.k, which is not handled; accepted model types: {', '.join(SUPPORTED_MODEL_TYPES)}")
-    raise ModelError(f"{where} has model_type {model_type!r}, which is not supported; "
-                     f"accepted model types: {', '.join(SUPPORTED_MODEL_TYPES)}")
+        raise ModelError(
+            f"{where} has model_type {model_type!r}, whose attention adds ALiBi position biases to "
+            f"q.k, which is not handled; accepted model types: {', '.join(SUPPORTED_MODEL_TYPES)}"
+        )
+    raise ModelError(
+        f"{where} has model_type {model_type!r}, which is not supported; "
+        f"accepted model types: {', '.join(SUPPORTED_MODEL_TYPES)}"
+    )
 
 
 def refuse_unhandled(data: dict, where: str) -> None:
@@ -165,11 +252,15 @@ def refuse_unhandled(data: dict, where: str) -> None:
         raise ModelError(f"{where} uses ALiBi attention biases, which are not handled: its scores are not q.k alone")
     position = data.get("position_embedding_type", "absolute")
     if position not in ("absolute", "rotary", None):
-        raise ModelError(f"{where} has position_embedding_type {position!r}: its attention scores are not q.k alone; "
-                         "accepted: absolute")
+        raise ModelError(
+            f"{where} has position_embedding_type {position!r}: its attention scores are not q.k alone; "
+            "accepted: absolute"
+        )
     if data.get("model_type") == "opt" and data.get("do_layer_norm_before") is False:
-        raise ModelError(f"{where} is a post-norm OPT (do_layer_norm_before false): layer 0's attention reads the "
-                         "embeddings with no norm before it, which is not handled; accepted: do_layer_norm_before true")
+        raise ModelError(
+            f"{where} is a post-norm OPT (do_layer_norm_before false): layer 0's attention reads the "
+            "embeddings with no norm before it, which is not handled; accepted: do_layer_norm_before true"
+        )
 
 
 def sliding_window(config, layer: int) -> int | None:

@@ -49,9 +49,14 @@ def fold_layernorm(gain, bias, W, b, *, center: bool = True) -> FoldedLinear:
     W = as_real_array(W, name="W", ndim=2)
     b = as_real_array(b, name="b", ndim=1)
     n = gain.shape[0]
-    require(bias.shape[0] == n and W.shape[1] == n, ShapeError,
-            f"gain has length {n}, bias {bias.shape[0]}, W shape {W.shape}; W must be m x {n} and bias length {n}")
-    require(b.shape[0] == W.shape[0], ShapeError, f"b has length {b.shape[0]} but W has {W.shape[0]} rows; they must agree")
+    require(
+        bias.shape[0] == n and W.shape[1] == n,
+        ShapeError,
+        f"gain has length {n}, bias {bias.shape[0]}, W shape {W.shape}; W must be m x {n} and bias length {n}",
+    )
+    require(
+        b.shape[0] == W.shape[0], ShapeError, f"b has length {b.shape[0]} but W has {W.shape[0]} rows; they must agree"
+    )
     W_folded = W * gain[None, :]
     b_folded = W @ bias + b
     if center:
@@ -103,8 +108,15 @@ def fold_capture(capture, *, center: bool = True):
     query = fold_layernorm(ln.gain, ln.bias, capture.W_q, capture.b_q, center=center)
     key = fold_layernorm(ln.gain, ln.bias, capture.W_k, capture.b_k, center=center)
     n = ln.gain.shape[0]
-    return replace(capture, layernorm=LayerNormParams(np.ones(n), np.zeros(n), ln.eps),
-                   ln_out=normalise(capture.hidden_in, ln.eps), W_q=query.W, b_q=query.b, W_k=key.W, b_k=key.b)
+    return replace(
+        capture,
+        layernorm=LayerNormParams(np.ones(n), np.zeros(n), ln.eps),
+        ln_out=normalise(capture.hidden_in, ln.eps),
+        W_q=query.W,
+        b_q=query.b,
+        W_k=key.W,
+        b_k=key.b,
+    )
 
 
 def fold_capture_head(capture, head: int, *, center: bool = True) -> FoldedHead:
@@ -112,6 +124,9 @@ def fold_capture_head(capture, head: int, *, center: bool = True) -> FoldedHead:
     into head ``head``'s query and key maps."""
     W_q, b_q, W_k, b_k = capture.head_weights(head)
     ln = capture.layernorm
-    return FoldedHead(normalise(capture.hidden_in, ln.eps),
-                      fold_layernorm(ln.gain, ln.bias, W_q, b_q, center=center),
-                      fold_layernorm(ln.gain, ln.bias, W_k, b_k, center=center), ln.eps)
+    return FoldedHead(
+        normalise(capture.hidden_in, ln.eps),
+        fold_layernorm(ln.gain, ln.bias, W_q, b_q, center=center),
+        fold_layernorm(ln.gain, ln.bias, W_k, b_k, center=center),
+        ln.eps,
+    )

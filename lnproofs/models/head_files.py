@@ -12,14 +12,13 @@ same entries: a head file is checked by the code that checks a text file
 
 from __future__ import annotations
 
-from ..certificates.writes import folder_entry
-
 import json
 from pathlib import Path
 
 import numpy as np
 
 from ..certificates.writers import query_set_to_json
+from ..certificates.writes import folder_entry
 from ..kernel.errors import CertificateFormatError
 from .evidence import HeadEvidence, SetSource, evidence_certificates, evidence_checks
 
@@ -45,9 +44,16 @@ def write_head_files(out_dir) -> list[Path]:
                 entry["causal"] = ev.causal
             if ev.sets.rotary:
                 entry["rotary"] = {"style": ev.sets.style, "cos": ev.sets.cos.tolist(), "sin": ev.sets.sin.tolist()}
-            head = per_head.setdefault((ev.layer, ev.head), {"schema": HEADS_SCHEMA, "layer": ev.layer,
-                                                             "head": ev.head, "query_set": query_set_to_json(ev.sets.base),
-                                                             "texts": []})
+            head = per_head.setdefault(
+                (ev.layer, ev.head),
+                {
+                    "schema": HEADS_SCHEMA,
+                    "layer": ev.layer,
+                    "head": ev.head,
+                    "query_set": query_set_to_json(ev.sets.base),
+                    "texts": [],
+                },
+            )
             head["texts"].append(entry)
     folder_entry(out, "heads", folder=True)
     written = []
@@ -70,8 +76,18 @@ def head_evidence(path, data) -> list[HeadEvidence]:
             rotary = entry.get("rotary") or {}
             cos, sin = (np.asarray(rotary[k], dtype=np.float64) for k in ("cos", "sin")) if rotary else (None, None)
             sets = SetSource(base, str(rotary.get("style", "half")), cos, sin)
-            out.append(HeadEvidence(f"text{entry['text']}", layer, head, np.asarray(entry["keys"], dtype=np.float64),
-                                    entry["free"], entry["realisable"], sets, entry.get("causal")))
+            out.append(
+                HeadEvidence(
+                    f"text{entry['text']}",
+                    layer,
+                    head,
+                    np.asarray(entry["keys"], dtype=np.float64),
+                    entry["free"],
+                    entry["realisable"],
+                    sets,
+                    entry.get("causal"),
+                )
+            )
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise CertificateFormatError(f"{path} is malformed ({exc!r})") from None
     return out

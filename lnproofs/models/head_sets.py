@@ -23,8 +23,20 @@ import numpy as np
 
 from .corpus_heads import TravellingCache
 
-__all__ = ["KINDS", "head_kind", "query_set", "capture_query_set", "params_arrays", "narrow_exactly", "params_query_set",
-           "coverage_of", "realisable_results", "positioned_map", "HEAD_SETS_BYTES", "HeadSets"]
+__all__ = [
+    "KINDS",
+    "head_kind",
+    "query_set",
+    "capture_query_set",
+    "params_arrays",
+    "narrow_exactly",
+    "params_query_set",
+    "coverage_of",
+    "realisable_results",
+    "positioned_map",
+    "HEAD_SETS_BYTES",
+    "HeadSets",
+]
 
 KINDS = ("layernorm", "rmsnorm", "layernorm_rotary")
 
@@ -63,8 +75,9 @@ def capture_query_set(capture, head: int, row: int | None = None):
     norm, kind = capture.layernorm, head_kind(capture)
     rotation = None
     if kind != "layernorm" and capture.rotary and row is not None:
-        rotation = _rotation(capture.rotary_cos[row], capture.rotary_sin[row], capture.rotary_style,
-                             capture.sources[row, 1])
+        rotation = _rotation(
+            capture.rotary_cos[row], capture.rotary_sin[row], capture.rotary_style, capture.sources[row, 1]
+        )
     return query_set(kind, norm.gain, norm.bias, norm.eps, W_q, b_q, rotation)
 
 
@@ -82,9 +95,18 @@ def params_arrays(captures) -> dict:
     arrays = {}
     for layer, cap in captures.items():
         ln = cap.layernorm
-        arrays.update({f"l{layer}_gamma": ln.gain, f"l{layer}_beta": ln.bias, f"l{layer}_eps": np.array(ln.eps),
-                       f"l{layer}_W_q": narrow_exactly(cap.W_q), f"l{layer}_b_q": cap.b_q, f"l{layer}_heads": np.array(cap.n_heads),
-                       f"l{layer}_kind": np.array(head_kind(cap)), f"l{layer}_style": np.array(cap.rotary_style)})
+        arrays.update(
+            {
+                f"l{layer}_gamma": ln.gain,
+                f"l{layer}_beta": ln.bias,
+                f"l{layer}_eps": np.array(ln.eps),
+                f"l{layer}_W_q": narrow_exactly(cap.W_q),
+                f"l{layer}_b_q": cap.b_q,
+                f"l{layer}_heads": np.array(cap.n_heads),
+                f"l{layer}_kind": np.array(head_kind(cap)),
+                f"l{layer}_style": np.array(cap.rotary_style),
+            }
+        )
     return arrays
 
 
@@ -97,8 +119,15 @@ def params_query_set(params, layer: int, head: int, d: int, rotary=None, positio
     if kind != "layernorm" and rotary is not None and position is not None:
         style = str(params[f"l{layer}_style"]) if f"l{layer}_style" in params else "half"
         rotation = _rotation(rotary[0][position], rotary[1][position], style, position)
-    return query_set(kind, params[f"l{layer}_gamma"], params[f"l{layer}_beta"], float(params[f"l{layer}_eps"]),
-                     params[f"l{layer}_W_q"][rows], params[f"l{layer}_b_q"][rows], rotation)
+    return query_set(
+        kind,
+        params[f"l{layer}_gamma"],
+        params[f"l{layer}_beta"],
+        float(params[f"l{layer}_eps"]),
+        params[f"l{layer}_W_q"][rows],
+        params[f"l{layer}_b_q"][rows],
+        rotation,
+    )
 
 
 def coverage_of(query_set, query_map=None):
@@ -110,9 +139,9 @@ def coverage_of(query_set, query_map=None):
     from ..propose.querysets.coverage import propose_coverage
 
     query_map = ExactQueryMap(query_set) if query_map is None else query_map
-    found = propose_coverage(query_set, query_map, tested=False)     # the kernel tests its minor below
+    found = propose_coverage(query_set, query_map, tested=False)  # the kernel tests its minor below
     if found is not None and not check_coverage(query_set, found.to_json(), query_map)[0]:
-        found = propose_coverage(query_set, query_map)                # the proposer's own search, once
+        found = propose_coverage(query_set, query_map)  # the proposer's own search, once
         found = found if found is not None and check_coverage(query_set, found.to_json(), query_map)[0] else None
     return None if found is None else found.to_json()
 
@@ -130,8 +159,23 @@ def realisable_results(keys, query_set, kind, indices=None, query_map=None) -> l
 #: what an exact query map holds that does not depend on the rotation (ExactQueryMap's
 #: attributes, the integer W_q and the factored Gram matrix included); R and every cache
 #: computed from them are the position's own
-_POSITION_FREE = ("n", "d", "W_float", "ew", "G", "eg", "q0", "radius", "centred", "Wq", "WqT", "WG", "WGT",
-                  "scale", "_hn")
+_POSITION_FREE = (
+    "n",
+    "d",
+    "W_float",
+    "ew",
+    "G",
+    "eg",
+    "q0",
+    "radius",
+    "centred",
+    "Wq",
+    "WqT",
+    "WG",
+    "WGT",
+    "scale",
+    "_hn",
+)
 
 
 def positioned_map(base, query_set):
@@ -144,11 +188,11 @@ def positioned_map(base, query_set):
 
     if base is None or query_set.rotation is None:
         return base
-    base.gram()                                          # the shared exact forms, once per head
+    base.gram()  # the shared exact forms, once per head
     qmap = ExactQueryMap.__new__(ExactQueryMap)
     vars(qmap).update({name: vars(base)[name] for name in _POSITION_FREE})
     qmap.R = query_set.rotation.matrix(qmap.d)
-    qmap.position_free = base                            # what searches keep per head (float forms)
+    qmap.position_free = base  # what searches keep per head (float forms)
     return qmap
 
 
@@ -185,7 +229,7 @@ class HeadSets(TravellingCache):
     def _use(self, capture, added: int) -> None:
         """Mark ``capture``'s layer used (``added`` bytes more of it); drop older layers' sets
         while over the limit."""
-        sizes = self.items.setdefault(("bytes",), {})           # layer -> bytes, least recent first
+        sizes = self.items.setdefault(("bytes",), {})  # layer -> bytes, least recent first
         layer = capture.layer
         sizes[layer] = sizes.pop(layer, 0) + added
         while sum(sizes.values()) > getattr(self, "limit", HEAD_SETS_BYTES) and len(sizes) > 1:
@@ -256,9 +300,9 @@ class HeadSets(TravellingCache):
                 break
             for head in heads:
                 if capture.layer in (elsewhere or {}):
-                    self.get(capture, head)             # the sets only: the coverage comes from elsewhere
+                    self.get(capture, head)  # the sets only: the coverage comes from elsewhere
                 else:
-                    self.coverage(capture, head)        # (which makes the sets first)
+                    self.coverage(capture, head)  # (which makes the sets first)
 
     def has_coverage(self, layer: int, head: int) -> bool:
         """Whether :meth:`coverage` of ``layer``'s head ``head`` is held already (a cache kept

@@ -48,8 +48,18 @@ class LoadedModel:
         return self.family.max_positions(self.config)
 
     def describe(self) -> dict:
-        return {"path": str(self.path), "family": self.family.name, "placement": self.family.placement,
-                "norm": self.family.norm, "positions": self.family.positions, "causal": self.family.causal,
-                "n_layers": self.n_layers, "n_heads": self.n_heads, "n_kv_heads": self.n_kv_heads,
-                "head_dim": self.head_dim, "width": self.width,
-                "weights_dtype": self.weights_dtype, "compute_dtype": self.dtype}
+        return {
+            "path": str(self.path),
+            "family": self.family.name,
+            "placement": self.family.placement,
+            "norm": self.family.norm,
+            "positions": self.family.positions,
+            "causal": self.family.causal,
+            "n_layers": self.n_layers,
+            "n_heads": self.n_heads,
+            "n_kv_heads": self.n_kv_heads,
+            "head_dim": self.head_dim,
+            "width": self.width,
+            "weights_dtype": self.weights_dtype,
+            "compute_dtype": self.dtype,
+        }

@@ -35,16 +35,37 @@ from .custom_code import read_json_config, refuse_custom_code, refuse_folder_cod
 from .families import SUPPORTED_MODEL_TYPES, family_of, refuse_unhandled
 from .loaded import LoadedModel
 
-__all__ = ["LoadedModel", "HalfPrecisionWarning", "offline", "load_model", "load_tokenizer", "read_config", "weight_dtypes",
-           "weight_tensors",
-           "WEIGHT_SUFFIXES", "ACCEPTED_DTYPES"]
+__all__ = [
+    "LoadedModel",
+    "HalfPrecisionWarning",
+    "offline",
+    "load_model",
+    "load_tokenizer",
+    "read_config",
+    "weight_dtypes",
+    "weight_tensors",
+    "WEIGHT_SUFFIXES",
+    "ACCEPTED_DTYPES",
+]
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
 ACCEPTED_DTYPES = ("float64", "float32")
-_HALF = {"F16": "float16", "BF16": "bfloat16", "float16": "float16", "bfloat16": "bfloat16",
-         "torch.float16": "float16", "torch.bfloat16": "bfloat16", "F8_E4M3": "float8", "F8_E5M2": "float8"}
-_FOLDER_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
-                   "pytorch_model.bin.index.json")
+_HALF = {
+    "F16": "float16",
+    "BF16": "bfloat16",
+    "float16": "float16",
+    "bfloat16": "bfloat16",
+    "torch.float16": "float16",
+    "torch.bfloat16": "bfloat16",
+    "F8_E4M3": "float8",
+    "F8_E5M2": "float8",
+}
+_FOLDER_WEIGHTS = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
 
 
 class HalfPrecisionWarning(UserWarning):
@@ -55,13 +76,20 @@ class HalfPrecisionWarning(UserWarning):
 def _config_path(path: Path, config) -> Path:
     if config is not None:
         cfg = Path(config)
-        require(cfg.is_file(), ModelError, f"config file {cfg} does not exist; give a config.json of a "
-                f"{'/'.join(SUPPORTED_MODEL_TYPES)} model")
+        require(
+            cfg.is_file(),
+            ModelError,
+            f"config file {cfg} does not exist; give a config.json of a {'/'.join(SUPPORTED_MODEL_TYPES)} model",
+        )
         return cfg
     cfg = (path if path.is_dir() else path.parent) / "config.json"
     where = f"folder {path}" if path.is_dir() else f"the folder of {path}"
-    require(cfg.is_file(), ModelError, f"{where} has no config.json; give a Hugging Face model folder, "
-            "or a weights file with a config.json beside it or --config config.json")
+    require(
+        cfg.is_file(),
+        ModelError,
+        f"{where} has no config.json; give a Hugging Face model folder, "
+        "or a weights file with a config.json beside it or --config config.json",
+    )
     return cfg
 
 
@@ -69,8 +97,11 @@ def read_config(path, config=None) -> tuple[dict, Path]:
     """The configuration dictionary for ``path`` and the file it came from."""
     cfg = _config_path(Path(path), config)
     data = read_json_config(cfg)
-    require(isinstance(data, dict) and "model_type" in data, ModelError,
-            f"{cfg} has no model_type; accepted model types: {', '.join(SUPPORTED_MODEL_TYPES)}")
+    require(
+        isinstance(data, dict) and "model_type" in data,
+        ModelError,
+        f"{cfg} has no model_type; accepted model types: {', '.join(SUPPORTED_MODEL_TYPES)}",
+    )
     refuse_custom_code(data, cfg)
     return data, cfg
 
@@ -78,9 +109,12 @@ def read_config(path, config=None) -> tuple[dict, Path]:
 # ---- weights ---------------------------------------------------------------------------
 def _weight_files(path: Path) -> list[Path]:
     if path.is_file():
-        require(path.suffix.lower() in WEIGHT_SUFFIXES, ModelError,
-                f"{path} has suffix {path.suffix or '(none)'!r}; give a model folder or a weights file "
-                f"({', '.join(WEIGHT_SUFFIXES)})")
+        require(
+            path.suffix.lower() in WEIGHT_SUFFIXES,
+            ModelError,
+            f"{path} has suffix {path.suffix or '(none)'!r}; give a model folder or a weights file "
+            f"({', '.join(WEIGHT_SUFFIXES)})",
+        )
         return [path]
     for name in _FOLDER_WEIGHTS:
         candidate = path / name
@@ -108,16 +142,21 @@ def _safetensors_header(path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
             header = json.loads(handle.read(size))
     except (OSError, struct.error, ValueError, RecursionError):
         raise ModelError(f"{path} could not be read as safetensors; is the file complete?") from None
-    require(isinstance(header, dict), ModelError, f"{path} could not be read as safetensors (its header is not "
-            "a mapping); is the file complete?")
+    require(
+        isinstance(header, dict),
+        ModelError,
+        f"{path} could not be read as safetensors (its header is not a mapping); is the file complete?",
+    )
     tensors = {}
     for name, entry in header.items():
         if name == "__metadata__" or not isinstance(entry, dict):
             continue
         shape = entry.get("shape")
-        require(isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
-                                                for d in shape), ModelError,
-                f"{path}: tensor {name} has shape {str(shape)[:40]} in the header; accepted: a list of sizes")
+        require(
+            isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape),
+            ModelError,
+            f"{path}: tensor {name} has shape {str(shape)[:40]} in the header; accepted: a list of sizes",
+        )
         tensors[name] = (entry.get("dtype"), tuple(shape))
     return tensors
 
@@ -144,8 +183,10 @@ def _stored_dtype(dtypes: dict[str, str], source: Path, allow_half: bool) -> str
     half = sorted({_HALF[d] for d in dtypes.values() if d in _HALF})
     if half and not allow_half:
         example = next(k for k, d in dtypes.items() if d in _HALF)
-        raise ModelError(f"{source} stores weights in {', '.join(half)} (e.g. {example}); accepted weight dtypes: "
-                         "float32, float64 (convert the weights, or pass allow_half=True to widen them exactly)")
+        raise ModelError(
+            f"{source} stores weights in {', '.join(half)} (e.g. {example}); accepted weight dtypes: "
+            "float32, float64 (convert the weights, or pass allow_half=True to widen them exactly)"
+        )
     floats = sorted({d for d in dtypes.values() if d in ("F32", "F64", "torch.float32", "torch.float64")})
     names = {"F32": "float32", "F64": "float64", "torch.float32": "float32", "torch.float64": "float64"}
     return ",".join(sorted({names[d] for d in floats} | set(half))) or "unknown"
@@ -175,8 +216,9 @@ def offline():
                 os.environ[k] = v
 
 
-def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu",
-               allow_half: bool = False) -> LoadedModel:
+def load_model(
+    path, *, config=None, dtype: str = "float64", device: str = "cpu", allow_half: bool = False
+) -> LoadedModel:
     """Load ``path`` (folder or weights file, see the module docstring) for extraction.
 
     ``path`` may also be a TransformerLens model object (``TransformerBridge`` or
@@ -185,10 +227,18 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
         from .lens import from_transformer_lens
 
         return from_transformer_lens(path)
-    require(dtype in ACCEPTED_DTYPES, OptionError, f"dtype {dtype!r} is not accepted; use one of {', '.join(ACCEPTED_DTYPES)}")
+    require(
+        dtype in ACCEPTED_DTYPES,
+        OptionError,
+        f"dtype {dtype!r} is not accepted; use one of {', '.join(ACCEPTED_DTYPES)}",
+    )
     path = Path(path)
-    require(path.exists(), ModelError, f"model {path} does not exist; give a Hugging Face model folder or a "
-            f"weights file ({', '.join(WEIGHT_SUFFIXES)}) stored locally")
+    require(
+        path.exists(),
+        ModelError,
+        f"model {path} does not exist; give a Hugging Face model folder or a "
+        f"weights file ({', '.join(WEIGHT_SUFFIXES)}) stored locally",
+    )
     data, cfg_path = read_config(path, config)
     if path.is_dir():
         refuse_folder_code(path)
@@ -199,16 +249,28 @@ def load_model(path, *, config=None, dtype: str = "float64", device: str = "cpu"
     tensors = weight_tensors(files)
     weights_dtype = _stored_dtype({name: dtype for name, (dtype, _) in tensors.items()}, path, allow_half)
     if any(h in weights_dtype for h in ("float16", "bfloat16", "float8")):
-        warnings.warn(f"{path} stores {weights_dtype} weights; they are widened exactly to {dtype}, and the "
-                      "certificates describe the widened model", HalfPrecisionWarning, stacklevel=2)
+        warnings.warn(
+            f"{path} stores {weights_dtype} weights; they are widened exactly to {dtype}, and the "
+            "certificates describe the widened model",
+            HalfPrecisionWarning,
+            stacklevel=2,
+        )
 
     from torch_backend.models.loading import build_model
 
     with offline():
-        module, config_obj, device_name = build_model(family, data, path, files, dtype=dtype, device=device,
-                                                      from_folder=path.is_dir() and config is None,
-                                                      shapes={n: shape for n, (_, shape) in tensors.items()},
-                                                      where=cfg_path, check_sizes=check_sizes)
+        module, config_obj, device_name = build_model(
+            family,
+            data,
+            path,
+            files,
+            dtype=dtype,
+            device=device,
+            from_folder=path.is_dir() and config is None,
+            shapes={n: shape for n, (_, shape) in tensors.items()},
+            where=cfg_path,
+            check_sizes=check_sizes,
+        )
     return LoadedModel(module, config_obj, family, path, dtype, device_name, weights_dtype)
 
 
@@ -216,12 +278,25 @@ def load_tokenizer(model_path, tokenizer=None):
     """A tokenizer from ``tokenizer`` or else the model's folder, offline; ModelError if none."""
     base = Path(tokenizer) if tokenizer is not None else Path(model_path)
     folder = base if base.is_dir() else base.parent
-    require(folder.is_dir(), ModelError, f"tokenizer folder {folder} does not exist; give --tokenizer FOLDER or --tokens ids.npy")
-    files = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model",
-             "sentencepiece.bpe.model")
-    require(any((folder / f).is_file() for f in files), ModelError,
-            f"no tokenizer in {folder} (none of {', '.join(files[:4])}); give --tokenizer FOLDER "
-            "or token ids with --tokens ids.npy")
+    require(
+        folder.is_dir(),
+        ModelError,
+        f"tokenizer folder {folder} does not exist; give --tokenizer FOLDER or --tokens ids.npy",
+    )
+    files = (
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "vocab.txt",
+        "vocab.json",
+        "spiece.model",
+        "sentencepiece.bpe.model",
+    )
+    require(
+        any((folder / f).is_file() for f in files),
+        ModelError,
+        f"no tokenizer in {folder} (none of {', '.join(files[:4])}); give --tokenizer FOLDER "
+        "or token ids with --tokens ids.npy",
+    )
     refuse_folder_code(folder)
     from transformers import AutoTokenizer
 
@@ -230,5 +305,7 @@ def load_tokenizer(model_path, tokenizer=None):
             return AutoTokenizer.from_pretrained(str(folder), local_files_only=True, trust_remote_code=False)
         except Exception as exc:  # transformers raises many types for a folder without tokenizer files
             reason = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
-            raise ModelError(f"no tokenizer could be loaded from {folder} ({reason}); give --tokenizer FOLDER "
-                             "(with tokenizer.json or vocab files) or token ids with --tokens ids.npy") from None
+            raise ModelError(
+                f"no tokenizer could be loaded from {folder} ({reason}); give --tokenizer FOLDER "
+                "(with tokenizer.json or vocab files) or token ids with --tokens ids.npy"
+            ) from None

@@ -29,26 +29,26 @@ import numpy as np
 __all__ = ["SLICES", "slice_bits", "row_products", "weight_slices"]
 
 SLICES = 3
-_LEVELS = 4     # keep slice pairs (a, b) with a + b <= 4 (counting from 1): six products
+_LEVELS = 4  # keep slice pairs (a, b) with a + b <= 4 (counting from 1): six products
 
 
 def slice_bits(n: int) -> int:
     """Bits per slice for rows of length ``n``: the largest ``B`` with ``2 B + ceil(log2 n) <= 53``."""
-    guard = max(1, int(n) - 1).bit_length()     # ceil(log2 n), at least 1
+    guard = max(1, int(n) - 1).bit_length()  # ceil(log2 n), at least 1
     return (53 - guard) // 2
 
 
 def _slices(A: np.ndarray, bits: int) -> tuple[list[np.ndarray], np.ndarray]:
     """``A = 2^e_row * sum_s S_s 2^(-s B)`` (up to what is dropped); integer-valued slices."""
     top = np.max(np.abs(A), axis=1) if A.shape[1] else np.zeros(A.shape[0])
-    _, exponent = np.frexp(top)                                  # top < 2^e, 0 for a zero row
-    rest = np.ldexp(A, -exponent[:, None])                       # |rest| < 1 in every row
+    _, exponent = np.frexp(top)  # top < 2^e, 0 for a zero row
+    rest = np.ldexp(A, -exponent[:, None])  # |rest| < 1 in every row
     pieces = []
     for _ in range(SLICES):
         rest = np.ldexp(rest, bits)
         piece = np.trunc(rest)
         pieces.append(piece)
-        rest = rest - piece                                      # exact: the fractional part
+        rest = rest - piece  # exact: the fractional part
     return pieces, exponent
 
 
@@ -90,10 +90,10 @@ def _sliced(X: np.ndarray, W: np.ndarray, slices=None) -> np.ndarray:
     xs, ex = _slices(X, bits)
     ws, ew = _slices(W, bits) if slices is None else slices
     total = np.zeros((X.shape[0], W.shape[0]))
-    for level in range(_LEVELS, 1, -1):                          # least significant first
+    for level in range(_LEVELS, 1, -1):  # least significant first
         part = np.zeros_like(total)
         for a in range(1, level):
             if a <= SLICES and level - a <= SLICES:
-                part += xs[a - 1] @ ws[level - a - 1].T          # exact: integers below 2^53
+                part += xs[a - 1] @ ws[level - a - 1].T  # exact: integers below 2^53
         total += np.ldexp(part, -level * bits)
     return np.ldexp(total, ex[:, None] + ew[None, :])

@@ -22,8 +22,13 @@ from __future__ import annotations
 __all__ = ["CAUSAL_COLUMNS", "SAME_AS_FREE", "causal_section", "first_stops", "free_record", "with_free_wins"]
 
 #: the tidy table's causal columns (null for encoders and when causal answers are skipped)
-CAUSAL_COLUMNS = ("first_stop_free", "first_stop_realisable", "realisable_wins", "realisable_first_win",
-                  "realisable_last_win")
+CAUSAL_COLUMNS = (
+    "first_stop_free",
+    "first_stop_realisable",
+    "realisable_wins",
+    "realisable_first_win",
+    "realisable_last_win",
+)
 
 
 def first_stops(record) -> tuple[list, set]:
@@ -58,8 +63,9 @@ def with_free_wins(record: dict, free: dict) -> dict:
     """The free causal record with each :data:`SAME_AS_FREE` win put back from the head's free
     certificate ``free`` (JSON), as :func:`lnproofs.kernel.causal.check_causal` reads it."""
     results = free["results"]
-    keys = [dict(e, win=_without_index(results[e["index"]])) if e.get("win") == SAME_AS_FREE else e
-            for e in record["keys"]]
+    keys = [
+        dict(e, win=_without_index(results[e["index"]])) if e.get("win") == SAME_AS_FREE else e for e in record["keys"]
+    ]
     return dict(record, keys=keys)
 
 
@@ -94,8 +100,7 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
         section["realisable"] = {"same_as": "free", "because": "the realisable queries cover every direction"}
         cols = _from_stops(stops, undecided, T)
     elif kind == "layernorm" or not cap.rotary:
-        record = _evidence(keys, qs, qmap if kind == "layernorm" else None,
-                           {"layer": cap.layer, "head": head}, free)
+        record = _evidence(keys, qs, qmap if kind == "layernorm" else None, {"layer": cap.layer, "head": head}, free)
         section["realisable"] = record
         cols = _from_stops(*first_stops(record), T)
     else:
@@ -108,7 +113,7 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
                 from .head_sets import realisable_results
 
                 at, at_map = sets.at_map(cap, head, t)
-                results = realisable_results(keys[:t + 1], at, kind, indices=candidates, query_map=at_map)
+                results = realisable_results(keys[: t + 1], at, kind, indices=candidates, query_map=at_map)
             else:
                 results = []
             positions[str(t)] = results
@@ -117,11 +122,16 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
                     wins[r["index"]].append(t)
                 elif r["status"] == "undecided":
                     unknown.add(r["index"])
-        section["realisable"] = {"positions": positions, "note": "per query position t, the keys 0..t that can "
-                                 "still win there under free queries; every other key is stopped by the free record"}
-        cols = {"first_stop_realisable": [None] * T,
-                "realisable_wins": [None if j in unknown else len(w) for j, w in enumerate(wins)],
-                "realisable_first_win": [None if j in unknown or not w else w[0] for j, w in enumerate(wins)],
-                "realisable_last_win": [None if j in unknown or not w else w[-1] for j, w in enumerate(wins)]}
+        section["realisable"] = {
+            "positions": positions,
+            "note": "per query position t, the keys 0..t that can "
+            "still win there under free queries; every other key is stopped by the free record",
+        }
+        cols = {
+            "first_stop_realisable": [None] * T,
+            "realisable_wins": [None if j in unknown else len(w) for j, w in enumerate(wins)],
+            "realisable_first_win": [None if j in unknown or not w else w[0] for j, w in enumerate(wins)],
+            "realisable_last_win": [None if j in unknown or not w else w[-1] for j, w in enumerate(wins)],
+        }
     cols["first_stop_free"] = [None if j in undecided else stops[j] for j in range(T)]
     return section, cols

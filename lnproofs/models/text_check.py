@@ -17,8 +17,15 @@ from pathlib import Path
 from ..kernel.errors import CertificateFormatError, ModelError
 from .evidence import HeadEvidence, SetSource, evidence_certificates, evidence_checks
 
-__all__ = ["run_params", "run_arrays", "run_coverage", "params_sets", "text_evidence", "text_file_certificates",
-           "text_file_checks"]
+__all__ = [
+    "run_params",
+    "run_arrays",
+    "run_coverage",
+    "params_sets",
+    "text_evidence",
+    "text_file_certificates",
+    "text_file_checks",
+]
 
 
 def run_params(path) -> dict:
@@ -37,8 +44,9 @@ def run_arrays(path, data) -> dict:
     from ..certificates.keyfile import inner_file
     from ..io.bounded import DEFAULT_READ_LIMITS, read_npz
 
-    arrays_path = inner_file(Path(path).resolve(), data.get("arrays", ""), "arrays file",
-                             DEFAULT_READ_LIMITS.max_file_bytes)
+    arrays_path = inner_file(
+        Path(path).resolve(), data.get("arrays", ""), "arrays file", DEFAULT_READ_LIMITS.max_file_bytes
+    )
     return read_npz(arrays_path, limits=DEFAULT_READ_LIMITS)
 
 
@@ -56,8 +64,9 @@ def params_sets(params, arrays, layer: int, head: int, d: int, invertible=None) 
 
     style = str(params[f"l{layer}_style"]) if f"l{layer}_style" in params else "half"
     cos, sin = (arrays["rotary_cos"], arrays["rotary_sin"]) if "rotary_cos" in arrays else (None, None)
-    return SetSource(params_query_set(params, layer, head, d), style, cos, sin,
-                     {} if invertible is None else invertible)
+    return SetSource(
+        params_query_set(params, layer, head, d), style, cos, sin, {} if invertible is None else invertible
+    )
 
 
 def text_evidence(path, data, params=None, arrays=None) -> list[HeadEvidence]:
@@ -66,7 +75,7 @@ def text_evidence(path, data, params=None, arrays=None) -> list[HeadEvidence]:
     params = run_params(path) if params is None else params
     arrays = run_arrays(path, data) if arrays is None else arrays
     holders = {(h["layer"], h["head"]): h for h in data["heads"] if "same_as_head" not in h["free"]}
-    invertible: dict = {}                          # one table per text: each position tested once
+    invertible: dict = {}  # one table per text: each position tested once
     out = []
     for h in data["heads"]:
         layer, head = h["layer"], h["head"]
@@ -79,8 +88,19 @@ def text_evidence(path, data, params=None, arrays=None) -> list[HeadEvidence]:
         realisable = h.get("realisable", h.get("layernorm"))
         if isinstance(realisable, dict) and isinstance(realisable.get("coverage"), str):
             realisable = dict(realisable, coverage=run_coverage(path, layer, head, realisable["coverage"]))
-        out.append(HeadEvidence(f"layer{layer}/head{head}", layer, head, keys, holder["free"], realisable,
-                                params_sets(params, arrays, layer, head, keys.shape[1], invertible), causal, owns))
+        out.append(
+            HeadEvidence(
+                f"layer{layer}/head{head}",
+                layer,
+                head,
+                keys,
+                holder["free"],
+                realisable,
+                params_sets(params, arrays, layer, head, keys.shape[1], invertible),
+                causal,
+                owns,
+            )
+        )
     return out
 
 
@@ -91,16 +111,25 @@ def run_coverage(path, layer: int, head: int, name: str) -> dict:
     from .text_heads import COVERAGE_SCHEMA, coverage_name
 
     if name != coverage_name(layer, head):
-        raise CertificateFormatError(f"{path}: layer {layer} head {head} names coverage {name!r}; a text file names "
-                                     f"its run's file {coverage_name(layer, head)!r}")
+        raise CertificateFormatError(
+            f"{path}: layer {layer} head {head} names coverage {name!r}; a text file names "
+            f"its run's file {coverage_name(layer, head)!r}"
+        )
     target = Path(path).resolve().parent.parent / name
     if not target.is_file():
         raise ModelError(f"{path} needs {name} from the same run beside its folder")
     data = read_json_file(target)
-    if not (isinstance(data, dict) and data.get("schema") == COVERAGE_SCHEMA and data.get("layer") == layer
-            and data.get("head") == head and isinstance(data.get("coverage"), dict)):
-        raise CertificateFormatError(f"{target} is not the coverage file of layer {layer} head {head} (schema "
-                                     f"{COVERAGE_SCHEMA}, with its layer, head and coverage)")
+    if not (
+        isinstance(data, dict)
+        and data.get("schema") == COVERAGE_SCHEMA
+        and data.get("layer") == layer
+        and data.get("head") == head
+        and isinstance(data.get("coverage"), dict)
+    ):
+        raise CertificateFormatError(
+            f"{target} is not the coverage file of layer {layer} head {head} (schema "
+            f"{COVERAGE_SCHEMA}, with its layer, head and coverage)"
+        )
     return data["coverage"]
 
 

@@ -27,12 +27,26 @@ from collections import Counter
 import numpy as np
 
 from ..propose.twins import row_classes
-from .corpus_heads import (_certificate, certificate_from_candidates, free_certificate, interpolating_queries,
-                           outputs_certificate)
+from .corpus_heads import (
+    _certificate,
+    certificate_from_candidates,
+    free_certificate,
+    interpolating_queries,
+    outputs_certificate,
+)
 from .head_sets import realisable_results
 
-__all__ = ["TEXT_SCHEMA", "TEXT_SCHEMAS", "COVERAGE_SCHEMA", "COVERED_STATUS", "coverage_name", "covered_uniform",
-           "head_certificates", "certify_text", "key_head_answers"]
+__all__ = [
+    "TEXT_SCHEMA",
+    "TEXT_SCHEMAS",
+    "COVERAGE_SCHEMA",
+    "COVERED_STATUS",
+    "coverage_name",
+    "covered_uniform",
+    "head_certificates",
+    "certify_text",
+    "key_head_answers",
+]
 
 TEXT_SCHEMA = "lnproofs.model-text/4"
 #: the text schemas ``lnproofs check`` reads: /3 held a witness for every selectable free key
@@ -42,8 +56,12 @@ TEXT_SCHEMAS = (TEXT_SCHEMA, "lnproofs.model-text/3", "lnproofs.model-text/2")
 #: text files name that file instead of repeating the evidence (about 46 KB a head of width 384)
 COVERAGE_SCHEMA = "lnproofs.model-coverage/1"
 #: a free status -> the realisable status it implies when the query set covers every direction
-COVERED_STATUS = {"selectable": "selectable", "tie-only": "not-realisable", "unselectable": "not-realisable",
-                  "undecided": "undecided"}
+COVERED_STATUS = {
+    "selectable": "selectable",
+    "tie-only": "not-realisable",
+    "unselectable": "not-realisable",
+    "undecided": "undecided",
+}
 #: the free uniform-attention statuses a covering head's realisable answer carries over
 #: (:func:`covered_uniform`; an undecided one is asked of the set itself)
 COVERED_UNIFORM = ("feasible", "infeasible")
@@ -80,8 +98,11 @@ def key_head_answers(cap, heads, *, uniform="both", causal=True) -> dict:
         if cap.key_head(head) not in made:
             keys = cap.rotated_keys(head)
             free = _free_results(keys)
-            made[cap.key_head(head)] = {"free": free, "uniform": _free_uniform(keys, uniform, _lazy_differences(keys)),
-                                        "causal": free_record(keys, free) if causal and cap.causal else None}
+            made[cap.key_head(head)] = {
+                "free": free,
+                "uniform": _free_uniform(keys, uniform, _lazy_differences(keys)),
+                "causal": free_record(keys, free) if causal and cap.causal else None,
+            }
     return made
 
 
@@ -99,8 +120,9 @@ def _covered(free: dict, ref: dict, coverage: dict, shared: dict | None = None) 
     (one list of results for every covering head that reads the key head ``shared``)."""
     results = (shared or {}).get("covered")
     if results is None:
-        results = [{"index": r["index"], "status": COVERED_STATUS[r["status"]], "from": "free"}
-                   for r in free["results"]]
+        results = [
+            {"index": r["index"], "status": COVERED_STATUS[r["status"]], "from": "free"} for r in free["results"]
+        ]
         if shared is not None:
             shared["covered"] = results
     cert = _certificate(free["n_keys"], free["dim"], ref, results)
@@ -115,12 +137,20 @@ def covered_uniform(free_uniform: dict, ref: dict) -> dict:
     direction holds a positive multiple of every non-zero query: it has a non-zero query with
     equal scores exactly when free queries do.  A query the free answer holds is not one of
     the set's (only a multiple of it is), so none is kept."""
-    return dict(free_uniform, query_set=ref, query=None, query_float=None, query_stored=False,
-                decided_by="coverage: the free answer", **{"from": "free"})
+    return dict(
+        free_uniform,
+        query_set=ref,
+        query=None,
+        query_float=None,
+        query_stored=False,
+        decided_by="coverage: the free answer",
+        **{"from": "free"},
+    )
 
 
-def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | None = None,
-                      last_map=None, made=None) -> tuple[dict, dict]:
+def head_certificates(
+    keys, head_set, ref: dict, cover, last, shared: dict | None = None, last_map=None, made=None
+) -> tuple[dict, dict]:
     """``(free, realisable)`` certificates (JSON) of ``keys`` under one query head: ``head_set``
     the head's :meth:`HeadSets.get <lnproofs.models.head_sets.HeadSets.get>` entry, ``ref``
     the realisable set's reference, ``cover`` its coverage evidence (or None), ``last`` the set
@@ -142,8 +172,9 @@ def head_certificates(keys, head_set, ref: dict, cover, last, shared: dict | Non
     return free, _certificate(T, d, ref, realisable_results(keys, last, kind, query_map=last_map))
 
 
-def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True, outputs=None,
-                 made_free=None):
+def certify_text(
+    captures, ids, number, text, layers, heads, sets, *, uniform="both", causal=True, outputs=None, made_free=None
+):
     """``(record, rows, arrays)`` for one text: the JSON record (schema :data:`TEXT_SCHEMA`),
     the table rows, one per (layer, head, position), as columns (name -> list of values, the
     table's columns but ``token``), and the arrays the certificates are about.  ``outputs``:
@@ -155,8 +186,15 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
     from .text_causal import CAUSAL_COLUMNS, causal_section
 
     tokens = [int(i) for i in ids]
-    record = {"schema": TEXT_SCHEMA, "text_index": number, "text": text, "tokens": tokens,
-              "arrays": f"text{number:05d}.npz", "layers": [], "heads": []}
+    record = {
+        "schema": TEXT_SCHEMA,
+        "text_index": number,
+        "text": text,
+        "tokens": tokens,
+        "arrays": f"text{number:05d}.npz",
+        "layers": [],
+        "heads": [],
+    }
     rows, arrays = {}, {}
     for layer in layers:
         cap = captures[layer]
@@ -171,7 +209,7 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             kind, qs, qmap, basis, H = sets.get(cap, head)
             g = cap.key_head(head)
             shared = by_key_head.get(g)
-            keys = cap.rotated_keys(head) if shared is None else shared["keys"]   # the same for every reader
+            keys = cap.rotated_keys(head) if shared is None else shared["keys"]  # the same for every reader
             T = len(keys)
             ref = {"kind": kind, "layer": layer, "head": head}
             if kind != "layernorm" and cap.rotary:
@@ -181,18 +219,24 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             positioned = cap.rotary and kind != "layernorm"
             last, last_map = sets.at_map(cap, head, T - 1) if positioned and cover is None else (qs, qmap)
             lent = None if shared else (made_free or {}).get(layer, {}).get(g)
-            free, realisable = head_certificates(keys, (kind, qs, qmap, basis, H), ref, cover, last, shared,
-                                                 last_map, lent and lent["free"])
+            free, realisable = head_certificates(
+                keys, (kind, qs, qmap, basis, H), ref, cover, last, shared, last_map, lent and lent["free"]
+            )
             if shared is None:
                 # the integer key differences, once per key head and only if a uniform question reads them
                 diffs = _lazy_differences(keys)
                 # a key with a twin of the same token id: equal rows (a zero of either sign as 0.0)
                 pairs = list(zip(row_classes(keys)[1].tolist(), tokens))
                 same = Counter(pairs)
-                shared = by_key_head[g] = {"head": head, "free": free, "diffs": diffs, "keys": keys,
-                                           "uniform": lent["uniform"] if lent else _free_uniform(keys, uniform, diffs),
-                                           "causal": lent["causal"] if lent and free is lent["free"] else None,
-                                           "ties": [same[p] > 1 for p in pairs]}
+                shared = by_key_head[g] = {
+                    "head": head,
+                    "free": free,
+                    "diffs": diffs,
+                    "keys": keys,
+                    "uniform": lent["uniform"] if lent else _free_uniform(keys, uniform, diffs),
+                    "causal": lent["causal"] if lent and free is lent["free"] else None,
+                    "ties": [same[p] > 1 for p in pairs],
+                }
                 arrays[f"keys_l{layer}_kv{g}"] = keys
             uni_real = {"status": "skipped"}
             if uniform == "both" and cover is not None and shared["uniform"]["status"] in COVERED_UNIFORM:
@@ -200,31 +244,46 @@ def certify_text(captures, ids, number, text, layers, heads, sets, *, uniform="b
             elif uniform == "both":
                 if positioned and cover is not None:
                     last, last_map = sets.at_map(cap, head, T - 1)
-                uni_real = uniform_attention(keys, last, query_map=last_map, compact=True,
-                                             differences=shared["diffs"], query_set_ref=ref).to_json()
-            entry = {"layer": layer, "head": head, "key_head": g, "kind": kind,
-                     "free": free if shared["head"] == head else {"same_as_head": shared["head"]},
-                     "realisable": realisable,
-                     "uniform": {"free": shared["uniform"] if shared["head"] == head else
-                                 {"same_as_head": shared["head"], "status": shared["uniform"]["status"]},
-                                 "realisable": uni_real}}
+                uni_real = uniform_attention(
+                    keys, last, query_map=last_map, compact=True, differences=shared["diffs"], query_set_ref=ref
+                ).to_json()
+            entry = {
+                "layer": layer,
+                "head": head,
+                "key_head": g,
+                "kind": kind,
+                "free": free if shared["head"] == head else {"same_as_head": shared["head"]},
+                "realisable": realisable,
+                "uniform": {
+                    "free": shared["uniform"]
+                    if shared["head"] == head
+                    else {"same_as_head": shared["head"], "status": shared["uniform"]["status"]},
+                    "realisable": uni_real,
+                },
+            }
             columns = None
             if causal and cap.causal:
-                entry["causal"], columns = causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover,
-                                                          realisable)
+                entry["causal"], columns = causal_section(
+                    cap, head, keys, kind, qs, qmap, sets, shared, cover, realisable
+                )
             record["heads"].append(entry)
             # the head's T table rows, column by column
-            for name, values in (("text", [number] * T), ("layer", [layer] * T), ("head", [head] * T),
-                                 ("position", list(range(T))), ("token_id", tokens[:T]),
-                                 ("status_free", [r["status"] for r in free["results"]]),
-                                 ("status_realisable", [r["status"] for r in realisable["results"]]),
-                                 ("status_outputs", out_status[:T]),
-                                 ("margin_free", [r.get("margin") for r in free["results"]]),
-                                 ("margin_realisable", [r.get("margin") for r in realisable["results"]]),
-                                 ("ties_identical_token", shared["ties"]),
-                                 ("uniform_free", [shared["uniform"]["status"]] * T),
-                                 ("uniform_realisable", [uni_real["status"]] * T),
-                                 *((name, columns[name]) for name in CAUSAL_COLUMNS if columns is not None)):
+            for name, values in (
+                ("text", [number] * T),
+                ("layer", [layer] * T),
+                ("head", [head] * T),
+                ("position", list(range(T))),
+                ("token_id", tokens[:T]),
+                ("status_free", [r["status"] for r in free["results"]]),
+                ("status_realisable", [r["status"] for r in realisable["results"]]),
+                ("status_outputs", out_status[:T]),
+                ("margin_free", [r.get("margin") for r in free["results"]]),
+                ("margin_realisable", [r.get("margin") for r in realisable["results"]]),
+                ("ties_identical_token", shared["ties"]),
+                ("uniform_free", [shared["uniform"]["status"]] * T),
+                ("uniform_realisable", [uni_real["status"]] * T),
+                *((name, columns[name]) for name in CAUSAL_COLUMNS if columns is not None),
+            ):
                 rows.setdefault(name, []).extend(values)
         for shared in by_key_head.values():
             for name in ("diffs", "keys", "covered", "ties"):

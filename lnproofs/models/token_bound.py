@@ -55,7 +55,7 @@ def first_ids(tokenize, text: str, limit: int, *, number=None) -> list[int]:
     sizes = [WHOLE_CHARS << k for k in range((BUDGET_CHARS // WHOLE_CHARS).bit_length())]
     sizes = [s for s in sizes[:-2] if s >= 16 * need] + sizes[-2:] if 16 * need > WHOLE_CHARS else sizes
     before, ids = None, []
-    for size in sizes:                  # the same cuts for every limit: a rerun meets the same prefixes
+    for size in sizes:  # the same cuts for every limit: a rerun meets the same prefixes
         before, end = ids, _cut(text, size)
         ids = list(tokenize(text[:end]))
         if end == len(text):
@@ -68,8 +68,10 @@ def first_ids(tokenize, text: str, limit: int, *, number=None) -> list[int]:
     else:
         why, fewer = "give first tokens that change with where the text is cut", need // 2
     advice = f"give --max-tokens {fewer} or less, or split the text" if fewer >= 2 else "split the text"
-    raise LimitError(f"{which}its first {end} characters {why}, and the run keeps up to {limit}; lnproofs "
-                     f"tokenises at most {BUDGET_CHARS} characters of a text: {advice}")
+    raise LimitError(
+        f"{which}its first {end} characters {why}, and the run keeps up to {limit}; lnproofs "
+        f"tokenises at most {BUDGET_CHARS} characters of a text: {advice}"
+    )
 
 
 class BoundedTokenizer:

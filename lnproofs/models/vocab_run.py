@@ -49,14 +49,15 @@ def realisable_query_set(layer, keys):
 
     d = keys.shape[1]
     W, b_q = np.eye(d), np.zeros(d)
-    if layer.bias is not None:                                 # (q, 1) . (k_j, b_j) = q . k_j + b_j
+    if layer.bias is not None:  # (q, 1) . (k_j, b_j) = q . k_j + b_j
         keys = np.hstack([keys, layer.bias[:, None]])
         W, b_q = np.vstack([W, np.zeros((1, d))]), np.r_[b_q, 1.0]
     beta = np.zeros(d) if layer.beta is None else layer.beta
     if layer.norm == "layernorm":
         return keys, LayerNormQuerySet(tuple(layer.gain), tuple(beta), W, tuple(b_q), layer.eps)
-    return keys, RMSNormQuerySet(tuple(layer.gain), W, tuple(b_q), layer.eps,
-                                 beta=None if layer.beta is None else tuple(beta))
+    return keys, RMSNormQuerySet(
+        tuple(layer.gain), W, tuple(b_q), layer.eps, beta=None if layer.beta is None else tuple(beta)
+    )
 
 
 def margins(keys: np.ndarray, block: int = 2048) -> np.ndarray:
@@ -66,12 +67,12 @@ def margins(keys: np.ndarray, block: int = 2048) -> np.ndarray:
     top = np.full(n, -np.inf)
     W = keys.astype(np.float32)
     for a in range(0, n, block):
-        S = W[a:a + block] @ W.T
+        S = W[a : a + block] @ W.T
         S[np.arange(len(S)), np.arange(a, a + len(S))] = -np.inf
-        top[a:a + block] = S.max(axis=1)
+        top[a : a + block] = S.max(axis=1)
     norms = np.linalg.norm(keys, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(norms > 0, (norms ** 2 - top) / np.where(norms > 0, norms, 1), np.nan)
+        return np.where(norms > 0, (norms**2 - top) / np.where(norms > 0, norms, 1), np.nan)
 
 
 def _coverage(layer, keys):
@@ -102,11 +103,12 @@ def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, worker
 
     from ..propose.vocab import certify_vocab_chunks
 
-    chunks = folder_entry(out, f"{name}.chunks", folder=True)       # a link out of the output is refused
+    chunks = folder_entry(out, f"{name}.chunks", folder=True)  # a link out of the output is refused
     if not resume:
         shutil.rmtree(chunks, ignore_errors=True)
-    cert = certify_vocab_chunks(keys, qs, workers=workers, scheduler=scheduler, seed=seed, progress=progress,
-                                folder=chunks)
+    cert = certify_vocab_chunks(
+        keys, qs, workers=workers, scheduler=scheduler, seed=seed, progress=progress, folder=chunks
+    )
     cert.save(out / f"{name}.json", keys_path)
     shutil.rmtree(chunks, ignore_errors=True)
     return cert.statuses()
@@ -114,18 +116,40 @@ def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, worker
 
 def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers, scheduler):
     qs, claim = _coverage(layer, K)
-    if qs is not None and free_statuses is not None:        # every direction: the free answers
+    if qs is not None and free_statuses is not None:  # every direction: the free answers
         free = load_vocab(out / "free.json", json.loads((out / "free.json").read_text()))
-        cert = VocabCertificate(free.n_keys, free.dim, query_set_to_json(qs), free.evidence, free.scale, free.queries,
-                                free.rows, None, free.results, coverage=claim.to_json())
+        cert = VocabCertificate(
+            free.n_keys,
+            free.dim,
+            query_set_to_json(qs),
+            free.evidence,
+            free.scale,
+            free.queries,
+            free.rows,
+            None,
+            free.results,
+            coverage=claim.to_json(),
+        )
         cert.save(out / "realisable.json", out / "keys.npy")
         return cert.statuses(), "coverage: every direction is realised, so the free answers hold"
     keys, qs = realisable_query_set(layer, K)
     keys_path = _save_keys(out, keys, "keys_lifted.npy") if keys.shape[1] != K.shape[1] else out / "keys.npy"
-    statuses = _vocab_set("realisable", out, keys, qs, keys_path, resume=resume, seed=seed, progress=progress,
-                          workers=workers, scheduler=scheduler)
-    return statuses, (f"{qs.kind} query set: each token's own direction in the norm's ball, checked by one "
-                      "product; the residue by a nudge and the norm's search")
+    statuses = _vocab_set(
+        "realisable",
+        out,
+        keys,
+        qs,
+        keys_path,
+        resume=resume,
+        seed=seed,
+        progress=progress,
+        workers=workers,
+        scheduler=scheduler,
+    )
+    return statuses, (
+        f"{qs.kind} query set: each token's own direction in the norm's ball, checked by one "
+        "product; the residue by a nudge and the norm's search"
+    )
 
 
 def _statuses_of(out: Path, name: str):
@@ -139,16 +163,27 @@ def _statuses_of(out: Path, name: str):
     return [r["status"] for r in sorted(data.get("results", []), key=lambda r: r["index"])]
 
 
-def certify_vocab(model, out, *, sets=QUERY_SETS, bound: float = 100.0, resume: bool = False, seed: int = 0,
-                  progress: bool = False, workers=None, scheduler=None) -> dict:
+def certify_vocab(
+    model,
+    out,
+    *,
+    sets=QUERY_SETS,
+    bound: float = 100.0,
+    resume: bool = False,
+    seed: int = 0,
+    progress: bool = False,
+    workers=None,
+    scheduler=None,
+) -> dict:
     """Certify every token of ``model``'s vocabulary under ``sets``; write OUT; return the summary."""
     from tqdm import tqdm
 
     unknown = [s for s in sets if s not in QUERY_SETS]
     if unknown or not sets:
-        raise OptionError(f"query set {unknown[0] if unknown else '(none)'!r} is not known; "
-                          f"choose from {', '.join(QUERY_SETS)}")
-    BoxQuerySet(bound)                                          # a bad bound is refused before any work
+        raise OptionError(
+            f"query set {unknown[0] if unknown else '(none)'!r} is not known; choose from {', '.join(QUERY_SETS)}"
+        )
+    BoxQuerySet(bound)  # a bad bound is refused before any work
     layer = read_output_layer(model)
     out = output_folder(out)
     K = layer.keys
@@ -162,13 +197,33 @@ def certify_vocab(model, out, *, sets=QUERY_SETS, bound: float = 100.0, resume: 
         if found is not None and len(found) == layer.vocab_size:
             statuses[name], notes[name] = found, "resumed: read back from the finished certificate"
         elif name == "realisable":
-            statuses[name], notes[name] = _realisable(out, layer, K, statuses.get("free"), resume=resume, seed=seed,
-                                                      progress=progress, workers=workers, scheduler=scheduler)
+            statuses[name], notes[name] = _realisable(
+                out,
+                layer,
+                K,
+                statuses.get("free"),
+                resume=resume,
+                seed=seed,
+                progress=progress,
+                workers=workers,
+                scheduler=scheduler,
+            )
         else:
-            qs = BoxQuerySet(None if name == "free" else bound, None if layer.bias is None else tuple(layer.bias.tolist()))
-            statuses[name] = _vocab_set(name, out, K, None if name == "free" and layer.bias is None else qs,
-                                        out / "keys.npy", resume=resume, seed=seed, progress=progress, workers=workers,
-                                        scheduler=scheduler)
+            qs = BoxQuerySet(
+                None if name == "free" else bound, None if layer.bias is None else tuple(layer.bias.tolist())
+            )
+            statuses[name] = _vocab_set(
+                name,
+                out,
+                K,
+                None if name == "free" and layer.bias is None else qs,
+                out / "keys.npy",
+                resume=resume,
+                seed=seed,
+                progress=progress,
+                workers=workers,
+                scheduler=scheduler,
+            )
             notes[name] = "self witnesses by one Gram computation, the residue by the engine"
         seconds[name] = round(time.perf_counter() - start, 3)
     return _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model)
@@ -177,22 +232,39 @@ def certify_vocab(model, out, *, sets=QUERY_SETS, bound: float = 100.0, resume: 
 def _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model) -> dict:
     import pandas as pd
 
-    table = pd.DataFrame({"id": np.arange(layer.vocab_size), "token": tokens,
-                          **{name: statuses[name] for name in QUERY_SETS if name in statuses},
-                          "margin": margins(layer.keys)})
+    table = pd.DataFrame(
+        {
+            "id": np.arange(layer.vocab_size),
+            "token": tokens,
+            **{name: statuses[name] for name in QUERY_SETS if name in statuses},
+            "margin": margins(layer.keys),
+        }
+    )
     with replacing(out / "table.parquet", binary=True) as handle:
         table.to_parquet(handle, index=False)
     write_text(out / "table.csv", table.to_csv(index=False))
     counts = {name: {k: int(v) for k, v in table[name].value_counts().sort_index().items()} for name in statuses}
-    summary = {"model": str(model), "output layer": layer.describe(), "box bound": bound, "counts": counts,
-               "seconds": seconds, "how": notes,
-               "never output": {name: [int(i) for i in table.index[~table[name].isin(["selectable", "undecided"])]][:50]
-                                for name in statuses}}
+    summary = {
+        "model": str(model),
+        "output layer": layer.describe(),
+        "box bound": bound,
+        "counts": counts,
+        "seconds": seconds,
+        "how": notes,
+        "never output": {
+            name: [int(i) for i in table.index[~table[name].isin(["selectable", "undecided"])]][:50]
+            for name in statuses
+        },
+    }
     write_text(out / "summary.json", json.dumps(summary, indent=1))
-    lines = [f"# Which tokens can {Path(str(model)).name} output", "",
-             f"{layer.family}, vocabulary {layer.vocab_size}, width {layer.keys.shape[1]}, "
-             f"{'tied' if layer.tied else 'untied'} head, {'an' if layer.bias is not None else 'no'} output bias, "
-             f"final {layer.norm} (eps {layer.eps:g}).", ""]
+    lines = [
+        f"# Which tokens can {Path(str(model)).name} output",
+        "",
+        f"{layer.family}, vocabulary {layer.vocab_size}, width {layer.keys.shape[1]}, "
+        f"{'tied' if layer.tied else 'untied'} head, {'an' if layer.bias is not None else 'no'} output bias, "
+        f"final {layer.norm} (eps {layer.eps:g}).",
+        "",
+    ]
     if layer.caveat:
         lines += [f"Caveat: {layer.caveat}.", ""]
     lines += ["| query set | " + " | ".join(sorted({s for c in counts.values() for s in c})) + " | seconds | how |"]
@@ -200,8 +272,10 @@ def _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model) -
     lines += ["|---" * (len(keys) + 3) + "|"]
     for name in statuses:
         label = f"box [-{bound:g}, {bound:g}]^d" if name == "box" else name
-        lines += [f"| {label} | " + " | ".join(str(counts[name].get(k, 0)) for k in keys)
-                  + f" | {seconds[name]} | {notes[name]} |"]
+        lines += [
+            f"| {label} | "
+            + " | ".join(str(counts[name].get(k, 0)) for k in keys)
+            + f" | {seconds[name]} | {notes[name]} |"
+        ]
     write_text(out / "summary.md", "\n".join(lines) + "\n")
     return summary
-

@@ -45,8 +45,8 @@ from ..kernel.errors import OptionError
 
 __all__ = ["SCHEMA", "causal_evidence", "stops"]
 
-_ROUNDS = 60           # LP rounds of one free prefix test
-_K0 = 2                # initial rivals of a free prefix test: _K0 * (d + 1) keys of the prefix
+_ROUNDS = 60  # LP rounds of one free prefix test
+_K0 = 2  # initial rivals of a free prefix test: _K0 * (d + 1) keys of the prefix
 
 
 def stops(record: dict) -> list:
@@ -86,7 +86,7 @@ class _Weights:
 class _FreeSearch:
     """Prefix tests for free queries: is k_j in the hull of the other keys of 0..t?"""
 
-    descend = True             # weights found favour early keys: test just below their last key next
+    descend = True  # weights found favour early keys: test just below their last key next
 
     def __init__(self, K: np.ndarray, ek: ExactKeys):
         top = float(np.max(np.abs(K))) if K.size else 0.0
@@ -102,7 +102,7 @@ class _FreeSearch:
             from .lp_rounds import LP
 
             self._lp = LP()
-            self._lp.solver.setOptionValue("presolve", "off")     # small dense LPs: about twice as fast
+            self._lp.solver.setOptionValue("presolve", "off")  # small dense LPs: about twice as fast
         return self._lp
 
     def _separate(self, j: int, C: list[int]):
@@ -110,8 +110,14 @@ class _FreeSearch:
         A = np.hstack([self.X[C] - self.X[j], np.ones((len(C), 1))])
         cost = np.zeros(self.d + 1)
         cost[-1] = -1.0
-        got = self.lp.solve(cost, A, np.full(len(C), -np.inf), np.zeros(len(C)),
-                            np.append(-np.ones(self.d), -np.inf), np.append(np.ones(self.d), 1.0))
+        got = self.lp.solve(
+            cost,
+            A,
+            np.full(len(C), -np.inf),
+            np.zeros(len(C)),
+            np.append(-np.ones(self.d), -np.inf),
+            np.append(np.ones(self.d), 1.0),
+        )
         if got is None:
             return None, None, None
         x, dual = got
@@ -131,7 +137,7 @@ class _FreeSearch:
             if ray and str(self.lp.solver.getModelStatus()).endswith("kInfeasible"):
                 _, has_ray, values = self.lp.solver.getDualRay()
                 for sign in (1.0, -1.0):
-                    q = sign * np.asarray(values[:self.d], dtype=np.float64)
+                    q = sign * np.asarray(values[: self.d], dtype=np.float64)
                     if has_ray and np.all((self.X[universe] - self.X[j]) @ q < 0):
                         return ("ray", q)
             return None
@@ -144,7 +150,7 @@ class _FreeSearch:
         universe = np.array([i for i in range(t + 1) if i != j], dtype=np.int64)
         if universe.size == 0:
             return self._win(j, self.X[j] if np.any(self.X[j]) else np.ones(self.d))
-        direct = self._earliest(j, universe, ray=True)       # one LP: early weights, or a separating ray
+        direct = self._earliest(j, universe, ray=True)  # one LP: early weights, or a separating ray
         if direct is not None and direct[0] == "ray":
             got = self._win(j, direct[1])
             if got[2] >= t:
@@ -163,7 +169,7 @@ class _FreeSearch:
             if s <= 1e-12:
                 keep = np.flatnonzero(lam > 0)
                 support, weights = [C[c] for c in keep], lam[keep] / lam[keep].sum()
-                early = self._earliest(j, universe) if t > j else None     # at t = j any weights stop at j
+                early = self._earliest(j, universe) if t > j else None  # at t = j any weights stop at j
                 if early is not None and max(early[0]) < max(support):
                     support, weights = early
                 rivals.update(support)
@@ -179,16 +185,19 @@ class _FreeSearch:
 
     def _win(self, j: int, q: np.ndarray):
         top = float(np.max(np.abs(q)))
-        witness = np.ldexp(np.round(q / top * 2.0 ** 30), -30)        # short dyadic floats
+        witness = np.ldexp(np.round(q / top * 2.0**30), -30)  # short dyadic floats
         Q, _ = integer_vector_of_fractions(witness.tolist())
-        return ("win", {"status": "selectable", "witness": witness.tolist(), "verified": "exact"},
-                _covered(self.ek, j, Q))
+        return (
+            "win",
+            {"status": "selectable", "witness": witness.tolist(), "verified": "exact"},
+            _covered(self.ek, j, Q),
+        )
 
 
 class _SetSearch:
     """Prefix tests for a realisable query set: its own proposer on keys 0..t, for key j only."""
 
-    descend = False            # bisection
+    descend = False  # bisection
 
     def __init__(self, K: np.ndarray, ek: ExactKeys, query_set, module, seed: int):
         self.K, self.ek, self.qs, self.module, self.seed = K, ek, query_set, module, seed
@@ -197,8 +206,11 @@ class _SetSearch:
         from ..kernel.exact import to_fraction
 
         options = {"reference": True} if self.qs.kind == "layernorm" else {}
-        result = next(r for r in self.module.certify(self.K[:t + 1], self.qs, indices=[j], seed=self.seed, **options)
-                      if r.index == j)
+        result = next(
+            r
+            for r in self.module.certify(self.K[: t + 1], self.qs, indices=[j], seed=self.seed, **options)
+            if r.index == j
+        )
         data = result_to_json(result)
         if result.status == "selectable" and result.witness is not None:
             Q, _ = integer_vector_of_fractions([to_fraction(w) for w in result.witness])
@@ -214,7 +226,7 @@ class _NormSearch:
     against every key (one exact layer for the whole sequence), and its dual weights are checked
     with :func:`~lnproofs.kernel.querysets.norm.check_dual`, which only reads the keys it names."""
 
-    descend = False            # bisection
+    descend = False  # bisection
 
     def __init__(self, K: np.ndarray, ek: ExactKeys, query_set, fallback, query_map=None):
         from ..kernel.querysets.norm import ExactLayer
@@ -229,18 +241,18 @@ class _NormSearch:
 
             if self._basis is None:
                 self._basis = _span_basis(self.qs)
-            return _Proposer(self.K[:t + 1], self.qs, self._basis)
+            return _Proposer(self.K[: t + 1], self.qs, self._basis)
         from .querysets.rmsnorm import _Proposer
 
-        return _Proposer(self.K[:t + 1], self.qs)
+        return _Proposer(self.K[: t + 1], self.qs)
 
     def test(self, j: int, t: int, rivals: set):
         from fractions import Fraction
 
-        from ..kernel.dyadic import fraction_of_fmpq
-        from ..certificates.writers import format_fraction
         from flint import fmpq_mat
 
+        from ..certificates.writers import format_fraction
+        from ..kernel.dyadic import fraction_of_fmpq
         from ..kernel.querysets.norm import check_dual
         from .querysets.rmsnorm import _dual_candidates, _snap_into_ball
 
@@ -251,32 +263,46 @@ class _NormSearch:
         value, u, lam = got
         U, D = _snap_into_ball(u, layer.n, layer.centred)
         q = layer.query(U, D)
-        scores = fmpq_mat(layer.keys.integer_matrix()) * q    # the scores over the keys' common power of two: same order
+        scores = fmpq_mat(layer.keys.integer_matrix()) * q  # the scores over the keys' common power of two: same order
         mine = scores[j, 0]
         beaten = next((i for i in range(layer.N) if i != j and scores[i, 0] >= mine), layer.N)
         covered = beaten - 1 if beaten > j else j - 1
         if covered >= t:
-            return ("win", {"status": "selectable", "verified": "exact",
-                            "witness": [format_fraction(fraction_of_fmpq(q[a, 0])) for a in range(layer.d)],
-                            "u": [format_fraction(Fraction(x, D)) for x in U]}, covered)
+            return (
+                "win",
+                {
+                    "status": "selectable",
+                    "verified": "exact",
+                    "witness": [format_fraction(fraction_of_fmpq(q[a, 0])) for a in range(layer.d)],
+                    "u": [format_fraction(Fraction(x, D)) for x in U],
+                },
+                covered,
+            )
         for indices, weights in _dual_candidates(j, lam):
             if check_dual(layer, j, indices, weights)[0]:
-                return ("stop", {"status": "not-realisable", "verified": "exact", "margin": value,
-                                 "dual": {"indices": indices, "weights": [format_fraction(w) for w in weights]}})
-        return self.fallback.test(j, t, rivals)      # the set's own search: free hull weights first
+                return (
+                    "stop",
+                    {
+                        "status": "not-realisable",
+                        "verified": "exact",
+                        "margin": value,
+                        "dual": {"indices": indices, "weights": [format_fraction(w) for w in weights]},
+                    },
+                )
+        return self.fallback.test(j, t, rivals)  # the set's own search: free hull weights first
 
 
 def _search(search, j: int, lo: int, hi: int, T: int, win, stop_evidence, rivals: set):
     """Narrow ``lo <= stop <= hi`` (``hi == T``: no stop known) to one position; returns
     ``(stop or None, win, cannot_win, None)`` or ``(None, None, None, reason)``."""
     tests = 0
-    while lo < hi:          # the prefix j first; then just below the known stop, or bisection
+    while lo < hi:  # the prefix j first; then just below the known stop, or bisection
         t = lo if tests == 0 else (hi - 1 if search.descend and tests < 4 else (lo + hi) // 2)
         tests += 1
         got = search.test(j, t, rivals)
         if got[0] == "fail":
             return None, None, None, f"{got[1]} (stop known to lie in {lo}..{'end' if hi == T else hi})"
-        if got[0] == "stop":          # the evidence holds from its last key on (or from j)
+        if got[0] == "stop":  # the evidence holds from its last key on (or from j)
             upper = None if isinstance(got[1], _Weights) else _upper(got[1], j)
             named = got[1].support if isinstance(got[1], _Weights) else [t if upper is None else upper]
             hi, stop_evidence = max([j, *named]), got[1]
@@ -285,10 +311,13 @@ def _search(search, j: int, lo: int, hi: int, T: int, win, stop_evidence, rivals
         if covered < t:
             return None, None, None, f"a witness over keys 0..{t} did not hold exactly (it wins only to {covered})"
         lo, win = covered + 1, evidence
-        if lo > hi:          # the witness outruns the known stop: impossible for exact evidence
+        if lo > hi:  # the witness outruns the known stop: impossible for exact evidence
             return None, None, None, f"a witness wins through key {covered} but key {j} stops at {hi}"
-    if isinstance(search, _FreeSearch) and isinstance(stop_evidence, dict) and \
-            len(stop_evidence["combination"]["indices"]) > search.d + 1:       # at most d + 1 keys (Caratheodory)
+    if (
+        isinstance(search, _FreeSearch)
+        and isinstance(stop_evidence, dict)
+        and len(stop_evidence["combination"]["indices"]) > search.d + 1
+    ):  # at most d + 1 keys (Caratheodory)
         support = np.array(sorted(stop_evidence["combination"]["indices"]), dtype=np.int64)
         fewer = search._earliest(j, support)
         if fewer is not None:
@@ -330,9 +359,11 @@ def _query_set(query_set):
     if qs.kind == "free":
         return None
     if getattr(qs, "rotation", None) is not None:
-        raise OptionError(f"causal prefixes in one pass need a query set that does not change with the position; "
-                          f"this {qs.kind} query set is rotated for position {qs.rotation.position} "
-                          "(certify each position on its own)")
+        raise OptionError(
+            f"causal prefixes in one pass need a query set that does not change with the position; "
+            f"this {qs.kind} query set is rotated for position {qs.rotation.position} "
+            "(certify each position on its own)"
+        )
     return qs
 
 
@@ -342,17 +373,34 @@ def _free_bounds(free_record, T: int, d: int) -> dict:
     (``v = 0``); the kernel checks them again as the set's evidence."""
     if free_record is None:
         return {}
-    if not isinstance(free_record, dict) or (free_record.get("n_keys"), free_record.get("dim")) != (T, d) \
-            or free_record.get("query_set") is not None:
+    if (
+        not isinstance(free_record, dict)
+        or (free_record.get("n_keys"), free_record.get("dim")) != (T, d)
+        or free_record.get("query_set") is not None
+    ):
         raise OptionError(f"free_record must be the free-query causal record of these {T} keys in R^{d}")
-    return {e["index"]: (e["stop"], {"status": "not-realisable", "verified": "exact",
-                                     "dual": e["cannot_win"]["combination"]})
-            for e in free_record["keys"] if e["stop"] is not None}
+    return {
+        e["index"]: (
+            e["stop"],
+            {"status": "not-realisable", "verified": "exact", "dual": e["cannot_win"]["combination"]},
+        )
+        for e in free_record["keys"]
+        if e["stop"] is not None
+    }
 
 
-def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict | None = None, seed: int = 0,
-                    free_record: dict | None = None, results: list | None = None, selectable_win=None,
-                    **_options) -> dict:
+def causal_evidence(
+    keys,
+    query_set=None,
+    *,
+    query_map=None,
+    query_set_ref: dict | None = None,
+    seed: int = 0,
+    free_record: dict | None = None,
+    results: list | None = None,
+    selectable_win=None,
+    **_options,
+) -> dict:
     """The causal record (schema ``lnproofs.causal/1``, see the module docstring) of a sequence of
     keys (rows in position order) under free queries (``query_set`` None) or a realisable query
     set that does not change with the position (refused with a rotation).
@@ -395,8 +443,14 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
         results = _full_results(K, qs, module, seed=seed, query_map=query_map)
     for j, r in enumerate(results):
         if r["status"] == "selectable":
-            entries.append({"index": j, "stop": None, "win": _strip(r) if selectable_win is None else selectable_win,
-                            "cannot_win": None})
+            entries.append(
+                {
+                    "index": j,
+                    "stop": None,
+                    "win": _strip(r) if selectable_win is None else selectable_win,
+                    "cannot_win": None,
+                }
+            )
             checked.add(j)
             continue
         hi = _upper(r, j) if r["status"] != "undecided" else None
@@ -405,7 +459,7 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
             cannot = {"combination": r["combination"]} if qs is None else _strip(r)
         if j in bounds and (hi is None or bounds[j][0] < hi):
             hi, cannot = bounds[j]
-        if qs is None and hi is not None and hi > j:        # weights over early keys first: an earlier stop
+        if qs is None and hi is not None and hi > j:  # weights over early keys first: an earlier stop
             early = search._earliest(j, np.array([i for i in range(hi + 1) if i != j], dtype=np.int64))
             if early is not None and max(j, *early[0]) < hi:
                 hi, cannot = max(j, *early[0]), _Weights(j, hi, *early)
@@ -413,11 +467,22 @@ def causal_evidence(keys, query_set=None, *, query_map=None, query_set_ref: dict
         if reason is not None:
             undecided.append({"index": j, "reason": reason})
             continue
-        entries.append({"index": j, "stop": stop, "win": None if win is None else _strip(win),
-                        "cannot_win": None if stop is None else _strip(cannot)})
-    record = {"schema": SCHEMA, "n_keys": T, "dim": d,
-              "query_set": None if qs is None else (query_set_ref or query_set_to_json(qs)),
-              "keys": entries, "undecided": undecided}
+        entries.append(
+            {
+                "index": j,
+                "stop": stop,
+                "win": None if win is None else _strip(win),
+                "cannot_win": None if stop is None else _strip(cannot),
+            }
+        )
+    record = {
+        "schema": SCHEMA,
+        "n_keys": T,
+        "dim": d,
+        "query_set": None if qs is None else (query_set_ref or query_set_to_json(qs)),
+        "keys": entries,
+        "undecided": undecided,
+    }
     return _proved(ek, record, qs, checked)
 
 
@@ -436,12 +501,16 @@ def _proved(ek: ExactKeys, record: dict, qs, checked: set) -> dict:
     when every key is one of them there is nothing to check."""
     rest, bad = [e for e in record["keys"] if e["index"] not in checked], {}
     if rest:
-        trial = {**record, "keys": rest,
-                 "undecided": record["undecided"] + [{"index": j, "reason": "checked"} for j in checked]}
+        trial = {
+            **record,
+            "keys": rest,
+            "undecided": record["undecided"] + [{"index": j, "reason": "checked"} for j in checked],
+        }
         bad = {v.index: v.message for v in check_causal(ek, trial, qs) if not v.ok}
     if bad:
         record["keys"] = [e for e in record["keys"] if e["index"] not in bad]
-        record["undecided"] += [{"index": j, "reason": f"the evidence failed the exact check: {m}"}
-                                for j, m in sorted(bad.items())]
+        record["undecided"] += [
+            {"index": j, "reason": f"the evidence failed the exact check: {m}"} for j, m in sorted(bad.items())
+        ]
     record["undecided"].sort(key=lambda u: u["index"])
     return record

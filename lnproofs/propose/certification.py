@@ -19,16 +19,24 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.certificate import Certificate
-from ..certificates.writes import open_append, output_file, remove_quietly
 from ..certificates.writers import result_to_json
+from ..certificates.writes import open_append, output_file, remove_quietly
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
 from ..kernel.checker import ExactKeys
 from ..kernel.errors import InputError, OptionError
 from .twins import row_classes
 
-__all__ = ["certify", "certify_results", "check_min_margin", "has_unselectable", "partial_path", "key_chunks",
-           "PARALLEL_MIN_KEYS", "CHUNK_KEYS"]
+__all__ = [
+    "certify",
+    "certify_results",
+    "check_min_margin",
+    "has_unselectable",
+    "partial_path",
+    "key_chunks",
+    "PARALLEL_MIN_KEYS",
+    "CHUNK_KEYS",
+]
 
 #: key sets of at least this many keys are certified in chunks of :data:`CHUNK_KEYS` keys,
 #: one task per chunk (in parallel on Dask workers); smaller ones in this process, whole
@@ -45,22 +53,32 @@ class _Progress:
     def __init__(self, total: int, enabled: bool, label: str = "certify"):
         from tqdm import tqdm
 
-        self.bar = tqdm(total=total, desc=label, unit="key", file=sys.stderr, disable=not enabled,
-                        dynamic_ncols=True, leave=False)
+        self.bar = tqdm(
+            total=total, desc=label, unit="key", file=sys.stderr, disable=not enabled, dynamic_ncols=True, leave=False
+        )
         self.done, self.total = 0, total
 
     def add(self, count: int) -> None:
         self.done += count
         self.bar.update(count)
         if self.done >= self.total:
-            self.bar.refresh()                 # the final count is drawn before the bar is cleared
+            self.bar.refresh()  # the final count is drawn before the bar is cleared
             self.bar.close()
 
 
 # ---------------------------------------------------------------- free queries
-def certify_results(keys, *, progress: bool = False, indices=None, seed: int = 0, stop_at_first: bool = False,
-                    known=None, on_results=None, finding: dict | None = None,
-                    improve_below: float = 0.0) -> list[KeyResult]:
+def certify_results(
+    keys,
+    *,
+    progress: bool = False,
+    indices=None,
+    seed: int = 0,
+    stop_at_first: bool = False,
+    known=None,
+    on_results=None,
+    finding: dict | None = None,
+    improve_below: float = 0.0,
+) -> list[KeyResult]:
     """One :class:`KeyResult` per key under free queries, in index order.
 
     ``indices``: keys to do (default all; the others come back ``undecided``);
@@ -82,22 +100,25 @@ def certify_results(keys, *, progress: bool = False, indices=None, seed: int = 0
     results: dict[int, KeyResult] = dict(known)
 
     first, inverse, counts = row_classes(K)
-    reps = first                                      # original index of each distinct key
+    reps = first  # original index of each distinct key
     members: dict[int, list[int]] = {}
     for orig, u in enumerate(inverse.tolist()):
         members.setdefault(u, []).append(orig)
 
     def lift(res: KeyResult) -> list[KeyResult]:
         u = res.index
-        comb = None if res.combination is None else Combination(
-            tuple(int(reps[j]) for j in res.combination.indices), res.combination.weights)
+        comb = (
+            None
+            if res.combination is None
+            else Combination(tuple(int(reps[j]) for j in res.combination.indices), res.combination.weights)
+        )
         lifted = []
         for orig in members[u]:
             if orig not in wanted or orig in known:
                 continue
             twins = [o for o in members[u] if o != orig]
             if not twins and orig == u and comb == res.combination and not res.extras:
-                lifted.append(res)                             # its own index already: nothing to change
+                lifted.append(res)  # its own index already: nothing to change
             elif not twins or res.status == "undecided":
                 lifted.append(KeyResult(orig, res.status, res.witness, comb, res.verified, res.margin, res.reason))
             elif res.status == "selectable":
@@ -114,7 +135,7 @@ def certify_results(keys, *, progress: bool = False, indices=None, seed: int = 0
         if on_results is not None and new:
             on_results(new)
 
-    if len(reps) == 1 and n > 1:                      # every key is the same point
+    if len(reps) == 1 and n > 1:  # every key is the same point
         emit_all = [KeyResult(i, "unselectable", None, Combination(((i + 1) % n,), (1,)), "exact") for i in todo_orig]
         for r in emit_all:
             results[r.index] = r
@@ -124,8 +145,17 @@ def certify_results(keys, *, progress: bool = False, indices=None, seed: int = 0
     elif todo_orig:
         todo_unique = np.unique(inverse[todo_orig])
         from .engine import unique_results
-        unique_results(K[reps], todo_unique, seed=seed, progress=prog, stop_at_first=stop_at_first, emit=emit,
-                       finding=finding, improve_below=improve_below)
+
+        unique_results(
+            K[reps],
+            todo_unique,
+            seed=seed,
+            progress=prog,
+            stop_at_first=stop_at_first,
+            emit=emit,
+            finding=finding,
+            improve_below=improve_below,
+        )
     _recheck_twins(K, results, [i for i in todo_orig if counts[inverse[i]] > 1])
     reason = "stopped after the first key certified not selectable" if stop_at_first else "not requested"
     return [results.get(i) or KeyResult(i, "undecided", reason=reason) for i in range(n)]
@@ -141,8 +171,11 @@ def _recheck_twins(K, results: dict, indices: list) -> None:
         return
     for r, verdict in zip(claimed, check_all(ExactKeys(K), None, claimed)):
         if not verdict.ok:
-            results[r.index] = KeyResult(r.index, "undecided",
-                                         reason=f"the certificate derived for a duplicated key failed the checker: {verdict.message}")
+            results[r.index] = KeyResult(
+                r.index,
+                "undecided",
+                reason=f"the certificate derived for a duplicated key failed the checker: {verdict.message}",
+            )
 
 
 def has_unselectable(keys, *, seed: int = 0) -> bool | None:
@@ -179,14 +212,13 @@ def _read_partial(path: Path, fingerprint: str, n: int) -> list[KeyResult]:
     except ValueError:
         head = {}
     if head.get("fingerprint") != fingerprint:
-        raise OptionError(f"{path} was written for other keys or another query set; "
-                          "delete it or run without --resume")
+        raise OptionError(f"{path} was written for other keys or another query set; delete it or run without --resume")
     found = {}
     for line in lines[1:]:
         try:
             result = KeyResult.from_json(json.loads(line))
         except Exception:
-            break                                      # a line cut short by an interruption
+            break  # a line cut short by an interruption
         if 0 <= result.index < n:
             found[result.index] = result
     return list(found.values())
@@ -202,7 +234,7 @@ def _other_kind(module, K, qs, known, on_results, *, progress, seed, chunked, ch
     if not chunked:
         chunk = max(1, -(-len(todo) // 20)) if progress else max(1, len(todo))
     for s in range(0, len(todo), chunk):
-        part = todo[s:s + chunk]
+        part = todo[s : s + chunk]
         got = module.certify(K, qs, progress=False, seed=seed, indices=part)
         by_index = {r.index: r for r in got}
         new = [by_index[i] for i in part]
@@ -231,8 +263,9 @@ def _certify_chunk(indices, shared) -> list[KeyResult]:
     """One task: propose and exactly check the keys ``indices`` of ``shared["keys"]``."""
     K, qs, seed = shared["keys"], shared["query_set"], shared["seed"]
     if qs is None:
-        results = certify_results(K, indices=indices, seed=seed, finding=shared["finding"],
-                                  improve_below=shared["improve_below"])
+        results = certify_results(
+            K, indices=indices, seed=seed, finding=shared["finding"], improve_below=shared["improve_below"]
+        )
     else:
         from .querysets import proposer_for
 
@@ -241,8 +274,9 @@ def _certify_chunk(indices, shared) -> list[KeyResult]:
     return [by_index[i] for i in indices]
 
 
-def _chunked(K, qs, known, on_results, *, progress, seed, context, finding=None,
-             improve_below: float = 0.0) -> list[KeyResult]:
+def _chunked(
+    K, qs, known, on_results, *, progress, seed, context, finding=None, improve_below: float = 0.0
+) -> list[KeyResult]:
     from ..execution import run_tasks
 
     n = len(K)
@@ -255,8 +289,16 @@ def _chunked(K, qs, known, on_results, *, progress, seed, context, finding=None,
         on_results(batch)
 
     shared = {"keys": K, "query_set": qs, "seed": seed, "finding": finding, "improve_below": improve_below}
-    run_tasks(_certify_chunk, chunks, context=context, shared=shared, on_result=record, progress=progress,
-              label="certify", unit="chunk")
+    run_tasks(
+        _certify_chunk,
+        chunks,
+        context=context,
+        shared=shared,
+        on_result=record,
+        progress=progress,
+        label="certify",
+        unit="chunk",
+    )
     return [done[i] for i in range(n)]
 
 
@@ -269,14 +311,26 @@ def check_min_margin(value) -> float | None:
     except (TypeError, ValueError):
         number = float("nan")
     if isinstance(value, bool) or not number >= 0 or number == float("inf"):
-        raise OptionError(f"min margin (--min-margin) {value!r} is not allowed; give a finite number >= 0 "
-                          "(the smallest score gap, for a unit query, that counts)")
+        raise OptionError(
+            f"min margin (--min-margin) {value!r} is not allowed; give a finite number >= 0 "
+            "(the smallest score gap, for a unit query, that counts)"
+        )
     return number
 
 
-def certify(keys, query_set=None, *, progress: bool | None = None, out=None, resume: bool = False,
-            stop_at_first: bool = False, seed: int = 0, min_margin: float | None = None, workers=None,
-            scheduler=None) -> Certificate:
+def certify(
+    keys,
+    query_set=None,
+    *,
+    progress: bool | None = None,
+    out=None,
+    resume: bool = False,
+    stop_at_first: bool = False,
+    seed: int = 0,
+    min_margin: float | None = None,
+    workers=None,
+    scheduler=None,
+) -> Certificate:
     """Certify every key: a :class:`~lnproofs.certificates.Certificate` whose claims have
     all passed the exact checker.
 
@@ -311,35 +365,55 @@ def certify(keys, query_set=None, *, progress: bool | None = None, out=None, res
         raise OptionError("resume=True needs out=PATH (the sidecar file lives next to it)")
     module = proposer_for(qs_json["kind"])
     if min_margin is not None and qs_json["kind"] != "free":
-        raise OptionError(f"min margin (--min-margin) is measured for free queries only; "
-                          f"drop it for {qs_json['kind']} queries")
-    qs = None if qs_json["kind"] == "free" else (
-        query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)
+        raise OptionError(
+            f"min margin (--min-margin) is measured for free queries only; drop it for {qs_json['kind']} queries"
+        )
+    qs = (
+        None
+        if qs_json["kind"] == "free"
+        else (query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)
+    )
     chunked = n >= PARALLEL_MIN_KEYS and not stop_at_first
     if not chunked:
-        resolve_workers(workers, scheduler)            # bad options are refused whatever the size
+        resolve_workers(workers, scheduler)  # bad options are refused whatever the size
         workers = 1 if scheduler is None else None
-    with open_client(workers, scheduler, worthwhile=chunked) as context:   # before any file is touched
-        return _certify(K, qs, qs_json, module, out=out, resume=resume, progress=progress, seed=seed,
-                        stop_at_first=stop_at_first, min_margin=min_margin, context=context if chunked else None)
+    with open_client(workers, scheduler, worthwhile=chunked) as context:  # before any file is touched
+        return _certify(
+            K,
+            qs,
+            qs_json,
+            module,
+            out=out,
+            resume=resume,
+            progress=progress,
+            seed=seed,
+            stop_at_first=stop_at_first,
+            min_margin=min_margin,
+            context=context if chunked else None,
+        )
 
 
 def _out_of_range(K: np.ndarray, err: Exception) -> InputError:
     """One line for keys whose floats defeat the floating-point search (an overflow or a NaN in it)."""
     size = np.abs(K[K != 0])
-    span = (f"from about 2^{math.frexp(float(size.min()))[1]} to 2^{math.frexp(float(size.max()))[1]}"
-            if size.size else "all zero")
-    return InputError(f"the floating-point search failed on these keys ({type(err).__name__}: {str(err)[:80]}); "
-                      f"their non-zero entries range {span}: scale them by a power of two (selectability does "
-                      "not change) so that the entries and their differences stay within the float range")
+    span = (
+        f"from about 2^{math.frexp(float(size.min()))[1]} to 2^{math.frexp(float(size.max()))[1]}"
+        if size.size
+        else "all zero"
+    )
+    return InputError(
+        f"the floating-point search failed on these keys ({type(err).__name__}: {str(err)[:80]}); "
+        f"their non-zero entries range {span}: scale them by a power of two (selectability does "
+        "not change) so that the entries and their differences stay within the float range"
+    )
 
 
-def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_first, min_margin,
-             context) -> Certificate:
+def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_first, min_margin, context) -> Certificate:
     n, d = K.shape
     finding = None
     if qs is None:
         from ..certificates.findings import rank_finding
+
         finding = rank_finding(K)
     known, writer, created = [], None, False
     if out is not None:
@@ -352,12 +426,14 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
             writer = open_append(side)
         else:
             if side.is_file() and side.stat().st_size:
-                raise OptionError(f"{side} holds the results of an interrupted run: add --resume to continue "
-                                  "it, or delete it to start over")
+                raise OptionError(
+                    f"{side} holds the results of an interrupted run: add --resume to continue "
+                    "it, or delete it to start over"
+                )
             writer, created = open_append(side, truncate=True), True
             writer.write(json.dumps({"fingerprint": fingerprint, "n_keys": n, "dim": d}) + "\n")
             writer.flush()
-    if known:                                           # results read back are re-checked
+    if known:  # results read back are re-checked
         from ..kernel.querysets import module_for
 
         trusted = module_for(qs_json["kind"])
@@ -371,17 +447,34 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
 
     try:
         if context is not None:
-            results = _chunked(K, qs, known, on_results, progress=progress, seed=seed, context=context,
-                               finding=finding, improve_below=min_margin or 0.0)
+            results = _chunked(
+                K,
+                qs,
+                known,
+                on_results,
+                progress=progress,
+                seed=seed,
+                context=context,
+                finding=finding,
+                improve_below=min_margin or 0.0,
+            )
         elif qs is None:
-            results = certify_results(K, progress=progress, seed=seed, stop_at_first=stop_at_first,
-                                      known=known, on_results=on_results, finding=finding,
-                                      improve_below=min_margin or 0.0)
+            results = certify_results(
+                K,
+                progress=progress,
+                seed=seed,
+                stop_at_first=stop_at_first,
+                known=known,
+                on_results=on_results,
+                finding=finding,
+                improve_below=min_margin or 0.0,
+            )
         else:
-            results = _other_kind(module, K, qs, known, on_results, progress=progress, seed=seed,
-                                  chunked=out is not None and n > 2000)
+            results = _other_kind(
+                module, K, qs, known, on_results, progress=progress, seed=seed, chunked=out is not None and n > 2000
+            )
     except Exception as err:
-        if created:                       # a failed run leaves nothing; an interrupted one keeps its results
+        if created:  # a failed run leaves nothing; an interrupted one keeps its results
             writer.close()
             remove_quietly(side)
         if isinstance(err, (ArithmeticError, ValueError, np.linalg.LinAlgError)) and not isinstance(err, InputError):

@@ -31,8 +31,10 @@ def solve_margin_cone(Y, c, index: int, radius: float, Q, *, ball=None):
     m = len(others)
     scale = max(1.0, float(np.abs(D).max(initial=0.0)), float(np.abs(e).max(initial=0.0)))
     # variables x = (y (r), t); minimise -t
-    rows = [sp.hstack([sp.csc_matrix(-D / scale), sp.csc_matrix(np.ones((m, 1)))]),
-            sp.vstack([sp.csc_matrix((1, r + 1)), sp.hstack([-sp.identity(r), sp.csc_matrix((r, 1))])])]
+    rows = [
+        sp.hstack([sp.csc_matrix(-D / scale), sp.csc_matrix(np.ones((m, 1)))]),
+        sp.vstack([sp.csc_matrix((1, r + 1)), sp.hstack([-sp.identity(r), sp.csc_matrix((r, 1))])]),
+    ]
     b = [e / scale, np.concatenate([[radius * (1 - 1e-9)], np.zeros(r)])]
     cones = [clarabel.NonnegativeConeT(m), clarabel.SecondOrderConeT(r + 1)]
     if ball is not None:
@@ -46,8 +48,9 @@ def solve_margin_cone(Y, c, index: int, radius: float, Q, *, ball=None):
     settings = clarabel.DefaultSettings()
     settings.verbose = False
     try:
-        solution = clarabel.DefaultSolver(sp.csc_matrix((r + 1, r + 1)), cost, sp.vstack(rows).tocsc(),
-                                          np.concatenate(b), cones, settings).solve()
+        solution = clarabel.DefaultSolver(
+            sp.csc_matrix((r + 1, r + 1)), cost, sp.vstack(rows).tocsc(), np.concatenate(b), cones, settings
+        ).solve()
     except Exception:  # a solver failure is only a missing proposal
         return None
     if str(solution.status) not in ("Solved", "AlmostSolved"):

@@ -22,7 +22,7 @@ import numpy as np
 from ..certificates.findings import RANK_FACTOR, witness_margins
 from ..kernel.checker import ExactKeys
 
-__all__ = ["stretched_coordinates", "witness_margins"]   # witness_margins: from lnproofs.certificates
+__all__ = ["stretched_coordinates", "witness_margins"]  # witness_margins: from lnproofs.certificates
 
 
 def _float_of(value: int, exponent: int) -> float:
@@ -46,17 +46,17 @@ def stretched_coordinates(ek: ExactKeys) -> tuple[np.ndarray, np.ndarray, int]:
     if R.shape[0] < ek.dim:
         R = np.vstack([R, np.zeros((ek.dim - R.shape[0], ek.dim))])
     _, sv, Vt = np.linalg.svd(R)
-    threshold = RANK_FACTOR * 2.0 ** -52 * sv[0]
+    threshold = RANK_FACTOR * 2.0**-52 * sv[0]
     r = int(np.sum(sv > threshold))
     A = Vt.copy()
     for k in range(r, ek.dim):
-        A[k] *= 2.0 ** round(math.log2(sv[0] / max(sv[k], sv[0] * 2.0 ** -70)))
+        A[k] *= 2.0 ** round(math.log2(sv[0] / max(sv[k], sv[0] * 2.0**-70)))
     M, e = integer_matrix(arr)
     Am, ea = integer_matrix(A.T)
     P = M * Am
     base = [int(P[0, c]) for c in range(ek.dim)]
     Y = np.array([[_float_of(int(P[j, c]) - base[c], e + ea) for c in range(ek.dim)] for j in range(ek.n)])
     top = np.max(np.abs(Y), axis=0)
-    top[:r] = np.max(top[:r]) if r else 0.0          # one scale within the subspace: keeps its geometry
+    top[:r] = np.max(top[:r]) if r else 0.0  # one scale within the subspace: keeps its geometry
     scale = np.array([2.0 ** -math.frexp(t)[1] if t > 0 else 1.0 for t in top])
     return Y * scale, A * scale[:, None], r

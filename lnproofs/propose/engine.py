@@ -55,7 +55,7 @@ __all__ = ["unique_results"]
 def _witness_vectors(Q: np.ndarray, exponent: int, bits: int = 30) -> list[tuple]:
     """Short dyadic witnesses along the rows of Q, scaled by a power of two so scores stay near 1."""
     top = np.max(np.abs(Q), axis=1, keepdims=True)
-    r = np.round(Q / np.where(top == 0, 1.0, top) * 2.0 ** bits)
+    r = np.round(Q / np.where(top == 0, 1.0, top) * 2.0**bits)
     return [tuple(row) for row in np.ldexp(r, -bits - exponent).tolist()]
 
 
@@ -66,14 +66,15 @@ class _Engine(LPRounds):
     coordinates: coords_j = lift . k_j + constant (up to rounding of coords), so a query
     q' there is the query lift^T q' for the keys."""
 
-    def __init__(self, P: np.ndarray, seed: int, coords=None, lift=None, ek: ExactKeys | None = None,
-                 exact_lift: bool = False):
+    def __init__(
+        self, P: np.ndarray, seed: int, coords=None, lift=None, ek: ExactKeys | None = None, exact_lift: bool = False
+    ):
         self.P = P
-        self.exact_lift = exact_lift            # witnesses are lift^T q' exactly (stretched coordinates)
+        self.exact_lift = exact_lift  # witnesses are lift^T q' exactly (stretched coordinates)
         self.ek = ek if ek is not None else ExactKeys(P)
         top = float(np.max(np.abs(P))) if P.size else 0.0
         self.exponent = int(np.clip(np.frexp(top)[1] if top else 0, -990, 990))
-        Ps = np.ldexp(P, -self.exponent)        # exact power-of-two rescaling: no overflow below
+        Ps = np.ldexp(P, -self.exponent)  # exact power-of-two rescaling: no overflow below
         self.uncentred = None
         if coords is None:
             X = Ps - Ps.mean(axis=0)
@@ -83,19 +84,19 @@ class _Engine(LPRounds):
         self.lift = None if lift is None else np.asarray(lift, dtype=np.float64)
         self.m, self.d = X.shape
         span = float(np.max(np.abs(X))) if X.size else 0.0
-        self.X = X / (span or 1.0)              # float copy for proposals only
-        self.candidate_directions: list = []    # (weights, offset) of extra first LP candidates
-        self.box = np.ones(self.d)               # |q_l| <= box_l in the separation LPs
+        self.X = X / (span or 1.0)  # float copy for proposals only
+        self.candidate_directions: list = []  # (weights, offset) of extra first LP candidates
+        self.box = np.ones(self.d)  # |q_l| <= box_l in the separation LPs
         self.rng = np.random.default_rng(seed)
         self.vertices: set[int] = set()
         self._spanning = None
         self._lp = None
         self._pool = None
         self._exact_span = False
-        self.last_candidates: dict[int, list] | None = None   # kept (a dict) on stretched coordinates
-        self.tried: set[int] = set()            # keys given a subspace search (plane engine)
-        self.searched = {True: 0, False: 0}      # outcomes of those searches: vertex there or not
-        self.start_first = False                 # subspace search first before any outcome is known
+        self.last_candidates: dict[int, list] | None = None  # kept (a dict) on stretched coordinates
+        self.tried: set[int] = set()  # keys given a subspace search (plane engine)
+        self.searched = {True: 0, False: 0}  # outcomes of those searches: vertex there or not
+        self.start_first = False  # subspace search first before any outcome is known
 
     def record(self, vertex: bool) -> None:
         """Count the outcome of a subspace search for a key left open by the cheap witnesses."""
@@ -131,15 +132,15 @@ class _Engine(LPRounds):
         """For each proposal q_r: the strongest other key j and the float gap q_r.(x_r - x_j)."""
         j = np.empty(len(rows), dtype=np.int64)
         gap = np.empty(len(rows))
-        step = max(1, (1 << 21) // max(self.m, 1))            # 16 MB blocks, as the kernel
+        step = max(1, (1 << 21) // max(self.m, 1))  # 16 MB blocks, as the kernel
         for s in range(0, len(rows), step):
-            r = rows[s:s + step]
-            S = Q[s:s + step] @ self.X.T
+            r = rows[s : s + step]
+            S = Q[s : s + step] @ self.X.T
             ar = np.arange(len(r))
             own = S[ar, r].copy()
             S[ar, r] = -np.inf
             jj = S.argmax(axis=1)
-            j[s:s + step], gap[s:s + step] = jj, own - S[ar, jj]
+            j[s : s + step], gap[s : s + step] = jj, own - S[ar, jj]
         return j, gap
 
     def cheap_witnesses(self, todo: np.ndarray) -> dict[int, np.ndarray]:
@@ -204,9 +205,10 @@ class _Engine(LPRounds):
                 break
             vecs = []
             if attempt == "short":
-                vecs = _witness_vectors(np.array([self.float_query(q) for _, q in items]).reshape(len(items), -1),
-                                        self.exponent)
-            for _, q in ([] if attempt == "short" else items):
+                vecs = _witness_vectors(
+                    np.array([self.float_query(q) for _, q in items]).reshape(len(items), -1), self.exponent
+                )
+            for _, q in [] if attempt == "short" else items:
                 f = self.float_query(q)
                 if attempt == "float":
                     vecs.append(tuple(np.ldexp(f / (np.max(np.abs(f)) or 1.0), -self.exponent).tolist()))
@@ -234,17 +236,27 @@ def _engines(P: np.ndarray, seed: int, finding) -> tuple[_Engine, _Engine | None
     Y, A, r = stretched_coordinates(ek)
     plane = _Engine(P, seed, coords=Y[:, :r], lift=A[:r], ek=ek) if r > 0 else None
     main = _Engine(P, seed, coords=Y, lift=A, ek=ek, exact_lift=True)
-    main.last_candidates = {}                # final LP candidates: where the subspace search starts
-    main.box[r:] = 2.0 ** -10                # little weight across the subspace: its part of q is small
-    for sign in (1.0, -1.0):        # first LP candidates also from both sides across the subspace
+    main.last_candidates = {}  # final LP candidates: where the subspace search starts
+    main.box[r:] = 2.0**-10  # little weight across the subspace: its part of q is small
+    for sign in (1.0, -1.0):  # first LP candidates also from both sides across the subspace
         offset = np.zeros(main.d)
         offset[r:] = sign
         main.candidate_directions.append((np.ones(main.d), offset))
     return main, plane
 
 
-def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress, stop_at_first: bool, emit,
-                   batch: int = 256, finding: dict | None = None, improve_below: float = 0.0) -> dict[int, KeyResult]:
+def unique_results(
+    P: np.ndarray,
+    todo: np.ndarray,
+    *,
+    seed: int,
+    progress,
+    stop_at_first: bool,
+    emit,
+    batch: int = 256,
+    finding: dict | None = None,
+    improve_below: float = 0.0,
+) -> dict[int, KeyResult]:
     """Results for the distinct keys P (indices into P) listed in ``todo``.
 
     ``finding``: the rank finding of the keys (stretched search when the numerical affine
@@ -264,8 +276,10 @@ def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress, stop
         if sel:
             got = witness_margins(engine.ek, [(r.index, r.witness) for r in sel])
             # (KeyResult itself rather than dataclasses.replace: the same fields, without its field walk)
-            by = {r.index: KeyResult(r.index, r.status, r.witness, r.combination, r.verified, m, r.reason, r.extras)
-                  for r, m in zip(sel, got)}
+            by = {
+                r.index: KeyResult(r.index, r.status, r.witness, r.combination, r.verified, m, r.reason, r.extras)
+                for r, m in zip(sel, got)
+            }
             batch_results = [by.get(r.index, r) if r.status == "selectable" else r for r in batch_results]
             for r in batch_results:
                 out[r.index] = r
@@ -273,7 +287,7 @@ def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress, stop
 
     wanted = set(todo.tolist())
     first = []
-    if plane is not None:                       # witnesses inside the subspace first
+    if plane is not None:  # witnesses inside the subspace first
         done, _ = plane.verify(plane.cheap_witnesses(np.arange(plane.m)))
         engine.vertices.update(done)
         first += [KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in wanted]
@@ -296,10 +310,10 @@ def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress, stop
         left = [i for i in left if i not in out]
         sweeper.misses = 0
     for s in range(0, len(left), batch):
-        chunk = [i for i in left[s:s + batch] if i not in out]
+        chunk = [i for i in left[s : s + batch] if i not in out]
         witnesses, new, in_plane = {}, [], {}
         for i in chunk:
-            if i in out:                     # settled meanwhile by a simplex sweep
+            if i in out:  # settled meanwhile by a simplex sweep
                 continue
             if plane is not None and plane.first():
                 kind, *data = plane.clarkson(i)  # a vertex within the subspace: one search, done
@@ -313,7 +327,7 @@ def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress, stop
                 witnesses[i] = data[0]
                 continue
             if plane is not None and i not in plane.tried:
-                plane.record(False)          # inside the hull: inside it within the subspace too
+                plane.record(False)  # inside the hull: inside it within the subspace too
             if kind == "inside":
                 out[i] = decide_inside(engine, i, *data)
                 if out[i].status == "unselectable" and sweeper.active:
@@ -332,7 +346,7 @@ def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress, stop
             for i, v in good.items():
                 out[i] = KeyResult(i, "selectable", v, None, "exact")
                 new.append(out[i])
-            for i in bad:                    # rare: let the stretched search propose instead
+            for i in bad:  # rare: let the stretched search propose instead
                 kind, *data = engine.clarkson(i)
                 if kind == "witness":
                     witnesses[i] = data[0]
@@ -345,15 +359,24 @@ def unique_results(P: np.ndarray, todo: np.ndarray, *, seed: int, progress, stop
             new.append(out[i])
         for i in bad:
             w = repair_witness(engine, i, witnesses[i])
-            out[i] = (KeyResult(i, "selectable", w, None, "exact") if w is not None else
-                      exact_fallback(engine, i, "the query proposed by the float solver failed the exact check"))
+            out[i] = (
+                KeyResult(i, "selectable", w, None, "exact")
+                if w is not None
+                else exact_fallback(engine, i, "the query proposed by the float solver failed the exact check")
+            )
             new.append(out[i])
         send(new)
         if stop_at_first and any(r.status in ("unselectable", "tie-only") for r in new):
             break
     tried = set() if plane is None else plane.tried
-    again = {r.index for r in out.values() if r.status == "selectable" and r.margin is not None
-             and r.index not in tried and (r.margin < improve_below or (plane is not None and r.index not in plane.vertices))}
+    again = {
+        r.index
+        for r in out.values()
+        if r.status == "selectable"
+        and r.margin is not None
+        and r.index not in tried
+        and (r.margin < improve_below or (plane is not None and r.index not in plane.vertices))
+    }
     send(_larger_margins(plane or engine, out, sorted(again)))
     return out
 
@@ -366,10 +389,10 @@ def _verify_plane_first(engine: _Engine, plane: _Engine | None, proposals: dict)
     if plane is None or not proposals:
         return engine.verify(proposals)
     plane.vertices.update(engine.vertices)
-    good, _ = plane.verify({i: q[:plane.d] for i, q in proposals.items()})   # the part within the subspace
+    good, _ = plane.verify({i: q[: plane.d] for i, q in proposals.items()})  # the part within the subspace
     inside = {}
     for i in proposals:
-        if i in good or i in plane.tried:                 # already searched within the subspace: not a vertex there
+        if i in good or i in plane.tried:  # already searched within the subspace: not a vertex there
             continue
         plane.tried.add(i)
         kind, *data = plane.clarkson(i, engine.last_candidates.pop(i, ()))

@@ -46,10 +46,14 @@ def exact_margins(layer, items) -> list:
         return []
     cols = [q.numer_denom() for _, q in items]
     m = len(items)
-    S = (layer.keys.integer_matrix() * fmpz_mat(layer.d, m, [int(num[a, 0]) for a in range(layer.d) for num, _ in cols])).entries()
+    S = (
+        layer.keys.integer_matrix() * fmpz_mat(layer.d, m, [int(num[a, 0]) for a in range(layer.d) for num, _ in cols])
+    ).entries()
     out = []
     for t, (index, _) in enumerate(items):
-        column = S[t::m]                                   # q.k_j = column[j] * 2**exponent / den
-        others = column[:index] + column[index + 1:]
-        out.append(fmpq(column[index] - max(others)) * pow2(layer.keys.exponent) / fmpq(int(cols[t][1])) if others else None)
+        column = S[t::m]  # q.k_j = column[j] * 2**exponent / den
+        others = column[:index] + column[index + 1 :]
+        out.append(
+            fmpq(column[index] - max(others)) * pow2(layer.keys.exponent) / fmpq(int(cols[t][1])) if others else None
+        )
     return out

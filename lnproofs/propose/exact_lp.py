@@ -47,8 +47,7 @@ def simplex(A: list[list], b: list, c: list):
     """max c.x s.t. A x = b, x >= 0 (b >= 0).  Returns (status, x, y) where y are the
     duals (for "infeasible": a Farkas vector with y.A <= 0 and y.b > 0)."""
     m, n = len(A), len(A[0])
-    T = [[Fraction(v) for v in A[r]] + [Fraction(int(r == k)) for k in range(m)] + [Fraction(b[r])]
-         for r in range(m)]
+    T = [[Fraction(v) for v in A[r]] + [Fraction(int(r == k)) for k in range(m)] + [Fraction(b[r])] for r in range(m)]
     basis = [n + r for r in range(m)]
     phase1 = [Fraction(0)] * n + [Fraction(-1)] * m
     _run(T, basis, phase1, list(range(n)))
@@ -59,10 +58,10 @@ def simplex(A: list[list], b: list, c: list):
     if sum((T[r][-1] for r in range(m) if basis[r] >= n), Fraction(0)) > 0:
         y = [-v for v in duals(phase1)]
         return "infeasible", None, y
-    for r in range(m):                    # drive zero-level artificials out of the basis
+    for r in range(m):  # drive zero-level artificials out of the basis
         if basis[r] >= n:
             col = next((j for j in range(n) if T[r][j] != 0), None)
-            if col is not None:           # else the row is redundant and stays at zero
+            if col is not None:  # else the row is redundant and stays at zero
                 _pivot(T, basis, r, col)
     cost = [Fraction(v) for v in c] + [Fraction(0)] * m
     status = _run(T, basis, cost, list(range(n)))
@@ -83,7 +82,7 @@ def classify_key(rows: list[list[int]], i: int, columns: list[int], spanning: li
     b = [0] * d + [1]
     status, lam, y = simplex(A, b, [0] * len(cols))
     if status == "infeasible":
-        return ("witness", y[:d])     # y.a_j <= 0 < y.b: q = y[:d] has q.(k_i - k_j) >= y.b > 0
+        return ("witness", y[:d])  # y.a_j <= 0 < y.b: q = y[:d] has q.(k_i - k_j) >= y.b > 0
     span = [j for j in spanning if j != i]
     # max t: sum_{j not in S} lam_j a_j + sum_{j in S} (mu_j + t) a_j = b
     rest = [j for j in cols if j not in set(span)]

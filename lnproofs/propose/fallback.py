@@ -90,8 +90,11 @@ def decide_inside(engine, i: int, support, weights) -> KeyResult:
     comb = engine.unselectable(i, support, weights, everything=True)
     if comb is not None:
         return KeyResult(i, "unselectable", None, comb, "exact")
-    return exact_fallback(engine, i, "the float solver placed the key inside the hull but its repaired "
-                                      "certificates did not pass the exact checker")
+    return exact_fallback(
+        engine,
+        i,
+        "the float solver placed the key inside the hull but its repaired certificates did not pass the exact checker",
+    )
 
 
 def repair_witness(engine, i: int, q: np.ndarray):

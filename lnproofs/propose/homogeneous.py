@@ -66,17 +66,32 @@ def homogeneous_results(keys, qs, tokens, *, seed: int = 0) -> list:
     if not len(tokens):
         return []
     n, wanted = qs.width, {int(i) for i in tokens}
-    exact = offset_points(keys, qs)                 # a_j exact: one subtraction rounds each point once
+    exact = offset_points(keys, qs)  # a_j exact: one subtraction rounds each point once
     floats = None if exact is None else exact[0][:, :-1] - exact[0][:, -1:] if qs.centred else exact[0]
-    got = certify(np.asarray(keys, dtype=np.float64), SubspaceQuerySet(difference_map(qs)), floats=floats,
-                  indices=sorted(wanted), seed=seed)
+    got = certify(
+        np.asarray(keys, dtype=np.float64),
+        SubspaceQuerySet(difference_map(qs)),
+        floats=floats,
+        indices=sorted(wanted),
+        seed=seed,
+    )
     out = []
     for r in got:
         if r.index not in wanted:
             continue
         if r.status == "selectable" and r.extras.get("z") is not None:
-            out.append(KeyResult(r.index, "selectable", None, None, "exact", r.margin, None,
-                                 {"u": _u_of(r.extras["z"], n, qs.centred)}))
+            out.append(
+                KeyResult(
+                    r.index,
+                    "selectable",
+                    None,
+                    None,
+                    "exact",
+                    r.margin,
+                    None,
+                    {"u": _u_of(r.extras["z"], n, qs.centred)},
+                )
+            )
         elif r.status in ("unselectable", "tie-only") and r.combination is not None:
             out.append(_dual(r.index, r.combination))
     return out
@@ -87,9 +102,16 @@ def _dual(index: int, combination):
     from ..certificates.writers import format_fraction
     from ..kernel.certificates import KeyResult
 
-    return KeyResult(index, "not-realisable", None, None, "exact", None, None,
-                     {"dual": {"indices": list(combination.indices),
-                               "weights": [format_fraction(w) for w in combination.weights]}})
+    return KeyResult(
+        index,
+        "not-realisable",
+        None,
+        None,
+        "exact",
+        None,
+        None,
+        {"dual": {"indices": list(combination.indices), "weights": [format_fraction(w) for w in combination.weights]}},
+    )
 
 
 def offset_points(keys, qs):
@@ -103,7 +125,7 @@ def offset_points(keys, qs):
     if not (powers or single) or getattr(qs, "rotation", None) is not None:
         return None
     A = K[:, W.argmax(axis=0)] * g
-    tiny = (np.abs(A) < 2.0 ** -1022) & (A != 0)
+    tiny = (np.abs(A) < 2.0**-1022) & (A != 0)
     return None if tiny.any() or not np.all(np.isfinite(A)) else (A, K @ (W @ arrays["beta"] + arrays["b_q"]))
 
 
@@ -122,9 +144,11 @@ def relaxed_duals(keys, qs, tokens, *, seed: int = 0) -> list:
         return []
     A, c = points
     wanted = {int(i) for i in tokens}
-    out = [_dual(r.index, r.combination)
-           for r in certify(A, BoxQuerySet(None, tuple(c.tolist())), indices=sorted(wanted), seed=seed)
-           if r.index in wanted and r.status == "not-realisable" and r.combination is not None]
+    out = [
+        _dual(r.index, r.combination)
+        for r in certify(A, BoxQuerySet(None, tuple(c.tolist())), indices=sorted(wanted), seed=seed)
+        if r.index in wanted and r.status == "not-realisable" and r.combination is not None
+    ]
     # the offsets were rounded to doubles (c_j = k_j . q0): a dual the exact offsets refuse is dropped
     # here, so that its token still goes to the norm's own search
     return [r for r, v in zip(out, check_all(keys, qs, out)) if v.ok] if out else []

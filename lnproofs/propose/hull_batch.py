@@ -33,8 +33,8 @@ from .twins import row_classes
 __all__ = ["propose_batch", "certify_fast"]
 
 _ROUNDS = 60
-_MORE = 4           # keys beyond k_i along a residual direction added per round
-_NEAR = 32          # the second candidate set: this many (d + 1) nearest vertices
+_MORE = 4  # keys beyond k_i along a residual direction added per round
+_NEAR = 32  # the second candidate set: this many (d + 1) nearest vertices
 
 
 class _Winners:
@@ -48,14 +48,14 @@ class _Winners:
         best = np.empty(len(Q), dtype=np.int64)
         clear = np.empty(len(Q), dtype=bool)
         for start in range(0, len(Q), chunk):
-            part = Q[start:start + chunk]
-            S = part @ self.K.T                          # m x n, one query per row
+            part = Q[start : start + chunk]
+            S = part @ self.K.T  # m x n, one query per row
             rows = np.arange(len(part))
             b = S.argmax(axis=1)
             top = S[rows, b]
             S[rows, b] = -np.inf
-            best[start:start + chunk] = b
-            clear[start:start + chunk] = top - S.max(axis=1) > self.rel * (np.abs(part) @ self.colmax + 1e-300)
+            best[start : start + chunk] = b
+            clear[start : start + chunk] = top - S.max(axis=1) > self.rel * (np.abs(part) @ self.colmax + 1e-300)
         return best, clear
 
     def one(self, q: np.ndarray) -> tuple[int, bool]:
@@ -97,7 +97,7 @@ class _ExactLift:
         ints, _ = dyadic_integers(K)
         low = min(((v & -v).bit_length() - 1 for v in ints if v), default=0)
         n, d = K.shape
-        self.rows = [[v >> low for v in ints[r * d:(r + 1) * d]] for r in range(n)]
+        self.rows = [[v >> low for v in ints[r * d : (r + 1) * d]] for r in range(n)]
         self.d = d
 
     def weights(self, target: int, support: list[int], A: np.ndarray) -> list[Fraction] | None:
@@ -111,7 +111,7 @@ class _ExactLift:
         tries = [list(range(m))] if s == m else [list(range(s - 1)) + [m - 1]]
         tries.append(None)
         for rows in tries:
-            if rows is None:                             # pick independent rows numerically
+            if rows is None:  # pick independent rows numerically
                 from scipy.linalg import qr
 
                 _, R, piv = qr(A.T, mode="economic", pivoting=True)
@@ -123,7 +123,7 @@ class _ExactLift:
             b = [1] * s
             for a, r in enumerate(rows):
                 if r < self.d:
-                    flat[a * s:(a + 1) * s] = [c[r] for c in cols]
+                    flat[a * s : (a + 1) * s] = [c[r] for c in cols]
                     b[a] = rhs[r]
             try:
                 x = fmpz_mat(s, s, flat).solve(fmpz_mat(s, 1, b))
@@ -149,27 +149,31 @@ def propose_batch(keys, *, seed: int = 0, directions: int = 1) -> dict[int, KeyR
     centre = K.mean(axis=0)
     rng = np.random.default_rng(seed)
     white = _whitening(K - centre)
-    for Q in (K - centre, (K - centre) @ white @ white.T, rng.standard_normal((directions * n, d)),
-              rng.standard_normal((directions * n, d)) @ white.T):
+    for Q in (
+        K - centre,
+        (K - centre) @ white @ white.T,
+        rng.standard_normal((directions * n, d)),
+        rng.standard_normal((directions * n, d)) @ white.T,
+    ):
         best, clear = win.many(Q)
         for t in np.flatnonzero(clear):
             i = int(best[t])
             if not vertex[i]:
                 vertex[i], witness[i] = True, Q[t]
     spread = float(np.abs(K - centre).max()) or 1.0
-    lift = np.vstack([((K - centre) / spread).T, np.ones((1, n))])   # (d+1) x n, well scaled
+    lift = np.vstack([((K - centre) / spread).T, np.ones((1, n))])  # (d+1) x n, well scaled
     order = _neighbours(K - centre, white)
     exact = _ExactLift(K)
     small = 4 * (d + 1)
     for i in np.flatnonzero(~vertex):
         i = int(i)
         near = order[i][vertex[order[i]]]
-        tries = [near[:small], near[:_NEAR * (d + 1)], np.flatnonzero(vertex)]
+        tries = [near[:small], near[: _NEAR * (d + 1)], np.flatnonzero(vertex)]
         extra: list[int] = []
         for _ in range(_ROUNDS):
             cols = np.concatenate([tries[0], np.asarray(extra, dtype=np.int64)]) if extra else tries[0]
             if not len(cols):
-                break                                   # no vertex known: leave it to the engine
+                break  # no vertex known: leave it to the engine
             A = lift[:, cols]
             lam, res = nnls(A, lift[:, i], maxiter=50 * (d + 1))
             if res <= 1e-11:
@@ -185,13 +189,13 @@ def propose_batch(keys, *, seed: int = 0, directions: int = 1) -> dict[int, KeyR
                 break
             if not clear or j == i or bool(np.any(cols == j)):
                 if len(tries) == 1:
-                    break                               # no progress: leave it to the engine
-                tries.pop(0)                            # a larger candidate set
+                    break  # no progress: leave it to the engine
+                tries.pop(0)  # a larger candidate set
                 continue
             if not vertex[j]:
                 vertex[j], witness[j] = True, q
             extra.append(j)
-            if _MORE:                                   # the next keys beyond k_i along q, too
+            if _MORE:  # the next keys beyond k_i along q, too
                 above = np.flatnonzero(score > score[i])
                 if len(above) > _MORE:
                     above = above[np.argpartition(score[above], -_MORE)[-_MORE:]]
@@ -206,8 +210,8 @@ def certify_fast(keys, *, seed: int = 0):
     :func:`~lnproofs.propose.certification.certify` gives, faster on many keys in low
     dimension: the batch proposals that pass the exact checker are kept, the general
     engine does the rest."""
-    from ..kernel.arrays import as_real_array
     from ..certificates.certificate import Certificate
+    from ..kernel.arrays import as_real_array
     from ..kernel.querysets.free import check_all
     from .certification import certify, certify_results
 

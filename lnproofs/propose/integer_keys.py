@@ -34,16 +34,16 @@ def integer_keys(values):
     arr = np.asarray(values, dtype=np.float64)
     rows, cols = arr.shape
     mant, expo = np.frexp(arr.reshape(-1))
-    ints = (mant * 2.0 ** 53).astype(np.int64)                       # exact: 53-bit mantissas
+    ints = (mant * 2.0**53).astype(np.int64)  # exact: 53-bit mantissas
     expo = expo.astype(np.int64) - 53
     nz = ints != 0
     if not nz.any():
         return fmpz_mat(rows, cols), 0
     base = int(expo[nz].min())
     shift = np.where(nz, expo - base, 0)
-    sign, mag = np.sign(ints), np.abs(ints).astype(np.uint64)       # |m| < 2**53
+    sign, mag = np.sign(ints), np.abs(ints).astype(np.uint64)  # |m| < 2**53
     total = fmpz_mat(rows, cols)
-    for k in range(-(-int((shift + 53).max()) // LIMB)):             # limbs of the largest |m| * 2**s
+    for k in range(-(-int((shift + 53).max()) // LIMB)):  # limbs of the largest |m| * 2**s
         # limb k of |m| * 2**s (bits 62k .. 62k + 61): |m| shifted by s - 62k, left or right;
         # numpy's unsigned shift keeps the low 64 bits, all the mask reads; by 64 or more: none
         low = shift - LIMB * k
@@ -72,13 +72,13 @@ def key_differences(keys, with_keys: bool = True):
     limbs = _float_limbs(arr)
     if limbs is None:
         K, _ = integer_keys(arr)
-        E = fmpz_mat(max(N - 1, 0), N)                               # row r: key r + 1 minus key 0
+        E = fmpz_mat(max(N - 1, 0), N)  # row r: key r + 1 minus key 0
         for r in range(N - 1):
             E[r, 0], E[r, r + 1] = -1, 1
         return E * K, (K if with_keys else None)
     D = fmpz_mat(max(N - 1, 0), d)
     for k, part in enumerate(limbs):
-        diff = part[1:] - part[0]                                    # exact: |entries| < 2**53
+        diff = part[1:] - part[0]  # exact: |entries| < 2**53
         if diff.any():
             D += fmpz_mat(N - 1, d, diff.astype(np.int64).ravel().tolist()) * (1 << (FLOAT_LIMB * k))
     return D, (integer_keys(arr)[0] if with_keys else None)
@@ -99,7 +99,7 @@ def _float_limbs(arr):
     ``|v| 2**-52`` (a power-of-two scaling, then an integer part); ``|v| - hi 2**52`` is an
     integer below ``2**52`` made of bits of ``|v|``, so it is a float and the subtraction
     returns it exactly; the signs multiply integers below ``2**52``."""
-    if not np.isfinite(arr).all():                   # not integers at all: the integer road says what it does
+    if not np.isfinite(arr).all():  # not integers at all: the integer road says what it does
         return None
     mant, expo = np.frexp(arr)
     nz = mant != 0

@@ -7,11 +7,10 @@ lies in ``[lo, hi]`` for certain.  Used for softmax weights, entropies and squar
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from typing import Iterable, Sequence
 
-__all__ = ["PRECISION", "interval", "bounds", "softmax_weight", "entropy", "sqrt_of",
-           "score_scale"]
+__all__ = ["PRECISION", "interval", "bounds", "softmax_weight", "entropy", "sqrt_of", "score_scale"]
 
 PRECISION = 100
 
@@ -79,4 +78,3 @@ def sqrt_of(value, ctx=None):
     """``sqrt(value)`` for an exact non-negative rational."""
     ctx = ctx or _ctx()
     return ctx.sqrt(interval(value, ctx))
-

@@ -29,8 +29,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..certificates.check import check_layernorm_range
 from ..certificates.certificate import Certificate
+from ..certificates.check import check_layernorm_range
 from ..certificates.writers import layernorm_keys_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import Combination, KeyResult
@@ -51,8 +51,9 @@ def layernorm_spec(width: int, gain=None, bias=None, eps=0.0) -> LayerNormKeys:
         if arr is None:
             raise ShapeError(f"{name} has shape {np.shape(value)}; give a vector of length {width}")
         if arr.shape[0] != width:
-            raise ShapeError(f"{name} has length {arr.shape[0]} but the LayerNorm inputs have width {width}; "
-                             "they must match")
+            raise ShapeError(
+                f"{name} has length {arr.shape[0]} but the LayerNorm inputs have width {width}; they must match"
+            )
         out[name] = tuple(float(v) for v in arr)
     try:
         value = float(eps)
@@ -90,13 +91,13 @@ def _float_margins(keys: ExactLayerNormKeys, items) -> list[float]:
     own = S[idx, cols].copy()
     S[idx, cols] = -np.inf
     top = np.abs(Q).max(axis=1, initial=0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):            # row norms without underflow or overflow
+    with np.errstate(divide="ignore", invalid="ignore"):  # row norms without underflow or overflow
         norm = np.where(top > 0, top * np.linalg.norm(Q / np.where(top > 0, top, 1.0)[:, None], axis=1), 0.0)
         out = [float(g / m) if m else 0.0 for g, m in zip(own - S.max(axis=0), norm)]
     out = [m if m is None or np.isfinite(m) else None for m in out]
     scale = np.abs(Q * gain) @ np.abs(keys.z).max(axis=0)
-    for c in np.flatnonzero(np.abs(own - S.max(axis=0)) <= 2.0 ** -40 * scale):
-        out[c] = _interval_margin(keys, *items[c]) / float(norm[c])     # below float resolution
+    for c in np.flatnonzero(np.abs(own - S.max(axis=0)) <= 2.0**-40 * scale):
+        out[c] = _interval_margin(keys, *items[c]) / float(norm[c])  # below float resolution
     return out
 
 
@@ -108,7 +109,7 @@ def _interval_margin(keys: ExactLayerNormKeys, i: int, q) -> float:
 
     Q, den = integer_vector_of_fractions([g * Fraction(v) for g, v in zip(keys.gain, q)])
     s = Fraction(1, den)
-    A = keys.score_parts(q)                                   # Q.C_j for every key
+    A = keys.score_parts(q)  # Q.C_j for every key
     old = ctx.prec
     try:
         ctx.prec = 256
@@ -126,7 +127,7 @@ def _lp_round(keys: ExactLayerNormKeys, reps: list[int], open_keys: list[int], f
     from .repair import independent_columns
 
     n = keys.n
-    basis = np.linalg.qr(np.eye(n) - 1.0 / n)[0][:, : n - 1]      # orthonormal basis of 1.z = 0
+    basis = np.linalg.qr(np.eye(n) - 1.0 / n)[0][:, : n - 1]  # orthonormal basis of 1.z = 0
     Zp = keys.z[reps] @ basis
     pos = {j: r for r, j in enumerate(reps)}
     engine = _Engine(Zp, seed)
@@ -149,8 +150,7 @@ def _lp_round(keys: ExactLayerNormKeys, reps: list[int], open_keys: list[int], f
     return witnesses, supports
 
 
-def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_margin=None,
-                              seed: int = 0) -> Certificate:
+def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_margin=None, seed: int = 0) -> Certificate:
     """Certify which LayerNorm outputs can win the attention argmax, from the inputs.
 
     ``inputs``: N x n array of LayerNorm inputs (one row per key); ``gain``, ``bias``:
@@ -176,8 +176,10 @@ def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_marg
     reps = []
     bad = np.flatnonzero(~keys.defined)
     if bad.size:
-        raise InputError(f"LayerNorm input row {int(bad[0])} is constant and eps is 0, so its output is 0/0 "
-                         f"({bad.size} such rows); give eps > 0 or drop those rows")
+        raise InputError(
+            f"LayerNorm input row {int(bad[0])} is constant and eps is 0, so its output is 0/0 "
+            f"({bad.size} such rows); give eps > 0 or drop those rows"
+        )
     for members in groups.values():
         reps.append(members[0])
     gain_arr = np.array([float(g) for g in keys.gain])
@@ -188,8 +190,11 @@ def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_marg
     for mode, part in (("strict", [i for i in reps if i not in shared]), ("tie", [i for i in reps if i in shared])):
         found.update(_verify(keys, {i: proposals[i] for i in part}, mode))
         # the exact direction of z_i where its float failed: c_i / gain
-        exact = {i: tuple(Fraction(c) / g if g else Fraction(0) for c, g in zip(keys.C[i], keys.gain))
-                 for i in part if i not in found}
+        exact = {
+            i: tuple(Fraction(c) / g if g else Fraction(0) for c, g in zip(keys.C[i], keys.gain))
+            for i in part
+            if i not in found
+        }
         found.update(_verify(keys, exact, mode))
     open_keys = [i for i in reps if i not in found and i not in shared]
     supports = {}
@@ -204,11 +209,15 @@ def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_marg
         elif i in found:
             results[i] = KeyResult(i, "selectable", found[i], None, "exact", margins[i])
         elif i in supports and check_ln_interior(keys, i, supports[i]) is None:
-            results[i] = KeyResult(i, "unselectable", None, Combination(tuple(supports[i]), _midpoints(keys, i, supports[i])),
-                                   "exact")
+            results[i] = KeyResult(
+                i, "unselectable", None, Combination(tuple(supports[i]), _midpoints(keys, i, supports[i])), "exact"
+            )
         else:
-            why = ("the search proposed an interior simplex but interval arithmetic did not prove it"
-                   if i in supports else "no witness and no interior simplex could be proved")
+            why = (
+                "the search proposed an interior simplex but interval arithmetic did not prove it"
+                if i in supports
+                else "no witness and no interior simplex could be proved"
+            )
             results[i] = KeyResult(i, "undecided", reason=why)
     for members in groups.values():
         head = results[members[0]]
@@ -216,15 +225,29 @@ def certify_layernorm_outputs(inputs, gain=None, bias=None, eps=0.0, *, min_marg
             twin = members[0]
             if head.status == "tie-only":
                 ok = check_ln_witnesses(keys, [(j, head.witness)], mode="tie")[0] is None
-                results[j] = (KeyResult(j, "tie-only", head.witness, Combination((twin,), (1,)), "exact") if ok
-                              else KeyResult(j, "undecided", reason="its output equals another key's"))
+                results[j] = (
+                    KeyResult(j, "tie-only", head.witness, Combination((twin,), (1,)), "exact")
+                    if ok
+                    else KeyResult(j, "undecided", reason="its output equals another key's")
+                )
             elif head.status == "unselectable":
-                results[j] = KeyResult(j, "unselectable", None, Combination(
-                    tuple(head.combination.indices), head.combination.weights), "exact")
+                results[j] = KeyResult(
+                    j,
+                    "unselectable",
+                    None,
+                    Combination(tuple(head.combination.indices), head.combination.weights),
+                    "exact",
+                )
             else:
                 results[j] = KeyResult(j, head.status, None, None, "none", reason=head.reason)
-    return Certificate(N, n, {"kind": "free"}, tuple(results[i] for i in range(N)),
-                       min_margin=min_margin, keys_from=layernorm_keys_to_json(spec))
+    return Certificate(
+        N,
+        n,
+        {"kind": "free"},
+        tuple(results[i] for i in range(N)),
+        min_margin=min_margin,
+        keys_from=layernorm_keys_to_json(spec),
+    )
 
 
 def _midpoints(keys: ExactLayerNormKeys, i: int, support: list[int]) -> tuple:

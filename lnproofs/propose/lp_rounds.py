@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel.certificates import Combination
 from ..execution.threads import highs_threads
+from ..kernel.certificates import Combination
 from ..kernel.checker import check_witnesses
 from .exact_checks import check_combination, key_row
 
 __all__ = ["LP", "LPRounds", "LP_ROUNDS"]
 
 LP_ROUNDS = 40
-_K0 = 4            # initial candidates per key: _K0 * (d + 1) hull vertices
+_K0 = 4  # initial candidates per key: _K0 * (d + 1) hull vertices
 
 
 def _quiet(make):
@@ -35,7 +35,7 @@ def _quiet(make):
     try:
         libc = ctypes.CDLL(None)
         null = os.open(os.devnull, os.O_WRONLY)
-    except OSError:                      # no C library handle or null device here: the banner may show
+    except OSError:  # no C library handle or null device here: the banner may show
         return make()
     saved = os.dup(1)
     try:
@@ -58,7 +58,7 @@ class LP:
         self.inf = highspy.kHighsInf
         self.solver = _quiet(highspy.Highs)
         self.solver.setOptionValue("output_flag", False)
-        self.solver.setOptionValue("threads", highs_threads())     # the workers' budget: lnproofs.execution.threads
+        self.solver.setOptionValue("threads", highs_threads())  # the workers' budget: lnproofs.execution.threads
 
     def solve(self, cost, A, row_lower, row_upper, col_lower, col_upper):
         """minimise cost.x s.t. row_lower <= A x <= row_upper, col bounds; (x, row duals) or None."""
@@ -66,7 +66,7 @@ class LP:
         m, n = A.shape
         lp = hs.HighsLp()
         lp.num_col_, lp.num_row_ = n, m
-        fix = lambda v: np.asarray(v, dtype=np.float64)        # kHighsInf is IEEE infinity
+        fix = lambda v: np.asarray(v, dtype=np.float64)  # kHighsInf is IEEE infinity
         lp.col_cost_ = fix(cost)
         lp.col_lower_, lp.col_upper_ = fix(col_lower), fix(col_upper)
         lp.row_lower_, lp.row_upper_ = fix(row_lower), fix(row_upper)
@@ -122,7 +122,7 @@ class LPRounds:
             pool = np.array([j for j in range(self.m) if j != i], dtype=np.int64)
         k0 = min(len(pool), _K0 * (self.d + 1))
         C = list(pool[np.argsort(-(self.X[pool] @ xi))[:k0]])
-        for w in self.candidate_directions:      # engines on stretched coordinates: both sides too
+        for w in self.candidate_directions:  # engines on stretched coordinates: both sides too
             extra = pool[np.argsort(-(self.X[pool] @ (xi * w[0] + w[1])))[: self.d + 1]]
             C += [int(j) for j in extra if j not in set(C)]
         C += [int(j) for j in initial if j != i and j not in set(C)]
@@ -146,7 +146,7 @@ class LPRounds:
                 beat = beat[top]
             fresh = [int(j) for j in beat[np.argsort(-s[beat])] if int(j) not in inC]
             if not fresh:
-                return self._witness(i, C, q)        # only ties within tolerance: let the checker decide
+                return self._witness(i, C, q)  # only ties within tolerance: let the checker decide
             C.extend(fresh[: self.d + 1])
         return ("failed", f"no decision after {LP_ROUNDS} rounds of linear programs")
 
@@ -155,6 +155,7 @@ class LPRounds:
         """Affinely independent keys spanning the affine hull (chosen numerically)."""
         if self._spanning is None:
             from .repair import independent_columns
+
             base = sorted(self.vertices) or list(range(self.m))
             M = np.vstack([self.X[base].T, np.ones(len(base))])
             cols = independent_columns(M)
@@ -174,7 +175,7 @@ class LPRounds:
 
         if self._exact_span is not False:
             return self._exact_span
-        rows = lambda j: key_row(self.ek, j)                                        # noqa: E731
+        rows = lambda j: key_row(self.ek, j)  # noqa: E731
         target = self.ek.affine_rank()
         span = self.spanning_set()
         if affine_rank([rows(j) for j in span]) == target == len(span) - 1:
@@ -227,8 +228,9 @@ class LPRounds:
             if t is None or t <= 0:
                 continue
             keep = [c for c in range(len(cols)) if lam[c] > 1e-13 or cols[c] in span]
-            comb = exact_weights(self.ek, i, [cols[c] for c in keep], np.maximum(lam[keep], 1e-13), strict=True,
-                                 coords=self.X)
+            comb = exact_weights(
+                self.ek, i, [cols[c] for c in keep], np.maximum(lam[keep], 1e-13), strict=True, coords=self.X
+            )
             if comb is not None and check_combination(self.ek, i, comb, strict=True) is None:
                 return comb
         return None

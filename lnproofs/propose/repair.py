@@ -48,7 +48,7 @@ def _fmpq_solve(rows: list[list[int]], rhs: list[Fraction]) -> list[Fraction] | 
 
 
 def _dyadic(x: float, bits: int = 40) -> Fraction:
-    return Fraction(round(x * 2 ** bits), 2 ** bits)
+    return Fraction(round(x * 2**bits), 2**bits)
 
 
 def _square_weights(ek: ExactKeys, target: int, support: list[int]) -> list[Fraction] | None:
@@ -77,7 +77,7 @@ def exact_weights(keys, target: int, support, approx, *, strict: bool, coords=No
     approx = np.asarray(approx, dtype=np.float64)
     if not support:
         return None
-    if len(support) == ek.dim + 1:                                # the generic case: one square system
+    if len(support) == ek.dim + 1:  # the generic case: one square system
         quick = _square_weights(ek, target, support)
         if quick is not None and all(w > 0 or (not strict and w == 0) for w in quick):
             keep = [c for c, w in enumerate(quick) if w != 0]
@@ -85,15 +85,15 @@ def exact_weights(keys, target: int, support, approx, *, strict: bool, coords=No
     base = ek.array if coords is None else np.asarray(coords, dtype=np.float64)
     X = base[support] - base[target]
     scale = np.max(np.abs(X)) or 1.0
-    M = np.vstack([(X / scale).T, np.ones(len(support))])       # (d+1) x |S|
-    order = np.argsort(-approx, kind="stable")                    # prefer heavy columns
+    M = np.vstack([(X / scale).T, np.ones(len(support))])  # (d+1) x |S|
+    order = np.argsort(-approx, kind="stable")  # prefer heavy columns
     cols = independent_columns(M[:, order])
     basis = [int(order[c]) for c in cols]
     others = [c for c in range(len(support)) if c not in set(basis)]
     fixed = {c: Fraction(float(approx[c])) for c in others}
     if any(w < 0 or (strict and w == 0) for w in fixed.values()):
         return None
-    rows = independent_columns(M[:, basis].T)                     # equations to keep
+    rows = independent_columns(M[:, basis].T)  # equations to keep
     if len(rows) != len(basis):
         return None
     d = ek.dim
@@ -149,8 +149,7 @@ def _combine(basis: list[list[int]], q: np.ndarray) -> list[Fraction] | None:
     coef, *_ = np.linalg.lstsq(B, q / (np.max(np.abs(q)) or 1.0), rcond=None)
     top = np.max(np.abs(coef)) or 1.0
     coef = [_dyadic(c / top, 30) for c in coef]
-    vec = [sum((c * Fraction(b[k], n) for c, b, n in zip(coef, basis, norms)), Fraction(0))
-           for k in range(len(q))]
+    vec = [sum((c * Fraction(b[k], n) for c, b, n in zip(coef, basis, norms)), Fraction(0)) for k in range(len(q))]
     return vec if any(vec) else None
 
 

@@ -65,14 +65,20 @@ class AttentionWeightResult:
 
     def to_json(self) -> dict:
         out = {
-            "question": self.question, "target": self.target, "status": self.status, "scale": self.scale,
-            "query_set": self.query_set, "tau": self.tau,
+            "question": self.question,
+            "target": self.target,
+            "status": self.status,
+            "scale": self.scale,
+            "query_set": self.query_set,
+            "tau": self.tau,
             "query": None if self.query is None else list(self.query),
             "query_exact": None if self.query_exact is None else list(self.query_exact),
             "query_norm": None if self.query_norm is None else list(self.query_norm),
             "weight": None if self.weight is None else list(self.weight),
             "bound": None if self.bound is None else [x if math.isfinite(x) else None for x in self.bound],
-            "gap": self.gap, "solver_value": self.solver_value, "reason": self.reason,
+            "gap": self.gap,
+            "solver_value": self.solver_value,
+            "reason": self.reason,
         }
         out.update(self.extras)
         return out
@@ -90,7 +96,9 @@ class AttentionWeightResult:
         if self.query_norm is not None:
             lines.append(f"  ||query|| in [{self.query_norm[0]:.12g}, {self.query_norm[1]:.12g}]")
         if self.weight is not None:
-            lines.append(f"  weight at the query in [{self.weight[0]:.12g}, {self.weight[1]:.12g}] (interval arithmetic)")
+            lines.append(
+                f"  weight at the query in [{self.weight[0]:.12g}, {self.weight[1]:.12g}] (interval arithmetic)"
+            )
         if self.bound is not None:
             if self.question == "max-weight" or self.status == "infeasible":
                 what, value = "largest weight over the set <=", self.bound[1]
@@ -117,6 +125,7 @@ def score_factor(dim: int, *, temperature=None, scaled: bool = False) -> tuple[f
 
 # --------------------------------------------------------------------------- exact pieces
 
+
 class _ExactSet:
     """Exact operations for one query set: snap a proposal into it, support functions."""
 
@@ -134,6 +143,7 @@ class _ExactSet:
             self._setup_subspace()
         if self.kind == "layernorm":
             from ..kernel.querysets.norm import ExactLayer
+
             self.layer = ExactLayer(keys, query_set)
 
     def _setup_subspace(self):
@@ -141,8 +151,8 @@ class _ExactSet:
 
         from ..kernel.dyadic import fmpq_matrix
 
-        W = fmpq_matrix(self.query_set.matrix)                  # m x d
-        rref, rank = W.transpose().rref()                       # pivots pick independent rows of W
+        W = fmpq_matrix(self.query_set.matrix)  # m x d
+        rref, rank = W.transpose().rref()  # pivots pick independent rows of W
         pivots = pivot_columns(rref, rank, W.nrows())
         Wb = fmpq_mat([[W[r, c] for c in range(self.d)] for r in pivots])
         self.W = W
@@ -163,11 +173,12 @@ class _ExactSet:
 
     def support(self, c, ctx):
         """An interval containing ``h(c) = max c.q`` over the set (``None`` if unbounded)."""
-        from .intervals import interval, sqrt_of
         from ..kernel.dyadic import fraction_of_fmpq
+        from .intervals import interval, sqrt_of
 
         if self.kind == "layernorm":
             from ..kernel.dyadic import integer_vector_of_fractions
+
             C, Dc = integer_vector_of_fractions(c)
             n_pg2, offset = self.layer.direction_terms(C, Dc)
             return sqrt_of(fraction_of_fmpq(n_pg2), ctx) + interval(fraction_of_fmpq(offset), ctx)
@@ -182,23 +193,27 @@ class _ExactSet:
 
         if self.kind == "layernorm":
             from .querysets.layernorm_perkey import snap_into_set as _snap_into_set
+
             U, D = _snap_into_set(variable, self.layer.n)
             q = self.layer.query(U, D)
             query = [fraction_of_fmpq(q[a, 0]) for a in range(self.d)]
         elif self.kind == "subspace":
             from ..kernel.exact import to_fraction
+
             z = [to_fraction(x) for x in variable]
-            query = [sum((z[r] * fraction_of_fmpq(self.W[r, a]) for r in range(len(z))), Fraction(0))
-                     for a in range(self.d)]
+            query = [
+                sum((z[r] * fraction_of_fmpq(self.W[r, a]) for r in range(len(z))), Fraction(0)) for a in range(self.d)
+            ]
         else:
             from ..kernel.exact import to_fraction
+
             query = [to_fraction(x) for x in variable]
         if self.radius is not None:
             norm_sq = sum((x * x for x in query), Fraction(0))
-            if norm_sq > self.radius ** 2:
+            if norm_sq > self.radius**2:
                 if self.kind == "layernorm":
                     return None
-                factor = _sqrt_below(self.radius ** 2 / norm_sq)
+                factor = _sqrt_below(self.radius**2 / norm_sq)
                 query = [factor * x for x in query]
         return query
 
@@ -240,6 +255,7 @@ def _evaluate(es: _ExactSet, target: int, query, scale_iv, ctx):
 
 
 # --------------------------------------------------------------------------- the solvers
+
 
 def _problem(keys, query_set, factor):
     import cvxpy as cp
@@ -284,15 +300,15 @@ def _stdout_to_stderr():
 
 
 def _solve(problem):
-    import cvxpy as cp
-
     import warnings
+
+    import cvxpy as cp
 
     for solver in ("CLARABEL", "SCS"):
         try:
             with warnings.catch_warnings(), _stdout_to_stderr():
-                warnings.simplefilter("ignore")       # inaccurate solutions are only proposals
-                problem.solve(solver=solver, verbose=False)   # no solver banner, ever
+                warnings.simplefilter("ignore")  # inaccurate solutions are only proposals
+                problem.solve(solver=solver, verbose=False)  # no solver banner, ever
         except (cp.error.SolverError, ValueError, ArithmeticError):
             continue
         if problem.status in ("optimal", "optimal_inaccurate"):
@@ -305,8 +321,11 @@ def _validate(keys, target, query_set):
 
     keys = as_real_array(keys, name="keys", ndim=2)
     N, d = keys.shape
-    require(isinstance(target, (int, np.integer)) and 0 <= int(target) < N, OptionError,
-            f"target {target!r} is out of range; the keys are numbered 0..{N - 1}")
+    require(
+        isinstance(target, (int, np.integer)) and 0 <= int(target) < N,
+        OptionError,
+        f"target {target!r} is out of range; the keys are numbered 0..{N - 1}",
+    )
     if query_set is not None:
         query_set.validate(d)
     return keys, int(target)
@@ -321,9 +340,12 @@ def max_weight(keys, target: int, query_set=None, *, temperature=None, scaled: b
     keys, target = _validate(keys, target, query_set)
     N, d = keys.shape
     kind = "free" if query_set is None else query_set.kind
-    require(kind == "layernorm" or getattr(query_set, "radius", None) is not None, OptionError,
-            "--max-weight needs a bounded query set: give --query-ball R (the weight tends to its supremum "
-            "only as ||q|| grows)")
+    require(
+        kind == "layernorm" or getattr(query_set, "radius", None) is not None,
+        OptionError,
+        "--max-weight needs a bounded query set: give --query-ball R (the weight tends to its supremum "
+        "only as ||q|| grows)",
+    )
     factor, scale_text = score_factor(d, temperature=temperature, scaled=scaled)
     qs_json = query_set_to_json(query_set)
     var, q, constraints = _problem(keys, query_set, factor)
@@ -337,21 +359,34 @@ def max_weight(keys, target: int, query_set=None, *, temperature=None, scaled: b
     es = _ExactSet(keys, query_set)
     query = es.snap(np.asarray(var.value, dtype=np.float64))
     if query is None:
-        return AttentionWeightResult(status="undecided", reason="the proposed query could not be put into the set exactly",
-                                     solver_value=float(math.exp(problem.value)), **base)
+        return AttentionWeightResult(
+            status="undecided",
+            reason="the proposed query could not be put into the set exactly",
+            solver_value=float(math.exp(problem.value)),
+            **base,
+        )
     scores, weight, norm = _evaluate(es, target, query, scale_iv, ctx)
     p = _gibbs(scores, factor)
     c = [k_i - sum((pj * kj[a] for pj, kj in zip(p, es.K)), Fraction(0)) for a, k_i in enumerate(es.K[target])]
     upper = ctx.exp(scale_iv * es.support(c, ctx) - entropy(p, ctx))
     bound = bounds(upper)
     bound = (bound[0], min(bound[1], 1.0))
-    return AttentionWeightResult(status="solved", query=tuple(float(x) for x in query),
-                                 query_exact=tuple(_text(x) for x in query), query_norm=norm, weight=weight,
-                                 bound=bound, gap=max(0.0, bound[1] - weight[0]),
-                                 solver_value=float(math.exp(problem.value)), **base)
+    return AttentionWeightResult(
+        status="solved",
+        query=tuple(float(x) for x in query),
+        query_exact=tuple(_text(x) for x in query),
+        query_norm=norm,
+        weight=weight,
+        bound=bound,
+        gap=max(0.0, bound[1] - weight[0]),
+        solver_value=float(math.exp(problem.value)),
+        **base,
+    )
 
 
-def min_norm(keys, target: int, tau: float, query_set=None, *, temperature=None, scaled: bool = False) -> AttentionWeightResult:
+def min_norm(
+    keys, target: int, tau: float, query_set=None, *, temperature=None, scaled: bool = False
+) -> AttentionWeightResult:
     """The smallest ``||q||`` over the set giving key ``target`` softmax weight at least ``tau``."""
     import cvxpy as cp
 
@@ -375,8 +410,9 @@ def min_norm(keys, target: int, tau: float, query_set=None, *, temperature=None,
     best = None
     for slack in (1e-7, 1e-5, 1e-3):
         var, q, constraints = _problem(keys, query_set, factor)
-        constraints = constraints + [factor * (keys[target] @ q) - cp.log_sum_exp(factor * (keys @ q))
-                                     >= math.log(tau) + slack]
+        constraints = constraints + [
+            factor * (keys[target] @ q) - cp.log_sum_exp(factor * (keys @ q)) >= math.log(tau) + slack
+        ]
         problem = cp.Problem(cp.Minimize(cp.norm(q)), constraints)
         if not _solve(problem):
             break
@@ -396,19 +432,26 @@ def min_norm(keys, target: int, tau: float, query_set=None, *, temperature=None,
             except InputError:
                 top = None
             if top is not None and top.bound is not None and top.bound[1] < tau:
-                return AttentionWeightResult(status="infeasible", bound=top.bound,
-                                             reason=f"every query in the set gives weight <= {top.bound[1]:.12g} < tau",
-                                             **base)
+                return AttentionWeightResult(
+                    status="infeasible",
+                    bound=top.bound,
+                    reason=f"every query in the set gives weight <= {top.bound[1]:.12g} < tau",
+                    **base,
+                )
         else:
             found = _entropy_bound(es, target, ctx)
             if found is not None and found[0][1] < tau:
                 bound, p = found
                 return AttentionWeightResult(
-                    status="infeasible", bound=bound,
-                    reason=(f"every query gives weight <= exp(-H(p)) <= {bound[1]:.12g} < tau, where p averages "
-                            f"the keys to key {target} exactly (in the query directions)"),
+                    status="infeasible",
+                    bound=bound,
+                    reason=(
+                        f"every query gives weight <= exp(-H(p)) <= {bound[1]:.12g} < tau, where p averages "
+                        f"the keys to key {target} exactly (in the query directions)"
+                    ),
                     extras={"entropy_weights": {"indices": [j for j, w in p], "weights": [_text(w) for j, w in p]}},
-                    **base)
+                    **base,
+                )
         return AttentionWeightResult(status="undecided", reason=reason, **base)
     query, scores, weight, norm, value = best
     p = _gibbs(scores, factor)
@@ -419,9 +462,17 @@ def min_norm(keys, target: int, tau: float, query_set=None, *, temperature=None,
     lo_num = bounds(numerator)[0]
     if lo_num > 0 and bounds(sigma)[1] > 0:
         lower = max(0.0, bounds(numerator / (scale_iv * sigma))[0])
-    return AttentionWeightResult(status="solved", query=tuple(float(x) for x in query),
-                                 query_exact=tuple(_text(x) for x in query), query_norm=norm, weight=weight,
-                                 bound=(lower, math.inf), gap=max(0.0, norm[1] - lower), solver_value=value, **base)
+    return AttentionWeightResult(
+        status="solved",
+        query=tuple(float(x) for x in query),
+        query_exact=tuple(_text(x) for x in query),
+        query_norm=norm,
+        weight=weight,
+        bound=(lower, math.inf),
+        gap=max(0.0, norm[1] - lower),
+        solver_value=value,
+        **base,
+    )
 
 
 def _entropy_bound(es: _ExactSet, target: int, ctx):
@@ -431,12 +482,13 @@ def _entropy_bound(es: _ExactSet, target: int, ctx):
     import cvxpy as cp
     from flint import fmpq_mat
 
-    from .intervals import bounds, entropy
     from ..kernel.dyadic import fmpq_of, fraction_of_fmpq
+    from .intervals import bounds, entropy
 
     if es.kind == "subspace":
-        rows = [[fraction_of_fmpq(x) for x in (es.Wb * fmpq_mat(es.d, 1, [fmpq_of(v) for v in k])).entries()]
-                for k in es.K]
+        rows = [
+            [fraction_of_fmpq(x) for x in (es.Wb * fmpq_mat(es.d, 1, [fmpq_of(v) for v in k])).entries()] for k in es.K
+        ]
     else:
         rows = [list(k) for k in es.K]
     pts = np.array([[float(x) for x in r] for r in rows], dtype=np.float64)

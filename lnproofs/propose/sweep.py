@@ -37,8 +37,8 @@ class SimplexSweep:
         if verts.size < e.d + 1:
             return []
         base = np.eye(e.d + 1) - 1.0 / (e.d + 1)
-        basis = np.linalg.qr(base[:, : e.d])[0]          # orthonormal basis of the sum-zero plane
-        regular = base @ basis                            # d+1 directions of a regular simplex
+        basis = np.linalg.qr(base[:, : e.d])[0]  # orthonormal basis of the sum-zero plane
+        regular = base @ basis  # d+1 directions of a regular simplex
         out = []
         for _ in range(count):
             R = np.linalg.qr(e.rng.standard_normal((e.d, e.d)))[0]

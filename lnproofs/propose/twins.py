@@ -25,7 +25,7 @@ def row_classes(A) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return first, inverse.reshape(-1), counts
     lead = A[:, 0]
     order = np.argsort(lead, kind="stable")
-    if np.isfinite(lead).all() and (np.diff(lead[order]) != 0).all():   # distinct first entries: no twins
+    if np.isfinite(lead).all() and (np.diff(lead[order]) != 0).all():  # distinct first entries: no twins
         return order, _ranks(order), np.ones(len(order), dtype=np.int64)
     rows = A.view(np.dtype((np.void, A.itemsize * A.shape[1]))).reshape(-1)
     _, first, inverse, counts = np.unique(rows, return_index=True, return_inverse=True, return_counts=True)

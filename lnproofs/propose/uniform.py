@@ -39,8 +39,9 @@ def check_uniform(keys, result) -> tuple[bool, str]:
     return uniform_check.check_uniform(keys, result.to_json() if hasattr(result, "to_json") else result)
 
 
-def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = False,
-                      differences=None, query_set_ref: dict | None = None) -> UniformResult:
+def uniform_attention(
+    keys, query_set=None, *, query_map=None, compact: bool = False, differences=None, query_set_ref: dict | None = None
+) -> UniformResult:
     """Decide whether a non-zero query in the set gives every key the same score.
 
     For norm query sets (``layernorm``, ``rmsnorm``, ``layernorm_rotary``), ``query_map``
@@ -64,15 +65,21 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     if query_set is not None:
         query_set.validate(d)
     kind = "free" if query_set is None else query_set.kind
-    qs_json = ({"kind": "free"} if query_set is None else query_set_ref if query_set_ref is not None else
-               kept(query_map, "query_set_json", lambda: query_set_to_json(query_set)))
+    qs_json = (
+        {"kind": "free"}
+        if query_set is None
+        else query_set_ref
+        if query_set_ref is not None
+        else kept(query_map, "query_set_json", lambda: query_set_to_json(query_set))
+    )
     base = dict(query_set=qs_json, n_keys=N, dim=d)
     if kind not in ("free", "ball", "subspace"):
         return uniform_norm(keys, query_set, base, query_map, compact, differences)
     if compact and query_set is None and N - 1 < d:
         # fewer differences than dimensions: their span misses some q != 0
-        return UniformResult("feasible", proof={"kind": "fewer differences than dimensions"},
-                             extras={"query_stored": False}, **base)
+        return UniformResult(
+            "feasible", proof={"kind": "fewer differences than dimensions"}, extras={"query_stored": False}, **base
+        )
     if kind == "free" and N - 1 >= d and (answer := independent_first(keys, base)) is not None:
         return answer
     D, _ = key_differences(keys, with_keys=False) if differences is None else differences()
@@ -84,8 +91,9 @@ def uniform_attention(keys, query_set=None, *, query_map=None, compact: bool = F
     q = None if full_column_rank(D) else kernel_vector(D)
     if q is not None:
         return UniformResult("feasible", query=tuple(scale_into(normalise(q), query_set)), **base)
-    return UniformResult("infeasible", proof={"kind": "independent differences",
-                                              "pairs": [[j + 1, 0] for j in pivot_rows(D)]}, **base)
+    return UniformResult(
+        "infeasible", proof={"kind": "independent differences", "pairs": [[j + 1, 0] for j in pivot_rows(D)]}, **base
+    )
 
 
 def _uniform_subspace(D, query_set, base) -> UniformResult:
@@ -98,7 +106,7 @@ def _uniform_subspace(D, query_set, base) -> UniformResult:
     W, _ = integer_matrix(query_set.matrix)
     B = rows_of(W, pivot_rows(W))
     r = B.nrows()
-    if r == 0:                                       # W = 0: the only query is q = 0
+    if r == 0:  # W = 0: the only query is q = 0
         return UniformResult("infeasible", proof={"kind": "rank through W", "pairs": []}, **base)
     if D.nrows() == 0:
         z = fmpz_mat(r, 1, [int(k == 0) for k in range(r)])
@@ -106,8 +114,9 @@ def _uniform_subspace(D, query_set, base) -> UniformResult:
         DB = D * B.transpose()
         y = None if full_column_rank(DB) else kernel_vector(DB)
         if y is None:
-            return UniformResult("infeasible", proof={"kind": "rank through W",
-                                                      "pairs": [[j + 1, 0] for j in pivot_rows(DB)]}, **base)
+            return UniformResult(
+                "infeasible", proof={"kind": "rank through W", "pairs": [[j + 1, 0] for j in pivot_rows(DB)]}, **base
+            )
         z = fmpq_mat(r, 1, [fmpq(v.numerator, v.denominator) for v in y])
     q = [Fraction(int(x.p), int(x.q)) for x in (fmpq_mat(B.transpose()) * z).entries()]
     return UniformResult("feasible", query=tuple(scale_into(normalise(q), query_set)), **base)

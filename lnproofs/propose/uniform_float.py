@@ -43,12 +43,12 @@ import numpy as np
 
 __all__ = ["float_data", "rotated_data", "float_decision", "first_differences_independent"]
 
-U = 2.0 ** -53
+U = 2.0**-53
 #: an absolute term above every possible sum of underflow errors (each at most 2^-1075)
-TINY = 2.0 ** -900
+TINY = 2.0**-900
 #: the upward rounding of a computed bound: a nonnegative float sum or product of fewer than
 #: 2^20 terms is within (1 + 2^-33) of its exact value
-UPWARD = 1.0 + 2.0 ** -30
+UPWARD = 1.0 + 2.0**-30
 
 
 def _up(x):
@@ -70,13 +70,13 @@ def float_data(Hn, c, q0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 
     def rounded(p: int, q: int) -> float:
         try:
-            return p / q                                # integers: correctly rounded
+            return p / q  # integers: correctly rounded
         except OverflowError:
             return float("inf")
 
     d = Hn.nrows()
     cf = fmpq(c)
-    num, den = int(cf.p), int(cf.q)                     # H_ij = Hn_ij num / den, whatever its lowest terms
+    num, den = int(cf.p), int(cf.q)  # H_ij = Hn_ij num / den, whatever its lowest terms
     H = np.array([rounded(int(e) * num, den) for e in Hn.entries()], dtype=np.float64).reshape(d, d)
     q = np.array([rounded(int(x.p), int(x.q)) for x in q0.entries()], dtype=np.float64)
     return H, _up(np.abs(H) * (2 * U)), q, _up(np.abs(q) * (2 * U))
@@ -91,7 +91,7 @@ def rotated_data(R, data) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     # exact for a float table (dyadic entries: den a power of two, each numerator 53 bits);
     # otherwise each entry within a few units in the last place (fmpz to float may truncate)
     Rf = np.array(num.tolist(), dtype=np.float64) / float(int(den))
-    aR, k = np.abs(Rf) * (1 + 16 * U) + TINY, _gamma(2 * len(Rf))      # >= |R|
+    aR, k = np.abs(Rf) * (1 + 16 * U) + TINY, _gamma(2 * len(Rf))  # >= |R|
     H = Rf @ Hf @ Rf.T
     q = Rf @ qf
     eH2 = _up(_up(aR @ eH @ aR.T) * (1 + 4 * U) + k * _up(aR @ np.abs(Hf) @ aR.T))
@@ -112,12 +112,12 @@ def float_decision(keys, Hf, eH, q0f, eq, n: int):
 
 def _decide(Df, Hf, eH, q0f, eq, n, m, d):
     aD = np.abs(Df)
-    G = Df @ (Hf @ Df.T)                              # m x m
+    G = Df @ (Hf @ Df.T)  # m x m
     r = -(Df @ q0f)
     kG, kr = _gamma(2 * d), _gamma(d)
     # |G - Gf|: the rounding of D and both products (relative to |D| (|H| + eH) |D|^T), and eH
     EG = _up(kG * _up(aD @ _up((np.abs(Hf) + eH) @ aD.T)) + _up(aD @ _up(eH @ aD.T)) * (1 + 4 * U))
-    Er = _up(kr * _up(aD @ (np.abs(q0f) + eq)) + _up(aD @ eq) * (1 + 4 * U))      # |r - rf|
+    Er = _up(kr * _up(aD @ (np.abs(q0f) + eq)) + _up(aD @ eq) * (1 + 4 * U))  # |r - rf|
     if not (np.isfinite(G).all() and np.isfinite(EG).all() and np.isfinite(r).all() and np.isfinite(Er).all()):
         return None
     try:
@@ -133,7 +133,7 @@ def _decide(Df, Hf, eH, q0f, eq, n, m, d):
     z = r - G @ lam
     zeta = _up(np.abs(z) * UPWARD + Er + _up(EG @ np.abs(lam)) + km * _up(np.abs(r) + _up(np.abs(G) @ np.abs(lam))))
     rho = _up(np.max(_up(aR @ zeta)))
-    eps = _up(rho / (1.0 - beta) * UPWARD)            # |lambda - lam| <= eps, every coordinate
+    eps = _up(rho / (1.0 - beta) * UPWARD)  # |lambda - lam| <= eps, every coordinate
     norm2 = float(lam @ r)
     # lambda . r exactly = lam . r + lambda . (r - G lam) (G symmetric: r . G^{-1} z = lambda . z)
     aL = np.abs(lam)
@@ -157,7 +157,7 @@ def first_differences_independent(keys) -> bool:
     d = keys.shape[1]
     if len(keys) <= d:
         return False
-    M = keys[1:d + 1] - keys[0]
+    M = keys[1 : d + 1] - keys[0]
     with np.errstate(all="ignore"):
         if not np.isfinite(M).all():
             return False

@@ -13,8 +13,17 @@ from math import isqrt
 
 from .pivots import pivot_columns
 
-__all__ = ["PRIME", "pivot_rows", "full_column_rank", "kernel_vector", "rows_of", "kept", "normalise", "scale_into",
-           "root_below"]
+__all__ = [
+    "PRIME",
+    "pivot_rows",
+    "full_column_rank",
+    "kernel_vector",
+    "rows_of",
+    "kept",
+    "normalise",
+    "scale_into",
+    "root_below",
+]
 
 #: the prime of the modular ranks (a Mersenne prime below 2^64: nmod_mat's word size)
 PRIME = (1 << 61) - 1
@@ -29,7 +38,7 @@ def pivot_rows(matrix) -> list[int]:
     if matrix.nrows() == 0 or matrix.ncols() == 0:
         return []
     T = matrix.transpose()
-    if hasattr(T, "nullspace"):                      # fmpz_mat
+    if hasattr(T, "nullspace"):  # fmpz_mat
         from flint import nmod_mat
 
         R, rank = nmod_mat(T, PRIME).rref()
@@ -77,7 +86,7 @@ def kernel_vector(matrix):
         R = rref[0]
     cols = pivot_columns(R, r, d)
     j = next(c for c in range(d) if c not in set(cols))
-    square = Dr.transpose()                          # columns of Dr as rows, to pick them
+    square = Dr.transpose()  # columns of Dr as rows, to pick them
     P = rows_of(square, cols).transpose()
     rhs = rows_of(square, [j]).transpose()
     solution = P.solve(-rhs)

@@ -52,8 +52,9 @@ BALL_FIRST_SOLVE = "lu"
 
 def _independent_differences(D, base, pick=None):
     pick = pivot_rows(D) if pick is None else pick
-    return UniformResult("infeasible", proof={"kind": "independent differences",
-                                              "pairs": [[j + 1, 0] for j in pick]}, **base)
+    return UniformResult(
+        "infeasible", proof={"kind": "independent differences", "pairs": [[j + 1, 0] for j in pick]}, **base
+    )
 
 
 def independent_first(keys, base) -> UniformResult | None:
@@ -83,15 +84,18 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
     radius = getattr(query_set, "radius", None)
     if compact and radius is None and 0 < len(keys) - 1 < d:
         decided = _float_first(keys, query_map, n)
-        if decided == "q0 = 0":                        # what the exact road below answers for q0 = 0
-            return UniformResult("feasible", extras={"least_norm_squared": 0.0, "eps_note": _eps_note(query_set),
-                                                     "query_stored": False}, **base)
+        if decided == "q0 = 0":  # what the exact road below answers for q0 = 0
+            return UniformResult(
+                "feasible",
+                extras={"least_norm_squared": 0.0, "eps_note": _eps_note(query_set), "query_stored": False},
+                **base,
+            )
         if decided is not None:
             return _ball_result(decided, query_set, base, "float64 bounds")
     if len(keys) - 1 >= d and (answer := independent_first(keys, base)) is not None:
-        return answer                                  # no non-zero query at all gives equal scores
+        return answer  # no non-zero query at all gives equal scores
     D, K = key_differences(keys, with_keys=False) if differences is None else differences()
-    if D.nrows() >= d and full_column_rank(D):       # no non-zero query at all gives equal scores
+    if D.nrows() >= d and full_column_rank(D):  # no non-zero query at all gives equal scores
         return _independent_differences(D, base)
     eq = LayerNormEquations(keys, query_set, query_map, differences=(D, K))
     Hn, c, q0 = eq.Hn, eq.c, eq.q0
@@ -111,17 +115,17 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
         every_row = None
     # with H invertible the rows of D H are independent exactly where those of D are
     pick = pivot_rows(D if h_full else D * Hn) if m else []
-    if pick and not any(q0.entries()):                # q0 = 0 (no biases): the least-norm solution is u* = 0
+    if pick and not any(q0.entries()):  # q0 = 0 (no biases): the least-norm solution is u* = 0
         q_star, norm2, w_star, lam = q0, fmpq(0), fmpq_mat(d, 1), [fmpq(0)] * len(pick)
     elif pick:
-        Dp = D if pick == list(range(m)) else rows_of(D, pick)            # every row independent: D itself
-        Dq0 = Dp * q0i                                               # Dp q0 * q0den
-        if balls and pick != every_row:                          # (every row: tried above, undecided)
+        Dp = D if pick == list(range(m)) else rows_of(D, pick)  # every row independent: D itself
+        Dq0 = Dp * q0i  # Dp q0 * q0den
+        if balls and pick != every_row:  # (every row: tried above, undecided)
             decided = _balls(Dp, Hn, q0, Dq0, q0den, c, n, query_map)
             if decided is not None:
                 return _ball_result(decided, query_set, base)
         DpT = Dp.transpose()
-        mu = (Dp * Hn * DpT).solve(-Dq0) * (fmpq(1) / q0den)       # mu = c lambda
+        mu = (Dp * Hn * DpT).solve(-Dq0) * (fmpq(1) / q0den)  # mu = c lambda
         q_star = q0 + fmpq_mat(Hn * DpT) * mu
         norm2 = -(mu.transpose() * fmpq_mat(Dq0))[0, 0] / (c * q0den)
         w_star = fmpq_mat(DpT) * mu * (fmpq(1) / c)
@@ -136,21 +140,20 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
         return _infeasible(eq, "least-norm solution outside the ball", rows, lam, w_star, extras, base, compact)
     q_zero = all(x == 0 for x in q_star.entries())
     if q_zero:
-        if norm2 == n:                                   # only u* itself lies in the ball
-            return _infeasible(eq, "every solution in the ball gives q = 0", rows, lam, w_star, extras, base,
-                               compact)
-        if compact and radius is None and h_full:       # D has a null space (checked above), H reaches it
+        if norm2 == n:  # only u* itself lies in the ball
+            return _infeasible(eq, "every solution in the ball gives q = 0", rows, lam, w_star, extras, base, compact)
+        if compact and radius is None and h_full:  # D has a null space (checked above), H reaches it
             return UniformResult("feasible", extras={**extras, "query_stored": False}, **base)
         step = _direction(D, Hn, h_full)
         if step is None:
-            return _infeasible(eq, "every solution in the ball gives q = 0", rows, lam, w_star, extras, base,
-                               compact)
+            return _infeasible(eq, "every solution in the ball gives q = 0", rows, lam, w_star, extras, base, compact)
         if compact and radius is None:
             return UniformResult("feasible", extras={**extras, "query_stored": False}, **base)
-        Hs = fmpq_mat(Hn * step) * c                       # the query moves along H w'
+        Hs = fmpq_mat(Hn * step) * c  # the query moves along H w'
         room = (fmpq(n) - norm2) / (step.transpose() * Hn * step)[0, 0] / c
-        bounds = [room] + ([] if radius is None else [fmpq(*Fraction(radius).as_integer_ratio()) ** 2
-                                                      / (Hs.transpose() * Hs)[0, 0]])
+        bounds = [room] + (
+            [] if radius is None else [fmpq(*Fraction(radius).as_integer_ratio()) ** 2 / (Hs.transpose() * Hs)[0, 0]]
+        )
         t = root_below(min(_fraction(b) for b in bounds))
         t = fmpq(t.numerator, t.denominator)
         q_star, w_star = q_star + Hs * t, w_star + fmpq_mat(step) * t
@@ -187,9 +190,10 @@ def _infeasible(eq, kind, rows, lam, w_star, extras, base, compact) -> UniformRe
     y = list(lam)
     if eq.centred:
         U, den = eq.AT_times(w_star)
-        y.append(-fmpq(int(sum(U.entries())), den * eq.n))        # y_last = -mean(A^T w*)
-    return UniformResult("infeasible", proof={"kind": kind, "rows": rows, "y": [str(x) for x in y]},
-                         extras=extras, **base)
+        y.append(-fmpq(int(sum(U.entries())), den * eq.n))  # y_last = -mean(A^T w*)
+    return UniformResult(
+        "infeasible", proof={"kind": kind, "rows": rows, "y": [str(x) for x in y]}, extras=extras, **base
+    )
 
 
 def _inconsistent(eq, base, compact) -> UniformResult:
@@ -207,13 +211,14 @@ def _inconsistent(eq, base, compact) -> UniformResult:
         y = [fmpq(int(X[r, k])) for r in range(m)]
         if sum((a * b for a, b in zip(y, Dq0)), fmpq(0)) != 0:
             break
-    else:                                                           # pragma: no cover - excluded by the algebra
+    else:  # pragma: no cover - excluded by the algebra
         return UniformResult("undecided", reason="no inconsistency witness was found", **base)
     if eq.centred:
         U, den = eq.AT_times(fmpq_mat(D.transpose()) * fmpq_mat(m, 1, y))
         y.append(-fmpq(int(sum(U.entries())), den * eq.n))
-    return UniformResult("infeasible", proof={"kind": "inconsistent equations", "combination": [str(x) for x in y]},
-                         **base)
+    return UniformResult(
+        "infeasible", proof={"kind": "inconsistent equations", "combination": [str(x) for x in y]}, **base
+    )
 
 
 def _direction(D, Hn, h_full):
@@ -222,9 +227,9 @@ def _direction(D, Hn, h_full):
 
     d = Hn.ncols()
     if D.nrows() == 0:
-        cols = [k for k in range(d) if Hn[k, k] != 0]           # Hn semi-definite: Hn e_k != 0 iff Hn_kk > 0
+        cols = [k for k in range(d) if Hn[k, k] != 0]  # Hn semi-definite: Hn e_k != 0 iff Hn_kk > 0
         return fmpz_mat(d, 1, [int(r == cols[0]) for r in range(d)]) if cols else None
-    if h_full:                                  # any null vector of D Hn: one small solve (uniform_linalg)
+    if h_full:  # any null vector of D Hn: one small solve (uniform_linalg)
         x = kernel_vector(D * Hn)
         if x is None:
             return None
@@ -241,8 +246,7 @@ def _direction(D, Hn, h_full):
 def _balls(Dp, Hn, q0, Dq0, q0den, c, n, query_map=None):
     """:func:`_ball_decision` at each precision of :data:`BALL_PRECS` in turn, or None."""
     for k, prec in enumerate(BALL_PRECS):
-        decided = _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, BALL_FIRST_SOLVE if k == 0 else None,
-                                 query_map)
+        decided = _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, BALL_FIRST_SOLVE if k == 0 else None, query_map)
         if decided is not None:
             return decided
     return None
@@ -269,19 +273,20 @@ def _float_first(keys, query_map, n):
         return whole if whole == "q0 = 0" else rotated_data(query_map.R, whole)
 
     base = getattr(query_map, "position_free", None)
-    held = kept(query_map, "uniform_float",
-                lambda: data(query_map) if query_map.R is None or base is None else rotated())
+    held = kept(
+        query_map, "uniform_float", lambda: data(query_map) if query_map.R is None or base is None else rotated()
+    )
     return held if held is None or held == "q0 = 0" else float_decision(keys, *held, n)
 
 
 def _ball_result(decided, query_set, base, by: str = "arb balls") -> UniformResult:
     status, norm2 = decided
-    extras = {"least_norm_squared": norm2, "decided_by": by, "eps_note": _eps_note(query_set),
-              "query_stored": False}
+    extras = {"least_norm_squared": norm2, "decided_by": by, "eps_note": _eps_note(query_set), "query_stored": False}
     if status == "feasible":
         return UniformResult("feasible", extras=extras, **base)
-    return UniformResult("infeasible", proof={"kind": "least-norm solution outside the ball", "stored": False},
-                         extras=extras, **base)
+    return UniformResult(
+        "infeasible", proof={"kind": "least-norm solution outside the ball", "stored": False}, extras=extras, **base
+    )
 
 
 def _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, algorithm=None, query_map=None):
@@ -298,7 +303,7 @@ def _ball_decision(Dp, Hn, q0, Dq0, q0den, c, n, prec, algorithm=None, query_map
 
     with ctx.workprec(prec):
         Hb = kept(query_map, f"uniform_hn_arb_{prec}", lambda: arb_mat(Hn))
-        Db = arb_mat(Dp)                                 # the balls arb_mat(Dp.transpose()) would hold
+        Db = arb_mat(Dp)  # the balls arb_mat(Dp.transpose()) would hold
         HD = Hb * Db.transpose()
         try:
             G, rhs = Db * HD, arb_mat(-Dq0)
@@ -332,5 +337,7 @@ def _eps_note(query_set) -> str | None:
     if query_set.eps == 0:
         return None
     outputs = "LayerNorm" if query_set.kind == "layernorm" else "normalised"
-    return (f"eps > 0: {outputs} outputs lie strictly inside ||u|| < sqrt(n); the closure ||u|| <= sqrt(n) "
-            "is used (an outer bound)")
+    return (
+        f"eps > 0: {outputs} outputs lie strictly inside ||u|| < sqrt(n); the closure ||u|| <= sqrt(n) "
+        "is used (an outer bound)"
+    )

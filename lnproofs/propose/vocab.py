@@ -15,11 +15,21 @@ Nothing is kept that the kernel has not accepted.
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from ..certificates.vocab import (NONE, NORM_SETS, QUERY, RESULT, SELF, VocabCertificate, check_vocab, load_vocab,
-                                  integer_rows, merge_vocab, norm_directions)
+from ..certificates.vocab import (
+    NONE,
+    NORM_SETS,
+    QUERY,
+    RESULT,
+    SELF,
+    VocabCertificate,
+    check_vocab,
+    integer_rows,
+    load_vocab,
+    merge_vocab,
+    norm_directions,
+)
 from ..certificates.writers import query_set_to_json
 from ..kernel.arrays import as_real_array
 from ..kernel.certificates import KeyResult
@@ -29,8 +39,17 @@ from ..kernel.querysets import query_set_from_json
 from ..kernel.querysets.free import FreeQueries
 from .homogeneous import homogeneous_results, is_homogeneous, relaxed_duals
 
-__all__ = ["certify_vocab_keys", "certify_vocab_chunks", "biased_self_scales", "box_scales", "self_screen",
-           "nudged_witnesses", "norm_self_scales", "norm_nudged_witnesses", "CHUNK_TOKENS"]
+__all__ = [
+    "certify_vocab_keys",
+    "certify_vocab_chunks",
+    "biased_self_scales",
+    "box_scales",
+    "self_screen",
+    "nudged_witnesses",
+    "norm_self_scales",
+    "norm_nudged_witnesses",
+    "CHUNK_TOKENS",
+]
 
 #: tokens per task when a vocabulary is spread over workers (each token against every key)
 CHUNK_TOKENS = 10000
@@ -49,25 +68,25 @@ def self_screen(K: np.ndarray, block: int = 2048, rows=None) -> np.ndarray:
     if rows is None:
         for a in range(0, n, block):
             for b in range(a, n, block):
-                S = W[a:a + block] @ W[b:b + block].T
+                S = W[a : a + block] @ W[b : b + block].T
                 if a == b:
                     np.fill_diagonal(S, -np.inf)
-                np.maximum(top[a:a + block], S.max(axis=1), out=top[a:a + block])
-                np.maximum(top[b:b + block], S.max(axis=0), out=top[b:b + block])
+                np.maximum(top[a : a + block], S.max(axis=1), out=top[a : a + block])
+                np.maximum(top[b : b + block], S.max(axis=0), out=top[b : b + block])
         wanted = np.ones(n, bool)
     else:
         rows = np.asarray(rows, dtype=np.int64)
         wanted = np.zeros(n, bool)
         wanted[rows] = True
         for a in range(0, len(rows), block):
-            part = rows[a:a + block]
+            part = rows[a : a + block]
             for b in range(0, n, block):
-                S = W[part] @ W[b:b + block].T
+                S = W[part] @ W[b : b + block].T
                 mine = (part >= b) & (part < b + block)
                 S[np.flatnonzero(mine), part[mine] - b] = -np.inf
                 top[part] = np.maximum(top[part], S.max(axis=1))
     own = np.einsum("ij,ij->i", W, W).astype(np.float64)
-    return wanted & (own - top > 2.0 ** -16 * np.abs(own) + 1e-300)
+    return wanted & (own - top > 2.0**-16 * np.abs(own) + 1e-300)
 
 
 def box_scales(K: np.ndarray, bound) -> np.ndarray:
@@ -81,8 +100,9 @@ def box_scales(K: np.ndarray, bound) -> np.ndarray:
     return np.where(top > 0, t, 1.0)
 
 
-def biased_self_scales(K: np.ndarray, bias: np.ndarray, bound, block: int = 2048,
-                       tokens=None) -> tuple[np.ndarray, np.ndarray]:
+def biased_self_scales(
+    K: np.ndarray, bias: np.ndarray, bound, block: int = 2048, tokens=None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(proposed, t)``: tokens for which ``q = t_i k_i`` should win with the bias (floats: a proposal
     the kernel checks), and the power of two ``t_i`` (the box's largest, or twice what the float gaps need).
     ``tokens``: propose only for these (default all)."""
@@ -92,14 +112,14 @@ def biased_self_scales(K: np.ndarray, bias: np.ndarray, bound, block: int = 2048
     diag = np.einsum("ij,ij->i", K, K)
     tokens = np.arange(n) if tokens is None else np.asarray(tokens, dtype=np.int64)
     for a in range(0, len(tokens), block):
-        rows = tokens[a:a + block]
-        gaps = diag[rows, None] - K[rows] @ K.T                   # k_i . k_i - k_i . k_j
+        rows = tokens[a : a + block]
+        gaps = diag[rows, None] - K[rows] @ K.T  # k_i . k_i - k_i . k_j
         gaps[np.arange(len(rows)), rows] = np.inf
         need = (bias[None, :] - bias[rows, None]) / np.where(gaps > 0, gaps, np.nan)
         positive = np.all(gaps > 0, axis=1)
         if bound is None:
             top = np.nanmax(np.where(np.isfinite(need), need, -np.inf), axis=1)
-            t[rows] = np.exp2(np.ceil(np.log2(np.maximum(top, 2.0 ** -60))) + 1)
+            t[rows] = np.exp2(np.ceil(np.log2(np.maximum(top, 2.0**-60))) + 1)
             proposed[rows] = positive & np.isfinite(t[rows])
         else:
             margin = t[rows, None] * gaps + bias[rows, None] - bias[None, :]
@@ -123,26 +143,26 @@ def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple
     tokens = np.arange(len(K)) if tokens is None else np.asarray(tokens, dtype=np.int64)
     J = norm_directions(K, qs, tokens)
     t, proposed = np.ones(len(K)), np.zeros(len(K), bool)
-    for i, q in zip(tokens.tolist(), np.einsum("ij,ij->i", J, J).astype(np.int64).tolist()):   # exact: < 2^40
+    for i, q in zip(tokens.tolist(), np.einsum("ij,ij->i", J, J).astype(np.int64).tolist()):  # exact: < 2^40
         if q > 0:
             f = int(np.floor(np.log2(np.sqrt(n / q)))) - 5
-            T = min(63, int(np.sqrt(n / q) / 2.0 ** f))
+            T = min(63, int(np.sqrt(n / q) / 2.0**f))
             while T * T * q << max(2 * f, 0) > n << max(-2 * f, 0):
                 T -= 1
-            t[i], proposed[i] = T * 2.0 ** f, T > 0
+            t[i], proposed[i] = T * 2.0**f, T > 0
     Z = K[:, W.argmax(axis=0)] * g
     A = Z - Z.mean(axis=1, keepdims=True) if qs.centred else Z.copy()
     # the kernel's c' = sum_l max_j |L_jl| |w_l| for the lifted keys L_j = (z_j, k_j) at w = (u, q0), per token
     size = np.zeros(len(K))
     size[tokens] = t[tokens] * (np.abs(J) @ np.abs(Z).max(axis=0))
-    bound = 8 * 2.0 ** -21 if np.array_equal(Z.astype(np.float32), Z) else 8 * 2.0 ** -24   # the kernel's, or our float32's
+    bound = 8 * 2.0**-21 if np.array_equal(Z.astype(np.float32), Z) else 8 * 2.0**-24  # the kernel's, or our float32's
     del Z
     q0 = W @ arrays["beta"] + arrays["b_q"]
     c = K @ q0
     norms2 = np.einsum("ij,ij->i", A, A)
-    s = np.ones(len(K))                                 # tokens outside ``tokens``: computed, not used
+    s = np.ones(len(K))  # tokens outside ``tokens``: computed, not used
     s[tokens] = t[tokens] * np.sqrt(np.einsum("ij,ij->i", J, J)) / np.sqrt(np.maximum(norms2[tokens], 1e-300))
-    s[~(s > 0)] = 1.0                                   # no direction (J_i = 0): not proposed; 0 * -inf would be nan
+    s[~(s > 0)] = 1.0  # no direction (J_i = 0): not proposed; 0 * -inf would be nan
     del J
     wanted = np.zeros(len(K), bool)
     wanted[tokens] = True
@@ -150,18 +170,26 @@ def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple
     s32, c32 = s.astype(np.float32), c.astype(np.float32)
     for a in range(0, len(K), block):
         for b in range(a, len(K), block):
-            if not (wanted[a:a + block].any() or wanted[b:b + block].any()):
+            if not (wanted[a : a + block].any() or wanted[b : b + block].any()):
                 continue
-            G = Af[a:a + block] @ Af[b:b + block].T
+            G = Af[a : a + block] @ Af[b : b + block].T
             if a == b:
                 np.fill_diagonal(G, -np.inf)
             # witnesses of block b against the keys of block a, and (a < b) those of block a against block b;
             # without offsets the largest score is s_i times the largest product (s_i > 0)
-            col = (s32[None, b:b + block] * G + c32[a:a + block, None]).max(axis=0) if offsets else s[b:b + block] * G.max(axis=0)
-            top[b:b + block] = np.maximum(top[b:b + block], col)
+            col = (
+                (s32[None, b : b + block] * G + c32[a : a + block, None]).max(axis=0)
+                if offsets
+                else s[b : b + block] * G.max(axis=0)
+            )
+            top[b : b + block] = np.maximum(top[b : b + block], col)
             if a < b:
-                row = (s32[a:a + block, None] * G + c32[None, b:b + block]).max(axis=1) if offsets else s[a:a + block] * G.max(axis=1)
-                top[a:a + block] = np.maximum(top[a:a + block], row)
+                row = (
+                    (s32[a : a + block, None] * G + c32[None, b : b + block]).max(axis=1)
+                    if offsets
+                    else s[a : a + block] * G.max(axis=1)
+                )
+                top[a : a + block] = np.maximum(top[a : a + block], row)
     own = s * norms2 + c
     size += float(np.abs(q0) @ np.abs(K).max(axis=0))
     tol = 6 * t * np.abs(A).sum(axis=1).max(initial=0.0) + bound * (n + np.count_nonzero(q0)) * size
@@ -182,13 +210,13 @@ def norm_nudged_witnesses(K: np.ndarray, qs, tokens, steps: int = 200, block: in
     W, g = arrays["W_q"], arrays[qs.G_NAME]
     A = K[:, W.argmax(axis=0)] * g
     if qs.centred:
-        A -= A.mean(axis=1, keepdims=True)                   # in 1-perp the centred keys give the same scores
+        A -= A.mean(axis=1, keepdims=True)  # in 1-perp the centred keys give the same scores
     c = K @ (W @ arrays["beta"] + arrays["b_q"])
-    radius, out = np.sqrt(n) * (1 - 2.0 ** -8), {}
+    radius, out = np.sqrt(n) * (1 - 2.0**-8), {}
     tokens = np.asarray(tokens, dtype=np.int64)
     scale = 2 * radius * float(np.sqrt(np.einsum("ij,ij->i", A, A).max(initial=0.0))) + float(np.ptp(c)) + 1e-300
     for a in range(0, len(tokens), block):
-        R = tokens[a:a + block]
+        R = tokens[a : a + block]
         ar = np.arange(len(R))
         u = A[R] * (radius / np.maximum(np.linalg.norm(A[R], axis=1), 1e-300))[:, None]
         best_u, best = u.copy(), np.full(len(R), -np.inf)
@@ -198,16 +226,19 @@ def norm_nudged_witnesses(K: np.ndarray, qs, tokens, steps: int = 200, block: in
             low = gap.min(axis=1)
             better = low > best
             best_u[better], best[better] = u[better], low[better]
-            if np.all(best > 2.0 ** -16 * scale):
+            if np.all(best > 2.0**-16 * scale):
                 break
             p = np.exp(-(gap - low[:, None]) / (0.05 * scale / (1 + step)))
             p /= p.sum(axis=1, keepdims=True)
-            grad = A[R] - p @ A                               # the gradient of s_i - sum_j p_j s_j
+            grad = A[R] - p @ A  # the gradient of s_i - sum_j p_j s_j
             grad /= np.maximum(np.linalg.norm(grad, axis=1), 1e-300)[:, None]
             u = u + (0.5 / np.sqrt(1 + step)) * radius * grad
             u *= np.minimum(1.0, radius / np.maximum(np.linalg.norm(u, axis=1), 1e-300))[:, None]
-        out.update((i, u) for i, v, m in zip(R.tolist(), best_u, best)
-                   if m > 2.0 ** -16 * scale and (u := _on_grid(v, n, qs.centred)) is not None)
+        out.update(
+            (i, u)
+            for i, v, m in zip(R.tolist(), best_u, best)
+            if m > 2.0**-16 * scale and (u := _on_grid(v, n, qs.centred)) is not None
+        )
     return out
 
 
@@ -235,7 +266,7 @@ def nudged_witnesses(K: np.ndarray, tokens, bound=None, steps: int = 300) -> dic
         for _ in range(steps):
             s = W @ q
             own, s[i] = float(s[i]), -np.inf
-            j, need = int(np.argmax(s)), 64 * len(q) * 2.0 ** -24 * float(np.abs(q) @ colmax)
+            j, need = int(np.argmax(s)), 64 * len(q) * 2.0**-24 * float(np.abs(q) @ colmax)
             d = W[i] - W[j]
             if own - s[j] > need or not np.all(np.isfinite(q)) or not d.any():
                 break
@@ -253,24 +284,29 @@ def _residue(K, qs, indices, *, seed, progress):
         return []
     if qs.kind == "free":
         from .certification import certify_results
+
         got = certify_results(K, indices=indices, seed=seed, progress=progress)
     else:
         got = proposer_for(qs.kind).certify(K, qs, indices=indices, seed=seed, progress=progress)
-    by_index = {int(r.index): r for r in got}             # a full list (free, box) or the chunk's (norm sets)
+    by_index = {int(r.index): r for r in got}  # a full list (free, box) or the chunk's (norm sets)
     return [by_index[i] for i in indices]
 
 
-def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = False,
-                       residue_limit: int | None = None, indices=None) -> VocabCertificate:
+def certify_vocab_keys(
+    keys, query_set=None, *, seed: int = 0, progress: bool = False, residue_limit: int | None = None, indices=None
+) -> VocabCertificate:
     """A :class:`~lnproofs.certificates.vocab.VocabCertificate` for ``keys`` under ``query_set``
     (None: free queries; a ``box`` set with or without a bias; or any other kind, whose tokens all
     go to its proposer).  ``residue_limit``: at most this many residue tokens are searched (the
     others stay ``undecided``).  ``indices``: certify only these tokens, each against every key
     (a chunk of the vocabulary; the others stay ``undecided``)."""
     K = as_real_array(keys, name="keys", ndim=2)
-    ek = ExactKeys(K)                                            # built once: both checks below read it
-    qs = FreeQueries() if query_set is None else (
-        query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)
+    ek = ExactKeys(K)  # built once: both checks below read it
+    qs = (
+        FreeQueries()
+        if query_set is None
+        else (query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)
+    )
     n, d = K.shape
     evidence, scale = np.full(n, NONE, dtype=np.int8), np.ones(n)
     bias = np.asarray(qs.bias, dtype=np.float64) if getattr(qs, "bias", None) is not None else None
@@ -278,38 +314,57 @@ def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = 
     wanted = np.ones(n, bool) if rows is None else np.isin(np.arange(n), rows)
     if qs.kind == "free":
         proposed = self_screen(K, rows=rows)
-    elif qs.kind == "box" and bias is None:                      # the box: t_i max|k_i| <= B, compared exactly by the kernel
+    elif qs.kind == "box" and bias is None:  # the box: t_i max|k_i| <= B, compared exactly by the kernel
         scale = box_scales(K, qs.bound)
         proposed = self_screen(K, rows=rows) & (scale * np.abs(K).max(axis=1) <= qs.bound)
     elif qs.kind == "box":
         proposed, scale = biased_self_scales(K, bias, qs.bound, tokens=rows)
-    lifted = qs.kind in NORM_SETS and getattr(qs, "rotation", None) is None and getattr(qs, "radius", None) is None \
-        and np.isin(W := qs.arrays()["W_q"], (0, 1)).all() and (W.sum(axis=0) == 1).all()   # an output layer's set
+    lifted = (
+        qs.kind in NORM_SETS
+        and getattr(qs, "rotation", None) is None
+        and getattr(qs, "radius", None) is None
+        and np.isin(W := qs.arrays()["W_q"], (0, 1)).all()
+        and (W.sum(axis=0) == 1).all()
+    )  # an output layer's set
     if lifted:
         proposed, scale = norm_self_scales(K, qs, rows)
-    if proposed.any():                                           # the kernel decides every proposed self witness
+    if proposed.any():  # the kernel decides every proposed self witness
         others = [KeyResult(int(i), "undecided") for i in np.flatnonzero(~proposed)]
         try:
             verdicts = check_vocab(ek, qs, np.flatnonzero(proposed), scale, others)
-        except CertificateFormatError:                           # a set the kernel reads no float witness for
+        except CertificateFormatError:  # a set the kernel reads no float witness for
             verdicts = []
         evidence[[v.index for v in verdicts if v.ok and v.status == "selectable" and proposed[v.index]]] = SELF
     todo = np.flatnonzero((evidence == NONE) & wanted).tolist()
     if residue_limit is not None:
         todo = todo[:residue_limit]
-    homogeneous = lifted and is_homogeneous(qs)        # no offsets: the subspace question (theorem vocab.no_offset)
-    found = homogeneous_results(K, qs, todo, seed=seed) if homogeneous else \
-        relaxed_duals(K, qs, todo, seed=seed) if lifted else []       # never output for any u, ball or not
+    homogeneous = lifted and is_homogeneous(qs)  # no offsets: the subspace question (theorem vocab.no_offset)
+    found = (
+        homogeneous_results(K, qs, todo, seed=seed)
+        if homogeneous
+        else relaxed_duals(K, qs, todo, seed=seed)
+        if lifted
+        else []
+    )  # never output for any u, ball or not
     settled = {r.index for r in found}
     todo = [i for i in todo if i not in settled]
-    nudged = nudged_witnesses(K, todo, getattr(qs, "bound", None)) if qs.kind == "free" or (qs.kind == "box" and bias is None) \
-        else norm_nudged_witnesses(K, qs, todo) if lifted and not homogeneous else {}
+    nudged = (
+        nudged_witnesses(K, todo, getattr(qs, "bound", None))
+        if qs.kind == "free" or (qs.kind == "box" and bias is None)
+        else norm_nudged_witnesses(K, qs, todo)
+        if lifted and not homogeneous
+        else {}
+    )
     found += _residue(K, qs, [i for i in todo if i not in nudged], seed=seed, progress=progress)
     found += [KeyResult(i, "selectable", tuple(q.tolist())) for i, q in nudged.items()]
     queries, rows, results = [], np.full(n, -1, dtype=np.int32), []
     for r in found:
-        if r.status == "selectable" and r.witness is not None and all(type(x) is float for x in r.witness) \
-                and (qs.kind in ("free", "box") or r.index in nudged):     # a float query, or a float u of a norm set
+        if (
+            r.status == "selectable"
+            and r.witness is not None
+            and all(type(x) is float for x in r.witness)
+            and (qs.kind in ("free", "box") or r.index in nudged)
+        ):  # a float query, or a float u of a norm set
             rows[r.index], evidence[r.index] = len(queries), QUERY
             queries.append(r.witness)
         elif r.status != "undecided":
@@ -319,13 +374,21 @@ def certify_vocab_keys(keys, query_set=None, *, seed: int = 0, progress: bool = 
     probe = [KeyResult(int(i), "undecided") for i in np.flatnonzero((evidence == NONE) | (evidence == SELF))]
     picked = np.flatnonzero(evidence == QUERY)
     shared = (picked, Q[rows[picked]]) if len(picked) else None
-    verdicts = check_vocab(ek, qs, [], np.ones(n), probe + results, shared)     # SELF was decided above
+    verdicts = check_vocab(ek, qs, [], np.ones(n), probe + results, shared)  # SELF was decided above
     evidence[[v.index for v in verdicts if not v.ok]] = NONE
     results = tuple(r for r in results if evidence[r.index] == RESULT)
     qs_json = {k: v for k, v in query_set_to_json(qs).items() if k != "bias"}
-    return VocabCertificate(n, d, qs_json, evidence,
-                            scale if (bias is not None or qs.kind in ("box", *NORM_SETS)) else None,
-                            Q, rows if Q is not None else None, bias, results)
+    return VocabCertificate(
+        n,
+        d,
+        qs_json,
+        evidence,
+        scale if (bias is not None or qs.kind in ("box", *NORM_SETS)) else None,
+        Q,
+        rows if Q is not None else None,
+        bias,
+        results,
+    )
 
 
 def _chunk_task(span, shared) -> VocabCertificate:
@@ -333,8 +396,17 @@ def _chunk_task(span, shared) -> VocabCertificate:
     return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span))
 
 
-def certify_vocab_chunks(keys, query_set=None, *, workers=None, scheduler=None, seed: int = 0, progress: bool = False,
-                         folder=None, chunk: int = CHUNK_TOKENS) -> VocabCertificate:
+def certify_vocab_chunks(
+    keys,
+    query_set=None,
+    *,
+    workers=None,
+    scheduler=None,
+    seed: int = 0,
+    progress: bool = False,
+    folder=None,
+    chunk: int = CHUNK_TOKENS,
+) -> VocabCertificate:
     """:func:`certify_vocab_keys` for every token, in chunks of ``chunk`` tokens (each against every
     key) on ``workers`` / ``scheduler`` (:func:`lnproofs.execution.run_tasks`; by default, or one
     worker: in this process, the whole vocabulary as one chunk), merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
@@ -346,19 +418,26 @@ def certify_vocab_chunks(keys, query_set=None, *, workers=None, scheduler=None, 
     from ..execution import resolve_workers, run_tasks
 
     K = as_real_array(keys, name="keys", ndim=2)
-    qs = query_set_to_json(FreeQueries() if query_set is None else (
-        query_set_from_json(query_set) if isinstance(query_set, dict) else query_set))
+    qs = query_set_to_json(
+        FreeQueries()
+        if query_set is None
+        else (query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)
+    )
     spread = scheduler is not None or resolve_workers(workers, worthwhile=False) > 1
     spans = [(a, min(a + chunk, len(K))) for a in range(0, len(K), chunk)] if spread else [(0, len(K))]
     path_of = (lambda span: None) if folder is None else (lambda span: Path(folder) / f"chunk-{span[0]}-{span[1]}.json")
-    question = {k: v for k, v in qs.items() if k != "bias"}      # a chunk file's query set, the bias beside it
+    question = {k: v for k, v in qs.items() if k != "bias"}  # a chunk file's query set, the bias beside it
     done = {}
     for k, span in enumerate(spans):
         path = path_of(span)
         if path is not None and path.is_file():
             cert = load_vocab(path, json.loads(path.read_text()))
-            if (cert.n_keys, cert.dim) == K.shape and cert.query_set == question and np.array_equal(cert.bias, qs.get("bias")):
-                done[k] = cert                                   # a chunk of this very question, finished before
+            if (
+                (cert.n_keys, cert.dim) == K.shape
+                and cert.query_set == question
+                and np.array_equal(cert.bias, qs.get("bias"))
+            ):
+                done[k] = cert  # a chunk of this very question, finished before
     todo = [k for k in range(len(spans)) if k not in done]
     if folder is not None:
         Path(folder).mkdir(parents=True, exist_ok=True)
@@ -367,8 +446,16 @@ def certify_vocab_chunks(keys, query_set=None, *, workers=None, scheduler=None, 
         if folder is not None:
             cert.save(path_of(spans[todo[index]]))
 
-    got = run_tasks(_chunk_task, [spans[k] for k in todo], workers=workers if spread else 1, scheduler=scheduler,
-                    shared=(K, qs, seed), on_result=record, progress=progress and spread, label="vocabulary chunks",
-                    unit="chunk")
+    got = run_tasks(
+        _chunk_task,
+        [spans[k] for k in todo],
+        workers=workers if spread else 1,
+        scheduler=scheduler,
+        shared=(K, qs, seed),
+        on_result=record,
+        progress=progress and spread,
+        label="vocabulary chunks",
+        unit="chunk",
+    )
     done.update(zip(todo, got))
     return merge_vocab(done[k] for k in range(len(spans)))

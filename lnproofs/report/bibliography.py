@@ -10,74 +10,150 @@ __all__ = ["Source", "SOURCES", "bibtex", "markdown_references"]
 @dataclass(frozen=True)
 class Source:
     key: str
-    kind: str            # BibTeX entry type
-    fields: tuple        # (field, value) pairs, values as BibTeX text
-    text: str            # the reference as a reader sees it (Markdown)
+    kind: str  # BibTeX entry type
+    fields: tuple  # (field, value) pairs, values as BibTeX text
+    text: str  # the reference as a reader sees it (Markdown)
 
 
 SOURCES = (
-    Source("brody2023", "inproceedings",
-           (("author", "Brody, Shaked and Alon, Uri and Yahav, Eran"),
+    Source(
+        "brody2023",
+        "inproceedings",
+        (
+            ("author", "Brody, Shaked and Alon, Uri and Yahav, Eran"),
             ("title", "On the Expressivity Role of {LayerNorm} in {Transformers}' Attention"),
             ("booktitle", "Findings of the Association for Computational Linguistics: ACL 2023"),
-            ("year", "2023")),
-           "Shaked Brody, Uri Alon and Eran Yahav. On the expressivity role of LayerNorm in Transformers' "
-           "attention. Findings of the Association for Computational Linguistics: ACL 2023."),
-    Source("riechers2024", "misc",
-           (("author", "Riechers, Paul M."), ("title", "Geometry and Dynamics of {LayerNorm}"), ("year", "2024"),
-            ("howpublished", "arXiv:2405.04134")),
-           "Paul M. Riechers. Geometry and dynamics of LayerNorm. arXiv:2405.04134, 2024."),
-    Source("layernormnote", "misc",
-           (("title", "Visualizing layer normalization"),
+            ("year", "2023"),
+        ),
+        "Shaked Brody, Uri Alon and Eran Yahav. On the expressivity role of LayerNorm in Transformers' "
+        "attention. Findings of the Association for Computational Linguistics: ACL 2023.",
+    ),
+    Source(
+        "riechers2024",
+        "misc",
+        (
+            ("author", "Riechers, Paul M."),
+            ("title", "Geometry and Dynamics of {LayerNorm}"),
+            ("year", "2024"),
+            ("howpublished", "arXiv:2405.04134"),
+        ),
+        "Paul M. Riechers. Geometry and dynamics of LayerNorm. arXiv:2405.04134, 2024.",
+    ),
+    Source(
+        "layernormnote",
+        "misc",
+        (
+            ("title", "Visualizing layer normalization"),
             ("howpublished", "section of a blog post on the geometric intuition of layer normalization"),
-            ("note", "It decomposes layer normalization into a projection, a radial scaling and an affine map")),
-           "A blog post on the geometric intuition of layer normalization, section \"Visualizing layer "
-           "normalization\": it decomposes layer normalization into a projection, a radial scaling and an affine "
-           "map."),
-    Source("grivas2022", "inproceedings",
-           (("author", "Grivas, Andreas and Bogoychev, Nikolay and Lopez, Adam"),
+            ("note", "It decomposes layer normalization into a projection, a radial scaling and an affine map"),
+        ),
+        'A blog post on the geometric intuition of layer normalization, section "Visualizing layer '
+        'normalization": it decomposes layer normalization into a projection, a radial scaling and an affine '
+        "map.",
+    ),
+    Source(
+        "grivas2022",
+        "inproceedings",
+        (
+            ("author", "Grivas, Andreas and Bogoychev, Nikolay and Lopez, Adam"),
             ("title", "Low-Rank Softmax Can Have Unargmaxable Classes in Theory but Rarely in Practice"),
-            ("booktitle", "Proceedings of the 60th Annual Meeting of the Association for Computational "
-                          "Linguistics"), ("year", "2022")),
-           "Andreas Grivas, Nikolay Bogoychev and Adam Lopez. Low-rank softmax can have unargmaxable classes in "
-           "theory but rarely in practice. Proceedings of ACL 2022."),
-    Source("sympy", "article",
-           (("author", "Meurer, Aaron and others"), ("title", "{SymPy}: symbolic computing in {Python}"),
-            ("journal", "PeerJ Computer Science"), ("volume", "3"), ("pages", "e103"), ("year", "2017")),
-           "Aaron Meurer et al. SymPy: symbolic computing in Python. PeerJ Computer Science 3:e103, 2017."),
-    Source("flint", "misc",
-           (("author", "{The FLINT team}"), ("title", "{FLINT}: Fast Library for Number Theory"),
-            ("howpublished", "https://flintlib.org, used through python-flint"), ("year", "2024")),
-           "The FLINT team. FLINT: Fast Library for Number Theory, used through python-flint."),
-    Source("pytorch", "inproceedings",
-           (("author", "Paszke, Adam and others"),
+            ("booktitle", "Proceedings of the 60th Annual Meeting of the Association for Computational Linguistics"),
+            ("year", "2022"),
+        ),
+        "Andreas Grivas, Nikolay Bogoychev and Adam Lopez. Low-rank softmax can have unargmaxable classes in "
+        "theory but rarely in practice. Proceedings of ACL 2022.",
+    ),
+    Source(
+        "sympy",
+        "article",
+        (
+            ("author", "Meurer, Aaron and others"),
+            ("title", "{SymPy}: symbolic computing in {Python}"),
+            ("journal", "PeerJ Computer Science"),
+            ("volume", "3"),
+            ("pages", "e103"),
+            ("year", "2017"),
+        ),
+        "Aaron Meurer et al. SymPy: symbolic computing in Python. PeerJ Computer Science 3:e103, 2017.",
+    ),
+    Source(
+        "flint",
+        "misc",
+        (
+            ("author", "{The FLINT team}"),
+            ("title", "{FLINT}: Fast Library for Number Theory"),
+            ("howpublished", "https://flintlib.org, used through python-flint"),
+            ("year", "2024"),
+        ),
+        "The FLINT team. FLINT: Fast Library for Number Theory, used through python-flint.",
+    ),
+    Source(
+        "pytorch",
+        "inproceedings",
+        (
+            ("author", "Paszke, Adam and others"),
             ("title", "{PyTorch}: An Imperative Style, High-Performance Deep Learning Library"),
-            ("booktitle", "Advances in Neural Information Processing Systems 32"), ("year", "2019")),
-           "Adam Paszke et al. PyTorch: an imperative style, high-performance deep learning library. NeurIPS 2019."),
-    Source("numpy", "article",
-           (("author", "Harris, Charles R. and others"), ("title", "Array programming with {NumPy}"),
-            ("journal", "Nature"), ("volume", "585"), ("pages", "357--362"), ("year", "2020")),
-           "Charles R. Harris et al. Array programming with NumPy. Nature 585:357-362, 2020."),
-    Source("cvxpy", "article",
-           (("author", "Diamond, Steven and Boyd, Stephen"),
+            ("booktitle", "Advances in Neural Information Processing Systems 32"),
+            ("year", "2019"),
+        ),
+        "Adam Paszke et al. PyTorch: an imperative style, high-performance deep learning library. NeurIPS 2019.",
+    ),
+    Source(
+        "numpy",
+        "article",
+        (
+            ("author", "Harris, Charles R. and others"),
+            ("title", "Array programming with {NumPy}"),
+            ("journal", "Nature"),
+            ("volume", "585"),
+            ("pages", "357--362"),
+            ("year", "2020"),
+        ),
+        "Charles R. Harris et al. Array programming with NumPy. Nature 585:357-362, 2020.",
+    ),
+    Source(
+        "cvxpy",
+        "article",
+        (
+            ("author", "Diamond, Steven and Boyd, Stephen"),
             ("title", "{CVXPY}: A {Python}-Embedded Modeling Language for Convex Optimization"),
-            ("journal", "Journal of Machine Learning Research"), ("volume", "17"), ("number", "83"),
-            ("pages", "1--5"), ("year", "2016")),
-           "Steven Diamond and Stephen Boyd. CVXPY: a Python-embedded modeling language for convex optimization. "
-           "Journal of Machine Learning Research 17(83):1-5, 2016."),
-    Source("highs", "article",
-           (("author", "Huangfu, Qi and Hall, J. A. Julian"),
+            ("journal", "Journal of Machine Learning Research"),
+            ("volume", "17"),
+            ("number", "83"),
+            ("pages", "1--5"),
+            ("year", "2016"),
+        ),
+        "Steven Diamond and Stephen Boyd. CVXPY: a Python-embedded modeling language for convex optimization. "
+        "Journal of Machine Learning Research 17(83):1-5, 2016.",
+    ),
+    Source(
+        "highs",
+        "article",
+        (
+            ("author", "Huangfu, Qi and Hall, J. A. Julian"),
             ("title", "Parallelizing the dual revised simplex method"),
-            ("journal", "Mathematical Programming Computation"), ("volume", "10"), ("pages", "119--142"),
-            ("year", "2018")),
-           "Qi Huangfu and J. A. Julian Hall. Parallelizing the dual revised simplex method. Mathematical "
-           "Programming Computation 10:119-142, 2018."),
-    Source("matplotlib", "article",
-           (("author", "Hunter, John D."), ("title", "Matplotlib: A {2D} Graphics Environment"),
-            ("journal", "Computing in Science \\& Engineering"), ("volume", "9"), ("number", "3"),
-            ("pages", "90--95"), ("year", "2007")),
-           "John D. Hunter. Matplotlib: a 2D graphics environment. Computing in Science & Engineering 9(3):90-95, "
-           "2007."),
+            ("journal", "Mathematical Programming Computation"),
+            ("volume", "10"),
+            ("pages", "119--142"),
+            ("year", "2018"),
+        ),
+        "Qi Huangfu and J. A. Julian Hall. Parallelizing the dual revised simplex method. Mathematical "
+        "Programming Computation 10:119-142, 2018.",
+    ),
+    Source(
+        "matplotlib",
+        "article",
+        (
+            ("author", "Hunter, John D."),
+            ("title", "Matplotlib: A {2D} Graphics Environment"),
+            ("journal", "Computing in Science \\& Engineering"),
+            ("volume", "9"),
+            ("number", "3"),
+            ("pages", "90--95"),
+            ("year", "2007"),
+        ),
+        "John D. Hunter. Matplotlib: a 2D graphics environment. Computing in Science & Engineering 9(3):90-95, 2007.",
+    ),
 )
 
 

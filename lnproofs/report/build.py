@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..certificates.writes import folder_entry, output_folder, write_text
 from ..kernel.errors import InputError, OptionError, require
 from .model import CONVENTIONS, Figure, KeySection, Recheck, Report
-from ..certificates.writes import folder_entry, output_folder, write_text
 
 __all__ = [
     "DEFAULT_N",
@@ -63,8 +63,14 @@ def _versions(torch_version: str | None) -> tuple:
 
     from .. import __version__
 
-    out = [("lnproofs", __version__), ("Python", platform.python_version()), ("NumPy", np.__version__),
-           ("SciPy", scipy.__version__), ("SymPy", sympy.__version__), ("matplotlib", matplotlib.__version__)]
+    out = [
+        ("lnproofs", __version__),
+        ("Python", platform.python_version()),
+        ("NumPy", np.__version__),
+        ("SciPy", scipy.__version__),
+        ("SymPy", sympy.__version__),
+        ("matplotlib", matplotlib.__version__),
+    ]
     try:
         import flint
 
@@ -86,64 +92,103 @@ def _rechecks(n: int, samples: int, device: str, seed: int):
     checks = {r.name: Recheck.from_result(r) for r in results}
     label = next(iter(checks.values())).device if checks else device
     where = "the CPU" if label == "cpu" else ("a GPU" if str(label).startswith("cuda") else str(label))
-    note = (f"Each result was re-checked numerically with PyTorch {torch_version} in double precision on {where}: "
-            f"random and adversarial inputs of width {width} (and the small widths 2 and 3), seed {seed}. "
-            "A re-check is evidence, not proof; the proofs are the checked steps.")
+    note = (
+        f"Each result was re-checked numerically with PyTorch {torch_version} in double precision on {where}: "
+        f"random and adversarial inputs of width {width} (and the small widths 2 and 3), seed {seed}. "
+        "A re-check is evidence, not proof; the proofs are the checked steps."
+    )
     return checks, note, torch_version
 
 
 # ----------------------------------------------------------------------- figures
 def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
-    from ..experiments import figures
-    from ..propose.certification import certify
-    from ..experiments.demo import demo_state
     from ..derive.numeric import ellipsoid, layernorm
+    from ..experiments import figures
+    from ..experiments.demo import demo_state
+    from ..propose.certification import certify
 
     out = []
     rng = np.random.default_rng([seed, 3])
     inputs = rng.standard_normal((10, 3)) * 1.1 + np.array([0.6, 0.6, 0.6])
     gain, bias = np.array(EXAMPLE_GAIN), np.array(EXAMPLE_BIAS)
-    figures.layernorm_geometry(folder / "layernorm_n3.png", inputs, layernorm(inputs), layernorm(inputs, gain, bias),
-                               gain, bias)
-    out.append(Figure(f"{prefix}layernorm_n3.png",
-                      r"LayerNorm for $n = 3$. Left: sample inputs (grey), the plane orthogonal to $(1, 1, 1)$ and "
-                      r"the circle of radius $\sqrt{3}$ onto which projection and scaling map them. Right: the "
-                      r"ellipse that the gain and bias make of the circle."))
+    figures.layernorm_geometry(
+        folder / "layernorm_n3.png", inputs, layernorm(inputs), layernorm(inputs, gain, bias), gain, bias
+    )
+    out.append(
+        Figure(
+            f"{prefix}layernorm_n3.png",
+            r"LayerNorm for $n = 3$. Left: sample inputs (grey), the plane orthogonal to $(1, 1, 1)$ and "
+            r"the circle of radius $\sqrt{3}$ onto which projection and scaling map them. Right: the "
+            r"ellipse that the gain and bias make of the circle.",
+        )
+    )
     info = ellipsoid(gain, bias)
     figures.ellipse_axes(folder / "ellipse_axes.png", info.center, info.normal, info.axes, info.semi_axes, gain)
     semi = ", ".join(f"{s:.4f}" for s in info.semi_axes)
-    out.append(Figure(f"{prefix}ellipse_axes.png",
-                      "The image of LayerNorm with gain $a = (" + ", ".join(f"{g:g}" for g in EXAMPLE_GAIN) + ")$: its "
-                      r"principal axes are the eigenvectors of $\operatorname{diag}(a) P \operatorname{diag}(a)$, "
-                      "and its semi-axes " + semi + r" are $\sqrt{n\lambda}$ for the non-zero eigenvalues "
-                      r"$\lambda$."))
+    out.append(
+        Figure(
+            f"{prefix}ellipse_axes.png",
+            "The image of LayerNorm with gain $a = (" + ", ".join(f"{g:g}" for g in EXAMPLE_GAIN) + ")$: its "
+            r"principal axes are the eigenvectors of $\operatorname{diag}(a) P \operatorname{diag}(a)$, "
+            "and its semi-axes " + semi + r" are $\sqrt{n\lambda}$ for the non-zero eigenvalues "
+            r"$\lambda$.",
+        )
+    )
     # 2-D keys: a square with an edge midpoint (tie-only), an interior point (unselectable) and more
-    keys2 = np.array([[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [1.0, 0.0], [0.25, -0.3],
-                      [0.0, 1.6], [-1.5, 0.2]])
+    keys2 = np.array(
+        [[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [1.0, 0.0], [0.25, -0.3], [0.0, 1.6], [-1.5, 0.2]]
+    )
     cert2 = certify(keys2, seed=seed)
-    figures.keys_hull(folder / "keys_2d.png", keys2, cert2.statuses, [r.witness for r in cert2.results],
-                      title="Eight keys in 2-D: certified statuses")
-    out.append(Figure(f"{prefix}keys_2d.png",
-                      "Eight keys in two dimensions with their convex hull and the certified status of each: $k_4$, "
-                      "the midpoint of an edge, can only tie, and $k_5$, strictly inside, is unselectable. The "
-                      "arrows are the witness queries of the selectable keys."))
+    figures.keys_hull(
+        folder / "keys_2d.png",
+        keys2,
+        cert2.statuses,
+        [r.witness for r in cert2.results],
+        title="Eight keys in 2-D: certified statuses",
+    )
+    out.append(
+        Figure(
+            f"{prefix}keys_2d.png",
+            "Eight keys in two dimensions with their convex hull and the certified status of each: $k_4$, "
+            "the midpoint of an edge, can only tie, and $k_5$, strictly inside, is unselectable. The "
+            "arrows are the witness queries of the selectable keys.",
+        )
+    )
     corners = np.array([[x, y, z] for x in (-1.0, 1.0) for y in (-1.0, 1.0) for z in (-1.0, 1.0)])
-    keys3 = np.vstack([corners, [[0.0, 0.0, 1.0], [0.2, -0.1, 0.3], [-0.3, 0.4, -0.5], [0.0, 1.7, 0.2],
-                                 [1.6, -0.2, -0.1]]])
+    keys3 = np.vstack(
+        [corners, [[0.0, 0.0, 1.0], [0.2, -0.1, 0.3], [-0.3, 0.4, -0.5], [0.0, 1.7, 0.2], [1.6, -0.2, -0.1]]]
+    )
     cert3 = certify(keys3, seed=seed)
-    figures.keys_hull(folder / "keys_3d.png", keys3, cert3.statuses, [r.witness for r in cert3.results],
-                      title="Keys in 3-D: certified statuses")
-    out.append(Figure(f"{prefix}keys_3d.png",
-                      "Keys in three dimensions: the corners of a cube, the centre of a face (tie-only), two "
-                      "interior points (unselectable) and two points outside the cube, with the witness queries."))
+    figures.keys_hull(
+        folder / "keys_3d.png",
+        keys3,
+        cert3.statuses,
+        [r.witness for r in cert3.results],
+        title="Keys in 3-D: certified statuses",
+    )
+    out.append(
+        Figure(
+            f"{prefix}keys_3d.png",
+            "Keys in three dimensions: the corners of a cube, the centre of a face (tie-only), two "
+            "interior points (unselectable) and two points outside the cube, with the witness queries.",
+        )
+    )
     state = demo_state(45.0, 3.0, projection=False, scaling=False, query_length=3.0)
-    figures.attention_bars(folder / "attention_weights.png", state.weights, highlight=1,
-                           labels=["key 1", "key 2", "key 3", "key 4"],
-                           title="Query pointing at key 2 (45 degrees), key 3 magnitude 3")
-    out.append(Figure(f"{prefix}attention_weights.png",
-                      "Softmax attention weights of the four keys of the example of Brody, Alon and Yahav, key 3 "
-                      "scaled by 3, for a query of length 3 pointing at key 2: key 2 lies inside the hull of the "
-                      "others and does not win even under the query aimed at it."))
+    figures.attention_bars(
+        folder / "attention_weights.png",
+        state.weights,
+        highlight=1,
+        labels=["key 1", "key 2", "key 3", "key 4"],
+        title="Query pointing at key 2 (45 degrees), key 3 magnitude 3",
+    )
+    out.append(
+        Figure(
+            f"{prefix}attention_weights.png",
+            "Softmax attention weights of the four keys of the example of Brody, Alon and Yahav, key 3 "
+            "scaled by 3, for a query of length 3 pointing at key 2: key 2 lies inside the hull of the "
+            "others and does not win even under the query aimed at it.",
+        )
+    )
     return out
 
 
@@ -169,8 +214,9 @@ def _fmt_weight(w) -> str:
 
 def _evidence(result) -> str:
     if result.status in ("unselectable", "tie-only") and result.combination is not None:
-        terms = ", ".join(f"k{j}: {_fmt_weight(w)}" for j, w in zip(result.combination.indices,
-                                                                    result.combination.weights))
+        terms = ", ".join(
+            f"k{j}: {_fmt_weight(w)}" for j, w in zip(result.combination.indices, result.combination.weights)
+        )
         text = f"convex weights {{{terms}}}"
         if result.status == "tie-only" and result.witness is not None:
             text += "; tying query (" + ", ".join(f"{float(x):.4g}" for x in result.witness) + ")"
@@ -187,41 +233,67 @@ def _load_keys(path) -> np.ndarray:
 
 
 def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -> KeySection:
+    from ..certificates.check import check_certificate
     from ..experiments import figures
     from ..propose.certification import certify
-    from ..certificates.check import check_certificate
 
     cert = certify(keys, seed=seed)
     report = check_certificate(cert, keys)
     cert_file = folder.parent / "certificate.json"
-    cert.with_keys_file(cert_file, path).save(cert_file, indent=1)      # names the keys file and its SHA-256
+    cert.with_keys_file(cert_file, path).save(cert_file, indent=1)  # names the keys file and its SHA-256
     rows = tuple((r.index, r.status, _evidence(r)) for r in cert.results if r.status != "selectable")
-    margins = tuple(m for r in cert.results if r.status == "selectable"
-                    for m in [_margin(keys, r.index, r.witness)] if m is not None)
+    margins = tuple(
+        m
+        for r in cert.results
+        if r.status == "selectable"
+        for m in [_margin(keys, r.index, r.witness)]
+        if m is not None
+    )
     figs = []
     figures.margin_histogram(folder / "keys_margins.png", margins)
-    figs.append(Figure(f"{prefix}keys_margins.png",
-                       r"Witness margins of the selectable keys: $\min_{j \ne i} q \cdot (k_i - k_j) / \|q\|$ "
-                       "(floating point, for display; the statuses themselves are exact)."))
+    figs.append(
+        Figure(
+            f"{prefix}keys_margins.png",
+            r"Witness margins of the selectable keys: $\min_{j \ne i} q \cdot (k_i - k_j) / \|q\|$ "
+            "(floating point, for display; the statuses themselves are exact).",
+        )
+    )
     view = "first three principal components" if keys.shape[1] > 3 else f"{keys.shape[1]}-D"
     witnesses = [r.witness if r.status == "selectable" else None for r in cert.results]
-    figures.keys_hull(folder / "keys_view.png", keys, cert.statuses, witnesses,
-                      title=f"{keys.shape[0]} keys in R^{keys.shape[1]}")
+    figures.keys_hull(
+        folder / "keys_view.png", keys, cert.statuses, witnesses, title=f"{keys.shape[0]} keys in R^{keys.shape[1]}"
+    )
     figs.append(Figure(f"{prefix}keys_view.png", f"The given keys ({view}) with their certified statuses."))
-    return KeySection(str(Path(path).name), keys.shape[0], keys.shape[1], dict(cert.summary), report.ok, rows,
-                      margins, tuple(figs), cert_file.name)
+    return KeySection(
+        str(Path(path).name),
+        keys.shape[0],
+        keys.shape[1],
+        dict(cert.summary),
+        report.ok,
+        rows,
+        margins,
+        tuple(figs),
+        cert_file.name,
+    )
 
 
 # ------------------------------------------------------------------------- build
 def _check_options(n, convention, samples):
-    require(not isinstance(n, bool) and isinstance(n, int), OptionError,
-            f"--n {n!r} is not an integer; give a width n >= 2")
+    require(
+        not isinstance(n, bool) and isinstance(n, int), OptionError, f"--n {n!r} is not an integer; give a width n >= 2"
+    )
     require(n >= 2, OptionError, f"--n {n} is too small; give a width n >= 2")
     require(n <= 12, OptionError, f"--n {n} is too large for symbolic proofs in a report; give 2 <= n <= 12")
-    require(convention in CONVENTIONS, OptionError,
-            f"convention {convention!r} is not known; accepted: {', '.join(CONVENTIONS)}")
-    require(isinstance(samples, int) and samples >= 16, OptionError,
-            f"--samples {samples!r} is not accepted; give an integer >= 16")
+    require(
+        convention in CONVENTIONS,
+        OptionError,
+        f"convention {convention!r} is not known; accepted: {', '.join(CONVENTIONS)}",
+    )
+    require(
+        isinstance(samples, int) and samples >= 16,
+        OptionError,
+        f"--samples {samples!r} is not accepted; give an integer >= 16",
+    )
 
 
 def _prepare_out(out) -> Path:
@@ -232,9 +304,18 @@ def _prepare_out(out) -> Path:
     return out
 
 
-def build_report(out="reports", *, n: int = DEFAULT_N, convention: str = "torch", keys=None,
-                 recheck: bool = True, samples: int = DEFAULT_SAMPLES, device: str = "auto",
-                 seed: int = 0, experiments=None) -> Report:
+def build_report(
+    out="reports",
+    *,
+    n: int = DEFAULT_N,
+    convention: str = "torch",
+    keys=None,
+    recheck: bool = True,
+    samples: int = DEFAULT_SAMPLES,
+    device: str = "auto",
+    seed: int = 0,
+    experiments=None,
+) -> Report:
     """Prove, re-check, draw and certify; figures are written under ``out/figures``.
     ``experiments``: the folder of ``lnproofs reproduce majority / lm-tables`` (default
     ``out/experiments``, included when it holds a ``summary.md``)."""
@@ -268,12 +349,23 @@ def build_report(out="reports", *, n: int = DEFAULT_N, convention: str = "torch"
     from .experiments import has_results
 
     if experiments is not None and not has_results(exp_folder):
-        raise OptionError(f"--experiments {str(exp_folder)!r} holds no experiment results (majority/summary.json, "
-                          "majority_paper/summary.json or lm_tables/summary.json); give the folder that "
-                          "'lnproofs reproduce majority' or 'lnproofs reproduce lm-tables' wrote")
-    return Report(n=n, convention=convention, generated=generated_line(), versions=_versions(torch_version),
-                  proofs=proofs, rechecks=checks, recheck_note=note, figures=figs, keys=section,
-                  experiments=read_experiments(exp_folder, out))
+        raise OptionError(
+            f"--experiments {str(exp_folder)!r} holds no experiment results (majority/summary.json, "
+            "majority_paper/summary.json or lm_tables/summary.json); give the folder that "
+            "'lnproofs reproduce majority' or 'lnproofs reproduce lm-tables' wrote"
+        )
+    return Report(
+        n=n,
+        convention=convention,
+        generated=generated_line(),
+        versions=_versions(torch_version),
+        proofs=proofs,
+        rechecks=checks,
+        recheck_note=note,
+        figures=figs,
+        keys=section,
+        experiments=read_experiments(exp_folder, out),
+    )
 
 
 def _compile_pdf(tex: Path) -> tuple[Path | None, str]:
@@ -283,14 +375,24 @@ def _compile_pdf(tex: Path) -> tuple[Path | None, str]:
         return None, "pdflatex is not installed; report.tex was written but not compiled"
     if bib is None:
         return None, "bibtex is not installed; report.tex was written but not compiled"
-    for suffix in (".pdf", ".log", ".aux", ".out", ".toc", ".bbl", ".blg", ".lof", ".lot"):  # only regular files are replaced
+    for suffix in (
+        ".pdf",
+        ".log",
+        ".aux",
+        ".out",
+        ".toc",
+        ".bbl",
+        ".blg",
+        ".lof",
+        ".lot",
+    ):  # only regular files are replaced
         folder_entry(tex.parent, tex.stem + suffix)
     env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0"), "FORCE_SOURCE_DATE": "1"}
     for command in ([exe], [bib], [exe], [exe]):
-        args = command + (["-interaction=nonstopmode", "-halt-on-error", tex.name] if command[0] == exe
-                          else [tex.stem])
-        proc = subprocess.run(args, cwd=tex.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace", env=env)
+        args = command + (["-interaction=nonstopmode", "-halt-on-error", tex.name] if command[0] == exe else [tex.stem])
+        proc = subprocess.run(
+            args, cwd=tex.parent, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", env=env
+        )
         if proc.returncode != 0:
             tail = " | ".join(line for line in proc.stdout.splitlines() if line.startswith(("!", "I couldn't")))
             return None, f"{Path(command[0]).name} failed on {tex.name}: {tail[:300] or 'see report.log'}"
@@ -321,5 +423,3 @@ def write_report(report: Report, out="reports", *, pdf: bool = True) -> dict:
         written["pdf"] = None if path is None else str(path)
         written["pdf_note"] = note
     return written
-
-

@@ -22,9 +22,21 @@ __all__ = ["ExperimentsSection", "read_experiments", "has_results", "experiments
 RUN_FOLDERS = ("majority", "majority_paper", "lm_tables")
 
 #: the non-ASCII characters of the write-ups, for pdflatex
-_UNICODE = {"±": r"\ensuremath{\pm}", "≤": r"\ensuremath{\le}", "≥": r"\ensuremath{\ge}", "×": r"\ensuremath{\times}",
-            "°": r"\ensuremath{^\circ}", "−": "-", "–": "--", "—": "---", "·": r"\ensuremath{\cdot}",
-            "∎": "", "“": "``", "”": "''", "≈": r"\ensuremath{\approx}"}
+_UNICODE = {
+    "±": r"\ensuremath{\pm}",
+    "≤": r"\ensuremath{\le}",
+    "≥": r"\ensuremath{\ge}",
+    "×": r"\ensuremath{\times}",
+    "°": r"\ensuremath{^\circ}",
+    "−": "-",
+    "–": "--",
+    "—": "---",
+    "·": r"\ensuremath{\cdot}",
+    "∎": "",
+    "“": "``",
+    "”": "''",
+    "≈": r"\ensuremath{\approx}",
+}
 
 
 @dataclass(frozen=True)
@@ -63,7 +75,7 @@ def latex_text(text: str, escape) -> str:
     out, pos = [], 0
     pattern = re.compile(r"\*\*(.+?)\*\*|\$([^$]+)\$|" + REF.pattern)
     for m in pattern.finditer(text):
-        out.append(escape(text[pos:m.start()]))
+        out.append(escape(text[pos : m.start()]))
         if m.group(1):
             out.append(rf"\textbf{{{latex_text(m.group(1), escape)}}}")
         elif m.group(2):
@@ -72,8 +84,9 @@ def latex_text(text: str, escape) -> str:
             label, kind = m.group(3), m.group(4)
             if kind == "cite":
                 key = label[5:]
-                out.append(rf"\citet{{{key}}}" if key in ("brody2023", "riechers2024", "grivas2022")
-                           else rf"\citep{{{key}}}")
+                out.append(
+                    rf"\citet{{{key}}}" if key in ("brody2023", "riechers2024", "grivas2022") else rf"\citep{{{key}}}"
+                )
             else:
                 word = {"fig": "Figure", "tab": "Table", "sec": "Section", "thm": "Theorem"}[kind]
                 out.append(rf"{word}~\ref{{{label}}}")
@@ -91,17 +104,26 @@ def _table(block: Table, escape) -> list[str]:
     usable = 1.0 - 0.018 * cols
     spec = "".join(rf">{{\raggedright\arraybackslash}}p{{{usable * s / sum(sizes):.3f}\linewidth}}" for s in sizes)
     head = r"\hline " + " & ".join(latex_text(c, escape) for c in block.header) + r" \\ \hline"
-    out = [r"{\small\setlength{\tabcolsep}{3pt}", rf"\begin{{longtable}}{{{spec}}}",
-           rf"\caption{{{latex_text(block.caption, escape)}}}\label{{{block.label}}}\\",
-           head + r" \endfirsthead", head + r" \endhead"]
+    out = [
+        r"{\small\setlength{\tabcolsep}{3pt}",
+        rf"\begin{{longtable}}{{{spec}}}",
+        rf"\caption{{{latex_text(block.caption, escape)}}}\label{{{block.label}}}\\",
+        head + r" \endfirsthead",
+        head + r" \endhead",
+    ]
     out += [" & ".join(latex_text(c, escape) for c in r) + r" \\" for r in block.rows]
     return out + [r"\hline", r"\end{longtable}}", ""]
 
 
 def figure_latex(path: str, caption: str, label: str, width: str = "0.85") -> list[str]:
-    return [r"\begin{figure}[!htbp]", r"\centering",
-            rf"\includegraphics[width={width}\linewidth,height=0.4\textheight,keepaspectratio]{{{path}}}",
-            rf"\caption{{{caption}}}\label{{{label}}}", r"\end{figure}", ""]
+    return [
+        r"\begin{figure}[!htbp]",
+        r"\centering",
+        rf"\includegraphics[width={width}\linewidth,height=0.4\textheight,keepaspectratio]{{{path}}}",
+        rf"\caption{{{caption}}}\label{{{label}}}",
+        r"\end{figure}",
+        "",
+    ]
 
 
 def experiments_latex(section: ExperimentsSection, escape) -> list[str]:
@@ -110,9 +132,11 @@ def experiments_latex(section: ExperimentsSection, escape) -> list[str]:
         if isinstance(block, Heading):
             command = "section" if block.level == 1 else "subsection"
             if block.level == 1:
-                out.append(r"\clearpage")                       # the figures of the part before stay there
-            out.append(rf"\{command}{{{latex_text(block.text, escape)}}}"
-                       + (rf"\label{{{block.label}}}" if block.label else ""))
+                out.append(r"\clearpage")  # the figures of the part before stay there
+            out.append(
+                rf"\{command}{{{latex_text(block.text, escape)}}}"
+                + (rf"\label{{{block.label}}}" if block.label else "")
+            )
         elif isinstance(block, Para):
             out += [latex_text(block.text, escape), ""]
         elif isinstance(block, Items):
@@ -120,6 +144,6 @@ def experiments_latex(section: ExperimentsSection, escape) -> list[str]:
         elif isinstance(block, Table):
             out += _table(block, escape)
         elif isinstance(block, Figure):
-            wide = any(part in block.path for part in ("lm_loss", "_3d", "figure1ab"))   # panels side by side
+            wide = any(part in block.path for part in ("lm_loss", "_3d", "figure1ab"))  # panels side by side
             out += figure_latex(block.path, latex_text(block.caption, escape), block.label, "1.0" if wide else "0.8")
     return out

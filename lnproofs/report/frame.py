@@ -15,22 +15,26 @@ AUTHOR = "The lnproofs project"
 def abstract(report) -> str:
     general = sum(1 for p in report.proofs if p.n is None)
     proved = sum(1 for p in report.proofs if p.n is None and p.proved)
-    text = (f"LayerNorm projects its input onto the hyperplane orthogonal to the all-ones vector, scales it onto a "
-            f"sphere and applies an affine map. We state and prove {general} results on this geometry and on what "
-            f"it means for attention: the decomposition of LayerNorm, the sphere and ball of its scaled outputs, "
-            f"the ellipsoid that is its image and its principal axes, the analogous facts for RMSNorm, and the "
-            f"characterisation of the keys that a query can select, namely those that are not in the convex hull of "
-            f"the others. {proved} of the {general} proofs are complete, every step checked by a computer algebra "
-            f"system, and each result is also checked for a concrete width $n = {report.n}$.")
+    text = (
+        f"LayerNorm projects its input onto the hyperplane orthogonal to the all-ones vector, scales it onto a "
+        f"sphere and applies an affine map. We state and prove {general} results on this geometry and on what "
+        f"it means for attention: the decomposition of LayerNorm, the sphere and ball of its scaled outputs, "
+        f"the ellipsoid that is its image and its principal axes, the analogous facts for RMSNorm, and the "
+        f"characterisation of the keys that a query can select, namely those that are not in the convex hull of "
+        f"the others. {proved} of the {general} proofs are complete, every step checked by a computer algebra "
+        f"system, and each result is also checked for a concrete width $n = {report.n}$."
+    )
     if report.rechecks:
         passed = sum(1 for c in report.rechecks.values() if c.passed)
         text += f" An independent floating-point re-check passes for {passed} of {len(report.rechecks)} results."
     if report.experiments is not None:
-        text += (" We then revisit the experiments of [[cite:brody2023]]: on their Majority task and on small "
-                 "trained language models we decide exactly, with certificates checked in rational arithmetic, "
-                 "which keys are selectable and whether uniform attention is possible, and we compare the "
-                 "measurements with the published ones, with confidence intervals where several runs or texts "
-                 "allow them.")
+        text += (
+            " We then revisit the experiments of [[cite:brody2023]]: on their Majority task and on small "
+            "trained language models we decide exactly, with certificates checked in rational arithmetic, "
+            "which keys are selectable and whether uniform attention is possible, and we compare the "
+            "measurements with the published ones, with confidence intervals where several runs or texts "
+            "allow them."
+        )
     return text
 
 
@@ -57,9 +61,11 @@ def introduction(report) -> list[str]:
         "PyTorch [[cite:pytorch]] gives independent evidence for every result. Figures are drawn with Matplotlib "
         "[[cite:matplotlib]].",
     ]
-    outline = ("[[sec:setting]] fixes the notation. The results follow, grouped by subject, each with its "
-               "proof; [[sec:instances]] lists what was checked for the concrete width, and [[sec:geometry]] "
-               "draws the geometry.")
+    outline = (
+        "[[sec:setting]] fixes the notation. The results follow, grouped by subject, each with its "
+        "proof; [[sec:instances]] lists what was checked for the concrete width, and [[sec:geometry]] "
+        "draws the geometry."
+    )
     if report.experiments is not None:
         outline += " The experiments follow, and the software used closes the report."
     paragraphs.append(outline + " An index at the end maps each result to its name in the software.")
@@ -71,29 +77,43 @@ def definitions(report) -> list[tuple[str, str, str]]:
     from .model import CONVENTIONS
 
     return [
-        ("def:projection", "Centring projection",
-         "For a width $n \\ge 2$ let $\\mathbf{1} \\in \\mathbb{R}^n$ be the all-ones vector, "
-         "$J = \\mathbf{1}\\mathbf{1}^T$ and $P = I - \\tfrac{1}{n} J$. For $x \\in \\mathbb{R}^n$, "
-         "$\\bar{x} = \\tfrac{1}{n}\\mathbf{1}^T x$ is its mean."),
-        ("def:layernorm", "LayerNorm",
-         "With gain $a \\in \\mathbb{R}^n$, bias $b \\in \\mathbb{R}^n$ and $\\epsilon \\ge 0$, LayerNorm is "
-         + CONVENTIONS["torch"] + " (the PyTorch convention), and " + CONVENTIONS["std"]
-         + " (the standard-deviation convention). Results that depend on the convention are stated for the "
-         + ("PyTorch" if report.convention == "torch" else "standard-deviation") + " convention; both "
-         "conventions' decompositions and interior results are always included."),
-        ("def:selectable", "Selectable key",
-         "Let $k_1, \\dots, k_m \\in \\mathbb{R}^d$ be keys and $Q \\subseteq \\mathbb{R}^d$ a set of queries. "
-         "The key $k_i$ is selectable when some $q \\in Q$ has $q \\cdot k_i > q \\cdot k_j$ for every $j \\ne i$; "
-         "it is tie-only when it is not selectable but some $q$ gives it a score at least every other; "
-         "otherwise it is unselectable."),
+        (
+            "def:projection",
+            "Centring projection",
+            "For a width $n \\ge 2$ let $\\mathbf{1} \\in \\mathbb{R}^n$ be the all-ones vector, "
+            "$J = \\mathbf{1}\\mathbf{1}^T$ and $P = I - \\tfrac{1}{n} J$. For $x \\in \\mathbb{R}^n$, "
+            "$\\bar{x} = \\tfrac{1}{n}\\mathbf{1}^T x$ is its mean.",
+        ),
+        (
+            "def:layernorm",
+            "LayerNorm",
+            "With gain $a \\in \\mathbb{R}^n$, bias $b \\in \\mathbb{R}^n$ and $\\epsilon \\ge 0$, LayerNorm is "
+            + CONVENTIONS["torch"]
+            + " (the PyTorch convention), and "
+            + CONVENTIONS["std"]
+            + " (the standard-deviation convention). Results that depend on the convention are stated for the "
+            + ("PyTorch" if report.convention == "torch" else "standard-deviation")
+            + " convention; both "
+            "conventions' decompositions and interior results are always included.",
+        ),
+        (
+            "def:selectable",
+            "Selectable key",
+            "Let $k_1, \\dots, k_m \\in \\mathbb{R}^d$ be keys and $Q \\subseteq \\mathbb{R}^d$ a set of queries. "
+            "The key $k_i$ is selectable when some $q \\in Q$ has $q \\cdot k_i > q \\cdot k_j$ for every $j \\ne i$; "
+            "it is tie-only when it is not selectable but some $q$ gives it a score at least every other; "
+            "otherwise it is unselectable.",
+        ),
     ]
 
 
 def geometry_text() -> str:
-    return ("[[fig:layernorm_n3]] shows LayerNorm for $n = 3$: the inputs are projected onto the plane orthogonal "
-            "to $(1, 1, 1)$, scaled onto the circle of radius $\\sqrt{3}$, and the gain and bias turn the circle "
-            "into an ellipse, whose principal axes [[fig:ellipse_axes]] draws. [[fig:keys_2d]] and "
-            "[[fig:keys_3d]] show certified statuses of keys in two and three dimensions: the keys inside the "
-            "hull of the others are unselectable and those on a face, not at a vertex, can only tie. "
-            "[[fig:attention_weights]] shows the attention weights of the example of [[cite:brody2023]], where "
-            "a large key makes its neighbour unselectable.")
+    return (
+        "[[fig:layernorm_n3]] shows LayerNorm for $n = 3$: the inputs are projected onto the plane orthogonal "
+        "to $(1, 1, 1)$, scaled onto the circle of radius $\\sqrt{3}$, and the gain and bias turn the circle "
+        "into an ellipse, whose principal axes [[fig:ellipse_axes]] draws. [[fig:keys_2d]] and "
+        "[[fig:keys_3d]] show certified statuses of keys in two and three dimensions: the keys inside the "
+        "hull of the others are unselectable and those on a face, not at a vertex, can only tie. "
+        "[[fig:attention_weights]] shows the attention weights of the example of [[cite:brody2023]], where "
+        "a large key makes its neighbour unselectable."
+    )

@@ -15,10 +15,22 @@ __all__ = ["to_latex", "escape", "INDEX_TITLE"]
 #: the heading of the index, the one place where code names appear
 INDEX_TITLE = "Index of result names"
 
-_TABLE = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$",
-          "{": r"\{", "}": r"\}", "^": r"\^{}", "~": r"\~{}",
-          # relations in math mode: in text mode without the T1 encoding they print as other glyphs
-          "<": r"\ensuremath{<}", ">": r"\ensuremath{>}", "|": r"\ensuremath{|}"}
+_TABLE = {
+    "\\": r"\textbackslash{}",
+    "_": r"\_",
+    "%": r"\%",
+    "&": r"\&",
+    "#": r"\#",
+    "$": r"\$",
+    "{": r"\{",
+    "}": r"\}",
+    "^": r"\^{}",
+    "~": r"\~{}",
+    # relations in math mode: in text mode without the T1 encoding they print as other glyphs
+    "<": r"\ensuremath{<}",
+    ">": r"\ensuremath{>}",
+    "|": r"\ensuremath{|}",
+}
 
 
 def escape(text) -> str:
@@ -61,17 +73,25 @@ def to_latex(report) -> str:
         rf"\title{{{escape(frame.TITLE)}}}",
         rf"\author{{{escape(frame.AUTHOR)}}}",
         rf"\date{{{escape(report.generated)}}}",
-        r"\begin{document}", r"\maketitle",
-        r"\begin{abstract}", _text(frame.abstract(report)), r"\end{abstract}",
-        r"\tableofcontents", r"\clearpage",
-        r"\section{Introduction}\label{sec:intro}"]
+        r"\begin{document}",
+        r"\maketitle",
+        r"\begin{abstract}",
+        _text(frame.abstract(report)),
+        r"\end{abstract}",
+        r"\tableofcontents",
+        r"\clearpage",
+        r"\section{Introduction}\label{sec:intro}",
+    ]
     for paragraph in frame.introduction(report):
         out += [_text(paragraph), ""]
     out.append(r"\section{Setting and notation}\label{sec:setting}")
     for label, title, text in frame.definitions(report):
         out += [rf"\begin{{definition}}[{escape(title)}]\label{{{label}}}", prose.to_latex(text), r"\end{definition}"]
-    out += ["Every proof below is a sequence of steps; each step names the rule by which SymPy checked it when "
-            "this report was made, and a proof counts only when every step is checked.", ""]
+    out += [
+        "Every proof below is a sequence of steps; each step names the rule by which SymPy checked it when "
+        "this report was made, and a proof counts only when every step is checked.",
+        "",
+    ]
     items = entries(report.proofs)
     for module, heading, _ in SECTIONS:
         chosen = [e for e in items if e.section == module]
@@ -90,16 +110,30 @@ def to_latex(report) -> str:
         from .experiments import experiments_latex
 
         out += experiments_latex(report.experiments, escape)
-    out += [r"\clearpage", r"\section{Software}\label{sec:software}",
-            "The report was made with the following software.", "",
-            r"\begin{center}\begin{tabular}{ll}", r"\hline package & version \\ \hline"]
+    out += [
+        r"\clearpage",
+        r"\section{Software}\label{sec:software}",
+        "The report was made with the following software.",
+        "",
+        r"\begin{center}\begin{tabular}{ll}",
+        r"\hline package & version \\ \hline",
+    ]
     out += [rf"{escape(name)} & {escape(version)} \\" for name, version in report.versions]
-    out += [r"\hline", r"\end{tabular}\end{center}", "",
-            r"\bibliographystyle{plainnat}", r"\bibliography{report}", "", r"\appendix",
-            rf"\section{{{INDEX_TITLE}}}\label{{sec:index}}",
-            "Each result of this report and the name under which the software proves it.", "",
-            r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.16\linewidth}>{\raggedright\arraybackslash}"
-            r"p{0.78\linewidth}}", r"\hline result & name \\ \hline \endhead"]
+    out += [
+        r"\hline",
+        r"\end{tabular}\end{center}",
+        "",
+        r"\bibliographystyle{plainnat}",
+        r"\bibliography{report}",
+        "",
+        r"\appendix",
+        rf"\section{{{INDEX_TITLE}}}\label{{sec:index}}",
+        "Each result of this report and the name under which the software proves it.",
+        "",
+        r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.16\linewidth}>{\raggedright\arraybackslash}"
+        r"p{0.78\linewidth}}",
+        r"\hline result & name \\ \hline \endhead",
+    ]
     out += [rf"\ref{{thm:{e.name}}} & \texttt{{{escape(e.name)}}} \\" for e in items]
     out += [r"\hline", r"\end{longtable}}", r"\end{document}"]
     return "\n".join(out) + "\n"
@@ -108,22 +142,28 @@ def to_latex(report) -> str:
 def _instances(report, items) -> list[str]:
     from .proofs import label
 
-    out = [r"\section{Concrete widths and the numeric re-check}\label{sec:instances}",
-           f"Every result above was also proved for the concrete width $n = {report.n}$, with explicit matrices and "
-           "vectors in place of the symbols; the table lists the steps checked in each proof and the numeric "
-           "re-check: the largest error over random and adversarial inputs, against its tolerance.", "",
-           _text(report.recheck_note), "",
-           r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.14\linewidth}>{\raggedright\arraybackslash}"
-           r"p{0.17\linewidth}>{\raggedright\arraybackslash}p{0.17\linewidth}>{\raggedright\arraybackslash}"
-           r"p{0.4\linewidth}}",
-           rf"\caption{{Steps checked for general $n$ and for $n = {report.n}$, and the numeric re-check.}}"
-           r"\label{tab:instances}\\",
-           rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endfirsthead",
-           rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endhead"]
+    out = [
+        r"\section{Concrete widths and the numeric re-check}\label{sec:instances}",
+        f"Every result above was also proved for the concrete width $n = {report.n}$, with explicit matrices and "
+        "vectors in place of the symbols; the table lists the steps checked in each proof and the numeric "
+        "re-check: the largest error over random and adversarial inputs, against its tolerance.",
+        "",
+        _text(report.recheck_note),
+        "",
+        r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.14\linewidth}>{\raggedright\arraybackslash}"
+        r"p{0.17\linewidth}>{\raggedright\arraybackslash}p{0.17\linewidth}>{\raggedright\arraybackslash}"
+        r"p{0.4\linewidth}}",
+        rf"\caption{{Steps checked for general $n$ and for $n = {report.n}$, and the numeric re-check.}}"
+        r"\label{tab:instances}\\",
+        rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endfirsthead",
+        rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endhead",
+    ]
     for e in items:
-        out.append(rf"\ref{{{label(e.name)}}} & {_checked(e.general if e.general.n is None else None)} & "
-                   rf"{_checked(e.instance if e.instance is not None else (e.general if e.general.n else None))} & "
-                   rf"{_recheck(report.rechecks.get(e.name))} \\")
+        out.append(
+            rf"\ref{{{label(e.name)}}} & {_checked(e.general if e.general.n is None else None)} & "
+            rf"{_checked(e.instance if e.instance is not None else (e.general if e.general.n else None))} & "
+            rf"{_recheck(report.rechecks.get(e.name))} \\"
+        )
     return out + [r"\hline", r"\end{longtable}}", ""]
 
 
@@ -138,8 +178,10 @@ def _recheck(check) -> str:
     if check is None:
         return "not run"
     verdict = "passed" if check.passed else r"\textbf{failed}"
-    return (rf"{verdict}: error ${_sci(check.max_error)}$, tolerance ${_sci(check.tolerance)}$, "
-            rf"{check.samples} samples")
+    return (
+        rf"{verdict}: error ${_sci(check.max_error)}$, tolerance ${_sci(check.tolerance)}$, "
+        rf"{check.samples} samples"
+    )
 
 
 def _sci(value: float) -> str:
@@ -156,24 +198,38 @@ def _figure(fig) -> list:
 
 
 def _keys_latex(section) -> list:
-    out = [r"\section{Certification of the given keys}\label{sec:keys}",
-           rf"{section.n_keys} keys in $\mathbb{{R}}^{{{section.dim}}}$, every query allowed. The exact checker "
-           rf"{'accepted every claim' if section.check_ok else 'rejected a claim'}.", "",
-           r"\begin{center}\begin{tabular}{lr}", r"\hline status & keys \\ \hline"]
+    out = [
+        r"\section{Certification of the given keys}\label{sec:keys}",
+        rf"{section.n_keys} keys in $\mathbb{{R}}^{{{section.dim}}}$, every query allowed. The exact checker "
+        rf"{'accepted every claim' if section.check_ok else 'rejected a claim'}.",
+        "",
+        r"\begin{center}\begin{tabular}{lr}",
+        r"\hline status & keys \\ \hline",
+    ]
     out += [rf"{escape(status)} & {count} \\" for status, count in section.summary.items()]
     out += [r"\hline", r"\end{tabular}\end{center}", ""]
     if section.rows:
-        out += [r"{\small", r"\begin{longtable}{lp{2cm}p{11cm}}",
-                r"\hline key & status & certificate \\ \hline \endhead"]
+        out += [
+            r"{\small",
+            r"\begin{longtable}{lp{2cm}p{11cm}}",
+            r"\hline key & status & certificate \\ \hline \endhead",
+        ]
         out += [rf"$k_{{{i}}}$ & {escape(status)} & {escape(text)} \\" for i, status, text in section.rows]
         out += [r"\hline", r"\end{longtable}}"]
     else:
         out.append("Every key is selectable: each has a witness query, checked exactly.")
     if section.figures:
-        out += ["", "The figures show " + " and ".join(
-            rf"{what} (Figure~\ref{{{fig.label}}})" for what, fig in zip(
-                ("the witness margins of the selectable keys", "the keys with their statuses"), section.figures))
-            + "."]
+        out += [
+            "",
+            "The figures show "
+            + " and ".join(
+                rf"{what} (Figure~\ref{{{fig.label}}})"
+                for what, fig in zip(
+                    ("the witness margins of the selectable keys", "the keys with their statuses"), section.figures
+                )
+            )
+            + ".",
+        ]
     for fig in section.figures:
         out += _figure(fig)
     return out

@@ -17,7 +17,8 @@ def _cell(text) -> str:
 def to_markdown(report) -> str:
     from dataclasses import replace
 
-    from ..experiments.blocks import REF, Heading, numbering, to_markdown as blocks_markdown
+    from ..experiments.blocks import REF, Heading, numbering
+    from ..experiments.blocks import to_markdown as blocks_markdown
     from . import frame
     from .bibliography import markdown_references
     from .latex import INDEX_TITLE
@@ -44,7 +45,7 @@ def to_markdown(report) -> str:
     def text(t: str) -> str:
         def sub(m):
             label, kind = m.group(1), m.group(2)
-            if kind == "cite":                      # authors for the papers, a number for the rest
+            if kind == "cite":  # authors for the papers, a number for the rest
                 from ..experiments.paper import CITE
                 from .bibliography import SOURCES
 
@@ -59,13 +60,23 @@ def to_markdown(report) -> str:
 
         return REF.sub(sub, t)
 
-    lines = [f"# {frame.TITLE}", "", f"*{frame.AUTHOR}*", "", report.generated, "",
-             "**Abstract.** " + text(frame.abstract(report)), "", "## Contents", ""]
+    lines = [
+        f"# {frame.TITLE}",
+        "",
+        f"*{frame.AUTHOR}*",
+        "",
+        report.generated,
+        "",
+        "**Abstract.** " + text(frame.abstract(report)),
+        "",
+        "## Contents",
+        "",
+    ]
     heads = ["Introduction", "Setting and notation"] + [h for m, h, _ in SECTIONS if m in modules]
     heads += ["Concrete widths and the numeric re-check", "The geometry in figures"]
     if report.keys is not None:
         heads.append("Certification of the given keys")
-    numbered = []                                   # the experiments' sections, numbered as in the PDF
+    numbered = []  # the experiments' sections, numbered as in the PDF
     for block in exp_blocks:
         if isinstance(block, Heading) and block.level == 1:
             heads.append(block.text)
@@ -73,8 +84,7 @@ def to_markdown(report) -> str:
         numbered.append(block)
     exp_blocks = tuple(numbered)
     heads.append("Software")
-    lines += [f"{k}. {h}" for k, h in enumerate(heads, start=1)] + ["", "References; Appendix: "
-                                                                        f"{INDEX_TITLE}.", ""]
+    lines += [f"{k}. {h}" for k, h in enumerate(heads, start=1)] + ["", f"References; Appendix: {INDEX_TITLE}.", ""]
     lines += ["## 1. Introduction", ""]
     lines += [p for paragraph in frame.introduction(report) for p in (text(paragraph), "")]
     lines += ["## 2. Setting and notation", ""]
@@ -86,14 +96,23 @@ def to_markdown(report) -> str:
         lines += [f"## {section_of[module]}. {heading}", ""]
         for e in (e for e in items if e.section == module):
             lines += theorem_markdown(e, numbers[e.name], names, numbers)
-    lines += [f"## {after}. Concrete widths and the numeric re-check", "",
-              f"Every result was also proved for the width $n = {report.n}$.", "", report.recheck_note, "",
-              f"| result | general n | n = {report.n} | numeric re-check |", "|---|---|---|---|"]
+    lines += [
+        f"## {after}. Concrete widths and the numeric re-check",
+        "",
+        f"Every result was also proved for the width $n = {report.n}$.",
+        "",
+        report.recheck_note,
+        "",
+        f"| result | general n | n = {report.n} | numeric re-check |",
+        "|---|---|---|---|",
+    ]
     for e in items:
         general = e.general if e.general.n is None else None
         concrete = e.instance if e.instance is not None else (e.general if e.general.n else None)
-        lines.append(f"| Theorem {numbers[e.name]} | {_checked(general)} | {_checked(concrete)} | "
-                     f"{_cell(_recheck(report.rechecks.get(e.name)))} |")
+        lines.append(
+            f"| Theorem {numbers[e.name]} | {_checked(general)} | {_checked(concrete)} | "
+            f"{_cell(_recheck(report.rechecks.get(e.name)))} |"
+        )
     lines += ["", f"## {after + 1}. The geometry in figures", "", text(frame.geometry_text()), ""]
     for k, fig in enumerate(report.figures, start=1):
         lines += [f"![Figure {k}]({fig.path})", "", f"*Figure {k}.* {text(fig.caption)}", ""]
@@ -104,8 +123,11 @@ def to_markdown(report) -> str:
         lines += [text(line) for line in md]
     lines += [f"## {len(heads)}. Software", "", "| package | version |", "|---|---|"]
     lines += [f"| {name} | {version} |" for name, version in report.versions]
-    lines += ["", "## References", ""] + markdown_references() + ["", f"## Appendix: {INDEX_TITLE}", "",
-                                                                     "| result | name |", "|---|---|"]
+    lines += (
+        ["", "## References", ""]
+        + markdown_references()
+        + ["", f"## Appendix: {INDEX_TITLE}", "", "| result | name |", "|---|---|"]
+    )
     lines += [f"| Theorem {numbers[e.name]} | `{e.name}` |" for e in items]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -120,30 +142,51 @@ def _checked(p) -> str:
 def _recheck(check) -> str:
     if check is None:
         return "not run"
-    return (f"{'passed' if check.passed else '**failed**'}: largest error {check.max_error:.1e}, tolerance "
-            f"{check.tolerance:.1e}, {check.samples} samples")
+    return (
+        f"{'passed' if check.passed else '**failed**'}: largest error {check.max_error:.1e}, tolerance "
+        f"{check.tolerance:.1e}, {check.samples} samples"
+    )
 
 
 def _keys_markdown(section, offset: int, number: int) -> list:
-    lines = [f"## {number}. Certification of the given keys", "",
-             f"{section.n_keys} keys in $\\mathbb{{R}}^{{{section.dim}}}$, every query allowed. "
-             f"The certificate is in `{section.certificate_file}`; the exact checker "
-             f"{'accepted every claim' if section.check_ok else 'REJECTED a claim'}.", "",
-             "| status | keys |", "|---|---|"]
+    lines = [
+        f"## {number}. Certification of the given keys",
+        "",
+        f"{section.n_keys} keys in $\\mathbb{{R}}^{{{section.dim}}}$, every query allowed. "
+        f"The certificate is in `{section.certificate_file}`; the exact checker "
+        f"{'accepted every claim' if section.check_ok else 'REJECTED a claim'}.",
+        "",
+        "| status | keys |",
+        "|---|---|",
+    ]
     lines += [f"| {status} | {count} |" for status, count in section.summary.items()]
     lines += [""]
     if section.rows:
-        lines += ["Keys that are not selectable, with their certificates:", "",
-                  "| key | status | certificate |", "|---|---|---|"]
+        lines += [
+            "Keys that are not selectable, with their certificates:",
+            "",
+            "| key | status | certificate |",
+            "|---|---|---|",
+        ]
         lines += [f"| k{i} | {status} | {_cell(text)} |" for i, status, text in section.rows]
     else:
         lines.append("Every key is selectable: each has a witness query, checked exactly.")
     lines.append("")
     if section.figures:
-        lines += ["The figures show " + " and ".join(
-            f"{what} (Figure {k})" for k, what in enumerate(
-                ("the witness margins of the selectable keys", "the keys with their statuses")[:len(section.figures)],
-                start=offset + 1)) + ".", ""]
+        lines += [
+            "The figures show "
+            + " and ".join(
+                f"{what} (Figure {k})"
+                for k, what in enumerate(
+                    ("the witness margins of the selectable keys", "the keys with their statuses")[
+                        : len(section.figures)
+                    ],
+                    start=offset + 1,
+                )
+            )
+            + ".",
+            "",
+        ]
     for k, fig in enumerate(section.figures, start=offset + 1):
         lines += [f"![Figure {k}]({fig.path})", "", f"*Figure {k}.* {fig.caption}", ""]
     return lines

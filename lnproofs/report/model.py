@@ -13,9 +13,9 @@ __all__ = ["CONVENTIONS", "Figure", "Recheck", "KeySection", "Report", "recheck_
 #: LayerNorm conventions, as the report states them (prose with its mathematics in $...$)
 CONVENTIONS = {
     "torch": r"$\operatorname{LN}(x) = a \odot (x - \bar{x}\mathbf{1}) / \sqrt{\operatorname{var}(x) + \epsilon} + b$, "
-             "with the biased variance",
+    "with the biased variance",
     "std": r"$\operatorname{LN}(x) = a \odot (x - \bar{x}\mathbf{1}) / (\operatorname{std}(x) + \epsilon) + b$, "
-           "with the biased standard deviation",
+    "with the biased standard deviation",
 }
 
 
@@ -25,7 +25,7 @@ class Figure:
 
     path: str
     caption: str
-    label: str = ""         # the LaTeX label, "fig:" and the file's stem by default
+    label: str = ""  # the LaTeX label, "fig:" and the file's stem by default
 
     def __post_init__(self):
         if not self.label:
@@ -46,10 +46,17 @@ class Recheck:
     dtype: str
 
     @classmethod
-    def from_result(cls, result) -> "Recheck":
+    def from_result(cls, result) -> Recheck:
         data = result.to_json() if hasattr(result, "to_json") else dict(result)
-        return cls(data["name"], int(data["samples"]), float(data["max_error"]), float(data["tolerance"]),
-                   bool(data["passed"]), str(data["device"]), str(data.get("dtype", "")))
+        return cls(
+            data["name"],
+            int(data["samples"]),
+            float(data["max_error"]),
+            float(data["tolerance"]),
+            bool(data["passed"]),
+            str(data["device"]),
+            str(data.get("dtype", "")),
+        )
 
 
 @dataclass(frozen=True)
@@ -61,8 +68,8 @@ class KeySection:
     dim: int
     summary: dict
     check_ok: bool
-    rows: tuple            # (index, status, evidence text) for every key that is not selectable
-    margins: tuple         # float margins of the selectable keys' witnesses (display only)
+    rows: tuple  # (index, status, evidence text) for every key that is not selectable
+    margins: tuple  # float margins of the selectable keys' witnesses (display only)
     figures: tuple
     certificate_file: str
 
@@ -72,14 +79,14 @@ class Report:
     n: int
     convention: str
     generated: str
-    versions: tuple                     # (name, version) pairs
-    proofs: tuple                       # ProofResult objects
-    rechecks: dict                      # theorem name -> Recheck
+    versions: tuple  # (name, version) pairs
+    proofs: tuple  # ProofResult objects
+    rechecks: dict  # theorem name -> Recheck
     recheck_note: str
     figures: tuple
     keys: KeySection | None = None
     extras: dict = field(default_factory=dict)
-    experiments: object = None          # an ExperimentsSection (lnproofs.report.experiments) or None
+    experiments: object = None  # an ExperimentsSection (lnproofs.report.experiments) or None
 
     @property
     def proved(self) -> int:

@@ -14,18 +14,29 @@ from dataclasses import dataclass
 
 from ..derive import prose
 
-__all__ = ["SECTIONS", "TheoremEntry", "entries", "theorem_latex", "theorem_markdown", "justification", "clean_text",
-           "split_formula", "label"]
+__all__ = [
+    "SECTIONS",
+    "TheoremEntry",
+    "entries",
+    "theorem_latex",
+    "theorem_markdown",
+    "justification",
+    "clean_text",
+    "split_formula",
+    "label",
+]
 
 #: the theorem modules as sections of the report: (module, heading, environment)
-SECTIONS = (("projection", "The centring projection", "lemma"),
-            ("decomposition", "LayerNorm as projection, scaling and an affine map", "theorem"),
-            ("sphere", "The sphere and the ball", "theorem"),
-            ("ellipsoid", "The image of LayerNorm: an ellipsoid", "theorem"),
-            ("rmsnorm", "RMSNorm and rotary embeddings", "theorem"),
-            ("attention", "Attention: which keys a query can select", "theorem"),
-            ("coverage", "Coverage of directions", "theorem"),
-            ("vocab", "The output layer: which tokens can be output", "theorem"))
+SECTIONS = (
+    ("projection", "The centring projection", "lemma"),
+    ("decomposition", "LayerNorm as projection, scaling and an affine map", "theorem"),
+    ("sphere", "The sphere and the ball", "theorem"),
+    ("ellipsoid", "The image of LayerNorm: an ellipsoid", "theorem"),
+    ("rmsnorm", "RMSNorm and rotary embeddings", "theorem"),
+    ("attention", "Attention: which keys a query can select", "theorem"),
+    ("coverage", "Coverage of directions", "theorem"),
+    ("vocab", "The output layer: which tokens can be output", "theorem"),
+)
 _MODULE_OF = {"rotary": "rmsnorm"}
 
 _JUSTIFY = {
@@ -63,8 +74,8 @@ class TheoremEntry:
     name: str
     section: str
     environment: str
-    general: object            # ProofResult for general n
-    instance: object           # ProofResult for the report's n, or None
+    general: object  # ProofResult for general n
+    instance: object  # ProofResult for the report's n, or None
 
 
 def entries(proofs) -> list:
@@ -77,19 +88,29 @@ def entries(proofs) -> list:
     for module, _, env in SECTIONS:
         for name in names:
             if _MODULE_OF.get(name.split(".")[0], name.split(".")[0]) == module:
-                out.append(TheoremEntry(name, module, env, general.get(name) or concrete[name],
-                                        concrete.get(name) if name in general else None))
+                out.append(
+                    TheoremEntry(
+                        name,
+                        module,
+                        env,
+                        general.get(name) or concrete[name],
+                        concrete.get(name) if name in general else None,
+                    )
+                )
     return out
 
 
 # ------------------------------------------------------------------------ prose
-_REF = re.compile(r"\(?\b(?:theorem )?((?:projection|decomposition|sphere|ellipsoid|rmsnorm|rotary|attention|coverage|vocab)"
-                  r"\.[a-z_]+)\b\)?")
+_REF = re.compile(
+    r"\(?\b(?:theorem )?((?:projection|decomposition|sphere|ellipsoid|rmsnorm|rotary|attention|coverage|vocab)"
+    r"\.[a-z_]+)\b\)?"
+)
 
 
 def clean_text(text: str, names, ref) -> str:
     """Prose without code: theorem names become references (``ref(name)``), the conventions
     are named in words."""
+
     def sub(m):
         target = _resolve(m.group(1), names)
         if target is None:
@@ -112,7 +133,7 @@ def _resolve(name: str, names):
 
 
 # --------------------------------------------------------------- formula breaking
-_LINE = 56           # display characters that fit a line of the text (10pt, about 6.3 in)
+_LINE = 56  # display characters that fit a line of the text (10pt, about 6.3 in)
 _RELATIONS = ("=", "<", ">", r"\le", r"\ge", r"\leq", r"\geq", r"\ne")
 
 
@@ -121,11 +142,11 @@ def _top_level(tex: str):
     depth, i, out = 0, 0, []
     while i < len(tex):
         ch = tex[i]
-        if tex.startswith(r"\left", i) and not tex[i + 5:i + 6].isalpha():
+        if tex.startswith(r"\left", i) and not tex[i + 5 : i + 6].isalpha():
             depth += 1
             i += 5
             continue
-        if tex.startswith(r"\right", i) and not tex[i + 6:i + 7].isalpha():
+        if tex.startswith(r"\right", i) and not tex[i + 6 : i + 7].isalpha():
             depth -= 1
             i += 6
             continue
@@ -173,13 +194,15 @@ def split_formula(tex: str, limit: int = _LINE) -> list[str]:
     if rel is None:
         return _break(tex, limit, first="")
     i, token = rel
-    lhs, rhs = tex[:i].strip(), tex[i + len(token):].strip()
+    lhs, rhs = tex[:i].strip(), tex[i + len(token) :].strip()
     if width(lhs) + width(rhs) <= limit:
         return [f"{lhs} &{token} {rhs}"]
     if width(lhs) > limit * 0.6:
         return _break(lhs, limit, first="") + _break(rhs, limit, first=token)
-    return [f"{lhs} " + line if k == 0 else line
-            for k, line in enumerate(_break(rhs, limit, first=token, offset=width(lhs)))]
+    return [
+        f"{lhs} " + line if k == 0 else line
+        for k, line in enumerate(_break(rhs, limit, first=token, offset=width(lhs)))
+    ]
 
 
 def _bindings(parts, limit: int) -> list[str]:
@@ -192,23 +215,27 @@ def _bindings(parts, limit: int) -> list[str]:
         else:
             current = f"{current},\\ {part}" if current else part
     lines.append(current)
-    return [(r"&\quad\text{where } " if k == 0 else r"&\quad\phantom{\text{where }}") + line
-            for k, line in enumerate(lines)]
+    return [
+        (r"&\quad\text{where } " if k == 0 else r"&\quad\phantom{\text{where }}") + line for k, line in enumerate(lines)
+    ]
 
 
 def _break(tex: str, limit: int, first: str, offset: int = 0) -> list[str]:
     """Pieces of ``tex`` split before top-level + and - signs, relations and separators, packed
     into lines of at most ``limit`` (the first ``offset`` less); the first begins ``&first``,
     later ones ``&\\quad``."""
-    cuts = [i for i, t in _top_level(tex) if i > 0 and t in ("+", "-", ",", r"\quad") + _RELATIONS
-            and tex[i - 1] not in "{(^_"]
+    cuts = [
+        i
+        for i, t in _top_level(tex)
+        if i > 0 and t in ("+", "-", ",", r"\quad") + _RELATIONS and tex[i - 1] not in "{(^_"
+    ]
     pieces, start = [], 0
     for cut in cuts:
         pieces.append(tex[start:cut].strip())
         start = cut
     pieces.append(tex[start:].strip())
     if len(pieces) == 1 and width(tex) > limit and _opened(tex) != tex:
-        return _break(_opened(tex), limit, first, offset)          # break inside its outer parentheses
+        return _break(_opened(tex), limit, first, offset)  # break inside its outer parentheses
     lines, current = [], ""
     for piece in (p for p in pieces if p):
         budget = limit - (offset if not lines else 0)
@@ -219,8 +246,10 @@ def _break(tex: str, limit: int, first: str, offset: int = 0) -> list[str]:
             current = f"{current} {piece}".strip()
     lines.append(current)
     lead = f"&{first} " if first else "&"
-    return [(lead + line) if k == 0 else (r"&\quad " + (r"{}" if line[:1] in "+-" else "") + line)
-            for k, line in enumerate(lines)]
+    return [
+        (lead + line) if k == 0 else (r"&\quad " + (r"{}" if line[:1] in "+-" else "") + line)
+        for k, line in enumerate(lines)
+    ]
 
 
 def _opened(tex: str) -> str:
@@ -232,13 +261,13 @@ def _opened(tex: str) -> str:
             out.append(r"\Bigl(")
             depth, i = 1, i + 6
             continue
-        if tex.startswith(r"\left", i) and not tex[i + 5:i + 6].isalpha():
+        if tex.startswith(r"\left", i) and not tex[i + 5 : i + 6].isalpha():
             depth += 1
         elif tex.startswith(r"\right)", i) and depth == 1:
             out.append(r"\Bigr)")
             depth, i = 0, i + 7
             continue
-        elif tex.startswith(r"\right", i) and not tex[i + 6:i + 7].isalpha():
+        elif tex.startswith(r"\right", i) and not tex[i + 6 : i + 7].isalpha():
             depth -= 1
         out.append(tex[i])
         i += 1
@@ -252,17 +281,19 @@ def theorem_latex(entry: TheoremEntry, names) -> str:
 
     targets = []
 
-    def ref(target):                 # a mark that escaping the prose leaves alone, made a \ref at the end
+    def ref(target):  # a mark that escaping the prose leaves alone, made a \ref at the end
         targets.append(target)
         return f"\x00{len(targets) - 1}\x00"
 
     env = entry.environment
     title = prose.to_latex(clean_text(p.title, names, ref))
-    out = [rf"\begin{{{env}}}[{title}]\label{{{label(p.name)}}}",
-           prose.to_latex(clean_text(p.statement, names, ref))]
+    out = [rf"\begin{{{env}}}[{title}]\label{{{label(p.name)}}}", prose.to_latex(clean_text(p.statement, names, ref))]
     if p.statement_latex and not _said(p.statement, p.statement_latex):
-        out += [r"\begin{align*}", _rows([split_formula(part) for part in _statement_parts(p.statement_latex)]),
-                r"\end{align*}"]
+        out += [
+            r"\begin{align*}",
+            _rows([split_formula(part) for part in _statement_parts(p.statement_latex)]),
+            r"\end{align*}",
+        ]
     if p.hypotheses:
         out.append(r"Hypotheses:")
         out.append(r"\begin{itemize}")
@@ -277,6 +308,7 @@ def theorem_latex(entry: TheoremEntry, names) -> str:
 
 def _said(statement: str, display: str) -> bool:
     """Whether the prose statement already holds the displayed formula."""
+
     def norm(t):
         return re.sub(r"\s+|\\[,;:! ]", "", t)
 
@@ -303,8 +335,7 @@ def _proof_latex(p, names, ref) -> list[str]:
     out.append(r"\begin{align*}")
     rows = []
     for number, s in enumerate(steps, start=1):
-        rows.append(_step_intertext(f"({number})", s, names, ref) + "\n"
-                    + " \\\\\n".join(split_formula(s.claim_latex)))
+        rows.append(_step_intertext(f"({number})", s, names, ref) + "\n" + " \\\\\n".join(split_formula(s.claim_latex)))
     fresh = [s for s in conclusions if s.claim_latex not in shown]
     for s in fresh:
         rows.append(_step_intertext("Hence", s, names, ref) + "\n" + " \\\\\n".join(split_formula(s.claim_latex)))
@@ -314,12 +345,20 @@ def _proof_latex(p, names, ref) -> list[str]:
     failed = [s for s in p.steps if not s.checked]
     if repeated:
         which = _and([f"({k})" for k in repeated])
-        out.append(("Together with the conclusion above, " if fresh else "")
-                   + ("step " if fresh else "Step ") * (len(repeated) == 1) + ("steps " if fresh else "Steps ")
-                   * (len(repeated) > 1) + which + (" is" if len(repeated) == 1 else " are") + " the statement.")
+        out.append(
+            ("Together with the conclusion above, " if fresh else "")
+            + ("step " if fresh else "Step ") * (len(repeated) == 1)
+            + ("steps " if fresh else "Steps ") * (len(repeated) > 1)
+            + which
+            + (" is" if len(repeated) == 1 else " are")
+            + " the statement."
+        )
     if failed:
-        out.append(r"\textbf{This proof is not complete:} " + "; ".join(
-            prose.escape_text(f"step {s.index} was not checked ({s.detail})") for s in failed) + ".")
+        out.append(
+            r"\textbf{This proof is not complete:} "
+            + "; ".join(prose.escape_text(f"step {s.index} was not checked ({s.detail})") for s in failed)
+            + "."
+        )
     out.append(r"\end{proof}")
     return out
 
@@ -362,20 +401,37 @@ def theorem_markdown(entry: TheoremEntry, number: str, names, numbers: dict) -> 
     shown = {s.claim_latex: k for k, s in enumerate(steps, start=1)}
     lines += ["*Proof.*", ""]
     for k, s in enumerate(steps, start=1):
-        lines += [f"{k}. {clean_text(s.description, names, ref)}; by {justification(s.method)}:", "",
-                  f"   $$ {s.claim_latex} $$", ""]
+        lines += [
+            f"{k}. {clean_text(s.description, names, ref)}; by {justification(s.method)}:",
+            "",
+            f"   $$ {s.claim_latex} $$",
+            "",
+        ]
     for s in p.steps:
         if s.kind == "conclusion" and s.claim_latex not in shown:
-            lines += [f"Hence {_lower_first(clean_text(s.description, names, ref))}; by {justification(s.method)}:", "",
-                      f"$$ {s.claim_latex} $$", ""]
+            lines += [
+                f"Hence {_lower_first(clean_text(s.description, names, ref))}; by {justification(s.method)}:",
+                "",
+                f"$$ {s.claim_latex} $$",
+                "",
+            ]
     repeated = sorted({shown[s.claim_latex] for s in p.steps if s.kind == "conclusion" and s.claim_latex in shown})
     if repeated:
-        lines += [("Step " if len(repeated) == 1 else "Steps ") + _and([f"({k})" for k in repeated])
-                  + (" is" if len(repeated) == 1 else " are") + " the statement. ∎", ""]
+        lines += [
+            ("Step " if len(repeated) == 1 else "Steps ")
+            + _and([f"({k})" for k in repeated])
+            + (" is" if len(repeated) == 1 else " are")
+            + " the statement. ∎",
+            "",
+        ]
     else:
         lines += ["∎", ""]
     failed = [s for s in p.steps if not s.checked]
     if failed:
-        lines += ["**This proof is not complete:** " + "; ".join(f"step {s.index} was not checked ({s.detail})"
-                                                                for s in failed) + ".", ""]
+        lines += [
+            "**This proof is not complete:** "
+            + "; ".join(f"step {s.index} was not checked ({s.detail})" for s in failed)
+            + ".",
+            "",
+        ]
     return lines

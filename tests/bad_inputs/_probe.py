@@ -7,7 +7,7 @@ import time
 def _allocate(tmp_path):
     import row_sandbox
 
-    block = bytearray(row_sandbox.BUDGET + (1 << 30))     # past the budget: MemoryError in the sandbox
+    block = bytearray(row_sandbox.BUDGET + (1 << 30))  # past the budget: MemoryError in the sandbox
     return ["certify", tmp_path / f"nothere{len(block)}.npy"]
 
 
@@ -26,7 +26,7 @@ CASES = [
 def _read_stdin(tmp_path):
     import sys
 
-    assert sys.stdin.read() == ""                          # end-of-file at once, not the sandbox's requests
+    assert sys.stdin.read() == ""  # end-of-file at once, not the sandbox's requests
     return ["certify", tmp_path / "nothere.npy"]
 
 

@@ -8,6 +8,7 @@ def _npy(values, name="k.npy"):
         path = tmp_path / name
         np.save(path, np.asarray(values))
         return ["certify", path]
+
     return make
 
 
@@ -16,6 +17,7 @@ def _text(content, name):
         path = tmp_path / name
         path.write_text(content)
         return ["certify", path]
+
     return make
 
 

@@ -9,16 +9,22 @@ def _record(edit=None):
     def make(tmp_path):
         keys = tmp_path / "k.npy"
         np.save(keys, np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 0.0]]))
-        data = {"schema": "lnproofs.causal/1", "n_keys": 3, "dim": 2, "query_set": None,
-                "keys": [{"index": 0, "stop": None, "win": {"status": "selectable", "witness": [-1.0, 0.0]},
-                          "cannot_win": None},
-                         {"index": 1, "stop": None, "win": {"status": "selectable", "witness": [1.0, 0.0]},
-                          "cannot_win": None}],
-                "undecided": [{"index": 2, "reason": "not searched"}]}
+        data = {
+            "schema": "lnproofs.causal/1",
+            "n_keys": 3,
+            "dim": 2,
+            "query_set": None,
+            "keys": [
+                {"index": 0, "stop": None, "win": {"status": "selectable", "witness": [-1.0, 0.0]}, "cannot_win": None},
+                {"index": 1, "stop": None, "win": {"status": "selectable", "witness": [1.0, 0.0]}, "cannot_win": None},
+            ],
+            "undecided": [{"index": 2, "reason": "not searched"}],
+        }
         extra = edit(data) if edit else ()
         path = tmp_path / "r.json"
         path.write_text(json.dumps(data))
         return ["check", path, keys, *(extra or ())]
+
     return make
 
 
@@ -28,6 +34,7 @@ def _set(field, value, where="keys"):
             data["keys"][0][field] = value
         else:
             data[field] = value
+
     return edit
 
 

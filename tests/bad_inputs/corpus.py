@@ -86,8 +86,14 @@ def _cluster(model: bool) -> str:
     from distributed import LocalCluster
 
     if model not in _CLUSTERS:
-        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0",
-                               silence_logs=50, resources={"MODEL": 1} if model else None)
+        cluster = LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=False,
+            dashboard_address=":0",
+            silence_logs=50,
+            resources={"MODEL": 1} if model else None,
+        )
         atexit.register(cluster.close)
         _CLUSTERS[model] = cluster
     return _CLUSTERS[model].scheduler_address
@@ -162,6 +168,9 @@ def _more_tokens_than_the_budget(tmp_path):
 
 CASES += [
     ("corpus-line-of-one-long-word", _one_long_word, "text 1: its first 1048576 characters give only 3 tokens"),
-    ("corpus-line-needing-more-than-the-tokenise-budget", _more_tokens_than_the_budget,
-     "tokenises at most 1048576 characters of a text: give --max-tokens"),
+    (
+        "corpus-line-needing-more-than-the-tokenise-budget",
+        _more_tokens_than_the_budget,
+        "tokenises at most 1048576 characters of a text: give --max-tokens",
+    ),
 ]

@@ -6,6 +6,7 @@ import numpy as np
 def _argv(*args):
     def make(tmp_path):
         return list(args)
+
     return make
 
 
@@ -19,6 +20,7 @@ def _gain(values, *, bias=None, name="g.npy"):
             np.save(bpath, np.asarray(bias))
             argv += ["--bias", bpath]
         return argv
+
     return make
 
 
@@ -27,6 +29,7 @@ def _text_gain(content, name):
         path = tmp_path / name
         path.write_text(content)
         return ["ellipsoid", "--gain", path]
+
     return make
 
 

@@ -7,8 +7,11 @@ import json
 def _problems(tmp_path):
     folder = tmp_path / "hw"
     folder.mkdir(exist_ok=True)
-    data = {"schema": "lnproofs.homework/1", "seed": 0,
-            "problems": [{"id": "threshold", "topic": "threshold", "magnitudes": ["2", "3"]}]}
+    data = {
+        "schema": "lnproofs.homework/1",
+        "seed": 0,
+        "problems": [{"id": "threshold", "topic": "threshold", "magnitudes": ["2", "3"]}],
+    }
     (folder / "problems.json").write_text(json.dumps(data))
     return folder
 
@@ -21,6 +24,7 @@ def _check(answers_text, with_problems=True):
         if with_problems:
             argv += ["--problems", _problems(tmp_path)]
         return argv
+
     return make
 
 
@@ -51,11 +55,13 @@ def _vocab_problems(change):
         folder.mkdir()
         problem = {"id": "vocab", "topic": "vocab", "unembedding": [[i, 1, 0] for i in range(8)], "bias": [0] * 8}
         problem.update(change)
-        (folder / "problems.json").write_text(json.dumps({"schema": "lnproofs.homework/1", "seed": 0,
-                                                          "problems": [problem]}))
+        (folder / "problems.json").write_text(
+            json.dumps({"schema": "lnproofs.homework/1", "seed": 0, "problems": [problem]})
+        )
         path = tmp_path / "answers.json"
         path.write_text('{"answers": {"vocab": {"never": []}}}')
         return ["homework", "check", path, "--problems", folder]
+
     return make
 
 
@@ -64,6 +70,7 @@ def _roster(content):
         path = tmp_path / "roster.csv"
         path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
         return ["homework", "new", "--roster", path, "--topics", "threshold", "--no-pdf", "--out", tmp_path / "o"]
+
     return make
 
 
@@ -87,11 +94,18 @@ def _class(class_text):
         (tmp_path / "hw" / "class.json").write_text(class_text)
         (tmp_path / "subs").mkdir()
         return ["homework", "grade", tmp_path / "subs", "--problems", tmp_path / "hw", "--out", tmp_path / "g.csv"]
+
     return make
 
 
-_GOOD_CLASS = json.dumps({"schema": "lnproofs.homework-class/1", "seed": 1, "topics": ["threshold"],
-                          "students": [{"id": "ada", "name": "", "email": "ada@example.org"}]})
+_GOOD_CLASS = json.dumps(
+    {
+        "schema": "lnproofs.homework-class/1",
+        "seed": 1,
+        "topics": ["threshold"],
+        "students": [{"id": "ada", "name": "", "email": "ada@example.org"}],
+    }
+)
 
 
 def _grade(*extra, metadata=None):
@@ -101,6 +115,7 @@ def _grade(*extra, metadata=None):
             (tmp_path / "meta.json").write_text(metadata)
             argv += ["--metadata", tmp_path / "meta.json"]
         return argv + list(extra)
+
     return make
 
 
@@ -118,29 +133,43 @@ def _feedback_is_file(tmp_path):
 
 CASES = [
     ("malformed-json", _check('{"answers": {"threshold": '), "not valid JSON"),
-    ("not-an-object", _check('[1, 2, 3]'), "must be a JSON object"),
+    ("not-an-object", _check("[1, 2, 3]"), "must be a JSON object"),
     ("wrong-schema", _check('{"schema": "other/1", "answers": {}}'), "schema"),
     ("unknown-problem-id", _check('{"answers": {"ellipse": {}}}'), "unknown problem id 'ellipse'"),
     ("unknown-answer-field", _check('{"answers": {"threshold": {"treshold": "1"}}}'), "no answer field 'treshold'"),
     ("answer-not-object", _check('{"answers": {"threshold": 3}}'), "must be a JSON object"),
-    ("missing-answers-file", lambda tmp_path: ["homework", "check", tmp_path / "none.json", "--problems", tmp_path],
-     "does not exist"),
+    (
+        "missing-answers-file",
+        lambda tmp_path: ["homework", "check", tmp_path / "none.json", "--problems", tmp_path],
+        "does not exist",
+    ),
     ("missing-problems-folder", _missing_problems, "does not exist"),
     ("folder-without-problems-json", _no_problems_json, "no problems.json"),
     ("corrupt-problems-json", _corrupt_problems, "unknown problem topic"),
     ("vocab-rows-not-distinct", _vocab_problems({"unembedding": [[1, 1, 0]] * 8}), "must be distinct"),
     ("vocab-row-too-short", _vocab_problems({"unembedding": [[1, 1]] * 8}), "row 1 of 'unembedding' must be 3"),
     ("vocab-seven-tokens", _vocab_problems({"bias": [0] * 7}), "'bias' must be a list of 8 integers"),
-    ("vocab-entry-too-large", _vocab_problems({"bias": [10 ** 9] + [0] * 7}), "of size at most 20"),
-    ("unknown-topic", lambda tmp_path: ["homework", "new", "--topics", "sphere,cones", "--out", tmp_path / "o"],
-     "unknown topic 'cones'"),
+    ("vocab-entry-too-large", _vocab_problems({"bias": [10**9] + [0] * 7}), "of size at most 20"),
+    (
+        "unknown-topic",
+        lambda tmp_path: ["homework", "new", "--topics", "sphere,cones", "--out", tmp_path / "o"],
+        "unknown topic 'cones'",
+    ),
     ("negative-seed", lambda tmp_path: ["homework", "new", "--seed", "-3", "--out", tmp_path / "o"], "--seed"),
-    ("out-is-a-file", lambda tmp_path: (tmp_path / "f").write_text("x") and
-     ["homework", "new", "--topics", "threshold", "--out", tmp_path / "f"], "is not a folder"),
+    (
+        "out-is-a-file",
+        lambda tmp_path: (
+            (tmp_path / "f").write_text("x") and ["homework", "new", "--topics", "threshold", "--out", tmp_path / "f"]
+        ),
+        "is not a folder",
+    ),
     ("no-action", lambda tmp_path: ["homework"], "choose an action"),
     # rosters: every field validated, one line naming the row
-    ("roster-missing", lambda tmp_path: ["homework", "new", "--roster", tmp_path / "none.csv", "--out", tmp_path / "o"],
-     "does not exist"),
+    (
+        "roster-missing",
+        lambda tmp_path: ["homework", "new", "--roster", tmp_path / "none.csv", "--out", tmp_path / "o"],
+        "does not exist",
+    ),
     ("roster-not-utf8", _roster(b"id\n\xe9mile\n"), "not UTF-8"),
     ("roster-nul-byte", _roster("id\nada\x00\n"), "NUL"),
     ("roster-unclosed-quote", _roster('id,name\nada,"Ada\n'), "not valid CSV"),
@@ -162,10 +191,16 @@ CASES = [
     ("class-out-not-empty", _out_not_empty, "holds no class.json"),
     ("class-out-other-students", _out_with_other_students, "not on this roster"),
     # grading: bad options and damaged class folders (bad submissions are listed, not refused)
-    ("grade-missing-submissions", lambda tmp_path: _class(_GOOD_CLASS)(tmp_path)[:2] +
-     [tmp_path / "nowhere", "--problems", tmp_path / "hw"], "submissions folder"),
-    ("grade-missing-problems", lambda tmp_path: ["homework", "grade", tmp_path, "--problems", tmp_path / "none"],
-     "does not exist"),
+    (
+        "grade-missing-submissions",
+        lambda tmp_path: _class(_GOOD_CLASS)(tmp_path)[:2] + [tmp_path / "nowhere", "--problems", tmp_path / "hw"],
+        "submissions folder",
+    ),
+    (
+        "grade-missing-problems",
+        lambda tmp_path: ["homework", "grade", tmp_path, "--problems", tmp_path / "none"],
+        "does not exist",
+    ),
     ("grade-no-problems-option", lambda tmp_path: ["homework", "grade", tmp_path], "--problems"),
     ("grade-class-json-not-json", _class("{"), "not valid JSON"),
     ("grade-class-json-schema", _class('{"schema": "x"}'), "schema"),
@@ -174,8 +209,11 @@ CASES = [
     ("grade-out-is-folder", _out_is_folder, "is a folder"),
     ("grade-feedback-is-file", _feedback_is_file, "is not a folder"),
     ("grade-bad-format", _grade("--format", "moodle"), "invalid choice"),
-    ("grade-metadata-missing", lambda tmp_path: _class(_GOOD_CLASS)(tmp_path) + ["--metadata", tmp_path / "m.json"],
-     "--metadata"),
+    (
+        "grade-metadata-missing",
+        lambda tmp_path: _class(_GOOD_CLASS)(tmp_path) + ["--metadata", tmp_path / "m.json"],
+        "--metadata",
+    ),
     ("grade-metadata-not-json", _grade(metadata="{"), "not valid JSON"),
     ("grade-metadata-no-users", _grade(metadata='{"assignment": {}}'), "no list 'users'"),
 ]

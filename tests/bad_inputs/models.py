@@ -12,8 +12,9 @@ WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "ran", "far", "and", "sle
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=None, seed=0, tokenizer=True,
-              query_bias=None):
+def tiny_bert(
+    folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=None, seed=0, tokenizer=True, query_bias=None
+):
     """A random BERT saved with save_pretrained (plus a word-level tokenizer) into ``folder``;
     ``query_bias``: the scale of random query biases (large ones put the centre of the
     realisable queries outside them: no head then covers every direction)."""
@@ -22,9 +23,15 @@ def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=No
 
     torch.manual_seed(seed)
     vocab = SPECIAL + WORDS
-    config = BertConfig(vocab_size=len(vocab), hidden_size=width, num_hidden_layers=layers,
-                        num_attention_heads=heads, intermediate_size=2 * width,
-                        max_position_embeddings=max_positions, layer_norm_eps=1e-12)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=width,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=2 * width,
+        max_position_embeddings=max_positions,
+        layer_norm_eps=1e-12,
+    )
     model = BertModel(config)
     _perturb_layernorms(model)
     if query_bias:
@@ -44,8 +51,9 @@ def tiny_bert(folder, *, layers=2, heads=2, width=16, max_positions=24, dtype=No
     return model
 
 
-def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, seed=0, tokenizer=False,
-              query_bias=None):
+def tiny_gpt2(
+    folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, seed=0, tokenizer=False, query_bias=None
+):
     """A random GPT-2 saved with save_pretrained into ``folder`` (plus, with ``tokenizer``,
     a word-level tokenizer over the test words, built offline); ``query_bias`` as for
     :func:`tiny_bert`."""
@@ -53,8 +61,9 @@ def tiny_gpt2(folder, *, layers=2, heads=2, width=16, positions=24, dtype=None, 
     from transformers import GPT2Config, GPT2Model
 
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=40, n_embd=width, n_layer=layers, n_head=heads, n_positions=positions,
-                        bos_token_id=0, eos_token_id=0)
+    config = GPT2Config(
+        vocab_size=40, n_embd=width, n_layer=layers, n_head=heads, n_positions=positions, bos_token_id=0, eos_token_id=0
+    )
     model = GPT2Model(config)
     _perturb_layernorms(model)
     if query_bias:
@@ -79,8 +88,9 @@ def _word_tokenizer(folder):
     vocab = {word: i for i, word in enumerate(["<|endoftext|>"] + WORDS)}
     words = Tokenizer(models.WordLevel(vocab, unk_token="<|endoftext|>"))
     words.pre_tokenizer = pre_tokenizers.Whitespace()
-    PreTrainedTokenizerFast(tokenizer_object=words, unk_token="<|endoftext|>",
-                            eos_token="<|endoftext|>").save_pretrained(str(folder))
+    PreTrainedTokenizerFast(
+        tokenizer_object=words, unk_token="<|endoftext|>", eos_token="<|endoftext|>"
+    ).save_pretrained(str(folder))
 
 
 def _perturb_layernorms(model):
@@ -135,17 +145,38 @@ def _layer_not_integer(tmp_path):
 
 
 def _head_out_of_range(tmp_path):
-    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2, 3]), "--heads", "2",
-            "--out", tmp_path / "o"]
+    return [
+        "certify-model",
+        _gpt2(tmp_path),
+        "--tokens",
+        _tokens(tmp_path, [1, 2, 3]),
+        "--heads",
+        "2",
+        "--out",
+        tmp_path / "o",
+    ]
 
 
 def _text_too_long(tmp_path):
-    return ["certify-model", _bert(tmp_path, max_positions=8), "--text", "the cat sat on the mat and the dog ran far",
-            "--out", tmp_path / "o"]
+    return [
+        "certify-model",
+        _bert(tmp_path, max_positions=8),
+        "--text",
+        "the cat sat on the mat and the dog ran far",
+        "--out",
+        tmp_path / "o",
+    ]
 
 
 def _tokens_too_long(tmp_path):
-    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, np.arange(30) % 40), "--out", tmp_path / "o"]
+    return [
+        "certify-model",
+        _gpt2(tmp_path),
+        "--tokens",
+        _tokens(tmp_path, np.arange(30) % 40),
+        "--out",
+        tmp_path / "o",
+    ]
 
 
 def _token_out_of_vocab(tmp_path):
@@ -161,8 +192,16 @@ def _one_token_input(tmp_path):
 
 
 def _text_and_tokens(tmp_path):
-    return ["certify-model", _bert(tmp_path), "--text", "the cat", "--tokens", _tokens(tmp_path, [1, 2]),
-            "--out", tmp_path / "o"]
+    return [
+        "certify-model",
+        _bert(tmp_path),
+        "--text",
+        "the cat",
+        "--tokens",
+        _tokens(tmp_path, [1, 2]),
+        "--out",
+        tmp_path / "o",
+    ]
 
 
 def _weights_without_config(tmp_path):
@@ -178,13 +217,29 @@ def _wrong_config(tmp_path):
     config = json.loads((folder / "config.json").read_text())
     config["n_embd"] = 32
     (tmp_path / "other.json").write_text(json.dumps(config))
-    return ["certify-model", folder / "model.safetensors", "--config", tmp_path / "other.json",
-            "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+    return [
+        "certify-model",
+        folder / "model.safetensors",
+        "--config",
+        tmp_path / "other.json",
+        "--tokens",
+        _tokens(tmp_path, [1, 2]),
+        "--out",
+        tmp_path / "o",
+    ]
 
 
 def _bad_dtype(tmp_path):
-    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2]), "--dtype", "float16",
-            "--out", tmp_path / "o"]
+    return [
+        "certify-model",
+        _gpt2(tmp_path),
+        "--tokens",
+        _tokens(tmp_path, [1, 2]),
+        "--dtype",
+        "float16",
+        "--out",
+        tmp_path / "o",
+    ]
 
 
 CASES = [
@@ -206,8 +261,16 @@ CASES = [
 
 
 def _bad_device(tmp_path):
-    return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2]), "--device", "gpu0",
-            "--out", tmp_path / "o"]
+    return [
+        "certify-model",
+        _gpt2(tmp_path),
+        "--tokens",
+        _tokens(tmp_path, [1, 2]),
+        "--device",
+        "gpu0",
+        "--out",
+        tmp_path / "o",
+    ]
 
 
 CASES.append(("bad-device", _bad_device, "not a torch device"))
@@ -234,7 +297,6 @@ def _model_file_with_keys(tmp_path):
 
 
 CASES.append(("check-model-file-with-keys", _model_file_with_keys, "leave KEYS out"))
-
 
 
 def _decoder(tmp_path, family, **kw):
@@ -276,8 +338,15 @@ def _post_norm_opt(tmp_path):
 
 
 def _fold_rmsnorm(tmp_path):
-    return ["certify-model", _decoder(tmp_path, "llama"), "--tokens", _tokens(tmp_path, [1, 2]), "--fold",
-            "--out", tmp_path / "o"]
+    return [
+        "certify-model",
+        _decoder(tmp_path, "llama"),
+        "--tokens",
+        _tokens(tmp_path, [1, 2]),
+        "--fold",
+        "--out",
+        tmp_path / "o",
+    ]
 
 
 def _unsupported_family_named(tmp_path):
@@ -294,8 +363,11 @@ CASES += [
     ("sliding-window-exceeded", _sliding_window_exceeded, "sliding-window attention (window 4)"),
     ("post-norm-opt", _post_norm_opt, "do_layer_norm_before"),
     ("fold-with-rmsnorm", _fold_rmsnorm, "--fold folds a LayerNorm"),
-    ("unsupported-family-names-the-supported-ones", _unsupported_family_named,
-     "accepted model types: bert, gpt2, gpt_neox, opt, llama, mistral, qwen2, gemma"),
+    (
+        "unsupported-family-names-the-supported-ones",
+        _unsupported_family_named,
+        "accepted model types: bert, gpt2, gpt_neox, opt, llama, mistral, qwen2, gemma",
+    ),
 ]
 
 
@@ -313,16 +385,21 @@ def _earlier_pooled_file(tmp_path):
 
 
 CASES += [
-    ("head-file-of-an-earlier-schema", _earlier_head_file, "accepted schemas: lnproofs.model-text/4, "
-                                                           "lnproofs.model-text/3, lnproofs.model-text/2, "
-                                                           "lnproofs.model-heads/2, "
-                                                           "lnproofs.model-pool/2"),
+    (
+        "head-file-of-an-earlier-schema",
+        _earlier_head_file,
+        "accepted schemas: lnproofs.model-text/4, "
+        "lnproofs.model-text/3, lnproofs.model-text/2, "
+        "lnproofs.model-heads/2, "
+        "lnproofs.model-pool/2",
+    ),
     ("pooled-file-of-an-earlier-schema", _earlier_pooled_file, "(schema 'lnproofs.model-pool/1')"),
 ]
 
 
 def _config_edit(family, **fields):
     """The model of ``family`` with ``fields`` of its config.json replaced (the weights unchanged)."""
+
     def make(tmp_path):
         if family == "gpt2":
             folder = _gpt2(tmp_path)
@@ -334,45 +411,75 @@ def _config_edit(family, **fields):
         config.update(fields)
         (folder / "config.json").write_text(json.dumps(config))
         return ["certify-model", folder, "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+
     return make
 
 
 def _config_beside_weights(**fields):
     """A single weights file with ``--config`` naming an edited copy of its config."""
+
     def make(tmp_path):
         folder = _gpt2(tmp_path)
         config = json.loads((folder / "config.json").read_text())
         config.update(fields)
         (tmp_path / "edited.json").write_text(json.dumps(config))
-        return ["certify-model", folder / "model.safetensors", "--config", tmp_path / "edited.json",
-                "--tokens", _tokens(tmp_path, [1, 2]), "--out", tmp_path / "o"]
+        return [
+            "certify-model",
+            folder / "model.safetensors",
+            "--config",
+            tmp_path / "edited.json",
+            "--tokens",
+            _tokens(tmp_path, [1, 2]),
+            "--out",
+            tmp_path / "o",
+        ]
+
     return make
 
 
 # config sizes against the weights' shapes, checked before any model is built
 CASES += [
-    ("config-layers-1e9-float", _config_edit("llama", num_hidden_layers=1e9),
-     "num_hidden_layers 1000000000.0 (layers); accepted: a positive integer"),
-    ("config-layers-1e9", _config_edit("bert", num_hidden_layers=10**9),
-     "num_hidden_layers 1000000000 but the weights hold 2 layer(s)"),
-    ("config-layers-fewer-than-weights", _config_beside_weights(n_layer=1), "n_layer 1 but the weights hold 2 layer(s)"),
+    (
+        "config-layers-1e9-float",
+        _config_edit("llama", num_hidden_layers=1e9),
+        "num_hidden_layers 1000000000.0 (layers); accepted: a positive integer",
+    ),
+    (
+        "config-layers-1e9",
+        _config_edit("bert", num_hidden_layers=10**9),
+        "num_hidden_layers 1000000000 but the weights hold 2 layer(s)",
+    ),
+    (
+        "config-layers-fewer-than-weights",
+        _config_beside_weights(n_layer=1),
+        "n_layer 1 but the weights hold 2 layer(s)",
+    ),
     ("config-heads-zero", _config_edit("bert", num_attention_heads=0), "num_attention_heads 0 (attention heads)"),
     ("config-heads-negative", _config_edit("llama", num_attention_heads=-4), "accepted: a positive integer"),
     ("config-heads-not-a-number", _config_edit("gpt2", n_head="2"), "n_head '2' (attention heads)"),
     ("config-heads-true", _config_edit("gpt2", n_head=True), "n_head True"),
     ("config-heads-not-dividing-width", _config_edit("gpt2", n_head=3), "n_head 3, which does not divide n_embd 16"),
-    ("config-kv-heads-not-dividing-heads", _config_edit("llama", num_key_value_heads=3),
-     "num_key_value_heads 3, which does not divide num_attention_heads 4"),
+    (
+        "config-kv-heads-not-dividing-heads",
+        _config_edit("llama", num_key_value_heads=3),
+        "num_key_value_heads 3, which does not divide num_attention_heads 4",
+    ),
     ("config-absurd-width", _config_edit("bert", hidden_size=10**12), "hidden_size 1000000000000, more than any"),
     ("config-absurd-vocabulary", _config_edit("llama", vocab_size=10**15), "vocab_size 1000000000000000, more than"),
-    ("config-vocabulary-larger-than-embedding", _config_edit("gpt2", vocab_size=41),
-     "the configuration (vocab_size 41, n_embd 16) gives (41, 16)"),
+    (
+        "config-vocabulary-larger-than-embedding",
+        _config_edit("gpt2", vocab_size=41),
+        "the configuration (vocab_size 41, n_embd 16) gives (41, 16)",
+    ),
     ("config-intermediate-not-matching", _config_edit("llama", intermediate_size=24), "does not fit the weights"),
     ("config-absurd-intermediate", _config_edit("opt", ffn_dim=10**10), "ffn_dim 10000000000, more than any"),
     ("config-head-dim-zero", _config_edit("mistral", head_dim=0), "head_dim 0 (the head dimension)"),
     ("config-positions-not-matching", _config_edit("gpt2", n_positions=10**6), "does not fit the weights"),
-    ("config-rotary-positions-zero", _config_edit("qwen2", max_position_embeddings=0),
-     "max_position_embeddings 0 (positions)"),
+    (
+        "config-rotary-positions-zero",
+        _config_edit("qwen2", max_position_embeddings=0),
+        "max_position_embeddings 0 (positions)",
+    ),
 ]
 
 
@@ -389,6 +496,7 @@ class _Payload:
 def _custom_code(config_file, **fields):
     """A BERT folder whose ``config_file`` names code in the folder (tests/test_remote_code.py runs
     such folders in a process with 'y' on standard input)."""
+
     def make(tmp_path):
         folder = _bert(tmp_path)
         (folder / "custom.py").write_text(f"open({str(tmp_path / 'MARKER')!r}, 'w').write('ran')\n")
@@ -396,6 +504,7 @@ def _custom_code(config_file, **fields):
         data.update(fields)
         (folder / config_file).write_text(json.dumps(data))
         return ["certify-model", folder, "--text", "the cat", "--out", tmp_path / "o"]
+
     return make
 
 
@@ -430,6 +539,7 @@ def _pickled_tokens(suffix):
     def make(tmp_path):
         path = write_pickled_tokens(tmp_path / f"ids{suffix}", tmp_path / "MARKER")
         return ["certify-model", _gpt2(tmp_path), "--tokens", path, "--out", tmp_path / "o"]
+
     return make
 
 
@@ -441,13 +551,25 @@ def _second_tokens_file_bad(tmp_path):
 
 
 CASES += [
-    ("tokenizer-config-names-custom-code", _custom_code("tokenizer_config.json", tokenizer_class="CustomTokenizer",
-                                                        auto_map={"AutoTokenizer": ["custom.CustomTokenizer", None]}),
-     "names custom code ('auto_map')"),
-    ("config-names-custom-code", _custom_code("config.json", auto_map={"AutoModel": "custom.CustomModel"}),
-     "names custom code ('auto_map')"),
-    ("config-names-custom-pipelines", _custom_code("config.json", custom_pipelines={"p": {"impl": "custom.P"}}),
-     "names custom code ('custom_pipelines')"),
+    (
+        "tokenizer-config-names-custom-code",
+        _custom_code(
+            "tokenizer_config.json",
+            tokenizer_class="CustomTokenizer",
+            auto_map={"AutoTokenizer": ["custom.CustomTokenizer", None]},
+        ),
+        "names custom code ('auto_map')",
+    ),
+    (
+        "config-names-custom-code",
+        _custom_code("config.json", auto_map={"AutoModel": "custom.CustomModel"}),
+        "names custom code ('auto_map')",
+    ),
+    (
+        "config-names-custom-pipelines",
+        _custom_code("config.json", custom_pipelines={"p": {"impl": "custom.P"}}),
+        "names custom code ('custom_pipelines')",
+    ),
     ("pickled-weights", _pickled_weights, "could not be read as a PyTorch state dict"),
     ("pickled-tokens-npy", _pickled_tokens(".npy"), "never unpickled"),
     ("pickled-tokens-npz", _pickled_tokens(".npz"), "never unpickled"),

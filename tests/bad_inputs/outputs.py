@@ -18,6 +18,7 @@ def _keys(tmp_path):
 def _certify_out(make_target):
     def make(tmp_path):
         return ["certify", _keys(tmp_path), "--out", make_target(tmp_path)]
+
     return make
 
 
@@ -31,7 +32,7 @@ def _socket(tmp_path):
     path = tmp_path / "s.json"
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
-    server.close()                      # the socket file stays behind
+    server.close()  # the socket file stays behind
     return path
 
 
@@ -41,6 +42,7 @@ def _link_to(target):
         path = tmp_path / "link.json"
         os.symlink(target if target is not None else tmp_path / "elsewhere.json", path)
         return path
+
     return make
 
 
@@ -67,8 +69,19 @@ def _ln_out_is_the_gain(tmp_path):
 
 def _recheck_out(make_target, *extra):
     def make(tmp_path):
-        return ["recheck", "--only", "projection.trace", "--samples", "32", "--device", "cpu",
-                "--out", make_target(tmp_path), *extra]
+        return [
+            "recheck",
+            "--only",
+            "projection.trace",
+            "--samples",
+            "32",
+            "--device",
+            "cpu",
+            "--out",
+            make_target(tmp_path),
+            *extra,
+        ]
+
     return make
 
 
@@ -81,6 +94,7 @@ def _results_file(tmp_path):
 def _folder_command(*argv):
     def make(tmp_path):
         return [a.format(tmp=tmp_path) if isinstance(a, str) else a for a in argv]
+
     return make
 
 
@@ -97,8 +111,17 @@ def _class_students_link(tmp_path):
     (tmp_path / "o" / "class.json").write_text("{}")
     (tmp_path / "outside").mkdir()
     os.symlink(tmp_path / "outside", tmp_path / "o" / "students")
-    return ["homework", "new", "--roster", tmp_path / "roster.csv", "--topics", "threshold", "--no-pdf",
-            "--out", tmp_path / "o"]
+    return [
+        "homework",
+        "new",
+        "--roster",
+        tmp_path / "roster.csv",
+        "--topics",
+        "threshold",
+        "--no-pdf",
+        "--out",
+        tmp_path / "o",
+    ]
 
 
 def _homework_file_link(tmp_path):
@@ -110,13 +133,23 @@ def _homework_file_link(tmp_path):
 def _graded(*extra):
     def make(tmp_path):
         (tmp_path / "hw").mkdir()
-        data = {"schema": "lnproofs.homework/1", "seed": 0,
-                "problems": [{"id": "threshold", "topic": "threshold", "magnitudes": ["2", "3"]}]}
+        data = {
+            "schema": "lnproofs.homework/1",
+            "seed": 0,
+            "problems": [{"id": "threshold", "topic": "threshold", "magnitudes": ["2", "3"]}],
+        }
         (tmp_path / "hw" / "problems.json").write_text(json.dumps(data))
         (tmp_path / "subs").mkdir()
         (tmp_path / "a-file").write_text("x")
-        return ["homework", "grade", tmp_path / "subs", "--problems", tmp_path / "hw",
-                *[a.format(tmp=tmp_path) for a in extra]]
+        return [
+            "homework",
+            "grade",
+            tmp_path / "subs",
+            "--problems",
+            tmp_path / "hw",
+            *[a.format(tmp=tmp_path) for a in extra],
+        ]
+
     return make
 
 
@@ -156,11 +189,12 @@ CASES = [
 
 def _certify_model_out(make_target):
     """certify-model's output folder: checked before the model is loaded (a tiny GPT-2, two tokens)."""
+
     def make(tmp_path):
         from bad_inputs.models import _gpt2, _tokens
 
-        return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2]),
-                "--out", make_target(tmp_path)]
+        return ["certify-model", _gpt2(tmp_path), "--tokens", _tokens(tmp_path, [1, 2]), "--out", make_target(tmp_path)]
+
     return make
 
 

@@ -14,6 +14,7 @@ def _layer(make_params, inputs_shape=(5, 4), extra=()):
         x = tmp_path / "x.npy"
         np.save(x, np.ones(inputs_shape) * np.arange(inputs_shape[1]))
         return ["recheck", "--layer", params, "--inputs", x, "--device", "cpu", *extra]
+
     return make
 
 
@@ -28,8 +29,11 @@ CASES = [
     ("samples-zero", _argv("--samples", "0", "--device", "cpu"), "samples"),
     ("unknown-check", _argv("--only", "no.such", "--device", "cpu"), "no.such"),
     ("zero-workers", _argv("--workers", "0", "--device", "cpu"), "--workers 0"),
-    ("unreachable-scheduler", _argv("--scheduler", "tcp://127.0.0.1:9", "--device", "cpu", "--only",
-                                    "projection.trace"), "cannot reach the Dask scheduler"),
+    (
+        "unreachable-scheduler",
+        _argv("--scheduler", "tcp://127.0.0.1:9", "--device", "cpu", "--only", "projection.trace"),
+        "cannot reach the Dask scheduler",
+    ),
     ("layer-missing-file", lambda t: ["recheck", "--layer", t / "none.npz", "--inputs", t / "x.npy"], "does not exist"),
     ("layer-not-npz", lambda t: ["recheck", "--layer", t / "ln.txt", "--inputs", t / "x.npy"], ".npz"),
     ("layer-without-bias", _layer(lambda p: np.savez(p, gain=np.ones(4))), "bias"),

@@ -18,17 +18,25 @@ def _certify(*extra, bias=None):
             np.save(tmp_path / "b.npy", np.asarray(bias, dtype=np.float64))
             argv += ["--key-bias", tmp_path / "b.npy"]
         return argv + list(extra)
+
     return make
 
 
 def _manifest(change):
     def make(tmp_path):
-        data = {"schema": "lnproofs.vocab/1", "n_keys": 6, "dim": 3, "query_set": {"kind": "free"},
-                "arrays": {"evidence": {"path": "c.evidence.npy", "sha256": "0" * 64}}, "results": []}
+        data = {
+            "schema": "lnproofs.vocab/1",
+            "n_keys": 6,
+            "dim": 3,
+            "query_set": {"kind": "free"},
+            "arrays": {"evidence": {"path": "c.evidence.npy", "sha256": "0" * 64}},
+            "results": [],
+        }
         change(data)
         path = tmp_path / "c.json"
         path.write_text(json.dumps(data))
         return ["check", path, _keys(tmp_path)]
+
     return make
 
 
@@ -40,8 +48,11 @@ CASES = [
     ("bias-matrix", _certify(bias=[[1.0, 2.0]] * 6), "one bias per key"),
     ("bias-nan", _certify(bias=[0, 0, 0, np.nan, 0, 0]), "nan"),
     ("vocab-array-missing", _manifest(lambda d: None), "does not exist"),
-    ("vocab-unknown-array", _manifest(lambda d: d["arrays"].update(other={"path": "x.npy", "sha256": "0" * 64})),
-     "known"),
+    (
+        "vocab-unknown-array",
+        _manifest(lambda d: d["arrays"].update(other={"path": "x.npy", "sha256": "0" * 64})),
+        "known",
+    ),
     ("vocab-bias-in-json", _manifest(lambda d: d["query_set"].update(bias=[0] * 6)), "arrays.bias"),
     ("vocab-absolute-array", _manifest(lambda d: d["arrays"]["evidence"].update(path="/etc/x.npy")), "relative"),
 ]
@@ -49,16 +60,24 @@ CASES = [
 
 def _model(kind, *extra, edit=None):
     """certify-vocab on a tiny model folder: ``kind`` is (config class, model class, tie)."""
+
     def make(tmp_path):
         import transformers
 
         config_name, model_name, tie = kind
-        config = getattr(transformers, config_name)(hidden_size=4, num_hidden_layers=1, num_attention_heads=2,
-                                                    intermediate_size=8, vocab_size=10, tie_word_embeddings=tie)
+        config = getattr(transformers, config_name)(
+            hidden_size=4,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=8,
+            vocab_size=10,
+            tie_word_embeddings=tie,
+        )
         getattr(transformers, model_name)(config).save_pretrained(str(tmp_path / "m"))
         if edit is not None:
             edit(tmp_path / "m" / "model.safetensors")
         return ["certify-vocab", tmp_path / "m", "--out", tmp_path / "out", "--workers", "1", *extra]
+
     return make
 
 
@@ -78,6 +97,9 @@ CASES += [
     ("model-box-negative", _model(_LLAMA_LM, "--box", "-1"), "must be > 0"),
     ("model-unknown-set", _model(_LLAMA_LM, "--sets", "free,ball"), "not known"),
     ("model-bias-wrong-length", _model(("BertConfig", "BertForMaskedLM", True), edit=_short_bias), "output bias"),
-    ("model-missing", lambda tmp_path: ["certify-vocab", tmp_path / "nothere", "--out", tmp_path / "o"],
-     "does not exist"),
+    (
+        "model-missing",
+        lambda tmp_path: ["certify-vocab", tmp_path / "nothere", "--out", tmp_path / "o"],
+        "does not exist",
+    ),
 ]

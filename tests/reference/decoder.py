@@ -35,12 +35,21 @@ import numpy as np
 
 from lnproofs.kernel.errors import OptionError
 
-__all__ = ["CAUSAL_NOTE", "realisable_query_set", "query_position", "causal_report", "causal_certificates",
-           "rms_gaps", "refuse_folded"]
+__all__ = [
+    "CAUSAL_NOTE",
+    "realisable_query_set",
+    "query_position",
+    "causal_report",
+    "causal_certificates",
+    "rms_gaps",
+    "refuse_folded",
+]
 
-CAUSAL_NOTE = ("query position t sees keys 0..t of its input; first_unselectable[j] is the first t >= j at which "
-               "key j cannot win (null: it can win at every t up to the end), each with the exact certificate of "
-               "prefix 0..t")
+CAUSAL_NOTE = (
+    "query position t sees keys 0..t of its input; first_unselectable[j] is the first t >= j at which "
+    "key j cannot win (null: it can win at every t up to the end), each with the exact certificate of "
+    "prefix 0..t"
+)
 
 
 def query_position(capture) -> int:
@@ -93,7 +102,7 @@ def _monotone(keys: np.ndarray, query_set) -> dict:
     undecided: dict[str, list[int]] = {}
     certificates: dict[str, dict] = {}
     for t in range(T):
-        cert = _certificate(keys[:t + 1], query_set)
+        cert = _certificate(keys[: t + 1], query_set)
         stops = False
         for r in cert["results"]:
             j = r["index"]
@@ -114,7 +123,7 @@ def _per_position(keys: np.ndarray, query_sets) -> dict:
     undecided: dict[str, list[int]] = {}
     certificates: dict[str, dict] = {}
     for t in range(T):
-        cert = _certificate(keys[:t + 1], query_sets(t))
+        cert = _certificate(keys[: t + 1], query_sets(t))
         certificates[str(t)] = cert
         for r in cert["results"]:
             if r["status"] in _WINS:
@@ -145,7 +154,8 @@ def causal_report(capture, head: int, keys: np.ndarray, *, free_cache: dict | No
         elif capture.rotary:
             positions = capture.sources[rows, 1]
             entry["realisable"] = _per_position(
-                seq, lambda t: realisable_query_set(capture, head, int(positions[t]))[0])
+                seq, lambda t: realisable_query_set(capture, head, int(positions[t]))[0]
+            )
         else:
             entry["realisable"] = _monotone(seq, query_set)
         inputs.append(entry)
@@ -178,10 +188,18 @@ def rms_gaps(out, hidden_in, gain, eps) -> dict:
     predicted = 1.0 - np.sqrt(m / (m + eps))
     gap = 1.0 - np.sqrt(value)
     axes = np.sqrt(y.shape[1]) * np.abs(gain)
-    return {"value": value.tolist(), "gap": gap.tolist(), "predicted_gap": predicted.tolist(),
-            "zero_gain_coordinates": int((~live).sum()), "max_gap": float(gap.max()), "min_gap": float(gap.min()),
-            "max_gap_vs_prediction": float(np.abs(gap - predicted).max()), "dimension": int(live.sum()) - 1,
-            "largest_semi_axis": float(axes.max()), "smallest_semi_axis": float(axes.min())}
+    return {
+        "value": value.tolist(),
+        "gap": gap.tolist(),
+        "predicted_gap": predicted.tolist(),
+        "zero_gain_coordinates": int((~live).sum()),
+        "max_gap": float(gap.max()),
+        "min_gap": float(gap.min()),
+        "max_gap_vs_prediction": float(np.abs(gap - predicted).max()),
+        "dimension": int(live.sum()) - 1,
+        "largest_semi_axis": float(axes.max()),
+        "smallest_semi_axis": float(axes.min()),
+    }
 
 
 def refuse_folded(capture) -> None:

@@ -16,7 +16,7 @@ def _rescaled(q):
         return q
     fr = [Fraction(x) for x in q]
     shift = max((x.numerator.bit_length() - x.denominator.bit_length() for x in fr if x), default=0)
-    return [x / 2 ** shift if shift > 0 else x * 2 ** -shift for x in fr]
+    return [x / 2**shift if shift > 0 else x * 2**-shift for x in fr]
 
 
 def witness_margins_one_by_one(keys, items) -> list:
@@ -34,20 +34,20 @@ def witness_margins_one_by_one(keys, items) -> list:
         if norm == 0:
             out.append(0.0)
             continue
-        rational = not all(type(x) is float for x in q)       # scored through its rounded floats
+        rational = not all(type(x) is float for x in q)  # scored through its rounded floats
         exact = rational and any(x == 0 and v != 0 for x, v in zip(qf, q))
         if not exact:
             s = ek.array @ qf
             own = s[i]
             s[i] = -np.inf
             gap = float(own - s.max())
-            bound = 8.0 * (float(np.abs(qf) @ colmax) * (d + rational) * 2.0 ** -50 + d * 2.0 ** -1020)
+            bound = 8.0 * (float(np.abs(qf) @ colmax) * (d + rational) * 2.0**-50 + d * 2.0**-1020)
             exact = not gap > bound
         if exact:
             Q, den = integer_vector_of_fractions(q)
             scale = Fraction(1, den)
             scores = ek.int_scores(Q)
-            top = max(scores[:i] + scores[i + 1:])
+            top = max(scores[:i] + scores[i + 1 :])
             gap = float(int(scores[i] - top) * scale * Fraction(2) ** ek.exponent)
         out.append(gap / norm)
     return out

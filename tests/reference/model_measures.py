@@ -33,12 +33,18 @@ def ellipsoid_gaps(ln_out, hidden_in, gain, bias, eps) -> dict:
     var = (centred * centred).mean(axis=1)
     predicted = 1.0 - np.sqrt(var / (var + eps))
     gap = 1.0 - root
-    return {"value": value.tolist(), "gap": gap.tolist(), "distance": distance.tolist(),
-            "predicted_gap": predicted.tolist(), "plane": u.sum(axis=1).tolist(),
-            "zero_gain_coordinates": int((~live).sum()),
-            "max_gap": float(gap.max()), "min_gap": float(gap.min()),
-            "max_distance": float(np.nanmax(distance)) if np.isfinite(distance).any() else None,
-            "max_gap_vs_prediction": float(np.abs(gap - predicted).max())}
+    return {
+        "value": value.tolist(),
+        "gap": gap.tolist(),
+        "distance": distance.tolist(),
+        "predicted_gap": predicted.tolist(),
+        "plane": u.sum(axis=1).tolist(),
+        "zero_gain_coordinates": int((~live).sum()),
+        "max_gap": float(gap.max()),
+        "min_gap": float(gap.min()),
+        "max_distance": float(np.nanmax(distance)) if np.isfinite(distance).any() else None,
+        "max_gap_vs_prediction": float(np.abs(gap - predicted).max()),
+    }
 
 
 def witness_margins(certificate_json: dict, keys) -> dict[int, float]:

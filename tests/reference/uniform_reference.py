@@ -12,16 +12,17 @@ from fractions import Fraction
 
 import numpy as np
 
+from lnproofs.certificates.uniform import UniformResult
+from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.kernel.errors import InputError
 from lnproofs.propose.pivots import pivot_columns
 from lnproofs.propose.uniform_linalg import scale_into
-from lnproofs.certificates.uniform import UniformResult
-from lnproofs.certificates.writers import query_set_to_json
 
 __all__ = ["reference_uniform_attention"]
 
 
 # ---------------------------------------------------------------------------- exact helpers
+
 
 def _int_rows(values) -> list[list[int]]:
     """A float array as integer rows with one common power-of-two scale (signs and ranks kept)."""
@@ -30,7 +31,7 @@ def _int_rows(values) -> list[list[int]]:
     arr = np.atleast_2d(np.asarray(values, dtype=np.float64))
     ints, _ = dyadic_integers(arr)
     cols = arr.shape[1]
-    return [ints[r * cols:(r + 1) * cols] for r in range(arr.shape[0])]
+    return [ints[r * cols : (r + 1) * cols] for r in range(arr.shape[0])]
 
 
 def _fraction_rows(rows) -> list[list[int]]:
@@ -72,9 +73,13 @@ def _layernorm_equations(query_set, diffs):
     arrays = query_set.arrays()
     gamma = [Fraction(x) for x in arrays[query_set.G_NAME]]
     Wq = _fr_matrix(arrays["W_q"])
-    A = [[w * g for w, g in zip(row, gamma)] for row in Wq]                      # d x n
-    q0 = [a + b for a, b in zip(_product(Wq, [[Fraction(x)] for x in arrays["beta"]], column=True),
-                                [Fraction(x) for x in arrays["b_q"]])]
+    A = [[w * g for w, g in zip(row, gamma)] for row in Wq]  # d x n
+    q0 = [
+        a + b
+        for a, b in zip(
+            _product(Wq, [[Fraction(x)] for x in arrays["beta"]], column=True), [Fraction(x) for x in arrays["b_q"]]
+        )
+    ]
     rotation = getattr(query_set, "rotation", None)
     if rotation is not None:
         Rm = rotation.matrix(len(q0))
@@ -108,7 +113,6 @@ def _product(left, right, *, column: bool = False, transpose_left: bool = False)
     return [r[0] for r in rows] if column else rows
 
 
-
 def _kernel_vector(rows, cols: int):
     """A non-zero rational vector x with rows . x = 0, or None."""
     from flint import fmpz_mat
@@ -139,6 +143,7 @@ def _normalise(q):
 
 # ---------------------------------------------------------------------------- solving
 
+
 def reference_uniform_attention(keys, query_set=None) -> UniformResult:
     """Decide whether a non-zero query in the set gives every key the same score."""
     from lnproofs.kernel.arrays import as_real_array
@@ -157,8 +162,9 @@ def reference_uniform_attention(keys, query_set=None) -> UniformResult:
         if q is not None:
             return UniformResult("feasible", query=tuple(scale_into(_normalise(q), query_set)), **base)
         rows = _independent_rows(diffs)
-        return UniformResult("infeasible", proof={"kind": "independent differences",
-                                                  "pairs": [[j + 1, 0] for j in rows]}, **base)
+        return UniformResult(
+            "infeasible", proof={"kind": "independent differences", "pairs": [[j + 1, 0] for j in rows]}, **base
+        )
     if kind == "subspace":
         W = _fr_matrix(query_set.matrix)
         basis = [W[r] for r in _independent_rows(W)]
@@ -168,17 +174,10 @@ def reference_uniform_attention(keys, query_set=None) -> UniformResult:
             q = [sum((y[r] * basis[r][a] for r in range(len(basis))), Fraction(0)) for a in range(d)]
             return UniformResult("feasible", query=tuple(scale_into(_normalise(q), query_set)), **base)
         rows = _independent_rows(DW)
-        return UniformResult("infeasible", proof={"kind": "rank through W", "pairs": [[j + 1, 0] for j in rows]},
-                             **base)
+        return UniformResult(
+            "infeasible", proof={"kind": "rank through W", "pairs": [[j + 1, 0] for j in rows]}, **base
+        )
     return _uniform_layernorm(keys, query_set, diffs, base)
-
-
-    R2 = Fraction(radius) ** 2
-    norm2 = sum(x * x for x in q)
-    while norm2 > R2:
-        q = [x / 2 for x in q]
-        norm2 /= 4
-    return q
 
 
 def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
@@ -192,9 +191,12 @@ def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
     consistent = _rank([row + [bv] for row, bv in zip(M, b)]) == len(pick)
     if not consistent:
         y = _left_kernel_witness(M, b)
-        return UniformResult("infeasible", proof={"kind": "inconsistent equations",
-                                                  "combination": [format_fraction(x) for x in y]}, **base)
-    if not pick:                                   # no independent equation (RMSNorm, equal keys): u = 0
+        return UniformResult(
+            "infeasible",
+            proof={"kind": "inconsistent equations", "combination": [format_fraction(x) for x in y]},
+            **base,
+        )
+    if not pick:  # no independent equation (RMSNorm, equal keys): u = 0
         y, u = [], [Fraction(0)] * n
     else:
         y = _solve_gram(Ms, bs)
@@ -202,15 +204,19 @@ def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
     norm2 = sum(x * x for x in u)
     extras = {"least_norm_squared": float(norm2), "eps_note": _eps_note(query_set)}
     if norm2 > n:
-        return UniformResult("infeasible", proof={"kind": "least-norm solution outside the ball",
-                                                  "rows": pick, "y": [format_fraction(x) for x in y]},
-                             extras=extras, **base)
+        return UniformResult(
+            "infeasible",
+            proof={"kind": "least-norm solution outside the ball", "rows": pick, "y": [format_fraction(x) for x in y]},
+            extras=extras,
+            **base,
+        )
     q = [x + c for x, c in zip(_product(A, [[x] for x in u], column=True), q0)]
     if not any(q):
         v = _kernel_vector(M, n)
         direction = None
         if v is not None:
             from flint import fmpz_mat
+
             X, nullity = fmpz_mat(_fraction_rows(M)).nullspace()
             for k in range(int(nullity)):
                 cand = [Fraction(int(X[r, k])) for r in range(n)]
@@ -219,10 +225,18 @@ def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
                     break
         room = n - norm2
         if direction is None or room <= 0:
-            return UniformResult("infeasible", proof={"kind": "every solution in the ball gives q = 0",
-                                                      "rows": pick, "y": [format_fraction(x) for x in y]},
-                                 extras=extras, **base)
+            return UniformResult(
+                "infeasible",
+                proof={
+                    "kind": "every solution in the ball gives q = 0",
+                    "rows": pick,
+                    "y": [format_fraction(x) for x in y],
+                },
+                extras=extras,
+                **base,
+            )
         from lnproofs.propose.softmax import _sqrt_below
+
         t = _sqrt_below(room / sum(x * x for x in direction))
         u = [a + t * c for a, c in zip(u, direction)]
         q = [x + c for x, c in zip(_product(A, [[x] for x in u], column=True), q0)]
@@ -236,8 +250,10 @@ def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
 def _eps_note(query_set) -> str | None:
     if query_set.eps == 0:
         return None
-    return ("eps > 0: LayerNorm outputs lie strictly inside ||u|| < sqrt(n); the closure ||u|| <= sqrt(n) "
-            "is used (an outer bound)")
+    return (
+        "eps > 0: LayerNorm outputs lie strictly inside ||u|| < sqrt(n); the closure ||u|| <= sqrt(n) "
+        "is used (an outer bound)"
+    )
 
 
 def _solve_gram(Ms, bs):
@@ -270,5 +286,3 @@ def _left_kernel_witness(M, b):
 
 
 # ---------------------------------------------------------------------------- checking
-
-

@@ -55,14 +55,18 @@ def query_key_weights(family, root, layer: int, n_heads: int, head_dim: int):
         c_attn = module_at(root, q_path)
         weight, bias = numpy_of(c_attn.weight), numpy_of(c_attn.bias)  # in x 3n, 3n
         n = weight.shape[0]
-        return weight[:, :n].T.copy(), bias[:n].copy(), weight[:, n:2 * n].T.copy(), bias[n:2 * n].copy()
+        return weight[:, :n].T.copy(), bias[:n].copy(), weight[:, n : 2 * n].T.copy(), bias[n : 2 * n].copy()
     if family.qk == "fused-per-head":
         weight, bias = _linear(module_at(root, q_path))  # 3n x n, rows grouped per head as [q, k, v]
         w = weight.reshape(n_heads, 3, head_dim, -1)
         b = bias.reshape(n_heads, 3, head_dim)
         width = weight.shape[1]
-        return (w[:, 0].reshape(-1, width).copy(), b[:, 0].reshape(-1).copy(),
-                w[:, 1].reshape(-1, width).copy(), b[:, 1].reshape(-1).copy())
+        return (
+            w[:, 0].reshape(-1, width).copy(),
+            b[:, 0].reshape(-1).copy(),
+            w[:, 1].reshape(-1, width).copy(),
+            b[:, 1].reshape(-1).copy(),
+        )
     raise ValueError(f"unknown query/key layout {family.qk!r}")
 
 
@@ -111,6 +115,7 @@ def run_with_hooks(root, family, inputs, layers, device) -> dict:
             seen[layer].append((numpy_of(args[0])[0], numpy_of(output)[0]))
             if layer == last and (tables or not family.rotary_path):
                 raise _Recorded
+
         return hook
 
     def rotary_hook(_mod, _args, output):

@@ -27,8 +27,13 @@ def norm_parameters(family, root, layer: int) -> dict:
     eps = float(getattr(ln, "eps", getattr(root.cfg, "eps", 1e-5)))
     if family.norm == "layernorm":
         bias = getattr(ln, "b", None)
-        return {"kind": "layernorm", "gain": gain, "bias": numpy_of(bias) if bias is not None else np.zeros(width),
-                "eps": eps, "weight": gain}
+        return {
+            "kind": "layernorm",
+            "gain": gain,
+            "bias": numpy_of(bias) if bias is not None else np.zeros(width),
+            "eps": eps,
+            "weight": gain,
+        }
     return {"kind": "rmsnorm", "gain": gain, "bias": None, "eps": eps, "weight": gain}
 
 
@@ -62,8 +67,10 @@ def rotary_table(root, length: int):
     attn = root.blocks[0].attn
     if hasattr(attn, "rotary_cos"):  # HookedTransformer (TransformerLens 3 and earlier)
         return numpy_of(attn.rotary_cos[:length]), numpy_of(attn.rotary_sin[:length])
-    raise ModelError("this TransformerLens model has rotary positions but no cos/sin table lnproofs can read "
-                     "(supported: TransformerBridge native models); certify its Hugging Face folder instead")
+    raise ModelError(
+        "this TransformerLens model has rotary positions but no cos/sin table lnproofs can read "
+        "(supported: TransformerBridge native models); certify its Hugging Face folder instead"
+    )
 
 
 def _hook_names(root, layer: int) -> tuple[str, str]:

@@ -20,8 +20,11 @@ def torch_state_dict(path: Path) -> dict:
         raise ModelError(f"{path} could not be read as a PyTorch state dict ({reason})") from None
     if isinstance(obj, dict) and "state_dict" in obj and isinstance(obj["state_dict"], dict):
         obj = obj["state_dict"]
-    require(isinstance(obj, dict) and obj and all(hasattr(v, "dtype") for v in obj.values()), ModelError,
-            f"{path} does not hold a state dict (a mapping of names to tensors); save model.state_dict()")
+    require(
+        isinstance(obj, dict) and obj and all(hasattr(v, "dtype") for v in obj.values()),
+        ModelError,
+        f"{path} does not hold a state dict (a mapping of names to tensors); save model.state_dict()",
+    )
     return obj
 
 
@@ -46,12 +49,17 @@ def resolve_device(device: str):
         torch_device = torch.device(device)
     except (RuntimeError, TypeError):
         raise OptionError(f"device {device!r} is not a torch device; use cpu or cuda") from None
-    require(torch_device.type != "cuda" or torch.cuda.is_available(), OptionError,
-            f"device {device!r} is not available here (no CUDA GPU); use cpu")
-    require(torch_device.type != "cuda" or torch_device.index is None
-            or torch_device.index < torch.cuda.device_count(), OptionError,
-            f"device {device!r} is not available here (torch sees {torch.cuda.device_count()} CUDA GPU(s)); "
-            "use cuda, cuda:N for one of them, or cpu")
+    require(
+        torch_device.type != "cuda" or torch.cuda.is_available(),
+        OptionError,
+        f"device {device!r} is not available here (no CUDA GPU); use cpu",
+    )
+    require(
+        torch_device.type != "cuda" or torch_device.index is None or torch_device.index < torch.cuda.device_count(),
+        OptionError,
+        f"device {device!r} is not available here (torch sees {torch.cuda.device_count()} CUDA GPU(s)); "
+        "use cuda, cuda:N for one of them, or cpu",
+    )
     return torch_device
 
 
@@ -60,8 +68,8 @@ def _strip_prefix(state: dict, model_keys: set, prefixes: tuple[str, ...]) -> di
     for key, value in state.items():
         if key not in model_keys:
             for prefix in prefixes:
-                if key.startswith(prefix) and key[len(prefix):] in model_keys:
-                    key = key[len(prefix):]
+                if key.startswith(prefix) and key[len(prefix) :] in model_keys:
+                    key = key[len(prefix) :]
                     break
         out[key] = value
     return out
@@ -78,7 +86,9 @@ def _load_state(model, files: list[Path], source: Path) -> None:
             try:
                 state.update(load_file(str(f)))
             except Exception as exc:
-                raise ModelError(f"{f} could not be read as safetensors ({str(exc)[:80]}); is the file complete?") from None
+                raise ModelError(
+                    f"{f} could not be read as safetensors ({str(exc)[:80]}); is the file complete?"
+                ) from None
         else:
             state.update(torch_state_dict(f))
     own = model.state_dict()
@@ -86,12 +96,19 @@ def _load_state(model, files: list[Path], source: Path) -> None:
     state = {k: v for k, v in state.items() if k in own}
     params = {name for name, _ in model.named_parameters()}
     missing = sorted(params - set(state))
-    require(not missing, ModelError, f"{source} lacks {len(missing)} weight(s) the configuration needs "
-            f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json")
+    require(
+        not missing,
+        ModelError,
+        f"{source} lacks {len(missing)} weight(s) the configuration needs "
+        f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json",
+    )
     for key, value in state.items():
-        require(tuple(value.shape) == tuple(own[key].shape), ModelError,
-                f"{source}: weight {key} has shape {tuple(value.shape)} but the config needs "
-                f"{tuple(own[key].shape)}; give the config.json saved with these weights")
+        require(
+            tuple(value.shape) == tuple(own[key].shape),
+            ModelError,
+            f"{source}: weight {key} has shape {tuple(value.shape)} but the config needs "
+            f"{tuple(own[key].shape)}; give the config.json saved with these weights",
+        )
     with torch.no_grad():
         model.load_state_dict(state, strict=False)
 
@@ -100,7 +117,7 @@ def _config_object(family, data: dict):
     import transformers
 
     cls = getattr(transformers, family.config_class)
-    try:                                         # transformers validates the outside file's values
+    try:  # transformers validates the outside file's values
         config = cls.from_dict({k: v for k, v in data.items() if k != "model_type"})
     except Exception as exc:
         reason = " ".join(str(exc).split())[:160] or type(exc).__name__
@@ -121,7 +138,7 @@ def check_shapes(family, cls, config, shapes: dict, where, extra: dict, source, 
     try:
         with torch.device("meta"):
             model = cls(config, **extra)
-    except Exception as exc:                              # transformers' own checks of the values
+    except Exception as exc:  # transformers' own checks of the values
         reason = " ".join(str(exc).split())[:160] or type(exc).__name__
         raise ModelError(f"{where} does not describe a model transformers can build ({reason})") from None
     own = {name: tuple(t.shape) for name, t in model.state_dict().items()}
@@ -130,17 +147,40 @@ def check_shapes(family, cls, config, shapes: dict, where, extra: dict, source, 
     embedding_name = next((n for n, p in model.named_parameters() if p is embedding), None)
     for name, shape in stored.items():
         if name in own and shape != own[name]:
-            fields = (f" ({family.vocab_key} {getattr(config, family.vocab_key)}, {family.width_key} "
-                      f"{getattr(config, family.width_key)})") if name == embedding_name else ""
-            raise ModelError(f"{where} does not fit the weights: {name} is stored with shape {shape} but the "
-                             f"configuration{fields} gives {own[name]}; give the config.json saved with these weights")
+            fields = (
+                (
+                    f" ({family.vocab_key} {getattr(config, family.vocab_key)}, {family.width_key} "
+                    f"{getattr(config, family.width_key)})"
+                )
+                if name == embedding_name
+                else ""
+            )
+            raise ModelError(
+                f"{where} does not fit the weights: {name} is stored with shape {shape} but the "
+                f"configuration{fields} gives {own[name]}; give the config.json saved with these weights"
+            )
     missing = sorted(n for n, _ in model.named_parameters() if n not in stored)
-    require(not missing, ModelError, f"{source} lacks {len(missing)} weight(s) the configuration needs "
-            f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json")
+    require(
+        not missing,
+        ModelError,
+        f"{source} lacks {len(missing)} weight(s) the configuration needs "
+        f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json",
+    )
 
 
-def build_model(family, data: dict, path: Path, files: list[Path], *, from_folder: bool, dtype: str, device: str,
-                shapes: dict | None = None, where=None, check_sizes=None):
+def build_model(
+    family,
+    data: dict,
+    path: Path,
+    files: list[Path],
+    *,
+    from_folder: bool,
+    dtype: str,
+    device: str,
+    shapes: dict | None = None,
+    where=None,
+    check_sizes=None,
+):
     """``(module, config)``: the bare transformers model of ``family`` with the weights of
     ``files`` (or the folder ``path`` through ``from_pretrained``), on ``device`` in ``dtype``.  The caller keeps
     the network off (:func:`lnproofs.models.loading.offline`).  ``shapes`` (tensor name -> stored shape,
@@ -156,16 +196,35 @@ def build_model(family, data: dict, path: Path, files: list[Path], *, from_folde
         check_shapes(family, cls, config_obj, shapes, where or path, extra, path, check_sizes)
     if from_folder:
         try:
-            module, info = cls.from_pretrained(str(path), config=config_obj, local_files_only=True,
-                                               trust_remote_code=False, output_loading_info=True, **extra)
-        except (OSError, ValueError, RuntimeError, TypeError, AttributeError, KeyError, IndexError,
-                OverflowError, MemoryError) as exc:       # a config.json that does not fit its weights
+            module, info = cls.from_pretrained(
+                str(path),
+                config=config_obj,
+                local_files_only=True,
+                trust_remote_code=False,
+                output_loading_info=True,
+                **extra,
+            )
+        except (
+            OSError,
+            ValueError,
+            RuntimeError,
+            TypeError,
+            AttributeError,
+            KeyError,
+            IndexError,
+            OverflowError,
+            MemoryError,
+        ) as exc:  # a config.json that does not fit its weights
             reason = (str(exc).splitlines() or [type(exc).__name__])[0][:100]
             raise ModelError(f"folder {path} could not be loaded offline ({reason})") from None
         params = {name for name, _ in module.named_parameters()}
         missing = sorted(k for k in info.get("missing_keys", ()) if k in params)
-        require(not missing, ModelError, f"folder {path} lacks {len(missing)} weight(s) the configuration needs "
-                f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json")
+        require(
+            not missing,
+            ModelError,
+            f"folder {path} lacks {len(missing)} weight(s) the configuration needs "
+            f"(first: {missing[0] if missing else ''}); give the weights saved with this config.json",
+        )
         mismatched = list(info.get("mismatched_keys", ()))
         require(not mismatched, ModelError, f"folder {path}: weight {mismatched[:1]} does not match the config")
     else:

@@ -44,8 +44,9 @@ class MajorityModel(nn.Module):
         if arm not in ARMS:
             raise ValueError(f"arm {arm!r}; accepted: {', '.join(ARMS)}")
         self.embedding = nn.Embedding(classes, d)
-        self.layer = nn.TransformerEncoderLayer(d, 1, dim_feedforward=d, dropout=0.0, batch_first=True,
-                                                norm_first=True, layer_norm_eps=0.0)
+        self.layer = nn.TransformerEncoderLayer(
+            d, 1, dim_feedforward=d, dropout=0.0, batch_first=True, norm_first=True, layer_norm_eps=0.0
+        )
         self.layer.norm1 = _Norm(arm, d)
         with torch.no_grad():
             self.layer.self_attn.in_proj_bias.zero_()
@@ -61,14 +62,29 @@ class MajorityModel(nn.Module):
         normed = self.layer.norm1(self.embedding.weight)
         d = normed.shape[1]
         w_q = self.layer.self_attn.in_proj_weight[:d]
-        w_k = self.layer.self_attn.in_proj_weight[d:2 * d]
+        w_k = self.layer.self_attn.in_proj_weight[d : 2 * d]
         return normed, normed @ w_q.T @ w_k, normed @ w_k.T
 
 
-def train_majority(data, *, arm: str, d: int, seed: int, steps: int, batch: int, lr: float,
-                   decay_steps: int, eval_every: int, device: str = "cpu", on_row=None,
-                   stop_at_perfect: bool = True, threads: int | None = 1, grouped: bool = True,
-                   checkpoint=None, checkpoint_every: int = 500) -> dict:
+def train_majority(
+    data,
+    *,
+    arm: str,
+    d: int,
+    seed: int,
+    steps: int,
+    batch: int,
+    lr: float,
+    decay_steps: int,
+    eval_every: int,
+    device: str = "cpu",
+    on_row=None,
+    stop_at_perfect: bool = True,
+    threads: int | None = 1,
+    grouped: bool = True,
+    checkpoint=None,
+    checkpoint_every: int = 500,
+) -> dict:
     """Train one arm with one seed; ``on_row(dict)`` is called once per step with ``step``,
     ``epoch``, ``train_loss`` and ``train_angle`` (the paper's measure: the mean over the
     batch's tokens of the folded angle between ``norm1(x) @ W_Q^T @ W_K`` and the all-ones
@@ -87,9 +103,23 @@ def train_majority(data, *, arm: str, d: int, seed: int, steps: int, batch: int,
     from .threads import cpu_threads
 
     with cpu_threads(threads if torch.device(device).type == "cpu" else None):
-        return _train(data, arm=arm, d=d, seed=seed, steps=steps, batch=batch, lr=lr, decay_steps=decay_steps,
-                      eval_every=eval_every, device=device, on_row=on_row, stop_at_perfect=stop_at_perfect,
-                      grouped=grouped, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+        return _train(
+            data,
+            arm=arm,
+            d=d,
+            seed=seed,
+            steps=steps,
+            batch=batch,
+            lr=lr,
+            decay_steps=decay_steps,
+            eval_every=eval_every,
+            device=device,
+            on_row=on_row,
+            stop_at_perfect=stop_at_perfect,
+            grouped=grouped,
+            checkpoint=checkpoint,
+            checkpoint_every=checkpoint_every,
+        )
 
 
 def checkpoint_step(path) -> int:
@@ -109,10 +139,32 @@ def _save_checkpoint(path, state: dict) -> None:
     tmp.replace(path)
 
 
-def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, device, on_row, stop_at_perfect,
-           grouped, checkpoint, checkpoint_every):
-    from .majority_fast import class_counts, class_query_angles, grouped_batch, grouped_correct, grouped_logits
-    from .majority_fast import grouped_loss
+def _train(
+    data,
+    *,
+    arm,
+    d,
+    seed,
+    steps,
+    batch,
+    lr,
+    decay_steps,
+    eval_every,
+    device,
+    on_row,
+    stop_at_perfect,
+    grouped,
+    checkpoint,
+    checkpoint_every,
+):
+    from .majority_fast import (
+        class_counts,
+        class_query_angles,
+        grouped_batch,
+        grouped_correct,
+        grouped_logits,
+        grouped_loss,
+    )
 
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -121,8 +173,9 @@ def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, dev
     x_tr = torch.as_tensor(data.x_train, device=dev)
     y_tr = torch.as_tensor(data.y_train, device=dev)
     c_tr = class_counts(x_tr, data.classes)
-    test = grouped_batch(class_counts(torch.as_tensor(data.x_test, device=dev), data.classes),
-                         torch.as_tensor(data.y_test, device=dev))
+    test = grouped_batch(
+        class_counts(torch.as_tensor(data.x_test, device=dev), data.classes), torch.as_tensor(data.y_test, device=dev)
+    )
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / max(1, decay_steps)))
@@ -148,9 +201,9 @@ def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, dev
         start = saved["step"] + 1
     row = {}
     for step in range(start, steps + 1):
-        if order["pos"] >= n:                   # a new epoch: a fresh permutation, the last batch smaller
+        if order["pos"] >= n:  # a new epoch: a fresh permutation, the last batch smaller
             order = {"epoch": order["epoch"] + 1, "perm": torch.randperm(n, generator=gen), "pos": 0}
-        epoch, idx = order["epoch"], order["perm"][order["pos"]:order["pos"] + batch]
+        epoch, idx = order["epoch"], order["perm"][order["pos"] : order["pos"] + batch]
         order["pos"] += batch
         idx = idx.to(dev)
         counts = c_tr[idx]
@@ -172,8 +225,17 @@ def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, dev
         if on_row is not None:
             on_row(row)
         if checkpoint is not None and step % checkpoint_every == 0:
-            _save_checkpoint(checkpoint, {"step": step, "model": model.state_dict(), "opt": opt.state_dict(),
-                                          "sched": sched.state_dict(), "gen": gen.get_state(), **order})
+            _save_checkpoint(
+                checkpoint,
+                {
+                    "step": step,
+                    "model": model.state_dict(),
+                    "opt": opt.state_dict(),
+                    "sched": sched.state_dict(),
+                    "gen": gen.get_state(),
+                    **order,
+                },
+            )
         if stop_at_perfect and row.get("test_accuracy") == 1.0:
             break
     if "test_accuracy" not in row:
@@ -181,5 +243,10 @@ def _train(data, *, arm, d, seed, steps, batch, lr, decay_steps, eval_every, dev
     with torch.no_grad():
         keys, queries, projected_keys = model.keys_and_queries()
     weights = {name: p.detach().cpu().numpy() for name, p in model.state_dict().items()}
-    return {**row, "keys": keys.detach().cpu().numpy(), "queries": queries.detach().cpu().numpy(),
-            "projected_keys": projected_keys.detach().cpu().numpy(), "weights": weights}
+    return {
+        **row,
+        "keys": keys.detach().cpu().numpy(),
+        "queries": queries.detach().cpu().numpy(),
+        "projected_keys": projected_keys.detach().cpu().numpy(),
+        "weights": weights,
+    }

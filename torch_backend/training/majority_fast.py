@@ -32,7 +32,15 @@ from torch.nn import functional as F
 #: for a present class (exp(-80) is a normal float32)
 _SAFE_SPREAD = 80.0
 
-__all__ = ["GroupedBatch", "class_counts", "grouped_batch", "grouped_logits", "grouped_loss", "grouped_correct", "class_query_angles"]
+__all__ = [
+    "GroupedBatch",
+    "class_counts",
+    "grouped_batch",
+    "grouped_logits",
+    "grouped_loss",
+    "grouped_correct",
+    "class_query_angles",
+]
 
 
 def class_counts(tokens: torch.Tensor, classes: int) -> torch.Tensor:
@@ -70,10 +78,10 @@ def grouped_logits(model, batch: GroupedBatch) -> torch.Tensor:
     at every position of class ``a`` in sequence ``b``."""
     layer, emb = model.layer, model.embedding.weight
     classes, d = emb.shape
-    normed = model.layer.norm1(emb)                                     # C x d
-    qkv = normed @ layer.self_attn.in_proj_weight.T                     # C x 3d (in-projection bias is 0)
-    q, k, v = qkv[:, :d], qkv[:, d:2 * d], qkv[:, 2 * d:]
-    scores = (q @ k.T) / math.sqrt(d)                                   # C x C
+    normed = model.layer.norm1(emb)  # C x d
+    qkv = normed @ layer.self_attn.in_proj_weight.T  # C x 3d (in-projection bias is 0)
+    q, k, v = qkv[:, :d], qkv[:, d : 2 * d], qkv[:, 2 * d :]
+    scores = (q @ k.T) / math.sqrt(d)  # C x C
     mixed = _attend(scores, v, batch.counts).reshape(-1, d)[batch.rows]  # P x d
     out_proj = layer.self_attn.out_proj
     h = emb[batch.rows % classes] + F.linear(mixed, out_proj.weight, out_proj.bias)
@@ -94,10 +102,10 @@ def _attend(scores, v, counts):
     if float((scores.amax(1) - scores.amin(1)).max().detach()) > _SAFE_SPREAD:
         attn = torch.softmax(scores.unsqueeze(0) + counts.log().unsqueeze(1), dim=-1)
         return attn @ v
-    e = torch.exp(scores - scores.amax(1, keepdim=True).detach())       # C x C, entries in (0, 1]
-    weighted = (e.unsqueeze(2) * v.unsqueeze(0)).transpose(0, 1).reshape(c, -1)   # [c, (a, j)]
-    num = (counts @ weighted).reshape(b, c, -1)                          # B x C x d
-    den = counts @ e.T                                                  # B x C
+    e = torch.exp(scores - scores.amax(1, keepdim=True).detach())  # C x C, entries in (0, 1]
+    weighted = (e.unsqueeze(2) * v.unsqueeze(0)).transpose(0, 1).reshape(c, -1)  # [c, (a, j)]
+    num = (counts @ weighted).reshape(b, c, -1)  # B x C x d
+    den = counts @ e.T  # B x C
     return num / den.unsqueeze(2)
 
 

@@ -18,8 +18,17 @@ import numpy as np
 import torch
 from torch import nn
 
-__all__ = ["LM_ARMS", "Centering", "build_model", "frozen_parameters", "train_lm", "evaluate_lm",
-           "capture_ln1", "save_weights", "load_weights"]
+__all__ = [
+    "LM_ARMS",
+    "Centering",
+    "build_model",
+    "frozen_parameters",
+    "train_lm",
+    "evaluate_lm",
+    "capture_ln1",
+    "save_weights",
+    "load_weights",
+]
 
 LM_ARMS = ("centering", "scaling")
 
@@ -31,16 +40,33 @@ class Centering(nn.Module):
         return x - x.mean(dim=-1, keepdim=True)
 
 
-def build_model(arm: str, vocab_size: int, *, n_positions: int = 1024, n_embd: int = 8, n_layer: int = 4,
-                n_head: int = 4, eps: float = 1e-5, seed: int = 0):
+def build_model(
+    arm: str,
+    vocab_size: int,
+    *,
+    n_positions: int = 1024,
+    n_embd: int = 8,
+    n_layer: int = 4,
+    n_head: int = 4,
+    eps: float = 1e-5,
+    seed: int = 0,
+):
     """A fresh GPT2LMHeadModel for ``arm`` with the frozen parameters set up."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
     if arm not in LM_ARMS:
         raise ValueError(f"arm {arm!r}; accepted: {', '.join(LM_ARMS)}")
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=vocab_size, n_positions=n_positions, n_embd=n_embd, n_layer=n_layer,
-                        n_head=n_head, layer_norm_epsilon=eps, bos_token_id=0, eos_token_id=0)
+    config = GPT2Config(
+        vocab_size=vocab_size,
+        n_positions=n_positions,
+        n_embd=n_embd,
+        n_layer=n_layer,
+        n_head=n_head,
+        layer_norm_epsilon=eps,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     model = GPT2LMHeadModel(config)
     for block in model.transformer.h:
         if arm == "centering":
@@ -74,7 +100,7 @@ def evaluate_lm(model, stream: np.ndarray, *, block: int, max_blocks: int = 8, d
     losses = []
     with torch.no_grad():
         for s in range(0, min(len(stream) - 1, max_blocks * block), block):
-            chunk = torch.as_tensor(stream[s:s + block], dtype=torch.long, device=device)[None]
+            chunk = torch.as_tensor(stream[s : s + block], dtype=torch.long, device=device)[None]
             if chunk.shape[1] < 2:
                 break
             losses.append(float(model(chunk, labels=chunk).loss))
@@ -82,8 +108,21 @@ def evaluate_lm(model, stream: np.ndarray, *, block: int, max_blocks: int = 8, d
     return float(np.mean(losses)) if losses else math.nan
 
 
-def train_lm(model, train_stream: np.ndarray, test_stream: np.ndarray, *, steps: int, batch: int, block: int,
-             lr: float, seed: int, eval_every: int, device="cpu", on_row=None, threads: int | None = 1) -> dict:
+def train_lm(
+    model,
+    train_stream: np.ndarray,
+    test_stream: np.ndarray,
+    *,
+    steps: int,
+    batch: int,
+    block: int,
+    lr: float,
+    seed: int,
+    eval_every: int,
+    device="cpu",
+    on_row=None,
+    threads: int | None = 1,
+) -> dict:
     """AdamW with linear decay on random blocks of ``block`` tokens, each placed at a random
     offset among the model's positions; ``on_row`` gets ``step, train_loss`` every step and
     ``test_loss`` every ``eval_every`` steps and at the end.  ``threads``: torch CPU
@@ -91,8 +130,19 @@ def train_lm(model, train_stream: np.ndarray, test_stream: np.ndarray, *, steps:
     from .threads import cpu_threads
 
     with cpu_threads(threads if torch.device(device).type == "cpu" else None):
-        return _train(model, train_stream, test_stream, steps=steps, batch=batch, block=block, lr=lr, seed=seed,
-                      eval_every=eval_every, device=device, on_row=on_row)
+        return _train(
+            model,
+            train_stream,
+            test_stream,
+            steps=steps,
+            batch=batch,
+            block=block,
+            lr=lr,
+            seed=seed,
+            eval_every=eval_every,
+            device=device,
+            on_row=on_row,
+        )
 
 
 def _train(model, train_stream, test_stream, *, steps, batch, block, lr, seed, eval_every, device, on_row):

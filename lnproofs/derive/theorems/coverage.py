@@ -30,24 +30,40 @@ _WIDTH = "$n \\ge 2$ is an integer; $j$ runs over the $n$ coordinates of $u$"
 def _every_direction(n_value):
     import sympy as sp
 
-    text = ("If $A$ has full row rank $d$ on the domain of $u$ and some solution $u^*$ of $A u = -b$ "
-            "in that domain has $\\|u^*\\|^2 < n$ (the least-norm one, $-A^+ b$, is the shortest), then for every direction $v \\ne 0$ the point $s v$ with "
-            "$s = (-p + \\sqrt{p^2 + V (n - \\|u^*\\|^2)}) / V > 0$, where $a = A^+ v$, $V = \\|a\\|^2$ and "
-            "$p = a \\cdot u^*$, is $A u + b$ for $u = s a + u^*$, a point of the domain with $\\|u\\|^2 = n$: "
-            "every direction is realised, on the image of the sphere, and the ray meets that sphere exactly "
-            "once; every $s' \\in (0, s)$ gives a point strictly inside (so sets reached only with "
-            "$\\epsilon > 0$ realise every direction too), and so at every position $t$ of "
-            "$R_t (A u + b)$ with $R_t$ invertible.")
-    latex = (r"\forall v \ne 0\ \exists s > 0:\ s v = A u + b,\ \|u\|^2 = n,\quad "
-             r"s = \frac{-p + \sqrt{p^2 + V (n - \|u^*\|^2)}}{V}")
-    hyps = (width_hypothesis(n_value, _WIDTH),
-            Hypothesis("full row rank", "$A$ ($d \\times n$; for LayerNorm $A = W_q \\operatorname{diag}(g) P$) has "
-                       "rank $d$, so $A^+ = A^\\top (A A^\\top)^{-1}$ has $A A^+ = I_d$ and maps into the row space of "
-                       "$A$, inside $\\mathbf{1}^\\perp$ for LayerNorm", r"\operatorname{rank} A = d"),
-            Hypothesis("interior", "$u^*$ lies in the domain, $A u^* = -b$ and "
-                       "$\\|u^*\\|^2 = n - \\delta$ with $\\delta > 0$", r"\|u^*\|^2 < n"),
-            Hypothesis("direction", "$v \\ne 0$ and $a = A^+ v$, so $A a = v \\ne 0$, $a \\ne 0$ and "
-                       "$V = \\|a\\|^2 > 0$; $p = a \\cdot u^*$", r"v \ne 0,\ V > 0"))
+    text = (
+        "If $A$ has full row rank $d$ on the domain of $u$ and some solution $u^*$ of $A u = -b$ "
+        "in that domain has $\\|u^*\\|^2 < n$ (the least-norm one, $-A^+ b$, is the shortest), then for every direction $v \\ne 0$ the point $s v$ with "
+        "$s = (-p + \\sqrt{p^2 + V (n - \\|u^*\\|^2)}) / V > 0$, where $a = A^+ v$, $V = \\|a\\|^2$ and "
+        "$p = a \\cdot u^*$, is $A u + b$ for $u = s a + u^*$, a point of the domain with $\\|u\\|^2 = n$: "
+        "every direction is realised, on the image of the sphere, and the ray meets that sphere exactly "
+        "once; every $s' \\in (0, s)$ gives a point strictly inside (so sets reached only with "
+        "$\\epsilon > 0$ realise every direction too), and so at every position $t$ of "
+        "$R_t (A u + b)$ with $R_t$ invertible."
+    )
+    latex = (
+        r"\forall v \ne 0\ \exists s > 0:\ s v = A u + b,\ \|u\|^2 = n,\quad "
+        r"s = \frac{-p + \sqrt{p^2 + V (n - \|u^*\|^2)}}{V}"
+    )
+    hyps = (
+        width_hypothesis(n_value, _WIDTH),
+        Hypothesis(
+            "full row rank",
+            "$A$ ($d \\times n$; for LayerNorm $A = W_q \\operatorname{diag}(g) P$) has "
+            "rank $d$, so $A^+ = A^\\top (A A^\\top)^{-1}$ has $A A^+ = I_d$ and maps into the row space of "
+            "$A$, inside $\\mathbf{1}^\\perp$ for LayerNorm",
+            r"\operatorname{rank} A = d",
+        ),
+        Hypothesis(
+            "interior",
+            "$u^*$ lies in the domain, $A u^* = -b$ and $\\|u^*\\|^2 = n - \\delta$ with $\\delta > 0$",
+            r"\|u^*\|^2 < n",
+        ),
+        Hypothesis(
+            "direction",
+            "$v \\ne 0$ and $a = A^+ v$, so $A a = v \\ne 0$, $a \\ne 0$ and $V = \\|a\\|^2 > 0$; $p = a \\cdot u^*$",
+            r"v \ne 0,\ V > 0",
+        ),
+    )
     s, p = sp.Symbol("s", real=True), sp.Symbol("p", real=True)
     V, dl, C = sp.Symbol("V", positive=True), sp.Symbol("delta", positive=True), sp.Symbol("C", nonnegative=True)
     al, om, vi, bi = sp.Symbol("alpha", real=True), sp.Symbol("omega", real=True), sp.Symbol("v_i"), sp.Symbol("b_i")
@@ -59,58 +75,130 @@ def _every_direction(n_value):
 
         def S(expr):
             return sp.Sum(expr, (j, 1, n))
-        norm = Step("$\\|s a + u^*\\|^2 = s^2 V + 2 s p + \\|u^*\\|^2$ with $w = u^*$, $V = \\|a\\|^2$, "
-                    "$p = a \\cdot u^*$", S((s * a[j] + w[j]) ** 2),
-                    s**2 * S(a[j] ** 2) + 2 * s * S(a[j] * w[j]) + S(w[j] ** 2), _SUMS)
-        linear = Step("row $i$ of $A (s a + u^*) + b$ is $s (A a)_i + (A u^*)_i + b_i$",
-                      S(A[i, j] * (s * a[j] + w[j])) + bi, s * S(A[i, j] * a[j]) + S(A[i, j] * w[j]) + bi, _SUMS)
-        domain = Step("$\\mathbf{1} \\cdot (s a + u^*) = s\\, \\mathbf{1} \\cdot a + \\mathbf{1} \\cdot u^*$",
-                      S(s * a[j] + w[j]), s * S(a[j]) + S(w[j]), _SUMS)
+
+        norm = Step(
+            "$\\|s a + u^*\\|^2 = s^2 V + 2 s p + \\|u^*\\|^2$ with $w = u^*$, $V = \\|a\\|^2$, $p = a \\cdot u^*$",
+            S((s * a[j] + w[j]) ** 2),
+            s**2 * S(a[j] ** 2) + 2 * s * S(a[j] * w[j]) + S(w[j] ** 2),
+            _SUMS,
+        )
+        linear = Step(
+            "row $i$ of $A (s a + u^*) + b$ is $s (A a)_i + (A u^*)_i + b_i$",
+            S(A[i, j] * (s * a[j] + w[j])) + bi,
+            s * S(A[i, j] * a[j]) + S(A[i, j] * w[j]) + bi,
+            _SUMS,
+        )
+        domain = Step(
+            "$\\mathbf{1} \\cdot (s a + u^*) = s\\, \\mathbf{1} \\cdot a + \\mathbf{1} \\cdot u^*$",
+            S(s * a[j] + w[j]),
+            s * S(a[j]) + S(w[j]),
+            _SUMS,
+        )
     else:
         n = sp.Integer(n_value)
         a, w = sp.symbols(f"a1:{n_value + 1}", real=True), sp.symbols(f"w1:{n_value + 1}", real=True)
         A = sp.symbols(f"A1:{n_value + 1}", real=True)
-        norm = Step("$\\|s a + u^*\\|^2 = s^2 V + 2 s p + \\|u^*\\|^2$ (explicit)",
-                    sum((s * x + y) ** 2 for x, y in zip(a, w)),
-                    s**2 * sum(x**2 for x in a) + 2 * s * sum(x * y for x, y in zip(a, w)) + sum(y**2 for y in w),
-                    "expand")
-        linear = Step("row $i$ of $A (s a + u^*) + b$ is $s (A a)_i + (A u^*)_i + b_i$ (explicit row $A_i$)",
-                      sum(r * (s * x + y) for r, x, y in zip(A, a, w)) + bi,
-                      s * sum(r * x for r, x in zip(A, a)) + sum(r * y for r, y in zip(A, w)) + bi, "expand")
-        domain = Step("$\\mathbf{1} \\cdot (s a + u^*) = s\\, \\mathbf{1} \\cdot a + \\mathbf{1} \\cdot u^*$ "
-                      "(explicit)", sum(s * x + y for x, y in zip(a, w)), s * sum(a) + sum(w), "expand")
+        norm = Step(
+            "$\\|s a + u^*\\|^2 = s^2 V + 2 s p + \\|u^*\\|^2$ (explicit)",
+            sum((s * x + y) ** 2 for x, y in zip(a, w)),
+            s**2 * sum(x**2 for x in a) + 2 * s * sum(x * y for x, y in zip(a, w)) + sum(y**2 for y in w),
+            "expand",
+        )
+        linear = Step(
+            "row $i$ of $A (s a + u^*) + b$ is $s (A a)_i + (A u^*)_i + b_i$ (explicit row $A_i$)",
+            sum(r * (s * x + y) for r, x, y in zip(A, a, w)) + bi,
+            s * sum(r * x for r, x in zip(A, a)) + sum(r * y for r, y in zip(A, w)) + bi,
+            "expand",
+        )
+        domain = Step(
+            "$\\mathbf{1} \\cdot (s a + u^*) = s\\, \\mathbf{1} \\cdot a + \\mathbf{1} \\cdot u^*$ (explicit)",
+            sum(s * x + y for x, y in zip(a, w)),
+            s * sum(a) + sum(w),
+            "expand",
+        )
     root = (-p + sp.sqrt(p**2 + V * dl)) / V
-    image = Step("with $(A a)_i = v_i$ and $(A u^*)_i = -b_i$: $A u + b = s v$", s * Av + Aw + bi, s * vi, "expand",
-                 where=((Av, vi), (Aw, -bi)))
-    centred = Step("for LayerNorm $\\mathbf{1} \\cdot a = \\mathbf{1} \\cdot u^* = 0$, so $u$ stays in "
-                   "$\\mathbf{1}^\\perp$", s * al + om, 0, "expand", where=((al, 0), (om, 0)))
-    sphere = Step("$s = (-p + \\sqrt{p^2 + V \\delta}) / V$ solves $V s^2 + 2 p s + C - n = 0$ for "
-                  "$C = \\|u^*\\|^2 = n - \\delta$: $\\|u\\|^2 = n$", V * s**2 + 2 * p * s + C - n, 0,
-                  "simplify-to-zero", where=((C, n - dl), (s, root)))
+    image = Step(
+        "with $(A a)_i = v_i$ and $(A u^*)_i = -b_i$: $A u + b = s v$",
+        s * Av + Aw + bi,
+        s * vi,
+        "expand",
+        where=((Av, vi), (Aw, -bi)),
+    )
+    centred = Step(
+        "for LayerNorm $\\mathbf{1} \\cdot a = \\mathbf{1} \\cdot u^* = 0$, so $u$ stays in $\\mathbf{1}^\\perp$",
+        s * al + om,
+        0,
+        "expand",
+        where=((al, 0), (om, 0)),
+    )
+    sphere = Step(
+        "$s = (-p + \\sqrt{p^2 + V \\delta}) / V$ solves $V s^2 + 2 p s + C - n = 0$ for "
+        "$C = \\|u^*\\|^2 = n - \\delta$: $\\|u\\|^2 = n$",
+        V * s**2 + 2 * p * s + C - n,
+        0,
+        "simplify-to-zero",
+        where=((C, n - dl), (s, root)),
+    )
     disc = Step("the discriminant $p^2 + V \\delta$ is positive", p**2 + V * dl, 0, _SIGN, relation=">")
     pn, pp = sp.Symbol("p", nonpositive=True), sp.Symbol("p", nonnegative=True)
     neg = Step("case $p \\le 0$: $s > 0$", (-pn + sp.sqrt(pn**2 + V * dl)) / V, 0, _SIGN, relation=">")
-    rationalised = Step("$s = \\delta / (p + \\sqrt{p^2 + V \\delta})$ (multiply by the conjugate)", root,
-                        dl / (p + sp.sqrt(p**2 + V * dl)), "simplify-to-zero")
-    pos = Step("case $p \\ge 0$: $s = \\delta / (p + \\sqrt{p^2 + V \\delta}) > 0$",
-               dl / (pp + sp.sqrt(pp**2 + V * dl)), 0, _SIGN, relation=">")
+    rationalised = Step(
+        "$s = \\delta / (p + \\sqrt{p^2 + V \\delta})$ (multiply by the conjugate)",
+        root,
+        dl / (p + sp.sqrt(p**2 + V * dl)),
+        "simplify-to-zero",
+    )
+    pos = Step(
+        "case $p \\ge 0$: $s = \\delta / (p + \\sqrt{p^2 + V \\delta}) > 0$",
+        dl / (pp + sp.sqrt(pp**2 + V * dl)),
+        0,
+        _SIGN,
+        relation=">",
+    )
     other = (-p - sp.sqrt(p**2 + V * dl)) / V
     sp_, sm_ = sp.Symbol("s_+", real=True), sp.Symbol("s_-", real=True)
     x, y = sp.Symbol("x", positive=True), sp.Symbol("y", positive=True)
-    product = Step("the roots $s_\\pm = (-p \\pm \\sqrt{p^2 + V \\delta}) / V$ have $s_+ s_- = -\\delta / V$",
-                   sp_ * sm_, -dl / V, "simplify-to-zero", where=((sp_, root), (sm_, other)))
-    once = Step("$-\\delta / V < 0$: the other root is negative, so the ray $s > 0$ meets the sphere exactly once",
-                -dl / V, 0, _SIGN, relation="<")
-    factor = Step("$V s^2 + 2 p s + C - n = V (s - s_+)(s - s_-)$", V * s**2 + 2 * p * s + C - n,
-                  V * (s - sp_) * (s - sm_), "simplify-to-zero", where=((C, n - dl), (sp_, root), (sm_, other)))
-    inside = Step("for $s_- < 0 \\le s < s_+$, with $x = s_+ - s > 0$ and $y = s - s_- > 0$: "
-                  "$\\|u\\|^2 - n = -V x y < 0$, strictly inside (reached with $\\epsilon > 0$ too)",
-                  -V * x * y, 0, _SIGN, relation="<")
+    product = Step(
+        "the roots $s_\\pm = (-p \\pm \\sqrt{p^2 + V \\delta}) / V$ have $s_+ s_- = -\\delta / V$",
+        sp_ * sm_,
+        -dl / V,
+        "simplify-to-zero",
+        where=((sp_, root), (sm_, other)),
+    )
+    once = Step(
+        "$-\\delta / V < 0$: the other root is negative, so the ray $s > 0$ meets the sphere exactly once",
+        -dl / V,
+        0,
+        _SIGN,
+        relation="<",
+    )
+    factor = Step(
+        "$V s^2 + 2 p s + C - n = V (s - s_+)(s - s_-)$",
+        V * s**2 + 2 * p * s + C - n,
+        V * (s - sp_) * (s - sm_),
+        "simplify-to-zero",
+        where=((C, n - dl), (sp_, root), (sm_, other)),
+    )
+    inside = Step(
+        "for $s_- < 0 \\le s < s_+$, with $x = s_+ - s > 0$ and $y = s - s_- > 0$: "
+        "$\\|u\\|^2 - n = -V x y < 0$, strictly inside (reached with $\\epsilon > 0$ too)",
+        -V * x * y,
+        0,
+        _SIGN,
+        relation="<",
+    )
     steps = (norm, linear, image, domain, centred, sphere, disc, neg, rationalised, pos, product, once, factor, inside)
     concl = (sphere, image, neg, pos, once, inside)
-    return Theorem("coverage.every_direction",
-                   "A full-rank query set with its centre inside realises every direction on its boundary",
-                   text, latex, hyps, steps, concl, n=n_value)
+    return Theorem(
+        "coverage.every_direction",
+        "A full-rank query set with its centre inside realises every direction on its boundary",
+        text,
+        latex,
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+    )
 
 
 def _block(ca, sa, sb, cb):
@@ -122,67 +210,111 @@ def _block(ca, sa, sb, cb):
 def _argmax_direction(n_value):
     import sympy as sp
 
-    text = ("The keys a query $q \\ne 0$ makes the strict winner (or a tied maximiser) of $q \\cdot k_j$ are those "
-            "of $s q$ for every $s > 0$: $(s q) \\cdot (k_i - k_j) = s\\, q \\cdot (k_i - k_j)$ has the sign of "
-            "$q \\cdot (k_i - k_j)$.  A rotary matrix built from any table of cosines and sines, block by block "
-            "$\\begin{pmatrix} c_a & -s_a \\\\ s_b & c_b \\end{pmatrix}$ with $c_a c_b + s_a s_b \\ne 0$, is "
-            "invertible, so $R_t (s R_t^{-1} v) = s v$: a set that realises every direction still does after "
-            "the rotation.  Hence a query set realising every direction makes exactly the keys win that free "
-            "queries make win; and since a gap is zero exactly when $s$ times it is, such a set has a non-zero query "
-            "giving every key the same score (uniform attention) exactly when free queries have one.")
-    latex = (r"\operatorname{sign}\,(s q)\cdot(k_i - k_j) = \operatorname{sign}\, q\cdot(k_i - k_j)\ (s > 0),"
-             r"\quad R_t\,(s R_t^{-1} v) = s v")
-    hyps = (width_hypothesis(n_value, _WIDTH),
-            Hypothesis("scale", "$s > 0$; $g = q \\cdot (k_i - k_j)$", r"s > 0"),
-            Hypothesis("rotation blocks", "each $2 \\times 2$ block of $R_t$ pairs coordinates $a$ and $b$ with "
-                       "entries $c_a, -s_a, s_b, c_b$ (the identity elsewhere) and has "
-                       "$\\Delta = c_a c_b + s_a s_b \\ne 0$; exact rotations have $\\Delta = 1$",
-                       r"c_a c_b + s_a s_b \ne 0"))
+    text = (
+        "The keys a query $q \\ne 0$ makes the strict winner (or a tied maximiser) of $q \\cdot k_j$ are those "
+        "of $s q$ for every $s > 0$: $(s q) \\cdot (k_i - k_j) = s\\, q \\cdot (k_i - k_j)$ has the sign of "
+        "$q \\cdot (k_i - k_j)$.  A rotary matrix built from any table of cosines and sines, block by block "
+        "$\\begin{pmatrix} c_a & -s_a \\\\ s_b & c_b \\end{pmatrix}$ with $c_a c_b + s_a s_b \\ne 0$, is "
+        "invertible, so $R_t (s R_t^{-1} v) = s v$: a set that realises every direction still does after "
+        "the rotation.  Hence a query set realising every direction makes exactly the keys win that free "
+        "queries make win; and since a gap is zero exactly when $s$ times it is, such a set has a non-zero query "
+        "giving every key the same score (uniform attention) exactly when free queries have one."
+    )
+    latex = (
+        r"\operatorname{sign}\,(s q)\cdot(k_i - k_j) = \operatorname{sign}\, q\cdot(k_i - k_j)\ (s > 0),"
+        r"\quad R_t\,(s R_t^{-1} v) = s v"
+    )
+    hyps = (
+        width_hypothesis(n_value, _WIDTH),
+        Hypothesis("scale", "$s > 0$; $g = q \\cdot (k_i - k_j)$", r"s > 0"),
+        Hypothesis(
+            "rotation blocks",
+            "each $2 \\times 2$ block of $R_t$ pairs coordinates $a$ and $b$ with "
+            "entries $c_a, -s_a, s_b, c_b$ (the identity elsewhere) and has "
+            "$\\Delta = c_a c_b + s_a s_b \\ne 0$; exact rotations have $\\Delta = 1$",
+            r"c_a c_b + s_a s_b \ne 0",
+        ),
+    )
     s = sp.Symbol("s", positive=True)
     g, h = sp.Symbol("g", positive=True), sp.Symbol("h", positive=True)
     t = sp.Symbol("t", positive=True, integer=True)
     if n_value is None:
         n = general_symbols()["n"]
         q, ki, kj = sp.IndexedBase("q", real=True), sp.IndexedBase("k_i", real=True), sp.IndexedBase("k_j", real=True)
-        scale = Step("$(s q) \\cdot (k_i - k_j) = s\\, q \\cdot (k_i - k_j)$",
-                     sp.Sum(s * q[t] * (ki[t] - kj[t]), (t, 1, n)), s * sp.Sum(q[t] * (ki[t] - kj[t]), (t, 1, n)), _SUMS)
+        scale = Step(
+            "$(s q) \\cdot (k_i - k_j) = s\\, q \\cdot (k_i - k_j)$",
+            sp.Sum(s * q[t] * (ki[t] - kj[t]), (t, 1, n)),
+            s * sp.Sum(q[t] * (ki[t] - kj[t]), (t, 1, n)),
+            _SUMS,
+        )
     else:
         q, ki, kj = (sp.symbols(f"{name}1:{n_value + 1}", real=True) for name in ("q", "ki", "kj"))
-        scale = Step("$(s q) \\cdot (k_i - k_j) = s\\, q \\cdot (k_i - k_j)$ (explicit)",
-                     sum(s * x * (y - z) for x, y, z in zip(q, ki, kj)), s * sum(x * (y - z) for x, y, z in zip(q, ki, kj)),
-                     "expand")
+        scale = Step(
+            "$(s q) \\cdot (k_i - k_j) = s\\, q \\cdot (k_i - k_j)$ (explicit)",
+            sum(s * x * (y - z) for x, y, z in zip(q, ki, kj)),
+            s * sum(x * (y - z) for x, y, z in zip(q, ki, kj)),
+            "expand",
+        )
     ca, sa, sb, cb = sp.symbols("c_a s_a s_b c_b", real=True)
     delta = ca * cb + sa * sb
     inverse = sp.Matrix([[cb, sa], [-sb, ca]]) / delta
     v1, v2 = sp.symbols("v_1 v_2", real=True)
     th = sp.Symbol("theta", real=True)
-    steps = [scale,
-             Step("a positive gap stays positive: $s g > 0$", s * g, 0, _SIGN, relation=">"),
-             Step("and back: $q = (1/s)(s q)$ and $h / s > 0$ for a positive gap $h$ of $s q$", h / s, 0, _SIGN,
-                  relation=">"),
-             Step("one block times its explicit inverse is $I$ when $\\Delta \\ne 0$", _block(ca, sa, sb, cb) * inverse,
-                  sp.eye(2), "simplify-to-zero"),
-             Step("so $R (s R^{-1} v) = s v$ on the block", _block(ca, sa, sb, cb) * (s * inverse * sp.Matrix([v1, v2])),
-                  s * sp.Matrix([v1, v2]), "simplify-to-zero"),
-             Step("an exact rotation has $\\Delta = \\cos^2 \\theta + \\sin^2 \\theta = 1$",
-                  sp.cos(th) ** 2 + sp.sin(th) ** 2, 1, "simplify-to-zero")]
+    steps = [
+        scale,
+        Step("a positive gap stays positive: $s g > 0$", s * g, 0, _SIGN, relation=">"),
+        Step(
+            "and back: $q = (1/s)(s q)$ and $h / s > 0$ for a positive gap $h$ of $s q$", h / s, 0, _SIGN, relation=">"
+        ),
+        Step(
+            "one block times its explicit inverse is $I$ when $\\Delta \\ne 0$",
+            _block(ca, sa, sb, cb) * inverse,
+            sp.eye(2),
+            "simplify-to-zero",
+        ),
+        Step(
+            "so $R (s R^{-1} v) = s v$ on the block",
+            _block(ca, sa, sb, cb) * (s * inverse * sp.Matrix([v1, v2])),
+            s * sp.Matrix([v1, v2]),
+            "simplify-to-zero",
+        ),
+        Step(
+            "an exact rotation has $\\Delta = \\cos^2 \\theta + \\sin^2 \\theta = 1$",
+            sp.cos(th) ** 2 + sp.sin(th) ** 2,
+            1,
+            "simplify-to-zero",
+        ),
+    ]
     if n_value is not None:
         half = n_value // 2
         c = sp.symbols(f"c1:{n_value + 1}", real=True)
         sn = sp.symbols(f"sigma1:{n_value + 1}", real=True)
         R, Rinv = sp.eye(n_value), sp.eye(n_value)
-        for a in range(half):                      # the "half" pairing: a with a + half
+        for a in range(half):  # the "half" pairing: a with a + half
             b = a + half
             blk, det = _block(c[a], sn[a], sn[b], c[b]), c[a] * c[b] + sn[a] * sn[b]
             inv = sp.Matrix([[c[b], sn[a]], [-sn[b], c[a]]]) / det
             for (r, rr), (k, kk) in ((x, y) for x in enumerate((a, b)) for y in enumerate((a, b))):
                 R[rr, kk], Rinv[rr, kk] = blk[r, k], inv[r, k]
-        steps.append(Step(f"the whole ${n_value} \\times {n_value}$ rotary matrix times its block inverse is $I$ (explicit)",
-                          R * Rinv, sp.eye(n_value), "simplify-to-zero"))
+        steps.append(
+            Step(
+                f"the whole ${n_value} \\times {n_value}$ rotary matrix times its block inverse is $I$ (explicit)",
+                R * Rinv,
+                sp.eye(n_value),
+                "simplify-to-zero",
+            )
+        )
     concl = (scale, steps[1], steps[4]) + ((steps[-1],) if n_value is not None else ())
-    return Theorem("coverage.argmax_direction",
-                   "The argmax depends only on the query's direction, and invertible rotations keep every direction",
-                   text, latex, hyps, tuple(steps), concl, n=n_value)
+    return Theorem(
+        "coverage.argmax_direction",
+        "The argmax depends only on the query's direction, and invertible rotations keep every direction",
+        text,
+        latex,
+        hyps,
+        tuple(steps),
+        concl,
+        n=n_value,
+    )
 
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:

@@ -40,30 +40,42 @@ _TITLE = r"LayerNorm $= h \circ g \circ P$: affine after radial scaling after pr
 
 def _statement(convention):
     if convention == "torch":
-        return (r"$\operatorname{LN}_{\mathrm{torch}}(x) = a \odot (x - \bar{x}\mathbf{1}) / \sqrt{\operatorname{var}(x) + \epsilon} + b$ "
-                r"equals $h(g(P x))$ with $g(y) = \sqrt{n}\, y / \sqrt{\|y\|^2 + n\epsilon}$ and "
-                r"$h(y) = \operatorname{diag}(a) y + b$.",
-                r"\frac{x - \bar{x}\mathbf{1}}{\sqrt{\operatorname{var}(x) + \epsilon}} \odot a + b"
-                r" = h(g(Px)),\ g(y) = \frac{\sqrt{n}\,y}{\sqrt{\|y\|^2 + n\epsilon}},\ h(y) = \operatorname{diag}(a) y + b")
-    return (r"$\operatorname{LN}_{\mathrm{std}}(x) = a \odot (x - \bar{x}\mathbf{1}) / (\operatorname{std}(x) + \epsilon) + b$ "
-            r"equals $h(g(P x))$ with $g(y) = \sqrt{n}\, y / (\|y\| + \epsilon\sqrt{n})$ and "
+        return (
+            r"$\operatorname{LN}_{\mathrm{torch}}(x) = a \odot (x - \bar{x}\mathbf{1}) / \sqrt{\operatorname{var}(x) + \epsilon} + b$ "
+            r"equals $h(g(P x))$ with $g(y) = \sqrt{n}\, y / \sqrt{\|y\|^2 + n\epsilon}$ and "
             r"$h(y) = \operatorname{diag}(a) y + b$.",
-            r"\frac{x - \bar{x}\mathbf{1}}{\operatorname{std}(x) + \epsilon} \odot a + b"
-            r" = h(g(Px)),\ g(y) = \frac{\sqrt{n}\,y}{\|y\| + \epsilon\sqrt{n}},\ h(y) = \operatorname{diag}(a) y + b")
+            r"\frac{x - \bar{x}\mathbf{1}}{\sqrt{\operatorname{var}(x) + \epsilon}} \odot a + b"
+            r" = h(g(Px)),\ g(y) = \frac{\sqrt{n}\,y}{\sqrt{\|y\|^2 + n\epsilon}},\ h(y) = \operatorname{diag}(a) y + b",
+        )
+    return (
+        r"$\operatorname{LN}_{\mathrm{std}}(x) = a \odot (x - \bar{x}\mathbf{1}) / (\operatorname{std}(x) + \epsilon) + b$ "
+        r"equals $h(g(P x))$ with $g(y) = \sqrt{n}\, y / (\|y\| + \epsilon\sqrt{n})$ and "
+        r"$h(y) = \operatorname{diag}(a) y + b$.",
+        r"\frac{x - \bar{x}\mathbf{1}}{\operatorname{std}(x) + \epsilon} \odot a + b"
+        r" = h(g(Px)),\ g(y) = \frac{\sqrt{n}\,y}{\|y\| + \epsilon\sqrt{n}},\ h(y) = \operatorname{diag}(a) y + b",
+    )
 
 
 def _hyps(convention, n=None):
-    width = (Hypothesis("width", r"$n$ is a positive integer; $i, j, k$ range over $1, \dots, n$",
-                        r"n \in \mathbb{Z}_{>0}")
-             if n is None else Hypothesis("width", f"$n = {n}$", rf"n = {n}"))
+    width = (
+        Hypothesis("width", r"$n$ is a positive integer; $i, j, k$ range over $1, \dots, n$", r"n \in \mathbb{Z}_{>0}")
+        if n is None
+        else Hypothesis("width", f"$n = {n}$", rf"n = {n}")
+    )
     return (
         width,
-        Hypothesis("variance", r"$\operatorname{var}(x) = \|x - \bar{x}\mathbf{1}\|^2 / n$ (biased), "
-                   r"$\operatorname{std}(x) = \sqrt{\operatorname{var}(x)}$",
-                   r"\operatorname{var}(x) = \tfrac{1}{n}\|x - \bar{x}\mathbf{1}\|^2"),
-        Hypothesis("defined", r"$\epsilon \ge 0$, and $r = \|P x\| > 0$ (when $\epsilon = 0$ a constant $x$ has no "
-                   "LayerNorm)",
-                   r"\epsilon \ge 0,\ r = \|Px\| > 0"),
+        Hypothesis(
+            "variance",
+            r"$\operatorname{var}(x) = \|x - \bar{x}\mathbf{1}\|^2 / n$ (biased), "
+            r"$\operatorname{std}(x) = \sqrt{\operatorname{var}(x)}$",
+            r"\operatorname{var}(x) = \tfrac{1}{n}\|x - \bar{x}\mathbf{1}\|^2",
+        ),
+        Hypothesis(
+            "defined",
+            r"$\epsilon \ge 0$, and $r = \|P x\| > 0$ (when $\epsilon = 0$ a constant $x$ has no "
+            "LayerNorm)",
+            r"\epsilon \ge 0,\ r = \|Px\| > 0",
+        ),
         Hypothesis("convention", f"the {convention!r} epsilon convention", ""),
     )
 
@@ -83,22 +95,54 @@ def _general(convention: str) -> Theorem:
     ln_div = _ln_factor(var, eps, convention)
     steps = [
         Step(r"$(P x)_i = x_i - \bar{x}$ (theorem projection.mean_subtraction)", px_i, x[i] - mean, _SUMS),
-        Step(r"$\|P x\|^2 = \sum_j (x_j - \bar{x})^2 = \sum_j x_j^2 - n \bar{x}^2$, the numerator of the biased "
-             "variance",
-             sp.Sum((x[j] - mean) ** 2, (j, 1, n)), sp.Sum(x[j] ** 2, (j, 1, n)) - n * mean**2, _SUMS),
+        Step(
+            r"$\|P x\|^2 = \sum_j (x_j - \bar{x})^2 = \sum_j x_j^2 - n \bar{x}^2$, the numerator of the biased "
+            "variance",
+            sp.Sum((x[j] - mean) ** 2, (j, 1, n)),
+            sp.Sum(x[j] ** 2, (j, 1, n)) - n * mean**2,
+            _SUMS,
+        ),
     ]
     if convention == "std":
         V = sp.Symbol("var", nonnegative=True)
-        steps.append(Step(r"$\operatorname{std}(x) = \sqrt{\operatorname{var}(x)} = r / \sqrt{n}$ with $r = \|P x\|$", sp.sqrt(V), r / sp.sqrt(n), _SQUARES,
-                          where=((V, var),)))
-    steps.append(Step(r"The radial factor of $g$ at $\|y\| = r$ equals one over LayerNorm's divisor",
-                      g_factor, 1 / ln_div, _SQUARES))
+        steps.append(
+            Step(
+                r"$\operatorname{std}(x) = \sqrt{\operatorname{var}(x)} = r / \sqrt{n}$ with $r = \|P x\|$",
+                sp.sqrt(V),
+                r / sp.sqrt(n),
+                _SQUARES,
+                where=((V, var),),
+            )
+        )
+    steps.append(
+        Step(
+            r"The radial factor of $g$ at $\|y\| = r$ equals one over LayerNorm's divisor",
+            g_factor,
+            1 / ln_div,
+            _SQUARES,
+        )
+    )
     lhs = a[i] * (x[i] - mean) / ln_div + b[i]
     rhs = a[i] * g_factor * px_i + b[i]
-    conclusion = (Step(r"Entry $i$: $\operatorname{LN}(x)_i = h(g(P x))_i = a_i\, g(P x)_i + b_i$ with $\|P x\| = r$", lhs, rhs, _SUMS),)
+    conclusion = (
+        Step(
+            r"Entry $i$: $\operatorname{LN}(x)_i = h(g(P x))_i = a_i\, g(P x)_i + b_i$ with $\|P x\| = r$",
+            lhs,
+            rhs,
+            _SUMS,
+        ),
+    )
     text, latex = _statement(convention)
-    return Theorem(f"decomposition.{convention}", _TITLE.format(convention=convention),
-                   text, latex, _hyps(convention), tuple(steps), conclusion, convention=convention)
+    return Theorem(
+        f"decomposition.{convention}",
+        _TITLE.format(convention=convention),
+        text,
+        latex,
+        _hyps(convention),
+        tuple(steps),
+        conclusion,
+        convention=convention,
+    )
 
 
 def _concrete(n: int, convention: str) -> Theorem:
@@ -118,13 +162,27 @@ def _concrete(n: int, convention: str) -> Theorem:
     V = sp.Symbol("var", nonnegative=True)
     bind = ((Ps, P), (Xs, x), (one, sp.ones(n, 1)))
     steps = [
-        Step(r"$P x = x - \bar{x}\,\mathbf{1}$ (explicit matrix product)", Ps * Xs, Xs - one * (one.T * Xs) / n, "expand",
-             where=bind),
-        Step(r"$\|P x\|^2 = n \operatorname{var}(x)$ (explicit polynomials)", (Ps * Xs).T * (Ps * Xs), sp.Matrix([[n * V]]), "expand",
-             where=bind + ((V, var),)),
-        Step(r"The radial factor of $g$ at $\|y\| = r$ equals one over LayerNorm's divisor at "
-             r"$\operatorname{var} = r^2/n$",
-             radial_factor(r, n, eps, convention), 1 / _ln_factor(r**2 / n, eps, convention), _SQUARES),
+        Step(
+            r"$P x = x - \bar{x}\,\mathbf{1}$ (explicit matrix product)",
+            Ps * Xs,
+            Xs - one * (one.T * Xs) / n,
+            "expand",
+            where=bind,
+        ),
+        Step(
+            r"$\|P x\|^2 = n \operatorname{var}(x)$ (explicit polynomials)",
+            (Ps * Xs).T * (Ps * Xs),
+            sp.Matrix([[n * V]]),
+            "expand",
+            where=bind + ((V, var),),
+        ),
+        Step(
+            r"The radial factor of $g$ at $\|y\| = r$ equals one over LayerNorm's divisor at "
+            r"$\operatorname{var} = r^2/n$",
+            radial_factor(r, n, eps, convention),
+            1 / _ln_factor(r**2 / n, eps, convention),
+            _SQUARES,
+        ),
     ]
     norm = sp.sqrt(sp.expand((px.T * px)[0]))
     g = radial_factor(norm, n, eps, convention) * px
@@ -132,8 +190,17 @@ def _concrete(n: int, convention: str) -> Theorem:
     hg = sp.Matrix([a[t] * g[t] + b[t] for t in range(n)])
     conclusion = (Step(r"$\operatorname{LN}(x) = h(g(P x))$ in every coordinate", ln, hg, "simplify-to-zero"),)
     text, latex = _statement(convention)
-    return Theorem(f"decomposition.{convention}", _TITLE.format(convention=convention),
-                   text, latex, _hyps(convention, n), tuple(steps), conclusion, n=n, convention=convention)
+    return Theorem(
+        f"decomposition.{convention}",
+        _TITLE.format(convention=convention),
+        text,
+        latex,
+        _hyps(convention, n),
+        tuple(steps),
+        conclusion,
+        n=n,
+        convention=convention,
+    )
 
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:

@@ -25,16 +25,24 @@ def projection_matrix(n: int):
 def _hyp_general(s):
     return (
         Hypothesis("width", "$n$ is a positive integer", r"n \in \mathbb{Z}_{>0}"),
-        Hypothesis("ones", r"$J = \mathbf{1}\mathbf{1}^T$ is the all-ones $n \times n$ matrix and $P = I - \tfrac{1}{n} J$",
-                   r"J = \mathbf{1}\mathbf{1}^T,\ P = I - \tfrac{1}{n} J"),
+        Hypothesis(
+            "ones",
+            r"$J = \mathbf{1}\mathbf{1}^T$ is the all-ones $n \times n$ matrix and $P = I - \tfrac{1}{n} J$",
+            r"J = \mathbf{1}\mathbf{1}^T,\ P = I - \tfrac{1}{n} J",
+        ),
         Hypothesis("indices", "$i, j, k$ range over $1, \\dots, n$", r"1 \le i, j, k \le n"),
     )
 
 
 def _hyp_concrete(n):
-    return (Hypothesis("width", f"$n = {n}$", rf"n = {n}"),
-            Hypothesis("ones", r"$P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T$ as an explicit matrix",
-                       r"P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T"))
+    return (
+        Hypothesis("width", f"$n = {n}$", rf"n = {n}"),
+        Hypothesis(
+            "ones",
+            r"$P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T$ as an explicit matrix",
+            r"P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T",
+        ),
+    )
 
 
 def _entry(s, r, c):
@@ -57,79 +65,190 @@ def _general() -> list:
     J2_entry = sp.Sum(1 * 1, (k, 1, n))  # (J^2)_ij = sum_k J_ik J_kj
 
     out = []
-    out.append(Theorem(
-        "projection.mean_subtraction", "Subtracting the mean is the projection $P$",
-        r"For every $x \in \mathbb{R}^n$, $x - \bar{x}\,\mathbf{1} = P x$ with $P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T$.",
-        r"x - \bar{x}\,\mathbf{1} = P x,\quad P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T",
-        hyps,
-        (Step("Entry $i$ of $P x$, expanding the sum over $j$ and applying the Kronecker delta",
-              Px_i, x[i] - sp.Sum(x[j], (j, 1, n)) / n, "finite sums and Kronecker deltas"),),
-        (Step(r"Entry $i$ of $x - \bar{x}\,\mathbf{1}$ equals entry $i$ of $P x$", x[i] - mean, Px_i,
-              "finite sums and Kronecker deltas"),),
-    ))
+    out.append(
+        Theorem(
+            "projection.mean_subtraction",
+            "Subtracting the mean is the projection $P$",
+            r"For every $x \in \mathbb{R}^n$, $x - \bar{x}\,\mathbf{1} = P x$ with $P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T$.",
+            r"x - \bar{x}\,\mathbf{1} = P x,\quad P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T",
+            hyps,
+            (
+                Step(
+                    "Entry $i$ of $P x$, expanding the sum over $j$ and applying the Kronecker delta",
+                    Px_i,
+                    x[i] - sp.Sum(x[j], (j, 1, n)) / n,
+                    "finite sums and Kronecker deltas",
+                ),
+            ),
+            (
+                Step(
+                    r"Entry $i$ of $x - \bar{x}\,\mathbf{1}$ equals entry $i$ of $P x$",
+                    x[i] - mean,
+                    Px_i,
+                    "finite sums and Kronecker deltas",
+                ),
+            ),
+        )
+    )
     Pf = sp.Function("P")
     r_, c_ = sp.symbols("r c", positive=True, integer=True)
     bind = ((Pf, sp.Lambda((r_, c_), sp.KroneckerDelta(r_, c_) - 1 / n)),)
     Jf = sp.Function("J")
-    out.append(Theorem(
-        "projection.symmetric", "$P$ is symmetric", "$P^T = P$.", r"P^T = P", hyps,
-        (Step("$J$ is symmetric: $J_{ji} = 1 = J_{ij}$", Jf(j, i), Jf(i, j), "expand",
-              where=((Jf, sp.Lambda((r_, c_), sp.Integer(1))),)),
-         Step("Entry $(j, i)$ of $P$ equals entry $(i, j)$: the Kronecker delta is symmetric",
-              Pf(j, i), Pf(i, j), "finite sums and Kronecker deltas", where=bind)),
-        (Step("$(P^T)_{ij} = P_{ji} = P_{ij}$", Pf(j, i), Pf(i, j), "finite sums and Kronecker deltas", where=bind),),
-    ))
-    out.append(Theorem(
-        "projection.idempotent", "$P$ is idempotent", "$P^2 = P$, using $J^2 = n J$.", r"P^2 = P", hyps,
-        (Step(r"$(J^2)_{ij} = \sum_k J_{ik} J_{kj} = \sum_k 1 = n = n J_{ij}$, so $J^2 = n J$", J2_entry, n,
-              "finite sums and Kronecker deltas"),
-         Step("Expand the square ($I$ and $J$ commute)", P**2, I**2 - 2 * I * J / n + J**2 / n**2, "expand"),
-         Step("Apply $I^2 = I$, $I J = J$ and $J^2 = n J$", I**2 - 2 * I * J / n + J**2 / n**2, I - J / n, _RULE)),
-        (Step("$P^2 = P$", P**2, P, _RULE),),
-    ))
-    out.append(Theorem(
-        "projection.trace", "The trace of $P$", r"$\operatorname{tr} P = n - 1$.", r"\operatorname{tr} P = n - 1", hyps,
-        (Step(r"Diagonal entries: $P_{ii} = 1 - \tfrac{1}{n}$, summed over $i$", sp.Sum(_entry(s, i, i), (i, 1, n)), n - 1,
-              "finite sums and Kronecker deltas"),
-         Step(r"By linearity, $\operatorname{tr}(I - \tfrac{1}{n}J) = \operatorname{tr} I - \tfrac{1}{n}\operatorname{tr} J = n - 1$", P, n - 1, "trace (tr I = n, tr J = n)")),
-        (Step(r"$\operatorname{tr} P = n - 1$", P, n - 1, "trace (tr I = n, tr J = n)"),),
-    ))
-    out.append(Theorem(
-        "projection.kernel", r"The kernel of $P$ is $\operatorname{span}(\mathbf{1})$",
-        r"$P\mathbf{1} = 0$, $P v = v$ for every $v$ orthogonal to $\mathbf{1}$, and every $x$ splits as "
-        r"$x = P x + \bar{x}\,\mathbf{1}$; hence $P x = 0$ exactly when $x$ is a multiple of $\mathbf{1}$.",
-        r"P\mathbf{1} = 0,\ \ P v = v\ (\mathbf{1}^T v = 0),\ \ \ker P = \operatorname{span}(\mathbf{1})",
-        hyps + (Hypothesis("orthogonal", r"$v$ is orthogonal to $\mathbf{1}$", r"\mathbf{1}^T v = 0"),),
-        (Step(r"$P\mathbf{1} = \mathbf{1} - \tfrac{1}{n} J\mathbf{1} = \mathbf{1} - \mathbf{1} = 0$", P, 0,
-              "apply to 1 (J 1 = n 1)"),
-         Step(r"$P v = v - \tfrac{1}{n}\mathbf{1}(\mathbf{1}^T v) = v$", P, 1, "apply to v orthogonal to 1 (J v = 0)"),
-         Step(r"$x = P x + \tfrac{1}{n} J x = P x + \bar{x}\,\mathbf{1}$: so $P x = 0$ forces $x = \bar{x}\,\mathbf{1}$",
-              Psym + J / n, I, _RULE,
-              where=((Psym, P),)),
-         Step(r"Entry $i$ of $P v$ for $v$ with $\sum_j v_j = 0$ is $v_i - \tfrac{1}{n}\sum_j v_j$",
-              sp.Sum(_entry(s, i, j) * v[j], (j, 1, n)), v[i] - sp.Sum(v[j], (j, 1, n)) / n,
-              "finite sums and Kronecker deltas")),
-        (Step(r"$P\mathbf{1} = 0$", P, 0, "apply to 1 (J 1 = n 1)"),
-         Step(r"$P v = v$ on the orthogonal complement of $\mathbf{1}$", P, 1,
-              "apply to v orthogonal to 1 (J v = 0)")),
-    ))
+    out.append(
+        Theorem(
+            "projection.symmetric",
+            "$P$ is symmetric",
+            "$P^T = P$.",
+            r"P^T = P",
+            hyps,
+            (
+                Step(
+                    "$J$ is symmetric: $J_{ji} = 1 = J_{ij}$",
+                    Jf(j, i),
+                    Jf(i, j),
+                    "expand",
+                    where=((Jf, sp.Lambda((r_, c_), sp.Integer(1))),),
+                ),
+                Step(
+                    "Entry $(j, i)$ of $P$ equals entry $(i, j)$: the Kronecker delta is symmetric",
+                    Pf(j, i),
+                    Pf(i, j),
+                    "finite sums and Kronecker deltas",
+                    where=bind,
+                ),
+            ),
+            (
+                Step(
+                    "$(P^T)_{ij} = P_{ji} = P_{ij}$", Pf(j, i), Pf(i, j), "finite sums and Kronecker deltas", where=bind
+                ),
+            ),
+        )
+    )
+    out.append(
+        Theorem(
+            "projection.idempotent",
+            "$P$ is idempotent",
+            "$P^2 = P$, using $J^2 = n J$.",
+            r"P^2 = P",
+            hyps,
+            (
+                Step(
+                    r"$(J^2)_{ij} = \sum_k J_{ik} J_{kj} = \sum_k 1 = n = n J_{ij}$, so $J^2 = n J$",
+                    J2_entry,
+                    n,
+                    "finite sums and Kronecker deltas",
+                ),
+                Step("Expand the square ($I$ and $J$ commute)", P**2, I**2 - 2 * I * J / n + J**2 / n**2, "expand"),
+                Step(
+                    "Apply $I^2 = I$, $I J = J$ and $J^2 = n J$", I**2 - 2 * I * J / n + J**2 / n**2, I - J / n, _RULE
+                ),
+            ),
+            (Step("$P^2 = P$", P**2, P, _RULE),),
+        )
+    )
+    out.append(
+        Theorem(
+            "projection.trace",
+            "The trace of $P$",
+            r"$\operatorname{tr} P = n - 1$.",
+            r"\operatorname{tr} P = n - 1",
+            hyps,
+            (
+                Step(
+                    r"Diagonal entries: $P_{ii} = 1 - \tfrac{1}{n}$, summed over $i$",
+                    sp.Sum(_entry(s, i, i), (i, 1, n)),
+                    n - 1,
+                    "finite sums and Kronecker deltas",
+                ),
+                Step(
+                    r"By linearity, $\operatorname{tr}(I - \tfrac{1}{n}J) = \operatorname{tr} I - \tfrac{1}{n}\operatorname{tr} J = n - 1$",
+                    P,
+                    n - 1,
+                    "trace (tr I = n, tr J = n)",
+                ),
+            ),
+            (Step(r"$\operatorname{tr} P = n - 1$", P, n - 1, "trace (tr I = n, tr J = n)"),),
+        )
+    )
+    out.append(
+        Theorem(
+            "projection.kernel",
+            r"The kernel of $P$ is $\operatorname{span}(\mathbf{1})$",
+            r"$P\mathbf{1} = 0$, $P v = v$ for every $v$ orthogonal to $\mathbf{1}$, and every $x$ splits as "
+            r"$x = P x + \bar{x}\,\mathbf{1}$; hence $P x = 0$ exactly when $x$ is a multiple of $\mathbf{1}$.",
+            r"P\mathbf{1} = 0,\ \ P v = v\ (\mathbf{1}^T v = 0),\ \ \ker P = \operatorname{span}(\mathbf{1})",
+            hyps + (Hypothesis("orthogonal", r"$v$ is orthogonal to $\mathbf{1}$", r"\mathbf{1}^T v = 0"),),
+            (
+                Step(
+                    r"$P\mathbf{1} = \mathbf{1} - \tfrac{1}{n} J\mathbf{1} = \mathbf{1} - \mathbf{1} = 0$",
+                    P,
+                    0,
+                    "apply to 1 (J 1 = n 1)",
+                ),
+                Step(
+                    r"$P v = v - \tfrac{1}{n}\mathbf{1}(\mathbf{1}^T v) = v$",
+                    P,
+                    1,
+                    "apply to v orthogonal to 1 (J v = 0)",
+                ),
+                Step(
+                    r"$x = P x + \tfrac{1}{n} J x = P x + \bar{x}\,\mathbf{1}$: so $P x = 0$ forces $x = \bar{x}\,\mathbf{1}$",
+                    Psym + J / n,
+                    I,
+                    _RULE,
+                    where=((Psym, P),),
+                ),
+                Step(
+                    r"Entry $i$ of $P v$ for $v$ with $\sum_j v_j = 0$ is $v_i - \tfrac{1}{n}\sum_j v_j$",
+                    sp.Sum(_entry(s, i, j) * v[j], (j, 1, n)),
+                    v[i] - sp.Sum(v[j], (j, 1, n)) / n,
+                    "finite sums and Kronecker deltas",
+                ),
+            ),
+            (
+                Step(r"$P\mathbf{1} = 0$", P, 0, "apply to 1 (J 1 = n 1)"),
+                Step(
+                    r"$P v = v$ on the orthogonal complement of $\mathbf{1}$",
+                    P,
+                    1,
+                    "apply to v orthogonal to 1 (J v = 0)",
+                ),
+            ),
+        )
+    )
     mu = sp.Symbol("mu")
-    out.append(Theorem(
-        "projection.eigenvalues", "The spectrum of $P$",
-        r"$P$ has eigenvalue $0$ once (eigenvector $\mathbf{1}$) and eigenvalue $1$ with multiplicity $n - 1$ "
-        r"(the complement of $\mathbf{1}$).",
-        r"\operatorname{spec} P = \{0^{(1)}, 1^{(n-1)}\}",
-        hyps,
-        (Step(r"$P^2 = P$, so every eigenvalue $\mu$ satisfies $\mu^2 = \mu$", P**2 - P, 0, _RULE),
-         Step(r"The roots of $\mu^2 - \mu$ are $0$ and $1$", mu**2 - mu, sp.FiniteSet(0, 1), "solve", data=(mu,)),
-         Step(r"$\mathbf{1}$ is an eigenvector for eigenvalue $0$", P, 0, "apply to 1 (J 1 = n 1)"),
-         Step(r"Every $v$ orthogonal to $\mathbf{1}$ (an $(n-1)$-dimensional space) is an eigenvector for $1$", P, 1,
-              "apply to v orthogonal to 1 (J v = 0)"),
-         Step("The dimensions add up: $1 + (n - 1) = n$", sp.Add(1, n - 1, evaluate=False), n, "expand")),
-        (Step(r"The multiplicities agree with the trace: $0 \cdot 1 + 1 \cdot (n - 1) = \operatorname{tr} P$", P,
-              0 * 1 + 1 * (n - 1),
-              "trace (tr I = n, tr J = n)"),),
-    ))
+    out.append(
+        Theorem(
+            "projection.eigenvalues",
+            "The spectrum of $P$",
+            r"$P$ has eigenvalue $0$ once (eigenvector $\mathbf{1}$) and eigenvalue $1$ with multiplicity $n - 1$ "
+            r"(the complement of $\mathbf{1}$).",
+            r"\operatorname{spec} P = \{0^{(1)}, 1^{(n-1)}\}",
+            hyps,
+            (
+                Step(r"$P^2 = P$, so every eigenvalue $\mu$ satisfies $\mu^2 = \mu$", P**2 - P, 0, _RULE),
+                Step(
+                    r"The roots of $\mu^2 - \mu$ are $0$ and $1$", mu**2 - mu, sp.FiniteSet(0, 1), "solve", data=(mu,)
+                ),
+                Step(r"$\mathbf{1}$ is an eigenvector for eigenvalue $0$", P, 0, "apply to 1 (J 1 = n 1)"),
+                Step(
+                    r"Every $v$ orthogonal to $\mathbf{1}$ (an $(n-1)$-dimensional space) is an eigenvector for $1$",
+                    P,
+                    1,
+                    "apply to v orthogonal to 1 (J v = 0)",
+                ),
+                Step("The dimensions add up: $1 + (n - 1) = n$", sp.Add(1, n - 1, evaluate=False), n, "expand"),
+            ),
+            (
+                Step(
+                    r"The multiplicities agree with the trace: $0 \cdot 1 + 1 \cdot (n - 1) = \operatorname{tr} P$",
+                    P,
+                    0 * 1 + 1 * (n - 1),
+                    "trace (tr I = n, tr J = n)",
+                ),
+            ),
+        )
+    )
     return out
 
 
@@ -148,38 +267,111 @@ def _concrete(n: int) -> list:
     V = sp.MatrixSymbol("v", n, 1)
     zero = sp.ZeroMatrix(n, 1)
     out = [
-        Theorem("projection.mean_subtraction", "Subtracting the mean is the projection $P$",
-                rf"For $x \in \mathbb{{R}}^{{{n}}}$, $x - \bar{{x}}\,\mathbf{{1}} = P x$.", r"x - \bar{x}\,\mathbf{1} = P x",
-                hyps,
-                (Step(r"$P x = x - \tfrac{1}{n} J x$: multiply out the explicit matrices", P * X, X - J * X / n, "expand",
-                      where=(bind_p, bind_j, bind_x)),),
-                (Step(r"$x - \bar{x}\,\mathbf{1} = P x$", X - one * (one.T * X) / n, P * X, "expand",
-                      where=(bind_p, bind_x, bind_1)),), n=n),
-        Theorem("projection.symmetric", "$P$ is symmetric", "$P^T = P$.", r"P^T = P", hyps,
-                (Step("$J^T = J$ for the all-ones matrix", J.T, J, "expand", where=(bind_j,)),),
-                (Step("$P^T = P$", P.T, P, "expand", where=(bind_p,)),), n=n),
-        Theorem("projection.idempotent", "$P$ is idempotent", "$P^2 = P$.", r"P^2 = P", hyps,
-                (Step("$J^2 = n J$ for the explicit all-ones matrix", J * J, n * J, "expand", where=(bind_j,)),
-                 Step(r"$P^2 = I - \tfrac{2}{n} J + \tfrac{1}{n^2} J^2$", P * P, sp.Identity(n) - 2 * J / n + J * J / n**2, "expand",
-                      where=(bind_p, bind_j))),
-                (Step("$P^2 = P$", P * P, P, "expand", where=(bind_p,)),), n=n),
-        Theorem("projection.trace", "The trace of $P$", rf"$\operatorname{{tr}} P = {n - 1}$.",
-                rf"\operatorname{{tr}} P = {n - 1}", hyps,
-                (Step(r"$\operatorname{tr} J = n$", sp.Trace(J), n, "expand", where=(bind_j,)),),
-                (Step(r"$\operatorname{tr} P = n - 1$", sp.Trace(P), sp.Integer(n - 1), "expand", where=(bind_p,)),), n=n),
-        Theorem("projection.kernel", r"The kernel of $P$ is $\operatorname{span}(\mathbf{1})$",
-                r"$P\mathbf{1} = 0$ and $P$ fixes the basis $e_c - e_{c+1}$ of the complement of $\mathbf{1}$, so "
-                r"$\ker P = \operatorname{span}(\mathbf{1})$.",
-                r"P\mathbf{1} = 0,\ P v = v\ (\mathbf{1}^T v = 0)", hyps,
-                tuple(Step(f"$P$ fixes $v = e_{{{c + 1}}} - e_{{{c + 2}}}$", P * V, V, "expand", where=(bind_p, (V, v)))
-                      for c, v in enumerate(basis)),
-                (Step(r"$P\mathbf{1} = 0$", P * one, zero, "expand", where=(bind_p, bind_1)),), n=n),
-        Theorem("projection.eigenvalues", "The spectrum of $P$",
-                f"$P$ has eigenvalue $0$ once and eigenvalue $1$ with multiplicity ${n - 1}$.",
-                rf"\operatorname{{spec}} P = \{{0^{{(1)}}, 1^{{({n - 1})}}\}}", hyps,
-                (Step(r"$P\mathbf{1} = 0$: the eigenvalue $0$ with eigenvector $\mathbf{1}$", P * one, zero, "expand", where=(bind_p, bind_1)),),
-                (Step("Characteristic polynomial of $P$", P, {sp.Integer(0): 1, sp.Integer(1): n - 1},
-                      "eigen (characteristic polynomial)", where=(bind_p,)),), n=n),
+        Theorem(
+            "projection.mean_subtraction",
+            "Subtracting the mean is the projection $P$",
+            rf"For $x \in \mathbb{{R}}^{{{n}}}$, $x - \bar{{x}}\,\mathbf{{1}} = P x$.",
+            r"x - \bar{x}\,\mathbf{1} = P x",
+            hyps,
+            (
+                Step(
+                    r"$P x = x - \tfrac{1}{n} J x$: multiply out the explicit matrices",
+                    P * X,
+                    X - J * X / n,
+                    "expand",
+                    where=(bind_p, bind_j, bind_x),
+                ),
+            ),
+            (
+                Step(
+                    r"$x - \bar{x}\,\mathbf{1} = P x$",
+                    X - one * (one.T * X) / n,
+                    P * X,
+                    "expand",
+                    where=(bind_p, bind_x, bind_1),
+                ),
+            ),
+            n=n,
+        ),
+        Theorem(
+            "projection.symmetric",
+            "$P$ is symmetric",
+            "$P^T = P$.",
+            r"P^T = P",
+            hyps,
+            (Step("$J^T = J$ for the all-ones matrix", J.T, J, "expand", where=(bind_j,)),),
+            (Step("$P^T = P$", P.T, P, "expand", where=(bind_p,)),),
+            n=n,
+        ),
+        Theorem(
+            "projection.idempotent",
+            "$P$ is idempotent",
+            "$P^2 = P$.",
+            r"P^2 = P",
+            hyps,
+            (
+                Step("$J^2 = n J$ for the explicit all-ones matrix", J * J, n * J, "expand", where=(bind_j,)),
+                Step(
+                    r"$P^2 = I - \tfrac{2}{n} J + \tfrac{1}{n^2} J^2$",
+                    P * P,
+                    sp.Identity(n) - 2 * J / n + J * J / n**2,
+                    "expand",
+                    where=(bind_p, bind_j),
+                ),
+            ),
+            (Step("$P^2 = P$", P * P, P, "expand", where=(bind_p,)),),
+            n=n,
+        ),
+        Theorem(
+            "projection.trace",
+            "The trace of $P$",
+            rf"$\operatorname{{tr}} P = {n - 1}$.",
+            rf"\operatorname{{tr}} P = {n - 1}",
+            hyps,
+            (Step(r"$\operatorname{tr} J = n$", sp.Trace(J), n, "expand", where=(bind_j,)),),
+            (Step(r"$\operatorname{tr} P = n - 1$", sp.Trace(P), sp.Integer(n - 1), "expand", where=(bind_p,)),),
+            n=n,
+        ),
+        Theorem(
+            "projection.kernel",
+            r"The kernel of $P$ is $\operatorname{span}(\mathbf{1})$",
+            r"$P\mathbf{1} = 0$ and $P$ fixes the basis $e_c - e_{c+1}$ of the complement of $\mathbf{1}$, so "
+            r"$\ker P = \operatorname{span}(\mathbf{1})$.",
+            r"P\mathbf{1} = 0,\ P v = v\ (\mathbf{1}^T v = 0)",
+            hyps,
+            tuple(
+                Step(f"$P$ fixes $v = e_{{{c + 1}}} - e_{{{c + 2}}}$", P * V, V, "expand", where=(bind_p, (V, v)))
+                for c, v in enumerate(basis)
+            ),
+            (Step(r"$P\mathbf{1} = 0$", P * one, zero, "expand", where=(bind_p, bind_1)),),
+            n=n,
+        ),
+        Theorem(
+            "projection.eigenvalues",
+            "The spectrum of $P$",
+            f"$P$ has eigenvalue $0$ once and eigenvalue $1$ with multiplicity ${n - 1}$.",
+            rf"\operatorname{{spec}} P = \{{0^{{(1)}}, 1^{{({n - 1})}}\}}",
+            hyps,
+            (
+                Step(
+                    r"$P\mathbf{1} = 0$: the eigenvalue $0$ with eigenvector $\mathbf{1}$",
+                    P * one,
+                    zero,
+                    "expand",
+                    where=(bind_p, bind_1),
+                ),
+            ),
+            (
+                Step(
+                    "Characteristic polynomial of $P$",
+                    P,
+                    {sp.Integer(0): 1, sp.Integer(1): n - 1},
+                    "eigen (characteristic polynomial)",
+                    where=(bind_p,),
+                ),
+            ),
+            n=n,
+        ),
     ]
     return out
 

@@ -19,19 +19,30 @@ _SQUARES = "compare squares (both sides nonnegative)"
 
 
 def _hyps(n_value, extra=()):
-    width = (Hypothesis("width", r"$n \ge 2$ is an integer; $j, k$ range over $1, \dots, n$", r"n \ge 2")
-             if n_value is None else Hypothesis("width", f"$n = {n_value}$", rf"n = {n_value}"))
-    return (width, Hypothesis("eps zero", r"$\epsilon = 0$ and $x \ne 0$; "
-                              r"$\operatorname{rms}(x) = \sqrt{\tfrac{1}{n}\sum_i x_i^2}$",
-                              r"\operatorname{rms}(x) = \sqrt{\tfrac{1}{n}\sum_i x_i^2}")) + tuple(extra)
+    width = (
+        Hypothesis("width", r"$n \ge 2$ is an integer; $j, k$ range over $1, \dots, n$", r"n \ge 2")
+        if n_value is None
+        else Hypothesis("width", f"$n = {n_value}$", rf"n = {n_value}")
+    )
+    return (
+        width,
+        Hypothesis(
+            "eps zero",
+            r"$\epsilon = 0$ and $x \ne 0$; "
+            r"$\operatorname{rms}(x) = \sqrt{\tfrac{1}{n}\sum_i x_i^2}$",
+            r"\operatorname{rms}(x) = \sqrt{\tfrac{1}{n}\sum_i x_i^2}",
+        ),
+    ) + tuple(extra)
 
 
 def _sphere(n_value):
     import sympy as sp
 
-    text = (r"With $\epsilon = 0$, $\operatorname{RMSNorm}(x) = x / \operatorname{rms}(x)$ has norm $\sqrt{n}$, and "
-            r"every point $u$ of the sphere of radius $\sqrt{n}$ is its own image: the image is the whole "
-            r"$(n-1)$-sphere (no projection onto $\mathbf{1}^\perp$).")
+    text = (
+        r"With $\epsilon = 0$, $\operatorname{RMSNorm}(x) = x / \operatorname{rms}(x)$ has norm $\sqrt{n}$, and "
+        r"every point $u$ of the sphere of radius $\sqrt{n}$ is its own image: the image is the whole "
+        r"$(n-1)$-sphere (no projection onto $\mathbf{1}^\perp$)."
+    )
     latex = r"\left\|\frac{x}{\operatorname{rms}(x)}\right\| = \sqrt{n},\quad \operatorname{RMSNorm}(u) = u\ (\|u\| = \sqrt{n})"
     if n_value is None:
         s = general_symbols()
@@ -39,13 +50,37 @@ def _sphere(n_value):
         S2 = sp.Sum(x[k] ** 2, (k, 1, n))
         rms = sp.sqrt(S2 / n)
         V, U2 = sp.Symbol("m_2", nonnegative=True), sp.Symbol("U", positive=True)
-        steps = (Step(r"$\operatorname{rms}(x) = \sqrt{\tfrac{1}{n}\sum_k x_k^2} = \|x\| / \sqrt{n}$", sp.sqrt(V), sp.sqrt(S2) / sp.sqrt(n), _SQUARES,
-                      where=((V, S2 / n),)),
-                 Step(r"$\|x / \operatorname{rms}(x)\|^2 = \sum_j n x_j^2 / \|x\|^2 = n$", sp.Sum((x[j] / rms) ** 2, (j, 1, n)), n, _SUMS),
-                 Step(r"for $U = \|u\|^2 = n$: $\operatorname{rms}(u) = \sqrt{U / n} = 1$, so $\operatorname{RMSNorm}(u) = u$", sp.sqrt(U2 / n), 1, "expand",
-                      where=((U2, n),)))
-        concl = (Step(r"$\|\operatorname{RMSNorm}(x)\| = \sqrt{n}$", sp.sqrt(sp.Sum((x[j] / rms) ** 2, (j, 1, n))), sp.sqrt(n), _SUMS),
-                 steps[2])
+        steps = (
+            Step(
+                r"$\operatorname{rms}(x) = \sqrt{\tfrac{1}{n}\sum_k x_k^2} = \|x\| / \sqrt{n}$",
+                sp.sqrt(V),
+                sp.sqrt(S2) / sp.sqrt(n),
+                _SQUARES,
+                where=((V, S2 / n),),
+            ),
+            Step(
+                r"$\|x / \operatorname{rms}(x)\|^2 = \sum_j n x_j^2 / \|x\|^2 = n$",
+                sp.Sum((x[j] / rms) ** 2, (j, 1, n)),
+                n,
+                _SUMS,
+            ),
+            Step(
+                r"for $U = \|u\|^2 = n$: $\operatorname{rms}(u) = \sqrt{U / n} = 1$, so $\operatorname{RMSNorm}(u) = u$",
+                sp.sqrt(U2 / n),
+                1,
+                "expand",
+                where=((U2, n),),
+            ),
+        )
+        concl = (
+            Step(
+                r"$\|\operatorname{RMSNorm}(x)\| = \sqrt{n}$",
+                sp.sqrt(sp.Sum((x[j] / rms) ** 2, (j, 1, n))),
+                sp.sqrt(n),
+                _SUMS,
+            ),
+            steps[2],
+        )
     else:
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
         rms = sp.sqrt(sum(t**2 for t in x) / n_value)
@@ -54,20 +89,47 @@ def _sphere(n_value):
         U = sp.MatrixSymbol("u", n_value, 1)
         R = sp.Symbol("rms_u", positive=True)
         bind = ((U, u), (R, sp.sqrt(sum(t**2 for t in u) / n_value)))
-        steps = (Step(r"$\|x / \operatorname{rms}(x)\|^2 = n$ (explicit)", sum(t**2 for t in z), n_value, "simplify-to-zero"),
-                 Step(r"the point $u = \sqrt{n}\, e_1$ has $\operatorname{rms}(u) = 1$", R, 1, "expand", where=bind))
-        concl = (Step(r"$\|\operatorname{RMSNorm}(x)\| = \sqrt{n}$", sp.sqrt(sum(t**2 for t in z)), sp.sqrt(n_value), "simplify-to-zero"),
-                 Step(r"$\operatorname{RMSNorm}(u) = u / \operatorname{rms}(u) = u$ for $u = \sqrt{n}\, e_1$", U / R, U, "expand", where=bind))
-    return Theorem("rmsnorm.sphere", r"RMSNorm maps onto the full sphere of radius $\sqrt{n}$", text, latex,
-                   _hyps(n_value), steps, concl, n=n_value)
+        steps = (
+            Step(
+                r"$\|x / \operatorname{rms}(x)\|^2 = n$ (explicit)", sum(t**2 for t in z), n_value, "simplify-to-zero"
+            ),
+            Step(r"the point $u = \sqrt{n}\, e_1$ has $\operatorname{rms}(u) = 1$", R, 1, "expand", where=bind),
+        )
+        concl = (
+            Step(
+                r"$\|\operatorname{RMSNorm}(x)\| = \sqrt{n}$",
+                sp.sqrt(sum(t**2 for t in z)),
+                sp.sqrt(n_value),
+                "simplify-to-zero",
+            ),
+            Step(
+                r"$\operatorname{RMSNorm}(u) = u / \operatorname{rms}(u) = u$ for $u = \sqrt{n}\, e_1$",
+                U / R,
+                U,
+                "expand",
+                where=bind,
+            ),
+        )
+    return Theorem(
+        "rmsnorm.sphere",
+        r"RMSNorm maps onto the full sphere of radius $\sqrt{n}$",
+        text,
+        latex,
+        _hyps(n_value),
+        steps,
+        concl,
+        n=n_value,
+    )
 
 
 def _ellipsoid(n_value):
     import sympy as sp
 
-    text = (r"With gain $a$ (all $a_i \ne 0$) and $\epsilon = 0$, $z = a \odot x / \operatorname{rms}(x)$ lies on the "
-            r"axis-aligned ellipsoid $\sum_i z_i^2 / a_i^2 = n$, with semi-axes $\sqrt{n}\,|a_i|$ along the "
-            r"coordinate axes $e_i$.")
+    text = (
+        r"With gain $a$ (all $a_i \ne 0$) and $\epsilon = 0$, $z = a \odot x / \operatorname{rms}(x)$ lies on the "
+        r"axis-aligned ellipsoid $\sum_i z_i^2 / a_i^2 = n$, with semi-axes $\sqrt{n}\,|a_i|$ along the "
+        r"coordinate axes $e_i$."
+    )
     latex = r"\sum_{i=1}^n \frac{z_i^2}{a_i^2} = n,\quad \text{semi-axes } \sqrt{n}\,|a_i| \text{ along } e_i"
     hyps = _hyps(n_value, (Hypothesis("gains", r"every gain $a_i$ is non-zero", r"a_i \ne 0"),))
     if n_value is None:
@@ -78,26 +140,65 @@ def _ellipsoid(n_value):
         ai = sp.Symbol("a_i", real=True, nonzero=True)
         zi = sp.Symbol("z_i", real=True)
         bind = ((zi, sp.sqrt(n) * ai),)
-        steps = (Step(r"$\sum_j z_j^2 / a_j^2 = \sum_j n x_j^2 / \|x\|^2$", sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)),
-                      n * sp.Sum(x[j] ** 2, (j, 1, n)) / S2, _SUMS),
-                 Step(r"the point $z = z_i e_i$ with $z_i = \sqrt{n}\, a_i$ satisfies the equation", zi**2 / ai**2, n, "expand",
-                      where=bind))
-        concl = (Step(r"$\sum_j z_j^2 / a_j^2 = n$", sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)), n, _SUMS),
-                 Step(r"its semi-axis along $e_i$ has length $|z_i| = \sqrt{n}\,|a_i|$", sp.sqrt(zi**2), sp.sqrt(n) * sp.Abs(ai),
-                      _SQUARES, where=bind))
+        steps = (
+            Step(
+                r"$\sum_j z_j^2 / a_j^2 = \sum_j n x_j^2 / \|x\|^2$",
+                sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)),
+                n * sp.Sum(x[j] ** 2, (j, 1, n)) / S2,
+                _SUMS,
+            ),
+            Step(
+                r"the point $z = z_i e_i$ with $z_i = \sqrt{n}\, a_i$ satisfies the equation",
+                zi**2 / ai**2,
+                n,
+                "expand",
+                where=bind,
+            ),
+        )
+        concl = (
+            Step(r"$\sum_j z_j^2 / a_j^2 = n$", sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)), n, _SUMS),
+            Step(
+                r"its semi-axis along $e_i$ has length $|z_i| = \sqrt{n}\,|a_i|$",
+                sp.sqrt(zi**2),
+                sp.sqrt(n) * sp.Abs(ai),
+                _SQUARES,
+                where=bind,
+            ),
+        )
     else:
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
         a = sp.symbols(f"a1:{n_value + 1}", real=True, nonzero=True)
         rms = sp.sqrt(sum(t**2 for t in x) / n_value)
         z = [a[t] * x[t] / rms for t in range(n_value)]
-        steps = (Step(r"$\sum_i z_i^2 / a_i^2 = n$ (explicit)", sum(z[t] ** 2 / a[t] ** 2 for t in range(n_value)),
-                      n_value, "simplify-to-zero"),)
+        steps = (
+            Step(
+                r"$\sum_i z_i^2 / a_i^2 = n$ (explicit)",
+                sum(z[t] ** 2 / a[t] ** 2 for t in range(n_value)),
+                n_value,
+                "simplify-to-zero",
+            ),
+        )
         zt = sp.Symbol("z_t", real=True)
         concl = (steps[0],) + tuple(
-            Step(rf"the axis point $z_t e_{{{t + 1}}}$ with $z_t = \sqrt{{n}}\, a_{{{t + 1}}}$ is on the ellipsoid",
-                 zt**2 / a[t] ** 2, n_value, "expand", where=((zt, sp.sqrt(n_value) * a[t]),)) for t in range(n_value))
-    return Theorem("rmsnorm.ellipsoid", "RMSNorm with a gain: an axis-aligned ellipsoid", text, latex, hyps,
-                   steps, concl, n=n_value)
+            Step(
+                rf"the axis point $z_t e_{{{t + 1}}}$ with $z_t = \sqrt{{n}}\, a_{{{t + 1}}}$ is on the ellipsoid",
+                zt**2 / a[t] ** 2,
+                n_value,
+                "expand",
+                where=((zt, sp.sqrt(n_value) * a[t]),),
+            )
+            for t in range(n_value)
+        )
+    return Theorem(
+        "rmsnorm.ellipsoid",
+        "RMSNorm with a gain: an axis-aligned ellipsoid",
+        text,
+        latex,
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+    )
 
 
 _SIGN = "sign under assumptions"
@@ -110,32 +211,72 @@ def _interior(n_value):
     eps = sp.Symbol("epsilon", positive=True)
     S = sp.Symbol("S", positive=True)
     n = general_symbols()["n"] if n_value is None else sp.Integer(n_value)
-    hyps = (_hyps(n_value)[0], Hypothesis("eps positive", r"$\epsilon > 0$ and $x \ne 0$; $S = \|x\|^2$; "
-                                          r"$\operatorname{RMSNorm}(x) = x / \sqrt{S/n + \epsilon}$", r"\epsilon > 0"))
+    hyps = (
+        _hyps(n_value)[0],
+        Hypothesis(
+            "eps positive",
+            r"$\epsilon > 0$ and $x \ne 0$; $S = \|x\|^2$; "
+            r"$\operatorname{RMSNorm}(x) = x / \sqrt{S/n + \epsilon}$",
+            r"\epsilon > 0",
+        ),
+    )
     if n_value is None:
         s = general_symbols()
         j, k, x = s["j"], s["k"], s["x"]
         S2 = sp.Sum(x[k] ** 2, (k, 1, n))
-        first = Step(r"$\|x / \sqrt{S/n + \epsilon}\|^2 = S / (S/n + \epsilon)$ with $S = \sum_k x_k^2$",
-                     sp.Sum((x[j] / sp.sqrt(S2 / n + eps)) ** 2, (j, 1, n)), S2 / (S2 / n + eps), _SUMS)
+        first = Step(
+            r"$\|x / \sqrt{S/n + \epsilon}\|^2 = S / (S/n + \epsilon)$ with $S = \sum_k x_k^2$",
+            sp.Sum((x[j] / sp.sqrt(S2 / n + eps)) ** 2, (j, 1, n)),
+            S2 / (S2 / n + eps),
+            _SUMS,
+        )
     else:
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
         S2 = sum(t**2 for t in x)
-        first = Step(r"$\|x / \sqrt{S/n + \epsilon}\|^2 = S / (S/n + \epsilon)$ (explicit)",
-                     sum((t / sp.sqrt(S2 / n + eps)) ** 2 for t in x), S2 / (S2 / n + eps), "simplify-to-zero")
-    steps = (first, Step(r"$S / (S/n + \epsilon) = n S / (S + n\epsilon)$", S / (S / n + eps), n * S / (S + n * eps), "simplify-to-zero"))
-    concl = (Step(r"$\|\operatorname{RMSNorm}(x)\|^2 = n S / (S + n\epsilon) < n$: strictly inside the sphere of "
-                  r"radius $\sqrt{n}$",
-                  n * S / (S + n * eps), n, _SIGN, relation="<"),
-             Step(r"the relative gap $1 - \|\operatorname{RMSNorm}(x)\| / \sqrt{n}$ is $1 - \sqrt{m / (m + \epsilon)}$, "
-                  r"$m = S / n$",
-                  sp.sqrt(n * S / (S + n * eps)) / sp.sqrt(n), sp.sqrt((S / n) / (S / n + eps)), _SQUARES))
-    return Theorem("rmsnorm.interior", r"With $\epsilon > 0$, RMSNorm lands strictly inside the ball of radius $\sqrt{n}$",
-                   r"For $\epsilon > 0$ and $x \ne 0$, $\|\operatorname{RMSNorm}(x)\|^2 = n\|x\|^2 / (\|x\|^2 + n\epsilon) "
-                   r"< n$: the outputs lie strictly inside the ball, at relative depth $1 - \sqrt{m / (m + \epsilon)}$ "
-                   r"with $m = \tfrac{1}{n}\sum_i x_i^2$.",
-                   r"\|\operatorname{RMSNorm}(x)\|^2 = \frac{n\|x\|^2}{\|x\|^2 + n\epsilon} < n",
-                   hyps, steps, concl, n=n_value)
+        first = Step(
+            r"$\|x / \sqrt{S/n + \epsilon}\|^2 = S / (S/n + \epsilon)$ (explicit)",
+            sum((t / sp.sqrt(S2 / n + eps)) ** 2 for t in x),
+            S2 / (S2 / n + eps),
+            "simplify-to-zero",
+        )
+    steps = (
+        first,
+        Step(
+            r"$S / (S/n + \epsilon) = n S / (S + n\epsilon)$",
+            S / (S / n + eps),
+            n * S / (S + n * eps),
+            "simplify-to-zero",
+        ),
+    )
+    concl = (
+        Step(
+            r"$\|\operatorname{RMSNorm}(x)\|^2 = n S / (S + n\epsilon) < n$: strictly inside the sphere of "
+            r"radius $\sqrt{n}$",
+            n * S / (S + n * eps),
+            n,
+            _SIGN,
+            relation="<",
+        ),
+        Step(
+            r"the relative gap $1 - \|\operatorname{RMSNorm}(x)\| / \sqrt{n}$ is $1 - \sqrt{m / (m + \epsilon)}$, "
+            r"$m = S / n$",
+            sp.sqrt(n * S / (S + n * eps)) / sp.sqrt(n),
+            sp.sqrt((S / n) / (S / n + eps)),
+            _SQUARES,
+        ),
+    )
+    return Theorem(
+        "rmsnorm.interior",
+        r"With $\epsilon > 0$, RMSNorm lands strictly inside the ball of radius $\sqrt{n}$",
+        r"For $\epsilon > 0$ and $x \ne 0$, $\|\operatorname{RMSNorm}(x)\|^2 = n\|x\|^2 / (\|x\|^2 + n\epsilon) "
+        r"< n$: the outputs lie strictly inside the ball, at relative depth $1 - \sqrt{m / (m + \epsilon)}$ "
+        r"with $m = \tfrac{1}{n}\sum_i x_i^2$.",
+        r"\|\operatorname{RMSNorm}(x)\|^2 = \frac{n\|x\|^2}{\|x\|^2 + n\epsilon} < n",
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+    )
 
 
 def _ball_image(n_value):
@@ -143,77 +284,154 @@ def _ball_image(n_value):
     import sympy as sp
 
     eps = sp.Symbol("epsilon", positive=True)
-    gap = sp.Symbol("delta", positive=True)        # n - U
+    gap = sp.Symbol("delta", positive=True)  # n - U
     n = general_symbols()["n"] if n_value is None else sp.Integer(n_value)
     U = n - gap
     s_sym = sp.Symbol("s", positive=True)
     s_val = sp.sqrt(n * eps / gap)
     bind = ((s_sym, s_val),)
-    hyps = (_hyps(n_value)[0], Hypothesis("eps positive", r"$\epsilon > 0$; $u$ has $\|u\|^2 = U = n - \delta$ with "
-                                          r"$\delta > 0$",
-                                          r"\epsilon > 0,\ \|u\|^2 < n"))
-    steps = (Step(r"for $x = s u$: $\tfrac{1}{n}\|x\|^2 + \epsilon = s^2 U / n + \epsilon = s^2$ when "
-                  r"$s^2 = n\epsilon / (n - U)$",
-                  s_sym**2 * U / n + eps, s_sym**2, "simplify-to-zero", where=bind),
-             Step(r"so $\operatorname{RMSNorm}(s u) = s u / \sqrt{s^2} = u$ ($s > 0$)", s_sym / sp.sqrt(s_sym**2 * U / n + eps), 1,
-                  "simplify-to-zero", where=bind))
-    concl = (Step(r"$\operatorname{RMSNorm}(s u) = u$ for every $u$ strictly inside the ball: the image is the whole "
-                  "open ball",
-                  s_sym / sp.sqrt(s_sym**2 * U / n + eps), 1, "simplify-to-zero", where=bind),)
-    return Theorem("rmsnorm.ball_image", r"With $\epsilon > 0$, RMSNorm maps onto the whole open ball of radius "
-                   r"$\sqrt{n}$",
-                   r"For $\epsilon > 0$, every $u$ with $\|u\| < \sqrt{n}$ is the image of $x = s u$, "
-                   r"$s = \sqrt{n\epsilon / (n - \|u\|^2)}$: the outputs fill the open ball, so the closed ball is the "
-                   "exact closure of the realisable set.",
-                   r"\operatorname{RMSNorm}\!\left(\sqrt{\tfrac{n\epsilon}{n - \|u\|^2}}\,u\right) = u",
-                   hyps, steps, concl, n=n_value)
+    hyps = (
+        _hyps(n_value)[0],
+        Hypothesis(
+            "eps positive",
+            r"$\epsilon > 0$; $u$ has $\|u\|^2 = U = n - \delta$ with "
+            r"$\delta > 0$",
+            r"\epsilon > 0,\ \|u\|^2 < n",
+        ),
+    )
+    steps = (
+        Step(
+            r"for $x = s u$: $\tfrac{1}{n}\|x\|^2 + \epsilon = s^2 U / n + \epsilon = s^2$ when "
+            r"$s^2 = n\epsilon / (n - U)$",
+            s_sym**2 * U / n + eps,
+            s_sym**2,
+            "simplify-to-zero",
+            where=bind,
+        ),
+        Step(
+            r"so $\operatorname{RMSNorm}(s u) = s u / \sqrt{s^2} = u$ ($s > 0$)",
+            s_sym / sp.sqrt(s_sym**2 * U / n + eps),
+            1,
+            "simplify-to-zero",
+            where=bind,
+        ),
+    )
+    concl = (
+        Step(
+            r"$\operatorname{RMSNorm}(s u) = u$ for every $u$ strictly inside the ball: the image is the whole "
+            "open ball",
+            s_sym / sp.sqrt(s_sym**2 * U / n + eps),
+            1,
+            "simplify-to-zero",
+            where=bind,
+        ),
+    )
+    return Theorem(
+        "rmsnorm.ball_image",
+        r"With $\epsilon > 0$, RMSNorm maps onto the whole open ball of radius "
+        r"$\sqrt{n}$",
+        r"For $\epsilon > 0$, every $u$ with $\|u\| < \sqrt{n}$ is the image of $x = s u$, "
+        r"$s = \sqrt{n\epsilon / (n - \|u\|^2)}$: the outputs fill the open ball, so the closed ball is the "
+        "exact closure of the realisable set.",
+        r"\operatorname{RMSNorm}\!\left(\sqrt{\tfrac{n\epsilon}{n - \|u\|^2}}\,u\right) = u",
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+    )
 
 
 def _support(n_value):
     """max over |u| <= sqrt(n) of v . u is sqrt(n) |v| (the dual bound of the rmsnorm query set)."""
     import sympy as sp
 
-    hyps = (_hyps(n_value)[0], Hypothesis("vectors", r"$v \ne 0$ ($v = a \odot W_q^T R^T (k_i - \sum_j \lambda_j k_j)$), "
-                                          r"$\|u\| \le \sqrt{n}$", r"v \ne 0,\ \|u\| \le \sqrt{n}"))
+    hyps = (
+        _hyps(n_value)[0],
+        Hypothesis(
+            "vectors",
+            r"$v \ne 0$ ($v = a \odot W_q^T R^T (k_i - \sum_j \lambda_j k_j)$), "
+            r"$\|u\| \le \sqrt{n}$",
+            r"v \ne 0,\ \|u\| \le \sqrt{n}",
+        ),
+    )
     t = sp.Symbol("t", real=True)
     Us, Vs, P = sp.Symbol("U", nonnegative=True), sp.Symbol("V", positive=True), sp.Symbol("p", real=True)
-    Q = sp.Symbol("Q", nonnegative=True)      # |u - t v|^2
+    Q = sp.Symbol("Q", nonnegative=True)  # |u - t v|^2
     if n_value is None:
         s = general_symbols()
         j, k = s["j"], s["k"]
         n = s["n"]
         u, v = sp.IndexedBase("u", real=True), sp.IndexedBase("v", real=True)
-        expand = Step(r"$\|u - t v\|^2 = \|u\|^2 - 2t\, u \cdot v + t^2 \|v\|^2$", sp.Sum((u[j] - t * v[j]) ** 2, (j, 1, n)),
-                      sp.Sum(u[j] ** 2, (j, 1, n)) - 2 * t * sp.Sum(u[j] * v[j], (j, 1, n))
-                      + t**2 * sp.Sum(v[j] ** 2, (j, 1, n)), _SUMS)
+        expand = Step(
+            r"$\|u - t v\|^2 = \|u\|^2 - 2t\, u \cdot v + t^2 \|v\|^2$",
+            sp.Sum((u[j] - t * v[j]) ** 2, (j, 1, n)),
+            sp.Sum(u[j] ** 2, (j, 1, n)) - 2 * t * sp.Sum(u[j] * v[j], (j, 1, n)) + t**2 * sp.Sum(v[j] ** 2, (j, 1, n)),
+            _SUMS,
+        )
         norm_v = sp.sqrt(sp.Sum(v[k] ** 2, (k, 1, n)))
-        attain = Step(r"$u^* = \sqrt{n}\, v / \|v\|$ gives $v \cdot u^* = \sqrt{n}\,\|v\|$",
-                      sp.Sum(v[j] * sp.sqrt(n) * v[j] / norm_v, (j, 1, n)), sp.sqrt(n) * norm_v, _SUMS)
+        attain = Step(
+            r"$u^* = \sqrt{n}\, v / \|v\|$ gives $v \cdot u^* = \sqrt{n}\,\|v\|$",
+            sp.Sum(v[j] * sp.sqrt(n) * v[j] / norm_v, (j, 1, n)),
+            sp.sqrt(n) * norm_v,
+            _SUMS,
+        )
         size = Step(r"$\|u^*\|^2 = n$", sp.Sum((sp.sqrt(n) * v[j] / norm_v) ** 2, (j, 1, n)), n, _SUMS)
     else:
         n = sp.Integer(n_value)
         u = sp.symbols(f"u1:{n_value + 1}", real=True)
         v = sp.symbols(f"v1:{n_value + 1}", real=True)
         norm_v = sp.sqrt(sum(x**2 for x in v))
-        expand = Step(r"$\|u - t v\|^2 = \|u\|^2 - 2t\, u \cdot v + t^2 \|v\|^2$ (explicit)", sum((a - t * b) ** 2 for a, b in zip(u, v)),
-                      sum(a**2 for a in u) - 2 * t * sum(a * b for a, b in zip(u, v)) + t**2 * sum(b**2 for b in v), "expand")
-        attain = Step(r"$u^* = \sqrt{n}\, v / \|v\|$ gives $v \cdot u^* = \sqrt{n}\,\|v\|$ (explicit)",
-                      sum(b * sp.sqrt(n) * b / norm_v for b in v), sp.sqrt(n) * norm_v, "simplify-to-zero")
-        size = Step(r"$\|u^*\|^2 = n$ (explicit)", sum((sp.sqrt(n) * b / norm_v) ** 2 for b in v), n, "simplify-to-zero")
-    steps = (expand,
-             Step(r"at $t = p / V$ ($p = u \cdot v$, $U = \|u\|^2$, $V = \|v\|^2$): $U - 2tp + t^2 V = U - p^2 / V$",
-                  Us - 2 * t * P + t**2 * Vs, Us - P**2 / Vs, "simplify-to-zero", where=((t, P / Vs),)),
-             Step(r"hence $U V - p^2 = V \|u - t v\|^2 \ge 0$ (Cauchy-Schwarz)", Vs * Q, 0, _SIGN, relation=">="),
-             attain, size)
-    concl = (Step(r"$(u \cdot v)^2 \le \|u\|^2 \|v\|^2 \le n \|v\|^2$, so $v \cdot u \le \sqrt{n}\,\|v\|$ on the ball",
-                  Vs * Q, 0, _SIGN, relation=">="),
-             attain)
-    return Theorem("rmsnorm.support", r"The largest value of $v \cdot u$ over the ball $\|u\| \le \sqrt{n}$ is "
-                   r"$\sqrt{n}\,\|v\|$",
-                   r"Over the ball $\|u\| \le \sqrt{n}$, $v \cdot u \le \sqrt{n}\,\|v\|$ (Cauchy-Schwarz), with equality "
-                   r"at $u = \sqrt{n}\, v / \|v\|$.  With $v = a \odot W_q^T R^T (k_i - \sum_j \lambda_j k_j)$ ($a$ the "
-                   "gain) this is the dual bound of the rmsnorm query set.",
-                   r"\max_{\|u\| \le \sqrt{n}} v \cdot u = \sqrt{n}\,\|v\|", hyps, steps, concl, n=n_value)
+        expand = Step(
+            r"$\|u - t v\|^2 = \|u\|^2 - 2t\, u \cdot v + t^2 \|v\|^2$ (explicit)",
+            sum((a - t * b) ** 2 for a, b in zip(u, v)),
+            sum(a**2 for a in u) - 2 * t * sum(a * b for a, b in zip(u, v)) + t**2 * sum(b**2 for b in v),
+            "expand",
+        )
+        attain = Step(
+            r"$u^* = \sqrt{n}\, v / \|v\|$ gives $v \cdot u^* = \sqrt{n}\,\|v\|$ (explicit)",
+            sum(b * sp.sqrt(n) * b / norm_v for b in v),
+            sp.sqrt(n) * norm_v,
+            "simplify-to-zero",
+        )
+        size = Step(
+            r"$\|u^*\|^2 = n$ (explicit)", sum((sp.sqrt(n) * b / norm_v) ** 2 for b in v), n, "simplify-to-zero"
+        )
+    steps = (
+        expand,
+        Step(
+            r"at $t = p / V$ ($p = u \cdot v$, $U = \|u\|^2$, $V = \|v\|^2$): $U - 2tp + t^2 V = U - p^2 / V$",
+            Us - 2 * t * P + t**2 * Vs,
+            Us - P**2 / Vs,
+            "simplify-to-zero",
+            where=((t, P / Vs),),
+        ),
+        Step(r"hence $U V - p^2 = V \|u - t v\|^2 \ge 0$ (Cauchy-Schwarz)", Vs * Q, 0, _SIGN, relation=">="),
+        attain,
+        size,
+    )
+    concl = (
+        Step(
+            r"$(u \cdot v)^2 \le \|u\|^2 \|v\|^2 \le n \|v\|^2$, so $v \cdot u \le \sqrt{n}\,\|v\|$ on the ball",
+            Vs * Q,
+            0,
+            _SIGN,
+            relation=">=",
+        ),
+        attain,
+    )
+    return Theorem(
+        "rmsnorm.support",
+        r"The largest value of $v \cdot u$ over the ball $\|u\| \le \sqrt{n}$ is "
+        r"$\sqrt{n}\,\|v\|$",
+        r"Over the ball $\|u\| \le \sqrt{n}$, $v \cdot u \le \sqrt{n}\,\|v\|$ (Cauchy-Schwarz), with equality "
+        r"at $u = \sqrt{n}\, v / \|v\|$.  With $v = a \odot W_q^T R^T (k_i - \sum_j \lambda_j k_j)$ ($a$ the "
+        "gain) this is the dual bound of the rmsnorm query set.",
+        r"\max_{\|u\| \le \sqrt{n}} v \cdot u = \sqrt{n}\,\|v\|",
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+    )
 
 
 def _rotary(n_value):
@@ -223,12 +441,20 @@ def _rotary(n_value):
     def block(angle):
         return sp.Matrix([[sp.cos(angle), -sp.sin(angle)], [sp.sin(angle), sp.cos(angle)]])
 
-    hyps = (_hyps(n_value)[0], Hypothesis("rotary", r"$R_p = \operatorname{diag}(R(p\theta_1), \dots, R(p\theta_{n/2}))$ "
-                                          r"(identity on an odd last coordinate) with exact $\cos$ and $\sin$",
-                                          r"R_p = \oplus_i R(p\theta_i)"))
+    hyps = (
+        _hyps(n_value)[0],
+        Hypothesis(
+            "rotary",
+            r"$R_p = \operatorname{diag}(R(p\theta_1), \dots, R(p\theta_{n/2}))$ "
+            r"(identity on an odd last coordinate) with exact $\cos$ and $\sin$",
+            r"R_p = \oplus_i R(p\theta_i)",
+        ),
+    )
     a, b = sp.symbols("a b", real=True)
-    steps = (Step("$R(a)^T R(b) = R(b - a)$ (one block)", block(a).T * block(b), block(b - a), "simplify-to-zero"),
-             Step("$R(a)^T R(a) = I$ (one block)", block(a).T * block(a), sp.eye(2), "simplify-to-zero"))
+    steps = (
+        Step("$R(a)^T R(b) = R(b - a)$ (one block)", block(a).T * block(b), block(b - a), "simplify-to-zero"),
+        Step("$R(a)^T R(a) = I$ (one block)", block(a).T * block(a), sp.eye(2), "simplify-to-zero"),
+    )
     if n_value is None:
         concl = steps
     else:
@@ -237,13 +463,27 @@ def _rotary(n_value):
 
         def full(p):
             return sp.diag(*[block(p * th) for th in theta], *([1] if n_value % 2 else []))
-        concl = (Step(f"$R_i^T R_j = R_{{j - i}}$ for width ${n_value}$ (explicit)", full(i).T * full(jj), full(jj - i),
-                      "simplify-to-zero"),)
-    return Theorem("rotary.relative", "Rotary positions: the score of positions $i, j$ depends on $j - i$ only",
-                   r"With exact rotations, $(R_i q) \cdot (R_j k) = q \cdot R_i^T R_j k = q \cdot R_{j-i} k$.  Models use "
-                   r"floating-point tables of $\cos$ and $\sin$, so lnproofs applies the table's own entries exactly on "
-                   "the query side instead.",
-                   r"(R_i q)\cdot(R_j k) = q \cdot R_{j-i}\, k", hyps, steps, concl, n=n_value)
+
+        concl = (
+            Step(
+                f"$R_i^T R_j = R_{{j - i}}$ for width ${n_value}$ (explicit)",
+                full(i).T * full(jj),
+                full(jj - i),
+                "simplify-to-zero",
+            ),
+        )
+    return Theorem(
+        "rotary.relative",
+        "Rotary positions: the score of positions $i, j$ depends on $j - i$ only",
+        r"With exact rotations, $(R_i q) \cdot (R_j k) = q \cdot R_i^T R_j k = q \cdot R_{j-i} k$.  Models use "
+        r"floating-point tables of $\cos$ and $\sin$, so lnproofs applies the table's own entries exactly on "
+        "the query side instead.",
+        r"(R_i q)\cdot(R_j k) = q \cdot R_{j-i}\, k",
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+    )
 
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:

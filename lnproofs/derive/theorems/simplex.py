@@ -27,40 +27,69 @@ def _minor_steps():
     s = sp.Symbol("s", positive=True)
     M, Dm = sp.MatrixSymbol("M", 3, 3), sp.MatrixSymbol("D", 2, 2)
     rows = (a, b, c)
-    return (Step(r"Instance ($m = n = 2$, keys $a, b, c$): subtracting row $1$ from the others and expanding along "
-                 r"the column of ones gives $\det [K \mid \mathbf{1}] = \det D$ with rows $d_j = a - k_j$",
-                 sp.Matrix([[*k, 1] for k in rows]), sp.Determinant(Dm), "determinant lemma",
-                 where=((Dm, sp.Matrix([[a[t] - k[t] for t in range(2)] for k in (b, c)])),)),
-            Step(r"Keys scaled by $s = 2^e$ (integers from floats): a minor of $[K \mid \mathbf{1}]$ is multiplied by "
-                 r"$s^m \ne 0$, so the rank is kept",
-                 sp.Matrix([[s * k[0], s * k[1], 1] for k in rows]), s**2 * sp.Determinant(M), "determinant lemma",
-                 where=((M, sp.Matrix([[*k, 1] for k in rows])),)))
+    return (
+        Step(
+            r"Instance ($m = n = 2$, keys $a, b, c$): subtracting row $1$ from the others and expanding along "
+            r"the column of ones gives $\det [K \mid \mathbf{1}] = \det D$ with rows $d_j = a - k_j$",
+            sp.Matrix([[*k, 1] for k in rows]),
+            sp.Determinant(Dm),
+            "determinant lemma",
+            where=((Dm, sp.Matrix([[a[t] - k[t] for t in range(2)] for k in (b, c)])),),
+        ),
+        Step(
+            r"Keys scaled by $s = 2^e$ (integers from floats): a minor of $[K \mid \mathbf{1}]$ is multiplied by "
+            r"$s^m \ne 0$, so the rank is kept",
+            sp.Matrix([[s * k[0], s * k[1], 1] for k in rows]),
+            s**2 * sp.Determinant(M),
+            "determinant lemma",
+            where=((M, sp.Matrix([[*k, 1] for k in rows])),),
+        ),
+    )
 
 
 def _simplex(n_value):
     import sympy as sp
 
-    text = (r"Keys $k_0, \dots, k_m$ in $\mathbb{R}^n$ are affinely independent when $[K \mid \mathbf{1}]$ (each key "
-            r"with a $1$ appended) has rank $m + 1$; subtracting row $i$ from the others shows that this rank is "
-            r"$1 + \operatorname{rank} D$, where $D$ has the rows $d_j = k_i - k_j$ ($j \ne i$). Then $D$ has full row "
-            r"rank $m$, $G = D D^T$ is invertible and $q = D^T G^{-1} \mathbf{1}$ has $D q = \mathbf{1}$: "
-            r"$q \cdot k_i - q \cdot k_j = 1 > 0$ for every $j \ne i$, so every key is selectable (a vertex of the "
-            r"hull), with no search. Float keys are integers times one power of two, and a minor that is non-zero "
-            r"modulo a prime $p$ is a non-zero integer, so rank $m + 1$ modulo $p$ proves affine independence. With at "
-            r"most $n$ keys ($m < n$) a non-zero query with all scores equal (uniform attention) exists, since "
-            r"$I_n - D^T G^{-1} D$ has trace $n - m > 0$ and its columns $q$ have $D q = 0$; with $n + 1$ affinely "
-            r"independent keys $D$ is square of rank $n$, and none exists.")
-    latex = (r"\operatorname{rank}[K \mid \mathbf{1}] = m + 1 \Rightarrow q = D^T (D D^T)^{-1} \mathbf{1}:\ "
-             r"q^T k_i - q^T k_j = 1 > 0\ (j \ne i)")
-    hyps = (width_hypothesis(n_value, _WIDTH), _SELECT,
-            Hypothesis("affinely independent", r"$[K \mid \mathbf{1}]$, the keys $k_0, \dots, k_m$ as rows with a "
-                       r"$1$ appended, has rank $m + 1$ (so $m \le n$); the chosen key is labelled $k_0$ and "
-                       r"$d_j = k_0 - k_j$ for $j = 1, \dots, m$ are the rows of $D$", ""),
-            Hypothesis("rank", r"invertible row and column operations keep the rank; $D$ of rank $m$ has $D^T c = 0$ "
-                       r"only for $c = 0$", ""),
-            Hypothesis("rank modulo p", r"float keys are integers times one common power of two; the rank of an "
-                       r"integer matrix modulo a prime $p$ never exceeds its rank over $\mathbb{Q}$ (a minor that is "
-                       r"non-zero modulo $p$ is a non-zero integer)", ""))
+    text = (
+        r"Keys $k_0, \dots, k_m$ in $\mathbb{R}^n$ are affinely independent when $[K \mid \mathbf{1}]$ (each key "
+        r"with a $1$ appended) has rank $m + 1$; subtracting row $i$ from the others shows that this rank is "
+        r"$1 + \operatorname{rank} D$, where $D$ has the rows $d_j = k_i - k_j$ ($j \ne i$). Then $D$ has full row "
+        r"rank $m$, $G = D D^T$ is invertible and $q = D^T G^{-1} \mathbf{1}$ has $D q = \mathbf{1}$: "
+        r"$q \cdot k_i - q \cdot k_j = 1 > 0$ for every $j \ne i$, so every key is selectable (a vertex of the "
+        r"hull), with no search. Float keys are integers times one power of two, and a minor that is non-zero "
+        r"modulo a prime $p$ is a non-zero integer, so rank $m + 1$ modulo $p$ proves affine independence. With at "
+        r"most $n$ keys ($m < n$) a non-zero query with all scores equal (uniform attention) exists, since "
+        r"$I_n - D^T G^{-1} D$ has trace $n - m > 0$ and its columns $q$ have $D q = 0$; with $n + 1$ affinely "
+        r"independent keys $D$ is square of rank $n$, and none exists."
+    )
+    latex = (
+        r"\operatorname{rank}[K \mid \mathbf{1}] = m + 1 \Rightarrow q = D^T (D D^T)^{-1} \mathbf{1}:\ "
+        r"q^T k_i - q^T k_j = 1 > 0\ (j \ne i)"
+    )
+    hyps = (
+        width_hypothesis(n_value, _WIDTH),
+        _SELECT,
+        Hypothesis(
+            "affinely independent",
+            r"$[K \mid \mathbf{1}]$, the keys $k_0, \dots, k_m$ as rows with a "
+            r"$1$ appended, has rank $m + 1$ (so $m \le n$); the chosen key is labelled $k_0$ and "
+            r"$d_j = k_0 - k_j$ for $j = 1, \dots, m$ are the rows of $D$",
+            "",
+        ),
+        Hypothesis(
+            "rank",
+            r"invertible row and column operations keep the rank; $D$ of rank $m$ has $D^T c = 0$ "
+            r"only for $c = 0$",
+            "",
+        ),
+        Hypothesis(
+            "rank modulo p",
+            r"float keys are integers times one common power of two; the rank of an "
+            r"integer matrix modulo a prime $p$ never exceeds its rank over $\mathbb{Q}$ (a minor that is "
+            r"non-zero modulo $p$ is a non-zero integer)",
+            "",
+        ),
+    )
     if n_value is None:
         n, m = general_symbols()["n"], sp.Symbol("m", positive=True, integer=True)
         j, l, t = (sp.Symbol(name, positive=True, integer=True) for name in "jlt")
@@ -72,26 +101,57 @@ def _simplex(n_value):
 
         gram = sp.Sum(c[l] * sp.Sum(d[j, t] * d[l, t], (t, 1, n)), (l, 1, m))
         steps = [
-            Step(r"Scores: $q \cdot k_0 - q \cdot k_j = \sum_t (k_{0t} - k_{jt}) q_t = (D q)_j$",
-                 sp.Sum(q[t] * k[0, t], (t, 1, n)) - sp.Sum(q[t] * k[j, t], (t, 1, n)),
-                 sp.Sum((k[0, t] - k[j, t]) * q[t], (t, 1, n)), _SUMS),
-            Step(r"$q = D^T c$ gives $(D q)_j = \sum_l G_{jl} c_l = (G c)_j$ with $G_{jl} = d_j \cdot d_l$, "
-                 r"$G = D D^T$", dq(d[j, t]), gram, _SUMS),
-            Step(r"$\|q\|^2 = c \cdot D q = c^T G c$ for $q = D^T c$: $G c = 0$ gives $q = D^T c = 0$, so $c = 0$ "
-                 r"($D$ has rank $m$) and $G$ is invertible", dq(q[t]),
-                 sp.Sum(c[l] * sp.Sum(d[l, t] * q[t], (t, 1, n)), (l, 1, m)), _SUMS),
-            Step(r"$c = G^{-1} \mathbf{1}$ solves $G c = \mathbf{1}$, so every gap $(D q)_j = (G c)_j$ is $1 > 0$", gc,
-                 0, _SIGN, relation=">", where=((gc, 1),)),
-            Step(r"Uniform attention: $q = v - D^T c$ has $(D q)_j = (D v)_j - (G c)_j$, which is $0$ for "
-                 r"$c = G^{-1} D v$", sp.Sum(d[j, t] * (v[t] - sp.Sum(d[l, t] * c[l], (l, 1, m))), (t, 1, n)),
-                 sp.Sum(d[j, t] * v[t], (t, 1, n)) - gram, _SUMS),
-            Step(r"With $H = G^{-1}$: the $j$-th term of $\operatorname{tr}(D^T H D)$ is "
-                 r"$\sum_t d_{jt} (H D)_{jt} = \sum_l h_{jl} G_{lj} = (H G)_{jj} = 1$, so the trace is $m$",
-                 sp.Sum(d[j, t] * sp.Sum(h[j, l] * d[l, t], (l, 1, m)), (t, 1, n)),
-                 sp.Sum(h[j, l] * sp.Sum(d[j, t] * d[l, t], (t, 1, n)), (l, 1, m)), _SUMS),
-            Step(r"$\operatorname{tr}(I_n - D^T H D) = n - m > 0$ for $m < n$ ($m = n - r$, $r \ge 1$): some column "
-                 r"$q = e_t - D^T H D e_t$ is non-zero, and it has $D q = 0$", n - m, 0, _SIGN, relation=">",
-                 where=((m, n - r),)),
+            Step(
+                r"Scores: $q \cdot k_0 - q \cdot k_j = \sum_t (k_{0t} - k_{jt}) q_t = (D q)_j$",
+                sp.Sum(q[t] * k[0, t], (t, 1, n)) - sp.Sum(q[t] * k[j, t], (t, 1, n)),
+                sp.Sum((k[0, t] - k[j, t]) * q[t], (t, 1, n)),
+                _SUMS,
+            ),
+            Step(
+                r"$q = D^T c$ gives $(D q)_j = \sum_l G_{jl} c_l = (G c)_j$ with $G_{jl} = d_j \cdot d_l$, "
+                r"$G = D D^T$",
+                dq(d[j, t]),
+                gram,
+                _SUMS,
+            ),
+            Step(
+                r"$\|q\|^2 = c \cdot D q = c^T G c$ for $q = D^T c$: $G c = 0$ gives $q = D^T c = 0$, so $c = 0$ "
+                r"($D$ has rank $m$) and $G$ is invertible",
+                dq(q[t]),
+                sp.Sum(c[l] * sp.Sum(d[l, t] * q[t], (t, 1, n)), (l, 1, m)),
+                _SUMS,
+            ),
+            Step(
+                r"$c = G^{-1} \mathbf{1}$ solves $G c = \mathbf{1}$, so every gap $(D q)_j = (G c)_j$ is $1 > 0$",
+                gc,
+                0,
+                _SIGN,
+                relation=">",
+                where=((gc, 1),),
+            ),
+            Step(
+                r"Uniform attention: $q = v - D^T c$ has $(D q)_j = (D v)_j - (G c)_j$, which is $0$ for "
+                r"$c = G^{-1} D v$",
+                sp.Sum(d[j, t] * (v[t] - sp.Sum(d[l, t] * c[l], (l, 1, m))), (t, 1, n)),
+                sp.Sum(d[j, t] * v[t], (t, 1, n)) - gram,
+                _SUMS,
+            ),
+            Step(
+                r"With $H = G^{-1}$: the $j$-th term of $\operatorname{tr}(D^T H D)$ is "
+                r"$\sum_t d_{jt} (H D)_{jt} = \sum_l h_{jl} G_{lj} = (H G)_{jj} = 1$, so the trace is $m$",
+                sp.Sum(d[j, t] * sp.Sum(h[j, l] * d[l, t], (l, 1, m)), (t, 1, n)),
+                sp.Sum(h[j, l] * sp.Sum(d[j, t] * d[l, t], (t, 1, n)), (l, 1, m)),
+                _SUMS,
+            ),
+            Step(
+                r"$\operatorname{tr}(I_n - D^T H D) = n - m > 0$ for $m < n$ ($m = n - r$, $r \ge 1$): some column "
+                r"$q = e_t - D^T H D e_t$ is non-zero, and it has $D q = 0$",
+                n - m,
+                0,
+                _SIGN,
+                relation=">",
+                where=((m, n - r),),
+            ),
         ]
         steps += _minor_steps()
         concl = (steps[0], steps[1], steps[3], steps[4], steps[6])
@@ -109,56 +169,135 @@ def _simplex(n_value):
         Fv[N, :N] = -sp.Matrix([x])
         Mv = sp.Matrix([[*x, 1]] + [[x[t] - D[r, t] for t in range(N)] + [1] for r in range(2)])
         G = D * D.T
-        inv = ((H, A / dl), (A, sp.Matrix([[g22, -g12], [-g12, g11]])), (dl, g11 * g22 - g12**2),
-               (g11, G[0, 0]), (g12, G[0, 1]), (g22, G[1, 1]), (Ds, D))
-        minors = sum(((D[0, a] * D[1, b] - D[0, b] * D[1, a]) ** 2 for a in range(N) for b in range(a + 1, N)),
-                     sp.Integer(0))
+        inv = (
+            (H, A / dl),
+            (A, sp.Matrix([[g22, -g12], [-g12, g11]])),
+            (dl, g11 * g22 - g12**2),
+            (g11, G[0, 0]),
+            (g12, G[0, 1]),
+            (g22, G[1, 1]),
+            (Ds, D),
+        )
+        minors = sum(
+            ((D[0, a] * D[1, b] - D[0, b] * D[1, a]) ** 2 for a in range(N) for b in range(a + 1, N)), sp.Integer(0)
+        )
         steps = [
-            Step(r"Rows $1, 2$ minus row $0$ ($E$), then column $t$ minus $x_t$ times the last ($F$): "
-                 r"$E M F = \begin{pmatrix} 0 & 1 \\ -D & 0 \end{pmatrix}$, so "
-                 r"$\operatorname{rank} M = 1 + \operatorname{rank} D$",
-                 E * M * F, sp.Matrix([[0] * N + [1]] + [[-D[r, t] for t in range(N)] + [0] for r in range(2)]),
-                 "expand", where=((E, Ev), (M, Mv), (F, Fv))),
+            Step(
+                r"Rows $1, 2$ minus row $0$ ($E$), then column $t$ minus $x_t$ times the last ($F$): "
+                r"$E M F = \begin{pmatrix} 0 & 1 \\ -D & 0 \end{pmatrix}$, so "
+                r"$\operatorname{rank} M = 1 + \operatorname{rank} D$",
+                E * M * F,
+                sp.Matrix([[0] * N + [1]] + [[-D[r, t] for t in range(N)] + [0] for r in range(2)]),
+                "expand",
+                where=((E, Ev), (M, Mv), (F, Fv)),
+            ),
             Step("$E$ is invertible", Ev, 1, "determinant lemma"),
             Step("$F$ is invertible", Fv, 1, "determinant lemma"),
-            Step(r"$\delta = \det G$ is the sum of the squared $2 \times 2$ minors of $D$: positive exactly when $D$ "
-                 "has rank $2$", dl, minors, "expand", where=inv[2:]),
-            Step(r"$A$, the adjugate of $G = D D^T$, has $G A = \delta I$: $H = A / \delta$ is $G^{-1}$",
-                 Ds * Ds.T * A, dl * sp.eye(2), "expand", where=inv[1:]),
-            Step(r"Witness: $q = D^T A \mathbf{1} = \delta\, D^T G^{-1} \mathbf{1}$ has $D q = \delta \mathbf{1}$, "
-                 r"every gap $q \cdot (k_0 - k_j) = \delta > 0$ ($1$ for $q / \delta$)", Ds * Q, dl * sp.ones(2, 1),
-                 "expand", where=((Q, Ds.T * A * one),) + inv[1:] + ((one, sp.ones(2, 1)),)),
+            Step(
+                r"$\delta = \det G$ is the sum of the squared $2 \times 2$ minors of $D$: positive exactly when $D$ "
+                "has rank $2$",
+                dl,
+                minors,
+                "expand",
+                where=inv[2:],
+            ),
+            Step(
+                r"$A$, the adjugate of $G = D D^T$, has $G A = \delta I$: $H = A / \delta$ is $G^{-1}$",
+                Ds * Ds.T * A,
+                dl * sp.eye(2),
+                "expand",
+                where=inv[1:],
+            ),
+            Step(
+                r"Witness: $q = D^T A \mathbf{1} = \delta\, D^T G^{-1} \mathbf{1}$ has $D q = \delta \mathbf{1}$, "
+                r"every gap $q \cdot (k_0 - k_j) = \delta > 0$ ($1$ for $q / \delta$)",
+                Ds * Q,
+                dl * sp.ones(2, 1),
+                "expand",
+                where=((Q, Ds.T * A * one),) + inv[1:] + ((one, sp.ones(2, 1)),),
+            ),
         ]
         if N > 2:
-            steps += [Step(r"Uniform attention ($m = 2 < n$): $q = \delta v - D^T A D v$ has $D q = 0$", Ds * Q,
-                           sp.zeros(2, 1), "expand", where=((Q, dl * V - Ds.T * A * Ds * V),) + inv[1:]
-                           + ((V, sp.Matrix(sp.symbols(f"v1:{N + 1}", real=True))),)),
-                      Step(rf"and $\operatorname{{tr}}(\delta I - D^T A D) = ({N} - 2) \delta > 0$: some such $q$ "
-                           "(with $v = e_t$) is non-zero", sp.Trace(dl * sp.Identity(N) - Ds.T * A * Ds), (N - 2) * dl,
-                           "expand", where=inv[1:])]
+            steps += [
+                Step(
+                    r"Uniform attention ($m = 2 < n$): $q = \delta v - D^T A D v$ has $D q = 0$",
+                    Ds * Q,
+                    sp.zeros(2, 1),
+                    "expand",
+                    where=((Q, dl * V - Ds.T * A * Ds * V),)
+                    + inv[1:]
+                    + ((V, sp.Matrix(sp.symbols(f"v1:{N + 1}", real=True))),),
+                ),
+                Step(
+                    rf"and $\operatorname{{tr}}(\delta I - D^T A D) = ({N} - 2) \delta > 0$: some such $q$ "
+                    "(with $v = e_t$) is non-zero",
+                    sp.Trace(dl * sp.Identity(N) - Ds.T * A * Ds),
+                    (N - 2) * dl,
+                    "expand",
+                    where=inv[1:],
+                ),
+            ]
         else:
-            steps.append(Step(r"With $n + 1 = 3$ keys $D$ is square and $D^T H D = I$: $D q = 0$ forces "
-                              r"$q = D^T H (D q) = 0$, no uniform attention", Ds.T * H * Ds, sp.eye(2),
-                              "simplify-to-zero", where=inv))
+            steps.append(
+                Step(
+                    r"With $n + 1 = 3$ keys $D$ is square and $D^T H D = I$: $D q = 0$ forces "
+                    r"$q = D^T H (D q) = 0$, no uniform attention",
+                    Ds.T * H * Ds,
+                    sp.eye(2),
+                    "simplify-to-zero",
+                    where=inv,
+                )
+            )
         steps.append(_minor_steps()[1])
         # an explicit simplex: e_1, ..., e_n and 0; the vertex e_1 has q = e_1
         e1 = sp.Matrix([1] + [0] * (N - 1))
         D0 = sp.Matrix([(e1 - sp.eye(N)[:, r]).T for r in range(1, N)] + [e1.T])
         Ds0, G0, one0 = sp.MatrixSymbol("D", N, N), sp.MatrixSymbol("G", N, N), sp.MatrixSymbol("1", N, 1)
         steps += [
-            Step(rf"Instance: the keys $e_1, \dots, e_{{{N}}}, 0$ have $\det [K \mid \mathbf{{1}}] = 1$",
-                 sp.Matrix([[*sp.eye(N)[r, :], 1] for r in range(N)] + [[0] * N + [1]]), 1, "determinant lemma"),
-            Step(r"for the vertex $e_1$, $q = D^T G^{-1} \mathbf{1} = e_1$ with $G = D D^T$", Ds0.T * G0.I * one0, e1,
-                 "expand", where=((G0, Ds0 * Ds0.T), (Ds0, D0), (one0, sp.ones(N, 1)))),
-            Step(r"and $q = e_1$ beats every other key by $1$: $D e_1 = \mathbf{1}$", Ds0 * e1, sp.ones(N, 1), "expand",
-                 where=((Ds0, D0),)),
+            Step(
+                rf"Instance: the keys $e_1, \dots, e_{{{N}}}, 0$ have $\det [K \mid \mathbf{{1}}] = 1$",
+                sp.Matrix([[*sp.eye(N)[r, :], 1] for r in range(N)] + [[0] * N + [1]]),
+                1,
+                "determinant lemma",
+            ),
+            Step(
+                r"for the vertex $e_1$, $q = D^T G^{-1} \mathbf{1} = e_1$ with $G = D D^T$",
+                Ds0.T * G0.I * one0,
+                e1,
+                "expand",
+                where=((G0, Ds0 * Ds0.T), (Ds0, D0), (one0, sp.ones(N, 1))),
+            ),
+            Step(
+                r"and $q = e_1$ beats every other key by $1$: $D e_1 = \mathbf{1}$",
+                Ds0 * e1,
+                sp.ones(N, 1),
+                "expand",
+                where=((Ds0, D0),),
+            ),
         ]
         concl = (steps[0], steps[5], steps[6], steps[-1])
-    hyps += (() if n_value is None else
-             (Hypothesis("instance", r"$m = 2$: the keys $k_0 = x$, $k_1 = x - d_1$, $k_2 = x - d_2$ with symbolic "
-                         r"entries, the rows of $M = [K \mid \mathbf{1}]$", ""),))
-    return Theorem("attention.simplex_vertices", "Affinely independent keys are all selectable", text, latex, hyps,
-                   tuple(steps), concl, n=n_value)
+    hyps += (
+        ()
+        if n_value is None
+        else (
+            Hypothesis(
+                "instance",
+                r"$m = 2$: the keys $k_0 = x$, $k_1 = x - d_1$, $k_2 = x - d_2$ with symbolic "
+                r"entries, the rows of $M = [K \mid \mathbf{1}]$",
+                "",
+            ),
+        )
+    )
+    return Theorem(
+        "attention.simplex_vertices",
+        "Affinely independent keys are all selectable",
+        text,
+        latex,
+        hyps,
+        tuple(steps),
+        concl,
+        n=n_value,
+    )
 
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:

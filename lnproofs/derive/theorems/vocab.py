@@ -54,33 +54,65 @@ def _self_witness(n_value):
 
     (ki, kj), S, l = _vectors(n_value, "k_i", "k_j")
     gap = _sum(S, l, lambda t: ki[t] ** 2 - ki[t] * kj[t])
-    half = (_sum(S, l, lambda t: (ki[t] - kj[t]) ** 2) + _sum(S, l, lambda t: ki[t] ** 2)
-            - _sum(S, l, lambda t: kj[t] ** 2)) / 2
+    half = (
+        _sum(S, l, lambda t: (ki[t] - kj[t]) ** 2) + _sum(S, l, lambda t: ki[t] ** 2) - _sum(S, l, lambda t: kj[t] ** 2)
+    ) / 2
     D, a = sp.Symbol("D", positive=True), sp.Symbol("a", nonnegative=True)
     g, s = sp.Symbol("g", positive=True), sp.Symbol("s", positive=True)
     t, bi, bj = sp.Symbol("t", real=True), sp.Symbol("b_i", real=True), sp.Symbol("b_j", real=True)
-    text = ("If $\\|k_i\\|^2 > k_i \\cdot k_j$ for every row $j \\ne i$, the query $q = k_i$ makes row $i$ the "
-            "strict argmax of $q \\cdot k_j$.  Since $\\|k_i\\|^2 - k_i \\cdot k_j = \\frac{1}{2}(\\|k_i - k_j\\|^2 "
-            "+ \\|k_i\\|^2 - \\|k_j\\|^2)$, every row of largest norm that no other row equals is such a row.  "
-            "With a per-token bias $b$, the query $q = t k_i$ makes row $i$ the strict argmax of "
-            "$q \\cdot k_j + b_j$ for every $t > \\max_j (b_j - b_i) / (\\|k_i\\|^2 - k_i \\cdot k_j)$.")
-    latex = (r"\|k_i\|^2 - k_i \cdot k_j = \tfrac{1}{2}\left(\|k_i - k_j\|^2 + \|k_i\|^2 - \|k_j\|^2\right),\quad "
-             r"t\,(\|k_i\|^2 - k_i \cdot k_j) + b_i - b_j > 0")
-    hyps = (width_hypothesis(n_value, _WIDTH),
-            Hypothesis("rows", "$k_i$ and $k_j$ are two rows of the unembedding, $j \\ne i$", r"j \ne i"),
-            Hypothesis("gap", "$g = \\|k_i\\|^2 - k_i \\cdot k_j > 0$ for the bias statement, and "
-                       "$t = (b_j - b_i) / g + s$ with $s > 0$", r"g > 0,\ s > 0"))
-    identity = Step("$\\|k_i\\|^2 - k_i \\cdot k_j = \\frac{1}{2}(\\|k_i - k_j\\|^2 + \\|k_i\\|^2 - \\|k_j\\|^2)$",
-                    gap, half, _SUMS if n_value is None else "expand")
-    largest = Step("for $\\|k_j\\| \\le \\|k_i\\|$ and $k_j \\ne k_i$: with $D = \\|k_i - k_j\\|^2 > 0$ and "
-                   "$a = \\|k_i\\|^2 - \\|k_j\\|^2 \\ge 0$ the gap $(D + a)/2$ is positive", (D + a) / 2, 0, _SIGN,
-                   relation=">")
-    scaled = Step("with $q = t k_i$ the score gap is $t g + b_i - b_j = s g$ for $t = (b_j - b_i)/g + s$",
-                  t * g + bi - bj, s * g, "simplify-to-zero", where=((t, (bj - bi) / g + s),))
+    text = (
+        "If $\\|k_i\\|^2 > k_i \\cdot k_j$ for every row $j \\ne i$, the query $q = k_i$ makes row $i$ the "
+        "strict argmax of $q \\cdot k_j$.  Since $\\|k_i\\|^2 - k_i \\cdot k_j = \\frac{1}{2}(\\|k_i - k_j\\|^2 "
+        "+ \\|k_i\\|^2 - \\|k_j\\|^2)$, every row of largest norm that no other row equals is such a row.  "
+        "With a per-token bias $b$, the query $q = t k_i$ makes row $i$ the strict argmax of "
+        "$q \\cdot k_j + b_j$ for every $t > \\max_j (b_j - b_i) / (\\|k_i\\|^2 - k_i \\cdot k_j)$."
+    )
+    latex = (
+        r"\|k_i\|^2 - k_i \cdot k_j = \tfrac{1}{2}\left(\|k_i - k_j\|^2 + \|k_i\|^2 - \|k_j\|^2\right),\quad "
+        r"t\,(\|k_i\|^2 - k_i \cdot k_j) + b_i - b_j > 0"
+    )
+    hyps = (
+        width_hypothesis(n_value, _WIDTH),
+        Hypothesis("rows", "$k_i$ and $k_j$ are two rows of the unembedding, $j \\ne i$", r"j \ne i"),
+        Hypothesis(
+            "gap",
+            "$g = \\|k_i\\|^2 - k_i \\cdot k_j > 0$ for the bias statement, and $t = (b_j - b_i) / g + s$ with $s > 0$",
+            r"g > 0,\ s > 0",
+        ),
+    )
+    identity = Step(
+        "$\\|k_i\\|^2 - k_i \\cdot k_j = \\frac{1}{2}(\\|k_i - k_j\\|^2 + \\|k_i\\|^2 - \\|k_j\\|^2)$",
+        gap,
+        half,
+        _SUMS if n_value is None else "expand",
+    )
+    largest = Step(
+        "for $\\|k_j\\| \\le \\|k_i\\|$ and $k_j \\ne k_i$: with $D = \\|k_i - k_j\\|^2 > 0$ and "
+        "$a = \\|k_i\\|^2 - \\|k_j\\|^2 \\ge 0$ the gap $(D + a)/2$ is positive",
+        (D + a) / 2,
+        0,
+        _SIGN,
+        relation=">",
+    )
+    scaled = Step(
+        "with $q = t k_i$ the score gap is $t g + b_i - b_j = s g$ for $t = (b_j - b_i)/g + s$",
+        t * g + bi - bj,
+        s * g,
+        "simplify-to-zero",
+        where=((t, (bj - bi) / g + s),),
+    )
     wins = Step("and $s g > 0$: row $i$ wins by a positive gap", s * g, 0, _SIGN, relation=">")
     steps = (identity, largest, scaled, wins)
-    return Theorem("vocab.self_witness", "A row that beats every other row at its own direction is selectable",
-                   text, latex, hyps, steps, (identity, largest, wins), n=n_value)
+    return Theorem(
+        "vocab.self_witness",
+        "A row that beats every other row at its own direction is selectable",
+        text,
+        latex,
+        hyps,
+        steps,
+        (identity, largest, wins),
+        n=n_value,
+    )
 
 
 def _duplicate_rows(n_value):
@@ -94,20 +126,42 @@ def _duplicate_rows(n_value):
         equal = _sum(S, l, lambda t: q[t] * ki[t]) + bi - _sum(S, l, lambda t: q[t] * ki[t]) - bj
     else:
         equal = diff.subs(dict(zip(kj, ki)))
-    text = ("If two rows are equal, $k_j = k_i$, then for every query $q$ their scores differ by the biases "
-            "alone: $(q \\cdot k_i + b_i) - (q \\cdot k_j + b_j) = b_i - b_j$.  With equal biases the two rows "
-            "tie for every query, so neither is ever the strict argmax; with $b_i < b_j$ row $i$ is never "
-            "the argmax at all.")
+    text = (
+        "If two rows are equal, $k_j = k_i$, then for every query $q$ their scores differ by the biases "
+        "alone: $(q \\cdot k_i + b_i) - (q \\cdot k_j + b_j) = b_i - b_j$.  With equal biases the two rows "
+        "tie for every query, so neither is ever the strict argmax; with $b_i < b_j$ row $i$ is never "
+        "the argmax at all."
+    )
     latex = r"k_j = k_i \implies (q \cdot k_i + b_i) - (q \cdot k_j + b_j) = b_i - b_j"
-    hyps = (width_hypothesis(n_value, _WIDTH),
-            Hypothesis("equal rows", "$k_j = k_i$ coordinate by coordinate, $j \\ne i$", r"k_j = k_i"),
-            Hypothesis("smaller bias", "for the last claim $b_j = b_i + c$ with $c > 0$", r"b_j > b_i"))
-    same = Step("with $k_j = k_i$ the score difference is $b_i - b_j$ for every $q$", equal, bi - bj,
-                _SUMS if n_value is None else "expand")
-    lower = Step("with $b_j = b_i + c$, $c > 0$, the difference $b_i - b_j$ is negative", bi - bj, 0, _SIGN,
-                 relation="<", where=((bj, bi + c),))
-    return Theorem("vocab.duplicate_rows", "Equal rows differ by their biases alone", text, latex, hyps,
-                   (same, lower), (same, lower), n=n_value)
+    hyps = (
+        width_hypothesis(n_value, _WIDTH),
+        Hypothesis("equal rows", "$k_j = k_i$ coordinate by coordinate, $j \\ne i$", r"k_j = k_i"),
+        Hypothesis("smaller bias", "for the last claim $b_j = b_i + c$ with $c > 0$", r"b_j > b_i"),
+    )
+    same = Step(
+        "with $k_j = k_i$ the score difference is $b_i - b_j$ for every $q$",
+        equal,
+        bi - bj,
+        _SUMS if n_value is None else "expand",
+    )
+    lower = Step(
+        "with $b_j = b_i + c$, $c > 0$, the difference $b_i - b_j$ is negative",
+        bi - bj,
+        0,
+        _SIGN,
+        relation="<",
+        where=((bj, bi + c),),
+    )
+    return Theorem(
+        "vocab.duplicate_rows",
+        "Equal rows differ by their biases alone",
+        text,
+        latex,
+        hyps,
+        (same, lower),
+        (same, lower),
+        n=n_value,
+    )
 
 
 def _bias_lift(n_value):
@@ -116,9 +170,13 @@ def _bias_lift(n_value):
     (q, kj, r), S, l = _vectors(n_value, "q", "k_j", "r")
     bj, bi, beta = sp.Symbol("b_j", real=True), sp.Symbol("b_i", real=True), sp.Symbol("bbar", real=True)
     t = sp.Symbol("t", positive=True)
-    lifted = Step("$(q, t) \\cdot (k_j, b_j) = t\\,((q/t) \\cdot k_j + b_j)$ for $t > 0$: the lifted scores are "
-                  "positive multiples of the biased ones", _sum(S, l, lambda c: q[c] * kj[c]) + t * bj,
-                  t * (_sum(S, l, lambda c: (q[c] / t) * kj[c]) + bj), _SUMS if n_value is None else "expand")
+    lifted = Step(
+        "$(q, t) \\cdot (k_j, b_j) = t\\,((q/t) \\cdot k_j + b_j)$ for $t > 0$: the lifted scores are "
+        "positive multiples of the biased ones",
+        _sum(S, l, lambda c: q[c] * kj[c]) + t * bj,
+        t * (_sum(S, l, lambda c: (q[c] / t) * kj[c]) + bj),
+        _SUMS if n_value is None else "expand",
+    )
     # sum_j lambda_j (s_i - s_j) = r . q + b_i - sum_j lambda_j b_j, with r = k_i - sum_j lambda_j k_j
     lam = sp.symbols("lambda_1:4", nonnegative=True)
     if n_value is None:
@@ -131,39 +189,83 @@ def _bias_lift(n_value):
         rq = sum(q[c] * (K[0][c] - sum(w * k[c] for w, k in zip(lam, K[1:]))) for c in range(n_value))
     B = [sp.Symbol(f"b_{m}", real=True) for m in (1, 2, 3)]
     L3 = sp.Symbol("lambda_3", nonnegative=True)
-    average = Step("for weights $\\lambda_j \\ge 0$ with $\\sum_j \\lambda_j = 1$ (three other rows shown) and "
-                   "$r = k_i - \\sum_j \\lambda_j k_j$: $\\sum_j \\lambda_j (s_i - s_j) = r \\cdot q + b_i - "
-                   "\\sum_j \\lambda_j b_j$",
-                   sum(w * ((score[0] + bi) - (s + b)) for w, s, b in zip(lam, score[1:], B)),
-                   rq + bi - sum(w * b for w, b in zip(lam, B)), _SUMS if n_value is None else "expand",
-                   where=((L3, 1 - lam[0] - lam[1]),))
-    rr, x, y, Bb, qq = (sp.Symbol("r_l", nonnegative=True), sp.Symbol("x", nonnegative=True),
-                        sp.Symbol("y", nonnegative=True), sp.Symbol("B", positive=True), sp.Symbol("q_l", real=True))
-    box_pos = Step("in the box $|q_l| \\le B$, a coordinate with $r_l \\ge 0$ and $q_l = B - x$, $x \\ge 0$, has "
-                   "$r_l q_l \\le B |r_l|$", Bb * rr - rr * qq, 0, _SIGN, relation=">=", where=((qq, Bb - x),))
-    box_neg = Step("and one with $r_l = -y \\le 0$ and $q_l = x - B$, $x \\ge 0$, too: so $r \\cdot q \\le B \\|r\\|_1$",
-                   Bb * y - (-y) * qq, 0, _SIGN, relation=">=", where=((qq, x - Bb),))
-    never = Step("so $\\sum_j \\lambda_j (s_i - s_j) \\le B \\|r\\|_1 + b_i - \\bar{b} \\le 0$ whenever "
-                 "$\\bar{b} = \\sum_j \\lambda_j b_j \\ge b_i + B \\|r\\|_1$: some row scores at least $s_i$",
-                 Bb * x + bi - beta, 0, _SIGN, relation="<=", where=((beta, bi + Bb * x + y),))
-    text = ("Scores with a per-token bias are scores of lifted keys, $q \\cdot k_j + b_j = (q, 1) \\cdot (k_j, b_j)$, "
-            "and for $t > 0$, $(q, t) \\cdot (k_j, b_j) = t\\,((q/t) \\cdot k_j + b_j)$: row $i$ is the strict "
-            "argmax for some query exactly when its lifted key is for some lifted query $(q, t)$ with $t > 0$.  "
-            "Conversely, weights $\\lambda_j \\ge 0$ on the other rows with $\\sum_j \\lambda_j = 1$ and "
-            "$r = k_i - \\sum_j \\lambda_j k_j$ give $\\sum_j \\lambda_j (s_i - s_j) = r \\cdot q + b_i - "
-            "\\sum_j \\lambda_j b_j$, so row $i$ is never the strict argmax when this is at most $0$ for every "
-            "allowed $q$: for free queries when $r = 0$ and $\\sum_j \\lambda_j b_j \\ge b_i$, and for the box "
-            "$|q_l| \\le B$ when $B \\|r\\|_1 + b_i - \\sum_j \\lambda_j b_j \\le 0$.")
-    latex = (r"q \cdot k_j + b_j = (q, 1)\cdot(k_j, b_j),\quad \sum_j \lambda_j (s_i - s_j) \le B \|r\|_1 + b_i "
-             r"- \sum_j \lambda_j b_j")
-    hyps = (width_hypothesis(n_value, _WIDTH),
-            Hypothesis("scores", "$s_j = q \\cdot k_j + b_j$ for every row $j$", r"s_j = q \cdot k_j + b_j"),
-            Hypothesis("weights", "$\\lambda_j \\ge 0$ on rows $j \\ne i$ with $\\sum_j \\lambda_j = 1$",
-                       r"\lambda \ge 0,\ \textstyle\sum_j \lambda_j = 1"),
-            Hypothesis("box", "$B > 0$ and $|q_l| \\le B$ for every coordinate $l$", r"\|q\|_\infty \le B"))
+    average = Step(
+        "for weights $\\lambda_j \\ge 0$ with $\\sum_j \\lambda_j = 1$ (three other rows shown) and "
+        "$r = k_i - \\sum_j \\lambda_j k_j$: $\\sum_j \\lambda_j (s_i - s_j) = r \\cdot q + b_i - "
+        "\\sum_j \\lambda_j b_j$",
+        sum(w * ((score[0] + bi) - (s + b)) for w, s, b in zip(lam, score[1:], B)),
+        rq + bi - sum(w * b for w, b in zip(lam, B)),
+        _SUMS if n_value is None else "expand",
+        where=((L3, 1 - lam[0] - lam[1]),),
+    )
+    rr, x, y, Bb, qq = (
+        sp.Symbol("r_l", nonnegative=True),
+        sp.Symbol("x", nonnegative=True),
+        sp.Symbol("y", nonnegative=True),
+        sp.Symbol("B", positive=True),
+        sp.Symbol("q_l", real=True),
+    )
+    box_pos = Step(
+        "in the box $|q_l| \\le B$, a coordinate with $r_l \\ge 0$ and $q_l = B - x$, $x \\ge 0$, has "
+        "$r_l q_l \\le B |r_l|$",
+        Bb * rr - rr * qq,
+        0,
+        _SIGN,
+        relation=">=",
+        where=((qq, Bb - x),),
+    )
+    box_neg = Step(
+        "and one with $r_l = -y \\le 0$ and $q_l = x - B$, $x \\ge 0$, too: so $r \\cdot q \\le B \\|r\\|_1$",
+        Bb * y - (-y) * qq,
+        0,
+        _SIGN,
+        relation=">=",
+        where=((qq, x - Bb),),
+    )
+    never = Step(
+        "so $\\sum_j \\lambda_j (s_i - s_j) \\le B \\|r\\|_1 + b_i - \\bar{b} \\le 0$ whenever "
+        "$\\bar{b} = \\sum_j \\lambda_j b_j \\ge b_i + B \\|r\\|_1$: some row scores at least $s_i$",
+        Bb * x + bi - beta,
+        0,
+        _SIGN,
+        relation="<=",
+        where=((beta, bi + Bb * x + y),),
+    )
+    text = (
+        "Scores with a per-token bias are scores of lifted keys, $q \\cdot k_j + b_j = (q, 1) \\cdot (k_j, b_j)$, "
+        "and for $t > 0$, $(q, t) \\cdot (k_j, b_j) = t\\,((q/t) \\cdot k_j + b_j)$: row $i$ is the strict "
+        "argmax for some query exactly when its lifted key is for some lifted query $(q, t)$ with $t > 0$.  "
+        "Conversely, weights $\\lambda_j \\ge 0$ on the other rows with $\\sum_j \\lambda_j = 1$ and "
+        "$r = k_i - \\sum_j \\lambda_j k_j$ give $\\sum_j \\lambda_j (s_i - s_j) = r \\cdot q + b_i - "
+        "\\sum_j \\lambda_j b_j$, so row $i$ is never the strict argmax when this is at most $0$ for every "
+        "allowed $q$: for free queries when $r = 0$ and $\\sum_j \\lambda_j b_j \\ge b_i$, and for the box "
+        "$|q_l| \\le B$ when $B \\|r\\|_1 + b_i - \\sum_j \\lambda_j b_j \\le 0$."
+    )
+    latex = (
+        r"q \cdot k_j + b_j = (q, 1)\cdot(k_j, b_j),\quad \sum_j \lambda_j (s_i - s_j) \le B \|r\|_1 + b_i "
+        r"- \sum_j \lambda_j b_j"
+    )
+    hyps = (
+        width_hypothesis(n_value, _WIDTH),
+        Hypothesis("scores", "$s_j = q \\cdot k_j + b_j$ for every row $j$", r"s_j = q \cdot k_j + b_j"),
+        Hypothesis(
+            "weights",
+            "$\\lambda_j \\ge 0$ on rows $j \\ne i$ with $\\sum_j \\lambda_j = 1$",
+            r"\lambda \ge 0,\ \textstyle\sum_j \lambda_j = 1",
+        ),
+        Hypothesis("box", "$B > 0$ and $|q_l| \\le B$ for every coordinate $l$", r"\|q\|_\infty \le B"),
+    )
     steps = (lifted, average, box_pos, box_neg, never)
-    return Theorem("vocab.bias_lift", "A per-token bias is a lifted coordinate; the dual evidence of a token never "
-                   "output", text, latex, hyps, steps, (lifted, average, never), n=n_value)
+    return Theorem(
+        "vocab.bias_lift",
+        "A per-token bias is a lifted coordinate; the dual evidence of a token never output",
+        text,
+        latex,
+        hyps,
+        steps,
+        (lifted, average, never),
+        n=n_value,
+    )
 
 
 def _final_norm(n_value):
@@ -172,32 +274,56 @@ def _final_norm(n_value):
     (k, g, u, beta, a), S, l = _vectors(n_value, "k", "g", "u", "beta", "a")
     b, sigma = sp.Symbol("b", real=True), sp.Symbol("sigma", real=True)
     n = general_symbols()["n"] if n_value is None else sp.Integer(n_value)
-    logit = Step("$k \\cdot (g \\circ u + \\beta) + b = (g \\circ k) \\cdot u + (k \\cdot \\beta + b)$",
-                 _sum(S, l, lambda c: k[c] * (g[c] * u[c] + beta[c])) + b,
-                 _sum(S, l, lambda c: (g[c] * k[c]) * u[c]) + _sum(S, l, lambda c: k[c] * beta[c]) + b,
-                 _SUMS if n_value is None else "expand")
+    logit = Step(
+        "$k \\cdot (g \\circ u + \\beta) + b = (g \\circ k) \\cdot u + (k \\cdot \\beta + b)$",
+        _sum(S, l, lambda c: k[c] * (g[c] * u[c] + beta[c])) + b,
+        _sum(S, l, lambda c: (g[c] * k[c]) * u[c]) + _sum(S, l, lambda c: k[c] * beta[c]) + b,
+        _SUMS if n_value is None else "expand",
+    )
     mean = _sum(S, l, lambda c: a[c]) / n
-    centred = Step("$(P a) \\cdot u = a \\cdot u - \\bar{a} \\sum_l u_l$ with $\\bar{a} = \\sum_l a_l / n$",
-                   _sum(S, l, lambda c: (a[c] - mean) * u[c]),
-                   _sum(S, l, lambda c: a[c] * u[c]) - mean * _sum(S, l, lambda c: u[c]),
-                   _SUMS if n_value is None else "expand")
+    centred = Step(
+        "$(P a) \\cdot u = a \\cdot u - \\bar{a} \\sum_l u_l$ with $\\bar{a} = \\sum_l a_l / n$",
+        _sum(S, l, lambda c: (a[c] - mean) * u[c]),
+        _sum(S, l, lambda c: a[c] * u[c]) - mean * _sum(S, l, lambda c: u[c]),
+        _SUMS if n_value is None else "expand",
+    )
     A = sp.Symbol("A", real=True)
-    inside = Step("for LayerNorm $\\sigma = \\sum_l u_l = 0$, so $(P a) \\cdot u = a \\cdot u$", A - mean * sigma, A,
-                  "simplify-to-zero", where=((sigma, 0),))
-    text = ("With a final norm $z = g \\circ u + \\beta$, where $u$ is the normalised input "
-            "($\\|u\\|^2 \\le n$, strictly inside when $\\epsilon > 0$, and $\\mathbf{1} \\cdot u = 0$ for LayerNorm), "
-            "the logits are $k_j \\cdot z + b_j = (g \\circ k_j) \\cdot u + (k_j \\cdot \\beta + b_j)$: the "
-            "realisable question is the question of the ball $\\|u\\|^2 \\le n$ (in $\\mathbf{1}^\\perp$ for "
-            "LayerNorm) for the keys $g \\circ k_j$ with the per-token offsets $c_j = k_j \\cdot \\beta + b_j$; "
-            "and in $\\mathbf{1}^\\perp$ the keys may be centred, $(P a) \\cdot u = a \\cdot u$.")
+    inside = Step(
+        "for LayerNorm $\\sigma = \\sum_l u_l = 0$, so $(P a) \\cdot u = a \\cdot u$",
+        A - mean * sigma,
+        A,
+        "simplify-to-zero",
+        where=((sigma, 0),),
+    )
+    text = (
+        "With a final norm $z = g \\circ u + \\beta$, where $u$ is the normalised input "
+        "($\\|u\\|^2 \\le n$, strictly inside when $\\epsilon > 0$, and $\\mathbf{1} \\cdot u = 0$ for LayerNorm), "
+        "the logits are $k_j \\cdot z + b_j = (g \\circ k_j) \\cdot u + (k_j \\cdot \\beta + b_j)$: the "
+        "realisable question is the question of the ball $\\|u\\|^2 \\le n$ (in $\\mathbf{1}^\\perp$ for "
+        "LayerNorm) for the keys $g \\circ k_j$ with the per-token offsets $c_j = k_j \\cdot \\beta + b_j$; "
+        "and in $\\mathbf{1}^\\perp$ the keys may be centred, $(P a) \\cdot u = a \\cdot u$."
+    )
     latex = r"k_j \cdot (g \circ u + \beta) + b_j = (g \circ k_j) \cdot u + (k_j \cdot \beta + b_j)"
-    hyps = (width_hypothesis(n_value, _WIDTH),
-            Hypothesis("final norm", "$u$ is the output of the normalisation before the gain $g$ and the bias "
-                       "$\\beta$; $k$ is a row of the unembedding and $b$ its output bias",
-                       r"z = g \circ u + \beta"),
-            Hypothesis("centred", "for LayerNorm $\\sigma = \\mathbf{1} \\cdot u = 0$", r"\mathbf{1} \cdot u = 0"))
-    return Theorem("vocab.final_norm", "The realisable logits of a final norm are a ball question with offsets",
-                   text, latex, hyps, (logit, centred, inside), (logit, inside), n=n_value)
+    hyps = (
+        width_hypothesis(n_value, _WIDTH),
+        Hypothesis(
+            "final norm",
+            "$u$ is the output of the normalisation before the gain $g$ and the bias "
+            "$\\beta$; $k$ is a row of the unembedding and $b$ its output bias",
+            r"z = g \circ u + \beta",
+        ),
+        Hypothesis("centred", "for LayerNorm $\\sigma = \\mathbf{1} \\cdot u = 0$", r"\mathbf{1} \cdot u = 0"),
+    )
+    return Theorem(
+        "vocab.final_norm",
+        "The realisable logits of a final norm are a ball question with offsets",
+        text,
+        latex,
+        hyps,
+        (logit, centred, inside),
+        (logit, inside),
+        n=n_value,
+    )
 
 
 def _no_offset(n_value):
@@ -206,46 +332,73 @@ def _no_offset(n_value):
     (a, ai, aj, u), S, l = _vectors(n_value, "a", "a_i", "a_j", "u")
     s, m, c = sp.Symbol("s", positive=True), sp.Symbol("m", positive=True), sp.Symbol("c", real=True)
     n = general_symbols()["n"] if n_value is None else sp.Integer(n_value)
-    scaled = Step("$(a_i - a_j) \\cdot (s u) = s\\,((a_i - a_j) \\cdot u)$: scaling $u$ by $s > 0$ scales every score "
-                  "gap alike", _sum(S, l, lambda t: (ai[t] - aj[t]) * (s * u[t])),
-                  s * _sum(S, l, lambda t: (ai[t] - aj[t]) * u[t]), _SUMS if n_value is None else "expand")
+    scaled = Step(
+        "$(a_i - a_j) \\cdot (s u) = s\\,((a_i - a_j) \\cdot u)$: scaling $u$ by $s > 0$ scales every score gap alike",
+        _sum(S, l, lambda t: (ai[t] - aj[t]) * (s * u[t])),
+        s * _sum(S, l, lambda t: (ai[t] - aj[t]) * u[t]),
+        _SUMS if n_value is None else "expand",
+    )
     kept = Step("so a gap $m > 0$ stays positive at $s u$", s * m, 0, _SIGN, relation=">")
     if n_value is None:
         z = sp.IndexedBase("z", real=True)
-        first = (lambda e: sp.Sum(e, (l, 1, n - 1)))
+        first = lambda e: sp.Sum(e, (l, 1, n - 1))
         lhs = first(a[l] * z[l]) + a[n] * (-first(z[l]))
         rhs = first((a[l] - a[n]) * z[l])
     else:
         z = sp.symbols(f"z1:{n_value}", real=True)
         lhs = sum(a[t] * z[t] for t in range(n_value - 1)) + a[n_value - 1] * (-sum(z))
         rhs = sum((a[t] - a[n_value - 1]) * z[t] for t in range(n_value - 1))
-    coords = Step("with $u_l = z_l$ for $l < n$ and $u_n = -\\sum_{l<n} z_l$ (every $u$ with "
-                  "$\\mathbf{1} \\cdot u = 0$, once each): $a \\cdot u = (L a) \\cdot z$, $(L a)_l = a_l - a_n$",
-                  lhs, rhs, _SUMS if n_value is None else "expand")
+    coords = Step(
+        "with $u_l = z_l$ for $l < n$ and $u_n = -\\sum_{l<n} z_l$ (every $u$ with "
+        "$\\mathbf{1} \\cdot u = 0$, once each): $a \\cdot u = (L a) \\cdot z$, $(L a)_l = a_l - a_n$",
+        lhs,
+        rhs,
+        _SUMS if n_value is None else "expand",
+    )
     if n_value is None:
         k = sp.Symbol("k", positive=True, integer=True)
-        flat = Step("and $L v = 0$ makes every $v_l$ equal to one $c$: then $(P v)_l = v_l - \\frac{1}{n} "
-                    "\\sum_k v_k = 0$", c - sp.Sum(c, (k, 1, n)) / n, 0, _SUMS)
+        flat = Step(
+            "and $L v = 0$ makes every $v_l$ equal to one $c$: then $(P v)_l = v_l - \\frac{1}{n} \\sum_k v_k = 0$",
+            c - sp.Sum(c, (k, 1, n)) / n,
+            0,
+            _SUMS,
+        )
     else:
         v = sp.symbols(f"v1:{n_value + 1}", real=True)
-        flat = Step("and $L v = 0$ makes every $v_l$ equal to one $c$: then $(P v)_1 = v_1 - \\frac{1}{n} "
-                    "\\sum_k v_k = 0$", v[0] - sum(v) / n, 0, "simplify-to-zero", where=tuple((x, c) for x in v))
-    text = ("By theorem vocab.final_norm the logits are $a_j \\cdot u + c_j$.  When a norm set's queries have no "
-            "offset, $c_j = k_j \\cdot \\beta + b_j = 0$ for every row, they are $a_j \\cdot u$ with $a_j = g \\circ k_j$ and $u$ in the "
-            "ball $\\|u\\|^2 \\le n$ ($\\mathbf{1} \\cdot u = 0$ for LayerNorm).  Scaling $u$ by $s > 0$ scales "
-            "every gap, so the ball's radius never matters: row $i$ can be the strict argmax exactly when it is for "
-            "some $u \\ne 0$.  For LayerNorm, $u = L^T z$ runs over $\\mathbf{1}^\\perp$ as $z$ runs over "
-            "$\\mathbb{R}^{n-1}$ and $a \\cdot u = (L a) \\cdot z$: row $i$ can be output exactly when $L a_i$ is "
-            "a vertex of the hull of the points $L a_j$, a free question in $n - 1$ coordinates.  Weights "
-            "$\\lambda$ with $\\sum_j \\lambda_j L a_j = L a_i$ leave $v = a_i - \\sum_j \\lambda_j a_j$ a "
-            "multiple of $\\mathbf{1}$, so $P v = 0$: the dual evidence that the row is never output.")
+        flat = Step(
+            "and $L v = 0$ makes every $v_l$ equal to one $c$: then $(P v)_1 = v_1 - \\frac{1}{n} \\sum_k v_k = 0$",
+            v[0] - sum(v) / n,
+            0,
+            "simplify-to-zero",
+            where=tuple((x, c) for x in v),
+        )
+    text = (
+        "By theorem vocab.final_norm the logits are $a_j \\cdot u + c_j$.  When a norm set's queries have no "
+        "offset, $c_j = k_j \\cdot \\beta + b_j = 0$ for every row, they are $a_j \\cdot u$ with $a_j = g \\circ k_j$ and $u$ in the "
+        "ball $\\|u\\|^2 \\le n$ ($\\mathbf{1} \\cdot u = 0$ for LayerNorm).  Scaling $u$ by $s > 0$ scales "
+        "every gap, so the ball's radius never matters: row $i$ can be the strict argmax exactly when it is for "
+        "some $u \\ne 0$.  For LayerNorm, $u = L^T z$ runs over $\\mathbf{1}^\\perp$ as $z$ runs over "
+        "$\\mathbb{R}^{n-1}$ and $a \\cdot u = (L a) \\cdot z$: row $i$ can be output exactly when $L a_i$ is "
+        "a vertex of the hull of the points $L a_j$, a free question in $n - 1$ coordinates.  Weights "
+        "$\\lambda$ with $\\sum_j \\lambda_j L a_j = L a_i$ leave $v = a_i - \\sum_j \\lambda_j a_j$ a "
+        "multiple of $\\mathbf{1}$, so $P v = 0$: the dual evidence that the row is never output."
+    )
     latex = r"a \cdot u = (L a) \cdot z,\quad u = (z_1, \dots, z_{n-1}, -\textstyle\sum_{l<n} z_l),\quad (L a)_l = a_l - a_n"
-    hyps = (width_hypothesis(n_value, _WIDTH),
-            Hypothesis("no offset", "$c_j = 0$ for every row: the scores are $a_j \\cdot u$", r"c_j = 0"),
-            Hypothesis("scale", "$s > 0$", r"s > 0"))
-    return Theorem("vocab.no_offset", "Without offsets a final norm's question is a free question in n - 1 "
-                   "coordinates", text, latex, hyps, (scaled, kept, coords, flat), (scaled, coords, flat),
-                   n=n_value)
+    hyps = (
+        width_hypothesis(n_value, _WIDTH),
+        Hypothesis("no offset", "$c_j = 0$ for every row: the scores are $a_j \\cdot u$", r"c_j = 0"),
+        Hypothesis("scale", "$s > 0$", r"s > 0"),
+    )
+    return Theorem(
+        "vocab.no_offset",
+        "Without offsets a final norm's question is a free question in n - 1 coordinates",
+        text,
+        latex,
+        hyps,
+        (scaled, kept, coords, flat),
+        (scaled, coords, flat),
+        n=n_value,
+    )
 
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:

@@ -46,8 +46,15 @@ from ..errors import CertificateFormatError, InputError, require
 __all__ = ["KINDS", "QuerySetSchema", "module_for", "query_set_from_json"]
 
 #: each query-set kind and the module under lnproofs.kernel.querysets that reads and checks it
-KINDS = {"free": "free", "ball": "free", "box": "free", "subspace": "subspace", "layernorm": "norm",
-         "rmsnorm": "norm", "layernorm_rotary": "norm"}
+KINDS = {
+    "free": "free",
+    "ball": "free",
+    "box": "free",
+    "subspace": "subspace",
+    "layernorm": "norm",
+    "rmsnorm": "norm",
+    "layernorm_rotary": "norm",
+}
 
 
 def module_for(kind: str):
@@ -61,7 +68,7 @@ def query_set_from_json(data) -> object:
     """The query-set object for a certificate's ``query_set`` entry (``None`` means free)."""
     data = {"kind": "free"} if data is None else data
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
-        raise CertificateFormatError("query_set must be an object with a string field 'kind', e.g. {\"kind\": \"free\"}")
+        raise CertificateFormatError('query_set must be an object with a string field \'kind\', e.g. {"kind": "free"}')
     return module_for(data["kind"]).QUERY_SETS[data["kind"]].from_json(data)
 
 
@@ -80,13 +87,19 @@ class QuerySetSchema:
 
     @classmethod
     def from_json(cls, data: dict):
-        require(isinstance(data, dict) and data.get("kind") == cls.kind, CertificateFormatError,
-                f"certificate field query_set is not a {cls.kind} query set")
+        require(
+            isinstance(data, dict) and data.get("kind") == cls.kind,
+            CertificateFormatError,
+            f"certificate field query_set is not a {cls.kind} query set",
+        )
         for name in sorted(set(data) - {"kind", *cls.FIELDS}):
             raise CertificateFormatError(f"query_set field {name!r} is not used by {cls.kind} query sets; remove it")
         for name in cls.REQUIRED:
-            require(name in data, CertificateFormatError,
-                    f"certificate field query_set has no {name!r}; the {cls.kind} query set needs {', '.join(cls.REQUIRED)}")
+            require(
+                name in data,
+                CertificateFormatError,
+                f"certificate field query_set has no {name!r}; the {cls.kind} query set needs {', '.join(cls.REQUIRED)}",
+            )
         try:
             return cls(**{name: data[name] for name in cls.FIELDS if name in data})
         except CertificateFormatError:

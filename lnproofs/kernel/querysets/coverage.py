@@ -43,11 +43,11 @@ def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
     """Integers ``M`` (d x len(columns)) with ``M = c A[:, columns]`` for a positive rational ``c``
     (``2^-(ew+eg)``, times ``n`` when centred: column ``j`` is ``n g_j W_j - sum_k g_k W_k``)."""
     cols, n = list(columns), qm.n
-    scale = fmpz_mat(len(cols), len(cols))                 # diag(G) on the columns
+    scale = fmpz_mat(len(cols), len(cols))  # diag(G) on the columns
     for k, c in enumerate(cols):
         scale[k, k] = qm.G[c]
-    W, e = integer_matrix(qm.W_float[:, cols])              # the columns of Wq, without the whole matrix
-    M = W * (1 << max(e - qm.ew, 0)) * scale                # e >= ew unless W = 0
+    W, e = integer_matrix(qm.W_float[:, cols])  # the columns of Wq, without the whole matrix
+    M = W * (1 << max(e - qm.ew, 0)) * scale  # e >= ew unless W = 0
     if qm.centred:
         S = qm.Wq * fmpz_mat(n, 1, qm.G)
         M = M * n - S * fmpz_mat(1, len(cols), [1] * len(cols))
@@ -68,11 +68,19 @@ def check_coverage(query_set, data, query_map: ExactQueryMap | None = None) -> t
     claim's JSON object; ``query_map``, the set's exact forms when the caller has them already."""
     if getattr(query_set, "kind", None) not in SETS:
         return False, f"coverage is checked for the query sets {', '.join(SETS)}, not {query_set!r:.40}"
-    if not isinstance(data, dict) or data.get("kind") not in COVERAGE_KINDS or type(data.get("prime")) is not int \
-            or not 2 <= data["prime"] < 2**63 or not isinstance(data.get("rows"), list) \
-            or any(type(r) is not int for r in data["rows"]) or not isinstance(data.get("u_star"), (list, type(None))):
-        return False, (f"certificate field coverage must be an object with kind ({', '.join(COVERAGE_KINDS)}), "
-                       "an integer prime in 2..2^63 - 1, a list of integer rows and u_star (null or a list)")
+    if (
+        not isinstance(data, dict)
+        or data.get("kind") not in COVERAGE_KINDS
+        or type(data.get("prime")) is not int
+        or not 2 <= data["prime"] < 2**63
+        or not isinstance(data.get("rows"), list)
+        or any(type(r) is not int for r in data["rows"])
+        or not isinstance(data.get("u_star"), (list, type(None)))
+    ):
+        return False, (
+            f"certificate field coverage must be an object with kind ({', '.join(COVERAGE_KINDS)}), "
+            "an integer prime in 2..2^63 - 1, a list of integer rows and u_star (null or a list)"
+        )
     kind, prime, rows, u_star = data["kind"], data["prime"], tuple(data["rows"]), data.get("u_star")
     try:
         u_star = None if u_star is None else [to_fraction(x) for x in u_star]
@@ -99,6 +107,6 @@ def check_coverage(query_set, data, query_map: ExactQueryMap | None = None) -> t
         return False, "u_star is not on the hyperplane 1 . u = 0"
     if sum(x * x for x in U) >= n * D * D:
         return False, f"||u_star||^2 >= n = {n}: the centre is not shown to be strictly inside"
-    if any(x != 0 for x in qm.query(U, D).entries()):        # R (A u* + b) = 0 iff A u* + b = 0: R is invertible
+    if any(x != 0 for x in qm.query(U, D).entries()):  # R (A u* + b) = 0 iff A u* + b = 0: R is invertible
         return False, "u_star is not a preimage: A u_star + b != 0"
     return True, ""

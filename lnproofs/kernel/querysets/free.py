@@ -37,7 +37,6 @@ from ..querysets import QuerySetSchema
 __all__ = ["QUERY_SETS", "FreeQueries", "BallQuerySet", "BoxQuerySet", "check_all"]
 
 
-
 @dataclass(frozen=True)
 class FreeQueries(QuerySetSchema):
     """All of R^d."""
@@ -102,8 +101,11 @@ def check_all(keys, query_set, results) -> list[Verdict]:
     box = query_set if isinstance(query_set, BoxQuerySet) else None
     dim, lift = ek.dim, box is not None and box.bias is not None
     if lift:
-        require(len(box.bias) == ek.n, ShapeError,
-                f"key bias has {len(box.bias)} entries but there are {ek.n} keys; give one bias per key")
+        require(
+            len(box.bias) == ek.n,
+            ShapeError,
+            f"key bias has {len(box.bias)} entries but there are {ek.n} keys; give one bias per key",
+        )
         ek = ExactKeys(np.hstack([ek.array, np.array(box.bias)[:, None]]))
     messages: dict[int, str | None] = {}
     strict_pos, ties, interiors = [], [], []
@@ -112,12 +114,18 @@ def check_all(keys, query_set, results) -> list[Verdict]:
         if status == "undecided":
             messages[pos] = None
         elif status == "not-realisable" or (box and status in ("tie-only", "unselectable")):
-            messages[pos] = _box_dual(ek, box, r) if box and status == "not-realisable" else \
-                f"key {r.index}: {status!r} is not a status for {query_set.kind} queries"
+            messages[pos] = (
+                _box_dual(ek, box, r)
+                if box and status == "not-realisable"
+                else f"key {r.index}: {status!r} is not a status for {query_set.kind} queries"
+            )
         elif status == "selectable" or status == "tie-only":
             if r.witness is None and status == "selectable" and not box and ek.n <= dim + 1 and 0 <= r.index < ek.n:
-                messages[pos] = None if ek.affine_rank() == ek.n - 1 else \
-                    f"key {r.index}: without a witness query, the keys must be affinely independent"
+                messages[pos] = (
+                    None
+                    if ek.affine_rank() == ek.n - 1
+                    else f"key {r.index}: without a witness query, the keys must be affinely independent"
+                )
             elif r.witness is None or len(r.witness) != dim:
                 got = "none" if r.witness is None else f"{len(r.witness)} entries"
                 messages[pos] = f"key {r.index}: a {status} claim needs a witness query with {dim} entries (got {got})"
@@ -125,7 +133,7 @@ def check_all(keys, query_set, results) -> list[Verdict]:
                 (ties if status == "tie-only" else strict_pos).append(pos)
         else:  # unselectable
             interiors.append(pos)
-    for group, strict in ((ties, False), (interiors, True)):     # exact combinations, all at once
+    for group, strict in ((ties, False), (interiors, True)):  # exact combinations, all at once
         got = check_combinations(ek, [(results[p].index, results[p].combination) for p in group], strict=strict)
         messages.update(zip(group, got))
     tie_pos = [p for p in ties if messages[p] is None]
@@ -140,6 +148,6 @@ def check_all(keys, query_set, results) -> list[Verdict]:
             continue
         if R2 is not None and sum((to_fraction(x) ** 2 for x in r.witness), Fraction(0)) > R2:
             messages[pos] = f"key {r.index}: witness has ||q|| > R = {query_set.radius!r}"
-        elif B is not None and max(map(abs, r.witness)) > B:      # floats and Fractions compare exactly
+        elif B is not None and max(map(abs, r.witness)) > B:  # floats and Fractions compare exactly
             messages[pos] = f"key {r.index}: the witness leaves the box |q_l| <= {box.bound!r}"
     return [Verdict(r.index, r.status, messages[pos] is None, messages[pos] or "") for pos, r in enumerate(results)]

@@ -37,14 +37,32 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from ..arrays import as_radius, as_real_array
 from ..certificates import Combination
 from ..checker import ExactKeys, Verdict, _weights, check_witnesses
-from ..dyadic import (dyadic_integers, fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix,
-                      integer_vector_of_fractions, pow2)
+from ..dyadic import (
+    dyadic_integers,
+    fmpq_matrix,
+    fmpq_of,
+    fraction_of_fmpq,
+    integer_matrix,
+    integer_vector_of_fractions,
+    pow2,
+)
 from ..errors import CertificateFormatError, OptionError, ShapeError, require
 from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
-__all__ = ["QUERY_SETS", "Rotation", "LayerNormQuerySet", "RMSNormQuerySet", "RotaryLayerNormQuerySet", "ExactQueryMap",
-           "ExactLayer", "primal_query", "check_dual", "check_all", "check_float_witnesses"]
+__all__ = [
+    "QUERY_SETS",
+    "Rotation",
+    "LayerNormQuerySet",
+    "RMSNormQuerySet",
+    "RotaryLayerNormQuerySet",
+    "ExactQueryMap",
+    "ExactLayer",
+    "primal_query",
+    "check_dual",
+    "check_all",
+    "check_float_witnesses",
+]
 
 ROTATION_STYLES = ("half", "interleaved")
 
@@ -66,10 +84,16 @@ class Rotation:
 
     def __post_init__(self):
         cos, sin = _floats(self.cos, "rotation cos"), _floats(self.sin, "rotation sin")
-        require(len(cos) == len(sin) and len(cos) % 2 == 0, ShapeError,
-                f"rotation cos and sin have lengths {len(cos)} and {len(sin)}; give equal, even, non-zero lengths")
-        require(self.style in ROTATION_STYLES, OptionError,
-                f"rotation style {self.style!r} is not known; accepted: {', '.join(ROTATION_STYLES)}")
+        require(
+            len(cos) == len(sin) and len(cos) % 2 == 0,
+            ShapeError,
+            f"rotation cos and sin have lengths {len(cos)} and {len(sin)}; give equal, even, non-zero lengths",
+        )
+        require(
+            self.style in ROTATION_STYLES,
+            OptionError,
+            f"rotation style {self.style!r} is not known; accepted: {', '.join(ROTATION_STYLES)}",
+        )
         object.__setattr__(self, "cos", cos)
         object.__setattr__(self, "sin", sin)
 
@@ -87,19 +111,22 @@ class Rotation:
         return R
 
     @classmethod
-    def from_json(cls, data) -> "Rotation":
-        require(isinstance(data, dict) and "cos" in data and "sin" in data, CertificateFormatError,
-                "certificate field query_set.rotation needs 'cos' and 'sin'")
+    def from_json(cls, data) -> Rotation:
+        require(
+            isinstance(data, dict) and "cos" in data and "sin" in data,
+            CertificateFormatError,
+            "certificate field query_set.rotation needs 'cos' and 'sin'",
+        )
         return cls(data["cos"], data["sin"], data.get("style", "half"), data.get("position"))
 
 
 class _NormSet(QuerySetSchema):
     """What the three norm query sets share: validation, sizes and arrays."""
 
-    G_NAME = "gain"                            # the name of the gain vector in the schema
+    G_NAME = "gain"  # the name of the gain vector in the schema
     REQUIRED = ("gain", "W_q", "b_q")
-    FIELDS = ("gain", "W_q", "b_q", "eps", "beta", "rotation")   # JSON order
-    centred = False                            # u also satisfies 1 . u = 0
+    FIELDS = ("gain", "W_q", "b_q", "eps", "beta", "rotation")  # JSON order
+    centred = False  # u also satisfies 1 . u = 0
     radius = None
     rotation = None
 
@@ -111,26 +138,46 @@ class _NormSet(QuerySetSchema):
         W_q = as_real_array(self.W_q, name=f"{name} W_q", ndim=2)
         n = len(g)
         require(n >= 2 or not self.centred, ShapeError, f"{kind} {gname} has length {n}; LayerNorm needs width n >= 2")
-        require(beta is None or len(beta) == n, ShapeError,
-                f"{kind} beta has length {len(beta or ())} but {gname} has length {n}; they must agree")
-        require(W_q.shape[1] == n, ShapeError,
-                f"{name} W_q has shape {W_q.shape} but {gname} has length {n}; W_q must be d x {n}")
-        require(len(b_q) == W_q.shape[0], ShapeError,
-                f"{name} b_q has length {len(b_q)} but W_q has {W_q.shape[0]} rows; they must agree")
+        require(
+            beta is None or len(beta) == n,
+            ShapeError,
+            f"{kind} beta has length {len(beta or ())} but {gname} has length {n}; they must agree",
+        )
+        require(
+            W_q.shape[1] == n,
+            ShapeError,
+            f"{name} W_q has shape {W_q.shape} but {gname} has length {n}; W_q must be d x {n}",
+        )
+        require(
+            len(b_q) == W_q.shape[0],
+            ShapeError,
+            f"{name} b_q has length {len(b_q)} but W_q has {W_q.shape[0]} rows; they must agree",
+        )
         eps = as_radius(self.eps, f"{name} eps", positive=False)
         rotation = self.rotation
         if rotation is not None and not isinstance(rotation, Rotation):
             rotation = Rotation.from_json(rotation) if isinstance(rotation, dict) else Rotation(*rotation)
-        require(rotation is None or len(rotation.cos) <= len(b_q), ShapeError,
-                f"rotation has {len(getattr(rotation, 'cos', ()))} entries but queries have dimension {len(b_q)}")
-        W_q.flags.writeable = False                # a read-only float64 copy: no Python float per entry
+        require(
+            rotation is None or len(rotation.cos) <= len(b_q),
+            ShapeError,
+            f"rotation has {len(getattr(rotation, 'cos', ()))} entries but queries have dimension {len(b_q)}",
+        )
+        W_q.flags.writeable = False  # a read-only float64 copy: no Python float per entry
         values = {gname: g, "beta": beta, "W_q": W_q, "b_q": b_q, "eps": eps, "rotation": rotation}
         for key in set(self.FIELDS) & set(values):
             object.__setattr__(self, key, values[key])
         if self.radius is not None:
             object.__setattr__(self, "radius", as_radius(self.radius))
-        object.__setattr__(self, "_arrays", {gname: np.array(g), "b_q": np.array(b_q), "W_q": W_q,
-                                             "beta": np.zeros(n) if beta is None else np.array(beta)})
+        object.__setattr__(
+            self,
+            "_arrays",
+            {
+                gname: np.array(g),
+                "b_q": np.array(b_q),
+                "W_q": W_q,
+                "beta": np.zeros(n) if beta is None else np.array(beta),
+            },
+        )
 
     def _fields(self) -> tuple:
         return tuple(self.W_q.shape if f == "W_q" else getattr(self, f) for f in self.FIELDS)
@@ -150,9 +197,12 @@ class _NormSet(QuerySetSchema):
         return {k: v.copy() for k, v in self._arrays.items()}
 
     def validate(self, dim: int) -> None:
-        require(self.dim == dim, ShapeError,
-                f"{'layernorm' if self.kind == 'layernorm' else 'rmsnorm'} W_q produces queries of dimension "
-                f"{self.dim} but the keys have dimension {dim}; W_q must be {dim} x n")
+        require(
+            self.dim == dim,
+            ShapeError,
+            f"{'layernorm' if self.kind == 'layernorm' else 'rmsnorm'} W_q produces queries of dimension "
+            f"{self.dim} but the keys have dimension {dim}; W_q must be {dim} x n",
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,7 +211,7 @@ class LayerNormQuerySet(_NormSet):
 
     gamma: tuple
     beta: tuple
-    W_q: np.ndarray                 # d x n, read-only float64
+    W_q: np.ndarray  # d x n, read-only float64
     b_q: tuple
     eps: float = 0.0
     radius: float | None = None
@@ -182,7 +232,7 @@ class RMSNormQuerySet(_NormSet):
     b_q: tuple
     eps: float = 0.0
     rotation: Rotation | None = None
-    beta: tuple | None = None          # an output bias (layernorm_rotary), added to gain * u
+    beta: tuple | None = None  # an output bias (layernorm_rotary), added to gain * u
 
     kind = "rmsnorm"
 
@@ -205,11 +255,13 @@ class ExactQueryMap:
     def __init__(self, query_set):
         arrays = query_set.arrays()
         self.n, self.d = query_set.width, query_set.dim
-        self.W_float = arrays["W_q"]                                    # Wq, WqT: built on first use
-        smallest = np.min(np.abs(self.W_float), where=self.W_float != 0, initial=np.inf)  # frexp's exponent grows with |x|
+        self.W_float = arrays["W_q"]  # Wq, WqT: built on first use
+        smallest = np.min(
+            np.abs(self.W_float), where=self.W_float != 0, initial=np.inf
+        )  # frexp's exponent grows with |x|
         self.ew = int(np.frexp(smallest)[1]) - 53 if np.isfinite(smallest) else 0
-        self.G, self.eg = dyadic_integers(arrays[query_set.G_NAME])     # g = G * 2^eg
-        self.q0 = fmpq_matrix(arrays["b_q"].reshape(-1, 1))             # W_q beta + b_q, exact
+        self.G, self.eg = dyadic_integers(arrays[query_set.G_NAME])  # g = G * 2^eg
+        self.q0 = fmpq_matrix(arrays["b_q"].reshape(-1, 1))  # W_q beta + b_q, exact
         if query_set.beta is not None and any(query_set.beta):
             self.q0 = self.Wq * (fmpq_matrix(arrays["beta"].reshape(-1, 1)) * pow2(self.ew)) + self.q0  # integer W_q
         self.radius = None if query_set.radius is None else fmpq_of(query_set.radius)
@@ -314,7 +366,7 @@ class ExactLayer:
             num, den = (self.R.transpose() * fmpz_mat(self.d, 1, Y)).numer_denom()
             Y, Dc = [int(num[a, 0]) for a in range(self.d)], Dc * int(den)
         g = self.WqT * fmpz_mat(self.d, 1, Y)
-        w = [gam * int(g[r, 0]) for r, gam in enumerate(self.G)]                  # times 2^(eg+ew)
+        w = [gam * int(g[r, 0]) for r, gam in enumerate(self.G)]  # times 2^(eg+ew)
         nw2 = self.n * sum(x * x for x in w) - (sum(w) ** 2 if self.centred else 0)
         scale = pow2(self.ew + self.eg) / fmpq(Dc)
         return fmpq(nw2) * scale * scale, sum((self.q0[a, 0] * Y[a] for a in range(self.d)), fmpq(0)) / fmpq(Dc)
@@ -345,11 +397,11 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
     if isinstance(got, str):
         return False, got
     indices, Lam, L = got
-    K = layer.keys.integer_matrix()                                  # k_j = K_j 2^exponent
+    K = layer.keys.integer_matrix()  # k_j = K_j 2^exponent
     # v = V * 2^ek / L; a positive rescaling of v scales both sides of the test alike
     V = [L * int(K[index, a]) - sum(lam * int(K[j, a]) for j, lam in zip(indices, Lam)) for a in range(layer.d)]
     n_pg2, c = layer.direction_terms(V)
-    if c > 0 or n_pg2 > c * c:                     # sqrt(n_pg2) + c <= 0 exactly when c <= 0 and n_pg2 <= c^2
+    if c > 0 or n_pg2 > c * c:  # sqrt(n_pg2) + c <= 0 exactly when c <= 0 and n_pg2 <= c^2
         return False, f"key {index}: the dual bound sqrt(n) ||P (g * W_q^T R^T v)|| + (R q0) . v is not <= 0"
     return True, ""
 
@@ -363,8 +415,11 @@ def _evidence(layer: ExactLayer, result) -> tuple:
         return False, f"key {index}: index out of range 0..{layer.N - 1}"
     try:
         if layer.ln and status == "selectable" and y is not None:
-            if not isinstance(y, (list, tuple)) or len(y) != layer.d or not all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in y):
+            if (
+                not isinstance(y, (list, tuple))
+                or len(y) != layer.d
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in y)
+            ):
                 return False, f"key {index}: y must be a list of {layer.d} numbers"
             return "y", [float(v) for v in y]
         if status == "selectable":
@@ -375,14 +430,22 @@ def _evidence(layer: ExactLayer, result) -> tuple:
             q, witness = primal_query(layer, index, U, D), result.get("witness")
             if isinstance(q, tuple):
                 return q[:2]
-            if witness is not None and (len(witness) != layer.d or any(     # a stated witness is that query
-                    to_fraction(w) != fraction_of_fmpq(q[a, 0]) for a, w in enumerate(witness))):
+            if witness is not None and (
+                len(witness) != layer.d
+                or any(  # a stated witness is that query
+                    to_fraction(w) != fraction_of_fmpq(q[a, 0]) for a, w in enumerate(witness)
+                )
+            ):
                 return False, f"key {index}: the witness is not the query made from u"
             return "u", q
         if status == "not-realisable":
             dual = result.get("dual") or {}
-            return check_dual(layer, index, [int(j) for j in dual.get("indices", [])],
-                              [to_fraction(w) for w in dual.get("weights", [])])
+            return check_dual(
+                layer,
+                index,
+                [int(j) for j in dual.get("indices", [])],
+                [to_fraction(w) for w in dual.get("weights", [])],
+            )
     except (ValueError, TypeError, AttributeError, ZeroDivisionError) as err:
         return False, f"key {index}: malformed {status} certificate ({err})"
     if status == "undecided":
@@ -407,10 +470,14 @@ def check_all(keys, query_set, results) -> list:
     ek = ExactKeys.of(keys)
     query_set.validate(ek.dim)
     layer = ExactLayer(ek, query_set)
-    datas = [r if isinstance(r, dict) else {**r.extras, "index": r.index, "status": r.status, "witness": r.witness}
-             for r in results]                                  # a result's JSON, or a KeyResult's fields
-    return [Verdict(d["index"] if type(d.get("index")) is int else -1, str(d.get("status")), *verdict)
-            for d, verdict in zip(datas, _decide(layer, datas))]
+    datas = [
+        r if isinstance(r, dict) else {**r.extras, "index": r.index, "status": r.status, "witness": r.witness}
+        for r in results
+    ]  # a result's JSON, or a KeyResult's fields
+    return [
+        Verdict(d["index"] if type(d.get("index")) is int else -1, str(d.get("status")), *verdict)
+        for d, verdict in zip(datas, _decide(layer, datas))
+    ]
 
 
 def check_float_witnesses(keys, query_set, indices, U) -> list:
@@ -430,13 +497,25 @@ def check_float_witnesses(keys, query_set, indices, U) -> list:
     W, U, q0 = qm.W_float, np.asarray(U, dtype=np.float64).reshape(len(indices), n), qm.q0.entries()
     w0 = np.array([float(fraction_of_fmpq(x)) for x in q0])
     picked = ek.array[:, W.argmax(axis=0)]
-    Z = picked * g                               # W_q^T k_j times g, when W_q selects coordinates
-    require(qm.R is None and qm.radius is None and n <= 2 ** 13 and np.isin(W, (0, 1)).all() and (W.sum(axis=0) == 1).all()
-            and ((ek.single is not None and np.array_equal(g.astype(np.float32), g)) or (np.all(np.abs(np.frexp(g)[0]) == 0.5)
-                 and np.all((np.abs(Z) >= 2.0 ** -1022) & np.isfinite(Z) | (picked == 0))))
-            and all(fmpq_of(a) == b for a, b in zip(w0, q0)), CertificateFormatError,
-            "float witnesses u are checked for sets q = W_q (g * u) + q0 with W_q a 0/1 selection, float32 g and keys "
-            "(or g powers of two), float q0, no rotation and no radius; give the claims as results")
+    Z = picked * g  # W_q^T k_j times g, when W_q selects coordinates
+    require(
+        qm.R is None
+        and qm.radius is None
+        and n <= 2**13
+        and np.isin(W, (0, 1)).all()
+        and (W.sum(axis=0) == 1).all()
+        and (
+            (ek.single is not None and np.array_equal(g.astype(np.float32), g))
+            or (
+                np.all(np.abs(np.frexp(g)[0]) == 0.5)
+                and np.all((np.abs(Z) >= 2.0**-1022) & np.isfinite(Z) | (picked == 0))
+            )
+        )
+        and all(fmpq_of(a) == b for a, b in zip(w0, q0)),
+        CertificateFormatError,
+        "float witnesses u are checked for sets q = W_q (g * u) + q0 with W_q a 0/1 selection, float32 g and keys "
+        "(or g powers of two), float q0, no rotation and no radius; give the claims as results",
+    )
     e = np.frexp(np.abs(U).max(axis=1, initial=0))[1] - 20
     with np.errstate(invalid="ignore", over="ignore"):
         I = np.ldexp(U, -e[:, None])
@@ -445,5 +524,12 @@ def check_float_witnesses(keys, query_set, indices, U) -> list:
     keep, rows = np.flatnonzero(w0), np.flatnonzero(inside)
     L = ExactKeys(np.hstack([Z, ek.array[:, keep]]))
     got = dict(zip(rows, check_witnesses(L, [(int(indices[t]), np.r_[U[t], w0[keep]]) for t in rows])))
-    return [Verdict(int(i), "selectable", bool(inside[t]) and got[t] is None, got.get(t) or "" if inside[t] else
-                    f"key {i}: u is not in the set, or not on a grid of 20-bit integers") for t, i in enumerate(indices)]
+    return [
+        Verdict(
+            int(i),
+            "selectable",
+            bool(inside[t]) and got[t] is None,
+            got.get(t) or "" if inside[t] else f"key {i}: u is not in the set, or not on a grid of 20-bit integers",
+        )
+        for t, i in enumerate(indices)
+    ]

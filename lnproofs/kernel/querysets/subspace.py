@@ -24,7 +24,6 @@ from ..querysets import QuerySetSchema, free
 __all__ = ["QUERY_SETS", "SubspaceQuerySet", "ExactPoints", "check_all"]
 
 
-
 @dataclass(frozen=True)
 class SubspaceQuerySet(QuerySetSchema):
     """Queries ``q = W^T z`` (``W`` is ``m x d``), optionally with ``||q|| <= radius``."""
@@ -51,9 +50,12 @@ class SubspaceQuerySet(QuerySetSchema):
 
     def validate(self, dim: int) -> None:
         m, d = self.shape
-        require(d == dim, ShapeError,
-                f"query subspace W has shape ({m}, {d}) but the keys have dimension {dim}; "
-                f"W must be m x {dim} (queries are q = W^T z)")
+        require(
+            d == dim,
+            ShapeError,
+            f"query subspace W has shape ({m}, {d}) but the keys have dimension {dim}; "
+            f"W must be m x {dim} (queries are q = W^T z)",
+        )
 
 
 QUERY_SETS = {"subspace": SubspaceQuerySet}
@@ -69,7 +71,7 @@ class ExactPoints(ExactKeys):
         query_set.validate(arr.shape[1])
         self.keys, self.W = arr, query_set.matrix
         (K, ek), (Wt, ew) = integer_matrix(arr), integer_matrix(self.W.T)
-        self.P, self.exponent = K * Wt, ek + ew                        # fmpz_mat, N x m
+        self.P, self.exponent = K * Wt, ek + ew  # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
         self.dim, self._matrix, self._rank, self._Wt = self.m, self.P, None, None
         self.colmax = np.zeros(self.m)
@@ -80,7 +82,7 @@ class ExactPoints(ExactKeys):
     def query_of(self, z) -> list[Fraction]:
         """``q = W^T z`` exactly."""
         if self._Wt is None:
-            self._Wt = fmpq_matrix(self.W).transpose()                  # d x m
+            self._Wt = fmpq_matrix(self.W).transpose()  # d x m
         q = self._Wt * fmpq_mat(self.m, 1, [fmpq_of(x) for x in z])
         return [fraction_of_fmpq(q[a, 0]) for a in range(q.nrows())]
 

@@ -39,5 +39,3 @@ def certify(keys, query_set: BallQuerySet, **options) -> list:
             r = replace(r, witness=_into_ball(r.witness, query_set.radius))
         out.append(r)
     return out
-
-

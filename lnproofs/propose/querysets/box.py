@@ -37,8 +37,9 @@ def load_box(bound, bias_path=None, n_keys: int | None = None) -> BoxQuerySet:
     if bias_path is not None:
         bias = load_array(bias_path, name="key bias", ndim=None).reshape(-1)
         if n_keys is not None and len(bias) != n_keys:
-            raise ShapeError(f"key bias {bias_path} has {len(bias)} entries but there are {n_keys} keys; "
-                             "give one bias per key")
+            raise ShapeError(
+                f"key bias {bias_path} has {len(bias)} entries but there are {n_keys} keys; give one bias per key"
+            )
     return BoxQuerySet(bound, None if bias is None else tuple(bias.tolist()))
 
 
@@ -72,6 +73,7 @@ def _exact_support(K, b, i, support):
     def q(x):
         f = Fraction(float(x))
         return fmpq(f.numerator, f.denominator)
+
     M = fmpq_mat([[q(K[j, c]) for j in support] for c in range(K.shape[1])] + [[fmpq(1)] * len(support)])
     rhs = fmpq_mat([[q(x)] for x in K[i]] + [[fmpq(1)]])
     try:
@@ -93,12 +95,13 @@ def _lp(K, b, i, bound, start: int = 64, add: int = 64):
     n, d = K.shape
     lead = (K - K[i]) @ K[i] + b - b[i]
     lead[i] = -np.inf
-    others = np.argsort(-lead, kind="stable")[:min(start, n - 1)]
+    others = np.argsort(-lead, kind="stable")[: min(start, n - 1)]
     box = (-bound, bound) if bound is not None else (None, None)
     while True:
-        A = np.hstack([K[others] - K[i], np.ones((len(others), 1))])     # (k_j - k_i) . q + s <= b_i - b_j
-        res = linprog(np.r_[np.zeros(d), -1.0], A_ub=A, b_ub=b[i] - b[others], bounds=[box] * d + [(None, 1.0)],
-                      method="highs")
+        A = np.hstack([K[others] - K[i], np.ones((len(others), 1))])  # (k_j - k_i) . q + s <= b_i - b_j
+        res = linprog(
+            np.r_[np.zeros(d), -1.0], A_ub=A, b_ub=b[i] - b[others], bounds=[box] * d + [(None, 1.0)], method="highs"
+        )
         if res.status != 0:
             return None, (), f"HiGHS: {res.message}"
         over = (K - K[i]) @ res.x[:d] + res.x[d] - (b[i] - b)
@@ -113,10 +116,10 @@ def _lp(K, b, i, bound, start: int = 64, add: int = 64):
     keep = np.flatnonzero(lam > 1e-12 * max(lam.max(), 1e-300))
     support = tuple(int(j) for j in others[keep])
     combos = []
-    exact = _exact_support(K, b, i, list(support))            # r = 0 exactly: needed for free queries
+    exact = _exact_support(K, b, i, list(support))  # r = 0 exactly: needed for free queries
     if exact is not None:
         combos.append(Combination(support, tuple(exact)))
-    if bound is not None:                                     # the LP's weights, normalised exactly
+    if bound is not None:  # the LP's weights, normalised exactly
         raw = [Fraction(float(x)) for x in lam[keep]]
         combos.append(Combination(support, tuple(w / sum(raw) for w in raw)))
     if not combos:
@@ -130,8 +133,9 @@ def certify(keys, query_set: BoxQuerySet, **options) -> list:
     n = len(K)
     indices = list(range(n)) if options.get("indices") is None else [int(i) for i in options["indices"]]
     if query_set.bias is None:
-        results = _from_free(K, query_set, indices, {"seed": options.get("seed", 0),
-                                                     "progress": options.get("progress", False)})
+        results = _from_free(
+            K, query_set, indices, {"seed": options.get("seed", 0), "progress": options.get("progress", False)}
+        )
         proposed = [results[i] for i in indices]
     else:
         b = np.asarray(query_set.bias, dtype=np.float64)
@@ -145,6 +149,8 @@ def certify(keys, query_set: BoxQuerySet, **options) -> list:
             good = next((r for r in tries if check_all(K, query_set, [r])[0].ok), None)
             proposed.append(good or (tries[-1] if tries else KeyResult(i, "undecided", reason=reason)))
     verdicts = check_all(K, query_set, proposed)
-    done = {r.index: (r if v.ok else KeyResult(r.index, "undecided", reason=f"the kernel refused: {v.message}"))
-            for r, v in zip(proposed, verdicts)}
+    done = {
+        r.index: (r if v.ok else KeyResult(r.index, "undecided", reason=f"the kernel refused: {v.message}"))
+        for r, v in zip(proposed, verdicts)
+    }
     return [done.get(i) or KeyResult(i, "undecided", reason="not requested") for i in range(n)]

@@ -19,8 +19,8 @@ from math import lcm
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat, nmod_mat
 
-from ...kernel.dyadic import pow2
 from ...certificates.coverage import Coverage
+from ...kernel.dyadic import pow2
 from ...kernel.querysets.coverage import SETS, integer_columns
 from ...kernel.querysets.norm import ExactQueryMap
 
@@ -56,8 +56,8 @@ def propose_coverage(query_set, query_map: ExactQueryMap | None = None, *, teste
         return None
     A = _float_map(query_set)
     found = _float_columns(qm, A, tested)
-    if found is None:                                         # the exact search over every column
-        M = integer_columns(qm, range(n))                     # d x n, M = c A with c > 0
+    if found is None:  # the exact search over every column
+        M = integer_columns(qm, range(n))  # d x n, M = c A with c > 0
         found = next(((p, cols) for p in PRIMES if (cols := _pivots(M, d, p)) is not None), None)
     if found is None:
         return None
@@ -100,7 +100,7 @@ def _float_columns(qm, A, tested=True):
 
     if not np.all(np.isfinite(A)):
         return None
-    with warnings.catch_warnings():                          # a singular A: its small pivot says so below
+    with warnings.catch_warnings():  # a singular A: its small pivot says so below
         warnings.simplefilter("ignore")
         lu, swaps = lu_factor(A.T, check_finite=False)
     diag = np.abs(np.diag(lu))
@@ -109,7 +109,7 @@ def _float_columns(qm, A, tested=True):
     order = np.arange(A.shape[1])
     for i, j in enumerate(swaps):
         order[[i, j]] = order[[j, i]]
-    cols = sorted(int(c) for c in order[:qm.d])
+    cols = sorted(int(c) for c in order[: qm.d])
     return next(((p, cols) for p in PRIMES if not tested or nmod_mat(integer_columns(qm, cols), p).det() != 0), None)
 
 
@@ -128,7 +128,7 @@ def _compact_preimage(qm, A, cols) -> list | None:
     if qm.centred:
         if ref is None:
             return None
-        u[ref] -= sum(u, fmpq(0))                                  # exactly on 1 . u = 0
+        u[ref] -= sum(u, fmpq(0))  # exactly on 1 . u = 0
     # M delta = -c b - M u with delta = sum_k t_k (e_{c_k} - e_ref) (centred) or sum_k t_k e_{c_k}
     N = fmpq_mat(integer_columns(qm, cols))
     if ref is not None:
@@ -138,7 +138,8 @@ def _compact_preimage(qm, A, cols) -> list | None:
     gu = [g * x for g, x in zip(qm.G, u)]
     den = lcm(*(int(x.q) for x in gu))
     Mu = fmpq_mat(qm.Wq * fmpz_mat(n, 1, [int(x.p) * (den // int(x.q)) for x in gu])) * fmpq(
-        n if qm.centred else 1, den)
+        n if qm.centred else 1, den
+    )
     rhs = -qm.q0 * _scale(qm) - Mu
     try:
         t = N.solve(rhs)

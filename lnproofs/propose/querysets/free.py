@@ -16,6 +16,5 @@ KIND, QUERY_SET = "free", FreeQueries
 def certify(keys, query_set=None, **options):
     """Per-key results under free queries (see :func:`lnproofs.propose.certification.certify_results`)."""
     from ..certification import certify_results
+
     return certify_results(keys, **options)
-
-

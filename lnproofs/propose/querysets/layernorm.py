@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...kernel.arrays import as_real_array
 from ...io.bounded import npz_names, read_npz
 from ...io.exact import exact_float64
+from ...kernel.arrays import as_real_array
 from ...kernel.errors import FileFormatError, InputError, ShapeError, require
 from ...kernel.querysets.norm import LayerNormQuerySet
 from .layernorm_fast import certify_results_fast
@@ -29,13 +29,18 @@ KIND, QUERY_SET, ARRAYS = "layernorm", LayerNormQuerySet, LayerNormQuerySet.ARRA
 def load_layernorm(path, *, radius: float | None = None) -> LayerNormQuerySet:
     """Read arrays ``gamma``, ``beta``, ``W_q``, ``b_q`` (and optional ``eps``) from a .npz file."""
     path = Path(path)
-    require(path.exists() and path.is_file(), FileFormatError,
-            f"{path} does not exist; give a .npz file with arrays {', '.join(ARRAYS)} (and optional eps)")
-    require(path.suffix.lower() == ".npz", FileFormatError,
-            f"{path} has suffix {path.suffix or '(none)'!r}; layer parameters must be a .npz file with arrays {', '.join(ARRAYS)}")
-    try:     # only the arrays named, each checked from its headers before it is inflated, and exact
-        found = {k: exact_float64(v, f"{path} {k}")
-                 for k, v in read_npz(path, (*ARRAYS, "eps")).items()}
+    require(
+        path.exists() and path.is_file(),
+        FileFormatError,
+        f"{path} does not exist; give a .npz file with arrays {', '.join(ARRAYS)} (and optional eps)",
+    )
+    require(
+        path.suffix.lower() == ".npz",
+        FileFormatError,
+        f"{path} has suffix {path.suffix or '(none)'!r}; layer parameters must be a .npz file with arrays {', '.join(ARRAYS)}",
+    )
+    try:  # only the arrays named, each checked from its headers before it is inflated, and exact
+        found = {k: exact_float64(v, f"{path} {k}") for k, v in read_npz(path, (*ARRAYS, "eps")).items()}
         present = npz_names(path)
     except InputError:
         raise
@@ -44,17 +49,23 @@ def load_layernorm(path, *, radius: float | None = None) -> LayerNormQuerySet:
         raise FileFormatError(f"{path} could not be read as .npz ({reason}); is the file complete?") from None
     missing = [name for name in ARRAYS if name not in found]
     if missing:
-        raise FileFormatError(f"{path} has no array {missing[0]!r} (it holds: {', '.join(sorted(present)) or 'none'}); "
-                              f"it needs {', '.join(ARRAYS)} and optionally eps")
+        raise FileFormatError(
+            f"{path} has no array {missing[0]!r} (it holds: {', '.join(sorted(present)) or 'none'}); "
+            f"it needs {', '.join(ARRAYS)} and optionally eps"
+        )
     eps = 0.0
     if "eps" in found:
         eps_arr = as_real_array(found["eps"], name=f"{path} eps")
         require(eps_arr.size == 1, ShapeError, f"{path} eps has shape {eps_arr.shape}; give one number")
         eps = float(eps_arr.reshape(-1)[0])
-    return LayerNormQuerySet(as_real_array(found["gamma"], name=f"{path} gamma", ndim=1),
-                             as_real_array(found["beta"], name=f"{path} beta", ndim=1),
-                             as_real_array(found["W_q"], name=f"{path} W_q", ndim=2),
-                             as_real_array(found["b_q"], name=f"{path} b_q", ndim=1), eps, radius)
+    return LayerNormQuerySet(
+        as_real_array(found["gamma"], name=f"{path} gamma", ndim=1),
+        as_real_array(found["beta"], name=f"{path} beta", ndim=1),
+        as_real_array(found["W_q"], name=f"{path} W_q", ndim=2),
+        as_real_array(found["b_q"], name=f"{path} b_q", ndim=1),
+        eps,
+        radius,
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -85,7 +96,4 @@ def certify(keys, query_set: LayerNormQuerySet, *, indices=None, progress=None, 
     if progress and callable(progress):
         callback = progress
     arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)
-    return [KeyResult.from_json(entry) for entry in
-            certify_results(arr, query_set, progress=callback, indices=indices)]
-
-
+    return [KeyResult.from_json(entry) for entry in certify_results(arr, query_set, progress=callback, indices=indices)]

@@ -28,8 +28,8 @@ def factored_basis(query_set):
     """``(V, root, q0)``: ``H = A P A^T = V diag(root^2) V^T`` on its range, and the query
     offset ``q0 = W_q beta + b_q`` (floats)."""
     arrays = query_set.arrays()
-    M = arrays["gamma"][:, None] * arrays["W_q"].T            # n x d: A^T
-    M = M - M.mean(axis=0, keepdims=True)                     # P A^T
+    M = arrays["gamma"][:, None] * arrays["W_q"].T  # n x d: A^T
+    M = M - M.mean(axis=0, keepdims=True)  # P A^T
     values, vectors = np.linalg.eigh(M.T @ M)
     keep = values > max(values.max(initial=0.0), 0.0) * 1e-12 * max(M.shape)
     return vectors[:, keep], np.sqrt(values[keep]), arrays["W_q"] @ arrays["beta"] + arrays["b_q"]
@@ -44,7 +44,7 @@ def propose_all(keys, query_set, *, steps: int = 80, shrink: float = 1 - 1e-6, b
     Y = (keys @ V) * root
     c = keys @ q0
     radius = np.sqrt(n) * shrink
-    diff = Y[:, None, :] - Y[None, :, :]                       # N x N x r
+    diff = Y[:, None, :] - Y[None, :, :]  # N x N x r
     cdiff = c[:, None] - c[None, :]
     eye = np.eye(N, dtype=bool)
     w = Y - Y.mean(axis=0)
@@ -81,15 +81,15 @@ def propose_all(keys, query_set, *, steps: int = 80, shrink: float = 1 - 1e-6, b
 
 def _expanded(layer, entry) -> dict:
     """The reference form of a compact result: ``u`` (exact) and the witness query ``q``."""
-    from ...kernel.dyadic import dyadic_integers, fraction_of_fmpq
     from ...certificates.writers import format_fraction
+    from ...kernel.dyadic import dyadic_integers, fraction_of_fmpq
     from .layernorm_perkey import u_text
 
     ints, ey = dyadic_integers(np.asarray(entry["y"], dtype=np.float64))
-    v = [int(x) for x in (layer.WqT * _column(ints)).entries()]           # W_q^T y / 2^(ew + ey)
-    g = [a * b for a, b in zip(layer.G, v)]                               # gamma * W_q^T y / 2^(ew + eg + ey)
+    v = [int(x) for x in (layer.WqT * _column(ints)).entries()]  # W_q^T y / 2^(ew + ey)
+    g = [a * b for a, b in zip(layer.G, v)]  # gamma * W_q^T y / 2^(ew + eg + ey)
     total, n = sum(g), layer.n
-    U = [n * x - total for x in g]                                         # u = U 2^e / n
+    U = [n * x - total for x in g]  # u = U 2^e / n
     e = layer.ew + layer.eg + ey
     U, D = ([x << e for x in U], n) if e >= 0 else (U, n << -e)
     q = layer.query(U, D)
@@ -104,8 +104,9 @@ def _column(ints):
     return fmpz_mat(len(ints), 1, ints)
 
 
-def certify_results_fast(keys, query_set, *, indices=None, query_map=None, basis=None,
-                         compact: bool = False) -> list[dict]:
+def certify_results_fast(
+    keys, query_set, *, indices=None, query_map=None, basis=None, compact: bool = False
+) -> list[dict]:
     """Result dictionaries (certificate JSON form) for the keys ``indices`` (default all).
 
     ``query_map`` (:class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`) and ``basis``
@@ -123,17 +124,23 @@ def certify_results_fast(keys, query_set, *, indices=None, query_map=None, basis
     results: dict[int, dict] = {}
     if N > 1 and todo:
         _, inverse, counts = row_classes(keys)
-        single = [i for i in todo if counts[inverse[i]] == 1]   # duplicates can never win strictly
-        if single and N * N * query_set.dim <= 2 ** 27:     # propose_all holds N x N x d floats: else per key
+        single = [i for i in todo if counts[inverse[i]] == 1]  # duplicates can never win strictly
+        if single and N * N * query_set.dim <= 2**27:  # propose_all holds N x N x d floats: else per key
             y, _ = propose_all(keys, query_set, basis=basis)
             layer = ExactLayer(keys, query_set, query_map)
             verdicts = layer.check_factored([(i, y[i]) for i in single])
             passed = [(i, q) for i, (ok, _msg, q) in zip(single, verdicts) if ok]
             for (i, _), margin in zip(passed, exact_margins(layer, passed)):
-                results[i] = {"index": i, "status": "selectable", "witness": None, "combination": None,
-                              "verified": "exact",
-                              "margin": None if margin is None else int(margin.p) / int(margin.q),
-                              "reason": None, "y": [float(v) for v in y[i]]}
+                results[i] = {
+                    "index": i,
+                    "status": "selectable",
+                    "witness": None,
+                    "combination": None,
+                    "verified": "exact",
+                    "margin": None if margin is None else int(margin.p) / int(margin.q),
+                    "reason": None,
+                    "y": [float(v) for v in y[i]],
+                }
                 if not compact:
                     results[i] = _expanded(layer, results[i])
     rest = [i for i in todo if i not in results]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel.dyadic import fraction_of_fmpq as _fraction
-from ...kernel.querysets.norm import ExactLayer, LayerNormQuerySet, check_dual as _check_dual
-
+from ...kernel.querysets.norm import ExactLayer, LayerNormQuerySet
+from ...kernel.querysets.norm import check_dual as _check_dual
 from ..cone import solve_margin_cone
-from ..exact_checks import check_primal as _check_primal, exact_margins
+from ..exact_checks import check_primal as _check_primal
+from ..exact_checks import exact_margins
 
 __all__ = ["propose", "per_key_results", "snap_into_set", "u_text"]
 
@@ -31,12 +32,12 @@ def snap_into_set(u_float, n: int):
 
     ints, e = dyadic_integers(np.asarray(u_float, dtype=np.float64))
     total = sum(ints)
-    U = [n * x - total for x in ints]                  # u - mean(u), times n / 2^e
+    U = [n * x - total for x in ints]  # u - mean(u), times n / 2^e
     if e >= 0:
         U, D = [x << e for x in U], n
     else:
         D = n << -e
-    norm2_num = sum(x * x for x in U)                  # ||u||^2 = norm2_num / D^2
+    norm2_num = sum(x * x for x in U)  # ||u||^2 = norm2_num / D^2
     if norm2_num > n * D * D:
         bits = 64
         # S / 2^bits <= sqrt(n D^2 / norm2_num)
@@ -56,11 +57,11 @@ def u_text(U, D) -> list[str]:
 def _span_basis(query_set: LayerNormQuerySet) -> np.ndarray:
     """Orthonormal basis of the part of 1-perp that can change any score (at most d columns)."""
     arrays = query_set.arrays()
-    M = arrays["gamma"][:, None] * arrays["W_q"].T            # n x d
+    M = arrays["gamma"][:, None] * arrays["W_q"].T  # n x d
     M = M - M.mean(axis=0, keepdims=True)
-    values, vectors = np.linalg.eigh(M.T @ M)                 # d x d: cheap for wide layers
+    values, vectors = np.linalg.eigh(M.T @ M)  # d x d: cheap for wide layers
     keep = values > max(values.max(initial=0.0), 0.0) * 1e-12 * max(M.shape)
-    return (M @ vectors[:, keep]) / np.sqrt(values[keep])     # M V / sqrt(lambda): orthonormal columns
+    return (M @ vectors[:, keep]) / np.sqrt(values[keep])  # M V / sqrt(lambda): orthonormal columns
 
 
 class _Proposer:
@@ -71,8 +72,8 @@ class _Proposer:
         self.keys = np.asarray(keys, dtype=np.float64)
         self.n = query_set.width
         self.Q = _span_basis(query_set) if basis is None else basis
-        AQ = arrays["W_q"] @ (arrays["gamma"][:, None] * self.Q)      # d x r: q = AQ y + q0
-        self.Y = self.keys @ AQ                                      # scores s_j = Y[j] . y + c[j]
+        AQ = arrays["W_q"] @ (arrays["gamma"][:, None] * self.Q)  # d x r: q = AQ y + q0
+        self.Y = self.keys @ AQ  # scores s_j = Y[j] . y + c[j]
         self.q0 = arrays["W_q"] @ arrays["beta"] + arrays["b_q"]
         self.c = self.keys @ self.q0
         self.AQ = AQ
@@ -118,18 +119,29 @@ def per_key_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
     # Keys that are not vertices of the hull can never win strictly: the free engine's
     # exact convex weights are a dual certificate (g = 0 and zero offset).
     from ..certification import certify_results as free_results
+
     free = {r.index: r for r in free_results(keys, indices=todo)} if N > 1 else {}
     results = []
     for i in todo:
-        entry = {"index": i, "status": "undecided", "witness": None, "combination": None,
-                 "verified": "none", "margin": None, "reason": None}
+        entry = {
+            "index": i,
+            "status": "undecided",
+            "witness": None,
+            "combination": None,
+            "verified": "none",
+            "margin": None,
+            "reason": None,
+        }
         hull = free.get(i)
         if hull is not None and hull.status in ("unselectable", "tie-only") and hull.combination is not None:
             comb = hull.combination
             ok_dual, _ = _check_dual(layer, i, list(comb.indices), list(comb.weights))
             if ok_dual:
-                entry.update(status="not-realisable", verified="exact",
-                             dual={"indices": list(comb.indices), "weights": [format_fraction(w) for w in comb.weights]})
+                entry.update(
+                    status="not-realisable",
+                    verified="exact",
+                    dual={"indices": list(comb.indices), "weights": [format_fraction(w) for w in comb.weights]},
+                )
                 results.append(entry)
                 continue
         if N == 1:
@@ -146,24 +158,32 @@ def per_key_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
         margin = exact_margins(layer, [(i, q)])[0] if ok else None
         if ok:
             q = layer.query(U, D)
-            entry.update(status="selectable", verified="exact",
-                         witness=[format_fraction(_fraction(q[a, 0])) for a in range(layer.d)],
-                         margin=None if margin is None else float(_fraction(margin)),
-                         u=u_text(U, D))
+            entry.update(
+                status="selectable",
+                verified="exact",
+                witness=[format_fraction(_fraction(q[a, 0])) for a in range(layer.d)],
+                margin=None if margin is None else float(_fraction(margin)),
+                u=u_text(U, D),
+            )
             results.append(entry)
             continue
         reason = msg
         for indices, weights in _dual_candidates(i, lam):
             ok_dual, msg_dual = _check_dual(layer, i, indices, weights)
             if ok_dual:
-                entry.update(status="not-realisable", verified="exact", reason=None,
-                             dual={"indices": indices, "weights": [format_fraction(w) for w in weights]},
-                             margin=t)
+                entry.update(
+                    status="not-realisable",
+                    verified="exact",
+                    reason=None,
+                    dual={"indices": indices, "weights": [format_fraction(w) for w in weights]},
+                    margin=t,
+                )
                 break
             reason = f"{msg}; {msg_dual}"
         else:
-            entry["reason"] = (f"solver optimum {t:.3g}; neither the query nor the dual bound could be verified "
-                               f"exactly ({reason})")
+            entry["reason"] = (
+                f"solver optimum {t:.3g}; neither the query nor the dual bound could be verified exactly ({reason})"
+            )
         results.append(entry)
         if progress is not None:
             progress(i + 1, N)

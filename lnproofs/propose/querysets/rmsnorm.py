@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel.querysets.norm import ExactLayer, RMSNormQuerySet, Rotation, check_all, check_dual
-
 from ..cone import solve_margin_cone
 from ..exact_checks import check_primal, exact_margins
 
@@ -23,8 +22,11 @@ KIND, QUERY_SET = "rmsnorm", RMSNormQuerySet
 def _map(query_set: RMSNormQuerySet) -> tuple[np.ndarray, np.ndarray]:
     """``(A, q0)`` in floats with ``q = A u + q0``."""
     arrays = query_set.arrays()
-    R = np.eye(query_set.dim) if query_set.rotation is None else np.array(
-        [[float(x) for x in row] for row in query_set.rotation.matrix(query_set.dim).tolist()])
+    R = (
+        np.eye(query_set.dim)
+        if query_set.rotation is None
+        else np.array([[float(x) for x in row] for row in query_set.rotation.matrix(query_set.dim).tolist()])
+    )
     return R @ (arrays["W_q"] * arrays["gain"][None, :]), R @ (arrays["W_q"] @ arrays["beta"] + arrays["b_q"])
 
 
@@ -39,8 +41,8 @@ class _Proposer:
             A = A - A.mean(axis=1, keepdims=True)
         _, s, vt = np.linalg.svd(A, full_matrices=False)
         keep = s > (s.max(initial=0.0) * 1e-12 * max(A.shape))
-        self.Q = vt[keep].T                                  # n x r orthonormal columns
-        self.Y = self.keys @ (A @ self.Q)                    # s_j = Y[j] . y + c[j]
+        self.Q = vt[keep].T  # n x r orthonormal columns
+        self.Y = self.keys @ (A @ self.Q)  # s_j = Y[j] . y + c[j]
         self.c = self.keys @ q0
 
     def solve(self, index: int):
@@ -61,7 +63,7 @@ def _snap_into_ball(u_float, n: int, centred: bool = False):
 
     U, e = dyadic_integers(np.asarray(u_float, dtype=np.float64))
     D = 1
-    if centred:                                   # n u - (1.u) 1, over n
+    if centred:  # n u - (1.u) 1, over n
         total = sum(U)
         U, D = [n * x - total for x in U], n
     if e >= 0:
@@ -93,8 +95,8 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
     the set's :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`, when the caller holds it."""
     from fractions import Fraction
 
-    from ...kernel.dyadic import fraction_of_fmpq
     from ...certificates.writers import format_fraction
+    from ...kernel.dyadic import fraction_of_fmpq
     from ..certification import certify_results as free_results
 
     keys = np.asarray(keys, dtype=np.float64)
@@ -106,15 +108,25 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
     proposer = _Proposer(keys, query_set) if N > 1 else None
     results = []
     for count, i in enumerate(todo):
-        entry = {"index": i, "status": "undecided", "witness": None, "combination": None,
-                 "verified": "none", "margin": None, "reason": None}
+        entry = {
+            "index": i,
+            "status": "undecided",
+            "witness": None,
+            "combination": None,
+            "verified": "none",
+            "margin": None,
+            "reason": None,
+        }
         results.append(entry)
         hull = free.get(i)
         if hull is not None and hull.status in ("unselectable", "tie-only") and hull.combination is not None:
             comb = hull.combination
             if check_dual(layer, i, list(comb.indices), list(comb.weights))[0]:
-                entry.update(status="not-realisable", verified="exact",
-                             dual={"indices": list(comb.indices), "weights": [format_fraction(w) for w in comb.weights]})
+                entry.update(
+                    status="not-realisable",
+                    verified="exact",
+                    dual={"indices": list(comb.indices), "weights": [format_fraction(w) for w in comb.weights]},
+                )
                 continue
         proposal = (1.0, np.zeros(query_set.width), np.zeros(1)) if N == 1 else proposer.solve(i)
         if proposal is None:
@@ -126,22 +138,30 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
         margin = exact_margins(layer, [(i, q)])[0] if ok else None
         if ok:
             q = layer.query(U, D)
-            entry.update(status="selectable", verified="exact",
-                         witness=[format_fraction(fraction_of_fmpq(q[a, 0])) for a in range(layer.d)],
-                         margin=None if margin is None else float(fraction_of_fmpq(margin)),
-                         u=[format_fraction(Fraction(x, D)) for x in U])
+            entry.update(
+                status="selectable",
+                verified="exact",
+                witness=[format_fraction(fraction_of_fmpq(q[a, 0])) for a in range(layer.d)],
+                margin=None if margin is None else float(fraction_of_fmpq(margin)),
+                u=[format_fraction(Fraction(x, D)) for x in U],
+            )
             continue
         reason = msg
         for idx, weights in _dual_candidates(i, lam):
             ok_dual, msg_dual = check_dual(layer, i, idx, weights)
             if ok_dual:
-                entry.update(status="not-realisable", verified="exact", margin=t,
-                             dual={"indices": idx, "weights": [format_fraction(w) for w in weights]})
+                entry.update(
+                    status="not-realisable",
+                    verified="exact",
+                    margin=t,
+                    dual={"indices": idx, "weights": [format_fraction(w) for w in weights]},
+                )
                 break
             reason = f"{msg}; {msg_dual}"
         else:
-            entry["reason"] = (f"solver optimum {t:.3g}; neither the query nor the dual bound could be verified "
-                               f"exactly ({reason})")
+            entry["reason"] = (
+                f"solver optimum {t:.3g}; neither the query nor the dual bound could be verified exactly ({reason})"
+            )
         if progress is not None:
             progress(count + 1, len(todo))
     return results

@@ -14,9 +14,9 @@ import numpy as np
 
 from ...io.arrays import load_array
 from ...kernel.checker import check_witnesses
-from ..exact_checks import check_combination, key_row
 from ...kernel.exact import to_fraction
 from ...kernel.querysets.subspace import ExactPoints, SubspaceQuerySet
+from ..exact_checks import check_combination, key_row
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "load_subspace", "certify"]
 
@@ -31,8 +31,13 @@ def _check_witness(points: ExactPoints, i: int, z, mode: str) -> str | None:
 def _floats(points: ExactPoints, relative_to: int | None = None) -> np.ndarray:
     """The points ``W k_j`` (minus point ``relative_to``, exactly) rounded to doubles, for the engine."""
     base = [0] * points.m if relative_to is None else key_row(points, relative_to)
-    return np.array([[float(Fraction(int(points.P[j, a]) - base[a]) * Fraction(2) ** points.exponent)
-                      for a in range(points.m)] for j in range(points.n)], dtype=np.float64).reshape(points.n, points.m)
+    return np.array(
+        [
+            [float(Fraction(int(points.P[j, a]) - base[a]) * Fraction(2) ** points.exponent) for a in range(points.m)]
+            for j in range(points.n)
+        ],
+        dtype=np.float64,
+    ).reshape(points.n, points.m)
 
 
 def load_subspace(path, *, radius: float | None = None) -> SubspaceQuerySet:
@@ -112,7 +117,7 @@ def _confirm(points: ExactPoints, query_set: SubspaceQuerySet, r):
     if status in ("selectable", "tie-only"):
         z = _into_ball(points, query_set, r.witness)
         if status == "tie-only" and _check_witness(points, i, z, "strict") is None:
-            status = "selectable"      # the exact points separate what rounding merged
+            status = "selectable"  # the exact points separate what rounding merged
         combination = None
         if status == "tie-only":
             combination = _repair(points, i, r.combination, strict=False) if r.combination else None
