@@ -48,8 +48,8 @@ def main() -> None:
     args = parser.parse_args()
     from lnproofs import certify, check_certificate
     from lnproofs.experiments.lm_keys import exact_centred, layernorm_keys
-    from lnproofs.kernel.checker import ExactKeys
-    from lnproofs.kernel.querysets.free import check_all
+    from lnproofs.kernel import ExactKeys
+    from lnproofs.kernel import check_results as check_all
     from lnproofs.propose.hull_batch import certify_fast, propose_batch
 
     load_before = os.getloadavg()

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
 from lnproofs.certificates.vocab import load_vocab  # noqa: E402
-from lnproofs.kernel.querysets.free import BoxQuerySet  # noqa: E402
+from lnproofs.kernel import BoxQuerySet  # noqa: E402
 from lnproofs.propose.vocab import certify_vocab_keys  # noqa: E402
 
 
@@ -67,7 +67,7 @@ def lp_per_token(K, bias, bound, sample, seed=0):
 
 def _layernorm(d, gain=None, beta=None, lifted=False):
     """A final LayerNorm's query set on keys of width d (lifted by an output bias: W_q = [I; 0], b_q = e)."""
-    from lnproofs.kernel.querysets.norm import LayerNormQuerySet
+    from lnproofs.kernel import LayerNormQuerySet
 
     W, b_q = (np.vstack([np.eye(d), np.zeros((1, d))]), np.r_[np.zeros(d), 1.0]) if lifted else (np.eye(d), np.zeros(d))
     return LayerNormQuerySet(

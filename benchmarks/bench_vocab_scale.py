@@ -104,8 +104,7 @@ def _blas() -> list:
 def chunk_task(item, keys) -> dict:
     """One chunk: make its certificate through the vocabulary road, then check it with the kernel."""
     from lnproofs.execution import thread_settings
-    from lnproofs.kernel.checker import ExactKeys
-    from lnproofs.kernel.querysets.free import BoxQuerySet
+    from lnproofs.kernel import BoxQuerySet, ExactKeys
     from lnproofs.propose.vocab import certify_vocab_keys
 
     set_name, bound, indices = item

@@ -13,8 +13,8 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     # errors and input
-    "LnproofsError": "kernel.errors",
-    "InputError": "kernel.errors",
+    "LnproofsError": "kernel",
+    "InputError": "kernel",
     "load_array": "io.arrays",
     # theorems, proved by SymPy
     "Theorem": "derive.theorem",
@@ -33,13 +33,13 @@ _EXPORTS: dict[str, str] = {
     "has_unselectable": "propose.certification",
     "certify_layernorm_outputs": "propose.layernorm_inputs",
     "Certificate": "certificates.certificate",
-    "KeyResult": "kernel.certificates",
-    "Combination": "kernel.certificates",
+    "KeyResult": "kernel",
+    "Combination": "kernel",
     "check_certificate": "certificates.check",
     "CheckReport": "certificates.check",
-    "SubspaceQuerySet": "kernel.querysets.subspace",
-    "LayerNormQuerySet": "kernel.querysets.norm",
-    "BallQuerySet": "kernel.querysets.free",
+    "SubspaceQuerySet": "kernel",
+    "LayerNormQuerySet": "kernel",
+    "BallQuerySet": "kernel",
     # softmax weights and uniform attention
     "max_weight": "propose.softmax",
     "min_norm": "propose.softmax",

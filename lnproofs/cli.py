@@ -21,7 +21,7 @@ import importlib
 import sys
 import warnings
 
-from .kernel.errors import LnproofsError
+from .kernel import LnproofsError
 
 __all__ = ["main", "console", "build_parser", "COMMANDS", "INTERNAL_ERROR"]
 

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 from reference_causal import reference_stops
 
-from lnproofs.kernel.causal import check_causal
-from lnproofs.kernel.errors import CertificateFormatError, OptionError, ShapeError
+from lnproofs.kernel import CertificateFormatError, OptionError, ShapeError, check_causal
 from lnproofs.propose.causal import causal_evidence, stops
 from lnproofs.propose.querysets.layernorm import LayerNormQuerySet
 
@@ -92,7 +91,7 @@ def test_layernorm_stops_equal_the_per_prefix_reference(seed):
 
 
 def test_rmsnorm_stops_equal_the_per_prefix_reference():
-    from lnproofs.kernel.querysets.norm import RMSNormQuerySet
+    from lnproofs.kernel import RMSNormQuerySet
 
     rng = np.random.default_rng(2)
     qs = RMSNormQuerySet(rng.uniform(0.5, 1.5, 5), rng.normal(size=(3, 5)), rng.normal(size=3) * 3.0)
@@ -103,8 +102,7 @@ def test_rmsnorm_stops_equal_the_per_prefix_reference():
 
 @pytest.mark.parametrize("kind", ["ball", "subspace"])
 def test_other_query_sets_use_their_own_search_and_match_the_reference(kind):
-    from lnproofs.kernel.querysets.free import BallQuerySet
-    from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
+    from lnproofs.kernel import BallQuerySet, SubspaceQuerySet
 
     rng = np.random.default_rng(0)
     keys = rng.standard_normal((16, 3))
@@ -253,7 +251,7 @@ def test_malformed_records_are_refused_in_one_line(free_case):
 
 
 def test_rotated_query_sets_are_refused():
-    from lnproofs.kernel.querysets.norm import RMSNormQuerySet, Rotation
+    from lnproofs.kernel import RMSNormQuerySet, Rotation
 
     rng = np.random.default_rng(0)
     qs = RMSNormQuerySet(

@@ -10,14 +10,22 @@ import numpy as np
 import pytest
 
 from lnproofs import Certificate, certify, check_certificate
+from lnproofs import kernel as schema
 from lnproofs.certificates.writers import query_set_to_json
-from lnproofs.kernel import certificates as schema
-from lnproofs.kernel.errors import CertificateFormatError
-from lnproofs.kernel.querysets import KINDS, module_for
-from lnproofs.kernel.querysets.free import BallQuerySet, BoxQuerySet, FreeQueries
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet, RotaryLayerNormQuerySet, Rotation
-from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
-from lnproofs.kernel.verify import check_claims
+from lnproofs.kernel import (
+    KINDS,
+    BallQuerySet,
+    BoxQuerySet,
+    CertificateFormatError,
+    FreeQueries,
+    LayerNormQuerySet,
+    RMSNormQuerySet,
+    RotaryLayerNormQuerySet,
+    Rotation,
+    SubspaceQuerySet,
+    check_claims,
+    module_for,
+)
 
 KEYS = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0], [0.0, -2.0], [0.5, 0.25], [3.0, 3.0]])
 
@@ -154,7 +162,7 @@ def test_rationals_of_any_length_are_read_back():
 
 def test_a_report_counts_claims_and_keys_apart_when_they_differ():
     from lnproofs.certificates.check import CheckReport
-    from lnproofs.kernel.checker import Verdict
+    from lnproofs.kernel import Verdict
 
     per_key = CheckReport(True, (Verdict(0, "selectable", True), Verdict(1, "selectable", True)), 2, 3, "free")
     assert str(per_key).startswith("every claim holds: 2 keys in R^3 (free queries)")

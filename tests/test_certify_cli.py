@@ -76,8 +76,8 @@ def test_an_interrupted_run_resumes_and_loses_nothing(tmp_path, monkeypatch):
     assert side.exists() and not out.exists()
     kept = [json.loads(line) for line in side.read_text().splitlines()[1:]]
     assert kept and {r["status"] for r in kept} <= {"selectable", "unselectable"}  # bulk stages were written
-    from lnproofs.kernel.certificates import KeyResult
-    from lnproofs.kernel.querysets.free import check_all
+    from lnproofs.kernel import KeyResult
+    from lnproofs.kernel import check_results as check_all
 
     assert all(v.ok for v in check_all(keys, None, [KeyResult.from_json(r) for r in kept]))
 
@@ -97,7 +97,7 @@ def test_an_interrupted_run_resumes_and_loses_nothing(tmp_path, monkeypatch):
 def test_resume_refuses_a_partial_file_for_other_keys(tmp_path):
     out = tmp_path / "cert.json"
     partial_path(out).write_text(json.dumps({"fingerprint": "0" * 64}) + "\n")
-    from lnproofs.kernel.errors import OptionError
+    from lnproofs.kernel import OptionError
 
     with pytest.raises(OptionError, match="other keys"):
         certify(KEYS, out=out, resume=True)

@@ -16,9 +16,14 @@ from hypothesis import strategies as st
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.certificates.check import check_certificate
 from lnproofs.certificates.writers import result_to_json
-from lnproofs.kernel.certificates import Combination, KeyResult
-from lnproofs.kernel.checker import affine_rank, check_combinations, check_witnesses
-from lnproofs.kernel.errors import CertificateFormatError
+from lnproofs.kernel import (
+    CertificateFormatError,
+    Combination,
+    KeyResult,
+    affine_rank,
+    check_combinations,
+    check_witnesses,
+)
 from lnproofs.propose.certification import certify
 from lnproofs.propose.exact_checks import check_combination
 
@@ -198,9 +203,9 @@ def test_checker_imports_no_solver_and_no_torch():
     import sys
 
     code = (
-        "import sys, numpy as np; import lnproofs.kernel.checker as c, lnproofs.kernel.querysets.free as f;"
+        "import sys, numpy as np; import lnproofs.kernel as c;"
         "from lnproofs.propose.certification import certify;"
-        "c.check_witnesses(np.eye(2), [(0, (1.0, 0.0))]);"
+        "c.check_witnesses(np.eye(2), [(0, (1.0, 0.0))]); c.BallQuerySet(1.0);"
         "print(sorted(m for m in ('scipy', 'cvxpy', 'torch') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -259,7 +264,7 @@ def _combination_cases():
 
 @pytest.mark.parametrize("strict", [False, True])
 def test_batched_combination_verdicts_equal_per_key_verdicts(strict):
-    from lnproofs.kernel.checker import ExactKeys, check_combinations
+    from lnproofs.kernel import ExactKeys, check_combinations
 
     keys, cases = _combination_cases()
     batched = check_combinations(ExactKeys(keys), cases, strict=strict)
@@ -273,7 +278,7 @@ def test_batched_combination_verdicts_equal_per_key_verdicts(strict):
 
 
 def test_free_check_all_gives_the_per_result_verdicts_for_combinations():
-    from lnproofs.kernel.querysets.free import check_all
+    from lnproofs.kernel import check_results as check_all
 
     keys, cases = _combination_cases()
     results = [KeyResult(i, "unselectable", combination=c, verified="exact") for i, c in cases]
@@ -303,7 +308,7 @@ def test_float_witnesses_left_to_few_keys_are_settled_exactly_like_rational_ones
 
 
 def test_a_combination_that_misses_names_the_coordinate_and_the_side():
-    from lnproofs.kernel.checker import check_combinations
+    from lnproofs.kernel import check_combinations
 
     keys = np.array([[1.0, 0.5], [1.0, 0.25], [3.0, 7.0], [-2.0, 2.0**-70], [1.0, 0.5]])
     got = check_combinations(
@@ -323,7 +328,7 @@ def test_a_combination_that_misses_names_the_coordinate_and_the_side():
 def test_equal_keys_tie_exactly_without_integers():
     """A strict witness for a key with an equal twin fails (the scores are equal, exactly);
     a tie claim passes; weight 1 on the twin writes the key exactly."""
-    from lnproofs.kernel.certificates import Combination
+    from lnproofs.kernel import Combination
 
     keys = np.array([[1.0, 0.1], [1.0, 0.1], [0.0, 1.0], [-1.0, 0.0]])
     q = (1.0, 0.0)
@@ -338,7 +343,8 @@ def test_affinely_independent_keys_are_selectable_without_a_witness(cli, tmp_pat
     """Theorem attention.simplex_vertices: a selectable claim without a witness holds exactly when
     the keys are affinely independent (free and ball queries; a box bounds q, so not there), decided
     by the kernel's exact affine rank, and it survives the JSON round trip and ``lnproofs check``."""
-    from lnproofs.kernel.querysets.free import BallQuerySet, BoxQuerySet, FreeQueries, check_all
+    from lnproofs.kernel import BallQuerySet, BoxQuerySet, FreeQueries
+    from lnproofs.kernel import check_results as check_all
 
     keys = np.array([[0, 0, 0, 0], [1, 0, 0, 0], [0, 3, 0, 0], [0, 0, -2, 0], [1, 1, 1, 5]], dtype=float)
     claims = [KeyResult(i, "selectable") for i in range(5)]

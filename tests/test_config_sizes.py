@@ -8,7 +8,7 @@ import time
 import pytest
 from bad_inputs.models import tiny_gpt2
 
-from lnproofs.kernel.errors import ModelError
+from lnproofs.kernel import ModelError
 from lnproofs.models.config_sizes import weight_layers
 from lnproofs.models.families import FAMILIES
 from lnproofs.models.loading import load_model

@@ -12,17 +12,17 @@ import pytest
 from flint import fmpz_mat
 
 from lnproofs import certify
+from lnproofs import kernel as kernel_coverage
 from lnproofs.certificates.coverage import Coverage
 from lnproofs.certificates.writers import format_fraction
-from lnproofs.kernel.errors import CertificateFormatError
-from lnproofs.kernel.querysets import coverage as kernel_coverage
-from lnproofs.kernel.querysets.coverage import integer_columns
-from lnproofs.kernel.querysets.norm import (
+from lnproofs.kernel import (
+    CertificateFormatError,
     ExactQueryMap,
     LayerNormQuerySet,
     RMSNormQuerySet,
     RotaryLayerNormQuerySet,
     Rotation,
+    integer_columns,
 )
 from lnproofs.propose.querysets.coverage import propose_coverage
 
@@ -155,7 +155,7 @@ def test_a_singular_rotation_and_other_query_sets_are_refuted():
     singular = RMSNormQuerySet(qs.gain, qs.W_q, qs.b_q, 0.0, Rotation(cos, sin, "half"))
     ok, message = check_coverage(singular, claim)
     assert not ok and "not invertible" in message
-    from lnproofs.kernel.querysets.free import FreeQueries
+    from lnproofs.kernel import FreeQueries
 
     assert propose_coverage(FreeQueries()) is None
     assert not check_coverage(FreeQueries(), claim)[0]
@@ -316,7 +316,7 @@ def test_a_claims_u_star_is_written_in_lowest_terms_as_the_kernel_reads_it(text)
     """Plain [-]digits[/digits] go through python-flint's reading, the rest through the kernel's
     to_fraction: either way the entry kept is format_fraction of the exact value, and what
     to_fraction cannot read is refused."""
-    from lnproofs.kernel.exact import to_fraction
+    from lnproofs.kernel import to_fraction
 
     try:
         expected = format_fraction(to_fraction(text))

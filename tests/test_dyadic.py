@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lnproofs.kernel.dyadic as dyadic
-from lnproofs.kernel.dyadic import dyadic_integers, fmpq_matrix, integer_matrix
+from lnproofs.kernel import dyadic_integers, fmpq_matrix, integer_matrix
 
 FLOATS = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),  # every exponent, subnormals

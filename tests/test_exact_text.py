@@ -6,8 +6,7 @@ import pytest
 
 from lnproofs.certificates.uniform import UniformResult
 from lnproofs.certificates.writers import format_fraction
-from lnproofs.kernel.errors import InputError
-from lnproofs.kernel.exact import parse_fraction
+from lnproofs.kernel import InputError, parse_fraction
 
 
 @pytest.mark.parametrize(

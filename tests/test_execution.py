@@ -9,7 +9,7 @@ import time
 import pytest
 
 from lnproofs.execution import InOrder, Load, open_client, resolve_workers, run_tasks, share
-from lnproofs.kernel.errors import OptionError
+from lnproofs.kernel import OptionError
 
 
 def _square_plus(item, shared=None):

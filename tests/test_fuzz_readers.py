@@ -203,7 +203,7 @@ def test_mutated_answers_never_crash(problems, data):
 # ---------------------------------------------------------------- corpora
 def _corpus_answer(path):
     from lnproofs.io.corpus import iter_corpus
-    from lnproofs.kernel.errors import InputError
+    from lnproofs.kernel import InputError
 
     with watchdog():
         try:
@@ -241,7 +241,7 @@ ROSTER = "id,name,email\ns01,Ada Lovelace,ada@example.org\ns02,Alan Turing,alan@
 
 def _roster_answer(path):
     from lnproofs.homework.roster import check_student_id, read_roster
-    from lnproofs.kernel.errors import InputError
+    from lnproofs.kernel import InputError
 
     with watchdog():
         try:
@@ -298,7 +298,7 @@ GPT2_CONFIG = {
 def test_config_files_are_read_or_refused_in_one_line(text):
     """The reading of ``config.json`` up to the weights: the file, its model type, the settings
     that are refused (ALiBi, relative positions)."""
-    from lnproofs.kernel.errors import ModelError
+    from lnproofs.kernel import ModelError
     from lnproofs.models.families import family_of, refuse_unhandled
     from lnproofs.models.loading import read_config
 
@@ -375,7 +375,7 @@ def state_dict_bytes():
 @fuzz_settings()
 @given(st.data())
 def test_state_dicts_are_read_or_refused_in_one_line(state_dict_bytes, data):
-    from lnproofs.kernel.errors import ModelError
+    from lnproofs.kernel import ModelError
     from torch_backend.models.loading import torch_state_dict
 
     with scratch() as tmp, watchdog():

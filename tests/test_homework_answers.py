@@ -18,7 +18,7 @@ from lnproofs.homework.problems import (
     ThresholdProblem,
     UniformProblem,
 )
-from lnproofs.kernel.errors import InputError
+from lnproofs.kernel import InputError
 
 PROJECTION = ProjectionProblem(n=4, x=(1, 1, -5, -1))  # mean -1, Px = (2, 2, -4, 0)
 SPHERE = SphereProblem(x=(1, 4, 6, 1), eps=Fraction(1, 4))  # mean 3, Px = (-2, 1, 3, -2), |Px|^2 = 18

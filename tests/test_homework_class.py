@@ -18,7 +18,7 @@ from lnproofs.homework import generate
 from lnproofs.homework.classroom import student_problem_set
 from lnproofs.homework.grading import possible_points
 from lnproofs.homework.roster import read_roster
-from lnproofs.kernel.errors import FileFormatError
+from lnproofs.kernel import FileFormatError
 
 SEED = 7340213  # large, so that finding it in a student's file cannot be a coincidence
 N_STUDENTS = 30

@@ -198,7 +198,7 @@ def test_cli_new_and_check(cli, tmp_path, solved):
     ],
 )
 def test_bad_problem_data_is_refused(change, message):
-    from lnproofs.kernel.errors import InputError
+    from lnproofs.kernel import InputError
 
     data = {**generate(0, "vocab").problems[0].to_json(), **change}
     with pytest.raises(InputError, match=message):

@@ -11,7 +11,7 @@ import pytest
 
 from lnproofs.certificates import Certificate
 from lnproofs.certificates.limits import DEFAULT_LIMITS, parse_json
-from lnproofs.kernel.errors import LimitError
+from lnproofs.kernel import LimitError
 
 KEYS = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0], [0.0, -2.0], [0.0, 0.0]])
 
@@ -139,7 +139,7 @@ def test_limits_refuse_depth_and_digits_before_arithmetic():
 def test_the_defaults_pass_a_uniform_query_of_a_wide_layer():
     """The exact least-norm uniform query under LayerNorm queries is among the largest numbers
     the package writes; its answer passes the default limits (numbers, size per key entry)."""
-    from lnproofs.kernel.querysets.norm import LayerNormQuerySet
+    from lnproofs.kernel import LayerNormQuerySet
     from lnproofs.propose.uniform import uniform_attention
 
     rng = np.random.default_rng(1)
@@ -207,7 +207,7 @@ def test_check_folder_counts_and_exit_statuses(cli, tmp_path):
 
 def test_corpus_lines_past_the_limit_are_refused(tmp_path, monkeypatch):
     from lnproofs.io import corpus
-    from lnproofs.kernel.errors import InputError
+    from lnproofs.kernel import InputError
 
     monkeypatch.setattr(corpus, "MAX_LINE_BYTES", 100)
     path = tmp_path / "c.jsonl"

@@ -5,8 +5,7 @@ subnormals, one row, extremes, repeated keys."""
 import numpy as np
 import pytest
 
-from lnproofs.kernel.dyadic import integer_matrix
-from lnproofs.kernel.uniform_exact import difference_matrix
+from lnproofs.kernel import difference_matrix, integer_matrix
 from lnproofs.propose.integer_keys import integer_keys, key_differences
 
 

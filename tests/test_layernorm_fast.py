@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from reference.layernorm_reference import reference_results
 
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet, check_all
+from lnproofs.kernel import LayerNormQuerySet
+from lnproofs.kernel import check_results as check_all
 from lnproofs.propose.querysets.layernorm import certify_results
 
 

@@ -11,7 +11,7 @@ import pytest
 from lnproofs import InputError, certify_layernorm_outputs, check_certificate, layernorm
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.certificates.writers import combination_to_json
-from lnproofs.kernel.certificates import Combination
+from lnproofs.kernel import Combination
 
 
 def _plane_vertices(y: np.ndarray) -> set[int]:

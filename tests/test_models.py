@@ -11,7 +11,7 @@ from bad_inputs.models import tiny_bert, tiny_gpt2
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from lnproofs.kernel.errors import ModelError  # noqa: E402
+from lnproofs.kernel import ModelError  # noqa: E402
 from lnproofs.models.extract import capture_layers, parse_selection, prepare_inputs  # noqa: E402
 from lnproofs.models.folding import fold_capture_head, fold_layernorm, normalise  # noqa: E402
 from lnproofs.models.loading import load_model, load_tokenizer  # noqa: E402

@@ -12,7 +12,7 @@ pytest.importorskip("transformer_lens")
 from tiny_decoders import attention_probabilities  # noqa: E402
 
 from lnproofs import load_model  # noqa: E402
-from lnproofs.kernel.errors import ModelError  # noqa: E402
+from lnproofs.kernel import ModelError  # noqa: E402
 from lnproofs.models.certify_model import certify_model, check_model_file, model_file_certificates  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 

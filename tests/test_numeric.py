@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from lnproofs.derive.numeric import EllipsoidInfo, center, ellipsoid, layernorm, rmsnorm
-from lnproofs.kernel.errors import InputError, OptionError, ShapeError
+from lnproofs.kernel import InputError, OptionError, ShapeError
 
 
 def radial_scale(y, eps: float, convention: str) -> np.ndarray:

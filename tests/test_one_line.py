@@ -21,7 +21,7 @@ import sys, warnings
 import numpy as np
 import lnproofs.commands.derive as command
 from lnproofs.cli import main
-from lnproofs.kernel.errors import OptionError
+from lnproofs.kernel import OptionError
 
 def run(args):
     warnings.warn("a library's user warning", UserWarning)

@@ -10,7 +10,7 @@ pytest.importorskip("transformers")
 
 from tiny_decoders import tiny_decoder  # noqa: E402
 
-from lnproofs.kernel.querysets.norm import ExactQueryMap  # noqa: E402
+from lnproofs.kernel import ExactQueryMap  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.head_sets import HeadSets, realisable_results  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402

@@ -10,8 +10,7 @@ import pytest
 from lnproofs.certificates.check import check_certificate
 from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.derive.demo_config import demo_keys
-from lnproofs.kernel.errors import OptionError
-from lnproofs.kernel.querysets.free import BallQuerySet
+from lnproofs.kernel import BallQuerySet, OptionError
 from lnproofs.propose.certification import certify
 
 

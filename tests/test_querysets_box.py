@@ -12,9 +12,8 @@ from scipy.spatial import ConvexHull
 
 from lnproofs.certificates.check import check_certificate
 from lnproofs.certificates.writers import query_set_to_json
-from lnproofs.kernel.certificates import Combination, KeyResult
-from lnproofs.kernel.errors import OptionError, ShapeError
-from lnproofs.kernel.querysets.free import BoxQuerySet, check_all
+from lnproofs.kernel import BoxQuerySet, Combination, KeyResult, OptionError, ShapeError
+from lnproofs.kernel import check_results as check_all
 from lnproofs.propose.certification import certify
 from lnproofs.propose.querysets import box as proposer
 

@@ -10,7 +10,7 @@ import pytest
 
 from lnproofs.certificates.check import check_certificate
 from lnproofs.certificates.writers import query_set_to_json
-from lnproofs.kernel.errors import CertificateFormatError, FileFormatError, ShapeError
+from lnproofs.kernel import CertificateFormatError, FileFormatError, ShapeError
 from lnproofs.propose.certification import certify
 from lnproofs.propose.querysets.layernorm import LayerNormQuerySet, load_layernorm
 
@@ -145,7 +145,7 @@ def test_long_run_written_in_chunks_matches_one_pass(tmp_path):
     """Over 2000 keys with --out, results are certified and written chunk by chunk; the
     chunked run must give the same statuses as one pass, and pass the exact checker."""
     from lnproofs.certificates.check import check_certificate
-    from lnproofs.kernel.querysets.norm import LayerNormQuerySet
+    from lnproofs.kernel import LayerNormQuerySet
 
     rng = np.random.default_rng(5)
     n, d = 6, 3

@@ -10,8 +10,7 @@ import pytest
 from lnproofs import certify, check_certificate
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.certificates.writers import query_set_to_json
-from lnproofs.kernel.errors import CertificateFormatError, ShapeError
-from lnproofs.kernel.querysets.norm import RMSNormQuerySet, Rotation
+from lnproofs.kernel import CertificateFormatError, RMSNormQuerySet, Rotation, ShapeError
 from lnproofs.models.rotary import rotate
 
 
@@ -137,7 +136,7 @@ def test_schema_errors_name_the_field():
 def test_rotated_layernorm_set_agrees_with_the_layernorm_set_without_rotation():
     """With the identity as rotation (cos 1, sin 0) the layernorm_rotary set is the layernorm
     set: both exact answers must agree key by key."""
-    from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RotaryLayerNormQuerySet
+    from lnproofs.kernel import LayerNormQuerySet, RotaryLayerNormQuerySet
 
     rng = np.random.default_rng(5)
     n, d, N = 9, 4, 14
@@ -153,7 +152,7 @@ def test_rotated_layernorm_set_agrees_with_the_layernorm_set_without_rotation():
 
 
 def test_rotated_layernorm_set_agrees_with_sampled_queries():
-    from lnproofs.kernel.querysets.norm import RotaryLayerNormQuerySet
+    from lnproofs.kernel import RotaryLayerNormQuerySet
 
     rng = np.random.default_rng(6)
     n, d, N = 8, 4, 12

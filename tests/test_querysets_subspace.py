@@ -9,8 +9,7 @@ import pytest
 
 from lnproofs.certificates.check import check_certificate
 from lnproofs.certificates.writers import query_set_to_json
-from lnproofs.kernel.errors import ShapeError
-from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
+from lnproofs.kernel import ShapeError, SubspaceQuerySet
 from lnproofs.propose.certification import certify
 
 

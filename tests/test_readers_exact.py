@@ -14,7 +14,7 @@ from lnproofs.certificates import keyfile
 from lnproofs.io import bounded
 from lnproofs.io.arrays import ReadLimits, load_array, load_token_ids
 from lnproofs.io.csv_numbers import exact_number
-from lnproofs.kernel.errors import CertificateFormatError, FileFormatError, LimitError
+from lnproofs.kernel import CertificateFormatError, FileFormatError, LimitError
 
 BIG = 2**53
 

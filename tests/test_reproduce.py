@@ -119,7 +119,7 @@ def test_interrupted_cluster_run_resumes_to_the_same_files(tmp_path, thread_clus
 
 def test_resume_refuses_other_options(tmp_path):
     R.reproduce_figure1(tmp_path, trials=2, seed=0, workers=1, n_values=(3,), d_values=(3,))
-    from lnproofs.kernel.errors import OptionError
+    from lnproofs.kernel import OptionError
 
     with pytest.raises(OptionError, match="--trials 2"):
         R.reproduce_figure1(tmp_path, trials=3, seed=0, workers=1, resume=True, n_values=(3,), d_values=(3,))

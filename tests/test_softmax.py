@@ -8,10 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.kernel.errors import OptionError
-from lnproofs.kernel.querysets.free import BallQuerySet
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet
-from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
+from lnproofs.kernel import BallQuerySet, LayerNormQuerySet, OptionError, SubspaceQuerySet
 from lnproofs.propose.softmax import max_weight, min_norm
 
 PAIR = np.array([[1.0, 0.0], [-1.0, 0.0]])

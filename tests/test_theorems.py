@@ -177,7 +177,7 @@ def test_a_theorem_without_steps_is_not_proved():
 
 
 def test_get_theorem_and_bad_options():
-    from lnproofs.kernel.errors import OptionError
+    from lnproofs.kernel import OptionError
 
     assert registry.get_theorem("sphere.radius", n=4).n == 4
     with pytest.raises(OptionError):

@@ -8,7 +8,7 @@ import random
 import pytest
 from bad_inputs.models import tiny_bert
 
-from lnproofs.kernel.errors import LimitError
+from lnproofs.kernel import LimitError
 from lnproofs.models.token_bound import BUDGET_CHARS, WHOLE_CHARS, BoundedTokenizer, first_ids
 
 WORDS = [

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
-from lnproofs.kernel.errors import OptionError  # noqa: E402
+from lnproofs.kernel import OptionError  # noqa: E402
 from torch_backend import sampling, tolerances  # noqa: E402
 from torch_backend.theorems import CheckResult, check_names, run_checks  # noqa: E402
 

@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from lnproofs.kernel.errors import CertificateFormatError, ShapeError  # noqa: E402
+from lnproofs.kernel import CertificateFormatError, ShapeError  # noqa: E402
 from torch_backend.certificates import recheck_certificate  # noqa: E402
 
 

@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from lnproofs.kernel.errors import InputError  # noqa: E402
+from lnproofs.kernel import InputError  # noqa: E402
 from torch_backend.layers import layer_report, min_spread  # noqa: E402
 
 

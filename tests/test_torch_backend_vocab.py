@@ -11,8 +11,11 @@ import pytest
 pytest.importorskip("torch")
 
 from lnproofs.certificates.vocab import QUERY, RESULT, SELF, norm_directions  # noqa: E402
-from lnproofs.kernel.errors import CertificateFormatError, ShapeError  # noqa: E402
-from lnproofs.kernel.querysets.free import BoxQuerySet  # noqa: E402
+from lnproofs.kernel import (  # noqa: E402
+    BoxQuerySet,  # noqa: E402
+    CertificateFormatError,
+    ShapeError,
+)
 from lnproofs.propose.vocab import certify_vocab_keys  # noqa: E402
 from torch_backend.vocab import recheck_vocab  # noqa: E402
 from torch_backend.vocab_sets import own_directions  # noqa: E402
@@ -21,7 +24,7 @@ from torch_backend.vocab_sets import own_directions  # noqa: E402
 def _output_layer(n=240, d=6, seed=11, centred=True):
     """Float32 keys whose last coordinate is an output bias, under a final norm's set whose
     W_q = [I; 0] selects the first d coordinates and b_q = (0, ..., 0, 1) adds the bias."""
-    from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
+    from lnproofs.kernel import LayerNormQuerySet, RMSNormQuerySet
 
     rng = np.random.default_rng(seed)
     f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)  # noqa: E731

@@ -7,8 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet
-from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
+from lnproofs.kernel import LayerNormQuerySet, SubspaceQuerySet
 from lnproofs.propose.uniform import check_uniform, uniform_attention
 
 

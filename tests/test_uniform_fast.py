@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from reference.uniform_reference import reference_uniform_attention
 
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet
+from lnproofs.kernel import LayerNormQuerySet
 from lnproofs.propose.uniform import check_uniform, uniform_attention
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnproofs.kernel.querysets.norm import ExactQueryMap, LayerNormQuerySet, RotaryLayerNormQuerySet
+from lnproofs.kernel import ExactQueryMap, LayerNormQuerySet, RotaryLayerNormQuerySet
 from lnproofs.models.head_sets import positioned_map
 from lnproofs.propose.uniform import uniform_attention
 from lnproofs.propose.uniform_float import float_data, float_decision, rotated_data

@@ -11,8 +11,7 @@ import pytest
 from reference.uniform_reference import reference_uniform_attention
 
 from lnproofs.certificates.writers import query_set_to_json
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet, RotaryLayerNormQuerySet, Rotation
-from lnproofs.kernel.querysets.subspace import SubspaceQuerySet
+from lnproofs.kernel import LayerNormQuerySet, RMSNormQuerySet, RotaryLayerNormQuerySet, Rotation, SubspaceQuerySet
 from lnproofs.propose.uniform import check_uniform, uniform_attention
 
 SHAPES = [(3, 6, 3), (6, 8, 3), (2, 5, 4), (4, 12, 4), (5, 4, 4), (8, 7, 5)]  # (N, n, d)
@@ -192,7 +191,7 @@ def test_a_freshly_initialised_bert_is_decided_as_the_reference_decides(tmp_path
     import torch
     from transformers import BertConfig, BertModel
 
-    from lnproofs.kernel.querysets.norm import ExactQueryMap
+    from lnproofs.kernel import ExactQueryMap
     from lnproofs.models.extract import capture_layers
     from lnproofs.models.head_sets import capture_query_set as head_query_set
     from lnproofs.models.loading import load_model

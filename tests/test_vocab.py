@@ -11,10 +11,14 @@ import numpy as np
 import pytest
 
 from lnproofs.certificates.vocab import NONE, QUERY, RESULT, SELF, check_vocab, load_vocab
-from lnproofs.kernel.certificates import KeyResult
-from lnproofs.kernel.errors import CertificateFormatError
-from lnproofs.kernel.querysets.free import BoxQuerySet, FreeQueries
-from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
+from lnproofs.kernel import (
+    BoxQuerySet,
+    CertificateFormatError,
+    FreeQueries,
+    KeyResult,
+    LayerNormQuerySet,
+    RMSNormQuerySet,
+)
 from lnproofs.propose.certification import certify
 from lnproofs.propose.vocab import certify_vocab_keys
 from lnproofs.propose.vocab import self_screen as self_witnesses
@@ -194,7 +198,7 @@ def test_a_vertex_whose_own_key_loses_gets_a_nudged_witness_the_kernel_accepts(b
 
 def _output_layer(n=400, d=6, seed=11, bias=True, centred=True):
     """Float32 keys (lifted with a float32 output bias) and the final norm's query set (W_q = [I; 0])."""
-    from lnproofs.kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
+    from lnproofs.kernel import LayerNormQuerySet, RMSNormQuerySet
 
     rng = np.random.default_rng(seed)
     f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)  # noqa: E731
@@ -231,7 +235,7 @@ def test_float_witnesses_of_a_norm_set_are_decided_exactly():
     from dataclasses import replace
 
     from lnproofs.certificates.vocab import norm_directions
-    from lnproofs.kernel.querysets.norm import check_float_witnesses
+    from lnproofs.kernel import check_float_witnesses
     from lnproofs.propose.vocab import norm_self_scales
 
     K, qs = _output_layer(n=200, bias=False)
@@ -255,7 +259,7 @@ def test_float_witnesses_of_a_norm_set_are_decided_exactly():
 def test_a_witness_whose_rival_wins_is_refuted_by_the_norm_check():
     """A token's own direction taken as another token's witness: the float path names the rival."""
     from lnproofs.certificates.vocab import norm_directions
-    from lnproofs.kernel.querysets.norm import check_float_witnesses
+    from lnproofs.kernel import check_float_witnesses
     from lnproofs.propose.vocab import norm_self_scales
 
     K, qs = _output_layer(n=200, bias=False)
@@ -300,7 +304,7 @@ def test_float64_keys_with_a_unit_gain_use_the_float_witnesses():
     from dataclasses import replace
 
     from lnproofs.certificates.vocab import norm_directions
-    from lnproofs.kernel.querysets.norm import check_float_witnesses
+    from lnproofs.kernel import check_float_witnesses
 
     odd = replace(qs, gamma=tuple([1.1] * 8))
     with pytest.raises(CertificateFormatError, match="powers of two"):
@@ -351,7 +355,7 @@ def test_offsets_or_a_rotation_keep_a_norm_set_off_the_subspace_road():
 def test_tokens_no_query_at_all_makes_win_carry_the_free_lps_exact_duals():
     """With offsets, a token that loses for every u in R^n loses in the ball: the free LP's exact
     weights are the kernel's duals; a dual with a weight moved is refused."""
-    from lnproofs.kernel.querysets.norm import check_all
+    from lnproofs.kernel import check_results as check_all
     from lnproofs.propose.homogeneous import relaxed_duals
 
     K, qs = _output_layer(n=200, d=3)
@@ -387,7 +391,7 @@ def test_a_token_without_a_direction_in_the_ball_is_screened_quietly():
 
 def test_a_relaxed_dual_the_exact_offsets_refuse_is_left_to_the_norms_search(monkeypatch):
     """The free LP sees offsets rounded to doubles; a dual the kernel refuses is not returned."""
-    from lnproofs.kernel.certificates import Combination
+    from lnproofs.kernel import Combination
     from lnproofs.propose import homogeneous
     from lnproofs.propose.querysets import box
 

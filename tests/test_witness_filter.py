@@ -12,9 +12,7 @@ from hypothesis import strategies as st
 
 from lnproofs.certificates.certificate import Certificate
 from lnproofs.certificates.check import check_certificate
-from lnproofs.kernel.certificates import KeyResult
-from lnproofs.kernel.checker import ExactKeys, check_witnesses
-from lnproofs.kernel.verify import check_claims
+from lnproofs.kernel import ExactKeys, KeyResult, check_claims, check_witnesses
 
 
 def _reference(keys, i, q, mode):
@@ -163,7 +161,7 @@ def test_a_tie_with_byte_equal_twins_is_settled_by_the_filter(monkeypatch):
 def test_the_layernorm_input_filter_agrees_with_its_exact_comparisons(seed, N, n, mode, inputs, kind):
     """Keys given as LayerNorm inputs: the verdicts with the float filter are those of the exact
     square-root comparisons alone (the filter switched off on a second copy of the same keys)."""
-    from lnproofs.kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys, check_ln_witnesses
+    from lnproofs.kernel import ExactLayerNormKeys, LayerNormKeys, check_ln_witnesses
 
     rng = np.random.default_rng(seed)
     X = rng.integers(-3, 4, size=(N, n)) * 2.0 ** rng.integers(-20, 20, size=(N, 1))

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from lnproofs.certificates.writes import folder_entry, open_append, output_file, output_folder, replacing, write_text
-from lnproofs.kernel.errors import OptionError
+from lnproofs.kernel import OptionError
 
 
 def _keys(tmp_path):

@@ -31,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 import torch
 
-from lnproofs.kernel.errors import CertificateFormatError, ShapeError
+from lnproofs.kernel import CertificateFormatError, ShapeError
 
 from .device import device_label, resolve_device, resolve_dtype
 from .geometry import safe_norm
@@ -295,7 +295,7 @@ def recheck_certificate(
     chunk_rows: int | None = None,
 ) -> dict:
     """Re-check ``certificate`` (the JSON dict) against ``keys`` (N x d array) in floating point."""
-    from lnproofs.kernel.arrays import as_real_array
+    from lnproofs.kernel import as_real_array
 
     start = time.perf_counter()
     dev, dt = resolve_device(device), resolve_dtype(dtype)

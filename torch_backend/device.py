@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from lnproofs.kernel.errors import OptionError
+from lnproofs.kernel import OptionError
 
 __all__ = ["resolve_device", "resolve_dtype", "device_label", "DTYPES"]
 

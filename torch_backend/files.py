@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lnproofs.kernel.errors import FileFormatError, LimitError
+from lnproofs.kernel import FileFormatError, LimitError
 
 __all__ = ["load_pt_array"]
 

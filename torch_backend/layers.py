@@ -20,7 +20,7 @@ import time
 import numpy as np
 import torch
 
-from lnproofs.kernel.errors import InputError, OptionError, ShapeError
+from lnproofs.kernel import InputError, OptionError, ShapeError
 
 from .device import device_label, resolve_device, resolve_dtype
 from .tolerances import tolerance
@@ -136,7 +136,7 @@ def fused_recheck(
 
 
 def _as_tensor(value, name, ndim, t):
-    from lnproofs.kernel.arrays import as_real_array
+    from lnproofs.kernel import as_real_array
 
     if isinstance(value, torch.Tensor):
         if value.ndim != ndim:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from lnproofs.kernel.errors import OptionError
+from lnproofs.kernel import OptionError
 
 from .device import device_label, resolve_device, resolve_dtype
 from .outcome import Outcome

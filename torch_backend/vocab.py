@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lnproofs.kernel.errors import CertificateFormatError, ShapeError
+from lnproofs.kernel import CertificateFormatError, ShapeError
 
 from .certificates import NEVER_WINS, STATUSES, recheck_certificate
 from .device import device_label, resolve_device, resolve_dtype
@@ -205,7 +205,7 @@ def _witness_rows(data, vs, keys, evidence, t):
 def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: int = 2048, seed: int = 0) -> dict:
     """Re-check the vocabulary certificate ``manifest`` (a path, or a loaded certificate object)
     against ``keys`` (N x d) in floating point; see the module docstring."""
-    from lnproofs.kernel.arrays import as_real_array
+    from lnproofs.kernel import as_real_array
 
     start = time.perf_counter()
     dev, dt = resolve_device(device), resolve_dtype(dtype)

@@ -18,8 +18,7 @@ import math
 import numpy as np
 import torch
 
-from lnproofs.kernel.errors import CertificateFormatError
-from lnproofs.kernel.querysets import query_set_from_json
+from lnproofs.kernel import CertificateFormatError, query_set_from_json
 
 from .geometry import safe_norm
 from .sampling import unit_vectors

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..kernel.causal import SCHEMA, check_causal, record_query_set
-from ..kernel.checker import ExactKeys
+from ..kernel import CAUSAL_SCHEMA as SCHEMA
+from ..kernel import ExactKeys, check_causal, record_query_set
 from .check import CheckReport
 
 __all__ = ["SCHEMA", "check_record", "describe_stops"]

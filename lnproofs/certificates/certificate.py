@@ -18,9 +18,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..kernel import certificates as schema
-from ..kernel.errors import CertificateFormatError, InputError
-from ..kernel.exact import parse_fraction
+from ..kernel import STATUSES, CertificateFormatError, InputError, KeyResult, freeze, parse_fraction, thaw
+from ..kernel import Certificate as KernelCertificate
 from .keyfile import keys_reference, validate_reference
 from .limits import DEFAULT_LIMITS, Limits, read_json_file
 from .writers import result_to_json
@@ -65,7 +64,7 @@ def _finite(value) -> bool:
 
 
 @dataclasses.dataclass(frozen=True)
-class Certificate(schema.Certificate):
+class Certificate(KernelCertificate):
     """Per-key selectability results for N keys in R^d under a query set (see
     :mod:`lnproofs.kernel.certificates` for the fields the kernel reads and the JSON schema).
 
@@ -88,7 +87,7 @@ class Certificate(schema.Certificate):
     def __post_init__(self):
         super().__post_init__()
         if self.rank is not None:
-            object.__setattr__(self, "rank", schema.freeze(dict(self.rank)))
+            object.__setattr__(self, "rank", freeze(dict(self.rank)))
         if self.min_margin is not None:
             object.__setattr__(self, "min_margin", float(self.min_margin))
         if self.keys_file is not None:
@@ -97,7 +96,7 @@ class Certificate(schema.Certificate):
     @property
     def summary(self) -> dict[str, int]:
         """Counts per status (``not-realisable`` only when present)."""
-        counts = {s: 0 for s in schema.STATUSES if s != "not-realisable"}
+        counts = {s: 0 for s in STATUSES if s != "not-realisable"}
         for r in self.results:
             counts[r.status] = counts.get(r.status, 0) + 1
         return counts
@@ -111,7 +110,7 @@ class Certificate(schema.Certificate):
         """Indices of the keys with ``status``."""
         return tuple(r.index for r in self.results if r.status == status)
 
-    def __getitem__(self, index: int) -> schema.KeyResult:
+    def __getitem__(self, index: int) -> KeyResult:
         return self.results[index]
 
     def __len__(self) -> int:
@@ -174,7 +173,7 @@ class Certificate(schema.Certificate):
 
     def query_set_json(self) -> dict:
         """The query set as a plain JSON object."""
-        return schema.thaw(self.query_set)
+        return thaw(self.query_set)
 
     def with_keys_file(self, certificate_path, keys_path) -> Certificate:
         """This certificate naming ``keys_path`` (relative to where it will be saved) and its SHA-256."""
@@ -193,11 +192,11 @@ class Certificate(schema.Certificate):
             "n_keys": int(self.n_keys),
             "dim": int(self.dim),
             **({} if self.keys_file is None else {"keys_file": dict(self.keys_file)}),
-            "query_set": schema.thaw(self.query_set),
+            "query_set": thaw(self.query_set),
             "summary": self.summary,
             **extra,
-            **({} if self.rank is None else {"rank": schema.thaw(self.rank)}),
-            **({} if self.keys_from is None else {"keys_from": schema.thaw(self.keys_from)}),
+            **({} if self.rank is None else {"rank": thaw(self.rank)}),
+            **({} if self.keys_from is None else {"keys_from": thaw(self.keys_from)}),
             "results": [result_to_json(r) for r in self.results],
         }
 

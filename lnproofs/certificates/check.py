@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..kernel import certificates as schema
-from ..kernel.checker import ExactKeys, Verdict
-from ..kernel.verify import check_claims
+from ..kernel import Certificate as KernelCertificate
+from ..kernel import ExactKeys, Verdict, check_claims
 from . import findings
 from .certificate import Certificate
 
@@ -67,7 +66,7 @@ def check_layernorm_range(inputs, eps) -> None:
 
     import numpy as np
 
-    from ..kernel.errors import InputError
+    from ..kernel import InputError
 
     X = np.asarray(inputs, dtype=np.float64)
     if X.size == 0:
@@ -94,7 +93,7 @@ def check_layernorm_range(inputs, eps) -> None:
 def check_certificate(certificate, keys) -> CheckReport:
     """Re-verify every claim of ``certificate`` (a Certificate or its JSON) against ``keys`` in the
     kernel, and measure its stated findings again."""
-    cert = certificate if isinstance(certificate, schema.Certificate) else Certificate.from_json(certificate)
+    cert = certificate if isinstance(certificate, KernelCertificate) else Certificate.from_json(certificate)
     ek = ExactKeys.of(keys)
     if cert.keys_from is not None:
         check_layernorm_range(ek.array, cert.keys_from.get("eps", 0.0) or 0.0)

@@ -8,9 +8,7 @@ from dataclasses import dataclass
 
 from flint import fmpq
 
-from ..kernel.errors import CertificateFormatError, require
-from ..kernel.exact import to_fraction
-from ..kernel.querysets.coverage import COVERAGE_KINDS
+from ..kernel import COVERAGE_KINDS, CertificateFormatError, require, to_fraction
 from .writers import format_fraction
 
 __all__ = ["Coverage"]

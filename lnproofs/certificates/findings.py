@@ -18,10 +18,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..kernel.certificates import thaw
-from ..kernel.checker import ExactKeys, Verdict
-from ..kernel.dyadic import integer_matrix, integer_vector_of_fractions
-from ..kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys
+from ..kernel import (
+    ExactKeys,
+    ExactLayerNormKeys,
+    LayerNormKeys,
+    Verdict,
+    integer_matrix,
+    integer_vector_of_fractions,
+    thaw,
+)
 
 __all__ = ["RANK_FACTOR", "rank_finding", "check_rank_finding", "witness_margins", "check_margins", "recheck"]
 

@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from ..kernel.errors import CertificateFormatError, FileFormatError, LimitError
+from ..kernel import CertificateFormatError, FileFormatError, LimitError
 
 __all__ = ["sha256_of", "keys_reference", "validate_reference", "resolve_keys", "validate_inner_path", "inner_file"]
 

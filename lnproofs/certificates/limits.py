@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..kernel.errors import CertificateFormatError, LimitError
+from ..kernel import CertificateFormatError, LimitError
 
 __all__ = ["Limits", "DEFAULT_LIMITS", "read_json_file", "parse_json"]
 

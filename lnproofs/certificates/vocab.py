@@ -32,10 +32,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernel.certificates import KeyResult
-from ..kernel.checker import ExactKeys, Verdict, check_witnesses
-from ..kernel.errors import CertificateFormatError, require
-from ..kernel.querysets import module_for, query_set_from_json
+from ..kernel import (
+    CertificateFormatError,
+    ExactKeys,
+    KeyResult,
+    Verdict,
+    check_witnesses,
+    module_for,
+    query_set_from_json,
+    require,
+)
 from .check import CheckReport
 from .keyfile import keys_reference, sha256_of, validate_reference
 from .writers import result_to_json
@@ -145,7 +151,7 @@ def check_vocab(keys, query_set, selves, scale, results, shared=None) -> list:
         f"the shared queries must be rows of {width} numbers",
     )
     if norm:
-        from ..kernel.querysets.norm import check_float_witnesses
+        from ..kernel import check_float_witnesses
 
         selves = np.asarray(selves, dtype=np.int64)
         U = np.vstack([norm_directions(ek, query_set, selves) * t[selves, None], rows.reshape(len(picked), width)])
@@ -191,9 +197,7 @@ class VocabCertificate:
         claim, a norm query set that realises every direction (kernel-checked) has the free answers."""
         if self.coverage is None:
             return self.query_set_object(), None
-        from ..kernel.checker import Verdict
-        from ..kernel.querysets.coverage import check_coverage
-        from ..kernel.querysets.free import FreeQueries
+        from ..kernel import FreeQueries, Verdict, check_coverage
 
         ok, message = check_coverage(query_set_from_json(self.query_set), self.coverage)
         return FreeQueries(), Verdict(-1, "coverage", ok, "" if ok else f"coverage claim: {message}")
@@ -221,7 +225,7 @@ class VocabCertificate:
 
     def check(self, keys) -> CheckReport:
         """The kernel's verdict on every token."""
-        from ..kernel.errors import ShapeError
+        from ..kernel import ShapeError
 
         shape = np.shape(getattr(keys, "array", keys))
         if tuple(shape) != (self.n_keys, self.dim):

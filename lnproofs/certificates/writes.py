@@ -26,7 +26,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from ..kernel.errors import OptionError
+from ..kernel import OptionError
 
 __all__ = [
     "output_file",

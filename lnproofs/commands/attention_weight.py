@@ -34,7 +34,7 @@ def configure(parser) -> None:
 
 def run(args) -> int:
     from ..io.arrays import load_array
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
     from ..propose.softmax import max_weight, min_norm
     from .read_limits import read_limits_from_args
 

@@ -86,7 +86,7 @@ def _vector(text: str | None, name: str, limits=None):
     """A vector from a file or from comma-separated numbers, each exactly a float64 (None stays None)."""
     from ..io.arrays import load_array
     from ..io.csv_numbers import exact_number
-    from ..kernel.errors import FileFormatError, OptionError
+    from ..kernel import FileFormatError, OptionError
 
     if text is None:
         return None
@@ -105,7 +105,7 @@ def _vector(text: str | None, name: str, limits=None):
 
 def _layernorm(args, min_margin):
     from ..io.arrays import load_array
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
     from ..propose.layernorm_inputs import certify_layernorm_outputs
 
     if args.resume:
@@ -130,7 +130,7 @@ def _layernorm(args, min_margin):
 
 
 def _check_seed(seed: int) -> None:
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     if not 0 <= seed < 2**32:
         raise OptionError(f"--seed {seed} is not accepted; give a whole number from 0 to 4294967295")
@@ -138,7 +138,7 @@ def _check_seed(seed: int) -> None:
 
 def run(args) -> int:
     from ..io.arrays import load_array
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
     from ..propose.certification import certify, check_min_margin
 
     min_margin = check_min_margin(args.min_margin)

@@ -17,7 +17,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ..kernel.errors import LnproofsError, ModelError, OptionError, require
+from ..kernel import LnproofsError, ModelError, OptionError, require
 from .execution_options import add_execution_options, execution_from_args
 
 __all__ = ["configure", "run"]

@@ -156,7 +156,7 @@ def configure(parser) -> None:
 
 def _limits(args):
     from ..certificates.limits import DEFAULT_LIMITS, Limits
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     for name in ("max_digits", "max_dim", "max_bytes_per_entry", "max_array_bytes"):
         if getattr(args, name) < 1:
@@ -174,7 +174,7 @@ def _limits(args):
 def _numeric(keys, cert_json, device, vocab: bool = False):
     """The numeric re-check of a selectability certificate's JSON, or (``vocab``) of the vocabulary
     certificate whose manifest is at the path ``cert_json``."""
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     try:
         from torch_backend.certificates import recheck_certificate
@@ -202,7 +202,7 @@ def _keys(path, limits):
 
 
 def _model_file(path, limits) -> list:
-    from ..kernel.errors import CertificateFormatError, InputError
+    from ..kernel import CertificateFormatError, InputError
     from ..models.certify_model import model_file_certificates
 
     try:
@@ -226,7 +226,7 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
     from ..certificates.certificate import Certificate
     from ..certificates.keyfile import resolve_keys, validate_reference
     from ..certificates.limits import read_json_file
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     keys = _keys(keys_arg, limits) if keys_arg is not None else None
     max_bytes = None if keys is None else limits.allowed_bytes(*keys.shape)
@@ -258,7 +258,7 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
 
 def _check_one(label, cert, keys, args, outputs) -> bool:
     from ..certificates.check import check_certificate
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     if args.numeric and cert.keys_from is not None:
         raise OptionError(
@@ -303,7 +303,7 @@ def _check_model_evidence(path, targets, args, outputs, label_prefix: str = "") 
 def _check_folder(folder: Path, args, limits) -> int:
     from tqdm import tqdm
 
-    from ..kernel.errors import InputError, LnproofsError, OptionError
+    from ..kernel import InputError, LnproofsError, OptionError
 
     if args.keys is not None:
         raise OptionError(f"{folder} is a folder: each certificate in it names or holds its keys; leave KEYS out")
@@ -411,7 +411,7 @@ def _check_folder(folder: Path, args, limits) -> int:
 def _read_quietly(path, limits):
     """The JSON of a file already read once within ``limits`` (None if it cannot be read again)."""
     from ..certificates.limits import read_json_file
-    from ..kernel.errors import LnproofsError
+    from ..kernel import LnproofsError
 
     try:
         return read_json_file(path, limits)
@@ -422,7 +422,7 @@ def _read_quietly(path, limits):
 def _run_causal(args, record: dict, limits) -> int:
     """A causal record: the kernel's verdict per key (0 every claim holds, 1 one is refuted)."""
     from ..certificates.causal import check_record, describe_stops
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     if args.numeric:
         raise OptionError(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..kernel.errors import OptionError
+from ..kernel import OptionError
 
 __all__ = ["configure", "run", "MAX_CONCRETE_N"]
 

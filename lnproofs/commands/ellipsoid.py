@@ -29,7 +29,7 @@ def _check_range(gain) -> None:
     """One line for a non-zero gain whose square would leave the float range (the axes are floats)."""
     import numpy as np
 
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     size = np.abs(np.asarray(gain, dtype=np.float64))
     far = np.flatnonzero((size != 0) & ((size < 2.0**-GAIN_BITS) | (size > 2.0**GAIN_BITS)))

@@ -147,7 +147,7 @@ def _new(args) -> int:
     from pathlib import Path
 
     from ..homework import generate, write_homework
-    from ..kernel.errors import OptionError, require
+    from ..kernel import OptionError, require
 
     require(args.seed >= 0, OptionError, f"--seed {args.seed} is negative; give a seed >= 0")
     if args.roster is not None:
@@ -205,7 +205,7 @@ def _grade(args) -> int:
     from ..certificates.writes import output_file
     from ..homework.gradebook import gradebook_outputs, write_gradebook, write_gradescope
     from ..homework.grading import ProblemSource, grade_folder, metadata_student
-    from ..kernel.errors import FileFormatError, require
+    from ..kernel import FileFormatError, require
 
     source = ProblemSource.open(args.problems)
     folder = Path(args.submissions)
@@ -258,7 +258,7 @@ def _grade(args) -> int:
 
 
 def run(args) -> int:
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     if args.action == "new":
         return _new(args)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..kernel.errors import OptionError
+from ..kernel import OptionError
 
 __all__ = ["add_query_set_options", "query_set_from_args", "describe_query_set"]
 
@@ -72,7 +72,7 @@ def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys
     if subspace is not None and layernorm is not None:
         raise OptionError("--query-subspace and --query-layernorm were both given; choose one of them")
     if radius is not None:
-        from ..kernel.arrays import as_radius
+        from ..kernel import as_radius
 
         radius = as_radius(radius)
     if subspace is not None:
@@ -84,7 +84,7 @@ def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys
 
         query_set = load_layernorm(layernorm, radius=radius)
     elif radius is not None:
-        from ..kernel.querysets.free import BallQuerySet
+        from ..kernel import BallQuerySet
 
         query_set = BallQuerySet(radius)
     else:

@@ -29,7 +29,7 @@ def add_read_limit_options(parser) -> None:
 
 def read_limits_from_args(args):
     from ..io.bounded import ReadLimits
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     for name in ("max_dim", "max_array_bytes"):
         if getattr(args, name) < 1:

@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from ..kernel.errors import FileFormatError, OptionError
+from ..kernel import FileFormatError, OptionError
 from .execution_options import add_execution_options, execution_from_args
 
 __all__ = ["configure", "run", "PARALLEL_MIN_SAMPLES"]

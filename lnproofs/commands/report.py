@@ -29,7 +29,7 @@ def configure(parser) -> None:
 
 
 def _integer(text, option: str) -> int:
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     try:
         return int(str(text).strip())
@@ -38,7 +38,7 @@ def _integer(text, option: str) -> int:
 
 
 def run(args) -> int:
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
     from ..report.build import CONVENTIONS, build_report, write_report
 
     n = _integer(args.n, "--n")

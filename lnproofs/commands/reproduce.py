@@ -177,7 +177,7 @@ def configure(parser) -> None:
 
 def _resolve(args) -> None:
     """Refuse options the experiment does not take; apply those given before its name."""
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     if args.figure is None:
         raise OptionError(
@@ -199,7 +199,7 @@ def _resolve(args) -> None:
 
 
 def _range(text: str, option: str, full) -> range:
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     parts = str(text).split(":")
     try:
@@ -225,7 +225,7 @@ def run(args) -> int:
 def _unargmaxable(args) -> int:
     from ..experiments.outputs import positive_int
     from ..experiments.unargmaxable import INITS, SETS, reproduce_unargmaxable
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     def listed(text, option, allowed, cast=str):
         try:
@@ -252,7 +252,7 @@ def _unargmaxable(args) -> int:
 
 def _figure1(args) -> int:
     from ..experiments.outputs import positive_int
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     args.out = args.out or "reports/figure1"
     trials = positive_int(args.trials, "--trials", 1)

@@ -12,7 +12,7 @@ DEFAULT_OUT = "reports/experiments"
 
 
 def _lengths(text) -> tuple[int, int]:
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     parts = str(text).split(":")
     try:

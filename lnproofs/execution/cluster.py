@@ -13,7 +13,7 @@ import logging
 import os
 from dataclasses import dataclass
 
-from ..kernel.errors import OptionError
+from ..kernel import OptionError
 from .threads import threads_per_worker, worker_environment
 
 __all__ = [

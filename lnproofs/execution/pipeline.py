@@ -43,7 +43,7 @@ import operator
 import uuid
 from collections.abc import Callable, Iterable
 
-from ..kernel.errors import OptionError
+from ..kernel import OptionError
 from .cluster import MODEL_RESOURCE, ExecutionContext
 from .tasks import Load, _raise_task_error
 

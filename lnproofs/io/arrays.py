@@ -18,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernel.arrays import as_real_array
-from ..kernel.errors import FileFormatError, LimitError, ShapeError
+from ..kernel import FileFormatError, LimitError, ShapeError, as_real_array
 from .bounded import DEFAULT_READ_LIMITS, ReadLimits, read_npy, read_npz, read_safetensors
 from .csv_numbers import read_csv
 from .exact import exact_float64

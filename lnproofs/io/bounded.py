@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernel.errors import FileFormatError, LimitError
+from ..kernel import FileFormatError, LimitError
 
 __all__ = ["ReadLimits", "DEFAULT_READ_LIMITS", "file_size", "read_npy", "read_npz", "npz_names", "read_safetensors"]
 

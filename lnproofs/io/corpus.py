@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..kernel.errors import InputError, require
+from ..kernel import InputError, require
 
 __all__ = ["iter_corpus", "count_texts", "MAX_LINE_BYTES"]
 

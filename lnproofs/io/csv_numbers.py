@@ -19,7 +19,7 @@ from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
-from ..kernel.errors import FileFormatError, LimitError, ShapeError
+from ..kernel import FileFormatError, LimitError, ShapeError
 from .bounded import DEFAULT_READ_LIMITS, ReadLimits
 
 __all__ = ["exact_number", "read_csv", "LINE_BYTES_PER_COLUMN"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel.errors import FileFormatError
+from ..kernel import FileFormatError
 
 __all__ = ["exact_float64", "exact_json_array"]
 

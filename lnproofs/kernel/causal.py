@@ -25,9 +25,9 @@ from .checker import ExactKeys, Verdict, check_combinations
 from .errors import CertificateFormatError, ShapeError, require
 from .querysets import module_for, query_set_from_json
 
-__all__ = ["SCHEMA", "check_causal", "record_query_set"]
+__all__ = ["CAUSAL_SCHEMA", "check_causal", "record_query_set"]
 
-SCHEMA = "lnproofs.causal/1"
+CAUSAL_SCHEMA = "lnproofs.causal/1"
 _ENTRY = ("index", "stop", "win", "cannot_win")
 
 
@@ -70,10 +70,10 @@ def _entries(record, n: int, dim: int) -> tuple[list[dict], list[int]]:
     require(
         isinstance(record, dict),
         CertificateFormatError,
-        f"a causal record must be a JSON object with schema {SCHEMA!r}",
+        f"a causal record must be a JSON object with schema {CAUSAL_SCHEMA!r}",
     )
-    if record.get("schema") != SCHEMA:
-        raise _bad("schema", f"is {record.get('schema')!r}; expected {SCHEMA!r}")
+    if record.get("schema") != CAUSAL_SCHEMA:
+        raise _bad("schema", f"is {record.get('schema')!r}; expected {CAUSAL_SCHEMA!r}")
     if (record.get("n_keys"), record.get("dim")) != (n, dim):
         raise ShapeError(
             f"the causal record is for {record.get('n_keys')!r} keys in R^{record.get('dim')!r} "

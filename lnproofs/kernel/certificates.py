@@ -48,9 +48,19 @@ from .errors import CertificateFormatError, InputError
 from .exact import to_fraction
 from .layernorm_keys import LayerNormKeys
 
-__all__ = ["SCHEMA", "STATUSES", "VERIFIED", "Combination", "KeyResult", "Certificate", "each_once", "freeze", "thaw"]
+__all__ = [
+    "SELECTABILITY_SCHEMA",
+    "STATUSES",
+    "VERIFIED",
+    "Combination",
+    "KeyResult",
+    "Certificate",
+    "each_once",
+    "freeze",
+    "thaw",
+]
 
-SCHEMA = "lnproofs.selectability/1"
+SELECTABILITY_SCHEMA = "lnproofs.selectability/1"
 STATUSES = ("selectable", "tie-only", "unselectable", "not-realisable", "undecided")
 VERIFIED = ("exact", "bound", "none")
 _BASE_FIELDS = ("index", "status", "witness", "combination", "verified", "margin", "reason")
@@ -205,7 +215,7 @@ class Certificate:
     dim: int
     query_set: Mapping[str, Any]
     results: tuple[KeyResult, ...]
-    schema: str = SCHEMA
+    schema: str = SELECTABILITY_SCHEMA
     keys_from: Mapping[str, Any] | None = None
 
     def __post_init__(self):
@@ -220,8 +230,8 @@ class Certificate:
             raise CertificateFormatError(
                 "certificate must be a JSON object with fields schema, n_keys, dim, query_set, results"
             )
-        if data.get("schema") != SCHEMA:
-            raise _bad("schema", f"is {data.get('schema')!r}; expected {SCHEMA!r}")
+        if data.get("schema") != SELECTABILITY_SCHEMA:
+            raise _bad("schema", f"is {data.get('schema')!r}; expected {SELECTABILITY_SCHEMA!r}")
         for name in ("n_keys", "dim"):
             _int(data.get(name), name, "a non-negative integer", 0)
         query_set = data.get("query_set", {"kind": "free"})

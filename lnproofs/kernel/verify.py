@@ -15,7 +15,7 @@ from .checker import ExactKeys, Verdict
 from .errors import CertificateFormatError, ShapeError
 from .querysets import module_for, query_set_from_json
 
-__all__ = ["check_claims"]
+__all__ = ["check_claims", "check_results"]
 
 
 def check_claims(certificate, keys) -> list[Verdict]:
@@ -36,3 +36,11 @@ def check_claims(certificate, keys) -> list[Verdict]:
         raise CertificateFormatError("certificate field keys_from is only used with free queries")
     spec = layernorm_keys.LayerNormKeys.from_json(thaw(cert.keys_from))
     return layernorm_keys.check_all(ek.array, spec, cert.results)
+
+
+def check_results(keys, query_set, results) -> list[Verdict]:
+    """One verdict per result under ``query_set`` (a query-set object; None: free queries), by the checks of its kind."""
+    kind = "free" if query_set is None else query_set.kind
+    return module_for(kind).check_all(
+        keys, query_set_from_json({"kind": "free"}) if query_set is None else query_set, results
+    )

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.writes import write_text
-from ..kernel.errors import ModelError, OptionError
+from ..kernel import ModelError, OptionError
 
 __all__ = [
     "HEAD_SCHEMA",
@@ -231,7 +231,7 @@ def model_file_certificates(path) -> list:
     list of ``(name, Certificate, keys)``."""
     from ..certificates.certificate import Certificate
     from ..io.exact import exact_json_array
-    from ..kernel.errors import CertificateFormatError
+    from ..kernel import CertificateFormatError
     from .corpus_pool import POOL_SCHEMA, pool_file_certificates
     from .head_files import HEADS_SCHEMA, head_file_certificates
     from .text_check import text_file_certificates
@@ -267,7 +267,7 @@ def model_file_certificates(path) -> list:
 def _prefix_certificates(data: dict, keys: np.ndarray) -> list:
     """The per-prefix certificates of an earlier version's head file."""
     from ..certificates.certificate import Certificate
-    from ..kernel.errors import CertificateFormatError
+    from ..kernel import CertificateFormatError
 
     out = []
     try:

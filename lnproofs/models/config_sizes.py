@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..kernel.errors import ModelError, require
+from ..kernel import ModelError, require
 from .families import Family
 
 __all__ = ["OPTIONAL_SIZES", "INTERMEDIATE_KEYS", "size_fields", "check_config_values", "weight_layers", "check_sizes"]

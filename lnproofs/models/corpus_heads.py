@@ -73,7 +73,7 @@ def simplex_certificate(keys) -> dict | None:
     (theorem ``attention.simplex_vertices``); the kernel's exact affine rank decides, as it does
     again when the certificate is checked (here only its rank modulo a prime, which proves full
     rank when it is full: keys that fall short take the witness road, with no exact rank)."""
-    from ..kernel.checker import affine_rank
+    from ..kernel import affine_rank
 
     N, d = keys.shape
     if not 0 < N <= d + 1 or affine_rank(keys, exact=False) != N - 1:
@@ -107,8 +107,7 @@ def certificate_from_candidates(keys, items, own_rows=None) -> dict:
     margins are not measured (``null``: the table has no column for them, and measuring them
     at full width costs more than checking them)."""
     from ..certificates.findings import witness_margins
-    from ..kernel.certificates import KeyResult
-    from ..kernel.checker import ExactKeys, check_witnesses
+    from ..kernel import ExactKeys, KeyResult, check_witnesses
     from ..propose.certification import certify_results
 
     simplex = None if own_rows is not None else simplex_certificate(keys)
@@ -250,7 +249,7 @@ def _certificate(n_keys, dim, query_set, results) -> dict:
         summary["not-realisable"] = 0
     for r in results:
         summary[r["status"]] = summary.get(r["status"], 0) + 1
-    from ..kernel.certificates import SCHEMA
+    from ..kernel import SELECTABILITY_SCHEMA as SCHEMA
 
     return {
         "schema": SCHEMA,

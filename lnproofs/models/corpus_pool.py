@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.writes import folder_entry, replacing, write_arrays
-from ..kernel.errors import CertificateFormatError
+from ..kernel import CertificateFormatError
 from .evidence import HeadEvidence, evidence_certificates, evidence_checks
 
 __all__ = ["POOL_SCHEMA", "POOL_COLUMNS", "pool_corpus", "pool_evidence", "pool_file_certificates", "pool_file_checks"]
@@ -71,7 +71,7 @@ def _spans_the_space(keys) -> bool:
     """Whether the affine hull of one text's keys is all of R^d (exact rank): then a key in the
     relative interior of their hull is inside the pooled hull too, and stays ``unselectable``
     with its text's certificate."""
-    from ..kernel.checker import ExactKeys
+    from ..kernel import ExactKeys
 
     return ExactKeys(keys).affine_rank() == keys.shape[1]
 

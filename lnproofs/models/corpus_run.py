@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.writes import folder_entry, write_arrays
-from ..kernel.errors import InputError, ModelError, OptionError, require
+from ..kernel import InputError, ModelError, OptionError, require
 from .corpus_figures import tables_and_figures, tokens_figure
 from .corpus_heads import _write_json
 from .head_sets import HeadSets, narrow_exactly
@@ -240,7 +240,7 @@ def resolve_model_device(device) -> str:
 def device_problem(device):
     """None when this machine can run the forward pass on ``device``, else the reason (one
     line); run on each model worker of an existing cluster before any file is written."""
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     try:
         resolve_model_device(device)

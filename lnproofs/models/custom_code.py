@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..kernel.errors import ModelError
+from ..kernel import ModelError
 
 __all__ = [
     "CODE_KEYS",

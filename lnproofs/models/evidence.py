@@ -41,7 +41,7 @@ class SetSource:
         return self.cos is not None and getattr(self.base, "kind", "layernorm") != "layernorm"
 
     def rotation(self, position: int):
-        from ..kernel.querysets.norm import Rotation
+        from ..kernel import Rotation
 
         return Rotation(
             np.asarray(self.cos[position], dtype=np.float64),
@@ -58,7 +58,7 @@ class SetSource:
 
     def rotation_invertible(self, position: int) -> bool:
         """Whether the rotary matrix at ``position`` is invertible, decided by the kernel once."""
-        from ..kernel.querysets.coverage import rotation_invertible
+        from ..kernel import rotation_invertible
 
         key = (self.style, int(position))
         if key not in self.invertible:
@@ -138,14 +138,13 @@ def evidence_certificates(ev: HeadEvidence) -> list:
 
 def evidence_checks(ev: HeadEvidence) -> list:
     """``(name, CheckReport)`` for the coverage and the causal records of ``ev``."""
-    from ..kernel.checker import Verdict
+    from ..kernel import Verdict
 
     keys, T, d = ev.keys, len(ev.keys), ev.keys.shape[1]
     out = []
     real = ev.realisable
     if "coverage" in real:
-        from ..kernel.querysets.coverage import check_coverage
-        from ..kernel.querysets.norm import ExactQueryMap
+        from ..kernel import ExactQueryMap, check_coverage
 
         qs = ev.sets.at(ev.position)
         ok, message = check_coverage(qs, real["coverage"], ExactQueryMap(qs))
@@ -169,7 +168,7 @@ def evidence_checks(ev: HeadEvidence) -> list:
         out.append((f"{ev.name}/coverage", report(verdicts, T, d, "coverage of every direction")))
     if not ev.causal:
         return out
-    from ..kernel.causal import check_causal
+    from ..kernel import check_causal
     from .text_causal import with_free_wins
 
     if ev.owns_free:

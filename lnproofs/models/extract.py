@@ -22,8 +22,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..kernel.arrays import as_real_array
-from ..kernel.errors import ModelError, ShapeError, require
+from ..kernel import ModelError, ShapeError, as_real_array, require
 from .row_products import row_products
 
 __all__ = ["LayerNormParams", "RMSNormParams", "LayerCapture", "parse_selection", "prepare_inputs", "capture_layers"]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..kernel.errors import ModelError
+from ..kernel import ModelError
 
 __all__ = [
     "Family",

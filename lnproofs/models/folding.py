@@ -24,8 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernel.arrays import as_real_array
-from ..kernel.errors import ShapeError, require
+from ..kernel import ShapeError, as_real_array, require
 
 __all__ = ["FoldedLinear", "FoldedHead", "fold_layernorm", "normalise", "fold_capture", "fold_capture_head"]
 
@@ -90,7 +89,7 @@ class FoldedHead:
 
     def layernorm_query_set(self):
         """The folded layer's realisable queries ``W'_q u + b'_q`` (unit gain, zero bias)."""
-        from ..kernel.querysets.norm import LayerNormQuerySet
+        from ..kernel import LayerNormQuerySet
 
         n = self.xhat.shape[1]
         return LayerNormQuerySet(np.ones(n), np.zeros(n), self.query.W, self.query.b, self.eps)

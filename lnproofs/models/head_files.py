@@ -19,7 +19,7 @@ import numpy as np
 
 from ..certificates.writers import query_set_to_json
 from ..certificates.writes import folder_entry
-from ..kernel.errors import CertificateFormatError
+from ..kernel import CertificateFormatError
 from .evidence import HeadEvidence, SetSource, evidence_certificates, evidence_checks
 
 __all__ = ["HEADS_SCHEMA", "write_head_files", "head_evidence", "head_file_certificates", "head_file_checks"]
@@ -66,7 +66,7 @@ def write_head_files(out_dir) -> list[Path]:
 
 def head_evidence(path, data) -> list[HeadEvidence]:
     """Every text of a head file as :class:`~.evidence.HeadEvidence` (name ``text{N}``)."""
-    from ..kernel.querysets import query_set_from_json
+    from ..kernel import query_set_from_json
 
     try:
         base = query_set_from_json(data["query_set"])

@@ -49,7 +49,7 @@ def head_kind(capture) -> str:
 
 
 def _rotation(cos, sin, style, position):
-    from ..kernel.querysets.norm import Rotation
+    from ..kernel import Rotation
 
     return Rotation(np.asarray(cos, dtype=np.float64), np.asarray(sin, dtype=np.float64), style, int(position))
 
@@ -57,14 +57,14 @@ def _rotation(cos, sin, style, position):
 def query_set(kind, gain, bias, eps, W_q, b_q, rotation=None):
     """The query set of ``kind`` from a head's arrays (``rotation`` for the rotary kinds)."""
     if kind == "layernorm":
-        from ..kernel.querysets.norm import LayerNormQuerySet
+        from ..kernel import LayerNormQuerySet
 
         return LayerNormQuerySet(gain, bias, W_q, b_q, float(eps))
     if kind == "rmsnorm":
-        from ..kernel.querysets.norm import RMSNormQuerySet
+        from ..kernel import RMSNormQuerySet
 
         return RMSNormQuerySet(gain, W_q, b_q, float(eps), rotation)
-    from ..kernel.querysets.norm import RotaryLayerNormQuerySet
+    from ..kernel import RotaryLayerNormQuerySet
 
     return RotaryLayerNormQuerySet(gain, W_q, b_q, float(eps), rotation, bias)
 
@@ -134,8 +134,7 @@ def coverage_of(query_set, query_map=None):
     """The coverage evidence of ``query_set`` (every direction realisable) as JSON, or None
     when none is proposed or the kernel does not confirm it (``query_map``: the set's exact
     forms, when built already)."""
-    from ..kernel.querysets.coverage import check_coverage
-    from ..kernel.querysets.norm import ExactQueryMap
+    from ..kernel import ExactQueryMap, check_coverage
     from ..propose.querysets.coverage import propose_coverage
 
     query_map = ExactQueryMap(query_set) if query_map is None else query_map
@@ -184,7 +183,7 @@ def positioned_map(base, query_set):
     factored ``A P A^T`` do not depend on the position and are shared (built once per head);
     only ``R`` is the position's.  Equal to ``ExactQueryMap(query_set)``, which costs a d x n
     integer product per call (tests/test_positioned_map.py compares the two)."""
-    from ..kernel.querysets.norm import ExactQueryMap
+    from ..kernel import ExactQueryMap
 
     if base is None or query_set.rotation is None:
         return base
@@ -243,7 +242,7 @@ class HeadSets(TravellingCache):
         self._use(capture, 0 if key in self.items else _set_bytes(capture))
         if key not in self.items:
             kind = head_kind(capture)
-            from ..kernel.querysets.norm import ExactQueryMap
+            from ..kernel import ExactQueryMap
 
             qs = capture_query_set(capture, head)
             extra = (ExactQueryMap(qs), None, None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..kernel.errors import ModelError, require
+from ..kernel import ModelError, require
 from .families import Family
 
 __all__ = ["is_transformer_lens", "lens_family", "from_transformer_lens"]

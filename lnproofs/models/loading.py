@@ -29,7 +29,7 @@ import struct
 import warnings
 from pathlib import Path
 
-from ..kernel.errors import ModelError, OptionError, require
+from ..kernel import ModelError, OptionError, require
 from .config_sizes import check_config_values, check_sizes
 from .custom_code import read_json_config, refuse_custom_code, refuse_folder_code
 from .families import SUPPORTED_MODEL_TYPES, family_of, refuse_unhandled

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..kernel.errors import CertificateFormatError, ModelError
+from ..kernel import CertificateFormatError, ModelError
 from .evidence import HeadEvidence, SetSource, evidence_certificates, evidence_checks
 
 __all__ = [

@@ -21,7 +21,7 @@ No token count depends on a cut: the ids returned are the whole text's first ``l
 
 from __future__ import annotations
 
-from ..kernel.errors import LimitError
+from ..kernel import LimitError
 
 __all__ = ["WHOLE_CHARS", "BUDGET_CHARS", "MARGIN", "BoundedTokenizer", "first_ids"]
 

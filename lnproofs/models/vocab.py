@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernel.errors import ModelError, require
+from ..kernel import ModelError, require
 from .families import family_of, refuse_unhandled
 
 __all__ = ["OutputLayer", "HEADS", "read_output_layer"]

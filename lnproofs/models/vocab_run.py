@@ -34,8 +34,7 @@ import numpy as np
 from ..certificates.vocab import VocabCertificate, load_vocab
 from ..certificates.writers import query_set_to_json
 from ..certificates.writes import folder_entry, output_folder, replacing, write_array, write_text
-from ..kernel.errors import OptionError
-from ..kernel.querysets.free import BoxQuerySet
+from ..kernel import BoxQuerySet, OptionError
 from .vocab import read_output_layer, token_strings
 
 __all__ = ["QUERY_SETS", "certify_vocab", "realisable_query_set", "margins"]
@@ -45,7 +44,7 @@ QUERY_SETS = ("free", "box", "realisable")
 
 def realisable_query_set(layer, keys):
     """``(keys, query_set)`` of the realisable question: the keys lifted with the bias when there is one."""
-    from ..kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
+    from ..kernel import LayerNormQuerySet, RMSNormQuerySet
 
     d = keys.shape[1]
     W, b_q = np.eye(d), np.zeros(d)
@@ -79,7 +78,7 @@ def _coverage(layer, keys):
     """The RMSNorm realisable set's coverage claim (checked by the kernel), or None."""
     if layer.norm != "rmsnorm" or layer.bias is not None or layer.beta is not None:
         return None, None
-    from ..kernel.querysets.coverage import check_coverage
+    from ..kernel import check_coverage
     from ..propose.querysets.coverage import propose_coverage
 
     _, qs = realisable_query_set(layer, keys)

@@ -37,11 +37,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..certificates.writers import combination_to_json, query_set_to_json, result_to_json
-from ..kernel.arrays import as_real_array
-from ..kernel.causal import SCHEMA, check_causal
-from ..kernel.checker import ExactKeys
-from ..kernel.dyadic import integer_vector_of_fractions
-from ..kernel.errors import OptionError
+from ..kernel import CAUSAL_SCHEMA as SCHEMA
+from ..kernel import ExactKeys, OptionError, as_real_array, check_causal, integer_vector_of_fractions
 
 __all__ = ["SCHEMA", "causal_evidence", "stops"]
 
@@ -203,7 +200,7 @@ class _SetSearch:
         self.K, self.ek, self.qs, self.module, self.seed = K, ek, query_set, module, seed
 
     def test(self, j: int, t: int, rivals: set):
-        from ..kernel.exact import to_fraction
+        from ..kernel import to_fraction
 
         options = {"reference": True} if self.qs.kind == "layernorm" else {}
         result = next(
@@ -229,7 +226,7 @@ class _NormSearch:
     descend = False  # bisection
 
     def __init__(self, K: np.ndarray, ek: ExactKeys, query_set, fallback, query_map=None):
-        from ..kernel.querysets.norm import ExactLayer
+        from ..kernel import ExactLayer
 
         self.K, self.ek, self.qs, self.fallback = K, ek, query_set, fallback
         self.layer = ExactLayer(K, query_set, query_map)
@@ -252,8 +249,7 @@ class _NormSearch:
         from flint import fmpq_mat
 
         from ..certificates.writers import format_fraction
-        from ..kernel.dyadic import fraction_of_fmpq
-        from ..kernel.querysets.norm import check_dual
+        from ..kernel import check_dual, fraction_of_fmpq
         from .querysets.rmsnorm import _dual_candidates, _snap_into_ball
 
         layer = self.layer

@@ -21,10 +21,7 @@ import numpy as np
 from ..certificates.certificate import Certificate
 from ..certificates.writers import result_to_json
 from ..certificates.writes import open_append, output_file, remove_quietly
-from ..kernel.arrays import as_real_array
-from ..kernel.certificates import Combination, KeyResult
-from ..kernel.checker import ExactKeys
-from ..kernel.errors import InputError, OptionError
+from ..kernel import Combination, ExactKeys, InputError, KeyResult, OptionError, as_real_array
 from .twins import row_classes
 
 __all__ = [
@@ -164,7 +161,7 @@ def certify_results(
 def _recheck_twins(K, results: dict, indices: list) -> None:
     """Results of duplicated keys are derived from their distinct key's verified result;
     put them through the checker too, so that every claim returned has passed it."""
-    from ..kernel.querysets.free import check_all
+    from ..kernel import check_results as check_all
 
     claimed = [results[i] for i in indices if i in results and results[i].status != "undecided"]
     if not claimed:
@@ -434,7 +431,7 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
             writer.write(json.dumps({"fingerprint": fingerprint, "n_keys": n, "dim": d}) + "\n")
             writer.flush()
     if known:  # results read back are re-checked
-        from ..kernel.querysets import module_for
+        from ..kernel import module_for
 
         trusted = module_for(qs_json["kind"])
         verdicts = trusted.check_all(ExactKeys(K), qs, known)

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..certificates.findings import RANK_FACTOR, witness_margins
-from ..kernel.checker import ExactKeys
+from ..kernel import ExactKeys
 
 __all__ = ["stretched_coordinates", "witness_margins"]  # witness_margins: from lnproofs.certificates
 
@@ -38,7 +38,7 @@ def stretched_coordinates(ek: ExactKeys) -> tuple[np.ndarray, np.ndarray, int]:
     numerical affine hull and whose other rows span the rounding directions, scaled so
     that the largest entry of the first r columns of Y, and of each other column, lies
     in [1/2, 1)."""
-    from ..kernel.dyadic import integer_matrix
+    from ..kernel import integer_matrix
 
     arr = ek.array
     X = arr - arr.mean(axis=0)

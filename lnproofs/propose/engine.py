@@ -43,8 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel.certificates import KeyResult
-from ..kernel.checker import ExactKeys, check_witnesses
+from ..kernel import ExactKeys, KeyResult, check_witnesses
 from .fallback import decide_inside, exact_fallback, repair_witness
 from .lp_rounds import LPRounds
 from .sweep import SimplexSweep
@@ -116,7 +115,7 @@ class _Engine(LPRounds):
         """lift^T q exactly (rationals), or None without a lift."""
         if self.lift is None:
             return None
-        from ..kernel.dyadic import fmpq_matrix, fraction_of_fmpq
+        from ..kernel import fmpq_matrix, fraction_of_fmpq
         from .repair import compact_vector
 
         top = float(np.max(np.abs(q))) or 1.0

@@ -9,9 +9,7 @@ from __future__ import annotations
 import numpy as np
 from flint import fmpq, fmpz_mat
 
-from ..kernel.checker import check_combinations
-from ..kernel.dyadic import pow2
-from ..kernel.querysets.norm import primal_query
+from ..kernel import check_combinations, pow2, primal_query
 
 __all__ = ["check_combination", "check_primal", "key_row", "exact_margins"]
 

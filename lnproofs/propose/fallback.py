@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernel.certificates import Combination, KeyResult
-from ..kernel.checker import ExactKeys, check_witnesses
+from ..kernel import Combination, ExactKeys, KeyResult, check_witnesses
 from .exact_checks import check_combination, key_row
 
 __all__ = ["exact_fallback", "decide_inside", "repair_witness"]
@@ -21,7 +20,7 @@ __all__ = ["exact_fallback", "decide_inside", "repair_witness"]
 
 def _exact_scores(ek: ExactKeys, q) -> list[int]:
     """Integers with the order of the exact scores q.k_j (for choosing columns)."""
-    from ..kernel.dyadic import integer_vector_of_fractions
+    from ..kernel import integer_vector_of_fractions
 
     Q, _ = integer_vector_of_fractions(q)
     return [sum(a * b for a, b in zip(Q, key_row(ek, j))) for j in range(ek.n)]

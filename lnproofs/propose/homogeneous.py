@@ -44,7 +44,7 @@ def difference_map(qs) -> np.ndarray:
 
 def _u_of(z, n: int, centred: bool) -> list[str]:
     """``u = L^T z`` exactly (``z`` itself when not centred), halved until ``||u||^2 <= n``, as text."""
-    from ..kernel.dyadic import integer_vector_of_fractions
+    from ..kernel import integer_vector_of_fractions
     from .querysets.layernorm_perkey import u_text
 
     Z, D = integer_vector_of_fractions([x if type(x) is Fraction else Fraction(x) for x in z])
@@ -59,8 +59,7 @@ def homogeneous_results(keys, qs, tokens, *, seed: int = 0) -> list:
     """Norm-set :class:`~lnproofs.kernel.certificates.KeyResult` proposals for ``tokens`` (an
     :func:`is_homogeneous` set): ``selectable`` with ``u``, ``not-realisable`` with the exact convex
     weights as the dual; tokens the subspace road leaves ``undecided`` are not returned."""
-    from ..kernel.certificates import KeyResult
-    from ..kernel.querysets.subspace import SubspaceQuerySet
+    from ..kernel import KeyResult, SubspaceQuerySet
     from .querysets.subspace import certify
 
     if not len(tokens):
@@ -100,7 +99,7 @@ def homogeneous_results(keys, qs, tokens, *, seed: int = 0) -> list:
 def _dual(index: int, combination):
     """A norm set's ``not-realisable`` proposal whose dual is the exact convex ``combination``."""
     from ..certificates.writers import format_fraction
-    from ..kernel.certificates import KeyResult
+    from ..kernel import KeyResult
 
     return KeyResult(
         index,
@@ -135,8 +134,8 @@ def relaxed_duals(keys, qs, tokens, *, seed: int = 0) -> list:
     the offsets as a bias (:mod:`lnproofs.propose.querysets.box`) gives weights with
     ``sum_j lambda_j a_j = a_i`` exactly and ``sum_j lambda_j c_j >= c_i``, which is the dual the
     kernel reads (``P (g o W_q^T v) = 0``, ``q0 . v <= 0``; theorem ``vocab.bias_lift``)."""
-    from ..kernel.querysets.free import BoxQuerySet
-    from ..kernel.querysets.norm import check_all
+    from ..kernel import BoxQuerySet
+    from ..kernel import check_results as check_all
     from .querysets.box import certify
 
     points = offset_points(keys, qs) if len(tokens) else None

@@ -26,8 +26,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..kernel.certificates import Combination, KeyResult
-from ..kernel.checker import ExactKeys
+from ..kernel import Combination, ExactKeys, KeyResult
 from .twins import row_classes
 
 __all__ = ["propose_batch", "certify_fast"]
@@ -92,7 +91,7 @@ class _ExactLift:
     integers as small as the keys allow (one common power of two divided out)."""
 
     def __init__(self, K: np.ndarray):
-        from ..kernel.dyadic import dyadic_integers
+        from ..kernel import dyadic_integers
 
         ints, _ = dyadic_integers(K)
         low = min(((v & -v).bit_length() - 1 for v in ints if v), default=0)
@@ -211,8 +210,8 @@ def certify_fast(keys, *, seed: int = 0):
     dimension: the batch proposals that pass the exact checker are kept, the general
     engine does the rest."""
     from ..certificates.certificate import Certificate
-    from ..kernel.arrays import as_real_array
-    from ..kernel.querysets.free import check_all
+    from ..kernel import as_real_array
+    from ..kernel import check_results as check_all
     from .certification import certify, certify_results
 
     K = as_real_array(keys, name="keys", ndim=2)

@@ -25,7 +25,7 @@ def _ctx():
 
 def interval(value, ctx=None):
     """An interval enclosing an exact rational (Fraction, int, float or ``"p/q"``)."""
-    from ..kernel.exact import to_fraction
+    from ..kernel import to_fraction
 
     ctx = ctx or _ctx()
     f = to_fraction(value)

@@ -32,10 +32,18 @@ import numpy as np
 from ..certificates.certificate import Certificate
 from ..certificates.check import check_layernorm_range
 from ..certificates.writers import layernorm_keys_to_json
-from ..kernel.arrays import as_real_array
-from ..kernel.certificates import Combination, KeyResult
-from ..kernel.errors import InputError, OptionError, ShapeError
-from ..kernel.layernorm_keys import ExactLayerNormKeys, LayerNormKeys, check_ln_interior, check_ln_witnesses
+from ..kernel import (
+    Combination,
+    ExactLayerNormKeys,
+    InputError,
+    KeyResult,
+    LayerNormKeys,
+    OptionError,
+    ShapeError,
+    as_real_array,
+    check_ln_interior,
+    check_ln_witnesses,
+)
 
 __all__ = ["certify_layernorm_outputs", "layernorm_spec"]
 
@@ -105,7 +113,7 @@ def _interval_margin(keys: ExactLayerNormKeys, i: int, q) -> float:
     """min_j q.(y_i - y_j) as the midpoint of an arb enclosure (256 bits)."""
     from flint import arb, ctx, fmpq
 
-    from ..kernel.dyadic import integer_vector_of_fractions
+    from ..kernel import integer_vector_of_fractions
 
     Q, den = integer_vector_of_fractions([g * Fraction(v) for g, v in zip(keys.gain, q)])
     s = Fraction(1, den)

@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..execution.threads import highs_threads
-from ..kernel.certificates import Combination
-from ..kernel.checker import check_witnesses
+from ..kernel import Combination, check_witnesses
 from .exact_checks import check_combination, key_row
 
 __all__ = ["LP", "LPRounds", "LP_ROUNDS"]
@@ -171,7 +170,7 @@ class LPRounds:
 
         The numerical choice is kept when it is exactly right; otherwise keys are added
         greedily whenever they raise the exact affine rank (thin key sets need this)."""
-        from ..kernel.checker import affine_rank
+        from ..kernel import affine_rank
 
         if self._exact_span is not False:
             return self._exact_span

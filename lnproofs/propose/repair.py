@@ -13,8 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..kernel.certificates import Combination
-from ..kernel.checker import ExactKeys
+from ..kernel import Combination, ExactKeys
 from .exact_checks import key_row
 
 __all__ = ["independent_columns", "exact_weights", "exact_tie_query", "exact_vertex_query", "compact_vector"]

@@ -29,7 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..certificates.writers import query_set_to_json
-from ..kernel.errors import InputError, OptionError, require
+from ..kernel import InputError, OptionError, require
 from .pivots import pivot_columns
 
 __all__ = ["AttentionWeightResult", "max_weight", "min_norm", "score_factor"]
@@ -130,7 +130,7 @@ class _ExactSet:
     """Exact operations for one query set: snap a proposal into it, support functions."""
 
     def __init__(self, keys: np.ndarray, query_set):
-        from ..kernel.exact import to_fraction
+        from ..kernel import to_fraction
 
         self.keys = keys
         self.N, self.d = keys.shape
@@ -142,14 +142,14 @@ class _ExactSet:
         if self.kind == "subspace":
             self._setup_subspace()
         if self.kind == "layernorm":
-            from ..kernel.querysets.norm import ExactLayer
+            from ..kernel import ExactLayer
 
             self.layer = ExactLayer(keys, query_set)
 
     def _setup_subspace(self):
         from flint import fmpq_mat
 
-        from ..kernel.dyadic import fmpq_matrix
+        from ..kernel import fmpq_matrix
 
         W = fmpq_matrix(self.query_set.matrix)  # m x d
         rref, rank = W.transpose().rref()  # pivots pick independent rows of W
@@ -164,7 +164,7 @@ class _ExactSet:
         """``sigma(c)^2``: squared largest ``c.q`` over unit queries in the set's linear span."""
         from flint import fmpq_mat
 
-        from ..kernel.dyadic import fmpq_of, fraction_of_fmpq
+        from ..kernel import fmpq_of, fraction_of_fmpq
 
         if self.kind == "subspace":
             v = self.Wb * fmpq_mat(self.d, 1, [fmpq_of(x) for x in c])
@@ -173,11 +173,11 @@ class _ExactSet:
 
     def support(self, c, ctx):
         """An interval containing ``h(c) = max c.q`` over the set (``None`` if unbounded)."""
-        from ..kernel.dyadic import fraction_of_fmpq
+        from ..kernel import fraction_of_fmpq
         from .intervals import interval, sqrt_of
 
         if self.kind == "layernorm":
-            from ..kernel.dyadic import integer_vector_of_fractions
+            from ..kernel import integer_vector_of_fractions
 
             C, Dc = integer_vector_of_fractions(c)
             n_pg2, offset = self.layer.direction_terms(C, Dc)
@@ -189,7 +189,7 @@ class _ExactSet:
     # -- putting a proposal into the set exactly ---------------------------------------
     def snap(self, variable) -> list[Fraction] | None:
         """An exact query in the set from the solver's variable, or None."""
-        from ..kernel.dyadic import fraction_of_fmpq
+        from ..kernel import fraction_of_fmpq
 
         if self.kind == "layernorm":
             from .querysets.layernorm_perkey import snap_into_set as _snap_into_set
@@ -198,14 +198,14 @@ class _ExactSet:
             q = self.layer.query(U, D)
             query = [fraction_of_fmpq(q[a, 0]) for a in range(self.d)]
         elif self.kind == "subspace":
-            from ..kernel.exact import to_fraction
+            from ..kernel import to_fraction
 
             z = [to_fraction(x) for x in variable]
             query = [
                 sum((z[r] * fraction_of_fmpq(self.W[r, a]) for r in range(len(z))), Fraction(0)) for a in range(self.d)
             ]
         else:
-            from ..kernel.exact import to_fraction
+            from ..kernel import to_fraction
 
             query = [to_fraction(x) for x in variable]
         if self.radius is not None:
@@ -317,7 +317,7 @@ def _solve(problem):
 
 
 def _validate(keys, target, query_set):
-    from ..kernel.arrays import as_real_array
+    from ..kernel import as_real_array
 
     keys = as_real_array(keys, name="keys", ndim=2)
     N, d = keys.shape
@@ -482,7 +482,7 @@ def _entropy_bound(es: _ExactSet, target: int, ctx):
     import cvxpy as cp
     from flint import fmpq_mat
 
-    from ..kernel.dyadic import fmpq_of, fraction_of_fmpq
+    from ..kernel import fmpq_of, fraction_of_fmpq
     from .intervals import bounds, entropy
 
     if es.kind == "subspace":
@@ -530,7 +530,7 @@ def _row_basis(A, columns) -> list[int]:
     """Indices of rows of ``A`` (restricted to ``columns``) forming a basis of its row space."""
     from flint import fmpq_mat
 
-    from ..kernel.dyadic import fmpq_of
+    from ..kernel import fmpq_of
 
     T = fmpq_mat([[fmpq_of(A[a][c]) for a in range(len(A))] for c in columns])
     rref, rank = T.rref()

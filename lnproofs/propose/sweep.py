@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..kernel.certificates import Combination, KeyResult
+from ..kernel import Combination, KeyResult
 from .exact_checks import check_combination, key_row
 
 __all__ = ["SimplexSweep"]

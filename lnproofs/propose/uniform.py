@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from ..certificates.uniform import UniformResult
 from ..certificates.writers import query_set_to_json
-from ..kernel import uniform_check
+from ..kernel import check_uniform as _check_uniform
 from .uniform_linalg import full_column_rank, kept, kernel_vector, normalise, pivot_rows, rows_of, scale_into
 from .uniform_norm import independent_first, uniform_norm
 
@@ -36,7 +36,7 @@ __all__ = ["UniformResult", "uniform_attention", "check_uniform"]
 def check_uniform(keys, result) -> tuple[bool, str]:
     """The kernel's exact check (:func:`lnproofs.kernel.uniform_check.check_uniform`) of an answer:
     a :class:`UniformResult` or its JSON object."""
-    return uniform_check.check_uniform(keys, result.to_json() if hasattr(result, "to_json") else result)
+    return _check_uniform(keys, result.to_json() if hasattr(result, "to_json") else result)
 
 
 def uniform_attention(
@@ -57,7 +57,7 @@ def uniform_attention(
     the answer names as its query set instead of the set's JSON (a run's reference to a head;
     such an answer is checked against the set that reference rebuilds)."""
     from ..io.exact import exact_float64
-    from ..kernel.arrays import as_real_array
+    from ..kernel import as_real_array
     from .integer_keys import key_differences
 
     keys = as_real_array(exact_float64(keys, "keys"), name="keys", ndim=2)
@@ -101,7 +101,7 @@ def _uniform_subspace(D, query_set, base) -> UniformResult:
     and ``q = B^T z`` is non-zero for every ``z != 0``."""
     from flint import fmpq, fmpq_mat, fmpz_mat
 
-    from ..kernel.dyadic import integer_matrix
+    from ..kernel import integer_matrix
 
     W, _ = integer_matrix(query_set.matrix)
     B = rows_of(W, pivot_rows(W))

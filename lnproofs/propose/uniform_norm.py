@@ -35,7 +35,7 @@ from fractions import Fraction
 from math import lcm
 
 from ..certificates.uniform import UniformResult
-from ..kernel.uniform_exact import LayerNormEquations
+from ..kernel import LayerNormEquations
 from .integer_keys import key_differences
 from .uniform_linalg import full_column_rank, kept, kernel_vector, pivot_rows, root_below, rows_of
 
@@ -77,7 +77,7 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
     ``keys`` (called only when the float64 bounds do not decide; only ``D`` is read)."""
     from flint import fmpq, fmpq_mat
 
-    from ..kernel.querysets.norm import ExactQueryMap
+    from ..kernel import ExactQueryMap
 
     n, d = query_set.width, query_set.dim
     query_map = ExactQueryMap(query_set) if query_map is None else query_map

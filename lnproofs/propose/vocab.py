@@ -31,12 +31,7 @@ from ..certificates.vocab import (
     norm_directions,
 )
 from ..certificates.writers import query_set_to_json
-from ..kernel.arrays import as_real_array
-from ..kernel.certificates import KeyResult
-from ..kernel.checker import ExactKeys
-from ..kernel.errors import CertificateFormatError
-from ..kernel.querysets import query_set_from_json
-from ..kernel.querysets.free import FreeQueries
+from ..kernel import CertificateFormatError, ExactKeys, FreeQueries, KeyResult, as_real_array, query_set_from_json
 from .homogeneous import homogeneous_results, is_homogeneous, relaxed_duals
 
 __all__ = [

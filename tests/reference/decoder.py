@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnproofs.kernel.errors import OptionError
+from lnproofs.kernel import OptionError
 
 __all__ = [
     "CAUSAL_NOTE",
@@ -58,7 +58,7 @@ def query_position(capture) -> int:
 
 
 def _rotation(capture, position: int):
-    from lnproofs.kernel.querysets.norm import Rotation
+    from lnproofs.kernel import Rotation
 
     row = int(np.flatnonzero(capture.sources[:, 1] == position)[0])
     return Rotation(capture.rotary_cos[row], capture.rotary_sin[row], capture.rotary_style, position)
@@ -70,18 +70,18 @@ def realisable_query_set(capture, head: int, position: int | None = None):
     W_q, b_q, _, _ = capture.head_weights(head)
     norm = capture.layernorm
     if capture.norm_kind == "rmsnorm":
-        from lnproofs.kernel.querysets.norm import RMSNormQuerySet
+        from lnproofs.kernel import RMSNormQuerySet
 
         rotation = None
         if capture.rotary:
             rotation = _rotation(capture, query_position(capture) if position is None else position)
         return RMSNormQuerySet(norm.gain, W_q, b_q, norm.eps, rotation), None
     if capture.rotary:
-        from lnproofs.kernel.querysets.norm import RotaryLayerNormQuerySet
+        from lnproofs.kernel import RotaryLayerNormQuerySet
 
         rotation = _rotation(capture, query_position(capture) if position is None else position)
         return RotaryLayerNormQuerySet(norm.gain, W_q, b_q, norm.eps, rotation, norm.bias), None
-    from lnproofs.kernel.querysets.norm import LayerNormQuerySet
+    from lnproofs.kernel import LayerNormQuerySet
 
     return LayerNormQuerySet(norm.gain, norm.bias, W_q, b_q, norm.eps), None
 

@@ -5,8 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from lnproofs.kernel.checker import ExactKeys
-from lnproofs.kernel.dyadic import integer_vector_of_fractions
+from lnproofs.kernel import ExactKeys, integer_vector_of_fractions
 
 __all__ = ["witness_margins_one_by_one"]
 

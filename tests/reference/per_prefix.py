@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lnproofs.kernel.errors import ModelError, OptionError
+from lnproofs.kernel import ModelError, OptionError
 from lnproofs.models.certify_model import _csv_text, _markdown_rows, check_model_file, model_file_certificates
 
 from .model_measures import ellipsoid_gaps, witness_margins

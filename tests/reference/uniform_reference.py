@@ -14,7 +14,7 @@ import numpy as np
 
 from lnproofs.certificates.uniform import UniformResult
 from lnproofs.certificates.writers import query_set_to_json
-from lnproofs.kernel.errors import InputError
+from lnproofs.kernel import InputError
 from lnproofs.propose.pivots import pivot_columns
 from lnproofs.propose.uniform_linalg import scale_into
 
@@ -26,7 +26,7 @@ __all__ = ["reference_uniform_attention"]
 
 def _int_rows(values) -> list[list[int]]:
     """A float array as integer rows with one common power-of-two scale (signs and ranks kept)."""
-    from lnproofs.kernel.dyadic import dyadic_integers
+    from lnproofs.kernel import dyadic_integers
 
     arr = np.atleast_2d(np.asarray(values, dtype=np.float64))
     ints, _ = dyadic_integers(arr)
@@ -60,7 +60,7 @@ def _matvec(M, v):
 
 
 def _fr_matrix(values):
-    from lnproofs.kernel.exact import to_fraction
+    from lnproofs.kernel import to_fraction
 
     return [[to_fraction(x) for x in row] for row in np.atleast_2d(np.asarray(values, dtype=np.float64))]
 
@@ -146,7 +146,7 @@ def _normalise(q):
 
 def reference_uniform_attention(keys, query_set=None) -> UniformResult:
     """Decide whether a non-zero query in the set gives every key the same score."""
-    from lnproofs.kernel.arrays import as_real_array
+    from lnproofs.kernel import as_real_array
 
     keys = as_real_array(keys, name="keys", ndim=2)
     N, d = keys.shape

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lnproofs.kernel.errors import ModelError
+from lnproofs.kernel import ModelError
 
 from .forward import numpy_of, one_thread
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lnproofs.kernel.errors import ModelError, OptionError, require
+from lnproofs.kernel import ModelError, OptionError, require
 
 __all__ = ["torch_state_dict", "state_dtypes", "state_tensors", "build_model", "resolve_device", "check_shapes"]
 

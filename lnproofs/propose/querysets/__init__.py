@@ -16,9 +16,8 @@ from __future__ import annotations
 import importlib
 
 from ...certificates.writers import query_set_to_json as _write
-from ...kernel.errors import CertificateFormatError
-from ...kernel.querysets import KINDS as _TRUSTED_KINDS
-from ...kernel.querysets import query_set_from_json
+from ...kernel import KINDS as _TRUSTED_KINDS
+from ...kernel import CertificateFormatError, query_set_from_json
 
 __all__ = ["KINDS", "proposer_for", "query_set_from_json", "query_set_to_json"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ...kernel.querysets.free import BallQuerySet
+from ...kernel import BallQuerySet
 
 __all__ = ["KIND", "QUERY_SET", "BallQuerySet", "certify"]
 

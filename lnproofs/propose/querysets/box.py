@@ -20,8 +20,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...kernel.certificates import Combination, KeyResult
-from ...kernel.querysets.free import BoxQuerySet, check_all
+from ...kernel import BoxQuerySet, Combination, KeyResult
+from ...kernel import check_results as check_all
 
 __all__ = ["KIND", "QUERY_SET", "BoxQuerySet", "certify", "into_box", "load_box"]
 
@@ -31,7 +31,7 @@ KIND, QUERY_SET = "box", BoxQuerySet
 def load_box(bound, bias_path=None, n_keys: int | None = None) -> BoxQuerySet:
     """The box (``bound`` None: every query) with the bias read from ``bias_path`` (one per key)."""
     from ...io.arrays import load_array
-    from ...kernel.errors import ShapeError
+    from ...kernel import ShapeError
 
     bias = None
     if bias_path is not None:

@@ -20,9 +20,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat, nmod_mat
 
 from ...certificates.coverage import Coverage
-from ...kernel.dyadic import pow2
-from ...kernel.querysets.coverage import SETS, integer_columns
-from ...kernel.querysets.norm import ExactQueryMap
+from ...kernel import ExactQueryMap, LayerNormQuerySet, RMSNormQuerySet, integer_columns, pow2
 
 __all__ = ["PRIMES", "propose_coverage"]
 
@@ -48,7 +46,7 @@ def propose_coverage(query_set, query_map: ExactQueryMap | None = None, *, teste
     when the caller has them already (a head's query map is built once per run).
     ``tested=False``: the float pivots' minor is not tested modulo a prime here (for a caller
     that puts the claim through the kernel's check next, and asks again when it fails)."""
-    if getattr(query_set, "kind", None) not in SETS:
+    if not isinstance(query_set, (LayerNormQuerySet, RMSNormQuerySet)):
         return None
     qm = ExactQueryMap(query_set) if query_map is None else query_map
     n, d = qm.n, qm.d

@@ -6,7 +6,7 @@ Certificates are made by :mod:`lnproofs.propose.certification` and checked by
 
 from __future__ import annotations
 
-from ...kernel.querysets.free import FreeQueries
+from ...kernel import FreeQueries
 
 __all__ = ["KIND", "FreeQueries", "QUERY_SET", "certify"]
 

@@ -15,9 +15,7 @@ import numpy as np
 
 from ...io.bounded import npz_names, read_npz
 from ...io.exact import exact_float64
-from ...kernel.arrays import as_real_array
-from ...kernel.errors import FileFormatError, InputError, ShapeError, require
-from ...kernel.querysets.norm import LayerNormQuerySet
+from ...kernel import FileFormatError, InputError, LayerNormQuerySet, ShapeError, as_real_array, require
 from .layernorm_fast import certify_results_fast
 from .layernorm_perkey import propose
 
@@ -90,7 +88,7 @@ def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
 
 def certify(keys, query_set: LayerNormQuerySet, *, indices=None, progress=None, **_options) -> list:
     """One :class:`~lnproofs.kernel.certificates.KeyResult` per key (statuses selectable, not-realisable, undecided)."""
-    from ...kernel.certificates import KeyResult
+    from ...kernel import KeyResult
 
     callback = None
     if progress and callable(progress):

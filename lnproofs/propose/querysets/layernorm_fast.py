@@ -82,7 +82,7 @@ def propose_all(keys, query_set, *, steps: int = 80, shrink: float = 1 - 1e-6, b
 def _expanded(layer, entry) -> dict:
     """The reference form of a compact result: ``u`` (exact) and the witness query ``q``."""
     from ...certificates.writers import format_fraction
-    from ...kernel.dyadic import dyadic_integers, fraction_of_fmpq
+    from ...kernel import dyadic_integers, fraction_of_fmpq
     from .layernorm_perkey import u_text
 
     ints, ey = dyadic_integers(np.asarray(entry["y"], dtype=np.float64))
@@ -113,7 +113,7 @@ def certify_results_fast(
     (:func:`factored_basis`) depend on the query set only: pass them to share them between
     many key sets of the same head.  ``compact``: selectable keys carry ``y`` (d floats,
     ``u = P diag(gamma) W_q^T y``) instead of the exact ``u`` and witness query."""
-    from ...kernel.querysets.norm import ExactLayer
+    from ...kernel import ExactLayer
     from ..exact_checks import exact_margins
     from .layernorm_perkey import per_key_results
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernel.dyadic import fraction_of_fmpq as _fraction
-from ...kernel.querysets.norm import ExactLayer, LayerNormQuerySet
-from ...kernel.querysets.norm import check_dual as _check_dual
+from ...kernel import ExactLayer, LayerNormQuerySet
+from ...kernel import check_dual as _check_dual
+from ...kernel import fraction_of_fmpq as _fraction
 from ..cone import solve_margin_cone
 from ..exact_checks import check_primal as _check_primal
 from ..exact_checks import exact_margins
@@ -28,7 +28,7 @@ def snap_into_set(u_float, n: int):
     """
     from math import isqrt
 
-    from ...kernel.dyadic import dyadic_integers
+    from ...kernel import dyadic_integers
 
     ints, e = dyadic_integers(np.asarray(u_float, dtype=np.float64))
     total = sum(ints)

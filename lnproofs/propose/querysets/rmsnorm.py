@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernel.querysets.norm import ExactLayer, RMSNormQuerySet, Rotation, check_all, check_dual
+from ...kernel import ExactLayer, RMSNormQuerySet, Rotation, check_dual
+from ...kernel import check_results as check_all
 from ..cone import solve_margin_cone
 from ..exact_checks import check_primal, exact_margins
 
@@ -59,7 +60,7 @@ def _snap_into_ball(u_float, n: int, centred: bool = False):
     into ``||u||^2 <= n``: integers ``U``, denominator ``D``."""
     from math import isqrt
 
-    from ...kernel.dyadic import dyadic_integers
+    from ...kernel import dyadic_integers
 
     U, e = dyadic_integers(np.asarray(u_float, dtype=np.float64))
     D = 1
@@ -96,7 +97,7 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
     from fractions import Fraction
 
     from ...certificates.writers import format_fraction
-    from ...kernel.dyadic import fraction_of_fmpq
+    from ...kernel import fraction_of_fmpq
     from ..certification import certify_results as free_results
 
     keys = np.asarray(keys, dtype=np.float64)
@@ -169,7 +170,7 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
 
 def certify(keys, query_set: RMSNormQuerySet, *, indices=None, progress=None, **_options) -> list:
     """One :class:`~lnproofs.kernel.certificates.KeyResult` per key (selectable, not-realisable, undecided)."""
-    from ...kernel.certificates import KeyResult
+    from ...kernel import KeyResult
 
     callback = progress if progress and callable(progress) else None
     arr = np.asarray(getattr(keys, "array", keys), dtype=np.float64)

@@ -13,9 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from ...io.arrays import load_array
-from ...kernel.checker import check_witnesses
-from ...kernel.exact import to_fraction
-from ...kernel.querysets.subspace import ExactPoints, SubspaceQuerySet
+from ...kernel import ExactPoints, SubspaceQuerySet, check_witnesses, to_fraction
 from ..exact_checks import check_combination, key_row
 
 __all__ = ["KIND", "QUERY_SET", "SubspaceQuerySet", "load_subspace", "certify"]
@@ -72,7 +70,7 @@ def _exact_weights(points: ExactPoints, i: int, support: list[int]) -> list[Frac
 
 
 def _repair(points: ExactPoints, i: int, combination, strict: bool):
-    from ...kernel.certificates import Combination
+    from ...kernel import Combination
 
     support = [j for j in combination.indices]
     weights = _exact_weights(points, i, support)
@@ -109,7 +107,7 @@ _RETRIES = 64
 
 def _confirm(points: ExactPoints, query_set: SubspaceQuerySet, r):
     """The engine's proposal for one key, kept only if it holds for the exact points."""
-    from ...kernel.certificates import KeyResult
+    from ...kernel import KeyResult
 
     i, status, reason = r.index, r.status, r.reason
     extras: dict = {}
