@@ -18,8 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernel.arrays import as_real_array
-from ..kernel.errors import InputError, OptionError, ShapeError
+from ..kernel import InputError, OptionError, ShapeError, as_real_array
 
 __all__ = [
     "CONVENTIONS",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import numbers
 
-from ..kernel.errors import OptionError
+from ..kernel import OptionError
 
 __all__ = ["THEOREM_NAMES", "MODULES", "theorem_names", "all_theorems", "prove_all", "get_theorem"]
 

@@ -19,7 +19,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..kernel.errors import FileFormatError
+from ..kernel import FileFormatError
 
 __all__ = ["Corpus", "load_corpus", "stdlib_docstrings", "TEXT_SUFFIXES", "DEFAULT_CORPUS_NAME"]
 

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from ..certificates.writes import output_file, write_text
 from ..derive import demo_config
-from ..kernel.errors import OptionError, require
+from ..kernel import OptionError, require
 
 __all__ = [
     "DEFAULT_QUERY_LENGTH",
@@ -172,7 +172,7 @@ def _strictly_inside_polygon(p, others) -> bool:
 
 def hull_statuses(points2d) -> list[str]:
     """Exact status of each 2-D point: "selectable", "tie-only" or "unselectable"."""
-    from ..kernel.exact import to_fraction
+    from ..kernel import to_fraction
 
     pts = [(to_fraction(x), to_fraction(y)) for x, y in points2d]
     statuses = []

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.writes import created_parents, replacing
-from ..kernel.errors import OptionError
+from ..kernel import OptionError
 
 __all__ = [
     "STATUS_STYLE",

@@ -58,7 +58,7 @@ def encode_documents(tok, documents) -> np.ndarray:
 def text_windows(stream: np.ndarray, count: int, *, min_len: int, max_len: int, seed: int) -> list[np.ndarray]:
     """``count`` consecutive windows of the stream with lengths in [min_len, max_len];
     an :class:`~lnproofs.InputError` says how many tokens there are and how many are needed."""
-    from ..kernel.errors import InputError
+    from ..kernel import InputError
 
     lengths = np.random.default_rng(seed).integers(min_len, max_len + 1, size=count)
     needed = int(lengths.sum())

@@ -80,7 +80,7 @@ def _prepare_data(root: Path, corpus_path, cfg: dict):
         "vocab_size": int(tok.get_vocab_size()),
     }
     if len(train) <= cfg["block"] + 1:
-        from ..kernel.errors import InputError
+        from ..kernel import InputError
 
         raise InputError(
             f"the corpus is too small to train on blocks of {cfg['block']} tokens: its training part "

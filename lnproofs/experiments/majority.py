@@ -154,7 +154,7 @@ def _same_configuration(path: Path, config: dict) -> dict:
         old = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return config
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     for key in ("main", "three_d", "data_seed"):
         if key in old and old[key] is not None and config[key] is not None and old[key] != config[key]:
@@ -237,7 +237,7 @@ def reproduce_majority(
     seeds = tuple(seeds or base["seeds"])
     arms = tuple(dict.fromkeys(arms or base["arms"]))
     if not {"layernorm", "no-projection"} <= set(arms) <= set(ARMS):
-        from ..kernel.errors import OptionError
+        from ..kernel import OptionError
 
         raise OptionError(
             f"--arms {','.join(arms)!r} is not accepted; give layernorm,no-projection (the two the "

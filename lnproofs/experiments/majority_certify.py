@@ -77,8 +77,7 @@ def _query_map(weights: dict) -> tuple[np.ndarray, bool]:
 
 def realisable_query_set(arm: str, m: np.ndarray):
     """The closure of the queries ``M u`` the trained layer produces (``u`` = norm1's output)."""
-    from ..kernel.querysets.norm import LayerNormQuerySet, RMSNormQuerySet
-    from ..kernel.querysets.subspace import SubspaceQuerySet
+    from ..kernel import LayerNormQuerySet, RMSNormQuerySet, SubspaceQuerySet
 
     n = m.shape[1]
     rows = tuple(tuple(float(v) for v in r) for r in m)

@@ -88,7 +88,7 @@ def make_majority_data(
     n_samples: int, length: int, classes: int, *, min_delta: int, seed: int, test_fraction: float = 0.2
 ) -> MajorityData:
     """Build the data set; deterministic in ``seed``."""
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     parts_list = valid_partitions(length, classes, min_delta)
     if not parts_list:

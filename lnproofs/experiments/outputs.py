@@ -88,7 +88,7 @@ def write_summary(out: Path) -> Path:
 
 def positive_int(text, option: str, minimum: int = 1) -> int:
     """The command-line option ``option`` as a whole number >= ``minimum``, or one clear error."""
-    from ..kernel.errors import OptionError
+    from ..kernel import OptionError
 
     try:
         value = int(str(text).strip())
@@ -101,7 +101,7 @@ def positive_int(text, option: str, minimum: int = 1) -> int:
 
 def parse_seeds(text) -> tuple[int, ...]:
     """``"11,123,42"`` -> (11, 123, 42); one clear error otherwise."""
-    from ..kernel.errors import OptionError as InputError
+    from ..kernel import OptionError as InputError
 
     if isinstance(text, (list, tuple)):
         text = ",".join(map(str, text))

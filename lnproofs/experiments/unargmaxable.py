@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from ..certificates.writes import folder_entry, open_append, output_folder, write_text
-from ..kernel.errors import InputError
+from ..kernel import InputError
 
 __all__ = ["DIMS", "INITS", "SETS", "random_model", "reproduce_unargmaxable", "CLAIMS"]
 
@@ -56,7 +56,7 @@ def random_model(init: str, d: int, classes: int = 10000, seed: int = 13) -> tup
 
 
 def _layernorm_set(d: int, bias):
-    from ..kernel.querysets.norm import LayerNormQuerySet
+    from ..kernel import LayerNormQuerySet
 
     if bias is None:
         return LayerNormQuerySet(tuple(np.ones(d)), tuple(np.zeros(d)), np.eye(d), tuple(np.zeros(d)), EPS)
@@ -66,7 +66,7 @@ def _layernorm_set(d: int, bias):
 
 def _certify(name, W, bias, *, seed):
     """Statuses of every class under one query set (each claim checked by the kernel)."""
-    from ..kernel.querysets.free import BoxQuerySet
+    from ..kernel import BoxQuerySet
     from ..propose.vocab import certify_vocab_keys
 
     b = None if bias is None else tuple(bias.tolist())

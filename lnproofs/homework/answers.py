@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..kernel.errors import FileFormatError, InputError, require
+from ..kernel import FileFormatError, InputError, require
 from .marks_attention import check_selectability, check_threshold, check_uniform
 from .marks_geometry import check_ellipsoid, check_projection, check_sphere
 from .marks_vocab import check_vocab

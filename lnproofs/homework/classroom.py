@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..certificates.writes import folder_entry, output_folder, write_text
-from ..kernel.errors import FileFormatError, InputError, require
+from ..kernel import FileFormatError, InputError, require
 from .roster import Roster
 
 __all__ = [

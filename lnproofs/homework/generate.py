@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import permutations
 
-from ..kernel.errors import OptionError, require
+from ..kernel import OptionError, require
 from .problems import (
     TOPICS,
     EllipsoidProblem,
@@ -51,7 +51,7 @@ class ProblemSet:
 
     @classmethod
     def from_json(cls, data) -> ProblemSet:
-        from ..kernel.errors import FileFormatError
+        from ..kernel import FileFormatError
 
         require(
             isinstance(data, dict) and data.get("schema") == SCHEMA,

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..kernel.errors import FileFormatError, InputError, LnproofsError, require
+from ..kernel import FileFormatError, InputError, LnproofsError, require
 from .roster import Roster, Student, check_student_id
 
 __all__ = [

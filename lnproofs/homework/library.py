@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..kernel.errors import InputError
+from ..kernel import InputError
 
 __all__ = [
     "certify_keys",
@@ -52,8 +52,7 @@ def checker_verdict(keys, index: int, status: str, witness=None, combination=Non
     as a tie; otherwise ``combination`` = (0-based indices, Fraction weights) is checked as
     a convex combination of the other keys.
     """
-    from ..kernel.certificates import Combination
-    from ..kernel.checker import check_witnesses
+    from ..kernel import Combination, check_witnesses
     from ..propose.exact_checks import check_combination
 
     array = _array(keys)
@@ -103,7 +102,7 @@ def nice_witness(keys, index: int, witness, tie: bool = False) -> tuple[Fraction
     integers more easily.  Scaled and rounded copies are proposed and the first one that
     passes the exact test is returned; otherwise the exact value of the witness itself.
     """
-    from ..kernel.exact import to_fraction
+    from ..kernel import to_fraction
 
     keys = [[Fraction(v) for v in row] for row in keys]
     exact = tuple(to_fraction(w) for w in witness)

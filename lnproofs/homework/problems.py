@@ -14,8 +14,7 @@ from fractions import Fraction
 from typing import ClassVar
 
 from ..certificates.writers import format_fraction
-from ..kernel.errors import InputError, require
-from ..kernel.exact import parse_fraction
+from ..kernel import InputError, parse_fraction, require
 from .solution import Solution
 from .vocabulary import VocabProblem
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..kernel.errors import FileFormatError, InputError, require
+from ..kernel import FileFormatError, InputError, require
 
 __all__ = ["Student", "Roster", "read_roster", "check_student_id", "COLUMNS", "MAX_STUDENTS"]
 

@@ -27,7 +27,7 @@ from itertools import combinations, product
 from typing import ClassVar
 
 from ..certificates.writers import format_fraction
-from ..kernel.errors import InputError, require
+from ..kernel import InputError, require
 from .solution import Solution
 
 __all__ = ["VocabProblem", "draw_vocab", "vocab_evidence", "TOKENS", "DIM", "OUTPUT", "NEVER"]
@@ -128,7 +128,7 @@ class VocabProblem:
         import numpy as np
 
         from ..certificates.check import check_certificate
-        from ..kernel.querysets.free import BoxQuerySet
+        from ..kernel import BoxQuerySet
         from ..propose.certification import certify
 
         K = np.array(self.rows, dtype=np.float64)
@@ -171,7 +171,8 @@ class VocabProblem:
 def _check(problem, result) -> bool:
     import numpy as np
 
-    from ..kernel.querysets.free import BoxQuerySet, check_all
+    from ..kernel import BoxQuerySet
+    from ..kernel import check_results as check_all
 
     query_set = BoxQuerySet(None, tuple(float(b) for b in problem.bias))
     return check_all(np.array(problem.rows, dtype=np.float64), query_set, [result])[0].ok
@@ -186,8 +187,7 @@ def _nice_query(problem, result):
     """A hidden state a student reads easily that makes the token win, checked by the kernel: the smallest
     integer point of {-3..3}^3 that wins, else the certifier's witness rounded to a small denominator, else
     the certifier's witness itself."""
-    from ..kernel.certificates import KeyResult
-    from ..kernel.exact import to_fraction
+    from ..kernel import KeyResult, to_fraction
 
     exact = tuple(to_fraction(x) for x in result.witness)
     grid = sorted(product(range(-3, 4), repeat=DIM), key=lambda h: (max(map(abs, h)), sum(map(abs, h)), h))
@@ -216,7 +216,7 @@ def _weights_on(problem, index: int, subset) -> list[Fraction] | None:
 def _nice_weights(problem, result):
     """Weights a student reads easily, checked by the kernel: over every set of at most 4 other tokens, the
     exact weights with the smallest denominators (then the fewest tokens); else the certifier's own weights."""
-    from ..kernel.certificates import Combination, KeyResult
+    from ..kernel import Combination, KeyResult
 
     others = [j for j in range(len(problem.rows)) if j != result.index]
     found = []

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.writes import folder_entry, output_folder, write_text
-from ..kernel.errors import InputError, OptionError, require
+from ..kernel import InputError, OptionError, require
 from .model import CONVENTIONS, Figure, KeySection, Recheck, Report
 
 __all__ = [
