@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from flint import fmpq, fmpz_mat
 
-from ..kernel import check_combinations, pow2, primal_query
+from ..kernel import check_combinations, pow2, primal_queries
 
-__all__ = ["check_combination", "check_primal", "key_row", "exact_margins"]
+__all__ = ["check_combination", "check_primal", "check_primals", "key_row", "exact_margins"]
 
 
 def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
@@ -23,8 +23,15 @@ def check_primal(layer, index: int, U, D: int) -> tuple:
     """``(ok, message, q)`` for the query ``q`` made from ``u = U / D`` over the keys of an
     :class:`~lnproofs.kernel.querysets.norm.ExactLayer` (``q`` None when ``u`` is outside the set):
     :func:`~lnproofs.kernel.querysets.norm.primal_query`, then the kernel's witness check."""
-    got = primal_query(layer, index, U, D)
-    return got if isinstance(got, tuple) else (*layer.winners([(index, got)])[0], got)
+    return check_primals(layer, [(index, U, D)])[0]
+
+
+def check_primals(layer, items) -> list:
+    """:func:`check_primal` for many ``(index, U, D)`` items: the queries in one product
+    (:func:`~lnproofs.kernel.querysets.norm.primal_queries`), the wins in one witness check."""
+    made = primal_queries(layer, items)
+    won = iter(layer.winners([(item[0], q) for item, q in zip(items, made) if not isinstance(q, tuple)]))
+    return [q if isinstance(q, tuple) else (*next(won), q) for q in made]
 
 
 def key_row(ek, j: int) -> list[int]:

@@ -19,8 +19,9 @@ entries the floats of the model's own cos/sin table (``R[i, i] = cos_i``, ``R[i,
 
 Certificates (per key ``i``): ``selectable``: rationals ``u`` with ``||u||^2 <= n`` (and
 ``1 . u = 0`` when centred) whose query ``q`` (the witness) has ``q . k_i > q . k_j`` for every
-``j != i``; LayerNorm sets also accept ``y`` (d floats) for ``u = P diag(gamma) W_q^T y``
-(:meth:`ExactLayer.check_factored`).  ``not-realisable``: weights ``lambda_j >= 0`` (sum 1) over
+``j != i``, or ``y`` (d rationals), the compact form of ``u = P (g * (W_q^T R^T y))``
+(:meth:`ExactQueryMap.compact_u`; a query depends on ``u`` only through ``P diag(g) W_q^T``):
+one exact path, whichever form ``u`` takes.  ``not-realisable``: weights ``lambda_j >= 0`` (sum 1) over
 other keys with ``sqrt(n) ||P (g * (W_q^T R^T v))|| + (R (W_q beta + b_q)) . v <= 0`` for
 ``v = k_i - sum_j lambda_j k_j`` (``P`` the projection onto 1-perp when centred, else ``I``):
 the left side is the largest ``q . v`` over the set (Cauchy-Schwarz), so ``k_i`` never wins
@@ -53,15 +54,16 @@ from ..querysets import QuerySetSchema
 __all__ = [
     "QUERY_SETS",
     "Rotation",
+    "NormQuerySet",
     "LayerNormQuerySet",
     "RMSNormQuerySet",
     "RotaryLayerNormQuerySet",
     "ExactQueryMap",
     "ExactLayer",
+    "primal_queries",
     "primal_query",
     "check_dual",
     "check_all",
-    "check_float_witnesses",
 ]
 
 ROTATION_STYLES = ("half", "interleaved")
@@ -120,7 +122,7 @@ class Rotation:
         return cls(data["cos"], data["sin"], data.get("style", "half"), data.get("position"))
 
 
-class _NormSet(QuerySetSchema):
+class NormQuerySet(QuerySetSchema):
     """What the three norm query sets share: validation, sizes and arrays."""
 
     G_NAME = "gain"  # the name of the gain vector in the schema
@@ -206,7 +208,7 @@ class _NormSet(QuerySetSchema):
 
 
 @dataclass(frozen=True, eq=False)
-class LayerNormQuerySet(_NormSet):
+class LayerNormQuerySet(NormQuerySet):
     """The closure of the queries of one LayerNorm layer (optionally also ``||q|| <= radius``)."""
 
     gamma: tuple
@@ -224,7 +226,7 @@ class LayerNormQuerySet(_NormSet):
 
 
 @dataclass(frozen=True, eq=False)
-class RMSNormQuerySet(_NormSet):
+class RMSNormQuerySet(NormQuerySet):
     """The closure of the queries of one RMSNorm layer and head (see the module docstring)."""
 
     gain: tuple
@@ -280,9 +282,19 @@ class ExactQueryMap:
 
     def query(self, U, D: int):
         """``q = R (W_q (g * u + beta) + b_q)`` exactly for ``u = U / D`` (integers ``U``; a d x 1 fmpq_mat)."""
-        v = fmpz_mat(self.n, 1, [g * int(x) for g, x in zip(self.G, U)])
-        q = fmpq_mat(self.Wq * v) * (pow2(self.ew + self.eg) / fmpq(D)) + self.q0
-        return q if self.R is None else self.R * q
+        return self.queries([(U, D)])[0]
+
+    def queries(self, items) -> list:
+        """:meth:`query` for many ``(U, D)`` items, in one integer product."""
+        if not items:
+            return []
+        v = fmpz_mat(self.n, len(items), [g * int(U[c]) for c, g in enumerate(self.G) for U, _ in items])
+        P, scale = (self.Wq * v).entries(), pow2(self.ew + self.eg)
+        out = []
+        for t, (_, D) in enumerate(items):
+            q = fmpq_mat(self.d, 1, P[t :: len(items)]) * (scale / fmpq(D)) + self.q0
+            out.append(q if self.R is None else self.R * q)
+        return out
 
     def gram(self):
         """``(Hn, c, q0)``: ``H = R A P A^T R^T = Hn * c`` with the integer d x d matrix ``Hn``
@@ -302,17 +314,30 @@ class ExactQueryMap:
         (Hn, c, q0), (Ri, den) = self._hn, self.R.numer_denom()
         return Ri * Hn * Ri.transpose(), c / (den * den), self.R * q0
 
-    def compact_queries(self, Y, s) -> list:
-        """For each column ``y`` of the integer matrix ``Y`` (fmpz_mat, d x m) times the rational ``s``:
-        the query ``q = H y + R q0`` made from ``u = P diag(g) W_q^T R^T y`` (so ``1.u = 0`` when
-        centred and ``||u||^2 = y^T H y``), or None when that ``u`` has ``||u||^2 > n``."""
-        Hn, c, q0 = self.gram()
-        HY, m, out = (Hn * Y).entries(), Y.ncols(), []
-        for t in range(m):
-            col = [HY[a * m + t] for a in range(self.d)]
-            norm2 = fmpq(sum(int(Y[a, t]) * col[a] for a in range(self.d))) * c * s * s
-            out.append(None if norm2 > self.n else fmpq_mat(self.d, 1, col) * (c * s) + q0)
-        return out
+    def pulled(self, Y, D: int = 1) -> tuple:
+        """``(w, Y', D')`` for ``y = Y / D`` (integers): ``R^T y = Y' / D'`` and ``g * (W_q^T R^T y) = w 2^(ew + eg) / D'``."""
+        Y = [int(x) for x in Y]
+        if self.R is not None:  # R^T y, scaled to integers by a positive factor
+            num, den = (self.R.transpose() * fmpz_mat(self.d, 1, Y)).numer_denom()
+            Y, D = [int(num[a, 0]) for a in range(self.d)], D * int(den)
+        return [g * int(x) for g, x in zip(self.G, (self.WqT * fmpz_mat(self.d, 1, Y)).entries())], Y, D
+
+    def compact_u(self, y) -> tuple[list[int], int]:
+        """``(U, D)`` with ``u = U / D = P (g * (W_q^T R^T y))`` exactly for rationals ``y`` (d entries): the
+        compact form of a witness ``u`` (queries depend on ``u`` only through ``P diag(g) W_q^T``)."""
+        w, _, D = self.pulled(*integer_vector_of_fractions([to_fraction(v) for v in y]))
+        if self.centred:
+            w, D = [self.n * x - sum(w) for x in w], D * self.n
+        e = self.ew + self.eg
+        return ([x << e for x in w], D) if e >= 0 else (w, D << -e)
+
+    def direction_terms(self, C, Dc: int = 1):
+        """For ``v = C / Dc`` (integers): ``(n ||P w||^2, c)`` exactly (fmpq) with ``w = g * (W_q^T R^T v)``
+        and ``c = (R q0) . v``: the largest ``q . v`` over the set is ``sqrt(n ||P w||^2) + c``."""
+        w, Y, Dc = self.pulled(C, Dc)
+        nw2 = self.n * sum(x * x for x in w) - (sum(w) ** 2 if self.centred else 0)
+        scale = pow2(self.ew + self.eg) / fmpq(Dc)
+        return fmpq(nw2) * scale * scale, sum((self.q0[a, 0] * Y[a] for a in range(self.d)), fmpq(0)) / fmpq(Dc)
 
 
 class ExactLayer:
@@ -322,8 +347,7 @@ class ExactLayer:
     def __init__(self, keys, query_set, query_map: ExactQueryMap | None = None):
         self.query_map = ExactQueryMap(query_set) if query_map is None else query_map
         self.keys = ExactKeys.of(keys)
-        self.N = self.keys.n
-        self.ln = query_set.kind == "layernorm"
+        self.N, self.kind = self.keys.n, query_set.kind
 
     def __getattr__(self, name):
         """The query map's exact forms and ``query`` (n, d, Wq, ew, G, eg, q0, radius, centred, R, ...)."""
@@ -337,56 +361,31 @@ class ExactLayer:
         got = check_witnesses(self.keys, [(i, [fraction_of_fmpq(x) for x in q.entries()]) for i, q in items])
         return [(message is None, message or "") for message in got]
 
-    def check_factored(self, items) -> list:
-        """Exact ``(ok, message, q)`` for ``(index, y)`` pairs, ``u = P diag(gamma) W_q^T y``
-        (:meth:`ExactQueryMap.compact_queries`, the exact query; None when it is outside the set),
-        then :meth:`winners` for all items together."""
-        if not items:
-            return []
-        ints, ey = dyadic_integers(np.array([y for _, y in items], dtype=np.float64).reshape(len(items), self.d).T)
-        made = self.query_map.compact_queries(fmpz_mat(self.d, len(items), ints), pow2(ey))
-        out, queries = {}, []
-        for t, ((index, _), q) in enumerate(zip(items, made)):
-            if q is None:
-                out[t] = (False, f"key {index}: ||u||^2 exceeds n = {self.n}", None)
-            elif self.radius is not None and (q.transpose() * q)[0, 0] > self.radius * self.radius:
-                out[t] = (False, f"key {index}: ||q||^2 exceeds R^2", None)
-            else:
-                queries.append((t, (index, q)))
-        for (t, (_, q)), verdict in zip(queries, self.winners([item for _, item in queries])):
-            out[t] = (*verdict, q)
-        return [out[t] for t in range(len(items))]
 
-    def direction_terms(self, C, Dc: int = 1):
-        """For ``v = C / Dc`` (integers): ``(n ||P w||^2, c)`` exactly (fmpq) with
-        ``w = g * (W_q^T R^T v)`` and ``c = (R q0) . v``: the largest ``q . v`` over the set
-        is ``sqrt(n ||P w||^2) + c``."""
-        Y = [int(x) for x in C]
-        if self.R is not None:  # R^T v, scaled to integers by a positive factor
-            num, den = (self.R.transpose() * fmpz_mat(self.d, 1, Y)).numer_denom()
-            Y, Dc = [int(num[a, 0]) for a in range(self.d)], Dc * int(den)
-        g = self.WqT * fmpz_mat(self.d, 1, Y)
-        w = [gam * int(g[r, 0]) for r, gam in enumerate(self.G)]  # times 2^(eg+ew)
-        nw2 = self.n * sum(x * x for x in w) - (sum(w) ** 2 if self.centred else 0)
-        scale = pow2(self.ew + self.eg) / fmpq(Dc)
-        return fmpq(nw2) * scale * scale, sum((self.q0[a, 0] * Y[a] for a in range(self.d)), fmpq(0)) / fmpq(Dc)
+def primal_queries(layer: ExactLayer, items) -> list:
+    """For ``(index, U, D)`` items (``u = U / D``): the exact query made from ``u`` when ``u`` is in the
+    set (and ``q`` in the ball), else ``(False, message, None)``; the queries of all items in one
+    integer product."""
+    n, out, inside = layer.n, [], []
+    for t, (index, U, D) in enumerate(items):
+        if len(U) != n or D <= 0:
+            out.append((False, f"key {index}: u must have {n} entries and a positive denominator", None))
+        elif layer.centred and sum(U) != 0:
+            out.append((False, f"key {index}: u is not on the hyperplane 1.u = 0", None))
+        elif sum(x * x for x in U) > n * D * D:
+            out.append((False, f"key {index}: ||u||^2 exceeds n = {n}", None))
+        else:
+            out.append(None)
+            inside.append(t)
+    for t, q in zip(inside, layer.queries([items[t][1:] for t in inside])):
+        bad = layer.radius is not None and (q.transpose() * q)[0, 0] > layer.radius * layer.radius
+        out[t] = (False, f"key {items[t][0]}: ||q|| exceeds the radius R", None) if bad else q
+    return out
 
 
 def primal_query(layer: ExactLayer, index: int, U, D: int):
-    """The exact query made from ``u = U / D`` when ``u`` is in the set (and ``q`` in the ball), else
-    ``(False, message, None)``."""
-    n = layer.n
-    if len(U) != n or D <= 0:
-        return False, f"key {index}: u must have {n} entries and a positive denominator", None
-    if layer.centred and sum(U) != 0:
-        return False, f"key {index}: u is not on the hyperplane 1.u = 0", None
-    norm2 = sum(x * x for x in U)
-    if norm2 > n * D * D:
-        return False, f"key {index}: ||u||^2 exceeds n = {n}", None
-    q = layer.query(U, D)
-    if layer.radius is not None and (q.transpose() * q)[0, 0] > layer.radius * layer.radius:
-        return False, f"key {index}: ||q|| exceeds the radius R", None
-    return q
+    """:func:`primal_queries` for one item."""
+    return primal_queries(layer, [(index, U, D)])[0]
 
 
 def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:
@@ -407,37 +406,20 @@ def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, s
 
 
 def _evidence(layer: ExactLayer, result) -> tuple:
-    """What a result claims, read from its fields: ``("y", y)``, ``("u", q)`` (the query made from ``u``
-    when ``u`` is in the set and any stated witness is that query) or a verdict ``(ok, message)``;
-    a selectable LayerNorm result may give ``y`` (d floats, the compact form) in place of ``u``."""
-    index, status, y = result.get("index"), result.get("status"), result.get("y")
+    """What a result claims, read from its fields: ``(U, D)`` for a selectable result (``u = U / D``, given
+    as ``u`` or in the compact form ``y``, :meth:`ExactQueryMap.compact_u`), else a verdict ``(ok, message)``."""
+    index, status, y, u = result.get("index"), result.get("status"), result.get("y"), result.get("u")
     if type(index) is not int or not 0 <= index < layer.N:
         return False, f"key {index}: index out of range 0..{layer.N - 1}"
     try:
-        if layer.ln and status == "selectable" and y is not None:
-            if (
-                not isinstance(y, (list, tuple))
-                or len(y) != layer.d
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in y)
-            ):
-                return False, f"key {index}: y must be a list of {layer.d} numbers"
-            return "y", [float(v) for v in y]
+        if status == "selectable" and y is not None:
+            if not isinstance(y, (list, tuple)) or len(y) != layer.d or any(isinstance(v, bool) for v in y):
+                raise ValueError(f"y must be a list of {layer.d} numbers")
+            return layer.compact_u(y)
         if status == "selectable":
-            u = result.get("u")
             if not isinstance(u, (list, tuple)) or len(u) != layer.n:
                 raise ValueError(f"u must be a list of {layer.n} numbers")
-            U, D = integer_vector_of_fractions([to_fraction(v) for v in u])
-            q, witness = primal_query(layer, index, U, D), result.get("witness")
-            if isinstance(q, tuple):
-                return q[:2]
-            if witness is not None and (
-                len(witness) != layer.d
-                or any(  # a stated witness is that query
-                    to_fraction(w) != fraction_of_fmpq(q[a, 0]) for a, w in enumerate(witness)
-                )
-            ):
-                return False, f"key {index}: the witness is not the query made from u"
-            return "u", q
+            return integer_vector_of_fractions([to_fraction(v) for v in u])
         if status == "not-realisable":
             dual = result.get("dual") or {}
             return check_dual(
@@ -450,18 +432,37 @@ def _evidence(layer: ExactLayer, result) -> tuple:
         return False, f"key {index}: malformed {status} certificate ({err})"
     if status == "undecided":
         return True, ""
-    return False, f"key {index}: status {status!r} is not used with {'layernorm' if layer.ln else 'rmsnorm'} query sets"
+    return False, f"key {index}: status {status!r} is not used with {layer.kind} query sets"
+
+
+def _stated(witness, q) -> bool:
+    """Whether a stated witness (or none) is the query ``q``."""
+    try:
+        return witness is None or (
+            len(witness) == q.nrows()
+            and all(to_fraction(w) == fraction_of_fmpq(x) for w, x in zip(witness, q.entries()))
+        )
+    except (ValueError, TypeError):
+        return False
 
 
 def _decide(layer: ExactLayer, datas: list) -> list[tuple[bool, str]]:
-    """``(ok, message)`` for result dictionaries: every ``y`` together and
-    every ``u`` together (:meth:`ExactLayer.winners`), the rest one by one."""
+    """``(ok, message)`` for result dictionaries: the queries of every ``u`` together, their wins
+    together (:meth:`ExactLayer.winners`), the rest one by one."""
     evidence = [_evidence(layer, d) for d in datas]
-    ys = [t for t, e in enumerate(evidence) if e[0] == "y"]
-    us = [t for t, e in enumerate(evidence) if e[0] == "u"]
-    out = dict(zip(ys, [v[:2] for v in layer.check_factored([(datas[t]["index"], evidence[t][1]) for t in ys])]))
-    out.update(zip(us, layer.winners([(datas[t]["index"], evidence[t][1]) for t in us])))
-    return [out.get(t, evidence[t]) for t in range(len(datas))]
+    out = {t: e for t, e in enumerate(evidence) if isinstance(e[0], bool)}
+    us = [t for t in range(len(datas)) if t not in out]
+    made = primal_queries(layer, [(datas[t]["index"], *evidence[t]) for t in us])
+    wins = []
+    for t, q in zip(us, made):
+        if isinstance(q, tuple):
+            out[t] = q[:2]
+        elif not _stated(datas[t].get("witness"), q):
+            out[t] = (False, f"key {datas[t]['index']}: the witness is not the query made from u")
+        else:
+            wins.append((t, (datas[t]["index"], q)))
+    out.update(zip([t for t, _ in wins], layer.winners([item for _, item in wins])))
+    return [out[t] for t in range(len(datas))]
 
 
 def check_all(keys, query_set, results) -> list:
@@ -477,59 +478,4 @@ def check_all(keys, query_set, results) -> list:
     return [
         Verdict(d["index"] if type(d.get("index")) is int else -1, str(d.get("status")), *verdict)
         for d, verdict in zip(datas, _decide(layer, datas))
-    ]
-
-
-def check_float_witnesses(keys, query_set, indices, U) -> list:
-    """``selectable`` claims for the keys ``indices`` with the float witnesses ``u`` (the rows of ``U``),
-    all at once (a vocabulary's).  A row is in the set when it is ``u = I 2^e`` with integers
-    ``|I| < 2^20`` (``e`` from its largest entry; the row read back exactly), ``1 . I = 0`` when centred
-    and ``2^(2e) I . I <= n``: with ``n <= 2^13`` these sums are exact in doubles, in any order.  The
-    scores are those of the float keys ``L_j = (g * W_q^T k_j, k_j)`` at ``(u, q0)``:
-    ``L_j . (u, q0) = k_j . (W_q (g * u) + q0) = k_j . q`` (theorem ``vocab.final_norm``, with ``W_q^T``
-    moved onto the key), decided at once by :func:`.checker.check_witnesses`.  ``L`` is exact when
-    ``W_q`` is a selection (entries 0 and 1, one 1 per column), ``g`` and the keys are float32 numbers
-    (so their products are doubles) or ``g``'s entries are powers of two (and every product stays a
-    normal double, or zero from a zero key), and ``q0`` is a float vector; such sets without rotation
-    or radius are the ones this check accepts (an output layer's: ``W_q = I``, or ``[I; 0]`` with the
-    output bias as a last key entry)."""
-    ek, qm, n, g = ExactKeys.of(keys), ExactQueryMap(query_set), query_set.width, query_set.arrays()[query_set.G_NAME]
-    W, U, q0 = qm.W_float, np.asarray(U, dtype=np.float64).reshape(len(indices), n), qm.q0.entries()
-    w0 = np.array([float(fraction_of_fmpq(x)) for x in q0])
-    picked = ek.array[:, W.argmax(axis=0)]
-    Z = picked * g  # W_q^T k_j times g, when W_q selects coordinates
-    require(
-        qm.R is None
-        and qm.radius is None
-        and n <= 2**13
-        and np.isin(W, (0, 1)).all()
-        and (W.sum(axis=0) == 1).all()
-        and (
-            (ek.single is not None and np.array_equal(g.astype(np.float32), g))
-            or (
-                np.all(np.abs(np.frexp(g)[0]) == 0.5)
-                and np.all((np.abs(Z) >= 2.0**-1022) & np.isfinite(Z) | (picked == 0))
-            )
-        )
-        and all(fmpq_of(a) == b for a, b in zip(w0, q0)),
-        CertificateFormatError,
-        "float witnesses u are checked for sets q = W_q (g * u) + q0 with W_q a 0/1 selection, float32 g and keys "
-        "(or g powers of two), float q0, no rotation and no radius; give the claims as results",
-    )
-    e = np.frexp(np.abs(U).max(axis=1, initial=0))[1] - 20
-    with np.errstate(invalid="ignore", over="ignore"):
-        I = np.ldexp(U, -e[:, None])
-        inside = np.all((I == np.rint(I)) & (np.ldexp(I, e[:, None]) == U), axis=1) & np.all(np.isfinite(U), axis=1)
-        inside &= ((I.sum(axis=1) == 0) | (not qm.centred)) & (np.ldexp((I * I).sum(axis=1), 2 * e) <= n)
-    keep, rows = np.flatnonzero(w0), np.flatnonzero(inside)
-    L = ExactKeys(np.hstack([Z, ek.array[:, keep]]))
-    got = dict(zip(rows, check_witnesses(L, [(int(indices[t]), np.r_[U[t], w0[keep]]) for t in rows])))
-    return [
-        Verdict(
-            int(i),
-            "selectable",
-            bool(inside[t]) and got[t] is None,
-            got.get(t) or "" if inside[t] else f"key {i}: u is not in the set, or not on a grid of 20-bit integers",
-        )
-        for t, i in enumerate(indices)
     ]

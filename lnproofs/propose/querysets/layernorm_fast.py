@@ -7,8 +7,8 @@ question for key ``i`` is ``max_{||w|| <= sqrt(n)} min_j (Y_i - Y_j) . w + (c_i 
 
 1. Candidates for every key at once: a few steps of projected ascent on a soft minimum
    of the margins, vectorised over keys (numpy).
-2. One exact check for all candidates (:meth:`ExactLayer.check_factored`: integer
-   products in d dimensions); a verified key is ``selectable`` with the compact
+2. One exact check for all candidates (the kernel's one path, with ``u = P diag(gamma) W_q^T y``
+   made exactly: integer products); a verified key is ``selectable`` with the compact
    certificate ``y`` (d floats).
 3. Keys left over (non-vertices, duplicates, candidates that failed) go through the
    per-key search of :mod:`.layernorm_perkey` (free hull certificates as duals, then the
@@ -114,7 +114,7 @@ def certify_results_fast(
     many key sets of the same head.  ``compact``: selectable keys carry ``y`` (d floats,
     ``u = P diag(gamma) W_q^T y``) instead of the exact ``u`` and witness query."""
     from ...kernel import ExactLayer
-    from ..exact_checks import exact_margins
+    from ..exact_checks import check_primals, exact_margins
     from .layernorm_perkey import per_key_results
 
     keys = np.asarray(keys, dtype=np.float64)
@@ -128,7 +128,7 @@ def certify_results_fast(
         if single and N * N * query_set.dim <= 2**27:  # propose_all holds N x N x d floats: else per key
             y, _ = propose_all(keys, query_set, basis=basis)
             layer = ExactLayer(keys, query_set, query_map)
-            verdicts = layer.check_factored([(i, y[i]) for i in single])
+            verdicts = check_primals(layer, [(i, *layer.compact_u(y[i])) for i in single])
             passed = [(i, q) for i, (ok, _msg, q) in zip(single, verdicts) if ok]
             for (i, _), margin in zip(passed, exact_margins(layer, passed)):
                 results[i] = {
