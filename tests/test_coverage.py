@@ -32,7 +32,7 @@ KINDS = ("layernorm", "rmsnorm", "layernorm_rotary", "rmsnorm_rotary")
 def check_coverage(query_set, claim, query_map=None):
     """The kernel's check of a claim given as a Coverage (the kernel reads its JSON object)."""
     data = claim.to_json() if isinstance(claim, Coverage) else claim
-    return kernel_coverage.check_coverage(query_set, data, query_map)
+    return kernel_coverage.check_coverage(query_set, data, getattr(query_set, "dim", 0), query_map)
 
 
 def _rotation(d, position=5):

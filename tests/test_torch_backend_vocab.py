@@ -10,7 +10,8 @@ import pytest
 
 pytest.importorskip("torch")
 
-from lnproofs.certificates.vocab import QUERY, RESULT, SELF, norm_directions  # noqa: E402
+from lnproofs.certificates.vocab import QUERY, RESULT, SELF
+from lnproofs.kernel import norm_directions  # noqa: E402
 from lnproofs.kernel import (  # noqa: E402
     BoxQuerySet,  # noqa: E402
     CertificateFormatError,

@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lnproofs.certificates.vocab import NONE, QUERY, RESULT, SELF, check_vocab, load_vocab
+from lnproofs.certificates.vocab import NONE, QUERY, RESULT, SELF, load_vocab
 from lnproofs.kernel import (
     BoxQuerySet,
     CertificateFormatError,
@@ -22,6 +22,30 @@ from lnproofs.kernel import (
 from lnproofs.propose.certification import certify
 from lnproofs.propose.vocab import certify_vocab_keys
 from lnproofs.propose.vocab import self_screen as self_witnesses
+
+
+def check_vocab(keys, qs, selves, scale, results, shared=None):
+    """The kernel's check of a vocabulary certificate made of these pieces (its manifest and arrays)."""
+    from lnproofs.certificates.writers import query_set_to_json
+    from lnproofs.kernel import check_vocab as kernel_check
+
+    n, d = np.shape(keys)
+    ev = np.full(n, NONE, dtype=np.int8)
+    ev[[r.index for r in results if r.status != "undecided"]] = RESULT
+    ev[np.asarray(selves, dtype=np.int64)] = SELF
+    arrays = {"evidence": ev, "scale": np.asarray(scale, dtype=np.float64)}
+    if shared is not None:
+        ev[shared[0]] = QUERY
+        rows = np.zeros(n, dtype=np.int32)
+        rows[shared[0]] = np.arange(len(shared[0]))
+        arrays.update(queries=np.asarray(shared[1], dtype=np.float64), rows=rows)
+    manifest = {
+        "n_keys": n,
+        "dim": d,
+        "query_set": query_set_to_json(qs),
+        "results": [r for r in results if r.status != "undecided"],
+    }
+    return kernel_check(keys, manifest, arrays)
 
 
 def _keys(n=400, d=6, seed=0):
@@ -114,12 +138,16 @@ def test_a_changed_array_or_keys_file_is_refused(tmp_path, cli):
 
 
 def test_kernel_refuses_malformed_evidence():
+    from lnproofs.certificates.writers import query_set_to_json
+    from lnproofs.kernel import check_vocab as kernel_check
+
     K = _keys(n=20, d=3)
     one = np.ones(20)
-    with pytest.raises(CertificateFormatError, match="named once"):
-        check_vocab(K, FreeQueries(), range(19), one, [])
-    with pytest.raises(CertificateFormatError, match="named once"):
-        check_vocab(K, FreeQueries(), range(20), one, [KeyResult(3, "undecided")])
+    manifest = {"n_keys": 20, "dim": 3, "query_set": query_set_to_json(FreeQueries()), "results": []}
+    with pytest.raises(CertificateFormatError, match="one code 0..3 per key"):
+        kernel_check(K, manifest, {"evidence": np.full(19, SELF, np.int8)})
+    with pytest.raises(CertificateFormatError, match="evidence is 3"):
+        kernel_check(K, dict(manifest, results=[KeyResult(3, "selectable")]), {"evidence": np.zeros(20, np.int8)})
     with pytest.raises(CertificateFormatError, match="scale"):
         check_vocab(K, FreeQueries(), range(20), -one, [])
     got = check_vocab(K, FreeQueries(), [], one, [KeyResult(i, "undecided") for i in range(20)])
@@ -230,44 +258,48 @@ def test_norm_sets_of_an_output_layer_agree_with_the_engine_and_hold(tmp_path, c
 
 
 def test_float_witnesses_of_a_norm_set_are_decided_exactly():
-    """The kernel's bulk check: own directions win; a witness off the grid, off the hyperplane,
-    outside the ball or not finite is refused; a set whose W_q is not a selection is refused whole."""
+    """Own directions win (the float filter accepts them); a witness off the grid, off the hyperplane,
+    outside the ball or not finite goes to the exact path, which refutes it; a set whose W_q is not a
+    selection has no float filter, and the exact path decides its own directions."""
     from dataclasses import replace
 
-    from lnproofs.certificates.vocab import norm_directions
-    from lnproofs.kernel import check_float_witnesses
+    from lnproofs.kernel import norm_directions
     from lnproofs.propose.vocab import norm_self_scales
 
     K, qs = _output_layer(n=200, bias=False)
     proposed, t = norm_self_scales(K, qs)
     tokens = np.flatnonzero(proposed)[:5]
     U = norm_directions(K, qs, tokens) * t[tokens, None]
-    assert all(v.ok for v in check_float_witnesses(K, qs, tokens, U))
+    undecided = [KeyResult(i, "undecided") for i in range(len(K)) if i not in tokens]
+    got = check_vocab(K, qs, [], np.ones(len(K)), undecided, (tokens, U))
+    assert all(v.ok for v in got)
     bad = U.copy()
     bad[0, 0] = np.nextafter(bad[0, 0], 1.0)  # off the 20-bit grid, and 1.u != 0
     bad[1] = bad[1] * 2.0  # ||u||^2 about 4 n
-    bad[2, :2] += [2.0**-10, -(2.0**-10)] if np.abs(bad[2]).max() < 1 else [0.5, 0.0]  # off 1.u = 0 (or grid)
+    bad[2, :2] += [2.0**-10, 0.0]  # off 1.u = 0
     bad[3, 0] = np.nan
     bad[4, 1] = np.inf
-    got = check_float_witnesses(K, qs, tokens, bad)
-    assert [v.ok for v in got] == [False] * 5 and all("not in the set" in v.message for v in got)
-    twisted = replace(qs, W_q=np.eye(K.shape[1]) * 2.0)  # not a 0/1 selection: no float witnesses at all
-    with pytest.raises(CertificateFormatError, match="selection"):
-        check_float_witnesses(K, twisted, tokens, U)
+    got = {v.index: v for v in check_vocab(K, qs, [], np.ones(len(K)), undecided, (tokens, bad))}
+    assert [got[i].ok for i in tokens] == [False] * 5
+    assert "1.u = 0" in got[tokens[0]].message and "exceeds n" in got[tokens[1]].message
+    assert "1.u = 0" in got[tokens[2]].message and "malformed" in got[tokens[3]].message
+    twisted = replace(qs, W_q=qs.W_q * 2.0)  # not a 0/1 selection: the exact path alone, the same verdicts
+    got = {v.index: v for v in check_vocab(K, twisted, [], np.ones(len(K)), undecided, (tokens, U))}
+    assert all(got[i].ok for i in tokens)
 
 
 def test_a_witness_whose_rival_wins_is_refuted_by_the_norm_check():
-    """A token's own direction taken as another token's witness: the float path names the rival."""
-    from lnproofs.certificates.vocab import norm_directions
-    from lnproofs.kernel import check_float_witnesses
+    """A token's own direction taken as another token's witness: the exact path names the rival."""
+    from lnproofs.kernel import norm_directions
     from lnproofs.propose.vocab import norm_self_scales
 
     K, qs = _output_layer(n=200, bias=False)
     proposed, t = norm_self_scales(K, qs)
     a, b = np.flatnonzero(proposed)[:2]
     U = norm_directions(K, qs, [a]) * t[a]
-    got = check_float_witnesses(K, qs, [b], U)
-    assert not got[0].ok and got[0].message.startswith(f"key {b}: witness gives")
+    others = [KeyResult(i, "undecided") for i in range(len(K)) if i != b]
+    got = {v.index: v for v in check_vocab(K, qs, [], np.ones(len(K)), others, ([b], U))}
+    assert not got[b].ok and got[b].message.startswith(f"key {b}: witness gives")
 
 
 @pytest.mark.parametrize("kind", ["free", "layernorm"])
@@ -292,8 +324,8 @@ def test_chunks_on_two_workers_make_the_certificate_of_one_process_and_resume(tm
 
 def test_float64_keys_with_a_unit_gain_use_the_float_witnesses():
     """Grivas et al.'s random models are float64: with gain 1 (a power of two) the lifted keys are the
-    keys themselves, exactly, so the bulk check applies; with a float64 gain that is not a power of two
-    it is refused whole (the norm's search takes those tokens)."""
+    keys themselves, exactly, so the float filter applies; with a float64 gain that is not a power of two
+    the exact path decides the same claims."""
     from lnproofs.experiments.unargmaxable import _layernorm_set, random_model
 
     W, b = random_model("normal", 8, classes=300)
@@ -303,12 +335,9 @@ def test_float64_keys_with_a_unit_gain_use_the_float_witnesses():
     assert cert.statuses() == list(certify(keys, qs, progress=False, workers=1).statuses)
     from dataclasses import replace
 
-    from lnproofs.certificates.vocab import norm_directions
-    from lnproofs.kernel import check_float_witnesses
-
-    odd = replace(qs, gamma=tuple([1.1] * 8))
-    with pytest.raises(CertificateFormatError, match="powers of two"):
-        check_float_witnesses(keys, odd, [0], norm_directions(keys, odd, [0]))
+    odd = replace(qs, gamma=tuple([1.1] * 8))  # no float filter: the exact path decides the same claims
+    odd_cert = certify_vocab_keys(keys, odd)
+    assert odd_cert.check(keys).ok
 
 
 @pytest.mark.parametrize("centred", [True, False])

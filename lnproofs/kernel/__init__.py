@@ -24,12 +24,13 @@ _MODULES = {
     "querysets": "KINDS QuerySetSchema module_for query_set_from_json",
     "querysets.free": "FreeQueries BallQuerySet BoxQuerySet",
     "querysets.subspace": "SubspaceQuerySet ExactPoints",
-    "querysets.norm": "Rotation LayerNormQuerySet RMSNormQuerySet RotaryLayerNormQuerySet ExactQueryMap ExactLayer "
-    "primal_query check_dual check_float_witnesses",
+    "querysets.norm": "Rotation NormQuerySet LayerNormQuerySet RMSNormQuerySet RotaryLayerNormQuerySet ExactQueryMap "
+    "ExactLayer primal_query primal_queries check_dual",
     "querysets.coverage": "COVERAGE_KINDS check_coverage integer_columns rotation_invertible",
+    "vocab": "VOCAB_SCHEMA EVIDENCE integer_rows norm_directions self_witnesses check_vocab",
     "causal": "CAUSAL_SCHEMA check_causal record_query_set",
     "uniform_exact": "LayerNormEquations difference_matrix",
-    "uniform_check": "check_uniform",
+    "uniform_check": "UNIFORM_SCHEMA check_uniform",
     "verify": "check_claims check_results",
 }
 _HOMES = {name: module for module, names in _MODULES.items() for name in names.split()}

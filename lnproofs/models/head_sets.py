@@ -139,9 +139,13 @@ def coverage_of(query_set, query_map=None):
 
     query_map = ExactQueryMap(query_set) if query_map is None else query_map
     found = propose_coverage(query_set, query_map, tested=False)  # the kernel tests its minor below
-    if found is not None and not check_coverage(query_set, found.to_json(), query_map)[0]:
+    if found is not None and not check_coverage(query_set, found.to_json(), query_set.dim, query_map)[0]:
         found = propose_coverage(query_set, query_map)  # the proposer's own search, once
-        found = found if found is not None and check_coverage(query_set, found.to_json(), query_map)[0] else None
+        found = (
+            found
+            if found is not None and check_coverage(query_set, found.to_json(), query_set.dim, query_map)[0]
+            else None
+        )
     return None if found is None else found.to_json()
 
 

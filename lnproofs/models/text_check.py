@@ -57,16 +57,14 @@ def _keys(arrays, h):
     raise CertificateFormatError(f"the arrays file holds no keys for layer {h['layer']} head {h['head']}")
 
 
-def params_sets(params, arrays, layer: int, head: int, d: int, invertible=None) -> SetSource:
+def params_sets(params, arrays, layer: int, head: int, d: int) -> SetSource:
     """Head ``head``'s :class:`~.evidence.SetSource` from a run's ``params.npz`` and, for
     rotary sets, the table ``rotary_cos``/``rotary_sin`` of ``arrays``."""
     from .head_sets import params_query_set
 
     style = str(params[f"l{layer}_style"]) if f"l{layer}_style" in params else "half"
     cos, sin = (arrays["rotary_cos"], arrays["rotary_sin"]) if "rotary_cos" in arrays else (None, None)
-    return SetSource(
-        params_query_set(params, layer, head, d), style, cos, sin, {} if invertible is None else invertible
-    )
+    return SetSource(params_query_set(params, layer, head, d), style, cos, sin)
 
 
 def text_evidence(path, data, params=None, arrays=None) -> list[HeadEvidence]:
@@ -75,7 +73,6 @@ def text_evidence(path, data, params=None, arrays=None) -> list[HeadEvidence]:
     params = run_params(path) if params is None else params
     arrays = run_arrays(path, data) if arrays is None else arrays
     holders = {(h["layer"], h["head"]): h for h in data["heads"] if "same_as_head" not in h["free"]}
-    invertible: dict = {}  # one table per text: each position tested once
     out = []
     for h in data["heads"]:
         layer, head = h["layer"], h["head"]
@@ -96,7 +93,7 @@ def text_evidence(path, data, params=None, arrays=None) -> list[HeadEvidence]:
                 keys,
                 holder["free"],
                 realisable,
-                params_sets(params, arrays, layer, head, keys.shape[1], invertible),
+                params_sets(params, arrays, layer, head, keys.shape[1]),
                 causal,
                 owns,
             )

@@ -83,7 +83,7 @@ def _coverage(layer, keys):
 
     _, qs = realisable_query_set(layer, keys)
     claim = propose_coverage(qs)
-    if claim is None or not check_coverage(qs, claim.to_json())[0]:
+    if claim is None or not check_coverage(qs, claim.to_json(), keys.shape[1])[0]:
         return None, None
     return qs, claim
 

@@ -3,7 +3,7 @@
 For free queries (and the box) without a bias, one blocked Gram computation (:func:`self_screen`,
 in single precision for float32 keys) proposes every token whose own key beats every other key at
 ``q = k_i``: ``selectable`` with a reference for evidence (theorem ``vocab.self_witness``), which
-the kernel's witness check then decides (:func:`lnproofs.certificates.vocab.check_vocab`).  With a
+the kernel's witness check then decides (:func:`lnproofs.kernel.check_tokens`).  With a
 bias, ``q = t_i k_i`` with ``t_i`` a power of two large enough (or the largest that fits the box)
 is proposed from the same products, and checked the same way.  For free queries and the box
 without a bias, a token whose own key loses is nudged next (:func:`nudged_witnesses`: a few
@@ -17,21 +17,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..certificates.vocab import (
-    NONE,
-    NORM_SETS,
-    QUERY,
-    RESULT,
-    SELF,
-    VocabCertificate,
+from ..certificates.vocab import NONE, QUERY, RESULT, SELF, VocabCertificate, load_vocab, merge_vocab
+from ..certificates.writers import query_set_to_json
+from ..kernel import (
+    ExactKeys,
+    FreeQueries,
+    KeyResult,
+    NormQuerySet,
+    as_real_array,
     check_vocab,
     integer_rows,
-    load_vocab,
-    merge_vocab,
     norm_directions,
+    query_set_from_json,
 )
-from ..certificates.writers import query_set_to_json
-from ..kernel import CertificateFormatError, ExactKeys, FreeQueries, KeyResult, as_real_array, query_set_from_json
 from .homogeneous import homogeneous_results, is_homogeneous, relaxed_duals
 
 __all__ = [
@@ -124,7 +122,7 @@ def biased_self_scales(
 
 def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple[np.ndarray, np.ndarray]:
     """``(proposed, t)`` under a norm query set whose ``W_q`` selects coordinates: the tokens whose own
-    direction ``u_i = t_i J_i`` (:func:`lnproofs.certificates.vocab.norm_directions`: ``a_i = P (g * k_i)``
+    direction ``u_i = t_i J_i`` (:func:`lnproofs.kernel.norm_directions`: ``a_i = P (g * k_i)``
     on a grid of integers) should win, and ``t_i = T 2^f`` (``32 <= T < 64``), the largest with
     ``||u_i||^2 <= n`` (compared in integers), so ``u_i`` is as long as the ball allows (what
     the offsets ``c_j = k_j . q0`` need; theorems ``vocab.final_norm`` and ``vocab.self_witness``).
@@ -315,7 +313,7 @@ def certify_vocab_keys(
     elif qs.kind == "box":
         proposed, scale = biased_self_scales(K, bias, qs.bound, tokens=rows)
     lifted = (
-        qs.kind in NORM_SETS
+        isinstance(qs, NormQuerySet)
         and getattr(qs, "rotation", None) is None
         and getattr(qs, "radius", None) is None
         and np.isin(W := qs.arrays()["W_q"], (0, 1)).all()
@@ -323,12 +321,11 @@ def certify_vocab_keys(
     )  # an output layer's set
     if lifted:
         proposed, scale = norm_self_scales(K, qs, rows)
+    qs_json = {k: v for k, v in query_set_to_json(qs).items() if k != "bias"}
+    manifest, given = {"n_keys": n, "dim": d, "query_set": qs_json, "results": []}, {"bias": bias}
     if proposed.any():  # the kernel decides every proposed self witness
-        others = [KeyResult(int(i), "undecided") for i in np.flatnonzero(~proposed)]
-        try:
-            verdicts = check_vocab(ek, qs, np.flatnonzero(proposed), scale, others)
-        except CertificateFormatError:  # a set the kernel reads no float witness for
-            verdicts = []
+        arrays = dict(given, evidence=np.where(proposed, SELF, NONE), scale=scale)
+        verdicts = check_vocab(ek, manifest, arrays)
         evidence[[v.index for v in verdicts if v.ok and v.status == "selectable" and proposed[v.index]]] = SELF
     todo = np.flatnonzero((evidence == NONE) & wanted).tolist()
     if residue_limit is not None:
@@ -366,19 +363,17 @@ def certify_vocab_keys(
             evidence[r.index] = RESULT
             results.append(r)
     Q = np.array(queries, dtype=np.float64).reshape(len(queries), -1) if queries else None
-    probe = [KeyResult(int(i), "undecided") for i in np.flatnonzero((evidence == NONE) | (evidence == SELF))]
-    picked = np.flatnonzero(evidence == QUERY)
-    shared = (picked, Q[rows[picked]]) if len(picked) else None
-    verdicts = check_vocab(ek, qs, [], np.ones(n), probe + results, shared)  # SELF was decided above
+    probe = np.where(evidence == SELF, NONE, evidence)  # SELF was decided above
+    arrays = dict(given, evidence=probe, queries=Q, rows=rows if Q is not None else None)
+    verdicts = check_vocab(ek, dict(manifest, results=results), arrays)
     evidence[[v.index for v in verdicts if not v.ok]] = NONE
     results = tuple(r for r in results if evidence[r.index] == RESULT)
-    qs_json = {k: v for k, v in query_set_to_json(qs).items() if k != "bias"}
     return VocabCertificate(
         n,
         d,
         qs_json,
         evidence,
-        scale if (bias is not None or qs.kind in ("box", *NORM_SETS)) else None,
+        scale if (bias is not None or qs.kind == "box" or isinstance(qs, NormQuerySet)) else None,
         Q,
         rows if Q is not None else None,
         bias,

@@ -28,15 +28,14 @@ from __future__ import annotations
 
 from flint import fmpz, fmpz_mat, nmod_mat
 
-from ..dyadic import fmpq_of, integer_matrix, integer_vector_of_fractions
+from ..dyadic import integer_matrix, integer_vector_of_fractions
 from ..errors import InputError
 from ..exact import to_fraction
-from .norm import ExactQueryMap
+from .norm import ExactQueryMap, NormQuerySet
 
-__all__ = ["COVERAGE_KINDS", "SETS", "check_coverage", "integer_columns", "rotation_invertible"]
+__all__ = ["COVERAGE_KINDS", "check_coverage", "integer_columns", "rotation_invertible"]
 
 COVERAGE_KINDS = ("full-rank-centred", "full-rank-interior")
-SETS = ("layernorm", "rmsnorm", "layernorm_rotary")
 
 
 def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
@@ -55,19 +54,23 @@ def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
 
 
 def rotation_invertible(rot) -> bool:
-    """Whether the rotary matrix of ``rot`` is invertible: every 2 x 2 block ``c_a c_b + s_a s_b != 0``."""
-    c, s, h = [fmpq_of(x) for x in rot.cos], [fmpq_of(x) for x in rot.sin], len(rot.cos) // 2
+    """Whether the rotary matrix of ``rot`` is invertible: every 2 x 2 block ``c_a c_b + s_a s_b != 0``,
+    in integers (each float is ``p / q``, ``q`` a power of two)."""
+    c, s, h = [x.as_integer_ratio() for x in rot.cos], [x.as_integer_ratio() for x in rot.sin], len(rot.cos) // 2
     pairs = [(i, i + h) for i in range(h)] if rot.style == "half" else [(i, i + 1) for i in range(0, 2 * h, 2)]
-    return all(c[a] * c[b] + s[a] * s[b] != 0 for a, b in pairs)
+    return all(c[a][0] * c[b][0] * s[a][1] * s[b][1] + s[a][0] * s[b][0] * c[a][1] * c[b][1] for a, b in pairs)
 
 
-def check_coverage(query_set, data, query_map: ExactQueryMap | None = None) -> tuple[bool, str]:
-    """``(ok, message)``: exactly, ``A`` has rank ``d`` (the minor on ``data["rows"]`` is non-zero
-    modulo ``data["prime"]``, a prime) and the centre is inside (``b = 0``, or ``A u* = -b``,
-    ``1 . u* = 0`` when centred, ``||u*||^2 < n``); any rotation is invertible.  ``data`` is the
-    claim's JSON object; ``query_map``, the set's exact forms when the caller has them already."""
-    if getattr(query_set, "kind", None) not in SETS:
-        return False, f"coverage is checked for the query sets {', '.join(SETS)}, not {query_set!r:.40}"
+def check_coverage(query_set, data, dim: int, query_map: ExactQueryMap | None = None, rotations=()) -> tuple[bool, str]:
+    """``(ok, message)``: the set's queries live in R^dim, the keys' space (else a ShapeError); exactly,
+    ``A`` has rank ``d`` (the minor on ``data["rows"]`` is non-zero modulo ``data["prime"]``, a prime)
+    and the centre is inside (``b = 0``, or ``A u* = -b``, ``1 . u* = 0`` when centred,
+    ``||u*||^2 < n``); the set's rotation and each of ``rotations`` (the other positions the claim
+    is used at: the rank and the centre do not change with the position) are invertible.  ``data``
+    is the claim's JSON object; ``query_map``, the set's exact forms when the caller has them."""
+    if not isinstance(query_set, NormQuerySet):
+        return False, f"coverage is checked for norm query sets, not {query_set!r:.40}"
+    query_set.validate(dim)
     if (
         not isinstance(data, dict)
         or data.get("kind") not in COVERAGE_KINDS
@@ -94,8 +97,9 @@ def check_coverage(query_set, data, query_map: ExactQueryMap | None = None) -> t
         return False, f"coverage prime {prime} is not a prime"
     if nmod_mat(integer_columns(qm, rows), prime).det() == 0:
         return False, f"the minor of A on the claimed columns is zero modulo {prime}: rank d is not shown"
-    if query_set.rotation is not None and not rotation_invertible(query_set.rotation):
-        return False, "the rotation of the query set is not invertible (a 2 x 2 block has determinant 0)"
+    bad = next((r for r in (query_set.rotation, *rotations) if r is not None and not rotation_invertible(r)), False)
+    if bad is not False:
+        return False, f"the rotation at position {bad.position} is not invertible (a 2 x 2 block has determinant 0)"
     centred_b = all(qm.q0[a, 0] == 0 for a in range(d))
     if kind == "full-rank-centred":
         ok = centred_b and u_star is None
