@@ -1,5 +1,6 @@
 """Uniform-attention answers (schema ``lnproofs.uniform/1``) as data, JSON and a short
-description; the kernel checks their JSON (:func:`lnproofs.kernel.uniform_check.check_uniform`)."""
+description; the kernel checks their JSON (:func:`lnproofs.kernel.check_uniform`), and
+:func:`check_answer` gives its verdict as a report."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .writers import format_fraction
 
-__all__ = ["UniformResult"]
+__all__ = ["UniformResult", "check_answer"]
 
 
 @dataclass(frozen=True)
@@ -56,3 +57,18 @@ class UniformResult:
                 head + f"no non-zero query gives every key the same score ({self.proof.get('kind')}, checked exactly)"
             )
         return head + f"undecided ({self.reason})"
+
+
+def check_answer(data, keys):
+    """The kernel's verdict on a uniform-attention answer (its JSON) for ``keys``, as a
+    :class:`~lnproofs.certificates.check.CheckReport` with one verdict."""
+    import numpy as np
+
+    from ..kernel import Verdict, check_uniform
+    from .check import CheckReport
+
+    keys = np.asarray(keys, dtype=np.float64)
+    ok, message = check_uniform(keys, data)
+    kind = (data.get("query_set") or {}).get("kind", "free")
+    verdict = Verdict(-1, f"uniform attention {data.get('status')}", ok, message)
+    return CheckReport(ok, (verdict,), keys.shape[0], keys.shape[1], f"uniform attention, {kind} queries")

@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["configure", "run", "EXIT_STATUSES"]
+__all__ = ["configure", "run", "check_file", "FileCheck", "EXIT_STATUSES"]
 
 EXIT_STATUSES = """exit status:
   0  every claim holds
@@ -30,16 +31,13 @@ for a folder: 3 if any file met an internal error, else 1 if any claim is refute
 else 2 if anything is unreadable (a certificate file, a file that looks like one but has
 a schema this version does not read, a sub-folder that cannot be listed, a link to nothing),
 else 0; every unreadable entry is named in the summary."""
-_SELECTABILITY = "lnproofs.selectability/1"
 #: schemas of lnproofs that are not certificates a folder check reads (skipped, as other JSON)
 _NOT_CERTIFICATES = (
     "lnproofs.homework/1",
     "lnproofs.homework-answers/1",
     "lnproofs.homework-class/1",
-    "lnproofs.uniform/1",
     "lnproofs.model-coverage/1",
 )  # (coverage: read with the texts naming it)
-_CAUSAL = "lnproofs.causal/1"
 
 
 def _folder_entries(folder: Path) -> tuple[list[Path], list[tuple[str, str]], list[tuple[str, str]]]:
@@ -91,11 +89,11 @@ def _near_miss(data) -> str | None:
         )
     if not isinstance(schema, str) or not schema.strip().lower().startswith("lnproofs"):
         return None
-    if schema in (_SELECTABILITY, _CAUSAL) + _NOT_CERTIFICATES or schema.startswith("lnproofs.model-"):
+    if _handler(schema) is not None or schema in _NOT_CERTIFICATES:
         return None
     return (
-        f"its schema {schema[:60]!r} is not one this lnproofs reads (certificates: {_SELECTABILITY}, "
-        "lnproofs.model-*, lnproofs.causal/1)"
+        f"its schema {schema[:60]!r} is not one this lnproofs reads (certificates: lnproofs.selectability/1, "
+        "lnproofs.vocab/1, lnproofs.causal/1, lnproofs.uniform/1, lnproofs.model-*)"
     )
 
 
@@ -220,84 +218,149 @@ def _model_file(path, limits) -> list:
     return targets
 
 
-def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | None:
-    """``(label, Certificate, keys)`` for every certificate in the file at ``path``, each with the
-    keys it is about; with ``skip_foreign``, None for a JSON file with no schema of ours."""
-    from ..certificates.certificate import Certificate
+@dataclass
+class FileCheck:
+    """One report on a file: ``label`` (a part of the file, or None), the kernel's ``report``, the
+    ``numeric`` re-check (or None), a ``note`` printed after it and ``extra`` fields of its JSON."""
+
+    label: str | None
+    report: object
+    numeric: dict | None = None
+    note: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _their_keys(path, data, keys_arg, keys, limits):
+    """The keys a file is about: the keys file it names (a given KEYS must match its SHA-256), or KEYS."""
     from ..certificates.keyfile import resolve_keys, validate_reference
-    from ..certificates.limits import read_json_file
     from ..kernel import OptionError
 
-    keys = _keys(keys_arg, limits) if keys_arg is not None else None
-    max_bytes = None if keys is None else limits.allowed_bytes(*keys.shape)
-    data = read_json_file(path, limits, max_bytes)
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema in _NOT_CERTIFICATES and skip_foreign:
-        return None
-    if isinstance(schema, str) and schema.startswith("lnproofs.model-") and schema not in _NOT_CERTIFICATES:
-        if keys_arg is not None:
-            raise OptionError(f"{path} is a certify-model file ({schema}) that holds its own keys; leave KEYS out")
-        return _model_file(path, limits)
-    if schema != _SELECTABILITY and skip_foreign:
-        return None
-    if schema != _SELECTABILITY:
-        return [(None, Certificate.from_json(data), None)]  # raises the schema's one-line error
     reference = data.get("keys_file")
     if reference is not None:
-        reference = validate_reference(reference)
-        keys_path = resolve_keys(path, reference, keys_arg, limits.max_keys_file_bytes)
-        keys = _keys(keys_path, limits) if keys is None else keys
-    elif keys is None:
+        keys_path = resolve_keys(path, validate_reference(reference), keys_arg, limits.max_keys_file_bytes)
+        return _keys(keys_path, limits) if keys is None else keys
+    if keys is None:
         raise OptionError(
-            f"{path} holds no keys and names no keys file; give the KEYS file it is about "
-            "(lnproofs check CERT.json KEYS)"
+            f"{path} holds no keys and names no keys file; give the KEYS file it is about (lnproofs check FILE KEYS)"
         )
-    limits.check_size(Path(path).stat().st_size, keys.shape[0], keys.shape[1], f"certificate file {path}")
-    return [(None, Certificate.from_json(data), keys)]
+    return keys
 
 
-def _check_one(label, cert, keys, args, outputs) -> bool:
+def _no_numeric(device, path, what: str) -> None:
+    from ..kernel import OptionError
+
+    if device is not None:
+        raise OptionError(
+            f"--numeric re-checks selectability and vocabulary certificates; drop it for {what} ({path}), "
+            "whose claims the exact check covers"
+        )
+
+
+def _certificate(label, cert, keys, device) -> FileCheck:
     from ..certificates.check import check_certificate
     from ..kernel import OptionError
 
-    if args.numeric and cert.keys_from is not None:
+    if device is not None and cert.keys_from is not None:
         raise OptionError(
             "--numeric re-checks keys given as floats; this certificate is about the exact "
             "LayerNorm outputs of its inputs (keys_from), which the exact check covers: drop --numeric"
         )
     report = check_certificate(cert, keys)
-    numeric = _numeric(keys, cert.to_json(), args.device) if args.numeric else None
-    ok = report.ok and (numeric is None or bool(numeric.get("ok")))
-    if args.json:
-        out = report.to_json()
-        if numeric is not None:
-            out["numeric"] = numeric
-        if label is not None:
-            out["name"] = label
-        outputs.append(out)
-        return ok
-    prefix = "" if label is None else f"{label}: "
-    print(f"{prefix}{report}")
-    if numeric is not None:
-        _print_numeric(prefix, numeric)
-    return ok
+    return FileCheck(label, report, None if device is None else _numeric(keys, cert.to_json(), device))
 
 
-def _check_model_evidence(path, targets, args, outputs, label_prefix: str = "") -> bool:
-    """A certify-model file's evidence beyond its certificates (coverage claims, causal
-    records): each report printed (or kept for --json); True when all hold."""
-    if not targets or targets[0][0] is None:
-        return True
+def _selectability(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+    from ..certificates.certificate import Certificate
+
+    keys = _their_keys(path, data, keys_arg, keys, limits)
+    limits.check_size(Path(path).stat().st_size, keys.shape[0], keys.shape[1], f"certificate file {path}")
+    return [_certificate(None, Certificate.from_json(data), keys, device)]
+
+
+def _causal(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+    from ..certificates.causal import check_record, describe_stops
+
+    _no_numeric(device, path, "a causal record")
+    report = check_record(data, _their_keys(path, data, keys_arg, keys, limits))
+    claims = [{"index": v.index, "claim": v.status, "ok": v.ok} for v in report.verdicts]
+    return [FileCheck(None, report, note=describe_stops(report), extra={"claims": claims})]
+
+
+def _uniform(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+    from ..certificates.uniform import check_answer
+
+    _no_numeric(device, path, "a uniform-attention answer")
+    return [FileCheck(None, check_answer(data, _their_keys(path, data, keys_arg, keys, limits)))]
+
+
+def _vocab(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+    from ..certificates.vocab import load_vocab, vocab_keys_path
+
+    cert = load_vocab(path, data)
+    keys = _keys(vocab_keys_path(path, cert, keys_arg), limits)
+    return [FileCheck(None, cert.check(keys), None if device is None else _numeric(keys, Path(path), device, True))]
+
+
+def _model(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+    from ..kernel import OptionError
     from ..models.certify_model import model_file_checks
 
-    ok = True
-    for label, report in model_file_checks(path):
-        ok = ok and report.ok
-        if args.json:
-            outputs.append(dict(report.to_json(), name=label_prefix + label))
-        else:
-            print(f"{label_prefix}{label}: {report}")
-    return ok
+    if keys_arg is not None:
+        raise OptionError(f"{path} is a certify-model file ({data['schema']}) that holds its own keys; leave KEYS out")
+    targets = _model_file(path, limits)
+    checks = [FileCheck(label, report) for label, report in model_file_checks(path)]
+    return checks + [_certificate(label, cert, keys, device) for label, cert, keys in targets]
+
+
+def _handler(schema):
+    """The one dispatch by schema: the check of each file kind lnproofs writes (None: not a certificate)."""
+    from ..kernel import CAUSAL_SCHEMA, SELECTABILITY_SCHEMA, UNIFORM_SCHEMA, VOCAB_SCHEMA
+
+    kinds = {
+        SELECTABILITY_SCHEMA: _selectability,
+        CAUSAL_SCHEMA: _causal,
+        VOCAB_SCHEMA: _vocab,
+        UNIFORM_SCHEMA: _uniform,
+    }
+    if schema in kinds:
+        return kinds[schema]
+    model = isinstance(schema, str) and schema.startswith("lnproofs.model-") and schema not in _NOT_CERTIFICATES
+    return _model if model else None
+
+
+def check_file(path, keys_arg, limits, device=None, *, skip_foreign: bool = False) -> list[FileCheck] | None:
+    """Every report on the file at ``path`` (``keys_arg``: the KEYS given, or None; ``device``: where to
+    re-check numerically, or None), by the one dispatch on its schema; with ``skip_foreign``, None for a
+    JSON file that is not a certificate of ours.  ``lnproofs check FILE`` and each file of
+    ``lnproofs check DIR`` run this same code."""
+    from ..certificates.certificate import Certificate
+    from ..certificates.limits import read_json_file
+
+    keys = _keys(keys_arg, limits) if keys_arg is not None else None
+    data = read_json_file(path, limits, None if keys is None else limits.allowed_bytes(*keys.shape))
+    handler = _handler(data.get("schema") if isinstance(data, dict) else None)
+    if handler is None:
+        if skip_foreign:
+            return None
+        Certificate.from_json(data)  # raises the schema's one-line error
+    return handler(path, data, keys_arg, keys, limits, device)
+
+
+def _json(check: FileCheck, name: str | None = None) -> dict:
+    out = dict(check.report.to_json(), **check.extra)
+    if check.numeric is not None:
+        out["numeric"] = check.numeric
+    if name is not None:
+        out["name"] = name
+    return out
+
+
+def _print(check: FileCheck, prefix: str) -> None:
+    print(f"{prefix}{check.report}")
+    if check.note:
+        print(check.note)
+    if check.numeric is not None:
+        _print_numeric(prefix, check.numeric)
 
 
 def _check_folder(folder: Path, args, limits) -> int:
@@ -326,44 +389,15 @@ def _check_folder(folder: Path, args, limits) -> int:
         if not args.json:
             print(f"{name}: skipped: {reason}")
     for path in tqdm(files, desc="certificates", unit="file", disable=not sys.stderr.isatty(), leave=False):
-        outputs: list = []
         try:
-            vocab = _vocab_report(path, limits, numeric=args.device if args.numeric else None)
-            if vocab is not None:  # a vocabulary certificate
-                (report, numeric), counts["checked"] = vocab, counts["checked"] + 1
-                ok = report.ok and (numeric is None or bool(numeric["ok"]))
-                counts["held" if ok else "refuted"] += 1
-                rows.append(
-                    {
-                        "file": str(path),
-                        "status": "holds" if ok else "refuted",
-                        "checks": [dict(report.to_json(), **({"numeric": numeric} if numeric else {}))],
-                    }
-                )
-                if not args.json:
-                    print(f"{path}: {report}")
-                    if numeric is not None:
-                        _print_numeric(f"{path}: ", numeric)
-                continue
-            targets = targets_of(path, None, limits, skip_foreign=True)
-            if targets is None:
+            checks = check_file(path, None, limits, args.device if args.numeric else None, skip_foreign=True)
+            if checks is None:
                 why = _near_miss(_read_quietly(path, limits))
                 if why is not None:
                     refuse(str(path), why)
-                    continue
-                counts["skipped"] += 1
+                else:
+                    counts["skipped"] += 1
                 continue
-            counts["checked"] += 1
-            ok = _check_model_evidence(path, targets, args, outputs, f"{path} ")
-            ok = (
-                all(
-                    [
-                        _check_one(f"{path}" + (f" {label}" if label else ""), cert, keys, args, outputs)
-                        for label, cert, keys in targets
-                    ]
-                )
-                and ok
-            )
         except (LnproofsError, InputError, OSError) as err:
             refuse(str(path), str(err) if isinstance(err, LnproofsError) else f"cannot be read ({err})")
             continue
@@ -374,8 +408,14 @@ def _check_folder(folder: Path, args, limits) -> int:
             rows.append({"file": str(path), "status": "internal error", "reason": reason})
             print(f"{path}: internal error: {reason}", file=sys.stderr)
             continue
+        counts["checked"] += 1
+        ok = all(c.report.ok and (c.numeric is None or bool(c.numeric.get("ok"))) for c in checks)
         counts["held" if ok else "refuted"] += 1
+        outputs = [_json(c, None if c.label is None else f"{path} {c.label}") for c in checks]
         rows.append({"file": str(path), "status": "holds" if ok else "refuted", "checks": outputs})
+        if not args.json:
+            for c in checks:
+                _print(c, f"{path}: " if c.label is None else f"{path} {c.label}: ")
     if counts["checked"] == 0:
         raise OptionError(f"{folder} holds no certificate (no .json file with a lnproofs schema under it)")
     summary = (
@@ -419,75 +459,16 @@ def _read_quietly(path, limits):
         return None
 
 
-def _run_causal(args, record: dict, limits) -> int:
-    """A causal record: the kernel's verdict per key (0 every claim holds, 1 one is refuted)."""
-    from ..certificates.causal import check_record, describe_stops
-    from ..kernel import OptionError
-
-    if args.numeric:
-        raise OptionError(
-            "--numeric re-checks selectability and vocabulary certificates; drop it for a causal record "
-            f"({args.certificate}), whose claims the exact check covers"
-        )
-    if args.keys is None:
-        raise OptionError(
-            f"{args.certificate} holds no keys; give the KEYS file it is about (lnproofs check RECORD.json KEYS)"
-        )
-    report = check_record(record, _keys(args.keys, limits))
-    if args.json:
-        out = report.to_json()
-        out["claims"] = [{"index": v.index, "claim": v.status, "ok": v.ok} for v in report.verdicts]
-        print(json.dumps(out))
-    else:
-        print(report)
-        print(describe_stops(report))
-    return 0 if report.ok else 1
-
-
-def _vocab_report(path, limits, given=None, data=None, numeric=None):
-    """``(the kernel's report, the numeric re-check or None)`` on a vocabulary certificate
-    (``lnproofs.vocab/1``; ``numeric``: the device to re-check it on, or None), or None for another file."""
-    from ..certificates.limits import read_json_file
-    from ..certificates.vocab import SCHEMA, load_vocab, vocab_keys_path
-
-    data = read_json_file(path, limits) if data is None else data
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        return None
-    cert = load_vocab(path, data)
-    keys = _keys(vocab_keys_path(path, cert, given), limits)
-    report = cert.check(keys)
-    return report, (None if numeric is None else _numeric(keys, Path(path), numeric, vocab=True))
-
-
-def _run_vocab(args, path, data, limits) -> int:
-    """A vocabulary certificate (manifest and arrays): the kernel's verdict on every token, and
-    with --numeric the numeric re-check (1 when either refutes a claim)."""
-    report, numeric = _vocab_report(path, limits, args.keys, data, args.device if args.numeric else None)
-    if args.json:
-        print(json.dumps(dict(report.to_json(), **({"numeric": numeric} if numeric else {})), default=str))
-    else:
-        print(report)
-        if numeric is not None:
-            _print_numeric("", numeric)
-    return 0 if report.ok and (numeric is None or numeric["ok"]) else 1
-
-
 def run(args) -> int:
     limits = _limits(args)
     path = Path(args.certificate)
     if path.is_dir():
         return _check_folder(path, args, limits)
-    from ..certificates.limits import read_json_file
-
-    data = read_json_file(path, limits)
-    if isinstance(data, dict) and data.get("schema") == "lnproofs.causal/1":
-        return _run_causal(args, data, limits)
-    if isinstance(data, dict) and data.get("schema") == "lnproofs.vocab/1":
-        return _run_vocab(args, path, data, limits)
-    targets = targets_of(path, args.keys, limits)
-    outputs: list = []
-    ok = _check_model_evidence(path, targets, args, outputs)
-    ok = all([_check_one(label, cert, keys, args, outputs) for label, cert, keys in targets]) and ok
+    checks = check_file(path, args.keys, limits, args.device if args.numeric else None)
     if args.json:
-        print(json.dumps(outputs[0] if len(outputs) == 1 and "name" not in outputs[0] else outputs, default=str))
-    return 0 if ok else 1
+        outputs = [_json(c, c.label) for c in checks]
+        print(json.dumps(outputs[0] if len(outputs) == 1 and checks[0].label is None else outputs, default=str))
+    else:
+        for c in checks:
+            _print(c, "" if c.label is None else f"{c.label}: ")
+    return 0 if all(c.report.ok and (c.numeric is None or bool(c.numeric.get("ok"))) for c in checks) else 1

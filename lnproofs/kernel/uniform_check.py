@@ -17,20 +17,34 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .checker import ExactKeys
 from .dyadic import fmpq_matrix, fmpq_of, integer_vector_of_fractions
-from .errors import InputError
+from .errors import CertificateFormatError, InputError, ShapeError, require
 from .exact import to_fraction
 from .querysets import query_set_from_json
 from .querysets.norm import ExactQueryMap, primal_query
 from .uniform_exact import LayerNormEquations, difference_matrix, fmpq_column
 
-__all__ = ["check_uniform"]
+__all__ = ["UNIFORM_SCHEMA", "check_uniform"]
+
+UNIFORM_SCHEMA = "lnproofs.uniform/1"
 
 
 def check_uniform(keys, data) -> tuple[bool, str]:
-    """Re-verify a uniform-attention answer (its JSON object) exactly."""
+    """Re-verify a uniform-attention answer (its JSON object, schema ``lnproofs.uniform/1``) exactly,
+    for the keys it is about (their shape and the query set's dimension first)."""
     keys = np.asarray(keys, dtype=np.float64)
-    d = keys.shape[1]
+    N, d = keys.shape
+    require(
+        isinstance(data, dict) and data.get("schema", UNIFORM_SCHEMA) == UNIFORM_SCHEMA,
+        CertificateFormatError,
+        f"a uniform-attention answer must be a JSON object with schema {UNIFORM_SCHEMA!r}",
+    )
+    require(
+        (data.get("n_keys", N), data.get("dim", d)) == (N, d),
+        ShapeError,
+        f"the answer is for {data.get('n_keys')} keys in R^{data.get('dim')} but the keys have shape ({N}, {d})",
+    )
     query_set = query_set_from_json(data.get("query_set"))  # no query_set: free queries
+    query_set.validate(d)
     kind = query_set.kind
     status = data.get("status")
     try:
@@ -72,22 +86,16 @@ def check_uniform(keys, data) -> tuple[bool, str]:
 
 
 def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
-    """``q`` is the query made from the answer's ``u``, or from its compact ``w``
-    (``u = P diag(g) W_q^T R^T w``, :meth:`ExactQueryMap.compact_queries`)."""
-    qm = ExactQueryMap(query_set)
-    if data.get("w") is not None:
-        w = data["w"]
-        if not isinstance(w, list) or len(w) != query_set.dim:
-            return False, f"w must be a list of {query_set.dim} numbers"
-        W, den = integer_vector_of_fractions([to_fraction(x) for x in w])
-        made = qm.compact_queries(fmpz_mat(len(W), 1, W), fmpq(1, den))[0]
-        if made is None:
-            return False, "u = P diag(gamma) W_q^T w has ||u||^2 > n"
-    else:
-        U, den = integer_vector_of_fractions([to_fraction(x) for x in data["u"]])
-        made = primal_query(qm, -1, U, den)
-        if isinstance(made, tuple):
-            return False, "u must satisfy 1.u = 0 and ||u||^2 <= n"
+    """``q`` is the query made from the answer's ``u``, or from its compact form ``w``
+    (``u = P diag(g) W_q^T R^T w``, :meth:`ExactQueryMap.compact_u`): the norm sets' one exact path."""
+    qm, w = ExactQueryMap(query_set), data.get("w")
+    if w is not None and (not isinstance(w, list) or len(w) != query_set.dim):
+        return False, f"w must be a list of {query_set.dim} numbers"
+    made = primal_query(
+        qm, -1, *(qm.compact_u(w) if w is not None else integer_vector_of_fractions(map(to_fraction, data["u"])))
+    )
+    if isinstance(made, tuple):
+        return False, "u must satisfy 1.u = 0 (when centred) and ||u||^2 <= n"
     if made != fmpq_column(q):
         return False, "q is not W_q(gamma*u + beta) + b_q for the answer's u"
     return True, ""
