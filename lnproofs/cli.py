@@ -3,7 +3,7 @@
 Each subcommand lives in its own module under :mod:`lnproofs.commands` with two
 functions: ``configure(parser)`` adds its arguments and ``run(args) -> int`` does the
 work and returns the exit status.  Errors raised on purpose
-(:class:`~lnproofs.kernel.errors.LnproofsError`) become one line on standard error and exit
+(:class:`~lnproofs.kernel.LnproofsError`) become one line on standard error and exit
 status 2; any other exception is a bug of ours: one line saying so, exit status 3 (so it is never
 confused with 1, a refuted claim).
 

@@ -24,7 +24,7 @@ from lnproofs.kernel import (
     Rotation,
     SubspaceQuerySet,
     check_claims,
-    module_for,
+    kind_of,
 )
 
 KEYS = np.array([[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0], [0.0, -2.0], [0.5, 0.25], [3.0, 3.0]])
@@ -116,7 +116,7 @@ def test_every_query_set_round_trips_through_json(kind):
     query_set = QUERY_SETS[kind]
     data = json.loads(json.dumps(query_set_to_json(query_set)))
     assert data["kind"] == kind
-    again = module_for(kind).QUERY_SETS[kind].from_json(data)
+    again = kind_of(kind).from_json(data)
     assert query_set_to_json(again) == query_set_to_json(query_set)
 
 

@@ -11,11 +11,11 @@ import pytest
 pytest.importorskip("torch")
 
 from lnproofs.certificates.vocab import QUERY, RESULT, SELF
-from lnproofs.kernel import norm_directions  # noqa: E402
 from lnproofs.kernel import (  # noqa: E402
     BoxQuerySet,  # noqa: E402
     CertificateFormatError,
     ShapeError,
+    norm_directions,  # noqa: E402
 )
 from lnproofs.propose.vocab import certify_vocab_keys  # noqa: E402
 from torch_backend.vocab import recheck_vocab  # noqa: E402

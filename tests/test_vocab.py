@@ -146,7 +146,7 @@ def test_kernel_refuses_malformed_evidence():
     manifest = {"n_keys": 20, "dim": 3, "query_set": query_set_to_json(FreeQueries()), "results": []}
     with pytest.raises(CertificateFormatError, match="one code 0..3 per key"):
         kernel_check(K, manifest, {"evidence": np.full(19, SELF, np.int8)})
-    with pytest.raises(CertificateFormatError, match="evidence is 3"):
+    with pytest.raises(CertificateFormatError, match="results with the other evidence must list every key"):
         kernel_check(K, dict(manifest, results=[KeyResult(3, "selectable")]), {"evidence": np.zeros(20, np.int8)})
     with pytest.raises(CertificateFormatError, match="scale"):
         check_vocab(K, FreeQueries(), range(20), -one, [])

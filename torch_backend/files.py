@@ -6,7 +6,7 @@ plain containers; ``mmap=True``: storages stay on disk).  A tensor is then refus
 reaches past its storage or holds more elements than its storage (a stride-0 expanded tensor of
 a few bytes on disk may stand for gigabytes), or when its float64 copy would pass the limit.
 Values keep their exact value: every real dtype torch stores widens to float64 exactly except
-64-bit integers past 2^53, which are refused by :func:`lnproofs.kernel.arrays.as_real_array`.
+64-bit integers past 2^53, which are refused by :func:`lnproofs.kernel.as_real_array`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ def check_record(record: dict, keys, query_set=None) -> CheckReport:
     ek = ExactKeys.of(keys)
     verdicts = check_causal(ek, record, query_set)
     qs = record_query_set(record, query_set)
-    kind = f"causal prefixes, {'free' if qs is None else qs.kind} queries"
+    kind = f"causal prefixes, {qs.kind} queries"
     return CheckReport(all(v.ok for v in verdicts), tuple(verdicts), ek.n, ek.dim, kind)
 
 

@@ -1,6 +1,6 @@
 """The certificate people hold: the kernel's schema plus files and text.
 
-:class:`Certificate` is :class:`lnproofs.kernel.certificates.Certificate` (the fields, their
+:class:`Certificate` is :class:`lnproofs.kernel.Certificate` (the fields, their
 validation and the exact JSON round-trip, all trusted) with what a person uses around it:
 indexing by key, ``save``/``load`` (atomic writes, one-line errors), ``describe`` and the
 notebook views, and the one-line warning when the keys lie on an affine subspace up to

@@ -1,5 +1,5 @@
 """Checking a certificate the way ``lnproofs check`` does: the kernel's verdict on every claim
-(:func:`lnproofs.kernel.verify.check_claims`), then the stated findings measured again
+(:func:`lnproofs.kernel.check_claims`), then the stated findings measured again
 (:func:`lnproofs.certificates.findings.recheck`), as one :class:`CheckReport`."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..kernel import Certificate as KernelCertificate
-from ..kernel import ExactKeys, Verdict, check_claims
+from ..kernel import ExactKeys, LayerNormKeys, Verdict, check_claims, thaw
 from . import findings
 from .certificate import Certificate
 
@@ -95,8 +95,8 @@ def check_certificate(certificate, keys) -> CheckReport:
     kernel, and measure its stated findings again."""
     cert = certificate if isinstance(certificate, KernelCertificate) else Certificate.from_json(certificate)
     ek = ExactKeys.of(keys)
-    if cert.keys_from is not None:
-        check_layernorm_range(ek.array, cert.keys_from.get("eps", 0.0) or 0.0)
+    if cert.keys_from is not None:  # read as the kernel reads it, then the range of its inputs
+        check_layernorm_range(ek.array, LayerNormKeys.from_json(thaw(cert.keys_from)).eps)
     verdicts = findings.recheck(cert, ek, check_claims(cert, ek))
     kind = cert.query_set.get("kind", "free")
     if cert.keys_from is not None:

@@ -1,6 +1,6 @@
 """Coverage claims as data: the claim that a norm query set covers every direction, with its
 exact JSON round-trip (one-line errors naming the field).  The kernel checks the claim's JSON:
-:func:`lnproofs.kernel.querysets.coverage.check_coverage`."""
+:func:`lnproofs.kernel.check_coverage`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ from dataclasses import dataclass
 
 from flint import fmpq
 
-from ..kernel import COVERAGE_KINDS, CertificateFormatError, require, to_fraction
+from ..kernel import CertificateFormatError, require, to_fraction
 from .writers import format_fraction
 
-__all__ = ["Coverage"]
+__all__ = ["Coverage", "COVERAGE_KINDS"]
+
+#: the two cases of a coverage claim: the centre is 0 (b = 0, no u_star), or u_star is its preimage
+COVERAGE_KINDS = ("full-rank-centred", "full-rank-interior")
 
 
 def _canonical(text: str) -> str:

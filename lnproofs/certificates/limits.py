@@ -17,7 +17,7 @@ the checker bounds what one file can make it do before any arithmetic:
 The defaults are generous for every certificate this package writes (the largest are the exact
 uniform-attention queries of wide layers, about 1,700 digits a number and 2,000 bytes a key
 entry); ``lnproofs check --max-digits/--max-dim/--max-bytes-per-entry/--max-array-bytes`` raise them.  A file past
-a limit is refused with one line naming the limit (:class:`~lnproofs.kernel.errors.LimitError`,
+a limit is refused with one line naming the limit (:class:`~lnproofs.kernel.LimitError`,
 exit status 2).  Nothing here decides a claim.
 """
 

@@ -32,7 +32,7 @@ def format_fraction(value) -> str:
 
 
 def plain(value):
-    """A frozen value (:func:`lnproofs.kernel.certificates.freeze`) as JSON: mappings as dicts,
+    """A frozen value (:func:`lnproofs.kernel.freeze`) as JSON: mappings as dicts,
     tuples as lists, exact rationals as ``"p/q"``."""
     if isinstance(value, Mapping):
         return {k: plain(v) for k, v in value.items()}
@@ -44,12 +44,12 @@ def plain(value):
 
 
 def combination_to_json(combination) -> dict:
-    """A :class:`~lnproofs.kernel.certificates.Combination` as JSON (weights as ``"p/q"``)."""
+    """A :class:`~lnproofs.kernel.Combination` as JSON (weights as ``"p/q"``)."""
     return {"indices": list(combination.indices), "weights": [format_fraction(w) for w in combination.weights]}
 
 
 def result_to_json(result) -> dict:
-    """A :class:`~lnproofs.kernel.certificates.KeyResult` as JSON: the base fields in order, then its extras."""
+    """A :class:`~lnproofs.kernel.KeyResult` as JSON: the base fields in order, then its extras."""
     witness, combination = result.witness, result.combination
     out = {
         "index": int(result.index),
@@ -92,7 +92,7 @@ def _field(value):
 
 
 def rotation_to_json(rotation) -> dict:
-    """A :class:`~lnproofs.kernel.querysets.norm.Rotation` as JSON."""
+    """A :class:`~lnproofs.kernel.Rotation` as JSON."""
     data = {
         "cos": list(rotation.cos),
         "sin": list(rotation.sin),
@@ -105,6 +105,6 @@ def rotation_to_json(rotation) -> dict:
 
 
 def layernorm_keys_to_json(spec) -> dict:
-    """A :class:`~lnproofs.kernel.layernorm_keys.LayerNormKeys` as a certificate's ``keys_from``."""
+    """A :class:`~lnproofs.kernel.LayerNormKeys` as a certificate's ``keys_from``."""
     vec = lambda v: None if v is None else [float(x) for x in v]  # noqa: E731
     return {"kind": "layernorm-inputs", "gain": vec(spec.gain), "bias": vec(spec.bias), "eps": float(spec.eps)}

@@ -322,10 +322,11 @@ def _handler(schema):
         VOCAB_SCHEMA: _vocab,
         UNIFORM_SCHEMA: _uniform,
     }
+    if not isinstance(schema, str):
+        return None
     if schema in kinds:
         return kinds[schema]
-    model = isinstance(schema, str) and schema.startswith("lnproofs.model-") and schema not in _NOT_CERTIFICATES
-    return _model if model else None
+    return _model if schema.startswith("lnproofs.model-") and schema not in _NOT_CERTIFICATES else None
 
 
 def check_file(path, keys_arg, limits, device=None, *, skip_foreign: bool = False) -> list[FileCheck] | None:

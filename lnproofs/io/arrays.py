@@ -5,7 +5,7 @@ optional header line); ``.pt`` (a tensor, or a dict holding the named tensor; ne
 torch); ``.safetensors`` (the named tensor, or the only one).  Every file is read within the
 limits of :class:`~lnproofs.io.bounded.ReadLimits`, checked from its headers before its data
 is read (:mod:`lnproofs.io.bounded`), and every array is returned as finite float64 numpy data
-equal to the stored numbers, or an :class:`~lnproofs.kernel.errors.InputError` is raised with
+equal to the stored numbers, or an :class:`~lnproofs.kernel.InputError` is raised with
 one line naming the file and what is accepted (numbers no float64 equals among them:
 :mod:`lnproofs.io.exact`, :mod:`lnproofs.io.csv_numbers`).
 """

@@ -2,7 +2,7 @@
 ``.txt`` files (one text per file, in name order) or a JSON Lines file (field ``text``).
 
 Texts are yielded lazily as ``(number, text)`` so memory stays bounded whatever the
-corpus size.  Bad input raises :class:`~lnproofs.kernel.errors.InputError` with one line
+corpus size.  Bad input raises :class:`~lnproofs.kernel.InputError` with one line
 naming the file, the line and what is accepted.
 """
 

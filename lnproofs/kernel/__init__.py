@@ -15,22 +15,20 @@ _MODULES = {
     "errors": "LnproofsError InputError FileFormatError ShapeError NonFiniteError OptionError "
     "CertificateFormatError ModelError LimitError require",
     "arrays": "as_real_array as_radius",
-    "exact": "to_fraction parse_fraction",
-    "dyadic": "mantissas dyadic_integers integer_matrix pow2 integer_vector_of_fractions fmpq_matrix fmpq_of "
+    "exact": "to_fraction parse_fraction mantissas dyadic_integers integer_matrix pow2 integer_vector_of_fractions fmpq_matrix fmpq_of "
     "fraction_of_fmpq",
     "checker": "ExactKeys Verdict check_witnesses check_combinations affine_rank",
     "certificates": "SELECTABILITY_SCHEMA STATUSES Combination KeyResult Certificate each_once freeze thaw",
     "layernorm_keys": "LayerNormKeys ExactLayerNormKeys check_ln_witnesses check_ln_interior",
-    "querysets": "KINDS QuerySetSchema module_for query_set_from_json",
+    "querysets": "KINDS QuerySetSchema kind_of kinds query_set_from_json",
     "querysets.free": "FreeQueries BallQuerySet BoxQuerySet",
     "querysets.subspace": "SubspaceQuerySet ExactPoints",
     "querysets.norm": "Rotation NormQuerySet LayerNormQuerySet RMSNormQuerySet RotaryLayerNormQuerySet ExactQueryMap "
     "ExactLayer primal_query primal_queries check_dual",
-    "querysets.coverage": "COVERAGE_KINDS check_coverage integer_columns rotation_invertible",
+    "querysets.coverage": "check_coverage integer_columns",
     "vocab": "VOCAB_SCHEMA EVIDENCE integer_rows norm_directions self_witnesses check_vocab",
     "causal": "CAUSAL_SCHEMA check_causal record_query_set",
-    "uniform_exact": "LayerNormEquations difference_matrix",
-    "uniform_check": "UNIFORM_SCHEMA check_uniform",
+    "uniform": "UNIFORM_SCHEMA LayerNormEquations difference_matrix check_uniform",
     "verify": "check_claims check_results",
 }
 _HOMES = {name: module for module, names in _MODULES.items() for name in names.split()}

@@ -11,8 +11,6 @@ import numpy as np
 
 from .errors import FileFormatError, NonFiniteError, OptionError, ShapeError, require
 
-__all__ = ["as_real_array", "as_radius"]
-
 
 def as_real_array(value, *, name: str = "array", ndim: int | None = None, allow_empty: bool = False) -> np.ndarray:
     """Validate ``value`` as a finite real float64 array with ``ndim`` dimensions."""

@@ -20,12 +20,11 @@ Keys listed under ``undecided`` carry no claim.  Everything is decided by the ex
 
 from __future__ import annotations
 
-from .certificates import Combination, KeyResult, _bad, _int, each_once
+from .certificates import Combination, KeyResult, _bad, _int, each_once, same_shape
 from .checker import ExactKeys, Verdict, check_combinations
-from .errors import CertificateFormatError, ShapeError, require
-from .querysets import module_for, query_set_from_json
-
-__all__ = ["CAUSAL_SCHEMA", "check_causal", "record_query_set"]
+from .errors import CertificateFormatError, require
+from .querysets import query_set_from_json
+from .querysets.free import FreeQueries
 
 CAUSAL_SCHEMA = "lnproofs.causal/1"
 _ENTRY = ("index", "stop", "win", "cannot_win")
@@ -37,19 +36,10 @@ def _prefix(ek: ExactKeys, m: int) -> ExactKeys:
 
 
 def record_query_set(record: dict, query_set=None):
-    """The query-set object a record is about (None: free queries).  A record may store the set's
-    JSON, or a reference (an object without ``kind``) that the caller resolves by passing ``query_set``."""
+    """The query-set object a record is about (its JSON; null: free queries).  A record may instead hold
+    a reference (an object without ``kind``) that the caller resolves by passing ``query_set``."""
     stored = record.get("query_set")
-    if stored is None or (isinstance(stored, dict) and stored.get("kind") == "free"):
-        require(
-            query_set is None or query_set.kind == "free",
-            CertificateFormatError,
-            f"the causal record is about free queries but a {getattr(query_set, 'kind', '?')} query set was given",
-        )
-        return None
-    if not isinstance(stored, dict):
-        raise _bad("query_set", "must be null, a query set or a reference object")
-    if "kind" not in stored:
+    if isinstance(stored, dict) and "kind" not in stored:
         require(
             query_set is not None,
             CertificateFormatError,
@@ -67,18 +57,9 @@ def record_query_set(record: dict, query_set=None):
 
 def _entries(record, n: int, dim: int) -> tuple[list[dict], list[int]]:
     """The validated key entries and the undecided indices; every key exactly once."""
-    require(
-        isinstance(record, dict),
-        CertificateFormatError,
-        f"a causal record must be a JSON object with schema {CAUSAL_SCHEMA!r}",
-    )
-    if record.get("schema") != CAUSAL_SCHEMA:
-        raise _bad("schema", f"is {record.get('schema')!r}; expected {CAUSAL_SCHEMA!r}")
-    if (record.get("n_keys"), record.get("dim")) != (n, dim):
-        raise ShapeError(
-            f"the causal record is for {record.get('n_keys')!r} keys in R^{record.get('dim')!r} "
-            f"but the keys have shape ({n}, {dim})"
-        )
+    if not isinstance(record, dict) or record.get("schema") != CAUSAL_SCHEMA:
+        raise CertificateFormatError(f"a causal record must be a JSON object with schema {CAUSAL_SCHEMA!r}")
+    same_shape(record, n, dim, "causal record")
     keys, undecided = record.get("keys"), record.get("undecided", [])
     if not isinstance(keys, list) or not isinstance(undecided, list) or len(keys) + len(undecided) != n:
         raise _bad("keys", f"and undecided must be lists holding {n} entries together")
@@ -113,9 +94,8 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
     n, dim = ek.n, ek.dim
     entries, open_ = _entries(record, n, dim)
     qs = record_query_set(record, query_set)
-    if qs is not None:
-        qs.validate(dim)
-    module = module_for("free" if qs is None else qs.kind)
+    qs.validate(dim)
+    free = type(qs) is FreeQueries  # evidence that k_j cannot win: convex weights, else a result of the set
     messages: dict[int, str] = {}
     claims: dict[int, str] = {j: "undecided" for j in open_}
     wins: dict[int, list] = {}  # t* -> [(j, KeyResult)]
@@ -128,15 +108,11 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
             continue
         last = n - 1 if stop is None else stop - 1
         win, cannot = e.get("win"), e.get("cannot_win")
-        wrong = (
-            f"a witness over keys 0..{last} must be given exactly when {last} >= {j}"
-            if (win is None) != (last < j)
-            else "evidence that it cannot win must be given exactly when the stop is not null"
-            if (cannot is None) != (stop is None)
-            else ""
-        )
-        if wrong:
-            messages[j] = f"key {j} (stop {stop}): {wrong}"
+        if (win is None) != (last < j) or (cannot is None) != (stop is None):
+            messages[j] = (
+                f"key {j} (stop {stop}): a witness over keys 0..{last} is given exactly when {last} >= {j}, "
+                "evidence that it cannot win exactly when the stop is not null"
+            )
             continue
         if win is not None:
             result = _result(win, j, f"keys[{pos}].win")
@@ -146,11 +122,8 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
             wins.setdefault(last, []).append((j, result))
         if cannot is None:
             continue
-        if qs is None:  # a key after the stop is out of range of the prefix's check
+        if free:  # weights on a key after the stop are out of range of the prefix's check
             evidence = Combination.from_json(cannot.get("combination"), f"keys[{pos}].cannot_win.combination")
-            if max(evidence.indices, default=-1) > stop:
-                messages[j] = f"key {j}: the weights at stop {stop} use key {max(evidence.indices)}, after the stop"
-                continue
         else:
             evidence = _result(cannot, j, f"keys[{pos}].cannot_win")
             if evidence.status in ("selectable", "undecided"):
@@ -160,15 +133,15 @@ def check_causal(keys, record: dict, query_set=None) -> list[Verdict]:
                 continue
         stops.setdefault(stop, []).append((j, evidence))
     for last, items in wins.items():
-        for (j, _), v in zip(items, module.check_all(_prefix(ek, last + 1), qs, [r for _, r in items])):
+        for (j, _), v in zip(items, qs.check(_prefix(ek, last + 1), [r for _, r in items])):
             if not v.ok:
                 messages.setdefault(j, f"over keys 0..{last}: {v.message}")
     for stop, items in stops.items():
         prefix = _prefix(ek, stop + 1)
-        if qs is None:
+        if free:
             got = check_combinations(prefix, items, strict=False)
         else:
-            got = [None if v.ok else v.message for v in module.check_all(prefix, qs, [r for _, r in items])]
+            got = [None if v.ok else v.message for v in qs.check(prefix, [r for _, r in items])]
         for (j, _), message in zip(items, got):
             if message is not None:
                 messages.setdefault(j, f"over keys 0..{stop}: {message}")

@@ -44,21 +44,8 @@ from numbers import Integral
 from types import MappingProxyType
 from typing import Any
 
-from .errors import CertificateFormatError, InputError
+from .errors import CertificateFormatError, InputError, ShapeError
 from .exact import to_fraction
-from .layernorm_keys import LayerNormKeys
-
-__all__ = [
-    "SELECTABILITY_SCHEMA",
-    "STATUSES",
-    "VERIFIED",
-    "Combination",
-    "KeyResult",
-    "Certificate",
-    "each_once",
-    "freeze",
-    "thaw",
-]
 
 SELECTABILITY_SCHEMA = "lnproofs.selectability/1"
 STATUSES = ("selectable", "tie-only", "unselectable", "not-realisable", "undecided")
@@ -89,6 +76,21 @@ def _number(value, where: str):
     if exact is None:
         raise _bad(where, f"is {value!r}; expected a number or a 'p/q' string (only finite numbers are accepted)")
     return value if type(value) is float else float(value) if type(value) is int and abs(value) <= 2**53 else exact
+
+
+def _witness_entry(w):
+    """A witness entry as the checks read it: a float, or a Fraction (an integer past 2**53 is never rounded)."""
+    if type(w) is Fraction:
+        return w
+    return Fraction(int(w)) if isinstance(w, Integral) and abs(int(w)) > 2**53 else float(w)
+
+
+def same_shape(data: dict, n: int, dim: int, what: str) -> None:
+    """Raise a ShapeError unless ``data`` (a certificate's JSON) speaks of ``n`` keys in R^dim."""
+    if (data.get("n_keys"), data.get("dim")) != (n, dim):
+        raise ShapeError(
+            f"the {what} is for {data.get('n_keys')!r} keys in R^{data.get('dim')!r} but the keys have shape ({n}, {dim})"
+        )
 
 
 def each_once(indices, n: int, where: str) -> None:
@@ -138,8 +140,6 @@ class Combination:
                 raise _bad(f"{where}.{name}", "is missing or not a list")
         indices = [_int(i, f"{where}.indices[{n}]", "an integer key index") for n, i in enumerate(data["indices"])]
         weights = [Fraction(_number(w, f"{where}.weights[{n}]")) for n, w in enumerate(data["weights"])]
-        if len(indices) != len(weights):
-            raise _bad(where, f"has {len(indices)} indices but {len(weights)} weights")
         return cls(tuple(indices), tuple(weights))
 
 
@@ -160,21 +160,10 @@ class KeyResult:
         for name, value, choices in (("status", self.status, STATUSES), ("verified", self.verified, VERIFIED)):
             if value not in choices:
                 raise _bad(f"results[{self.index}].{name}", f"is {value!r}; expected one of {', '.join(choices)}")
-        if self.witness is not None and not set(map(type, self.witness)) <= {float}:
-            object.__setattr__(
-                self,
-                "witness",
-                tuple(
-                    w
-                    if type(w) is Fraction
-                    else Fraction(int(w))
-                    if isinstance(w, Integral) and abs(int(w)) > 2**53
-                    else float(w)
-                    for w in self.witness
-                ),
-            )  # no integer rounded
-        elif self.witness is not None and type(self.witness) is not tuple:
-            object.__setattr__(self, "witness", tuple(self.witness))
+        if self.witness is not None and (
+            type(self.witness) is not tuple or not set(map(type, self.witness)) <= {float}
+        ):
+            object.__setattr__(self, "witness", tuple(map(_witness_entry, self.witness)))
         object.__setattr__(self, "extras", freeze(dict(self.extras)))
 
     @classmethod
@@ -221,15 +210,12 @@ class Certificate:
     def __post_init__(self):
         object.__setattr__(self, "results", tuple(self.results))
         object.__setattr__(self, "query_set", freeze(dict(self.query_set)))
-        if self.keys_from is not None:
-            object.__setattr__(self, "keys_from", freeze(dict(self.keys_from)))
+        object.__setattr__(self, "keys_from", freeze(self.keys_from))
 
     @classmethod
     def from_json(cls, data) -> Certificate:
         if not isinstance(data, dict):  # JSON text is decoded by lnproofs.certificates
-            raise CertificateFormatError(
-                "certificate must be a JSON object with fields schema, n_keys, dim, query_set, results"
-            )
+            raise CertificateFormatError("certificate must be a JSON object: schema, n_keys, dim, query_set, results")
         if data.get("schema") != SELECTABILITY_SCHEMA:
             raise _bad("schema", f"is {data.get('schema')!r}; expected {SELECTABILITY_SCHEMA!r}")
         for name in ("n_keys", "dim"):
@@ -241,7 +227,4 @@ class Certificate:
         if not isinstance(results, list):
             raise _bad("results", "is missing or not a list")
         parsed = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(results))
-        keys_from = data.get("keys_from")
-        if keys_from is not None:  # read now as the checks will read it
-            LayerNormKeys.from_json(keys_from)
-        return cls(data["n_keys"], data["dim"], query_set, parsed, keys_from=keys_from)
+        return cls(data["n_keys"], data["dim"], query_set, parsed, keys_from=data.get("keys_from"))

@@ -79,10 +79,8 @@ from typing import NamedTuple
 import numpy as np
 from flint import fmpz_mat, nmod_mat
 
-from .dyadic import integer_matrix, integer_vector_of_fractions, mantissas
 from .errors import ShapeError
-
-__all__ = ["ExactKeys", "Verdict", "check_witnesses", "check_combinations", "affine_rank"]
+from .exact import integer_matrix, integer_vector_of_fractions, mantissas
 
 _TINY = 2.0**-1022  # smallest normal double
 _C_MAX = 2.0**1000  # above this the filter declines (no overflow inside)
@@ -260,15 +258,8 @@ def _weights(ek: ExactKeys, i: int, combination, strict: bool):
     if not 0 <= i < ek.n:
         return f"key {i}: index out of range 0..{ek.n - 1}"
     idx, w = list(combination.indices), list(combination.weights)
-    if not idx:
-        return f"key {i}: the combination is empty"
-    if len(set(idx)) != len(idx):
-        return f"key {i}: the combination repeats an index"
-    bad = [j for j in idx if not 0 <= j < ek.n or j == i]
-    if bad:
-        return (
-            f"key {i}: the combination uses index {bad[0]}, which is {'k_i itself' if bad[0] == i else 'out of range'}"
-        )
+    if not idx or len(set(idx)) != len(idx) or any(not 0 <= j < ek.n or j == i for j in idx):
+        return f"key {i}: a combination names distinct keys in 0..{ek.n - 1} other than k_{i}, at least one"
     W, den = integer_vector_of_fractions(w)  # weights = W / den with den > 0
     low = min(W)
     if low < 0 or (strict and low == 0):

@@ -12,19 +12,6 @@ a second place (and a layer between the kernel and the rest) for two classes of 
 
 from __future__ import annotations
 
-__all__ = [
-    "LnproofsError",
-    "InputError",
-    "FileFormatError",
-    "ShapeError",
-    "NonFiniteError",
-    "OptionError",
-    "CertificateFormatError",
-    "ModelError",
-    "LimitError",
-    "require",
-]
-
 
 class LnproofsError(Exception):
     """Base class: ``str(err)`` is a complete one-line message for a person."""

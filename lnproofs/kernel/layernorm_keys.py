@@ -41,11 +41,8 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq, fmpz_mat
 
 from .checker import Verdict
-from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import CertificateFormatError, ShapeError
-from .exact import to_fraction
-
-__all__ = ["KIND", "LayerNormKeys", "ExactLayerNormKeys", "check_ln_witnesses", "check_ln_interior", "check_all"]
+from .exact import integer_matrix, integer_vector_of_fractions, to_fraction
 
 KIND = "layernorm-inputs"
 _U = 2.0**-53
@@ -188,9 +185,9 @@ def check_ln_witnesses(keys: ExactLayerNormKeys, items, *, mode: str = "strict")
 
 def check_ln_interior(keys: ExactLayerNormKeys, i: int, support) -> str | None:
     """None if z_i is proved (arb) to be a strictly positive combination of the n
-    affinely independent z_j of ``support``; else a message."""
+    affinely independent z_j of ``support`` (key indices; None: no combination given); else a message."""
     n = keys.n
-    support = [int(j) for j in support]
+    support = [int(j) for j in support or ()]
     if len(support) != n or len(set(support)) != n or i in support or not all(0 <= j < keys.n_keys for j in support):
         return f"key {i}: an interior claim needs {n} distinct other keys (got {len(support)})"
     if not all(keys.defined[j] for j in support + [i]):
@@ -255,12 +252,7 @@ def check_all(inputs, spec, results) -> list[Verdict]:
             else:
                 strict.append(pos)
         elif r.status == "unselectable":
-            comb = r.combination
-            msgs[pos] = (
-                f"key {r.index}: an unselectable claim needs a combination"
-                if comb is None
-                else check_ln_interior(keys, r.index, comb.indices)
-            )
+            msgs[pos] = check_ln_interior(keys, r.index, r.combination and r.combination.indices)
         else:
             msgs[pos] = f"key {r.index}: {r.status!r} is not a status for free queries"
     for group, mode in ((strict, "strict"), (tie, "tie")):

@@ -30,16 +30,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from .certificates import KeyResult
+from .certificates import KeyResult, each_once, same_shape
 from .checker import ExactKeys, Verdict, check_witnesses
-from .dyadic import fmpq_of, fraction_of_fmpq
-from .errors import CertificateFormatError, ShapeError, require
+from .errors import CertificateFormatError, require
+from .exact import fmpq_of, fraction_of_fmpq
 from .querysets import query_set_from_json
 from .querysets.coverage import check_coverage
 from .querysets.free import FreeQueries
 from .querysets.norm import ExactQueryMap, NormQuerySet
-
-__all__ = ["VOCAB_SCHEMA", "EVIDENCE", "integer_rows", "norm_directions", "self_witnesses", "check_vocab"]
 
 VOCAB_SCHEMA = "lnproofs.vocab/1"
 #: the evidence codes: undecided, the key itself (``t_i k_i``), a row of the shared queries, a full result
@@ -122,12 +120,7 @@ def check_vocab(keys, manifest: dict, arrays: dict) -> list[Verdict]:
     the coverage claim's when it has one."""
     ek = ExactKeys.of(keys)
     n = ek.n
-    require(
-        (manifest.get("n_keys"), manifest.get("dim")) == (n, ek.dim),
-        ShapeError,
-        f"the certificate is for {manifest.get('n_keys')} keys in R^{manifest.get('dim')} but the keys have "
-        f"shape ({n}, {ek.dim})",
-    )
+    same_shape(manifest, n, ek.dim, "certificate")
     bias, cover = arrays.get("bias"), []
     qs = query_set_from_json(dict(manifest["query_set"], **({} if bias is None else {"bias": bias.tolist()})))
     if manifest.get("coverage") is not None:  # a set that realises every direction has the free answers
@@ -144,10 +137,8 @@ def check_vocab(keys, manifest: dict, arrays: dict) -> list[Verdict]:
         r if isinstance(r, KeyResult) else KeyResult.from_json(r, f"results[{k}]")
         for k, r in enumerate(manifest.get("results", []))
     ]
-    require(
-        sorted(r.index for r in results) == np.flatnonzero(ev == RESULT).tolist(),
-        CertificateFormatError,
-        "the results must be exactly the keys whose evidence is 3 (a full result), each once",
+    each_once(
+        [r.index for r in results] + np.flatnonzero(ev != RESULT).tolist(), n, "the results with the other evidence"
     )
     selves, picked = np.flatnonzero(ev == SELF), np.flatnonzero(ev == QUERY)
     Q, rows = arrays.get("queries"), arrays.get("rows")

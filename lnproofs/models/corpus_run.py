@@ -325,7 +325,7 @@ def certify_corpus(
 
     Texts longer than the model's context (or ``max_tokens``) are truncated (counted for
     one warning); a text longer than a chosen layer's sliding window is refused
-    (:class:`~lnproofs.kernel.errors.InputError`) after the texts before it are written.
+    (:class:`~lnproofs.kernel.InputError`) after the texts before it are written.
     ``causal``: the causal answers of decoders (:mod:`.text_causal`).  ``fold``: certify the
     folded form of LayerNorm layers (:func:`lnproofs.models.folding.fold_capture`: gain and
     bias folded into ``W_q`` and ``W_k``, centred; the statuses are the same).

@@ -61,7 +61,7 @@ def free_record(keys, free: dict) -> dict:
 
 def with_free_wins(record: dict, free: dict) -> dict:
     """The free causal record with each :data:`SAME_AS_FREE` win put back from the head's free
-    certificate ``free`` (JSON), as :func:`lnproofs.kernel.causal.check_causal` reads it."""
+    certificate ``free`` (JSON), as :func:`lnproofs.kernel.check_causal` reads it."""
     results = free["results"]
     keys = [
         dict(e, win=_without_index(results[e["index"]])) if e.get("win") == SAME_AS_FREE else e for e in record["keys"]

@@ -26,7 +26,7 @@ The record (schema ``lnproofs.causal/1``, :mod:`lnproofs.kernel.causal`) has one
 decided key: ``stop``, ``win`` (a selectable result over keys 0..stop-1, or 0..T-1 when
 ``stop`` is None) and ``cannot_win`` (convex weights over keys 0..stop for free queries, a
 non-winning result of the query set otherwise), and ``undecided`` entries with their reason.
-Before it is returned, the whole record goes through :func:`lnproofs.kernel.causal.check_causal`;
+Before it is returned, the whole record goes through :func:`lnproofs.kernel.check_causal`;
 a key whose evidence does not pass is moved to ``undecided`` with the kernel's message.
 Its size grows linearly with the number of keys: one witness and at most one set of weights
 per key (at most d + 1 weights for free queries, by Caratheodory).
@@ -221,7 +221,7 @@ class _NormSearch:
     """Prefix tests for a norm query set (LayerNorm or RMSNorm, no rotation): the set's cone
     program on keys 0..t for key j; the query made exactly from its ``u`` is scored exactly
     against every key (one exact layer for the whole sequence), and its dual weights are checked
-    with :func:`~lnproofs.kernel.querysets.norm.check_dual`, which only reads the keys it names."""
+    with :func:`~lnproofs.kernel.check_dual`, which only reads the keys it names."""
 
     descend = False  # bisection
 
@@ -401,10 +401,10 @@ def causal_evidence(
     keys (rows in position order) under free queries (``query_set`` None) or a realisable query
     set that does not change with the position (refused with a rotation).
 
-    ``query_map``: the set's :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`, shared
+    ``query_map``: the set's :class:`~lnproofs.kernel.ExactQueryMap`, shared
     between texts of one head (LayerNorm sets); ``query_set_ref``: an object (without ``kind``)
     stored in the record instead of the query set's JSON, for callers that store the set
-    elsewhere (``lnproofs.kernel.causal.check_causal`` then needs the set as an argument);
+    elsewhere (``lnproofs.kernel.check_causal`` then needs the set as an argument);
     ``free_record``: the free-query record of the same keys, whose stops bound those of a norm
     query set (a head's free and realisable answers are then computed together, free first);
     ``results``: the free-query certificate of the whole sequence (result dicts in index order),

@@ -4,7 +4,7 @@ Works on distinct keys.  Stages, cheapest first:
 
 1. cheap witness queries for all keys at once (k_i minus the centroid, k_i itself,
    random directions whose winners are hull vertices, a few projection steps), checked
-   exactly in bulk by :func:`lnproofs.kernel.checker.check_witnesses`;
+   exactly in bulk by :func:`lnproofs.kernel.check_witnesses`;
 2. simplex sweeps (:mod:`lnproofs.propose.sweep`): simplices of hull vertices extreme along
    rotated regular-simplex directions; every remaining key inside one gets exact weights
    from one integer solve;

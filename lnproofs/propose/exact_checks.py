@@ -15,27 +15,27 @@ __all__ = ["check_combination", "check_primal", "check_primals", "key_row", "exa
 
 
 def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
-    """:func:`lnproofs.kernel.checker.check_combinations` for one key."""
+    """:func:`lnproofs.kernel.check_combinations` for one key."""
     return check_combinations(keys, [(i, combination)], strict=strict)[0]
 
 
 def check_primal(layer, index: int, U, D: int) -> tuple:
     """``(ok, message, q)`` for the query ``q`` made from ``u = U / D`` over the keys of an
-    :class:`~lnproofs.kernel.querysets.norm.ExactLayer` (``q`` None when ``u`` is outside the set):
-    :func:`~lnproofs.kernel.querysets.norm.primal_query`, then the kernel's witness check."""
+    :class:`~lnproofs.kernel.ExactLayer` (``q`` None when ``u`` is outside the set):
+    :func:`~lnproofs.kernel.primal_query`, then the kernel's witness check."""
     return check_primals(layer, [(index, U, D)])[0]
 
 
 def check_primals(layer, items) -> list:
     """:func:`check_primal` for many ``(index, U, D)`` items: the queries in one product
-    (:func:`~lnproofs.kernel.querysets.norm.primal_queries`), the wins in one witness check."""
+    (:func:`~lnproofs.kernel.primal_queries`), the wins in one witness check."""
     made = primal_queries(layer, items)
     won = iter(layer.winners([(item[0], q) for item, q in zip(items, made) if not isinstance(q, tuple)]))
     return [q if isinstance(q, tuple) else (*next(won), q) for q in made]
 
 
 def key_row(ek, j: int) -> list[int]:
-    """K_j: the key k_j of an :class:`~lnproofs.kernel.checker.ExactKeys` divided by 2**exponent, as Python
+    """K_j: the key k_j of an :class:`~lnproofs.kernel.ExactKeys` divided by 2**exponent, as Python
     integers (every row built once, kept on ``ek``: a cache of the searches, never read as a claim)."""
     if "_search_rows" not in vars(ek):
         ek._search_rows = ek.some_rows(np.arange(ek.n))
@@ -45,7 +45,7 @@ def key_row(ek, j: int) -> list[int]:
 def exact_margins(layer, items) -> list:
     """The margins ``min_{j != i} q.(k_i - k_j)`` (python-flint rationals; None for a single key) of
     ``(index, q)`` pairs with exact queries ``q`` (fmpq d x 1) over the keys of an
-    :class:`~lnproofs.kernel.querysets.norm.ExactLayer`: one integer product for all items.  A margin
+    :class:`~lnproofs.kernel.ExactLayer`: one integer product for all items.  A margin
     is informational (the kernel does not read it); the searches state it beside a witness."""
     if not items:
         return []

@@ -9,7 +9,7 @@ point ``L a_i`` is a vertex of the hull of the points ``L a_j``: the subspace qu
 engine proposes on float points and keeps only what holds for the exact points ``M k_j``).
 Its answers become the norm set's: a witness ``z`` gives ``u = L^T z`` exactly, halved into the
 ball; the exact convex weights of a point that is not a vertex are the dual the kernel's
-:func:`lnproofs.kernel.querysets.norm.check_dual` reads (``P (g o W_q^T v) = 0``, no offset).
+:func:`lnproofs.kernel.check_dual` reads (``P (g o W_q^T v) = 0``, no offset).
 Nothing here decides: the vocabulary's kernel check does.
 """
 
@@ -56,7 +56,7 @@ def _u_of(z, n: int, centred: bool) -> list[str]:
 
 
 def homogeneous_results(keys, qs, tokens, *, seed: int = 0) -> list:
-    """Norm-set :class:`~lnproofs.kernel.certificates.KeyResult` proposals for ``tokens`` (an
+    """Norm-set :class:`~lnproofs.kernel.KeyResult` proposals for ``tokens`` (an
     :func:`is_homogeneous` set): ``selectable`` with ``u``, ``not-realisable`` with the exact convex
     weights as the dual; tokens the subspace road leaves ``undecided`` are not returned."""
     from ..kernel import KeyResult, SubspaceQuerySet

@@ -1,10 +1,10 @@
 """Integer forms of float key arrays built in numpy limbs, for the uniform-attention searches.
 
 The kernel writes a float array as integers times one power of two
-(:func:`lnproofs.kernel.dyadic.integer_matrix`); for keys computed in float64 (53-bit
+(:func:`lnproofs.kernel.integer_matrix`); for keys computed in float64 (53-bit
 mantissas over more than 9 binary orders of magnitude, as most heads' keys are) that takes a
 Python shift per entry, and the key differences
-(:func:`lnproofs.kernel.uniform_exact.difference_matrix`) a Python subtraction per entry: a
+(:func:`lnproofs.kernel.difference_matrix`) a Python subtraction per entry: a
 fifth of a MiniLM corpus run, where every head of every text asks for them.  Here the same
 integers are cut into 62-bit limbs in numpy (``|m| * 2**s`` = the sum of ``limb_k * 2**(62 k)``),
 each limb one python-flint matrix of machine integers.  The differences, which the searches
@@ -27,7 +27,7 @@ LIMB = 62
 
 def integer_keys(values):
     """``(K, e)``: the fmpz_mat ``K`` and exponent ``e`` with ``values == K * 2**e`` exactly, the same
-    pair as :func:`lnproofs.kernel.dyadic.integer_matrix` gives (``e``: the least exponent of the
+    pair as :func:`lnproofs.kernel.integer_matrix` gives (``e``: the least exponent of the
     53-bit mantissas of the non-zero entries; 0 when every entry is zero)."""
     from flint import fmpz_mat
 
@@ -57,7 +57,7 @@ def integer_keys(values):
 
 
 def key_differences(keys, with_keys: bool = True):
-    """``(D, K)`` as :func:`lnproofs.kernel.uniform_exact.difference_matrix` gives them: the integer
+    """``(D, K)`` as :func:`lnproofs.kernel.difference_matrix` gives them: the integer
     keys ``K`` (:func:`integer_keys`) and their differences ``K[1:] - K[0]``.  ``with_keys=False``
     gives ``(D, None)``: a search that reads only the differences skips building ``K``.
 

@@ -34,7 +34,7 @@ __all__ = ["UniformResult", "uniform_attention", "check_uniform"]
 
 
 def check_uniform(keys, result) -> tuple[bool, str]:
-    """The kernel's exact check (:func:`lnproofs.kernel.uniform_check.check_uniform`) of an answer:
+    """The kernel's exact check (:func:`lnproofs.kernel.check_uniform`) of an answer:
     a :class:`UniformResult` or its JSON object."""
     return _check_uniform(keys, result.to_json() if hasattr(result, "to_json") else result)
 
@@ -45,7 +45,7 @@ def uniform_attention(
     """Decide whether a non-zero query in the set gives every key the same score.
 
     For norm query sets (``layernorm``, ``rmsnorm``, ``layernorm_rotary``), ``query_map``
-    (an :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap` of the same query set) is
+    (an :class:`~lnproofs.kernel.ExactQueryMap` of the same query set) is
     shared between calls.  ``compact=True`` is for runs that keep only the statuses: the
     answer's exact query and proof (rationals of thousands of digits for wide layers) are
     not returned; run without it for an answer that :func:`check_uniform` re-verifies

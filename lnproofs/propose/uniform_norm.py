@@ -71,7 +71,7 @@ def uniform_norm(keys, query_set, base, query_map=None, compact=False, differenc
     """The uniform-attention answer under a norm query set (see the module docstring).
 
     ``base``: the result's ``query_set``, ``n_keys`` and ``dim``; ``query_map``: the head's
-    :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`, shared between calls;
+    :class:`~lnproofs.kernel.ExactQueryMap`, shared between calls;
     ``compact``: keep the status only (no query and no proof for a set without a radius);
     ``differences``: a function giving what :func:`~.integer_keys.key_differences` gives for
     ``keys`` (called only when the float64 bounds do not decide; only ``D`` is read)."""

@@ -7,8 +7,10 @@ can produce; ``rmsnorm`` the queries an RMSNorm + W_q layer (optionally rotated 
 RoPE) can produce; ``layernorm_rotary`` the queries of a LayerNorm layer rotated by RoPE;
 ``ball`` allows ||q|| <= R; ``box`` allows |q_l| <= B with a per-key bias on the scores.
 Related kinds share a module (``free``: free, ball, box; ``norm``: the three norm sets).
-Adding a query set is adding its kind to :data:`KINDS` here with the module that checks it,
-and one proposer module plus one line to :data:`lnproofs.propose.querysets.KINDS`.
+Adding a query set is adding its kind to :data:`KINDS` here with the module that defines and
+checks it: the one place a kind's name meets its class (:func:`kind_of`).  Every other layer
+registers its own piece of a kind under the class (its proposer, its numeric re-check, its
+command-line option), and ``tests/test_kinds.py`` fails when a layer misses a kind.
 
 The protocol
 ------------
@@ -43,8 +45,6 @@ import importlib
 
 from ..errors import CertificateFormatError, InputError, require
 
-__all__ = ["KINDS", "QuerySetSchema", "module_for", "query_set_from_json"]
-
 #: each query-set kind and the module under lnproofs.kernel.querysets that reads and checks it
 KINDS = {
     "free": "free",
@@ -57,11 +57,18 @@ KINDS = {
 }
 
 
-def module_for(kind: str):
-    """The trusted module of query sets of ``kind``: schema and checks (imported on first use)."""
-    if kind not in KINDS:
-        raise CertificateFormatError(f"query_set kind {kind!r} is unknown; known kinds: {', '.join(KINDS)}")
-    return importlib.import_module(f".{KINDS[kind]}", __name__)
+def kind_of(name: str) -> type:
+    """The class of query sets of kind ``name``, the kind object every layer registers its own piece under:
+    its JSON form (``FIELDS``, ``from_json``), its dimension check (``validate``) and its exact checks
+    (``check``); the class is imported with its module on first use."""
+    if name not in KINDS:
+        raise CertificateFormatError(f"query_set kind {name!r} is unknown; known kinds: {', '.join(KINDS)}")
+    return importlib.import_module(f".{KINDS[name]}", __name__).QUERY_SETS[name]
+
+
+def kinds() -> list[type]:
+    """Every kind's class, in the order of :data:`KINDS`."""
+    return [kind_of(name) for name in KINDS]
 
 
 def query_set_from_json(data) -> object:
@@ -69,7 +76,7 @@ def query_set_from_json(data) -> object:
     data = {"kind": "free"} if data is None else data
     if not isinstance(data, dict) or not isinstance(data.get("kind"), str):
         raise CertificateFormatError('query_set must be an object with a string field \'kind\', e.g. {"kind": "free"}')
-    return module_for(data["kind"]).QUERY_SETS[data["kind"]].from_json(data)
+    return kind_of(data["kind"]).from_json(data)
 
 
 class QuerySetSchema:

@@ -21,21 +21,17 @@ A coverage claim (JSON ``{"kind", "prime", "rows", "u_star"}``; as data:
 :class:`lnproofs.certificates.coverage.Coverage`) names a prime ``p`` and ``d`` columns of ``A``
 whose ``d x d`` minor is non-zero modulo ``p``: the rank modulo ``p`` never exceeds the rank over
 the rationals, so this proves rank ``d``; and ``u*`` as exact ``"p/q"`` strings (``None`` when
-``b = 0``, kind ``full-rank-centred``).
+``b = 0``).  The claim's ``kind`` (``full-rank-centred`` or ``full-rank-interior``) tells people which
+case it is; the check does not need it.
 """
 
 from __future__ import annotations
 
 from flint import fmpz, fmpz_mat, nmod_mat
 
-from ..dyadic import integer_matrix, integer_vector_of_fractions
 from ..errors import InputError
-from ..exact import to_fraction
+from ..exact import integer_matrix, integer_vector_of_fractions, to_fraction
 from .norm import ExactQueryMap, NormQuerySet
-
-__all__ = ["COVERAGE_KINDS", "check_coverage", "integer_columns", "rotation_invertible"]
-
-COVERAGE_KINDS = ("full-rank-centred", "full-rank-interior")
 
 
 def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
@@ -53,14 +49,6 @@ def integer_columns(qm: ExactQueryMap, columns) -> fmpz_mat:
     return M
 
 
-def rotation_invertible(rot) -> bool:
-    """Whether the rotary matrix of ``rot`` is invertible: every 2 x 2 block ``c_a c_b + s_a s_b != 0``,
-    in integers (each float is ``p / q``, ``q`` a power of two)."""
-    c, s, h = [x.as_integer_ratio() for x in rot.cos], [x.as_integer_ratio() for x in rot.sin], len(rot.cos) // 2
-    pairs = [(i, i + h) for i in range(h)] if rot.style == "half" else [(i, i + 1) for i in range(0, 2 * h, 2)]
-    return all(c[a][0] * c[b][0] * s[a][1] * s[b][1] + s[a][0] * s[b][0] * c[a][1] * c[b][1] for a, b in pairs)
-
-
 def check_coverage(query_set, data, dim: int, query_map: ExactQueryMap | None = None, rotations=()) -> tuple[bool, str]:
     """``(ok, message)``: the set's queries live in R^dim, the keys' space (else a ShapeError); exactly,
     ``A`` has rank ``d`` (the minor on ``data["rows"]`` is non-zero modulo ``data["prime"]``, a prime)
@@ -73,7 +61,6 @@ def check_coverage(query_set, data, dim: int, query_map: ExactQueryMap | None = 
     query_set.validate(dim)
     if (
         not isinstance(data, dict)
-        or data.get("kind") not in COVERAGE_KINDS
         or type(data.get("prime")) is not int
         or not 2 <= data["prime"] < 2**63
         or not isinstance(data.get("rows"), list)
@@ -81,10 +68,10 @@ def check_coverage(query_set, data, dim: int, query_map: ExactQueryMap | None = 
         or not isinstance(data.get("u_star"), (list, type(None)))
     ):
         return False, (
-            f"certificate field coverage must be an object with kind ({', '.join(COVERAGE_KINDS)}), "
-            "an integer prime in 2..2^63 - 1, a list of integer rows and u_star (null or a list)"
+            "certificate field coverage must be an object with an integer prime in 2..2^63 - 1, a list of "
+            "integer rows and u_star (null or a list)"
         )
-    kind, prime, rows, u_star = data["kind"], data["prime"], tuple(data["rows"]), data.get("u_star")
+    prime, rows, u_star = data["prime"], tuple(data["rows"]), data.get("u_star")
     try:
         u_star = None if u_star is None else [to_fraction(x) for x in u_star]
     except InputError as err:
@@ -97,15 +84,14 @@ def check_coverage(query_set, data, dim: int, query_map: ExactQueryMap | None = 
         return False, f"coverage prime {prime} is not a prime"
     if nmod_mat(integer_columns(qm, rows), prime).det() == 0:
         return False, f"the minor of A on the claimed columns is zero modulo {prime}: rank d is not shown"
-    bad = next((r for r in (query_set.rotation, *rotations) if r is not None and not rotation_invertible(r)), False)
+    bad = next((r for r in (query_set.rotation, *rotations) if r is not None and not r.invertible()), False)
     if bad is not False:
         return False, f"the rotation at position {bad.position} is not invertible (a 2 x 2 block has determinant 0)"
-    centred_b = all(qm.q0[a, 0] == 0 for a in range(d))
-    if kind == "full-rank-centred":
-        ok = centred_b and u_star is None
-        return ok, "" if ok else "kind full-rank-centred needs b = W_q beta + b_q = 0 exactly and u_star null"
-    if centred_b or u_star is None or len(u_star) != n:
-        return False, f"kind full-rank-interior needs b != 0 and u_star with {n} entries (b = 0: full-rank-centred)"
+    if u_star is None:  # the centre is 0 when b = 0
+        ok = all(qm.q0[a, 0] == 0 for a in range(d))
+        return ok, "" if ok else "without u_star the claim needs b = W_q beta + b_q = 0 exactly"
+    if len(u_star) != n:
+        return False, f"u_star must have {n} entries"
     U, D = integer_vector_of_fractions(u_star)
     if qm.centred and sum(U) != 0:
         return False, "u_star is not on the hyperplane 1 . u = 0"

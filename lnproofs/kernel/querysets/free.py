@@ -34,8 +34,6 @@ from ..errors import ShapeError, require
 from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
-__all__ = ["QUERY_SETS", "FreeQueries", "BallQuerySet", "BoxQuerySet", "check_all"]
-
 
 @dataclass(frozen=True)
 class FreeQueries(QuerySetSchema):

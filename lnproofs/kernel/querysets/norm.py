@@ -38,7 +38,8 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from ..arrays import as_radius, as_real_array
 from ..certificates import Combination
 from ..checker import ExactKeys, Verdict, _weights, check_witnesses
-from ..dyadic import (
+from ..errors import CertificateFormatError, OptionError, ShapeError, require
+from ..exact import (
     dyadic_integers,
     fmpq_matrix,
     fmpq_of,
@@ -46,25 +47,9 @@ from ..dyadic import (
     integer_matrix,
     integer_vector_of_fractions,
     pow2,
+    to_fraction,
 )
-from ..errors import CertificateFormatError, OptionError, ShapeError, require
-from ..exact import to_fraction
 from ..querysets import QuerySetSchema
-
-__all__ = [
-    "QUERY_SETS",
-    "Rotation",
-    "NormQuerySet",
-    "LayerNormQuerySet",
-    "RMSNormQuerySet",
-    "RotaryLayerNormQuerySet",
-    "ExactQueryMap",
-    "ExactLayer",
-    "primal_queries",
-    "primal_query",
-    "check_dual",
-    "check_all",
-]
 
 ROTATION_STYLES = ("half", "interleaved")
 
@@ -99,18 +84,27 @@ class Rotation:
         object.__setattr__(self, "cos", cos)
         object.__setattr__(self, "sin", sin)
 
+    def pairs(self) -> list[tuple[int, int]]:
+        """The coordinate pairs ``(a, b)`` each 2 x 2 block ``[[c_a, -s_a], [s_b, c_b]]`` rotates."""
+        h = len(self.cos) // 2
+        return [(i, i + h) for i in range(h)] if self.style == "half" else [(i, i + 1) for i in range(0, 2 * h, 2)]
+
     def matrix(self, d: int):
-        """``R`` (d x d) as an exact python-flint rational matrix."""
-        R, half = fmpq_mat(d, d), len(self.cos) // 2
+        """``R`` (d x d, the identity beyond the pairs) as an exact python-flint rational matrix."""
+        R, c, s = fmpq_mat(d, d), [fmpq_of(x) for x in self.cos], [fmpq_of(x) for x in self.sin]
         for i in range(d):
             R[i, i] = 1
-        for i, (c, s) in enumerate(zip(self.cos, self.sin)):
-            if self.style == "half":
-                partner, sign = (i + half, -1) if i < half else (i - half, 1)
-            else:
-                partner, sign = (i + 1, -1) if i % 2 == 0 else (i - 1, 1)
-            R[i, i], R[i, partner] = fmpq_of(c), sign * fmpq_of(s)
+        for a, b in self.pairs():
+            R[a, a], R[a, b], R[b, a], R[b, b] = c[a], -s[a], s[b], c[b]
         return R
+
+    def invertible(self) -> bool:
+        """Whether ``R`` is invertible: every block has ``c_a c_b + s_a s_b != 0``, in integers (a float is
+        ``p / q``, ``q`` a power of two)."""
+        c, s = [x.as_integer_ratio() for x in self.cos], [x.as_integer_ratio() for x in self.sin]
+        return all(
+            c[a][0] * c[b][0] * s[a][1] * s[b][1] + s[a][0] * s[b][0] * c[a][1] * c[b][1] for a, b in self.pairs()
+        )
 
     @classmethod
     def from_json(cls, data) -> Rotation:
@@ -134,10 +128,9 @@ class NormQuerySet(QuerySetSchema):
 
     def __post_init__(self):
         kind, gname = self.kind, self.G_NAME
-        name = "layernorm" if kind == "layernorm" else "rmsnorm"
-        g, b_q = _floats(getattr(self, gname), f"{name} {gname}"), _floats(self.b_q, f"{name} b_q")
+        g, b_q = _floats(getattr(self, gname), f"{kind} {gname}"), _floats(self.b_q, f"{kind} b_q")
         beta = None if self.beta is None else _floats(self.beta, f"{kind} beta")
-        W_q = as_real_array(self.W_q, name=f"{name} W_q", ndim=2)
+        W_q = as_real_array(self.W_q, name=f"{kind} W_q", ndim=2)
         n = len(g)
         require(n >= 2 or not self.centred, ShapeError, f"{kind} {gname} has length {n}; LayerNorm needs width n >= 2")
         require(
@@ -148,14 +141,14 @@ class NormQuerySet(QuerySetSchema):
         require(
             W_q.shape[1] == n,
             ShapeError,
-            f"{name} W_q has shape {W_q.shape} but {gname} has length {n}; W_q must be d x {n}",
+            f"{kind} W_q has shape {W_q.shape} but {gname} has length {n}; W_q must be d x {n}",
         )
         require(
             len(b_q) == W_q.shape[0],
             ShapeError,
-            f"{name} b_q has length {len(b_q)} but W_q has {W_q.shape[0]} rows; they must agree",
+            f"{kind} b_q has length {len(b_q)} but W_q has {W_q.shape[0]} rows; they must agree",
         )
-        eps = as_radius(self.eps, f"{name} eps", positive=False)
+        eps = as_radius(self.eps, f"{kind} eps", positive=False)
         rotation = self.rotation
         if rotation is not None and not isinstance(rotation, Rotation):
             rotation = Rotation.from_json(rotation) if isinstance(rotation, dict) else Rotation(*rotation)
@@ -170,16 +163,6 @@ class NormQuerySet(QuerySetSchema):
             object.__setattr__(self, key, values[key])
         if self.radius is not None:
             object.__setattr__(self, "radius", as_radius(self.radius))
-        object.__setattr__(
-            self,
-            "_arrays",
-            {
-                gname: np.array(g),
-                "b_q": np.array(b_q),
-                "W_q": W_q,
-                "beta": np.zeros(n) if beta is None else np.array(beta),
-            },
-        )
 
     def _fields(self) -> tuple:
         return tuple(self.W_q.shape if f == "W_q" else getattr(self, f) for f in self.FIELDS)
@@ -195,14 +178,16 @@ class NormQuerySet(QuerySetSchema):
     dim = property(lambda self: len(self.b_q), doc="``d``, the query dimension.")
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays as fresh float64 numpy arrays (kept from validation, copied on each call)."""
-        return {k: v.copy() for k, v in self._arrays.items()}
+        """The arrays as fresh float64 numpy arrays (``beta``: zeros when the set has none)."""
+        beta = np.zeros(self.width) if self.beta is None else np.array(self.beta)
+        arrays = {self.G_NAME: getattr(self, self.G_NAME), "b_q": self.b_q, "W_q": self.W_q, "beta": beta}
+        return {name: np.array(value, dtype=np.float64) for name, value in arrays.items()}
 
     def validate(self, dim: int) -> None:
         require(
             self.dim == dim,
             ShapeError,
-            f"{'layernorm' if self.kind == 'layernorm' else 'rmsnorm'} W_q produces queries of dimension "
+            f"{self.kind} W_q produces queries of dimension "
             f"{self.dim} but the keys have dimension {dim}; W_q must be {dim} x n",
         )
 
@@ -258,9 +243,8 @@ class ExactQueryMap:
         arrays = query_set.arrays()
         self.n, self.d = query_set.width, query_set.dim
         self.W_float = arrays["W_q"]  # Wq, WqT: built on first use
-        smallest = np.min(
-            np.abs(self.W_float), where=self.W_float != 0, initial=np.inf
-        )  # frexp's exponent grows with |x|
+        # the exponent of the smallest entry (frexp's exponent grows with |x|): W_q = Wq * 2**ew
+        smallest = np.min(np.abs(self.W_float), where=self.W_float != 0, initial=np.inf)
         self.ew = int(np.frexp(smallest)[1]) - 53 if np.isfinite(smallest) else 0
         self.G, self.eg = dyadic_integers(arrays[query_set.G_NAME])  # g = G * 2^eg
         self.q0 = fmpq_matrix(arrays["b_q"].reshape(-1, 1))  # W_q beta + b_q, exact
@@ -471,10 +455,11 @@ def check_all(keys, query_set, results) -> list:
     ek = ExactKeys.of(keys)
     query_set.validate(ek.dim)
     layer = ExactLayer(ek, query_set)
+    # a result's JSON, or a KeyResult's fields
     datas = [
         r if isinstance(r, dict) else {**r.extras, "index": r.index, "status": r.status, "witness": r.witness}
         for r in results
-    ]  # a result's JSON, or a KeyResult's fields
+    ]
     return [
         Verdict(d["index"] if type(d.get("index")) is int else -1, str(d.get("status")), *verdict)
         for d, verdict in zip(datas, _decide(layer, datas))

@@ -16,12 +16,9 @@ from flint import fmpq_mat
 
 from ..arrays import as_radius, as_real_array
 from ..checker import ExactKeys, Verdict
-from ..dyadic import fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix
 from ..errors import InputError, ShapeError, require
-from ..exact import to_fraction
+from ..exact import fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix, to_fraction
 from ..querysets import QuerySetSchema, free
-
-__all__ = ["QUERY_SETS", "SubspaceQuerySet", "ExactPoints", "check_all"]
 
 
 @dataclass(frozen=True)

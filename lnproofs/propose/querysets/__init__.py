@@ -1,11 +1,11 @@
 """Query sets, untrusted half: one proposer module per kind.
 
 A module ``lnproofs/propose/querysets/<kind>.py`` defines ``certify(keys, query_set,
-**options) -> list[KeyResult]``: one :class:`~lnproofs.kernel.certificates.KeyResult` per
+**options) -> list[KeyResult]``: one :class:`~lnproofs.kernel.KeyResult` per
 key, in index order.  ``keys`` is a validated float64 array of shape (N, d).  Options the
 engine passes through (a module may ignore those it does not use): ``progress`` (bool),
 ``indices`` (an iterable of key indices to do, default all), ``seed`` (int).  Statuses
-are those of :data:`lnproofs.kernel.certificates.STATUSES`; every status other than
+are those of :data:`lnproofs.kernel.STATUSES`; every status other than
 ``undecided`` must be backed by data that the kind's trusted module
 (:mod:`lnproofs.kernel.querysets`) verifies.  The schema (``QUERY_SET``, ``KIND``) lives
 in that trusted module; proposers import it from there.

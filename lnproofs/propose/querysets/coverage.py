@@ -1,5 +1,5 @@
 """Proposes a :class:`~lnproofs.certificates.coverage.Coverage` claim for a norm query set
-(untrusted: :func:`~lnproofs.kernel.querysets.coverage.check_coverage` decides).
+(untrusted: :func:`~lnproofs.kernel.check_coverage` decides).
 
 The columns come from an LU factorisation with pivoting of ``A^T`` in floats, kept when the exact minor
 on them is non-zero modulo a prime; failing that, from the reduced row echelon form of the integer

@@ -87,7 +87,7 @@ def certify_results(keys, query_set: LayerNormQuerySet, *, progress=None, indice
 
 
 def certify(keys, query_set: LayerNormQuerySet, *, indices=None, progress=None, **_options) -> list:
-    """One :class:`~lnproofs.kernel.certificates.KeyResult` per key (statuses selectable, not-realisable, undecided)."""
+    """One :class:`~lnproofs.kernel.KeyResult` per key (statuses selectable, not-realisable, undecided)."""
     from ...kernel import KeyResult
 
     callback = None

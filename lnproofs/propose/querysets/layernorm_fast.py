@@ -109,7 +109,7 @@ def certify_results_fast(
 ) -> list[dict]:
     """Result dictionaries (certificate JSON form) for the keys ``indices`` (default all).
 
-    ``query_map`` (:class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`) and ``basis``
+    ``query_map`` (:class:`~lnproofs.kernel.ExactQueryMap`) and ``basis``
     (:func:`factored_basis`) depend on the query set only: pass them to share them between
     many key sets of the same head.  ``compact``: selectable keys carry ``y`` (d floats,
     ``u = P diag(gamma) W_q^T y``) instead of the exact ``u`` and witness query."""

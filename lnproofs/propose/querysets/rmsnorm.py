@@ -93,7 +93,7 @@ def _dual_candidates(index: int, lam: np.ndarray):
 
 def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=None, query_map=None) -> list[dict]:
     """Result dictionaries (certificate JSON form) for the keys, each checked exactly; ``query_map``:
-    the set's :class:`~lnproofs.kernel.querysets.norm.ExactQueryMap`, when the caller holds it."""
+    the set's :class:`~lnproofs.kernel.ExactQueryMap`, when the caller holds it."""
     from fractions import Fraction
 
     from ...certificates.writers import format_fraction
@@ -169,7 +169,7 @@ def certify_results(keys, query_set: RMSNormQuerySet, *, indices=None, progress=
 
 
 def certify(keys, query_set: RMSNormQuerySet, *, indices=None, progress=None, **_options) -> list:
-    """One :class:`~lnproofs.kernel.certificates.KeyResult` per key (selectable, not-realisable, undecided)."""
+    """One :class:`~lnproofs.kernel.KeyResult` per key (selectable, not-realisable, undecided)."""
     from ...kernel import KeyResult
 
     callback = progress if progress and callable(progress) else None

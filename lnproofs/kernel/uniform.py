@@ -8,6 +8,16 @@ q.(k_j - k_0) = 0 for every j exists exactly when the differences do not span R^
 when the rank is below d (theorem ``attention.simplex_vertices``: at most d keys always leave
 room), so the pairs an ``infeasible`` proof names are not needed.  The search that makes the
 answers is :mod:`lnproofs.propose.uniform`; everything here is exact rational arithmetic.
+
+The equations.  With the keys written as integers times one power of two (``K * 2**e``), the key differences
+``D = K[1:] - K[0]`` are an integer matrix; for norm-realisable queries
+``q = A u + q0`` (``A = R W_q diag(g)``, ``q0 = R (W_q beta + b_q)``, ``R`` the rotation or ``I``)
+the equations are
+
+    M u = b,   M = [D A ; 1^T],   b = [-D q0 ; 0]        (N rows, n columns),
+
+without the last row ``1 . u = 0`` when the set is not centred (RMSNorm).  Every product is
+one python-flint matrix product, so the cost does not grow with Python loops over entries.
 """
 
 from __future__ import annotations
@@ -15,17 +25,80 @@ from __future__ import annotations
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
+from .certificates import same_shape
 from .checker import ExactKeys
-from .dyadic import fmpq_matrix, fmpq_of, integer_vector_of_fractions
-from .errors import CertificateFormatError, InputError, ShapeError, require
-from .exact import to_fraction
+from .errors import CertificateFormatError, InputError, require
+from .exact import fmpq_matrix, fmpq_of, integer_matrix, integer_vector_of_fractions, to_fraction
 from .querysets import query_set_from_json
-from .querysets.norm import ExactQueryMap, primal_query
-from .uniform_exact import LayerNormEquations, difference_matrix, fmpq_column
-
-__all__ = ["UNIFORM_SCHEMA", "check_uniform"]
+from .querysets.free import BallQuerySet, FreeQueries
+from .querysets.norm import ExactQueryMap, NormQuerySet, primal_query
+from .querysets.subspace import SubspaceQuerySet
 
 UNIFORM_SCHEMA = "lnproofs.uniform/1"
+
+
+def difference_matrix(keys):
+    """``(D, K)``: the integer key differences ``K[1:] - K[0]`` and the integer keys (fmpz_mat),
+    both in units of the keys' common power of two."""
+    K, _ = integer_matrix(np.atleast_2d(np.asarray(keys, dtype=np.float64)))
+    N, d = K.nrows(), K.ncols()
+    e = K.entries()
+    return fmpz_mat(max(N - 1, 0), d, [e[r * d + c] - e[c] for r in range(1, N) for c in range(d)]), K
+
+
+def fmpq_column(values):
+    """A column fmpq_mat of exact rationals (Fractions or ints)."""
+    return fmpq_mat(len(values), 1, [fmpq_of(v) for v in values])
+
+
+class LayerNormEquations:
+    """The equations ``M u = b`` of one key set and one norm query set (LayerNorm, RMSNorm,
+    rotary), kept factored: ``M`` is never formed.  ``A = R WG * scale`` with the integer matrix
+    ``WG`` (fmpz_mat; ``query`` gives ``A u + q0``), ``q0`` (fmpq_mat), ``H = A P A^T = Hn * c``
+    with the integer ``Hn``, the integer key differences ``D``.  Every question about the
+    solution set reduces to ``d``-dimensional linear algebra, because ``q = A u + q0``
+    only depends on the part of ``u`` in the range of ``P A^T``.  Vectors ``u`` are kept
+    as ``(U, den)``: an integer column and one positive denominator."""
+
+    def __init__(self, keys, query_set, query_map=None, differences=None):
+        qm = ExactQueryMap(query_set) if query_map is None else query_map
+        self.query_set, self.centred, self.R = query_set, query_set.centred, qm.R
+        self.n, self.d = query_set.width, query_set.dim
+        self.Hn, self.c, self.q0 = qm.gram()
+        self.WGT, self.scale, self.query = qm.WGT, qm.scale, qm.query  # query(U, den) = A u + q0, u = U / den
+        self.D, self.K = difference_matrix(keys) if differences is None else differences
+        self.N = self.D.nrows() + int(self.centred)  # equations: the differences (and 1.u = 0)
+
+    def AT_times(self, v):
+        """``(U, den)`` with ``A^T v = U / den`` for a rational column ``v`` (fmpq_mat)."""
+        vi, dv = (v if self.R is None else self.R.transpose() * v).numer_denom()
+        f = self.scale / dv
+        return self.WGT * vi * int(f.p), int(f.q)
+
+    # ---- M^T y and M u without forming M ----
+    def combine(self, y):
+        """``(U, den)`` with ``M^T y = U / den``, and ``y . b``, for N rational weights ``y`` (fmpq)."""
+        m = self.D.nrows()
+        v = (fmpq_mat(1, m, list(y[:m])) * fmpq_mat(self.D)).transpose() if m else fmpq_mat(self.d, 1)
+        U, den = self.AT_times(v)
+        yb = -(v.transpose() * self.q0)[0, 0]
+        if not self.centred:
+            return (U, den), yb
+        last = fmpq(y[-1]) * den
+        U = U * int(last.q) + fmpz_mat(self.n, 1, [1] * self.n) * int(last.p)
+        return (U, den * int(last.q)), yb
+
+    def residual_free(self, U, den) -> bool:
+        """True when ``M u = b`` for ``u = U / den``: ``D (A u + q0) = 0`` and ``1.u = 0``."""
+        if self.centred and sum(U.entries()) != 0:
+            return False
+        q = self.query(U.entries(), den)
+        return self.D.nrows() == 0 or all(x == 0 for x in (fmpq_mat(self.D) * q).entries())
+
+    def directions_keep_query(self) -> bool:
+        """True when every direction of the solution set leaves ``q`` unchanged: range(H) meets
+        {q : D q = 0} only in 0, that is ``D`` is one-to-one on range(H): ``rank(D Hn) = rank(Hn)``."""
+        return int((self.D * self.Hn).rank()) == int(self.Hn.rank())
 
 
 def check_uniform(keys, data) -> tuple[bool, str]:
@@ -38,25 +111,25 @@ def check_uniform(keys, data) -> tuple[bool, str]:
         CertificateFormatError,
         f"a uniform-attention answer must be a JSON object with schema {UNIFORM_SCHEMA!r}",
     )
-    require(
-        (data.get("n_keys", N), data.get("dim", d)) == (N, d),
-        ShapeError,
-        f"the answer is for {data.get('n_keys')} keys in R^{data.get('dim')} but the keys have shape ({N}, {d})",
-    )
+    same_shape({"n_keys": N, "dim": d, **data}, N, d, "answer")
     query_set = query_set_from_json(data.get("query_set"))  # no query_set: free queries
+    norm = isinstance(query_set, NormQuerySet)
     query_set.validate(d)
-    kind = query_set.kind
-    status = data.get("status")
+    status, free = data.get("status"), isinstance(query_set, (FreeQueries, BallQuerySet))
     try:
-        if kind in ("free", "ball") and status in ("feasible", "infeasible") and data.get("query") is None:
-            rank = ExactKeys(keys).affine_rank()  # q != 0 with q.(k_j - k_0) = 0 for all j iff the rank is < d
+        if free and status == "feasible" and data.get("query") is None or status == "infeasible" and not norm:
+            # q = W^T z != 0 (W = I: free, ball) with q.(k_j - k_0) = 0 for all j exists iff rank(D W^T) < rank W
+            W = None if free else fmpq_matrix(query_set.matrix)
+            rank = (
+                ExactKeys(keys).affine_rank() if free else (fmpq_mat(difference_matrix(keys)[0]) * W.transpose()).rank()
+            )
+            full = d if free else W.rank()
+            if (rank < full) == (status == "feasible"):
+                return True, ""
+            what = "the keys' affine rank" if free else "the rank of the key differences seen through W"
             return (
-                (True, "")
-                if (rank < d) == (status == "feasible")
-                else (
-                    False,
-                    f"the keys' affine rank is {rank}, {'not below' if status == 'feasible' else 'not'} d = {d}",
-                )
+                False,
+                f"{what} is {rank}, {'not below' if status == 'feasible' else 'not'} {'d' if free else 'rank W'} = {full}",
             )
         if status == "feasible":
             q = [to_fraction(x) for x in data["query"]]
@@ -69,15 +142,15 @@ def check_uniform(keys, data) -> tuple[bool, str]:
             radius = getattr(query_set, "radius", None)
             if radius is not None and sum(x * x for x in q) > to_fraction(radius) ** 2:
                 return False, "||q|| exceeds the ball radius"
-            if kind == "subspace":
+            if isinstance(query_set, SubspaceQuerySet):
                 W = fmpq_matrix(query_set.matrix)
                 if fmpq_mat(W.nrows() + 1, d, W.entries() + [fmpq_of(x) for x in q]).rank() != W.rank():
                     return False, "q is not of the form W^T z"
-            if hasattr(query_set, "centred"):  # a norm query set
+            if norm:
                 return _check_layernorm_feasible(query_set, q, data)
             return True, ""
         if status == "infeasible":
-            return _check_infeasible(keys, query_set, kind, data.get("proof") or {})
+            return _check_layernorm_infeasible(keys, query_set, data.get("proof") or {})
         if status == "undecided":
             return True, ""
     except (KeyError, TypeError, ValueError, ZeroDivisionError, InputError) as err:
@@ -101,25 +174,10 @@ def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
     return True, ""
 
 
-def _check_infeasible(keys, query_set, kind, proof) -> tuple[bool, str]:
-    N, d = keys.shape
-    pairs = proof.get("pairs")
-    if kind != "subspace":
-        return _check_layernorm_infeasible(keys, query_set, proof)
-    if not isinstance(pairs, list) or any(not (0 <= a < N and 0 <= b < N) for a, b in pairs):
-        return False, "the proof needs pairs of key indices"
-    K = difference_matrix(keys)[1].entries()  # the keys as integers (one common scale)
-    rows = fmpz_mat(len(pairs), d, [K[a * d + c] - K[b * d + c] for a, b in pairs for c in range(d)])
-    W = fmpq_matrix(query_set.matrix)
-    if (fmpq_mat(rows) * W.transpose()).rank() != W.rank():
-        return False, "the differences seen through W do not have full rank"
-    return True, ""
-
-
 def _check_layernorm_infeasible(keys, query_set, proof) -> tuple[bool, str]:
     """Check a proof that no query of the LayerNorm set gives every key the same score,
     on the equations ``M u = b`` (kept factored, see
-    :class:`~.uniform_exact.LayerNormEquations`)."""
+    :class:`LayerNormEquations`)."""
     kind = proof.get("kind")
     if kind == "independent differences":
         # no non-zero query at all gives equal scores, so none of the layer's queries does
