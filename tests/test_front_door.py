@@ -18,7 +18,7 @@ import lnproofs.kernel as kernel
 PROJECT = Path(kernel.__file__).resolve().parents[2]
 KERNEL_MODULES = {p.stem for p in (PROJECT / "lnproofs" / "kernel").glob("*.py")} | {"querysets"}
 # tests of the kernel's own modules, on purpose (they replace a module's function to see which path ran)
-INTERNAL_TESTS = {"tests/test_dyadic.py"}
+INTERNAL_TESTS = {"tests/test_dyadic.py", "tests/test_vocab_filter.py"}
 
 
 def kernel_module_imports(
