@@ -18,8 +18,8 @@ from lnproofs.kernel import (  # noqa: E402
     norm_directions,  # noqa: E402
 )
 from lnproofs.propose.vocab import certify_vocab_keys  # noqa: E402
+from torch_backend.querysets import own_directions  # noqa: E402
 from torch_backend.vocab import recheck_vocab  # noqa: E402
-from torch_backend.vocab_sets import own_directions  # noqa: E402
 
 
 def _output_layer(n=240, d=6, seed=11, centred=True):

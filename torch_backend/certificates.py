@@ -28,13 +28,12 @@ import math
 import time
 from fractions import Fraction
 
-import numpy as np
 import torch
 
-from lnproofs.kernel import CertificateFormatError, ShapeError
+from lnproofs.kernel import CertificateFormatError, ShapeError, query_set_from_json
 
 from .device import device_label, resolve_device, resolve_dtype
-from .geometry import safe_norm
+from .querysets import numeric_set
 from .sampling import make_generator, unit_vectors
 from .tolerances import tolerance
 
@@ -53,166 +52,7 @@ def _weight(text, where):
     return float(value)
 
 
-def _vector(value, length, where, t):
-    try:
-        if isinstance(value, (list, tuple)):
-            value = [float(Fraction(v)) if isinstance(v, str) else v for v in value]
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError, ZeroDivisionError):
-        raise CertificateFormatError(f"{where} is not a list of numbers") from None
-    if arr.ndim != 1 or (length is not None and arr.shape[0] != length) or not np.all(np.isfinite(arr)):
-        raise CertificateFormatError(f"{where} must be {length} finite numbers; got shape {arr.shape}")
-    return torch.as_tensor(arr, **t)
-
-
-def _matrix(value, where, t):
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise CertificateFormatError(f"{where} is not a matrix of numbers") from None
-    if arr.ndim != 2 or arr.size == 0 or not np.all(np.isfinite(arr)):
-        raise CertificateFormatError(f"{where} must be a non-empty 2-D list of finite numbers; got shape {arr.shape}")
-    return torch.as_tensor(arr, **t)
-
-
-class _QuerySet:
-    """Map a certificate's query set to: a sampler, a projection of the keys, and a witness membership test."""
-
-    def __init__(self, spec, dim, t):
-        if not isinstance(spec, dict) or "kind" not in spec:
-            raise CertificateFormatError("query_set must be an object with a 'kind' (free, subspace, ball, layernorm)")
-        self.kind = spec["kind"]
-        self.t = t
-        self.dim = dim
-        if self.kind == "free":
-            pass
-        elif self.kind == "subspace":
-            self.W = _matrix(spec.get("W"), "query_set.W", t)
-            if self.W.shape[1] != dim:
-                raise CertificateFormatError(
-                    f"query_set.W has {self.W.shape[1]} columns; the keys have dimension {dim}"
-                )
-        elif self.kind == "ball":
-            radius = spec.get("radius")
-            if not isinstance(radius, (int, float)) or not radius > 0 or not math.isfinite(radius):
-                raise CertificateFormatError(f"query_set.radius {radius!r} must be a positive number")
-            self.radius = float(radius)
-        elif self.kind == "layernorm":
-            self.gamma = _vector(spec.get("gamma"), None, "query_set.gamma", t)
-            n = self.gamma.numel()
-            self.beta = _vector(spec.get("beta"), n, "query_set.beta", t)
-            Wq = _matrix(spec.get("W_q"), "query_set.W_q", t)
-            if Wq.shape == (dim, n):
-                self.Wq = Wq
-            elif Wq.shape == (n, dim):
-                self.Wq = Wq.T
-            else:
-                raise CertificateFormatError(f"query_set.W_q has shape {tuple(Wq.shape)}; expected ({dim}, {n})")
-            self.bq = _vector(spec.get("b_q", [0.0] * dim), dim, "query_set.b_q", t)
-            self.n = n
-            radius = spec.get("radius")
-            self.radius = float(radius) if isinstance(radius, (int, float)) and radius > 0 else None
-        else:
-            raise CertificateFormatError(
-                f"query_set kind {self.kind!r} is not known; accepted: free, subspace, ball, layernorm"
-            )
-
-    def sample(self, count, gen, aims):
-        """``count`` random queries in the set, plus queries aimed along each row of ``aims`` (and perturbed)."""
-        opts = {"gen": gen, **self.t}
-        if self.kind == "subspace":
-            z = unit_vectors(count, self.W.shape[0], **opts)
-            if aims.numel():
-                za = aims @ self.W.T
-                z = torch.cat([z, za, za + 0.1 * safe_norm(za) * unit_vectors(za.shape[0], za.shape[1], **opts)])
-            return z @ self.W
-        if self.kind == "layernorm":
-            n = self.n
-            u = unit_vectors(count, n, **opts)
-            if aims.numel():
-                ua = (aims @ self.Wq) * self.gamma
-                u = torch.cat([u, ua, ua + 0.1 * safe_norm(ua) * unit_vectors(ua.shape[0], n, **opts)])
-            u = u - u.mean(-1, keepdim=True)
-            rho = torch.rand((u.shape[0], 1), generator=gen, **self.t) ** (1.0 / max(n - 1, 1))
-            u = math.sqrt(n) * rho * u / safe_norm(u)
-            q = (self.gamma * u + self.beta) @ self.Wq.T + self.bq
-            if self.radius is not None:
-                q = q[safe_norm(q)[:, 0] <= self.radius]
-            return q
-        q = unit_vectors(count, self.dim, **opts)
-        if aims.numel():
-            a = aims / safe_norm(aims)
-            q = torch.cat([q, a, a + 0.1 * unit_vectors(a.shape[0], self.dim, **opts)])
-        return q * (self.radius / safe_norm(q) if self.kind == "ball" else 1.0)
-
-    def project(self, K):
-        """Keys as the query set sees them (W k for a subspace), for convex-combination residuals."""
-        return K @ self.W.T if self.kind == "subspace" else K
-
-    def membership(self, q, result, tol):
-        """None if ``q`` is in the set (as far as floats tell), else a message."""
-        if self.kind == "ball" or (self.kind == "layernorm" and self.radius is not None):
-            norm = float(safe_norm(q[None]))
-            if norm > self.radius * (1 + tol):
-                return f"witness norm {norm:.17g} exceeds the ball radius {self.radius:.17g}"
-        if self.kind == "subspace" and result.get("z") is not None:
-            z = _vector(result["z"], self.W.shape[0], f"result {result['index']} z", self.t)
-            res = float((z @ self.W - q).abs().max()) / max(float((z.abs() @ self.W.abs()).max()), 1e-300)
-            if res > tol:
-                return f"witness differs from W^T z by {res:.3e} (relative)"
-        if self.kind == "layernorm" and result.get("u") is not None:
-            u = _vector(result["u"], self.n, f"result {result['index']} u", self.t)
-            if abs(float(u.sum())) > tol * float(u.abs().sum()) + tol:
-                return f"u is not orthogonal to the ones vector (sum {float(u.sum()):.3e})"
-            if float(safe_norm(u[None])) > math.sqrt(self.n) * (1 + tol):
-                return f"u has norm {float(safe_norm(u[None])):.17g} > sqrt(n) = {math.sqrt(self.n):.17g}"
-            qu = (self.gamma * u + self.beta) @ self.Wq.T + self.bq
-            scale = float(((self.gamma.abs() * u.abs() + self.beta.abs()) @ self.Wq.abs().T).max()) + float(
-                self.bq.abs().max()
-            )
-            res = float((qu - q).abs().max()) / max(scale, 1e-300)
-            if res > tol:
-                return f"witness differs from W_q(gamma * u + beta) + b_q by {res:.3e} (relative)"
-        return None
-
-    def witness_of(self, result):
-        if result.get("witness") is not None:
-            return _vector(result["witness"], self.dim, f"result {result['index']} witness", self.t)
-        if self.kind == "subspace" and result.get("z") is not None:
-            return _vector(result["z"], self.W.shape[0], f"result {result['index']} z", self.t) @ self.W
-        if self.kind == "layernorm" and result.get("u") is not None:
-            u = _vector(result["u"], self.n, f"result {result['index']} u", self.t)
-            return (self.gamma * u + self.beta) @ self.Wq.T + self.bq
-        return None
-
-
-def _dual_bound(qs, K, i, dual):
-    """For convex weights lambda over other keys, v = k_i - sum_j lambda_j k_j; every realisable query
-    q = W_q(gamma * u + beta) + b_q (u orthogonal to 1, ||u|| <= sqrt(n)) has q.v <= sqrt(n) ||P(gamma * W_q^T v)|| + q0.v
-    with q0 = W_q beta + b_q.  Returns (that bound, its rounding scale)."""
-    idx, weights = dual.get("indices"), dual.get("weights")
-    N = K.shape[0]
-    if (
-        not isinstance(idx, list)
-        or not isinstance(weights, list)
-        or len(idx) != len(weights)
-        or not idx
-        or not all(isinstance(j, int) and 0 <= j < N for j in idx)
-    ):
-        raise CertificateFormatError(f"key {i}: dual needs equal-length 'indices' (0..{N - 1}) and 'weights'")
-    lam = torch.tensor([_weight(x, f"key {i} dual") for x in weights], dtype=K.dtype, device=K.device)
-    sel = K[torch.tensor(idx, device=K.device)]
-    v = K[i] - lam @ sel
-    w = qs.gamma * (v @ qs.Wq)
-    pw = w - w.mean()
-    q0 = qs.beta @ qs.Wq.T + qs.bq
-    bound = math.sqrt(qs.n) * float(safe_norm(pw[None])) + float(q0 @ v)
-    vs = K[i].abs() + lam.abs() @ sel.abs()
-    scale = math.sqrt(qs.n) * float(safe_norm((qs.gamma.abs() * (vs @ qs.Wq.abs()))[None])) + float(q0.abs() @ vs)
-    return bound, scale
-
-
-def _witnesses(K, pending, tol, gen, checked, notes, min_margin, rows_for):
+def _witnesses(qs, K, pending, tol, gen, checked, notes, min_margin, rows_for):
     """Margins of every witness in one batched product; strict wins re-tested under perturbations
     no larger than half the margin over the largest key distance (bounded by the distances to the
     centroid), which cannot change the winner in exact arithmetic."""
@@ -225,7 +65,7 @@ def _witnesses(K, pending, tol, gen, checked, notes, min_margin, rows_for):
     margins, scales, lows = [], [], []
     for lo in range(0, Q.shape[0], rows_for):
         Qc, ic, rc = Q[lo : lo + rows_for], own_index[lo : lo + rows_for], rows[: min(rows_for, Q.shape[0] - lo)]
-        S, A = Qc @ K.T, Qc.abs() @ K.abs().T
+        S, A = qs.scores(Qc, K), Qc.abs() @ K.abs().T + (0.0 if qs.offsets is None else qs.offsets.abs())
         own, own_abs = S[rc, ic], A[rc, ic]
         S[rc, ic], A[rc, ic] = -math.inf, -math.inf
         margins.append(own - S.max(-1).values)
@@ -273,7 +113,7 @@ def _witnesses(K, pending, tol, gen, checked, notes, min_margin, rows_for):
         for lo in range(0, P.shape[0], rows_for):
             Pc, ic = P[lo : lo + rows_for], ii[lo : lo + rows_for]
             rc = torch.arange(Pc.shape[0], device=K.device)
-            S = Pc @ K.T
+            S = qs.scores(Pc, K)
             own = S[rc, ic].clone()
             S[rc, ic] = -math.inf
             lose = own - S.max(-1).values <= -tol * scale[which[lo : lo + rows_for]]
@@ -317,7 +157,8 @@ def recheck_certificate(
     if not isinstance(samples, int) or samples < 0:
         raise CertificateFormatError(f"samples {samples!r} must be a non-negative integer")
     K = torch.as_tensor(keys, **t)
-    qs = _QuerySet(certificate.get("query_set", {"kind": "free"}), d, t)
+    # the set as the kernel's schema reads it, seen through its kind's numeric class
+    qs = numeric_set(query_set_from_json(certificate.get("query_set", {"kind": "free"})), keys, t)
     Kp = qs.project(K)
     tol_m = tolerance("certificate.margin", dt, d)
     tol_c = tolerance("certificate.combination", dt, max(d, 2))
@@ -347,22 +188,23 @@ def recheck_certificate(
         bad = []
         if status == "undecided":
             checked["undecided"] += 1
-        q = qs.witness_of(result) if status in ("selectable", "tie-only") else None
-        if q is None and status == "selectable" and qs.kind in ("free", "ball") and N <= d + 1:
+        w = qs.witness(result) if status in ("selectable", "tie-only") else None
+        q, member = None, []
+        if w is not None:  # in the set as far as floats tell, and the query its own evidence makes
+            Q, A = qs.queries(w[None])
+            q, member = Q[0], [qs.membership(w[None], tol_m)[0], qs.stated(result, Q[0], float(A.max()), tol_m)]
+        elif status == "selectable" and qs.every_direction and N <= d + 1:
             if simplex is None:  # affinely independent keys (attention.simplex_vertices): the theorem's queries
                 simplex = torch.linalg.pinv(torch.cat([K, torch.ones(N, 1, **t)], dim=1))[:d].T
-            q = simplex[i] * (
-                min(1.0, 0.5 * qs.radius / max(float(simplex[i].norm()), 1e-300)) if qs.kind == "ball" else 1.0
-            )
+            radius = qs.radius
+            q = simplex[i] * (1.0 if radius is None else min(1.0, 0.5 * radius / max(float(simplex[i].norm()), 1e-300)))
         if q is None and status == "selectable":
             bad.append("certified selectable but carries no witness")
         elif q is None and status == "tie-only":
             notes.append(f"key {i}: tie-only without a query; only its convex combination was re-checked")
         if q is not None:
             checked["witnesses"] += 1
-            member = qs.membership(q, result, tol_m)
-            if member:
-                bad.append(member)
+            bad.extend(m for m in member if m)
             pending.append((entry, bad, i, status, q, result.get("margin")))
         combo = result.get("combination")
         if status in ("unselectable", "tie-only"):
@@ -398,19 +240,15 @@ def recheck_certificate(
                         f"convex-combination residual {residual:.3e} exceeds the tolerance "
                         f"{tol_c * max(1.0, math.sqrt(len(idx))):.3e}"
                     )
-        dual = result.get("dual")
-        if status == "not-realisable" and qs.kind == "layernorm" and isinstance(dual, dict):
-            bound, scale = _dual_bound(qs, K, i, dual)
+        dual = result.get("dual") if qs.norm else result.get("combination")
+        if status == "not-realisable" and isinstance(dual, dict):  # the largest score gap over the set
             checked["duals"] += 1
-            entry["residual"] = bound / scale if scale > 0 else 0.0
-            if bound > tol_c * scale:
-                bad.append(
-                    f"dual bound sqrt(n)||P(gamma * W_q^T v)|| + q0.v = {bound:.3e} is positive "
-                    f"(scale {scale:.3e}): the certificate does not rule out every realisable query"
-                )
+            why = qs.dual(K, i, dual, tol_c)
+            if why:
+                bad.append(why)
         per_key.append(entry)
         problems.append((entry, bad))
-    min_margin = _witnesses(K, pending, tol_m, gen, checked, notes, min_margin, rows_for=max(1, (1 << 22) // max(N, 1)))
+    min_margin = _witnesses(qs, K, pending, tol_m, gen, checked, notes, min_margin, max(1, (1 << 22) // max(N, 1)))
     for entry, bad in problems:
         if bad:
             entry["ok"] = False
@@ -425,12 +263,16 @@ def recheck_certificate(
     wins = {}
     rows = chunk_rows or max(1, (1 << 22) // max(N, 1))
     if samples and N >= 2:
-        Q = qs.sample(samples, gen, aims)
+        c = qs.offsets  # against a bias, free queries are sampled at every scale from spread / 1000 up
+        spread = 1.0 if c is None else max(float(c.abs().max()), 1e-300) / max(float(K.norm(dim=-1).mean()), 1e-300)
+        Q = qs.queries(qs.sample(samples, gen, aims, spread))[0]
+        Q = Q[qs.in_radius(Q)]
+        ctop = 0.0 if c is None else 2 * float(c.abs().max())
         for start_row in range(0, Q.shape[0], rows):
             Qc = Q[start_row : start_row + rows]
-            S = Qc @ K.T
+            S = qs.scores(Qc, K)
             top = torch.topk(S, 2, dim=-1)
-            scale = (Qc.abs() @ K.abs().T).amax(-1)
+            scale = (Qc.abs() @ K.abs().T).amax(-1) + ctop
             strict = (top.values[:, 0] - top.values[:, 1]) > tol_m * scale
             winners = top.indices[:, 0][strict & mask[top.indices[:, 0]]]
             for j in winners.tolist():
@@ -451,7 +293,7 @@ def recheck_certificate(
         "notes": notes,
         "n_keys": N,
         "dim": d,
-        "query_set": qs.kind,
+        "query_set": qs.qs.kind,
         "checked": checked,
         "max_combination_residual": worst_residual,
         "min_witness_margin": None if min_margin == math.inf else min_margin,

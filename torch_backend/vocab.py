@@ -6,7 +6,7 @@ the chosen device, every token's claim by its evidence code:
 
 * ``SELF`` (its own key): the witness ``q = t_i k_i`` (free and box queries; the box bound and the
   bias per key when the set has them), or under a norm set the input ``u_i = t_i J_i`` with ``J_i``
-  rebuilt from its definition (:func:`torch_backend.vocab_sets.own_directions`) and the query
+  rebuilt from its definition (:func:`torch_backend.querysets.own_directions`) and the query
   ``q = R (W_q (g * u_i + beta) + b_q)``;
 * ``QUERY``: the same with the token's row of the shared array (a query, or a ``u``);
 * ``RESULT``: under free queries the results go, as a ``lnproofs.selectability/1`` certificate, to
@@ -41,13 +41,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lnproofs.kernel import CertificateFormatError, ShapeError
+from lnproofs.kernel import CertificateFormatError, FreeQueries, ShapeError, query_set_from_json
 
 from .certificates import NEVER_WINS, STATUSES, recheck_certificate
 from .device import device_label, resolve_device, resolve_dtype
+from .querysets import numeric_set, own_directions
 from .sampling import make_generator
 from .tolerances import tolerance
-from .vocab_sets import VocabSet, own_directions
 
 __all__ = ["recheck_vocab", "read_manifest", "SCHEMA"]
 
@@ -123,27 +123,10 @@ def _from_object(cert) -> dict:
     }
 
 
-def _floats(values, length, where) -> np.ndarray:
-    try:
-        arr = np.array([float(Fraction(v)) if isinstance(v, str) else float(v) for v in values])
-    except (TypeError, ValueError, ZeroDivisionError):
-        raise CertificateFormatError(f"{where} is not a list of numbers") from None
-    if arr.shape != (length,) or not np.all(np.isfinite(arr)):
-        raise CertificateFormatError(f"{where} must be {length} finite numbers")
-    return arr
-
-
-def _result_witness(vs: VocabSet, r: dict, d: int):
+def _result_witness(vs, r: dict, d: int):
     """A selectable result's witness in the set's space (a query, or a norm input ``u``), or None."""
-    i = r["index"]
-    if not vs.norm:
-        return None if r.get("witness") is None else _floats(r["witness"], d, f"token {i} witness")
-    if r.get("u") is not None:
-        return _floats(r["u"], vs.n, f"token {i} u")
-    if r.get("y") is not None and vs.kind == "layernorm":  # the compact form u = P (gamma * W_q^T y)
-        y = torch.as_tensor(_floats(r["y"], d, f"token {i} y"), **vs.t)
-        return vs.directions(y[None])[0].cpu().numpy()
-    return None
+    w = vs.witness(r)
+    return None if w is None else w.cpu().numpy()
 
 
 def _score(vs, K, Knorm, W, idx, tol, rows_for):
@@ -241,7 +224,8 @@ def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: in
             "queries, as the kernel reads it once the claim holds"
         )
         spec = {"kind": "free"}
-    vs = VocabSet(spec, data.get("bias"), keys, t)
+    bias = {} if data.get("bias") is None else {"bias": np.asarray(data["bias"], dtype=np.float64).tolist()}
+    vs = numeric_set(query_set_from_json(dict(spec, **bias)), keys, t)  # the kernel's reading of the set
     if vs.norm and np.any(evidence == SELF) and vs.selection() is None:
         raise CertificateFormatError("own-key witnesses under a norm set need W_q a 0/1 selection and no rotation")
     K = torch.as_tensor(keys, **t)
@@ -288,7 +272,7 @@ def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: in
         witnesses(label, tokens, W)
     never = {r["index"]: r.get("status") for r in results if r.get("status") in NEVER_WINS}
     checked["undecided"] += sum(r.get("status") == "undecided" for r in results)
-    if vs.kind == "free" and results:  # the selectability re-check reads these as they are
+    if type(vs.qs) is FreeQueries and results:  # the selectability re-check reads these as they are
         sub = recheck_certificate(
             keys,
             {
@@ -325,7 +309,7 @@ def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: in
         "notes": notes,
         "n_keys": N,
         "dim": d,
-        "query_set": vs.kind,
+        "query_set": vs.qs.kind,
         "evidence": counts,
         "checked": checked,
         "min_witness_margin": None if min_margin == math.inf else min_margin,
@@ -352,12 +336,12 @@ def _results(vs, K, results, tol, messages, bad, checked, witnesses):
             dual = r.get("dual") if vs.norm else r.get("combination")
             if status != "not-realisable" or not isinstance(dual, dict):
                 messages.append(
-                    f"token {i} ({status}): under {vs.kind} queries a token that never wins needs a "
+                    f"token {i} ({status}): under {vs.qs.kind} queries a token that never wins needs a "
                     f"not-realisable claim with its {'dual' if vs.norm else 'combination'}"
                 )
                 bad.add(i)
                 continue
-            why = _dual(vs, K, i, dual, tol)
+            why = vs.dual(K, i, dual, tol)
             checked["duals"] += 1
             if why:
                 messages.append(f"token {i} (not-realisable): {why}")
@@ -365,38 +349,6 @@ def _results(vs, K, results, tol, messages, bad, checked, witnesses):
     if chosen:
         checked["result_witnesses"] += len(chosen)
         witnesses("full result", [i for i, _ in chosen], torch.as_tensor(np.array([w for _, w in chosen]), **vs.t))
-
-
-def _dual(vs, K, i, dual, tol) -> str | None:
-    """Why the weights ``lambda`` over other keys fail to bound every score gap ``q . (k_i - sum lambda_j k_j)``."""
-    N = K.shape[0]
-    idx, weights = dual.get("indices"), dual.get("weights")
-    if (
-        not isinstance(idx, list)
-        or not isinstance(weights, list)
-        or len(idx) != len(weights)
-        or not idx
-        or not all(type(j) is int and 0 <= j < N and j != i for j in idx)
-    ):
-        raise CertificateFormatError(
-            f"token {i}: its weights need equal-length 'indices' (other keys, 0..{N - 1}) and 'weights'"
-        )
-    lam = torch.as_tensor(_floats(weights, len(idx), f"token {i} weights"), **vs.t)
-    if bool((lam < 0).any()) or abs(float(lam.sum()) - 1.0) > tol * len(idx):
-        return "its weights are not a convex combination (non-negative, sum 1)"
-    sel = K[torch.as_tensor(idx, device=K.device)]
-    v, vs_ = K[i] - lam @ sel, K[i].abs() + lam @ sel.abs()
-    c, cs = 0.0, 0.0
-    if vs.offsets is not None:
-        b = vs.offsets[torch.as_tensor(idx, device=K.device)]
-        c, cs = float(vs.offsets[i] - lam @ b), float(vs.offsets[i].abs() + lam @ b.abs())
-    h, scale = vs.support(v, vs_, c, cs, tol)
-    if h > tol * scale:
-        return (
-            f"the largest score gap over the set, {h:.3e}, is positive (rounding scale {tol * scale:.3e}): "
-            "its weights do not rule out every query"
-        )
-    return None
 
 
 def _sampled(vs, K, Knorm, never, samples, gen, tol, rows_for, messages, bad, checked):

@@ -21,10 +21,12 @@ import numpy as np
 from ..kernel import (
     ExactKeys,
     ExactLayerNormKeys,
+    FreeQueries,
     LayerNormKeys,
     Verdict,
     integer_matrix,
     integer_vector_of_fractions,
+    kind_of,
     thaw,
 )
 
@@ -220,7 +222,8 @@ def recheck(cert, keys, verdicts) -> list[Verdict]:
     if cert.keys_from is not None:
         messages = _layernorm_margins(ek.array, LayerNormKeys.from_json(thaw(cert.keys_from)), results)
     else:
-        messages = check_margins(ek, results) if cert.query_set.get("kind", "free") == "free" else []
+        free = kind_of(cert.query_set.get("kind", "free")) is FreeQueries  # margins of free witnesses only
+        messages = check_margins(ek, results) if free else []
     for n, message in zip(held, messages):
         if message:
             verdicts[n] = Verdict(verdicts[n].index, verdicts[n].status, False, message)

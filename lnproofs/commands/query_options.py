@@ -8,10 +8,21 @@ must then also have norm at most R).
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from ..kernel import OptionError
+from ..kernel import (
+    BallQuerySet,
+    BoxQuerySet,
+    FreeQueries,
+    LayerNormQuerySet,
+    OptionError,
+    RMSNormQuerySet,
+    RotaryLayerNormQuerySet,
+    SubspaceQuerySet,
+)
 
-__all__ = ["add_query_set_options", "query_set_from_args", "describe_query_set"]
+__all__ = ["OPTIONS", "KindOption", "add_query_set_options", "query_set_from_args", "describe_query_set"]
 
 
 def add_query_set_options(parser: argparse.ArgumentParser) -> None:
@@ -84,8 +95,6 @@ def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys
 
         query_set = load_layernorm(layernorm, radius=radius)
     elif radius is not None:
-        from ..kernel import BallQuerySet
-
         query_set = BallQuerySet(radius)
     else:
         return None
@@ -94,24 +103,50 @@ def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys
     return query_set
 
 
+def _ball(query_set) -> str:
+    radius = getattr(query_set, "radius", None)
+    return "" if radius is None else f", ||q|| <= {radius:g}"
+
+
+def _box(query_set) -> str:
+    where = "every query in R^d" if query_set.bound is None else f"|q_l| <= {query_set.bound:g}"
+    return where + ("" if query_set.bias is None else ", scores q.k_j + b_j (a bias per key)")
+
+
+def _norm(query_set) -> str:
+    extra = "" if query_set.eps == 0 else f" (eps = {query_set.eps:g}: closure used, an outer bound)"
+    centred = "1.u = 0, " if query_set.centred else ""
+    rotated = "" if getattr(query_set, "rotation", None) is None else "R "
+    return (
+        f"q = {rotated}W_q(g*u + beta) + b_q, n = {query_set.width}, d = {query_set.dim}, "
+        f"{centred}||u|| <= sqrt(n){extra}{_ball(query_set)}"
+    )
+
+
+@dataclass(frozen=True)
+class KindOption:
+    """A query-set kind on the command line: the option that chooses it (None: none does, and
+    ``source`` says where its sets come from) and its short description for people."""
+
+    flag: str | None
+    describe: Callable
+    source: str = ""
+
+
+#: each kernel kind -> its command-line option: the one line a new kind adds in this layer
+OPTIONS = {
+    FreeQueries: KindOption(None, lambda qs: "every query in R^d", "the default"),
+    BallQuerySet: KindOption("--query-ball", lambda qs: f"||q|| <= {qs.radius:g}"),
+    BoxQuerySet: KindOption("--box", _box),
+    SubspaceQuerySet: KindOption(
+        "--query-subspace", lambda qs: f"q = W^T z with W {qs.shape[0]} x {qs.shape[1]}{_ball(qs)}"
+    ),
+    LayerNormQuerySet: KindOption("--query-layernorm", _norm),
+    RMSNormQuerySet: KindOption(None, _norm, "certify-model and certify-vocab make it from a model's layers"),
+    RotaryLayerNormQuerySet: KindOption(None, _norm, "certify-model makes it from a model's layers"),
+}
+
+
 def describe_query_set(query_set) -> str:
-    """A short human description, e.g. ``"q = W^T z, W 4 x 64"``."""
-    if query_set is None:
-        return "every query in R^d"
-    kind = query_set.kind
-    ball = "" if getattr(query_set, "radius", None) is None or kind == "ball" else f", ||q|| <= {query_set.radius:g}"
-    if kind == "ball":
-        return f"||q|| <= {query_set.radius:g}"
-    if kind == "box":
-        where = "every query in R^d" if query_set.bound is None else f"|q_l| <= {query_set.bound:g}"
-        return where + ("" if query_set.bias is None else ", scores q.k_j + b_j (a bias per key)")
-    if kind == "subspace":
-        m, d = query_set.shape
-        return f"q = W^T z with W {m} x {d}{ball}"
-    if kind == "layernorm":
-        extra = "" if query_set.eps == 0 else f" (eps = {query_set.eps:g}: closure used, an outer bound)"
-        return (
-            f"q = W_q(gamma*u + beta) + b_q, n = {query_set.width}, d = {query_set.dim}, "
-            f"1.u = 0, ||u|| <= sqrt(n){extra}{ball}"
-        )
-    return kind
+    """A short human description, e.g. ``"q = W^T z with W 4 x 64"``."""
+    return OPTIONS[FreeQueries if query_set is None else type(query_set)].describe(query_set)

@@ -116,6 +116,11 @@ def check_uniform(keys, data) -> tuple[bool, str]:
     norm = isinstance(query_set, NormQuerySet)
     query_set.validate(d)
     status, free = data.get("status"), isinstance(query_set, (FreeQueries, BallQuerySet))
+    require(
+        free or norm or isinstance(query_set, SubspaceQuerySet),
+        CertificateFormatError,
+        f"uniform attention is answered for free, ball, subspace and norm query sets, not {query_set.kind!r} ones",
+    )
     try:
         if free and status == "feasible" and data.get("query") is None or status == "infeasible" and not norm:
             # q = W^T z != 0 (W = I: free, ball) with q.(k_j - k_0) = 0 for all j exists iff rank(D W^T) < rank W

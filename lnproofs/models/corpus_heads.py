@@ -245,11 +245,13 @@ def _write_json(path: Path, data: dict) -> None:
 
 def _certificate(n_keys, dim, query_set, results) -> dict:
     summary = {"selectable": 0, "tie-only": 0, "unselectable": 0, "undecided": 0}
-    if query_set.get("kind") != "free":
+    from ..kernel import SELECTABILITY_SCHEMA as SCHEMA
+    from ..kernel import FreeQueries, kind_of
+
+    if kind_of(query_set.get("kind", "free")) is not FreeQueries:
         summary["not-realisable"] = 0
     for r in results:
         summary[r["status"]] = summary.get(r["status"], 0) + 1
-    from ..kernel import SELECTABILITY_SCHEMA as SCHEMA
 
     return {
         "schema": SCHEMA,

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.writes import folder_entry, replacing, write_arrays
-from ..kernel import CertificateFormatError
+from ..kernel import CertificateFormatError, LayerNormQuerySet
 from .evidence import HeadEvidence, evidence_certificates, evidence_checks
 
 __all__ = ["POOL_SCHEMA", "POOL_COLUMNS", "pool_corpus", "pool_evidence", "pool_file_certificates", "pool_file_checks"]
@@ -143,9 +143,9 @@ def pool_corpus(out_dir, sets, captures, layers, heads, *, progress: bool = True
                 members, keys = picked[g]
                 head_set = sets.get(cap, head)
                 kind, qs = head_set[:2]
-                ref = {"kind": kind, "layer": layer, "head": head}
+                ref = {"kind": kind.kind, "layer": layer, "head": head}
                 last = qs
-                if kind != "layernorm" and table is not None:
+                if kind is not LayerNormQuerySet and table is not None:
                     ref["position"] = len(table[0]) - 1
                     last = SetSource(qs, cap.rotary_style, *table).at(ref["position"])
                 free, realisable = head_certificates(keys, head_set, ref, sets.coverage(cap, head), last, shared.get(g))

@@ -264,7 +264,7 @@ def prepare_inputs(loaded, *, texts=None, token_ids=None, tokenizer=None) -> lis
 
 
 def _norm_params(raw: dict, family):
-    if raw["kind"] == "rmsnorm":
+    if raw["bias"] is None:  # an RMSNorm (a LayerNorm without a bias has zeros)
         return RMSNormParams(raw["gain"], raw["eps"], "gemma" if family.gain_offset else "llama")
     return LayerNormParams(raw["gain"], raw["bias"], raw["eps"])
 

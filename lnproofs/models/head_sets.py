@@ -24,7 +24,6 @@ import numpy as np
 from .corpus_heads import TravellingCache
 
 __all__ = [
-    "KINDS",
     "head_kind",
     "query_set",
     "capture_query_set",
@@ -38,14 +37,20 @@ __all__ = [
     "HeadSets",
 ]
 
-KINDS = ("layernorm", "rmsnorm", "layernorm_rotary")
+
+def head_kind(capture) -> type:
+    """The query-set kind (the kernel's class) of a capture's heads (see the module docstring)."""
+    from ..kernel import LayerNormQuerySet, RMSNormQuerySet, RotaryLayerNormQuerySet
+    from .extract import RMSNormParams
+
+    if isinstance(capture.layernorm, RMSNormParams):
+        return RMSNormQuerySet
+    return RotaryLayerNormQuerySet if capture.rotary else LayerNormQuerySet
 
 
-def head_kind(capture) -> str:
-    """The query-set kind of a capture's heads (see the module docstring)."""
-    if capture.norm_kind == "rmsnorm":
-        return "rmsnorm"
-    return "layernorm_rotary" if capture.rotary else "layernorm"
+def _rotary(kind) -> bool:
+    """Whether sets of ``kind`` (a class) carry a rotation: they change with the query position."""
+    return "rotation" in kind.FIELDS
 
 
 def _rotation(cos, sin, style, position):
@@ -55,18 +60,13 @@ def _rotation(cos, sin, style, position):
 
 
 def query_set(kind, gain, bias, eps, W_q, b_q, rotation=None):
-    """The query set of ``kind`` from a head's arrays (``rotation`` for the rotary kinds)."""
-    if kind == "layernorm":
-        from ..kernel import LayerNormQuerySet
+    """The query set of ``kind`` (a norm kind's class) from a head's arrays (``rotation`` for the
+    rotary kinds; an RMSNorm's bias, zeros, is left out)."""
+    from ..kernel import LayerNormQuerySet, RMSNormQuerySet
 
-        return LayerNormQuerySet(gain, bias, W_q, b_q, float(eps))
-    if kind == "rmsnorm":
-        from ..kernel import RMSNormQuerySet
-
-        return RMSNormQuerySet(gain, W_q, b_q, float(eps), rotation)
-    from ..kernel import RotaryLayerNormQuerySet
-
-    return RotaryLayerNormQuerySet(gain, W_q, b_q, float(eps), rotation, bias)
+    if kind is LayerNormQuerySet:
+        return kind(gain, bias, W_q, b_q, float(eps))
+    return kind(gain, W_q, b_q, float(eps), rotation, None if kind is RMSNormQuerySet else bias)
 
 
 def capture_query_set(capture, head: int, row: int | None = None):
@@ -74,7 +74,7 @@ def capture_query_set(capture, head: int, row: int | None = None):
     W_q, b_q, _, _ = capture.head_weights(head)
     norm, kind = capture.layernorm, head_kind(capture)
     rotation = None
-    if kind != "layernorm" and capture.rotary and row is not None:
+    if _rotary(kind) and capture.rotary and row is not None:
         rotation = _rotation(
             capture.rotary_cos[row], capture.rotary_sin[row], capture.rotary_style, capture.sources[row, 1]
         )
@@ -103,7 +103,7 @@ def params_arrays(captures) -> dict:
                 f"l{layer}_W_q": narrow_exactly(cap.W_q),
                 f"l{layer}_b_q": cap.b_q,
                 f"l{layer}_heads": np.array(cap.n_heads),
-                f"l{layer}_kind": np.array(head_kind(cap)),
+                f"l{layer}_kind": np.array(head_kind(cap).kind),
                 f"l{layer}_style": np.array(cap.rotary_style),
             }
         )
@@ -113,10 +113,12 @@ def params_arrays(captures) -> dict:
 def params_query_set(params, layer: int, head: int, d: int, rotary=None, position: int | None = None):
     """Head ``head``'s query set (``d`` rows) from a run's ``params.npz``; ``rotary``
     ``(cos, sin)`` (rows per position) of the text, for rotary kinds at ``position``."""
-    kind = str(params[f"l{layer}_kind"]) if f"l{layer}_kind" in params else "layernorm"
+    from ..kernel import kind_of
+
+    kind = kind_of(str(params[f"l{layer}_kind"]) if f"l{layer}_kind" in params else "layernorm")
     rows = slice(head * d, (head + 1) * d)
     rotation = None
-    if kind != "layernorm" and rotary is not None and position is not None:
+    if _rotary(kind) and rotary is not None and position is not None:
         style = str(params[f"l{layer}_style"]) if f"l{layer}_style" in params else "half"
         rotation = _rotation(rotary[0][position], rotary[1][position], style, position)
     return query_set(
@@ -156,7 +158,7 @@ def realisable_results(keys, query_set, kind, indices=None, query_map=None) -> l
     from ..propose.querysets import proposer_for
 
     shared = {} if query_map is None else {"query_map": query_map}
-    return proposer_for(kind).certify_results(keys, query_set, indices=indices, **shared)
+    return proposer_for(query_set).certify_results(keys, query_set, indices=indices, **shared)
 
 
 #: what an exact query map holds that does not depend on the rotation (ExactQueryMap's
@@ -246,11 +248,11 @@ class HeadSets(TravellingCache):
         self._use(capture, 0 if key in self.items else _set_bytes(capture))
         if key not in self.items:
             kind = head_kind(capture)
-            from ..kernel import ExactQueryMap
+            from ..kernel import ExactQueryMap, LayerNormQuerySet
 
             qs = capture_query_set(capture, head)
             extra = (ExactQueryMap(qs), None, None)
-            if kind == "layernorm":
+            if kind is LayerNormQuerySet:  # the fast search's float basis and H
                 from ..propose.querysets.layernorm_fast import factored_basis
 
                 basis = factored_basis(qs)

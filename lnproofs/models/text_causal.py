@@ -19,6 +19,8 @@ still win when the query at position ``t`` sees keys ``0..t`` only.
 
 from __future__ import annotations
 
+from ..kernel import LayerNormQuerySet
+
 __all__ = ["CAUSAL_COLUMNS", "SAME_AS_FREE", "causal_section", "first_stops", "free_record", "with_free_wins"]
 
 #: the tidy table's causal columns (null for encoders and when causal answers are skipped)
@@ -99,8 +101,10 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
     if cover is not None:
         section["realisable"] = {"same_as": "free", "because": "the realisable queries cover every direction"}
         cols = _from_stops(stops, undecided, T)
-    elif kind == "layernorm" or not cap.rotary:
-        record = _evidence(keys, qs, qmap if kind == "layernorm" else None, {"layer": cap.layer, "head": head}, free)
+    elif kind is LayerNormQuerySet or not cap.rotary:
+        record = _evidence(
+            keys, qs, qmap if kind is LayerNormQuerySet else None, {"layer": cap.layer, "head": head}, free
+        )
         section["realisable"] = record
         cols = _from_stops(*first_stops(record), T)
     else:

@@ -26,6 +26,7 @@ from collections import Counter
 
 import numpy as np
 
+from ..kernel import LayerNormQuerySet
 from ..propose.twins import row_classes
 from .corpus_heads import (
     _certificate,
@@ -162,7 +163,7 @@ def head_certificates(
 
     kind, qs, qmap, basis, H = head_set
     T, d = keys.shape
-    if kind == "layernorm" and cover is None:
+    if kind is LayerNormQuerySet and cover is None:
         results = certify_results_fast(keys, qs, query_map=qmap, basis=basis, compact=True)
         free = shared["free"] if shared else free_certificate(keys, results, H, basis[2])
         return free, _certificate(T, d, ref, results)
@@ -211,12 +212,12 @@ def certify_text(
             shared = by_key_head.get(g)
             keys = cap.rotated_keys(head) if shared is None else shared["keys"]  # the same for every reader
             T = len(keys)
-            ref = {"kind": kind, "layer": layer, "head": head}
-            if kind != "layernorm" and cap.rotary:
+            ref = {"kind": kind.kind, "layer": layer, "head": head}
+            positioned = cap.rotary and kind is not LayerNormQuerySet
+            if positioned:
                 ref["position"] = int(cap.sources[T - 1, 1])
             cover = sets.coverage(cap, head)
             # with rotary positions, the set at the last query position (which sees every key)
-            positioned = cap.rotary and kind != "layernorm"
             last, last_map = sets.at_map(cap, head, T - 1) if positioned and cover is None else (qs, qmap)
             lent = None if shared else (made_free or {}).get(layer, {}).get(g)
             free, realisable = head_certificates(

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernel
 from ..certificates.writers import combination_to_json, query_set_to_json, result_to_json
 from ..kernel import CAUSAL_SCHEMA as SCHEMA
 from ..kernel import ExactKeys, OptionError, as_real_array, check_causal, integer_vector_of_fractions
@@ -202,7 +203,7 @@ class _SetSearch:
     def test(self, j: int, t: int, rivals: set):
         from ..kernel import to_fraction
 
-        options = {"reference": True} if self.qs.kind == "layernorm" else {}
+        options = {"reference": True} if isinstance(self.qs, kernel.LayerNormQuerySet) else {}
         result = next(
             r
             for r in self.module.certify(self.K[: t + 1], self.qs, indices=[j], seed=self.seed, **options)
@@ -233,7 +234,7 @@ class _NormSearch:
         self._basis = None
 
     def _proposer(self, t: int):
-        if self.qs.kind == "layernorm":
+        if isinstance(self.qs, kernel.LayerNormQuerySet):
             from .querysets.layernorm_perkey import _Proposer, _span_basis
 
             if self._basis is None:
@@ -331,7 +332,7 @@ def _full_results(K, query_set, module, *, seed, query_map):
         from .certification import certify_results
 
         return [result_to_json(r) for r in certify_results(K, seed=seed)]
-    if query_set.kind == "layernorm":
+    if isinstance(query_set, kernel.LayerNormQuerySet):
         from .querysets.layernorm_fast import certify_results_fast
 
         return certify_results_fast(K, query_set, query_map=query_map, compact=True)
@@ -352,7 +353,7 @@ def _query_set(query_set):
     from .querysets import query_set_from_json
 
     qs = query_set_from_json(query_set) if isinstance(query_set, dict) else query_set
-    if qs.kind == "free":
+    if type(qs) is kernel.FreeQueries:
         return None
     if getattr(qs, "rotation", None) is not None:
         raise OptionError(
@@ -423,11 +424,11 @@ def causal_evidence(
     if qs is not None:
         from .querysets import proposer_for
 
-        module = proposer_for(qs.kind)
+        module = proposer_for(qs)
     ek = ExactKeys(K)
     if qs is None:
         search = _FreeSearch(K, ek)
-    elif qs.kind in ("layernorm", "rmsnorm", "layernorm_rotary") and getattr(qs, "radius", None) is None:
+    elif isinstance(qs, kernel.NormQuerySet) and getattr(qs, "radius", None) is None:
         search = _NormSearch(K, ek, qs, _SetSearch(K, ek, qs, module, seed), query_map)
     else:
         search = _SetSearch(K, ek, qs, module, seed)

@@ -21,7 +21,7 @@ import numpy as np
 from ..certificates.certificate import Certificate
 from ..certificates.writers import result_to_json
 from ..certificates.writes import open_append, output_file, remove_quietly
-from ..kernel import Combination, ExactKeys, InputError, KeyResult, OptionError, as_real_array
+from ..kernel import Combination, ExactKeys, FreeQueries, InputError, KeyResult, OptionError, as_real_array
 from .twins import row_classes
 
 __all__ = [
@@ -266,7 +266,7 @@ def _certify_chunk(indices, shared) -> list[KeyResult]:
     else:
         from .querysets import proposer_for
 
-        results = proposer_for(qs.kind).certify(K, qs, progress=False, seed=seed, indices=indices)
+        results = proposer_for(qs).certify(K, qs, progress=False, seed=seed, indices=indices)
     by_index = {r.index: r for r in results}
     return [by_index[i] for i in indices]
 
@@ -360,16 +360,13 @@ def certify(
         progress = n >= 2000 and sys.stderr.isatty()
     if resume and out is None:
         raise OptionError("resume=True needs out=PATH (the sidecar file lives next to it)")
-    module = proposer_for(qs_json["kind"])
-    if min_margin is not None and qs_json["kind"] != "free":
+    parsed = query_set_from_json(qs_json)
+    module = proposer_for(parsed)
+    if min_margin is not None and type(parsed) is not FreeQueries:
         raise OptionError(
             f"min margin (--min-margin) is measured for free queries only; drop it for {qs_json['kind']} queries"
         )
-    qs = (
-        None
-        if qs_json["kind"] == "free"
-        else (query_set_from_json(query_set) if isinstance(query_set, dict) else query_set)
-    )
+    qs = None if type(parsed) is FreeQueries else (parsed if isinstance(query_set, dict) else query_set)
     chunked = n >= PARALLEL_MIN_KEYS and not stop_at_first
     if not chunked:
         resolve_workers(workers, scheduler)  # bad options are refused whatever the size

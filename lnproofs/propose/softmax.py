@@ -29,7 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..certificates.writers import query_set_to_json
-from ..kernel import InputError, OptionError, require
+from ..kernel import InputError, LayerNormQuerySet, OptionError, SubspaceQuerySet, require
 from .pivots import pivot_columns
 
 __all__ = ["AttentionWeightResult", "max_weight", "min_norm", "score_factor"]
@@ -135,13 +135,16 @@ class _ExactSet:
         self.keys = keys
         self.N, self.d = keys.shape
         self.query_set = query_set
-        self.kind = "free" if query_set is None else query_set.kind
+        self.subspace, self.layernorm = (
+            isinstance(query_set, SubspaceQuerySet),
+            isinstance(query_set, LayerNormQuerySet),
+        )
         radius = getattr(query_set, "radius", None)
         self.radius = None if radius is None else Fraction(radius)
         self.K = [tuple(map(to_fraction, row)) for row in keys]
-        if self.kind == "subspace":
+        if self.subspace:
             self._setup_subspace()
-        if self.kind == "layernorm":
+        if self.layernorm:
             from ..kernel import ExactLayer
 
             self.layer = ExactLayer(keys, query_set)
@@ -166,7 +169,7 @@ class _ExactSet:
 
         from ..kernel import fmpq_of, fraction_of_fmpq
 
-        if self.kind == "subspace":
+        if self.subspace:
             v = self.Wb * fmpq_mat(self.d, 1, [fmpq_of(x) for x in c])
             return fraction_of_fmpq((v.transpose() * self.G_inv * v)[0, 0])
         return sum((x * x for x in c), Fraction(0))
@@ -176,7 +179,7 @@ class _ExactSet:
         from ..kernel import fraction_of_fmpq
         from .intervals import interval, sqrt_of
 
-        if self.kind == "layernorm":
+        if self.layernorm:
             from ..kernel import integer_vector_of_fractions
 
             C, Dc = integer_vector_of_fractions(c)
@@ -191,13 +194,13 @@ class _ExactSet:
         """An exact query in the set from the solver's variable, or None."""
         from ..kernel import fraction_of_fmpq
 
-        if self.kind == "layernorm":
+        if self.layernorm:
             from .querysets.layernorm_perkey import snap_into_set as _snap_into_set
 
             U, D = _snap_into_set(variable, self.layer.n)
             q = self.layer.query(U, D)
             query = [fraction_of_fmpq(q[a, 0]) for a in range(self.d)]
-        elif self.kind == "subspace":
+        elif self.subspace:
             from ..kernel import to_fraction
 
             z = [to_fraction(x) for x in variable]
@@ -211,7 +214,7 @@ class _ExactSet:
         if self.radius is not None:
             norm_sq = sum((x * x for x in query), Fraction(0))
             if norm_sq > self.radius**2:
-                if self.kind == "layernorm":
+                if self.layernorm:
                     return None
                 factor = _sqrt_below(self.radius**2 / norm_sq)
                 query = [factor * x for x in query]
@@ -261,13 +264,12 @@ def _problem(keys, query_set, factor):
     import cvxpy as cp
 
     N, d = keys.shape
-    kind = "free" if query_set is None else query_set.kind
     constraints = []
-    if kind == "subspace":
+    if isinstance(query_set, SubspaceQuerySet):
         W = query_set.matrix
         var = cp.Variable(W.shape[0])
         q = W.T @ var
-    elif kind == "layernorm":
+    elif isinstance(query_set, LayerNormQuerySet):
         arrays = query_set.arrays()
         n = query_set.width
         var = cp.Variable(n)
@@ -339,9 +341,9 @@ def max_weight(keys, target: int, query_set=None, *, temperature=None, scaled: b
 
     keys, target = _validate(keys, target, query_set)
     N, d = keys.shape
-    kind = "free" if query_set is None else query_set.kind
+    layernorm = isinstance(query_set, LayerNormQuerySet)
     require(
-        kind == "layernorm" or getattr(query_set, "radius", None) is not None,
+        layernorm or getattr(query_set, "radius", None) is not None,
         OptionError,
         "--max-weight needs a bounded query set: give --query-ball R (the weight tends to its supremum "
         "only as ||q|| grows)",
@@ -406,7 +408,7 @@ def min_norm(
     scale_iv = score_scale(temperature=temperature, dim=d, scaled=scaled, ctx=ctx)
     es = _ExactSet(keys, query_set)
     log_tau = ctx.log(interval(tau, ctx))
-    kind = es.kind
+    layernorm = es.layernorm
     best = None
     for slack in (1e-7, 1e-5, 1e-3):
         var, q, constraints = _problem(keys, query_set, factor)
@@ -426,7 +428,7 @@ def min_norm(
     if best is None:
         # no verified query: try to prove that none exists
         reason = "the solver found no query in the set reaching tau"
-        if kind == "layernorm" or es.radius is not None:
+        if layernorm or es.radius is not None:
             try:
                 top = max_weight(keys, target, query_set, temperature=temperature, scaled=scaled)
             except InputError:
@@ -485,7 +487,7 @@ def _entropy_bound(es: _ExactSet, target: int, ctx):
     from ..kernel import fmpq_of, fraction_of_fmpq
     from .intervals import bounds, entropy
 
-    if es.kind == "subspace":
+    if es.subspace:
         rows = [
             [fraction_of_fmpq(x) for x in (es.Wb * fmpq_mat(es.d, 1, [fmpq_of(v) for v in k])).entries()] for k in es.K
         ]

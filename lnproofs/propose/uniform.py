@@ -26,6 +26,14 @@ from fractions import Fraction
 
 from ..certificates.uniform import UniformResult
 from ..certificates.writers import query_set_to_json
+from ..kernel import (
+    BallQuerySet,
+    FreeQueries,
+    NormQuerySet,
+    OptionError,
+    SubspaceQuerySet,
+    require,
+)
 from ..kernel import check_uniform as _check_uniform
 from .uniform_linalg import full_column_rank, kept, kernel_vector, normalise, pivot_rows, rows_of, scale_into
 from .uniform_norm import independent_first, uniform_norm
@@ -64,7 +72,12 @@ def uniform_attention(
     N, d = keys.shape
     if query_set is not None:
         query_set.validate(d)
-    kind = "free" if query_set is None else query_set.kind
+    free = query_set is None or type(query_set) is FreeQueries
+    require(
+        free or isinstance(query_set, (BallQuerySet, SubspaceQuerySet, NormQuerySet)),
+        OptionError,
+        f"uniform attention is answered for free, ball, subspace and norm query sets, not {getattr(query_set, 'kind', '')!r} ones",
+    )
     qs_json = (
         {"kind": "free"}
         if query_set is None
@@ -73,17 +86,17 @@ def uniform_attention(
         else kept(query_map, "query_set_json", lambda: query_set_to_json(query_set))
     )
     base = dict(query_set=qs_json, n_keys=N, dim=d)
-    if kind not in ("free", "ball", "subspace"):
+    if isinstance(query_set, NormQuerySet):
         return uniform_norm(keys, query_set, base, query_map, compact, differences)
     if compact and query_set is None and N - 1 < d:
         # fewer differences than dimensions: their span misses some q != 0
         return UniformResult(
             "feasible", proof={"kind": "fewer differences than dimensions"}, extras={"query_stored": False}, **base
         )
-    if kind == "free" and N - 1 >= d and (answer := independent_first(keys, base)) is not None:
+    if free and N - 1 >= d and (answer := independent_first(keys, base)) is not None:
         return answer
     D, _ = key_differences(keys, with_keys=False) if differences is None else differences()
-    if kind == "subspace":
+    if isinstance(query_set, SubspaceQuerySet):
         return _uniform_subspace(D, query_set, base)
     if D.nrows() == 0:
         q = [Fraction(1)] + [Fraction(0)] * (d - 1)

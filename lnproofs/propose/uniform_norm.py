@@ -35,7 +35,7 @@ from fractions import Fraction
 from math import lcm
 
 from ..certificates.uniform import UniformResult
-from ..kernel import LayerNormEquations
+from ..kernel import LayerNormEquations, LayerNormQuerySet
 from .integer_keys import key_differences
 from .uniform_linalg import full_column_rank, kept, kernel_vector, pivot_rows, root_below, rows_of
 
@@ -336,7 +336,7 @@ def _fraction(x) -> Fraction:
 def _eps_note(query_set) -> str | None:
     if query_set.eps == 0:
         return None
-    outputs = "LayerNorm" if query_set.kind == "layernorm" else "normalised"
+    outputs = "LayerNorm" if isinstance(query_set, LayerNormQuerySet) else "normalised"
     return (
         f"eps > 0: {outputs} outputs lie strictly inside ||u|| < sqrt(n); the closure ||u|| <= sqrt(n) "
         "is used (an outer bound)"

@@ -20,6 +20,7 @@ import numpy as np
 from ..certificates.vocab import NONE, QUERY, RESULT, SELF, VocabCertificate, load_vocab, merge_vocab
 from ..certificates.writers import query_set_to_json
 from ..kernel import (
+    BoxQuerySet,
     ExactKeys,
     FreeQueries,
     KeyResult,
@@ -275,12 +276,12 @@ def _residue(K, qs, indices, *, seed, progress):
 
     if not len(indices):
         return []
-    if qs.kind == "free":
+    if type(qs) is FreeQueries:
         from .certification import certify_results
 
         got = certify_results(K, indices=indices, seed=seed, progress=progress)
     else:
-        got = proposer_for(qs.kind).certify(K, qs, indices=indices, seed=seed, progress=progress)
+        got = proposer_for(qs).certify(K, qs, indices=indices, seed=seed, progress=progress)
     by_index = {int(r.index): r for r in got}  # a full list (free, box) or the chunk's (norm sets)
     return [by_index[i] for i in indices]
 
@@ -305,12 +306,12 @@ def certify_vocab_keys(
     bias = np.asarray(qs.bias, dtype=np.float64) if getattr(qs, "bias", None) is not None else None
     proposed, rows = np.zeros(n, bool), None if indices is None else np.unique(np.asarray(indices, dtype=np.int64))
     wanted = np.ones(n, bool) if rows is None else np.isin(np.arange(n), rows)
-    if qs.kind == "free":
+    if type(qs) is FreeQueries:
         proposed = self_screen(K, rows=rows)
-    elif qs.kind == "box" and bias is None:  # the box: t_i max|k_i| <= B, compared exactly by the kernel
+    elif isinstance(qs, BoxQuerySet) and bias is None:  # the box: t_i max|k_i| <= B, compared exactly by the kernel
         scale = box_scales(K, qs.bound)
         proposed = self_screen(K, rows=rows) & (scale * np.abs(K).max(axis=1) <= qs.bound)
-    elif qs.kind == "box":
+    elif isinstance(qs, BoxQuerySet):
         proposed, scale = biased_self_scales(K, bias, qs.bound, tokens=rows)
     lifted = (
         isinstance(qs, NormQuerySet)
@@ -342,7 +343,7 @@ def certify_vocab_keys(
     todo = [i for i in todo if i not in settled]
     nudged = (
         nudged_witnesses(K, todo, getattr(qs, "bound", None))
-        if qs.kind == "free" or (qs.kind == "box" and bias is None)
+        if type(qs) is FreeQueries or (isinstance(qs, BoxQuerySet) and bias is None)
         else norm_nudged_witnesses(K, qs, todo)
         if lifted and not homogeneous
         else {}
@@ -355,7 +356,7 @@ def certify_vocab_keys(
             r.status == "selectable"
             and r.witness is not None
             and all(type(x) is float for x in r.witness)
-            and (qs.kind in ("free", "box") or r.index in nudged)
+            and (isinstance(qs, (FreeQueries, BoxQuerySet)) or r.index in nudged)
         ):  # a float query, or a float u of a norm set
             rows[r.index], evidence[r.index] = len(queries), QUERY
             queries.append(r.witness)
@@ -373,7 +374,7 @@ def certify_vocab_keys(
         d,
         qs_json,
         evidence,
-        scale if (bias is not None or qs.kind == "box" or isinstance(qs, NormQuerySet)) else None,
+        scale if (bias is not None or isinstance(qs, BoxQuerySet) or isinstance(qs, NormQuerySet)) else None,
         Q,
         rows if Q is not None else None,
         bias,
