@@ -1,9 +1,26 @@
 """The trusted kernel's front door: every name the rest of lnproofs (and ``torch_backend``) may use.
 
-Nothing outside the kernel imports one of its modules; ``from lnproofs.kernel import NAME`` for
-the names of :data:`__all__`, each loaded from its module on first use (importing the kernel
-imports nothing else).  ``tests/test_front_door.py`` and the ``protected`` contract of
-``pyproject.toml`` hold every other module to it.
+Nothing outside the kernel imports one of its modules: ``from lnproofs.kernel import NAME`` for the
+names of :data:`__all__`, each loaded from its module on first use (importing the kernel imports
+nothing else).  ``tests/test_front_door.py`` and the ``protected`` contract of ``pyproject.toml``
+hold every other module to it.
+
+Every status lnproofs prints or writes is decided here, from the data a file holds (already read:
+JSON objects and arrays) and the keys it is about, one entry per file kind:
+
+* ``check_claims``: a selectability certificate (``lnproofs.selectability/1``), under its query set
+  or as LayerNorm outputs of the keys given (``keys_from``);
+* ``check_vocab``: a vocabulary certificate (``lnproofs.vocab/1``, its manifest and arrays): what
+  each reference claims, the bias lift, the coverage reduction to free queries;
+* ``check_causal``: a causal record (``lnproofs.causal/1``);
+* ``check_uniform``: a uniform-attention answer (``lnproofs.uniform/1``);
+* ``check_coverage``: a coverage claim, against the keys' dimension and every query position it is
+  used at (the text, head and pooled files of ``certify-model`` hold certificates, coverage claims
+  and causal records, each checked by the entries above).
+
+Every entry compares the file's shape with the keys' and the query set's dimension with theirs
+before any arithmetic.  The query-set kinds are classes registered once (:func:`kind_of`,
+:func:`kinds`); each carries its JSON form, its dimension check and its exact checks (``check``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Checking a whole certificate: every key's claim, by the module of its query set.
+"""Checking a whole selectability certificate: every key's claim, by the checks of its query set's kind.
 
-:func:`check_claims` is the kernel's front door: it reads the certificate, checks that it
+:func:`check_claims` reads the certificate (``lnproofs.selectability/1``), checks that it
 speaks of these keys (shape, every key once), and sends each result to the checks of its
 query set (:mod:`.querysets`) or of LayerNorm-input keys (:mod:`.layernorm_keys`).  The
 primitives those rely on are in :mod:`.checker`.  Informational floats (margins, the

@@ -10,7 +10,7 @@
   ``(k_j, b_j)`` when there is a bias, the set is the norm's own (``W_q = [I; 0]``,
   ``b_q = e_{d+1}``, theorem ``vocab.bias_lift``), and each token's own direction
   ``u_i ~ P (g o k_i)``, as long as the ball allows, is its first witness: one screen, one kernel
-  check of every such witness (:func:`lnproofs.kernel.querysets.norm.check_float_witnesses`),
+  check of every such witness (:func:`lnproofs.kernel.check_vocab`, its float filter first),
   then a nudge and the norm's search for the residue.
 
 Every set runs in this process by default; ``--workers N`` (N > 1) or ``--scheduler`` spread it in
