@@ -1,13 +1,16 @@
-"""``lnproofs check CERT.json [KEYS]`` and ``lnproofs check DIR``: re-verify certificates exactly.
+"""``lnproofs check FILE [KEYS]`` and ``lnproofs check DIR``: re-verify certificates exactly.
 
-KEYS is the keys file a ``lnproofs certify`` certificate (or a causal record, schema
-``lnproofs.causal/1``: each key's first stopping position) is about.  Certificates that name their
-keys file (``keys_file``: a path relative to the certificate and its SHA-256) find it by
-themselves, and a given KEYS must match that hash.  Files written by ``lnproofs certify-model``
-hold their own keys.  A folder is searched for ``*.json`` certificates, each checked in turn.
-Every file is read within the limits of :mod:`lnproofs.certificates.limits`.  With ``--numeric``
-selectability and vocabulary certificates (``lnproofs.vocab/1``) are also re-checked in floating
-point by ``torch_backend`` (a second line of evidence; a disagreement makes the exit status 1).
+One function checks one file, :func:`check_file`, for a file given alone and for every file of a
+folder: it reads the file within the limits of :mod:`lnproofs.certificates.limits`, dispatches on
+its schema once (selectability ``lnproofs.selectability/1``, vocabulary ``lnproofs.vocab/1``,
+causal records ``lnproofs.causal/1``, uniform-attention answers ``lnproofs.uniform/1`` as
+``lnproofs uniform --json`` prints them, and the ``lnproofs.model-*`` files of ``certify-model``),
+and hands the data to the kernel's entry for that kind.  KEYS is the keys file the file is about;
+a file that names its keys file (``keys_file``: a path relative to it and its SHA-256) finds it by
+itself, and a given KEYS must match that hash; files written by ``lnproofs certify-model`` hold
+their own keys.  With ``--numeric`` selectability and vocabulary certificates are also re-checked
+in floating point by ``torch_backend`` (a second line of evidence; a disagreement makes the exit
+status 1).
 """
 
 from __future__ import annotations
@@ -105,8 +108,9 @@ def configure(parser) -> None:
     parser.add_argument(
         "certificate",
         metavar="CERT.json|DIR",
-        help="a certificate written by 'lnproofs certify', a file written by 'lnproofs certify-model', "
-        "or a folder: every certificate under it is checked",
+        help="a certificate written by 'lnproofs certify' or 'certify-vocab', a file written by "
+        "'lnproofs certify-model', a causal record, an answer of 'lnproofs uniform --json', or a folder: "
+        "every certificate under it is checked",
     )
     parser.add_argument(
         "keys",
