@@ -5,11 +5,12 @@ whatever its free evidence (with one-dimensional queries at most two tokens can 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from lnproofs.certificates.vocab import VocabCertificate, load_vocab
+from lnproofs.certificates.vocab import load_vocab
 from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.kernel import RMSNormQuerySet, ShapeError, check_coverage
 from lnproofs.propose.querysets.coverage import propose_coverage
@@ -28,19 +29,8 @@ def _saved(tmp_path, keys, qs):
     np.save(tmp_path / "keys.npy", keys)
     claim = propose_coverage(qs)
     assert claim is not None and check_coverage(qs, claim.to_json(), keys.shape[1])[0]
-    free = certify_vocab_keys(keys)
-    cert = VocabCertificate(
-        free.n_keys,
-        free.dim,
-        query_set_to_json(qs),
-        free.evidence,
-        free.scale,
-        free.queries,
-        free.rows,
-        None,
-        free.results,
-        coverage=claim.to_json(),
-    )
+    # the free evidence under the norm set with its coverage claim, as certify-vocab writes it
+    cert = replace(certify_vocab_keys(keys), query_set=query_set_to_json(qs), coverage=claim.to_json())
     return cert.save(tmp_path / "realisable.json", tmp_path / "keys.npy")
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import ast
 import importlib
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from test_layers import _lint_imports, lint_planted
 
 import lnproofs.kernel as kernel
 
@@ -85,28 +85,9 @@ def test_importing_the_front_door_loads_no_kernel_module():
     assert out.strip() == "[]"
 
 
-def _lint_imports() -> str | None:
-    exe = Path(sys.executable).with_name("lint-imports")
-    return str(exe) if exe.exists() else shutil.which("lint-imports")
-
-
 @pytest.mark.skipif(_lint_imports() is None, reason="import-linter is not installed")
 def test_the_protected_contract_catches_a_kernel_module_imported_from_outside(tmp_path):
-    for name in ("lnproofs", "torch_backend"):
-        shutil.copytree(PROJECT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(PROJECT / "pyproject.toml", tmp_path / "pyproject.toml")
-    target = tmp_path / "lnproofs" / "models" / "table.py"
-    target.write_text(
-        target.read_text(encoding="utf-8") + "\nfrom ..kernel.checker import ExactKeys  # noqa\n", encoding="utf-8"
-    )
-    env = {"PYTHONPATH": str(tmp_path), "PATH": str(Path(sys.executable).parent)}
-    bad = subprocess.run(
-        [_lint_imports(), "--config", str(tmp_path / "pyproject.toml"), "--no-cache"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    bad = lint_planted(tmp_path, "lnproofs/models/table.py", "from ..kernel.checker import ExactKeys")
     assert bad.returncode != 0
     assert "One front door" in bad.stdout and "BROKEN" in bad.stdout
     assert "lnproofs.models.table -> lnproofs.kernel.checker" in bad.stdout

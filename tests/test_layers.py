@@ -102,23 +102,27 @@ def test_the_layer_contracts_hold_and_catch_a_kernel_that_imports_the_search_cod
     assert good.returncode == 0, good.stdout[-2000:]
 
     # The same tree with one wrong import in the kernel must fail the contracts.
+    bad = lint_planted(tmp_path, "lnproofs/kernel/exact.py", "from ..propose import certification")
+    assert bad.returncode != 0
+    assert "lnproofs.kernel.exact -> lnproofs.propose.certification" in bad.stdout
+
+
+def lint_planted(tmp_path, module: str, line: str):
+    """``lint-imports`` on a copy of the package with ``line`` added to ``module``."""
+    project = ROOT.parent
     for name in ("lnproofs", "torch_backend"):
         shutil.copytree(project / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(project / "pyproject.toml", tmp_path / "pyproject.toml")
-    exact = tmp_path / "lnproofs" / "kernel" / "exact.py"
-    exact.write_text(
-        exact.read_text(encoding="utf-8") + "\nfrom ..propose import certification  # noqa\n", encoding="utf-8"
-    )
+    target = tmp_path / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
     env = {"PYTHONPATH": str(tmp_path), "PATH": str(Path(sys.executable).parent)}
-    bad = subprocess.run(
+    return subprocess.run(
         [_lint_imports(), "--config", str(tmp_path / "pyproject.toml"), "--no-cache"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         env=env,
     )
-    assert bad.returncode != 0
-    assert "lnproofs.kernel.exact -> lnproofs.propose.certification" in bad.stdout
 
 
 def test_no_module_imports_itself_back_through_others():

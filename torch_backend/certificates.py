@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 import time
-from fractions import Fraction
 
 import torch
 
@@ -34,6 +33,7 @@ from lnproofs.kernel import CertificateFormatError, ShapeError, query_set_from_j
 
 from .device import device_label, resolve_device, resolve_dtype
 from .querysets import numeric_set
+from .querysets.base import weights_of
 from .sampling import make_generator, unit_vectors
 from .tolerances import tolerance
 
@@ -42,14 +42,6 @@ __all__ = ["recheck_certificate", "SCHEMA", "STATUSES"]
 SCHEMA = "lnproofs.selectability/1"
 STATUSES = ("selectable", "tie-only", "unselectable", "undecided", "not-realisable")
 NEVER_WINS = ("tie-only", "unselectable", "not-realisable")
-
-
-def _weight(text, where):
-    try:
-        value = Fraction(str(text))
-    except (ValueError, ZeroDivisionError):
-        raise CertificateFormatError(f"{where}: weight {text!r} is not a rational number 'p/q'") from None
-    return float(value)
 
 
 def _witnesses(qs, K, pending, tol, gen, checked, notes, min_margin, rows_for):
@@ -211,20 +203,9 @@ def recheck_certificate(
             if not isinstance(combo, dict):
                 bad.append(f"certified {status} but carries no convex combination")
             else:
-                idx, weights = combo.get("indices"), combo.get("weights")
-                if (
-                    not isinstance(idx, list)
-                    or not isinstance(weights, list)
-                    or len(idx) != len(weights)
-                    or not idx
-                    or not all(isinstance(j, int) and 0 <= j < N for j in idx)
-                ):
-                    raise CertificateFormatError(
-                        f"key {i}: combination needs equal-length 'indices' (0..{N - 1}) and 'weights'"
-                    )
+                idx, w = weights_of(combo, i, N, t)
                 if i in idx:
                     bad.append("its convex combination uses the key itself")
-                w = torch.tensor([_weight(x, f"key {i}") for x in weights], **t)
                 checked["combinations"] += 1
                 if bool((w < 0).any()) or (status == "unselectable" and bool((w <= 0).any())):
                     bad.append("a convex weight is negative" + (" or zero" if status == "unselectable" else ""))

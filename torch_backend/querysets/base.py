@@ -12,7 +12,7 @@ from lnproofs.kernel import CertificateFormatError
 from ..geometry import safe_norm
 from ..sampling import unit_vectors
 
-__all__ = ["NumericSet", "floats"]
+__all__ = ["NumericSet", "floats", "weights_of"]
 
 
 def floats(values, length, where) -> np.ndarray:
@@ -26,6 +26,24 @@ def floats(values, length, where) -> np.ndarray:
     if arr.shape != (length,) or not np.all(np.isfinite(arr)):
         raise CertificateFormatError(f"{where} must be {length} finite numbers")
     return arr
+
+
+def weights_of(evidence, i: int, N: int, t: dict, others: bool = False) -> tuple[list, torch.Tensor]:
+    """``(indices, weights)`` of convex weights over keys (``others``: never key ``i`` itself), else one
+    clear error naming the key."""
+    idx, weights = evidence.get("indices"), evidence.get("weights")
+    if (
+        not isinstance(idx, list)
+        or not isinstance(weights, list)
+        or len(idx) != len(weights)
+        or not idx
+        or not all(type(j) is int and 0 <= j < N and not (others and j == i) for j in idx)
+    ):
+        what = "other keys, " if others else ""
+        raise CertificateFormatError(
+            f"key {i}: its weights need equal-length 'indices' ({what}0..{N - 1}) and 'weights'"
+        )
+    return idx, torch.as_tensor(floats(weights, len(idx), f"key {i} weights"), **t)
 
 
 class NumericSet:
@@ -110,19 +128,7 @@ class NumericSet:
     def dual(self, K: torch.Tensor, i: int, evidence: dict, tol: float) -> str | None:
         """Why the convex weights ``lambda`` of ``evidence`` (indices and weights over other keys) fail
         to bound every score gap ``q . (k_i - sum lambda_j k_j)`` (plus the offsets') over the set, or None."""
-        N = K.shape[0]
-        idx, weights = evidence.get("indices"), evidence.get("weights")
-        if (
-            not isinstance(idx, list)
-            or not isinstance(weights, list)
-            or len(idx) != len(weights)
-            or not idx
-            or not all(type(j) is int and 0 <= j < N and j != i for j in idx)
-        ):
-            raise CertificateFormatError(
-                f"key {i}: its weights need equal-length 'indices' (other keys, 0..{N - 1}) and 'weights'"
-            )
-        lam = torch.as_tensor(floats(weights, len(idx), f"key {i} weights"), **self.t)
+        idx, lam = weights_of(evidence, i, K.shape[0], self.t, others=True)
         if bool((lam < 0).any()) or abs(float(lam.sum()) - 1.0) > tol * len(idx):
             return "its weights are not a convex combination (non-negative, sum 1)"
         sel = K[torch.as_tensor(idx, device=K.device)]
