@@ -1,4 +1,4 @@
-"""The exact integer forms of float arrays (kernel/exact.py): ``M * 2**e == values`` exactly,
+"""The exact integer forms of float arrays (kernel/dyadic.py): ``M * 2**e == values`` exactly,
 and the fast integer matrix equal to the one made entry by entry."""
 
 from fractions import Fraction
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import lnproofs.kernel.exact as dyadic
+import lnproofs.kernel.dyadic as dyadic
 from lnproofs.kernel import dyadic_integers, fmpq_matrix, integer_matrix
 
 FLOATS = st.one_of(

@@ -15,6 +15,7 @@ pytest.importorskip("transformers")
 pq = pytest.importorskip("pyarrow.parquet")
 
 from lnproofs.certificates.writers import query_set_to_json  # noqa: E402
+from lnproofs.kernel import LayerNormQuerySet  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.head_sets import capture_query_set as head_query_set  # noqa: E402
 from lnproofs.models.loading import load_model, load_tokenizer  # noqa: E402
@@ -345,7 +346,7 @@ def test_filled_head_sets_travel_empty(bert):
     copy = pickle.loads(pickle.dumps(sets))
     assert copy.items == {}
     kind, qs = copy.get(caps[0], 1)[:2]
-    assert kind == built[0] == "layernorm" and query_set_to_json(qs) == query_set_to_json(built[1])
+    assert kind is built[0] is LayerNormQuerySet and query_set_to_json(qs) == query_set_to_json(built[1])
 
 
 def test_head_sets_are_made_while_the_first_forward_pass_runs(cli, bert, tmp_path, monkeypatch):

@@ -56,7 +56,7 @@ def test_pooled_statuses_equal_certifying_every_key_together(family, tmp_path):
         else:
             base = params_query_set(params, layer, head, keys.shape[1])
             qs = SetSource(base, str(params[f"l{layer}_style"]), table["rotary_cos"], table["rotary_sin"]).at(P)
-            real = [r["status"] for r in realisable_results(keys, qs, record["realisable"]["query_set"]["kind"])]
+            real = [r["status"] for r in realisable_results(keys, qs)]
             uncovered += 1
         got = sorted(
             (r["text"], r["position"], r["pooled_free"], r["pooled_realisable"]) for r in rows if r["head"] == head

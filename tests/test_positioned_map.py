@@ -10,7 +10,7 @@ pytest.importorskip("transformers")
 
 from tiny_decoders import tiny_decoder  # noqa: E402
 
-from lnproofs.kernel import ExactQueryMap  # noqa: E402
+from lnproofs.kernel import ExactQueryMap, RMSNormQuerySet, RotaryLayerNormQuerySet  # noqa: E402
 from lnproofs.models.extract import capture_layers  # noqa: E402
 from lnproofs.models.head_sets import HeadSets, realisable_results  # noqa: E402
 from lnproofs.models.loading import load_model  # noqa: E402
@@ -57,14 +57,14 @@ def test_the_map_at_a_position_equals_the_one_built_from_scratch(capture):
 def test_answers_with_the_shared_map_equal_those_built_alone(capture):
     sets = HeadSets()
     kind = sets.get(capture, 0)[0]
-    assert kind in ("rmsnorm", "layernorm_rotary")
+    assert kind in (RMSNormQuerySet, RotaryLayerNormQuerySet)
     for head in range(capture.n_heads):
         keys = capture.rotated_keys(head)
         T = len(keys)
         at, shared = sets.at_map(capture, head, T - 1)
         assert uniform_attention(keys, at, query_map=shared).to_json() == uniform_attention(keys, at).to_json()
-        assert realisable_results(keys, at, kind, query_map=shared) == realisable_results(keys, at, kind)
+        assert realisable_results(keys, at, query_map=shared) == realisable_results(keys, at)
         prefix, mid = keys[:6], sets.at_map(capture, head, 5)
-        assert realisable_results(prefix, mid[0], kind, indices=[1, 4], query_map=mid[1]) == realisable_results(
-            prefix, mid[0], kind, indices=[1, 4]
+        assert realisable_results(prefix, mid[0], indices=[1, 4], query_map=mid[1]) == realisable_results(
+            prefix, mid[0], indices=[1, 4]
         )

@@ -180,7 +180,7 @@ def test_layernorm_realisable_tokens_are_their_own_directions_and_tampering_is_r
     assert cli(["check", path]).status == 0
     _tamper_scale(path, int(own[0]), 2.0)  # ||u||^2 about 4 n > n
     result = cli(["check", path])
-    assert result.status == 1 and f"key {own[0]}: u is not in the set" in result.out
+    assert result.status == 1 and f"key {own[0]}: ||u||^2 exceeds n" in result.out  # the exact path refutes it
 
 
 def test_tampered_rmsnorm_coverage_claim_is_refuted(cli, tmp_path):

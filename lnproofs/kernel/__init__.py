@@ -32,7 +32,8 @@ _MODULES = {
     "errors": "LnproofsError InputError FileFormatError ShapeError NonFiniteError OptionError "
     "CertificateFormatError ModelError LimitError require",
     "arrays": "as_real_array as_radius",
-    "exact": "to_fraction parse_fraction mantissas dyadic_integers integer_matrix pow2 integer_vector_of_fractions fmpq_matrix fmpq_of "
+    "exact": "to_fraction parse_fraction",
+    "dyadic": "mantissas dyadic_integers integer_matrix pow2 integer_vector_of_fractions fmpq_matrix fmpq_of "
     "fraction_of_fmpq",
     "checker": "ExactKeys Verdict check_witnesses check_combinations affine_rank",
     "certificates": "SELECTABILITY_SCHEMA STATUSES Combination KeyResult Certificate each_once freeze thaw",
@@ -41,7 +42,7 @@ _MODULES = {
     "querysets.free": "FreeQueries BallQuerySet BoxQuerySet",
     "querysets.subspace": "SubspaceQuerySet ExactPoints",
     "querysets.norm": "Rotation NormQuerySet LayerNormQuerySet RMSNormQuerySet RotaryLayerNormQuerySet ExactQueryMap "
-    "ExactLayer primal_query primal_queries check_dual",
+    "ExactLayer primal_queries check_dual",
     "querysets.coverage": "check_coverage integer_columns",
     "vocab": "VOCAB_SCHEMA EVIDENCE integer_rows norm_directions self_witnesses check_vocab",
     "causal": "CAUSAL_SCHEMA check_causal record_query_set",
@@ -56,7 +57,3 @@ def __getattr__(name: str):
     if name in _HOMES:
         return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__

@@ -79,8 +79,8 @@ from typing import NamedTuple
 import numpy as np
 from flint import fmpz_mat, nmod_mat
 
+from .dyadic import integer_matrix, integer_vector_of_fractions, mantissas
 from .errors import ShapeError
-from .exact import integer_matrix, integer_vector_of_fractions, mantissas
 
 _TINY = 2.0**-1022  # smallest normal double
 _C_MAX = 2.0**1000  # above this the filter declines (no overflow inside)

@@ -41,8 +41,9 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq, fmpz_mat
 
 from .checker import Verdict
+from .dyadic import integer_matrix, integer_vector_of_fractions
 from .errors import CertificateFormatError, ShapeError
-from .exact import integer_matrix, integer_vector_of_fractions, to_fraction
+from .exact import to_fraction
 
 KIND = "layernorm-inputs"
 _U = 2.0**-53

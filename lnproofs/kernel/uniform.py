@@ -27,11 +27,12 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .certificates import same_shape
 from .checker import ExactKeys
+from .dyadic import fmpq_matrix, fmpq_of, integer_matrix, integer_vector_of_fractions
 from .errors import CertificateFormatError, InputError, require
-from .exact import fmpq_matrix, fmpq_of, integer_matrix, integer_vector_of_fractions, to_fraction
+from .exact import to_fraction
 from .querysets import query_set_from_json
 from .querysets.free import BallQuerySet, FreeQueries
-from .querysets.norm import ExactQueryMap, NormQuerySet, primal_query
+from .querysets.norm import ExactQueryMap, NormQuerySet, primal_queries
 from .querysets.subspace import SubspaceQuerySet
 
 UNIFORM_SCHEMA = "lnproofs.uniform/1"
@@ -166,12 +167,9 @@ def check_uniform(keys, data) -> tuple[bool, str]:
 def _check_layernorm_feasible(query_set, q, data) -> tuple[bool, str]:
     """``q`` is the query made from the answer's ``u``, or from its compact form ``w``
     (``u = P diag(g) W_q^T R^T w``, :meth:`ExactQueryMap.compact_u`): the norm sets' one exact path."""
-    qm, w = ExactQueryMap(query_set), data.get("w")
-    if w is not None and (not isinstance(w, list) or len(w) != query_set.dim):
-        return False, f"w must be a list of {query_set.dim} numbers"
-    made = primal_query(
-        qm, -1, *(qm.compact_u(w) if w is not None else integer_vector_of_fractions(map(to_fraction, data["u"])))
-    )
+    qm, w = ExactQueryMap(query_set), data.get("w")  # a w of another length: malformed (ValueError)
+    U, den = qm.compact_u(w) if w is not None else integer_vector_of_fractions(map(to_fraction, data["u"]))
+    made = primal_queries(qm, [(-1, U, den)])[0]
     if isinstance(made, tuple):
         return False, "u must satisfy 1.u = 0 (when centred) and ||u||^2 <= n"
     if made != fmpq_column(q):

@@ -32,8 +32,8 @@ import numpy as np
 
 from .certificates import KeyResult, each_once, same_shape
 from .checker import ExactKeys, Verdict, check_witnesses
+from .dyadic import fmpq_of, fraction_of_fmpq
 from .errors import CertificateFormatError, require
-from .exact import fmpq_of, fraction_of_fmpq
 from .querysets import query_set_from_json
 from .querysets.coverage import check_coverage
 from .querysets.free import FreeQueries

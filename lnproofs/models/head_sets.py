@@ -151,7 +151,7 @@ def coverage_of(query_set, query_map=None):
     return None if found is None else found.to_json()
 
 
-def realisable_results(keys, query_set, kind, indices=None, query_map=None) -> list[dict]:
+def realisable_results(keys, query_set, indices=None, query_map=None) -> list[dict]:
     """Result dictionaries of ``keys`` (the ``indices``, default all) under a rotary or RMSNorm
     query set, from its proposer (each checked exactly there); ``query_map``: the set's exact
     forms, when built already (:func:`positioned_map`)."""

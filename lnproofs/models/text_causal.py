@@ -117,7 +117,7 @@ def causal_section(cap, head, keys, kind, qs, qmap, sets, shared, cover, realisa
                 from .head_sets import realisable_results
 
                 at, at_map = sets.at_map(cap, head, t)
-                results = realisable_results(keys[: t + 1], at, kind, indices=candidates, query_map=at_map)
+                results = realisable_results(keys[: t + 1], at, indices=candidates, query_map=at_map)
             else:
                 results = []
             positions[str(t)] = results

@@ -170,7 +170,7 @@ def head_certificates(
     free = shared["free"] if shared else made if made is not None else _free_results(keys)
     if cover is not None:
         return free, _covered(free, ref, cover, shared)
-    return free, _certificate(T, d, ref, realisable_results(keys, last, kind, query_map=last_map))
+    return free, _certificate(T, d, ref, realisable_results(keys, last, query_map=last_map))
 
 
 def certify_text(
@@ -252,7 +252,7 @@ def certify_text(
                 "layer": layer,
                 "head": head,
                 "key_head": g,
-                "kind": kind,
+                "kind": kind.kind,
                 "free": free if shared["head"] == head else {"same_as_head": shared["head"]},
                 "realisable": realisable,
                 "uniform": {

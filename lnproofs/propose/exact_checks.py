@@ -22,7 +22,7 @@ def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
 def check_primal(layer, index: int, U, D: int) -> tuple:
     """``(ok, message, q)`` for the query ``q`` made from ``u = U / D`` over the keys of an
     :class:`~lnproofs.kernel.ExactLayer` (``q`` None when ``u`` is outside the set):
-    :func:`~lnproofs.kernel.primal_query`, then the kernel's witness check."""
+    :func:`~lnproofs.kernel.primal_queries`, then the kernel's witness check."""
     return check_primals(layer, [(index, U, D)])[0]
 
 

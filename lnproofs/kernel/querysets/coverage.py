@@ -29,8 +29,9 @@ from __future__ import annotations
 
 from flint import fmpz, fmpz_mat, nmod_mat
 
+from ..dyadic import integer_matrix, integer_vector_of_fractions
 from ..errors import InputError
-from ..exact import integer_matrix, integer_vector_of_fractions, to_fraction
+from ..exact import to_fraction
 from .norm import ExactQueryMap, NormQuerySet
 
 

@@ -38,8 +38,7 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from ..arrays import as_radius, as_real_array
 from ..certificates import Combination
 from ..checker import ExactKeys, Verdict, _weights, check_witnesses
-from ..errors import CertificateFormatError, OptionError, ShapeError, require
-from ..exact import (
+from ..dyadic import (
     dyadic_integers,
     fmpq_matrix,
     fmpq_of,
@@ -47,8 +46,9 @@ from ..exact import (
     integer_matrix,
     integer_vector_of_fractions,
     pow2,
-    to_fraction,
 )
+from ..errors import CertificateFormatError, OptionError, ShapeError, require
+from ..exact import to_fraction
 from ..querysets import QuerySetSchema
 
 ROTATION_STYLES = ("half", "interleaved")
@@ -365,11 +365,6 @@ def primal_queries(layer: ExactLayer, items) -> list:
         bad = layer.radius is not None and (q.transpose() * q)[0, 0] > layer.radius * layer.radius
         out[t] = (False, f"key {items[t][0]}: ||q|| exceeds the radius R", None) if bad else q
     return out
-
-
-def primal_query(layer: ExactLayer, index: int, U, D: int):
-    """:func:`primal_queries` for one item."""
-    return primal_queries(layer, [(index, U, D)])[0]
 
 
 def check_dual(layer: ExactLayer, index: int, indices, weights) -> tuple[bool, str]:

@@ -16,8 +16,9 @@ from flint import fmpq_mat
 
 from ..arrays import as_radius, as_real_array
 from ..checker import ExactKeys, Verdict
+from ..dyadic import fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix
 from ..errors import InputError, ShapeError, require
-from ..exact import fmpq_matrix, fmpq_of, fraction_of_fmpq, integer_matrix, to_fraction
+from ..exact import to_fraction
 from ..querysets import QuerySetSchema, free
 
 
@@ -70,7 +71,7 @@ class ExactPoints(ExactKeys):
         (K, ek), (Wt, ew) = integer_matrix(arr), integer_matrix(self.W.T)
         self.P, self.exponent = K * Wt, ek + ew  # fmpz_mat, N x m
         self.n, self.m = self.P.nrows(), self.P.ncols()
-        self.dim, self._matrix, self._rank, self._Wt = self.m, self.P, None, None
+        self.dim, self._matrix, self._rank, self._Wt = self.m, self.P, None, fmpq_matrix(self.W).transpose()  # d x m
         self.colmax = np.zeros(self.m)
 
     def some_rows(self, rows):
@@ -78,8 +79,6 @@ class ExactPoints(ExactKeys):
 
     def query_of(self, z) -> list[Fraction]:
         """``q = W^T z`` exactly."""
-        if self._Wt is None:
-            self._Wt = fmpq_matrix(self.W).transpose()  # d x m
         q = self._Wt * fmpq_mat(self.m, 1, [fmpq_of(x) for x in z])
         return [fraction_of_fmpq(q[a, 0]) for a in range(q.nrows())]
 
