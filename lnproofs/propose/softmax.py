@@ -135,12 +135,9 @@ class _ExactSet:
         self.keys = keys
         self.N, self.d = keys.shape
         self.query_set = query_set
-        self.subspace, self.layernorm = (
-            isinstance(query_set, SubspaceQuerySet),
-            isinstance(query_set, LayerNormQuerySet),
-        )
-        radius = getattr(query_set, "radius", None)
-        self.radius = None if radius is None else Fraction(radius)
+        self.subspace = isinstance(query_set, SubspaceQuerySet)
+        self.layernorm = isinstance(query_set, LayerNormQuerySet)
+        self.radius = None if getattr(query_set, "radius", None) is None else Fraction(query_set.radius)
         self.K = [tuple(map(to_fraction, row)) for row in keys]
         if self.subspace:
             self._setup_subspace()
