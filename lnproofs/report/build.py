@@ -6,8 +6,9 @@ and, given keys, certifies them.  :func:`write_report` writes ``report.md``,
 ``report.tex`` (and ``report.pdf`` when ``pdflatex`` is installed) and the figures.
 
 Reports are deterministic: the same inputs give the same bytes except for the single
-line that starts with ``Generated:`` (set ``SOURCE_DATE_EPOCH`` to fix it too).  Seeds
-are fixed, and figures carry no software or date metadata.
+comment line that holds ``Generated:`` (set ``SOURCE_DATE_EPOCH`` to fix it too); the build
+date is not printed on any page, it is the PDF's creation date.  Seeds are fixed, and
+figures carry no software or date metadata.
 """
 
 from __future__ import annotations
@@ -368,8 +369,18 @@ def build_report(
     )
 
 
-def _compile_pdf(tex: Path) -> tuple[Path | None, str]:
-    """pdflatex, bibtex (for the references in ``report.bib``), then pdflatex twice."""
+def _epoch(generated: str) -> str:
+    """The build time of a ``Generated:`` line as seconds since 1970 (the PDF's creation date)."""
+    try:
+        when = _dt.datetime.strptime(generated, "Generated: %Y-%m-%d %H:%M:%S UTC")
+    except ValueError:
+        return "0"
+    return str(int(when.replace(tzinfo=_dt.timezone.utc).timestamp()))
+
+
+def _compile_pdf(tex: Path, epoch: str | None = None) -> tuple[Path | None, str]:
+    """pdflatex, bibtex (for the references in ``report.bib``), then pdflatex twice; the PDF's
+    dates are ``epoch`` (seconds since 1970; default ``SOURCE_DATE_EPOCH``, else 0)."""
     exe, bib = shutil.which("pdflatex"), shutil.which("bibtex")
     if exe is None:
         return None, "pdflatex is not installed; report.tex was written but not compiled"
@@ -387,7 +398,8 @@ def _compile_pdf(tex: Path) -> tuple[Path | None, str]:
         ".lot",
     ):  # only regular files are replaced
         folder_entry(tex.parent, tex.stem + suffix)
-    env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0"), "FORCE_SOURCE_DATE": "1"}
+    epoch = epoch or os.environ.get("SOURCE_DATE_EPOCH", "0")
+    env = {**os.environ, "SOURCE_DATE_EPOCH": epoch, "FORCE_SOURCE_DATE": "1"}
     for command in ([exe], [bib], [exe], [exe]):
         args = command + (["-interaction=nonstopmode", "-halt-on-error", tex.name] if command[0] == exe else [tex.stem])
         proc = subprocess.run(
@@ -419,7 +431,7 @@ def write_report(report: Report, out="reports", *, pdf: bool = True) -> dict:
         raise OptionError(f"cannot write the report to {str(out)!r}: {err.strerror or err}") from None
     written = {"markdown": str(md), "latex": str(tex), "pdf": None, "pdf_note": "no PDF: --no-pdf was given"}
     if pdf:
-        path, note = _compile_pdf(tex)
+        path, note = _compile_pdf(tex, _epoch(report.generated))
         written["pdf"] = None if path is None else str(path)
         written["pdf_note"] = note
     return written

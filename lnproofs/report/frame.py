@@ -6,34 +6,113 @@ Each function returns prose with its mathematics in ``$...$`` and citations writ
 
 from __future__ import annotations
 
-__all__ = ["TITLE", "AUTHOR", "abstract", "introduction", "definitions", "geometry_text"]
+__all__ = [
+    "TITLE",
+    "AUTHOR",
+    "SUBJECT",
+    "KEYWORDS",
+    "abstract",
+    "introduction",
+    "definitions",
+    "geometry_text",
+    "proof_convention",
+    "cited_facts",
+    "frame_instances",
+    "general_cell",
+    "concrete_cell",
+]
 
 TITLE = "LayerNorm and the Selectability of Attention Keys: Checked Proofs, Exact Certificates and a Reproduction"
 AUTHOR = "The lnproofs project"
+SUBJECT = "Machine-checked geometry of LayerNorm and the selectability of attention keys"
+KEYWORDS = "LayerNorm, attention, convex hull, computer algebra, certificates, reproduction"
+
+
+def cited_facts(report) -> list:
+    """The classical facts the proofs cite instead of checking: (text, source key), each once."""
+    found = {}
+    for p in report.proofs:
+        if p.n is None:
+            for h in p.hypotheses:
+                if h.cited:
+                    found.setdefault(h.source, h.text)
+    return [(text, key) for key, text in found.items()]
 
 
 def abstract(report) -> str:
-    general = sum(1 for p in report.proofs if p.n is None)
-    proved = sum(1 for p in report.proofs if p.n is None and p.proved)
+    general = [p for p in report.proofs if p.n is None]
+    proved = sum(1 for p in general if p.proved)
+    checks = sum(len(_shown(p)) for p in general)
+    widths = sum(1 for p in report.proofs if p.n is not None and p.proved)
+    cited = cited_facts(report)
     text = (
-        f"LayerNorm projects its input onto the hyperplane orthogonal to the all-ones vector, scales it onto a "
-        f"sphere and applies an affine map. We state and prove {general} results on this geometry and on what "
-        f"it means for attention: the decomposition of LayerNorm, the sphere and ball of its scaled outputs, "
-        f"the ellipsoid that is its image and its principal axes, the analogous facts for RMSNorm, and the "
-        f"characterisation of the keys that a query can select, namely those that are not in the convex hull of "
-        f"the others. {proved} of the {general} proofs are complete, every step checked by a computer algebra "
-        f"system, and each result is also checked for a concrete width $n = {report.n}$."
+        "LayerNorm projects its input onto the hyperplane orthogonal to the all-ones vector, scales it onto a "
+        "sphere and applies an affine map. We prove "
+        f"{len(general)} results on this geometry and on what it means for attention: the image of LayerNorm is "
+        "an ellipsoid whose semi-axes interlace the gains, RMSNorm fills a ball, and a key can be selected by "
+        "some query exactly when it is not in the convex hull of the other keys. "
+        + (f"All {proved} proofs" if proved == len(general) else f"{proved} of the {len(general)} proofs")
+        + f" are checked step by step by a computer algebra system ({checks} relations in all), and {widths} "
+        f"results are checked again for the width $n = {report.n}$ with explicit matrices."
     )
+    if cited:
+        text += (
+            " What is not machine-checked is cited: "
+            + "; ".join(f"{words} [[cite:{key}]]" for words, key in cited)
+            + "."
+        )
     if report.rechecks:
         passed = sum(1 for c in report.rechecks.values() if c.passed)
         text += f" An independent floating-point re-check passes for {passed} of {len(report.rechecks)} results."
-    if report.experiments is not None:
+    findings = getattr(report.experiments, "findings", ()) if report.experiments is not None else ()
+    if findings:
+        text += " Revisiting the experiments of [[cite:brody2023]] and [[cite:grivas2022]], " + " ".join(findings)
+    return text
+
+
+def _shown(p):
+    from .proofs import shown_steps
+
+    return shown_steps(p)
+
+
+def proof_convention() -> str:
+    return (
+        "Every proof below is a chain of displayed relations. Each relation is checked by SymPy "
+        "[[cite:sympy]] when the report is made, by the rule named at its right; a proof counts only when "
+        "every relation is checked. Named quantities (“Write ...”) are substituted before checking. A fact "
+        "a proof cites instead of checking is named at the start of the proof with its source."
+    )
+
+
+def general_cell(entry) -> str:
+    p = entry.general
+    if p.n is not None:
+        return "not stated (no width)"
+    count = len(_shown(p))
+    return ("proved" if p.proved else "**not proved**") + f", {count} relation{'s' if count != 1 else ''}"
+
+
+def concrete_cell(entry) -> str:
+    p = entry.instance if entry.instance is not None else (entry.general if entry.general.n else None)
+    if p is None:
+        return "no width: a planar configuration"
+    count = len(_shown(p))
+    return ("proved" if p.proved else "**not proved**") + f", {count} check{'s' if count != 1 else ''}"
+
+
+def frame_instances(report, items) -> str:
+    with_width = [e for e in items if e.instance is not None]
+    without = [e for e in items if e.instance is None and e.general.n is None]
+    text = (
+        f"[[tab:instances]] lists what holds for each result. {len(with_width)} of the {len(items)} results "
+        f"were also proved for the width $n = {report.n}$, with explicit matrices and vectors in place of the "
+        "symbols; those checks are listed in the HTML version of this report."
+    )
+    if without:
         text += (
-            " We then revisit the experiments of [[cite:brody2023]]: on their Majority task and on small "
-            "trained language models we decide exactly, with certificates checked in rational arithmetic, "
-            "which keys are selectable and whether uniform attention is possible, and we compare the "
-            "measurements with the published ones, with confidence intervals where several runs or texts "
-            "allow them."
+            f" {len(without)} result{'s' if len(without) != 1 else ''} "
+            f"{'have' if len(without) != 1 else 'has'} no width to make concrete."
         )
     return text
 
@@ -63,7 +142,7 @@ def introduction(report) -> list[str]:
     ]
     outline = (
         "[[sec:setting]] fixes the notation. The results follow, grouped by subject, each with its "
-        "proof; [[sec:instances]] lists what was checked for the concrete width, and [[sec:geometry]] "
+        "proof; [[sec:instances]] says what was checked for each result, and [[sec:geometry]] "
         "draws the geometry."
     )
     if report.experiments is not None:
@@ -82,7 +161,9 @@ def definitions(report) -> list[tuple[str, str, str]]:
             "Centring projection",
             "For a width $n \\ge 2$ let $\\mathbf{1} \\in \\mathbb{R}^n$ be the all-ones vector, "
             "$J = \\mathbf{1}\\mathbf{1}^T$ and $P = I - \\tfrac{1}{n} J$. For $x \\in \\mathbb{R}^n$, "
-            "$\\bar{x} = \\tfrac{1}{n}\\mathbf{1}^T x$ is its mean.",
+            "$\\bar{x} = \\tfrac{1}{n}\\mathbf{1}^T x$ is its mean. Indices $i, j, k$ run over $1, \\dots, n$ "
+            "and $\\delta_{ij}$ is $1$ when $i = j$ and $0$ otherwise (the Kronecker delta). Unless a result says "
+            "otherwise, $n \\ge 2$ is an integer.",
         ),
         (
             "def:layernorm",

@@ -1,0 +1,196 @@
+"""How a checked claim reads: the notation of the proofs, printed from the SymPy objects checked.
+
+A step's claim is shown exactly as the checker sees it, before its ``where`` bindings are
+substituted: named quantities (``\\bar{x}``, ``y_t``) stay names.  :func:`latex` is SymPy's
+LaTeX printer with the notation a mathematician writes: an undefined function of indices is
+an entry (``P(i, j)`` prints ``P_{ij}``), and a sum or a long numerator over a short
+denominator is written ``\\tfrac{1}{n} \\sum_j x_j`` instead of a fraction of a sum.
+:func:`claim` writes a whole claim in that notation (or as plain text), with the special
+forms of the methods that read a claim through a linear map (trace, applying to
+``\\mathbf{1}``, ...).
+"""
+
+from __future__ import annotations
+
+__all__ = ["latex", "claim", "used_bindings", "RELATION_LATEX"]
+
+RELATION_LATEX = {"=": "=", "<": "<", ">": ">", "<=": r"\le", ">=": r"\ge"}
+
+_PRINTER = None
+
+
+def _printer():
+    """The one LaTeX printer of the proofs (built on first use: SymPy is imported lazily)."""
+    global _PRINTER
+    if _PRINTER is None:
+        _PRINTER = _make_printer()
+    return _PRINTER
+
+
+def _make_printer():
+    import sympy as sp
+    from sympy.core.function import AppliedUndef
+    from sympy.printing.latex import LatexPrinter
+
+    def simple(expr) -> bool:
+        return expr.is_Symbol or expr.is_Integer or (expr.is_Pow and expr.base.is_Symbol and expr.exp.is_Integer)
+
+    class Printer(LatexPrinter):
+        def _print_Function(self, expr, exp=None):
+            if isinstance(expr, AppliedUndef) and all(a.is_Symbol or a.is_Integer for a in expr.args):
+                base = self._print(sp.Symbol(type(expr).__name__))
+                entry = f"{base}_{{{''.join(self._print(a) for a in expr.args)}}}"
+                return entry if exp is None else f"{entry}^{{{exp}}}"
+            return super()._print_Function(expr, exp)
+
+        def _as_ordered_terms(self, expr, order=None):
+            terms = list(super()._as_ordered_terms(expr, order))
+            if terms and terms[0].could_extract_minus_sign():  # a positive term first: x_i - \bar{x}
+                first = next((t for t in terms if not t.could_extract_minus_sign()), None)
+                if first is not None:
+                    terms.remove(first)
+                    terms.insert(0, first)
+            return terms
+
+        def _print_Mul(self, expr):
+            num, den = sp.fraction(expr, exact=True)
+            if den != 1 and simple(den) and num != 1 and (num.has(sp.Sum) or len(self._print(num)) > 24):
+                inner = self._print(num)
+                if num.is_Add:
+                    inner = rf"\left({inner}\right)"
+                return rf"\tfrac{{1}}{{{self._print(den)}}} {inner}"
+            return super()._print_Mul(expr)
+
+    return Printer({"mul_symbol": None})
+
+
+def latex(expr) -> str:
+    """``expr`` in the proofs' notation."""
+    return _printer().doprint(expr)
+
+
+def used_bindings(step) -> list:
+    """The ``where`` pairs the claim mentions (directly or through another shown binding)."""
+    import sympy as sp
+
+    def mentions(expr, sym):
+        return isinstance(expr, sp.Basic) and expr.has(sym)
+
+    used = []
+    for sym, val in step.where:
+        if mentions(step.lhs, sym) or mentions(step.rhs, sym) or any(mentions(v, sym) for _, v in used):
+            used.append((sym, val))
+    return [pair for pair in step.where if pair in used]
+
+
+def _binding(sym, val, as_latex: bool) -> str:
+    import sympy as sp
+
+    if isinstance(val, sp.MatrixBase) and len(val) > 16:
+        size = f"{val.shape[0]} x {val.shape[1]}"
+        return rf"{latex(sym)} \text{{ explicit ({size})}}" if as_latex else f"{sp.sstr(sym)} explicit ({size})"
+    if isinstance(val, sp.Lambda):
+        entry = val.expr
+        head = sym(*val.variables) if callable(sym) else sym
+        return f"{latex(head)} = {latex(entry)}" if as_latex else f"{sp.sstr(head)} = {sp.sstr(entry)}"
+    if as_latex:
+        return f"{latex(sym)} = {latex(val)}"
+    return f"{sp.sstr(sym)} = {sp.sstr(val.tolist() if isinstance(val, sp.MatrixBase) else val)}"
+
+
+def binding_latex(sym, val) -> str:
+    """One named quantity, ``sym = value``, in the proofs' notation."""
+    return _binding(sym, val, True)
+
+
+def claim(step, as_latex: bool, hidden=()) -> str:
+    """The claim of ``step``; ``where`` bindings it mentions follow it, except those in ``hidden``
+    (the theorem's named quantities, said once before the proof)."""
+    text = body(step, as_latex)
+    shown = [(sym, val) for sym, val in used_bindings(step) if sym not in hidden]
+    if not shown:
+        return text
+    parts = [_binding(sym, val, as_latex) for sym, val in shown]
+    if as_latex:
+        return text + r"\quad\text{where } " + r",\ ".join(parts)
+    return text + "  where " + ", ".join(parts)
+
+
+def side(step, which: str, as_latex: bool = True) -> str:
+    """One side of an ordinary claim (``"lhs"`` or ``"rhs"``)."""
+    import sympy as sp
+
+    value = getattr(step, which)
+    return latex(value) if as_latex else sp.sstr(value)
+
+
+def body(step, as_latex: bool) -> str:
+    """The claim without its bindings."""
+    import sympy as sp
+
+    show = latex if as_latex else sp.sstr
+    rel = RELATION_LATEX.get(step.relation, step.relation) if as_latex else step.relation
+    m = step.method
+    lhs, rhs = step.lhs, step.rhs
+    if m == "trace (tr I = n, tr J = n)":
+        return (
+            rf"\operatorname{{tr}}\left({show(lhs)}\right) {rel} {show(rhs)}"
+            if as_latex
+            else f"tr({show(lhs)}) {rel} {show(rhs)}"
+        )
+    if m == "apply to 1 (J 1 = n 1)":
+        image = _times(show(rhs), r"\mathbf{1}" if as_latex else "1", rhs)
+        return rf"\left({show(lhs)}\right)\mathbf{{1}} {rel} {image}" if as_latex else f"({show(lhs)}) 1 {rel} {image}"
+    if m == "apply to v orthogonal to 1 (J v = 0)":
+        image = _times(show(rhs), "v", rhs)
+        return (
+            rf"\left({show(lhs)}\right) v {rel} {image} \quad (\mathbf{{1}}^T v = 0)"
+            if as_latex
+            else f"({show(lhs)}) v {rel} {image}  for 1^T v = 0"
+        )
+    if m == "eigen (characteristic polynomial)":
+        spec = ", ".join(f"{show(k)}" + (rf"\ (\times {v})" if as_latex else f" (x{v})") for k, v in rhs.items())
+        return (
+            rf"\operatorname{{spec}}\left({show(lhs)}\right) = \{{ {spec} \}}"
+            if as_latex
+            else f"spectrum({show(lhs)}) = {{{spec}}}"
+        )
+    if m == "determinant lemma":
+        return rf"\det {show(lhs)} = {show(rhs)}" if as_latex else f"det({show(lhs)}) = {show(rhs)}"
+    if m == "solve":
+        sym = step.data[0]
+        cond = show(lhs) if isinstance(lhs, sp.core.relational.Relational) else f"{show(lhs)} = 0"
+        return rf"\{{ {show(sym)} : {cond} \}} = {show(rhs)}" if as_latex else f"{{{show(sym)} : {cond}}} = {show(rhs)}"
+    if m == "derivative":
+        sym = step.data[0]
+        return (
+            rf"\frac{{d}}{{d{show(sym)}}}\left({show(lhs)}\right) = {show(rhs)}"
+            if as_latex
+            else f"d/d{show(sym)} ({show(lhs)}) = {show(rhs)}"
+        )
+    if m == "limit":
+        sym, point = step.data[0], step.data[1]
+        where_to = step.data[2] if len(step.data) > 2 else ""
+        side_tex = {"+": "^+", "-": "^-"}.get(where_to, "")
+        return (
+            rf"\lim_{{{show(sym)} \to {show(point)}{side_tex}}} {show(lhs)} = {show(rhs)}"
+            if as_latex
+            else f"limit of {show(lhs)} as {show(sym)} -> {show(point)}{where_to} = {show(rhs)}"
+        )
+    if m == "root isolation (Sturm)":
+        ivs = ", ".join(f"[{show(a)}, {show(b)}]" for a, b in rhs)
+        return (
+            rf"\text{{real roots of }} {show(lhs)}: \text{{one in each of }} {ivs}"
+            if as_latex
+            else f"real roots of {show(lhs)}: exactly one in each of {ivs}"
+        )
+    return f"{show(lhs)} {rel} {show(rhs)}"
+
+
+def _times(scalar: str, vector: str, value) -> str:
+    """``scalar`` times ``vector``: ``0`` for zero, the vector alone for one."""
+    if value == 0:
+        return "0"
+    if value == 1:
+        return vector
+    return rf"{scalar}\,{vector}" if len(scalar) < 4 else rf"\left({scalar}\right){vector}"
