@@ -81,7 +81,8 @@ def test_demo_threshold_is_derived_from_the_configuration():
     import sympy as sp
 
     from lnproofs.derive import demo_config
-    from lnproofs.derive.theorems.attention import _collinearity, _demo_keys
+    from lnproofs.derive.theorems.demo import collinearity as _collinearity
+    from lnproofs.derive.theorems.demo import demo_keys as _demo_keys
 
     m = sp.Symbol("m", positive=True)
     (root,) = sp.solveset(_collinearity(_demo_keys(m)), m, sp.Interval.open(0, sp.oo))

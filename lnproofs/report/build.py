@@ -104,7 +104,7 @@ def _rechecks(n: int, samples: int, device: str, seed: int):
 # ----------------------------------------------------------------------- figures
 def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
     from ..derive.numeric import ellipsoid, layernorm
-    from ..experiments import figures
+    from ..experiments import figures, key_figures
     from ..experiments.demo import demo_state
     from ..propose.certification import certify
 
@@ -140,12 +140,11 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
         [[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [1.0, 0.0], [0.25, -0.3], [0.0, 1.6], [-1.5, 0.2]]
     )
     cert2 = certify(keys2, seed=seed)
-    figures.keys_hull(
+    key_figures.keys_hull(
         folder / "keys_2d.png",
         keys2,
         cert2.statuses,
         [r.witness for r in cert2.results],
-        title="Eight keys in 2-D: certified statuses",
     )
     out.append(
         Figure(
@@ -160,12 +159,11 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
         [corners, [[0.0, 0.0, 1.0], [0.2, -0.1, 0.3], [-0.3, 0.4, -0.5], [0.0, 1.7, 0.2], [1.6, -0.2, -0.1]]]
     )
     cert3 = certify(keys3, seed=seed)
-    figures.keys_hull(
+    key_figures.keys_hull(
         folder / "keys_3d.png",
         keys3,
         cert3.statuses,
         [r.witness for r in cert3.results],
-        title="Keys in 3-D: certified statuses",
     )
     out.append(
         Figure(
@@ -175,12 +173,11 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
         )
     )
     state = demo_state(45.0, 3.0, projection=False, scaling=False, query_length=3.0)
-    figures.attention_bars(
+    key_figures.attention_bars(
         folder / "attention_weights.png",
         state.weights,
         highlight=1,
         labels=["key 1", "key 2", "key 3", "key 4"],
-        title="Query pointing at key 2 (45 degrees), key 3 magnitude 3",
     )
     out.append(
         Figure(
@@ -235,7 +232,7 @@ def _load_keys(path) -> np.ndarray:
 
 def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -> KeySection:
     from ..certificates.check import check_certificate
-    from ..experiments import figures
+    from ..experiments import key_figures
     from ..propose.certification import certify
 
     cert = certify(keys, seed=seed)
@@ -251,7 +248,7 @@ def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -
         if m is not None
     )
     figs = []
-    figures.margin_histogram(folder / "keys_margins.png", margins)
+    key_figures.margin_histogram(folder / "keys_margins.png", margins)
     figs.append(
         Figure(
             f"{prefix}keys_margins.png",
@@ -261,9 +258,7 @@ def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -
     )
     view = "first three principal components" if keys.shape[1] > 3 else f"{keys.shape[1]}-D"
     witnesses = [r.witness if r.status == "selectable" else None for r in cert.results]
-    figures.keys_hull(
-        folder / "keys_view.png", keys, cert.statuses, witnesses, title=f"{keys.shape[0]} keys in R^{keys.shape[1]}"
-    )
+    key_figures.keys_hull(folder / "keys_view.png", keys, cert.statuses, witnesses)
     figs.append(Figure(f"{prefix}keys_view.png", f"The given keys ({view}) with their certified statuses."))
     return KeySection(
         str(Path(path).name),

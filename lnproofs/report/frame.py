@@ -66,7 +66,7 @@ def abstract(report) -> str:
         text += f" An independent floating-point re-check passes for {passed} of {len(report.rechecks)} results."
     findings = getattr(report.experiments, "findings", ()) if report.experiments is not None else ()
     if findings:
-        text += " Revisiting the experiments of [[cite:brody2023]] and [[cite:grivas2022]], " + " ".join(findings)
+        text += " Revisiting published experiments with exact certificates, we find that " + " ".join(findings)
     return text
 
 
@@ -126,7 +126,7 @@ def introduction(report) -> list[str]:
         "lets a single query attend to all keys equally, and its scaling onto a sphere makes every key "
         "selectable. Below, “the paper” is their article.",
         "The geometry behind this has been described several times: a blog post decomposes LayerNorm into a "
-        "projection, a radial scaling and an affine map [[cite:layernormnote]], and [[cite:riechers2024]] "
+        "projection, a radial scaling and an affine map [[cite:brody2023]], and [[cite:riechers2024]] "
         "describes its image as an ellipsoid through the eigen-decomposition of a simple matrix. The question of "
         "which outputs a linear scoring layer can make the winner also arises for the classes of a softmax "
         "output layer, where [[cite:grivas2022]] call the losers unargmaxable and decide them by linear "
@@ -134,8 +134,8 @@ def introduction(report) -> list[str]:
         "This report makes these statements exact. Each result is stated once for a general width $n$ and proved "
         "by a sequence of steps that the computer algebra system SymPy [[cite:sympy]] checks when the report is "
         "made. Whether a given key is selectable is decided by a certificate, a witness query or a convex "
-        "combination of the other keys, found by floating-point solvers (NumPy [[cite:numpy]], CVXPY "
-        "[[cite:cvxpy]] with HiGHS [[cite:highs]]) and accepted only after a check in exact rational arithmetic "
+        "combination of the other keys, found by floating-point solvers (NumPy [[cite:numpy]], SciPy [[cite:scipy]], CVXPY "
+        "[[cite:cvxpy]] with HiGHS [[cite:highs]] and Clarabel [[cite:clarabel]]) and accepted only after a check in exact rational arithmetic "
         "with FLINT [[cite:flint]]; a key without such a check stays undecided. A floating-point re-check with "
         "PyTorch [[cite:pytorch]] gives independent evidence for every result. Figures are drawn with Matplotlib "
         "[[cite:matplotlib]].",

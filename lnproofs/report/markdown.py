@@ -50,7 +50,7 @@ def to_markdown(report) -> str:
                 from .bibliography import SOURCES
 
                 key = label[5:]
-                if key in CITE and key != "layernormnote":
+                if key in CITE:
                     return CITE[key]
                 return f"[{next((k for k, s in enumerate(SOURCES, start=1) if s.key == key), '?')}]"
             if kind == "thm":

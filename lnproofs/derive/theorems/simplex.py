@@ -81,6 +81,7 @@ def _simplex(n_value):
             r"invertible row and column operations keep the rank; $D$ of rank $m$ has $D^T c = 0$ "
             r"only for $c = 0$",
             "",
+            source="hornjohnson2013",
         ),
         Hypothesis(
             "rank modulo p",
@@ -88,6 +89,7 @@ def _simplex(n_value):
             r"integer matrix modulo a prime $p$ never exceeds its rank over $\mathbb{Q}$ (a minor that is "
             r"non-zero modulo $p$ is a non-zero integer)",
             "",
+            source="hornjohnson2013",
         ),
     )
     if n_value is None:
