@@ -409,22 +409,30 @@ def _compile_pdf(tex: Path, epoch: str | None = None) -> tuple[Path | None, str]
 
 
 def write_report(report: Report, out="reports", *, pdf: bool = True) -> dict:
-    """Write report.md and report.tex (and report.pdf with pdflatex) into ``out``."""
+    """Write report.md, report.tex, the blueprint report.html (and report.pdf with pdflatex) into ``out``."""
     from .latex import to_latex
     from .markdown import to_markdown
 
     out = _prepare_out(out)
     from .bibliography import bibtex
+    from .blueprint import to_html
 
     md = out / "report.md"
     tex = out / "report.tex"
     try:
         write_text(md, to_markdown(report))
         write_text(tex, to_latex(report))
+        write_text(out / "report.html", to_html(report))
         write_text(out / "report.bib", bibtex())
     except OSError as err:
         raise OptionError(f"cannot write the report to {str(out)!r}: {err.strerror or err}") from None
-    written = {"markdown": str(md), "latex": str(tex), "pdf": None, "pdf_note": "no PDF: --no-pdf was given"}
+    written = {
+        "markdown": str(md),
+        "latex": str(tex),
+        "html": str(out / "report.html"),
+        "pdf": None,
+        "pdf_note": "no PDF: --no-pdf was given",
+    }
     if pdf:
         path, note = _compile_pdf(tex, _epoch(report.generated))
         written["pdf"] = None if path is None else str(path)
