@@ -25,10 +25,9 @@ def _chromium_binary():
 def page(tmp_path_factory):
     if not os.path.exists(CHROMEDRIVER) or _chromium_binary() is None:
         pytest.skip("chromium and chromedriver are not installed")
+    from conftest import _run
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
-
-    from conftest import _run
 
     folder = tmp_path_factory.mktemp("blueprint")
     result = _run(["report", "--out", folder / "r", "--no-recheck", "--no-pdf"])

@@ -47,9 +47,15 @@ def test_every_theorem_with_its_steps(reports):
         assert f"`{item.name}`" in index and item.name not in body
         assert tex.count(rf"\label{{thm:{item.name}}}") == 1 and rf"\ref{{thm:{item.name}}}" in tex
     assert len(re.findall(r"^\*\*(Theorem|Lemma) \d+\.\d+\*\* \(", body, flags=re.M)) == len(items)
-    # every step of every stated proof, each with the rule that checked it
-    steps = sum(1 for item in items for s in item.general.steps if s.kind == "step")
-    assert len(re.findall(r"^\d+\. .*; by .+:$", body, flags=re.M)) == steps
+    # every check of every stated proof is one displayed relation, with the rule at its right, and
+    # the table of what holds gives the same count
+    from lnproofs.report.proofs import shown_steps
+
+    shown = sum(len(shown_steps(item.general)) for item in items)
+    assert len(re.findall(r"^\d+\. .*\$ \(.+\)$", body, flags=re.M)) == shown
+    for item in items:
+        count = len(shown_steps(item.general))
+        assert f"proved, {count} relation{'s' if count != 1 else ''}" in md
     assert "not complete" not in md and "NOT checked" not in md
     assert "PyTorch convention" in md and "| SymPy |" in md and "| lnproofs |" in md
     assert md.count("$$") % 2 == 0
@@ -193,7 +199,7 @@ def test_latex_compiles_to_pdf(reports, tmp_path):
 
 
 def test_relations_are_typeset_in_math_mode():
-    from lnproofs.derive.theorem import _tex_escape
+    from lnproofs.derive.prose import escape_text as _tex_escape
     from lnproofs.report.latex import escape
 
     for fn in (escape, _tex_escape):
@@ -228,3 +234,45 @@ def test_pdf_text_has_no_substitute_glyphs(reports, tmp_path):
     for glyph in ("\u00a1", "\u00bf", "\u2014"):
         assert glyph not in text, f"{glyph!r} found in the PDF text"
     assert "\\ref{" not in text and "Theorem 10.4" in text  # references typeset, not escaped
+
+
+_SOFTWARE_OR_CAS = (
+    "evaluating the finite sums",  # bookkeeping is a word at the right, not a sentence
+    r"\mapsto",  # SymPy's Lambda
+    r"0 \mathbf{1}",  # (I - J/n)1 = 0 1
+    "lnproofs applies",
+    "seed demo",
+    "rmsnorm query set",
+    "<unrenderable",
+)
+
+
+def test_no_software_words_or_cas_notation_in_the_theorems(reports):
+    tex = (reports[0] / "report.tex").read_text(encoding="utf-8")
+    part = tex[tex.index(r"\section{The centring projection}") : tex.index(r"\section{What was checked}")]
+    for phrase in _SOFTWARE_OR_CAS:
+        assert phrase not in part, phrase
+
+
+def test_a_shown_step_is_never_a_tautology():
+    from lnproofs.report.proofs import shown_steps
+
+    for theorem in all_theorems():
+        result = theorem.prove()
+        for s in shown_steps(result):
+            if s.lhs_latex:
+                assert s.lhs_latex != s.rhs_latex, (theorem.name, s.index, s.claim_latex)
+
+
+def test_every_library_and_cited_fact_has_a_complete_reference():
+    from lnproofs.derive.registry import all_theorems as every
+    from lnproofs.report.bibliography import SOURCES
+
+    keys = {s.key for s in SOURCES}
+    for source in SOURCES:
+        fields = dict(source.fields)
+        assert fields.get("author") and fields.get("year") and fields.get("title"), source.key
+        assert {"journal", "booktitle", "publisher", "howpublished"} & set(fields), source.key
+    cited = {h.source for t in every() for h in t.hypotheses if h.source}
+    assert cited and cited <= keys
+    assert {"sympy", "numpy", "scipy", "cvxpy", "highs", "clarabel", "flint", "pytorch", "matplotlib"} <= keys

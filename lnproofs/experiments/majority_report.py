@@ -374,6 +374,8 @@ def majority_finding(roots) -> str:
         if loaded is None or loaded[1]["configuration"] != "default":
             continue
         arms = loaded[0]["arms"]
+        if "epoch_angle" not in arms.get("layernorm", {}) or "epoch_angle" not in arms.get("no-projection", {}):
+            continue
         with_p, without = arms["layernorm"]["epoch_angle"]["mean"], arms["no-projection"]["epoch_angle"]["mean"]
         three_d = loaded[0].get("three_d", {}).get("layernorm", {})
         text = (

@@ -56,7 +56,7 @@ def _demo():
     gamma = (1 - beta - half) / 2
     angles = ", ".join(f"{angle:g}" for angle in cfg.KEY_ANGLES_DEG)
     text = (
-        f"In the seed demo (keys at angles {angles} degrees, key 3 scaled by $m > 0$), key 2 is "
+        f"In the demonstration of Brody, Alon and Yahav (keys at angles {angles} degrees, key 3 scaled by $m > 0$), key 2 is "
         rf"selectable iff $m < m^* = {sp.latex(mstar)}$: the threshold solves the collinearity of keys 1, 2 and $m$ "
         r"times key 3; below it $q = (m, 1)$ is a witness, at it keys 1, 2, 3 tie, above it key 2 is a convex "
         "combination of keys 1, 3 and 4."
@@ -152,7 +152,15 @@ def _demo():
         ),
     )
     concl = (steps[0], steps[6], steps[10])
-    return Theorem("attention.demo_threshold", "The exact threshold of the seed demo", text, latex, hyps, steps, concl)
+    return Theorem(
+        "attention.demo_threshold",
+        "The exact threshold of the demonstration's key scale",
+        text,
+        latex,
+        hyps,
+        steps,
+        concl,
+    )
 
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:

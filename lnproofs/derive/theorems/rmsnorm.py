@@ -425,7 +425,7 @@ def _support(n_value):
         r"$\sqrt{n}\,\|v\|$",
         r"Over the ball $\|u\| \le \sqrt{n}$, $v \cdot u \le \sqrt{n}\,\|v\|$ (Cauchy-Schwarz), with equality "
         r"at $u = \sqrt{n}\, v / \|v\|$.  With $v = a \odot W_q^T R^T (k_i - \sum_j \lambda_j k_j)$ ($a$ the "
-        "gain) this is the dual bound of the rmsnorm query set.",
+        "gain) this bounds the score gap of key $i$ over the keys $k_j$ for every query an RMSNorm can produce.",
         r"\max_{\|u\| \le \sqrt{n}} v \cdot u = \sqrt{n}\,\|v\|",
         hyps,
         steps,
@@ -476,8 +476,8 @@ def _rotary(n_value):
         "rotary.relative",
         "Rotary positions: the score of positions $i, j$ depends on $j - i$ only",
         r"With exact rotations, $(R_i q) \cdot (R_j k) = q \cdot R_i^T R_j k = q \cdot R_{j-i} k$.  Models use "
-        r"floating-point tables of $\cos$ and $\sin$, so lnproofs applies the table's own entries exactly on "
-        "the query side instead.",
+        r"floating-point tables of $\cos$ and $\sin$; an exact treatment then applies the table's own entries "
+        "on the query side.",
         r"(R_i q)\cdot(R_j k) = q \cdot R_{j-i}\, k",
         hyps,
         steps,

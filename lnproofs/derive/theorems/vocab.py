@@ -122,10 +122,7 @@ def _duplicate_rows(n_value):
     bi, bj = sp.Symbol("b_i", real=True), sp.Symbol("b_j", real=True)
     c = sp.Symbol("c", positive=True)
     diff = _sum(S, l, lambda t: q[t] * ki[t]) + bi - _sum(S, l, lambda t: q[t] * kj[t]) - bj
-    if n_value is None:
-        equal = _sum(S, l, lambda t: q[t] * ki[t]) + bi - _sum(S, l, lambda t: q[t] * ki[t]) - bj
-    else:
-        equal = diff.subs(dict(zip(kj, ki)))
+    bind = ((kj, ki),) if n_value is None else tuple(zip(kj, ki))
     text = (
         "If two rows are equal, $k_j = k_i$, then for every query $q$ their scores differ by the biases "
         "alone: $(q \\cdot k_i + b_i) - (q \\cdot k_j + b_j) = b_i - b_j$.  With equal biases the two rows "
@@ -140,9 +137,10 @@ def _duplicate_rows(n_value):
     )
     same = Step(
         "with $k_j = k_i$ the score difference is $b_i - b_j$ for every $q$",
-        equal,
+        diff,
         bi - bj,
         _SUMS if n_value is None else "expand",
+        where=bind,
     )
     lower = Step(
         "with $b_j = b_i + c$, $c > 0$, the difference $b_i - b_j$ is negative",
