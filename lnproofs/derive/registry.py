@@ -20,6 +20,8 @@ MODULES = (
     "decomposition",
     "sphere",
     "ellipsoid",
+    "axes",
+    "secular",
     "rmsnorm",
     "attention",
     "caveats",

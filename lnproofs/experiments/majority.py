@@ -367,8 +367,7 @@ def summarise(root: Path, seeds, cfg: dict, arms=ARMS) -> dict:
     same names (``steps_to_smoothed_loss``: the first step where the training loss, smoothed over
     the last 100 steps, is at most 0.2; ``reached_smoothed_loss``: how many seeds reached it).
     The 3-D variant's measures, when its runs are there, are under ``three_d``."""
-    from .majority_report import MEASURES, run_measures
-    from .majority_tables import three_d_measures
+    from .majority_report import MEASURES, run_measures, three_d_measures
 
     at = accuracy_step(cfg)
     per_run = {

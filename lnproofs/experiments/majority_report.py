@@ -17,6 +17,7 @@ import numpy as np
 
 from ..certificates.writes import write_text
 from .blocks import Figure, Heading, Para, Table, fmt, fmt_int, to_markdown
+from .outputs import read_rows
 
 __all__ = [
     "SMOOTHING",
@@ -26,6 +27,7 @@ __all__ = [
     "smoothed",
     "steps_to_smoothed",
     "run_measures",
+    "three_d_measures",
     "value_at",
 ]
 
@@ -386,3 +388,24 @@ def majority_finding(roots) -> str:
             text += ", but its three-dimensional variant does not reproduce the paper's picture"
         return text + ";"
     return ""
+
+
+def three_d_measures(root, summary: dict) -> dict:
+    """Per arm of the three-dimensional variant: its run's measures and the angles (degrees,
+    folded into [0, 90]) between the all-ones vector and its trained queries (``runs3d/``)."""
+    out = {}
+    for arm in ("layernorm", "no-projection"):
+        found = sorted((root / "runs3d").glob(f"{arm}_seed*.csv")) if (root / "runs3d").is_dir() else []
+        if not found:
+            continue
+        rows = read_rows(found[0])
+        measures = run_measures(rows, summary["accuracy_step"], summary["loss_target"])
+        points = found[0].with_name(found[0].stem + "_points.npz")
+        if points.is_file():
+            with np.load(points) as z:
+                q = z["queries"]
+            cos = np.abs(q @ np.ones(3)) / (np.linalg.norm(q, axis=1) * math.sqrt(3))
+            angles = np.degrees(np.arccos(np.clip(cos, 0.0, 1.0)))
+            measures["query_angle_min"], measures["query_angle_max"] = float(angles.min()), float(angles.max())
+        out[arm] = measures
+    return out

@@ -3,14 +3,9 @@ and the three-dimensional variant, from the result files of each run."""
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from .blocks import Heading, Para, Table, fmt
-from .outputs import read_rows
 
-__all__ = ["certificates_blocks", "three_d_measures", "three_d_blocks"]
+__all__ = ["certificates_blocks", "three_d_blocks"]
 
 _NAMES = {"default": "the default configuration", "paper": "the paper's configuration"}
 
@@ -75,29 +70,6 @@ def certificates_blocks(runs) -> list:
         "nearly uniform attention, not exactly uniform attention. Every key is selectable in every model."
     )
     return [Heading("Uniform attention, certified", 2), Para(text), table]
-
-
-def three_d_measures(root, summary: dict) -> dict:
-    """Per arm of the three-dimensional variant: its run's measures and the angles (degrees,
-    folded into [0, 90]) between the all-ones vector and its trained queries (``runs3d/``)."""
-    from .majority_report import run_measures
-
-    out = {}
-    for arm in ("layernorm", "no-projection"):
-        found = sorted((root / "runs3d").glob(f"{arm}_seed*.csv")) if (root / "runs3d").is_dir() else []
-        if not found:
-            continue
-        rows = read_rows(found[0])
-        measures = run_measures(rows, summary["accuracy_step"], summary["loss_target"])
-        points = found[0].with_name(found[0].stem + "_points.npz")
-        if points.is_file():
-            with np.load(points) as z:
-                q = z["queries"]
-            cos = np.abs(q @ np.ones(3)) / (np.linalg.norm(q, axis=1) * math.sqrt(3))
-            angles = np.degrees(np.arccos(np.clip(cos, 0.0, 1.0)))
-            measures["query_angle_min"], measures["query_angle_max"] = float(angles.min()), float(angles.max())
-        out[arm] = measures
-    return out
 
 
 def three_d_blocks(runs) -> list:

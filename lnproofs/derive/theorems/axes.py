@@ -12,7 +12,7 @@ from ..theorem import Hypothesis, Step, Theorem
 from . import width_hypothesis
 from .ellipsoid import _NONZERO, _SQUARES, _SUMS, _WIDTH, _gen, n_sym, sample_gains
 
-__all__ = ["principal_axes", "riechers", "charpoly", "explicit_matrices"]
+__all__ = ["theorems", "principal_axes", "riechers", "charpoly", "explicit_matrices"]
 
 
 # ---------------------------------------------- principal axes / Riechers form
@@ -217,3 +217,8 @@ def riechers(n_value):
     return Theorem(
         "ellipsoid.riechers_form", "Agreement with the Riechers form", text, latex, hyps, steps, concl, n=n_value
     )
+
+
+def theorems(n: int | None = None, convention: str = "torch") -> list:
+    """The principal axes and the Riechers form, for general n or width ``n``."""
+    return [principal_axes(n), riechers(n)]

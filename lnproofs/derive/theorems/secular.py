@@ -12,7 +12,7 @@ from . import width_hypothesis
 from .axes import charpoly
 from .ellipsoid import _NONZERO, _SIGN, _SUMS, _WIDTH, _gen, sample_gains, secular_function
 
-__all__ = ["secular", "interlacing"]
+__all__ = ["theorems", "secular", "interlacing"]
 
 
 # -------------------------------------------------------- secular equation
@@ -228,3 +228,8 @@ def interlacing(n_value):
         concl,
         n=n_value,
     )
+
+
+def theorems(n: int | None = None, convention: str = "torch") -> list:
+    """The secular equation and the interlacing, for general n or width ``n``."""
+    return [secular(n), interlacing(n)]
