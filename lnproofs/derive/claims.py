@@ -50,7 +50,20 @@ def _make_printer():
                 if first is not None:
                     terms.remove(first)
                     terms.insert(0, first)
+            if len(terms) > 1 and not terms[-1].is_Number:  # a bias term last: a_i y_i + b_i
+                bias = [t for t in terms[:-1] if _is_bias(t)]
+                terms = [t for t in terms if t not in bias] + bias
             return terms
+
+        def _print_Sum(self, expr):
+            # indices run over 1..n (the setting says so): the sum is written with its index only
+            ((index, low, high),) = expr.limits if len(expr.limits) == 1 else ((None, None, None),)
+            if index is None or low != 1 or not (high.is_Symbol and high.name == "n"):
+                return super()._print_Sum(expr)
+            term = self._print(expr.function)
+            if expr.function.is_Add:
+                term = rf"\left({term}\right)"
+            return rf"\sum\nolimits_{{{self._print(index)}}} {term}"
 
         def _print_Mul(self, expr):
             num, den = sp.fraction(expr, exact=True)
@@ -59,7 +72,26 @@ def _make_printer():
                 if num.is_Add:
                     inner = rf"\left({inner}\right)"
                 return rf"\tfrac{{1}}{{{self._print(den)}}} {inner}"
+            if expr.as_coeff_Mul()[0].is_negative:
+                inner = self._print(-expr)
+                return "- " + (rf"\left({inner}\right)" if (-expr).is_Add else inner)
+            if den != 1 and not expr.could_extract_minus_sign() and num.is_Mul:
+                return rf"\frac{{{self._print(num)}}}{{{self._print(den)}}}"
+            if den == 1 and not expr.could_extract_minus_sign():
+                factors = expr.as_ordered_factors()
+                groups = [f for f in factors if f.is_Add or (f.is_Pow and f.base.is_Add)]
+                if groups and len(groups) < len(factors):  # scalars before parentheses: a_i (x_i - \bar{x})
+                    rest = [f for f in factors if f not in groups]
+                    return " ".join(
+                        [self._print(sp.Mul(*rest))]
+                        + [self._print(g) if not g.is_Add else rf"\left({self._print(g)}\right)" for g in groups]
+                    )
             return super()._print_Mul(expr)
+
+    def _is_bias(term) -> bool:
+        if isinstance(term, sp.Indexed):
+            return str(term.base) == "b"
+        return term.is_Symbol and term.name in ("b_i", "b_j")
 
     return Printer({"mul_symbol": None})
 

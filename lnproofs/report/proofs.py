@@ -29,6 +29,8 @@ __all__ = [
     "split_formula",
     "label",
     "shown_steps",
+    "closing_steps",
+    "printed_definitions",
     "dependencies",
     "SHARED_HYPOTHESES",
 ]
@@ -115,16 +117,72 @@ def entries(proofs) -> list:
 
 
 def shown_steps(p) -> list:
-    """The checks a proof displays, in order: every step, then each conclusion that is not the
-    same claim as a displayed step.  Their number is the count of checks of the proof."""
+    """The checks a proof displays, in order: every step, then each conclusion that is neither
+    the same claim as a displayed step nor the claim ``first = last`` of a displayed chain (see
+    :func:`closing_steps`).  Their number is the count of relations the proof shows."""
+    closing = {s.index for s in closing_steps(p)}
     seen, out = set(), []
     for s in p.steps:
         key = (s.claim_latex, s.method)
-        if key in seen:
+        if key in seen or s.index in closing:
             continue
         seen.add(key)
         out.append(s)
     return out
+
+
+#: the relation a chain ``a r_1 b r_2 c`` proves between its ends
+_STRICT = {"<": "<", ">": ">", "<=": "<", ">=": ">"}
+
+
+def _compose(first: str, second: str) -> str | None:
+    if first == "=":
+        return second
+    if second == "=" or first == second:
+        return first
+    if {first, second} in ({"<", "<="}, {">", ">="}):
+        return _STRICT[first]
+    return None
+
+
+def closing_steps(p) -> list:
+    """The conclusions a displayed chain already shows: a conclusion ``a r c`` whose sides are the
+    first and the last expression of a chain ``a r_1 b r_2 ... c`` of the steps, with ``r`` the
+    relation the chain proves.  Each is still checked on its own (the chain's ends compared
+    directly); the printed proof does not show it a second time.  A conclusion that failed its
+    check is always shown."""
+    chains, current = [], []
+    for s in p.steps:
+        if s.kind != "step":
+            continue
+        if s.chained and current and current[-1].index == s.index - 1 and s.lhs_latex:
+            current.append(s)
+        else:
+            current = [s]
+            chains.append(current)
+    ends = {}
+    for run in chains:
+        if len(run) < 2 or not run[0].lhs_latex:
+            continue
+        relation = run[0].relation
+        for s in run[1:]:
+            relation = relation and _compose(relation, s.relation)
+        if relation:
+            ends[(run[0].lhs_latex, run[-1].rhs_latex)] = relation
+    return [
+        s
+        for s in p.steps
+        if s.kind == "conclusion" and s.checked and s.lhs_latex and ends.get((s.lhs_latex, s.rhs_latex)) == s.relation
+    ]
+
+
+#: the named quantities the setting (Definition 2.1) already defines: a proof does not repeat them
+_SETTING = (r"\bar{x} = ", "P_{rc} = ", "J_{rc} = ", r"P = I - \frac{J}{n}")
+
+
+def printed_definitions(p) -> list:
+    """The named quantities a proof writes out ("Write ..."): its own, not those of the setting."""
+    return [d for d in p.definitions if not d.startswith(_SETTING)]
 
 
 # ------------------------------------------------------------------------ prose
@@ -208,14 +266,8 @@ def theorem_latex(entry: TheoremEntry, names) -> str:
     hyps = _printed_hypotheses(p)
     assumed = [h for h in hyps if not h.cited]
     if assumed:
-        out.append("Let " + "; ".join(prose.to_latex(_lower(clean_text(h.text, names, ref))) for h in assumed) + ".")
+        out.append("Suppose " + "; ".join(prose.to_latex(_lower(clean_text(h.text, names, ref))) for h in assumed) + ".")
     out.append(prose.to_latex(clean_text(p.statement, names, ref)))
-    if p.statement_latex and not _said(p.statement, p.statement_latex):
-        out += [
-            r"\begin{align*}",
-            _rows([split_formula(part) for part in _statement_parts(p.statement_latex)]),
-            r"\end{align*}",
-        ]
     out.append(rf"\end{{{env}}}")
     out += _proof_latex(p, names, ref)
     return resolve("\n".join(out))
@@ -223,25 +275,6 @@ def theorem_latex(entry: TheoremEntry, names) -> str:
 
 def _lower(text: str) -> str:
     return text[0].lower() + text[1:] if re.match(r"[A-Z][a-z]", text) else text
-
-
-def _said(statement: str, display: str) -> bool:
-    """Whether the prose statement already holds the displayed formula."""
-
-    def norm(t):
-        return re.sub(r"\s+|\\[,;:! ]", "", t)
-
-    pieces = [norm(piece) for piece in prose.math_pieces(statement)]
-    return all(any(norm(part) in piece for piece in pieces) for part in _statement_parts(display))
-
-
-def _statement_parts(tex: str) -> list[str]:
-    parts = re.split(r",\s*\\quad\s*|,\\ \\ |;\\quad ", tex)
-    return [part.strip().rstrip(",") for part in parts if part.strip()]
-
-
-def _rows(groups) -> str:
-    return " \\\\\n".join(line for g in groups for line in g)
 
 
 def _tag(text: str) -> str:
@@ -270,8 +303,8 @@ def _proof_latex(p, names, ref) -> list[str]:
             + "; ".join(prose.to_latex(clean_text(h.text, names, ref)) + rf" \citep{{{h.source}}}" for h in cited)
             + "."
         )
-    if p.definitions:
-        out.append("Write " + ", ".join(f"${d}$" for d in p.definitions) + ".")
+    if printed_definitions(p):
+        out.append("Write " + ", ".join(f"${d}$" for d in printed_definitions(p)) + ".")
     rows, previous = [], None
     for s in shown:
         why = prose.to_latex(clean_text(justification(s), names, ref))
@@ -307,16 +340,14 @@ def theorem_markdown(entry: TheoremEntry, number: str, names, numbers: dict) -> 
 
     env = entry.environment.capitalize()
     hyps = [h for h in _printed_hypotheses(p) if not h.cited]
-    let = ("Let " + "; ".join(_lower(clean_text(h.text, names, ref)) for h in hyps) + ". ") if hyps else ""
+    let = ("Suppose " + "; ".join(_lower(clean_text(h.text, names, ref)) for h in hyps) + ". ") if hyps else ""
     lines = [f"**{env} {number}** ({clean_text(p.title, names, ref)}). {let}{clean_text(p.statement, names, ref)}", ""]
-    if p.statement_latex and not _said(p.statement, p.statement_latex):
-        lines += [f"$$ {p.statement_latex} $$", ""]
     lines += ["*Proof.*", ""]
     cited = [h for h in p.hypotheses if h.cited]
     if cited:
         lines += ["The proof cites " + "; ".join(clean_text(h.text, names, ref) for h in cited) + ".", ""]
-    if p.definitions:
-        lines += ["Write " + ", ".join(f"${d}$" for d in p.definitions) + ".", ""]
+    if printed_definitions(p):
+        lines += ["Write " + ", ".join(f"${d}$" for d in printed_definitions(p)) + ".", ""]
     for k, s in enumerate(shown_steps(p), start=1):
         words = clean_text(s.description, names, ref) if s.description else ""
         if s.kind == "conclusion":
