@@ -14,6 +14,9 @@ from __future__ import annotations
 
 __all__ = ["latex", "claim", "used_bindings", "RELATION_LATEX"]
 
+#: symbols that stand for matrices: printed after the scalars that multiply them
+_MATRICES = ("I", "J", "P", "A", "M", "N")
+
 RELATION_LATEX = {"=": "=", "<": "<", ">": ">", "<=": r"\le", ">=": r"\ge"}
 
 _PRINTER = None
@@ -37,9 +40,16 @@ def _make_printer():
 
     class Printer(LatexPrinter):
         def _print_Function(self, expr, exp=None):
-            if isinstance(expr, AppliedUndef) and all(a.is_Symbol or a.is_Integer for a in expr.args):
+            if isinstance(expr, AppliedUndef):
                 base = self._print(sp.Symbol(type(expr).__name__))
-                entry = f"{base}_{{{''.join(self._print(a) for a in expr.args)}}}"
+                args = expr.args
+                index = all(a.is_Symbol and a.is_integer for a in args) or (
+                    len(args) > 1 and all(a.is_Integer or (a.is_Symbol and a.is_integer) for a in args)
+                )
+                if index:  # an entry: P(i, j) is P_{ij}
+                    entry = f"{base}_{{{''.join(self._print(a) for a in args)}}}"
+                else:  # a function value: f(\lambda)
+                    entry = f"{base}({', '.join(self._print(a) for a in args)})"
                 return entry if exp is None else f"{entry}^{{{exp}}}"
             return super()._print_Function(expr, exp)
 
@@ -66,19 +76,26 @@ def _make_printer():
             return rf"\sum\nolimits_{{{self._print(index)}}} {term}"
 
         def _print_Mul(self, expr):
-            num, den = sp.fraction(expr, exact=True)
-            if den != 1 and simple(den) and num != 1 and (num.has(sp.Sum) or len(self._print(num)) > 24):
-                inner = self._print(num)
-                if num.is_Add:
-                    inner = rf"\left({inner}\right)"
-                return rf"\tfrac{{1}}{{{self._print(den)}}} {inner}"
             if expr.as_coeff_Mul()[0].is_negative:
                 inner = self._print(-expr)
                 return "- " + (rf"\left({inner}\right)" if (-expr).is_Add else inner)
+            num, den = sp.fraction(expr, exact=True)
+            if den != 1 and simple(den) and num != 1 and (num.has(sp.Sum) or len(self._print(num)) > 24):
+                coeff, rest = num.as_coeff_Mul()
+                if not (coeff.is_Rational and coeff > 0):
+                    coeff, rest = sp.Integer(1), num
+                inner = self._print(rest)
+                if rest.is_Add:
+                    inner = rf"\left({inner}\right)"
+                return rf"\tfrac{{{coeff.p}}}{{{self._print(coeff.q * den)}}} {inner}"
             if den != 1 and not expr.could_extract_minus_sign() and num.is_Mul:
                 return rf"\frac{{{self._print(num)}}}{{{self._print(den)}}}"
             if den == 1 and not expr.could_extract_minus_sign():
                 factors = expr.as_ordered_factors()
+                matrices = [f for f in factors if f.is_Symbol and f.name in _MATRICES]
+                if matrices and len(matrices) < len(factors):  # scalars before matrices: c^2 P
+                    rest = [f for f in factors if f not in matrices]
+                    return " ".join([self._print(sp.Mul(*rest))] + [self._print(m) for m in matrices])
                 groups = [f for f in factors if f.is_Add or (f.is_Pow and f.base.is_Add)]
                 if groups and len(groups) < len(factors):  # scalars before parentheses: a_i (x_i - \bar{x})
                     rest = [f for f in factors if f not in groups]
@@ -225,4 +242,6 @@ def _times(scalar: str, vector: str, value) -> str:
         return "0"
     if value == 1:
         return vector
+    if not any(op in scalar for op in ("+", "-")):
+        return rf"{scalar}\,{vector}"
     return rf"{scalar}\,{vector}" if len(scalar) < 4 else rf"\left({scalar}\right){vector}"

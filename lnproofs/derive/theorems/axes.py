@@ -8,6 +8,8 @@ the proofs use explicit matrices with the fixed rational gains of :func:`sample_
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..theorem import Hypothesis, Step, Theorem
 from . import width_hypothesis
 from .ellipsoid import _NONZERO, _SQUARES, _SUMS, _WIDTH, _gen, n_sym, sample_gains
@@ -18,47 +20,13 @@ __all__ = ["theorems", "principal_axes", "riechers", "charpoly", "explicit_matri
 # ---------------------------------------------- principal axes / Riechers form
 
 
-def _mn_steps_general():
-    """Steps showing M N z = z and N M z = z for z in H (general n)."""
-    sp, s, n, i, j, k, a, y = _gen()
-    W = sp.Sum(1 / a[k] ** 2, (k, 1, n))
-    T = sp.Sum(y(k) / a[k] ** 2, (k, 1, n))
-    Nz = lambda t: (y(t) - T / W) / a[t]  # noqa: E731  (N z)_t for z = A y
-    C = sp.Sum(a[k] ** 2 * y(k), (k, 1, n)) / n
-    v = lambda t: a[t] * y(t) - C / a[t]  # noqa: E731  (A^-2 M z)_t
-    lt = (
-        Step(
-            r"$w^T z = \sum_j (1/a_j) a_j y_j = \mathbf{1}^T y = 0$, so $P_2 z = z$ for $z = A y \in H$",
-            sp.Sum(a[j] * y(j) / a[j], (j, 1, n)),
-            0,
-            _SUMS,
-        ),
-        Step(
-            r"$(N z)_i = (P_2 A^{-2} z)_i = y_i/a_i - \frac{1}{a_i} \frac{w^T A^{-2} z}{w^T w}$",
-            y(i) / a[i] - (1 / a[i]) * sp.Sum((1 / a[j]) * y(j) / a[j], (j, 1, n)) / W,
-            Nz(i),
-            _SUMS,
-        ),
-        Step(
-            r"$(M N z)_i = a_i (a_i (N z)_i - \tfrac{1}{n} \sum_j a_j (N z)_j) = a_i y_i = z_i$",
-            a[i] * (a[i] * Nz(i) - sp.Sum(a[j] * Nz(j), (j, 1, n)) / n),
-            a[i] * y(i),
-            _SUMS,
-        ),
-        Step(
-            r"$(A^{-2} M z)_i = \frac{1}{a_i}(a_i^2 y_i - \tfrac{1}{n} \sum_j a_j^2 y_j) = z_i - C w_i$",
-            (a[i] ** 2 * y(i) - sp.Sum(a[j] ** 2 * y(j), (j, 1, n)) / n) / a[i],
-            v(i),
-            _SUMS,
-        ),
-        Step(
-            r"$(N M z)_i = (P_2 (z - C w))_i = z_i$ ($P_2$ fixes $z$ and removes $w$)",
-            v(i) - (1 / a[i]) * sp.Sum(v(j) / a[j], (j, 1, n)) / W,
-            a[i] * y(i),
-            _SUMS,
-        ),
-    )
-    return lt, Nz, v, W
+def _perp(n, k, name):
+    """A vector of ``1^perp`` as a named quantity: ``name_t = q_t - (1/n) sum_k q_k`` (every such vector is one)."""
+    import sympy as sp
+
+    q, t = sp.IndexedBase("q", real=True), sp.Symbol("t", positive=True, integer=True)
+    f = sp.Function(name)
+    return f, (f, sp.Lambda((t,), q[t] - sp.Sum(q[k], (k, 1, n)) / n))
 
 
 def principal_axes(n_value):
@@ -74,9 +42,9 @@ def principal_axes(n_value):
             r"M = A P A,\ N = P_2 A^{-2} P_2",
         ),
         Hypothesis(
-            "linear image of a sphere",
-            r"the image of the sphere of radius $\sqrt{n}$ of a subspace under a "
-            r"linear map $L$ injective on it is the ellipsoid with shape matrix $n L L^T$",
+            "spectral theorem",
+            r"a real symmetric $n \times n$ matrix has an orthonormal basis of eigenvectors, and a subspace it maps "
+            r"into itself has one made of eigenvectors (the spectral theorem)",
             "",
             source="hornjohnson2013",
         ),
@@ -98,19 +66,51 @@ def principal_axes(n_value):
             data=(t, sp.Interval.open(0, sp.oo)),
         ),
     )
+    definitions = ()
     if n_value is None:
         _, s, n, i, j, k, a, _ = _gen()
-        P = lambda r_, c_: sp.KroneckerDelta(r_, c_) - 1 / n  # noqa: E731
-        lt, _, _, _ = _mn_steps_general()
+        y = s["y"]
+        v, v_def = _perp(n, k, "v")
+        z, w, t = sp.Function("z"), sp.Function("w"), sp.Symbol("t", positive=True, integer=True)
+        definitions = (v_def, (z, sp.Lambda((t,), a[t] * v(t))), (w, sp.Lambda((t,), 1 / a[t])))
         steps = (
             Step(
-                "$(A P)(A P)^T = A P P^T A = A P A = M$, entrywise",
-                sp.Sum(a[i] * P(i, k) * a[j] * P(j, k), (k, 1, n)),
-                a[i] * P(i, j) * a[j],
+                r"For $v \in \mathbf{1}^\perp$, $z = A v$ lies in $H$ (and $A^{-1}$ maps $H$ back into "
+                r"$\mathbf{1}^\perp$):",
+                sp.Sum(z(j) / a[j], (j, 1, n)),
+                0,
                 _SUMS,
+                why=r"$w^T z = \mathbf{1}^T v$",
             ),
-        ) + lt
-        concl = axis + (lt[2], lt[4])
+            Step(
+                r"So by Theorem ellipsoid.equation the image for $\epsilon = 0$ is "
+                r"$b + E$, $E = \{z \in H : z^T A^{-2} z = n\}$: for $z \in E$, $v = A^{-1} z$ has $\|v\|^2 = n$ "
+                r"and $g(P v) = v$ (Lemma projection.kernel). $M$ maps into $H$ and $M w = 0$:",
+                sp.Sum(a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j] * w(j), (j, 1, n)),
+                0,
+                _SUMS,
+                why=r"$(M w)_i$",
+            ),
+            Step(
+                r"Let $u = A v$ and $u' = A y$ be eigenvectors of $M$ in $H$, $M u' = \lambda' u'$, that is "
+                r"$P A^2 y = \lambda' y$. Then $\lambda' v^T y = v^T P A^2 y$ is",
+                sp.Sum(v(i) * (a[i] ** 2 * y[i] - sp.Sum(a[j] ** 2 * y[j], (j, 1, n)) / n), (i, 1, n)),
+                sp.Sum(a[i] ** 2 * v(i) * y[i], (i, 1, n)),
+                _SUMS,
+                why=r"$= u^T u'$",
+            ),
+        )
+        axis = (
+            dataclasses.replace(
+                axis[0],
+                description=r"For orthonormal eigenvectors $u_1, \dots, u_{n-1}$ of the symmetric $M$ in $H$ "
+                r"(the spectral theorem) this gives $u_k^T A^{-2} u_l = v_k^T v_l = \delta_{kl} / \lambda_l$ with "
+                r"$\lambda_l > 0$, so $z = \sum_k t_k u_k$ is in $E$ iff $\sum_k t_k^2/\lambda_k = n$: the semi-axis "
+                r"along $u_k$ is the $t > 0$ with",
+            ),
+        )
+        steps += axis
+        concl = axis + steps[2:3]
     else:
         S, bind = _explicit_symbols(n_value)
         steps = (
@@ -123,7 +123,16 @@ def principal_axes(n_value):
         )
         concl = axis + (steps[2],)
     return Theorem(
-        "ellipsoid.principal_axes", "Principal axes and semi-axes", text, latex, hyps, steps, concl, n=n_value
+        "ellipsoid.principal_axes",
+        "Principal axes and semi-axes",
+        text,
+        latex,
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+        definitions=definitions,
+        uses=("ellipsoid.hyperplane", "ellipsoid.equation", "projection.kernel"),
     )
 
 
@@ -189,10 +198,41 @@ def riechers(n_value):
         _SQUARES,
         where=((mu, 1 / lam),),
     )
+    definitions = ()
     if n_value is None:
-        lt, _, _, _ = _mn_steps_general()
-        steps = lt + (same,)
-        concl = (lt[2], lt[4], same)
+        _, s, n, i, j, k, a, _ = _gen()
+        v, v_def = _perp(n, k, "v")
+        z, u, t = sp.Function("z"), sp.Function("u"), sp.Symbol("t", positive=True, integer=True)
+        C, W = sp.Symbol("C", real=True), sp.Symbol(r"\|w\|", positive=True)
+        definitions = (
+            v_def,
+            (z, sp.Lambda((t,), a[t] * v(t))),
+            (C, sp.Sum(a[k] ** 2 * v(k), (k, 1, n)) / n),
+            (W, sp.sqrt(sp.Sum(1 / a[k] ** 2, (k, 1, n)))),
+            (u, sp.Lambda((t,), z(t) - C / a[t])),
+        )
+        steps = (
+            Step(
+                r"Let $z = A v \in H$ with $v \in \mathbf{1}^\perp$ (Theorem ellipsoid.principal_axes). Then "
+                r"$A z = A^2 v$ and $P A^2 v = A^2 v - C \mathbf{1}$, so $u = A^{-2} M z = A^{-1} P A^2 v$ has",
+                (a[i] ** 2 * v(i) - C) / a[i],
+                u(i),
+                _SUMS,
+                why=r"$u = z - C w$",
+            ),
+            Step(
+                r"and $P_2$ fixes $z$ and removes $w$: $N M z = P_2 u$ has the entries",
+                u(i) - sp.Sum(u(j) / a[j], (j, 1, n)) / (a[i] * W**2),
+                z(i),
+                _SUMS,
+            ),
+            dataclasses.replace(
+                same,
+                description=r"So $N M = P_2$ (also $M w = 0$), and $M N = (N M)^T = P_2$; an eigenvector $u \in H$ of "
+                r"$M$ with eigenvalue $\lambda$ has $N u = u / \lambda$, and",
+            ),
+        )
+        concl = steps[1:]
     else:
         M, N, P2, w, _ = explicit_matrices(n_value)
         S, bind = _explicit_symbols(n_value)
@@ -215,7 +255,16 @@ def riechers(n_value):
         )
         concl = (recip, same)
     return Theorem(
-        "ellipsoid.riechers_form", "Agreement with the Riechers form", text, latex, hyps, steps, concl, n=n_value
+        "ellipsoid.riechers_form",
+        "Agreement with the Riechers form",
+        text,
+        latex,
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+        definitions=definitions,
+        uses=("ellipsoid.principal_axes",),
     )
 
 

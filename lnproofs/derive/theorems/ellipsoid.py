@@ -10,9 +10,10 @@ fixed rational gains of :func:`sample_gains` and exact arithmetic.
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
-from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from ..theorem import Hypothesis, Step, Theorem, chain, general_symbols
 from . import width_hypothesis
 from .decomposition import radial_factor
 from .sphere import radius_expression
@@ -70,8 +71,8 @@ def _hyperplane(n_value):
         _NONZERO,
         Hypothesis(
             "image",
-            r"$z = h(y) = \operatorname{diag}(a) y + b$ with $y = c P x$ for a scalar $c$ "
-            r"(any $\epsilon$, either convention)",
+            r"$z = \operatorname{diag}(a)\, c P x + b$ for a scalar $c$ (every LayerNorm output is one, for any "
+            r"$\epsilon$ and either convention)",
             r"z = \operatorname{diag}(a)\,c\,Px + b",
         ),
     )
@@ -80,22 +81,20 @@ def _hyperplane(n_value):
         r"lies in the hyperplane through $b$ with normal $(1/a_1, \dots, 1/a_n)$."
     )
     latex = r"\sum_{i=1}^{n} \frac{z_i - b_i}{a_i} = 0"
+    definitions = ()
     if n_value is None:
         sp, s, n, i, j, k, a, _ = _gen()
         x, b = s["x"], s["b"]
         c = sp.Symbol("c", real=True)
-        mean = sp.Sum(x[k], (k, 1, n)) / n
-        z = lambda t: a[t] * c * (x[t] - mean) + b[t]  # noqa: E731
-        steps = (
-            Step(
-                r"$\sum_j (z_j - b_j)/a_j = c \sum_j (x_j - \bar{x})$",
-                sp.Sum((z(j) - b[j]) / a[j], (j, 1, n)),
-                c * sp.Sum(x[j] - mean, (j, 1, n)),
-                _SUMS,
-            ),
-            Step(r"$\sum_j (x_j - \bar{x}) = 0$", sp.Sum(x[j] - mean, (j, 1, n)), 0, _SUMS),
+        xbar, z, t = sp.Symbol("xbar"), sp.Function("z"), sp.Symbol("t", positive=True, integer=True)
+        definitions = ((xbar, sp.Sum(x[k], (k, 1, n)) / n), (z, sp.Lambda((t,), c * a[t] * (x[t] - xbar) + b[t])))
+        steps = chain(
+            sp.Sum((z(j) - b[j]) / a[j], (j, 1, n)),
+            (c * sp.Sum(x[j] - xbar, (j, 1, n)), _SUMS, "expand"),
+            (0, _SUMS, r"$\sum_j x_j = n\bar{x}$"),
+            description=r"By Lemma projection.mean_subtraction",
         )
-        concl = (Step(r"$\sum_j (z_j - b_j)/a_j = 0$", sp.Sum((z(j) - b[j]) / a[j], (j, 1, n)), 0, _SUMS),)
+        concl = (Step("", sp.Sum((z(j) - b[j]) / a[j], (j, 1, n)), 0, _SUMS),)
     else:
         import sympy as sp
 
@@ -125,6 +124,8 @@ def _hyperplane(n_value):
         steps,
         concl,
         n=n_value,
+        definitions=definitions,
+        uses=("projection.mean_subtraction",),
     )
 
 
@@ -139,10 +140,7 @@ def _equation(n_value, convention):
     hyps = (
         width_hypothesis(n_value, _WIDTH),
         _NONZERO,
-        Hypothesis(
-            "image", r"$z = \operatorname{diag}(a) g(p) + b$ with $p = P x \ne 0$ and $g$ the radial scaling", ""
-        ),
-        Hypothesis("convention", f"the {convention!r} convention for " + r"$\epsilon > 0$", ""),
+        Hypothesis("image", r"$z = \operatorname{diag}(a)\, g(p) + b$ with $p = P x \ne 0$", ""),
     )
     text = (
         r"If every $a_i \ne 0$, $z = \operatorname{LN}(x)$ satisfies "
@@ -153,33 +151,21 @@ def _equation(n_value, convention):
     radius = radius_expression(
         r, sp.Symbol("n", positive=True, integer=True) if n_value is None else sp.Integer(n_value), eps, convention
     )
+    definitions = ()
     if n_value is None:
         _, s, n, i, j, k, a, _ = _gen()
-        p = sp.IndexedBase("p", real=True)
-        R2 = sp.Sum(p[k] ** 2, (k, 1, n))
-        y0 = lambda t: sp.sqrt(n) * p[t] / sp.sqrt(R2)  # noqa: E731
-        ye = lambda t: radial_factor(sp.sqrt(R2), n, eps, convention) * p[t]  # noqa: E731
-        form = lambda yy: sp.Sum((a[j] * yy(j)) ** 2 / a[j] ** 2, (j, 1, n))  # noqa: E731
-        steps = (
-            Step(
-                r"$(z - b)^T \operatorname{diag}(a)^{-2} (z - b) = \sum_j (a_j y_j)^2 / a_j^2 = \|y\|^2$",
-                form(lambda t: p[t]),
-                R2,
-                _SUMS,
-            ),
-            Step(r"$\epsilon = 0$: $\|g(p)\|^2 = n$", form(y0), n, _SUMS),
-            Step(
-                r"$\epsilon > 0$: $\|g(p)\|^2 = c(\|p\|)^2 \|p\|^2$",
-                form(ye),
-                radial_factor(sp.sqrt(R2), n, eps, convention) ** 2 * R2,
-                _SUMS,
-            ),
-            Step("which is below $n$ (theorem sphere.interior)", radius**2, n, _SIGN, relation="<"),
+        g, z = sp.IndexedBase("g", real=True), sp.Function("z")
+        t = sp.Symbol("t", positive=True, integer=True)
+        form = Step(
+            r"With $g = g(p)$ the form is $\|g(p)\|^2$, which is $n$ for $\epsilon = 0$ by Theorem "
+            f"sphere.radius and below $n$ for $\\epsilon > 0$ by Theorem sphere.interior_{convention}",
+            sp.Sum((z(j) - s["b"][j]) ** 2 / a[j] ** 2, (j, 1, n)),
+            sp.Sum(g[j] ** 2, (j, 1, n)),
+            _SUMS,
+            why="cancel $a_j^2$",
         )
-        concl = (
-            Step(r"$\epsilon = 0$: the quadratic form equals $n$", form(y0), n, _SUMS),
-            Step(r"$\epsilon > 0$: the quadratic form equals $\|g(P x)\|^2 < n$", radius**2, n, _SIGN, relation="<"),
-        )
+        definitions = ((z, sp.Lambda((t,), a[t] * g[t] + s["b"][t])),)
+        steps, concl = (form,), (form,)
     else:
         a = sp.symbols(f"a1:{n_value + 1}", real=True, nonzero=True)
         p = sp.symbols(f"p1:{n_value + 1}", real=True)
@@ -211,6 +197,8 @@ def _equation(n_value, convention):
         concl,
         n=n_value,
         convention=convention,
+        uses=("ellipsoid.hyperplane", "sphere.radius", f"sphere.interior_{convention}"),
+        definitions=definitions,
     )
 
 
@@ -222,13 +210,17 @@ def _zero_gains(n_value):
 
     hyps = (
         width_hypothesis(n_value, _WIDTH),
-        Hypothesis("zero gains", r"exactly $k$ of the gains are non-zero, $0 \le k \le n$", ""),
+        Hypothesis(
+            "zero gains",
+            r"exactly $k$ of the gains are non-zero, $0 \le k \le n$, and $z = \operatorname{diag}(a)\, y + b$ with "
+            r"$y = g(P x)$",
+            "",
+        ),
     )
     text = (
         r"Coordinates with $a_i = 0$ are constant ($z_i = b_i$). The image spans an affine subspace of dimension "
         r"$\operatorname{rank}(\operatorname{diag}(a) P \operatorname{diag}(a)) = k$ when $k < n$ (the block of "
-        r"non-zero gains is invertible) and $n - 1$ when $k = n$; for $\epsilon = 0$ and $k = n - 1$ the image is "
-        r"an ellipsoid surface of dimension $k - 1$."
+        r"non-zero gains is invertible) and $n - 1$ when $k = n$."
     )
     latex = r"a_i = 0 \Rightarrow z_i = b_i;\quad \operatorname{rank}(\operatorname{diag}(a) P \operatorname{diag}(a)) = k\ (k < n),\ n - 1\ (k = n)"
     if n_value is None:
@@ -237,34 +229,34 @@ def _zero_gains(n_value):
         kk = sp.Symbol("k", positive=True, integer=True)
         m = sp.Symbol("m", positive=True, integer=True)  # m = n - k > 0 zero gains
         c = sp.Symbol("c", real=True)
+        zero = Step(
+            r"Where $a_i = 0$, $z_i = b_i$ and row $i$ of $A P A$ ($A = \operatorname{diag}(a)$) vanishes:",
+            a[i] * y[i] + b[i],
+            b[i],
+            "expand",
+            where=((a[i], 0),),
+        )
         steps = (
+            zero,
+            Step("", a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j], 0, "expand", where=((a[i], 0),)),
             Step(
-                "$z_i = a_i y_i + b_i$ with $a_i = 0$ is $b_i$", a[i] * y[i] + b[i], b[i], "expand", where=((a[i], 0),)
-            ),
-            Step(
-                "Row $i$ of $A P A$ vanishes when $a_i = 0$",
-                a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j],
-                0,
-                "expand",
-                where=((a[i], 0),),
-            ),
-            Step(
-                r"A null vector $v$ of the non-zero block $D^2 - a a^T/n$ has $v_j = c/a_j$ with $c = a^T v/n$, and then "
-                r"$c - \tfrac{1}{n} \sum_{j \le k} a_j v_j = c (1 - k/n)$",
+                r"Order the gains so that $a_1, \dots, a_k$ are the non-zero ones. A null vector $v$ of the block "
+                r"$(a_i a_j (\delta_{ij} - \tfrac{1}{n}))_{i, j \le k}$ has $v_j = c / a_j$ with "
+                r"$c = \tfrac{1}{n} \sum_{j \le k} a_j v_j$, and then",
                 c - sp.Sum(a[j] * (c / a[j]), (j, 1, kk)) / n,
                 c * (1 - kk / n),
                 _SUMS,
+                why="so $c (1 - k/n) = 0$",
             ),
             Step(
-                r"For $k < n$ ($n = k + m$, $m \ge 1$) the factor $1 - k/n$ is positive, so $c = 0$, $v = 0$: the block is "
-                "invertible",
+                r"For $k < n$, that is $n = k + m$ with $m \ge 1$, $c = 0$ and $v = 0$: the block is invertible, as",
                 1 - kk / (kk + m),
                 0,
                 _SIGN,
                 relation=">",
             ),
             Step(
-                "For $k = n$ the factor vanishes and $v = 1/a$ spans the kernel (rank $n - 1$)",
+                r"For $k = n$ the factor vanishes and $v_j = 1/a_j$ spans the kernel: rank $n - 1$.",
                 1 - kk / n,
                 0,
                 "expand",
@@ -345,6 +337,7 @@ def _equal_gains(n_value):
     latex = r"\|z - b\| = |c|\sqrt{n},\ \ \mathbf{1}^T (z - b) = 0"
     nn = n_sym(n_value)
     lam = sp.Symbol("lambda", positive=True)
+    definitions = ()
     semi = Step(
         r"the semi-axes $\sqrt{n\lambda}$ at $\lambda = c^2$ equal $|c|\sqrt{n}$",
         sp.sqrt(nn * lam),
@@ -356,45 +349,35 @@ def _equal_gains(n_value):
         _, s, n, i, j, k, a, _ = _gen()
         I, J = sp.Symbol("I"), sp.Symbol("J")
         p, x = sp.IndexedBase("p", real=True), s["x"]
-        R2 = sp.Sum(p[k] ** 2, (k, 1, n))
-        mean = sp.Sum(x[k], (k, 1, n)) / n
+        norm = sp.Symbol(r"\|p\|", positive=True)
+        xbar, Psym = sp.Symbol("xbar"), sp.Symbol("P")
         steps = (
             Step(
-                r"$A P A = (c I)(I - \tfrac{1}{n} J)(c I) = c^2 P$",
-                (c * I) * (I - J / n) * (c * I),
-                c**2 * (I - J / n),
-                "rewrite J^2 = nJ",
-                data=(n,),
-            ),
-            Step(
-                r"$c^2 P$ has eigenvalue $c^2$ on $\mathbf{1}^\perp$",
-                c**2 * (I - J / n),
+                r"With $A = c I$, $A P A = c^2 P$, and on $\mathbf{1}^\perp$",
+                c**2 * Psym,
                 c**2,
                 "apply to v orthogonal to 1 (J v = 0)",
                 data=(n,),
             ),
-            semi,
+            dataclasses.replace(semi, description=r"so by Theorem ellipsoid.principal_axes every semi-axis is"),
             Step(
-                r"$\|z - b\|^2 = \sum_j (c g_j)^2 = c^2 n$ for $g$ on the sphere of radius $\sqrt{n}$",
-                sp.Sum((c * sp.sqrt(n) * p[j] / sp.sqrt(R2)) ** 2, (j, 1, n)),
-                c**2 * n,
+                r"With $p = P x$, $z - b = c\, g(p) = c \sqrt{n}\, p / \|p\|$ (Theorem sphere.radius), so",
+                sp.sqrt(sp.Sum((c * sp.sqrt(n) * p[j] / norm) ** 2, (j, 1, n))),
+                sp.Abs(c) * sp.sqrt(n),
                 _SUMS,
             ),
             Step(
-                r"$\mathbf{1}^T (z - b)$ is $c \sum_j (x_j - \bar{x})$ times the radial scale, which is $0$",
-                sp.Sum(c * (x[j] - mean), (j, 1, n)),
+                r"and $\mathbf{1}^T (z - b) = 0$, as $p_j = x_j - \bar{x}$ (Lemma projection.mean_subtraction):",
+                sp.Sum(c * (x[j] - xbar), (j, 1, n)),
                 0,
                 _SUMS,
             ),
         )
-        concl = (
-            Step(
-                r"$\|z - b\| = |c|\sqrt{n}$",
-                sp.sqrt(sp.Sum((c * sp.sqrt(n) * p[j] / sp.sqrt(R2)) ** 2, (j, 1, n))),
-                sp.Abs(c) * sp.sqrt(n),
-                _SUMS,
-            ),
-            steps[4],
+        concl = steps[2:]
+        definitions = (
+            (Psym, I - J / n),
+            (norm, sp.sqrt(sp.Sum(p[k] ** 2, (k, 1, n)))),
+            (xbar, sp.Sum(x[k], (k, 1, n)) / n),
         )
     else:
         P = sp.eye(n_value) - sp.ones(n_value, n_value) / n_value
@@ -424,7 +407,18 @@ def _equal_gains(n_value):
             ),
             Step(r"$\mathbf{1}^T (z - b) = 0$ (explicit)", sum(c * (t - mean) for t in x), 0, "expand"),
         )
-    return Theorem("ellipsoid.equal_gains", "Equal gains give a sphere", text, latex, hyps, steps, concl, n=n_value)
+    return Theorem(
+        "ellipsoid.equal_gains",
+        "Equal gains give a sphere",
+        text,
+        latex,
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+        definitions=definitions,
+        uses=("ellipsoid.principal_axes",),
+    )
 
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:

@@ -33,46 +33,46 @@ def secular(n_value):
         ),
     )
     text = (
-        r"$\operatorname{diag}(a) P \operatorname{diag}(a) = \operatorname{diag}(a)^2 - a a^T / n$; by the matrix "
-        r"determinant lemma its eigenvalues $\lambda$ off the poles $a_i^2$ are the roots of "
-        r"$1 - \tfrac{1}{n} \sum_i a_i^2 / (a_i^2 - \lambda) = 0$, $\lambda = 0$ among them."
+        r"$\operatorname{diag}(a) P \operatorname{diag}(a) = \operatorname{diag}(a)^2 - a a^T / n$, and its "
+        r"eigenvalues $\lambda$ off the poles $a_i^2$ are the roots of "
+        r"$f(\lambda) = 1 - \tfrac{1}{n} \sum_i a_i^2 / (a_i^2 - \lambda)$, $\lambda = 0$ among them."
     )
     latex = (
         r"\operatorname{diag}(a) P \operatorname{diag}(a) = \operatorname{diag}(a)^2 - \tfrac{1}{n} a a^T,\quad "
         r"1 - \frac{1}{n}\sum_{i=1}^n \frac{a_i^2}{a_i^2 - \lambda} = 0"
     )
+    definitions = ()
     if n_value is None:
         _, s, n, i, j, k, a, _ = _gen()
         c = sp.Symbol("c", real=True)
-        f = 1 - sp.Sum(a[k] ** 2 / (a[k] ** 2 - lam), (k, 1, n)) / n
-        v = lambda t: a[t] * c / (a[t] ** 2 - lam)  # noqa: E731
-        m_entry = a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j]
+        f, v, t = sp.Function("f"), sp.Function("v"), sp.Symbol("t", positive=True, integer=True)
+        definitions = (
+            (f, sp.Lambda((lam,), 1 - sp.Sum(a[k] ** 2 / (a[k] ** 2 - lam), (k, 1, n)) / n)),
+            (v, sp.Lambda((t,), a[t] * c / (a[t] ** 2 - lam))),
+        )
         steps = (
             Step(
-                r"$(A P A)_{ij} = a_i (\delta_{ij} - 1/n) a_j = a_i^2 \delta_{ij} - a_i a_j / n$",
-                m_entry,
+                r"By the definition of $P$, $(A P A)_{ij}$ with $A = \operatorname{diag}(a)$ is",
+                a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j],
                 a[i] ** 2 * sp.KroneckerDelta(i, j) - a[i] * a[j] / n,
                 _SUMS,
+                why="expand",
             ),
             Step(
-                r"An eigenvector $v$ solves $(a_i^2 - \lambda) v_i = a_i c$ with $c = a^T v / n$, so "
-                r"$v_i = a_i c/(a_i^2 - \lambda)$; then $c - \tfrac{1}{n} \sum_j a_j v_j = c f(\lambda)$",
+                r"So $A P A v = \lambda v$ reads $(a_i^2 - \lambda) v_i = a_i c$ with $c = \tfrac{1}{n} a^T v$: off the "
+                r"poles $v_i = a_i c / (a_i^2 - \lambda)$, and $c = \tfrac{1}{n} a^T v$ holds iff $c f(\lambda) = 0$, as",
                 c - sp.Sum(a[j] * v(j), (j, 1, n)) / n,
-                c * f,
+                c * f(lam),
                 _SUMS,
             ),
             Step(
-                r"Conversely that $v$ gives $((A^2 - a a^T/n - \lambda I) v)_i = a_i c f(\lambda)$",
+                r"($c \ne 0$ for $v \ne 0$). Conversely, for a root $\lambda$ of $f$ that $v$ is an eigenvector:",
                 (a[i] ** 2 - lam) * v(i) - a[i] * sp.Sum(a[j] * v(j), (j, 1, n)) / n,
-                a[i] * c * f,
+                a[i] * c * f(lam),
                 _SUMS,
+                why=r"$((A P A - \lambda I) v)_i$",
             ),
-            Step(
-                r"$f(0) = 1 - \tfrac{1}{n} \sum_i a_i^2 / a_i^2 = 0$, so $\lambda = 0$ is a root (eigenvector $w = 1/a$)",
-                f.subs(lam, 0),
-                0,
-                _SUMS,
-            ),
+            Step(r"And $\lambda = 0$ is a root:", f(0), 0, _SUMS),
         )
         concl = (steps[0], steps[2])
     else:
@@ -115,6 +115,7 @@ def secular(n_value):
         steps,
         concl,
         n=n_value,
+        definitions=definitions,
     )
 
 
@@ -140,59 +141,51 @@ def interlacing(n_value):
         r"$a_{(i)}^2 \le \lambda_i \le a_{(i+1)}^2$."
     )
     latex = r"a_{(i)}^2 \le \lambda_i \le a_{(i+1)}^2,\quad i = 1, \dots, n-1"
+    definitions = ()
     if n_value is None:
         _, s, n, i, j, k, a, _ = _gen()
         f = 1 - sp.Sum(a[k] ** 2 / (a[k] ** 2 - lam), (k, 1, n)) / n
         sq = sp.Symbol("s", positive=True)  # one squared gain
         gap = sp.Symbol("delta", real=True, nonzero=True)  # s - lambda off the pole
         nn = sp.Symbol("n", positive=True, integer=True)
+        term = -sq / (nn * (sq - lam))
+        derivative = Step(
+            r"By Theorem ellipsoid.secular_equation the non-zero eigenvalues are the roots of $f$ other than "
+            r"$\lambda = 0$, and",
+            f,
+            -sp.Sum(a[k] ** 2 / (a[k] ** 2 - lam) ** 2, (k, 1, n)) / n,
+            "derivative",
+            data=(lam,),
+        )
         steps = (
+            derivative,
             Step(
-                r"$f'(\lambda) = -\tfrac{1}{n} \sum_i a_i^2 / (a_i^2 - \lambda)^2$",
-                f,
-                -sp.Sum(a[k] ** 2 / (a[k] ** 2 - lam) ** 2, (k, 1, n)) / n,
-                "derivative",
-                data=(lam,),
-            ),
-            Step(
-                "each term of $f'$ is negative off the poles, so $f$ strictly decreases between poles",
+                r"whose terms, at a squared gain $s$ and $\delta = s - \lambda \ne 0$, are negative:",
                 -sq / (nn * gap**2),
                 0,
                 _SIGN,
                 relation="<",
+                why=r"$f$ decreases between poles",
             ),
             Step(
-                r"just right of a pole $s = a_{(i)}^2$ its term $-\tfrac{1}{n}\, s/(s - \lambda)$ tends to $+\infty$",
-                -sq / (nn * (sq - lam)),
+                r"The term $-\tfrac{1}{n}\, s/(s - \lambda)$ of $f$ at the pole $s = a_{(i)}^2$ has",
+                term,
                 sp.oo,
                 "limit",
                 data=(lam, sq, "+"),
             ),
+            Step("", term, -sp.oo, "limit", data=(lam, sq, "-")),
             Step(
-                r"just left of a pole it tends to $-\infty$",
-                -sq / (nn * (sq - lam)),
-                -sp.oo,
-                "limit",
-                data=(lam, sq, "-"),
-            ),
-            Step(
-                r"as $\lambda \to \infty$ every term tends to $0$, so $f \to 1 > 0$: no root above $a_{(n)}^2$",
-                -sq / (nn * (sq - lam)),
+                r"while the others stay bounded, so $f$ runs from $+\infty$ to $-\infty$ on each gap "
+                r"$(a_{(i)}^2, a_{(i+1)}^2)$ and has there exactly one root (intermediate values). Above "
+                r"$a_{(n)}^2$ it decreases to $1$, as",
+                term,
                 0,
                 "limit",
                 data=(lam, sp.oo),
             ),
-            Step(r"$f(0) = 0$: the root below $a_{(1)}^2$ is $\lambda = 0$", f.subs(lam, 0), 0, _SUMS),
         )
-        concl = (
-            Step(
-                r"One root in each of the $n - 1$ gaps $(a_{(i)}^2, a_{(i+1)}^2)$ by the intermediate value theorem, "
-                r"plus $\lambda = 0$: that accounts for all $n$ eigenvalues",
-                sp.Add(n - 1, 1, evaluate=False),
-                n,
-                "expand",
-            ),
-        )
+        concl = steps[:3]
     else:
         a = [sp.Rational(g.numerator, g.denominator) for g in sample_gains(n_value)]
         A = sp.diag(*a)
@@ -227,6 +220,8 @@ def interlacing(n_value):
         steps,
         concl,
         n=n_value,
+        definitions=definitions,
+        uses=("ellipsoid.secular_equation",),
     )
 
 
