@@ -65,6 +65,9 @@ def _make_printer():
                 terms = [t for t in terms if t not in bias] + bias
             return terms
 
+        def _print_Identity(self, expr):
+            return "I"
+
         def _print_Sum(self, expr):
             # indices run over 1..n (the setting says so): the sum is written with its index only
             ((index, low, high),) = expr.limits if len(expr.limits) == 1 else ((None, None, None),)

@@ -181,8 +181,18 @@ _SETTING = (r"\bar{x} = ", "P_{rc} = ", "J_{rc} = ", r"P = I - \frac{J}{n}")
 
 
 def printed_definitions(p) -> list:
-    """The named quantities a proof writes out ("Write ..."): its own, not those of the setting."""
-    return [d for d in p.definitions if not d.startswith(_SETTING)]
+    """The named quantities a proof writes out ("Write ..."): its own, not those of the setting nor
+    those its hypotheses already define."""
+    said = " ".join([p.statement] + [h.text for h in p.hypotheses])
+
+    def defined(d: str) -> bool:
+        lhs = d.split(" = ", 1)[0].strip()
+        if re.search(re.escape(lhs) + r"\s*=", said):
+            return True
+        head = re.match(r"([A-Za-z]+)\(", lhs)  # R(a) when the hypotheses define R(\theta)
+        return bool(head) and re.search(re.escape(head.group(1)) + r"\([^)]*\)\s*=", said) is not None
+
+    return [d for d in p.definitions if not d.startswith(_SETTING) and not defined(d)]
 
 
 # ------------------------------------------------------------------------ prose
@@ -266,7 +276,9 @@ def theorem_latex(entry: TheoremEntry, names) -> str:
     hyps = _printed_hypotheses(p)
     assumed = [h for h in hyps if not h.cited]
     if assumed:
-        out.append("Suppose " + "; ".join(prose.to_latex(_lower(clean_text(h.text, names, ref))) for h in assumed) + ".")
+        out.append(
+            "Suppose " + "; ".join(prose.to_latex(_lower(clean_text(h.text, names, ref))) for h in assumed) + "."
+        )
     out.append(prose.to_latex(clean_text(p.statement, names, ref)))
     out.append(rf"\end{{{env}}}")
     out += _proof_latex(p, names, ref)
