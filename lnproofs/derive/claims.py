@@ -65,6 +65,13 @@ def _make_printer():
                 terms = [t for t in terms if t not in bias] + bias
             return terms
 
+        def _print_Indexed(self, expr):
+            label = str(expr.base.label)
+            if "_" in label and len(expr.indices) == 1:  # entry t of k_i is k_{it}
+                head, sub = label.split("_", 1)
+                return f"{head}_{{{sub}{self._print(expr.indices[0])}}}"
+            return super()._print_Indexed(expr)
+
         def _print_Identity(self, expr):
             return "I"
 

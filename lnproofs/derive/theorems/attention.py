@@ -9,7 +9,9 @@ caveats as constructed counterexamples, and the exact threshold of the seed demo
 
 from __future__ import annotations
 
-from ..theorem import Hypothesis, Step, Theorem, general_symbols
+import dataclasses
+
+from ..theorem import Hypothesis, Step, Theorem, chain, general_symbols
 from . import width_hypothesis
 
 __all__ = ["theorems"]
@@ -49,24 +51,24 @@ def _uniform(n_value):
         ),
         Hypothesis("gains", r"every $a_i \ne 0$", r"a_i \ne 0"),
     )
+    definitions = ()
     if n_value is None:
         s = general_symbols()
         n, j, k, a, b = s["n"], s["j"], s["k"], s["a"], s["b"]
-        p = sp.IndexedBase("p", real=True)
-        c = sp.Symbol("c", real=True)
-        y = lambda t: c * (p[t] - sp.Sum(p[k], (k, 1, n)) / n)  # noqa: E731  a vector of 1^perp
-        key = lambda t: a[t] * y(t) + b[t]  # noqa: E731
-        score = sp.Sum(key(j) / a[j], (j, 1, n))
-        steps = (
-            Step(
-                r"$q \cdot k = \sum_j (a_j y_j + b_j)/a_j = \mathbf{1}^T y + q \cdot b$",
-                score,
-                sp.Sum(y(j), (j, 1, n)) + sp.Sum(b[j] / a[j], (j, 1, n)),
-                _SUMS,
-            ),
-            Step(r"$\mathbf{1}^T y = 0$", sp.Sum(y(j), (j, 1, n)), 0, _SUMS),
+        q_, t = sp.IndexedBase("q", real=True), sp.Symbol("t", positive=True, integer=True)
+        y, key = sp.Function("y"), sp.Function("k")
+        definitions = (
+            (y, sp.Lambda((t,), q_[t] - sp.Sum(q_[k], (k, 1, n)) / n)),
+            (key, sp.Lambda((t,), a[t] * y(t) + b[t])),
         )
-        concl = (Step(r"$q \cdot k = q \cdot b$ for every key", score, sp.Sum(b[j] / a[j], (j, 1, n)), _SUMS),)
+        score = sp.Sum(key(j) / a[j], (j, 1, n))
+        steps = chain(
+            score,
+            (sp.Sum(y(j), (j, 1, n)) + sp.Sum(b[j] / a[j], (j, 1, n)), _SUMS, "expand"),
+            (sp.Sum(b[j] / a[j], (j, 1, n)), _SUMS, r"$\mathbf{1}^T y = 0$"),
+            description=r"Every $y \in \mathbf{1}^\perp$ is $y = P q$ for some $q$ (Lemma projection.kernel), and",
+        )
+        concl = (Step("", score, sp.Sum(b[j] / a[j], (j, 1, n)), _SUMS),)
     else:
         a = sp.symbols(f"a1:{n_value + 1}", real=True, nonzero=True)
         b = sp.symbols(f"b1:{n_value + 1}", real=True)
@@ -89,7 +91,16 @@ def _uniform(n_value):
             Step(r"$q \cdot k = q \cdot b$ (explicit)", score, sum(b[t] / a[t] for t in range(n_value)), "expand"),
         )
     return Theorem(
-        "attention.uniform_query", "The normal query attends uniformly", text, latex, hyps, steps, concl, n=n_value
+        "attention.uniform_query",
+        "The normal query attends uniformly",
+        text,
+        latex,
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+        definitions=definitions,
+        uses=("projection.kernel",),
     )
 
 
@@ -129,29 +140,27 @@ def _witness(n_value, ellipsoid: bool):
         Hypothesis("distinct", r"$k_i \ne k_j$", r"k_i \ne k_j"),
     )
     d2 = sp.Symbol("D", positive=True)  # the positive squared (weighted) distance of distinct keys
+    definitions = ()
     if n_value is None:
         s = general_symbols()
-        n, t = s["n"], s["k"]
+        n, t = s["n"], sp.Symbol("t", positive=True, integer=True)
         u, v, a = sp.IndexedBase("u", real=True), sp.IndexedBase("v", real=True), s["a"]
         wgt = (lambda r: 1 / a[r] ** 2) if ellipsoid else (lambda r: 1)
         S = lambda f: sp.Sum(f, (t, 1, n))  # noqa: E731
         gap = S(wgt(t) * u[t] * (u[t] - v[t]))  # q.(k_i - k_j) with q = W u
-        identity = Step(
-            r"$q \cdot (k_i - k_j) = \tfrac12 \|u - v\|_W^2 + \tfrac12 (\|u\|_W^2 - \|v\|_W^2)$, $W$ the weights",
-            gap,
-            S(wgt(t) * (u[t] - v[t]) ** 2) / 2 + (S(wgt(t) * u[t] ** 2) - S(wgt(t) * v[t] ** 2)) / 2,
-            _SUMS,
+        D, U, V = sp.Symbol("D", real=True), sp.Symbol("U", real=True), sp.Symbol("V", real=True)
+        definitions = ((D, S(wgt(t) * (u[t] - v[t]) ** 2)), (U, S(wgt(t) * u[t] ** 2)), (V, S(wgt(t) * v[t] ** 2)))
+        steps = (
+            Step(
+                r"The gap $q \cdot (k_i - k_j)$ is",
+                gap,
+                D / 2 + (U - V) / 2,
+                _SUMS,
+            ),
+            Step("", D / 2 + (U - V) / 2, D / 2, _SUMS, where=((V, U),), chained=True, why="$U = V$"),
+            Step("", D / 2, 0, _SIGN, chained=True, relation=">", why="$k_i \\ne k_j$"),
         )
-        rho = sp.Symbol("rho", positive=True)
-        U2, V2 = sp.Symbol("U", nonnegative=True), sp.Symbol("V", nonnegative=True)
-        equal = Step(
-            r"with $U = \|u\|_W^2$ and $V = \|v\|_W^2$ both equal to $\rho^2$ the second half vanishes",
-            S(wgt(t) * (u[t] - v[t]) ** 2) / 2 + (U2 - V2) / 2,
-            S(wgt(t) * (u[t] - v[t]) ** 2) / 2,
-            _SUMS,
-            where=((U2, rho**2), (V2, rho**2)),
-        )
-        steps = (identity, equal)
+        steps = steps[:2] + (dataclasses.replace(steps[2], lhs=d2 / 2),)
     else:
         u = sp.symbols(f"u1:{n_value + 1}", real=True)
         v = sp.symbols(f"v1:{n_value + 1}", real=True)
@@ -168,17 +177,12 @@ def _witness(n_value, ellipsoid: bool):
                 "expand",
             ),
         )
-    concl = (
-        Step(
-            r"the gap $\tfrac12 D$ with $D = \|u - v\|_W^2 > 0$ (distinct keys) is positive",
-            d2 / 2,
-            0,
-            _SIGN,
-            relation=">",
-        ),
-    ) + steps[:1]
+    if n_value is None:
+        concl = (steps[0], steps[2])
+    else:
+        concl = (Step(r"the gap $\tfrac12 D$, $D > 0$, is positive", d2 / 2, 0, _SIGN, relation=">"),) + steps[:1]
     title = "Keys on the ellipsoid are selectable" if ellipsoid else "Keys on a sphere are selectable"
-    return Theorem(name, title, text, latex, hyps, steps, concl, n=n_value)
+    return Theorem(name, title, text, latex, hyps, steps, concl, n=n_value, definitions=definitions)
 
 
 # --------------------------------------------------- theorem of the alternative
@@ -200,9 +204,9 @@ def _alternative(n_value):
         _SELECT,
         Hypothesis(
             "Gordan's alternative",
-            r"for finitely many vectors $d_j = k_i - k_j$, either some $q$ has "
-            r"$q \cdot d_j > 0$ for all $j$, or some non-zero $w \ge 0$ has $\sum_j w_j d_j = 0$ (linear "
-            "programming duality)",
+            r"for finitely many vectors $d_j \in \mathbb{R}^n$ exactly one holds: some $q$ has $q \cdot d_j > 0$ for "
+            r"every $j$, or some $w \ge 0$, $w \ne 0$, has $\sum_j w_j d_j = 0$ (Gordan's alternative, applied to "
+            r"$d_j = k_i - k_j$; then $w / \sum_j w_j$ are convex weights with $\sum_j w_j k_j = k_i$)",
             "",
             source="gordan1873",
         ),
@@ -211,43 +215,36 @@ def _alternative(n_value):
     m = sp.Symbol("m", positive=True, integer=True)
     j, t = sp.Symbol("j", positive=True, integer=True), sp.Symbol("t", positive=True, integer=True)
     dim = sp.Symbol("n", positive=True, integer=True) if n_value is None else sp.Integer(n_value)
-    q, w, K = sp.IndexedBase("q", real=True), sp.IndexedBase("w", real=True), sp.IndexedBase("K", real=True)
+    q, w, K = sp.IndexedBase("q", real=True), sp.IndexedBase("w", real=True), sp.IndexedBase("k", real=True)
     sc = sp.IndexedBase("s", real=True)
     si = sp.Symbol("s_i", real=True)
-    W = sp.Sum(w[j], (j, 1, m))
     Wsym = sp.Symbol("W", positive=True)  # the total weight sum_j w_j
+    definitions = ((Wsym, sp.Sum(w[j], (j, 1, m))),)
     steps = [
         Step(
-            r"Linearity: $q \cdot (\sum_j w_j k_j) = \sum_j w_j\, q \cdot k_j$, coordinates $t = 1, \dots, n$",
+            r"Let $s_j = q \cdot k_j$ (coordinates $k_{jt}$, $t = 1, \dots, n$). Then "
+            r"$q \cdot \sum_j w_j k_j = \sum_j w_j s_j$:",
             sp.Sum(q[t] * sp.Sum(w[j] * K[j, t], (j, 1, m)), (t, 1, dim)),
             sp.Sum(w[j] * sp.Sum(q[t] * K[j, t], (t, 1, dim)), (j, 1, m)),
             _SUMS,
+            why="linearity",
         ),
         Step(
-            r"With scores $s_j = q \cdot k_j$: $\sum_j w_j (s_i - s_j) = s_i \sum_j w_j - \sum_j w_j s_j$",
+            r"For weights $w_1, \dots, w_m \ge 0$ on the other keys,",
             sp.Sum(w[j] * (si - sc[j]), (j, 1, m)),
-            si * W - sp.Sum(w[j] * sc[j], (j, 1, m)),
+            si * Wsym - sp.Sum(w[j] * sc[j], (j, 1, m)),
             _SUMS,
         ),
         Step(
-            r"$\sum_j w_j = 1$ turns it into $s_i - \sum_j w_j s_j$, which is $0$ when $k_i = \sum_j w_j k_j$",
+            "",
             si * Wsym - sp.Sum(w[j] * sc[j], (j, 1, m)),
             si - sp.Sum(w[j] * sc[j], (j, 1, m)),
             _SUMS,
             where=((Wsym, 1),),
+            chained=True,
+            why="$W = 1$",
         ),
     ]
-    g = sp.Symbol("g", positive=True)  # the smallest gap q.(k_i - k_j) of a separating q
-    steps.append(
-        Step(
-            r"If every gap $s_i - s_j \ge g > 0$ then $\sum_j w_j (s_i - s_j) \ge g \sum_j w_j = g > 0$: no "
-            "convex weights exist",
-            g * 1,
-            0,
-            _SIGN,
-            relation=">",
-        )
-    )
     if n_value is not None:
         # an explicit instance: the centroid of e_1..e_n is in the hull, e_1 is selectable with q = e_1
         e = [sp.Matrix([1 if r == c else 0 for r in range(n_value)]) for c in range(n_value)]
@@ -277,7 +274,7 @@ def _alternative(n_value):
                 relation=">",
             )
         )
-    concl = (steps[0], steps[2], steps[3])
+    concl = (steps[0], steps[2], *steps[3:])
     return Theorem(
         "attention.selectable_iff_not_in_hull",
         "Selectable iff not in the hull of the others",
@@ -287,6 +284,7 @@ def _alternative(n_value):
         tuple(steps),
         concl,
         n=n_value,
+        definitions=definitions,
     )
 
 

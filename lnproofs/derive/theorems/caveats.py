@@ -39,8 +39,10 @@ def _eps_caveat(n_value, convention):
         Hypothesis("eps positive", r"$\epsilon > 0$", r"\epsilon > 0"),
         Hypothesis(
             "construction",
-            r"$x_1 = t u$, $x_2 = -t u$, $x_3 = \delta u$ with $u = e_1 - e_2$ and "
-            r"$t = \delta + h$, $\delta, h > 0$; $\|P x\| = \sqrt{2}\,|s|$ for $x = s u$",
+            r"$x_1 = t u$, $x_2 = -t u$, $x_3 = \delta u$ with $u = e_1 - e_2$, $t = \delta + h$ and $\delta, h > 0$; "
+            r"$\|P x\| = \sqrt{2}\,|s|$ for $x = s u$ (Lemma projection.kernel), and $\rho(s)$ is the radius "
+            rf"$\|g(P x)\|$ of Theorem sphere.interior_{convention} at $\|P x\| = \sqrt{{2}}\, s$; "
+            r"$e = g(P u) / \|g(P u)\|$",
             "",
         ),
         Hypothesis("convention", f"the {convention!r} convention", ""),
@@ -56,19 +58,20 @@ def _eps_caveat(n_value, convention):
     weights = ((al, alpha), (be, beta))
     steps = [
         Step(
-            r"$\alpha k_1 + \beta k_2 = (\alpha - \beta) \rho_1 e = \rho_3 e = k_3$ (coefficients along $e$)",
+            r"With $\rho_1 = \rho(t)$, $\rho_3 = \rho(\delta)$, $k_1 = \rho_1 e$, $k_2 = -\rho_1 e$, $k_3 = \rho_3 e$: "
+            r"along $e$, $\alpha k_1 + \beta k_2 = k_3$, as",
             al * p1 + be * (-p1),
             p3,
             "expand",
-            where=weights,
         ),
-        Step(r"$\alpha + \beta = 1$", al + be, 1, "expand", where=weights),
+        Step("", al + be, 1, "expand"),
         Step(
-            r"$\rho(t)^2 - \rho(\delta)^2 > 0$ for $t = \delta + h > \delta > 0$: the radius grows with $\|P x\|$",
+            r"and $\beta > 0$ since the radius grows with $\|P x\|$: for $t = \delta + h > \delta$,",
             r1**2 - r3**2,
             0,
             _SIGN,
             relation=">",
+            why=r"$\rho_1^2 - \rho_3^2 > 0$",
         ),
     ]
     if n_value is not None:
@@ -85,16 +88,7 @@ def _eps_caveat(n_value, convention):
                 relation=">",
             )
         )
-    concl = (
-        steps[0],
-        Step(
-            r"$\beta > 0$ because $\rho_3 < \rho_1$ (the squared radii differ by a positive amount)",
-            r1**2 - r3**2,
-            0,
-            _SIGN,
-            relation=">",
-        ),
-    )
+    concl = (steps[0], steps[2])
     return Theorem(
         "attention.eps_caveat",
         r"$\epsilon > 0$ can make a near-constant input's key unselectable",
@@ -105,12 +99,14 @@ def _eps_caveat(n_value, convention):
         concl,
         n=n_value,
         convention=convention,
+        definitions=weights,
     )
 
 
 def _rank_deficient(n_value):
     import sympy as sp
 
+    definitions = ()
     if n_value == 2:
         text = (
             r"A key map with $d_{\mathrm{head}} < n$ can make LayerNorm keys unselectable: for $n = 2$ and "
@@ -159,15 +155,14 @@ def _rank_deficient(n_value):
         bind = ((zA1, c), (zB1, -c), (zC1, 0), (zA2, -c), (zC2, c))  # coordinates 1 and 2 of z = sqrt(n) u / sqrt(2)
         steps = (
             Step(
-                r"$\|u\| = \sqrt{2}$ for each $u$, so $z = \sqrt{n}\, u / \sqrt{2}$: $z_{A,1} = -z_{B,1}$",
-                zA1 + zB1,
-                0,
+                r"Each $\|u\| = \sqrt{2}$, so $z = \sqrt{n/2}\, u$ (Theorem sphere.radius); in the first coordinate",
+                zC1,
+                (zA1 + zB1) / 2,
                 "expand",
                 where=bind,
             ),
-            Step(r"$W_k z_C = \tfrac12 W_k z_A + \tfrac12 W_k z_B$", zC1, (zA1 + zB1) / 2, "expand", where=bind),
             Step(
-                "$z_C$ differs from $z_A$ in coordinate $2$ (and from $z_B$ in coordinate $1$)",
+                r"while the second coordinates of $z_C$ and $z_A$ differ:",
                 (zC2 - zA2) ** 2,
                 0,
                 _SIGN,
@@ -175,7 +170,8 @@ def _rank_deficient(n_value):
                 where=bind,
             ),
         )
-        concl = (steps[1], steps[2])
+        definitions = bind
+        concl = steps
     hyps = (
         width_hypothesis(n_value, _WIDTH),
         _SELECT,
@@ -197,6 +193,7 @@ def _rank_deficient(n_value):
         steps,
         concl,
         n=n_value,
+        definitions=definitions if n_value is None else (),
     )
 
 
@@ -211,7 +208,7 @@ def _duplicate(n_value):
     hyps = (width_hypothesis(n_value, _WIDTH), _SELECT, Hypothesis("duplicate", r"$k_j = k_i$ for some $j \ne i$", ""))
     if n_value is None:
         s = general_symbols()
-        n, t = s["n"], s["k"]
+        n, t = s["n"], sp.Symbol("t", positive=True, integer=True)
         q, ki, kj = sp.IndexedBase("q", real=True), sp.IndexedBase("k_i", real=True), sp.IndexedBase("k_j", real=True)
         u, v = sp.IndexedBase("u", real=True), sp.IndexedBase("v", real=True)
         gap = sp.Sum(q[t] * ki[t], (t, 1, n)) - sp.Sum(q[t] * kj[t], (t, 1, n))
@@ -227,10 +224,9 @@ def _duplicate(n_value):
         bind_gap, bind_tie, method = ((Q, qvec), (Ki, kvec), (Kj, kvec)), ((U, uvec), (V, uvec)), "expand"
     zero = 0 if n_value is None else sp.ZeroMatrix(1, 1)
     steps = (
-        Step(r"$q \cdot k_i - q \cdot k_j$ with $k_j = k_i$", gap, zero, method, where=bind_gap),
+        Step(r"With coordinates $k_{it}$ of $k_i$, $q \cdot k_i - q \cdot k_j$ is", gap, zero, method, where=bind_gap),
         Step(
-            r"on a sphere, $q = u = k_i - b$ gives the duplicate ($v = k_j - b = u$) the same maximal score: "
-            r"$u \cdot (u - v) = 0$",
+            r"and on a sphere $q = u = k_i - b$ gives the duplicate ($v = k_j - b = u$) the same maximal score:",
             tie,
             zero,
             method,
