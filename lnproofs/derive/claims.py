@@ -70,10 +70,13 @@ def _make_printer():
             if "_" in label and len(expr.indices) == 1:  # entry t of k_i is k_{it}
                 head, sub = label.split("_", 1)
                 return f"{head}_{{{sub}{self._print(expr.indices[0])}}}"
+            indices = [self._print(index) for index in expr.indices]
+            if len(indices) > 1 and all(len(index) == 1 for index in indices):  # d_{jt}
+                return f"{self._print(expr.base)}_{{{''.join(indices)}}}"
             return super()._print_Indexed(expr)
 
         def _print_Identity(self, expr):
-            return "I"
+            return "" if expr.shape == (1, 1) else "I"  # a 1 x 1 identity is the number 1: a factor not shown
 
         def _print_Sum(self, expr):
             # indices run over 1..n (the setting says so): the sum is written with its index only

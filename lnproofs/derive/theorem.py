@@ -307,12 +307,26 @@ class Theorem:
         import sympy as sp
 
         exprs = [step.lhs, step.rhs, *step.data, *(value for _, value in step.where)]
+        named = set(self.defined_symbols)
+        overridden = {sym for sym, _ in step.where if sym in named}
         used = []
         for sym, value in reversed(self.definitions):  # a later definition may use an earlier one
-            if any(isinstance(e, sp.Basic) and e.has(sym) for e in exprs) and (sym, value) not in step.where:
+            if sym not in overridden and any(isinstance(e, sp.Basic) and e.has(sym) for e in exprs):
                 used.append((sym, value))
                 exprs.append(value)
-        return dataclasses.replace(step, where=step.where + tuple(used)) if used else step
+        if not used:
+            return step
+
+        # a binding of a named quantity (W = 1) replaces its definition and comes first, as does one whose
+        # value uses names (t = p / V); the names are expanded next, and a binding of a free symbol to a
+        # value without names (m = m* + s) last, inside the expanded names
+        def early(pair) -> bool:  # binds a name, or to a value written with names: before the names expand
+            sym, value = pair
+            return sym in named or (isinstance(value, sp.Basic) and any(value.has(name) for name in named))
+
+        first = tuple(pair for pair in step.where if early(pair))
+        last = tuple(pair for pair in step.where if not early(pair))
+        return dataclasses.replace(step, where=first + tuple(used) + last)
 
     @property
     def defined_symbols(self) -> tuple:

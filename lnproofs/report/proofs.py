@@ -183,10 +183,10 @@ _SETTING = (r"\bar{x} = ", "P_{rc} = ", "J_{rc} = ", r"P = I - \frac{J}{n}")
 def printed_definitions(p) -> list:
     """The named quantities a proof writes out ("Write ..."): its own, not those of the setting nor
     those its hypotheses already define."""
-    said = " ".join([p.statement] + [h.text for h in p.hypotheses])
+    said = re.sub(r"[{}]", "", " ".join([p.statement] + [h.text for h in p.hypotheses]))
 
     def defined(d: str) -> bool:
-        lhs = d.split(" = ", 1)[0].strip()
+        lhs = re.sub(r"[{}]", "", d.split(" = ", 1)[0].strip())
         if re.search(re.escape(lhs) + r"\s*=", said):
             return True
         head = re.match(r"([A-Za-z]+)\(", lhs)  # R(a) when the hypotheses define R(\theta)

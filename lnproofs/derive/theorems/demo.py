@@ -66,92 +66,54 @@ def _demo():
         _SELECT,
         Hypothesis(
             "demo",
-            r"$k_1, k_2, k_4$ unit vectors at $0^\circ, 45^\circ, 180^\circ$, "
-            r"$k_3 = m\,(0, 1)$, $m > 0$",
+            r"$k_1 = (1, 0)$, $k_2 = \tfrac{\sqrt{2}}{2} (1, 1)$, $k_3 = (0, m)$, $k_4 = (-1, 0)$ with $m > 0$, and "
+            r"$D(m) = \det[k_3 - k_1, k_2 - k_1]$",
             "",
         ),
     )
     Q = sp.MatrixSymbol("q", 2, 1)
     K = [sp.MatrixSymbol(f"k_{t + 1}", 2, 1) for t in range(4)]
-    Ds = sp.Symbol("D")
+    Ds = sp.Symbol("D(m)")
     al, be, ga = sp.symbols("alpha beta gamma")
     bind = ((Q, q),) + tuple(zip(K, keys)) + ((Ds, D),)
     wts = ((al, alpha), (be, beta), (ga, gamma))
     zero = sp.ZeroMatrix(1, 1)
     steps = (
         Step(
-            r"Collinearity of $k_1, k_2, k_3$: $D(m) = \det[k_3 - k_1, k_2 - k_1] = 0$ has the single positive root "
-            r"$m^*$",
-            D,
-            sp.FiniteSet(mstar),
-            "solve",
-            data=(m, sp.Interval.open(0, sp.oo)),
-        ),
-        Step(r"$D(m) = (1 - \sqrt{2}/2)(m - m^*)$", D, (1 - half) * (m - mstar), "simplify-to-zero"),
-        Step(r"the factor $1 - \sqrt{2}/2$ is positive", 1 - half, 0, _SIGN, relation=">"),
-        Step(
-            r"witness $q = (m, 1)$: $q \cdot (k_2 - k_1) = -D$",
+            r"Below the threshold the witness $q = (m, 1)$ has gaps",
             Q.T * (K[1] - K[0]),
             -Ds * sp.Identity(1),
             "simplify-to-zero",
-            where=bind,
         ),
+        Step("", Q.T * (K[1] - K[2]), -Ds * sp.Identity(1), "simplify-to-zero"),
+        Step("", (q.T * (k2 - k4))[0], 0, _SIGN, relation=">"),
         Step(
-            r"likewise $q \cdot (k_2 - k_3) = -D$",
-            Q.T * (K[1] - K[2]),
-            -Ds * sp.Identity(1),
-            "simplify-to-zero",
-            where=bind,
-        ),
-        Step(r"and $q \cdot (k_2 - k_4) > 0$ for every $m > 0$", (q.T * (k2 - k4))[0], 0, _SIGN, relation=">"),
-        Step(
-            r"the witness gap $-D$ is positive exactly for $m < m^*$",
+            r"and $-D(m) > 0$ exactly for",
             -D > 0,
             sp.Interval.open(0, mstar),
             "solve",
             data=(m, sp.Interval.open(0, sp.oo)),
         ),
         Step(
-            r"for $m \ge m^*$: $\alpha k_1 + \beta k_3 + \gamma k_4 = k_2$ with $\beta = \sqrt{2}/(2m)$",
+            r"At $m = m^*$ the witness ties, $D(m^*) = 0$. For $m \ge m^*$ the weights $\alpha, \beta, \gamma$ give",
             al * K[0] + be * K[2] + ga * K[3],
             K[1],
             "simplify-to-zero",
-            where=wts + bind,
         ),
-        Step("the weights add to 1", al + be + ga, 1, "simplify-to-zero", where=wts),
+        Step("", al + be + ga, 1, "simplify-to-zero"),
         Step(
-            r"$\gamma = D / (2m)$, so $\gamma \ge 0$ iff $m \ge m^*$",
+            r"with $\gamma$, $\beta$ and, as $m^* > 1$, $\alpha$ positive above the threshold:",
             ga,
             Ds / (2 * m),
             "simplify-to-zero",
-            where=wts + bind,
         ),
-        Step(
-            r"$\gamma > 0$ above the threshold ($m = m^* + s$)",
-            ga,
-            0,
-            _SIGN,
-            relation=">",
-            where=wts + ((m, mstar + s),),
-        ),
-        Step(
-            r"$\alpha > 0$ for $m > 1$ ($m = 1 + s$), in particular above $m^* > 1$",
-            al,
-            0,
-            _SIGN,
-            relation=">",
-            where=wts + ((m, 1 + s),),
-        ),
-        Step(r"$\beta > 0$", be, 0, _SIGN, relation=">", where=wts),
-        Step(
-            r"at $m = m^*$ the witness ties: $q \cdot (k_2 - k_1) = 0$",
-            Q.T * (K[1] - K[0]),
-            zero,
-            "simplify-to-zero",
-            where=bind + ((m, mstar),),
-        ),
+        Step("", ga, 0, _SIGN, relation=">", where=((m, mstar + s),), why=r"$m = m^* + s$, $s > 0$"),
+        Step("", al, 0, _SIGN, relation=">", where=((m, 1 + s),), why=r"$m = 1 + s$"),
+        Step("", be, 0, _SIGN, relation=">"),
+        Step("", Q.T * (K[1] - K[0]), zero, "simplify-to-zero", where=((m, mstar),), why="the tie at $m^*$"),
     )
-    concl = (steps[0], steps[6], steps[10])
+    concl = (steps[3], steps[7], steps[10])
+    definitions = bind + wts
     return Theorem(
         "attention.demo_threshold",
         "The exact threshold of the demonstration's key scale",
@@ -160,6 +122,7 @@ def _demo():
         hyps,
         steps,
         concl,
+        definitions=definitions,
     )
 
 

@@ -355,10 +355,10 @@ def _support(n_value):
             ),
             Step(
                 "",
-                Us - 2 * t * P + t**2 * Vs,
-                (Us * Vs - P**2) / Vs,
-                "simplify-to-zero",
-                where=((t, P / Vs),),
+                U_ - 2 * t * p_ + t**2 * V_,
+                (U_ * V_ - p_**2) / V_,
+                _SUMS,
+                where=((t, p_ / V_),),
                 chained=True,
             ),
         )
