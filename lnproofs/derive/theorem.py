@@ -311,7 +311,7 @@ class Theorem:
         overridden = {sym for sym, _ in step.where if sym in named}
         used = []
         for sym, value in reversed(self.definitions):  # a later definition may use an earlier one
-            if sym not in overridden and any(isinstance(e, sp.Basic) and e.has(sym) for e in exprs):
+            if sym not in overridden and any(isinstance(e, (sp.Basic, sp.MatrixBase)) and e.has(sym) for e in exprs):
                 used.append((sym, value))
                 exprs.append(value)
         if not used:
