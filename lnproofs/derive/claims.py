@@ -60,8 +60,8 @@ def _make_printer():
                 if first is not None:
                     terms.remove(first)
                     terms.insert(0, first)
-            if len(terms) > 1 and not terms[-1].is_Number:  # a bias term last: a_i y_i + b_i
-                bias = [t for t in terms[:-1] if _is_bias(t)]
+            bias = [t for t in terms if _is_bias(t)]
+            if bias and len(bias) < len(terms) and not terms[-1].is_Number:  # bias terms last: a_i y_i + b_i
                 terms = [t for t in terms if t not in bias] + bias
             return terms
 
@@ -119,6 +119,8 @@ def _make_printer():
             return super()._print_Mul(expr)
 
     def _is_bias(term) -> bool:
+        if term.is_Mul and len(term.args) == 2 and term.args[0] == -1:
+            term = term.args[1]
         if isinstance(term, sp.Indexed):
             return str(term.base) == "b"
         return term.is_Symbol and term.name in ("b_i", "b_j")
@@ -194,19 +196,18 @@ def body(step, as_latex: bool) -> str:
     rel = RELATION_LATEX.get(step.relation, step.relation) if as_latex else step.relation
     m = step.method
     lhs, rhs = step.lhs, step.rhs
+    operator = show(lhs) if getattr(lhs, "is_Symbol", False) else rf"\left({show(lhs)}\right)"
     if m == "trace (tr I = n, tr J = n)":
         return (
-            rf"\operatorname{{tr}}\left({show(lhs)}\right) {rel} {show(rhs)}"
-            if as_latex
-            else f"tr({show(lhs)}) {rel} {show(rhs)}"
+            rf"\operatorname{{tr}} {operator} {rel} {show(rhs)}" if as_latex else f"tr({show(lhs)}) {rel} {show(rhs)}"
         )
     if m == "apply to 1 (J 1 = n 1)":
         image = _times(show(rhs), r"\mathbf{1}" if as_latex else "1", rhs)
-        return rf"\left({show(lhs)}\right)\mathbf{{1}} {rel} {image}" if as_latex else f"({show(lhs)}) 1 {rel} {image}"
+        return rf"{operator}\mathbf{{1}} {rel} {image}" if as_latex else f"({show(lhs)}) 1 {rel} {image}"
     if m == "apply to v orthogonal to 1 (J v = 0)":
         image = _times(show(rhs), "v", rhs)
         return (
-            rf"\left({show(lhs)}\right) v {rel} {image} \quad (\mathbf{{1}}^T v = 0)"
+            rf"{operator} v {rel} {image} \quad (\mathbf{{1}}^T v = 0)"
             if as_latex
             else f"({show(lhs)}) v {rel} {image}  for 1^T v = 0"
         )

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 
 from ..derive import prose
-from .proofs import clean_text, dependencies, entries, justification, shown_steps
+from .proofs import clean_text, dependencies, entries, justification, lead_in, shown_steps
 
 __all__ = ["to_html", "graph_dot", "COLOURS"]
 
@@ -118,7 +118,7 @@ def _steps_html(p, names, ref) -> list[str]:
         if s.kind == "conclusion":
             lead = "Hence " + lead if lead else "Hence"
         if lead:
-            out.append(f"<p>{_prose(lead)}:</p>")
+            out.append(f"<p>{_prose(lead_in(lead))}</p>")
         if s.chained and s.lhs_latex:
             rel = {"<=": r"\le", ">=": r"\ge"}.get(s.relation, s.relation)
             shown = rf"\quad {rel} {s.rhs_latex}"

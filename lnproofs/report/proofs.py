@@ -31,6 +31,7 @@ __all__ = [
     "shown_steps",
     "closing_steps",
     "printed_definitions",
+    "lead_in",
     "dependencies",
     "SHARED_HYPOTHESES",
 ]
@@ -190,16 +191,25 @@ def printed_definitions(p) -> list:
         if re.search(re.escape(lhs) + r"\s*=", said):
             return True
         head = re.match(r"([A-Za-z]+)\(", lhs)  # R(a) when the hypotheses define R(\theta)
-        return bool(head) and re.search(re.escape(head.group(1)) + r"\([^)]*\)\s*=", said) is not None
+        if head and re.search(re.escape(head.group(1)) + r"\([^)]*\)\s*=", said):
+            return True
+        entry = re.fullmatch(r"(\\?[A-Za-z]+)_\w+", lhs)  # s_1 when the hypotheses define s_j
+        return bool(entry) and re.search(re.escape(entry.group(1)) + r"_\w+\s*=", said) is not None
 
     return [d for d in p.definitions if not d.startswith(_SETTING) and not defined(d)]
 
 
 # ------------------------------------------------------------------------ prose
 _REF = re.compile(
-    r"\(?\b(?:theorem |lemma )?((?:projection|decomposition|sphere|ellipsoid|rmsnorm|rotary|attention|coverage|vocab)"
+    r"\(?\b(?:[Tt]heorem |[Ll]emma )?((?:projection|decomposition|sphere|ellipsoid|rmsnorm|rotary|attention|coverage|vocab)"
     r"\.[a-z_]+)\b\)?"
 )
+
+
+def lead_in(text: str) -> str:
+    """The words before a displayed relation, ending in a colon unless they end in punctuation."""
+    text = text.rstrip()
+    return text if text.endswith((":", ",", ".", ";")) else text + ":"
 
 
 def clean_text(text: str, names, ref) -> str:
@@ -325,7 +335,7 @@ def _proof_latex(p, names, ref) -> list[str]:
         text = []
         if lead:
             lead = _lower(lead) if s.kind == "conclusion" else lead
-            text.append(rf"\intertext{{{'Hence ' if s.kind == 'conclusion' else ''}{prose.to_latex(lead)}:}}")
+            text.append(rf"\intertext{{{'Hence ' if s.kind == 'conclusion' else ''}{lead_in(prose.to_latex(lead))}}}")
         elif s.kind == "conclusion" and not continues:
             text.append(r"\intertext{Hence}")
         rows.append("\n".join(text + [" \\\\\n".join(_step_rows(s, not continues, why))]))
@@ -368,7 +378,7 @@ def theorem_markdown(entry: TheoremEntry, number: str, names, numbers: dict) -> 
         if s.chained and s.lhs_latex:
             claim = r"\quad " + {"<=": r"\le", ">=": r"\ge"}.get(s.relation, s.relation) + " " + s.rhs_latex
         lines += [
-            f"{k}. {words + ': ' if words else ''}${claim.strip()}$ ({clean_text(justification(s), names, ref)})",
+            f"{k}. {lead_in(words) + ' ' if words else ''}${claim.strip()}$ ({clean_text(justification(s), names, ref)})",
             "",
         ]
     lines += ["∎", ""]

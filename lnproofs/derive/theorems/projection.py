@@ -82,7 +82,7 @@ def _general() -> list:
                 (x[i] - xbar, "simplify-to-zero", r"definition of $\bar{x}$"),
                 description="Entry $i$ of $P x$",
             ),
-            (Step("", x[i] - xbar, Px_i, "finite sums and Kronecker deltas", why="the same chain, read back"),),
+            (Step("", Px_i, x[i] - xbar, "finite sums and Kronecker deltas", why="the chain above"),),
             definitions=((xbar, mean),),
             uses=("def:projection",),
         )
@@ -167,7 +167,7 @@ def _general() -> list:
             r"$P\mathbf{1} = 0$, $P v = v$ for every $v$ orthogonal to $\mathbf{1}$, and every $x$ splits as "
             r"$x = P x + \bar{x}\,\mathbf{1}$; hence $P x = 0$ exactly when $x$ is a multiple of $\mathbf{1}$.",
             r"P\mathbf{1} = 0,\ \ P v = v\ (\mathbf{1}^T v = 0),\ \ \ker P = \operatorname{span}(\mathbf{1})",
-            hyps + (Hypothesis("orthogonal", r"$v$ is orthogonal to $\mathbf{1}$", r"\mathbf{1}^T v = 0"),),
+            hyps,
             (
                 Step("", Psym, 0, "apply to 1 (J 1 = n 1)"),
                 Step("", Psym, 1, "apply to v orthogonal to 1 (J v = 0)"),
