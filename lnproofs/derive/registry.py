@@ -23,6 +23,7 @@ MODULES = (
     "axes",
     "secular",
     "rmsnorm",
+    "rotary",
     "attention",
     "caveats",
     "demo",

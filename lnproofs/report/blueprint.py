@@ -17,7 +17,7 @@ import shutil
 import subprocess
 
 from ..derive import prose
-from .proofs import clean_text, dependencies, entries, justification, lead_in, shown_steps
+from .proofs import clean_text, closing_steps, dependencies, entries, justification, lead_in, shown_steps
 
 __all__ = ["to_html", "graph_dot", "COLOURS"]
 
@@ -131,6 +131,16 @@ def _steps_html(p, names, ref) -> list[str]:
             f'<span class="why">{_prose(clean_text(justification(s), names, ref))}</span>',
             "</div>",
             f"<details><summary>exact check ({html.escape(verdict)})</summary>",
+            f"<p>Rule: <code>{html.escape(s.method)}</code>. Compared, every named quantity substituted:</p>",
+            f"<pre>{html.escape(s.checked_claim or s.claim)}</pre>",
+            f"<p>Checker: {html.escape(s.detail)}.</p>",
+            "</details>",
+        ]
+    for s in closing_steps(p):  # the chain's ends, compared on their own: not displayed twice in the paper
+        verdict = "checked" if s.checked else "NOT checked"
+        out += [
+            f"<details><summary>the statement {_math(s.claim_latex, display=False)}, the chain's ends compared "
+            f"directly ({html.escape(verdict)})</summary>",
             f"<p>Rule: <code>{html.escape(s.method)}</code>. Compared, every named quantity substituted:</p>",
             f"<pre>{html.escape(s.checked_claim or s.claim)}</pre>",
             f"<p>Checker: {html.escape(s.detail)}.</p>",

@@ -1,6 +1,6 @@
 """RMSNorm: the sphere without the projection, then an axis-aligned ellipsoid; with eps > 0
 the whole open ball (the realisable set of the ``rmsnorm`` query set), its support
-function (the query set's dual bound), and the relative-position identity of RoPE.
+function (the bound on a score gap over the ball).
 
 RMSNorm(x) = a * x / rms(x) with rms(x) = sqrt(mean(x^2)) (eps = 0): no centring, so the
 image is the whole (n-1)-sphere of radius sqrt(n) (gain 1), and with gain a the
@@ -436,68 +436,6 @@ def _support(n_value):
     )
 
 
-def _rotary(n_value):
-    """RoPE: R(a)^T R(b) = R(b - a) for every 2 x 2 block, so (R_i q) . (R_j k) = q . R_{j-i} k."""
-    import sympy as sp
-
-    def block(angle):
-        return sp.Matrix([[sp.cos(angle), -sp.sin(angle)], [sp.sin(angle), sp.cos(angle)]])
-
-    hyps = (
-        _hyps(n_value)[0],
-        Hypothesis(
-            "rotary",
-            r"$R_p = \operatorname{diag}(R(p\theta_1), \dots, R(p\theta_{n/2}))$ "
-            r"(identity on an odd last coordinate) with $R(\theta) = \left(\begin{smallmatrix} \cos \theta & "
-            r"-\sin \theta \\ \sin \theta & \cos \theta \end{smallmatrix}\right)$",
-            r"R_p = \oplus_i R(p\theta_i)",
-        ),
-    )
-    a, b = sp.symbols("a b", real=True)
-    Ra, Rb, Rba = (sp.MatrixSymbol(name, 2, 2) for name in ("R(a)", "R(b)", "R(b - a)"))
-    blocks = ((Ra, block(a)), (Rb, block(b)), (Rba, block(b - a)))
-    steps = (
-        Step(
-            r"For one block and angles $a, b$ (then $a = p\theta_l$, $b = p'\theta_l$):",
-            Ra.T * Rb,
-            Rba,
-            "simplify-to-zero",
-            why=r"$\cos a \cos b + \sin a \sin b = \cos(b - a)$",
-        ),
-        Step("", Ra.T * Ra, sp.Identity(2), "simplify-to-zero", why=r"$\cos^2 a + \sin^2 a = 1$"),
-    )
-    if n_value is None:
-        concl = steps
-    else:
-        theta = sp.symbols(f"theta1:{n_value // 2 + 1}", real=True)
-        i, jj = sp.symbols("i j", real=True)
-
-        def full(p):
-            return sp.diag(*[block(p * th) for th in theta], *([1] if n_value % 2 else []))
-
-        concl = (
-            Step(
-                f"$R_i^T R_j = R_{{j - i}}$ for width ${n_value}$ (explicit)",
-                full(i).T * full(jj),
-                full(jj - i),
-                "simplify-to-zero",
-            ),
-        )
-    return Theorem(
-        "rotary.relative",
-        "Rotary positions: the score of positions $i, j$ depends on $j - i$ only",
-        r"With exact rotations, $(R_i q) \cdot (R_j k) = q \cdot R_i^T R_j k = q \cdot R_{j-i} k$. Tables of "
-        r"$\cos$ and $\sin$ rounded to floating point are not exact rotations; Theorem coverage.argmax_direction "
-        "treats such tables.",
-        r"(R_i q)\cdot(R_j k) = q \cdot R_{j-i}\, k",
-        hyps,
-        steps,
-        concl,
-        n=n_value,
-        definitions=blocks,
-    )
-
-
 def theorems(n: int | None = None, convention: str = "torch") -> list:
     """The RMSNorm theorems for general n or width ``n``."""
-    return [_sphere(n), _ellipsoid(n), _interior(n), _ball_image(n), _support(n), _rotary(n)]
+    return [_sphere(n), _ellipsoid(n), _interior(n), _ball_image(n), _support(n)]
