@@ -104,6 +104,47 @@ def test_swapped_conventions_fail():
     # the torch radius formula does not hold for the std convention
     torch_thm = registry.get_theorem("sphere.interior_torch")
     std_thm = registry.get_theorem("sphere.interior_std")
-    k = len(std_thm.steps) + 1  # conclusion "closed form of the radius"
-    bad = std_thm.with_step(k, rhs=torch_thm.conclusion[1].rhs)
+    k = len(std_thm.steps)  # the first conclusion: the squared radius in closed form
+    assert std_thm.prove().status == "proved"
+    bad = std_thm.with_step(k, rhs=torch_thm.conclusion[0].rhs)
     assert bad.prove().status == "failed"
+
+
+def _closing(theorem):
+    from lnproofs.report.proofs import closing_steps
+
+    return closing_steps(theorem.prove())
+
+
+CLOSED = [t for t in GENERAL + GENERAL_STD if _closing(t)]
+
+
+def test_some_proofs_close_a_chain():
+    assert len(CLOSED) >= 5
+
+
+@pytest.mark.parametrize("theorem", CLOSED, ids=lambda t: f"{t.name}[{t.convention}]")
+def test_a_false_statement_closing_a_chain_fails_and_is_shown(theorem):
+    """The conclusion a displayed chain proves is not printed twice, yet it is checked on its own: made
+    false, the proof fails and the printed proof shows the failed relation."""
+    from lnproofs.report.proofs import shown_steps
+
+    for closing in _closing(theorem):
+        index = closing.index - 1
+        bad = wrong((theorem.steps + theorem.conclusion)[index])
+        result = mutate_step(theorem, index, **{f.name: getattr(bad, f.name) for f in dataclasses.fields(bad)}).prove()
+        assert result.status == "failed"
+        assert any(s.index == closing.index and not s.checked for s in shown_steps(result))
+
+
+def test_every_check_is_printed_or_closes_a_printed_chain():
+    """No check is hidden: each step and conclusion of a proof is a displayed relation, the same claim
+    as one, or the claim that a displayed chain proves."""
+    from lnproofs.report.proofs import closing_steps, shown_steps
+
+    for theorem in GENERAL + GENERAL_STD:
+        result = theorem.prove()
+        shown = {(s.claim_latex, s.method) for s in shown_steps(result)}
+        closed = {s.index for s in closing_steps(result)}
+        for s in result.steps:
+            assert (s.claim_latex, s.method) in shown or s.index in closed, (theorem.name, s.index)

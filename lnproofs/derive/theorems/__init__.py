@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from ..theorem import Hypothesis
 
-__all__ = ["width_hypothesis"]
+__all__ = ["width_hypothesis", "CONVENTION_NAMES"]
+
+#: the epsilon conventions as a statement names them
+CONVENTION_NAMES = {"torch": "PyTorch", "std": "standard-deviation"}
 
 
 def width_hypothesis(n, general: str) -> Hypothesis:

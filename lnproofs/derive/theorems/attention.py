@@ -217,7 +217,7 @@ def _alternative(n_value):
     dim = sp.Symbol("n", positive=True, integer=True) if n_value is None else sp.Integer(n_value)
     q, w, K = sp.IndexedBase("q", real=True), sp.IndexedBase("w", real=True), sp.IndexedBase("k", real=True)
     sc = sp.IndexedBase("s", real=True)
-    si = sp.Symbol("s_i", real=True)
+    si = sc[sp.Symbol("i", positive=True, integer=True)]
     Wsym = sp.Symbol("W", positive=True)  # the total weight sum_j w_j
     definitions = ((Wsym, sp.Sum(w[j], (j, 1, m))),)
     steps = [

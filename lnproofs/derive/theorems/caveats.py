@@ -8,7 +8,7 @@ tie.
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from . import CONVENTION_NAMES, width_hypothesis
 from .attention import _SELECT, _SIGN, _SUMS, _WIDTH
 from .sphere import radius_expression
 
@@ -28,7 +28,7 @@ def _eps_caveat(n_value, convention):
         r"With $\epsilon > 0$ LayerNorm can make a key unselectable: for $u = e_1 - e_2$ the inputs $x_1 = t u$, "
         r"$x_2 = -t u$ and the near-constant $x_3 = \delta u$ ($0 < \delta < t$) give keys $k_1 = \rho(t) e$, "
         r"$k_2 = -k_1$, $k_3 = \rho(\delta) e$ "
-        f"({convention} convention, gain 1, bias 0); "
+        f"({CONVENTION_NAMES[convention]} convention, gain 1, bias 0); "
         r"since $\rho(\delta) < \rho(t)$, $k_3$ is a strict convex combination of $k_1$ and $k_2$ (with "
         r"$\epsilon = 0$ it would coincide with $k_1$ and only tie)."
     )
@@ -42,10 +42,10 @@ def _eps_caveat(n_value, convention):
             r"$x_1 = t u$, $x_2 = -t u$, $x_3 = \delta u$ with $u = e_1 - e_2$, $t = \delta + h$ and $\delta, h > 0$; "
             r"$\|P x\| = \sqrt{2}\,|s|$ for $x = s u$ (Lemma projection.kernel), and $\rho(s)$ is the radius "
             rf"$\|g(P x)\|$ of Theorem sphere.interior_{convention} at $\|P x\| = \sqrt{{2}}\, s$; "
-            r"$e = g(P u) / \|g(P u)\|$",
+            r"$e = g(P u) / \|g(P u)\|$, $\rho_1 = \rho(t)$ and $\rho_3 = \rho(\delta)$",
             "",
         ),
-        Hypothesis("convention", f"the {convention!r} convention", ""),
+        Hypothesis("convention", f"the {CONVENTION_NAMES[convention]} convention", ""),
     )
     tt, delta = dl + h, dl
     r1, r3 = (
@@ -58,8 +58,7 @@ def _eps_caveat(n_value, convention):
     weights = ((al, alpha), (be, beta))
     steps = [
         Step(
-            r"With $\rho_1 = \rho(t)$, $\rho_3 = \rho(\delta)$, $k_1 = \rho_1 e$, $k_2 = -\rho_1 e$, $k_3 = \rho_3 e$: "
-            r"along $e$, $\alpha k_1 + \beta k_2 = k_3$, as",
+            r"So $k_1 = \rho_1 e$, $k_2 = -\rho_1 e$, $k_3 = \rho_3 e$, and along $e$, $\alpha k_1 + \beta k_2 = k_3$, as",
             al * p1 + be * (-p1),
             p3,
             "expand",

@@ -78,14 +78,14 @@ def _every_direction(n_value):
             return sp.Sum(expr, (j, 1, n))
 
         norm = Step(
-            r"Its norm, with $w = u^*$, is",
+            r"Its norm is",
             S((s * a[j] + w[j]) ** 2),
             s**2 * S(a[j] ** 2) + 2 * s * S(a[j] * w[j]) + S(w[j] ** 2),
             _SUMS,
             why=r"$= s^2 V + 2 s p + \|u^*\|^2$",
         )
         linear = Step(
-            r"For $u = s a + u^*$, row $i$ of $A u + b$ is",
+            r"For $u = s a + w$ with $w = u^*$, entry $i$ of $A u + b = (b_i)$ is",
             S(A[i, j] * (s * a[j] + w[j])) + bi,
             s * S(A[i, j] * a[j]) + S(A[i, j] * w[j]) + bi,
             _SUMS,

@@ -14,7 +14,7 @@ import dataclasses
 from fractions import Fraction
 
 from ..theorem import Hypothesis, Step, Theorem, chain, general_symbols
-from . import width_hypothesis
+from . import CONVENTION_NAMES, width_hypothesis
 from .decomposition import radial_factor
 from .sphere import radius_expression
 
@@ -145,7 +145,7 @@ def _equation(n_value, convention):
     text = (
         r"If every $a_i \ne 0$, $z = \operatorname{LN}(x)$ satisfies "
         r"$(z - b)^T \operatorname{diag}(a)^{-2} (z - b) = n$ when $\epsilon = 0$, and "
-        r"$= \|g(P x)\|^2 < n$ when $\epsilon > 0$ " + f"({convention} convention)."
+        r"$= \|g(P x)\|^2 < n$ when $\epsilon > 0$ " + f"({CONVENTION_NAMES[convention]} convention)."
     )
     latex = r"(z-b)^T \operatorname{diag}(a)^{-2} (z-b) = n\ (\epsilon = 0),\quad < n\ (\epsilon > 0)"
     radius = radius_expression(

@@ -28,7 +28,7 @@ def secular(n_value):
         Hypothesis(
             "off the poles",
             r"$\lambda \ne a_i^2$ for every $i$ (so $\operatorname{diag}(a)^2 - \lambda I$ is "
-            "invertible)",
+            r"invertible), and $c \ne 0$ is a scalar",
             "",
         ),
     )

@@ -116,7 +116,7 @@ def _simplex(n_value):
                 why=r"$(D q)_j = (D v)_j - (G c)_j$",
             ),
             Step(
-                r"which is $0$ for $c = G^{-1} D v$. With $H = G^{-1}$, the $j$-th term of "
+                r"which is $0$ for $c = G^{-1} D v$. With $H = G^{-1} = (h_{jl})$, the $j$-th term of "
                 r"$\operatorname{tr}(D^T H D)$ is",
                 sp.Sum(d[j, t] * sp.Sum(h[j, l] * d[l, t], (l, 1, m)), (t, 1, n)),
                 sp.Sum(h[j, l] * sp.Sum(d[j, t] * d[l, t], (t, 1, n)), (l, 1, m)),

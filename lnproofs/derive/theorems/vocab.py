@@ -267,6 +267,12 @@ def _bias_lift(n_value):
             r"\lambda \ge 0,\ \textstyle\sum_j \lambda_j = 1",
         ),
         Hypothesis("box", "$B > 0$ and $|q_l| \\le B$ for every coordinate $l$", r"\|q\|_\infty \le B"),
+        Hypothesis(
+            "three rows",
+            r"the proof shows three other rows $k_1, k_2, k_3$, with biases $b_1, b_2, b_3$ and weights "
+            r"$\lambda_1, \lambda_2, \lambda_3$",
+            "",
+        ),
     )
     steps = (lifted, average, box_pos, box_neg, never)
     return Theorem(
