@@ -29,14 +29,14 @@ KEYWORDS = "LayerNorm, attention, convex hull, computer algebra, certificates, r
 
 
 def cited_facts(report) -> list:
-    """The classical facts the proofs cite instead of checking: (text, source key), each once."""
+    """The classical facts the proofs cite instead of checking: (name, source key), each once."""
     found = {}
     for p in report.proofs:
         if p.n is None:
             for h in p.hypotheses:
                 if h.cited:
-                    found.setdefault(h.source, h.text)
-    return [(text, key) for key, text in found.items()]
+                    found.setdefault(h.name, h.source)
+    return list(found.items())
 
 
 def abstract(report) -> str:
@@ -51,16 +51,17 @@ def abstract(report) -> str:
         f"{len(general)} results on this geometry and on what it means for attention: the image of LayerNorm is "
         "an ellipsoid whose semi-axes interlace the gains, RMSNorm fills a ball, and a key can be selected by "
         "some query exactly when it is not in the convex hull of the other keys. "
-        + (f"All {proved} proofs" if proved == len(general) else f"{proved} of the {len(general)} proofs")
-        + f" are checked step by step by a computer algebra system ({checks} relations in all), and {widths} "
-        f"results are checked again for the width $n = {report.n}$ with explicit matrices."
+        + "Each proof is a chain of displayed relations; every relation of "
+        + (f"the {proved} proofs" if proved == len(general) else f"{proved} of the {len(general)} proofs")
+        + f" ({checks} in all) is checked by the computer algebra system SymPy when the report is "
+        "made, and so is the statement each chain proves. The words that join the relations are not "
+        f"machine-checked. {widths} results are checked again for the width $n = {report.n}$ with explicit "
+        "matrices."
     )
     if cited:
-        text += (
-            " What is not machine-checked is cited: "
-            + "; ".join(f"{words} [[cite:{key}]]" for words, key in cited)
-            + "."
-        )
+        names = [f"{name} [[cite:{key}]]" for name, key in cited]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        text += f" The proofs cite {len(names)} classical fact{'s' if len(names) != 1 else ''} instead of proving them: {listed}."
     if report.rechecks:
         passed = sum(1 for c in report.rechecks.values() if c.passed)
         text += f" An independent floating-point re-check passes for {passed} of {len(report.rechecks)} results."
@@ -80,8 +81,10 @@ def proof_convention() -> str:
     return (
         "Every proof below is a chain of displayed relations. Each relation is checked by SymPy "
         "[[cite:sympy]] when the report is made, by the rule named at its right; a proof counts only when "
-        "every relation is checked. Named quantities (“Write ...”) are substituted before checking. A fact "
-        "a proof cites instead of checking is named at the start of the proof with its source."
+        "every relation is checked. Named quantities (“Write ...”) are substituted before checking. The "
+        "relation a chain proves between its first and its last expression is checked as well, and not "
+        "displayed again. A fact a proof cites instead of checking is named at the start of the proof with its "
+        "source; the words between the relations are not machine-checked."
     )
 
 

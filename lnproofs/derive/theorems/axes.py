@@ -42,7 +42,7 @@ def principal_axes(n_value):
             r"M = A P A,\ N = P_2 A^{-2} P_2",
         ),
         Hypothesis(
-            "spectral theorem",
+            "the spectral theorem for real symmetric matrices",
             r"a real symmetric $n \times n$ matrix has an orthonormal basis of eigenvectors, and a subspace it maps "
             r"into itself has one made of eigenvectors (the spectral theorem)",
             "",

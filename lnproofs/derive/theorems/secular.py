@@ -128,7 +128,7 @@ def interlacing(n_value):
         _NONZERO,
         Hypothesis("distinct", r"the squared gains are distinct: $a_{(1)}^2 < \dots < a_{(n)}^2$ after sorting", ""),
         Hypothesis(
-            "intermediate values",
+            "the intermediate value theorem",
             "the intermediate value theorem: a function continuous on an interval that takes values of both "
             "signs there has a root in it",
             "",

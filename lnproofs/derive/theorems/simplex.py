@@ -68,9 +68,13 @@ def _simplex(n_value):
         _SELECT,
         Hypothesis(
             "affinely independent",
-            r"$[K \mid \mathbf{1}]$, the keys as rows with a $1$ appended, has rank $m + 1$; subtracting its first "
-            r"row from the others shows that this rank is $1 + \operatorname{rank} D$, so $D$ has rank $m$ and "
-            r"$D^T c = 0$ only for $c = 0$",
+            r"$[K \mid \mathbf{1}]$, the keys as rows with a $1$ appended, has rank $m + 1$",
+            "",
+        ),
+        Hypothesis(
+            "the invariance of rank under invertible row and column operations",
+            r"subtracting the first row of $[K \mid \mathbf{1}]$ from the others and clearing its last column keeps "
+            r"the rank, which is then $1 + \operatorname{rank} D$: $D$ has rank $m$ and $D^T c = 0$ only for $c = 0$",
             "",
             source="hornjohnson2013",
         ),
