@@ -81,7 +81,9 @@ def undefined_symbols(theorem) -> list[tuple[int, str]]:
     base += [h.text + " " + h.latex for h in theorem.hypotheses]
     written = [claims.binding_latex(sym, value) for sym, value in theorem.definitions]
     base += [w.split(" = ", 1)[0] + " =" for w in written]  # a named quantity defines its name, not its value's
-    missing = [(0, name) for name in sorted(_value_names(theorem)) if not _mentioned(name, "|".join(map(_normal, base)))]
+    missing = [
+        (0, name) for name in sorted(_value_names(theorem)) if not _mentioned(name, "|".join(map(_normal, base)))
+    ]
     words = []
     for k, step in enumerate(theorem.steps + theorem.conclusion, start=1):
         words += [step.description, step.why, step.claim_latex(theorem.defined_symbols)]

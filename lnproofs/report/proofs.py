@@ -98,9 +98,12 @@ class TheoremEntry:
 def entries(proofs) -> list:
     """The report's theorems in order, grouped by section: the general-n result of each name
     with its concrete instance beside it (a name proved only for a concrete n is its own entry)."""
+    from ..derive.registry import THEOREM_NAMES
+
     general = {p.name: p for p in proofs if p.n is None}
     concrete = {p.name: p for p in proofs if p.n is not None}
-    names = list(dict.fromkeys(p.name for p in proofs))
+    order = {name: k for k, name in enumerate(THEOREM_NAMES)}  # the contract's order: no forward reference
+    names = sorted(dict.fromkeys(p.name for p in proofs), key=lambda name: order.get(name, len(order)))
     out = []
     for module, _, env in SECTIONS:
         for name in names:
@@ -321,9 +324,12 @@ def _proof_latex(p, names, ref) -> list[str]:
     cited = [h for h in p.hypotheses if h.cited]
     if cited:
         out.append(
-            "The proof cites "
-            + "; ".join(prose.to_latex(clean_text(h.text, names, ref)) + rf" \citep{{{h.source}}}" for h in cited)
-            + "."
+            " ".join(
+                f"The proof cites {prose.escape_text(h.name)} \\citep{{{h.source}}}: "
+                + prose.to_latex(clean_text(h.text, names, ref))
+                + "."
+                for h in cited
+            )
         )
     if printed_definitions(p):
         out.append("Write " + ", ".join(f"${d}$" for d in printed_definitions(p)) + ".")
@@ -367,7 +373,7 @@ def theorem_markdown(entry: TheoremEntry, number: str, names, numbers: dict) -> 
     lines += ["*Proof.*", ""]
     cited = [h for h in p.hypotheses if h.cited]
     if cited:
-        lines += ["The proof cites " + "; ".join(clean_text(h.text, names, ref) for h in cited) + ".", ""]
+        lines += [" ".join(f"The proof cites {h.name}: {clean_text(h.text, names, ref)}." for h in cited), ""]
     if printed_definitions(p):
         lines += ["Write " + ", ".join(f"${d}$" for d in printed_definitions(p)) + ".", ""]
     for k, s in enumerate(shown_steps(p), start=1):

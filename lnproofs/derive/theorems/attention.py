@@ -205,7 +205,7 @@ def _alternative(n_value):
         Hypothesis(
             "Gordan's theorem of the alternative",
             r"for finitely many vectors $d_j \in \mathbb{R}^n$ exactly one holds: some $q$ has $q \cdot d_j > 0$ for "
-            r"every $j$, or some $w \ge 0$, $w \ne 0$, has $\sum_j w_j d_j = 0$ (Gordan's alternative, applied to "
+            r"every $j$, or some $w \ge 0$, $w \ne 0$, has $\sum_j w_j d_j = 0$ (applied to "
             r"$d_j = k_i - k_j$; then $w / \sum_j w_j$ are convex weights with $\sum_j w_j k_j = k_i$)",
             "",
             source="gordan1873",

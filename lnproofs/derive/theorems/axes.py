@@ -44,7 +44,7 @@ def principal_axes(n_value):
         Hypothesis(
             "the spectral theorem for real symmetric matrices",
             r"a real symmetric $n \times n$ matrix has an orthonormal basis of eigenvectors, and a subspace it maps "
-            r"into itself has one made of eigenvectors (the spectral theorem)",
+            r"into itself has one made of eigenvectors",
             "",
             source="hornjohnson2013",
         ),

@@ -129,8 +129,7 @@ def interlacing(n_value):
         Hypothesis("distinct", r"the squared gains are distinct: $a_{(1)}^2 < \dots < a_{(n)}^2$ after sorting", ""),
         Hypothesis(
             "the intermediate value theorem",
-            "the intermediate value theorem: a function continuous on an interval that takes values of both "
-            "signs there has a root in it",
+            "a function continuous on an interval that takes values of both signs there has a root in it",
             "",
             source="rudin1976",
         ),
