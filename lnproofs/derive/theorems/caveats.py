@@ -45,7 +45,6 @@ def _eps_caveat(n_value, convention):
             r"$e = g(P u) / \|g(P u)\|$, $\rho_1 = \rho(t)$ and $\rho_3 = \rho(\delta)$",
             "",
         ),
-        Hypothesis("convention", f"the {CONVENTION_NAMES[convention]} convention", ""),
     )
     tt, delta = dl + h, dl
     r1, r3 = (
@@ -61,16 +60,15 @@ def _eps_caveat(n_value, convention):
             r"So $k_1 = \rho_1 e$, $k_2 = -\rho_1 e$, $k_3 = \rho_3 e$, and along $e$, $\alpha k_1 + \beta k_2 = k_3$, as",
             al * p1 + be * (-p1),
             p3,
-            "expand",
+            "simplify-to-zero",
         ),
-        Step("", al + be, 1, "expand"),
+        Step("", al + be, 1, "simplify-to-zero"),
         Step(
             r"and $\beta > 0$ since the radius grows with $\|P x\|$: for $t = \delta + h > \delta$,",
-            r1**2 - r3**2,
+            p1**2 - p3**2,
             0,
             _SIGN,
             relation=">",
-            why=r"$\rho_1^2 - \rho_3^2 > 0$",
         ),
     ]
     if n_value is not None:
@@ -98,7 +96,7 @@ def _eps_caveat(n_value, convention):
         concl,
         n=n_value,
         convention=convention,
-        definitions=weights,
+        definitions=((p1, r1), (p3, r3)) + weights,
     )
 
 

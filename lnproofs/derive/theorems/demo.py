@@ -86,7 +86,7 @@ def _demo():
             "simplify-to-zero",
         ),
         Step("", Q.T * (K[1] - K[2]), -Ds * sp.Identity(1), "simplify-to-zero"),
-        Step("", (q.T * (k2 - k4))[0], 0, _SIGN, relation=">"),
+        Step(r"and $q^T (k_2 - k_4)$ is", (q.T * (k2 - k4))[0], 0, _SIGN, relation=">"),
         Step(
             r"and $-D(m) > 0$ exactly for",
             -D > 0,
