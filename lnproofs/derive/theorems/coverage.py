@@ -53,16 +53,6 @@ def _every_direction(n_value):
             "$A$, inside $\\mathbf{1}^\\perp$ for LayerNorm",
             r"\operatorname{rank} A = d",
         ),
-        Hypothesis(
-            "interior",
-            "$u^*$ lies in the domain, $A u^* = -b$ and $\\|u^*\\|^2 = n - \\delta$ with $\\delta > 0$",
-            r"\|u^*\|^2 < n",
-        ),
-        Hypothesis(
-            "direction",
-            "$v \\ne 0$ and $a = A^+ v$, so $A a = v \\ne 0$, $a \\ne 0$ and $V = \\|a\\|^2 > 0$; $p = a \\cdot u^*$",
-            r"v \ne 0,\ V > 0",
-        ),
     )
     s, p = sp.Symbol("s", real=True), sp.Symbol("p", real=True)
     V, dl = sp.Symbol("V", positive=True), sp.Symbol("delta", positive=True)
@@ -189,7 +179,7 @@ def _argmax_direction(n_value):
     )
     hyps = (
         width_hypothesis(n_value, _WIDTH),
-        Hypothesis("scale", "$s > 0$; $g = q \\cdot (k_i - k_j)$", r"s > 0"),
+        Hypothesis("scale", "$s > 0$", r"s > 0"),
         Hypothesis(
             "rotation blocks",
             "each $2 \\times 2$ block of $R_t$ pairs two coordinates, $B = \\begin{pmatrix} c_a & -s_a \\\\ s_b & c_b "
