@@ -5,6 +5,7 @@ is read from that file."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ..experiments.blocks import Heading, Items, Para, Table, fmt_int
@@ -18,6 +19,14 @@ def _load(folder: Path):
         return None
     data = json.loads(path.read_text(encoding="utf-8"))
     return data if data.get("rows") else None
+
+
+def _written(text: str) -> str:
+    """A claim or verdict of the result file as the report prints it: ``d <= 10`` as $d \\le 10$,
+    ``normal d=30`` as normal $d = 30$, counts with thousands separators."""
+    relation = {"<=": r"\le", ">=": r"\ge", "=": "="}
+    text = re.sub(r"\bd\s*(<=|>=|=)\s*(\d+)", lambda m: f"$d {relation[m.group(1)]} {m.group(2)}$", text)
+    return re.sub(r"(?<![\d,.$])(\d{5,})(?![\d,.])", lambda m: fmt_int(int(m.group(1))), text)
 
 
 def _count(row: dict, column: str) -> str:
@@ -39,7 +48,7 @@ def unargmaxable_finding(folder) -> str:
     return (
         "the high-dimensional statement of [[cite:grivas2022]], that randomly initialised softmax layers have "
         "no unargmaxable class, holds in their box of queries but fails behind a LayerNorm ("
-        + behind[0]["verdict"][len("not so: ") :]
+        + _written(behind[0]["verdict"][len("not so: ") :])
         + ")."
     )
 
@@ -71,7 +80,7 @@ def unargmaxable_blocks(folder) -> tuple:
         "the open ball of radius $\\sqrt{d}$ in the hyperplane orthogonal to $\\mathbf{1}$). A class counts "
         "as unargmaxable only with a certificate checked in exact arithmetic."
     )
-    verdicts = [f"{c['claim']}: **{c['verdict']}**." for c in data["claims"]]
+    verdicts = [f"{_written(c['claim'])}: **{_written(c['verdict'])}**." for c in data["claims"]]
     finding = unargmaxable_finding(folder)
     text = "[[tab:unargmaxable]] gives the counts. " + (
         "The finding: " + finding[0].upper() + finding[1:] + " A LayerNorm restricts the inputs to a ball in "

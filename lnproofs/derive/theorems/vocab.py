@@ -396,7 +396,7 @@ def _no_offset(n_value):
         "ball $\\|u\\|^2 \\le n$ ($\\mathbf{1} \\cdot u = 0$ for LayerNorm).  Scaling $u$ by $s > 0$ scales "
         "every gap, so the ball's radius never matters: row $i$ can be the strict argmax exactly when it is for "
         "some $u \\ne 0$.  For LayerNorm, $u = L^T z$ runs over $\\mathbf{1}^\\perp$ as $z$ runs over "
-        "$\\mathbb{R}^{n-1}$ and $a \\cdot u = (L a) \\cdot z$: row $i$ can be output exactly when $L a_i$ is "
+        "$\\mathbb{R}^{n-1}$ and $a \\cdot u = (L a) \\cdot z$ with $(L a)_l = a_l - a_n$: row $i$ can be output exactly when $L a_i$ is "
         "a vertex of the hull of the points $L a_j$, a free question in $n - 1$ coordinates.  Weights "
         "$\\lambda$ with $\\sum_j \\lambda_j L a_j = L a_i$ leave $v = a_i - \\sum_j \\lambda_j a_j$ a "
         "multiple of $\\mathbf{1}$, so $P v = 0$: the dual evidence that the row is never output."
