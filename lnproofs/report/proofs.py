@@ -5,8 +5,10 @@ report's other columns say whether it was also proved for a concrete width.  Its
 the chain a mathematician writes: the named quantities first ("Write ..."), then one
 displayed relation per checked step, a chain ``a = b = c`` continued line by line, with the
 step's justification at the right.  A conclusion that repeats a displayed step is not
-printed again; one that is new closes the proof ("Hence ...").  Every displayed relation is
-one check, so the count of checks the report gives is the count of relations shown.  Code
+printed again, nor one that is the relation a displayed chain proves between its ends (it is
+still checked on its own, and the blueprint shows that check); any other conclusion closes the
+proof ("Hence ...").  Every displayed relation is one check, and the count of relations the
+report gives is the count of relations shown.  Code
 names of theorems appear only in the report's final index.
 """
 
