@@ -81,7 +81,9 @@ class Step:
     as a reader sees it at the right of the displayed relation ("$J^2 = nJ$", "expand",
     "projection.symmetric"); without it the method's own word is shown.  ``chained``: the
     claim continues the previous step's, whose right side is this one's left side (a chain
-    ``a = b = c`` displays one relation per line).  ``lhs`` and ``rhs`` are SymPy expressions
+    ``a = b = c`` displays one relation per line).  ``bookkeeping``: a routine check (a sign the
+    hypotheses give, a sum evaluated, a case another check covers), checked like every step and
+    listed with its check in the blueprint, but not printed in the paper's proof.  ``lhs`` and ``rhs`` are SymPy expressions
     or matrices (for some methods a dict or a tuple, see :data:`METHODS`).  ``data`` holds
     extra SymPy objects a method needs (the symbol of an equation, a domain, ...).  ``where``
     holds ``(symbol, value)`` pairs substituted only when the step is checked (``P`` standing
@@ -98,6 +100,7 @@ class Step:
     where: tuple = ()
     why: str = ""
     chained: bool = False
+    bookkeeping: bool = False
 
     def __post_init__(self):
         # store matrices and dicts immutably, so that a Step (and a Theorem) is hashable data
@@ -172,7 +175,8 @@ def _frozen(value):
 class StepResult:
     """What the checker said about one step: the claim as shown (``claim``, ``claim_latex``;
     ``lhs_latex``, ``relation``, ``rhs_latex`` for an ordinary relation), the expressions the
-    checker compared (``checked_claim``, every named quantity substituted) and its verdict."""
+    checker compared (``checked_claim``, every named quantity substituted) and its verdict;
+    ``bookkeeping`` for a routine check the paper does not print (see :class:`Step`)."""
 
     index: int
     kind: str  # "step" or "conclusion"
@@ -188,6 +192,7 @@ class StepResult:
     relation: str = "="
     rhs_latex: str = ""
     checked_claim: str = ""
+    bookkeeping: bool = False
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -344,6 +349,7 @@ class Theorem:
                 "description": s.description,
                 "method": s.method,
                 "why": s.why,
+                "bookkeeping": s.bookkeeping,
                 "claim": _safe(s.claim_text),
                 "claim_latex": self._shown(s),
             }
@@ -401,6 +407,7 @@ class Theorem:
             step.relation,
             _safe(lambda: claims.side(step, "rhs")) if plain else "",
             _safe(lambda: step.evaluated().claim_text()),
+            step.bookkeeping,
         )
 
     def to_markdown(self) -> str:

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 
 from ..derive import prose
-from .proofs import clean_text, closing_steps, dependencies, entries, justification, lead_in, shown_steps
+from .proofs import clean_text, dependencies, entries, hidden_steps, justification, lead_in, shown_steps
 
 __all__ = ["to_html", "graph_dot", "COLOURS"]
 
@@ -109,11 +109,45 @@ def _anchor(name: str) -> str:
     return "r-" + re.sub(r"[^a-z0-9]+", "-", name.lower())
 
 
+def _check_html(s) -> list[str]:
+    verdict = "checked" if s.checked else "NOT checked"
+    return [
+        f"<p>Rule: <code>{html.escape(s.method)}</code>. Compared, every named quantity substituted:</p>",
+        f"<pre>{html.escape(s.checked_claim or s.claim)}</pre>",
+        f"<p>Checker: {html.escape(s.detail)} ({html.escape(verdict)}).</p>",
+    ]
+
+
+def _hidden_html(s, names, ref, shown_keys) -> list[str]:
+    """A check the paper does not print, folded: what it is, then its exact check."""
+    if getattr(s, "bookkeeping", False):
+        what = "routine check"
+    elif (s.claim_latex, s.method) in shown_keys:
+        what = "the statement, the same relation as above, checked again"
+    else:
+        what = "the statement, the chain's ends compared directly"
+    lead = clean_text(s.description, names, ref) if s.description else ""
+    return [
+        f'<details class="hidden-check"><summary>{html.escape(what)}: {_math(s.claim_latex)} '
+        f"({html.escape('checked' if s.checked else 'NOT checked')})</summary>",
+        *([f"<p>{_prose(lead)}</p>"] if lead else []),
+        *_check_html(s),
+        "</details>",
+    ]
+
+
 def _steps_html(p, names, ref) -> list[str]:
+    """Every check of the proof in order: the displayed relations with their justification and, folded,
+    their exact check; the checks the paper does not print (:func:`hidden_steps`) folded whole."""
     out = []
     if p.definitions:
         out.append("<p>Write " + ", ".join(_math(d) for d in p.definitions) + ".</p>")
-    for s in shown_steps(p):
+    shown = {s.index for s in shown_steps(p)}
+    shown_keys = {(s.claim_latex, s.method) for s in p.steps if s.index in shown}
+    for s in p.steps:
+        if s.index not in shown:
+            out += _hidden_html(s, names, ref, shown_keys)
+            continue
         lead = clean_text(s.description, names, ref) if s.description else ""
         if s.kind == "conclusion":
             lead = "Hence " + lead if lead else "Hence"
@@ -121,32 +155,25 @@ def _steps_html(p, names, ref) -> list[str]:
             out.append(f"<p>{_prose(lead_in(lead))}</p>")
         if s.chained and s.lhs_latex:
             rel = {"<=": r"\le", ">=": r"\ge"}.get(s.relation, s.relation)
-            shown = rf"\quad {rel} {s.rhs_latex}"
+            claim = rf"\quad {rel} {s.rhs_latex}"
         else:
-            shown = s.claim_latex
+            claim = s.claim_latex
         verdict = "checked" if s.checked else "NOT checked"
         out += [
             '<div class="step">',
-            f'<span class="rel">{_math(shown, display=False)}</span>',
+            f'<span class="rel">{_math(claim, display=False)}</span>',
             f'<span class="why">{_prose(clean_text(justification(s), names, ref))}</span>',
             "</div>",
             f"<details><summary>exact check ({html.escape(verdict)})</summary>",
-            f"<p>Rule: <code>{html.escape(s.method)}</code>. Compared, every named quantity substituted:</p>",
-            f"<pre>{html.escape(s.checked_claim or s.claim)}</pre>",
-            f"<p>Checker: {html.escape(s.detail)}.</p>",
-            "</details>",
-        ]
-    for s in closing_steps(p):  # the chain's ends, compared on their own: not displayed twice in the paper
-        verdict = "checked" if s.checked else "NOT checked"
-        out += [
-            f"<details><summary>the statement {_math(s.claim_latex, display=False)}, the chain's ends compared "
-            f"directly ({html.escape(verdict)})</summary>",
-            f"<p>Rule: <code>{html.escape(s.method)}</code>. Compared, every named quantity substituted:</p>",
-            f"<pre>{html.escape(s.checked_claim or s.claim)}</pre>",
-            f"<p>Checker: {html.escape(s.detail)}.</p>",
+            *_check_html(s),
             "</details>",
         ]
     return out
+
+
+def _count(p) -> str:
+    hidden = len(hidden_steps(p))
+    return f"{len(p.steps)} checks: {len(p.steps) - hidden} relations shown, {hidden} not printed in the paper"
 
 
 def to_html(report) -> str:
@@ -209,11 +236,10 @@ def to_html(report) -> str:
             for h in p.hypotheses:
                 cited = f" (cited: {html.escape(h.source)})" if h.cited else ""
                 body.append(f"<p>Hypothesis {html.escape(h.name)}: {_prose(clean_text(h.text, names, ref))}{cited}</p>")
-            body += ["<p><i>Proof.</i></p>", *_steps_html(p, names, ref)]
+            body += [f"<p><i>Proof</i> ({html.escape(_count(p))}).</p>", *_steps_html(p, names, ref)]
             if e.instance is not None:
                 body += [
-                    f"<details><summary>The proof for n = {e.instance.n} ({len(shown_steps(e.instance))} checks)"
-                    "</summary>",
+                    f"<details><summary>The proof for n = {e.instance.n} ({html.escape(_count(e.instance))})</summary>",
                     *_steps_html(e.instance, names, ref),
                     "</details>",
                 ]

@@ -43,6 +43,7 @@ def abstract(report) -> str:
     general = [p for p in report.proofs if p.n is None]
     proved = sum(1 for p in general if p.proved)
     checks = sum(len(_shown(p)) for p in general)
+    hidden = sum(len(p.steps) for p in general) - checks
     widths = sum(1 for p in report.proofs if p.n is not None and p.proved)
     cited = cited_facts(report)
     text = (
@@ -54,7 +55,9 @@ def abstract(report) -> str:
         + "Each proof is a chain of displayed relations; every relation of "
         + (f"the {proved} proofs" if proved == len(general) else f"{proved} of the {len(general)} proofs")
         + f" ({checks} in all) is checked by the computer algebra system SymPy when the report is "
-        "made, and so is the statement each chain proves. The words that join the relations are not "
+        f"made, and so are {hidden} further checks the printed proofs leave out (the statement each chain "
+        "proves, signs the hypotheses give, sums evaluated, cases another check covers), each listed with "
+        "its check in the HTML version. The words that join the relations are not "
         f"machine-checked. {widths} results are checked again for the width $n = {report.n}$ with explicit "
         "matrices."
     )
@@ -83,7 +86,9 @@ def proof_convention() -> str:
         "[[cite:sympy]] when the report is made, by the rule named at its right; a proof counts only when "
         "every relation is checked. Named quantities (“Write ...”) are substituted before checking. The "
         "relation a chain proves between its first and its last expression is checked as well, and not "
-        "displayed again. A fact a proof cites instead of checking is named at the start of the proof with its "
+        "displayed again; so are routine checks a proof makes without printing them (a sign the hypotheses "
+        "give, a sum evaluated, a case another check covers). [[tab:instances]] counts both, and the HTML "
+        "version lists each with its check. A fact a proof cites instead of checking is named at the start of the proof with its "
         "source; the words between the relations are not machine-checked."
     )
 
@@ -93,14 +98,19 @@ def general_cell(entry) -> str:
     if p.n is not None:
         return "not stated (no width)"
     count = len(_shown(p))
-    return ("proved" if p.proved else "**not proved**") + f", {count} relation{'s' if count != 1 else ''}"
+    hidden = len(p.steps) - count
+    return (
+        ("proved" if p.proved else "**not proved**")
+        + f", {count} relation{'s' if count != 1 else ''}"
+        + (f" + {hidden} routine check{'s' if hidden != 1 else ''}" if hidden else "")
+    )
 
 
 def concrete_cell(entry) -> str:
     p = entry.instance if entry.instance is not None else (entry.general if entry.general.n else None)
     if p is None:
         return "no width: a planar configuration"
-    count = len(_shown(p))
+    count = len(p.steps)
     return ("proved" if p.proved else "**not proved**") + f", {count} check{'s' if count != 1 else ''}"
 
 

@@ -5,11 +5,12 @@ report's other columns say whether it was also proved for a concrete width.  Its
 the chain a mathematician writes: the named quantities first ("Write ..."), then one
 displayed relation per checked step, a chain ``a = b = c`` continued line by line, with the
 step's justification at the right.  A conclusion that repeats a displayed step is not
-printed again, nor one that is the relation a displayed chain proves between its ends (it is
-still checked on its own, and the blueprint shows that check); any other conclusion closes the
-proof ("Hence ...").  Every displayed relation is one check, and the count of relations the
-report gives is the count of relations shown.  Code
-names of theorems appear only in the report's final index.
+printed again, nor one that is the relation a displayed chain proves between its ends, nor a
+bookkeeping step (a routine check: a sign the hypotheses give, a sum evaluated, a case another
+check covers); each is still checked on its own, and the blueprint lists it with its check
+(:func:`hidden_steps`).  Any other conclusion closes the proof ("Hence ...").  Every displayed
+relation is one check; the report counts the relations shown and the checks not printed apart.
+Code names of theorems appear only in the report's final index.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "split_formula",
     "label",
     "shown_steps",
+    "hidden_steps",
     "closing_steps",
     "printed_definitions",
     "lead_in",
@@ -123,17 +125,38 @@ def entries(proofs) -> list:
 
 
 def shown_steps(p) -> list:
-    """The checks a proof displays, in order: every step, then each conclusion that is neither
-    the same claim as a displayed step nor the claim ``first = last`` of a displayed chain (see
-    :func:`closing_steps`).  Their number is the count of relations the proof shows."""
+    """The checks a proof displays, in order: every step that is not bookkeeping, then each
+    conclusion that is neither the same claim as a displayed step nor the claim ``first = last``
+    of a displayed chain (see :func:`closing_steps`).  Their number is the count of relations the
+    proof shows.  A step that failed its check is always shown."""
     closing = {s.index for s in closing_steps(p)}
     seen, out = set(), []
     for s in p.steps:
         key = (s.claim_latex, s.method)
-        if key in seen or s.index in closing:
+        if s.checked and (key in seen or s.index in closing or getattr(s, "bookkeeping", False)):
             continue
         seen.add(key)
         out.append(s)
+    return out
+
+
+def hidden_steps(p) -> list:
+    """The checks a proof makes and the paper does not print, in order: bookkeeping steps, the
+    statement a displayed chain proves, a conclusion that repeats a displayed step.  With
+    :func:`shown_steps` they are every check of the proof."""
+    shown = {s.index for s in shown_steps(p)}
+    return [s for s in p.steps if s.index not in shown]
+
+
+def _printed_order(p) -> dict:
+    """For each step that is not bookkeeping, the index of the one before it (a chain continues
+    across the routine checks between its links)."""
+    out, previous = {}, None
+    for s in p.steps:
+        if getattr(s, "bookkeeping", False):
+            continue
+        out[s.index] = previous
+        previous = s.index
     return out
 
 
@@ -157,11 +180,11 @@ def closing_steps(p) -> list:
     relation the chain proves.  Each is still checked on its own (the chain's ends compared
     directly); the printed proof does not show it a second time.  A conclusion that failed its
     check is always shown."""
-    chains, current = [], []
+    chains, current, before = [], [], _printed_order(p)
     for s in p.steps:
-        if s.kind != "step":
+        if s.kind != "step" or s.index not in before:
             continue
-        if s.chained and current and current[-1].index == s.index - 1 and s.lhs_latex:
+        if s.chained and current and current[-1].index == before[s.index] and s.lhs_latex:
             current.append(s)
         else:
             current = [s]
@@ -335,10 +358,10 @@ def _proof_latex(p, names, ref) -> list[str]:
         )
     if printed_definitions(p):
         out.append("Write " + ", ".join(f"${d}$" for d in printed_definitions(p)) + ".")
-    rows, previous = [], None
+    rows, previous, before = [], None, _printed_order(p)
     for s in shown:
         why = prose.to_latex(clean_text(justification(s), names, ref))
-        continues = s.chained and previous is not None and previous.index == s.index - 1
+        continues = s.chained and previous is not None and before.get(s.index) == previous.index
         lead = clean_text(s.description, names, ref) if s.description else ""
         text = []
         if lead:
