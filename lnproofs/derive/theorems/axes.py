@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..theorem import Hypothesis, Step, Theorem
-from . import width_hypothesis
+from . import routine, width_hypothesis
 from .ellipsoid import _NONZERO, _SQUARES, _SUMS, _WIDTH, _gen, n_sym, sample_gains
 
 __all__ = ["theorems", "principal_axes", "riechers", "charpoly", "explicit_matrices"]
@@ -27,6 +27,57 @@ def _perp(n, k, name):
     q, t = sp.IndexedBase("q", real=True), sp.Symbol("t", positive=True, integer=True)
     f = sp.Function(name)
     return f, (f, sp.Lambda((t,), q[t] - sp.Sum(q[k], (k, 1, n)) / n))
+
+
+def _inverse_on_h():
+    """Routine checks that ``N`` inverts ``M`` on ``H``, entrywise for ``z = A y`` with
+    ``y_t = q_t - (1/n) sum_k q_k``: ``w^T z = 0``, ``N z``, ``M N z = z``, ``A^-2 M z`` and
+    ``N M z = z``."""
+    sp, s, n, i, j, k, a, y = _gen()
+    W = sp.Sum(1 / a[k] ** 2, (k, 1, n))
+    T = sp.Sum(y(k) / a[k] ** 2, (k, 1, n))
+
+    def Nz(t):  # (N z)_t
+        return (y(t) - T / W) / a[t]
+
+    C = sp.Sum(a[k] ** 2 * y(k), (k, 1, n)) / n
+
+    def v(t):  # (A^-2 M z)_t
+        return a[t] * y(t) - C / a[t]
+
+    where = r"for $z = A y$, $y_t = q_t - \tfrac{1}{n} \sum_k q_k$"
+    return routine(
+        Step(
+            rf"$w^T z = \sum_j (1/a_j) a_j y_j = \mathbf{{1}}^T y = 0$ {where}, so $P_2 z = z$",
+            sp.Sum(a[j] * y(j) / a[j], (j, 1, n)),
+            0,
+            _SUMS,
+        ),
+        Step(
+            rf"$(N z)_i = (P_2 A^{{-2}} z)_i$ {where}",
+            y(i) / a[i] - (1 / a[i]) * sp.Sum((1 / a[j]) * y(j) / a[j], (j, 1, n)) / W,
+            Nz(i),
+            _SUMS,
+        ),
+        Step(
+            rf"$(M N z)_i = a_i y_i = z_i$ {where}",
+            a[i] * (a[i] * Nz(i) - sp.Sum(a[j] * Nz(j), (j, 1, n)) / n),
+            a[i] * y(i),
+            _SUMS,
+        ),
+        Step(
+            rf"$(A^{{-2}} M z)_i = z_i - C w_i$ with $C = \tfrac{{1}}{{n}} \sum_j a_j^2 y_j$, {where}",
+            (a[i] ** 2 * y(i) - sp.Sum(a[j] ** 2 * y(j), (j, 1, n)) / n) / a[i],
+            v(i),
+            _SUMS,
+        ),
+        Step(
+            rf"$(N M z)_i = (P_2 (z - C w))_i = z_i$ {where}",
+            v(i) - (1 / a[i]) * sp.Sum(v(j) / a[j], (j, 1, n)) / W,
+            a[i] * y(i),
+            _SUMS,
+        ),
+    )
 
 
 def principal_axes(n_value):
@@ -109,8 +160,15 @@ def principal_axes(n_value):
                 r"along $u_k$ is the $t > 0$ with",
             ),
         )
-        steps += axis
-        concl = axis + steps[2:3]
+        inverse = _inverse_on_h()
+        entry = Step(
+            "$(A P)(A P)^T = A P P^T A = A P A = M$, entrywise",
+            sp.Sum(a[i] * (sp.KroneckerDelta(i, k) - 1 / n) * a[j] * (sp.KroneckerDelta(j, k) - 1 / n), (k, 1, n)),
+            a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j],
+            _SUMS,
+        )
+        steps += axis + routine(entry) + inverse[1:]
+        concl = axis + steps[2:3] + inverse[2:3] + inverse[4:]
     else:
         S, bind = _explicit_symbols(n_value)
         steps = (
@@ -232,7 +290,9 @@ def riechers(n_value):
                 r"$M$ with eigenvalue $\lambda$ has $N u = u / \lambda$, and",
             ),
         )
-        concl = steps[1:]
+        inverse = _inverse_on_h()
+        steps += inverse[:3]
+        concl = steps[1:3] + inverse[2:3]
     else:
         M, N, P2, w, _ = explicit_matrices(n_value)
         S, bind = _explicit_symbols(n_value)

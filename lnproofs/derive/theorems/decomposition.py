@@ -11,6 +11,7 @@ with the biased variance var = |x - mean 1|^2 / n, std = sqrt(var), and h(y) = d
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from . import routine
 
 __all__ = ["theorems", "radial_factor"]
 
@@ -76,7 +77,7 @@ def _general(convention: str) -> Theorem:
     import sympy as sp
 
     s = general_symbols()
-    n, i, j, x, a, b = (s[key] for key in ("n", "i", "j", "x", "a", "b"))
+    n, i, j, k, x, a, b = (s[key] for key in ("n", "i", "j", "k", "x", "a", "b"))
     eps = sp.Symbol("epsilon", nonnegative=True)
     r = sp.Symbol("r", positive=True)
     xbar = sp.Symbol("xbar")
@@ -87,7 +88,30 @@ def _general(convention: str) -> Theorem:
     definitions += ((var, r**2 / n),)
     g_factor = radial_factor(r, n, eps, convention)
     ln_div = _ln_factor(var, eps, convention)
-    steps = (
+    steps = routine(
+        Step(
+            r"Entry $i$ of $P x$ is $x_i - \bar{x}$ (Lemma projection.mean_subtraction)",
+            sp.Sum(Pf(i, j) * x[j], (j, 1, n)),
+            x[i] - xbar,
+            _SUMS,
+        ),
+        Step(
+            r"$\|P x\|^2 = \sum_k (x_k - \bar{x})^2 = \sum_k x_k^2 - n \bar{x}^2$, the numerator of the biased variance",
+            sp.Sum((x[k] - xbar) ** 2, (k, 1, n)),
+            sp.Sum(x[k] ** 2, (k, 1, n)) - n * xbar**2,
+            _SUMS,
+        ),
+    )
+    if convention == "std":
+        steps += routine(
+            Step(
+                r"$\operatorname{std}(x) = \sqrt{\operatorname{var}(x)} = r / \sqrt{n}$",
+                sp.sqrt(var),
+                r / sp.sqrt(n),
+                _SQUARES,
+            )
+        )
+    steps += (
         Step(
             r"By Lemma projection.mean_subtraction $P x = x - \bar{x}\mathbf{1}$, so the factor of $g$ at "
             r"$\|y\| = r$ is one over LayerNorm's divisor",

@@ -14,7 +14,7 @@ import dataclasses
 from fractions import Fraction
 
 from ..theorem import Hypothesis, Step, Theorem, chain, general_symbols
-from . import CONVENTION_NAMES, width_hypothesis
+from . import CONVENTION_NAMES, routine, width_hypothesis
 from .decomposition import radial_factor
 from .sphere import radius_expression
 
@@ -94,6 +94,7 @@ def _hyperplane(n_value):
             (0, _SUMS, r"$\sum_j x_j = n\bar{x}$"),
             description=r"By Lemma projection.mean_subtraction",
         )
+        steps += routine(Step(r"$\sum_j (x_j - \bar{x}) = 0$", sp.Sum(x[j] - xbar, (j, 1, n)), 0, _SUMS))
         concl = (Step("", sp.Sum((z(j) - b[j]) / a[j], (j, 1, n)), 0, _SUMS),)
     else:
         import sympy as sp
@@ -165,7 +166,8 @@ def _equation(n_value, convention):
             why="cancel $a_j^2$",
         )
         definitions = ((z, sp.Lambda((t,), a[t] * g[t] + s["b"][t])),)
-        steps, concl = (form,), (form,)
+        cases, cited = _equation_cases(n, j, k, a, eps, radius, convention)
+        steps, concl = (form, *cases), (form, *cited)
     else:
         a = sp.symbols(f"a1:{n_value + 1}", real=True, nonzero=True)
         p = sp.symbols(f"p1:{n_value + 1}", real=True)
@@ -200,6 +202,44 @@ def _equation(n_value, convention):
         uses=("ellipsoid.hyperplane", "sphere.radius", f"sphere.interior_{convention}"),
         definitions=definitions,
     )
+
+
+def _equation_cases(n, j, k, a, eps, radius, convention) -> tuple:
+    """The values of the form that Theorems sphere.radius and sphere.interior give, checked here again:
+    routine steps and routine conclusions."""
+    import sympy as sp
+
+    p = sp.IndexedBase("p", real=True)
+    R2 = sp.Sum(p[k] ** 2, (k, 1, n))
+    factor = radial_factor(sp.sqrt(R2), n, eps, convention)
+
+    def form(y):  # the quadratic form at z - b = diag(a) y
+        return sp.Sum((a[j] * y(j)) ** 2 / a[j] ** 2, (j, 1, n))
+
+    at_zero = Step(
+        r"For $\epsilon = 0$, $g(p)_j = \sqrt{n}\, p_j / \|p\|$ and the form is $n$",
+        form(lambda t: sp.sqrt(n) * p[t] / sp.sqrt(R2)),
+        n,
+        _SUMS,
+    )
+    below = Step(r"For $\epsilon > 0$, $\|g(p)\|^2$ at $r = \|p\|$ is below $n$", radius**2, n, _SIGN, relation="<")
+    steps = routine(
+        Step(
+            r"At $z - b = \operatorname{diag}(a)\, p$ the form is $\sum_j (a_j p_j)^2 / a_j^2 = \|p\|^2$",
+            form(lambda t: p[t]),
+            R2,
+            _SUMS,
+        ),
+        at_zero,
+        Step(
+            r"For $\epsilon > 0$, $g(p) = c\, p$ with $c$ the factor of $g$ at $\|p\|$, and the form is $c^2 \|p\|^2$",
+            form(lambda t: factor * p[t]),
+            factor**2 * R2,
+            _SUMS,
+        ),
+        below,
+    )
+    return steps, routine(at_zero, below)
 
 
 # ----------------------------------------------------------- zero and equal gains
@@ -359,6 +399,15 @@ def _equal_gains(n_value):
                 "apply to v orthogonal to 1 (J v = 0)",
                 data=(n,),
             ),
+            *routine(
+                Step(
+                    r"$A P A = (c I)(I - \tfrac{1}{n} J)(c I) = c^2 P$",
+                    (c * I) * (I - J / n) * (c * I),
+                    c**2 * (I - J / n),
+                    "rewrite J^2 = nJ",
+                    data=(n,),
+                )
+            ),
             dataclasses.replace(semi, description=r"so by Theorem ellipsoid.principal_axes every semi-axis is"),
             Step(
                 r"With $p = P x$, $z - b = c\, g(p) = c \sqrt{n}\, p / \|p\|$ (Theorem sphere.radius), so",
@@ -372,8 +421,16 @@ def _equal_gains(n_value):
                 0,
                 _SUMS,
             ),
+            *routine(
+                Step(
+                    r"$\|z - b\|^2 = \sum_j (c\, g(p)_j)^2 = c^2 n$",
+                    sp.Sum((c * sp.sqrt(n) * p[j] / norm) ** 2, (j, 1, n)),
+                    c**2 * n,
+                    _SUMS,
+                )
+            ),
         )
-        concl = steps[2:]
+        concl = steps[3:5]
         definitions = (
             (Psym, I - J / n),
             (norm, sp.sqrt(sp.Sum(p[k] ** 2, (k, 1, n)))),

@@ -8,6 +8,7 @@ and finite sums.  For a concrete n they use the explicit n x n matrices.
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, chain, general_symbols
+from . import routine
 
 __all__ = ["theorems", "projection_matrix"]
 
@@ -132,6 +133,20 @@ def _general() -> list:
                     (I - J / n, _RULE, "$J^2 = nJ$"),
                     (Psym, _RULE, "definition of $P$"),
                 ),
+                *routine(
+                    Step(
+                        r"The square of $I - \tfrac{1}{n} J$ expanded ($I$ and $J$ commute)",
+                        P**2,
+                        I**2 - 2 * I * J / n + J**2 / n**2,
+                        "expand",
+                    ),
+                    Step(
+                        r"Then $I^2 = I$, $I J = J$ and $J^2 = n J$",
+                        I**2 - 2 * I * J / n + J**2 / n**2,
+                        I - J / n,
+                        _RULE,
+                    ),
+                ),
             ),
             (Step("", Psym**2, Psym, _RULE, why="the chain above"),),
             definitions=defs_p + entries[1:],
@@ -216,6 +231,9 @@ def _general() -> list:
                     1,
                     "apply to v orthogonal to 1 (J v = 0)",
                     why="eigenvalue $1$",
+                ),
+                *routine(
+                    Step("The dimensions add up: $1 + (n - 1) = n$", sp.Add(1, n - 1, evaluate=False), n, "expand")
                 ),
             ),
             (Step("", Psym, 0 * 1 + 1 * (n - 1), "trace (tr I = n, tr J = n)", why="multiplicities agree"),),

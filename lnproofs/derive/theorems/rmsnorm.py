@@ -10,6 +10,7 @@ axis-aligned ellipsoid sum_i z_i^2 / a_i^2 = n with semi-axes sqrt(n) |a_i| alon
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from . import routine
 
 __all__ = ["theorems"]
 
@@ -62,6 +63,20 @@ def _sphere(n_value):
             ),
         )
         concl = steps
+        steps += routine(
+            Step(
+                r"$\operatorname{rms}(x) = \sqrt{\tfrac{1}{n}\sum_k x_k^2} = \|x\| / \sqrt{n}$",
+                rms,
+                sp.sqrt(sp.Sum(x[k] ** 2, (k, 1, n))) / sp.sqrt(n),
+                _SQUARES,
+            ),
+            Step(
+                r"$\|x / \operatorname{rms}(x)\|^2 = \sum_j n x_j^2 / \|x\|^2 = n$",
+                sp.Sum((x[j] / rms) ** 2, (j, 1, n)),
+                n,
+                _SUMS,
+            ),
+        )
     else:
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
         rms = sp.sqrt(sum(t**2 for t in x) / n_value)
@@ -132,7 +147,32 @@ def _ellipsoid(n_value):
                 data=(tt, sp.Interval.open(0, sp.oo)),
             ),
         )
-        concl = steps
+        zi = sp.Symbol("z_i", real=True)
+        bind = ((zi, sp.sqrt(n) * ai),)
+        axis_point = Step(
+            r"The point $z_i e_i$ with $z_i = \sqrt{n}\, a_i$ satisfies the equation",
+            zi**2 / ai**2,
+            n,
+            "expand",
+            where=bind,
+        )
+        semi_axis = Step(
+            r"Its semi-axis along $e_i$ has length $|z_i| = \sqrt{n}\,|a_i|$",
+            sp.sqrt(zi**2),
+            sp.sqrt(n) * sp.Abs(ai),
+            _SQUARES,
+            where=bind,
+        )
+        concl = steps + routine(semi_axis)
+        steps += routine(
+            Step(
+                r"$\sum_j z_j^2 / a_j^2 = \sum_j n x_j^2 / \|x\|^2$",
+                sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)),
+                n * sp.Sum(x[j] ** 2, (j, 1, n)) / sp.Sum(x[k] ** 2, (k, 1, n)),
+                _SUMS,
+            ),
+            axis_point,
+        )
     else:
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
         a = sp.symbols(f"a1:{n_value + 1}", real=True, nonzero=True)
@@ -197,6 +237,7 @@ def _interior(n_value):
         definitions = ((m_def, sp.Sum(x[k] ** 2, (k, 1, n)) / n),)
         first = Step("", sp.Sum(x[j] ** 2 / (m_def + eps), (j, 1, n)), n * m_def / (m_def + eps), _SUMS)
         below = Step("", n * m / (m + eps), n, _SIGN, relation="<", chained=True)
+        with_s, closing = _interior_with_s(n, S, eps)
         theorem = Theorem(
             "rmsnorm.interior",
             r"With $\epsilon > 0$, RMSNorm lands strictly inside the ball of radius $\sqrt{n}$",
@@ -205,8 +246,8 @@ def _interior(n_value):
             r"$1 - \sqrt{m / (m + \epsilon)}$.",
             r"\|\operatorname{RMSNorm}(x)\|^2 = \frac{n\|x\|^2}{\|x\|^2 + n\epsilon} < n",
             hyps,
-            (first, below),
-            (first, below),
+            (first, below, *routine(with_s)),
+            (first, below, *routine(*closing)),
             definitions=definitions,
         )
         return theorem
@@ -219,32 +260,8 @@ def _interior(n_value):
             S2 / (S2 / n + eps),
             "simplify-to-zero",
         )
-    steps = (
-        first,
-        Step(
-            r"$S / (S/n + \epsilon) = n S / (S + n\epsilon)$",
-            S / (S / n + eps),
-            n * S / (S + n * eps),
-            "simplify-to-zero",
-        ),
-    )
-    concl = (
-        Step(
-            r"$\|\operatorname{RMSNorm}(x)\|^2 = n S / (S + n\epsilon) < n$: strictly inside the sphere of "
-            r"radius $\sqrt{n}$",
-            n * S / (S + n * eps),
-            n,
-            _SIGN,
-            relation="<",
-        ),
-        Step(
-            r"the relative gap $1 - \|\operatorname{RMSNorm}(x)\| / \sqrt{n}$ is $1 - \sqrt{m / (m + \epsilon)}$, "
-            r"$m = S / n$",
-            sp.sqrt(n * S / (S + n * eps)) / sp.sqrt(n),
-            sp.sqrt((S / n) / (S / n + eps)),
-            _SQUARES,
-        ),
-    )
+    with_s, concl = _interior_with_s(n, S, eps)
+    steps = (first, with_s)
     return Theorem(
         "rmsnorm.interior",
         r"With $\epsilon > 0$, RMSNorm lands strictly inside the ball of radius $\sqrt{n}$",
@@ -257,6 +274,36 @@ def _interior(n_value):
         concl,
         n=n_value,
     )
+
+
+def _interior_with_s(n, S, eps) -> tuple:
+    """The interior's form in ``S = |x|^2``: one step and the two conclusions."""
+    import sympy as sp
+
+    step = Step(
+        r"With $S = \|x\|^2$: $S / (S/n + \epsilon) = n S / (S + n\epsilon)$",
+        S / (S / n + eps),
+        n * S / (S + n * eps),
+        "simplify-to-zero",
+    )
+    concl = (
+        Step(
+            r"$\|\operatorname{RMSNorm}(x)\|^2 = n S / (S + n\epsilon) < n$ with $S = \|x\|^2$: strictly inside "
+            r"the sphere of radius $\sqrt{n}$",
+            n * S / (S + n * eps),
+            n,
+            _SIGN,
+            relation="<",
+        ),
+        Step(
+            r"the relative gap $1 - \|\operatorname{RMSNorm}(x)\| / \sqrt{n}$ is $1 - \sqrt{m / (m + \epsilon)}$, "
+            r"$m = S / n$, $S = \|x\|^2$",
+            sp.sqrt(n * S / (S + n * eps)) / sp.sqrt(n),
+            sp.sqrt((S / n) / (S / n + eps)),
+            _SQUARES,
+        ),
+    )
+    return step, concl
 
 
 def _ball_image(n_value):
@@ -318,6 +365,26 @@ _SUPPORT_TEXT = (
 )
 
 
+def _support_minimum(t) -> tuple:
+    """Cauchy-Schwarz in the numbers ``U = |u|^2``, ``V = |v|^2``, ``p = u . v``: the minimum of
+    ``|u - t v|^2`` over ``t`` and its sign."""
+    import sympy as sp
+
+    Us, Vs, P = sp.Symbol("U", nonnegative=True), sp.Symbol("V", positive=True), sp.Symbol("p", real=True)
+    Q = sp.Symbol("Q", nonnegative=True)
+    minimum = Step(
+        r"At $t = p / V$ ($p = u \cdot v$, $U = \|u\|^2$, $V = \|v\|^2$): $U - 2tp + t^2 V = U - p^2 / V$",
+        Us - 2 * t * P + t**2 * Vs,
+        Us - P**2 / Vs,
+        "simplify-to-zero",
+        where=((t, P / Vs),),
+    )
+    nonnegative = Step(
+        r"Hence $U V - p^2 = V Q \ge 0$ with $Q = \|u - t v\|^2$ (Cauchy--Schwarz)", Vs * Q, 0, _SIGN, relation=">="
+    )
+    return minimum, nonnegative
+
+
 def _support(n_value):
     """max over |u| <= sqrt(n) of v . u is sqrt(n) |v| (the dual bound of the rmsnorm query set)."""
     import sympy as sp
@@ -331,15 +398,15 @@ def _support(n_value):
         ),
     )
     t = sp.Symbol("t", real=True)
-    Us, Vs, P = sp.Symbol("U", nonnegative=True), sp.Symbol("V", positive=True), sp.Symbol("p", real=True)
-    Q = sp.Symbol("Q", nonnegative=True)  # |u - t v|^2
     if n_value is None:
         s = general_symbols()
         j, k = s["j"], s["k"]
         n = s["n"]
         u, v = sp.IndexedBase("u", real=True), sp.IndexedBase("v", real=True)
         norm_v = sp.Symbol(r"\|v\|", positive=True)
-        U_, V_, p_ = sp.Symbol("U", real=True), sp.Symbol("V", real=True), sp.Symbol("p", real=True)
+        # named quantities (substituted before checking); p without assumptions, so that the numbers of
+        # the routine Cauchy-Schwarz step (a real p) are not taken for it
+        U_, V_, p_ = sp.Symbol("U", real=True), sp.Symbol("V", real=True), sp.Symbol("p")
         sums = (
             (U_, sp.Sum(u[j] ** 2, (j, 1, n))),
             (V_, sp.Sum(v[j] ** 2, (j, 1, n))),
@@ -370,14 +437,15 @@ def _support(n_value):
             _SUMS,
         )
         size = Step("", sp.Sum((sp.sqrt(n) * v[j] / norm_v) ** 2, (j, 1, n)), n, _SUMS)
+        minimum, nonnegative = _support_minimum(t)
         return Theorem(
             "rmsnorm.support",
             r"The largest value of $v \cdot u$ over the ball $\|u\| \le \sqrt{n}$ is $\sqrt{n}\,\|v\|$",
             _SUPPORT_TEXT,
             r"\max_{\|u\| \le \sqrt{n}} v \cdot u = \sqrt{n}\,\|v\|",
             hyps,
-            cauchy + (attain, size),
-            (attain, size),
+            cauchy + routine(minimum, nonnegative) + (attain, size),
+            (*routine(nonnegative), attain, size),
             definitions=sums,
         )
     else:
@@ -400,23 +468,12 @@ def _support(n_value):
         size = Step(
             r"$\|u^*\|^2 = n$ (explicit)", sum((sp.sqrt(n) * b / norm_v) ** 2 for b in v), n, "simplify-to-zero"
         )
-    steps = (
-        expand,
-        Step(
-            r"at $t = p / V$ ($p = u \cdot v$, $U = \|u\|^2$, $V = \|v\|^2$): $U - 2tp + t^2 V = U - p^2 / V$",
-            Us - 2 * t * P + t**2 * Vs,
-            Us - P**2 / Vs,
-            "simplify-to-zero",
-            where=((t, P / Vs),),
-        ),
-        Step(r"hence $U V - p^2 = V \|u - t v\|^2 \ge 0$ (Cauchy-Schwarz)", Vs * Q, 0, _SIGN, relation=">="),
-        attain,
-        size,
-    )
+    minimum, nonnegative = _support_minimum(t)
+    steps = (expand, minimum, nonnegative, attain, size)
     concl = (
         Step(
             r"$(u \cdot v)^2 \le \|u\|^2 \|v\|^2 \le n \|v\|^2$, so $v \cdot u \le \sqrt{n}\,\|v\|$ on the ball",
-            Vs * Q,
+            nonnegative.lhs,
             0,
             _SIGN,
             relation=">=",

@@ -8,7 +8,7 @@ eigenvalues off the poles ``a_i^2`` are the roots of ``f(lambda) = 1 - (1/n) sum
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem
-from . import width_hypothesis
+from . import routine, width_hypothesis
 from .axes import charpoly
 from .ellipsoid import _NONZERO, _SIGN, _SUMS, _WIDTH, _gen, sample_gains, secular_function
 
@@ -183,8 +183,24 @@ def interlacing(n_value):
                 "limit",
                 data=(lam, sp.oo),
             ),
+            *routine(
+                Step(
+                    r"$f(0) = 0$ (Theorem ellipsoid.secular_equation): the root below $a_{(1)}^2$ is $\lambda = 0$",
+                    f.subs(lam, 0),
+                    0,
+                    _SUMS,
+                )
+            ),
         )
-        concl = steps[:3]
+        concl = steps[:3] + routine(
+            Step(
+                r"One root in each of the $n - 1$ gaps $(a_{(i)}^2, a_{(i+1)}^2)$, plus $\lambda = 0$: that accounts "
+                r"for all $n$ eigenvalues",
+                sp.Add(n - 1, 1, evaluate=False),
+                n,
+                "expand",
+            )
+        )
     else:
         a = [sp.Rational(g.numerator, g.denominator) for g in sample_gains(n_value)]
         A = sp.diag(*a)

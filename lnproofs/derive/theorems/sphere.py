@@ -10,7 +10,7 @@ sqrt(n) r / (r + eps sqrt(n)) ("std") of r = |P x|, which is at most r / sqrt(ep
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from . import routine, width_hypothesis
 from .decomposition import radial_factor
 
 __all__ = ["theorems", "radius_expression"]
@@ -74,7 +74,16 @@ def _radius_general() -> Theorem:
         r"$(n-2)$-sphere.",
         r"\|g(Px)\| = \sqrt{n},\quad \mathbf{1}^T g(Px) = 0",
         hyps,
-        (norm_step, sum_step),
+        (
+            norm_step,
+            sum_step,
+            *routine(
+                Step(
+                    r"$\|g(p)\|^2 = \sum_j n p_j^2 / \|p\|^2 = n$", sp.Sum(n * p[j] ** 2 / norm**2, (j, 1, n)), n, _SUMS
+                ),
+                Step(r"$\mathbf{1}^T p = \sum_j (x_j - \bar{x}) = 0$", sp.Sum(x[j] - xbar, (j, 1, n)), 0, _SUMS),
+            ),
+        ),
         (norm_step, sum_step),
         definitions=((xbar, sp.Sum(x[k], (k, 1, n)) / n), norm_def),
         uses=("projection.mean_subtraction",),
@@ -120,6 +129,13 @@ def _radius_concrete(n: int) -> Theorem:
     )
 
 
+#: the closed form of the radius as the statements write it
+_FORMULA_LATEX = {
+    "torch": r"\frac{\sqrt{n}\,r}{\sqrt{r^2 + n\epsilon}}",
+    "std": r"\frac{\sqrt{n}\,r}{r + \epsilon\sqrt{n}}",
+}
+
+
 def _interior(convention: str, n_value: int | None) -> Theorem:
     import sympy as sp
 
@@ -135,12 +151,11 @@ def _interior(convention: str, n_value: int | None) -> Theorem:
         Hypothesis("eps positive", r"$\epsilon > 0$", r"\epsilon > 0"),
         Hypothesis("norm", r"$p = P x$ has norm $r = \|p\| > 0$ ($p = 0$ gives the centre $g(p) = 0$)", r"r > 0"),
     )
+    formula_latex = _FORMULA_LATEX[convention]
     if convention == "torch":
         bound, bound_text = r / sp.sqrt(eps), r"$r / \sqrt{\epsilon}$"
-        formula_latex = r"\frac{\sqrt{n}\,r}{\sqrt{r^2 + n\epsilon}}"
     else:
         bound, bound_text = r / eps, r"$r / \epsilon$"
-        formula_latex = r"\frac{\sqrt{n}\,r}{r + \epsilon\sqrt{n}}"
     radius = formula_expr(r, n, eps, convention)
     first = Step(
         r"Since $g(p) = c\, p$ with $c$ the factor of $g$ at $\|p\|$,",
@@ -150,6 +165,7 @@ def _interior(convention: str, n_value: int | None) -> Theorem:
     )
     below = Step(r"At $\|p\| = r$ its square is", radius**2, n, _SIGN, relation="<")
     bounded = Step("", radius**2, bound**2, _SIGN, relation="<=")
+    closed, closed_value = _closed_form(r, n, eps, convention, formula_latex)
     return Theorem(
         f"sphere.interior_{convention}",
         rf"With $\epsilon > 0$, $g(P x)$ lies strictly inside the ball ({convention})",
@@ -157,10 +173,35 @@ def _interior(convention: str, n_value: int | None) -> Theorem:
         f"is at most {bound_text}.",
         r"\|g(Px)\| = " + formula_latex + r" < \sqrt{n},\quad r = \|Px\|",
         hyps,
-        (first, below, bounded),
-        (first, below),
+        (first, *routine(closed), below, bounded),
+        (first, below, *routine(closed_value)),
         convention=convention,
         definitions=(norm_def,),
+    )
+
+
+def _closed_form(r, n, eps, convention: str, formula_latex: str) -> tuple:
+    """The radius in closed form, ``sqrt(c^2 r^2)`` and ``c r`` with ``c`` the factor of ``g`` at ``r``."""
+    import sympy as sp
+
+    C = sp.Symbol("c", positive=True)
+    bind = ((C, radial_factor(r, n, eps, convention)),)
+    formula = formula_expr(r, n, eps, convention)
+    return (
+        Step(
+            r"With $c$ the factor of $g$ at $r = \|P x\|$, $\|g(P x)\| = \sqrt{c^2 r^2} = " + formula_latex + "$",
+            sp.sqrt(C**2 * r**2),
+            formula,
+            _SQUARES,
+            where=bind,
+        ),
+        Step(
+            r"The closed form of the radius: $\|g(P x)\| = c\, r$ with $c$ the factor of $g$ at $r$",
+            C * r,
+            formula,
+            _SQUARES,
+            where=bind,
+        ),
     )
 
 
@@ -188,6 +229,7 @@ def _interior_concrete(convention: str, n_value: int) -> Theorem:
             c**2 * R2,
             "simplify-to-zero",
         ),
+        *routine(_closed_form(r, n, eps, convention, _FORMULA_LATEX[convention])[0]),
         Step("The squared radius is strictly below $n$", radius**2, n, _SIGN, relation="<"),
         Step("and at most the bound", radius**2, bound**2, _SIGN, relation="<="),
     )
