@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..theorem import Hypothesis, Step, Theorem, chain, general_symbols
-from . import width_hypothesis
+from . import routine, width_hypothesis
 
 __all__ = ["theorems"]
 
@@ -69,6 +69,9 @@ def _uniform(n_value):
             description=r"Every $y \in \mathbf{1}^\perp$ is $y = P q$ for some $q$ (Lemma projection.kernel), and",
         )
         concl = (Step("", score, sp.Sum(b[j] / a[j], (j, 1, n)), _SUMS),)
+        scaled, scaled_concl = _uniform_scaled(n, j, k, a, b)
+        steps += scaled
+        concl += scaled_concl
     else:
         a = sp.symbols(f"a1:{n_value + 1}", real=True, nonzero=True)
         b = sp.symbols(f"b1:{n_value + 1}", real=True)
@@ -102,6 +105,31 @@ def _uniform(n_value):
         definitions=definitions,
         uses=("projection.kernel",),
     )
+
+
+def _uniform_scaled(n, j, k, a, b) -> tuple:
+    """The uniform score for ``y = c (p - pbar 1)``, a scalar times a centred vector: routine steps
+    and a routine conclusion."""
+    import sympy as sp
+
+    p, c = sp.IndexedBase("p", real=True), sp.Symbol("c", real=True)
+
+    def y(t):
+        return c * (p[t] - sp.Sum(p[k], (k, 1, n)) / n)
+
+    score = sp.Sum((a[j] * y(j) + b[j]) / a[j], (j, 1, n))
+    where = r"for $y = c\,(p - \bar{p}\mathbf{1})$, $c$ a scalar and $\bar{p} = \tfrac{1}{n} \sum_k p_k$"
+    steps = routine(
+        Step(
+            rf"$q \cdot k = \sum_j (a_j y_j + b_j)/a_j = \mathbf{{1}}^T y + q \cdot b$ {where}",
+            score,
+            sp.Sum(y(j), (j, 1, n)) + sp.Sum(b[j] / a[j], (j, 1, n)),
+            _SUMS,
+        ),
+        Step(rf"$\mathbf{{1}}^T y = 0$ {where}", sp.Sum(y(j), (j, 1, n)), 0, _SUMS),
+    )
+    concl = routine(Step(rf"$q \cdot k = q \cdot b$ {where}", score, sp.Sum(b[j] / a[j], (j, 1, n)), _SUMS))
+    return steps, concl
 
 
 # ------------------------------------------------------- sphere / ellipsoid witness
@@ -245,6 +273,8 @@ def _alternative(n_value):
             why="$W = 1$",
         ),
     ]
+    in_scores, in_scores_concl = _hull_in_scores(dim, m, j, t, q, w, sc, Wsym)
+    steps += in_scores
     if n_value is not None:
         # an explicit instance: the centroid of e_1..e_n is in the hull, e_1 is selectable with q = e_1
         e = [sp.Matrix([1 if r == c else 0 for r in range(n_value)]) for c in range(n_value)]
@@ -274,7 +304,7 @@ def _alternative(n_value):
                 relation=">",
             )
         )
-    concl = (steps[0], steps[2], *steps[3:])
+    concl = (steps[0], steps[2], *steps[3 + len(in_scores) :], *in_scores_concl)
     return Theorem(
         "attention.selectable_iff_not_in_hull",
         "Selectable iff not in the hull of the others",
@@ -286,6 +316,46 @@ def _alternative(n_value):
         n=n_value,
         definitions=definitions,
     )
+
+
+def _hull_in_scores(dim, m, j, t, q, w, sc, Wsym) -> tuple:
+    """The hull argument with the coordinates ``K_{jt}`` of the keys and the score ``s_i`` of ``k_i`` as
+    plain numbers: routine steps and routine conclusions."""
+    import sympy as sp
+
+    K, si = sp.IndexedBase("K", real=True), sp.Symbol("s_i", real=True)
+    g = sp.Symbol("g", positive=True)  # the smallest gap q.(k_i - k_j) of a separating q
+    steps = routine(
+        Step(
+            r"Linearity, with $K_{jt}$ the coordinates of $k_j$: $q \cdot (\sum_j w_j k_j) = \sum_j w_j\, q \cdot k_j$",
+            sp.Sum(q[t] * sp.Sum(w[j] * K[j, t], (j, 1, m)), (t, 1, dim)),
+            sp.Sum(w[j] * sp.Sum(q[t] * K[j, t], (t, 1, dim)), (j, 1, m)),
+            _SUMS,
+        ),
+        Step(
+            r"With $s_i = q \cdot k_i$ and $s_j = q \cdot k_j$: $\sum_j w_j (s_i - s_j) = s_i \sum_j w_j - \sum_j w_j s_j$",
+            sp.Sum(w[j] * (si - sc[j]), (j, 1, m)),
+            si * sp.Sum(w[j], (j, 1, m)) - sp.Sum(w[j] * sc[j], (j, 1, m)),
+            _SUMS,
+        ),
+        Step(
+            r"$W = \sum_j w_j = 1$ turns it into $s_i - \sum_j w_j s_j$ (with $s_i = q \cdot k_i$), which is $0$ "
+            r"when $k_i = \sum_j w_j k_j$",
+            si * Wsym - sp.Sum(w[j] * sc[j], (j, 1, m)),
+            si - sp.Sum(w[j] * sc[j], (j, 1, m)),
+            _SUMS,
+            where=((Wsym, 1),),
+        ),
+        Step(
+            r"If every gap $s_i - s_j \ge g > 0$ then $\sum_j w_j (s_i - s_j) \ge g \sum_j w_j = g > 0$: no "
+            "convex weights exist",
+            g * 1,
+            0,
+            _SIGN,
+            relation=">",
+        ),
+    )
+    return steps, (steps[0], steps[2], steps[3])
 
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:

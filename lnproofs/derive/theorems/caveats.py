@@ -8,7 +8,7 @@ tie.
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import CONVENTION_NAMES, width_hypothesis
+from . import CONVENTION_NAMES, routine, width_hypothesis
 from .attention import _SELECT, _SIGN, _SUMS, _WIDTH
 from .sphere import radius_expression
 
@@ -85,7 +85,19 @@ def _eps_caveat(n_value, convention):
                 relation=">",
             )
         )
-    concl = (steps[0], steps[2])
+    # the weights as an identity in any two non-zero radii (not the named rho_1, rho_3 of this proof)
+    f1, f3 = sp.Symbol("rho_1", real=True, nonzero=True), sp.Symbol("rho_3", real=True, nonzero=True)
+    free = ((al, (1 + f3 / f1) / 2), (be, (1 - f3 / f1) / 2))
+    combination = Step(
+        r"For any radii $\rho_1, \rho_3 \ne 0$, $\alpha k_1 + \beta k_2 = (\alpha - \beta) \rho_1 e = \rho_3 e = k_3$ "
+        "(coefficients along $e$), expanded",
+        al * f1 + be * (-f1),
+        f3,
+        "expand",
+        where=free,
+    )
+    concl = (steps[0], steps[2], *routine(combination))
+    steps += routine(combination, Step(r"$\alpha + \beta = 1$, expanded", al + be, 1, "expand", where=free))
     return Theorem(
         "attention.eps_caveat",
         r"$\epsilon > 0$ can make a near-constant input's key unselectable",
@@ -169,6 +181,15 @@ def _rank_deficient(n_value):
         )
         definitions = bind
         concl = steps
+        steps += routine(
+            Step(
+                r"$\|u\| = \sqrt{2}$ for each $u$, so $z = \sqrt{n}\, u / \sqrt{2}$: $z_{A,1} = -z_{B,1}$",
+                zA1 + zB1,
+                0,
+                "expand",
+                where=bind,
+            )
+        )
     hyps = (
         width_hypothesis(n_value, _WIDTH),
         _SELECT,

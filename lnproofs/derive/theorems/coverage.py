@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from . import routine, width_hypothesis
 
 __all__ = ["theorems"]
 
@@ -139,8 +139,10 @@ def _every_direction(n_value):
     x, y = sp.Symbol("x", positive=True), sp.Symbol("y", positive=True)
     inside = Step("", -V * x * y, 0, _SIGN, relation="<", why=r"$= -V x y$")
     definitions = ((sp_, root), (sm_, other), (C, n - dl))
+    centred, neg, rationalised, pos = _ray_routine(s, p, V, dl, root)
     steps = (linear, image, domain, norm, sphere, disc, product, once, factor, inside)
-    concl = (sphere, image, once, inside)
+    steps += routine(centred, neg, rationalised, pos)
+    concl = (sphere, image, once, inside, *routine(neg, pos))
     return Theorem(
         "coverage.every_direction",
         "A full-rank query set with its centre inside realises every direction on its boundary",
@@ -152,6 +154,73 @@ def _every_direction(n_value):
         n=n_value,
         definitions=definitions,
     )
+
+
+def _ray_routine(s, p, V, dl, root) -> tuple:
+    """The routine checks of the ray: ``u`` stays centred, and ``s_+ > 0`` case by case in the sign of ``p``
+    (the product of the roots proves it at once)."""
+    import sympy as sp
+
+    al, om = sp.Symbol("alpha", real=True), sp.Symbol("omega", real=True)
+    pn, pp = sp.Symbol("p", nonpositive=True), sp.Symbol("p", nonnegative=True)
+    centred = Step(
+        r"For LayerNorm $\alpha = \mathbf{1} \cdot a = 0$ and $\omega = \mathbf{1} \cdot u^* = 0$, so $u$ stays in "
+        r"$\mathbf{1}^\perp$",
+        s * al + om,
+        0,
+        "expand",
+        where=((al, 0), (om, 0)),
+    )
+    neg = Step(r"Case $p \le 0$: $s_+ > 0$", (-pn + sp.sqrt(pn**2 + V * dl)) / V, 0, _SIGN, relation=">")
+    rationalised = Step(
+        r"$s_+ = \delta / (p + \sqrt{p^2 + V \delta})$ (multiply by the conjugate)",
+        root,
+        dl / (p + sp.sqrt(p**2 + V * dl)),
+        "simplify-to-zero",
+    )
+    pos = Step(
+        r"Case $p \ge 0$: $s_+ = \delta / (p + \sqrt{p^2 + V \delta}) > 0$",
+        dl / (pp + sp.sqrt(pp**2 + V * dl)),
+        0,
+        _SIGN,
+        relation=">",
+    )
+    return centred, neg, rationalised, pos
+
+
+def _argmax_routine(s, ca, sa, sb, cb) -> tuple:
+    """The routine checks of the argmax theorem: the signs of a scaled gap, one block times its explicit
+    inverse, and an exact rotation's determinant."""
+    import sympy as sp
+
+    g, h, th = sp.Symbol("g", positive=True), sp.Symbol("h", positive=True), sp.Symbol("theta", real=True)
+    inverse = sp.Matrix([[cb, sa], [-sb, ca]]) / (ca * cb + sa * sb)
+    v1, v2 = sp.symbols("v_1 v_2", real=True)
+    positive = Step(
+        r"A positive gap $g = q \cdot (k_i - k_j)$ stays positive: $s g > 0$", s * g, 0, _SIGN, relation=">"
+    )
+    back = Step(
+        r"and back: $q = (1/s)(s q)$, and $h / s > 0$ for a positive gap $h$ of $s q$", h / s, 0, _SIGN, relation=">"
+    )
+    block = Step(
+        r"One block times its explicit inverse is $I$ when $\Delta \ne 0$",
+        _block(ca, sa, sb, cb) * inverse,
+        sp.eye(2),
+        "simplify-to-zero",
+    )
+    image = Step(
+        r"so $B (s B^{-1} v) = s v$ on the block, $v = (v_1, v_2)$, with the explicit inverse",
+        _block(ca, sa, sb, cb) * (s * inverse * sp.Matrix([v1, v2])),
+        s * sp.Matrix([v1, v2]),
+        "simplify-to-zero",
+    )
+    exact = Step(
+        r"An exact rotation by $\theta$ has $\Delta = \cos^2 \theta + \sin^2 \theta = 1$",
+        sp.cos(th) ** 2 + sp.sin(th) ** 2,
+        1,
+        "simplify-to-zero",
+    )
+    return positive, back, block, image, exact
 
 
 def _block(ca, sa, sb, cb):
@@ -242,7 +311,9 @@ def _argmax_direction(n_value):
                 "simplify-to-zero",
             )
         )
-    concl = (steps[0], steps[1]) + ((steps[-1],) if n_value is not None else ())
+    positive, back, block, image, exact = _argmax_routine(s, ca, sa, sb, cb)
+    concl = (steps[0], steps[1]) + ((steps[-1],) if n_value is not None else ()) + routine(positive, image)
+    steps += routine(positive, back, block, image, exact)
     return Theorem(
         "coverage.argmax_direction",
         "The argmax depends only on the query's direction, and invertible rotations keep every direction",

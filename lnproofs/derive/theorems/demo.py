@@ -7,6 +7,7 @@ is below the root of a collinearity determinant.
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem
+from . import routine
 from .attention import _SELECT, _SIGN
 
 __all__ = ["theorems", "demo_keys", "collinearity"]
@@ -112,7 +113,19 @@ def _demo():
         Step("", be, 0, _SIGN, relation=">"),
         Step("", Q.T * (K[1] - K[0]), zero, "simplify-to-zero", where=((m, mstar),), why="the tie at $m^*$"),
     )
-    concl = (steps[3], steps[7], steps[10])
+    root = Step(
+        r"The collinearity $D(m) = 0$ of $k_1, k_2, k_3$ has the single positive root $m^*$",
+        D,
+        sp.FiniteSet(mstar),
+        "solve",
+        data=(m, sp.Interval.open(0, sp.oo)),
+    )
+    steps += routine(
+        root,
+        Step(r"$D(m) = (1 - \sqrt{2}/2)(m - m^*)$", D, (1 - half) * (m - mstar), "simplify-to-zero"),
+        Step(r"the factor $1 - \sqrt{2}/2$ of $D(m)$ is positive", 1 - half, 0, _SIGN, relation=">"),
+    )
+    concl = (steps[3], steps[7], steps[10], *routine(root))
     definitions = bind + wts
     return Theorem(
         "attention.demo_threshold",

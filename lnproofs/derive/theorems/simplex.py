@@ -10,7 +10,7 @@ integers times one power of two).  With at most ``n`` keys uniform attention exi
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from . import routine, width_hypothesis
 from .attention import _SELECT, _WIDTH
 
 __all__ = ["theorems"]
@@ -137,7 +137,17 @@ def _simplex(n_value):
                 where=((m, n - r),),
             ),
         ]
-        concl = (steps[0], steps[1], steps[3], steps[5])
+        gc = sp.Symbol("(G c)_j", real=True)
+        gap_one = Step(
+            r"$c = G^{-1} \mathbf{1}$ solves $G c = \mathbf{1}$, so every gap $(D q)_j = (G c)_j$ is $1 > 0$",
+            gc,
+            0,
+            _SIGN,
+            relation=">",
+            where=((gc, 1),),
+        )
+        concl = (steps[0], steps[1], steps[3], steps[5], *routine(gap_one))
+        steps += routine(gap_one, *_minor_steps())
     else:
         N = n_value
         x = sp.symbols(f"x1:{N + 1}", real=True)

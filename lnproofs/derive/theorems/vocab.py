@@ -22,7 +22,7 @@ The screen of :mod:`lnproofs.propose.vocab` applies the first; the box query set
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from . import routine, width_hypothesis
 
 __all__ = ["theorems"]
 
@@ -358,6 +358,8 @@ def _no_offset(n_value):
         s * _sum(S, l, lambda t: (ai[t] - aj[t]) * u[t]),
         _SUMS if n_value is None else "expand",
     )
+    m = sp.Symbol("m", positive=True)
+    kept = Step(r"So a gap $m > 0$ stays positive at $s u$", s * m, 0, _SIGN, relation=">")
     if n_value is None:
         z = sp.IndexedBase("z", real=True)
         first = lambda e: sp.Sum(e, (l, 1, n - 1))
@@ -413,7 +415,7 @@ def _no_offset(n_value):
         text,
         latex,
         hyps,
-        (scaled, coords, flat),
+        (scaled, *routine(kept), coords, flat),
         (scaled, coords, flat),
         n=n_value,
     )
