@@ -105,3 +105,26 @@ def test_a_step_expands_to_its_exact_check(page):
     second.find_element("css selector", "summary").click()
     compared = second.find_element("css selector", "pre").text
     assert "P" not in compared and "J" in compared  # the name P replaced by I - J/n
+
+
+def test_a_routine_check_the_paper_does_not_print_expands_to_its_check(page):
+    """The expanded square of the idempotence proof is checked but not printed in the paper: the blueprint
+    counts it and folds it, and opening it shows the expressions compared and the rule."""
+    from lnproofs.derive.registry import get_theorem
+    from lnproofs.report.proofs import hidden_steps, shown_steps
+
+    driver, _ = page
+    result = driver.find_element("id", "r-projection-idempotent")
+    proof = get_theorem("projection.idempotent").prove()
+    shown, hidden = len(shown_steps(proof)), len(hidden_steps(proof))
+    assert hidden >= 3
+    assert f"({shown + hidden} checks: {shown} relations shown, {hidden} not printed in the paper)" in result.text
+    routine = [d for d in result.find_elements("css selector", "details.hidden-check") if "routine check" in d.text]
+    assert len(routine) >= 2
+    first = routine[0]
+    assert not first.find_element("css selector", "pre").is_displayed()
+    first.find_element("css selector", "summary").click()
+    compared = first.find_element("css selector", "pre")
+    assert compared.is_displayed()
+    assert compared.text == "(I - J/n)**2 = I**2 - 2*I*J/n + J**2/n**2"
+    assert "Rule: expand" in first.text and "(checked)" in first.text

@@ -49,13 +49,24 @@ def test_every_theorem_with_its_steps(reports):
     assert len(re.findall(r"^\*\*(Theorem|Lemma) \d+\.\d+\*\* \(", body, flags=re.M)) == len(items)
     # every check of every stated proof is one displayed relation, with the rule at its right, and
     # the table of what holds gives the same count
-    from lnproofs.report.proofs import shown_steps
+    from lnproofs.report.proofs import hidden_steps, shown_steps
 
     shown = sum(len(shown_steps(item.general)) for item in items)
     assert len(re.findall(r"^\d+\. .*\$ \(.+\)$", body, flags=re.M)) == shown
     for item in items:
-        count = len(shown_steps(item.general))
-        assert f"proved, {count} relation{'s' if count != 1 else ''}" in md
+        count, hidden = len(shown_steps(item.general)), len(hidden_steps(item.general))
+        cell = f"proved, {count} relation{'s' if count != 1 else ''}"
+        cell += f" + {hidden} unprinted check{'s' if hidden != 1 else ''}" if hidden else " |"
+        assert cell in md, cell
+        if item.instance is not None:
+            total = len(item.instance.steps)
+            assert f"| proved, {total} check{'s' if total != 1 else ''} |" in md
+    # the abstract counts the relations shown and the checks the printed proofs leave out, and both add
+    # up to every check of every general proof
+    hidden = sum(len(hidden_steps(item.general)) for item in items)
+    assert hidden >= 100 and shown + hidden == sum(len(item.general.steps) for item in items)
+    abstract = md.split("**Abstract.**", 1)[1].split("\n", 1)[0]
+    assert f"({shown} in all)" in abstract and f"so are {hidden} further checks" in abstract
     assert "not complete" not in md and "NOT checked" not in md
     assert "PyTorch convention" in md and "| SymPy |" in md and "| lnproofs |" in md
     assert md.count("$$") % 2 == 0

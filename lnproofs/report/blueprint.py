@@ -127,10 +127,14 @@ def _hidden_html(s, names, ref, shown_keys) -> list[str]:
     else:
         what = "the statement, the chain's ends compared directly"
     lead = clean_text(s.description, names, ref) if s.description else ""
+    verdict = html.escape("checked" if s.checked else "NOT checked")
+    short = len(s.claim_latex) <= 160  # a long claim (explicit matrices) is shown when the check is opened
     return [
-        f'<details class="hidden-check"><summary>{html.escape(what)}: {_math(s.claim_latex)} '
-        f"({html.escape('checked' if s.checked else 'NOT checked')})</summary>",
+        f'<details class="hidden-check"><summary>{html.escape(what)}'
+        + (f": {_math(s.claim_latex)}" if short else "")
+        + f" ({verdict})</summary>",
         *([f"<p>{_prose(lead)}</p>"] if lead else []),
+        *([] if short else [f"<p>{_math(s.claim_latex, display=True)}</p>"]),
         *_check_html(s),
         "</details>",
     ]

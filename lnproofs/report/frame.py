@@ -102,7 +102,7 @@ def general_cell(entry) -> str:
     return (
         ("proved" if p.proved else "**not proved**")
         + f", {count} relation{'s' if count != 1 else ''}"
-        + (f" + {hidden} routine check{'s' if hidden != 1 else ''}" if hidden else "")
+        + (f" + {hidden} unprinted check{'s' if hidden != 1 else ''}" if hidden else "")
     )
 
 

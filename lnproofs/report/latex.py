@@ -155,7 +155,8 @@ def _instances(report, items) -> list[str]:
         r"p{0.17\linewidth}>{\raggedright\arraybackslash}p{0.17\linewidth}>{\raggedright\arraybackslash}"
         r"p{0.4\linewidth}}",
         rf"\caption{{What holds for each result: proved for general $n$ (the relations its printed proof shows, "
-        r"each one check, and the routine checks it makes without printing them), proved for "
+        r"each one check, and the checks it makes without printing them: the statement a chain proves and "
+        r"routine checks), proved for "
         rf"$n = {report.n}$ with explicit matrices (every check of that proof), and the numeric re-check.}}"
         r"\label{tab:instances}\\",
         rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endfirsthead",
