@@ -19,6 +19,7 @@ __all__ = [
     "cited_facts",
     "frame_instances",
     "general_cell",
+    "count_cells",
     "concrete_cell",
 ]
 
@@ -85,10 +86,9 @@ def proof_convention() -> str:
         "Every proof below is a chain of displayed relations. Each relation is checked by SymPy "
         "[[cite:sympy]] when the report is made, by the rule named at its right; a proof counts only when "
         "every relation is checked. Named quantities (“Write ...”) are substituted before checking. The "
-        "relation a chain proves between its first and its last expression is checked as well, and not "
-        "displayed again; so are routine checks a proof makes without printing them (a sign the hypotheses "
-        "give, a sum evaluated, a case another check covers). [[tab:instances]] counts both, and the HTML "
-        "version lists each with its check. A fact a proof cites instead of checking is named at the start of the proof with its "
+        "relation a chain proves between its ends and routine checks (a sign the hypotheses give, a sum "
+        "evaluated, a case another check covers) are checked as well but not printed; [[tab:instances]] "
+        "counts them and the HTML version lists each. A fact a proof cites instead of checking is named at the start of the proof with its "
         "source; the words between the relations are not machine-checked."
     )
 
@@ -97,13 +97,17 @@ def general_cell(entry) -> str:
     p = entry.general
     if p.n is not None:
         return "not stated (no width)"
+    return "proved" if p.proved else "**not proved**"
+
+
+def count_cells(entry) -> tuple[str, str]:
+    """The checks of the general proof: the relations it shows, and the checks it makes without printing
+    them (the statement a chain proves, routine checks); the two add up to every check."""
+    p = entry.general
+    if p.n is not None:
+        return "", ""
     count = len(_shown(p))
-    hidden = len(p.steps) - count
-    return (
-        ("proved" if p.proved else "**not proved**")
-        + f", {count} relation{'s' if count != 1 else ''}"
-        + (f" + {hidden} unprinted check{'s' if hidden != 1 else ''}" if hidden else "")
-    )
+    return str(count), str(len(p.steps) - count)
 
 
 def concrete_cell(entry) -> str:

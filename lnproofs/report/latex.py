@@ -9,7 +9,7 @@ experiments, references, and an index from theorem numbers to the software's nam
 from __future__ import annotations
 
 from ..derive import prose
-from .frame import concrete_cell, frame_instances, general_cell
+from .frame import concrete_cell, count_cells, frame_instances, general_cell
 
 __all__ = ["to_latex", "escape", "INDEX_TITLE"]
 
@@ -151,20 +151,24 @@ def _instances(report, items) -> list[str]:
         "",
         _text(report.recheck_note),
         "",
-        r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.14\linewidth}>{\raggedright\arraybackslash}"
-        r"p{0.17\linewidth}>{\raggedright\arraybackslash}p{0.17\linewidth}>{\raggedright\arraybackslash}"
-        r"p{0.4\linewidth}}",
-        rf"\caption{{What holds for each result: proved for general $n$ (the relations its printed proof shows, "
-        r"each one check, and the checks it makes without printing them: the statement a chain proves and "
-        r"routine checks), proved for "
+        r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.09\linewidth}>{\raggedright\arraybackslash}"
+        r"p{0.1\linewidth}>{\raggedleft\arraybackslash}p{0.07\linewidth}>{\raggedleft\arraybackslash}"
+        r"p{0.09\linewidth}>{\raggedright\arraybackslash}p{0.17\linewidth}>{\raggedright\arraybackslash}"
+        r"p{0.28\linewidth}}",
+        rf"\caption{{What holds for each result: proved for general $n$, with the relations its printed proof "
+        r"shows (each one check) and the checks it makes without printing them (the statement a chain proves, "
+        r"routine checks; the HTML version lists each), proved for "
         rf"$n = {report.n}$ with explicit matrices (every check of that proof), and the numeric re-check.}}"
         r"\label{tab:instances}\\",
-        rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endfirsthead",
-        rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endhead",
+        *(
+            rf"\hline result & general $n$ & shown & not printed & $n = {report.n}$ & numeric re-check \\ \hline " + end
+            for end in (r"\endfirsthead", r"\endhead")
+        ),
     ]
     for e in items:
+        shown, hidden = count_cells(e)
         out.append(
-            rf"\ref{{{label(e.name)}}} & {_text(general_cell(e))} & {_text(concrete_cell(e))} & "
+            rf"\ref{{{label(e.name)}}} & {_text(general_cell(e))} & {shown} & {hidden} & {_text(concrete_cell(e))} & "
             rf"{_recheck(report.rechecks.get(e.name))} \\"
         )
     return out + [r"\hline", r"\end{longtable}}", ""]

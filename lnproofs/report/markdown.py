@@ -104,12 +104,13 @@ def to_markdown(report) -> str:
         "",
         report.recheck_note,
         "",
-        f"| result | general n | n = {report.n} | numeric re-check |",
-        "|---|---|---|---|",
+        f"| result | general n | shown | not printed | n = {report.n} | numeric re-check |",
+        "|---|---|---|---|---|---|",
     ]
     for e in items:
+        shown, hidden = frame.count_cells(e)
         lines.append(
-            f"| Theorem {numbers[e.name]} | {frame.general_cell(e)} | {frame.concrete_cell(e)} | "
+            f"| Theorem {numbers[e.name]} | {frame.general_cell(e)} | {shown} | {hidden} | {frame.concrete_cell(e)} | "
             f"{_cell(_recheck(report.rechecks.get(e.name)))} |"
         )
     lines += ["", f"## {after + 1}. The geometry in figures", "", text(frame.geometry_text()), ""]
