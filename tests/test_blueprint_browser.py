@@ -88,16 +88,22 @@ def test_mathematics_is_rendered_as_mathml(page):
     assert all(w > 0 for w in widths)
 
 
+def _opened(details):
+    """The check folded in ``details``: hidden until its summary is clicked, then shown."""
+    assert not details.find_element("css selector", "pre").is_displayed()
+    details.find_element("css selector", "summary").click()
+    shown = details.find_element("css selector", "pre")
+    assert shown.is_displayed()
+    return shown
+
+
 def test_a_step_expands_to_its_exact_check(page):
     driver, _ = page
     result = driver.find_element("id", "r-projection-idempotent")
     details = result.find_elements("css selector", "details")
     assert details
     first = details[0]
-    assert not first.find_element("css selector", "pre").is_displayed()
-    first.find_element("css selector", "summary").click()
-    shown = first.find_element("css selector", "pre")
-    assert shown.is_displayed()
+    shown = _opened(first)
     # the expressions compared, the entries J_ik = 1 substituted: sum_k J_ik J_kj = n J_ij
     assert shown.text == "Sum(1, (k, 1, n)) = n"
     assert "finite sums and Kronecker deltas" in first.text and "checked" in first.text
@@ -122,9 +128,5 @@ def test_a_routine_check_the_paper_does_not_print_expands_to_its_check(page):
     routine = [d for d in result.find_elements("css selector", "details.hidden-check") if "routine check" in d.text]
     assert len(routine) >= 2
     first = routine[0]
-    assert not first.find_element("css selector", "pre").is_displayed()
-    first.find_element("css selector", "summary").click()
-    compared = first.find_element("css selector", "pre")
-    assert compared.is_displayed()
-    assert compared.text == "(I - J/n)**2 = I**2 - 2*I*J/n + J**2/n**2"
+    assert _opened(first).text == "(I - J/n)**2 = I**2 - 2*I*J/n + J**2/n**2"
     assert "Rule: expand" in first.text and "(checked)" in first.text
