@@ -22,7 +22,7 @@ def result_markdown(result) -> str:
     items = [
         (
             s.index,
-            _label(s.kind),
+            _label(s.kind, getattr(s, "bookkeeping", False)),
             s.description,
             f"{method_prose(s.method)}; {_tick(s.checked, s.detail)}",
             s.claim_latex,
@@ -41,7 +41,7 @@ def result_latex(result) -> str:
     mark = "proved" if result.proved else "FAILED"
     items = [
         (
-            _label(s.kind),
+            _label(s.kind, getattr(s, "bookkeeping", False)),
             prose.to_latex(s.description),
             f"{prose.to_latex(method_prose(s.method))}; {_tick(s.checked, _tex_escape(s.detail))}",
             s.claim_latex,
@@ -59,7 +59,8 @@ def result_latex(result) -> str:
 def _numbered(theorem):
     everything = theorem.steps + theorem.conclusion
     return [
-        (k, _label("conclusion" if k > len(theorem.steps) else "step"), step) for k, step in enumerate(everything, 1)
+        (k, _label("conclusion" if k > len(theorem.steps) else "step", step.bookkeeping), step)
+        for k, step in enumerate(everything, 1)
     ]
 
 
@@ -93,8 +94,9 @@ def _conv(convention) -> str:
     return "" if convention is None else f", convention {convention!r}"
 
 
-def _label(kind: str) -> str:
-    return "Conclusion" if kind == "conclusion" else "Step"
+def _label(kind: str, bookkeeping: bool = False) -> str:
+    label = "Conclusion" if kind == "conclusion" else "Step"
+    return f"{label} (routine check)" if bookkeeping else label
 
 
 #: how the checking methods read in prose (their names are the keys of METHODS)
