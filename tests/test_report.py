@@ -47,9 +47,25 @@ def test_every_theorem_with_its_steps(reports):
         assert f"`{item.name}`" in index and item.name not in body
         assert tex.count(rf"\label{{thm:{item.name}}}") == 1 and rf"\ref{{thm:{item.name}}}" in tex
     assert len(re.findall(r"^\*\*(Theorem|Lemma) \d+\.\d+\*\* \(", body, flags=re.M)) == len(items)
-    # every step of every stated proof, each with the rule that checked it
-    steps = sum(1 for item in items for s in item.general.steps if s.kind == "step")
-    assert len(re.findall(r"^\d+\. .*; by .+:$", body, flags=re.M)) == steps
+    # every check of every stated proof is one displayed relation, with the rule at its right, and
+    # the table of what holds gives the same count
+    from lnproofs.report.proofs import hidden_steps, shown_steps
+
+    shown = sum(len(shown_steps(item.general)) for item in items)
+    assert len(re.findall(r"^\d+\. .*\$ \(.+\)$", body, flags=re.M)) == shown
+    for item in items:
+        count, hidden = len(shown_steps(item.general)), len(hidden_steps(item.general))
+        row = f"| proved | {count} | {hidden} |"
+        assert row in md, (item.name, row)
+        if item.instance is not None:
+            total = len(item.instance.steps)
+            assert f"| proved, {total} check{'s' if total != 1 else ''} |" in md
+    # the abstract counts the relations shown and the checks the printed proofs leave out, and both add
+    # up to every check of every general proof
+    hidden = sum(len(hidden_steps(item.general)) for item in items)
+    assert hidden >= 100 and shown + hidden == sum(len(item.general.steps) for item in items)
+    abstract = md.split("**Abstract.**", 1)[1].split("\n", 1)[0]
+    assert f"({shown} in all)" in abstract and f"so are {hidden} further checks" in abstract
     assert "not complete" not in md and "NOT checked" not in md
     assert "PyTorch convention" in md and "| SymPy |" in md and "| lnproofs |" in md
     assert md.count("$$") % 2 == 0
@@ -180,20 +196,50 @@ def test_generated_line_follows_source_date_epoch(monkeypatch):
     assert generated_line() == "Generated: 2023-11-14 22:13:20 UTC"
 
 
-@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
-def test_latex_compiles_to_pdf(reports, tmp_path):
+@pytest.fixture(scope="module")
+def compiled(reports, tmp_path_factory):
+    """The report compiled to PDF (pdflatex and bibtex), in a copy of the report folder."""
     from lnproofs.report.build import _compile_pdf
 
-    folder = tmp_path / "copy"
+    if shutil.which("pdflatex") is None or shutil.which("bibtex") is None:
+        pytest.skip("pdflatex or bibtex is not installed")
+    folder = tmp_path_factory.mktemp("compiled") / "copy"
     shutil.copytree(reports[0], folder)
     pdf, note = _compile_pdf(folder / "report.tex")
     assert pdf is not None, note
-    assert pdf.read_bytes().startswith(b"%PDF") and pdf.stat().st_size > 50_000
-    assert not (folder / "report.aux").exists()
+    return pdf
+
+
+def test_latex_compiles_to_pdf(compiled):
+    assert compiled.read_bytes().startswith(b"%PDF") and compiled.stat().st_size > 50_000
+    assert not compiled.with_suffix(".aux").exists()
+
+
+def theorem_pages(pdf) -> tuple[int, int]:
+    """The first and the last page of the theorem part (the results and their proofs): from the page
+    of the first result's section to the page where the section after the last proof begins."""
+    import subprocess
+
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    pages = text.split("\f")
+
+    def page_of(heading: str) -> int:
+        found = [k for k, page in enumerate(pages, 1) if re.search(rf"^\s*\d+\s+{heading}\s*$", page, flags=re.M)]
+        assert found, heading
+        return found[0]
+
+    return page_of("The centring projection"), page_of("What was checked")
+
+
+@pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext is not installed")
+def test_the_theorem_part_fits_in_twenty_pages(compiled):
+    first, last = theorem_pages(compiled)
+    assert 2 <= first < last
+    assert last - first + 1 <= 20, (first, last)
 
 
 def test_relations_are_typeset_in_math_mode():
-    from lnproofs.derive.theorem import _tex_escape
+    from lnproofs.derive.prose import escape_text as _tex_escape
     from lnproofs.report.latex import escape
 
     for fn in (escape, _tex_escape):
@@ -228,3 +274,114 @@ def test_pdf_text_has_no_substitute_glyphs(reports, tmp_path):
     for glyph in ("\u00a1", "\u00bf", "\u2014"):
         assert glyph not in text, f"{glyph!r} found in the PDF text"
     assert "\\ref{" not in text and "Theorem 10.4" in text  # references typeset, not escaped
+
+
+#: the computer-algebra notation and software words a reader once found in the theorems, each quoted
+#: as found: a sentence naming the checker's routine, SymPy's function and Lambda notation, a zero
+#: times a vector, a vector times one, the names of query sets, of the software and of the demo
+_SOFTWARE_OR_CAS = (
+    "evaluating the finite sums",  # "by evaluating the finite sums and Kronecker deltas"
+    "Kronecker deltas",
+    r"\mapsto",  # "J = ((r,c) -> 1)"
+    r"0 \mathbf{1}",  # "(I - J/n)1 = 0 1"
+    r"\left(0\right)\mathbf{1}",
+    r"= 1 v",  # "= 1v"
+    r"\left(1\right)v",
+    "dual bound",  # "the dual bound of the rmsnorm query set"
+    "rmsnorm query set",
+    "lnproofs",  # "so lnproofs applies the table's own entries"
+    "own entries",
+    "seed demo",  # "the exact threshold of the seed demo"
+    "torch convention",
+    "std convention",
+    "'torch'",
+    "'std'",
+    "(explicit)",
+    "Lemma Lemma",
+    "Theorem Theorem",
+    "<unrenderable",
+)
+
+#: SymPy's notation for an applied function, J(j, i) printed as J{\left(j,i \right)}, and its identity
+_CAS_PATTERNS = (r"(?<![\\A-Za-z])[A-Za-z]\{\\left\(", r"\\mathbb\{I\}")
+
+
+def _theorem_part(tex: str) -> str:
+    return tex[tex.index(r"\section{The centring projection}") : tex.index(r"\section{What was checked}")]
+
+
+def test_no_software_words_or_cas_notation_in_the_theorems(reports):
+    part = _theorem_part((reports[0] / "report.tex").read_text(encoding="utf-8"))
+    for phrase in _SOFTWARE_OR_CAS:
+        assert phrase not in part, phrase
+    for pattern in _CAS_PATTERNS:
+        assert re.search(pattern, part) is None, pattern
+
+
+def test_no_display_line_starts_with_a_comma_or_breaks_inside_parentheses(reports):
+    part = _theorem_part((reports[0] / "report.tex").read_text(encoding="utf-8"))
+    displays = re.findall(r"\\begin\{align\*\}(.*?)\\end\{align\*\}", part, flags=re.S)
+    assert displays
+    for display in displays:
+        for line in re.split(r"\\\\\n", display):
+            body = re.sub(r"\\intertext\{.*\}\n?", "", line).strip()
+            assert not re.match(r"&\s*(\\quad\s*)?,", body), line
+        assert r"\Bigl(" not in display, display
+
+
+def _canonical(expr):
+    """``expr`` with every summation index renamed to one symbol: sum_j p_j^2 and sum_k p_k^2 agree."""
+    import sympy as sp
+
+    if not isinstance(expr, sp.Basic):
+        return expr
+    dummy = sp.Symbol("iota", positive=True, integer=True)
+    return expr.replace(
+        lambda e: isinstance(e, sp.Sum) and len(e.limits) == 1,
+        lambda e: sp.Sum(e.function.xreplace({e.limits[0][0]: dummy}), (dummy, *e.limits[0][1:])),
+    )
+
+
+def test_a_shown_step_is_never_a_tautology():
+    """Neither as printed (b_i - b_j = b_i - b_j) nor up to the name of a summation index
+    (sum_j p_j^2 = sum_k p_k^2), nor once its named quantities are written out."""
+    import sympy as sp
+
+    from lnproofs.report.proofs import shown_steps
+
+    checked = 0
+    for theorem in all_theorems() + [t for t in all_theorems(convention="std") if t.convention == "std"]:
+        result = theorem.prove()
+        steps = {k: s for k, s in enumerate(theorem.steps + theorem.conclusion, start=1)}
+        for s in shown_steps(result):
+            if not s.lhs_latex:
+                continue
+            checked += 1
+            assert s.lhs_latex != s.rhs_latex, (theorem.name, s.index, s.claim_latex)
+            step = steps[s.index]
+            if isinstance(step.lhs, sp.Basic) and isinstance(step.rhs, sp.Basic) and s.relation == "=":
+                assert _canonical(step.lhs) != _canonical(step.rhs), (theorem.name, s.index, s.claim_latex)
+    assert checked > 50
+
+
+def test_the_tautology_test_finds_a_renamed_index():
+    import sympy as sp
+
+    n, j, k = sp.Symbol("n"), sp.Symbol("j"), sp.Symbol("k")
+    p = sp.IndexedBase("p")
+    assert _canonical(sp.Sum(p[j] ** 2, (j, 1, n))) == _canonical(sp.Sum(p[k] ** 2, (k, 1, n)))
+    assert _canonical(sp.Sum(p[j] ** 2, (j, 1, n))) != _canonical(sp.Sum(p[k] ** 3, (k, 1, n)))
+
+
+def test_every_library_and_cited_fact_has_a_complete_reference():
+    from lnproofs.derive.registry import all_theorems as every
+    from lnproofs.report.bibliography import SOURCES
+
+    keys = {s.key for s in SOURCES}
+    for source in SOURCES:
+        fields = dict(source.fields)
+        assert fields.get("author") and fields.get("year") and fields.get("title"), source.key
+        assert {"journal", "booktitle", "publisher", "howpublished"} & set(fields), source.key
+    cited = {h.source for t in every() for h in t.hypotheses if h.source}
+    assert cited and cited <= keys
+    assert {"sympy", "numpy", "scipy", "cvxpy", "highs", "clarabel", "flint", "pytorch", "matplotlib"} <= keys

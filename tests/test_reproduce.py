@@ -70,7 +70,6 @@ def test_small_grid_outputs_deterministic_and_resumable(tmp_path, monkeypatch, t
         "figure1d.csv",
         "figure1_counts.csv",
         "figure1c.png",
-        "figure1d.png",
         "figure1ab.png",
         "figure1.md",
     ):
@@ -306,7 +305,10 @@ def test_experiment_progress_is_one_tqdm_line(cli, tmp_path, monkeypatch):
         return {
             "out": str(out),
             "seconds": 0.0,
-            "arms": {"layernorm": {"final_angle": {"mean": 1.0}}, "no-projection": {"final_angle": {"mean": 2.0}}},
+            "arms": {
+                "layernorm": {"final_query_angle": {"mean": 1.0}},
+                "no-projection": {"final_query_angle": {"mean": 2.0}},
+            },
         }
 
     monkeypatch.setattr(majority, "reproduce_majority", fake)

@@ -81,7 +81,8 @@ def test_demo_threshold_is_derived_from_the_configuration():
     import sympy as sp
 
     from lnproofs.derive import demo_config
-    from lnproofs.derive.theorems.attention import _collinearity, _demo_keys
+    from lnproofs.derive.theorems.demo import collinearity as _collinearity
+    from lnproofs.derive.theorems.demo import demo_keys as _demo_keys
 
     m = sp.Symbol("m", positive=True)
     (root,) = sp.solveset(_collinearity(_demo_keys(m)), m, sp.Interval.open(0, sp.oo))
@@ -270,3 +271,23 @@ def test_cli_ellipsoid_zero_and_equal_gains(cli, tmp_path):
     assert data["is_sphere"] is True
     assert np.allclose(data["semi_axes"], 2.0 * np.sqrt(4))
     assert "sphere" in cli(["ellipsoid", "--gain", tmp_path / "e.npz"]).out
+
+
+def test_the_printer_keeps_every_sign_and_factor():
+    """The notation of the proofs: a negative multiple of a sum keeps its minus sign (it was once
+    printed as 1/n - sum), entries are subscripts, scalars come before parentheses and matrices."""
+    import sympy as sp
+
+    from lnproofs.derive.claims import latex
+
+    n, k, i, j = sp.Symbol("n", positive=True, integer=True), *sp.symbols("k i j", positive=True, integer=True)
+    a, x = sp.IndexedBase("a"), sp.IndexedBase("x")
+    total = sp.Sum(a[k], (k, 1, n))
+    assert latex(-total / n) == r"- \tfrac{1}{n} \sum\nolimits_{k} {a}_{k}"
+    assert latex(1 - total / n) == r"1 - \tfrac{1}{n} \sum\nolimits_{k} {a}_{k}"
+    assert latex(-2 * total / n) == r"- \tfrac{2}{n} \sum\nolimits_{k} {a}_{k}"
+    assert latex(sp.Sum(a[k], (k, 1, sp.Symbol("m")))).startswith(r"\sum_{k=1}^{m}")
+    assert latex(sp.Function("P")(i, j)) == "P_{ij}" and latex(sp.Function("f")(sp.Symbol("lambda"))) == r"f(\lambda)"
+    xbar = sp.Symbol("xbar")
+    assert latex(a[i] * (x[i] - xbar)) == r"{a}_{i} \left({x}_{i} - \bar{x}\right)"
+    assert latex(sp.Symbol("c") ** 2 * sp.Symbol("P")) == "c^{2} P"

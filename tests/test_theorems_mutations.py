@@ -104,6 +104,90 @@ def test_swapped_conventions_fail():
     # the torch radius formula does not hold for the std convention
     torch_thm = registry.get_theorem("sphere.interior_torch")
     std_thm = registry.get_theorem("sphere.interior_std")
-    k = len(std_thm.steps) + 1  # conclusion "closed form of the radius"
-    bad = std_thm.with_step(k, rhs=torch_thm.conclusion[1].rhs)
+    k = len(std_thm.steps)  # the first conclusion: the squared radius in closed form
+    assert std_thm.prove().status == "proved"
+    bad = std_thm.with_step(k, rhs=torch_thm.conclusion[0].rhs)
     assert bad.prove().status == "failed"
+
+
+def _closing(theorem):
+    from lnproofs.report.proofs import closing_steps
+
+    return closing_steps(theorem.prove())
+
+
+CLOSED = [t for t in GENERAL + GENERAL_STD if _closing(t)]
+
+
+def test_some_proofs_close_a_chain():
+    assert len(CLOSED) >= 5
+
+
+@pytest.mark.parametrize("theorem", CLOSED, ids=lambda t: f"{t.name}[{t.convention}]")
+def test_a_false_statement_closing_a_chain_fails_and_is_shown(theorem):
+    """The conclusion a displayed chain proves is not printed twice, yet it is checked on its own: made
+    false, the proof fails and the printed proof shows the failed relation."""
+    from lnproofs.report.proofs import shown_steps
+
+    for closing in _closing(theorem):
+        index = closing.index - 1
+        bad = wrong((theorem.steps + theorem.conclusion)[index])
+        result = mutate_step(theorem, index, **{f.name: getattr(bad, f.name) for f in dataclasses.fields(bad)}).prove()
+        assert result.status == "failed"
+        assert any(s.index == closing.index and not s.checked for s in shown_steps(result))
+
+
+def test_every_check_is_printed_closes_a_printed_chain_or_is_bookkeeping():
+    """No check is hidden unaccounted: each step and conclusion of a proof is a displayed relation, the
+    same claim as one, the claim that a displayed chain proves, or a bookkeeping step (a routine check the
+    blueprint lists); the report's counts of shown and unprinted checks add up to every check."""
+    from lnproofs.report.proofs import closing_steps, hidden_steps, shown_steps
+
+    for theorem in GENERAL + GENERAL_STD:
+        result = theorem.prove()
+        shown = {(s.claim_latex, s.method) for s in shown_steps(result)}
+        closed = {s.index for s in closing_steps(result)}
+        for s in result.steps:
+            assert (s.claim_latex, s.method) in shown or s.index in closed or s.bookkeeping, (theorem.name, s.index)
+        assert len(shown_steps(result)) + len(hidden_steps(result)) == len(result.steps)
+
+
+_PROVED: dict = {}
+
+
+def _proved(theorem):
+    """The proof of one of the module's theorems, made once (theorems with explicit matrices are not hashable)."""
+    if id(theorem) not in _PROVED:
+        _PROVED[id(theorem)] = (theorem, theorem.prove())
+    return _PROVED[id(theorem)][1]
+
+
+def _bookkeeping(theorems):
+    for theorem in theorems:
+        for index, step in enumerate(theorem.steps + theorem.conclusion):
+            if step.bookkeeping:
+                yield pytest.param(
+                    theorem, index, id=f"{theorem.name}[{'n' if theorem.n is None else theorem.n}]#{index}"
+                )
+
+
+BOOKKEEPING = list(_bookkeeping(GENERAL + GENERAL_STD + [t for t in registry.all_theorems(4) if t.n == 4]))
+
+
+def test_the_restored_routine_checks_are_bookkeeping_steps():
+    assert len(BOOKKEEPING) >= 100
+    assert {p.values[0].name for p in BOOKKEEPING} >= {"coverage.argmax_direction", "ellipsoid.equation"}
+
+
+@pytest.mark.parametrize("theorem, index", BOOKKEEPING)
+def test_a_false_bookkeeping_step_fails_the_theorem_and_is_shown(theorem, index):
+    """A routine check is not printed while it holds; made false, it fails the theorem, and the printed
+    proof shows it with the note that the proof is not complete."""
+    from lnproofs.report.proofs import hidden_steps, shown_steps
+
+    good = _proved(theorem)
+    assert any(s.index == index + 1 for s in hidden_steps(good))
+    bad = wrong((theorem.steps + theorem.conclusion)[index])
+    result = mutate_step(theorem, index, **{f.name: getattr(bad, f.name) for f in dataclasses.fields(bad)}).prove()
+    assert result.status == "failed"
+    assert [s.index for s in shown_steps(result) if not s.checked] == [index + 1]

@@ -60,7 +60,7 @@ def run(args) -> int:
     written = write_report(report, args.out, pdf=not args.no_pdf)
     failed = len(report.proofs) - report.proved
     print(
-        f"wrote {written['markdown']} and {written['latex']}"
+        f"wrote {written['markdown']}, {written['html']} and {written['latex']}"
         + (f" and {written['pdf']}" if written["pdf"] else f" ({written['pdf_note']})")
     )
     print(

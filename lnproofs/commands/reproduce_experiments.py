@@ -73,8 +73,8 @@ def _run(args, progress) -> int:
         arms = summary["arms"]
         print(
             f"wrote the Majority experiment to {summary['out']} ({summary['seconds']:.0f} s): final angle "
-            f"to 1 with projection {arms['layernorm']['final_angle']['mean']:.1f} deg, without "
-            f"{arms['no-projection']['final_angle']['mean']:.1f} deg; summary.md updated"
+            f"to 1 with projection {arms['layernorm']['final_query_angle']['mean']:.1f} deg, without "
+            f"{arms['no-projection']['final_query_angle']['mean']:.1f} deg; summary.md updated"
         )
         return 0
     texts = None if args.texts is None else positive_int(args.texts, "--texts", 1)

@@ -15,7 +15,22 @@ from ..kernel import OptionError
 __all__ = ["THEOREM_NAMES", "MODULES", "theorem_names", "all_theorems", "prove_all", "get_theorem"]
 
 #: theorem modules under lnproofs.derive.theorems, in the order their theorems are listed
-MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention", "simplex", "coverage", "vocab")
+MODULES = (
+    "projection",
+    "decomposition",
+    "sphere",
+    "ellipsoid",
+    "axes",
+    "secular",
+    "rmsnorm",
+    "rotary",
+    "attention",
+    "caveats",
+    "demo",
+    "simplex",
+    "coverage",
+    "vocab",
+)
 
 THEOREM_NAMES = (
     "projection.mean_subtraction",

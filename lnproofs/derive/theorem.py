@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import prose
+from . import claims, prose
 from .steps import METHODS, check_step
 from .sums import normalize_sums, reduce_ij
 
@@ -37,6 +37,7 @@ __all__ = [
     "dumps",
     "general_symbols",
     "method_prose",
+    "chain",
 ]
 
 
@@ -46,11 +47,14 @@ __all__ = [
 @dataclass(frozen=True)
 class Hypothesis:
     """A named assumption of a theorem: ``text`` is prose with its mathematics in ``$...$``
-    (see :mod:`lnproofs.derive.prose`), ``latex`` an optional display formula."""
+    (see :mod:`lnproofs.derive.prose`), ``latex`` an optional display formula.  A hypothesis
+    with a ``source`` (a key of the report's bibliography) is a classical fact the proof cites
+    instead of checking it."""
 
     name: str
     text: str
     latex: str = ""
+    source: str = ""
 
     def __post_init__(self):
         if not self.latex:  # every hypothesis has a LaTeX form; prose becomes \text{...}
@@ -60,20 +64,31 @@ class Hypothesis:
     def has_formula(self) -> bool:
         return not self.latex.startswith(r"\text{")
 
+    @property
+    def cited(self) -> bool:
+        return bool(self.source)
+
     def to_json(self) -> dict:
-        return {"name": self.name, "text": self.text, "latex": self.latex}
+        return {"name": self.name, "text": self.text, "latex": self.latex, "source": self.source}
 
 
 @dataclass(frozen=True)
 class Step:
     """One claim ``lhs relation rhs`` and the method that checks it.
 
-    ``description`` is prose with its mathematics in ``$...$`` (:mod:`lnproofs.derive.prose`).
-    ``lhs`` and ``rhs`` are SymPy expressions or matrices (for some methods a dict or a
-    tuple, see :data:`METHODS`).  ``data`` holds extra SymPy objects a method needs
-    (the symbol of an equation, a domain, ...).  ``where`` holds ``(symbol, value)`` pairs
-    substituted only when the step is checked (``P`` standing for an explicit matrix, ``alpha``
-    for a weight): the claim is shown as written and evaluated by the checker.
+    ``description`` is prose with its mathematics in ``$...$`` (:mod:`lnproofs.derive.prose`):
+    the sentence that leads into the step, or nothing.  ``why`` is the step's justification
+    as a reader sees it at the right of the displayed relation ("$J^2 = nJ$", "expand",
+    "projection.symmetric"); without it the method's own word is shown.  ``chained``: the
+    claim continues the previous step's, whose right side is this one's left side (a chain
+    ``a = b = c`` displays one relation per line).  ``bookkeeping``: a routine check (a sign the
+    hypotheses give, a sum evaluated, a case another check covers), checked like every step and
+    listed with its check in the blueprint, but not printed in the paper's proof.  ``lhs`` and ``rhs`` are SymPy expressions
+    or matrices (for some methods a dict or a tuple, see :data:`METHODS`).  ``data`` holds
+    extra SymPy objects a method needs (the symbol of an equation, a domain, ...).  ``where``
+    holds ``(symbol, value)`` pairs substituted only when the step is checked (``P`` standing
+    for an explicit matrix, ``alpha`` for a weight): the claim is shown as written and
+    evaluated by the checker.
     """
 
     description: str
@@ -83,6 +98,9 @@ class Step:
     relation: str = "="
     data: tuple = ()
     where: tuple = ()
+    why: str = ""
+    chained: bool = False
+    bookkeeping: bool = False
 
     def __post_init__(self):
         # store matrices and dicts immutably, so that a Step (and a Theorem) is hashable data
@@ -103,10 +121,24 @@ class Step:
         )
 
     def claim_text(self) -> str:
-        return _claim(self, latex=False)
+        return claims.claim(self, False)
 
-    def claim_latex(self) -> str:
-        return _claim(self, latex=True)
+    def claim_latex(self, hidden=()) -> str:
+        return claims.claim(self, True, hidden)
+
+
+def chain(start, *links, description: str = "") -> tuple:
+    """Steps of a chain ``start rel_1 e_1 rel_2 e_2 ...``: each link is ``(e, method, why)`` or
+    ``(e, method, why, relation)``, or a dict of :class:`Step` fields with ``rhs``; each step
+    claims the previous expression ``rel`` the next and is checked on its own."""
+    steps, left = [], start
+    for k, link in enumerate(links):
+        fields = dict(link) if isinstance(link, dict) else dict(zip(("rhs", "method", "why", "relation"), link))
+        steps.append(
+            Step(description if k == 0 else "", left, chained=k > 0, **{"method": "simplify-to-zero", **fields})
+        )
+        left = fields["rhs"]
+    return tuple(steps)
 
 
 def _substitute(value, where):
@@ -115,9 +147,15 @@ def _substitute(value, where):
     if not isinstance(value, sp.Basic):
         return value
     out = value
-    for sym, val in where:  # in order: later bindings may use earlier symbols
-        out = out.xreplace({sym: val}) if isinstance(sym, sp.MatrixSymbol) else out.subs(sym, val)
-    out = out.doit() if hasattr(out, "doit") else out
+    for sym, val in where:  # in order: a binding's value may use symbols bound after it
+        if isinstance(sym, sp.MatrixSymbol):
+            out = out.xreplace({sym: val})
+        elif isinstance(val, sp.Lambda):  # an entry P(i, j) bound to its formula, inside sums too
+            out = out.replace(sym, val)
+        else:
+            out = out.subs(sym, val)
+    if hasattr(out, "doit") and not out.has(sp.Sum):  # sums stay for their own checker to expand
+        out = out.doit()
     if isinstance(out, sp.MatrixExpr) and not isinstance(out, sp.MatrixBase):
         out = out.as_explicit()
     return out
@@ -135,7 +173,10 @@ def _frozen(value):
 
 @dataclass(frozen=True)
 class StepResult:
-    """What the checker said about one step."""
+    """What the checker said about one step: the claim as shown (``claim``, ``claim_latex``;
+    ``lhs_latex``, ``relation``, ``rhs_latex`` for an ordinary relation), the expressions the
+    checker compared (``checked_claim``, every named quantity substituted) and its verdict;
+    ``bookkeeping`` for a routine check the paper does not print (see :class:`Step`)."""
 
     index: int
     kind: str  # "step" or "conclusion"
@@ -145,6 +186,13 @@ class StepResult:
     claim_latex: str
     checked: bool
     detail: str
+    why: str = ""
+    chained: bool = False
+    lhs_latex: str = ""
+    relation: str = "="
+    rhs_latex: str = ""
+    checked_claim: str = ""
+    bookkeeping: bool = False
 
     def to_json(self) -> dict:
         return dataclasses.asdict(self)
@@ -156,7 +204,9 @@ def _scope(n) -> str:
 
 @dataclass(frozen=True)
 class ProofResult:
-    """The outcome of :meth:`Theorem.prove`: ``status`` is ``"proved"`` or ``"failed"``."""
+    """The outcome of :meth:`Theorem.prove`: ``status`` is ``"proved"`` or ``"failed"``.
+    ``definitions`` are the named quantities of the proof as LaTeX (``\bar{x} = ...``);
+    ``uses`` the results and definitions the theorem names as its dependencies."""
 
     name: str
     title: str
@@ -167,6 +217,8 @@ class ProofResult:
     n: int | None = None
     convention: str | None = None
     hypotheses: tuple = ()
+    definitions: tuple = ()
+    uses: tuple = ()
 
     @property
     def proved(self) -> bool:
@@ -188,6 +240,8 @@ class ProofResult:
             "scope": _scope(self.n),
             "convention": self.convention,
             "hypotheses": [h.to_json() for h in self.hypotheses],
+            "definitions": list(self.definitions),
+            "uses": list(self.uses),
         }
 
     @classmethod
@@ -204,56 +258,37 @@ class ProofResult:
             n=data.get("n"),
             convention=data.get("convention"),
             hypotheses=hyps,
+            definitions=tuple(data.get("definitions", ())),
+            uses=tuple(data.get("uses", ())),
         )
 
     def to_markdown(self) -> str:
-        mark = "proved" if self.proved else "FAILED"
-        items = [
-            (
-                s.index,
-                _label(s.kind),
-                s.description,
-                f"{method_prose(s.method)}; {_tick(s.checked, s.detail)}",
-                s.claim_latex,
-            )
-            for s in self.steps
-        ]
-        return _markdown(
-            f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)}) - **{mark}**",
-            self,
-            "**Proof.**",
-            items,
-        )
+        from .theorem_text import result_markdown
+
+        return result_markdown(self)
 
     def to_latex(self) -> str:
-        mark = "proved" if self.proved else "FAILED"
-        items = [
-            (
-                _label(s.kind),
-                prose.to_latex(s.description),
-                f"{prose.to_latex(method_prose(s.method))}; {_tick(s.checked, _tex_escape(s.detail))}",
-                s.claim_latex,
-            )
-            for s in self.steps
-        ]
-        return _latex(
-            f"{_tex_escape(self.name)}: {prose.to_latex(self.title)} "
-            f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}): {mark}.",
-            self,
-            items,
-        )
+        from .theorem_text import result_latex
+
+        return result_latex(self)
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
 
     def _repr_latex_(self) -> str:
-        label = _tex_escape(f"{self.name}: {self.status}")
+        label = prose.escape_text(f"{self.name}: {self.status}")
         return "$$ \\text{" + label + "} \\quad " + self.statement_latex + " $$"
 
 
 @dataclass(frozen=True)
 class Theorem:
-    """A statement, its hypotheses, and the steps that prove it (see module docstring)."""
+    """A statement, its hypotheses, and the steps that prove it (see module docstring).
+
+    ``definitions`` are ``(symbol, value)`` pairs naming the proof's quantities (the mean
+    ``\bar{x}``, an entry ``P(i, j)`` bound to a ``Lambda``): every step shows the names and is
+    checked with them substituted (they are added to each step's ``where``).  ``uses`` names
+    the results (``projection.symmetric``) and definitions (``def:layernorm``) the theorem
+    rests on, beyond those its words cite."""
 
     name: str
     title: str
@@ -264,6 +299,46 @@ class Theorem:
     conclusion: tuple = ()
     n: int | None = None
     convention: str | None = None
+    definitions: tuple = ()
+    uses: tuple = ()
+
+    def __post_init__(self):
+        if self.definitions:
+            for field in ("steps", "conclusion"):
+                object.__setattr__(self, field, tuple(self._defined(s) for s in getattr(self, field)))
+
+    def _defined(self, step: Step) -> Step:
+        """``step`` with the named quantities it mentions (directly or through another) bound."""
+        import sympy as sp
+
+        exprs = [step.lhs, step.rhs, *step.data, *(value for _, value in step.where)]
+        named = set(self.defined_symbols)
+        overridden = {sym for sym, _ in step.where if sym in named}
+        used = []
+        for sym, value in reversed(self.definitions):  # a later definition may use an earlier one
+            if sym not in overridden and any(isinstance(e, (sp.Basic, sp.MatrixBase)) and e.has(sym) for e in exprs):
+                used.append((sym, value))
+                exprs.append(value)
+        if not used:
+            return step
+
+        # a binding of a named quantity (W = 1) replaces its definition and comes first, as does one whose
+        # value uses names (t = p / V); the names are expanded next, and a binding of a free symbol to a
+        # value without names (m = m* + s) last, inside the expanded names
+        def early(pair) -> bool:  # binds a name, or to a value written with names: before the names expand
+            sym, value = pair
+            return sym in named or (isinstance(value, sp.Basic) and any(value.has(name) for name in named))
+
+        first = tuple(pair for pair in step.where if early(pair))
+        last = tuple(pair for pair in step.where if not early(pair))
+        return dataclasses.replace(step, where=first + tuple(used) + last)
+
+    @property
+    def defined_symbols(self) -> tuple:
+        return tuple(sym for sym, _ in self.definitions)
+
+    def _shown(self, step: Step) -> str:
+        return _safe(lambda: step.claim_latex(self.defined_symbols))
 
     def to_json(self) -> dict:
         """The theorem as data (claims as text and LaTeX); :meth:`prove` gives the checked version."""
@@ -273,8 +348,10 @@ class Theorem:
                 "kind": "conclusion" if k > len(self.steps) else "step",
                 "description": s.description,
                 "method": s.method,
+                "why": s.why,
+                "bookkeeping": s.bookkeeping,
                 "claim": _safe(s.claim_text),
-                "claim_latex": _safe(s.claim_latex),
+                "claim_latex": self._shown(s),
             }
             for k, s in enumerate(self.steps + self.conclusion, start=1)
         ]
@@ -295,18 +372,7 @@ class Theorem:
         for kind, group in (("step", self.steps), ("conclusion", self.conclusion)):
             for step in group:
                 ok, detail = check_step(step)
-                results.append(
-                    StepResult(
-                        len(results) + 1,
-                        kind,
-                        step.description,
-                        step.method,
-                        _safe(step.claim_text),
-                        _safe(step.claim_latex),
-                        ok,
-                        detail,
-                    )
-                )
+                results.append(self._result(len(results) + 1, kind, step, ok, detail))
         proved = bool(self.steps) and bool(self.conclusion) and all(r.checked for r in results)
         return ProofResult(
             self.name,
@@ -318,42 +384,41 @@ class Theorem:
             self.n,
             self.convention,
             tuple(self.hypotheses),
+            tuple(_safe(lambda s=s, v=v: claims.binding_latex(s, v)) for s, v in self.definitions),
+            tuple(self.uses),
         )
 
-    def _numbered(self):
-        return [
-            (k, _label("conclusion" if k > len(self.steps) else "step"), step)
-            for k, step in enumerate(self.steps + self.conclusion, start=1)
-        ]
+    def _result(self, index: int, kind: str, step: Step, ok: bool, detail: str) -> StepResult:
+        hidden = set(self.defined_symbols)
+        own = [pair for pair in claims.used_bindings(step) if pair[0] not in hidden]
+        plain = step.method in _PLAIN_METHODS and not own
+        return StepResult(
+            index,
+            kind,
+            step.description,
+            step.method,
+            _safe(step.claim_text),
+            self._shown(step),
+            ok,
+            detail,
+            step.why,
+            step.chained,
+            _safe(lambda: claims.side(step, "lhs")) if plain else "",
+            step.relation,
+            _safe(lambda: claims.side(step, "rhs")) if plain else "",
+            _safe(lambda: step.evaluated().claim_text()),
+            step.bookkeeping,
+        )
 
     def to_markdown(self) -> str:
-        items = [
-            (k, label, step.description, method_prose(step.method), _safe(step.claim_latex))
-            for k, label, step in self._numbered()
-        ]
-        return _markdown(
-            f"`{self.name}`: {self.title} ({_scope(self.n)}{_conv(self.convention)})",
-            self,
-            "**Proof** (each step is checked by SymPy when the theorem is proved).",
-            items,
-        )
+        from .theorem_text import theorem_markdown
+
+        return theorem_markdown(self)
 
     def to_latex(self) -> str:
-        items = [
-            (
-                label,
-                prose.to_latex(step.description),
-                prose.to_latex(method_prose(step.method)),
-                _safe(step.claim_latex),
-            )
-            for _, label, step in self._numbered()
-        ]
-        return _latex(
-            f"{_tex_escape(self.name)}: {prose.to_latex(self.title)} "
-            f"({_tex_escape(_scope(self.n))}{_tex_escape(_conv(self.convention))}).",
-            self,
-            items,
-        )
+        from .theorem_text import theorem_latex
+
+        return theorem_latex(self)
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
@@ -364,6 +429,17 @@ class Theorem:
     def with_step(self, index: int, **changes) -> Theorem:
         """A copy with step ``index`` (0-based over steps then conclusion) changed."""
         return mutate_step(self, index, **changes)
+
+
+#: the methods whose claim is an ordinary relation ``lhs rel rhs`` (the others read it through a map)
+_PLAIN_METHODS = (
+    "simplify-to-zero",
+    "expand",
+    "rewrite J^2 = nJ",
+    "finite sums and Kronecker deltas",
+    "compare squares (both sides nonnegative)",
+    "sign under assumptions",
+)
 
 
 def mutate_step(theorem: Theorem, index: int, **changes) -> Theorem:
@@ -378,91 +454,11 @@ def mutate_step(theorem: Theorem, index: int, **changes) -> Theorem:
     return dataclasses.replace(theorem, steps=tuple(steps), conclusion=tuple(concl))
 
 
-def _conv(convention) -> str:
-    return "" if convention is None else f", convention {convention!r}"
-
-
-def _label(kind: str) -> str:
-    return "Conclusion" if kind == "conclusion" else "Step"
-
-
-#: how the checking methods read in prose (their names are the keys of METHODS)
-_METHOD_PROSE = {
-    "rewrite J^2 = nJ": r"rewrite $J^2 = nJ$",
-    "trace (tr I = n, tr J = n)": r"trace ($\operatorname{tr} I = n$, $\operatorname{tr} J = n$)",
-    "apply to 1 (J 1 = n 1)": r"apply to $\mathbf{1}$ ($J\mathbf{1} = n\mathbf{1}$)",
-    "apply to v orthogonal to 1 (J v = 0)": r"apply to $v \perp \mathbf{1}$ ($J v = 0$)",
-}
-
-
 def method_prose(method: str) -> str:
     """The checking method's name as prose with inline mathematics."""
-    return _METHOD_PROSE.get(method, method)
+    from .theorem_text import method_prose as prose_of
 
-
-def _tick(checked: bool, detail: str) -> str:
-    return "checked by SymPy" if checked else f"NOT checked: {detail}"
-
-
-def _markdown(heading: str, item, proof_title: str, steps) -> str:
-    """One theorem or proof result in Markdown; ``steps`` are (number, label, description, note, LaTeX)."""
-    lines = [f"### {heading}", "", f"**Statement.** {item.statement}", "", f"$$ {item.statement_latex} $$", ""]
-    lines += _hyp_markdown(item.hypotheses)
-    lines += [proof_title, ""]
-    for number, label, description, note, claim in steps:
-        lines += [f"{number}. *{label}.* {description} ({note})", "", f"   $$ {claim} $$", ""]
-    return "\n".join(lines)
-
-
-def _latex(heading: str, item, steps) -> str:
-    """One theorem or proof result in LaTeX; ``steps`` are (label, description, note, LaTeX), escaped."""
-    out = [f"\\paragraph{{{heading}}}", prose.to_latex(item.statement), f"\\[ {item.statement_latex} \\]"]
-    out += _hyp_latex(item.hypotheses)
-    out.append("\\begin{enumerate}")
-    for label, description, note, claim in steps:
-        out.append(f"\\item \\emph{{{label}.}} {description} ({note}) {_display(claim)}")
-    out.append("\\end{enumerate}")
-    return "\n".join(out)
-
-
-def _display(claim: str) -> str:
-    """A displayed claim; a long one (explicit matrices) shrunk to the line's width where the
-    document loads graphicx (as the report does), shown as it is elsewhere."""
-    if len(claim) < 160:
-        return f"\\[ {claim} \\]"
-    return (
-        r"\[ \ifdefined\resizebox\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}"
-        r"{$\displaystyle " + claim + r"$}\else " + claim + r" \fi \]"
-    )
-
-
-def _hyp_markdown(hyps) -> list:
-    if not hyps:
-        return []
-    lines = ["**Hypotheses.**", ""]
-    for h in hyps:
-        math = f" (${h.latex.strip()}$)" if _formula_adds(h) else ""
-        lines.append(f"- *{h.name}*: {h.text}{math}")
-    return lines + [""]
-
-
-def _formula_adds(h) -> bool:
-    """Whether to show a hypothesis's formula beside its prose: only for prose without mathematics."""
-    return h.has_formula and not prose.math_pieces(h.text)
-
-
-def _hyp_latex(hyps) -> list:
-    if not hyps:
-        return []
-    out = ["Hypotheses:", "\\begin{itemize}"]
-    for h in hyps:
-        math = f" (${h.latex.strip()}$)" if _formula_adds(h) else ""
-        out.append(f"\\item \\emph{{{_tex_escape(h.name)}}}: {prose.to_latex(h.text)}{math}")
-    return out + ["\\end{itemize}"]
-
-
-def _tex_escape(text: str) -> str:
-    return prose.escape_text(text)
+    return prose_of(method)
 
 
 def _safe(fn: Callable[[], str]) -> str:
@@ -470,110 +466,6 @@ def _safe(fn: Callable[[], str]) -> str:
         return fn()
     except Exception as exc:  # rendering must never hide a result
         return f"<unrenderable claim: {type(exc).__name__}>"
-
-
-# ------------------------------------------------------------------ claim display
-
-_RELATION_LATEX = {"=": "=", "<": "<", ">": ">", "<=": r"\le", ">=": r"\ge"}
-
-
-def _claim(step: Step, latex: bool) -> str:
-    text = _claim_body(step, latex)
-    if not step.where:
-        return text
-    parts = [_binding(sym, val, latex) for sym, val in _used_bindings(step)]
-    if latex:
-        return text + r"\quad\text{where } " + r",\ ".join(parts)
-    return text + "  where " + ", ".join(parts)
-
-
-def _used_bindings(step: Step) -> list:
-    """The ``where`` pairs the claim mentions (directly or through another shown binding)."""
-    import sympy as sp
-
-    def mentions(expr, sym):
-        return isinstance(expr, sp.Basic) and expr.has(sym)
-
-    used = []
-    for sym, val in step.where:
-        if mentions(step.lhs, sym) or mentions(step.rhs, sym) or any(mentions(v, sym) for _, v in used):
-            used.append((sym, val))
-    return [pair for pair in step.where if pair in used]
-
-
-def _binding(sym, val, latex: bool) -> str:
-    import sympy as sp
-
-    if isinstance(val, sp.MatrixBase) and len(val) > 16:
-        size = f"{val.shape[0]} x {val.shape[1]}"
-        return rf"{sp.latex(sym)} \text{{ explicit ({size})}}" if latex else f"{sp.sstr(sym)} explicit ({size})"
-    if latex:
-        return f"{sp.latex(sym)} = {sp.latex(val)}"
-    return f"{sp.sstr(sym)} = {sp.sstr(val.tolist() if isinstance(val, sp.MatrixBase) else val)}"
-
-
-def _claim_body(step: Step, latex: bool) -> str:
-    import sympy as sp
-
-    show = sp.latex if latex else sp.sstr
-    rel = _RELATION_LATEX.get(step.relation, step.relation) if latex else step.relation
-    m = step.method
-    lhs, rhs = step.lhs, step.rhs
-    if m == "trace (tr I = n, tr J = n)":
-        return (
-            rf"\operatorname{{tr}}\left({show(lhs)}\right) {rel} {show(rhs)}"
-            if latex
-            else f"tr({show(lhs)}) {rel} {show(rhs)}"
-        )
-    if m == "apply to 1 (J 1 = n 1)":
-        return (
-            rf"\left({show(lhs)}\right)\mathbf{{1}} {rel} {show(rhs)}\,\mathbf{{1}}"
-            if latex
-            else f"({show(lhs)}) 1 {rel} ({show(rhs)}) 1"
-        )
-    if m == "apply to v orthogonal to 1 (J v = 0)":
-        return (
-            rf"\left({show(lhs)}\right) v {rel} {show(rhs)}\, v \quad (\mathbf{{1}}^T v = 0)"
-            if latex
-            else f"({show(lhs)}) v {rel} ({show(rhs)}) v  for 1^T v = 0"
-        )
-    if m == "eigen (characteristic polynomial)":
-        spec = ", ".join(f"{show(k)}" + (rf"\ (\times {v})" if latex else f" (x{v})") for k, v in rhs.items())
-        return (
-            rf"\operatorname{{spec}}\left({show(lhs)}\right) = \{{ {spec} \}}"
-            if latex
-            else f"spectrum({show(lhs)}) = {{{spec}}}"
-        )
-    if m == "determinant lemma":
-        return rf"\det {show(lhs)} = {show(rhs)}" if latex else f"det({show(lhs)}) = {show(rhs)}"
-    if m == "solve":
-        sym = step.data[0]
-        cond = show(lhs) if isinstance(lhs, sp.core.relational.Relational) else f"{show(lhs)} = 0"
-        return rf"\{{ {show(sym)} : {cond} \}} = {show(rhs)}" if latex else f"{{{show(sym)} : {cond}}} = {show(rhs)}"
-    if m == "derivative":
-        sym = step.data[0]
-        return (
-            rf"\frac{{d}}{{d{show(sym)}}}\left({show(lhs)}\right) = {show(rhs)}"
-            if latex
-            else f"d/d{show(sym)} ({show(lhs)}) = {show(rhs)}"
-        )
-    if m == "limit":
-        sym, point = step.data[0], step.data[1]
-        side = step.data[2] if len(step.data) > 2 else ""
-        side_tex = {"+": "^+", "-": "^-"}.get(side, "")
-        return (
-            rf"\lim_{{{show(sym)} \to {show(point)}{side_tex}}} {show(lhs)} = {show(rhs)}"
-            if latex
-            else f"limit of {show(lhs)} as {show(sym)} -> {show(point)}{side} = {show(rhs)}"
-        )
-    if m == "root isolation (Sturm)":
-        ivs = ", ".join(f"[{show(a)}, {show(b)}]" for a, b in rhs)
-        return (
-            rf"\text{{real roots of }} {show(lhs)}: \text{{one in each of }} {ivs}"
-            if latex
-            else f"real roots of {show(lhs)}: exactly one in each of {ivs}"
-        )
-    return f"{show(lhs)} {rel} {show(rhs)}"
 
 
 def dumps(results) -> str:

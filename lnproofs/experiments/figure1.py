@@ -43,6 +43,8 @@ from ..certificates.writes import open_append, output_folder, write_text
 from ..kernel import OptionError, require
 
 __all__ = [
+    "draw_heatmaps",
+    "redraw",
     "N_RANGE",
     "D_RANGE",
     "CellResult",
@@ -200,6 +202,45 @@ def _grid(cells: dict, panel: str) -> np.ndarray:
     for (n, d), cell in cells.items():
         grid[N_RANGE.index(n), D_RANGE.index(d)] = _fraction(getattr(cell, panel))
     return grid
+
+
+def draw_heatmaps(out: Path, grids: dict) -> list:
+    """``figure1c.png`` (without LayerNorm) and, when some cell is not 0, ``figure1d.png`` (with
+    LayerNorm); a panel that is 0 everywhere carries no information and is not drawn (an old
+    one is removed).  No title inside: the caption says what a panel shows."""
+    from . import key_figures
+
+    drawn = []
+    for panel, name in (("without", "figure1c.png"), ("with_layernorm", "figure1d.png")):
+        grid = grids[panel]
+        if panel == "with_layernorm" and not np.nanmax(grid, initial=0) > 0:
+            (out / name).unlink(missing_ok=True)
+            continue
+        key_figures.heatmap(
+            out / name,
+            N_RANGE,
+            D_RANGE,
+            grid,
+            xlabel="d (dimension)",
+            ylabel="n (number of keys)",
+            colorbar="fraction of trials with a key that is not selectable",
+        )
+        drawn.append(name)
+    return drawn
+
+
+def redraw(out) -> list:
+    """Draw the panels again from ``figure1c.csv`` and ``figure1d.csv`` in ``out`` (no trial rerun)."""
+    out = Path(out)
+    grids = {}
+    for panel, name in (("without", "figure1c.csv"), ("with_layernorm", "figure1d.csv")):
+        grid = np.full((len(N_RANGE), len(D_RANGE)), np.nan)
+        for row in (out / name).read_text(encoding="utf-8").splitlines()[1:]:
+            n, d, value = row.split(",")
+            if int(n) in N_RANGE and int(d) in D_RANGE:
+                grid[N_RANGE.index(int(n)), D_RANGE.index(int(d))] = float(value)
+        grids[panel] = grid
+    return draw_heatmaps(out, grids)
 
 
 def _projection_keys(seed: int):
@@ -369,19 +410,7 @@ def _write_outputs(out: Path, cells: dict, trials: int, seed: int, complete: boo
     _write_csv(out / "figure1c.csv", cells, "without")
     _write_csv(out / "figure1d.csv", cells, "with_layernorm")
     _write_counts(out / "figure1_counts.csv", cells)
-    for panel, name, title in (
-        ("without", "figure1c.png", "Figure 1c: without LayerNorm"),
-        ("with_layernorm", "figure1d.png", "Figure 1d: with LayerNorm"),
-    ):
-        figures.heatmap(
-            out / name,
-            N_RANGE,
-            D_RANGE,
-            _grid(cells, panel),
-            title=f"{title}\nfraction of trials with a non-selectable key",
-            xlabel="d (dimension)",
-            ylabel="n (number of keys)",
-        )
+    draw_heatmaps(out, {panel: _grid(cells, panel) for panel in ("without", "with_layernorm")})
     keys, projected = _projection_keys(seed)
     figures.projection_picture(out / "figure1ab.png", keys, projected, np.ones(3))
     note = _note(cells, trials, seed, complete)

@@ -111,6 +111,38 @@ def _cell(values) -> str:
     return f"{mean:.1f} ± {half:.1f}"
 
 
+def _agreement(fractions: dict, paper: dict) -> str:
+    """Per table row, the layers where the paper's value lies in our 95% interval and those where not."""
+    parts = []
+    for name, words in (("without", "without scaling"), ("before", "before LayerNorm")):
+        per = fractions.get(name, {})
+        inside, outside = [], []
+        for i, value in enumerate(paper[name]):
+            mean, half, _ = mean_ci(per.get(i, []))
+            if mean is None:
+                continue
+            (inside if half is not None and abs(mean - value) <= half else outside).append((i + 1, mean, half, value))
+        if outside:
+            parts.append(
+                f"{words}, our interval excludes the paper's value in layer"
+                + ("s " if len(outside) > 1 else " ")
+                + ", ".join(
+                    f"{k} ({m:.1f} ± {h:.1f} against {v:g})" if h is not None else f"{k} ({m:.1f} against {v:g})"
+                    for k, m, h, v in outside
+                )
+                + (
+                    f" and holds it in layer{'s' if len(inside) > 1 else ''} " + ", ".join(str(k) for k, *_ in inside)
+                    if inside
+                    else ""
+                )
+            )
+        elif inside:
+            parts.append(f"{words}, our interval holds the paper's value in every layer")
+    if not parts:
+        return ""
+    return "but the values differ: " + "; ".join(parts) + "."
+
+
 def _undecided(summary: dict) -> bool:
     return any(e["undecided_pct"] > 0 for entries in summary["tables"].values() for e in entries)
 
@@ -220,8 +252,9 @@ def lm_blocks(root: Path, prefix: str = "") -> tuple:
     spread = summary.get("radius_spread") or []
     results = (
         "[[tab:lm-table1]] and [[tab:lm-table2]] give the percentages per layer. Without scaling, and before "
-        "LayerNorm, a large share of the keys is not selectable in every layer, as in the paper; with "
-        f"scaling none is: {fmt_int(summary.get('after_not_selectable', 0))} of "
+        "LayerNorm, a large share of the keys is not selectable in every layer, as the paper finds; "
+        + _agreement(fractions, PAPER_TABLES)
+        + f" With scaling none is: {fmt_int(summary.get('after_not_selectable', 0))} of "
         f"{fmt_int(summary.get('after_keys', 0))} keys after LayerNorm are certified not selectable. The "
         f"intervals reflect only the variation between the {texts} texts of one trained model per arm; the "
         "variation between training runs is not measured."

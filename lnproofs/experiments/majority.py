@@ -21,7 +21,6 @@ import numpy as np
 
 from ..certificates.writes import folder_entry, output_folder, write_arrays
 from .majority_data import make_majority_data
-from .majority_report import value_at
 from .outputs import RowWriter, device_name, finished, read_rows, write_json, write_summary
 from .paper import ARM_LABELS, ARMS, PAPER_VALUES, accuracy_step
 
@@ -314,7 +313,8 @@ def reproduce_majority(
     summary = summarise(root, seeds, cfg, arms)
     summary["certificates"] = certificates
     summary["seconds"] = time.monotonic() - started
-    from .majority_report import write_figures, write_section
+    from .majority_figures import write_figures
+    from .majority_report import write_section
 
     write_figures(root, seeds, cfg, shapes, arms)
     write_json(root / "summary.json", {k: v for k, v in summary.items() if k != "curves"})
@@ -347,23 +347,6 @@ def _certify_runs(root: Path, arms, seeds, progress) -> dict:
     return found
 
 
-def _epoch_angle(rows) -> float | None:
-    """The paper's angle: the mean over the last epoch's steps of the training-batch angle."""
-    epochs = [r for r in rows if r.get("train_angle") is not None and r.get("epoch") is not None]
-    if not epochs:
-        return None
-    last = epochs[-1]["epoch"]
-    vals = [r["train_angle"] for r in epochs if r["epoch"] == last]
-    return float(np.mean(vals))
-
-
-def _first_step_below(rows, target: float) -> float | None:
-    for row in rows:
-        if row["train_loss"] is not None and row["train_loss"] <= target:
-            return row["step"]
-    return None
-
-
 def _stats(values) -> dict:
     vals = [v for v in values if v is not None]
     if not vals:
@@ -379,36 +362,26 @@ def _stats(values) -> dict:
 
 
 def summarise(root: Path, seeds, cfg: dict, arms=ARMS) -> dict:
-    """Per arm, over seeds: steps to training loss <= 0.2, final test accuracy and test
-    accuracy at :func:`accuracy_step`, final query angle (mean, std, min, max)."""
+    """Per run, the measures of :func:`lnproofs.experiments.majority_report.run_measures` (under
+    ``per_run``, ``ARM_seedSEED``), and per arm their mean, std, min and max over seeds under the
+    same names (``steps_to_smoothed_loss``: the first step where the training loss, smoothed over
+    the last 100 steps, is at most 0.2; ``reached_smoothed_loss``: how many seeds reached it).
+    The 3-D variant's measures, when its runs are there, are under ``three_d``."""
+    from .majority_report import MEASURES, run_measures, three_d_measures
+
     at = accuracy_step(cfg)
-    names, arms = arms, {}
-    for arm in names:
-        runs = [read_rows(root / "runs" / f"{arm}_seed{s}.csv") for s in seeds]
-        arms[arm] = {
-            "steps_to_loss": _stats(_first_step_below(r, LOSS_TARGET) for r in runs),
-            "accuracy_at": _stats(value_at(r, "test_accuracy", at) for r in runs),
-            "final_accuracy": _stats(value_at(r, "test_accuracy", math.inf) for r in runs),
-            "final_angle": _stats(value_at(r, "query_angle", math.inf) for r in runs),
-            "epoch_angle": _stats(_epoch_angle(r) for r in runs),
-            "final_step": _stats(r[-1]["step"] for r in runs),
-            "reached_loss": sum(_first_step_below(r, LOSS_TARGET) is not None for r in runs),
-        }
-    per_run = {}
-    for arm in names:
-        for s in seeds:
-            rows = read_rows(root / "runs" / f"{arm}_seed{s}.csv")
-            per_run[f"{arm}_seed{s}"] = {
-                "epoch_angle": _epoch_angle(rows),
-                "steps": rows[-1]["step"],
-                "steps_to_loss": _first_step_below(rows, LOSS_TARGET),
-            }
-    w, wo = arms["layernorm"]["steps_to_loss"]["mean"], arms["no-projection"]["steps_to_loss"]["mean"]
-    return {
-        "arms": arms,
-        "per_run": per_run,
-        "accuracy_step": at,
-        "loss_target": LOSS_TARGET,
-        "seeds": list(seeds),
-        "speedup": (wo / w) if (w and wo) else None,
+    per_run = {
+        f"{arm}_seed{s}": run_measures(read_rows(root / "runs" / f"{arm}_seed{s}.csv"), at, LOSS_TARGET)
+        for arm in arms
+        for s in seeds
     }
+    table = {}
+    for arm in arms:
+        runs = [per_run[f"{arm}_seed{s}"] for s in seeds]
+        table[arm] = {key: _stats(r[key] for r in runs) for key in MEASURES}
+        table[arm]["reached_smoothed_loss"] = sum(r["steps_to_smoothed_loss"] is not None for r in runs)
+    summary = {"arms": table, "per_run": per_run, "accuracy_step": at, "loss_target": LOSS_TARGET, "seeds": list(seeds)}
+    variant = three_d_measures(root, summary)
+    if variant:
+        summary["three_d"] = variant
+    return summary

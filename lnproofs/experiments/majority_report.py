@@ -15,25 +15,24 @@ from pathlib import Path
 
 import numpy as np
 
-from ..certificates.writes import replacing, write_text
-from .blocks import Figure, Heading, Para, Table, fmt, fmt_ci, fmt_int, mean_ci, to_markdown
+from ..certificates.writes import write_text
+from .blocks import Figure, Heading, Para, Table, fmt, fmt_int, to_markdown
 from .outputs import read_rows
 
 __all__ = [
     "SMOOTHING",
-    "write_figures",
     "write_section",
     "majority_blocks",
     "mean_curve",
     "smoothed",
     "steps_to_smoothed",
     "run_measures",
+    "three_d_measures",
     "value_at",
 ]
 
 #: the window (training steps) of the smoothed training loss
 SMOOTHING = 100
-_COLOURS = {"layernorm": "tab:blue", "no-projection": "tab:orange", "none": "tab:gray"}
 _NAMES = {"default": "the default configuration", "paper": "the paper's configuration"}
 
 
@@ -72,15 +71,33 @@ def _epoch_angle(rows):
     return float(np.mean([r["train_angle"] for r in marked if r["epoch"] == last]))
 
 
+#: the per-run measures, under the names ``summary.json`` gives them (one meaning each)
+MEASURES = (
+    "epoch_angle",
+    "accuracy_at",
+    "final_accuracy",
+    "final_loss",
+    "final_query_angle",
+    "steps_to_smoothed_loss",
+    "final_step",
+)
+
+
 def run_measures(rows, accuracy_step: int, target: float) -> dict:
-    """One run's measures: the paper's angle, test accuracy at ``accuracy_step`` and at the end,
-    the step where the smoothed loss first reaches ``target``, and the last step."""
+    """One run's measures: ``epoch_angle`` the paper's angle (mean over the last epoch's batches),
+    ``accuracy_at`` test accuracy at ``accuracy_step``, ``final_accuracy`` at the last evaluation,
+    ``final_loss`` the smoothed training loss at the last step, ``final_query_angle`` the last
+    evaluated angle of the test queries, ``steps_to_smoothed_loss`` the first step where the
+    smoothed loss is at most ``target`` (None if never), ``final_step`` the last step."""
+    curve = smoothed([r["train_loss"] for r in rows if r.get("train_loss") is not None])
     return {
-        "angle": _epoch_angle(rows),
-        "accuracy": value_at(rows, "test_accuracy", accuracy_step),
+        "epoch_angle": _epoch_angle(rows),
+        "accuracy_at": value_at(rows, "test_accuracy", accuracy_step),
         "final_accuracy": value_at(rows, "test_accuracy", math.inf),
-        "smoothed_steps": steps_to_smoothed(rows, target),
-        "last_step": int(rows[-1]["step"]),
+        "final_loss": float(curve[-1]) if len(curve) else None,
+        "final_query_angle": value_at(rows, "query_angle", math.inf),
+        "steps_to_smoothed_loss": steps_to_smoothed(rows, target),
+        "final_step": int(rows[-1]["step"]),
     }
 
 
@@ -94,101 +111,6 @@ def mean_curve(runs: list[list[dict]], key: str):
     return np.array(common), vals.mean(0), vals.min(0), vals.max(0)
 
 
-# ----------------------------------------------------------------------- figures
-def write_figures(root: Path, seeds, cfg: dict, shapes: dict, arms=None) -> dict[str, str]:
-    """majority_loss.png, majority_accuracy.png, majority_angle.png (and majority_3d.png)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    from .paper import ARM_LABELS, ARMS, PAPER_VALUES, accuracy_step
-
-    figures = {}
-    for key, ylabel, name in (
-        ("train_loss", f"training loss, mean of the last {SMOOTHING} steps", "majority_loss.png"),
-        ("test_accuracy", "test accuracy (per token)", "majority_accuracy.png"),
-        ("train_angle", "angle of the queries to the all-ones vector (degrees)", "majority_angle.png"),
-    ):
-        fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=120)
-        for arm in arms or ARMS:
-            runs = [read_rows(root / "runs" / f"{arm}_seed{s}.csv") for s in seeds]
-            if key == "train_loss":
-                curves = [smoothed([r["train_loss"] for r in rows]) for rows in runs]
-                size = min(len(c) for c in curves)
-                if not size:
-                    continue
-                vals = np.array([c[:size] for c in curves])
-                steps = np.arange(SMOOTHING, SMOOTHING + size)
-                mean, lo, hi = vals.mean(0), vals.min(0), vals.max(0)
-            else:
-                steps, mean, lo, hi = mean_curve(runs, key)
-                if not len(steps):
-                    continue
-            ax.plot(steps, mean, color=_COLOURS[arm], lw=1.2, label=ARM_LABELS[arm])
-            ax.fill_between(steps, lo, hi, color=_COLOURS[arm], alpha=0.2, lw=0)
-        if key == "train_angle":
-            for arm in ("layernorm", "no-projection"):
-                lo, hi = PAPER_VALUES[arm]["angle"]
-                ax.axhspan(
-                    lo, hi, color=_COLOURS[arm], alpha=0.12, hatch="//", lw=0, label=f"the paper, {ARM_LABELS[arm]}"
-                )
-            ax.set_ylim(0, 90)
-        elif key == "test_accuracy":
-            at = accuracy_step(cfg)
-            for arm in ("layernorm", "no-projection"):
-                ax.scatter(
-                    [at],
-                    [PAPER_VALUES[arm]["accuracy_at_5000"]],
-                    marker="*",
-                    s=90,
-                    color=_COLOURS[arm],
-                    edgecolor="black",
-                    zorder=5,
-                    label=f"the paper, {ARM_LABELS[arm]}",
-                )
-        else:
-            from matplotlib.ticker import FuncFormatter
-
-            ax.axhline(0.2, color="black", lw=0.6, ls=":", label="loss 0.2")
-            ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "235" else ""))
-        ax.set_xlabel("training step")
-        ax.set_ylabel(ylabel, fontsize=8)
-        ax.legend(fontsize=7, loc="best")
-        fig.tight_layout()
-        with replacing(root / name, binary=True) as handle:
-            fig.savefig(handle, format="png")
-        plt.close(fig)
-        figures[key] = name
-    if shapes:
-        figures["three_d"] = _plot_3d(root, shapes, plt)
-    return figures
-
-
-def _plot_3d(root: Path, shapes: dict, plt) -> str:
-    from .paper import ARM_LABELS
-
-    fig = plt.figure(figsize=(10, 4.8), dpi=120)
-    for i, (arm, pts) in enumerate(shapes.items(), start=1):
-        ax = fig.add_subplot(1, len(shapes), i, projection="3d")
-        k, q = pts["keys"], pts["queries"]
-        q = 2.0 * q / np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-30)
-        ax.scatter(*k.T, color="tab:blue", label="keys (normalised embeddings)", s=25)
-        ax.scatter(*q.T, color="tab:red", marker="^", label="query directions (length 2)", s=25)
-        ax.plot([-3, 3], [-3, 3], [-3, 3], color="black", lw=0.8, ls="--", label="all-ones direction")
-        for lim in (ax.set_xlim, ax.set_ylim, ax.set_zlim):
-            lim(-3, 3)
-        ax.set_title(ARM_LABELS[arm], fontsize=9)
-        ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    with replacing(root / "majority_3d.png", binary=True) as handle:
-        fig.savefig(handle, format="png")
-    plt.close(fig)
-    return "majority_3d.png"
-
-
 # ----------------------------------------------------------------------- the text
 def _load(root: Path) -> tuple[dict, dict] | None:
     if not ((root / "summary.json").is_file() and (root / "config.json").is_file()):
@@ -197,17 +119,13 @@ def _load(root: Path) -> tuple[dict, dict] | None:
 
 
 def _measures(root: Path, summary: dict, config: dict) -> dict:
-    """(arm -> seed -> measures) from the run's CSVs."""
-    arms = [a for a in config["arms"] if a in summary["arms"]]
+    """(arm -> seed -> measures) as ``summary.json`` records them: the numbers of the text are
+    those of the result file, made by the same computation (:func:`run_measures`)."""
+    per_run = summary.get("per_run", {})
     return {
-        arm: {
-            seed: run_measures(
-                read_rows(root / "runs" / f"{arm}_seed{seed}.csv"), summary["accuracy_step"], summary["loss_target"]
-            )
-            for seed in summary["seeds"]
-            if (root / "runs" / f"{arm}_seed{seed}.csv").is_file()
-        }
-        for arm in arms
+        arm: {seed: per_run[f"{arm}_seed{seed}"] for seed in summary["seeds"] if f"{arm}_seed{seed}" in per_run}
+        for arm in config["arms"]
+        if arm in summary["arms"]
     }
 
 
@@ -279,187 +197,6 @@ def _differences(runs) -> str:
 def _join(items) -> str:
     items = list(items)
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _ratios(m: dict) -> tuple[list, list]:
-    """Per seed, the smoothed steps without projection over those with (reached) and the seeds
-    where the arm without projection never reached the target (their lower bounds)."""
-    reached, bounds = [], []
-    for seed, with_p in m.get("layernorm", {}).items():
-        without = m.get("no-projection", {}).get(seed)
-        if with_p["smoothed_steps"] is None or without is None:
-            continue
-        if without["smoothed_steps"] is None:
-            bounds.append((seed, without["last_step"] / with_p["smoothed_steps"]))
-        else:
-            reached.append((seed, without["smoothed_steps"] / with_p["smoothed_steps"]))
-    return reached, bounds
-
-
-def _ratio_cell(m: dict) -> str:
-    reached, bounds = _ratios(m)
-    cells = [f"{r:.2f} (seed {s})" for s, r in reached] + [f"more than {b:.1f} (seed {s})" for s, b in bounds]
-    return "; ".join(cells) if cells else "not reached"
-
-
-def _findings_table(runs, measures) -> Table:
-    from .paper import PAPER_VALUES
-
-    def col(arm, key, digits=3, unit=""):
-        return [fmt_ci([v[key] for v in measures[i].get(arm, {}).values()], digits, unit) for i in range(len(runs))]
-
-    def steps(arm, i):
-        vals = [v["smoothed_steps"] for v in measures[i].get(arm, {}).values()]
-        got = [v for v in vals if v is not None]
-        text = fmt_ci(got, 3) if got else "not reached"
-        missing = len(vals) - len(got)
-        return text + (f"; {missing} of {len(vals)} seeds never reached it" if missing and got else "")
-
-    ln, sp = PAPER_VALUES["layernorm"], PAPER_VALUES["no-projection"]
-    rows = [
-        (
-            "angle to $\\mathbf{1}$ with projection (degrees)",
-            f"about {ln['angle'][0]:g} to {ln['angle'][1]:g}",
-            *col("layernorm", "angle"),
-        ),
-        (
-            "angle to $\\mathbf{1}$ without projection (degrees)",
-            f"about {sp['angle'][0]:g} to {sp['angle'][1]:g}",
-            *col("no-projection", "angle"),
-        ),
-        (
-            "steps to smoothed loss 0.2, with projection",
-            "not given",
-            *(steps("layernorm", i) for i in range(len(runs))),
-        ),
-        (
-            "steps to smoothed loss 0.2, without projection",
-            "not given",
-            *(steps("no-projection", i) for i in range(len(runs))),
-        ),
-        (
-            "ratio of those steps, without over with, per seed",
-            "about 3",
-            *(_ratio_cell(measures[i]) for i in range(len(runs))),
-        ),
-        ("test accuracy with projection", f"about {ln['accuracy_at_5000']:g}", *col("layernorm", "accuracy")),
-        ("test accuracy without projection", f"about {sp['accuracy_at_5000']:g}", *col("no-projection", "accuracy")),
-    ]
-    header = ("quantity", "the paper") + tuple(
-        f"{_NAMES[c['configuration']]} ({len(s['seeds'])} seed{'s' if len(s['seeds']) != 1 else ''})"
-        for _, s, _, c in runs
-    )
-    steps_at = ", ".join(f"step {fmt_int(s['accuracy_step'])} in {_NAMES[c['configuration']]}" for _, s, _, c in runs)
-    return Table(
-        "tab:majority-findings",
-        "The paper's findings beside ours: mean $\\pm$ the half-width of the 95% confidence interval over "
-        "seeds (Student's $t$); a single seed has no interval. Test accuracy is read at step 5,000 in the "
-        f"paper and at {steps_at}.",
-        header,
-        tuple(rows),
-    )
-
-
-def _verdicts(runs, measures) -> str:
-    from .paper import PAPER_VALUES
-
-    out = []
-    for i, (_, summary, _, config) in enumerate(runs):
-        m = measures[i]
-        angle_ln = mean_ci([v["angle"] for v in m.get("layernorm", {}).values()])
-        angle_sp = mean_ci([v["angle"] for v in m.get("no-projection", {}).values()])
-        acc_ln = mean_ci([v["accuracy"] for v in m.get("layernorm", {}).values()])
-        acc_sp = mean_ci([v["accuracy"] for v in m.get("no-projection", {}).values()])
-        reached, bounds = _ratios(m)
-        found = []
-        if angle_ln[0] is not None and angle_sp[0] is not None:
-            found.append(
-                f"the queries' angle to the all-ones vector is {fmt(angle_ln[0])} degrees with projection "
-                f"and {fmt(angle_sp[0])} without (the paper: about {PAPER_VALUES['layernorm']['angle'][1]:g} "
-                f"and {PAPER_VALUES['no-projection']['angle'][0]:g} to "
-                f"{PAPER_VALUES['no-projection']['angle'][1]:g})"
-            )
-        if reached or bounds:
-            ratios = [r for _, r in reached]
-            found.append(
-                "the arm without projection needs "
-                + (
-                    f"{min(ratios):.1f} to {max(ratios):.1f} times"
-                    if len(ratios) > 1
-                    else f"{ratios[0]:.1f} times"
-                    if ratios
-                    else ""
-                )
-                + (" and, for " if ratios and bounds else "")
-                + (_join([f"seed {s}, more than {b:.1f} times" for s, b in bounds]) if bounds else "")
-                + " as many steps to bring its smoothed loss to 0.2 (the paper: about 3 times)"
-            )
-        if acc_ln[0] is not None and acc_sp[0] is not None:
-            found.append(
-                f"test accuracy is higher with projection ({fmt(acc_ln[0])} against {fmt(acc_sp[0])})"
-                if acc_ln[0] > acc_sp[0]
-                else f"test accuracy is not higher with projection ({fmt(acc_ln[0])} against {fmt(acc_sp[0])})"
-            )
-        name = _NAMES[config["configuration"]]
-        out.append(f"In {name}, " + _join(found) + ".")
-    return " ".join(out)
-
-
-def _certificates(runs) -> list:
-    from .paper import ARM_LABELS
-
-    def verdict(u):
-        if u["status"] == "feasible":
-            return "yes (a checked query)"
-        if u["status"] == "infeasible":
-            return (
-                "no ("
-                + {
-                    "independent differences": "the key differences are independent",
-                    "every solution in the ball gives q = 0": "only the zero query solves it",
-                }.get(u.get("proof"), "an exact proof")
-                + ")"
-            )
-        return "undecided"
-
-    rows = []
-    for _, summary, _, config in runs:
-        for name, cert in summary.get("certificates", {}).items():
-            arm, seed = name.rsplit("_seed", 1)
-            statuses = cert["key_statuses"]
-            keys = _join([f"{count} of {cert['keys']} {status}" for status, count in statuses.items()])
-            rows.append(
-                (
-                    _NAMES[config["configuration"]],
-                    ARM_LABELS[arm],
-                    seed,
-                    verdict(cert["uniform_free"]),
-                    verdict(cert["uniform_realisable"]),
-                    keys,
-                )
-            )
-    if not rows:
-        return []
-    table = Table(
-        "tab:majority-certificates",
-        "Uniform attention and selectability in the trained Majority models, decided exactly: whether "
-        "some query gives every one of the $C$ keys the same score, whether one of the trained layer's "
-        "own queries does, and the status of each key under the layer's queries.",
-        ("configuration", "arm", "seed", "uniform: any query", "uniform: the layer's queries", "keys"),
-        tuple(rows),
-    )
-    text = (
-        "The angle measures how close the queries come to uniform attention: a query along the all-ones vector "
-        "gives every projected key the same score. [[tab:majority-certificates]] decides this exactly for the "
-        "$C$ distinct keys of every trained model. With projection some query gives every key the same score, "
-        "because the keys' differences span only the hyperplane orthogonal to $\\mathbf{1}$; without "
-        "projection none does, because the differences span the whole space. The trained layer's own queries "
-        "are $W_K^T W_Q u$ for $u$ in the closure of the norm's image; an exactly uniform query among them "
-        "needs $W_K^T W_Q$ to send a non-zero $u$ orthogonal to $\\mathbf{1}$ onto the all-ones line, a "
-        "condition of measure zero that training in floating point does not meet, so a small angle means "
-        "nearly uniform attention, not exactly uniform attention. Every key is selectable in every model."
-    )
-    return [Heading("Uniform attention, certified", 2), Para(text), table]
 
 
 def _figures(runs, prefix_of) -> list:
@@ -545,6 +282,8 @@ def majority_blocks(roots, prefix_of=None) -> tuple:
     if not runs:
         return ()
     runs.sort(key=lambda r: r[3]["configuration"] != "default")
+    from .majority_findings import angle_note, arms_note, findings_table, verdicts
+
     measures = [_measures(root, summary, config) for root, summary, _, config in runs]
     figs = _figures(runs, prefix_of)
     refs = {
@@ -586,14 +325,21 @@ def majority_blocks(roots, prefix_of=None) -> tuple:
         Para(convergence),
         Para(
             "[[tab:majority-findings]] sets our measurements beside the paper's. "
-            + _verdicts(runs, measures)
+            + verdicts(runs, measures)
             + f" The curves are in {cite('loss')} (smoothed training loss), {cite('accuracy')} (test "
             f"accuracy) and {cite('angle')} (the angle)."
             + (f" {cite('3d')} shows the three-dimensional variant." if refs.get("3d") else "")
         ),
-        _findings_table(runs, measures),
+        findings_table(runs, measures),
     ]
-    blocks += _certificates(runs)
+    note = angle_note(runs, measures)
+    if note:
+        blocks.append(Para(note))
+    blocks.append(Para(arms_note(runs)))
+    from .majority_tables import certificates_blocks, three_d_blocks
+
+    blocks += three_d_blocks(runs)
+    blocks += certificates_blocks(runs)
     blocks += [Heading("Figures", 2), *figs]
     return tuple(blocks)
 
@@ -621,3 +367,45 @@ def write_section(root: Path, summary: dict | None = None, config: dict | None =
     if loaded is not None:
         write_text(root / "summary_table.json", json.dumps(loaded[0]["arms"], indent=2))
     return path
+
+
+def majority_finding(roots) -> str:
+    """The Majority experiment's finding in one sentence, for an abstract (empty without results)."""
+    for root in roots:
+        loaded = _load(Path(root))
+        if loaded is None or loaded[1]["configuration"] != "default":
+            continue
+        arms = loaded[0]["arms"]
+        if "epoch_angle" not in arms.get("layernorm", {}) or "epoch_angle" not in arms.get("no-projection", {}):
+            continue
+        with_p, without = arms["layernorm"]["epoch_angle"]["mean"], arms["no-projection"]["epoch_angle"]["mean"]
+        three_d = loaded[0].get("three_d", {}).get("layernorm", {})
+        text = (
+            f"on their Majority task projection turns the queries towards the all-ones vector ({fmt(with_p)} "
+            f"against {fmt(without)} degrees, less close than the paper's 11 to 12) and speeds up training"
+        )
+        if three_d.get("query_angle_max", 0) >= 20:
+            text += ", but its three-dimensional variant does not reproduce the paper's picture"
+        return text + ";"
+    return ""
+
+
+def three_d_measures(root, summary: dict) -> dict:
+    """Per arm of the three-dimensional variant: its run's measures and the angles (degrees,
+    folded into [0, 90]) between the all-ones vector and its trained queries (``runs3d/``)."""
+    out = {}
+    for arm in ("layernorm", "no-projection"):
+        found = sorted((root / "runs3d").glob(f"{arm}_seed*.csv")) if (root / "runs3d").is_dir() else []
+        if not found:
+            continue
+        rows = read_rows(found[0])
+        measures = run_measures(rows, summary["accuracy_step"], summary["loss_target"])
+        points = found[0].with_name(found[0].stem + "_points.npz")
+        if points.is_file():
+            with np.load(points) as z:
+                q = z["queries"]
+            cos = np.abs(q @ np.ones(3)) / (np.linalg.norm(q, axis=1) * math.sqrt(3))
+            angles = np.degrees(np.arccos(np.clip(cos, 0.0, 1.0)))
+            measures["query_angle_min"], measures["query_angle_max"] = float(angles.min()), float(angles.max())
+        out[arm] = measures
+    return out

@@ -83,6 +83,5 @@ PAPER_LM_SETTING = {
 CITE = {
     "brody2023": "Brody, Alon and Yahav (2023)",
     "riechers2024": "Riechers (2024)",
-    "layernormnote": "the LayerNorm decomposition note",
     "grivas2022": "Grivas, Bogoychev and Lopez (2022)",
 }

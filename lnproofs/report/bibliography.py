@@ -40,18 +40,6 @@ SOURCES = (
         "Paul M. Riechers. Geometry and dynamics of LayerNorm. arXiv:2405.04134, 2024.",
     ),
     Source(
-        "layernormnote",
-        "misc",
-        (
-            ("title", "Visualizing layer normalization"),
-            ("howpublished", "section of a blog post on the geometric intuition of layer normalization"),
-            ("note", "It decomposes layer normalization into a projection, a radial scaling and an affine map"),
-        ),
-        'A blog post on the geometric intuition of layer normalization, section "Visualizing layer '
-        'normalization": it decomposes layer normalization into a projection, a radial scaling and an affine '
-        "map.",
-    ),
-    Source(
         "grivas2022",
         "inproceedings",
         (
@@ -84,6 +72,7 @@ SOURCES = (
             ("title", "{FLINT}: Fast Library for Number Theory"),
             ("howpublished", "https://flintlib.org, used through python-flint"),
             ("year", "2024"),
+            ("note", "Version 3"),
         ),
         "The FLINT team. FLINT: Fast Library for Number Theory, used through python-flint.",
     ),
@@ -153,6 +142,73 @@ SOURCES = (
             ("year", "2007"),
         ),
         "John D. Hunter. Matplotlib: a 2D graphics environment. Computing in Science & Engineering 9(3):90-95, 2007.",
+    ),
+    Source(
+        "gordan1873",
+        "article",
+        (
+            ("author", "Gordan, Paul"),
+            ("title", r"{\"U}ber die {A}ufl{\"o}sung linearer {G}leichungen mit reellen {C}oefficienten"),
+            ("journal", "Mathematische Annalen"),
+            ("volume", "6"),
+            ("pages", "23--28"),
+            ("year", "1873"),
+        ),
+        "Paul Gordan. Über die Auflösung linearer Gleichungen mit reellen Coefficienten. Mathematische Annalen "
+        "6:23-28, 1873.",
+    ),
+    Source(
+        "rudin1976",
+        "book",
+        (
+            ("author", "Rudin, Walter"),
+            ("title", "Principles of Mathematical Analysis"),
+            ("edition", "Third"),
+            ("publisher", "McGraw-Hill"),
+            ("address", "New York"),
+            ("year", "1976"),
+        ),
+        "Walter Rudin. Principles of Mathematical Analysis, third edition. McGraw-Hill, New York, 1976.",
+    ),
+    Source(
+        "hornjohnson2013",
+        "book",
+        (
+            ("author", "Horn, Roger A. and Johnson, Charles R."),
+            ("title", "Matrix Analysis"),
+            ("edition", "Second"),
+            ("publisher", "Cambridge University Press"),
+            ("address", "Cambridge"),
+            ("year", "2013"),
+        ),
+        "Roger A. Horn and Charles R. Johnson. Matrix Analysis, second edition. Cambridge University Press, "
+        "Cambridge, 2013.",
+    ),
+    Source(
+        "scipy",
+        "article",
+        (
+            ("author", "Virtanen, Pauli and others"),
+            ("title", "{SciPy} 1.0: fundamental algorithms for scientific computing in {Python}"),
+            ("journal", "Nature Methods"),
+            ("volume", "17"),
+            ("pages", "261--272"),
+            ("year", "2020"),
+        ),
+        "Pauli Virtanen et al. SciPy 1.0: fundamental algorithms for scientific computing in Python. Nature "
+        "Methods 17:261-272, 2020.",
+    ),
+    Source(
+        "clarabel",
+        "misc",
+        (
+            ("author", "Goulart, Paul J. and Chen, Yuwen"),
+            ("title", "Clarabel: An interior-point solver for conic programs with quadratic objectives"),
+            ("howpublished", "arXiv:2405.12762"),
+            ("year", "2024"),
+        ),
+        "Paul J. Goulart and Yuwen Chen. Clarabel: an interior-point solver for conic programs with quadratic "
+        "objectives. arXiv:2405.12762, 2024.",
     ),
 )
 

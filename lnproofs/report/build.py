@@ -6,8 +6,9 @@ and, given keys, certifies them.  :func:`write_report` writes ``report.md``,
 ``report.tex`` (and ``report.pdf`` when ``pdflatex`` is installed) and the figures.
 
 Reports are deterministic: the same inputs give the same bytes except for the single
-line that starts with ``Generated:`` (set ``SOURCE_DATE_EPOCH`` to fix it too).  Seeds
-are fixed, and figures carry no software or date metadata.
+comment line that holds ``Generated:`` (set ``SOURCE_DATE_EPOCH`` to fix it too); the build
+date is not printed on any page, it is the PDF's creation date.  Seeds are fixed, and
+figures carry no software or date metadata.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def _rechecks(n: int, samples: int, device: str, seed: int):
 # ----------------------------------------------------------------------- figures
 def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
     from ..derive.numeric import ellipsoid, layernorm
-    from ..experiments import figures
+    from ..experiments import figures, key_figures
     from ..experiments.demo import demo_state
     from ..propose.certification import certify
 
@@ -139,12 +140,11 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
         [[1.0, 1.0], [-1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [1.0, 0.0], [0.25, -0.3], [0.0, 1.6], [-1.5, 0.2]]
     )
     cert2 = certify(keys2, seed=seed)
-    figures.keys_hull(
+    key_figures.keys_hull(
         folder / "keys_2d.png",
         keys2,
         cert2.statuses,
         [r.witness for r in cert2.results],
-        title="Eight keys in 2-D: certified statuses",
     )
     out.append(
         Figure(
@@ -159,12 +159,11 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
         [corners, [[0.0, 0.0, 1.0], [0.2, -0.1, 0.3], [-0.3, 0.4, -0.5], [0.0, 1.7, 0.2], [1.6, -0.2, -0.1]]]
     )
     cert3 = certify(keys3, seed=seed)
-    figures.keys_hull(
+    key_figures.keys_hull(
         folder / "keys_3d.png",
         keys3,
         cert3.statuses,
         [r.witness for r in cert3.results],
-        title="Keys in 3-D: certified statuses",
     )
     out.append(
         Figure(
@@ -174,12 +173,11 @@ def _example_figures(folder: Path, prefix: str, seed: int) -> list[Figure]:
         )
     )
     state = demo_state(45.0, 3.0, projection=False, scaling=False, query_length=3.0)
-    figures.attention_bars(
+    key_figures.attention_bars(
         folder / "attention_weights.png",
         state.weights,
         highlight=1,
         labels=["key 1", "key 2", "key 3", "key 4"],
-        title="Query pointing at key 2 (45 degrees), key 3 magnitude 3",
     )
     out.append(
         Figure(
@@ -234,7 +232,7 @@ def _load_keys(path) -> np.ndarray:
 
 def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -> KeySection:
     from ..certificates.check import check_certificate
-    from ..experiments import figures
+    from ..experiments import key_figures
     from ..propose.certification import certify
 
     cert = certify(keys, seed=seed)
@@ -250,7 +248,7 @@ def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -
         if m is not None
     )
     figs = []
-    figures.margin_histogram(folder / "keys_margins.png", margins)
+    key_figures.margin_histogram(folder / "keys_margins.png", margins)
     figs.append(
         Figure(
             f"{prefix}keys_margins.png",
@@ -260,9 +258,7 @@ def _key_section(path, keys: np.ndarray, folder: Path, prefix: str, seed: int) -
     )
     view = "first three principal components" if keys.shape[1] > 3 else f"{keys.shape[1]}-D"
     witnesses = [r.witness if r.status == "selectable" else None for r in cert.results]
-    figures.keys_hull(
-        folder / "keys_view.png", keys, cert.statuses, witnesses, title=f"{keys.shape[0]} keys in R^{keys.shape[1]}"
-    )
+    key_figures.keys_hull(folder / "keys_view.png", keys, cert.statuses, witnesses)
     figs.append(Figure(f"{prefix}keys_view.png", f"The given keys ({view}) with their certified statuses."))
     return KeySection(
         str(Path(path).name),
@@ -368,8 +364,18 @@ def build_report(
     )
 
 
-def _compile_pdf(tex: Path) -> tuple[Path | None, str]:
-    """pdflatex, bibtex (for the references in ``report.bib``), then pdflatex twice."""
+def _epoch(generated: str) -> str:
+    """The build time of a ``Generated:`` line as seconds since 1970 (the PDF's creation date)."""
+    try:
+        when = _dt.datetime.strptime(generated, "Generated: %Y-%m-%d %H:%M:%S UTC")
+    except ValueError:
+        return "0"
+    return str(int(when.replace(tzinfo=_dt.timezone.utc).timestamp()))
+
+
+def _compile_pdf(tex: Path, epoch: str | None = None) -> tuple[Path | None, str]:
+    """pdflatex, bibtex (for the references in ``report.bib``), then pdflatex twice; the PDF's
+    dates are ``epoch`` (seconds since 1970; default ``SOURCE_DATE_EPOCH``, else 0)."""
     exe, bib = shutil.which("pdflatex"), shutil.which("bibtex")
     if exe is None:
         return None, "pdflatex is not installed; report.tex was written but not compiled"
@@ -387,7 +393,8 @@ def _compile_pdf(tex: Path) -> tuple[Path | None, str]:
         ".lot",
     ):  # only regular files are replaced
         folder_entry(tex.parent, tex.stem + suffix)
-    env = {**os.environ, "SOURCE_DATE_EPOCH": os.environ.get("SOURCE_DATE_EPOCH", "0"), "FORCE_SOURCE_DATE": "1"}
+    epoch = epoch or os.environ.get("SOURCE_DATE_EPOCH", "0")
+    env = {**os.environ, "SOURCE_DATE_EPOCH": epoch, "FORCE_SOURCE_DATE": "1"}
     for command in ([exe], [bib], [exe], [exe]):
         args = command + (["-interaction=nonstopmode", "-halt-on-error", tex.name] if command[0] == exe else [tex.stem])
         proc = subprocess.run(
@@ -402,24 +409,32 @@ def _compile_pdf(tex: Path) -> tuple[Path | None, str]:
 
 
 def write_report(report: Report, out="reports", *, pdf: bool = True) -> dict:
-    """Write report.md and report.tex (and report.pdf with pdflatex) into ``out``."""
+    """Write report.md, report.tex, the blueprint report.html (and report.pdf with pdflatex) into ``out``."""
     from .latex import to_latex
     from .markdown import to_markdown
 
     out = _prepare_out(out)
     from .bibliography import bibtex
+    from .blueprint import to_html
 
     md = out / "report.md"
     tex = out / "report.tex"
     try:
         write_text(md, to_markdown(report))
         write_text(tex, to_latex(report))
+        write_text(out / "report.html", to_html(report))
         write_text(out / "report.bib", bibtex())
     except OSError as err:
         raise OptionError(f"cannot write the report to {str(out)!r}: {err.strerror or err}") from None
-    written = {"markdown": str(md), "latex": str(tex), "pdf": None, "pdf_note": "no PDF: --no-pdf was given"}
+    written = {
+        "markdown": str(md),
+        "latex": str(tex),
+        "html": str(out / "report.html"),
+        "pdf": None,
+        "pdf_note": "no PDF: --no-pdf was given",
+    }
     if pdf:
-        path, note = _compile_pdf(tex)
+        path, note = _compile_pdf(tex, _epoch(report.generated))
         written["pdf"] = None if path is None else str(path)
         written["pdf_note"] = note
     return written

@@ -43,6 +43,7 @@ _UNICODE = {
 class ExperimentsSection:
     source: str
     blocks: tuple
+    findings: tuple = ()  # one sentence per experiment's main finding, for the abstract
 
 
 def has_results(folder) -> bool:
@@ -55,7 +56,7 @@ def read_experiments(folder, report_folder, figure1=None) -> ExperimentsSection 
     """The section from the runs in ``folder`` and the Figure 1 counts in ``figure1`` (default
     ``report_folder/figure1``); None when there are none."""
     from ..experiments.lm_report import lm_blocks
-    from ..experiments.majority_report import majority_blocks
+    from ..experiments.majority_report import majority_blocks, majority_finding
     from .figure1_section import figure1_blocks
 
     folder, report_folder = Path(folder), Path(report_folder)
@@ -67,7 +68,12 @@ def read_experiments(folder, report_folder, figure1=None) -> ExperimentsSection 
     blocks = list(majority_blocks([folder / "majority", folder / "majority_paper"], prefix_of=rel))
     blocks += lm_blocks(folder / "lm_tables", prefix=rel(folder / "lm_tables"))
     blocks += figure1_blocks(figure1, prefix=rel(figure1))
-    return ExperimentsSection(str(folder), tuple(blocks)) if blocks else None
+    from .unargmaxable_section import unargmaxable_blocks, unargmaxable_finding
+
+    blocks += unargmaxable_blocks(report_folder / "unargmaxable")
+    findings = tuple(f for f in (majority_finding([folder / "majority", folder / "majority_paper"]),) if f)
+    findings += tuple(f for f in (unargmaxable_finding(report_folder / "unargmaxable"),) if f)
+    return ExperimentsSection(str(folder), tuple(blocks), findings) if blocks else None
 
 
 def latex_text(text: str, escape) -> str:

@@ -82,8 +82,13 @@ def figure1_blocks(folder, prefix: str = "") -> tuple:
         )
     )
     results = (
-        "Without LayerNorm ([[fig:figure1c]]) " + "; ".join(facts) + ". With LayerNorm ([[fig:figure1d]]) "
-        f"the largest fraction is {_frac(largest_with)}: the keys lie on a sphere centred at the origin, so "
+        "Without LayerNorm ([[fig:figure1c]]) "
+        + "; ".join(facts)
+        + ". With LayerNorm "
+        + ("([[fig:figure1d]]) " if (folder / "figure1d.png").is_file() else "(the paper's Figure 1d) ")
+        + f"the largest fraction is {_frac(largest_with)}"
+        + (", in every cell, so that panel is not drawn" if largest_with == 0 else "")
+        + ": the keys lie on a sphere centred at the origin, so "
         "each "
         "is a vertex of their hull and has a witness query, as [[thm:attention.sphere_witness]] "
         "proves. The paper shows the same pattern; its panels are images without the underlying numbers, so "
@@ -108,12 +113,15 @@ def figure1_blocks(folder, prefix: str = "") -> tuple:
             "keys $n$ and the dimension $d$ (the paper's Figure 1c). Few dimensions and many keys make "
             "such a key almost certain.",
         ),
-        Figure(
-            "fig:figure1d",
-            f"{prefix}figure1d.png",
-            "The same keys after LayerNorm (the paper's Figure 1d): no trial has a key that is not selectable.",
-        ),
     ]
+    if (folder / "figure1d.png").is_file():
+        blocks.append(
+            Figure(
+                "fig:figure1d",
+                f"{prefix}figure1d.png",
+                "The same keys after LayerNorm (the paper's Figure 1d).",
+            )
+        )
     if (folder / "figure1ab.png").is_file():
         blocks.append(
             Figure(

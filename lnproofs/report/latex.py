@@ -9,6 +9,7 @@ experiments, references, and an index from theorem numbers to the software's nam
 from __future__ import annotations
 
 from ..derive import prose
+from .frame import concrete_cell, count_cells, frame_instances, general_cell
 
 __all__ = ["to_latex", "escape", "INDEX_TITLE"]
 
@@ -60,6 +61,9 @@ _PREAMBLE = [
     r"\newtheorem{lemma}[theorem]{Lemma}",
     r"\theoremstyle{definition}",
     r"\newtheorem{definition}[theorem]{Definition}",
+    r"\newcommand{\proofskips}{\setlength{\abovedisplayskip}{3pt plus 2pt}\setlength{\belowdisplayskip}{3pt plus 2pt}"
+    r"\setlength{\abovedisplayshortskip}{0pt plus 2pt}\setlength{\belowdisplayshortskip}{2pt plus 2pt}"
+    r"\setlength{\jot}{2pt}}",
     r"\renewcommand{\textfraction}{0.1}\renewcommand{\topfraction}{0.85}\renewcommand{\floatpagefraction}{0.75}",
 ]
 
@@ -72,7 +76,10 @@ def to_latex(report) -> str:
     out = list(_PREAMBLE) + [
         rf"\title{{{escape(frame.TITLE)}}}",
         rf"\author{{{escape(frame.AUTHOR)}}}",
-        rf"\date{{{escape(report.generated)}}}",
+        r"\date{}",
+        r"\hypersetup{pdftitle={" + escape(frame.TITLE) + "}, pdfauthor={" + escape(frame.AUTHOR) + "}, "
+        "pdfsubject={" + escape(frame.SUBJECT) + "}, pdfkeywords={" + escape(frame.KEYWORDS) + "}}",
+        f"% {report.generated}",
         r"\begin{document}",
         r"\maketitle",
         r"\begin{abstract}",
@@ -87,11 +94,7 @@ def to_latex(report) -> str:
     out.append(r"\section{Setting and notation}\label{sec:setting}")
     for label, title, text in frame.definitions(report):
         out += [rf"\begin{{definition}}[{escape(title)}]\label{{{label}}}", prose.to_latex(text), r"\end{definition}"]
-    out += [
-        "Every proof below is a sequence of steps; each step names the rule by which SymPy checked it when "
-        "this report was made, and a proof counts only when every step is checked.",
-        "",
-    ]
+    out += [_text(frame.proof_convention()), ""]
     items = entries(report.proofs)
     for module, heading, _ in SECTIONS:
         chosen = [e for e in items if e.section == module]
@@ -143,35 +146,32 @@ def _instances(report, items) -> list[str]:
     from .proofs import label
 
     out = [
-        r"\section{Concrete widths and the numeric re-check}\label{sec:instances}",
-        f"Every result above was also proved for the concrete width $n = {report.n}$, with explicit matrices and "
-        "vectors in place of the symbols; the table lists the steps checked in each proof and the numeric "
-        "re-check: the largest error over random and adversarial inputs, against its tolerance.",
+        r"\section{What was checked}\label{sec:instances}",
+        _text(frame_instances(report, items)),
         "",
         _text(report.recheck_note),
         "",
-        r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.14\linewidth}>{\raggedright\arraybackslash}"
-        r"p{0.17\linewidth}>{\raggedright\arraybackslash}p{0.17\linewidth}>{\raggedright\arraybackslash}"
-        r"p{0.4\linewidth}}",
-        rf"\caption{{Steps checked for general $n$ and for $n = {report.n}$, and the numeric re-check.}}"
+        r"{\small\begin{longtable}{>{\raggedright\arraybackslash}p{0.09\linewidth}>{\raggedright\arraybackslash}"
+        r"p{0.1\linewidth}>{\raggedleft\arraybackslash}p{0.07\linewidth}>{\raggedleft\arraybackslash}"
+        r"p{0.09\linewidth}>{\raggedright\arraybackslash}p{0.17\linewidth}>{\raggedright\arraybackslash}"
+        r"p{0.28\linewidth}}",
+        rf"\caption{{What holds for each result: proved for general $n$, with the relations its printed proof "
+        r"shows (each one check) and the checks it makes without printing them (the statement a chain proves, "
+        r"routine checks; the HTML version lists each), proved for "
+        rf"$n = {report.n}$ with explicit matrices (every check of that proof), and the numeric re-check.}}"
         r"\label{tab:instances}\\",
-        rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endfirsthead",
-        rf"\hline result & general $n$ & $n = {report.n}$ & numeric re-check \\ \hline \endhead",
+        *(
+            rf"\hline result & general $n$ & shown & not printed & $n = {report.n}$ & numeric re-check \\ \hline " + end
+            for end in (r"\endfirsthead", r"\endhead")
+        ),
     ]
     for e in items:
+        shown, hidden = count_cells(e)
         out.append(
-            rf"\ref{{{label(e.name)}}} & {_checked(e.general if e.general.n is None else None)} & "
-            rf"{_checked(e.instance if e.instance is not None else (e.general if e.general.n else None))} & "
+            rf"\ref{{{label(e.name)}}} & {_text(general_cell(e))} & {shown} & {hidden} & {_text(concrete_cell(e))} & "
             rf"{_recheck(report.rechecks.get(e.name))} \\"
         )
     return out + [r"\hline", r"\end{longtable}}", ""]
-
-
-def _checked(p) -> str:
-    if p is None:
-        return "not stated"
-    done = sum(1 for s in p.steps if s.checked)
-    return f"{done} of {len(p.steps)}" + ("" if p.proved else r", \textbf{not proved}")
 
 
 def _recheck(check) -> str:

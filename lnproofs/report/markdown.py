@@ -40,7 +40,7 @@ def to_markdown(report) -> str:
     exp_blocks = report.experiments.blocks if report.experiments is not None else ()
     key_figs = len(report.keys.figures) if report.keys is not None else 0
     exp_numbers = numbering(exp_blocks, {"fig": len(report.figures) + key_figs, "tab": 1})
-    refs = {**numbers, **{f"thm:{k}": v for k, v in numbers.items()}, **fig_numbers, **exp_numbers}
+    refs = {"tab:instances": 1, **numbers, **{f"thm:{k}": v for k, v in numbers.items()}, **fig_numbers, **exp_numbers}
 
     def text(t: str) -> str:
         def sub(m):
@@ -50,7 +50,7 @@ def to_markdown(report) -> str:
                 from .bibliography import SOURCES
 
                 key = label[5:]
-                if key in CITE and key != "layernormnote":
+                if key in CITE:
                     return CITE[key]
                 return f"[{next((k for k, s in enumerate(SOURCES, start=1) if s.key == key), '?')}]"
             if kind == "thm":
@@ -65,7 +65,7 @@ def to_markdown(report) -> str:
         "",
         f"*{frame.AUTHOR}*",
         "",
-        report.generated,
+        f"<!-- {report.generated} -->",
         "",
         "**Abstract.** " + text(frame.abstract(report)),
         "",
@@ -73,7 +73,7 @@ def to_markdown(report) -> str:
         "",
     ]
     heads = ["Introduction", "Setting and notation"] + [h for m, h, _ in SECTIONS if m in modules]
-    heads += ["Concrete widths and the numeric re-check", "The geometry in figures"]
+    heads += ["What was checked", "The geometry in figures"]
     if report.keys is not None:
         heads.append("Certification of the given keys")
     numbered = []  # the experiments' sections, numbered as in the PDF
@@ -90,6 +90,7 @@ def to_markdown(report) -> str:
     lines += ["## 2. Setting and notation", ""]
     for k, (_, title, body) in enumerate(frame.definitions(report), start=1):
         lines += [f"**Definition 2.{k}** ({title}). {body}", ""]
+    lines += [text(frame.proof_convention()), ""]
     for module, heading, _ in SECTIONS:
         if module not in modules:
             continue
@@ -97,20 +98,19 @@ def to_markdown(report) -> str:
         for e in (e for e in items if e.section == module):
             lines += theorem_markdown(e, numbers[e.name], names, numbers)
     lines += [
-        f"## {after}. Concrete widths and the numeric re-check",
+        f"## {after}. What was checked",
         "",
-        f"Every result was also proved for the width $n = {report.n}$.",
+        text(frame.frame_instances(report, items)),
         "",
         report.recheck_note,
         "",
-        f"| result | general n | n = {report.n} | numeric re-check |",
-        "|---|---|---|---|",
+        f"| result | general n | shown | not printed | n = {report.n} | numeric re-check |",
+        "|---|---|---|---|---|---|",
     ]
     for e in items:
-        general = e.general if e.general.n is None else None
-        concrete = e.instance if e.instance is not None else (e.general if e.general.n else None)
+        shown, hidden = frame.count_cells(e)
         lines.append(
-            f"| Theorem {numbers[e.name]} | {_checked(general)} | {_checked(concrete)} | "
+            f"| Theorem {numbers[e.name]} | {frame.general_cell(e)} | {shown} | {hidden} | {frame.concrete_cell(e)} | "
             f"{_cell(_recheck(report.rechecks.get(e.name)))} |"
         )
     lines += ["", f"## {after + 1}. The geometry in figures", "", text(frame.geometry_text()), ""]
@@ -130,13 +130,6 @@ def to_markdown(report) -> str:
     )
     lines += [f"| Theorem {numbers[e.name]} | `{e.name}` |" for e in items]
     return "\n".join(lines).rstrip() + "\n"
-
-
-def _checked(p) -> str:
-    if p is None:
-        return "not stated"
-    done = sum(1 for s in p.steps if s.checked)
-    return f"{done} of {len(p.steps)} steps checked" + ("" if p.proved else ", **not proved**")
 
 
 def _recheck(check) -> str:

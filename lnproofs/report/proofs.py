@@ -1,10 +1,16 @@
 """Theorems and their proofs as a paper prints them, from :class:`ProofResult` data.
 
-Each theorem is stated once, for general $n$, in a numbered environment with a label; its
-proof is a derivation in ``align*``, one line per step with the step's words and the rule
-that checks it, long formulas broken over lines at their top-level relations and signs (never
-shrunk).  A conclusion that repeats a step is not printed again: the proof says which steps
-are the statement.  Code names of theorems appear only in the report's final index.
+Each theorem is stated once, for general $n$, in a numbered environment with a label; the
+report's other columns say whether it was also proved for a concrete width.  Its proof is
+the chain a mathematician writes: the named quantities first ("Write ..."), then one
+displayed relation per checked step, a chain ``a = b = c`` continued line by line, with the
+step's justification at the right.  A conclusion that repeats a displayed step is not
+printed again, nor one that is the relation a displayed chain proves between its ends, nor a
+bookkeeping step (a routine check: a sign the hypotheses give, a sum evaluated, a case another
+check covers); each is still checked on its own, and the blueprint lists it with its check
+(:func:`hidden_steps`).  Any other conclusion closes the proof ("Hence ...").  Every displayed
+relation is one check; the report counts the relations shown and the checks not printed apart.
+Code names of theorems appear only in the report's final index.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from ..derive import prose
+from .formulas import LINE, break_side, split_formula, width
 
 __all__ = [
     "SECTIONS",
@@ -24,6 +31,13 @@ __all__ = [
     "clean_text",
     "split_formula",
     "label",
+    "shown_steps",
+    "hidden_steps",
+    "closing_steps",
+    "printed_definitions",
+    "lead_in",
+    "dependencies",
+    "SHARED_HYPOTHESES",
 ]
 
 #: the theorem modules as sections of the report: (module, heading, environment)
@@ -39,28 +53,35 @@ SECTIONS = (
 )
 _MODULE_OF = {"rotary": "rmsnorm"}
 
+#: hypotheses every general statement shares, stated once in the setting (the width and its
+#: indices, the definition of a selectable key): the printed statements leave them out
+SHARED_HYPOTHESES = ("width", "indices", "selectable", "ones")
+
+#: the word at the right of a step that has no justification of its own
 _JUSTIFY = {
-    "finite sums and Kronecker deltas": "evaluating the finite sums and Kronecker deltas",
-    "sign under assumptions": "the signs fixed by the hypotheses",
-    "simplify-to-zero": "simplifying the difference of the two sides to zero",
-    "expand": "expanding both sides",
-    "compare squares (both sides nonnegative)": "comparing squares of two non-negative sides",
-    "solve": "solving the equation",
-    "rewrite J^2 = nJ": r"the rule $J^2 = nJ$",
+    "finite sums and Kronecker deltas": "evaluate the sums",
+    "sign under assumptions": "signs",
+    "simplify-to-zero": "simplify",
+    "expand": "expand",
+    "compare squares (both sides nonnegative)": "square both sides",
+    "solve": "solve",
+    "rewrite J^2 = nJ": r"$J^2 = nJ$",
     "trace (tr I = n, tr J = n)": r"$\operatorname{tr} I = \operatorname{tr} J = n$",
     "apply to 1 (J 1 = n 1)": r"$J\mathbf{1} = n\mathbf{1}$",
-    "apply to v orthogonal to 1 (J v = 0)": r"$J v = 0$ for $v \perp \mathbf{1}$",
-    "limit": "taking the limit",
-    "derivative": "differentiating",
-    "eigen (characteristic polynomial)": "the characteristic polynomial",
-    "determinant lemma": "the matrix determinant lemma",
-    "root isolation (Sturm)": "Sturm's root isolation",
+    "apply to v orthogonal to 1 (J v = 0)": r"$J v = 0$",
+    "limit": "limit",
+    "derivative": "differentiate",
+    "eigen (characteristic polynomial)": "characteristic polynomial",
+    "determinant lemma": "determinant",
+    "root isolation (Sturm)": "Sturm sequences",
 }
 
 
-def justification(method: str) -> str:
-    """The rule a step is checked by, as words (mathematics in $...$)."""
-    return _JUSTIFY.get(method, prose.escape_text(method) if "$" not in method else method)
+def justification(step) -> str:
+    """The words at the right of a displayed step (mathematics in $...$)."""
+    if step.why:
+        return step.why
+    return _JUSTIFY.get(step.method, prose.escape_text(step.method))
 
 
 def label(name: str) -> str:
@@ -81,9 +102,12 @@ class TheoremEntry:
 def entries(proofs) -> list:
     """The report's theorems in order, grouped by section: the general-n result of each name
     with its concrete instance beside it (a name proved only for a concrete n is its own entry)."""
+    from ..derive.registry import THEOREM_NAMES
+
     general = {p.name: p for p in proofs if p.n is None}
     concrete = {p.name: p for p in proofs if p.n is not None}
-    names = list(dict.fromkeys(p.name for p in proofs))
+    order = {name: k for k, name in enumerate(THEOREM_NAMES)}  # the contract's order: no forward reference
+    names = sorted(dict.fromkeys(p.name for p in proofs), key=lambda name: order.get(name, len(order)))
     out = []
     for module, _, env in SECTIONS:
         for name in names:
@@ -100,11 +124,120 @@ def entries(proofs) -> list:
     return out
 
 
+def shown_steps(p) -> list:
+    """The checks a proof displays, in order: every step that is not bookkeeping, then each
+    conclusion that is neither the same claim as a displayed step nor the claim ``first = last``
+    of a displayed chain (see :func:`closing_steps`).  Their number is the count of relations the
+    proof shows.  A step that failed its check is always shown."""
+    closing = {s.index for s in closing_steps(p)}
+    seen, out = set(), []
+    for s in p.steps:
+        key = (s.claim_latex, s.method)
+        if s.checked and (key in seen or s.index in closing or getattr(s, "bookkeeping", False)):
+            continue
+        seen.add(key)
+        out.append(s)
+    return out
+
+
+def hidden_steps(p) -> list:
+    """The checks a proof makes and the paper does not print, in order: bookkeeping steps, the
+    statement a displayed chain proves, a conclusion that repeats a displayed step.  With
+    :func:`shown_steps` they are every check of the proof."""
+    shown = {s.index for s in shown_steps(p)}
+    return [s for s in p.steps if s.index not in shown]
+
+
+def _printed_order(p) -> dict:
+    """For each step that is not bookkeeping, the index of the one before it (a chain continues
+    across the routine checks between its links)."""
+    out, previous = {}, None
+    for s in p.steps:
+        if getattr(s, "bookkeeping", False):
+            continue
+        out[s.index] = previous
+        previous = s.index
+    return out
+
+
+#: the relation a chain ``a r_1 b r_2 c`` proves between its ends
+_STRICT = {"<": "<", ">": ">", "<=": "<", ">=": ">"}
+
+
+def _compose(first: str, second: str) -> str | None:
+    if first == "=":
+        return second
+    if second == "=" or first == second:
+        return first
+    if {first, second} in ({"<", "<="}, {">", ">="}):
+        return _STRICT[first]
+    return None
+
+
+def closing_steps(p) -> list:
+    """The conclusions a displayed chain already shows: a conclusion ``a r c`` whose sides are the
+    first and the last expression of a chain ``a r_1 b r_2 ... c`` of the steps, with ``r`` the
+    relation the chain proves.  Each is still checked on its own (the chain's ends compared
+    directly); the printed proof does not show it a second time.  A conclusion that failed its
+    check is always shown."""
+    chains, current, before = [], [], _printed_order(p)
+    for s in p.steps:
+        if s.kind != "step" or s.index not in before:
+            continue
+        if s.chained and current and current[-1].index == before[s.index] and s.lhs_latex:
+            current.append(s)
+        else:
+            current = [s]
+            chains.append(current)
+    ends = {}
+    for run in chains:
+        if len(run) < 2 or not run[0].lhs_latex:
+            continue
+        relation = run[0].relation
+        for s in run[1:]:
+            relation = relation and _compose(relation, s.relation)
+        if relation:
+            ends[(run[0].lhs_latex, run[-1].rhs_latex)] = relation
+    return [
+        s
+        for s in p.steps
+        if s.kind == "conclusion" and s.checked and s.lhs_latex and ends.get((s.lhs_latex, s.rhs_latex)) == s.relation
+    ]
+
+
+#: the named quantities the setting (Definition 2.1) already defines: a proof does not repeat them
+_SETTING = (r"\bar{x} = ", "P_{rc} = ", "J_{rc} = ", r"P = I - \frac{J}{n}")
+
+
+def printed_definitions(p) -> list:
+    """The named quantities a proof writes out ("Write ..."): its own, not those of the setting nor
+    those its hypotheses already define."""
+    said = re.sub(r"[{}]", "", " ".join([p.statement] + [h.text for h in p.hypotheses]))
+
+    def defined(d: str) -> bool:
+        lhs = re.sub(r"[{}]", "", d.split(" = ", 1)[0].strip())
+        if re.search(re.escape(lhs) + r"\s*=", said):
+            return True
+        head = re.match(r"([A-Za-z]+)\(", lhs)  # R(a) when the hypotheses define R(\theta)
+        if head and re.search(re.escape(head.group(1)) + r"\([^)]*\)\s*=", said):
+            return True
+        entry = re.fullmatch(r"(\\?[A-Za-z]+)_\w+", lhs)  # s_1 when the hypotheses define s_j
+        return bool(entry) and re.search(re.escape(entry.group(1)) + r"_\w+\s*=", said) is not None
+
+    return [d for d in p.definitions if not d.startswith(_SETTING) and not defined(d)]
+
+
 # ------------------------------------------------------------------------ prose
 _REF = re.compile(
-    r"\(?\b(?:theorem )?((?:projection|decomposition|sphere|ellipsoid|rmsnorm|rotary|attention|coverage|vocab)"
+    r"\(?\b(?:[Tt]heorem |[Ll]emma )?((?:projection|decomposition|sphere|ellipsoid|rmsnorm|rotary|attention|coverage|vocab)"
     r"\.[a-z_]+)\b\)?"
 )
+
+
+def lead_in(text: str) -> str:
+    """The words before a displayed relation, ending in a colon unless they end in punctuation."""
+    text = text.rstrip()
+    return text if text.endswith((":", ",", ".", ";")) else text + ":"
 
 
 def clean_text(text: str, names, ref) -> str:
@@ -132,227 +265,115 @@ def _resolve(name: str, names):
     return found[0] if found else None
 
 
-# --------------------------------------------------------------- formula breaking
-_LINE = 56  # display characters that fit a line of the text (10pt, about 6.3 in)
-_RELATIONS = ("=", "<", ">", r"\le", r"\ge", r"\leq", r"\geq", r"\ne")
-
-
-def _top_level(tex: str):
-    """(position, token) of top-level relations, signs and separators in ``tex``."""
-    depth, i, out = 0, 0, []
-    while i < len(tex):
-        ch = tex[i]
-        if tex.startswith(r"\left", i) and not tex[i + 5 : i + 6].isalpha():
-            depth += 1
-            i += 5
-            continue
-        if tex.startswith(r"\right", i) and not tex[i + 6 : i + 7].isalpha():
-            depth -= 1
-            i += 6
-            continue
-        if ch == "\\":
-            m = re.match(r"\\[A-Za-z]+|\\.", tex[i:])
-            token = m.group(0)
-            depth += {r"\{": 1, r"\}": -1}.get(token, 0)
-            if depth == 0 and token in _RELATIONS + (r"\quad",):
-                out.append((i, token))
-            i += len(token)
-            continue
-        if ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        elif depth == 0 and ch in "=<>+-,":
-            out.append((i, ch))
-        i += 1
-    return out
-
-
-def width(tex: str) -> int:
-    """A rough count of the characters ``tex`` shows, operators with their spacing (a fraction
-    counts its wider part when it holds no braces, both parts otherwise)."""
-    spacing = 2 * len(re.findall(r"(?<![{(^_])[+=<>-]|\\le\b|\\ge\b|\\ne\b", tex)) + 4 * tex.count(r"\quad")
-    text = re.sub(r"\\(left|right|mathbf|operatorname|mathrm|text|quad|qquad|,|;|!| )", "", tex)
-    text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", lambda m: "x" * max(len(m.group(1)), len(m.group(2))), text)
-    text = re.sub(r"\\[A-Za-z]+", "x", text)
-    text = re.sub(r"[_^]\{[^{}]*\}", "x", text)
-    return len(re.sub(r"[{}_^ ]", "", text)) + spacing
-
-
-def split_formula(tex: str, limit: int = _LINE) -> list[str]:
-    """``tex`` as the lines of an ``align*`` row group: the first relation aligned (``&=``), a
-    long side broken before its top-level signs, each later line indented."""
-    tex = tex.strip()
-    if r"\quad\text{where } " in tex:
-        main, where = tex.split(r"\quad\text{where } ", 1)
-        lines = split_formula(main, limit)
-        if width(main) + width(where) + 6 <= limit and len(lines) == 1:
-            return [lines[0] + r"\quad\text{where } " + where]
-        return lines + _bindings(where.split(r",\ "), limit)
-    marks = _top_level(tex)
-    rel = next(((i, t) for i, t in marks if t in _RELATIONS and i > 0), None)
-    if rel is None:
-        return _break(tex, limit, first="")
-    i, token = rel
-    lhs, rhs = tex[:i].strip(), tex[i + len(token) :].strip()
-    if width(lhs) + width(rhs) <= limit:
-        return [f"{lhs} &{token} {rhs}"]
-    if width(lhs) > limit * 0.6:
-        return _break(lhs, limit, first="") + _break(rhs, limit, first=token)
-    return [
-        f"{lhs} " + line if k == 0 else line
-        for k, line in enumerate(_break(rhs, limit, first=token, offset=width(lhs)))
-    ]
-
-
-def _bindings(parts, limit: int) -> list[str]:
-    """The ``where`` bindings of a claim on lines of their own, whole bindings to a line."""
-    lines, current = [], ""
-    for part in (p.strip() for p in parts if p.strip()):
-        if current and width(current) + width(part) > limit:
-            lines.append(current + ",")
-            current = part
-        else:
-            current = f"{current},\\ {part}" if current else part
-    lines.append(current)
-    return [
-        (r"&\quad\text{where } " if k == 0 else r"&\quad\phantom{\text{where }}") + line for k, line in enumerate(lines)
-    ]
-
-
-def _break(tex: str, limit: int, first: str, offset: int = 0) -> list[str]:
-    """Pieces of ``tex`` split before top-level + and - signs, relations and separators, packed
-    into lines of at most ``limit`` (the first ``offset`` less); the first begins ``&first``,
-    later ones ``&\\quad``."""
-    cuts = [
-        i
-        for i, t in _top_level(tex)
-        if i > 0 and t in ("+", "-", ",", r"\quad") + _RELATIONS and tex[i - 1] not in "{(^_"
-    ]
-    pieces, start = [], 0
-    for cut in cuts:
-        pieces.append(tex[start:cut].strip())
-        start = cut
-    pieces.append(tex[start:].strip())
-    if len(pieces) == 1 and width(tex) > limit and _opened(tex) != tex:
-        return _break(_opened(tex), limit, first, offset)  # break inside its outer parentheses
-    lines, current = [], ""
-    for piece in (p for p in pieces if p):
-        budget = limit - (offset if not lines else 0)
-        if current and width(current) + width(piece) > budget:
-            lines.append(current)
-            current = piece
-        else:
-            current = f"{current} {piece}".strip()
-    lines.append(current)
-    lead = f"&{first} " if first else "&"
-    return [
-        (lead + line) if k == 0 else (r"&\quad " + (r"{}" if line[:1] in "+-" else "") + line)
-        for k, line in enumerate(lines)
-    ]
-
-
-def _opened(tex: str) -> str:
-    """``tex`` with its outermost ``\\left( ... \\right)`` pairs made ``\\Bigl( ... \\Bigr)``,
-    which may be broken across lines."""
-    out, depth, i = [], 0, 0
-    while i < len(tex):
-        if tex.startswith(r"\left(", i) and depth == 0:
-            out.append(r"\Bigl(")
-            depth, i = 1, i + 6
-            continue
-        if tex.startswith(r"\left", i) and not tex[i + 5 : i + 6].isalpha():
-            depth += 1
-        elif tex.startswith(r"\right)", i) and depth == 1:
-            out.append(r"\Bigr)")
-            depth, i = 0, i + 7
-            continue
-        elif tex.startswith(r"\right", i) and not tex[i + 6 : i + 7].isalpha():
-            depth -= 1
-        out.append(tex[i])
-        i += 1
-    return "".join(out)
+def dependencies(p, names) -> list[str]:
+    """The results ``p`` rests on: those it names in ``uses`` and those its words cite."""
+    found = [u for u in p.uses if u in names or u.startswith("def:")]
+    texts = [p.title, p.statement] + [h.text for h in p.hypotheses] + [s.description for s in p.steps]
+    texts += [s.why for s in p.steps]
+    for text in texts:
+        for m in _REF.finditer(text or ""):
+            target = _resolve(m.group(1), names)
+            if target and target != p.name:
+                found.append(target)
+    return list(dict.fromkeys(found))
 
 
 # ---------------------------------------------------------------------- LaTeX
-def theorem_latex(entry: TheoremEntry, names) -> str:
-    """The theorem environment and its proof."""
-    p = entry.general
-
+def _refs(names):
     targets = []
 
     def ref(target):  # a mark that escaping the prose leaves alone, made a \ref at the end
         targets.append(target)
         return f"\x00{len(targets) - 1}\x00"
 
+    def resolve(text: str) -> str:
+        return re.sub(
+            "\x00([0-9]+)\x00",
+            lambda m: rf"{_kind(targets[int(m.group(1))])}~\ref{{{label(targets[int(m.group(1))])}}}",
+            text,
+        )
+
+    return ref, resolve
+
+
+def _kind(name: str) -> str:
+    return "Lemma" if name.startswith("projection.") else "Theorem"
+
+
+def _printed_hypotheses(p) -> list:
+    return [h for h in p.hypotheses if not (p.n is None and h.name in SHARED_HYPOTHESES)]
+
+
+def theorem_latex(entry: TheoremEntry, names) -> str:
+    """The theorem environment and its proof."""
+    p = entry.general
+    ref, resolve = _refs(names)
     env = entry.environment
     title = prose.to_latex(clean_text(p.title, names, ref))
-    out = [rf"\begin{{{env}}}[{title}]\label{{{label(p.name)}}}", prose.to_latex(clean_text(p.statement, names, ref))]
-    if p.statement_latex and not _said(p.statement, p.statement_latex):
-        out += [
-            r"\begin{align*}",
-            _rows([split_formula(part) for part in _statement_parts(p.statement_latex)]),
-            r"\end{align*}",
-        ]
-    if p.hypotheses:
-        out.append(r"Hypotheses:")
-        out.append(r"\begin{itemize}")
-        for h in p.hypotheses:
-            math = f" (${h.latex.strip()}$)" if h.has_formula and not prose.math_pieces(h.text) else ""
-            out.append(rf"\item {prose.to_latex(clean_text(h.text, names, ref))}{math}.")
-        out.append(r"\end{itemize}")
+    out = [rf"\begin{{{env}}}[{title}]\label{{{label(p.name)}}}"]
+    hyps = _printed_hypotheses(p)
+    assumed = [h for h in hyps if not h.cited]
+    if assumed:
+        out.append(
+            "Suppose " + "; ".join(prose.to_latex(_lower(clean_text(h.text, names, ref))) for h in assumed) + "."
+        )
+    out.append(prose.to_latex(clean_text(p.statement, names, ref)))
     out.append(rf"\end{{{env}}}")
     out += _proof_latex(p, names, ref)
-    return re.sub("\x00([0-9]+)\x00", lambda m: rf"Theorem~\ref{{{label(targets[int(m.group(1))])}}}", "\n".join(out))
+    return resolve("\n".join(out))
 
 
-def _said(statement: str, display: str) -> bool:
-    """Whether the prose statement already holds the displayed formula."""
-
-    def norm(t):
-        return re.sub(r"\s+|\\[,;:! ]", "", t)
-
-    pieces = [norm(piece) for piece in prose.math_pieces(statement)]
-    return all(any(norm(part) in piece for piece in pieces) for part in _statement_parts(display))
+def _lower(text: str) -> str:
+    return text[0].lower() + text[1:] if re.match(r"[A-Z][a-z]", text) else text
 
 
-def _statement_parts(tex: str) -> list[str]:
-    parts = re.split(r",\s*\\quad\s*|,\\ \\ |;\\quad ", tex)
-    return [part.strip().rstrip(",") for part in parts if part.strip()]
+def _tag(text: str) -> str:
+    return rf"\tag*{{\small {text}}}"
 
 
-def _rows(groups) -> str:
-    return " \\\\\n".join(line for g in groups for line in g)
+def _step_rows(s, first_of_chain: bool, why: str) -> list[str]:
+    """The align* lines of one displayed step; the justification tags its last line."""
+    budget = max(30, LINE - width(why) - 4)
+    if s.lhs_latex and s.chained and not first_of_chain:
+        rel = {"<=": r"\le", ">=": r"\ge"}.get(s.relation, s.relation)
+        lines = break_side(s.rhs_latex, rel, budget)
+    else:
+        lines = split_formula(s.claim_latex, budget)
+    lines[-1] += " " + _tag(why)
+    return lines
 
 
 def _proof_latex(p, names, ref) -> list[str]:
-    steps = [s for s in p.steps if s.kind == "step"]
-    conclusions = [s for s in p.steps if s.kind == "conclusion"]
-    shown = {s.claim_latex: s.index for s in steps}
-    out = [r"\begin{proof}"]
-    if not steps and not conclusions:
-        return out + ["No steps.", r"\end{proof}"]
-    out.append(r"\begin{align*}")
-    rows = []
-    for number, s in enumerate(steps, start=1):
-        rows.append(_step_intertext(f"({number})", s, names, ref) + "\n" + " \\\\\n".join(split_formula(s.claim_latex)))
-    fresh = [s for s in conclusions if s.claim_latex not in shown]
-    for s in fresh:
-        rows.append(_step_intertext("Hence", s, names, ref) + "\n" + " \\\\\n".join(split_formula(s.claim_latex)))
-    out.append(" \\\\\n".join(rows))
-    out.append(r"\end{align*}")
-    repeated = sorted({_number_of(steps, shown[s.claim_latex]) for s in conclusions if s.claim_latex in shown})
-    failed = [s for s in p.steps if not s.checked]
-    if repeated:
-        which = _and([f"({k})" for k in repeated])
+    shown = shown_steps(p)
+    out = [r"\begin{proof}\proofskips"]
+    cited = [h for h in p.hypotheses if h.cited]
+    if cited:
         out.append(
-            ("Together with the conclusion above, " if fresh else "")
-            + ("step " if fresh else "Step ") * (len(repeated) == 1)
-            + ("steps " if fresh else "Steps ") * (len(repeated) > 1)
-            + which
-            + (" is" if len(repeated) == 1 else " are")
-            + " the statement."
+            " ".join(
+                f"The proof cites {prose.escape_text(h.name)} \\citep{{{h.source}}}: "
+                + prose.to_latex(clean_text(h.text, names, ref))
+                + "."
+                for h in cited
+            )
         )
+    if printed_definitions(p):
+        out.append("Write " + ", ".join(f"${d}$" for d in printed_definitions(p)) + ".")
+    rows, previous, before = [], None, _printed_order(p)
+    for s in shown:
+        why = prose.to_latex(clean_text(justification(s), names, ref))
+        continues = s.chained and previous is not None and before.get(s.index) == previous.index
+        lead = clean_text(s.description, names, ref) if s.description else ""
+        text = []
+        if lead:
+            lead = _lower(lead) if s.kind == "conclusion" else lead
+            text.append(rf"\intertext{{{'Hence ' if s.kind == 'conclusion' else ''}{lead_in(prose.to_latex(lead))}}}")
+        elif s.kind == "conclusion" and not continues:
+            text.append(r"\intertext{Hence}")
+        rows.append("\n".join(text + [" \\\\\n".join(_step_rows(s, not continues, why))]))
+        previous = s
+    if rows:
+        out += [r"\begin{align*}", " \\\\\n".join(rows), r"\end{align*}"]
+    failed = [s for s in p.steps if not s.checked]
     if failed:
         out.append(
             r"\textbf{This proof is not complete:} "
@@ -363,69 +384,35 @@ def _proof_latex(p, names, ref) -> list[str]:
     return out
 
 
-def _and(items) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def _number_of(steps, index: int) -> int:
-    return next(k for k, s in enumerate(steps, start=1) if s.index == index)
-
-
-def _lower_first(text: str) -> str:
-    """``Entry i`` -> ``entry i`` after "Hence" (a capital of a name or symbol stays)."""
-    return text[0].lower() + text[1:] if re.match(r"[A-Z][a-z]", text) else text
-
-
-def _step_intertext(mark: str, step, names, ref) -> str:
-    text = clean_text(step.description, names, ref)
-    words = prose.to_latex(_lower_first(text) if mark == "Hence" else text)
-    rule = prose.to_latex(justification(step.method))
-    return rf"\intertext{{{mark} {words}; by {rule}:}}"
-
-
 # -------------------------------------------------------------------- Markdown
 def theorem_markdown(entry: TheoremEntry, number: str, names, numbers: dict) -> list[str]:
     p = entry.general
 
     def ref(target):
-        return f"Theorem {numbers.get(target, '?')}"
+        return f"{_kind(target)} {numbers.get(target, '?')}"
 
     env = entry.environment.capitalize()
-    lines = [f"**{env} {number}** ({clean_text(p.title, names, ref)}). {clean_text(p.statement, names, ref)}", ""]
-    if p.statement_latex and not _said(p.statement, p.statement_latex):
-        lines += [f"$$ {p.statement_latex} $$", ""]
-    if p.hypotheses:
-        lines += ["Hypotheses:", ""]
-        lines += [f"- {clean_text(h.text, names, ref)}" for h in p.hypotheses] + [""]
-    steps = [s for s in p.steps if s.kind == "step"]
-    shown = {s.claim_latex: k for k, s in enumerate(steps, start=1)}
+    hyps = [h for h in _printed_hypotheses(p) if not h.cited]
+    let = ("Suppose " + "; ".join(_lower(clean_text(h.text, names, ref)) for h in hyps) + ". ") if hyps else ""
+    lines = [f"**{env} {number}** ({clean_text(p.title, names, ref)}). {let}{clean_text(p.statement, names, ref)}", ""]
     lines += ["*Proof.*", ""]
-    for k, s in enumerate(steps, start=1):
+    cited = [h for h in p.hypotheses if h.cited]
+    if cited:
+        lines += [" ".join(f"The proof cites {h.name}: {clean_text(h.text, names, ref)}." for h in cited), ""]
+    if printed_definitions(p):
+        lines += ["Write " + ", ".join(f"${d}$" for d in printed_definitions(p)) + ".", ""]
+    for k, s in enumerate(shown_steps(p), start=1):
+        words = clean_text(s.description, names, ref) if s.description else ""
+        if s.kind == "conclusion":
+            words = "Hence " + _lower(words) if words else "Hence"
+        claim = s.claim_latex
+        if s.chained and s.lhs_latex:
+            claim = r"\quad " + {"<=": r"\le", ">=": r"\ge"}.get(s.relation, s.relation) + " " + s.rhs_latex
         lines += [
-            f"{k}. {clean_text(s.description, names, ref)}; by {justification(s.method)}:",
-            "",
-            f"   $$ {s.claim_latex} $$",
+            f"{k}. {lead_in(words) + ' ' if words else ''}${claim.strip()}$ ({clean_text(justification(s), names, ref)})",
             "",
         ]
-    for s in p.steps:
-        if s.kind == "conclusion" and s.claim_latex not in shown:
-            lines += [
-                f"Hence {_lower_first(clean_text(s.description, names, ref))}; by {justification(s.method)}:",
-                "",
-                f"$$ {s.claim_latex} $$",
-                "",
-            ]
-    repeated = sorted({shown[s.claim_latex] for s in p.steps if s.kind == "conclusion" and s.claim_latex in shown})
-    if repeated:
-        lines += [
-            ("Step " if len(repeated) == 1 else "Steps ")
-            + _and([f"({k})" for k in repeated])
-            + (" is" if len(repeated) == 1 else " are")
-            + " the statement. ∎",
-            "",
-        ]
-    else:
-        lines += ["∎", ""]
+    lines += ["∎", ""]
     failed = [s for s in p.steps if not s.checked]
     if failed:
         lines += [

@@ -15,8 +15,10 @@ make win, and has a non-zero query with equal scores exactly when free queries d
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from . import routine, width_hypothesis
 
 __all__ = ["theorems"]
 
@@ -31,14 +33,12 @@ def _every_direction(n_value):
     import sympy as sp
 
     text = (
-        "If $A$ has full row rank $d$ on the domain of $u$ and some solution $u^*$ of $A u = -b$ "
-        "in that domain has $\\|u^*\\|^2 < n$ (the least-norm one, $-A^+ b$, is the shortest), then for every direction $v \\ne 0$ the point $s v$ with "
-        "$s = (-p + \\sqrt{p^2 + V (n - \\|u^*\\|^2)}) / V > 0$, where $a = A^+ v$, $V = \\|a\\|^2$ and "
-        "$p = a \\cdot u^*$, is $A u + b$ for $u = s a + u^*$, a point of the domain with $\\|u\\|^2 = n$: "
-        "every direction is realised, on the image of the sphere, and the ray meets that sphere exactly "
-        "once; every $s' \\in (0, s)$ gives a point strictly inside (so sets reached only with "
-        "$\\epsilon > 0$ realise every direction too), and so at every position $t$ of "
-        "$R_t (A u + b)$ with $R_t$ invertible."
+        "Let $A$ have full row rank $d$ on the domain of $u$, and let some $u^*$ in the domain have $A u^* = -b$ and "
+        "$\\|u^{*}\\|^{2} = n - \\delta < n$. Then every direction $v \\ne 0$ is realised on the image of the sphere: "
+        "with $a = A^+ v$, $V = \\|a\\|^2$ and $p = a \\cdot u^*$, the point $u = s a + u^*$ for "
+        "$s = (-p + \\sqrt{p^2 + V\\delta}) / V > 0$ is in the domain, has $\\|u\\|^2 = n$ and $A u + b = s v$; the "
+        "ray meets the sphere once, and every smaller $s > 0$ gives a point strictly inside (so sets reached only "
+        "with $\\epsilon > 0$ realise every direction too)."
     )
     latex = (
         r"\forall v \ne 0\ \exists s > 0:\ s v = A u + b,\ \|u\|^2 = n,\quad "
@@ -53,20 +53,11 @@ def _every_direction(n_value):
             "$A$, inside $\\mathbf{1}^\\perp$ for LayerNorm",
             r"\operatorname{rank} A = d",
         ),
-        Hypothesis(
-            "interior",
-            "$u^*$ lies in the domain, $A u^* = -b$ and $\\|u^*\\|^2 = n - \\delta$ with $\\delta > 0$",
-            r"\|u^*\|^2 < n",
-        ),
-        Hypothesis(
-            "direction",
-            "$v \\ne 0$ and $a = A^+ v$, so $A a = v \\ne 0$, $a \\ne 0$ and $V = \\|a\\|^2 > 0$; $p = a \\cdot u^*$",
-            r"v \ne 0,\ V > 0",
-        ),
     )
     s, p = sp.Symbol("s", real=True), sp.Symbol("p", real=True)
-    V, dl, C = sp.Symbol("V", positive=True), sp.Symbol("delta", positive=True), sp.Symbol("C", nonnegative=True)
-    al, om, vi, bi = sp.Symbol("alpha", real=True), sp.Symbol("omega", real=True), sp.Symbol("v_i"), sp.Symbol("b_i")
+    V, dl = sp.Symbol("V", positive=True), sp.Symbol("delta", positive=True)
+    C = sp.Symbol(r"\|u^{*}\|^{2}", nonnegative=True)
+    vi, bi = sp.Symbol("v_i"), sp.Symbol("b_i")
     Av, Aw = sp.Symbol("(A a)_i", real=True), sp.Symbol("(A w)_i", real=True)
     if n_value is None:
         n, j = general_symbols()["n"], general_symbols()["j"]
@@ -77,19 +68,20 @@ def _every_direction(n_value):
             return sp.Sum(expr, (j, 1, n))
 
         norm = Step(
-            "$\\|s a + u^*\\|^2 = s^2 V + 2 s p + \\|u^*\\|^2$ with $w = u^*$, $V = \\|a\\|^2$, $p = a \\cdot u^*$",
+            r"Its norm is",
             S((s * a[j] + w[j]) ** 2),
             s**2 * S(a[j] ** 2) + 2 * s * S(a[j] * w[j]) + S(w[j] ** 2),
             _SUMS,
+            why=r"$= s^2 V + 2 s p + \|u^*\|^2$",
         )
         linear = Step(
-            "row $i$ of $A (s a + u^*) + b$ is $s (A a)_i + (A u^*)_i + b_i$",
+            r"For $u = s a + w$ with $w = u^*$, entry $i$ of $A u + b = (b_i)$ is",
             S(A[i, j] * (s * a[j] + w[j])) + bi,
             s * S(A[i, j] * a[j]) + S(A[i, j] * w[j]) + bi,
             _SUMS,
         )
         domain = Step(
-            "$\\mathbf{1} \\cdot (s a + u^*) = s\\, \\mathbf{1} \\cdot a + \\mathbf{1} \\cdot u^*$",
+            r"$u$ stays in the domain (for LayerNorm $\mathbf{1} \cdot a = \mathbf{1} \cdot u^* = 0$):",
             S(s * a[j] + w[j]),
             s * S(a[j]) + S(w[j]),
             _SUMS,
@@ -117,78 +109,40 @@ def _every_direction(n_value):
             "expand",
         )
     root = (-p + sp.sqrt(p**2 + V * dl)) / V
-    image = Step(
-        "with $(A a)_i = v_i$ and $(A u^*)_i = -b_i$: $A u + b = s v$",
-        s * Av + Aw + bi,
-        s * vi,
-        "expand",
-        where=((Av, vi), (Aw, -bi)),
-    )
-    centred = Step(
-        "for LayerNorm $\\mathbf{1} \\cdot a = \\mathbf{1} \\cdot u^* = 0$, so $u$ stays in $\\mathbf{1}^\\perp$",
-        s * al + om,
-        0,
-        "expand",
-        where=((al, 0), (om, 0)),
-    )
-    sphere = Step(
-        "$s = (-p + \\sqrt{p^2 + V \\delta}) / V$ solves $V s^2 + 2 p s + C - n = 0$ for "
-        "$C = \\|u^*\\|^2 = n - \\delta$: $\\|u\\|^2 = n$",
-        V * s**2 + 2 * p * s + C - n,
-        0,
-        "simplify-to-zero",
-        where=((C, n - dl), (s, root)),
-    )
-    disc = Step("the discriminant $p^2 + V \\delta$ is positive", p**2 + V * dl, 0, _SIGN, relation=">")
-    pn, pp = sp.Symbol("p", nonpositive=True), sp.Symbol("p", nonnegative=True)
-    neg = Step("case $p \\le 0$: $s > 0$", (-pn + sp.sqrt(pn**2 + V * dl)) / V, 0, _SIGN, relation=">")
-    rationalised = Step(
-        "$s = \\delta / (p + \\sqrt{p^2 + V \\delta})$ (multiply by the conjugate)",
-        root,
-        dl / (p + sp.sqrt(p**2 + V * dl)),
-        "simplify-to-zero",
-    )
-    pos = Step(
-        "case $p \\ge 0$: $s = \\delta / (p + \\sqrt{p^2 + V \\delta}) > 0$",
-        dl / (pp + sp.sqrt(pp**2 + V * dl)),
-        0,
-        _SIGN,
-        relation=">",
-    )
     other = (-p - sp.sqrt(p**2 + V * dl)) / V
     sp_, sm_ = sp.Symbol("s_+", real=True), sp.Symbol("s_-", real=True)
-    x, y = sp.Symbol("x", positive=True), sp.Symbol("y", positive=True)
+    image = Step(
+        "", s * Av + Aw + bi, s * vi, "expand", where=((Av, vi), (Aw, -bi)), chained=True, why="$A a = v$, $A u^* = -b$"
+    )
+    sphere = Step(
+        r"so $\|u\|^2 = n$ exactly when $V s^2 + 2 p s + \|u^*\|^2 - n = 0$, which holds at $s_+$, and $s_\pm$ are "
+        r"real as $p^2 + V\delta > 0$:",
+        V * sp_**2 + 2 * p * sp_ + C - n,
+        0,
+        "simplify-to-zero",
+    )
+    disc = Step("", p**2 + V * dl, 0, _SIGN, relation=">")
     product = Step(
-        "the roots $s_\\pm = (-p \\pm \\sqrt{p^2 + V \\delta}) / V$ have $s_+ s_- = -\\delta / V$",
+        r"Their product is negative, so $s_+ > 0 > s_-$ and the ray $s > 0$ meets the sphere once:",
         sp_ * sm_,
         -dl / V,
         "simplify-to-zero",
-        where=((sp_, root), (sm_, other)),
     )
-    once = Step(
-        "$-\\delta / V < 0$: the other root is negative, so the ray $s > 0$ meets the sphere exactly once",
-        -dl / V,
-        0,
-        _SIGN,
-        relation="<",
-    )
+    once = Step("", -dl / V, 0, _SIGN, relation="<", chained=True)
     factor = Step(
-        "$V s^2 + 2 p s + C - n = V (s - s_+)(s - s_-)$",
+        r"For $0 < s < s_+$ the point is strictly inside ($x = s_+ - s > 0$, $y = s - s_- > 0$):",
         V * s**2 + 2 * p * s + C - n,
         V * (s - sp_) * (s - sm_),
         "simplify-to-zero",
-        where=((C, n - dl), (sp_, root), (sm_, other)),
+        why=r"$\|u\|^2 - n$",
     )
-    inside = Step(
-        "for $s_- < 0 \\le s < s_+$, with $x = s_+ - s > 0$ and $y = s - s_- > 0$: "
-        "$\\|u\\|^2 - n = -V x y < 0$, strictly inside (reached with $\\epsilon > 0$ too)",
-        -V * x * y,
-        0,
-        _SIGN,
-        relation="<",
-    )
-    steps = (norm, linear, image, domain, centred, sphere, disc, neg, rationalised, pos, product, once, factor, inside)
-    concl = (sphere, image, neg, pos, once, inside)
+    x, y = sp.Symbol("x", positive=True), sp.Symbol("y", positive=True)
+    inside = Step("", -V * x * y, 0, _SIGN, relation="<", why=r"$= -V x y$")
+    definitions = ((sp_, root), (sm_, other), (C, n - dl))
+    centred, neg, rationalised, pos = _ray_routine(s, p, V, dl, root)
+    steps = (linear, image, domain, norm, sphere, disc, product, once, factor, inside)
+    steps += routine(centred, neg, rationalised, pos)
+    concl = (sphere, image, once, inside, *routine(neg, pos))
     return Theorem(
         "coverage.every_direction",
         "A full-rank query set with its centre inside realises every direction on its boundary",
@@ -198,7 +152,75 @@ def _every_direction(n_value):
         steps,
         concl,
         n=n_value,
+        definitions=definitions,
     )
+
+
+def _ray_routine(s, p, V, dl, root) -> tuple:
+    """The routine checks of the ray: ``u`` stays centred, and ``s_+ > 0`` case by case in the sign of ``p``
+    (the product of the roots proves it at once)."""
+    import sympy as sp
+
+    al, om = sp.Symbol("alpha", real=True), sp.Symbol("omega", real=True)
+    pn, pp = sp.Symbol("p", nonpositive=True), sp.Symbol("p", nonnegative=True)
+    centred = Step(
+        r"For LayerNorm $\alpha = \mathbf{1} \cdot a = 0$ and $\omega = \mathbf{1} \cdot u^* = 0$, so $u$ stays in "
+        r"$\mathbf{1}^\perp$",
+        s * al + om,
+        0,
+        "expand",
+        where=((al, 0), (om, 0)),
+    )
+    neg = Step(r"Case $p \le 0$: $s_+ > 0$", (-pn + sp.sqrt(pn**2 + V * dl)) / V, 0, _SIGN, relation=">")
+    rationalised = Step(
+        r"$s_+ = \delta / (p + \sqrt{p^2 + V \delta})$ (multiply by the conjugate)",
+        root,
+        dl / (p + sp.sqrt(p**2 + V * dl)),
+        "simplify-to-zero",
+    )
+    pos = Step(
+        r"Case $p \ge 0$: $s_+ = \delta / (p + \sqrt{p^2 + V \delta}) > 0$",
+        dl / (pp + sp.sqrt(pp**2 + V * dl)),
+        0,
+        _SIGN,
+        relation=">",
+    )
+    return centred, neg, rationalised, pos
+
+
+def _argmax_routine(s, ca, sa, sb, cb) -> tuple:
+    """The routine checks of the argmax theorem: the signs of a scaled gap, one block times its explicit
+    inverse, and an exact rotation's determinant."""
+    import sympy as sp
+
+    g, h, th = sp.Symbol("g", positive=True), sp.Symbol("h", positive=True), sp.Symbol("theta", real=True)
+    inverse = sp.Matrix([[cb, sa], [-sb, ca]]) / (ca * cb + sa * sb)
+    v1, v2 = sp.symbols("v_1 v_2", real=True)
+    positive = Step(
+        r"A positive gap $g = q \cdot (k_i - k_j)$ stays positive: $s g > 0$", s * g, 0, _SIGN, relation=">"
+    )
+    back = Step(
+        r"and back: $q = (1/s)(s q)$, and $h / s > 0$ for a positive gap $h$ of $s q$", h / s, 0, _SIGN, relation=">"
+    )
+    block = Step(
+        r"One block times its explicit inverse is $I$ when $\Delta \ne 0$",
+        _block(ca, sa, sb, cb) * inverse,
+        sp.eye(2),
+        "simplify-to-zero",
+    )
+    image = Step(
+        r"so $B (s B^{-1} v) = s v$ on the block, $v = (v_1, v_2)$, with the explicit inverse",
+        _block(ca, sa, sb, cb) * (s * inverse * sp.Matrix([v1, v2])),
+        s * sp.Matrix([v1, v2]),
+        "simplify-to-zero",
+    )
+    exact = Step(
+        r"An exact rotation by $\theta$ has $\Delta = \cos^2 \theta + \sin^2 \theta = 1$",
+        sp.cos(th) ** 2 + sp.sin(th) ** 2,
+        1,
+        "simplify-to-zero",
+    )
+    return positive, back, block, image, exact
 
 
 def _block(ca, sa, sb, cb):
@@ -226,17 +248,16 @@ def _argmax_direction(n_value):
     )
     hyps = (
         width_hypothesis(n_value, _WIDTH),
-        Hypothesis("scale", "$s > 0$; $g = q \\cdot (k_i - k_j)$", r"s > 0"),
+        Hypothesis("scale", "$s > 0$", r"s > 0"),
         Hypothesis(
             "rotation blocks",
-            "each $2 \\times 2$ block of $R_t$ pairs coordinates $a$ and $b$ with "
-            "entries $c_a, -s_a, s_b, c_b$ (the identity elsewhere) and has "
-            "$\\Delta = c_a c_b + s_a s_b \\ne 0$; exact rotations have $\\Delta = 1$",
+            "each $2 \\times 2$ block of $R_t$ pairs two coordinates, $B = \\begin{pmatrix} c_a & -s_a \\\\ s_b & c_b "
+            "\\end{pmatrix}$ on them with $v = (v_1, v_2)$, the identity elsewhere, and has "
+            "$\\Delta = c_a c_b + s_a s_b \\ne 0$; exact rotations have $\\Delta = \\cos^2 \\theta + \\sin^2 \\theta = 1$",
             r"c_a c_b + s_a s_b \ne 0",
         ),
     )
     s = sp.Symbol("s", positive=True)
-    g, h = sp.Symbol("g", positive=True), sp.Symbol("h", positive=True)
     t = sp.Symbol("t", positive=True, integer=True)
     if n_value is None:
         n = general_symbols()["n"]
@@ -257,31 +278,17 @@ def _argmax_direction(n_value):
         )
     ca, sa, sb, cb = sp.symbols("c_a s_a s_b c_b", real=True)
     delta = ca * cb + sa * sb
-    inverse = sp.Matrix([[cb, sa], [-sb, ca]]) / delta
+    Dl = sp.Symbol("Delta", real=True, nonzero=True)
+    inverse = sp.Matrix([[cb, sa], [-sb, ca]]) / Dl
     v1, v2 = sp.symbols("v_1 v_2", real=True)
-    th = sp.Symbol("theta", real=True)
+    B, Binv, Vv = sp.MatrixSymbol("B", 2, 2), sp.MatrixSymbol("B^{-1}", 2, 2), sp.MatrixSymbol("v", 2, 1)
+    blocks = ((Dl, delta), (B, _block(ca, sa, sb, cb)), (Binv, inverse), (Vv, sp.Matrix([v1, v2])))
     steps = [
-        scale,
-        Step("a positive gap stays positive: $s g > 0$", s * g, 0, _SIGN, relation=">"),
+        dataclasses.replace(scale, description="A positive factor keeps the sign of every gap:"),
         Step(
-            "and back: $q = (1/s)(s q)$ and $h / s > 0$ for a positive gap $h$ of $s q$", h / s, 0, _SIGN, relation=">"
-        ),
-        Step(
-            "one block times its explicit inverse is $I$ when $\\Delta \\ne 0$",
-            _block(ca, sa, sb, cb) * inverse,
-            sp.eye(2),
-            "simplify-to-zero",
-        ),
-        Step(
-            "so $R (s R^{-1} v) = s v$ on the block",
-            _block(ca, sa, sb, cb) * (s * inverse * sp.Matrix([v1, v2])),
-            s * sp.Matrix([v1, v2]),
-            "simplify-to-zero",
-        ),
-        Step(
-            "an exact rotation has $\\Delta = \\cos^2 \\theta + \\sin^2 \\theta = 1$",
-            sp.cos(th) ** 2 + sp.sin(th) ** 2,
-            1,
+            r"On a block $B$ of $R_t$, with $B^{-1}$ the matrix below ($\Delta \ne 0$), $R_t (s R_t^{-1} v) = s v$:",
+            B * (s * Binv * Vv),
+            s * Vv,
             "simplify-to-zero",
         ),
     ]
@@ -304,7 +311,9 @@ def _argmax_direction(n_value):
                 "simplify-to-zero",
             )
         )
-    concl = (scale, steps[1], steps[4]) + ((steps[-1],) if n_value is not None else ())
+    positive, back, block, image, exact = _argmax_routine(s, ca, sa, sb, cb)
+    concl = (steps[0], steps[1]) + ((steps[-1],) if n_value is not None else ()) + routine(positive, image)
+    steps += routine(positive, back, block, image, exact)
     return Theorem(
         "coverage.argmax_direction",
         "The argmax depends only on the query's direction, and invertible rotations keep every direction",
@@ -314,6 +323,7 @@ def _argmax_direction(n_value):
         tuple(steps),
         concl,
         n=n_value,
+        definitions=blocks,
     )
 
 

@@ -11,6 +11,7 @@ with the biased variance var = |x - mean 1|^2 / n, std = sqrt(var), and h(y) = d
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from . import routine
 
 __all__ = ["theorems", "radial_factor"]
 
@@ -58,25 +59,17 @@ def _statement(convention):
 
 def _hyps(convention, n=None):
     width = (
-        Hypothesis("width", r"$n$ is a positive integer; $i, j, k$ range over $1, \dots, n$", r"n \in \mathbb{Z}_{>0}")
+        Hypothesis("width", r"$n \ge 2$ is an integer", r"n \ge 2")
         if n is None
         else Hypothesis("width", f"$n = {n}$", rf"n = {n}")
     )
     return (
         width,
         Hypothesis(
-            "variance",
-            r"$\operatorname{var}(x) = \|x - \bar{x}\mathbf{1}\|^2 / n$ (biased), "
-            r"$\operatorname{std}(x) = \sqrt{\operatorname{var}(x)}$",
-            r"\operatorname{var}(x) = \tfrac{1}{n}\|x - \bar{x}\mathbf{1}\|^2",
-        ),
-        Hypothesis(
             "defined",
-            r"$\epsilon \ge 0$, and $r = \|P x\| > 0$ (when $\epsilon = 0$ a constant $x$ has no "
-            "LayerNorm)",
+            r"$\epsilon \ge 0$ and $r = \|P x\| > 0$ (with $\epsilon = 0$ a constant $x$ has no LayerNorm)",
             r"\epsilon \ge 0,\ r = \|Px\| > 0",
         ),
-        Hypothesis("convention", f"the {convention!r} epsilon convention", ""),
     )
 
 
@@ -87,49 +80,53 @@ def _general(convention: str) -> Theorem:
     n, i, j, k, x, a, b = (s[key] for key in ("n", "i", "j", "k", "x", "a", "b"))
     eps = sp.Symbol("epsilon", nonnegative=True)
     r = sp.Symbol("r", positive=True)
-    S = sp.Sum(x[k], (k, 1, n))
-    mean = S / n
-    px_i = sp.Sum((sp.KroneckerDelta(i, j) - 1 / n) * x[j], (j, 1, n))
-    var = r**2 / n
+    xbar = sp.Symbol("xbar")
+    Pf = sp.Function("P")
+    rc = sp.symbols("r c", positive=True, integer=True)
+    definitions = ((xbar, sp.Sum(x[j], (j, 1, n)) / n), (Pf, sp.Lambda(rc, sp.KroneckerDelta(*rc) - 1 / n)))
+    var = sp.Symbol(r"\operatorname{var}(x)", nonnegative=True)
+    definitions += ((var, r**2 / n),)
     g_factor = radial_factor(r, n, eps, convention)
     ln_div = _ln_factor(var, eps, convention)
-    steps = [
-        Step(r"$(P x)_i = x_i - \bar{x}$ (theorem projection.mean_subtraction)", px_i, x[i] - mean, _SUMS),
+    steps = routine(
         Step(
-            r"$\|P x\|^2 = \sum_j (x_j - \bar{x})^2 = \sum_j x_j^2 - n \bar{x}^2$, the numerator of the biased "
-            "variance",
-            sp.Sum((x[j] - mean) ** 2, (j, 1, n)),
-            sp.Sum(x[j] ** 2, (j, 1, n)) - n * mean**2,
+            r"Entry $i$ of $P x$ is $x_i - \bar{x}$ (Lemma projection.mean_subtraction)",
+            sp.Sum(Pf(i, j) * x[j], (j, 1, n)),
+            x[i] - xbar,
             _SUMS,
         ),
-    ]
+        Step(
+            r"$\|P x\|^2 = \sum_k (x_k - \bar{x})^2 = \sum_k x_k^2 - n \bar{x}^2$, the numerator of the biased variance",
+            sp.Sum((x[k] - xbar) ** 2, (k, 1, n)),
+            sp.Sum(x[k] ** 2, (k, 1, n)) - n * xbar**2,
+            _SUMS,
+        ),
+    )
     if convention == "std":
-        V = sp.Symbol("var", nonnegative=True)
-        steps.append(
+        steps += routine(
             Step(
-                r"$\operatorname{std}(x) = \sqrt{\operatorname{var}(x)} = r / \sqrt{n}$ with $r = \|P x\|$",
-                sp.sqrt(V),
+                r"$\operatorname{std}(x) = \sqrt{\operatorname{var}(x)} = r / \sqrt{n}$",
+                sp.sqrt(var),
                 r / sp.sqrt(n),
                 _SQUARES,
-                where=((V, var),),
             )
         )
-    steps.append(
+    steps += (
         Step(
-            r"The radial factor of $g$ at $\|y\| = r$ equals one over LayerNorm's divisor",
+            r"By Lemma projection.mean_subtraction $P x = x - \bar{x}\mathbf{1}$, so the factor of $g$ at "
+            r"$\|y\| = r$ is one over LayerNorm's divisor",
             g_factor,
             1 / ln_div,
             _SQUARES,
-        )
+        ),
     )
-    lhs = a[i] * (x[i] - mean) / ln_div + b[i]
-    rhs = a[i] * g_factor * px_i + b[i]
     conclusion = (
         Step(
-            r"Entry $i$: $\operatorname{LN}(x)_i = h(g(P x))_i = a_i\, g(P x)_i + b_i$ with $\|P x\| = r$",
-            lhs,
-            rhs,
+            r"Entry $i$ of $\operatorname{LN}(x)$ is therefore that of $h(g(P x))$",
+            a[i] * (x[i] - xbar) / ln_div + b[i],
+            a[i] * g_factor * sp.Sum(Pf(i, j) * x[j], (j, 1, n)) + b[i],
             _SUMS,
+            why="the line above",
         ),
     )
     text, latex = _statement(convention)
@@ -142,6 +139,8 @@ def _general(convention: str) -> Theorem:
         tuple(steps),
         conclusion,
         convention=convention,
+        definitions=definitions,
+        uses=("def:layernorm", "projection.mean_subtraction"),
     )
 
 

@@ -10,14 +10,15 @@ fixed rational gains of :func:`sample_gains` and exact arithmetic.
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
-from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from ..theorem import Hypothesis, Step, Theorem, chain, general_symbols
+from . import CONVENTION_NAMES, routine, width_hypothesis
 from .decomposition import radial_factor
 from .sphere import radius_expression
 
-__all__ = ["theorems", "sample_gains", "secular_function"]
+__all__ = ["theorems", "sample_gains", "secular_function", "n_sym"]
 
 
 _SUMS = "finite sums and Kronecker deltas"
@@ -55,6 +56,12 @@ def _gen():
     return sp, s, n, i, j, k, a, y
 
 
+def n_sym(n_value):
+    import sympy as sp
+
+    return sp.Symbol("n", positive=True, integer=True) if n_value is None else sp.Integer(n_value)
+
+
 # ------------------------------------------------------------------ hyperplane
 
 
@@ -64,8 +71,8 @@ def _hyperplane(n_value):
         _NONZERO,
         Hypothesis(
             "image",
-            r"$z = h(y) = \operatorname{diag}(a) y + b$ with $y = c P x$ for a scalar $c$ "
-            r"(any $\epsilon$, either convention)",
+            r"$z = \operatorname{diag}(a)\, c P x + b$ for a scalar $c$ (every LayerNorm output is one, for any "
+            r"$\epsilon$ and either convention)",
             r"z = \operatorname{diag}(a)\,c\,Px + b",
         ),
     )
@@ -74,22 +81,21 @@ def _hyperplane(n_value):
         r"lies in the hyperplane through $b$ with normal $(1/a_1, \dots, 1/a_n)$."
     )
     latex = r"\sum_{i=1}^{n} \frac{z_i - b_i}{a_i} = 0"
+    definitions = ()
     if n_value is None:
         sp, s, n, i, j, k, a, _ = _gen()
         x, b = s["x"], s["b"]
         c = sp.Symbol("c", real=True)
-        mean = sp.Sum(x[k], (k, 1, n)) / n
-        z = lambda t: a[t] * c * (x[t] - mean) + b[t]  # noqa: E731
-        steps = (
-            Step(
-                r"$\sum_j (z_j - b_j)/a_j = c \sum_j (x_j - \bar{x})$",
-                sp.Sum((z(j) - b[j]) / a[j], (j, 1, n)),
-                c * sp.Sum(x[j] - mean, (j, 1, n)),
-                _SUMS,
-            ),
-            Step(r"$\sum_j (x_j - \bar{x}) = 0$", sp.Sum(x[j] - mean, (j, 1, n)), 0, _SUMS),
+        xbar, z, t = sp.Symbol("xbar"), sp.Function("z"), sp.Symbol("t", positive=True, integer=True)
+        definitions = ((xbar, sp.Sum(x[k], (k, 1, n)) / n), (z, sp.Lambda((t,), c * a[t] * (x[t] - xbar) + b[t])))
+        steps = chain(
+            sp.Sum((z(j) - b[j]) / a[j], (j, 1, n)),
+            (c * sp.Sum(x[j] - xbar, (j, 1, n)), _SUMS, "expand"),
+            (0, _SUMS, r"$\sum_j x_j = n\bar{x}$"),
+            description=r"By Lemma projection.mean_subtraction",
         )
-        concl = (Step(r"$\sum_j (z_j - b_j)/a_j = 0$", sp.Sum((z(j) - b[j]) / a[j], (j, 1, n)), 0, _SUMS),)
+        steps += routine(Step(r"$\sum_j (x_j - \bar{x}) = 0$", sp.Sum(x[j] - xbar, (j, 1, n)), 0, _SUMS))
+        concl = (Step("", sp.Sum((z(j) - b[j]) / a[j], (j, 1, n)), 0, _SUMS),)
     else:
         import sympy as sp
 
@@ -119,6 +125,8 @@ def _hyperplane(n_value):
         steps,
         concl,
         n=n_value,
+        definitions=definitions,
+        uses=("projection.mean_subtraction",),
     )
 
 
@@ -133,47 +141,33 @@ def _equation(n_value, convention):
     hyps = (
         width_hypothesis(n_value, _WIDTH),
         _NONZERO,
-        Hypothesis(
-            "image", r"$z = \operatorname{diag}(a) g(p) + b$ with $p = P x \ne 0$ and $g$ the radial scaling", ""
-        ),
-        Hypothesis("convention", f"the {convention!r} convention for " + r"$\epsilon > 0$", ""),
+        Hypothesis("image", r"$z = \operatorname{diag}(a)\, g(p) + b$ with $p = P x \ne 0$", ""),
     )
     text = (
         r"If every $a_i \ne 0$, $z = \operatorname{LN}(x)$ satisfies "
         r"$(z - b)^T \operatorname{diag}(a)^{-2} (z - b) = n$ when $\epsilon = 0$, and "
-        r"$= \|g(P x)\|^2 < n$ when $\epsilon > 0$ " + f"({convention} convention)."
+        r"$= \|g(P x)\|^2 < n$ when $\epsilon > 0$ " + f"({CONVENTION_NAMES[convention]} convention)."
     )
     latex = r"(z-b)^T \operatorname{diag}(a)^{-2} (z-b) = n\ (\epsilon = 0),\quad < n\ (\epsilon > 0)"
     radius = radius_expression(
         r, sp.Symbol("n", positive=True, integer=True) if n_value is None else sp.Integer(n_value), eps, convention
     )
+    definitions = ()
     if n_value is None:
         _, s, n, i, j, k, a, _ = _gen()
-        p = sp.IndexedBase("p", real=True)
-        R2 = sp.Sum(p[k] ** 2, (k, 1, n))
-        y0 = lambda t: sp.sqrt(n) * p[t] / sp.sqrt(R2)  # noqa: E731
-        ye = lambda t: radial_factor(sp.sqrt(R2), n, eps, convention) * p[t]  # noqa: E731
-        form = lambda yy: sp.Sum((a[j] * yy(j)) ** 2 / a[j] ** 2, (j, 1, n))  # noqa: E731
-        steps = (
-            Step(
-                r"$(z - b)^T \operatorname{diag}(a)^{-2} (z - b) = \sum_j (a_j y_j)^2 / a_j^2 = \|y\|^2$",
-                form(lambda t: p[t]),
-                R2,
-                _SUMS,
-            ),
-            Step(r"$\epsilon = 0$: $\|g(p)\|^2 = n$", form(y0), n, _SUMS),
-            Step(
-                r"$\epsilon > 0$: $\|g(p)\|^2 = c(\|p\|)^2 \|p\|^2$",
-                form(ye),
-                radial_factor(sp.sqrt(R2), n, eps, convention) ** 2 * R2,
-                _SUMS,
-            ),
-            Step("which is below $n$ (theorem sphere.interior)", radius**2, n, _SIGN, relation="<"),
+        g, z = sp.IndexedBase("g", real=True), sp.Function("z")
+        t = sp.Symbol("t", positive=True, integer=True)
+        form = Step(
+            r"With $g = g(p)$ the form is $\|g(p)\|^2$, which is $n$ for $\epsilon = 0$ by Theorem "
+            f"sphere.radius and below $n$ for $\\epsilon > 0$ by Theorem sphere.interior_{convention}",
+            sp.Sum((z(j) - s["b"][j]) ** 2 / a[j] ** 2, (j, 1, n)),
+            sp.Sum(g[j] ** 2, (j, 1, n)),
+            _SUMS,
+            why="cancel $a_j^2$",
         )
-        concl = (
-            Step(r"$\epsilon = 0$: the quadratic form equals $n$", form(y0), n, _SUMS),
-            Step(r"$\epsilon > 0$: the quadratic form equals $\|g(P x)\|^2 < n$", radius**2, n, _SIGN, relation="<"),
-        )
+        definitions = ((z, sp.Lambda((t,), a[t] * g[t] + s["b"][t])),)
+        cases, cited = _equation_cases(n, j, k, a, eps, radius, convention)
+        steps, concl = (form, *cases), (form, *cited)
     else:
         a = sp.symbols(f"a1:{n_value + 1}", real=True, nonzero=True)
         p = sp.symbols(f"p1:{n_value + 1}", real=True)
@@ -205,424 +199,47 @@ def _equation(n_value, convention):
         concl,
         n=n_value,
         convention=convention,
+        uses=("ellipsoid.hyperplane", "sphere.radius", f"sphere.interior_{convention}"),
+        definitions=definitions,
     )
 
 
-# ---------------------------------------------- principal axes / Riechers form
+def _equation_cases(n, j, k, a, eps, radius, convention) -> tuple:
+    """The values of the form that Theorems sphere.radius and sphere.interior give, checked here again:
+    routine steps and routine conclusions."""
+    import sympy as sp
 
+    p = sp.IndexedBase("p", real=True)
+    R2 = sp.Sum(p[k] ** 2, (k, 1, n))
+    factor = radial_factor(sp.sqrt(R2), n, eps, convention)
 
-def _mn_steps_general():
-    """Steps showing M N z = z and N M z = z for z in H (general n)."""
-    sp, s, n, i, j, k, a, y = _gen()
-    W = sp.Sum(1 / a[k] ** 2, (k, 1, n))
-    T = sp.Sum(y(k) / a[k] ** 2, (k, 1, n))
-    Nz = lambda t: (y(t) - T / W) / a[t]  # noqa: E731  (N z)_t for z = A y
-    C = sp.Sum(a[k] ** 2 * y(k), (k, 1, n)) / n
-    v = lambda t: a[t] * y(t) - C / a[t]  # noqa: E731  (A^-2 M z)_t
-    lt = (
+    def form(y):  # the quadratic form at z - b = diag(a) y
+        return sp.Sum((a[j] * y(j)) ** 2 / a[j] ** 2, (j, 1, n))
+
+    at_zero = Step(
+        r"For $\epsilon = 0$, $g(p)_j = \sqrt{n}\, p_j / \|p\|$ and the form is $n$",
+        form(lambda t: sp.sqrt(n) * p[t] / sp.sqrt(R2)),
+        n,
+        _SUMS,
+    )
+    below = Step(r"For $\epsilon > 0$, $\|g(p)\|^2$ at $r = \|p\|$ is below $n$", radius**2, n, _SIGN, relation="<")
+    steps = routine(
         Step(
-            r"$w^T z = \sum_j (1/a_j) a_j y_j = \mathbf{1}^T y = 0$, so $P_2 z = z$ for $z = A y \in H$",
-            sp.Sum(a[j] * y(j) / a[j], (j, 1, n)),
-            0,
+            r"At $z - b = \operatorname{diag}(a)\, p$ the form is $\sum_j (a_j p_j)^2 / a_j^2 = \|p\|^2$",
+            form(lambda t: p[t]),
+            R2,
             _SUMS,
         ),
+        at_zero,
         Step(
-            r"$(N z)_i = (P_2 A^{-2} z)_i = y_i/a_i - \frac{1}{a_i} \frac{w^T A^{-2} z}{w^T w}$",
-            y(i) / a[i] - (1 / a[i]) * sp.Sum((1 / a[j]) * y(j) / a[j], (j, 1, n)) / W,
-            Nz(i),
+            r"For $\epsilon > 0$, $g(p) = c\, p$ with $c$ the factor of $g$ at $\|p\|$, and the form is $c^2 \|p\|^2$",
+            form(lambda t: factor * p[t]),
+            factor**2 * R2,
             _SUMS,
         ),
-        Step(
-            r"$(M N z)_i = a_i (a_i (N z)_i - \tfrac{1}{n} \sum_j a_j (N z)_j) = a_i y_i = z_i$",
-            a[i] * (a[i] * Nz(i) - sp.Sum(a[j] * Nz(j), (j, 1, n)) / n),
-            a[i] * y(i),
-            _SUMS,
-        ),
-        Step(
-            r"$(A^{-2} M z)_i = \frac{1}{a_i}(a_i^2 y_i - \tfrac{1}{n} \sum_j a_j^2 y_j) = z_i - C w_i$",
-            (a[i] ** 2 * y(i) - sp.Sum(a[j] ** 2 * y(j), (j, 1, n)) / n) / a[i],
-            v(i),
-            _SUMS,
-        ),
-        Step(
-            r"$(N M z)_i = (P_2 (z - C w))_i = z_i$ ($P_2$ fixes $z$ and removes $w$)",
-            v(i) - (1 / a[i]) * sp.Sum(v(j) / a[j], (j, 1, n)) / W,
-            a[i] * y(i),
-            _SUMS,
-        ),
+        below,
     )
-    return lt, Nz, v, W
-
-
-def _principal_axes(n_value):
-    import sympy as sp
-
-    hyps = (
-        width_hypothesis(n_value, _WIDTH),
-        _NONZERO,
-        Hypothesis(
-            "notation",
-            r"$A = \operatorname{diag}(a)$, $M = A P A$, $w = 1/a$, $H = w^\perp$, "
-            r"$P_2 = I - w w^T/(w^T w)$, $N = P_2 A^{-2} P_2$",
-            r"M = A P A,\ N = P_2 A^{-2} P_2",
-        ),
-        Hypothesis(
-            "linear image of a sphere",
-            r"the image of the sphere of radius $\sqrt{n}$ of a subspace under a "
-            r"linear map $L$ injective on it is the ellipsoid with shape matrix $n L L^T$",
-            "",
-        ),
-    )
-    text = (
-        r"For $\epsilon = 0$ and all $a_i \ne 0$ the image is the ellipsoid in $b + H$ whose semi-axes are "
-        r"$\sqrt{n\lambda}$ for the non-zero eigenvalues $\lambda$ of $\operatorname{diag}(a) P \operatorname{diag}(a)$, "
-        "along its eigenvectors."
-    )
-    latex = r"\text{semi-axes } \sqrt{n\lambda},\ \lambda \in \operatorname{spec}(\operatorname{diag}(a) P \operatorname{diag}(a)) \setminus \{0\}"
-    lam, t = sp.Symbol("lambda", positive=True), sp.Symbol("t", real=True)
-    axis = (
-        Step(
-            r"A point $t u$ on the axis $u$ ($N u = u/\lambda$, $\|u\| = 1$) is on the ellipsoid iff "
-            r"$t^2 / \lambda = n$; for $t > 0$ that is $t = \sqrt{n\lambda}$",
-            t**2 / lam - n_sym(n_value),
-            sp.FiniteSet(sp.sqrt(n_sym(n_value) * lam)),
-            "solve",
-            data=(t, sp.Interval.open(0, sp.oo)),
-        ),
-    )
-    if n_value is None:
-        _, s, n, i, j, k, a, _ = _gen()
-        P = lambda r_, c_: sp.KroneckerDelta(r_, c_) - 1 / n  # noqa: E731
-        lt, _, _, _ = _mn_steps_general()
-        steps = (
-            Step(
-                "$(A P)(A P)^T = A P P^T A = A P A = M$, entrywise",
-                sp.Sum(a[i] * P(i, k) * a[j] * P(j, k), (k, 1, n)),
-                a[i] * P(i, j) * a[j],
-                _SUMS,
-            ),
-        ) + lt
-        concl = axis + (lt[2], lt[4])
-    else:
-        S, bind = _explicit_symbols(n_value)
-        steps = (
-            Step("$(A P)(A P)^T = M$ (explicit)", S["A"] * S["P"] * (S["A"] * S["P"]).T, S["M"], "expand", where=bind),
-            Step(
-                "$M w = 0$: the range of $M$ is $H$", S["M"] * S["w"], sp.ZeroMatrix(n_value, 1), "expand", where=bind
-            ),
-            Step("$M N = P_2$: $N$ inverts $M$ on $H$", S["M"] * S["N"], S["P2"], "expand", where=bind),
-            Step("$N M = P_2$", S["N"] * S["M"], S["P2"], "expand", where=bind),
-        )
-        concl = axis + (steps[2],)
-    return Theorem(
-        "ellipsoid.principal_axes", "Principal axes and semi-axes", text, latex, hyps, steps, concl, n=n_value
-    )
-
-
-def n_sym(n_value):
-    import sympy as sp
-
-    return sp.Symbol("n", positive=True, integer=True) if n_value is None else sp.Integer(n_value)
-
-
-def _explicit_matrices(n):
-    import sympy as sp
-
-    a = [sp.Rational(g.numerator, g.denominator) for g in sample_gains(n)]
-    A = sp.diag(*a)
-    P = sp.eye(n) - sp.ones(n, n) / n
-    w = sp.Matrix([1 / g for g in a])
-    P2 = sp.eye(n) - w * w.T / (w.T * w)[0]
-    M = A * P * A
-    N = P2 * A.inv() ** 2 * P2
-    return M, N, P2, w, A * P
-
-
-def _charpoly(matrix, symbol):
-    """det(symbol I - matrix) as a SymPy polynomial expression in ``symbol``."""
-    import sympy as sp
-    from sympy.polys.matrices import DomainMatrix
-
-    dm = DomainMatrix.from_Matrix(symbol * sp.eye(matrix.shape[0]) - matrix)
-    return dm.domain.to_sympy(dm.det())
-
-
-def _explicit_symbols(n):
-    """Matrix symbols A, P, M, N, P2, w and their explicit values (sample gains)."""
-    import sympy as sp
-
-    M, N, P2, w, L = _explicit_matrices(n)
-    a = [sp.Rational(g.numerator, g.denominator) for g in sample_gains(n)]
-    values = {"A": sp.diag(*a), "P": sp.eye(n) - sp.ones(n, n) / n, "M": M, "N": N, "P2": P2, "w": w}
-    S = {k: sp.MatrixSymbol(k if k != "P2" else "P_2", *v.shape) for k, v in values.items()}
-    return S, tuple((S[k], values[k]) for k in ("A", "P", "M", "N", "P2", "w"))
-
-
-def _riechers(n_value):
-    import sympy as sp
-
-    hyps = (
-        width_hypothesis(n_value, _WIDTH),
-        _NONZERO,
-        Hypothesis(
-            "notation",
-            r"$M = A P A$, $N = P_2 A^{-2} P_2$ with $P_2$ the projection orthogonal to "
-            r"$w = 1/a$",
-            "",
-        ),
-    )
-    text = (
-        r"The Riechers form agrees: $N = P_2 \operatorname{diag}(a)^{-2} P_2$ has the same eigenvectors in $H$ as "
-        r"$\operatorname{diag}(a) P \operatorname{diag}(a)$, with eigenvalues $\mu = 1/\lambda$, so its semi-axes "
-        r"$\sqrt{n / \mu}$ equal $\sqrt{n\lambda}$."
-    )
-    latex = r"M N = N M = P_2,\quad \sqrt{n/\mu} = \sqrt{n\lambda}\ \ (\mu = 1/\lambda)"
-    lam = sp.Symbol("lambda", positive=True)
-    nn = n_sym(n_value)
-    mu = sp.Symbol("mu", positive=True)
-    same = Step(
-        r"$\sqrt{n / \mu}$ at $\mu = 1/\lambda$ equals $\sqrt{n\lambda}$",
-        sp.sqrt(nn / mu),
-        sp.sqrt(nn * lam),
-        _SQUARES,
-        where=((mu, 1 / lam),),
-    )
-    if n_value is None:
-        lt, _, _, _ = _mn_steps_general()
-        steps = lt + (same,)
-        concl = (lt[2], lt[4], same)
-    else:
-        M, N, P2, w, _ = _explicit_matrices(n_value)
-        S, bind = _explicit_symbols(n_value)
-        x = sp.Symbol("x")
-        qm = sp.cancel(_charpoly(M, x) / x)
-        qn = sp.cancel(_charpoly(N, x) / x)
-        qN, qMinv, qM0 = sp.symbols("q_N q_M(1/x) q_M(0)")
-        recip = Step(
-            r"$q_N = \chi_N(x)/x$ is $x^{n-1} q_M(1/x) / q_M(0)$ with $q_M = \chi_M(x)/x$ ($\chi$ the "
-            r"characteristic polynomial): the non-zero eigenvalues of $N$ are $\mu = 1/\lambda$",
-            qN,
-            x ** (n_value - 1) * qMinv / qM0,
-            "simplify-to-zero",
-            where=((qN, qn), (qMinv, qm.subs(x, 1 / x)), (qM0, qm.subs(x, 0))),
-        )
-        steps = (
-            Step("$M N = P_2$ (explicit)", S["M"] * S["N"], S["P2"], "expand", where=bind),
-            Step("$N M = P_2$ (explicit)", S["N"] * S["M"], S["P2"], "expand", where=bind),
-            Step("$N w = 0$", S["N"] * S["w"], sp.ZeroMatrix(n_value, 1), "expand", where=bind),
-        )
-        concl = (recip, same)
-    return Theorem(
-        "ellipsoid.riechers_form", "Agreement with the Riechers form", text, latex, hyps, steps, concl, n=n_value
-    )
-
-
-# -------------------------------------------------------- secular equation
-
-
-def _secular(n_value):
-    import sympy as sp
-
-    lam = sp.Symbol("lambda", real=True)
-    hyps = (
-        width_hypothesis(n_value, _WIDTH),
-        _NONZERO,
-        Hypothesis(
-            "off the poles",
-            r"$\lambda \ne a_i^2$ for every $i$ (so $\operatorname{diag}(a)^2 - \lambda I$ is "
-            "invertible)",
-            "",
-        ),
-    )
-    text = (
-        r"$\operatorname{diag}(a) P \operatorname{diag}(a) = \operatorname{diag}(a)^2 - a a^T / n$; by the matrix "
-        r"determinant lemma its eigenvalues $\lambda$ off the poles $a_i^2$ are the roots of "
-        r"$1 - \tfrac{1}{n} \sum_i a_i^2 / (a_i^2 - \lambda) = 0$, $\lambda = 0$ among them."
-    )
-    latex = (
-        r"\operatorname{diag}(a) P \operatorname{diag}(a) = \operatorname{diag}(a)^2 - \tfrac{1}{n} a a^T,\quad "
-        r"1 - \frac{1}{n}\sum_{i=1}^n \frac{a_i^2}{a_i^2 - \lambda} = 0"
-    )
-    if n_value is None:
-        _, s, n, i, j, k, a, _ = _gen()
-        c = sp.Symbol("c", real=True)
-        f = 1 - sp.Sum(a[k] ** 2 / (a[k] ** 2 - lam), (k, 1, n)) / n
-        v = lambda t: a[t] * c / (a[t] ** 2 - lam)  # noqa: E731
-        m_entry = a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j]
-        steps = (
-            Step(
-                r"$(A P A)_{ij} = a_i (\delta_{ij} - 1/n) a_j = a_i^2 \delta_{ij} - a_i a_j / n$",
-                m_entry,
-                a[i] ** 2 * sp.KroneckerDelta(i, j) - a[i] * a[j] / n,
-                _SUMS,
-            ),
-            Step(
-                r"An eigenvector $v$ solves $(a_i^2 - \lambda) v_i = a_i c$ with $c = a^T v / n$, so "
-                r"$v_i = a_i c/(a_i^2 - \lambda)$; then $c - \tfrac{1}{n} \sum_j a_j v_j = c f(\lambda)$",
-                c - sp.Sum(a[j] * v(j), (j, 1, n)) / n,
-                c * f,
-                _SUMS,
-            ),
-            Step(
-                r"Conversely that $v$ gives $((A^2 - a a^T/n - \lambda I) v)_i = a_i c f(\lambda)$",
-                (a[i] ** 2 - lam) * v(i) - a[i] * sp.Sum(a[j] * v(j), (j, 1, n)) / n,
-                a[i] * c * f,
-                _SUMS,
-            ),
-            Step(
-                r"$f(0) = 1 - \tfrac{1}{n} \sum_i a_i^2 / a_i^2 = 0$, so $\lambda = 0$ is a root (eigenvector $w = 1/a$)",
-                f.subs(lam, 0),
-                0,
-                _SUMS,
-            ),
-        )
-        concl = (steps[0], steps[2])
-    else:
-        a = [sp.Rational(g.numerator, g.denominator) for g in sample_gains(n_value)]
-        av = sp.Matrix(a)
-        A = sp.diag(*a)
-        P = sp.eye(n_value) - sp.ones(n_value, n_value) / n_value
-        M = A * P * A
-        f = secular_function(a, lam, n_value)
-        As, Ps, avs = (
-            sp.MatrixSymbol("A", n_value, n_value),
-            sp.MatrixSymbol("P", n_value, n_value),
-            sp.MatrixSymbol("a", n_value, 1),
-        )
-        bind = ((As, A), (Ps, sp.eye(n_value) - sp.ones(n_value, n_value) / n_value), (avs, av))
-        steps = (
-            Step(
-                r"$A P A = A^2 - a a^T / n$ (explicit gains $a_i = (-1)^i (i+2)/(i+1)$)",
-                As * Ps * As,
-                As * As - avs * avs.T / n_value,
-                "expand",
-                where=bind,
-            ),
-            Step("$f(0) = 0$", f, 0, "simplify-to-zero", where=((lam, 0),)),
-        )
-        concl = (
-            Step(
-                r"Matrix determinant lemma: $\det(A^2 - a a^T/n - \lambda I) = \prod_i (a_i^2 - \lambda) f(\lambda)$",
-                M - lam * sp.eye(n_value),
-                sp.Mul(*[g**2 - lam for g in a]) * f,
-                "determinant lemma",
-            ),
-        )
-    return Theorem(
-        "ellipsoid.secular_equation",
-        "The secular equation of the squared semi-axes",
-        text,
-        latex,
-        hyps,
-        steps,
-        concl,
-        n=n_value,
-    )
-
-
-def _interlacing(n_value):
-    import sympy as sp
-
-    lam = sp.Symbol("lambda", real=True)
-    hyps = (
-        width_hypothesis(n_value, _WIDTH),
-        _NONZERO,
-        Hypothesis("distinct", r"the squared gains are distinct: $a_{(1)}^2 < \dots < a_{(n)}^2$ after sorting", ""),
-    )
-    text = (
-        r"With $a_{(1)}^2 \le \dots \le a_{(n)}^2$ sorted, the non-zero eigenvalues "
-        r"$\lambda_1 \le \dots \le \lambda_{n-1}$ of $\operatorname{diag}(a) P \operatorname{diag}(a)$ interlace: "
-        r"$a_{(i)}^2 \le \lambda_i \le a_{(i+1)}^2$."
-    )
-    latex = r"a_{(i)}^2 \le \lambda_i \le a_{(i+1)}^2,\quad i = 1, \dots, n-1"
-    if n_value is None:
-        _, s, n, i, j, k, a, _ = _gen()
-        f = 1 - sp.Sum(a[k] ** 2 / (a[k] ** 2 - lam), (k, 1, n)) / n
-        sq = sp.Symbol("s", positive=True)  # one squared gain
-        gap = sp.Symbol("delta", real=True, nonzero=True)  # s - lambda off the pole
-        nn = sp.Symbol("n", positive=True, integer=True)
-        steps = (
-            Step(
-                r"$f'(\lambda) = -\tfrac{1}{n} \sum_i a_i^2 / (a_i^2 - \lambda)^2$",
-                f,
-                -sp.Sum(a[k] ** 2 / (a[k] ** 2 - lam) ** 2, (k, 1, n)) / n,
-                "derivative",
-                data=(lam,),
-            ),
-            Step(
-                "each term of $f'$ is negative off the poles, so $f$ strictly decreases between poles",
-                -sq / (nn * gap**2),
-                0,
-                _SIGN,
-                relation="<",
-            ),
-            Step(
-                r"just right of a pole $s = a_{(i)}^2$ its term $-\tfrac{1}{n}\, s/(s - \lambda)$ tends to $+\infty$",
-                -sq / (nn * (sq - lam)),
-                sp.oo,
-                "limit",
-                data=(lam, sq, "+"),
-            ),
-            Step(
-                r"just left of a pole it tends to $-\infty$",
-                -sq / (nn * (sq - lam)),
-                -sp.oo,
-                "limit",
-                data=(lam, sq, "-"),
-            ),
-            Step(
-                r"as $\lambda \to \infty$ every term tends to $0$, so $f \to 1 > 0$: no root above $a_{(n)}^2$",
-                -sq / (nn * (sq - lam)),
-                0,
-                "limit",
-                data=(lam, sp.oo),
-            ),
-            Step(r"$f(0) = 0$: the root below $a_{(1)}^2$ is $\lambda = 0$", f.subs(lam, 0), 0, _SUMS),
-        )
-        concl = (
-            Step(
-                r"One root in each of the $n - 1$ gaps $(a_{(i)}^2, a_{(i+1)}^2)$ by the intermediate value theorem, "
-                r"plus $\lambda = 0$: that accounts for all $n$ eigenvalues",
-                sp.Add(n - 1, 1, evaluate=False),
-                n,
-                "expand",
-            ),
-        )
-    else:
-        a = [sp.Rational(g.numerator, g.denominator) for g in sample_gains(n_value)]
-        A = sp.diag(*a)
-        M = A * (sp.eye(n_value) - sp.ones(n_value, n_value) / n_value) * A
-        char = _charpoly(M, lam)
-        sq = sorted(g**2 for g in a)
-        intervals = ((sp.Integer(0), sp.Integer(0)),) + tuple((sq[t], sq[t + 1]) for t in range(n_value - 1))
-        steps = (
-            Step(
-                r"$\det(\operatorname{diag}(a) P \operatorname{diag}(a) - \lambda I) = (-1)^n$ times the "
-                "characteristic polynomial (explicit gains)",
-                M - lam * sp.eye(n_value),
-                (-1) ** n_value * char,
-                "determinant lemma",
-            ),
-        )
-        concl = (
-            Step(
-                r"Exactly one eigenvalue in $[0, 0]$ and in each $[a_{(i)}^2, a_{(i+1)}^2]$, and no other real root",
-                char,
-                intervals,
-                "root isolation (Sturm)",
-                data=(lam,),
-            ),
-        )
-    return Theorem(
-        "ellipsoid.interlacing",
-        "The squared semi-axes interlace the squared gains",
-        text,
-        latex,
-        hyps,
-        steps,
-        concl,
-        n=n_value,
-    )
+    return steps, routine(at_zero, below)
 
 
 # ----------------------------------------------------------- zero and equal gains
@@ -633,13 +250,17 @@ def _zero_gains(n_value):
 
     hyps = (
         width_hypothesis(n_value, _WIDTH),
-        Hypothesis("zero gains", r"exactly $k$ of the gains are non-zero, $0 \le k \le n$", ""),
+        Hypothesis(
+            "zero gains",
+            r"exactly $k$ of the gains are non-zero, $0 \le k \le n$, and $z = \operatorname{diag}(a)\, y + b$ with "
+            r"$y = g(P x)$",
+            "",
+        ),
     )
     text = (
         r"Coordinates with $a_i = 0$ are constant ($z_i = b_i$). The image spans an affine subspace of dimension "
         r"$\operatorname{rank}(\operatorname{diag}(a) P \operatorname{diag}(a)) = k$ when $k < n$ (the block of "
-        r"non-zero gains is invertible) and $n - 1$ when $k = n$; for $\epsilon = 0$ and $k = n - 1$ the image is "
-        r"an ellipsoid surface of dimension $k - 1$."
+        r"non-zero gains is invertible) and $n - 1$ when $k = n$."
     )
     latex = r"a_i = 0 \Rightarrow z_i = b_i;\quad \operatorname{rank}(\operatorname{diag}(a) P \operatorname{diag}(a)) = k\ (k < n),\ n - 1\ (k = n)"
     if n_value is None:
@@ -648,34 +269,34 @@ def _zero_gains(n_value):
         kk = sp.Symbol("k", positive=True, integer=True)
         m = sp.Symbol("m", positive=True, integer=True)  # m = n - k > 0 zero gains
         c = sp.Symbol("c", real=True)
+        zero = Step(
+            r"Where $a_i = 0$, $z_i = b_i$ and row $i$ of $A P A$ ($A = \operatorname{diag}(a)$) vanishes:",
+            a[i] * y[i] + b[i],
+            b[i],
+            "expand",
+            where=((a[i], 0),),
+        )
         steps = (
+            zero,
+            Step("", a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j], 0, "expand", where=((a[i], 0),)),
             Step(
-                "$z_i = a_i y_i + b_i$ with $a_i = 0$ is $b_i$", a[i] * y[i] + b[i], b[i], "expand", where=((a[i], 0),)
-            ),
-            Step(
-                "Row $i$ of $A P A$ vanishes when $a_i = 0$",
-                a[i] * (sp.KroneckerDelta(i, j) - 1 / n) * a[j],
-                0,
-                "expand",
-                where=((a[i], 0),),
-            ),
-            Step(
-                r"A null vector $v$ of the non-zero block $D^2 - a a^T/n$ has $v_j = c/a_j$ with $c = a^T v/n$, and then "
-                r"$c - \tfrac{1}{n} \sum_{j \le k} a_j v_j = c (1 - k/n)$",
+                r"Order the gains so that $a_1, \dots, a_k$ are the non-zero ones. A null vector $v$ of the block "
+                r"$(a_i a_j (\delta_{ij} - \tfrac{1}{n}))_{i, j \le k}$ has $v_j = c / a_j$ with "
+                r"$c = \tfrac{1}{n} \sum_{j \le k} a_j v_j$, and then",
                 c - sp.Sum(a[j] * (c / a[j]), (j, 1, kk)) / n,
                 c * (1 - kk / n),
                 _SUMS,
+                why="so $c (1 - k/n) = 0$",
             ),
             Step(
-                r"For $k < n$ ($n = k + m$, $m \ge 1$) the factor $1 - k/n$ is positive, so $c = 0$, $v = 0$: the block is "
-                "invertible",
+                r"For $k < n$, that is $n = k + m$ with $m \ge 1$, $c = 0$ and $v = 0$: the block is invertible, as",
                 1 - kk / (kk + m),
                 0,
                 _SIGN,
                 relation=">",
             ),
             Step(
-                "For $k = n$ the factor vanishes and $v = 1/a$ spans the kernel (rank $n - 1$)",
+                r"For $k = n$ the factor vanishes and $v_j = 1/a_j$ spans the kernel: rank $n - 1$.",
                 1 - kk / n,
                 0,
                 "expand",
@@ -756,6 +377,7 @@ def _equal_gains(n_value):
     latex = r"\|z - b\| = |c|\sqrt{n},\ \ \mathbf{1}^T (z - b) = 0"
     nn = n_sym(n_value)
     lam = sp.Symbol("lambda", positive=True)
+    definitions = ()
     semi = Step(
         r"the semi-axes $\sqrt{n\lambda}$ at $\lambda = c^2$ equal $|c|\sqrt{n}$",
         sp.sqrt(nn * lam),
@@ -767,45 +389,52 @@ def _equal_gains(n_value):
         _, s, n, i, j, k, a, _ = _gen()
         I, J = sp.Symbol("I"), sp.Symbol("J")
         p, x = sp.IndexedBase("p", real=True), s["x"]
-        R2 = sp.Sum(p[k] ** 2, (k, 1, n))
-        mean = sp.Sum(x[k], (k, 1, n)) / n
+        norm = sp.Symbol(r"\|p\|", positive=True)
+        xbar, Psym = sp.Symbol("xbar"), sp.Symbol("P")
         steps = (
             Step(
-                r"$A P A = (c I)(I - \tfrac{1}{n} J)(c I) = c^2 P$",
-                (c * I) * (I - J / n) * (c * I),
-                c**2 * (I - J / n),
-                "rewrite J^2 = nJ",
-                data=(n,),
-            ),
-            Step(
-                r"$c^2 P$ has eigenvalue $c^2$ on $\mathbf{1}^\perp$",
-                c**2 * (I - J / n),
+                r"With $A = c I$, $A P A = c^2 P$, and on $\mathbf{1}^\perp$",
+                c**2 * Psym,
                 c**2,
                 "apply to v orthogonal to 1 (J v = 0)",
                 data=(n,),
             ),
-            semi,
-            Step(
-                r"$\|z - b\|^2 = \sum_j (c g_j)^2 = c^2 n$ for $g$ on the sphere of radius $\sqrt{n}$",
-                sp.Sum((c * sp.sqrt(n) * p[j] / sp.sqrt(R2)) ** 2, (j, 1, n)),
-                c**2 * n,
-                _SUMS,
+            *routine(
+                Step(
+                    r"$A P A = (c I)(I - \tfrac{1}{n} J)(c I) = c^2 P$",
+                    (c * I) * (I - J / n) * (c * I),
+                    c**2 * (I - J / n),
+                    "rewrite J^2 = nJ",
+                    data=(n,),
+                )
             ),
+            dataclasses.replace(semi, description=r"so by Theorem ellipsoid.principal_axes every semi-axis is"),
             Step(
-                r"$\mathbf{1}^T (z - b)$ is $c \sum_j (x_j - \bar{x})$ times the radial scale, which is $0$",
-                sp.Sum(c * (x[j] - mean), (j, 1, n)),
-                0,
-                _SUMS,
-            ),
-        )
-        concl = (
-            Step(
-                r"$\|z - b\| = |c|\sqrt{n}$",
-                sp.sqrt(sp.Sum((c * sp.sqrt(n) * p[j] / sp.sqrt(R2)) ** 2, (j, 1, n))),
+                r"With $p = P x$, $z - b = c\, g(p) = c \sqrt{n}\, p / \|p\|$ (Theorem sphere.radius), so",
+                sp.sqrt(sp.Sum((c * sp.sqrt(n) * p[j] / norm) ** 2, (j, 1, n))),
                 sp.Abs(c) * sp.sqrt(n),
                 _SUMS,
             ),
-            steps[4],
+            Step(
+                r"and $\mathbf{1}^T (z - b) = 0$, as $p_j = x_j - \bar{x}$ (Lemma projection.mean_subtraction):",
+                sp.Sum(c * (x[j] - xbar), (j, 1, n)),
+                0,
+                _SUMS,
+            ),
+            *routine(
+                Step(
+                    r"$\|z - b\|^2 = \sum_j (c\, g(p)_j)^2 = c^2 n$",
+                    sp.Sum((c * sp.sqrt(n) * p[j] / norm) ** 2, (j, 1, n)),
+                    c**2 * n,
+                    _SUMS,
+                )
+            ),
+        )
+        concl = steps[3:5]
+        definitions = (
+            (Psym, I - J / n),
+            (norm, sp.sqrt(sp.Sum(p[k] ** 2, (k, 1, n)))),
+            (xbar, sp.Sum(x[k], (k, 1, n)) / n),
         )
     else:
         P = sp.eye(n_value) - sp.ones(n_value, n_value) / n_value
@@ -835,18 +464,20 @@ def _equal_gains(n_value):
             ),
             Step(r"$\mathbf{1}^T (z - b) = 0$ (explicit)", sum(c * (t - mean) for t in x), 0, "expand"),
         )
-    return Theorem("ellipsoid.equal_gains", "Equal gains give a sphere", text, latex, hyps, steps, concl, n=n_value)
+    return Theorem(
+        "ellipsoid.equal_gains",
+        "Equal gains give a sphere",
+        text,
+        latex,
+        hyps,
+        steps,
+        concl,
+        n=n_value,
+        definitions=definitions,
+        uses=("ellipsoid.principal_axes",),
+    )
 
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:
     """The ellipsoid theorems for general n or width ``n``; ``convention`` is used for eps > 0."""
-    return [
-        _hyperplane(n),
-        _equation(n, convention),
-        _principal_axes(n),
-        _riechers(n),
-        _secular(n),
-        _interlacing(n),
-        _zero_gains(n),
-        _equal_gains(n),
-    ]
+    return [_hyperplane(n), _equation(n, convention), _zero_gains(n), _equal_gains(n)]

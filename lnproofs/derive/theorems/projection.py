@@ -7,7 +7,8 @@ and finite sums.  For a concrete n they use the explicit n x n matrices.
 
 from __future__ import annotations
 
-from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from ..theorem import Hypothesis, Step, Theorem, chain, general_symbols
+from . import routine
 
 __all__ = ["theorems", "projection_matrix"]
 
@@ -60,40 +61,33 @@ def _general() -> list:
     P = I - J / n
     hyps = _hyp_general(s)
     Psym = sp.Symbol("P")
+    xbar = sp.Symbol("xbar")
     mean = sp.Sum(x[j], (j, 1, n)) / n
     Px_i = sp.Sum(_entry(s, i, j) * x[j], (j, 1, n))
-    J2_entry = sp.Sum(1 * 1, (k, 1, n))  # (J^2)_ij = sum_k J_ik J_kj
+    r_, c_ = sp.symbols("r c", positive=True, integer=True)
+    Pf, Jf = sp.Function("P"), sp.Function("J")
+    entries = ((Pf, sp.Lambda((r_, c_), sp.KroneckerDelta(r_, c_) - 1 / n)), (Jf, sp.Lambda((r_, c_), sp.Integer(1))))
+    defs_p = ((Psym, P),)
 
     out = []
     out.append(
         Theorem(
             "projection.mean_subtraction",
             "Subtracting the mean is the projection $P$",
-            r"For every $x \in \mathbb{R}^n$, $x - \bar{x}\,\mathbf{1} = P x$ with $P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T$.",
+            r"For every $x \in \mathbb{R}^n$, $x - \bar{x}\,\mathbf{1} = P x$.",
             r"x - \bar{x}\,\mathbf{1} = P x,\quad P = I - \tfrac{1}{n}\mathbf{1}\mathbf{1}^T",
             hyps,
-            (
-                Step(
-                    "Entry $i$ of $P x$, expanding the sum over $j$ and applying the Kronecker delta",
-                    Px_i,
-                    x[i] - sp.Sum(x[j], (j, 1, n)) / n,
-                    "finite sums and Kronecker deltas",
-                ),
+            chain(
+                Px_i,
+                (x[i] - mean, "finite sums and Kronecker deltas", r"$\sum_j \delta_{ij} x_j = x_i$"),
+                (x[i] - xbar, "simplify-to-zero", r"definition of $\bar{x}$"),
+                description="Entry $i$ of $P x$",
             ),
-            (
-                Step(
-                    r"Entry $i$ of $x - \bar{x}\,\mathbf{1}$ equals entry $i$ of $P x$",
-                    x[i] - mean,
-                    Px_i,
-                    "finite sums and Kronecker deltas",
-                ),
-            ),
+            (Step("", Px_i, x[i] - xbar, "finite sums and Kronecker deltas", why="the chain above"),),
+            definitions=((xbar, mean),),
+            uses=("def:projection",),
         )
     )
-    Pf = sp.Function("P")
-    r_, c_ = sp.symbols("r c", positive=True, integer=True)
-    bind = ((Pf, sp.Lambda((r_, c_), sp.KroneckerDelta(r_, c_) - 1 / n)),)
-    Jf = sp.Function("J")
     out.append(
         Theorem(
             "projection.symmetric",
@@ -102,48 +96,61 @@ def _general() -> list:
             r"P^T = P",
             hyps,
             (
-                Step(
-                    "$J$ is symmetric: $J_{ji} = 1 = J_{ij}$",
-                    Jf(j, i),
-                    Jf(i, j),
-                    "expand",
-                    where=((Jf, sp.Lambda((r_, c_), sp.Integer(1))),),
-                ),
-                Step(
-                    "Entry $(j, i)$ of $P$ equals entry $(i, j)$: the Kronecker delta is symmetric",
+                Step("", Jf(j, i), Jf(i, j), "expand", why="every entry of $J$ is $1$"),
+                *chain(
                     Pf(j, i),
-                    Pf(i, j),
-                    "finite sums and Kronecker deltas",
-                    where=bind,
+                    (
+                        sp.KroneckerDelta(i, j) - 1 / n,
+                        "finite sums and Kronecker deltas",
+                        r"$\delta_{ji} = \delta_{ij}$",
+                    ),
+                    (Pf(i, j), "finite sums and Kronecker deltas", "definition of $P$"),
                 ),
             ),
-            (
-                Step(
-                    "$(P^T)_{ij} = P_{ji} = P_{ij}$", Pf(j, i), Pf(i, j), "finite sums and Kronecker deltas", where=bind
-                ),
-            ),
+            (Step("", Pf(j, i), Pf(i, j), "finite sums and Kronecker deltas", why="the chain above"),),
+            definitions=entries,
+            uses=("def:projection",),
         )
     )
     out.append(
         Theorem(
             "projection.idempotent",
             "$P$ is idempotent",
-            "$P^2 = P$, using $J^2 = n J$.",
+            "$P^2 = P$.",
             r"P^2 = P",
             hyps,
             (
                 Step(
-                    r"$(J^2)_{ij} = \sum_k J_{ik} J_{kj} = \sum_k 1 = n = n J_{ij}$, so $J^2 = n J$",
-                    J2_entry,
-                    n,
+                    "",
+                    sp.Sum(Jf(i, k) * Jf(k, j), (k, 1, n)),
+                    n * Jf(i, j),
                     "finite sums and Kronecker deltas",
+                    why=r"so $J^2 = nJ$",
                 ),
-                Step("Expand the square ($I$ and $J$ commute)", P**2, I**2 - 2 * I * J / n + J**2 / n**2, "expand"),
-                Step(
-                    "Apply $I^2 = I$, $I J = J$ and $J^2 = n J$", I**2 - 2 * I * J / n + J**2 / n**2, I - J / n, _RULE
+                *chain(
+                    Psym**2,
+                    (I - 2 * J / n + J**2 / n**2, _RULE, r"expand; $I J = J I = J$"),
+                    (I - J / n, _RULE, "$J^2 = nJ$"),
+                    (Psym, _RULE, "definition of $P$"),
+                ),
+                *routine(
+                    Step(
+                        r"The square of $I - \tfrac{1}{n} J$ expanded ($I$ and $J$ commute)",
+                        P**2,
+                        I**2 - 2 * I * J / n + J**2 / n**2,
+                        "expand",
+                    ),
+                    Step(
+                        r"Then $I^2 = I$, $I J = J$ and $J^2 = n J$",
+                        I**2 - 2 * I * J / n + J**2 / n**2,
+                        I - J / n,
+                        _RULE,
+                    ),
                 ),
             ),
-            (Step("$P^2 = P$", P**2, P, _RULE),),
+            (Step("", Psym**2, Psym, _RULE, why="the chain above"),),
+            definitions=defs_p + entries[1:],
+            uses=("def:projection",),
         )
     )
     out.append(
@@ -155,19 +162,17 @@ def _general() -> list:
             hyps,
             (
                 Step(
-                    r"Diagonal entries: $P_{ii} = 1 - \tfrac{1}{n}$, summed over $i$",
-                    sp.Sum(_entry(s, i, i), (i, 1, n)),
+                    "",
+                    sp.Sum(Pf(i, i), (i, 1, n)),
                     n - 1,
                     "finite sums and Kronecker deltas",
+                    why=r"$P_{ii} = 1 - \tfrac{1}{n}$",
                 ),
-                Step(
-                    r"By linearity, $\operatorname{tr}(I - \tfrac{1}{n}J) = \operatorname{tr} I - \tfrac{1}{n}\operatorname{tr} J = n - 1$",
-                    P,
-                    n - 1,
-                    "trace (tr I = n, tr J = n)",
-                ),
+                Step("", Psym, n - 1, "trace (tr I = n, tr J = n)"),
             ),
-            (Step(r"$\operatorname{tr} P = n - 1$", P, n - 1, "trace (tr I = n, tr J = n)"),),
+            (Step("", Psym, n - 1, "trace (tr I = n, tr J = n)", why="the line above"),),
+            definitions=defs_p + entries[:1],
+            uses=("def:projection",),
         )
     )
     out.append(
@@ -177,43 +182,28 @@ def _general() -> list:
             r"$P\mathbf{1} = 0$, $P v = v$ for every $v$ orthogonal to $\mathbf{1}$, and every $x$ splits as "
             r"$x = P x + \bar{x}\,\mathbf{1}$; hence $P x = 0$ exactly when $x$ is a multiple of $\mathbf{1}$.",
             r"P\mathbf{1} = 0,\ \ P v = v\ (\mathbf{1}^T v = 0),\ \ \ker P = \operatorname{span}(\mathbf{1})",
-            hyps + (Hypothesis("orthogonal", r"$v$ is orthogonal to $\mathbf{1}$", r"\mathbf{1}^T v = 0"),),
+            hyps,
             (
+                Step("", Psym, 0, "apply to 1 (J 1 = n 1)"),
+                Step("", Psym, 1, "apply to v orthogonal to 1 (J v = 0)"),
                 Step(
-                    r"$P\mathbf{1} = \mathbf{1} - \tfrac{1}{n} J\mathbf{1} = \mathbf{1} - \mathbf{1} = 0$",
-                    P,
-                    0,
-                    "apply to 1 (J 1 = n 1)",
-                ),
-                Step(
-                    r"$P v = v - \tfrac{1}{n}\mathbf{1}(\mathbf{1}^T v) = v$",
-                    P,
-                    1,
-                    "apply to v orthogonal to 1 (J v = 0)",
-                ),
-                Step(
-                    r"$x = P x + \tfrac{1}{n} J x = P x + \bar{x}\,\mathbf{1}$: so $P x = 0$ forces $x = \bar{x}\,\mathbf{1}$",
+                    r"Every $x$ is $P x + \tfrac{1}{n} J x = P x + \bar{x}\,\mathbf{1}$, so $P x = 0$ forces "
+                    r"$x = \bar{x}\,\mathbf{1}$",
                     Psym + J / n,
                     I,
                     _RULE,
-                    where=((Psym, P),),
+                    why="definition of $P$",
                 ),
                 Step(
-                    r"Entry $i$ of $P v$ for $v$ with $\sum_j v_j = 0$ is $v_i - \tfrac{1}{n}\sum_j v_j$",
-                    sp.Sum(_entry(s, i, j) * v[j], (j, 1, n)),
+                    r"Entrywise, with $\sum_j v_j = 0$",
+                    sp.Sum(Pf(i, j) * v[j], (j, 1, n)),
                     v[i] - sp.Sum(v[j], (j, 1, n)) / n,
                     "finite sums and Kronecker deltas",
                 ),
             ),
-            (
-                Step(r"$P\mathbf{1} = 0$", P, 0, "apply to 1 (J 1 = n 1)"),
-                Step(
-                    r"$P v = v$ on the orthogonal complement of $\mathbf{1}$",
-                    P,
-                    1,
-                    "apply to v orthogonal to 1 (J v = 0)",
-                ),
-            ),
+            (Step("", Psym, 0, "apply to 1 (J 1 = n 1)"), Step("", Psym, 1, "apply to v orthogonal to 1 (J v = 0)")),
+            definitions=defs_p + entries[:1],
+            uses=("def:projection", "projection.mean_subtraction"),
         )
     )
     mu = sp.Symbol("mu")
@@ -226,27 +216,29 @@ def _general() -> list:
             r"\operatorname{spec} P = \{0^{(1)}, 1^{(n-1)}\}",
             hyps,
             (
-                Step(r"$P^2 = P$, so every eigenvalue $\mu$ satisfies $\mu^2 = \mu$", P**2 - P, 0, _RULE),
                 Step(
-                    r"The roots of $\mu^2 - \mu$ are $0$ and $1$", mu**2 - mu, sp.FiniteSet(0, 1), "solve", data=(mu,)
+                    r"An eigenvalue $\mu$ of $P$ has $\mu^2 = \mu$, since",
+                    Psym**2 - Psym,
+                    0,
+                    _RULE,
+                    why="projection.idempotent",
                 ),
-                Step(r"$\mathbf{1}$ is an eigenvector for eigenvalue $0$", P, 0, "apply to 1 (J 1 = n 1)"),
+                Step("", mu**2 - mu, sp.FiniteSet(0, 1), "solve", data=(mu,)),
+                Step("", Psym, 0, "apply to 1 (J 1 = n 1)", why=r"$\mathbf{1}$: eigenvalue $0$"),
                 Step(
-                    r"Every $v$ orthogonal to $\mathbf{1}$ (an $(n-1)$-dimensional space) is an eigenvector for $1$",
-                    P,
+                    r"The complement of $\mathbf{1}$ has dimension $n - 1$ and",
+                    Psym,
                     1,
                     "apply to v orthogonal to 1 (J v = 0)",
+                    why="eigenvalue $1$",
                 ),
-                Step("The dimensions add up: $1 + (n - 1) = n$", sp.Add(1, n - 1, evaluate=False), n, "expand"),
-            ),
-            (
-                Step(
-                    r"The multiplicities agree with the trace: $0 \cdot 1 + 1 \cdot (n - 1) = \operatorname{tr} P$",
-                    P,
-                    0 * 1 + 1 * (n - 1),
-                    "trace (tr I = n, tr J = n)",
+                *routine(
+                    Step("The dimensions add up: $1 + (n - 1) = n$", sp.Add(1, n - 1, evaluate=False), n, "expand")
                 ),
             ),
+            (Step("", Psym, 0 * 1 + 1 * (n - 1), "trace (tr I = n, tr J = n)", why="multiplicities agree"),),
+            definitions=defs_p,
+            uses=("projection.idempotent", "projection.trace"),
         )
     )
     return out

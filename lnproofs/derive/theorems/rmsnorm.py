@@ -1,6 +1,6 @@
 """RMSNorm: the sphere without the projection, then an axis-aligned ellipsoid; with eps > 0
 the whole open ball (the realisable set of the ``rmsnorm`` query set), its support
-function (the query set's dual bound), and the relative-position identity of RoPE.
+function (the bound on a score gap over the ball).
 
 RMSNorm(x) = a * x / rms(x) with rms(x) = sqrt(mean(x^2)) (eps = 0): no centring, so the
 image is the whole (n-1)-sphere of radius sqrt(n) (gain 1), and with gain a the
@@ -10,6 +10,7 @@ axis-aligned ellipsoid sum_i z_i^2 / a_i^2 = n with semi-axes sqrt(n) |a_i| alon
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
+from . import routine
 
 __all__ = ["theorems"]
 
@@ -44,19 +45,30 @@ def _sphere(n_value):
         r"$(n-1)$-sphere (no projection onto $\mathbf{1}^\perp$)."
     )
     latex = r"\left\|\frac{x}{\operatorname{rms}(x)}\right\| = \sqrt{n},\quad \operatorname{RMSNorm}(u) = u\ (\|u\| = \sqrt{n})"
+    definitions = ()
     if n_value is None:
         s = general_symbols()
         n, j, k, x = s["n"], s["j"], s["k"], s["x"]
-        S2 = sp.Sum(x[k] ** 2, (k, 1, n))
-        rms = sp.sqrt(S2 / n)
-        V, U2 = sp.Symbol("m_2", nonnegative=True), sp.Symbol("U", positive=True)
+        rms, U = sp.Symbol(r"\operatorname{rms}(x)", positive=True), sp.Symbol(r"\|u\|", positive=True)
+        definitions = ((rms, sp.sqrt(sp.Sum(x[k] ** 2, (k, 1, n)) / n)),)
         steps = (
+            Step("", sp.sqrt(sp.Sum((x[j] / rms) ** 2, (j, 1, n))), sp.sqrt(n), _SUMS),
+            Step(
+                r"and for $\|u\| = \sqrt{n}$, $\operatorname{RMSNorm}(u) = u / \operatorname{rms}(u) = u$, as",
+                sp.sqrt(U**2 / n),
+                1,
+                "expand",
+                where=((U, sp.sqrt(n)),),
+                why=r"$\operatorname{rms}(u)$",
+            ),
+        )
+        concl = steps
+        steps += routine(
             Step(
                 r"$\operatorname{rms}(x) = \sqrt{\tfrac{1}{n}\sum_k x_k^2} = \|x\| / \sqrt{n}$",
-                sp.sqrt(V),
-                sp.sqrt(S2) / sp.sqrt(n),
+                rms,
+                sp.sqrt(sp.Sum(x[k] ** 2, (k, 1, n))) / sp.sqrt(n),
                 _SQUARES,
-                where=((V, S2 / n),),
             ),
             Step(
                 r"$\|x / \operatorname{rms}(x)\|^2 = \sum_j n x_j^2 / \|x\|^2 = n$",
@@ -64,22 +76,6 @@ def _sphere(n_value):
                 n,
                 _SUMS,
             ),
-            Step(
-                r"for $U = \|u\|^2 = n$: $\operatorname{rms}(u) = \sqrt{U / n} = 1$, so $\operatorname{RMSNorm}(u) = u$",
-                sp.sqrt(U2 / n),
-                1,
-                "expand",
-                where=((U2, n),),
-            ),
-        )
-        concl = (
-            Step(
-                r"$\|\operatorname{RMSNorm}(x)\| = \sqrt{n}$",
-                sp.sqrt(sp.Sum((x[j] / rms) ** 2, (j, 1, n))),
-                sp.sqrt(n),
-                _SUMS,
-            ),
-            steps[2],
         )
     else:
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
@@ -119,6 +115,7 @@ def _sphere(n_value):
         steps,
         concl,
         n=n_value,
+        definitions=definitions,
     )
 
 
@@ -132,38 +129,49 @@ def _ellipsoid(n_value):
     )
     latex = r"\sum_{i=1}^n \frac{z_i^2}{a_i^2} = n,\quad \text{semi-axes } \sqrt{n}\,|a_i| \text{ along } e_i"
     hyps = _hyps(n_value, (Hypothesis("gains", r"every gain $a_i$ is non-zero", r"a_i \ne 0"),))
+    definitions = ()
     if n_value is None:
         s = general_symbols()
         n, j, k, x, a = s["n"], s["j"], s["k"], s["x"], s["a"]
-        S2 = sp.Sum(x[k] ** 2, (k, 1, n))
-        z = lambda t: a[t] * sp.sqrt(n) * x[t] / sp.sqrt(S2)  # noqa: E731
-        ai = sp.Symbol("a_i", real=True, nonzero=True)
+        rms, z = sp.Symbol(r"\operatorname{rms}(x)", positive=True), sp.Function("z")
+        t = sp.Symbol("t", positive=True, integer=True)
+        definitions = ((rms, sp.sqrt(sp.Sum(x[k] ** 2, (k, 1, n)) / n)), (z, sp.Lambda((t,), a[t] * x[t] / rms)))
+        ai, tt = sp.Symbol("a_i", real=True, nonzero=True), sp.Symbol("t", real=True)
+        steps = (
+            Step("", sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)), n, _SUMS, why="Theorem rmsnorm.sphere"),
+            Step(
+                r"and a point $t e_i$, $t > 0$, is on the ellipsoid for",
+                tt**2 / ai**2 - n,
+                sp.FiniteSet(sp.sqrt(n) * sp.Abs(ai)),
+                "solve",
+                data=(tt, sp.Interval.open(0, sp.oo)),
+            ),
+        )
         zi = sp.Symbol("z_i", real=True)
         bind = ((zi, sp.sqrt(n) * ai),)
-        steps = (
+        axis_point = Step(
+            r"The point $z_i e_i$ with $z_i = \sqrt{n}\, a_i$ satisfies the equation",
+            zi**2 / ai**2,
+            n,
+            "expand",
+            where=bind,
+        )
+        semi_axis = Step(
+            r"Its semi-axis along $e_i$ has length $|z_i| = \sqrt{n}\,|a_i|$",
+            sp.sqrt(zi**2),
+            sp.sqrt(n) * sp.Abs(ai),
+            _SQUARES,
+            where=bind,
+        )
+        concl = steps + routine(semi_axis)
+        steps += routine(
             Step(
                 r"$\sum_j z_j^2 / a_j^2 = \sum_j n x_j^2 / \|x\|^2$",
                 sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)),
-                n * sp.Sum(x[j] ** 2, (j, 1, n)) / S2,
+                n * sp.Sum(x[j] ** 2, (j, 1, n)) / sp.Sum(x[k] ** 2, (k, 1, n)),
                 _SUMS,
             ),
-            Step(
-                r"the point $z = z_i e_i$ with $z_i = \sqrt{n}\, a_i$ satisfies the equation",
-                zi**2 / ai**2,
-                n,
-                "expand",
-                where=bind,
-            ),
-        )
-        concl = (
-            Step(r"$\sum_j z_j^2 / a_j^2 = n$", sp.Sum(z(j) ** 2 / a[j] ** 2, (j, 1, n)), n, _SUMS),
-            Step(
-                r"its semi-axis along $e_i$ has length $|z_i| = \sqrt{n}\,|a_i|$",
-                sp.sqrt(zi**2),
-                sp.sqrt(n) * sp.Abs(ai),
-                _SQUARES,
-                where=bind,
-            ),
+            axis_point,
         )
     else:
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
@@ -198,6 +206,8 @@ def _ellipsoid(n_value):
         steps,
         concl,
         n=n_value,
+        definitions=definitions,
+        uses=("rmsnorm.sphere",),
     )
 
 
@@ -215,21 +225,32 @@ def _interior(n_value):
         _hyps(n_value)[0],
         Hypothesis(
             "eps positive",
-            r"$\epsilon > 0$ and $x \ne 0$; $S = \|x\|^2$; "
-            r"$\operatorname{RMSNorm}(x) = x / \sqrt{S/n + \epsilon}$",
+            r"$\epsilon > 0$, $x \ne 0$ and $\operatorname{RMSNorm}(x) = x / \sqrt{m + \epsilon}$",
             r"\epsilon > 0",
         ),
     )
+    definitions = ()
     if n_value is None:
         s = general_symbols()
         j, k, x = s["j"], s["k"], s["x"]
-        S2 = sp.Sum(x[k] ** 2, (k, 1, n))
-        first = Step(
-            r"$\|x / \sqrt{S/n + \epsilon}\|^2 = S / (S/n + \epsilon)$ with $S = \sum_k x_k^2$",
-            sp.Sum((x[j] / sp.sqrt(S2 / n + eps)) ** 2, (j, 1, n)),
-            S2 / (S2 / n + eps),
-            _SUMS,
+        m_def, m = sp.Symbol("m", real=True), sp.Symbol("m", positive=True)  # defined, and its positive value
+        definitions = ((m_def, sp.Sum(x[k] ** 2, (k, 1, n)) / n),)
+        first = Step("", sp.Sum(x[j] ** 2 / (m_def + eps), (j, 1, n)), n * m_def / (m_def + eps), _SUMS)
+        below = Step("", n * m / (m + eps), n, _SIGN, relation="<", chained=True)
+        with_s, closing = _interior_with_s(n, S, eps)
+        theorem = Theorem(
+            "rmsnorm.interior",
+            r"With $\epsilon > 0$, RMSNorm lands strictly inside the ball of radius $\sqrt{n}$",
+            r"For $\epsilon > 0$ and $x \ne 0$, $\|\operatorname{RMSNorm}(x)\|^2 = n m / (m + \epsilon) < n$ with "
+            r"$m = \tfrac{1}{n}\|x\|^2$: the outputs lie strictly inside the ball, at relative depth "
+            r"$1 - \sqrt{m / (m + \epsilon)}$.",
+            r"\|\operatorname{RMSNorm}(x)\|^2 = \frac{n\|x\|^2}{\|x\|^2 + n\epsilon} < n",
+            hyps,
+            (first, below, *routine(with_s)),
+            (first, below, *routine(*closing)),
+            definitions=definitions,
         )
+        return theorem
     else:
         x = sp.symbols(f"x1:{n_value + 1}", real=True)
         S2 = sum(t**2 for t in x)
@@ -239,32 +260,8 @@ def _interior(n_value):
             S2 / (S2 / n + eps),
             "simplify-to-zero",
         )
-    steps = (
-        first,
-        Step(
-            r"$S / (S/n + \epsilon) = n S / (S + n\epsilon)$",
-            S / (S / n + eps),
-            n * S / (S + n * eps),
-            "simplify-to-zero",
-        ),
-    )
-    concl = (
-        Step(
-            r"$\|\operatorname{RMSNorm}(x)\|^2 = n S / (S + n\epsilon) < n$: strictly inside the sphere of "
-            r"radius $\sqrt{n}$",
-            n * S / (S + n * eps),
-            n,
-            _SIGN,
-            relation="<",
-        ),
-        Step(
-            r"the relative gap $1 - \|\operatorname{RMSNorm}(x)\| / \sqrt{n}$ is $1 - \sqrt{m / (m + \epsilon)}$, "
-            r"$m = S / n$",
-            sp.sqrt(n * S / (S + n * eps)) / sp.sqrt(n),
-            sp.sqrt((S / n) / (S / n + eps)),
-            _SQUARES,
-        ),
-    )
+    with_s, concl = _interior_with_s(n, S, eps)
+    steps = (first, with_s)
     return Theorem(
         "rmsnorm.interior",
         r"With $\epsilon > 0$, RMSNorm lands strictly inside the ball of radius $\sqrt{n}$",
@@ -277,6 +274,36 @@ def _interior(n_value):
         concl,
         n=n_value,
     )
+
+
+def _interior_with_s(n, S, eps) -> tuple:
+    """The interior's form in ``S = |x|^2``: one step and the two conclusions."""
+    import sympy as sp
+
+    step = Step(
+        r"With $S = \|x\|^2$: $S / (S/n + \epsilon) = n S / (S + n\epsilon)$",
+        S / (S / n + eps),
+        n * S / (S + n * eps),
+        "simplify-to-zero",
+    )
+    concl = (
+        Step(
+            r"$\|\operatorname{RMSNorm}(x)\|^2 = n S / (S + n\epsilon) < n$ with $S = \|x\|^2$: strictly inside "
+            r"the sphere of radius $\sqrt{n}$",
+            n * S / (S + n * eps),
+            n,
+            _SIGN,
+            relation="<",
+        ),
+        Step(
+            r"the relative gap $1 - \|\operatorname{RMSNorm}(x)\| / \sqrt{n}$ is $1 - \sqrt{m / (m + \epsilon)}$, "
+            r"$m = S / n$, $S = \|x\|^2$",
+            sp.sqrt(n * S / (S + n * eps)) / sp.sqrt(n),
+            sp.sqrt((S / n) / (S / n + eps)),
+            _SQUARES,
+        ),
+    )
+    return step, concl
 
 
 def _ball_image(n_value):
@@ -301,31 +328,19 @@ def _ball_image(n_value):
     )
     steps = (
         Step(
-            r"for $x = s u$: $\tfrac{1}{n}\|x\|^2 + \epsilon = s^2 U / n + \epsilon = s^2$ when "
-            r"$s^2 = n\epsilon / (n - U)$",
+            r"With $s = \sqrt{n\epsilon/\delta}$ and $x = s u$, $\tfrac{1}{n}\|x\|^2 + \epsilon$ is",
             s_sym**2 * U / n + eps,
             s_sym**2,
             "simplify-to-zero",
-            where=bind,
         ),
         Step(
-            r"so $\operatorname{RMSNorm}(s u) = s u / \sqrt{s^2} = u$ ($s > 0$)",
+            r"so $\operatorname{RMSNorm}(s u) = s u / \sqrt{s^2} = u$:",
             s_sym / sp.sqrt(s_sym**2 * U / n + eps),
             1,
             "simplify-to-zero",
-            where=bind,
         ),
     )
-    concl = (
-        Step(
-            r"$\operatorname{RMSNorm}(s u) = u$ for every $u$ strictly inside the ball: the image is the whole "
-            "open ball",
-            s_sym / sp.sqrt(s_sym**2 * U / n + eps),
-            1,
-            "simplify-to-zero",
-            where=bind,
-        ),
-    )
+    concl = steps[1:]
     return Theorem(
         "rmsnorm.ball_image",
         r"With $\epsilon > 0$, RMSNorm maps onto the whole open ball of radius "
@@ -338,7 +353,36 @@ def _ball_image(n_value):
         steps,
         concl,
         n=n_value,
+        definitions=bind,
     )
+
+
+_SUPPORT_TEXT = (
+    r"Over the ball $\|u\| \le \sqrt{n}$, $v \cdot u \le \sqrt{n}\,\|v\|$, with equality at "
+    r"$u = \sqrt{n}\, v / \|v\|$. With $v = a \odot W_q^T R^T (k_i - \sum_j \lambda_j k_j)$ ($a$ the gain, $W_q$ "
+    r"the query map, $R$ a rotary matrix, $\lambda_j \ge 0$ weights) this bounds the score gap of key $i$ over the "
+    "keys $k_j$ for every query an RMSNorm can produce."
+)
+
+
+def _support_minimum(t) -> tuple:
+    """Cauchy-Schwarz in the numbers ``U = |u|^2``, ``V = |v|^2``, ``p = u . v``: the minimum of
+    ``|u - t v|^2`` over ``t`` and its sign."""
+    import sympy as sp
+
+    Us, Vs, P = sp.Symbol("U", nonnegative=True), sp.Symbol("V", positive=True), sp.Symbol("p", real=True)
+    Q = sp.Symbol("Q", nonnegative=True)
+    minimum = Step(
+        r"At $t = p / V$ ($p = u \cdot v$, $U = \|u\|^2$, $V = \|v\|^2$): $U - 2tp + t^2 V = U - p^2 / V$",
+        Us - 2 * t * P + t**2 * Vs,
+        Us - P**2 / Vs,
+        "simplify-to-zero",
+        where=((t, P / Vs),),
+    )
+    nonnegative = Step(
+        r"Hence $U V - p^2 = V Q \ge 0$ with $Q = \|u - t v\|^2$ (Cauchy--Schwarz)", Vs * Q, 0, _SIGN, relation=">="
+    )
+    return minimum, nonnegative
 
 
 def _support(n_value):
@@ -349,33 +393,61 @@ def _support(n_value):
         _hyps(n_value)[0],
         Hypothesis(
             "vectors",
-            r"$v \ne 0$ ($v = a \odot W_q^T R^T (k_i - \sum_j \lambda_j k_j)$), "
-            r"$\|u\| \le \sqrt{n}$",
+            r"$v \ne 0$ and $\|u\| \le \sqrt{n}$",
             r"v \ne 0,\ \|u\| \le \sqrt{n}",
         ),
     )
     t = sp.Symbol("t", real=True)
-    Us, Vs, P = sp.Symbol("U", nonnegative=True), sp.Symbol("V", positive=True), sp.Symbol("p", real=True)
-    Q = sp.Symbol("Q", nonnegative=True)  # |u - t v|^2
     if n_value is None:
         s = general_symbols()
         j, k = s["j"], s["k"]
         n = s["n"]
         u, v = sp.IndexedBase("u", real=True), sp.IndexedBase("v", real=True)
-        expand = Step(
-            r"$\|u - t v\|^2 = \|u\|^2 - 2t\, u \cdot v + t^2 \|v\|^2$",
-            sp.Sum((u[j] - t * v[j]) ** 2, (j, 1, n)),
-            sp.Sum(u[j] ** 2, (j, 1, n)) - 2 * t * sp.Sum(u[j] * v[j], (j, 1, n)) + t**2 * sp.Sum(v[j] ** 2, (j, 1, n)),
-            _SUMS,
+        norm_v = sp.Symbol(r"\|v\|", positive=True)
+        # named quantities (substituted before checking); p without assumptions, so that the numbers of
+        # the routine Cauchy-Schwarz step (a real p) are not taken for it
+        U_, V_, p_ = sp.Symbol("U", real=True), sp.Symbol("V", real=True), sp.Symbol("p")
+        sums = (
+            (U_, sp.Sum(u[j] ** 2, (j, 1, n))),
+            (V_, sp.Sum(v[j] ** 2, (j, 1, n))),
+            (p_, sp.Sum(u[j] * v[j], (j, 1, n))),
+            (norm_v, sp.sqrt(sp.Sum(v[k] ** 2, (k, 1, n)))),
         )
-        norm_v = sp.sqrt(sp.Sum(v[k] ** 2, (k, 1, n)))
+        cauchy = (
+            Step(
+                r"For real $t$,",
+                sp.Sum((u[j] - t * v[j]) ** 2, (j, 1, n)),
+                U_ - 2 * t * p_ + t**2 * V_,
+                _SUMS,
+            ),
+            Step(
+                "",
+                U_ - 2 * t * p_ + t**2 * V_,
+                (U_ * V_ - p_**2) / V_,
+                _SUMS,
+                where=((t, p_ / V_),),
+                chained=True,
+            ),
+        )
         attain = Step(
-            r"$u^* = \sqrt{n}\, v / \|v\|$ gives $v \cdot u^* = \sqrt{n}\,\|v\|$",
+            r"which is $\ge 0$: $(u \cdot v)^2 \le \|u\|^2 \|v\|^2 \le n \|v\|^2$ (Cauchy--Schwarz). The "
+            r"bound is attained at $u^* = \sqrt{n}\, v / \|v\|$, a point of the ball:",
             sp.Sum(v[j] * sp.sqrt(n) * v[j] / norm_v, (j, 1, n)),
             sp.sqrt(n) * norm_v,
             _SUMS,
         )
-        size = Step(r"$\|u^*\|^2 = n$", sp.Sum((sp.sqrt(n) * v[j] / norm_v) ** 2, (j, 1, n)), n, _SUMS)
+        size = Step("", sp.Sum((sp.sqrt(n) * v[j] / norm_v) ** 2, (j, 1, n)), n, _SUMS)
+        minimum, nonnegative = _support_minimum(t)
+        return Theorem(
+            "rmsnorm.support",
+            r"The largest value of $v \cdot u$ over the ball $\|u\| \le \sqrt{n}$ is $\sqrt{n}\,\|v\|$",
+            _SUPPORT_TEXT,
+            r"\max_{\|u\| \le \sqrt{n}} v \cdot u = \sqrt{n}\,\|v\|",
+            hyps,
+            cauchy + routine(minimum, nonnegative) + (attain, size),
+            (*routine(nonnegative), attain, size),
+            definitions=sums,
+        )
     else:
         n = sp.Integer(n_value)
         u = sp.symbols(f"u1:{n_value + 1}", real=True)
@@ -396,23 +468,12 @@ def _support(n_value):
         size = Step(
             r"$\|u^*\|^2 = n$ (explicit)", sum((sp.sqrt(n) * b / norm_v) ** 2 for b in v), n, "simplify-to-zero"
         )
-    steps = (
-        expand,
-        Step(
-            r"at $t = p / V$ ($p = u \cdot v$, $U = \|u\|^2$, $V = \|v\|^2$): $U - 2tp + t^2 V = U - p^2 / V$",
-            Us - 2 * t * P + t**2 * Vs,
-            Us - P**2 / Vs,
-            "simplify-to-zero",
-            where=((t, P / Vs),),
-        ),
-        Step(r"hence $U V - p^2 = V \|u - t v\|^2 \ge 0$ (Cauchy-Schwarz)", Vs * Q, 0, _SIGN, relation=">="),
-        attain,
-        size,
-    )
+    minimum, nonnegative = _support_minimum(t)
+    steps = (expand, minimum, nonnegative, attain, size)
     concl = (
         Step(
             r"$(u \cdot v)^2 \le \|u\|^2 \|v\|^2 \le n \|v\|^2$, so $v \cdot u \le \sqrt{n}\,\|v\|$ on the ball",
-            Vs * Q,
+            nonnegative.lhs,
             0,
             _SIGN,
             relation=">=",
@@ -423,62 +484,8 @@ def _support(n_value):
         "rmsnorm.support",
         r"The largest value of $v \cdot u$ over the ball $\|u\| \le \sqrt{n}$ is "
         r"$\sqrt{n}\,\|v\|$",
-        r"Over the ball $\|u\| \le \sqrt{n}$, $v \cdot u \le \sqrt{n}\,\|v\|$ (Cauchy-Schwarz), with equality "
-        r"at $u = \sqrt{n}\, v / \|v\|$.  With $v = a \odot W_q^T R^T (k_i - \sum_j \lambda_j k_j)$ ($a$ the "
-        "gain) this is the dual bound of the rmsnorm query set.",
+        _SUPPORT_TEXT,
         r"\max_{\|u\| \le \sqrt{n}} v \cdot u = \sqrt{n}\,\|v\|",
-        hyps,
-        steps,
-        concl,
-        n=n_value,
-    )
-
-
-def _rotary(n_value):
-    """RoPE: R(a)^T R(b) = R(b - a) for every 2 x 2 block, so (R_i q) . (R_j k) = q . R_{j-i} k."""
-    import sympy as sp
-
-    def block(angle):
-        return sp.Matrix([[sp.cos(angle), -sp.sin(angle)], [sp.sin(angle), sp.cos(angle)]])
-
-    hyps = (
-        _hyps(n_value)[0],
-        Hypothesis(
-            "rotary",
-            r"$R_p = \operatorname{diag}(R(p\theta_1), \dots, R(p\theta_{n/2}))$ "
-            r"(identity on an odd last coordinate) with exact $\cos$ and $\sin$",
-            r"R_p = \oplus_i R(p\theta_i)",
-        ),
-    )
-    a, b = sp.symbols("a b", real=True)
-    steps = (
-        Step("$R(a)^T R(b) = R(b - a)$ (one block)", block(a).T * block(b), block(b - a), "simplify-to-zero"),
-        Step("$R(a)^T R(a) = I$ (one block)", block(a).T * block(a), sp.eye(2), "simplify-to-zero"),
-    )
-    if n_value is None:
-        concl = steps
-    else:
-        theta = sp.symbols(f"theta1:{n_value // 2 + 1}", real=True)
-        i, jj = sp.symbols("i j", real=True)
-
-        def full(p):
-            return sp.diag(*[block(p * th) for th in theta], *([1] if n_value % 2 else []))
-
-        concl = (
-            Step(
-                f"$R_i^T R_j = R_{{j - i}}$ for width ${n_value}$ (explicit)",
-                full(i).T * full(jj),
-                full(jj - i),
-                "simplify-to-zero",
-            ),
-        )
-    return Theorem(
-        "rotary.relative",
-        "Rotary positions: the score of positions $i, j$ depends on $j - i$ only",
-        r"With exact rotations, $(R_i q) \cdot (R_j k) = q \cdot R_i^T R_j k = q \cdot R_{j-i} k$.  Models use "
-        r"floating-point tables of $\cos$ and $\sin$, so lnproofs applies the table's own entries exactly on "
-        "the query side instead.",
-        r"(R_i q)\cdot(R_j k) = q \cdot R_{j-i}\, k",
         hyps,
         steps,
         concl,
@@ -488,4 +495,4 @@ def _rotary(n_value):
 
 def theorems(n: int | None = None, convention: str = "torch") -> list:
     """The RMSNorm theorems for general n or width ``n``."""
-    return [_sphere(n), _ellipsoid(n), _interior(n), _ball_image(n), _support(n), _rotary(n)]
+    return [_sphere(n), _ellipsoid(n), _interior(n), _ball_image(n), _support(n)]

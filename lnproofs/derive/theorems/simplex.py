@@ -10,7 +10,7 @@ integers times one power of two).  With at most ``n`` keys uniform attention exi
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from . import routine, width_hypothesis
 from .attention import _SELECT, _WIDTH
 
 __all__ = ["theorems"]
@@ -51,16 +51,13 @@ def _simplex(n_value):
     import sympy as sp
 
     text = (
-        r"Keys $k_0, \dots, k_m$ in $\mathbb{R}^n$ are affinely independent when $[K \mid \mathbf{1}]$ (each key "
-        r"with a $1$ appended) has rank $m + 1$; subtracting row $i$ from the others shows that this rank is "
-        r"$1 + \operatorname{rank} D$, where $D$ has the rows $d_j = k_i - k_j$ ($j \ne i$). Then $D$ has full row "
-        r"rank $m$, $G = D D^T$ is invertible and $q = D^T G^{-1} \mathbf{1}$ has $D q = \mathbf{1}$: "
-        r"$q \cdot k_i - q \cdot k_j = 1 > 0$ for every $j \ne i$, so every key is selectable (a vertex of the "
-        r"hull), with no search. Float keys are integers times one power of two, and a minor that is non-zero "
-        r"modulo a prime $p$ is a non-zero integer, so rank $m + 1$ modulo $p$ proves affine independence. With at "
-        r"most $n$ keys ($m < n$) a non-zero query with all scores equal (uniform attention) exists, since "
-        r"$I_n - D^T G^{-1} D$ has trace $n - m > 0$ and its columns $q$ have $D q = 0$; with $n + 1$ affinely "
-        r"independent keys $D$ is square of rank $n$, and none exists."
+        r"Let the keys $k_0, \dots, k_m \in \mathbb{R}^n$ be affinely independent, and let $D$ have the rows "
+        r"$d_j = k_0 - k_j$ ($j = 1, \dots, m$). Then $G = D D^T$ is invertible and $q = D^T G^{-1} \mathbf{1}$ "
+        r"has $q \cdot k_0 - q \cdot k_j = 1$ for every $j$: every key is selectable, with no search. With at most "
+        r"$n$ keys ($m < n$) some $q \ne 0$ gives all keys the same score (uniform attention); with $n + 1$ keys "
+        r"$D$ is square and invertible, and none does. For keys with integer coordinates (floats times one power "
+        r"of two) a minor of $[K \mid \mathbf{1}]$ that is non-zero modulo a prime is a non-zero integer, so rank "
+        r"$m + 1$ modulo a prime proves affine independence."
     )
     latex = (
         r"\operatorname{rank}[K \mid \mathbf{1}] = m + 1 \Rightarrow q = D^T (D D^T)^{-1} \mathbf{1}:\ "
@@ -71,30 +68,22 @@ def _simplex(n_value):
         _SELECT,
         Hypothesis(
             "affinely independent",
-            r"$[K \mid \mathbf{1}]$, the keys $k_0, \dots, k_m$ as rows with a "
-            r"$1$ appended, has rank $m + 1$ (so $m \le n$); the chosen key is labelled $k_0$ and "
-            r"$d_j = k_0 - k_j$ for $j = 1, \dots, m$ are the rows of $D$",
+            r"$[K \mid \mathbf{1}]$, the keys as rows with a $1$ appended, has rank $m + 1$",
             "",
         ),
         Hypothesis(
-            "rank",
-            r"invertible row and column operations keep the rank; $D$ of rank $m$ has $D^T c = 0$ "
-            r"only for $c = 0$",
+            "the invariance of rank under invertible row and column operations",
+            r"subtracting the first row of $[K \mid \mathbf{1}]$ from the others and clearing its last column keeps "
+            r"the rank, which is then $1 + \operatorname{rank} D$: $D$ has rank $m$ and $D^T c = 0$ only for $c = 0$",
             "",
-        ),
-        Hypothesis(
-            "rank modulo p",
-            r"float keys are integers times one common power of two; the rank of an "
-            r"integer matrix modulo a prime $p$ never exceeds its rank over $\mathbb{Q}$ (a minor that is "
-            r"non-zero modulo $p$ is a non-zero integer)",
-            "",
+            source="hornjohnson2013",
         ),
     )
     if n_value is None:
         n, m = general_symbols()["n"], sp.Symbol("m", positive=True, integer=True)
         j, l, t = (sp.Symbol(name, positive=True, integer=True) for name in "jlt")
         q, k, d, c, v, h = (sp.IndexedBase(name, real=True) for name in ("q", "k", "d", "c", "v", "h"))
-        gc, r = sp.Symbol("(G c)_j", real=True), sp.Symbol("r", positive=True, integer=True)
+        r = sp.Symbol("r", positive=True, integer=True)
 
         def dq(f):  # sum_t f(t) (D^T c)_t
             return sp.Sum(f * sp.Sum(d[l, t] * c[l], (l, 1, m)), (t, 1, n))
@@ -102,50 +91,45 @@ def _simplex(n_value):
         gram = sp.Sum(c[l] * sp.Sum(d[j, t] * d[l, t], (t, 1, n)), (l, 1, m))
         steps = [
             Step(
-                r"Scores: $q \cdot k_0 - q \cdot k_j = \sum_t (k_{0t} - k_{jt}) q_t = (D q)_j$",
+                r"Let $d_{jt}$ be the coordinates of $d_j$. The gap of $q$ is",
                 sp.Sum(q[t] * k[0, t], (t, 1, n)) - sp.Sum(q[t] * k[j, t], (t, 1, n)),
                 sp.Sum((k[0, t] - k[j, t]) * q[t], (t, 1, n)),
                 _SUMS,
+                why=r"$= (D q)_j$",
             ),
             Step(
-                r"$q = D^T c$ gives $(D q)_j = \sum_l G_{jl} c_l = (G c)_j$ with $G_{jl} = d_j \cdot d_l$, "
-                r"$G = D D^T$",
+                r"and for $q = D^T c$, with $G_{jl} = d_j \cdot d_l$ the entries of $G = D D^T$,",
                 dq(d[j, t]),
                 gram,
                 _SUMS,
+                why=r"$(D q)_j = (G c)_j$",
             ),
             Step(
-                r"$\|q\|^2 = c \cdot D q = c^T G c$ for $q = D^T c$: $G c = 0$ gives $q = D^T c = 0$, so $c = 0$ "
-                r"($D$ has rank $m$) and $G$ is invertible",
+                r"$G$ is invertible: $G c = 0$ gives $\|q\|^2 = c^T G c = 0$ for $q = D^T c$, as",
                 dq(q[t]),
                 sp.Sum(c[l] * sp.Sum(d[l, t] * q[t], (t, 1, n)), (l, 1, m)),
                 _SUMS,
+                why=r"$\|q\|^2 = c \cdot D q$",
             ),
             Step(
-                r"$c = G^{-1} \mathbf{1}$ solves $G c = \mathbf{1}$, so every gap $(D q)_j = (G c)_j$ is $1 > 0$",
-                gc,
-                0,
-                _SIGN,
-                relation=">",
-                where=((gc, 1),),
-            ),
-            Step(
-                r"Uniform attention: $q = v - D^T c$ has $(D q)_j = (D v)_j - (G c)_j$, which is $0$ for "
-                r"$c = G^{-1} D v$",
+                r"so $q = D^T c = 0$ and $c = 0$ ($D$ has rank $m$). With $c = G^{-1} \mathbf{1}$ every gap is $1$. "
+                r"For uniform attention, $q = v - D^T c$ has",
                 sp.Sum(d[j, t] * (v[t] - sp.Sum(d[l, t] * c[l], (l, 1, m))), (t, 1, n)),
                 sp.Sum(d[j, t] * v[t], (t, 1, n)) - gram,
                 _SUMS,
+                why=r"$(D q)_j = (D v)_j - (G c)_j$",
             ),
             Step(
-                r"With $H = G^{-1}$: the $j$-th term of $\operatorname{tr}(D^T H D)$ is "
-                r"$\sum_t d_{jt} (H D)_{jt} = \sum_l h_{jl} G_{lj} = (H G)_{jj} = 1$, so the trace is $m$",
+                r"which is $0$ for $c = G^{-1} D v$. With $H = G^{-1} = (h_{jl})$, the $j$-th term of "
+                r"$\operatorname{tr}(D^T H D)$ is",
                 sp.Sum(d[j, t] * sp.Sum(h[j, l] * d[l, t], (l, 1, m)), (t, 1, n)),
                 sp.Sum(h[j, l] * sp.Sum(d[j, t] * d[l, t], (t, 1, n)), (l, 1, m)),
                 _SUMS,
+                why=r"$= (H G)_{jj} = 1$",
             ),
             Step(
-                r"$\operatorname{tr}(I_n - D^T H D) = n - m > 0$ for $m < n$ ($m = n - r$, $r \ge 1$): some column "
-                r"$q = e_t - D^T H D e_t$ is non-zero, and it has $D q = 0$",
+                r"so $\operatorname{tr}(I_n - D^T H D) = n - m$, positive for $m < n$ ($m = n - r$, $r \ge 1$): some "
+                r"column $q = e_t - D^T H D e_t$ is non-zero, and $D q = 0$.",
                 n - m,
                 0,
                 _SIGN,
@@ -153,8 +137,17 @@ def _simplex(n_value):
                 where=((m, n - r),),
             ),
         ]
-        steps += _minor_steps()
-        concl = (steps[0], steps[1], steps[3], steps[4], steps[6])
+        gc = sp.Symbol("(G c)_j", real=True)
+        gap_one = Step(
+            r"$c = G^{-1} \mathbf{1}$ solves $G c = \mathbf{1}$, so every gap $(D q)_j = (G c)_j$ is $1 > 0$",
+            gc,
+            0,
+            _SIGN,
+            relation=">",
+            where=((gc, 1),),
+        )
+        concl = (steps[0], steps[1], steps[3], steps[5], *routine(gap_one))
+        steps += routine(gap_one, *_minor_steps())
     else:
         N = n_value
         x = sp.symbols(f"x1:{N + 1}", real=True)

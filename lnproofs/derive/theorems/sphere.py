@@ -10,7 +10,7 @@ sqrt(n) r / (r + eps sqrt(n)) ("std") of r = |P x|, which is at most r / sqrt(ep
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from . import routine, width_hypothesis
 from .decomposition import radial_factor
 
 __all__ = ["theorems", "radius_expression"]
@@ -32,39 +32,39 @@ _RADIUS_TITLE = r"With $\epsilon = 0$, $g(P x)$ lies on an $(n-2)$-sphere of rad
 _WIDTH = r"$n \ge 2$ is an integer; $j, k$ range over $1, \dots, n$"
 
 
+def _norm_p(n, k):
+    """The vector p = P x and its norm as a named quantity ``\\|p\\| = (sum_k p_k^2)^(1/2)``."""
+    import sympy as sp
+
+    p = sp.IndexedBase("p", real=True)
+    norm = sp.Symbol(r"\|p\|", positive=True)
+    return p, norm, (norm, sp.sqrt(sp.Sum(p[k] ** 2, (k, 1, n))))
+
+
 def _radius_general() -> Theorem:
     import sympy as sp
 
     s = general_symbols()
     n, j, k, x = s["n"], s["j"], s["k"], s["x"]
-    p = sp.IndexedBase("p", real=True)  # p = P x
-    R2 = sp.Sum(p[k] ** 2, (k, 1, n))
-    g_j = sp.sqrt(n) * p[j] / sp.sqrt(R2)
-    mean = sp.Sum(x[k], (k, 1, n)) / n
+    p, norm, norm_def = _norm_p(n, k)
+    xbar = sp.Symbol("xbar")
     hyps = (
         width_hypothesis(None, _WIDTH),
-        Hypothesis(
-            "eps zero", r"$\epsilon = 0$, so $g(y) = \sqrt{n}\, y / \|y\|$ in both conventions", r"\epsilon = 0"
-        ),
-        Hypothesis(
-            "centred",
-            r"$p = P x$, so $p_j = x_j - \bar{x}$ (projection.mean_subtraction), and $p \ne 0$",
-            r"p = Px \ne 0",
-        ),
+        Hypothesis("eps zero", r"$\epsilon = 0$, so that $g(y) = \sqrt{n}\, y / \|y\|$", r"\epsilon = 0"),
+        Hypothesis("centred", r"$p = P x \ne 0$", r"p = Px \ne 0"),
     )
-    steps = (
-        Step(r"$\|g(p)\|^2 = \sum_j n p_j^2 / \|p\|^2 = n$", sp.Sum(g_j**2, (j, 1, n)), n, _SUMS),
-        Step(r"$\mathbf{1}^T p = \sum_j (x_j - \bar{x}) = 0$", sp.Sum(x[j] - mean, (j, 1, n)), 0, _SUMS),
-        Step(
-            r"$\mathbf{1}^T g(p) = \frac{\sqrt{n}}{\|p\|}\,\mathbf{1}^T p = \frac{\sqrt{n}}{\|p\|} \sum_j (x_j - \bar{x})$",
-            sp.Sum(sp.sqrt(n) * (x[j] - mean) / sp.sqrt(R2), (j, 1, n)),
-            0,
-            _SUMS,
-        ),
+    norm_step = Step(
+        r"By Lemma projection.mean_subtraction $p_j = x_j - \bar{x}$. The norm of $g(p)$ is",
+        sp.sqrt(sp.Sum(n * p[j] ** 2 / norm**2, (j, 1, n))),
+        sp.sqrt(n),
+        _SUMS,
     )
-    conclusion = (
-        Step(r"$\|g(P x)\| = \sqrt{n}$", sp.sqrt(sp.Sum(g_j**2, (j, 1, n))), sp.sqrt(n), _SUMS),
-        Step(r"$\mathbf{1}^T g(P x) = 0$", sp.Sum(sp.sqrt(n) * (x[j] - mean) / sp.sqrt(R2), (j, 1, n)), 0, _SUMS),
+    sum_step = Step(
+        r"and $\mathbf{1}^T g(p)$ is",
+        sp.Sum(sp.sqrt(n) * (x[j] - xbar) / norm, (j, 1, n)),
+        0,
+        _SUMS,
+        why=r"$\sum_j x_j = n \bar{x}$",
     )
     return Theorem(
         "sphere.radius",
@@ -74,8 +74,19 @@ def _radius_general() -> Theorem:
         r"$(n-2)$-sphere.",
         r"\|g(Px)\| = \sqrt{n},\quad \mathbf{1}^T g(Px) = 0",
         hyps,
-        steps,
-        conclusion,
+        (
+            norm_step,
+            sum_step,
+            *routine(
+                Step(
+                    r"$\|g(p)\|^2 = \sum_j n p_j^2 / \|p\|^2 = n$", sp.Sum(n * p[j] ** 2 / norm**2, (j, 1, n)), n, _SUMS
+                ),
+                Step(r"$\mathbf{1}^T p = \sum_j (x_j - \bar{x}) = 0$", sp.Sum(x[j] - xbar, (j, 1, n)), 0, _SUMS),
+            ),
+        ),
+        (norm_step, sum_step),
+        definitions=((xbar, sp.Sum(x[k], (k, 1, n)) / n), norm_def),
+        uses=("projection.mean_subtraction",),
     )
 
 
@@ -118,11 +129,86 @@ def _radius_concrete(n: int) -> Theorem:
     )
 
 
+#: the closed form of the radius as the statements write it
+_FORMULA_LATEX = {
+    "torch": r"\frac{\sqrt{n}\,r}{\sqrt{r^2 + n\epsilon}}",
+    "std": r"\frac{\sqrt{n}\,r}{r + \epsilon\sqrt{n}}",
+}
+
+
 def _interior(convention: str, n_value: int | None) -> Theorem:
     import sympy as sp
 
+    if n_value is not None:
+        return _interior_concrete(convention, n_value)
     s = general_symbols()
-    n = s["n"] if n_value is None else sp.Integer(n_value)
+    n, j, k = s["n"], s["j"], s["k"]
+    eps = sp.Symbol("epsilon", positive=True)
+    r = sp.Symbol("r", positive=True)
+    p, norm, norm_def = _norm_p(n, k)
+    hyps = (
+        width_hypothesis(None, _WIDTH),
+        Hypothesis("eps positive", r"$\epsilon > 0$", r"\epsilon > 0"),
+        Hypothesis("norm", r"$p = P x$ has norm $r = \|p\| > 0$ ($p = 0$ gives the centre $g(p) = 0$)", r"r > 0"),
+    )
+    formula_latex = _FORMULA_LATEX[convention]
+    if convention == "torch":
+        bound, bound_text = r / sp.sqrt(eps), r"$r / \sqrt{\epsilon}$"
+    else:
+        bound, bound_text = r / eps, r"$r / \epsilon$"
+    radius = formula_expr(r, n, eps, convention)
+    first = Step(
+        r"Since $g(p) = c\, p$ with $c$ the factor of $g$ at $\|p\|$,",
+        sp.Sum((radial_factor(norm, n, eps, convention) * p[j]) ** 2, (j, 1, n)),
+        (radial_factor(norm, n, eps, convention) * norm) ** 2,
+        _SUMS,
+    )
+    below = Step(r"At $\|p\| = r$ its square is", radius**2, n, _SIGN, relation="<")
+    bounded = Step("", radius**2, bound**2, _SIGN, relation="<=")
+    closed, closed_value = _closed_form(r, n, eps, convention, formula_latex)
+    return Theorem(
+        f"sphere.interior_{convention}",
+        rf"With $\epsilon > 0$, $g(P x)$ lies strictly inside the ball ({convention})",
+        r"For $\epsilon > 0$: $\|g(P x)\| = " + formula_latex + r" < \sqrt{n}$ with $r = \|P x\|$, and it "
+        f"is at most {bound_text}.",
+        r"\|g(Px)\| = " + formula_latex + r" < \sqrt{n},\quad r = \|Px\|",
+        hyps,
+        (first, *routine(closed), below, bounded),
+        (first, below, *routine(closed_value)),
+        convention=convention,
+        definitions=(norm_def,),
+    )
+
+
+def _closed_form(r, n, eps, convention: str, formula_latex: str) -> tuple:
+    """The radius in closed form, ``sqrt(c^2 r^2)`` and ``c r`` with ``c`` the factor of ``g`` at ``r``."""
+    import sympy as sp
+
+    C = sp.Symbol("c", positive=True)
+    bind = ((C, radial_factor(r, n, eps, convention)),)
+    formula = formula_expr(r, n, eps, convention)
+    return (
+        Step(
+            r"With $c$ the factor of $g$ at $r = \|P x\|$, $\|g(P x)\| = \sqrt{c^2 r^2} = " + formula_latex + "$",
+            sp.sqrt(C**2 * r**2),
+            formula,
+            _SQUARES,
+            where=bind,
+        ),
+        Step(
+            r"The closed form of the radius: $\|g(P x)\| = c\, r$ with $c$ the factor of $g$ at $r$",
+            C * r,
+            formula,
+            _SQUARES,
+            where=bind,
+        ),
+    )
+
+
+def _interior_concrete(convention: str, n_value: int) -> Theorem:
+    import sympy as sp
+
+    n = sp.Integer(n_value)
     eps = sp.Symbol("epsilon", positive=True)
     r = sp.Symbol("r", positive=True)
     radius = radius_expression(r, n, eps, convention)
@@ -130,58 +216,25 @@ def _interior(convention: str, n_value: int | None) -> Theorem:
     hyps = (
         width_hypothesis(n_value, _WIDTH),
         Hypothesis("eps positive", r"$\epsilon > 0$", r"\epsilon > 0"),
-        Hypothesis("norm", r"$r = \|P x\| > 0$ (for $P x = 0$, $g(P x) = 0$ is the centre itself)", r"r = \|Px\| > 0"),
-        Hypothesis("convention", f"the {convention!r} convention", ""),
+        Hypothesis("norm", r"$r = \|P x\| > 0$", r"r = \|Px\| > 0"),
     )
-    if convention == "torch":
-        bound, bound_text = r / sp.sqrt(eps), r"$r / \sqrt{\epsilon}$"
-        formula_latex = r"\frac{\sqrt{n}\,r}{\sqrt{r^2 + n\epsilon}}"
-    else:
-        bound, bound_text = r / eps, r"$r / \epsilon$"
-        formula_latex = r"\frac{\sqrt{n}\,r}{r + \epsilon\sqrt{n}}"
-    if n_value is None:
-        j, k = s["j"], s["k"]
-        p = sp.IndexedBase("p", real=True)
-        R2 = sp.Sum(p[k] ** 2, (k, 1, n))
-        g_j = radial_factor(sp.sqrt(R2), n, eps, convention) * p[j]
-        first = Step(
-            r"$\|g(p)\|^2 = c(\|p\|)^2 \sum_j p_j^2$ with $c$ the radial factor, for $p = P x$",
-            sp.Sum(g_j**2, (j, 1, n)),
-            radial_factor(sp.sqrt(R2), n, eps, convention) ** 2 * R2,
-            _SUMS,
-        )
-    else:
-        p = sp.Matrix(sp.symbols(f"p1:{n_value + 1}", real=True))
-        R2 = sum(t**2 for t in p)
-        c = radial_factor(sp.sqrt(R2), n, eps, convention)
-        first = Step(
+    bound = r / sp.sqrt(eps) if convention == "torch" else r / eps
+    p = sp.Matrix(sp.symbols(f"p1:{n_value + 1}", real=True))
+    R2 = sum(t**2 for t in p)
+    c = radial_factor(sp.sqrt(R2), n, eps, convention)
+    steps = (
+        Step(
             r"$\|g(p)\|^2 = c(\|p\|)^2 \|p\|^2$ (explicit coordinates)",
             sum((c * t) ** 2 for t in p),
             c**2 * R2,
             "simplify-to-zero",
-        )
-    steps = (
-        first,
-        Step(
-            r"Hence $\|g(P x)\| = \sqrt{c(r)^2 r^2} = " + formula_latex + r"$ at $r = \|P x\|$",
-            sp.sqrt(C**2 * r**2),
-            formula_expr(r, n, eps, convention),
-            _SQUARES,
-            where=((C, radial_factor(r, n, eps, convention)),),
         ),
+        *routine(_closed_form(r, n, eps, convention, _FORMULA_LATEX[convention])[0]),
         Step("The squared radius is strictly below $n$", radius**2, n, _SIGN, relation="<"),
-        Step(
-            f"The radius is at most {bound_text}: a near-constant input (small $r$) lands near the centre",
-            radius**2,
-            bound**2,
-            _SIGN,
-            relation="<=",
-        ),
+        Step("and at most the bound", radius**2, bound**2, _SIGN, relation="<="),
     )
     conclusion = (
-        Step(
-            r"$\|g(P x)\| < \sqrt{n}$ (both sides are nonnegative, compare squares)", radius**2, n, _SIGN, relation="<"
-        ),
+        Step(r"$\|g(P x)\| < \sqrt{n}$", radius**2, n, _SIGN, relation="<"),
         Step(
             r"closed form of the radius: $\|g(P x)\| = c(r)\, r$",
             C * r,
@@ -193,9 +246,8 @@ def _interior(convention: str, n_value: int | None) -> Theorem:
     return Theorem(
         f"sphere.interior_{convention}",
         rf"With $\epsilon > 0$, $g(P x)$ lies strictly inside the ball ({convention})",
-        r"For $\epsilon > 0$: $\|g(P x)\| = " + formula_latex + r" < \sqrt{n}$ with $r = \|P x\|$, and it "
-        f"is at most {bound_text}.",
-        r"\|g(Px)\| = " + formula_latex + r" < \sqrt{n},\quad r = \|Px\|",
+        rf"For $\epsilon > 0$ and $n = {n_value}$: $\|g(P x)\| < \sqrt{{n}}$.",
+        r"\|g(Px)\| < \sqrt{n}",
         hyps,
         steps,
         conclusion,

@@ -22,7 +22,7 @@ The screen of :mod:`lnproofs.propose.vocab` applies the first; the box query set
 from __future__ import annotations
 
 from ..theorem import Hypothesis, Step, Theorem, general_symbols
-from . import width_hypothesis
+from . import routine, width_hypothesis
 
 __all__ = ["theorems"]
 
@@ -81,27 +81,27 @@ def _self_witness(n_value):
         ),
     )
     identity = Step(
-        "$\\|k_i\\|^2 - k_i \\cdot k_j = \\frac{1}{2}(\\|k_i - k_j\\|^2 + \\|k_i\\|^2 - \\|k_j\\|^2)$",
+        r"With coordinates $k_{il}$ of $k_i$,",
         gap,
         half,
         _SUMS if n_value is None else "expand",
     )
     largest = Step(
-        "for $\\|k_j\\| \\le \\|k_i\\|$ and $k_j \\ne k_i$: with $D = \\|k_i - k_j\\|^2 > 0$ and "
-        "$a = \\|k_i\\|^2 - \\|k_j\\|^2 \\ge 0$ the gap $(D + a)/2$ is positive",
+        r"so for $\|k_j\| \le \|k_i\|$ and $k_j \ne k_i$, with $D = \|k_i - k_j\|^2 > 0$ and "
+        r"$a = \|k_i\|^2 - \|k_j\|^2 \ge 0$,",
         (D + a) / 2,
         0,
         _SIGN,
         relation=">",
     )
     scaled = Step(
-        "with $q = t k_i$ the score gap is $t g + b_i - b_j = s g$ for $t = (b_j - b_i)/g + s$",
+        r"With a bias and $q = t k_i$ the score gap is",
         t * g + bi - bj,
         s * g,
         "simplify-to-zero",
         where=((t, (bj - bi) / g + s),),
     )
-    wins = Step("and $s g > 0$: row $i$ wins by a positive gap", s * g, 0, _SIGN, relation=">")
+    wins = Step("", s * g, 0, _SIGN, relation=">", chained=True)
     steps = (identity, largest, scaled, wins)
     return Theorem(
         "vocab.self_witness",
@@ -122,10 +122,7 @@ def _duplicate_rows(n_value):
     bi, bj = sp.Symbol("b_i", real=True), sp.Symbol("b_j", real=True)
     c = sp.Symbol("c", positive=True)
     diff = _sum(S, l, lambda t: q[t] * ki[t]) + bi - _sum(S, l, lambda t: q[t] * kj[t]) - bj
-    if n_value is None:
-        equal = _sum(S, l, lambda t: q[t] * ki[t]) + bi - _sum(S, l, lambda t: q[t] * ki[t]) - bj
-    else:
-        equal = diff.subs(dict(zip(kj, ki)))
+    bind = ((kj, ki),) if n_value is None else tuple(zip(kj, ki))
     text = (
         "If two rows are equal, $k_j = k_i$, then for every query $q$ their scores differ by the biases "
         "alone: $(q \\cdot k_i + b_i) - (q \\cdot k_j + b_j) = b_i - b_j$.  With equal biases the two rows "
@@ -139,13 +136,14 @@ def _duplicate_rows(n_value):
         Hypothesis("smaller bias", "for the last claim $b_j = b_i + c$ with $c > 0$", r"b_j > b_i"),
     )
     same = Step(
-        "with $k_j = k_i$ the score difference is $b_i - b_j$ for every $q$",
-        equal,
+        r"With coordinates $k_{il}$ of $k_i$, the difference of the scores is",
+        diff,
         bi - bj,
         _SUMS if n_value is None else "expand",
+        where=bind,
     )
     lower = Step(
-        "with $b_j = b_i + c$, $c > 0$, the difference $b_i - b_j$ is negative",
+        "",
         bi - bj,
         0,
         _SIGN,
@@ -171,8 +169,7 @@ def _bias_lift(n_value):
     bj, bi, beta = sp.Symbol("b_j", real=True), sp.Symbol("b_i", real=True), sp.Symbol("bbar", real=True)
     t = sp.Symbol("t", positive=True)
     lifted = Step(
-        "$(q, t) \\cdot (k_j, b_j) = t\\,((q/t) \\cdot k_j + b_j)$ for $t > 0$: the lifted scores are "
-        "positive multiples of the biased ones",
+        r"For $t > 0$ the lifted scores $(q, t) \cdot (k_j, b_j)$ are positive multiples of biased ones:",
         _sum(S, l, lambda c: q[c] * kj[c]) + t * bj,
         t * (_sum(S, l, lambda c: (q[c] / t) * kj[c]) + bj),
         _SUMS if n_value is None else "expand",
@@ -189,15 +186,32 @@ def _bias_lift(n_value):
         rq = sum(q[c] * (K[0][c] - sum(w * k[c] for w, k in zip(lam, K[1:]))) for c in range(n_value))
     B = [sp.Symbol(f"b_{m}", real=True) for m in (1, 2, 3)]
     L3 = sp.Symbol("lambda_3", nonnegative=True)
-    average = Step(
-        "for weights $\\lambda_j \\ge 0$ with $\\sum_j \\lambda_j = 1$ (three other rows shown) and "
-        "$r = k_i - \\sum_j \\lambda_j k_j$: $\\sum_j \\lambda_j (s_i - s_j) = r \\cdot q + b_i - "
-        "\\sum_j \\lambda_j b_j$",
-        sum(w * ((score[0] + bi) - (s + b)) for w, s, b in zip(lam, score[1:], B)),
-        rq + bi - sum(w * b for w, b in zip(lam, B)),
-        _SUMS if n_value is None else "expand",
-        where=((L3, 1 - lam[0] - lam[1]),),
-    )
+    definitions = ()
+    if n_value is None:  # the scores and r by name: s_j = q . k_j + b_j, r_l = k_il - sum_j lambda_j k_jl
+        sf, rf, idx = sp.Function("s"), sp.Function("r"), sp.Symbol("c", positive=True, integer=True)
+        si = sp.Symbol("s_i", real=True)
+        definitions = (
+            (si, score[0] + bi),
+            *((sp.Symbol(f"s_{m}", real=True), sc + b) for m, sc, b in zip((1, 2, 3), score[1:], B)),
+            (rf, sp.Lambda((idx,), K[0][idx] - sum(w * k[idx] for w, k in zip(lam, K[1:])))),
+        )
+        names = [d[0] for d in definitions[1:4]]
+        average = Step(
+            r"With three other rows shown, $\lambda_3 = 1 - \lambda_1 - \lambda_2$:",
+            sum(w * (si - sj) for w, sj in zip(lam, names)),
+            _sum(S, l, lambda c: q[c] * rf(c)) + bi - sum(w * b for w, b in zip(lam, B)),
+            _SUMS,
+            where=((L3, 1 - lam[0] - lam[1]),),
+        )
+        del sf
+    else:
+        average = Step(
+            r"With three other rows shown, $\lambda_3 = 1 - \lambda_1 - \lambda_2$ and $r = k_i - \sum_j \lambda_j k_j$:",
+            sum(w * ((score[0] + bi) - (s + b)) for w, s, b in zip(lam, score[1:], B)),
+            rq + bi - sum(w * b for w, b in zip(lam, B)),
+            "expand",
+            where=((L3, 1 - lam[0] - lam[1]),),
+        )
     rr, x, y, Bb, qq = (
         sp.Symbol("r_l", nonnegative=True),
         sp.Symbol("x", nonnegative=True),
@@ -206,8 +220,7 @@ def _bias_lift(n_value):
         sp.Symbol("q_l", real=True),
     )
     box_pos = Step(
-        "in the box $|q_l| \\le B$, a coordinate with $r_l \\ge 0$ and $q_l = B - x$, $x \\ge 0$, has "
-        "$r_l q_l \\le B |r_l|$",
+        r"In the box, $r_l q_l \le B |r_l|$ for $r_l \ge 0$ and $q_l = B - x$, $x \ge 0$,",
         Bb * rr - rr * qq,
         0,
         _SIGN,
@@ -215,7 +228,7 @@ def _bias_lift(n_value):
         where=((qq, Bb - x),),
     )
     box_neg = Step(
-        "and one with $r_l = -y \\le 0$ and $q_l = x - B$, $x \\ge 0$, too: so $r \\cdot q \\le B \\|r\\|_1$",
+        r"and for $r_l = -y \le 0$ and $q_l = x - B$, so $r \cdot q \le B \|r\|_1$",
         Bb * y - (-y) * qq,
         0,
         _SIGN,
@@ -223,8 +236,8 @@ def _bias_lift(n_value):
         where=((qq, x - Bb),),
     )
     never = Step(
-        "so $\\sum_j \\lambda_j (s_i - s_j) \\le B \\|r\\|_1 + b_i - \\bar{b} \\le 0$ whenever "
-        "$\\bar{b} = \\sum_j \\lambda_j b_j \\ge b_i + B \\|r\\|_1$: some row scores at least $s_i$",
+        r"and $\sum_j \lambda_j (s_i - s_j) \le B \|r\|_1 + b_i - \bar{b} \le 0$ when "
+        r"$\bar{b} = \sum_j \lambda_j b_j = b_i + B \|r\|_1 + y$, $y \ge 0$ (with $x = \|r\|_1$):",
         Bb * x + bi - beta,
         0,
         _SIGN,
@@ -254,6 +267,12 @@ def _bias_lift(n_value):
             r"\lambda \ge 0,\ \textstyle\sum_j \lambda_j = 1",
         ),
         Hypothesis("box", "$B > 0$ and $|q_l| \\le B$ for every coordinate $l$", r"\|q\|_\infty \le B"),
+        Hypothesis(
+            "three rows",
+            r"the proof shows three other rows $k_1, k_2, k_3$, with biases $b_1, b_2, b_3$ and weights "
+            r"$\lambda_1, \lambda_2, \lambda_3$",
+            "",
+        ),
     )
     steps = (lifted, average, box_pos, box_neg, never)
     return Theorem(
@@ -265,6 +284,7 @@ def _bias_lift(n_value):
         steps,
         (lifted, average, never),
         n=n_value,
+        definitions=definitions,
     )
 
 
@@ -275,21 +295,21 @@ def _final_norm(n_value):
     b, sigma = sp.Symbol("b", real=True), sp.Symbol("sigma", real=True)
     n = general_symbols()["n"] if n_value is None else sp.Integer(n_value)
     logit = Step(
-        "$k \\cdot (g \\circ u + \\beta) + b = (g \\circ k) \\cdot u + (k \\cdot \\beta + b)$",
+        "",
         _sum(S, l, lambda c: k[c] * (g[c] * u[c] + beta[c])) + b,
         _sum(S, l, lambda c: (g[c] * k[c]) * u[c]) + _sum(S, l, lambda c: k[c] * beta[c]) + b,
         _SUMS if n_value is None else "expand",
     )
     mean = _sum(S, l, lambda c: a[c]) / n
     centred = Step(
-        "$(P a) \\cdot u = a \\cdot u - \\bar{a} \\sum_l u_l$ with $\\bar{a} = \\sum_l a_l / n$",
+        r"and in $\mathbf{1}^\perp$ the keys may be centred:",
         _sum(S, l, lambda c: (a[c] - mean) * u[c]),
         _sum(S, l, lambda c: a[c] * u[c]) - mean * _sum(S, l, lambda c: u[c]),
         _SUMS if n_value is None else "expand",
     )
     A = sp.Symbol("A", real=True)
     inside = Step(
-        "for LayerNorm $\\sigma = \\sum_l u_l = 0$, so $(P a) \\cdot u = a \\cdot u$",
+        "",
         A - mean * sigma,
         A,
         "simplify-to-zero",
@@ -330,15 +350,16 @@ def _no_offset(n_value):
     import sympy as sp
 
     (a, ai, aj, u), S, l = _vectors(n_value, "a", "a_i", "a_j", "u")
-    s, m, c = sp.Symbol("s", positive=True), sp.Symbol("m", positive=True), sp.Symbol("c", real=True)
+    s, c = sp.Symbol("s", positive=True), sp.Symbol("c", real=True)
     n = general_symbols()["n"] if n_value is None else sp.Integer(n_value)
     scaled = Step(
-        "$(a_i - a_j) \\cdot (s u) = s\\,((a_i - a_j) \\cdot u)$: scaling $u$ by $s > 0$ scales every score gap alike",
+        r"Scaling $u$ by $s > 0$ scales every gap alike:",
         _sum(S, l, lambda t: (ai[t] - aj[t]) * (s * u[t])),
         s * _sum(S, l, lambda t: (ai[t] - aj[t]) * u[t]),
         _SUMS if n_value is None else "expand",
     )
-    kept = Step("so a gap $m > 0$ stays positive at $s u$", s * m, 0, _SIGN, relation=">")
+    m = sp.Symbol("m", positive=True)
+    kept = Step(r"So a gap $m > 0$ stays positive at $s u$", s * m, 0, _SIGN, relation=">")
     if n_value is None:
         z = sp.IndexedBase("z", real=True)
         first = lambda e: sp.Sum(e, (l, 1, n - 1))
@@ -349,8 +370,7 @@ def _no_offset(n_value):
         lhs = sum(a[t] * z[t] for t in range(n_value - 1)) + a[n_value - 1] * (-sum(z))
         rhs = sum((a[t] - a[n_value - 1]) * z[t] for t in range(n_value - 1))
     coords = Step(
-        "with $u_l = z_l$ for $l < n$ and $u_n = -\\sum_{l<n} z_l$ (every $u$ with "
-        "$\\mathbf{1} \\cdot u = 0$, once each): $a \\cdot u = (L a) \\cdot z$, $(L a)_l = a_l - a_n$",
+        r"Every $u \in \mathbf{1}^\perp$ is $u_l = z_l$ ($l < n$), $u_n = -\sum_{l<n} z_l$ for one $z$, and",
         lhs,
         rhs,
         _SUMS if n_value is None else "expand",
@@ -358,7 +378,7 @@ def _no_offset(n_value):
     if n_value is None:
         k = sp.Symbol("k", positive=True, integer=True)
         flat = Step(
-            "and $L v = 0$ makes every $v_l$ equal to one $c$: then $(P v)_l = v_l - \\frac{1}{n} \\sum_k v_k = 0$",
+            r"and $L v = 0$ makes every $v_l$ equal to one $c$, so $(P v)_l$ is",
             c - sp.Sum(c, (k, 1, n)) / n,
             0,
             _SUMS,
@@ -378,7 +398,7 @@ def _no_offset(n_value):
         "ball $\\|u\\|^2 \\le n$ ($\\mathbf{1} \\cdot u = 0$ for LayerNorm).  Scaling $u$ by $s > 0$ scales "
         "every gap, so the ball's radius never matters: row $i$ can be the strict argmax exactly when it is for "
         "some $u \\ne 0$.  For LayerNorm, $u = L^T z$ runs over $\\mathbf{1}^\\perp$ as $z$ runs over "
-        "$\\mathbb{R}^{n-1}$ and $a \\cdot u = (L a) \\cdot z$: row $i$ can be output exactly when $L a_i$ is "
+        "$\\mathbb{R}^{n-1}$ and $a \\cdot u = (L a) \\cdot z$ with $(L a)_l = a_l - a_n$: row $i$ can be output exactly when $L a_i$ is "
         "a vertex of the hull of the points $L a_j$, a free question in $n - 1$ coordinates.  Weights "
         "$\\lambda$ with $\\sum_j \\lambda_j L a_j = L a_i$ leave $v = a_i - \\sum_j \\lambda_j a_j$ a "
         "multiple of $\\mathbf{1}$, so $P v = 0$: the dual evidence that the row is never output."
@@ -395,7 +415,7 @@ def _no_offset(n_value):
         text,
         latex,
         hyps,
-        (scaled, kept, coords, flat),
+        (scaled, *routine(kept), coords, flat),
         (scaled, coords, flat),
         n=n_value,
     )
