@@ -15,7 +15,18 @@ from ..kernel.errors import OptionError
 __all__ = ["THEOREM_NAMES", "MODULES", "theorem_names", "all_theorems", "prove_all", "get_theorem"]
 
 #: theorem modules under lnproofs.derive.theorems, in the order their theorems are listed
-MODULES = ("projection", "decomposition", "sphere", "ellipsoid", "rmsnorm", "attention", "simplex", "coverage", "vocab")
+MODULES = (
+    "projection",
+    "decomposition",
+    "sphere",
+    "ellipsoid",
+    "rmsnorm",
+    "attention",
+    "simplex",
+    "coverage",
+    "vocab",
+    "softcap",
+)
 
 THEOREM_NAMES = (
     "projection.mean_subtraction",
@@ -59,6 +70,7 @@ THEOREM_NAMES = (
     "vocab.bias_lift",
     "vocab.final_norm",
     "vocab.no_offset",
+    "softcap.argmax",
 )
 
 
