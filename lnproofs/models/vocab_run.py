@@ -265,6 +265,12 @@ def _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model) -
         f"final {layer.norm} (eps {layer.eps:g}).",
         "",
     ]
+    if layer.softcap is not None:
+        lines += [
+            f"Logits soft-capped, c tanh(z / c) with c = {layer.softcap:g}: a strictly increasing map, so every "
+            "status below holds for the capped logits too (theorem softcap.argmax).",
+            "",
+        ]
     if layer.caveat:
         lines += [f"Caveat: {layer.caveat}.", ""]
     lines += ["| query set | " + " | ".join(sorted({s for c in counts.values() for s in c})) + " | seconds | how |"]
