@@ -13,7 +13,8 @@ head normalises ``gelu(dense(h))``: its LayerNorm ball is an outer bound of what
 produces (stated as a caveat).
 
 The unembedding is read in chunks of rows (:func:`unembedding_rows`; from safetensors, sharded or
-not, only those rows' bytes), so reading it holds the float64 keys once and at most two chunks.
+not, only those rows' bytes), each widened into the float64 keys in place, so reading it holds the
+keys once and one chunk's rows as stored.
 """
 
 from __future__ import annotations
@@ -219,7 +220,8 @@ def _locate(path) -> _Located:
     return _Located(name, norm, offset, spec, data, tensors, head_name, norm_name)
 
 
-def _chunks(where: _Located, rows: int | None) -> Iterator[tuple[int, int, np.ndarray]]:
+def _chunks(where: _Located, rows: int | None, into: np.ndarray | None = None) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(a, b, rows a..b as float64)``: new arrays, or views of ``into`` (the whole unembedding) filled in place."""
     from torch_backend.models.tensors import read_rows, tensor_shape
 
     source = where.tensors[where.head_name]
@@ -232,8 +234,9 @@ def _chunks(where: _Located, rows: int | None) -> Iterator[tuple[int, int, np.nd
     n, d = shape
     step = max(1, CHUNK_BYTES // (8 * max(d, 1))) if rows is None else int(rows)
     require(step >= 1, OptionError, f"rows = {rows} per chunk; give a positive number of rows")
-    for a in range(0, n, step):  # no local holds the previous chunk while the next is read
-        yield a, min(a + step, n), read_rows(source, where.head_name, a, min(a + step, n))
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        yield a, b, read_rows(source, where.head_name, a, b, None if into is None else into[a:b])
 
 
 def unembedding_rows(path, rows: int | None = None) -> Iterator[tuple[int, int, np.ndarray]]:
@@ -241,22 +244,22 @@ def unembedding_rows(path, rows: int | None = None) -> Iterator[tuple[int, int, 
 
     ``rows`` per chunk (default: :data:`CHUNK_BYTES` of float64).  From safetensors (one file or a
     sharded ``model.safetensors.index.json``) each chunk reads only its own rows; a PyTorch pickle
-    is read whole and sliced.  The same tensor as :func:`read_output_layer`'s keys, chunk by chunk."""
+    is read whole and sliced.  The same tensor as :func:`read_output_layer`'s keys, chunk by chunk;
+    a consumer that lets go of each chunk before the next holds one chunk and the rows being read."""
     return _chunks(_locate(path), rows)
 
 
 def read_output_layer(path, *, rows: int | None = None) -> OutputLayer:
     """The output layer of the model folder (or weights file beside a config) at ``path``; the
     unembedding is read in chunks of ``rows`` (:func:`unembedding_rows`) into one float64 array."""
-    from torch_backend.models.tensors import read_tensor, tensor_shape
+    from torch_backend.models.tensors import empty_float64, read_tensor, tensor_shape
 
     where = _locate(path)
     spec, data, tensors = where.spec, where.data, where.tensors
     shape = tensor_shape(tensors[where.head_name], where.head_name)
-    keys = np.empty(shape, dtype=np.float64) if len(shape) == 2 else None
-    for a, b, chunk in _chunks(where, rows):
-        keys[a:b] = chunk
-        del chunk  # at most this chunk and the next one's rows as read are held beside the keys
+    keys = empty_float64(shape if len(shape) == 2 else (0, 0))
+    for _ in _chunks(where, rows, keys):  # each chunk's rows widened into the keys, in place
+        pass
     bias_name = next((n for n in spec.bias if n in tensors), None)
     bias = None if bias_name is None else read_tensor(tensors[bias_name], bias_name)
     norm_name = where.norm_name
