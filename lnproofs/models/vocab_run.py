@@ -92,7 +92,8 @@ def _coverage(layer, keys):
 def _save_keys(out: Path, keys: np.ndarray, name: str) -> Path:
     path = out / name
     single = keys.astype(np.float32)
-    return write_array(path, single if np.array_equal(single.astype(np.float64), keys) else keys)
+    exact = np.array_equal(single, keys)  # float32 against float64, exactly, without a float64 copy
+    return write_array(path, single if exact else keys)
 
 
 def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, workers, scheduler):
