@@ -79,6 +79,26 @@ def test_a_sharded_folder_and_bfloat16_weights_are_read_exactly(tmp_path):
     assert np.array_equal(read_output_layer(single).keys, keys)
 
 
+def test_a_pytorch_pickle_is_read_once_and_cut_into_the_same_chunks(tmp_path, monkeypatch):
+    import torch
+    from safetensors.torch import load_file
+
+    from torch_backend.models import tensors
+
+    folder, model = _llama(tmp_path / "m")
+    state = load_file(str(folder / "model.safetensors"))
+    torch.save(state, str(folder / "pytorch_model.bin"))
+    (folder / "model.safetensors").unlink()
+    loads = []
+    real = tensors.torch_state_dict
+    monkeypatch.setattr(tensors, "torch_state_dict", lambda path: loads.append(path) or real(path))
+    got = list(unembedding_rows(folder, rows=10))
+    assert [(a, b) for a, b, _ in got] == [(0, 10), (10, 20), (20, 30), (30, 40), (40, 45)]
+    assert np.array_equal(np.vstack([c for _, _, c in got]), _expected(model))
+    assert len(loads) <= 3  # the names, the shape and the rows: not once per chunk
+    assert np.array_equal(read_output_layer(folder, rows=10).keys, _expected(model))
+
+
 def test_a_tied_head_is_read_in_chunks_from_the_embedding(tmp_path):
     folder, model = _llama(tmp_path / "m", tie=True)
     layer = read_output_layer(folder, rows=10)

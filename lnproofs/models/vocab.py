@@ -234,6 +234,10 @@ def _chunks(where: _Located, rows: int | None, into: np.ndarray | None = None) -
     n, d = shape
     step = max(1, CHUNK_BYTES // (8 * max(d, 1))) if rows is None else int(rows)
     require(step >= 1, OptionError, f"rows = {rows} per chunk; give a positive number of rows")
+    if source.suffix.lower() != ".safetensors":  # a PyTorch pickle is read whole, once, then cut
+        whole = read_rows(source, where.head_name, 0, n, into)
+        yield from ((a, min(a + step, n), whole[a : a + step]) for a in range(0, n, step))
+        return
     for a in range(0, n, step):
         b = min(a + step, n)
         yield a, b, read_rows(source, where.head_name, a, b, None if into is None else into[a:b])
