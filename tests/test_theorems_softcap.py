@@ -1,4 +1,4 @@
-"""softcap.argmax: proved by SymPy for general and explicit widths; a decreasing map, a cap dropped
+"""vocab.soft_cap: proved by SymPy for general and explicit widths; a decreasing map, a cap dropped
 inside the tanh, a map that is not monotone, or a broken tie fail the proof; the numeric re-check
 passes for the map and fails for a decreasing one."""
 
@@ -11,7 +11,7 @@ from lnproofs.derive import registry
 
 
 def _theorem(n=None):
-    return registry.get_theorem("softcap.argmax", n)
+    return registry.get_theorem("vocab.soft_cap", n)
 
 
 @pytest.mark.parametrize("n", [None, 2, 5])
@@ -64,8 +64,8 @@ def test_the_numeric_recheck_passes_and_fails_for_a_decreasing_map(monkeypatch):
     from torch_backend.theorems import run_checks
 
     small = dict(width=8, samples=256, device="cpu")
-    (result,) = run_checks(names=["softcap.argmax"], **small)
+    (result,) = run_checks(names=["vocab.soft_cap"], **small)
     assert result.passed and result.samples > 0
     monkeypatch.setattr(checks_softcap, "cap", lambda z, c: -c * torch.tanh(z / c))  # a decreasing map
-    (result,) = run_checks(names=["softcap.argmax"], **small)
+    (result,) = run_checks(names=["vocab.soft_cap"], **small)
     assert not result.passed and any("another token" in m for m in result.messages)

@@ -188,7 +188,7 @@ def test_certify_vocab_matches_the_references(cli, tmp_path, name):
             assert f.read_bytes() == (tmp_path / "api" / f.name).read_bytes(), f.name
     assert summary["counts"] == json.loads((tmp_path / "cli" / "summary.json").read_text())["counts"]
     assert summary["output layer"].get("logit soft cap") == FAMILIES[name][3][4]
-    capped = "theorem softcap.argmax" in (tmp_path / "cli" / "summary.md").read_text()
+    capped = "theorem vocab.soft_cap" in (tmp_path / "cli" / "summary.md").read_text()
     assert capped == (FAMILIES[name][3][4] is not None)
 
     free, realisable = _statuses(tmp_path / "cli", "free"), _statuses(tmp_path / "cli", "realisable")

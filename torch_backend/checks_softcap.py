@@ -51,4 +51,4 @@ def argmax(ctx):
     return outcomes
 
 
-CHECKS = {"softcap.argmax": argmax}
+CHECKS = {"vocab.soft_cap": argmax}

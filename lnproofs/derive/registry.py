@@ -70,7 +70,7 @@ THEOREM_NAMES = (
     "vocab.bias_lift",
     "vocab.final_norm",
     "vocab.no_offset",
-    "softcap.argmax",
+    "vocab.soft_cap",
 )
 
 

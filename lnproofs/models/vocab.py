@@ -8,7 +8,7 @@ building the model: a tied head is the input embedding (``tie_word_embeddings``)
 the config's ``model_type``; its ``architectures``, when given, must name a model whose output is
 the language-modelling head (a classification head is refused).  Gemma-2 caps its logits,
 ``z -> c tanh(z / c)``: a strictly increasing map, which changes no argmax (theorem
-``softcap.argmax``), so the cap is recorded and the certificates are those of the logits.  BERT's
+``vocab.soft_cap``), so the cap is recorded and the certificates are those of the logits.  BERT's
 head normalises ``gelu(dense(h))``: its LayerNorm ball is an outer bound of what the model
 produces (stated as a caveat).
 

@@ -269,7 +269,7 @@ def _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model) -
     if layer.softcap is not None:
         lines += [
             f"Logits soft-capped, c tanh(z / c) with c = {layer.softcap:g}: a strictly increasing map, so every "
-            "status below holds for the capped logits too (theorem softcap.argmax).",
+            "status below holds for the capped logits too (theorem vocab.soft_cap).",
             "",
         ]
     if layer.caveat:

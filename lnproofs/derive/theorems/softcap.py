@@ -1,7 +1,7 @@
 """Soft-capped logits: the cap changes no argmax.
 
 Gemma-2 caps its final logits, ``z_j -> c tanh(z_j / c)`` with one ``c > 0`` for every token
-(``final_logit_softcapping``).  ``softcap.argmax``: the map is strictly increasing (its derivative
+(``final_logit_softcapping``).  ``vocab.soft_cap``: the map is strictly increasing (its derivative
 is ``1 / cosh(z / c)^2 > 0``, and ``f(x) - f(y) = c sinh((x - y) / c) / (cosh(x / c) cosh(y / c))``
 is positive for ``x > y``), and equal logits stay equal; so for every hidden state the capped
 logits have the same argmax set as the logits, and a token is the strict argmax of one exactly
@@ -88,7 +88,7 @@ def _argmax(n_value):
         ),
     )
     return Theorem(
-        "softcap.argmax",
+        "vocab.soft_cap",
         "Soft-capping the logits changes no argmax",
         text,
         latex,
