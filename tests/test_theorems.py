@@ -20,6 +20,7 @@ attention.eps_caveat attention.rank_deficient_caveat attention.duplicate_caveat 
 attention.simplex_vertices
 coverage.argmax_direction coverage.every_direction
 vocab.self_witness vocab.duplicate_rows vocab.bias_lift vocab.final_norm vocab.no_offset
+vocab.soft_cap
 """.split()
 
 # statements whose content depends on the eps convention (the others are proved once per run)

@@ -150,6 +150,7 @@ def registry() -> dict[str, Callable[[Context], Iterable[Outcome]]]:
         checks_layernorm,
         checks_projection,
         checks_rmsnorm,
+        checks_softcap,
         checks_vocab,
     )
 
@@ -162,6 +163,7 @@ def registry() -> dict[str, Callable[[Context], Iterable[Outcome]]]:
         checks_rmsnorm,
         checks_coverage,
         checks_vocab,
+        checks_softcap,
     ):
         table.update(module.CHECKS)
     return table

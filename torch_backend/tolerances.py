@@ -59,6 +59,7 @@ TABLE: dict[str, tuple[float, float]] = {
     "vocab.bias_lift": (16.0, 0.5),
     "vocab.final_norm": (16.0, 0.5),
     "vocab.no_offset": (16.0, 0.5),
+    "vocab.soft_cap": (16.0, 0.5),
     # certificate and layer re-checks
     "certificate.margin": (16.0, 0.5),
     "certificate.combination": (16.0, 0.5),

@@ -30,6 +30,7 @@ MODULES = (
     "simplex",
     "coverage",
     "vocab",
+    "softcap",
 )
 
 THEOREM_NAMES = (
@@ -74,6 +75,7 @@ THEOREM_NAMES = (
     "vocab.bias_lift",
     "vocab.final_norm",
     "vocab.no_offset",
+    "vocab.soft_cap",
 )
 
 

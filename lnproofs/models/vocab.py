@@ -1,26 +1,38 @@
-"""A language model's output layer, read from its weights: the unembedding, the output bias and
-the final norm (gain, bias, eps), for every family of :mod:`lnproofs.models.families`.
+"""A language model's output layer, read from its weights: the unembedding, the output bias, the
+final norm (gain, bias, eps) and the final logits' soft cap, for every family of :data:`HEADS`.
 
 The next token is the argmax of ``W_U (g o u + beta) + b_U`` over the rows of ``W_U`` (theorem
 ``vocab.final_norm``): ``u`` is the final norm's normalised input.  Tensors are found by name
 (with or without the task head's prefix) in the weights files of a model folder, without
-building the model: a tied head is the input embedding (``tie_word_embeddings``).  BERT's head
-normalises ``gelu(dense(h))``: its LayerNorm ball is an outer bound of what the model produces
-(stated as a caveat).
+building the model: a tied head is the input embedding (``tie_word_embeddings``).  The family is
+the config's ``model_type``; its ``architectures``, when given, must name a model whose output is
+the language-modelling head (a classification head is refused).  Gemma-2 caps its logits,
+``z -> c tanh(z / c)``: a strictly increasing map, which changes no argmax (theorem
+``vocab.soft_cap``), so the cap is recorded and the certificates are those of the logits.  BERT's
+head normalises ``gelu(dense(h))``: its LayerNorm ball is an outer bound of what the model
+produces (stated as a caveat).
+
+The unembedding is read in chunks of rows (:func:`unembedding_rows`; from safetensors, sharded or
+not, only those rows' bytes), each widened into the float64 keys in place, so reading it holds the
+keys once and one chunk's rows as stored.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from ..kernel import ModelError, require
+from ..kernel import ModelError, OptionError, require
 from .families import family_of, refuse_unhandled
 
-__all__ = ["OutputLayer", "HEADS", "read_output_layer"]
+__all__ = ["OutputLayer", "HEADS", "CHUNK_BYTES", "read_output_layer", "unembedding_rows"]
+
+#: the float64 bytes of one chunk of unembedding rows read at a time (64 MiB)
+CHUNK_BYTES = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,8 @@ class Head:
     eps_attr: str = "layer_norm_eps"
     eps_default: float = 1e-5
     caveat: str | None = None
+    final: tuple | None = None  # (norm kind, gain offset) of a family only read here, not in families.py
+    softcap_attr: str = ""  # the config field of the final logits' soft cap c (z -> c tanh(z / c))
 
 
 _LLAMA = Head(
@@ -43,7 +57,7 @@ _LLAMA = Head(
     eps_attr="rms_norm_eps",
     eps_default=1e-6,
 )
-#: family name -> where its output layer lives
+#: family name (the config's model_type) -> where its output layer lives
 HEADS = {
     "gpt2": Head(
         ("transformer.ln_f", "ln_f"),
@@ -62,10 +76,19 @@ HEADS = {
         ("model.decoder.embed_tokens.weight", "decoder.embed_tokens.weight"),
         eps_attr="",
     ),
-    "llama": _LLAMA,
+    "llama": _LLAMA,  # Llama 2 and 3 (3.2's small models tie their head)
     "mistral": _LLAMA,
-    "qwen2": _LLAMA,
+    "qwen2": _LLAMA,  # Qwen2 and Qwen2.5
     "gemma": _LLAMA,
+    "gemma2": replace(_LLAMA, final=("rmsnorm", 1.0), softcap_attr="final_logit_softcapping"),
+    "phi3": replace(_LLAMA, eps_default=1e-5, final=("rmsnorm", 0.0)),
+    "phi": Head(
+        ("model.final_layernorm", "final_layernorm"),
+        ("lm_head.weight",),
+        ("model.embed_tokens.weight", "embed_tokens.weight"),
+        ("lm_head.bias",),
+        final=("layernorm", 0.0),
+    ),
     "bert": Head(
         ("cls.predictions.transform.LayerNorm",),
         ("cls.predictions.decoder.weight",),
@@ -76,10 +99,19 @@ HEADS = {
     ),
 }
 
+#: endings of transformers class names whose output is not the language-modelling head
+_OTHER_HEADS = (
+    "ForSequenceClassification",
+    "ForTokenClassification",
+    "ForQuestionAnswering",
+    "ForMultipleChoice",
+    "ForNextSentencePrediction",
+)
+
 
 @dataclass(frozen=True)
 class OutputLayer:
-    """The output layer of one model: keys (the unembedding rows), bias and final norm."""
+    """The output layer of one model: keys (the unembedding rows), bias, final norm and soft cap."""
 
     family: str
     keys: np.ndarray
@@ -91,6 +123,7 @@ class OutputLayer:
     tied: bool
     names: dict
     caveat: str | None = None
+    softcap: float | None = None  # logits z -> c tanh(z / c): strictly increasing, no argmax changes
 
     @property
     def vocab_size(self) -> int:
@@ -106,34 +139,59 @@ class OutputLayer:
             "final norm": self.norm,
             "eps": self.eps,
             "tensors": dict(self.names),
+            **({"logit soft cap": self.softcap} if self.softcap is not None else {}),
             **({"caveat": self.caveat} if self.caveat else {}),
         }
 
 
-def _tensors(files) -> dict:
-    """name -> a loader of that tensor as float64 (read with torch_backend, lazily, weights only)."""
-    from torch_backend.models.tensors import read_tensor, tensor_names
+@dataclass(frozen=True)
+class _Located:
+    """Where a model folder keeps its output layer, before any of its values is read."""
 
-    return {name: (lambda f=f, name=name: read_tensor(f, name)) for name, f in tensor_names(files).items()}
+    family: str
+    norm: str  # "layernorm" or "rmsnorm"
+    gain_offset: float
+    spec: Head
+    data: dict
+    tensors: dict  # name -> the weights file holding it
+    head_name: str
+    norm_name: str
 
 
-def _first(tensors: dict, names) -> tuple[str | None, np.ndarray | None]:
-    for name in names:
-        if name in tensors:
-            return name, tensors[name]()
-    return None, None
+def _family(data: dict, where: str) -> tuple[str, str, float, Head]:
+    """``(family, norm kind, gain offset, Head)`` of a configuration, or a ModelError."""
+    model_type = data.get("model_type")
+    spec = HEADS.get(model_type) if isinstance(model_type, str) else None
+    if spec is None:
+        raise ModelError(
+            f"{where} has model_type {model_type!r}, whose output layer is not read; accepted model types: "
+            + ", ".join(sorted(HEADS))
+        )
+    architectures = data.get("architectures") or []
+    other = [a for a in architectures if isinstance(a, str) and a.endswith(_OTHER_HEADS)]
+    require(
+        not other,
+        ModelError,
+        f"{where} names the architecture {other[0] if other else ''}, whose output is a task head, not the "
+        "language-modelling head; give the model saved with its language-modelling head (e.g. AutoModelForCausalLM)",
+    )
+    if spec.final is not None:
+        return model_type, spec.final[0], float(spec.final[1]), spec
+    family = family_of(model_type, where=where)
+    return family.name, family.norm, family.gain_offset, spec
 
 
-def read_output_layer(path) -> OutputLayer:
-    """The output layer of the model folder (or weights file beside a config) at ``path``."""
+def _locate(path) -> _Located:
+    from torch_backend.models.tensors import tensor_names
+
     from .loading import _weight_files, read_config
 
     path = Path(path)
     require(path.exists(), ModelError, f"model {path} does not exist; give a Hugging Face model folder stored locally")
     data, cfg_path = read_config(path)
-    family = family_of(data.get("model_type"), where=str(cfg_path))
+    name, norm, offset, spec = _family(data, str(cfg_path))
     refuse_unhandled(data, str(cfg_path))
-    if family.name == "opt":
+    if name == "opt":
         proj = data.get("word_embed_proj_dim", data.get("hidden_size"))
         require(
             proj == data.get("hidden_size"),
@@ -141,15 +199,14 @@ def read_output_layer(path) -> OutputLayer:
             f"{cfg_path}: word_embed_proj_dim {proj} differs from hidden_size {data.get('hidden_size')}; the "
             "projection after the final norm is not handled",
         )
-    spec = HEADS[family.name]
-    tensors = _tensors(_weight_files(path))
+    tensors = tensor_names(_weight_files(path))
     norm_name = next((n for n in spec.norm if f"{n}.weight" in tensors), None)
-    head_name, keys = _first(tensors, spec.head)
+    head_name = next((n for n in spec.head if n in tensors), None)
     tied = bool(data.get("tie_word_embeddings", True))
-    if keys is None and tied:
-        head_name, keys = _first(tensors, spec.embed)
+    if head_name is None and tied:
+        head_name = next((n for n in spec.embed if n in tensors), None)
     require(
-        norm_name is not None and keys is not None,
+        norm_name is not None and head_name is not None,
         ModelError,
         f"{path} has no output layer: "
         + (
@@ -160,12 +217,62 @@ def read_output_layer(path) -> OutputLayer:
         )
         + "; save the model with its language-modelling head (e.g. AutoModelForCausalLM)",
     )
-    bias_name, bias = _first(tensors, spec.bias)
-    gain = tensors[f"{norm_name}.weight"]() + family.gain_offset
-    beta = tensors[f"{norm_name}.bias"]() if f"{norm_name}.bias" in tensors else None
-    eps = float(data.get(spec.eps_attr, spec.eps_default)) if spec.eps_attr else spec.eps_default
+    return _Located(name, norm, offset, spec, data, tensors, head_name, norm_name)
+
+
+def _chunks(where: _Located, rows: int | None, into: np.ndarray | None = None) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(a, b, rows a..b as float64)``: new arrays, or views of ``into`` (the whole unembedding) filled in place."""
+    from torch_backend.models.tensors import read_rows, tensor_shape
+
+    source = where.tensors[where.head_name]
+    shape = tensor_shape(source, where.head_name)
     require(
-        keys.ndim == 2 and keys.shape[1] == gain.shape[0],
+        len(shape) == 2,
+        ModelError,
+        f"{source}: the unembedding {where.head_name} has shape {shape}; expected a matrix (tokens x width)",
+    )
+    n, d = shape
+    step = max(1, CHUNK_BYTES // (8 * max(d, 1))) if rows is None else int(rows)
+    require(step >= 1, OptionError, f"rows = {rows} per chunk; give a positive number of rows")
+    if source.suffix.lower() != ".safetensors":  # a PyTorch pickle is read whole, once, then cut
+        whole = read_rows(source, where.head_name, 0, n, into)
+        yield from ((a, min(a + step, n), whole[a : a + step]) for a in range(0, n, step))
+        return
+    for a in range(0, n, step):
+        b = min(a + step, n)
+        yield a, b, read_rows(source, where.head_name, a, b, None if into is None else into[a:b])
+
+
+def unembedding_rows(path, rows: int | None = None) -> Iterator[tuple[int, int, np.ndarray]]:
+    """The unembedding of the model at ``path`` in chunks: ``(a, b, rows a..b as float64)``, in order.
+
+    ``rows`` per chunk (default: :data:`CHUNK_BYTES` of float64).  From safetensors (one file or a
+    sharded ``model.safetensors.index.json``) each chunk reads only its own rows; a PyTorch pickle
+    is read whole and sliced.  The same tensor as :func:`read_output_layer`'s keys, chunk by chunk;
+    a consumer that lets go of each chunk before the next holds one chunk and the rows being read."""
+    return _chunks(_locate(path), rows)
+
+
+def read_output_layer(path, *, rows: int | None = None) -> OutputLayer:
+    """The output layer of the model folder (or weights file beside a config) at ``path``; the
+    unembedding is read in chunks of ``rows`` (:func:`unembedding_rows`) into one float64 array."""
+    from torch_backend.models.tensors import empty_float64, read_tensor, tensor_shape
+
+    where = _locate(path)
+    spec, data, tensors = where.spec, where.data, where.tensors
+    shape = tensor_shape(tensors[where.head_name], where.head_name)
+    keys = empty_float64(shape if len(shape) == 2 else (0, 0))
+    for _ in _chunks(where, rows, keys):  # each chunk's rows widened into the keys, in place
+        pass
+    bias_name = next((n for n in spec.bias if n in tensors), None)
+    bias = None if bias_name is None else read_tensor(tensors[bias_name], bias_name)
+    norm_name = where.norm_name
+    gain = read_tensor(tensors[f"{norm_name}.weight"], f"{norm_name}.weight") + where.gain_offset
+    beta = read_tensor(tensors[f"{norm_name}.bias"], f"{norm_name}.bias") if f"{norm_name}.bias" in tensors else None
+    eps = float(data.get(spec.eps_attr, spec.eps_default)) if spec.eps_attr else spec.eps_default
+    head_name = where.head_name
+    require(
+        keys.shape[1] == gain.shape[0],
         ModelError,
         f"{path}: the unembedding {head_name} has shape {keys.shape} but the final norm has width {gain.shape[0]}",
     )
@@ -177,17 +284,32 @@ def read_output_layer(path) -> OutputLayer:
     )
     names = {"unembedding": head_name, "final norm": norm_name, **({"output bias": bias_name} if bias_name else {})}
     return OutputLayer(
-        family.name,
-        np.ascontiguousarray(keys),
+        where.family,
+        keys,
         bias,
-        family.norm,
+        where.norm,
         gain,
         beta,
         eps,
         head_name in spec.embed,
         names,
         spec.caveat,
+        _softcap(data, spec, path),
     )
+
+
+def _softcap(data: dict, spec: Head, path) -> float | None:
+    """The final logits' soft cap ``c`` of the configuration (None when the family or model has none)."""
+    value = data.get(spec.softcap_attr) if spec.softcap_attr else None
+    if value is None:
+        return None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and value > 0
+    require(
+        ok,
+        ModelError,
+        f"{path}: {spec.softcap_attr} is {value!r}; accepted: a positive number (the cap c of c tanh(z / c)) or null",
+    )
+    return float(value)
 
 
 def token_strings(path, size: int) -> list[str]:

@@ -91,7 +91,8 @@ def _coverage(layer, keys):
 def _save_keys(out: Path, keys: np.ndarray, name: str) -> Path:
     path = out / name
     single = keys.astype(np.float32)
-    return write_array(path, single if np.array_equal(single.astype(np.float64), keys) else keys)
+    exact = np.array_equal(single, keys)  # float32 against float64, exactly, without a float64 copy
+    return write_array(path, single if exact else keys)
 
 
 def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, workers, scheduler):
@@ -264,6 +265,12 @@ def _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model) -
         f"final {layer.norm} (eps {layer.eps:g}).",
         "",
     ]
+    if layer.softcap is not None:
+        lines += [
+            f"Logits soft-capped, c tanh(z / c) with c = {layer.softcap:g}: a strictly increasing map, so every "
+            "status below holds for the capped logits too (theorem vocab.soft_cap).",
+            "",
+        ]
     if layer.caveat:
         lines += [f"Caveat: {layer.caveat}.", ""]
     lines += ["| query set | " + " | ".join(sorted({s for c in counts.values() for s in c})) + " | seconds | how |"]

@@ -89,6 +89,16 @@ def _short_bias(path):
     save_file(state, str(path), metadata={"format": "pt"})
 
 
+def _config(**change):
+    """An edit of the saved model's config.json (``change`` merged into it)."""
+
+    def edit(weights):
+        config = weights.with_name("config.json")
+        config.write_text(json.dumps({**json.loads(config.read_text()), **change}))
+
+    return edit
+
+
 _LLAMA_LM = ("LlamaConfig", "LlamaForCausalLM", False)
 CASES += [
     ("model-no-output-layer", _model(("LlamaConfig", "LlamaModel", False)), "no output layer"),
@@ -97,6 +107,17 @@ CASES += [
     ("model-box-negative", _model(_LLAMA_LM, "--box", "-1"), "must be > 0"),
     ("model-unknown-set", _model(_LLAMA_LM, "--sets", "free,ball"), "not known"),
     ("model-bias-wrong-length", _model(("BertConfig", "BertForMaskedLM", True), edit=_short_bias), "output bias"),
+    (
+        "model-task-head",
+        _model(_LLAMA_LM, edit=_config(architectures=["LlamaForSequenceClassification"])),
+        "not the language-modelling head",
+    ),
+    (
+        "model-softcap-negative",
+        _model(("Gemma2Config", "Gemma2ForCausalLM", True), edit=_config(final_logit_softcapping=-1)),
+        "final_logit_softcapping is -1",
+    ),
+    ("model-softcap-text", _model(_LLAMA_LM, edit=_config(model_type="gemma2", final_logit_softcapping="30")), "'30'"),
     (
         "model-missing",
         lambda tmp_path: ["certify-vocab", tmp_path / "nothere", "--out", tmp_path / "o"],
