@@ -65,57 +65,34 @@ def _vector(value, length, where, t):
     return torch.as_tensor(arr, **t)
 
 
-def _matrix(value, where, t):
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise CertificateFormatError(f"{where} is not a matrix of numbers") from None
-    if arr.ndim != 2 or arr.size == 0 or not np.all(np.isfinite(arr)):
-        raise CertificateFormatError(f"{where} must be a non-empty 2-D list of finite numbers; got shape {arr.shape}")
-    return torch.as_tensor(arr, **t)
-
-
 class _QuerySet:
     """Map a certificate's query set to: a sampler, a projection of the keys, and a witness membership test."""
 
     def __init__(self, spec, dim, t):
+        from lnproofs.kernel.querysets import query_set_from_json
+
         if not isinstance(spec, dict) or "kind" not in spec:
             raise CertificateFormatError("query_set must be an object with a 'kind' (free, subspace, ball, layernorm)")
         self.kind = spec["kind"]
         self.t = t
         self.dim = dim
-        if self.kind == "free":
-            pass
-        elif self.kind == "subspace":
-            self.W = _matrix(spec.get("W"), "query_set.W", t)
-            if self.W.shape[1] != dim:
-                raise CertificateFormatError(
-                    f"query_set.W has {self.W.shape[1]} columns; the keys have dimension {dim}"
-                )
-        elif self.kind == "ball":
-            radius = spec.get("radius")
-            if not isinstance(radius, (int, float)) or not radius > 0 or not math.isfinite(radius):
-                raise CertificateFormatError(f"query_set.radius {radius!r} must be a positive number")
-            self.radius = float(radius)
-        elif self.kind == "layernorm":
-            self.gamma = _vector(spec.get("gamma"), None, "query_set.gamma", t)
-            n = self.gamma.numel()
-            self.beta = _vector(spec.get("beta"), n, "query_set.beta", t)
-            Wq = _matrix(spec.get("W_q"), "query_set.W_q", t)
-            if Wq.shape == (dim, n):
-                self.Wq = Wq
-            elif Wq.shape == (n, dim):
-                self.Wq = Wq.T
-            else:
-                raise CertificateFormatError(f"query_set.W_q has shape {tuple(Wq.shape)}; expected ({dim}, {n})")
-            self.bq = _vector(spec.get("b_q", [0.0] * dim), dim, "query_set.b_q", t)
-            self.n = n
-            radius = spec.get("radius")
-            self.radius = float(radius) if isinstance(radius, (int, float)) and radius > 0 else None
-        else:
+        if self.kind not in ("free", "subspace", "ball", "layernorm"):
             raise CertificateFormatError(
-                f"query_set kind {self.kind!r} is not known; accepted: free, subspace, ball, layernorm"
+                f"query_set kind {self.kind!r} is not re-checked numerically here; accepted: free, subspace, ball, layernorm"
             )
+        qs = query_set_from_json(dict(spec))  # the kernel's reading of the set: fields, types, shapes
+        if self.kind != "ball":
+            qs.validate(dim)
+        if self.kind == "subspace":
+            self.W = torch.as_tensor(qs.matrix, **t)
+        elif self.kind == "ball":
+            self.radius = float(qs.radius)
+        elif self.kind == "layernorm":
+            arrays = qs.arrays()
+            self.gamma, self.beta = torch.as_tensor(arrays["gamma"], **t), torch.as_tensor(arrays["beta"], **t)
+            self.Wq, self.bq = torch.as_tensor(arrays["W_q"], **t), torch.as_tensor(arrays["b_q"], **t)
+            self.n = qs.width
+            self.radius = None if qs.radius is None else float(qs.radius)
 
     def sample(self, count, gen, aims):
         """``count`` random queries in the set, plus queries aimed along each row of ``aims`` (and perturbed)."""

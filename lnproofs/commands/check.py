@@ -173,7 +173,7 @@ def _limits(args):
 
 def _numeric(keys, cert_json, device, vocab: bool = False):
     """The numeric re-check of a selectability certificate's JSON, or (``vocab``) of the vocabulary
-    certificate whose manifest is at the path ``cert_json``."""
+    certificate ``cert_json`` as :func:`lnproofs.certificates.vocab.load_vocab` read it."""
     from ..kernel.errors import OptionError
 
     try:
@@ -193,10 +193,22 @@ def _print_numeric(prefix: str, numeric) -> None:
         print(f"  {line}")
 
 
-def _keys(path, limits):
-    from ..io.arrays import ReadLimits, load_array
+def _read_limits(limits):
+    from ..io.arrays import ReadLimits
 
-    keys = load_array(path, name="keys", ndim=2, limits=ReadLimits(limits.max_array_bytes, limits.max_dim))
+    return ReadLimits(limits.max_array_bytes, limits.max_dim)
+
+
+def _keys(path, limits, reading=None):
+    """The keys of ``path`` as the certificate's ``keys_reading`` says (the file's own exact reading without one)."""
+    from ..certificates.keyfile import validate_reading
+    from ..io.arrays import read_numbers, rescale
+
+    reading = None if reading is None else validate_reading(reading)
+    rounded = reading is not None and reading["reading"] == "float64"
+    keys, scale, _ = read_numbers(path, name="keys", ndim=2, limits=_read_limits(limits), as_float64=rounded)
+    if reading is not None and not rounded:
+        keys = rescale(keys, scale, int(reading["scale"]), f"keys file {path}")
     limits.check_dim(keys.shape[1], f"keys file {path}")
     return keys
 
@@ -228,9 +240,13 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
     from ..certificates.limits import read_json_file
     from ..kernel.errors import OptionError
 
-    keys = _keys(keys_arg, limits) if keys_arg is not None else None
+    text = keys_arg is not None and Path(keys_arg).suffix.lower() == ".csv"  # decimals: read as the certificate says
+    keys = _keys(keys_arg, limits, {"reading": "float64"} if text else None) if keys_arg is not None else None
     max_bytes = None if keys is None else limits.allowed_bytes(*keys.shape)
     data = read_json_file(path, limits, max_bytes)
+    reading = data.get("keys_reading") if isinstance(data, dict) else None
+    if keys_arg is not None and (text or reading is not None):
+        keys = _keys(keys_arg, limits, reading)
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema in _NOT_CERTIFICATES and skip_foreign:
         return None
@@ -246,7 +262,7 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
     if reference is not None:
         reference = validate_reference(reference)
         keys_path = resolve_keys(path, reference, keys_arg, limits.max_keys_file_bytes)
-        keys = _keys(keys_path, limits) if keys is None else keys
+        keys = _keys(keys_path, limits, reading) if keys is None else keys
     elif keys is None:
         raise OptionError(
             f"{path} holds no keys and names no keys file; give the KEYS file it is about "
@@ -453,10 +469,10 @@ def _vocab_report(path, limits, given=None, data=None, numeric=None):
     data = read_json_file(path, limits) if data is None else data
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         return None
-    cert = load_vocab(path, data)
+    cert = load_vocab(path, data, _read_limits(limits))
     keys = _keys(vocab_keys_path(path, cert, given), limits)
     report = cert.check(keys)
-    return report, (None if numeric is None else _numeric(keys, Path(path), numeric, vocab=True))
+    return report, (None if numeric is None else _numeric(keys, cert, numeric, vocab=True))
 
 
 def _run_vocab(args, path, data, limits) -> int:
