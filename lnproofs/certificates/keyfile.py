@@ -26,6 +26,7 @@ __all__ = [
     "validate_reference",
     "validate_reading",
     "reading_of",
+    "load_keys",
     "resolve_keys",
     "validate_inner_path",
     "inner_file",
@@ -142,3 +143,20 @@ def validate_reading(value) -> dict:
             '{"reading": "exact", "scale": "<a positive integer>"} or {"reading": "float64"}'
         )
     return {"reading": "exact", "scale": scale}
+
+
+def load_keys(path, limits=None, reading=None):
+    """The keys of ``path`` as a certificate's ``keys_reading`` says (the file's own exact reading
+    without one): the same float64 array that ``lnproofs certify`` handed the kernel.  ``limits``:
+    a :class:`lnproofs.io.bounded.ReadLimits` or anything with its ``max_array_bytes`` and
+    ``max_dim`` (the certificate limits of ``lnproofs check``)."""
+    from ..io.arrays import read_numbers, rescale
+    from ..io.bounded import as_read_limits
+
+    limits = as_read_limits(limits)
+    reading = None if reading is None else validate_reading(reading)
+    rounded = reading is not None and reading["reading"] == "float64"
+    keys, scale, _ = read_numbers(path, name="keys", ndim=2, limits=limits, as_float64=rounded)
+    if reading is not None and not rounded:
+        keys = rescale(keys, scale, int(reading["scale"]), f"keys file {path}")
+    return keys

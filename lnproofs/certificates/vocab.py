@@ -336,7 +336,7 @@ def _array(folder: Path, name: str, ref, limits=None) -> np.ndarray:
     same open file before it is parsed, its header checked within ``limits`` before its data is
     read (:func:`lnproofs.io.bounded.read_npy`), its dtype the one of :data:`ARRAYS`, every float
     finite."""
-    from ..io.bounded import DEFAULT_READ_LIMITS, read_npy
+    from ..io.bounded import as_read_limits, read_npy
 
     ref = validate_reference(ref)
     if Path(ref["path"]).name != ref["path"]:
@@ -345,7 +345,7 @@ def _array(folder: Path, name: str, ref, limits=None) -> np.ndarray:
     if not target.exists() and not target.is_symlink():
         raise CertificateFormatError(f"the {name} array {target} named by the certificate does not exist")
     where = f"the {name} array {target}"
-    value = read_npy(target, limits or DEFAULT_READ_LIMITS, sha256=ref["sha256"], what=where)
+    value = read_npy(target, as_read_limits(limits), sha256=ref["sha256"], what=where)
     if value.dtype != ARRAYS[name]:
         raise CertificateFormatError(f"{where} has dtype {value.dtype}; expected {np.dtype(ARRAYS[name])}")
     if value.dtype.kind == "f" and not np.all(np.isfinite(value)):

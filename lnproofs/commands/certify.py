@@ -189,21 +189,29 @@ def _keys_and_bias(args):
 
 
 def run(args) -> int:
-    from ..kernel.errors import OptionError
-    from ..propose.certification import certify, check_min_margin
+    import contextlib
 
-    min_margin = check_min_margin(args.min_margin)
-    _check_seed(args.seed)
+    from ..certificates.writes import output_file, run_lock
+    from ..propose.certification import partial_path
+
     if args.out is not None:  # before any work: only a regular file of ours is replaced
-        from ..certificates.writes import output_file
-        from ..propose.certification import partial_path
-
         inputs = [args.keys] + [v for v in (args.gain, args.bias) if v is not None and _is_file(v)]
         inputs += [
             getattr(args, n) for n in ("query_subspace", "query_layernorm", "key_bias") if getattr(args, n, None)
         ]
         output_file(args.out, inputs=inputs)
         output_file(partial_path(args.out), None, inputs=inputs)
+    # one run at a time writes CERT.json and its .partial.jsonl: a second is refused in one line
+    with run_lock(args.out, folder=False) if args.out is not None else contextlib.nullcontext():
+        return _run(args)
+
+
+def _run(args) -> int:
+    from ..kernel.errors import OptionError
+    from ..propose.certification import certify, check_min_margin
+
+    min_margin = check_min_margin(args.min_margin)
+    _check_seed(args.seed)
     if args.keys_from_layernorm_inputs:
         cert, query_set = _layernorm(args, min_margin)
     else:

@@ -193,22 +193,10 @@ def _print_numeric(prefix: str, numeric) -> None:
         print(f"  {line}")
 
 
-def _read_limits(limits):
-    from ..io.arrays import ReadLimits
-
-    return ReadLimits(limits.max_array_bytes, limits.max_dim)
-
-
 def _keys(path, limits, reading=None):
-    """The keys of ``path`` as the certificate's ``keys_reading`` says (the file's own exact reading without one)."""
-    from ..certificates.keyfile import validate_reading
-    from ..io.arrays import read_numbers, rescale
+    from ..certificates.keyfile import load_keys
 
-    reading = None if reading is None else validate_reading(reading)
-    rounded = reading is not None and reading["reading"] == "float64"
-    keys, scale, _ = read_numbers(path, name="keys", ndim=2, limits=_read_limits(limits), as_float64=rounded)
-    if reading is not None and not rounded:
-        keys = rescale(keys, scale, int(reading["scale"]), f"keys file {path}")
+    keys = load_keys(path, limits, reading)  # as the certificate's keys_reading says
     limits.check_dim(keys.shape[1], f"keys file {path}")
     return keys
 
@@ -240,13 +228,11 @@ def targets_of(path, keys_arg, limits, *, skip_foreign: bool = False) -> list | 
     from ..certificates.limits import read_json_file
     from ..kernel.errors import OptionError
 
-    text = keys_arg is not None and Path(keys_arg).suffix.lower() == ".csv"  # decimals: read as the certificate says
-    keys = _keys(keys_arg, limits, {"reading": "float64"} if text else None) if keys_arg is not None else None
+    keys = _keys(keys_arg, limits) if keys_arg is not None else None
     max_bytes = None if keys is None else limits.allowed_bytes(*keys.shape)
     data = read_json_file(path, limits, max_bytes)
     reading = data.get("keys_reading") if isinstance(data, dict) else None
-    if keys_arg is not None and (text or reading is not None):
-        keys = _keys(keys_arg, limits, reading)
+    keys = _keys(keys_arg, limits, reading) if keys_arg is not None and reading is not None else keys
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema in _NOT_CERTIFICATES and skip_foreign:
         return None
@@ -469,7 +455,7 @@ def _vocab_report(path, limits, given=None, data=None, numeric=None):
     data = read_json_file(path, limits) if data is None else data
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         return None
-    cert = load_vocab(path, data, _read_limits(limits))
+    cert = load_vocab(path, data, limits)
     keys = _keys(vocab_keys_path(path, cert, given), limits)
     report = cert.check(keys)
     return report, (None if numeric is None else _numeric(keys, cert, numeric, vocab=True))

@@ -171,7 +171,11 @@ def _previous(args, samples) -> dict:
         return {}
     width = DEFAULT_WIDTH if args.width is None else args.width
     done = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    from ..io.bounded import DEFAULT_READ_LIMITS as limit
+    from ..io.files import read_input
+
+    text = read_input(path, f"--out {path}", limit.max_file_bytes, limit.file_note).decode("utf-8", "replace")
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -200,6 +204,17 @@ def _check_task(name: str, settings: dict):
 
 
 def run(args) -> int:
+
+    from ..certificates.writes import output_file, run_lock
+
+    if not getattr(args, "out", None):
+        return _run(args)
+    output_file(args.out)  # before the lock beside it: a regular file of ours, or nothing
+    with run_lock(args.out, folder=False):  # one run at a time appends to the results file
+        return _run(args)
+
+
+def _run(args) -> int:
     workers, scheduler = execution_from_args(args)
     try:
         from torch_backend.device import resolve_device

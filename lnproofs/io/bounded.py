@@ -29,6 +29,7 @@ __all__ = [
     "ReadLimits",
     "DEFAULT_READ_LIMITS",
     "open_array_file",
+    "as_read_limits",
     "read_npy",
     "read_npz",
     "npz_names",
@@ -74,6 +75,14 @@ class ReadLimits:
 
 
 DEFAULT_READ_LIMITS = ReadLimits()
+
+
+def as_read_limits(limits) -> ReadLimits:
+    """``limits`` as :class:`ReadLimits`: the defaults for None, the array limits of any object with
+    ``max_array_bytes`` and ``max_dim`` (such as :class:`lnproofs.certificates.limits.Limits`)."""
+    if limits is None or isinstance(limits, ReadLimits):
+        return limits or DEFAULT_READ_LIMITS
+    return ReadLimits(limits.max_array_bytes, limits.max_dim)
 
 
 def open_array_file(path, limits: ReadLimits = DEFAULT_READ_LIMITS, what: str = ""):

@@ -27,11 +27,11 @@ __all__ = ["open_input", "read_input", "sha256_input", "input_kind"]
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISLNK, "a symbolic link"),
 )
 
 
