@@ -104,9 +104,8 @@ def read_input(path, what: str = "", max_bytes: int | None = None, limit: str = 
 def sha256_input(path, what: str = "", max_bytes: int | None = None, limit: str = "") -> str:
     """The SHA-256 of the regular file at ``path`` (64 lowercase hex digits), its size checked
     against ``max_bytes`` before a byte is hashed; read in 1 MiB blocks, no further than its size."""
-    digest = hashlib.sha256()
     with open_input(path, what, max_bytes, limit) as (handle, size):
-        left = size
+        digest, left = hashlib.sha256(), size
         while left > 0:
             block = handle.read(min(left, 1 << 20))
             if not block:
