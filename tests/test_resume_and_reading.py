@@ -215,3 +215,30 @@ def test_a_second_run_on_one_output_is_refused(cli, tmp_path):
         assert result.status == 2 and "another lnproofs run" in result.err
     with pytest.raises(OptionError, match="another lnproofs run"), run_lock(out), run_lock(out):
         pass
+
+
+def test_certify_model_resumed_in_another_models_folder_or_on_a_changed_text_is_refused(cli, tmp_path):
+    """A text found in the folder is kept only when it was made from these tokens, with these options
+    and these weights, and the kernel holds every claim; another model's folder is refused in one line."""
+    pytest.importorskip("transformers")
+    from bad_inputs.models import tiny_bert
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder, seed in ((a, 0), (b, 1)):
+        folder.mkdir()
+        tiny_bert(folder, layers=1, heads=2, width=8, seed=seed)
+    corpus, out = tmp_path / "c.txt", tmp_path / "out"
+    corpus.write_text("the cat sat\na dog slept\n")
+    argv = ["--corpus", corpus, "--out", out, "--quiet", "--no-causal"]
+    assert cli(["certify-model", a, *argv, "--max-texts", "1"]).status == 0
+    kept = cli(["certify-model", a, *argv, "--resume"])
+    assert kept.status == 0 and "1 kept" in kept.out
+    other = cli(["certify-model", b, *argv, "--resume"])
+    assert other.status == 2 and "holds other weights" in other.err and len(other.err.strip().splitlines()) == 1
+    path = out / "texts" / "text00000.json"
+    data = json.loads(path.read_text())
+    result = next(r for r in data["layers"][0]["outputs"]["results"] if r["status"] == "selectable")
+    result["status"] = "unselectable"  # a planted claim: the kernel refutes it
+    path.write_text(json.dumps(data))
+    planted = cli(["certify-model", a, *argv, "--resume"])
+    assert planted.status == 2 and "does not hold" in planted.err and len(planted.err.strip().splitlines()) == 1

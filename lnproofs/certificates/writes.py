@@ -292,16 +292,20 @@ LOCK_NAME = ".lnproofs.lock"
 
 @contextlib.contextmanager
 def run_lock(path, flag: str | None = "--out", *, folder: bool = True):
-    """Hold the output ``path`` (a folder, or with ``folder=False`` a file) for this run: an
-    exclusive, non-blocking ``fcntl.flock`` on ``<folder>/.lnproofs.lock`` (``<file>.lock``),
-    released and removed at the end; while another run holds it, one line (exit status 2).  The
-    system releases a lock whose process dies, so a killed run never blocks the next one."""
+    """Hold the output ``path`` (a folder, made when missing, or with ``folder=False`` a file) for
+    this run: an exclusive, non-blocking ``fcntl.flock`` on ``<folder>/.lnproofs.lock``
+    (``<file>.lock``), released and removed at the end, with the folder if the run made it and
+    left it empty; while another run holds it, one line (exit status 2).  The system releases a
+    lock whose process dies, so a killed run never blocks the next one."""
     try:
         import fcntl
     except ImportError:  # no flock on this system: runs are not kept apart
         yield
         return
     path = Path(path)
+    made = folder and not os.path.lexists(path)
+    if made:  # a folder this run makes: removed again when the run leaves it empty (refused early, say)
+        output_folder(path, flag)
     lock = path / LOCK_NAME if folder else path.with_name(path.name + ".lock")
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     for _ in range(8):  # a lock file removed by the run that held it between our open and flock: again
@@ -336,3 +340,6 @@ def run_lock(path, flag: str | None = "--out", *, folder: bool = True):
         with contextlib.suppress(OSError):
             os.unlink(lock)
         os.close(fd)
+        if made:
+            with contextlib.suppress(OSError):
+                path.rmdir()  # only when empty

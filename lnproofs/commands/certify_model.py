@@ -256,7 +256,7 @@ def run(args) -> int:
     def warn(message):
         print(f"lnproofs certify-model: warning: {message}", file=sys.stderr, flush=True)
 
-    with run_lock(output_folder(args.out)):  # a second run on this folder is refused meanwhile
+    with run_lock(args.out):  # a second run on this folder is refused meanwhile
         try:
             result = certify_corpus(
                 loaded,

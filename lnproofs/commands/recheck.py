@@ -161,10 +161,14 @@ def _layer(args) -> int:
 
 
 def _previous(args, samples) -> dict:
-    """Results already written to ``args.out`` by a run with the same settings."""
+    """Results already written to ``args.out`` by a run with the same settings (and version of
+    lnproofs), read as a regular file within the file limit; they are kept as they are, since a
+    numeric check can only be run again, not checked from its result."""
     from pathlib import Path
 
     from torch_backend.theorems import DEFAULT_WIDTH, CheckResult
+
+    from .. import __version__
 
     path = Path(args.out)
     if not path.exists():
@@ -190,7 +194,9 @@ def _previous(args, samples) -> dict:
             and result.width == width
             and data.get("seed") == args.seed
             and data.get("samples_per_family") == samples
-        ):
+            and data.get("chunk_rows") == args.chunk_rows
+            and data.get("version") == __version__
+        ):  # made with these settings by this version; any other result is run again
             done[result.name] = result
     return done
 
@@ -277,6 +283,7 @@ def _run(args) -> int:
     )
     if workers is None and scheduler is None and samples < PARALLEL_MIN_SAMPLES:
         workers = 1
+    from .. import __version__
     from ..execution import InOrder, open_client, run_tasks
 
     fresh = {}
@@ -295,6 +302,7 @@ def _run(args) -> int:
             def record(index, result):
                 if sink is not None:  # written as soon as known, in the order checks finish
                     line = {**result.to_json(), "seed": args.seed, "samples_per_family": samples}
+                    line.update(chunk_rows=args.chunk_rows, version=__version__)
                     sink.write(json.dumps(line) + "\n")
                     sink.flush()
                 fresh[result.name] = result

@@ -79,14 +79,14 @@ def certify_model(
     inputs also certified together (:mod:`.corpus_pool`); ``folded``: the folded form of
     LayerNorm layers (same statuses); ``head_files``: also one file per head
     (:mod:`.head_files`)."""
-    from ..certificates.writes import output_folder, run_lock
+    from ..certificates.writes import run_lock
     from .corpus_run import certify_corpus
 
     if uniform not in UNIFORM_CHOICES:
         raise OptionError(f"uniform={uniform!r} is not accepted; use one of {', '.join(UNIFORM_CHOICES)}")
     texts = [None] * len(inputs) if texts is None else list(texts)
     corpus = [(text, np.asarray(ids, dtype=np.int64)) for text, ids in zip(texts, inputs)]
-    with run_lock(output_folder(out_dir), None):  # a second run on this folder is refused meanwhile
+    with run_lock(out_dir, None):  # a second run on this folder is refused meanwhile
         result = certify_corpus(
             loaded,
             tokenizer,

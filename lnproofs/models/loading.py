@@ -36,6 +36,8 @@ from .families import SUPPORTED_MODEL_TYPES, family_of, refuse_unhandled
 from .loaded import LoadedModel
 
 __all__ = [
+    "resolve_model_device",
+    "device_problem",
     "LoadedModel",
     "HalfPrecisionWarning",
     "offline",
@@ -309,3 +311,24 @@ def load_tokenizer(model_path, tokenizer=None):
                 f"no tokenizer could be loaded from {folder} ({reason}); give --tokenizer FOLDER "
                 "(with tokenizer.json or vocab files) or token ids with --tokens ids.npy"
             ) from None
+
+
+def resolve_model_device(device) -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; ``cpu``, ``cuda``, ``cuda:N``
+    as given; one line (OptionError) for a device that is not on this machine.
+    Certification always runs on CPUs."""
+    from torch_backend.models.loading import resolve_device
+
+    return str(resolve_device(str(device or "cpu")))
+
+
+def device_problem(device):
+    """None when this machine can run the forward pass on ``device``, else the reason (one
+    line); run on each model worker of an existing cluster before any file is written."""
+    from ..kernel.errors import OptionError
+
+    try:
+        resolve_model_device(device)
+    except OptionError as err:
+        return str(err)
+    return None
