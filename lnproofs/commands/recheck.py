@@ -67,19 +67,13 @@ def configure(parser) -> None:
 
 
 def _param(path, names, required=True):
-    import numpy as np
-
     from ..io.arrays import load_array
+    from ..io.bounded import npz_names
 
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            present = list(archive.files)
-    except FileNotFoundError:
-        raise FileFormatError(f"{path} does not exist; give a .npz file with arrays gain, bias (and eps)") from None
-    except Exception:
-        raise FileFormatError(
-            f"{path} could not be read as .npz; give a .npz file with arrays gain, bias (and eps)"
-        ) from None
+        present = npz_names(path)  # from the zip directory: nothing inflated
+    except FileFormatError as err:
+        raise FileFormatError(f"{err}; give a .npz file with arrays gain, bias (and eps)") from None
     for name in names:
         if name in present:
             return load_array(path, name=name, ndim=None)

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..kernel.arrays import as_real_array
-from ..kernel.errors import FileFormatError, LimitError, ShapeError
+from ..kernel.errors import FileFormatError, InputError
 from .bounded import DEFAULT_READ_LIMITS, ReadLimits, open_array_file, read_npy, read_npz, read_safetensors
 from .csv_numbers import read_csv
 from .exact import exact_float64
@@ -86,7 +86,7 @@ def _read(path: Path, name: str, ndim: int | None, limits: ReadLimits, as_float6
         with open_array_file(path, limits):  # a regular file within the limit, before torch opens it
             pass
         return load_pt_array(path, lambda mapping: _pick(mapping, name, path), limits.max_array_bytes), 1, False
-    except (FileFormatError, ShapeError, LimitError):
+    except InputError:  # one line of ours already
         raise
     except Exception as exc:  # corrupt or truncated files
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__

@@ -34,6 +34,7 @@ __all__ = [
     "read_npz",
     "npz_names",
     "read_safetensors",
+    "safetensors_entries",
 ]
 
 _MAX_HEADER = 100 << 20  # the safetensors format's own bound on its JSON header
@@ -229,6 +230,13 @@ def _safetensors_header(path, handle, size: int) -> tuple[dict, int]:
     if not isinstance(header, dict):
         raise FileFormatError(f"{path} has a header that is not a JSON object; is it a .safetensors file?")
     return {k: v for k, v in header.items() if k != "__metadata__"}, 8 + length
+
+
+def safetensors_entries(path) -> dict:
+    """The header entries of a ``.safetensors`` file (``{name: {"dtype", "shape", "data_offsets"}}``,
+    ``__metadata__`` left out), read alone: the tensors' data is not read, whatever the file's size."""
+    with open_input(path) as (handle, size):
+        return _safetensors_header(path, handle, size)[0]
 
 
 def read_safetensors(path, name: str, limits: ReadLimits = DEFAULT_READ_LIMITS) -> np.ndarray:

@@ -23,9 +23,7 @@ that names custom code (:mod:`.custom_code`: nothing from a model folder ever ru
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import struct
 import warnings
 from pathlib import Path
 
@@ -137,18 +135,13 @@ def _weight_files(path: Path) -> list[Path]:
 
 def _safetensors_header(path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
     """name -> (dtype, shape) from the header alone (the tensors' data is not read)."""
+    from ..io.bounded import safetensors_entries
+    from ..kernel.errors import InputError
+
     try:
-        with open(path, "rb") as handle:
-            (size,) = struct.unpack("<Q", handle.read(8))
-            require(0 < size < 1 << 30, ModelError, f"{path} is not a safetensors file (bad header size)")
-            header = json.loads(handle.read(size))
-    except (OSError, struct.error, ValueError, RecursionError):
-        raise ModelError(f"{path} could not be read as safetensors; is the file complete?") from None
-    require(
-        isinstance(header, dict),
-        ModelError,
-        f"{path} could not be read as safetensors (its header is not a mapping); is the file complete?",
-    )
+        header = safetensors_entries(path)  # the one reader of .safetensors headers: a regular file, bounded
+    except InputError as err:
+        raise ModelError(f"{path} could not be read as safetensors ({str(err)[-80:]})") from None
     tensors = {}
     for name, entry in header.items():
         if name == "__metadata__" or not isinstance(entry, dict):
