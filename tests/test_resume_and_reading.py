@@ -242,3 +242,19 @@ def test_certify_model_resumed_in_another_models_folder_or_on_a_changed_text_is_
     path.write_text(json.dumps(data))
     planted = cli(["certify-model", a, *argv, "--resume"])
     assert planted.status == 2 and "does not hold" in planted.err and len(planted.err.strip().splitlines()) == 1
+
+
+def test_uniform_attention_and_a_subspace_read_decimals_as_written(cli, tmp_path):
+    """Equal scores for 0, (1, 0.1), (3, 0.3): a query orthogonal to their line exists as written,
+    and none for their nearest floats, which span the plane affinely."""
+    (tmp_path / "k.csv").write_text("0,0\n1,0.1\n3,0.3\n")
+    exact = cli(["uniform", tmp_path / "k.csv", "--json"])
+    rounded = cli(["uniform", tmp_path / "k.csv", "--json", "--as-float64"])
+    assert exact.status == rounded.status == 0
+    assert (exact.json()["status"], rounded.json()["status"]) == ("feasible", "infeasible")
+    (tmp_path / "w.csv").write_text("0.1,0.3\n")  # q = z (1, 3) / 10: the same queries as (1, 3)
+    (tmp_path / "keys.csv").write_text("0,0\n1,0\n2,1\n")
+    result = cli(["certify", tmp_path / "keys.csv", "--query-subspace", tmp_path / "w.csv", "--json"])
+    assert result.status == 0 and result.json()["query_set"]["W"] == [[1.0, 3.0]]
+    weights = cli(["attention-weight", tmp_path / "k.csv", "--target", "0", "--min-norm", "--weight", "0.5"])
+    assert weights.status == 2 and "no float64 equals" in weights.err

@@ -124,19 +124,12 @@ def read_numbers(
     return Numbers(as_real_array(exact_float64(data, f"{path}"), name=f"{path}", ndim=ndim), scale, rounded)
 
 
-def load_array(
-    path: str | os.PathLike,
-    *,
-    name: str = "keys",
-    ndim: int | None = 2,
-    max_dim: int | None = None,
-    limits: ReadLimits | None = None,
-    as_float64: bool = False,
-) -> np.ndarray:
-    """Load the array ``name`` from ``path`` and validate it (see module docstring), within
-    ``limits`` (the documented defaults when None; ``max_dim`` replaces their column limit).  A
-    decimal that no float64 equals is refused in one line (with ``as_float64``: its nearest float)."""
-    data, scale, _ = read_numbers(path, name=name, ndim=ndim, max_dim=max_dim, limits=limits, as_float64=as_float64)
+def load_array(path: str | os.PathLike, *, name: str = "keys", **options) -> np.ndarray:
+    """Load the array ``name`` from ``path`` and validate it (see module docstring); ``options`` are
+    those of :func:`read_numbers` (``ndim``, ``max_dim``, ``limits``: the documented defaults when
+    None, ``as_float64``).  A decimal that no float64 equals is refused in one line (with
+    ``as_float64``: read as its nearest float)."""
+    data, scale, _ = read_numbers(path, name=name, **options)
     if scale != 1:
         raise FileFormatError(
             f"{path} holds decimals that no float64 equals (read exactly they need the scale {_short(scale)}), "

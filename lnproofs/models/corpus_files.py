@@ -5,8 +5,8 @@ the texts of a corpus, the run's parameters (``params.npz``), and what a resumed
 A resumed run meets the texts already in its folder as proposals: a text is kept only when it
 was made from the same tokens with the same options and the same weights (``options.weights``,
 the SHA-256 of every chosen layer's norm, query and key weights: :func:`weights_digest`), and
-the kernel holds every claim it makes (:func:`lnproofs.models.certify_model.check_model_file`,
-what ``lnproofs check`` runs on it); a text of other tokens, options or weights is made again,
+the kernel holds every claim it makes (what ``lnproofs check`` runs on it:
+:mod:`lnproofs.models.text_check`); a text of other tokens, options or weights is made again,
 and a text whose claims do not hold is refused in one line.  A folder whose ``params.npz``
 holds other weights is refused in one line on ``resume`` (it is another model's run) and
 rewritten otherwise.
@@ -74,8 +74,9 @@ def finished_text(path: Path, options, ids) -> bool:
     """Whether ``path`` holds a finished text made with these options (weights included) from these
     tokens whose every claim holds (the kernel's check, as ``lnproofs check`` runs it); a text of
     this run whose claims do not hold is refused in one line."""
+    from ..certificates.check import check_certificate
     from ..certificates.limits import read_json_file
-    from .certify_model import check_model_file
+    from .text_check import text_file_certificates, text_file_checks
 
     if not path.exists() and not path.is_symlink():
         return False
@@ -90,8 +91,9 @@ def finished_text(path: Path, options, ids) -> bool:
         and data.get("tokens") == [int(i) for i in ids]
     ):
         return False
-    try:
-        failed = [(name, report) for name, report in check_model_file(path).items() if not report.ok]
+    try:  # what 'lnproofs check' runs on a text file: its certificates, coverage and causal records
+        reports = [(name, check_certificate(cert, keys)) for name, cert, keys in text_file_certificates(path, data)]
+        failed = [(name, report) for name, report in reports + text_file_checks(path, data) if not report.ok]
     except InputError as err:
         failed = [("its files", str(err))]
     if failed:

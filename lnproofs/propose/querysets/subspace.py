@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...io.arrays import load_array
+from ...io.arrays import read_numbers
 from ...kernel.checker import check_witnesses
 from ...kernel.exact import to_fraction
 from ...kernel.querysets.subspace import ExactPoints, SubspaceQuerySet
@@ -41,8 +41,9 @@ def _floats(points: ExactPoints, relative_to: int | None = None) -> np.ndarray:
 
 
 def load_subspace(path, *, radius: float | None = None) -> SubspaceQuerySet:
-    """Read ``W`` (``m x d``) from a .npy/.npz(array ``W``)/.csv/.pt/.safetensors file."""
-    return SubspaceQuerySet(load_array(path, name="W", ndim=2), radius)
+    """Read ``W`` (``m x d``) from a .npy/.npz(array ``W``)/.csv/.pt/.safetensors file; decimals as
+    written, times their common denominator (``W`` times a positive number spans the same queries)."""
+    return SubspaceQuerySet(read_numbers(path, name="W", ndim=2).values, radius)
 
 
 # ---------------------------------------------------------------------------
