@@ -19,11 +19,15 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from ..io.arrays import load_array
+    from ..io.arrays import read_numbers
     from ..propose.uniform import check_uniform, uniform_attention
     from .read_limits import read_limits_from_args
 
-    keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))
+    # a query gives every key the same score exactly when it does for the keys times a positive
+    # number: decimals are read as written, as integers times their common denominator
+    keys = read_numbers(
+        args.keys, name="keys", ndim=2, limits=read_limits_from_args(args), as_float64=args.as_float64
+    ).values
     query_set = query_set_from_args(args, keys.shape[1])
     result = uniform_attention(keys, query_set)
     ok, message = check_uniform(keys, result)
