@@ -252,6 +252,10 @@ def test_uniform_attention_and_a_subspace_read_decimals_as_written(cli, tmp_path
     rounded = cli(["uniform", tmp_path / "k.csv", "--json", "--as-float64"])
     assert exact.status == rounded.status == 0
     assert (exact.json()["status"], rounded.json()["status"]) == ("feasible", "infeasible")
+    for name, answer in (("exact", exact), ("rounded", rounded)):  # check reads KEYS as the answer says
+        (tmp_path / f"{name}.json").write_text(answer.out)
+        checked = cli(["check", tmp_path / f"{name}.json", tmp_path / "k.csv"])
+        assert checked.status == 0 and "every claim holds" in checked.out, checked.out + checked.err
     (tmp_path / "w.csv").write_text("0.1,0.3\n")  # q = z (1, 3) / 10: the same queries as (1, 3)
     (tmp_path / "keys.csv").write_text("0,0\n1,0\n2,1\n")
     result = cli(["certify", tmp_path / "keys.csv", "--query-subspace", tmp_path / "w.csv", "--json"])
