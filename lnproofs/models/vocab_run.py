@@ -153,16 +153,22 @@ def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers
     )
 
 
+def _plain_set(name: str, layer, bound):
+    """The query set of ``free`` or ``box`` for this output layer (None: free queries, no output bias)."""
+    bias = None if layer.bias is None else tuple(layer.bias.tolist())
+    return None if name == "free" and bias is None else BoxQuerySet(None if name == "free" else bound, bias)
+
+
 def _question(name: str, layer, K, bound):
-    """``(keys, query set JSON without the bias, bias or None)`` the query set ``name`` is asked about."""
+    """``(keys, query set JSON without the bias, bias or None)`` the query set ``name`` is asked about,
+    as its certificate states it."""
     if name == "realisable":
         keys, qs = realisable_query_set(layer, K)
         coverage, _ = _coverage(layer, K)
         return (K if coverage is not None else keys), query_set_to_json(qs), None
+    qs = query_set_to_json(_plain_set(name, layer, bound))
     bias = None if layer.bias is None else np.asarray(layer.bias, dtype=np.float64)
-    if name == "free" and bias is None:
-        return K, {"kind": "free"}, None
-    return K, query_set_to_json(BoxQuerySet(None if name == "free" else bound)), bias
+    return K, {k: v for k, v in qs.items() if k != "bias"}, bias
 
 
 def _same_keys(out: Path, K: np.ndarray) -> None:
@@ -275,14 +281,11 @@ def _certify_sets(model, out, layer, sets, bound, resume, seed, progress, worker
                 scheduler=scheduler,
             )
         else:
-            qs = BoxQuerySet(
-                None if name == "free" else bound, None if layer.bias is None else tuple(layer.bias.tolist())
-            )
             statuses[name] = _vocab_set(
                 name,
                 out,
                 K,
-                None if name == "free" and layer.bias is None else qs,
+                _plain_set(name, layer, bound),
                 out / "keys.npy",
                 resume=resume,
                 seed=seed,
