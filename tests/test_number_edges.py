@@ -4,6 +4,7 @@ Infinity), and overflow gives an exact answer or one line (exit 2), never an int
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ def _strict_json(text: str):
         ([[NEAR_MAX, 0.0], [0.0, NEAR_MAX], [-NEAR_MAX, -NEAR_MAX], [1.0, 1.0]], ["--min-margin", "1e300"]),
         (
             [[NEAR_MAX, 0.0, -NEAR_MAX], [0.0, NEAR_MAX, 1e307], [3.0, 1.0, 0.0], [-NEAR_MAX, -NEAR_MAX, NEAR_MAX]],
-            ["--query-ball", "1e308"],
+            ["--query-ball", str(Decimal(1e308))],  # the float's exact decimal (options are read exactly)
         ),
         ([[1e-320, 0.0], [0.0, 5e-324], [1e-320, 1e-320]], []),
     ],

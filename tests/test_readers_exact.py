@@ -6,15 +6,16 @@ from __future__ import annotations
 import json
 import zipfile
 from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
 from lnproofs.certificates import keyfile
 from lnproofs.io import bounded
-from lnproofs.io.arrays import ReadLimits, load_array, load_token_ids
-from lnproofs.io.csv_numbers import exact_number
-from lnproofs.kernel import CertificateFormatError, FileFormatError, LimitError
+from lnproofs.io.arrays import ReadLimits, load_array, load_token_ids, read_numbers
+from lnproofs.io.csv_numbers import parse_number
+from lnproofs.kernel import CertificateFormatError, FileFormatError, LimitError, NonFiniteError
 
 BIG = 2**53
 
@@ -66,20 +67,32 @@ def test_float16_and_bfloat16_widen_exactly(tmp_path):
         assert float(np.float32(value)) == value
 
 
-def test_csv_decimals_are_exact_or_refused(tmp_path):
-    assert exact_number("0.5", "x") == 0.5 and exact_number("-3e2", "x") == -300.0
+def test_csv_decimals_are_the_rationals_they_denote(tmp_path):
+    assert parse_number("0.5", "x") == Fraction(1, 2) and parse_number("-3e2", "x") == -300
+    assert parse_number("0.1", "x") == Fraction(1, 10) and parse_number(" 1/3 ", "x") == Fraction(1, 3)
+    assert parse_number("1e-400", "x") == Fraction(1, 10**400) and parse_number(".5", "x") == Fraction(1, 2)
+    assert parse_number(str(BIG + 3), "x") == BIG + 3
+    for text in ("x", "", "1.2.3", "0x10", "1_000", "\u0661"):
+        with pytest.raises(ValueError):
+            parse_number(text, "x")
+    with pytest.raises(NonFiniteError, match="nan"):
+        parse_number("nan", "x")
+    with pytest.raises(LimitError, match="exponent"):
+        parse_number("1e999999999", "x")  # a billion digits, never expanded
     exact = str(Decimal(0.1))
-    assert exact_number(exact, "x") == 0.1  # the float's own expansion is accepted
-    with pytest.raises(FileFormatError, match="holds 0.1, which no float64 equals"):
-        exact_number("0.1", "x")
-    with pytest.raises(FileFormatError, match="no float64 equals"):
-        exact_number(str(BIG + 3), "x")
-    with pytest.raises(FileFormatError, match="no float64 equals"):
-        exact_number("1e-400", "x")  # underflow is a rounding too
-    with pytest.raises(ValueError):
-        exact_number("x", "x")
     (tmp_path / "k.csv").write_text(f"a,b\n{exact},1\n0.25,-2\n")
-    assert load_array(tmp_path / "k.csv").tolist() == [[0.1, 1.0], [0.25, -2.0]]
+    assert load_array(tmp_path / "k.csv").tolist() == [[0.1, 1.0], [0.25, -2.0]]  # floats as written: scale 1
+    (tmp_path / "d.csv").write_text("0,0\n1,0.1\n3,0.3\n")
+    keys, scale, rounded = read_numbers(tmp_path / "d.csv")
+    assert scale == 10 and not rounded and keys.tolist() == [[0, 0], [10, 1], [30, 3]]  # the rationals times 10
+    near, one, rounded = read_numbers(tmp_path / "d.csv", as_float64=True)
+    assert one == 1 and rounded and near.tolist() == [[0, 0], [1, 0.1], [3, 0.3]]  # numpy's reading
+    assert near.tolist() == np.loadtxt(tmp_path / "d.csv", delimiter=",").tolist()
+    with pytest.raises(FileFormatError, match="no float64 equals"):
+        load_array(tmp_path / "d.csv")  # an input read as floats refuses what would need a scale
+    (tmp_path / "big.csv").write_text(f"1,{BIG + 3}\n")
+    with pytest.raises(FileFormatError, match="has no float64"):
+        read_numbers(tmp_path / "big.csv")
 
 
 def test_token_ids_are_integers_read_exactly(tmp_path):
@@ -147,7 +160,9 @@ def test_pt_tensors_past_their_storage_are_refused_and_views_within_it_read(tmp_
 
 def test_a_keys_file_past_the_limit_is_refused_before_it_is_hashed(tmp_path, monkeypatch):
     (tmp_path / "k.npy").write_bytes(b"x" * 1000)
-    monkeypatch.setattr(keyfile, "sha256_of", lambda path: pytest.fail("hashed before the size check"))
+    from lnproofs.io import files
+
+    monkeypatch.setattr(files.hashlib, "sha256", lambda *a: pytest.fail("hashed before the size check"))
     reference = {"path": "k.npy", "sha256": "0" * 64}
     with pytest.raises(LimitError, match="1000 bytes, past the limit of 999"):
         keyfile.resolve_keys(tmp_path / "c.json", reference, None, max_bytes=999)

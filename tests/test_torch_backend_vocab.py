@@ -14,6 +14,7 @@ from lnproofs.certificates.vocab import QUERY, RESULT, SELF
 from lnproofs.kernel import (  # noqa: E402
     BoxQuerySet,  # noqa: E402
     CertificateFormatError,
+    FileFormatError,
     ShapeError,
     norm_directions,  # noqa: E402
 )
@@ -54,6 +55,14 @@ SETS = {
 }
 
 
+def _loaded(path):
+    """The certificate as lnproofs reads it (torch_backend reads no certificate file itself)."""
+    from lnproofs.certificates.limits import read_json_file
+    from lnproofs.certificates.vocab import load_vocab
+
+    return load_vocab(path, read_json_file(path))
+
+
 def _saved(tmp_path, name):
     K, qs = SETS[name]()
     cert = certify_vocab_keys(K, qs)
@@ -66,7 +75,7 @@ def test_a_certified_vocabulary_agrees(tmp_path, name):
     K, cert, path = _saved(tmp_path, name)
     counts = cert.evidence_counts()
     assert counts["own key"] > 0 and counts["shared query"] > 0 and counts["full result"] > 0
-    report = recheck_vocab(K, path, device="cpu", samples=512)
+    report = recheck_vocab(K, _loaded(path), device="cpu", samples=512)
     assert report["ok"], report["messages"]
     assert report["device"] == "cpu" and report["disagreeing"] == []
     checked = report["checked"]
@@ -97,7 +106,7 @@ def test_a_rival_that_beats_an_own_key_witness_is_named(tmp_path, name):
     changed = K.copy()
     # j now outscores i at i's witness: three times its key, or (lifted output bias) its key with a larger bias
     changed[j] = 3.0 * K[i] if name == "free" else K[i] + np.eye(K.shape[1])[-1]
-    report = recheck_vocab(changed, path, device="cpu", samples=0)
+    report = recheck_vocab(changed, _loaded(path), device="cpu", samples=0)
     assert not report["ok"] and i in report["disagreeing"]
     assert any(m.startswith(f"token {i} (own key): token {j} beats it") for m in report["messages"])
 
@@ -115,7 +124,7 @@ def test_a_winning_token_claimed_not_realisable_is_reported(tmp_path, name, rewr
     evidence = cert.evidence.copy()
     evidence[i] = RESULT
     rewrite_array(path, "evidence", evidence)
-    report = recheck_vocab(K, path, device="cpu", samples=512)
+    report = recheck_vocab(K, _loaded(path), device="cpu", samples=512)
     assert not report["ok"] and report["disagreeing"] == [i]
     assert any(m.startswith(f"token {i} (not-realisable): the largest score gap") for m in report["messages"])
     assert any(
@@ -131,7 +140,7 @@ def test_a_replaced_shared_row_is_reported(tmp_path, name, rewrite_array):
     Q = cert.queries.copy()
     Q[cert.rows[i]] = -Q[cert.rows[i]]  # the query (or u) pointed the other way
     rewrite_array(path, "queries", Q)
-    report = recheck_vocab(K, path, device="cpu", samples=0)
+    report = recheck_vocab(K, _loaded(path), device="cpu", samples=0)
     assert not report["ok"] and i in report["disagreeing"]
     assert any(m.startswith(f"token {i} (shared query): token ") for m in report["messages"])
 
@@ -142,16 +151,18 @@ def test_a_witness_outside_the_box_is_reported(tmp_path, rewrite_array):
     scale = cert.scale.copy()
     scale[i] *= 4.0  # t_i k_i now leaves |q_l| <= 1
     rewrite_array(path, "scale", scale)
-    report = recheck_vocab(K, path, device="cpu", samples=0)
+    report = recheck_vocab(K, _loaded(path), device="cpu", samples=0)
     assert any(m.startswith(f"token {i} (own key): its witness leaves the box") for m in report["messages"])
 
 
 def test_bad_input_is_one_clear_error(tmp_path):
     K, cert, path = _saved(tmp_path, "free")
     with pytest.raises(ShapeError, match="240 keys of dimension 4, but the keys have shape"):
-        recheck_vocab(K[:, :3], path, device="cpu")
+        recheck_vocab(K[:, :3], _loaded(path), device="cpu")
     np.save(path.with_name("cert.evidence.npy"), np.zeros(len(K), np.int8))
-    with pytest.raises(CertificateFormatError, match="SHA-256"):
+    with pytest.raises(FileFormatError, match="SHA-256"):
+        recheck_vocab(K, _loaded(path), device="cpu")
+    with pytest.raises(CertificateFormatError, match="takes a loaded certificate"):
         recheck_vocab(K, path, device="cpu")
 
 
@@ -187,11 +198,11 @@ def test_a_full_result_whose_u_loses_is_reported(tmp_path):
     claim = next(r for r in data["results"] if r["status"] == "selectable" and r.get("u") is not None)
     claim["u"] = [f"-{x}" if not str(x).startswith("-") else str(x)[1:] for x in map(str, claim["u"])]
     path.write_text(json.dumps(data))
-    report = recheck_vocab(K, path, device="cpu", samples=0)
+    report = recheck_vocab(K, _loaded(path), device="cpu", samples=0)
     i = claim["index"]
     assert not report["ok"] and report["disagreeing"] == [i]
     assert any(m.startswith(f"token {i} (full result): token ") for m in report["messages"])
     claim["status"] = "probably"
     path.write_text(json.dumps(data))
-    with pytest.raises(CertificateFormatError, match="status 'probably' is not one of"):
-        recheck_vocab(K, path, device="cpu")
+    with pytest.raises(CertificateFormatError, match="status is 'probably'; expected one of"):  # read by lnproofs
+        recheck_vocab(K, _loaded(path), device="cpu")

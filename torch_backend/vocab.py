@@ -1,8 +1,9 @@
 """Numeric re-check of a vocabulary certificate (schema ``lnproofs.vocab/1``).
 
-``recheck_vocab(keys, manifest)`` reads the manifest and its ``.npy`` arrays by itself (each
-array's SHA-256 compared with the one the manifest names) and recomputes, in floating point on
-the chosen device, every token's claim by its evidence code:
+``recheck_vocab(keys, certificate)`` takes the certificate as lnproofs read it
+(:func:`lnproofs.certificates.vocab.load_vocab`: the manifest and its ``.npy`` arrays read within
+limits, each array's SHA-256 compared; torch_backend reads no certificate file itself) and
+recomputes, in floating point on the chosen device, every token's claim by its evidence code:
 
 * ``SELF`` (its own key): the witness ``q = t_i k_i`` (free and box queries; the box bound and the
   bias per key when the set has them), or under a norm set the input ``u_i = t_i J_i`` with ``J_i``
@@ -30,8 +31,6 @@ Returned dict::
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import time
 from collections.abc import Mapping
@@ -49,45 +48,11 @@ from .querysets import numeric_set, own_directions
 from .sampling import make_generator
 from .tolerances import tolerance
 
-__all__ = ["recheck_vocab", "read_manifest", "SCHEMA"]
+__all__ = ["recheck_vocab", "SCHEMA"]
 
 SCHEMA = "lnproofs.vocab/1"
 NONE, SELF, QUERY, RESULT = 0, 1, 2, 3
 _DTYPES = {"evidence": np.int8, "scale": np.float64, "queries": np.float64, "rows": np.int32, "bias": np.float64}
-
-
-def _read_array(folder: Path, name: str, ref) -> np.ndarray:
-    if not isinstance(ref, dict) or not isinstance(ref.get("path"), str) or Path(ref["path"]).name != ref["path"]:
-        raise CertificateFormatError(f"arrays.{name} must name a file next to the manifest (path, sha256)")
-    target = folder / ref["path"]
-    try:
-        digest = hashlib.sha256(target.read_bytes()).hexdigest()
-        value = np.load(target, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise CertificateFormatError(f"the {name} array {target} cannot be read ({exc})") from None
-    if digest != ref.get("sha256"):
-        raise CertificateFormatError(f"the {name} array {target} does not match the SHA-256 the certificate names")
-    if value.dtype != _DTYPES[name]:
-        raise CertificateFormatError(
-            f"the {name} array {target} has dtype {value.dtype}; expected {np.dtype(_DTYPES[name])}"
-        )
-    return value
-
-
-def read_manifest(path) -> dict:
-    """The manifest at ``path`` with its arrays read (``evidence``, ``scale``, ... as numpy arrays)."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CertificateFormatError(f"{path} cannot be read as a JSON manifest ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise CertificateFormatError(f"{path} is not a vocabulary certificate; expected schema {SCHEMA!r}")
-    arrays = data.get("arrays")
-    if not isinstance(arrays, dict) or "evidence" not in arrays or set(arrays) - set(_DTYPES):
-        raise CertificateFormatError(f"{path}: arrays must name 'evidence' and only {', '.join(_DTYPES)}")
-    out = {name: _read_array(path.parent, name, ref) for name, ref in arrays.items()}
-    return {**data, **{name: out.get(name) for name in _DTYPES}}
 
 
 def _plain(value):
@@ -185,15 +150,21 @@ def _witness_rows(data, vs, keys, evidence, t):
             yield "shared query", part, torch.as_tensor(Q[rows[part]], **t)
 
 
-def recheck_vocab(keys, manifest, *, device="auto", dtype="float64", samples: int = 2048, seed: int = 0) -> dict:
-    """Re-check the vocabulary certificate ``manifest`` (a path, or a loaded certificate object)
-    against ``keys`` (N x d) in floating point; see the module docstring."""
+def recheck_vocab(keys, certificate, *, device="auto", dtype="float64", samples: int = 2048, seed: int = 0) -> dict:
+    """Re-check the vocabulary certificate ``certificate`` (the object
+    :func:`lnproofs.certificates.vocab.load_vocab` returns) against ``keys`` (N x d) in floating
+    point; see the module docstring."""
     from lnproofs.kernel import as_real_array
 
     start = time.perf_counter()
     dev, dt = resolve_device(device), resolve_dtype(dtype)
     t = {"dtype": dt, "device": dev}
-    data = read_manifest(manifest) if isinstance(manifest, (str, Path)) else _from_object(manifest)
+    if isinstance(certificate, (str, Path)):
+        raise CertificateFormatError(
+            f"recheck_vocab takes a loaded certificate, not the path {str(certificate)[:80]}: read it with "
+            "lnproofs.certificates.vocab.load_vocab (its arrays are read within limits there)"
+        )
+    data = _from_object(certificate)
     keys = as_real_array(keys, name="keys", ndim=2)
     N, d = keys.shape
     if (data.get("n_keys"), data.get("dim")) != (N, d):

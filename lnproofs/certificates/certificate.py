@@ -20,7 +20,7 @@ from typing import Any
 
 from ..kernel import STATUSES, CertificateFormatError, InputError, KeyResult, freeze, parse_fraction, thaw
 from ..kernel import Certificate as KernelCertificate
-from .keyfile import keys_reference, validate_reference
+from .keyfile import keys_reference, validate_reading, validate_reference
 from .limits import DEFAULT_LIMITS, Limits, read_json_file
 from .writers import result_to_json
 
@@ -78,11 +78,16 @@ class Certificate(KernelCertificate):
       of the float precision, ``threshold``, with ``singular_values`` and ``rule``).  A numerical
       dimension below the exact one means the keys lie on an affine subspace up to rounding.
     * ``keys_file`` (JSON field ``keys_file``): ``{"path", "sha256"}`` of the keys file a
-      certificate written apart from its keys is about (:mod:`.keyfile`)."""
+      certificate written apart from its keys is about (:mod:`.keyfile`).
+    * ``keys_reading`` (optional): how the keys file's decimals were read, when that is not the
+      numbers as floats: ``{"reading": "exact", "scale": "10"}`` (the rationals written, times that
+      positive integer) or ``{"reading": "float64"}`` (each decimal as its nearest float64).  Not
+      informational: ``lnproofs check`` reads the keys file the same way (:mod:`.keyfile`)."""
 
     rank: Mapping[str, Any] | None = None
     min_margin: float | None = None
     keys_file: Mapping[str, Any] | None = None
+    keys_reading: Mapping[str, Any] | None = None
 
     def __post_init__(self):
         super().__post_init__()
@@ -92,6 +97,8 @@ class Certificate(KernelCertificate):
             object.__setattr__(self, "min_margin", float(self.min_margin))
         if self.keys_file is not None:
             object.__setattr__(self, "keys_file", MappingProxyType(dict(self.keys_file)))
+        if self.keys_reading is not None:
+            object.__setattr__(self, "keys_reading", MappingProxyType(validate_reading(self.keys_reading)))
 
     @property
     def summary(self) -> dict[str, int]:
@@ -143,6 +150,8 @@ class Certificate(KernelCertificate):
             extra["rank"] = data["rank"]
         if data.get("keys_file") is not None:
             extra["keys_file"] = validate_reference(data["keys_file"])
+        if data.get("keys_reading") is not None:
+            extra["keys_reading"] = validate_reading(data["keys_reading"])
         cert = dataclasses.replace(cert, **extra)
         if cert.rank is None:
             return cert
@@ -192,6 +201,7 @@ class Certificate(KernelCertificate):
             "n_keys": int(self.n_keys),
             "dim": int(self.dim),
             **({} if self.keys_file is None else {"keys_file": dict(self.keys_file)}),
+            **({} if self.keys_reading is None else {"keys_reading": dict(self.keys_reading)}),
             "query_set": thaw(self.query_set),
             "summary": self.summary,
             **extra,
@@ -245,6 +255,11 @@ class Certificate(KernelCertificate):
         if self.min_margin is not None:
             parts[0] += f" ({len(self.below_min_margin)} only by a margin below {self.min_margin:g})"
         source = " (LayerNorm outputs of the inputs given)" if self.keys_from else ""
+        reading = self.keys_reading or {}
+        if reading.get("reading") == "exact":
+            source += f" (the decimals written, times {reading['scale']})"
+        elif reading:
+            source += " (decimals read as their nearest float64)"
         lines = [f"{self._heading()}{source}, {self.query_set.get('kind', 'free')} queries: {', '.join(parts)}"]
         if self.rank_warning:
             lines.insert(0, self.rank_warning)

@@ -10,25 +10,36 @@ decided by the kernel against whatever keys are read.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from ..kernel import CertificateFormatError, FileFormatError, LimitError
+from ..io.files import open_input, sha256_input
+from ..kernel import CertificateFormatError, FileFormatError
 
-__all__ = ["sha256_of", "keys_reference", "validate_reference", "resolve_keys", "validate_inner_path", "inner_file"]
+_LIMIT_NOTE = "8 times --max-array-bytes; raise that"
+
+__all__ = [
+    "sha256_of",
+    "keys_reference",
+    "validate_reference",
+    "validate_reading",
+    "reading_of",
+    "load_keys",
+    "resolve_keys",
+    "validate_inner_path",
+    "inner_file",
+]
 
 _HEX = re.compile(r"[0-9a-f]{64}")
 
 
-def sha256_of(path: str | os.PathLike) -> str:
-    """The SHA-256 of the file's bytes, as 64 lowercase hex digits (read in 1 MiB blocks)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def sha256_of(path: str | os.PathLike, max_bytes: int | None = None, what: str = "") -> str:
+    """The SHA-256 of the file's bytes, as 64 lowercase hex digits: a regular file (never a link, a
+    FIFO or a device), its size compared with ``max_bytes`` before a byte is hashed
+    (:func:`lnproofs.io.files.sha256_input`)."""
+    return sha256_input(path, what, max_bytes, _LIMIT_NOTE)
 
 
 def keys_reference(certificate_path: str | os.PathLike, keys_path: str | os.PathLike) -> dict:
@@ -60,24 +71,14 @@ def validate_inner_path(path, field: str) -> str:
 
 def inner_file(owner: str | os.PathLike, path, field: str, max_bytes: int | None = None) -> Path:
     """The regular file that ``owner`` names at ``path`` (relative to ``owner``'s folder), checked by
-    :func:`validate_inner_path`, and refused when missing or, with ``max_bytes``, larger."""
+    :func:`validate_inner_path`, and refused when missing, not a regular file (a link, a FIFO, a
+    device) or, with ``max_bytes``, larger."""
     target = Path(owner).parent / validate_inner_path(path, field)
-    try:
-        size = target.stat().st_size
-    except OSError:
-        raise FileFormatError(f"{owner} names {field} {path}, and {target} does not exist") from None
-    if not target.is_file():
-        raise FileFormatError(f"{owner} names {field} {path}, and {target} is not a regular file")
-    _check_size(target, size, max_bytes)
+    if not target.exists() and not target.is_symlink():
+        raise FileFormatError(f"{owner} names {field} {path}, and {target} does not exist")
+    with open_input(target, f"{target} (named by {owner} as {field})", max_bytes, _LIMIT_NOTE):
+        pass
     return target
-
-
-def _check_size(path: Path, size: int, max_bytes: int | None) -> None:
-    if max_bytes is not None and size > max_bytes:
-        raise LimitError(
-            f"{path} has {size} bytes, past the limit of {max_bytes} bytes for a file "
-            "(8 times --max-array-bytes; raise that)"
-        )
 
 
 def validate_reference(value) -> dict:
@@ -100,16 +101,12 @@ def resolve_keys(
     ``max_bytes``, a larger file is refused from its size before a byte is hashed."""
     certificate_path = Path(certificate_path)
     path = Path(given) if given is not None else certificate_path.parent / reference["path"]
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise FileFormatError(
             f"{certificate_path} names its keys file {reference['path']}, and {path} "
             "does not exist; give the KEYS file (lnproofs check CERT.json KEYS)"
         )
-    try:
-        _check_size(path, path.stat().st_size, max_bytes)
-        digest = sha256_of(path)
-    except OSError as exc:
-        raise FileFormatError(f"keys file {path} of {certificate_path} could not be read ({exc.strerror})") from None
+    digest = sha256_of(path, max_bytes, f"keys file {path} of {certificate_path}")
     if digest != reference["sha256"]:
         raise FileFormatError(
             f"keys file {path} does not match certificate {certificate_path}: its SHA-256 is "
@@ -117,3 +114,49 @@ def resolve_keys(
             "(another file, or an edited or truncated one)"
         )
     return path
+
+
+def reading_of(scale: int, rounded: bool = False) -> dict | None:
+    """The ``keys_reading`` a certificate states for keys read with ``scale`` (or ``rounded`` to the
+    nearest float64), or None when the keys are the file's numbers as floats."""
+    if rounded:
+        return {"reading": "float64"}
+    return None if scale == 1 else {"reading": "exact", "scale": str(int(scale))}
+
+
+def validate_reading(value) -> dict:
+    """The ``keys_reading`` field, checked: ``{"reading": "exact", "scale": "<positive integer>"}`` or
+    ``{"reading": "float64"}``."""
+    value = dict(value) if isinstance(value, Mapping) else value
+    if isinstance(value, dict) and value == {"reading": "float64"}:
+        return {"reading": "float64"}
+    scale = value.get("scale") if isinstance(value, dict) else None
+    if (
+        not isinstance(value, dict)
+        or set(value) != {"reading", "scale"}
+        or value.get("reading") != "exact"
+        or not isinstance(scale, str)
+        or not re.fullmatch(r"[1-9][0-9]{0,1999}", scale)
+    ):
+        raise CertificateFormatError(
+            f"certificate field keys_reading is {str(value)[:80]!r}; expected "
+            '{"reading": "exact", "scale": "<a positive integer>"} or {"reading": "float64"}'
+        )
+    return {"reading": "exact", "scale": scale}
+
+
+def load_keys(path, limits=None, reading=None):
+    """The keys of ``path`` as a certificate's ``keys_reading`` says (the file's own exact reading
+    without one): the same float64 array that ``lnproofs certify`` handed the kernel.  ``limits``:
+    a :class:`lnproofs.io.bounded.ReadLimits` or anything with its ``max_array_bytes`` and
+    ``max_dim`` (the certificate limits of ``lnproofs check``)."""
+    from ..io.arrays import read_numbers, rescale
+    from ..io.bounded import as_read_limits
+
+    limits = as_read_limits(limits)
+    reading = None if reading is None else validate_reading(reading)
+    rounded = reading is not None and reading["reading"] == "float64"
+    keys, scale, _ = read_numbers(path, name="keys", ndim=2, limits=limits, as_float64=rounded)
+    if reading is not None and not rounded:
+        keys = rescale(keys, scale, int(reading["scale"]), f"keys file {path}")
+    return keys

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..io.files import read_input
 from ..kernel import CertificateFormatError, LimitError
 
 __all__ = ["Limits", "DEFAULT_LIMITS", "read_json_file", "parse_json"]
@@ -120,30 +121,20 @@ def parse_json(text: str, where: str, limits: Limits = DEFAULT_LIMITS):
 
 
 def read_json_file(path: str | os.PathLike, limits: Limits = DEFAULT_LIMITS, max_bytes: int | None = None):
-    """The parsed JSON of the file at ``path``, read only when it is at most ``max_bytes`` long."""
+    """The parsed JSON of the file at ``path``: a regular file (never a link, a FIFO or a device,
+    :func:`lnproofs.io.files.open_input`), read only when it is at most ``max_bytes`` long (and at
+    most ``max_array_bytes``, whose keys are not known yet), both compared before a byte is read."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        raise CertificateFormatError(f"certificate file {path} does not exist") from None
-    except OSError as exc:
-        raise CertificateFormatError(f"certificate file {path} could not be read ({exc.strerror})") from None
-    if path.is_dir():
+    if path.is_dir() and not path.is_symlink():
         raise CertificateFormatError(f"{path} is a folder; give a certificate file (or use 'lnproofs check DIR')")
-    if max_bytes is not None and size > max_bytes:
-        raise LimitError(
-            f"certificate file {path} has {size} bytes, past the limit of {max_bytes} bytes for its "
-            "keys (raise it with --max-bytes-per-entry)"
-        )
-    if size > limits.max_array_bytes:  # its keys are not known yet: the limit of any one array read
-        raise LimitError(
-            f"certificate file {path} has {size} bytes, past the limit of {limits.max_array_bytes} "
-            "bytes for a file read whole (raise it with --max-array-bytes)"
-        )
+    if not path.exists() and not path.is_symlink():
+        raise CertificateFormatError(f"certificate file {path} does not exist")
+    bound, note = limits.max_array_bytes, "for a file read whole; raise it with --max-array-bytes"
+    if max_bytes is not None and max_bytes < bound:
+        bound, note = max_bytes, "for its keys; raise it with --max-bytes-per-entry"
+    raw = read_input(path, f"certificate file {path}", bound, note)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise CertificateFormatError(f"certificate file {path} is not UTF-8 text") from None
-    except OSError as exc:
-        raise CertificateFormatError(f"certificate file {path} could not be read ({exc.strerror})") from None
     return parse_json(text, f"certificate file {path}", limits)

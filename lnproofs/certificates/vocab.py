@@ -174,28 +174,33 @@ def merge_vocab(certs) -> VocabCertificate:
     )
 
 
-def _array(folder: Path, name: str, ref) -> np.ndarray:
+def _array(folder: Path, name: str, ref, limits=None) -> np.ndarray:
+    """The array ``name`` a manifest names: a regular file next to it, its SHA-256 compared from the
+    same open file before it is parsed, its header checked within ``limits`` before its data is
+    read (:func:`lnproofs.io.bounded.read_npy`), its dtype the one of :data:`ARRAYS`, every float
+    finite."""
+    from ..io.bounded import as_read_limits, read_npy
+
     ref = validate_reference(ref)
-    target = folder / ref["path"]
     if Path(ref["path"]).name != ref["path"]:
         raise CertificateFormatError(f"arrays.{name}.path {ref['path']!r} must be a file name next to the manifest")
-    if not target.is_file():
+    target = folder / ref["path"]
+    if not target.exists() and not target.is_symlink():
         raise CertificateFormatError(f"the {name} array {target} named by the certificate does not exist")
-    if sha256_of(target) != ref["sha256"]:
-        raise CertificateFormatError(f"the {name} array {target} does not match the SHA-256 the certificate names")
-    try:
-        value = np.load(target, allow_pickle=False)
-    except (ValueError, OSError) as exc:
-        raise CertificateFormatError(f"the {name} array {target} is not a .npy array ({exc})") from None
+    where = f"the {name} array {target}"
+    value = read_npy(target, as_read_limits(limits), sha256=ref["sha256"], what=where)
     if value.dtype != ARRAYS[name]:
-        raise CertificateFormatError(
-            f"the {name} array {target} has dtype {value.dtype}; expected {np.dtype(ARRAYS[name])}"
-        )
+        raise CertificateFormatError(f"{where} has dtype {value.dtype}; expected {np.dtype(ARRAYS[name])}")
+    if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(value))[0])
+        raise CertificateFormatError(f"{where} holds {value[bad]} at index {bad}; only finite numbers are accepted")
     return value
 
 
-def load_vocab(path, data: dict) -> VocabCertificate:
-    """The certificate of the manifest ``data`` read from ``path`` (its arrays read and their hashes compared)."""
+def load_vocab(path, data: dict, limits=None) -> VocabCertificate:
+    """The certificate of the manifest ``data`` read from ``path`` (its arrays read and their hashes
+    compared; ``limits``: the :class:`lnproofs.io.bounded.ReadLimits` of each array, the defaults
+    when None)."""
     path = Path(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise CertificateFormatError(f"{path} is not a vocabulary certificate; expected schema {SCHEMA!r}")
@@ -212,7 +217,7 @@ def load_vocab(path, data: dict) -> VocabCertificate:
     qs = dict(data["query_set"])
     if "bias" in qs:
         raise CertificateFormatError("certificate field query_set holds a bias; it belongs in arrays.bias")
-    arrays = {name: _array(path.parent, name, ref) for name, ref in data["arrays"].items()}
+    arrays = {name: _array(path.parent, name, ref, limits) for name, ref in data["arrays"].items()}
     results = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(data["results"]))
     ref = validate_reference(data["keys_file"]) if data.get("keys_file") is not None else None
     return VocabCertificate(

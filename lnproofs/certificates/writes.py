@@ -16,6 +16,10 @@ A whole file is written to a temporary file in the target's folder and renamed o
 target (:func:`write_text`, :func:`replacing`); the temporary file is removed whatever
 happens, so none survives a failed run.  Files that grow as results come (``--resume``
 sidecars) are opened by :func:`open_append` without following symbolic links.
+
+Two runs never write one output at once: a command that writes an output folder, or a file it
+resumes, holds :func:`run_lock` meanwhile (an exclusive ``flock`` on a lock file beside it, which
+the system releases when the process ends, however it ends); a second run is refused in one line.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import secrets
 import stat
 from pathlib import Path
 
+from ..io.files import input_kind
 from ..kernel import OptionError
 
 __all__ = [
@@ -40,24 +45,8 @@ __all__ = [
     "open_append",
     "created_parents",
     "remove_quietly",
+    "run_lock",
 ]
-
-
-def _kind(mode: int) -> str | None:
-    """What a non-regular file is, in words (None for a regular file)."""
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
 
 
 def _lstat(path: Path):
@@ -83,7 +72,7 @@ def _refuse_entry(path: Path, flag: str | None, expected: str = "file") -> None:
     st = _lstat(path)
     if st is None or stat.S_ISREG(st.st_mode):
         return
-    kind = _kind(st.st_mode)
+    kind = input_kind(st.st_mode)
     if stat.S_ISLNK(st.st_mode):
         kind += f" (to {os.readlink(path)!r})"
     if stat.S_ISDIR(st.st_mode) and expected == "file":
@@ -149,7 +138,7 @@ def output_folder(path, flag: str | None = "--out", *, create: bool = True) -> P
     if path.exists() and not path.is_dir():
         st = _lstat(path)
         raise OptionError(
-            f"{_name(flag, path)} is {_kind(st.st_mode) or 'a file'}, which is not a folder; give a folder path"
+            f"{_name(flag, path)} is {input_kind(st.st_mode) or 'a file'}, which is not a folder; give a folder path"
         )
     if not path.exists() and _lstat(path) is not None:
         raise OptionError(
@@ -181,7 +170,7 @@ def folder_entry(root, relative, *, folder: bool = False) -> Path:
         real = os.path.realpath(here)
         if not os.path.isdir(here):
             raise OptionError(
-                f"{str(here)!r} is {_kind(st.st_mode) or 'a file'}, not a folder; "
+                f"{str(here)!r} is {input_kind(st.st_mode) or 'a file'}, not a folder; "
                 "move it away or give another output folder"
             )
         if os.path.commonpath([top, real]) != top:
@@ -295,3 +284,62 @@ def remove_quietly(path) -> None:
     """Remove ``path`` when it is there (a temporary or partial file of ours)."""
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+#: the lock file of an output folder (a file output has ``<name>.lock`` beside it)
+LOCK_NAME = ".lnproofs.lock"
+
+
+@contextlib.contextmanager
+def run_lock(path, flag: str | None = "--out", *, folder: bool = True):
+    """Hold the output ``path`` (a folder, made when missing, or with ``folder=False`` a file) for
+    this run: an exclusive, non-blocking ``fcntl.flock`` on ``<folder>/.lnproofs.lock``
+    (``<file>.lock``), released and removed at the end, with the folder if the run made it and
+    left it empty; while another run holds it, one line (exit status 2).  The system releases a
+    lock whose process dies, so a killed run never blocks the next one."""
+    try:
+        import fcntl
+    except ImportError:  # no flock on this system: runs are not kept apart
+        yield
+        return
+    path = Path(path)
+    made = folder and not os.path.lexists(path)
+    if made:  # a folder this run makes: removed again when the run leaves it empty (refused early, say)
+        output_folder(path, flag)
+    lock = path / LOCK_NAME if folder else path.with_name(path.name + ".lock")
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(8):  # a lock file removed by the run that held it between our open and flock: again
+        try:
+            fd = os.open(lock, flags, 0o644)
+        except OSError as exc:
+            raise OptionError(f"{_name(flag, path)} cannot be locked for this run ({lock}: {exc.strerror})") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise OptionError(
+                f"{_name(flag, path)} is being written by another lnproofs run"
+                + (f" (process {holder})" if holder.isdigit() else "")
+                + f"; wait for it to finish, or choose another {flag or 'output'}"
+            ) from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(lock, follow_symlinks=False).st_ino
+        except OSError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    else:
+        raise OptionError(f"{_name(flag, path)} cannot be locked for this run ({lock} keeps changing)")
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
+        if made:
+            with contextlib.suppress(OSError):
+                path.rmdir()  # only when empty

@@ -38,7 +38,8 @@ def run(args) -> int:
     from ..propose.softmax import max_weight, min_norm
     from .read_limits import read_limits_from_args
 
-    keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))
+    limits = read_limits_from_args(args)  # softmax weights change with the keys' scale: floats as written
+    keys = load_array(args.keys, name="keys", ndim=2, limits=limits, as_float64=args.as_float64)
     n, d = keys.shape
     if not 0 <= args.target < n:
         raise OptionError(f"--target {args.target} is out of range; the keys are numbered 0..{n - 1}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
 from .execution_options import add_execution_options, execution_from_args
@@ -82,29 +83,53 @@ def _is_file(text) -> bool:
         return False
 
 
-def _vector(text: str | None, name: str, limits=None):
-    """A vector from a file or from comma-separated numbers, each exactly a float64 (None stays None)."""
-    from ..io.arrays import load_array
-    from ..io.csv_numbers import exact_number
-    from ..kernel import FileFormatError, OptionError
+def _vector(text: str | None, name: str, limits=None, as_float64: bool = False):
+    """``(values, scale)``: a vector from a file or from comma-separated numbers, the numbers as
+    written times ``scale`` (:mod:`lnproofs.io.csv_numbers`); None stays ``(None, 1)``."""
+    import numpy as np
+
+    from ..io.arrays import read_numbers
+    from ..io.csv_numbers import parse_number, scaled_numbers
+    from ..kernel import InputError, OptionError
 
     if text is None:
-        return None
+        return None, 1
     if _is_file(text):
-        return load_array(text, name=name, ndim=None, limits=limits).reshape(-1)
+        values, scale, _ = read_numbers(text, name=name, ndim=None, limits=limits, as_float64=as_float64)
+        return values.reshape(-1), scale
     try:
-        return [exact_number(v, f"--{name} value {i + 1}") for i, v in enumerate(text.split(","))]
-    except FileFormatError as err:
+        numbers = [parse_number(v, f"--{name} value {i + 1}") for i, v in enumerate(text.split(","))]
+        values, scale = scaled_numbers(numbers, f"--{name}", as_float64)
+    except InputError as err:
         raise OptionError(str(err)) from None
     except ValueError:
         raise OptionError(
-            f"--{name} {text!r} is neither a file nor comma-separated numbers; "
-            "give e.g. --{name} 1,1,1 or a .npy vector"
+            f"--{name} {text[:60]!r} is neither a file nor comma-separated numbers; "
+            f"give e.g. --{name} 1,1,1 or a .npy vector"
         ) from None
+    return np.asarray(values, dtype=np.float64), scale
+
+
+def _gain_and_bias(args, limits):
+    """The LayerNorm gain and bias on one common scale (None when not given): the outputs
+    ``g * u + b`` times a positive number have the same statuses."""
+    from ..io.arrays import common_scale
+
+    gain, gs = _vector(args.gain, "gain", limits, args.as_float64)
+    bias, bs = _vector(args.bias, "bias", limits, args.as_float64)
+    if gs == bs == 1:
+        return gain, bias
+    if gain is None:  # ones, on the bias's scale
+        return [float(bs)] * len(bias), bias
+    if bias is None:
+        (gain,), _ = common_scale([(gain, gs, "--gain")])
+        return gain, None
+    (gain, bias), _ = common_scale([(gain, gs, "--gain"), (bias, bs, "--bias")])
+    return gain, bias
 
 
 def _layernorm(args, min_margin):
-    from ..io.arrays import load_array
+    from ..io.arrays import read_numbers
     from ..kernel import OptionError
     from ..propose.layernorm_inputs import certify_layernorm_outputs
 
@@ -113,16 +138,24 @@ def _layernorm(args, min_margin):
     if query_set_from_args(args) is not None:
         raise OptionError("--keys-from-layernorm-inputs certifies free queries; drop the --query-* options")
     limits = read_limits_from_args(args)
-    inputs = load_array(args.keys, name="LayerNorm inputs", ndim=2, limits=limits)
-    eps = 0.0 if args.eps is None else args.eps
-    cert = certify_layernorm_outputs(
-        inputs,
-        _vector(args.gain, "gain", limits),
-        _vector(args.bias, "bias", limits),
-        eps,
-        min_margin=min_margin,
-        seed=args.seed,
+    inputs, scale, rounded = read_numbers(
+        args.keys, name="LayerNorm inputs", ndim=2, limits=limits, as_float64=args.as_float64
     )
+    eps = 0.0 if args.eps is None else args.eps
+    try:
+        without_eps = float(eps) == 0
+    except ValueError:
+        without_eps = True  # a bad eps is refused, in one line, where it is read
+    if scale != 1 and not without_eps:
+        raise OptionError(
+            f"{args.keys} holds decimals that no float64 equals, and LayerNorm with eps > 0 changes when its "
+            "inputs are scaled, so the exact reading is not supported here yet: give --as-float64 to read "
+            "them as their nearest float64, or save the inputs as floats"
+        )
+    gain, bias = _gain_and_bias(args, limits)
+    cert = certify_layernorm_outputs(inputs, gain, bias, eps, min_margin=min_margin, seed=args.seed)
+    if rounded:
+        cert = dataclasses.replace(cert, keys_reading={"reading": "float64"})
     if args.out:
         cert = cert.with_keys_file(args.out, args.keys)  # 'lnproofs check CERT.json' finds the inputs
         cert.save(args.out)
@@ -136,32 +169,61 @@ def _check_seed(seed: int) -> None:
         raise OptionError(f"--seed {seed} is not accepted; give a whole number from 0 to 4294967295")
 
 
+def _keys_and_bias(args):
+    """``(keys, key bias or None, keys_reading)``: the keys (and the ``--key-bias`` vector) as the
+    numbers written times one common scale; free-query and box statuses do not change when keys and
+    biases are multiplied by the same positive number (the witness is the same query)."""
+    from ..certificates.keyfile import reading_of
+    from ..io.arrays import common_scale, read_numbers
+
+    limits = read_limits_from_args(args)
+    keys, scale, rounded = read_numbers(args.keys, name="keys", ndim=2, limits=limits, as_float64=args.as_float64)
+    bias = None
+    if args.key_bias is not None:
+        bias, bias_scale, bias_rounded = read_numbers(
+            args.key_bias, name="key bias", ndim=None, limits=limits, as_float64=args.as_float64
+        )
+        (keys, bias), scale = common_scale([(keys, scale, args.keys), (bias.reshape(-1), bias_scale, args.key_bias)])
+        rounded = rounded or bias_rounded
+    return keys, bias, reading_of(scale, rounded)
+
+
 def run(args) -> int:
-    from ..io.arrays import load_array
+    import contextlib
+
+    from ..certificates.writes import output_file, run_lock
+    from ..propose.certification import partial_path
+
+    if args.out is not None:  # before any work: only a regular file of ours is replaced
+        inputs = [args.keys] + [v for v in (args.gain, args.bias) if v is not None and _is_file(v)]
+        inputs += [
+            getattr(args, n) for n in ("query_subspace", "query_layernorm", "key_bias") if getattr(args, n, None)
+        ]
+        output_file(args.out, inputs=inputs)
+        output_file(partial_path(args.out), None, inputs=inputs)
+    # one run at a time writes CERT.json and its .partial.jsonl: a second is refused in one line
+    with run_lock(args.out, folder=False) if args.out is not None else contextlib.nullcontext():
+        return _run(args)
+
+
+def _run(args) -> int:
     from ..kernel import OptionError
     from ..propose.certification import certify, check_min_margin
 
     min_margin = check_min_margin(args.min_margin)
     _check_seed(args.seed)
-    if args.out is not None:  # before any work: only a regular file of ours is replaced
-        from ..certificates.writes import output_file
-        from ..propose.certification import partial_path
-
-        inputs = [args.keys] + [v for v in (args.gain, args.bias) if v is not None and _is_file(v)]
-        inputs += [getattr(args, n) for n in ("query_subspace", "query_layernorm") if getattr(args, n, None)]
-        output_file(args.out, inputs=inputs)
-        output_file(partial_path(args.out), None, inputs=inputs)
     if args.keys_from_layernorm_inputs:
         cert, query_set = _layernorm(args, min_margin)
     else:
         for name in ("gain", "bias", "eps"):
             if getattr(args, name) is not None:
                 raise OptionError(f"--{name} is only used with --keys-from-layernorm-inputs; add that flag or drop it")
-        keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))
-        query_set = query_set_from_args(args, keys.shape[1], keys.shape[0])
+        keys, bias, reading = _keys_and_bias(args)
+        query_set = query_set_from_args(args, keys.shape[1], keys.shape[0], key_bias=bias)
         if args.resume and not args.out:
             raise OptionError("--resume needs --out CERT.json (the partial results live next to it)")
         workers, scheduler = execution_from_args(args)
+        scale = 1 if reading is None or reading["reading"] != "exact" else int(reading["scale"])
         cert = certify(
             keys,
             query_set,
@@ -169,10 +231,12 @@ def run(args) -> int:
             out=args.out,
             resume=args.resume,
             seed=args.seed,
-            min_margin=min_margin,
+            min_margin=None if min_margin is None else min_margin * scale,  # margins of the scaled keys
             workers=workers,
             scheduler=scheduler,
         )
+        if reading is not None:
+            cert = dataclasses.replace(cert, keys_reading=reading)
         if args.out:  # 'lnproofs check CERT.json' finds the keys
             cert = cert.with_keys_file(args.out, args.keys)
             cert.save(args.out)

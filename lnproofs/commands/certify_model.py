@@ -225,7 +225,7 @@ def run(args) -> int:
             f"model {args.model} does not exist; give a Hugging Face model folder or a weights file "
             "(.safetensors, .bin, .pt, .pth) stored locally"
         )
-    from ..certificates.writes import output_folder
+    from ..certificates.writes import output_folder, run_lock
     from ..models.corpus_run import resolve_model_device
 
     output_folder(args.out, create=False)  # before any work: a folder (or nothing), never a device or a dangling link
@@ -256,49 +256,50 @@ def run(args) -> int:
     def warn(message):
         print(f"lnproofs certify-model: warning: {message}", file=sys.stderr, flush=True)
 
-    try:
-        result = certify_corpus(
-            loaded,
-            tokenizer,
-            corpus,
-            args.out,
-            layers=layers,
-            heads=heads,
-            max_texts=args.max_texts,
-            max_tokens=args.max_tokens,
-            resume=args.resume,
-            uniform=args.uniform,
-            progress=_show_progress(args),
-            warn=warn,
-            workers=workers,
-            scheduler=scheduler,
-            config=args.config,
-            batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size,
-            pool=args.pool,
-            causal=not args.no_causal,
-            fold=args.fold,
-            model_workers=model_workers,
-            device=args.device,
-        )
-    except KeyboardInterrupt:
-        print(
-            f"lnproofs certify-model: interrupted; every finished text is in {args.out} "
-            "(run again with --resume to go on)",
-            file=sys.stderr,
-            flush=True,
-        )
-        return 130
-    layer_rows, _ = summarize(args.out)
-    write_summary(args.out, layer_rows, norm=loaded.family.norm)
-    if args.head_files:
-        from ..models.head_files import write_head_files
+    with run_lock(args.out):  # a second run on this folder is refused meanwhile
+        try:
+            result = certify_corpus(
+                loaded,
+                tokenizer,
+                corpus,
+                args.out,
+                layers=layers,
+                heads=heads,
+                max_texts=args.max_texts,
+                max_tokens=args.max_tokens,
+                resume=args.resume,
+                uniform=args.uniform,
+                progress=_show_progress(args),
+                warn=warn,
+                workers=workers,
+                scheduler=scheduler,
+                config=args.config,
+                batch_size=FORWARD_BATCH if args.batch_size is None else args.batch_size,
+                pool=args.pool,
+                causal=not args.no_causal,
+                fold=args.fold,
+                model_workers=model_workers,
+                device=args.device,
+            )
+        except KeyboardInterrupt:
+            print(
+                f"lnproofs certify-model: interrupted; every finished text is in {args.out} "
+                "(run again with --resume to go on)",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 130
+        layer_rows, _ = summarize(args.out)
+        write_summary(args.out, layer_rows, norm=loaded.family.norm)
+        if args.head_files:
+            from ..models.head_files import write_head_files
 
-        write_head_files(args.out)
-    pooled = f"; pooled over {result['pooled_texts']} text(s): pooled.parquet, pooled/" if args.pool else ""
-    print(
-        f"{loaded.family.name} model, {result['texts']} text(s): {result['certified']} certified, "
-        f"{result['kept']} kept from an earlier run; {result['rows']} table rows in {args.out}{pooled}"
-    )
-    if args.corpus is None:
-        print((Path(args.out) / "summary.md").read_text(encoding="utf-8"), end="")
-    return 0
+            write_head_files(args.out)
+        pooled = f"; pooled over {result['pooled_texts']} text(s): pooled.parquet, pooled/" if args.pool else ""
+        print(
+            f"{loaded.family.name} model, {result['texts']} text(s): {result['certified']} certified, "
+            f"{result['kept']} kept from an earlier run; {result['rows']} table rows in {args.out}{pooled}"
+        )
+        if args.corpus is None:
+            print((Path(args.out) / "summary.md").read_text(encoding="utf-8"), end="")
+        return 0

@@ -175,7 +175,7 @@ def _limits(args):
 
 def _numeric(keys, cert_json, device, vocab: bool = False):
     """The numeric re-check of a selectability certificate's JSON, or (``vocab``) of the vocabulary
-    certificate whose manifest is at the path ``cert_json``."""
+    certificate ``cert_json`` as :func:`lnproofs.certificates.vocab.load_vocab` read it."""
     from ..kernel import OptionError
 
     try:
@@ -195,10 +195,10 @@ def _print_numeric(prefix: str, numeric) -> None:
         print(f"  {line}")
 
 
-def _keys(path, limits):
-    from ..io.arrays import ReadLimits, load_array
+def _keys(path, limits, reading=None):
+    from ..certificates.keyfile import load_keys
 
-    keys = load_array(path, name="keys", ndim=2, limits=ReadLimits(limits.max_array_bytes, limits.max_dim))
+    keys = load_keys(path, limits, reading)  # as the certificate's keys_reading says
     limits.check_dim(keys.shape[1], f"keys file {path}")
     return keys
 
@@ -235,14 +235,15 @@ class FileCheck:
 
 
 def _their_keys(path, data, keys_arg, keys, limits):
-    """The keys a file is about: the keys file it names (a given KEYS must match its SHA-256), or KEYS."""
+    """The keys a file is about: the keys file it names (a given KEYS must match its SHA-256), or KEYS;
+    read as its ``keys_reading`` says."""
     from ..certificates.keyfile import resolve_keys, validate_reference
     from ..kernel import OptionError
 
     reference = data.get("keys_file")
     if reference is not None:
         keys_path = resolve_keys(path, validate_reference(reference), keys_arg, limits.max_keys_file_bytes)
-        return _keys(keys_path, limits) if keys is None else keys
+        return _keys(keys_path, limits, data.get("keys_reading")) if keys is None else keys
     if keys is None:
         raise OptionError(
             f"{path} holds no keys and names no keys file; give the KEYS file it is about (lnproofs check FILE KEYS)"
@@ -300,9 +301,9 @@ def _uniform(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
 def _vocab(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
     from ..certificates.vocab import load_vocab, vocab_keys_path
 
-    cert = load_vocab(path, data)
+    cert = load_vocab(path, data, limits)
     keys = _keys(vocab_keys_path(path, cert, keys_arg), limits)
-    return [FileCheck(None, cert.check(keys), None if device is None else _numeric(keys, Path(path), device, True))]
+    return [FileCheck(None, cert.check(keys), None if device is None else _numeric(keys, cert, device, True))]
 
 
 def _model(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
@@ -343,6 +344,9 @@ def check_file(path, keys_arg, limits, device=None, *, skip_foreign: bool = Fals
 
     keys = _keys(keys_arg, limits) if keys_arg is not None else None
     data = read_json_file(path, limits, None if keys is None else limits.allowed_bytes(*keys.shape))
+    reading = data.get("keys_reading") if isinstance(data, dict) else None
+    if keys_arg is not None and reading is not None:  # KEYS read again as the file says it was read
+        keys = _keys(keys_arg, limits, reading)
     handler = _handler(data.get("schema") if isinstance(data, dict) else None)
     if handler is None:
         if skip_foreign:

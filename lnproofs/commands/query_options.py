@@ -19,6 +19,7 @@ from ..kernel import (
     OptionError,
     RMSNormQuerySet,
     RotaryLayerNormQuerySet,
+    ShapeError,
     SubspaceQuerySet,
 )
 
@@ -43,17 +44,15 @@ def add_query_set_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--query-ball",
         metavar="R",
-        type=float,
         default=None,
-        help="queries with ||q|| <= R (R > 0); may be combined with the options above",
+        help="queries with ||q|| <= R (R > 0, a float64 as written); may be combined with the options above",
     )
     group.add_argument(
         "--box",
         metavar="B",
-        type=float,
         default=None,
-        help="queries in the box |q_l| <= B (B > 0), the query set of Grivas et al.'s unargmaxable "
-        "search; with or without --key-bias",
+        help="queries in the box |q_l| <= B (B > 0, a float64 as written), the query set of Grivas et al.'s "
+        "unargmaxable search; with or without --key-bias",
     )
     group.add_argument(
         "--key-bias",
@@ -64,14 +63,19 @@ def add_query_set_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys: int | None = None):
+def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys: int | None = None, *, key_bias=None):
     """``None`` for free queries, else the query-set object; ``dim`` (and ``n_keys``, for a key
-    bias) if given check shapes."""
+    bias) if given check shapes.  ``key_bias``: the bias already read (on the keys' scale), else
+    ``--key-bias`` is read here, as floats."""
+    from ..io.csv_numbers import option_float
+
+    rounding = getattr(args, "as_float64", None)
     subspace = getattr(args, "query_subspace", None)
     layernorm = getattr(args, "query_layernorm", None)
-    radius = getattr(args, "query_ball", None)
-    box, key_bias = getattr(args, "box", None), getattr(args, "key_bias", None)
-    if box is not None or key_bias is not None:
+    radius = option_float(getattr(args, "query_ball", None), "--query-ball", rounding)
+    box = option_float(getattr(args, "box", None), "--box", rounding)
+    key_bias_path = getattr(args, "key_bias", None)
+    if box is not None or key_bias_path is not None:
         if subspace is not None or layernorm is not None or radius is not None:
             raise OptionError(
                 "--box and --key-bias cannot be combined with --query-subspace, --query-layernorm "
@@ -79,7 +83,13 @@ def query_set_from_args(args: argparse.Namespace, dim: int | None = None, n_keys
             )
         from ..propose.querysets.box import load_box
 
-        return load_box(box, key_bias, n_keys)
+        if key_bias is None:
+            return load_box(box, key_bias_path, n_keys)
+        if n_keys is not None and len(key_bias) != n_keys:
+            raise ShapeError(
+                f"key bias {key_bias_path} has {len(key_bias)} entries but there are {n_keys} keys; give one bias per key"
+            )
+        return BoxQuerySet(box, tuple(float(b) for b in key_bias))
     if subspace is not None and layernorm is not None:
         raise OptionError("--query-subspace and --query-layernorm were both given; choose one of them")
     if radius is not None:

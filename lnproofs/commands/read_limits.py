@@ -1,5 +1,6 @@
 """The options that bound how much an input array file may make a command read (``--max-dim``,
-``--max-array-bytes``; see :class:`lnproofs.io.bounded.ReadLimits`)."""
+``--max-array-bytes``; see :class:`lnproofs.io.bounded.ReadLimits`), and how its decimals are read
+(``--as-float64``; see :mod:`lnproofs.io.csv_numbers`)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,12 @@ def add_read_limit_options(parser) -> None:
         metavar="B",
         help=f"one array once read, as float64 (default {D.max_array_bytes}); a file on disk may hold "
         f"{D.file_factor}*B bytes",
+    )
+    parser.add_argument_group("how decimals are read").add_argument(
+        "--as-float64",
+        action="store_true",
+        help="read each decimal (.csv cells, numbers in options) as its nearest float64, as numpy does, "
+        "instead of the rational it denotes (0.1 is 1/10); the certificate says so",
     )
 
 

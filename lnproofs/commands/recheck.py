@@ -67,19 +67,13 @@ def configure(parser) -> None:
 
 
 def _param(path, names, required=True):
-    import numpy as np
-
     from ..io.arrays import load_array
+    from ..io.bounded import npz_names
 
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            present = list(archive.files)
-    except FileNotFoundError:
-        raise FileFormatError(f"{path} does not exist; give a .npz file with arrays gain, bias (and eps)") from None
-    except Exception:
-        raise FileFormatError(
-            f"{path} could not be read as .npz; give a .npz file with arrays gain, bias (and eps)"
-        ) from None
+        present = npz_names(path)  # from the zip directory: nothing inflated
+    except FileFormatError as err:
+        raise FileFormatError(f"{err}; give a .npz file with arrays gain, bias (and eps)") from None
     for name in names:
         if name in present:
             return load_array(path, name=name, ndim=None)
@@ -161,17 +155,25 @@ def _layer(args) -> int:
 
 
 def _previous(args, samples) -> dict:
-    """Results already written to ``args.out`` by a run with the same settings."""
+    """Results already written to ``args.out`` by a run with the same settings (and version of
+    lnproofs), read as a regular file within the file limit; they are kept as they are, since a
+    numeric check can only be run again, not checked from its result."""
     from pathlib import Path
 
     from torch_backend.theorems import DEFAULT_WIDTH, CheckResult
+
+    from .. import __version__
 
     path = Path(args.out)
     if not path.exists():
         return {}
     width = DEFAULT_WIDTH if args.width is None else args.width
     done = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    from ..io.bounded import DEFAULT_READ_LIMITS as limit
+    from ..io.files import read_input
+
+    text = read_input(path, f"--out {path}", limit.max_file_bytes, limit.file_note).decode("utf-8", "replace")
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -186,7 +188,9 @@ def _previous(args, samples) -> dict:
             and result.width == width
             and data.get("seed") == args.seed
             and data.get("samples_per_family") == samples
-        ):
+            and data.get("chunk_rows") == args.chunk_rows
+            and data.get("version") == __version__
+        ):  # made with these settings by this version; any other result is run again
             done[result.name] = result
     return done
 
@@ -200,6 +204,17 @@ def _check_task(name: str, settings: dict):
 
 
 def run(args) -> int:
+
+    from ..certificates.writes import output_file, run_lock
+
+    if not getattr(args, "out", None):
+        return _run(args)
+    output_file(args.out)  # before the lock beside it: a regular file of ours, or nothing
+    with run_lock(args.out, folder=False):  # one run at a time appends to the results file
+        return _run(args)
+
+
+def _run(args) -> int:
     workers, scheduler = execution_from_args(args)
     try:
         from torch_backend.device import resolve_device
@@ -262,6 +277,7 @@ def run(args) -> int:
     )
     if workers is None and scheduler is None and samples < PARALLEL_MIN_SAMPLES:
         workers = 1
+    from .. import __version__
     from ..execution import InOrder, open_client, run_tasks
 
     fresh = {}
@@ -280,6 +296,7 @@ def run(args) -> int:
             def record(index, result):
                 if sink is not None:  # written as soon as known, in the order checks finish
                     line = {**result.to_json(), "seed": args.seed, "samples_per_family": samples}
+                    line.update(chunk_rows=args.chunk_rows, version=__version__)
                     sink.write(json.dumps(line) + "\n")
                     sink.flush()
                 fresh[result.name] = result

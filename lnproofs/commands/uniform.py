@@ -19,11 +19,16 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from ..io.arrays import load_array
+    from ..certificates.keyfile import reading_of
+    from ..io.arrays import read_numbers
     from ..propose.uniform import check_uniform, uniform_attention
     from .read_limits import read_limits_from_args
 
-    keys = load_array(args.keys, name="keys", ndim=2, limits=read_limits_from_args(args))
+    # a query gives every key the same score exactly when it does for the keys times a positive
+    # number: decimals are read as written, as integers times their common denominator
+    keys, scale, rounded = read_numbers(
+        args.keys, name="keys", ndim=2, limits=read_limits_from_args(args), as_float64=args.as_float64
+    )
     query_set = query_set_from_args(args, keys.shape[1])
     result = uniform_attention(keys, query_set)
     ok, message = check_uniform(keys, result)
@@ -33,8 +38,9 @@ def run(args) -> int:
         result = UniformResult(
             "undecided", result.query_set, result.n_keys, result.dim, reason=f"the exact re-check failed: {message}"
         )
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+    if args.json:  # with the reading of KEYS that 'lnproofs check ANSWER.json KEYS' repeats
+        reading = reading_of(scale, rounded)
+        print(json.dumps(dict(result.to_json(), **({} if reading is None else {"keys_reading": reading})), indent=2))
     else:
         print(f"query set: {describe_query_set(query_set)}")
         print(result.describe())

@@ -1,18 +1,21 @@
 """Reading array files within limits known before their data is read.
 
-Every reader here learns how much it would read from the file's own headers (the ``.npy``
-header, the zip directory of an ``.npz`` with the ``.npy`` header of the wanted member, the
-``.safetensors`` header, the size of the file on disk) and refuses past the limits of
-:class:`ReadLimits` with one line naming the limit and its flag, before allocating or
-inflating anything.  An ``.npz`` archive gives only the members asked for; the others are
+Every reader here opens its file through :func:`lnproofs.io.files.open_input` (a regular file,
+never a link, a FIFO or a device; its size compared with the limit before a byte is read), learns
+how much it would read from the file's own headers (the ``.npy`` header, the zip directory of an
+``.npz`` with the ``.npy`` header of the wanted member, the ``.safetensors`` header) and refuses
+past the limits of :class:`ReadLimits` with one line naming the limit and its flag, before
+allocating or inflating anything.  ``np.load`` is never called: a ``.npy`` array is read by
+``numpy.lib.format.read_array`` only after its header has been checked.  An ``.npz`` archive gives only the members asked for; the others are
 never inflated.  Nothing here converts numbers: the arrays come back in their stored dtype
 (bfloat16, which numpy lacks, widened to float32, exactly).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
-import os
 import struct
 import zipfile
 from dataclasses import dataclass
@@ -20,8 +23,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernel import FileFormatError, LimitError
+from .files import open_input
 
-__all__ = ["ReadLimits", "DEFAULT_READ_LIMITS", "file_size", "read_npy", "read_npz", "npz_names", "read_safetensors"]
+__all__ = [
+    "ReadLimits",
+    "DEFAULT_READ_LIMITS",
+    "open_array_file",
+    "as_read_limits",
+    "read_npy",
+    "read_npz",
+    "npz_names",
+    "read_safetensors",
+    "safetensors_entries",
+]
 
 _MAX_HEADER = 100 << 20  # the safetensors format's own bound on its JSON header
 
@@ -56,25 +70,25 @@ class ReadLimits:
                 "--max-array-bytes)"
             )
 
-    def check_file(self, path, what: str = "") -> int:
-        """The size of the file at ``path``, refused past ``max_file_bytes``."""
-        size = file_size(path)
-        if size > self.max_file_bytes:
-            raise LimitError(
-                f"{what or path} has {size} bytes, past the limit of {self.max_file_bytes} bytes for a "
-                f"file ({self.file_factor} times --max-array-bytes; raise that)"
-            )
-        return size
+    @property
+    def file_note(self) -> str:
+        return f"{self.file_factor} times --max-array-bytes; raise that"
 
 
 DEFAULT_READ_LIMITS = ReadLimits()
 
 
-def file_size(path) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError as exc:
-        raise FileFormatError(f"{path} could not be read ({exc.strerror})") from None
+def as_read_limits(limits) -> ReadLimits:
+    """``limits`` as :class:`ReadLimits`: the defaults for None, the array limits of any object with
+    ``max_array_bytes`` and ``max_dim`` (such as :class:`lnproofs.certificates.limits.Limits`)."""
+    if limits is None or isinstance(limits, ReadLimits):
+        return limits or DEFAULT_READ_LIMITS
+    return ReadLimits(limits.max_array_bytes, limits.max_dim)
+
+
+def open_array_file(path, limits: ReadLimits = DEFAULT_READ_LIMITS, what: str = ""):
+    """:func:`lnproofs.io.files.open_input` with the limit of a file on disk: ``(handle, size)``."""
+    return open_input(path, what, limits.max_file_bytes, limits.file_note)
 
 
 def _npy_header(handle, where: str):
@@ -97,31 +111,50 @@ def _entries(shape) -> int:
     return count
 
 
-def read_npy(path, limits: ReadLimits = DEFAULT_READ_LIMITS) -> np.ndarray:
+def read_npy(
+    path, limits: ReadLimits = DEFAULT_READ_LIMITS, *, sha256: str | None = None, what: str = ""
+) -> np.ndarray:
     """The array of a ``.npy`` file, refused from its header past the limits, or when the file
-    is shorter or longer than the header says."""
-    size = limits.check_file(path)
-    with open(path, "rb") as handle:
-        shape, _, dtype, header = _npy_header(handle, str(path))
-        limits.check_array(shape, dtype.itemsize, str(path))
+    is shorter or longer than the header says.  With ``sha256``, the file's bytes (hashed from
+    the same open file, before it is parsed) must have that SHA-256."""
+    where = what or str(path)
+    with open_array_file(path, limits, what) as (handle, size):
+        if sha256 is not None:
+            digest, left = hashlib.sha256(), size
+            while left > 0 and (block := handle.read(min(left, 1 << 20))):
+                digest.update(block)
+                left -= len(block)
+            if digest.hexdigest() != sha256:
+                raise FileFormatError(f"{where} does not match the SHA-256 named for it (another or an edited file)")
+            handle.seek(0)
+        try:
+            shape, _, dtype, header = _npy_header(handle, where)
+        except FileFormatError:
+            raise
+        except ValueError as exc:
+            raise FileFormatError(f"{where} could not be read as .npy ({str(exc)[:80]}); is it a .npy file?") from None
+        limits.check_array(shape, dtype.itemsize, where)
         data = _entries(shape) * dtype.itemsize
         if header + data != size:
             raise FileFormatError(
-                f"{path} has {size} bytes but its header promises {header + data} "
+                f"{where} has {size} bytes but its header promises {header + data} "
                 f"(shape {tuple(shape)}, dtype {dtype}); is the file complete?"
             )
         handle.seek(0)
         return np.lib.format.read_array(handle, allow_pickle=False)
 
 
-def _archive(path, limits: ReadLimits) -> zipfile.ZipFile:
-    limits.check_file(path)
-    try:
-        return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise FileFormatError(
-            f"{path} could not be read as .npz ({str(exc)[:80] or type(exc).__name__}); is the file complete?"
-        ) from None
+@contextlib.contextmanager
+def _archive(path, limits: ReadLimits):
+    with open_array_file(path, limits) as (handle, _):
+        try:
+            archive = zipfile.ZipFile(handle)
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            raise FileFormatError(
+                f"{path} could not be read as .npz ({str(exc)[:80] or type(exc).__name__}); is the file complete?"
+            ) from None
+        with archive:
+            yield archive
 
 
 def npz_names(path, limits: ReadLimits = DEFAULT_READ_LIMITS) -> list[str]:
@@ -183,30 +216,38 @@ _SAFETENSORS_DTYPES = {
 }
 
 
-def _safetensors_header(path, size: int) -> tuple[dict, int]:
-    with open(path, "rb") as handle:
-        raw = handle.read(8)
-        if len(raw) < 8:
-            raise FileFormatError(f"{path} is too short for a .safetensors file; is the file complete?")
-        length = struct.unpack("<Q", raw)[0]
-        if length > min(_MAX_HEADER, size - 8):
-            raise FileFormatError(
-                f"{path} announces a header of {length} bytes in a file of {size}; is the file complete?"
-            )
-        try:
-            header = json.loads(handle.read(length))
-        except (ValueError, RecursionError):
-            raise FileFormatError(f"{path} has a header that is not JSON; is it a .safetensors file?") from None
+def _safetensors_header(path, handle, size: int) -> tuple[dict, int]:
+    raw = handle.read(8)
+    if len(raw) < 8:
+        raise FileFormatError(f"{path} is too short for a .safetensors file; is the file complete?")
+    length = struct.unpack("<Q", raw)[0]
+    if length > min(_MAX_HEADER, size - 8):
+        raise FileFormatError(f"{path} announces a header of {length} bytes in a file of {size}; is the file complete?")
+    try:
+        header = json.loads(handle.read(length))
+    except (ValueError, RecursionError):
+        raise FileFormatError(f"{path} has a header that is not JSON; is it a .safetensors file?") from None
     if not isinstance(header, dict):
         raise FileFormatError(f"{path} has a header that is not a JSON object; is it a .safetensors file?")
     return {k: v for k, v in header.items() if k != "__metadata__"}, 8 + length
 
 
+def safetensors_entries(path) -> dict:
+    """The header entries of a ``.safetensors`` file (``{name: {"dtype", "shape", "data_offsets"}}``,
+    ``__metadata__`` left out), read alone: the tensors' data is not read, whatever the file's size."""
+    with open_input(path) as (handle, size):
+        return _safetensors_header(path, handle, size)[0]
+
+
 def read_safetensors(path, name: str, limits: ReadLimits = DEFAULT_READ_LIMITS) -> np.ndarray:
     """The tensor ``name`` (or the only one) of a ``.safetensors`` file, checked from the header:
     a known dtype, offsets inside the file that match the shape.  Only its bytes are read."""
-    size = limits.check_file(path)
-    tensors, start = _safetensors_header(path, size)
+    with open_array_file(path, limits) as (handle, size):
+        return _safetensors_tensor(path, handle, size, name, limits)
+
+
+def _safetensors_tensor(path, handle, size: int, name: str, limits: ReadLimits) -> np.ndarray:
+    tensors, start = _safetensors_header(path, handle, size)
     if name not in tensors and len(tensors) == 1:
         name = next(iter(tensors))
     if name not in tensors:
@@ -231,9 +272,11 @@ def read_safetensors(path, name: str, limits: ReadLimits = DEFAULT_READ_LIMITS) 
             f"{where} has data offsets {[begin, end]} that do not match its shape {shape} "
             f"and dtype {dtype} inside a file of {size} bytes; is the file complete?"
         )
-    with open(path, "rb") as handle:
-        handle.seek(start + begin)
-        data = np.frombuffer(handle.read(end - begin), dtype=stored).reshape(shape)
+    handle.seek(start + begin)
+    raw = handle.read(end - begin)
+    if len(raw) != end - begin:
+        raise FileFormatError(f"{where} ends before its data; is the file complete?")
+    data = np.frombuffer(raw, dtype=stored).reshape(shape)
     if dtype == "BF16":  # the upper half of a float32: widened exactly
         data = (data.astype(np.uint32) << 16).view(np.float32)
     return data

@@ -20,7 +20,9 @@ MAX_LINE_BYTES = 16 << 20
 
 
 def _lines(path: Path):
-    with path.open("rb") as handle:
+    from .files import open_input
+
+    with open_input(path, f"corpus file {path}") as (handle, _):
         number = 0
         while raw := handle.readline(MAX_LINE_BYTES + 1):
             number += 1

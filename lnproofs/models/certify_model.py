@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,34 +79,36 @@ def certify_model(
     inputs also certified together (:mod:`.corpus_pool`); ``folded``: the folded form of
     LayerNorm layers (same statuses); ``head_files``: also one file per head
     (:mod:`.head_files`)."""
+    from ..certificates.writes import run_lock
     from .corpus_run import certify_corpus
 
     if uniform not in UNIFORM_CHOICES:
         raise OptionError(f"uniform={uniform!r} is not accepted; use one of {', '.join(UNIFORM_CHOICES)}")
     texts = [None] * len(inputs) if texts is None else list(texts)
     corpus = [(text, np.asarray(ids, dtype=np.int64)) for text, ids in zip(texts, inputs)]
-    result = certify_corpus(
-        loaded,
-        tokenizer,
-        corpus,
-        out_dir,
-        layers=layers,
-        heads=heads,
-        resume=resume,
-        uniform=uniform,
-        progress=progress,
-        warn=warn,
-        causal=causal,
-        pool=pool,
-        fold=folded,
-    )
-    layer_rows, head_rows = summarize(out_dir)
-    write_summary(out_dir, layer_rows, norm=loaded.family.norm)
-    if head_files:
-        from .head_files import write_head_files
+    with run_lock(out_dir, None):  # a second run on this folder is refused meanwhile
+        result = certify_corpus(
+            loaded,
+            tokenizer,
+            corpus,
+            out_dir,
+            layers=layers,
+            heads=heads,
+            resume=resume,
+            uniform=uniform,
+            progress=progress,
+            warn=warn,
+            causal=causal,
+            pool=pool,
+            fold=folded,
+        )
+        layer_rows, head_rows = summarize(out_dir)
+        write_summary(out_dir, layer_rows, norm=loaded.family.norm)
+        if head_files:
+            from .head_files import write_head_files
 
-        write_head_files(out_dir)
-    return ModelRun(Path(out_dir), result["certified"], result["kept"], tuple(layer_rows), tuple(head_rows))
+            write_head_files(out_dir)
+        return ModelRun(Path(out_dir), result["certified"], result["kept"], tuple(layer_rows), tuple(head_rows))
 
 
 # ---- summary -------------------------------------------------------------------------------
@@ -219,10 +220,9 @@ def write_summary(out_dir, layer_rows: list[dict], *, norm: str = "layernorm") -
 
 # ---- reading files back ----------------------------------------------------------------------
 def _read(path) -> dict:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"{path} could not be read as a certify-model file ({exc})") from None
+    from ..certificates.limits import read_json_file
+
+    data = read_json_file(path)  # a regular file within the limits, as every JSON file lnproofs reads
     return data if isinstance(data, dict) else {}
 
 

@@ -81,6 +81,8 @@ def _gather(parts, layer: int, cap, heads) -> tuple[list, dict, tuple | None]:
     and the rotary table of the longest text (or None)."""
     import pyarrow.parquet as pq
 
+    from ..io.bounded import read_npz
+
     readers = {}
     for head in heads:  # the first chosen query head of each key head
         readers.setdefault(cap.key_head(head), head)
@@ -88,10 +90,10 @@ def _gather(parts, layer: int, cap, heads) -> tuple[list, dict, tuple | None]:
     rows, table = [], None
     for rows_path, arrays_path in parts:
         mine = pq.read_table(rows_path, columns=_READ, filters=[("layer", "=", layer)]).to_pylist()
-        with np.load(arrays_path) as arrays:
-            keys = {g: arrays[f"keys_l{layer}_kv{g}"] for g in readers}
-            if cap.rotary and (table is None or len(arrays["rotary_cos"]) > len(table[0])):
-                table = (arrays["rotary_cos"], arrays["rotary_sin"])
+        arrays = read_npz(arrays_path, [f"keys_l{layer}_kv{g}" for g in readers] + ["rotary_cos", "rotary_sin"])
+        keys = {g: arrays[f"keys_l{layer}_kv{g}"] for g in readers}
+        if cap.rotary and (table is None or len(arrays["rotary_cos"]) > len(table[0])):
+            table = (arrays["rotary_cos"], arrays["rotary_sin"])
         spans = {}
         for r in mine:
             g = cap.key_head(r["head"])

@@ -18,7 +18,6 @@ written with the first text that uses it (the text files name it).
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from pathlib import Path
 
@@ -26,11 +25,13 @@ import numpy as np
 
 from ..certificates.writes import folder_entry, write_arrays
 from ..kernel import InputError, ModelError, OptionError, require
+from . import corpus_files as files
 from .corpus_figures import tables_and_figures, tokens_figure
 from .corpus_heads import _write_json
 from .head_sets import HeadSets, narrow_exactly
+from .loading import device_problem, resolve_model_device
 from .table import write_rows
-from .text_heads import COVERAGE_SCHEMA, TEXT_SCHEMA, certify_text, coverage_name, key_head_answers
+from .text_heads import TEXT_SCHEMA, certify_text, key_head_answers
 
 __all__ = [
     "TEXT_SCHEMA",
@@ -46,21 +47,6 @@ __all__ = [
 
 #: a capture's fields that differ from text to text (the rest is the layer's weights)
 PER_TEXT = ("ln_out", "hidden_in", "sources", "rotary_cos", "rotary_sin", "key_rows")
-
-
-def _merge_layers(number, text, parts):
-    """A text's record, rows and arrays from its layers' parts (in layer order)."""
-    record, rows, arrays = None, {}, {}
-    for part_record, part_rows, part_arrays in parts:
-        if record is None:
-            record = dict(part_record, text=text)
-        else:
-            record["layers"].extend(part_record["layers"])
-            record["heads"].extend(part_record["heads"])
-        for name, values in part_rows.items():
-            rows.setdefault(name, []).extend(values)
-        arrays.update(part_arrays)
-    return record, rows, arrays
 
 
 #: with the default ``workers=None``, corpora of at least this many texts use a local cluster,
@@ -228,27 +214,6 @@ def _lent_free(templates, layers, heads, options, piece):
     return key_head_answers(cap, heads, uniform=options["uniform"], causal=options["causal"])
 
 
-def resolve_model_device(device) -> str:
-    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; ``cpu``, ``cuda``, ``cuda:N``
-    as given; one line (OptionError) for a device that is not on this machine.
-    Certification always runs on CPUs."""
-    from torch_backend.models.loading import resolve_device
-
-    return str(resolve_device(str(device or "cpu")))
-
-
-def device_problem(device):
-    """None when this machine can run the forward pass on ``device``, else the reason (one
-    line); run on each model worker of an existing cluster before any file is written."""
-    from ..kernel import OptionError
-
-    try:
-        resolve_model_device(device)
-    except OptionError as err:
-        return str(err)
-    return None
-
-
 def sliding_limit(loaded, layers) -> int | None:
     """The narrowest sliding window of ``layers`` (None: full attention everywhere).  A window
     at least as long as a text changes nothing for it (every query sees every earlier key)."""
@@ -256,18 +221,6 @@ def sliding_limit(loaded, layers) -> int | None:
 
     windows = [w for w in (sliding_window(loaded.config, layer) for layer in layers) if w is not None]
     return min(windows) if windows else None
-
-
-def _texts(corpus, max_texts):
-    """``(number, text, ids or None)``: from a corpus path, or from a list of ``(text, ids)``."""
-    if isinstance(corpus, (list, tuple)):
-        for number, (text, ids) in enumerate(corpus[:max_texts] if max_texts else corpus):
-            yield number, text, ids
-        return
-    from ..io.corpus import iter_corpus
-
-    for number, text in iter_corpus(corpus, max_texts=max_texts):
-        yield number, text, None
 
 
 def certify_corpus(
@@ -385,7 +338,7 @@ def certify_corpus(
         ids = tokens_of.pop(number)
         record, rows, arrays = result
         record["options"] = options
-        _coverage_files(out, record, covered)
+        files.coverage_files(out, record, covered)
         tokens = (
             tokenizer.convert_ids_to_tokens(ids.tolist())
             if hasattr(tokenizer, "convert_ids_to_tokens")
@@ -404,7 +357,7 @@ def certify_corpus(
         have[layer] = part
         if len(have) == len(layers):
             del parts_of[number]
-            write(number, _merge_layers(number, texts_of.pop(number), [have[layer] for layer in layers]))
+            write(number, files.merge_layers(number, texts_of.pop(number), [have[layer] for layer in layers]))
 
     def groups():
         nonlocal truncated, kept
@@ -422,11 +375,11 @@ def certify_corpus(
             return (members, layers, bool(fold), beside), [i for _ in range(todo) for i in range(len(layers))]
 
         try:
-            for number, text, given in _texts(corpus, max_texts):
+            for number, text, given in files.texts_of_corpus(corpus, max_texts):
                 ids = np.asarray(tokenizer(text)["input_ids"] if given is None else given, dtype=np.int64)
                 longer = ids.size > limit
                 ids = ids[:limit]
-                todo = not (resume and _finished(out / "texts" / f"text{number:05d}.json", options, ids))
+                todo = not (resume and files.finished_text(out / "texts" / f"text{number:05d}.json", options, ids))
                 if not todo:
                     kept += 1
                     bar.update(1)
@@ -479,7 +432,8 @@ def certify_corpus(
                 ) from None
             started = True
             templates = capture_layers(loaded, [np.array([0, 1], dtype=np.int64)], layers)
-            _write_params(out / "params.npz", templates, fold)
+            options["weights"] = files.weights_digest(templates, fold)  # a text of other weights is not this run's
+            files.write_params(out / "params.npz", templates, fold, resume)
             states = [(cache, heads, text_options)] * len(layers)  # small: every worker holds them
             if ctx.in_process:
                 model, slot_data = loaded, [_compact(templates[layer]) for layer in layers]
@@ -537,46 +491,3 @@ def certify_corpus(
             templates = {layer: fold_capture(cap) for layer, cap in templates.items()}
         tables.update(pool_corpus(out, cache, templates, layers, heads, progress=progress))
     return {"texts": total, "certified": done, "kept": kept, "truncated": truncated, "model_loads": record, **tables}
-
-
-def _coverage_files(out: Path, record: dict, covered: set) -> None:
-    """Move each head's coverage evidence out of ``record`` into the run's coverage file (written
-    once per head and run: the same evidence for every text), leaving the file's name."""
-    for entry in record["heads"]:
-        real = entry.get("realisable") or {}
-        if isinstance(real.get("coverage"), dict):
-            layer, head = entry["layer"], entry["head"]
-            if (layer, head) not in covered:
-                _write_json(
-                    out / coverage_name(layer, head),
-                    {"schema": COVERAGE_SCHEMA, "layer": layer, "head": head, "coverage": real["coverage"]},
-                )
-                covered.add((layer, head))
-            real["coverage"] = coverage_name(layer, head)
-
-
-def _finished(path: Path, options, ids) -> bool:
-    """Whether ``path`` holds a finished text made with these options from these tokens."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return (
-        data.get("schema") == TEXT_SCHEMA
-        and data.get("options") == options
-        and data.get("tokens") == [int(i) for i in ids]
-    )
-
-
-def _write_params(path: Path, captures, fold: bool = False) -> None:
-    from .head_sets import params_arrays
-
-    if path.exists():
-        with np.load(path) as old:
-            if all(f"l{layer}_kind" in old.files for layer in captures) and bool(old.get("folded", False)) == fold:
-                return
-    if fold:
-        from .folding import fold_capture
-
-        captures = {layer: fold_capture(cap) for layer, cap in captures.items()}
-    write_arrays(path, {"folded": np.array(bool(fold)), **params_arrays(captures)})

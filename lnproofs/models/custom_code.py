@@ -43,15 +43,16 @@ MAX_CONFIG_BYTES = 64 << 20
 
 def read_json_config(path: Path, what: str = "give the config.json saved with the model"):
     """The parsed JSON of ``path``, read only when its size is within :data:`MAX_CONFIG_BYTES`."""
+    from ..io.files import read_input
+    from ..kernel import LimitError
+
     try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise ModelError(
-                f"{path} has {size} bytes, more than the {MAX_CONFIG_BYTES} bytes a configuration file may have; {what}"
-            )
-        with path.open("rb") as handle:
-            return json.loads(handle.read(MAX_CONFIG_BYTES + 1))
-    except (OSError, ValueError, RecursionError) as exc:
+        raw = read_input(path, str(path), MAX_CONFIG_BYTES)  # a regular file, its size checked first
+    except LimitError as exc:
+        raise ModelError(f"{exc}: more than a configuration file may have; {what}") from None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError) as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0][:80]
         raise ModelError(f"{path} is not valid JSON ({first}); {what}") from None
 

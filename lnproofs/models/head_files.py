@@ -12,7 +12,6 @@ same entries: a head file is checked by the code that checks a text file
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +28,7 @@ HEADS_SCHEMA = "lnproofs.model-heads/2"
 
 def write_head_files(out_dir) -> list[Path]:
     """Write ``heads/layer{L}_head{H}.json`` for every head of the finished texts of ``out_dir``."""
+    from ..certificates.limits import read_json_file
     from .corpus_heads import _write_json
     from .text_check import run_params, text_evidence
 
@@ -36,7 +36,7 @@ def write_head_files(out_dir) -> list[Path]:
     per_head: dict[tuple, dict] = {}
     params = None
     for path in sorted((out / "texts").glob("text*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json_file(path)
         params = run_params(path) if params is None else params
         for ev in text_evidence(path, data, params):
             entry = {"text": data["text_index"], "keys": ev.keys.tolist(), "free": ev.free, "realisable": ev.realisable}

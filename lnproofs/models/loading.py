@@ -23,9 +23,7 @@ that names custom code (:mod:`.custom_code`: nothing from a model folder ever ru
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import struct
 import warnings
 from pathlib import Path
 
@@ -36,6 +34,8 @@ from .families import SUPPORTED_MODEL_TYPES, family_of, refuse_unhandled
 from .loaded import LoadedModel
 
 __all__ = [
+    "resolve_model_device",
+    "device_problem",
     "LoadedModel",
     "HalfPrecisionWarning",
     "offline",
@@ -135,18 +135,13 @@ def _weight_files(path: Path) -> list[Path]:
 
 def _safetensors_header(path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
     """name -> (dtype, shape) from the header alone (the tensors' data is not read)."""
+    from ..io.bounded import safetensors_entries
+    from ..kernel import InputError
+
     try:
-        with open(path, "rb") as handle:
-            (size,) = struct.unpack("<Q", handle.read(8))
-            require(0 < size < 1 << 30, ModelError, f"{path} is not a safetensors file (bad header size)")
-            header = json.loads(handle.read(size))
-    except (OSError, struct.error, ValueError, RecursionError):
-        raise ModelError(f"{path} could not be read as safetensors; is the file complete?") from None
-    require(
-        isinstance(header, dict),
-        ModelError,
-        f"{path} could not be read as safetensors (its header is not a mapping); is the file complete?",
-    )
+        header = safetensors_entries(path)  # the one reader of .safetensors headers: a regular file, bounded
+    except InputError as err:
+        raise ModelError(f"{path} could not be read as safetensors ({str(err)[-80:]})") from None
     tensors = {}
     for name, entry in header.items():
         if name == "__metadata__" or not isinstance(entry, dict):
@@ -309,3 +304,24 @@ def load_tokenizer(model_path, tokenizer=None):
                 f"no tokenizer could be loaded from {folder} ({reason}); give --tokenizer FOLDER "
                 "(with tokenizer.json or vocab files) or token ids with --tokens ids.npy"
             ) from None
+
+
+def resolve_model_device(device) -> str:
+    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; ``cpu``, ``cuda``, ``cuda:N``
+    as given; one line (OptionError) for a device that is not on this machine.
+    Certification always runs on CPUs."""
+    from torch_backend.models.loading import resolve_device
+
+    return str(resolve_device(str(device or "cpu")))
+
+
+def device_problem(device):
+    """None when this machine can run the forward pass on ``device``, else the reason (one
+    line); run on each model worker of an existing cluster before any file is written."""
+    from ..kernel import OptionError
+
+    try:
+        resolve_model_device(device)
+    except OptionError as err:
+        return str(err)
+    return None

@@ -33,8 +33,8 @@ import numpy as np
 
 from ..certificates.vocab import VocabCertificate, load_vocab
 from ..certificates.writers import query_set_to_json
-from ..certificates.writes import folder_entry, output_folder, replacing, write_array, write_text
-from ..kernel import BoxQuerySet, OptionError
+from ..certificates.writes import folder_entry, output_folder, replacing, run_lock, write_array, write_text
+from ..kernel import BoxQuerySet, InputError, OptionError
 from .vocab import read_output_layer, token_strings
 
 __all__ = ["QUERY_SETS", "certify_vocab", "realisable_query_set", "margins"]
@@ -115,9 +115,11 @@ def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, worker
 
 
 def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers, scheduler):
+    from ..certificates.limits import read_json_file
+
     qs, claim = _coverage(layer, K)
     if qs is not None and free_statuses is not None:  # every direction: the free answers
-        free = load_vocab(out / "free.json", json.loads((out / "free.json").read_text()))
+        free = load_vocab(out / "free.json", read_json_file(out / "free.json"))
         cert = VocabCertificate(
             free.n_keys,
             free.dim,
@@ -152,15 +154,77 @@ def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers
     )
 
 
-def _statuses_of(out: Path, name: str):
-    """The statuses of a finished query set (its certificate read back), or None."""
+def _plain_set(name: str, layer, bound):
+    """The query set of ``free`` or ``box`` for this output layer (None: free queries, no output bias)."""
+    bias = None if layer.bias is None else tuple(layer.bias.tolist())
+    return None if name == "free" and bias is None else BoxQuerySet(None if name == "free" else bound, bias)
+
+
+def _question(name: str, layer, K, bound):
+    """``(keys, query set JSON without the bias, bias or None)`` the query set ``name`` is asked about,
+    as its certificate states it."""
+    if name == "realisable":
+        keys, qs = realisable_query_set(layer, K)
+        coverage, _ = _coverage(layer, K)
+        return (K if coverage is not None else keys), query_set_to_json(qs), None
+    qs = query_set_to_json(_plain_set(name, layer, bound))
+    bias = None if layer.bias is None else np.asarray(layer.bias, dtype=np.float64)
+    return K, {k: v for k, v in qs.items() if k != "bias"}, bias
+
+
+def _same_keys(out: Path, K: np.ndarray) -> None:
+    """Refuse to resume in a folder whose ``keys.npy`` holds other keys (another model's run)."""
+    from ..io.bounded import read_npy
+    from ..io.files import input_kind
+
+    path = out / "keys.npy"
+    if not path.exists() and not path.is_symlink():
+        return
+    if input_kind(path.lstat().st_mode) is None and np.array_equal(read_npy(path).astype(np.float64), K):
+        return
+    raise OptionError(
+        f"--resume: {out} holds the run of other keys ({path} is not this model's output layer); "
+        "resume a run of the same model, or drop --resume (or choose another --out) to start over"
+    )
+
+
+def _finished(out: Path, name: str, keys: np.ndarray, question: dict, bias):
+    """The statuses of the finished query set ``name`` in ``out``, re-checked, or None to redo it.
+
+    A certificate read back is a proposal: it must be a vocabulary certificate (else one line,
+    exit 2) naming the keys file of this run with its SHA-256 and asking this query set (else the
+    set is done again: another ``--box``, say), and the kernel must hold every claim against the
+    keys (else one line: the file was changed, or planted)."""
+    from ..certificates.limits import read_json_file
+    from ..certificates.vocab import SCHEMA, vocab_keys_path
+
     path = out / f"{name}.json"
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
-    data = json.loads(path.read_text())
-    if data.get("schema") == "lnproofs.vocab/1":
-        return load_vocab(path, data).statuses()
-    return [r["status"] for r in sorted(data.get("results", []), key=lambda r: r["index"])]
+    data = read_json_file(path)
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise OptionError(
+            f"--resume: {path} is not a vocabulary certificate ({SCHEMA}); delete it, or drop --resume to start over"
+        )
+    cert = load_vocab(path, data)
+    same = cert.query_set == question and (
+        (cert.bias is None and bias is None)
+        or (cert.bias is not None and bias is not None and np.array_equal(cert.bias, bias))
+    )
+    try:
+        same = same and (cert.n_keys, cert.dim) == keys.shape and bool(cert.keys_file and vocab_keys_path(path, cert))
+    except InputError:  # it names another keys file, or one whose SHA-256 is not this run's
+        same = False
+    if not same:
+        return None
+    report = cert.check(keys)
+    if not report.ok:
+        first = report.failures[0].message if report.failures else ""
+        raise OptionError(
+            f"--resume: {path} does not hold for these keys ({len(report.failures)} claims refuted; the first: "
+            f"{first[:120]}); delete it, or drop --resume to start over"
+        )
+    return cert.statuses()
 
 
 def certify_vocab(
@@ -175,9 +239,9 @@ def certify_vocab(
     workers=None,
     scheduler=None,
 ) -> dict:
-    """Certify every token of ``model``'s vocabulary under ``sets``; write OUT; return the summary."""
-    from tqdm import tqdm
-
+    """Certify every token of ``model``'s vocabulary under ``sets``; write OUT; return the summary.
+    With ``resume``, what OUT holds is a proposal: a finished query set is kept only when it is
+    about these keys and this query set and the kernel holds every claim (:func:`_finished`)."""
     unknown = [s for s in sets if s not in QUERY_SETS]
     if unknown or not sets:
         raise OptionError(
@@ -186,14 +250,23 @@ def certify_vocab(
     BoxQuerySet(bound)  # a bad bound is refused before any work
     layer = read_output_layer(model)
     out = output_folder(out)
+    with run_lock(out):  # a second run on this folder is refused meanwhile
+        if resume:
+            _same_keys(out, layer.keys)  # a folder of another model is refused before anything is written
+        _save_keys(out, layer.keys, "keys.npy")
+        return _certify_sets(model, out, layer, sets, bound, resume, seed, progress, workers, scheduler)
+
+
+def _certify_sets(model, out, layer, sets, bound, resume, seed, progress, workers, scheduler) -> dict:
+    from tqdm import tqdm
+
     K = layer.keys
-    _save_keys(out, K, "keys.npy")
     tokens = token_strings(model, layer.vocab_size)
     statuses, notes, seconds = {}, {}, {}
     todo = list(sets) if "realisable" not in sets or "free" in sets else ["free", *sets]
     for name in tqdm(todo, desc="certify-vocab", unit="set", disable=not progress, leave=False):
         start = time.perf_counter()
-        found = _statuses_of(out, name) if resume else None
+        found = _finished(out, name, *_question(name, layer, K, bound)) if resume else None
         if found is not None and len(found) == layer.vocab_size:
             statuses[name], notes[name] = found, "resumed: read back from the finished certificate"
         elif name == "realisable":
@@ -209,14 +282,11 @@ def certify_vocab(
                 scheduler=scheduler,
             )
         else:
-            qs = BoxQuerySet(
-                None if name == "free" else bound, None if layer.bias is None else tuple(layer.bias.tolist())
-            )
             statuses[name] = _vocab_set(
                 name,
                 out,
                 K,
-                None if name == "free" and layer.bias is None else qs,
+                _plain_set(name, layer, bound),
                 out / "keys.npy",
                 resume=resume,
                 seed=seed,

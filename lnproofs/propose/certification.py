@@ -201,7 +201,13 @@ def _fingerprint(K: np.ndarray, query_set: dict) -> str:
 
 
 def _read_partial(path: Path, fingerprint: str, n: int) -> list[KeyResult]:
-    lines = path.read_text(encoding="utf-8").splitlines()
+    """The results an interrupted run wrote for these keys and this query set (a proposal: the
+    kernel checks them again before they are kept), read as a regular file within the file limit."""
+    from ..io.bounded import DEFAULT_READ_LIMITS
+    from ..io.files import read_input
+
+    limit = DEFAULT_READ_LIMITS
+    lines = read_input(path, f"{path}", limit.max_file_bytes, limit.file_note).decode("utf-8", "replace").splitlines()
     if not lines:
         return []
     try:

@@ -382,6 +382,29 @@ def certify_vocab_keys(
     )
 
 
+def _resumed_chunk(path, K, question, bias, span) -> VocabCertificate | None:
+    """A chunk certificate found on disk, kept only when it is a vocabulary certificate of these
+    keys under this query set with evidence for its own tokens alone, and the kernel holds every
+    claim against the keys; else None, and the chunk is made again."""
+    from ..certificates.limits import read_json_file
+    from ..kernel import InputError
+
+    try:
+        cert = load_vocab(path, read_json_file(path))
+        outside = np.ones(len(K), dtype=bool)
+        outside[span[0] : span[1]] = False
+        if (
+            (cert.n_keys, cert.dim) != K.shape
+            or cert.query_set != question
+            or not np.array_equal(cert.bias, bias)
+            or np.any(cert.evidence[outside] != 0)
+        ):
+            return None
+        return cert if cert.check(K).ok else None
+    except (InputError, ValueError, IndexError):  # unreadable, or not a certificate of this shape
+        return None
+
+
 def _chunk_task(span, shared) -> VocabCertificate:
     keys, query_set, seed = shared
     return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span))
@@ -403,7 +426,6 @@ def certify_vocab_chunks(
     worker: in this process, the whole vocabulary as one chunk), merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
     ``folder``: each chunk's certificate is written there as it finishes and read back instead of
     being made again, so an interrupted run resumes.  The chunks do not depend on the workers."""
-    import json
     from pathlib import Path
 
     from ..execution import resolve_workers, run_tasks
@@ -421,14 +443,10 @@ def certify_vocab_chunks(
     done = {}
     for k, span in enumerate(spans):
         path = path_of(span)
-        if path is not None and path.is_file():
-            cert = load_vocab(path, json.loads(path.read_text()))
-            if (
-                (cert.n_keys, cert.dim) == K.shape
-                and cert.query_set == question
-                and np.array_equal(cert.bias, qs.get("bias"))
-            ):
-                done[k] = cert  # a chunk of this very question, finished before
+        if path is not None and (path.exists() or path.is_symlink()):
+            cert = _resumed_chunk(path, K, question, qs.get("bias"), span)
+            if cert is not None:
+                done[k] = cert  # a chunk of this very question, finished before, and every claim holds
     todo = [k for k in range(len(spans)) if k not in done]
     if folder is not None:
         Path(folder).mkdir(parents=True, exist_ok=True)

@@ -310,18 +310,26 @@ CASES = [
         _keys_file(lambda p: np.save(p, np.array([[np.longdouble(1) / 3], [0]])), ".npy"),
         "no float64 equals",
     ),
-    (
-        "csv-decimal-no-float-equals",
-        _keys_file(lambda p: p.write_text("0,0.1\n1,0\n"), ".csv"),
-        "line 1 column 2 holds 0.1, which no float64 equals",
+    (  # 0.1 is 1/10, read exactly; but 1e-400 beside 1 needs the scale 10^400, past every float64
+        "csv-decimals-no-common-scale",
+        _keys_file(lambda p: p.write_text("0,1e-400\n1,0\n"), ".csv"),
+        "has no float64",
     ),
     (
-        "gain-decimal-no-float-equals",
+        "gain-decimals-no-common-scale",
         lambda tmp_path: (
             _keys_file(lambda p: np.save(p, np.eye(3)), ".npy")(tmp_path)
-            + ["--keys-from-layernorm-inputs", "--gain", "1,0.1,1"]
+            + ["--keys-from-layernorm-inputs", "--gain", "1,1e-400,1"]
         ),
-        "--gain value 2 holds 0.1",
+        "has no float64",
+    ),
+    (  # LayerNorm with eps > 0 changes when its inputs are scaled: the exact reading is refused there
+        "layernorm-inputs-decimals-with-eps",
+        lambda tmp_path: (
+            _keys_file(lambda p: p.write_text("1,0.1,0\n0,1,0.3\n"), ".csv")(tmp_path)
+            + ["--keys-from-layernorm-inputs", "--eps", "1e-5"]
+        ),
+        "not supported here yet",
     ),
     # the three crashes of the report, past the limits or refused by the schema
     ("float-literal-beyond-range", _check(text=_raw_witness("1E400")), "only finite numbers"),

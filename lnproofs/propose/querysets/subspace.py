@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ...io.arrays import load_array
+from ...io.arrays import read_numbers
 from ...kernel import ExactPoints, SubspaceQuerySet, check_witnesses, to_fraction
 from ..exact_checks import check_combination, key_row
 
@@ -39,8 +39,9 @@ def _floats(points: ExactPoints, relative_to: int | None = None) -> np.ndarray:
 
 
 def load_subspace(path, *, radius: float | None = None) -> SubspaceQuerySet:
-    """Read ``W`` (``m x d``) from a .npy/.npz(array ``W``)/.csv/.pt/.safetensors file."""
-    return SubspaceQuerySet(load_array(path, name="W", ndim=2), radius)
+    """Read ``W`` (``m x d``) from a .npy/.npz(array ``W``)/.csv/.pt/.safetensors file; decimals as
+    written, times their common denominator (``W`` times a positive number spans the same queries)."""
+    return SubspaceQuerySet(read_numbers(path, name="W", ndim=2).values, radius)
 
 
 # ---------------------------------------------------------------------------
