@@ -109,7 +109,7 @@ class CheckResult:
         return head + "\n\n" + "\n".join(rows)
 
     def _repr_latex_(self) -> str:
-        from .render import latex_escape
+        from .statements import latex_escape
 
         right, total = self.counts
         items = []

@@ -87,7 +87,7 @@ class ClassInfo:
 
 def student_sheet_texts(problem_set, student=None, notebook: bool = False) -> dict:
     """The files of a student's folder as name -> text: the problem sheet (and the notebook)."""
-    from .render import problem_set_latex, problem_set_markdown
+    from .sheet import problem_set_latex, problem_set_markdown
 
     texts = {"problems.md": problem_set_markdown(problem_set), "problems.tex": problem_set_latex(problem_set)}
     if notebook:

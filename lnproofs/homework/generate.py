@@ -76,7 +76,7 @@ class ProblemSet:
         return {p.id: p for p in self.problems}
 
     def _repr_markdown_(self) -> str:
-        from .render import problem_set_markdown
+        from .sheet import problem_set_markdown
 
         return problem_set_markdown(self)
 

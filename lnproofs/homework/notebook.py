@@ -105,7 +105,7 @@ def _cell(kind: str, cell_id: str, source: str, problem: str | None = None) -> d
 
 def notebook_json(problem_set, student=None) -> dict:
     """The notebook as a JSON object (nbformat 4.5); ``student`` is a roster :class:`.roster.Student` or None."""
-    from .render import problem_markdown
+    from .sheet import problem_markdown
 
     student_id = problem_set.student
     who = f" for {student.label}" if student is not None else (f" for student {student_id}" if student_id else "")

@@ -78,12 +78,12 @@ class _Problem:
         return self.topic
 
     def _repr_markdown_(self) -> str:
-        from .render import problem_markdown
+        from .sheet import problem_markdown
 
         return problem_markdown(self, number=None)
 
     def _repr_latex_(self) -> str:
-        from .render import problem_latex_display
+        from .sheet import problem_latex_display
 
         return problem_latex_display(self)
 

@@ -108,12 +108,12 @@ class VocabProblem:
         return cls(rows=tuple(parsed), bias=tuple(_int(v, "vocab problem: a bias entry") for v in bias))
 
     def _repr_markdown_(self) -> str:
-        from .render import problem_markdown
+        from .sheet import problem_markdown
 
         return problem_markdown(self, number=None)
 
     def _repr_latex_(self) -> str:
-        from .render import problem_latex_display
+        from .sheet import problem_latex_display
 
         return problem_latex_display(self)
 
