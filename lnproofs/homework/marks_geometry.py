@@ -5,7 +5,19 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..certificates.writers import format_fraction
-from .values import _expression, _matrix, _part, _rational, _same, _show, _vec_text, _vector, _Wrong
+from .values import (
+    _expression,
+    _is_zero,
+    _matrix,
+    _mismatch,
+    _part,
+    _rational,
+    _same,
+    _show,
+    _vec_text,
+    _vector,
+    _Wrong,
+)
 
 __all__ = ["check_projection", "check_sphere", "check_ellipsoid"]
 
@@ -143,17 +155,16 @@ def check_ellipsoid(problem, answer):
         )
 
     def normal(value):
-        given = _vector(value, n, _rational, "normal")
-        if not any(given):
+        given = _vector(value, n, _expression, "normal")
+        if _is_zero(given):
             return "the zero vector is not a normal; give a non-zero vector"
-        products = [g * a for g, a in zip(given, gain)]  # parallel to 1/a iff all g_i a_i agree
-        if all(p == products[0] for p in products):
+        i = _mismatch(given, gain)  # parallel to 1/a iff every g_i a_i agrees (any non-zero multiple)
+        if i is None:
             return None
-        i = next(k for k in range(n) if products[k] != products[0])
         return (
             f"{_vec_text(given)} is not normal to the hyperplane sum_i (z_i - b_i)/a_i = 0: the normal is "
             f"parallel to 1/a = {_vec_text([Fraction(1, a) for a in gain])}, but your entries 1 and {i + 1} "
-            f"times the gains give {format_fraction(products[0])} and {format_fraction(products[i])}, not equal"
+            f"times the gains give {_show(given[0] * gain[0])} and {_show(given[i] * gain[i])}, not equal"
         )
 
     def semi_axes(value):

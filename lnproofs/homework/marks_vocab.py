@@ -11,26 +11,28 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..certificates.writers import format_fraction
-from .values import PartResult, _Wrong
+from .values import PartResult, _Wrong, json_text, read_integer
 from .vocabulary import NEVER, OUTPUT, vocab_evidence
 
 __all__ = ["check_vocab"]
 
 
 def _numbers(value, count: int) -> set[int]:
-    """The token numbers of the answer (a list of distinct integers 1..count), or :class:`_Wrong` saying why not."""
+    """The token numbers of the answer (a list of integers 1..count, written as integers, integral floats
+    or strings; a token named twice counts once), or :class:`_Wrong` saying why not."""
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        value = [value]  # one token written without the brackets
     if not isinstance(value, list):
         raise _Wrong(
             f"'never' must be a list of token numbers such as [2, 5] (an empty list if every token can be "
-            f"output), not {type(value).__name__}"
+            f"output), not {json_text(value)}"
         )
     seen = set()
     for v in value:
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= count:
-            raise _Wrong(f"{v!r} is not a token number; tokens are numbered 1 to {count}"[:200])
-        if v in seen:
-            raise _Wrong(f"the list names token {v} twice; name each token once")
-        seen.add(v)
+        number = read_integer(v, "a token number")
+        if not 1 <= number <= count:
+            raise _Wrong(f"{json_text(v)} is not a token number; tokens are numbered 1 to {count}")
+        seen.add(number)
     return seen
 
 

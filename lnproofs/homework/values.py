@@ -17,7 +17,7 @@ from fractions import Fraction
 from ..certificates.writers import format_fraction
 from .expressions import MAX_BITS, Refused, TooComplex, read_expression
 
-__all__ = ["PartResult", "parse_expression"]
+__all__ = ["PartResult", "parse_expression", "read_integer", "read_status", "json_text"]
 
 
 _Wrong = Refused  # the name the marking modules use
@@ -56,15 +56,6 @@ def parse_expression(text):
 _expression = read_expression
 
 
-def _finite(value: float) -> float:
-    """A JSON float (Python's reader accepts NaN and Infinity) if it is finite, else an answer refused."""
-    import math
-
-    if not math.isfinite(value):
-        raise _Wrong(f"{value!r} is not a finite number")
-    return value
-
-
 def _rational(value) -> Fraction:
     if isinstance(value, bool) or value is None:
         raise _Wrong(f"{value!r} is not a number")
@@ -72,12 +63,51 @@ def _rational(value) -> Fraction:
         if value.bit_length() > MAX_BITS:  # as for a number written in an expression
             raise _Wrong(f"an integer of {value.bit_length()} bits has more than {MAX_BITS}")
         return Fraction(value)
-    if isinstance(value, float):
-        return Fraction(_finite(value))
     expr = _expression(value)
     if not expr.is_Rational:
         raise _Wrong(f"{value!r} is not a rational number; give an integer or 'p/q'")
     return Fraction(int(expr.p), int(expr.q))
+
+
+def read_integer(value, what: str) -> int:
+    """An integer written as a JSON integer, a float with an integer value (``3.0``) or a string
+    (``"3"``, ``" 3 "``); anything else is refused naming the value and what to write."""
+    if isinstance(value, bool) or value is None or isinstance(value, (list, dict)):
+        raise _Wrong(f"{json_text(value)} is not {what}; write a whole number such as 3")
+    try:
+        number = _rational(value)
+    except _Wrong:
+        raise _Wrong(f"{json_text(value)} is not {what}; write a whole number such as 3") from None
+    if number.denominator != 1:
+        raise _Wrong(f"{json_text(value)} is not {what}; write a whole number such as 3")
+    return int(number)
+
+
+def read_status(value, statuses) -> str:
+    """A status in any case, with spaces, underscores or dashes between its words (``"Tie only"``)."""
+    if isinstance(value, str):
+        import re
+
+        from .expressions import normalise
+
+        folded = re.sub(r"[\s_-]+", "-", normalise(value).strip().lower())
+        for status in statuses:
+            if folded in (status, status.replace("-", "")):
+                return status
+            if folded.replace("-", "") == status.replace("-", ""):
+                return status
+    raise _Wrong(f"{json_text(value)} is not a status; write one of {', '.join(repr(s) for s in statuses)}")
+
+
+def json_text(value) -> str:
+    """A value as the student wrote it in JSON (shortened), for messages."""
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _vector(value, length: int, read, what: str) -> list:
@@ -104,6 +134,17 @@ def _same(a, b) -> bool:
     from .compare import same
 
     return same(a, b)
+
+
+def _mismatch(given, gain):
+    """None when the numbers ``given`` are a multiple of 1/a (every ``given_i * a_i`` the same, exactly),
+    else the first index whose product differs from the first's."""
+    products = [g * a for g, a in zip(given, gain)]
+    return next((i for i in range(1, len(products)) if not _same(products[i], products[0])), None)
+
+
+def _is_zero(values) -> bool:
+    return all(_same(v, 0 * v) for v in values)
 
 
 def _show(expr) -> str:
