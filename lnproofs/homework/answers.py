@@ -207,10 +207,15 @@ def nearest(name, valid) -> str:
     return f"; did you mean {folded[close[0]]!r}?" if close else ""
 
 
+def blank(value) -> bool:
+    """Left blank: null, or an object whose every value is blank (as in the answers template)."""
+    return value is None or (isinstance(value, dict) and all(blank(v) for v in value.values()))
+
+
 def _fields(problem, answer) -> tuple[dict, dict]:
     """(the answer's fields that the problem has, the field names it does not have -> its nearest name)."""
     valid = problem.fields + tuple(name for name, _ in getattr(problem, "written", ()))
-    given = {k: v for k, v in answer.items() if v is not None}  # null: left blank
+    given = {k: v for k, v in answer.items() if not blank(v)}
     unknown = {k: nearest(k, valid) for k in given if k not in valid}
     return {k: v for k, v in given.items() if k in valid}, unknown
 
@@ -269,7 +274,7 @@ def check_answers(problem_set, answers) -> CheckResult:
         for pid in answers
         if pid not in problems
     ]
-    given = {pid: a for pid, a in answers.items() if pid in problems and a is not None}
+    given = {pid: a for pid, a in answers.items() if pid in problems and not blank(a)}
     results = tuple(check_problem(problems[pid], given[pid]) for pid in problems if pid in given)
     for pid in problems:
         if pid in given:

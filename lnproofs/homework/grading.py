@@ -83,11 +83,9 @@ class ProblemSource:
 
 
 def possible_points(problem) -> int:
-    """The points a problem is worth: one per answer field, one per key for selectability, one per
-    token for vocab."""
-    if problem.topic == "vocab":
-        return len(problem.rows)
-    return len(problem.keys) if problem.topic == "selectability" else len(problem.fields)
+    """The points a problem is worth: one per answer field, one per key for selectability and causal,
+    one per token for vocab, the matrix and one per key for rotary."""
+    return problem.points()
 
 
 @dataclass(frozen=True)

@@ -262,6 +262,8 @@ def check_threshold(problem, answer):
         asked = {m: format_fraction(m) for m in problem.magnitudes}
         given = {}
         for key, status in value.items():
+            if status is None:
+                continue  # left blank
             try:
                 m = _rational(key)
             except _Wrong:

@@ -17,6 +17,7 @@ from .values import (
     _vec_text,
     _vector,
     _Wrong,
+    unmatched,
 )
 
 __all__ = ["check_projection", "check_sphere", "check_ellipsoid"]
@@ -91,6 +92,39 @@ def _expr_check(expected, hints=()):
         if given.is_Rational and not expected.is_Rational:
             note = "; the exact value is irrational, so no decimal or fraction equals it"
         return f"expected {_show(expected)}, you gave {_show(given)}{note}"
+
+    return check
+
+
+def vector_check(name, expected, n):
+    """A check of n numbers or expressions against the exact ``expected``, naming the first wrong entry."""
+
+    def check(value):
+        given = _vector(value, n, _expression, name)
+        wrong = [i for i in range(n) if not _same(given[i], expected[i])]
+        if not wrong:
+            return None
+        i = wrong[0]
+        return (
+            f"entry {i + 1} should be {_show(expected[i])}, you gave {_show(given[i])} "
+            f"({len(wrong)} of {n} entries wrong)"
+        )
+
+    return check
+
+
+def multiset_check(expected, rule: str):
+    """A check of a list of expressions, in any order and with repeats, against ``expected``."""
+
+    def check(value):
+        if not isinstance(value, list):
+            raise _Wrong('give a list of expressions such as ["2*sqrt(3)", "sqrt(6)"]')
+        if len(value) != len(expected):
+            return f"there are {len(expected)} of them, repeats included; you gave {len(value)}"
+        missing, _ = unmatched([_expression(v) for v in value], expected)
+        if not missing:
+            return None
+        return f"{_show(missing[0])} is not one of them; they are {', '.join(_show(e) for e in expected)} ({rule})"
 
     return check
 

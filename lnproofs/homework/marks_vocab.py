@@ -11,29 +11,15 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..certificates.writers import format_fraction
-from .values import PartResult, _Wrong, json_text, read_integer
+from .values import PartResult, _Wrong, read_number_set
 from .vocabulary import NEVER, OUTPUT, vocab_evidence
 
 __all__ = ["check_vocab"]
 
 
 def _numbers(value, count: int) -> set[int]:
-    """The token numbers of the answer (a list of integers 1..count, written as integers, integral floats
-    or strings; a token named twice counts once), or :class:`_Wrong` saying why not."""
-    if isinstance(value, (int, str)) and not isinstance(value, bool):
-        value = [value]  # one token written without the brackets
-    if not isinstance(value, list):
-        raise _Wrong(
-            f"'never' must be a list of token numbers such as [2, 5] (an empty list if every token can be "
-            f"output), not {json_text(value)}"
-        )
-    seen = set()
-    for v in value:
-        number = read_integer(v, "a token number")
-        if not 1 <= number <= count:
-            raise _Wrong(f"{json_text(v)} is not a token number; tokens are numbered 1 to {count}")
-        seen.add(number)
-    return seen
+    """The token numbers of the answer, or :class:`_Wrong` saying why not (:func:`.values.read_number_set`)."""
+    return read_number_set(value, count, "token", "never")
 
 
 def _why(problem, result) -> str:

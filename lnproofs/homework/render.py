@@ -11,7 +11,7 @@ import hashlib
 import json
 
 from ..certificates.writes import folder_entry, output_folder, write_text
-from .sheet import preamble, problem_set_latex, problem_set_markdown, sheet_title
+from .sheet import compact_json, preamble, problem_set_latex, problem_set_markdown, sheet_title
 from .statements import TITLES, latex_escape, vec_text
 
 __all__ = [
@@ -94,20 +94,6 @@ def _certificate_table(solution, markdown: bool) -> str:
     if not markdown:
         rows.append("\\end{tabular}")
     return "\n".join(rows)
-
-
-def compact_json(value, indent: int = 0) -> str:
-    """JSON with lists of numbers and strings on one line (matrices one row per line)."""
-    pad = "  " * indent
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        items = [f"{pad}  {json.dumps(k)}: {compact_json(v, indent + 1)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
-    if isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value):
-        items = [f"{pad}  {compact_json(v, indent + 1)}" for v in value]
-        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
-    return json.dumps(value, ensure_ascii=True)
 
 
 def solution_markdown(solution) -> str:
@@ -257,6 +243,7 @@ STALE = (
     CERTIFICATE_FILE,
     KEYS_FILE,
     *certificate_files("vocab"),
+    *certificate_files("rotary"),
     "problems.pdf",
     "solutions.pdf",
     "problems.log",

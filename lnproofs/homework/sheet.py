@@ -7,6 +7,8 @@ problems give the same bytes.
 
 from __future__ import annotations
 
+import json
+
 from .statements import TITLES, latex_escape, problem_parts, vec_text
 
 __all__ = [
@@ -17,7 +19,46 @@ __all__ = [
     "problem_set_latex",
     "preamble",
     "sheet_title",
+    "compact_json",
+    "answers_template",
 ]
+
+
+def _written(problem) -> list[tuple[str, str]]:
+    """The parts answered in words: collected with the answers and graded by hand."""
+    return [(name, f"{prompt} (In words; graded by hand.)") for name, prompt in getattr(problem, "written", ())]
+
+
+def compact_json(value, indent: int = 0) -> str:
+    """JSON with lists of numbers and strings on one line (matrices one row per line)."""
+    pad = "  " * indent
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [f"{pad}  {json.dumps(k)}: {compact_json(v, indent + 1)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value):
+        items = [f"{pad}  {compact_json(v, indent + 1)}" for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
+    return json.dumps(value, ensure_ascii=True)
+
+
+def _blank(problem) -> dict:
+    """Every answer field of a problem set to null (left blank), in the order of the sheet."""
+    from .notebook import blank_answer
+
+    return blank_answer(problem)
+
+
+def answers_template(problem_set) -> str:
+    """A copyable answers file with every field null: replace each null by the answer."""
+    from .answers import ANSWERS_SCHEMA
+
+    data = {"schema": ANSWERS_SCHEMA}
+    if problem_set.student is not None:
+        data["student_id"] = problem_set.student
+    data["answers"] = {p.id: _blank(p) for p in problem_set.problems}
+    return compact_json(data)
 
 
 def problem_markdown(problem, number=None) -> str:
@@ -26,7 +67,7 @@ def problem_markdown(problem, number=None) -> str:
     lines = [f"### {head}: {TITLES[problem.topic]} (id `{problem.id}`)", ""]
     for paragraph in intro:
         lines += [paragraph, ""]
-    for label, (name, text) in zip("abcdefgh", parts):
+    for label, (name, text) in zip("abcdefgh", parts + _written(problem)):
         lines.append(f"- ({label}) {text} Answer field: `{name}`.")
     return "\n".join(lines) + "\n"
 
@@ -41,7 +82,7 @@ def problem_latex(problem, number: int) -> str:
     for paragraph in intro:
         out += [paragraph, ""]
     out.append("\\begin{itemize}")
-    for label, (name, text) in zip("abcdefgh", parts):
+    for label, (name, text) in zip("abcdefgh", parts + _written(problem)):
         out.append(f"  \\item[({label})] {text} Answer field: \\texttt{{{latex_escape(name)}}}.")
     out.append("\\end{itemize}")
     return "\n".join(out) + "\n"
@@ -99,11 +140,22 @@ def sheet_title(problem_set, what: str, for_student: bool) -> str:
     return f"{what} for student {student}" if for_student else f"{what} (seed {problem_set.seed}, student {student})"
 
 
+_TEMPLATE_INTRO = (
+    "Copy this answers file and replace each null by your answer (a field left null counts as not answered):"
+)
+
+
 def problem_set_markdown(problem_set) -> str:
     lines = [
         f"# {sheet_title(problem_set, 'LayerNorm and attention: problem set', True)}",
         "",
         _answers_intro(problem_set),
+        "",
+        _TEMPLATE_INTRO,
+        "",
+        "```json",
+        answers_template(problem_set),
+        "```",
         "",
     ]
     for number, problem in enumerate(problem_set.problems, 1):
@@ -113,7 +165,9 @@ def problem_set_markdown(problem_set) -> str:
 
 def problem_set_latex(problem_set) -> str:
     out = preamble(sheet_title(problem_set, "LayerNorm and attention: problem set", True))
-    out += [latex_escape(_answers_intro(problem_set)), ""]
+    out += [latex_escape(_answers_intro(problem_set)), "", latex_escape(_TEMPLATE_INTRO)]
+    # verbatim in the typewriter font: its quotes are straight, so the JSON copies as valid JSON
+    out += ["{\\small", "\\begin{verbatim}", answers_template(problem_set), "\\end{verbatim}", "}", ""]
     for number, problem in enumerate(problem_set.problems, 1):
         out.append(problem_latex(problem, number))
     out.append("\\end{document}")

@@ -20,6 +20,11 @@ TITLES = {
     "uniform": "Uniform attention",
     "threshold": "The demo threshold",
     "vocab": "Tokens a model can never output",
+    "rmsnorm": "RMSNorm's sphere",
+    "interlacing": "The secular equation and interlacing",
+    "softmax": "Softmax weights under a query ball",
+    "causal": "A causal head's first stops",
+    "rotary": "A rotary head's key set",
 }
 
 _LATEX_SPECIAL = {
@@ -85,9 +90,20 @@ def _vocab_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
     return intro, parts
 
 
+def latex_of(text: str) -> str:
+    """An expression of the problem data (such as ``"sqrt(2)/2"``) as LaTeX."""
+    import sympy as sp
+
+    from .expressions import read_expression
+
+    return sp.latex(read_expression(text))
+
+
 def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
     """(introduction paragraphs, [(answer field, question text)]) for a problem; maths in ``$...$``."""
     t = problem.topic
+    if hasattr(problem, "statement"):
+        return problem.statement()
     if t == "projection":
         n = problem.n
         intro = [
@@ -97,7 +113,7 @@ def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
         ]
         parts = [
             ("P", "Write down $P$ with exact entries."),
-            ("P_squared", "Compute $P^2$ entry by entry and conclude that $P$ is idempotent ($P^2 = P$)."),
+            ("P_squared", "Compute $P^2$ entry by entry."),
             ("Px", "Compute $Px$."),
         ]
     elif t == "sphere":
@@ -149,21 +165,23 @@ def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
         ]
     elif t == "uniform":
         intro = [
-            f"A LayerNorm with gain $a = {vec_text(problem.gain)}$ and bias $b = {vec_text(problem.bias)}$ produced the keys",
+            f"A LayerNorm with $\\varepsilon > 0$, gain $a = {vec_text(problem.gain)}$ and bias "
+            f"$b = {vec_text(problem.bias)}$ produced the keys",
             keys_display(problem.keys),
         ]
         parts = [
             (
                 "query",
-                "Find a non-zero query $q$ that gives every key the same score $q^\\top k_j$ "
-                "(uniform attention). Explain why it works for every output of this LayerNorm.",
+                "Find a non-zero query $q$ that gives every output of this LayerNorm the same score "
+                "(uniform attention), these keys among them.",
             )
         ]
     elif t == "threshold":
-        mags = " and ".join(f"$m = {format_fraction(m)}$" for m in problem.magnitudes)
+        mags = ", ".join(f"$m = {format_fraction(m)}$" for m in problem.magnitudes)
+        c, s = (latex_of(v) for v in problem.key2)
         intro = [
-            "In the attention demo the keys are unit vectors at angles $0^\\circ, 45^\\circ, 90^\\circ, 180^\\circ$ "
-            "(keys 1 to 4), and key 3 is scaled by a magnitude $m > 0$."
+            "In the attention demo the keys are $k_1 = (1, 0)$, the unit vector "
+            f"$k_2 = ({c}, {s})$, $k_3 = (0, m)$ and $k_4 = (-1, 0)$: key 3 is scaled by a magnitude $m > 0$."
         ]
         parts = [
             ("threshold", "Find the exact magnitude $m$ at which key 2 stops being selectable."),

@@ -17,7 +17,15 @@ from fractions import Fraction
 from ..certificates.writers import format_fraction
 from .expressions import MAX_BITS, Refused, TooComplex, read_expression
 
-__all__ = ["PartResult", "parse_expression", "read_integer", "read_status", "json_text"]
+__all__ = [
+    "PartResult",
+    "parse_expression",
+    "read_integer",
+    "read_number_set",
+    "read_status",
+    "json_text",
+    "unmatched",
+]
 
 
 _Wrong = Refused  # the name the marking modules use
@@ -81,6 +89,37 @@ def read_integer(value, what: str) -> int:
     if number.denominator != 1:
         raise _Wrong(f"{json_text(value)} is not {what}; write a whole number such as 3")
     return int(number)
+
+
+def read_number_set(value, count: int, what: str, field: str) -> set[int]:
+    """The numbers 1..count of a set answer: a list of integers (written as integers, integral floats or
+    strings; one named twice counts once), or one number alone; else :class:`_Wrong` saying why not."""
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        value = [value]  # one number written without the brackets
+    if not isinstance(value, list):
+        raise _Wrong(
+            f"'{field}' must be a list of {what} numbers such as [2, 5] (an empty list [] if there is none), "
+            f"not {json_text(value)}"
+        )
+    seen = set()
+    for v in value:
+        number = read_integer(v, f"a {what} number")
+        if not 1 <= number <= count:
+            raise _Wrong(f"{json_text(v)} is not a {what} number; {what}s are numbered 1 to {count}")
+        seen.add(number)
+    return seen
+
+
+def unmatched(given, expected) -> tuple[list, list]:
+    """(the given numbers that match no expected one, the expected ones left), matching each once."""
+    remaining, missing = list(expected), []
+    for g in given:
+        hit = next((k for k, e in enumerate(remaining) if _same(g, e)), None)
+        if hit is None:
+            missing.append(g)
+        else:
+            remaining.pop(hit)
+    return missing, remaining
 
 
 def read_status(value, statuses) -> str:
