@@ -22,7 +22,8 @@ from .answers import (
 )
 from .classroom import ClassInfo, write_class
 from .generate import ProblemSet, generate, generate_homework, parse_topics
-from .gradebook import write_gradebook, write_gradescope
+from .gradebook import write_gradebook
+from .gradescope import write_gradescope
 from .grading import Gradebook, ProblemSource, grade_folder
 from .problems import TOPICS, Solution, problem_from_json
 from .render import write_homework

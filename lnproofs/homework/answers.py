@@ -62,6 +62,8 @@ class CheckResult:
     problems: tuple[ProblemResult, ...]
     unanswered: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    #: the parts answered in words, for grading by hand: (problem id, part, prompt, text)
+    written: tuple[tuple[str, str, str, str], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -226,9 +228,8 @@ def _misspelt(parts, unknown: dict) -> list:
     for part in parts:
         hint = next((k for k, near in unknown.items() if near == f"; did you mean {part.part!r}?"), None)
         if hint is not None and not part.ok and part.message.startswith("no answer given"):
-            part = PartResult(
-                part.problem, part.part, False, f"{part.message}; you wrote {hint!r}: write {part.part!r} instead"
-            )
+            extra = f"; you wrote {hint!r}: write {part.part!r} instead"
+            part = PartResult(part.problem, part.part, False, part.message + extra, hidden=part.hidden + extra)
         out.append(part)
     return out
 
@@ -280,4 +281,15 @@ def check_answers(problem_set, answers) -> CheckResult:
         if pid in given:
             notes += _field_notes(problems[pid], given[pid])
     unanswered = tuple(pid for pid in problems if pid not in given)
-    return CheckResult(results, unanswered, tuple(notes))
+    return CheckResult(results, unanswered, tuple(notes), _written(problems, given))
+
+
+def _written(problems, given) -> tuple:
+    out = []
+    for pid, problem in problems.items():
+        answer = given.get(pid)
+        for name, prompt in getattr(problem, "written", ()):
+            text = answer.get(name) if isinstance(answer, dict) else None
+            if text is not None:
+                out.append((pid, name, prompt, text if isinstance(text, str) else json_text(text)))
+    return tuple(out)

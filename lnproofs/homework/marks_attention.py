@@ -28,6 +28,7 @@ from .values import (
     read_integer,
     read_status,
 )
+from .values import expected as expected_
 
 __all__ = ["check_selectability", "check_uniform", "check_threshold"]
 
@@ -106,8 +107,8 @@ def _status_message(problem, solution, number, claimed):
         q = [Fraction(v) for v in best["query"]]
         scores = _scores(problem.keys, q)
         rival = max(s for j, s in enumerate(scores) if j != number - 1)
-        return (
-            f"key {number} is selectable, not {claimed}: the query {_vec_text(q)} gives it "
+        return f"key {number} is {expected_('selectable')}, not {claimed}: " + expected_(
+            f"the query {_vec_text(q)} gives it "
             f"{format_fraction(scores[number - 1])}, more than every other key (at most {format_fraction(rival)})"
         )
     if truth in ("tie-only", "unselectable"):
@@ -118,7 +119,7 @@ def _status_message(problem, solution, number, claimed):
             if truth == "tie-only"
             else "strictly inside the hull of the keys"
         )
-        return f"key {number} is {truth}, not {claimed}: k_{number} = {terms} lies {where}"
+        return f"key {number} is {expected_(truth)}, not {claimed}: " + expected_(f"k_{number} = {terms} lies {where}")
     return f"key {number} could not be decided by the library ({truth}); ask your instructor"
 
 
@@ -282,7 +283,8 @@ def check_threshold(problem, answer):
             if given[m] != truth:
                 relation = "<" if truth == "selectable" else ">" if truth == "unselectable" else "="
                 problems.append(
-                    f"at m = {text} key 2 is {truth}, not {given[m]} ({text} {relation} {sp.sstr(t)} ≈ {float(t):.6g})"
+                    f"at m = {text} key 2 is {expected_(truth)}, not {given[m]} "
+                    + expected_(f"({text} {relation} {sp.sstr(t)} ≈ {float(t):.6g})")
                 )
         return "; ".join(problems) or None
 

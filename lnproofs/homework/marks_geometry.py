@@ -19,6 +19,7 @@ from .values import (
     _Wrong,
     unmatched,
 )
+from .values import expected as expected_
 
 __all__ = ["check_projection", "check_sphere", "check_ellipsoid"]
 
@@ -35,8 +36,8 @@ def check_projection(problem, answer):
                 return None
             i, j = wrong[0]
             return (
-                f"entry ({i + 1}, {j + 1}) should be {format_fraction(expected[i][j])}, you gave "
-                f"{format_fraction(given[i][j])} ({len(wrong)} of {n * n} entries wrong); {hint}"
+                f"entry ({i + 1}, {j + 1}) should be {expected_(format_fraction(expected[i][j]))}, you gave "
+                f"{format_fraction(given[i][j])} ({len(wrong)} of {n * n} entries wrong); {expected_(hint)}"
             )
 
         return check
@@ -54,7 +55,7 @@ def check_projection(problem, answer):
         )
         k = next(i for i in range(n) if given[i] != expected[i])
         return (
-            f"entry {k + 1} should be {format_fraction(expected[k])} = x_{k + 1} - mean(x), you gave "
+            f"entry {k + 1} should be {expected_(format_fraction(expected[k]))} = x_{k + 1} - mean(x), you gave "
             f"{format_fraction(given[k])}{extra}"
         )
 
@@ -87,11 +88,11 @@ def _expr_check(expected, hints=()):
             return None
         for alternative, hint in hints:
             if _same(given, alternative):
-                return f"expected {_show(expected)}, you gave {_show(given)}: {hint}"
+                return f"expected {expected_(_show(expected))}, you gave {_show(given)}: {hint}"
         note = ""
         if given.is_Rational and not expected.is_Rational:
             note = "; the exact value is irrational, so no decimal or fraction equals it"
-        return f"expected {_show(expected)}, you gave {_show(given)}{note}"
+        return f"expected {expected_(_show(expected))}, you gave {_show(given)}{note}"
 
     return check
 
@@ -106,7 +107,7 @@ def vector_check(name, expected, n):
             return None
         i = wrong[0]
         return (
-            f"entry {i + 1} should be {_show(expected[i])}, you gave {_show(given[i])} "
+            f"entry {i + 1} should be {expected_(_show(expected[i]))}, you gave {_show(given[i])} "
             f"({len(wrong)} of {n} entries wrong)"
         )
 
@@ -124,7 +125,7 @@ def multiset_check(expected, rule: str):
         missing, _ = unmatched([_expression(v) for v in value], expected)
         if not missing:
             return None
-        return f"{_show(missing[0])} is not one of them; they are {', '.join(_show(e) for e in expected)} ({rule})"
+        return f"{_show(missing[0])} is not one of them; they are {expected_(', '.join(_show(e) for e in expected))} ({rule})"
 
     return check
 
@@ -148,7 +149,7 @@ def check_sphere(problem, answer):
             if name == "g" and not _same(norm, sp.sqrt(n)):
                 tail = f"; your vector has norm {_show(norm)}, not sqrt({n})"
             return (
-                f"entry {i + 1} should be {_show(expected[i])}, you gave {_show(given[i])} "
+                f"entry {i + 1} should be {expected_(_show(expected[i]))}, you gave {_show(given[i])} "
                 f"({len(wrong)} of {n} entries wrong){tail}"
             )
 
@@ -184,9 +185,7 @@ def check_ellipsoid(problem, answer):
         given = _vector(value, n, _rational, "center")
         if given == [Fraction(b) for b in problem.bias]:
             return None
-        return (
-            f"the centre is the bias b = {_vec_text(problem.bias)} (g(Px) is centred at 0); you gave {_vec_text(given)}"
-        )
+        return f"the centre is {expected_(f'the bias b = {_vec_text(problem.bias)}')} (g(Px) is centred at 0); you gave {_vec_text(given)}"
 
     def normal(value):
         given = _vector(value, n, _expression, "normal")
@@ -197,7 +196,7 @@ def check_ellipsoid(problem, answer):
             return None
         return (
             f"{_vec_text(given)} is not normal to the hyperplane sum_i (z_i - b_i)/a_i = 0: the normal is "
-            f"parallel to 1/a = {_vec_text([Fraction(1, a) for a in gain])}, but your entries 1 and {i + 1} "
+            f"parallel to {expected_(f'1/a = {_vec_text([Fraction(1, a) for a in gain])}')}, but your entries 1 and {i + 1} "
             f"times the gains give {_show(given[0] * gain[0])} and {_show(given[i] * gain[i])}, not equal"
         )
 
@@ -229,7 +228,7 @@ def check_ellipsoid(problem, answer):
                 hint = f"; {_show(g)} is n * lambda: take its square root"
         return (
             f"{_show(g)} is not a semi-axis; the semi-axes are "
-            f"{', '.join(_show(e) for e in expected)} (sqrt(n * lambda) for the non-zero eigenvalues "
+            f"{expected_(', '.join(_show(e) for e in expected))} (sqrt(n * lambda) for the non-zero eigenvalues "
             f"lambda of diag(a) P diag(a)){hint}"
         )
 

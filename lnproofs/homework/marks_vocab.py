@@ -12,6 +12,7 @@ from fractions import Fraction
 
 from ..certificates.writers import format_fraction
 from .values import PartResult, _Wrong, read_number_set
+from .values import expected as expected_
 from .vocabulary import NEVER, OUTPUT, vocab_evidence
 
 __all__ = ["check_vocab"]
@@ -33,8 +34,8 @@ def _why(problem, result) -> str:
             for row, b in zip(problem.rows, problem.bias)
         ]
         rival = max(s for j, s in enumerate(logits) if j != result.index)
-        return (
-            f"token {number} can be output: the hidden state h = ({', '.join(evidence['h'])}) gives it the logit "
+        return f"token {number} can be output: " + expected_(
+            f"the hidden state h = ({', '.join(evidence['h'])}) gives it the logit "
             f"{format_fraction(logits[result.index])}, more than every other token (at most {format_fraction(rival)})"
         )
     if result.status == NEVER:
@@ -42,9 +43,12 @@ def _why(problem, result) -> str:
         rows = " + ".join(f"{w}*w_{j}" for j, w in pairs)
         mix = sum((Fraction(w) * problem.bias[j - 1] for j, w in pairs), Fraction(0))
         return (
-            f"token {number} is never output: w_{number} = {rows} and the same weights give the biases "
-            f"{format_fraction(mix)} >= b_{number} = {problem.bias[result.index]}, so its logit is never above "
-            "all of theirs"
+            f"token {number} is never output: "
+            + expected_(
+                f"w_{number} = {rows} and the same weights give the biases "
+                f"{format_fraction(mix)} >= b_{number} = {problem.bias[result.index]}"
+            )
+            + ", so its logit is never above all of theirs"
         )
     return f"token {number} could not be decided by the library ({result.reason}); ask your instructor"
 

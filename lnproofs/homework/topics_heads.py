@@ -309,7 +309,7 @@ class CausalProblem(ProblemKind):
         return intro, parts
 
     def mark(self, answer):
-        from .values import PartResult, _Wrong, json_text, read_integer
+        from .values import PartResult, _Wrong, expected, json_text, read_integer
 
         truth = first_stops(self.keys)
         given = answer.get("stops")
@@ -338,7 +338,8 @@ class CausalProblem(ProblemKind):
                     message = (
                         f"key {j} can win at every position from {j} on, not only until {stop}"
                         if right is None
-                        else f"key {j} stops at position {right}: there it lies in the convex hull of keys 1..{right}"
+                        else f"key {j} stops at position {expected(right)}: "
+                        + expected(f"there it lies in the convex hull of keys 1..{right}")
                         + ("" if stop is None or stop < right else f", and before {right} it can still win")
                     )
             except _Wrong as err:
@@ -465,7 +466,7 @@ class RotaryProblem(ProblemKind):
         return intro, parts
 
     def mark(self, answer):
-        from .values import PartResult, _matrix, _part, _Wrong, read_number_set
+        from .values import PartResult, _matrix, _part, _Wrong, expected, read_number_set
 
         c, s = (parse_fraction(v) for v in self.turn)
         R = rotation(c, s, -self.position)
@@ -474,7 +475,7 @@ class RotaryProblem(ProblemKind):
             given = _matrix(value, 2, "relative")
             if [list(r) for r in given] == [list(r) for r in R]:
                 return None
-            return f"the query at position {self.position} sees key 1 through R^-{self.position} = {matrix_text(R)}, not {matrix_text(given)}"
+            return f"the query at position {self.position} sees key 1 through R^-{self.position} = {expected(matrix_text(R))}, not {matrix_text(given)}"
 
         truth = self.winners()
         parts = [_part(self, "relative", answer, relative)]

@@ -311,33 +311,31 @@ class InterlacingProblem(ProblemKind):
         return intro, parts
 
     def mark(self, answer):
-        from .values import _part, _rational, _Wrong, json_text, read_integer
+        from .values import _part, _rational, _Wrong, expected, json_text, read_integer
 
         squares = self.squares()
-        expected = [(Fraction(lo), Fraction(hi)) for lo, hi in zip(squares, squares[1:])]
+        right_brackets = [(Fraction(lo), Fraction(hi)) for lo, hi in zip(squares, squares[1:])]
 
         def brackets(value):
             if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 for p in value):
                 raise _Wrong(f"brackets must be a list of pairs such as [[1, 4], [4, 9]], not {json_text(value)}")
             given = sorted((_rational(lo), _rational(hi)) for lo, hi in value)
-            if given == expected:
+            if given == right_brackets:
                 return None
-            wrong = next((p for p in given if p not in expected), None)
+            wrong = next((p for p in given if p not in right_brackets), None)
             if wrong is not None:
                 return (
                     f"[{format_fraction(wrong[0])}, {format_fraction(wrong[1])}] is not an interval between consecutive "
                     f"squared gains; the squared gains, sorted, are {', '.join(map(str, squares))}"
                 )
-            return (
-                f"there are {len(expected)} non-zero eigenvalues, one in each interval; you gave {len(given)} intervals"
-            )
+            return f"there are {len(right_brackets)} non-zero eigenvalues, one in each interval; you gave {len(given)} intervals"
 
         def f_at(value):
             given = _rational(value)
             right = self.f(self.point)
             if given == right:
                 return None
-            return f"f({format_fraction(self.point)}) = {format_fraction(right)}, you gave {format_fraction(given)}"
+            return f"f({format_fraction(self.point)}) = {expected(format_fraction(right))}, you gave {format_fraction(given)}"
 
         def below(value):
             given, right = read_integer(value, "a count"), self.below()
@@ -345,7 +343,8 @@ class InterlacingProblem(ProblemKind):
                 return None
             side = "positive" if self.f(self.point) > 0 else "negative"
             return (
-                f"{right} non-zero eigenvalues are below {format_fraction(self.point)}, not {given}: f there is {side}"
+                f"{expected(right)} non-zero eigenvalues are below {format_fraction(self.point)}, not {given}: "
+                f"f there is {expected(side)}"
             )
 
         return [

@@ -25,21 +25,48 @@ __all__ = [
     "read_status",
     "json_text",
     "unmatched",
+    "expected",
+    "redact",
 ]
 
 
 _Wrong = Refused  # the name the marking modules use
 
 
+#: the marks around what a message reveals of the expected answer (see :func:`expected`)
+_OPEN, _CLOSE = "\x02", "\x03"
+
+
+def expected(text) -> str:
+    """``text`` marked as revealing the expected answer: a feedback level that hides answers drops it."""
+    return f"{_OPEN}{text}{_CLOSE}"
+
+
+def redact(message: str, placeholder: str = "[hidden]") -> str:
+    """The message with every marked span replaced by ``placeholder``."""
+    import re
+
+    return re.sub(f"{_OPEN}[^{_CLOSE}]*{_CLOSE}", placeholder, message)
+
+
 @dataclass(frozen=True)
 class PartResult:
-    """The verdict on one answer field (``part``) of one problem."""
+    """The verdict on one answer field (``part``) of one problem.
+
+    ``message`` is the whole message; ``hidden`` the same with every part that reveals the expected
+    answer replaced by ``[hidden]`` (what a feedback level that hides answers shows)."""
 
     problem: str
     part: str
     ok: bool
     message: str
     too_complex: bool = False  # past the limits of .expressions: 0 points, and listed for the teacher
+    hidden: str = ""
+
+    def __post_init__(self):
+        marked = self.message
+        object.__setattr__(self, "message", marked.replace(_OPEN, "").replace(_CLOSE, ""))
+        object.__setattr__(self, "hidden", self.hidden or redact(marked))
 
     def to_json(self) -> dict:
         data = {"problem": self.problem, "part": self.part, "ok": self.ok, "message": self.message}
