@@ -276,7 +276,10 @@ def test_a_misspelt_problem_id_or_field_loses_only_its_points_with_the_nearest_n
     good = {"threshold": "1 + sqrt(2)", "status_at": {"12/5": "selectable", "3": "unselectable"}}
     result = check_answers(problem_set, {"answers": {"unifrom": {"query": [2, -1, 1]}, "threshold": good}})
     assert result.unanswered == ("uniform",) and result.problems[0].ok and not result.ok
-    assert "'unifrom' is not a problem of this set; did you mean 'uniform'?" in result.to_text()
+    assert (
+        "'unifrom' is not a problem of this set, so its answers were not checked; did you mean 'uniform'?"
+        in result.to_text()
+    )
     result = check_answers(problem_set, {"answers": {"uniform": {"qeury": [2, -1, 1]}, "threshold": good}})
     (part,) = result.problems[0].parts
     assert not part.ok and "you wrote 'qeury': write 'query' instead" in part.message

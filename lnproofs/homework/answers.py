@@ -271,7 +271,7 @@ def check_answers(problem_set, answers) -> CheckResult:
     require(isinstance(answers, dict), InputError, "answers must be an object mapping problem ids to answers")
     problems = problem_set.by_id()
     notes = [
-        f"{pid!r} is not a problem of this set{nearest(pid, problems)}; its answers were not checked"
+        f"{pid!r} is not a problem of this set, so its answers were not checked{nearest(pid, problems)}"
         for pid in answers
         if pid not in problems
     ]

@@ -165,7 +165,9 @@ def problem_set_markdown(problem_set) -> str:
 
 def problem_set_latex(problem_set) -> str:
     out = preamble(sheet_title(problem_set, "LayerNorm and attention: problem set", True))
-    out += [latex_escape(_answers_intro(problem_set)), "", latex_escape(_TEMPLATE_INTRO)]
+    # straight quotes (typewriter) and two hyphens, as a student must type them
+    intro = latex_escape(_answers_intro(problem_set)).replace('"', '\\texttt{"}').replace("--", "-{}-")
+    out += [intro, "", latex_escape(_TEMPLATE_INTRO)]
     # verbatim in the typewriter font: its quotes are straight, so the JSON copies as valid JSON
     out += ["{\\small", "\\begin{verbatim}", answers_template(problem_set), "\\end{verbatim}", "}", ""]
     for number, problem in enumerate(problem_set.problems, 1):

@@ -302,8 +302,8 @@ class CausalProblem(ProblemKind):
             (
                 "stops",
                 f"For each key $j$ give its stop: the first position $t \\ge j$ at which it can no longer win, "
-                f'or "never" if it can win at every position from $j$ to ${count}$. Answer as an object '
-                '{"1": ..., "2": ..., ...}.',
+                f'or $\\texttt{{"never"}}$ if it can win at every position from $j$ to ${count}$, as an object '
+                "mapping each key number to its stop.",
             ),
         ]
         return intro, parts
@@ -349,8 +349,14 @@ class CausalProblem(ProblemKind):
 
 
 # --------------------------------------------------------------------------- rotary
-#: rotations whose powers have rational entries: (cos, sin) from Pythagorean triples
-_TURNS = (("3/5", "4/5"), ("4/5", "3/5"), ("5/13", "12/13"), ("12/13", "5/13"), ("8/17", "15/17"))
+#: rotations whose powers have small rational entries: (cos, sin) from Pythagorean triples, and a quarter turn
+_TURNS = (("3/5", "4/5"), ("4/5", "3/5"), ("0", "1"))
+
+
+def _pmatrix(rows) -> str:
+    return (
+        "\\begin{pmatrix} " + " \\\\ ".join(" & ".join(format_fraction(v) for v in r) for r in rows) + " \\end{pmatrix}"
+    )
 
 
 def rotation(c: Fraction, s: Fraction, steps: int) -> tuple[tuple[Fraction, Fraction], tuple[Fraction, Fraction]]:
@@ -391,14 +397,15 @@ class RotaryProblem(ProblemKind):
     def draw(cls, rng: random.Random) -> RotaryProblem:
         lattice = [(x, y) for x in range(-2, 3) for y in range(-2, 3) if (x, y) != (0, 0)]
         while True:
-            problem = cls(keys=tuple(rng.sample(lattice, rng.randint(4, 5))), turn=rng.choice(_TURNS))
+            problem = cls(keys=tuple(rng.sample(lattice, 4)), turn=rng.choice(_TURNS))
             if all(c.holds for c in problem.claims()):
                 return problem
 
     @property
     def position(self) -> int:
-        """The query's position: the last key's (positions count from 0)."""
-        return len(self.keys) - 1
+        """The query's position: 1, the second key's (positions count from 0), so the rotations needed
+        are R^-1 to R^(n-2) and their entries stay small."""
+        return 1
 
     def seen(self) -> list[tuple[Fraction, Fraction]]:
         """The keys as the query sees them: R_{p_j - t} k_j with p_j = j - 1."""
@@ -440,7 +447,7 @@ class RotaryProblem(ProblemKind):
         work = (
             f"The query at position $t = {self.position}$ scores key $j$ (position $j - 1$) through "
             "$R_{j-1-t}k_j$, since $(R_t q)^\\top(R_p k) = q^\\top R_{p-t} k$; for key 1 that is $R_{-t} = "
-            f"R^{{-{self.position}}}$ = {matrix_text(R)}.",
+            f"R^{{-{self.position}}} = {_pmatrix(R)}$.",
             "The keys as the query sees them are "
             + ", ".join(f"$({', '.join(fr_text(k))})$" for k in seen)
             + f"; the vertices of their hull, keys {', '.join(map(str, sorted(found)))}, can win "
