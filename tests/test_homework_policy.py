@@ -12,6 +12,7 @@ import jsonschema
 import nbformat
 import pytest
 
+from lnproofs.homework import TOPICS as ALL_TOPICS
 from lnproofs.homework.classroom import student_problem_set, write_class
 from lnproofs.homework.roster import Roster, Student
 
@@ -198,3 +199,52 @@ def test_a_bad_policy_is_refused_with_one_line(klass, cli, tmp_path, policy, fra
     argv = ["homework", "grade", klass / "subs", "--problems", klass / "hw", "--out", tmp_path / "g.csv"]
     result = cli(argv + ["--policy", tmp_path / "p.json"])
     assert result.status == 2 and fragment in result.err and "Traceback" not in result.err
+
+
+_FLIP = {"selectable": "unselectable", "tie-only": "selectable", "unselectable": "selectable", "never": 1}
+
+
+def _wrong(problem, field, value):
+    """A wrong answer of the right shape for any field."""
+    if problem.topic == "selectability":
+        return {k: {"status": _FLIP[v["status"]], "query": [1, 0]} for k, v in value.items()}
+    if field in ("never", "winners"):
+        count = len(problem.rows) if field == "never" else len(problem.keys)
+        return sorted(set(range(1, count + 1)) - set(value))
+    if field == "stops":
+        return {k: (_FLIP["never"] if v == "never" else "never") for k, v in value.items()}
+    if field == "status_at":
+        return {m: _FLIP[s] for m, s in value.items()}
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, list):
+        return [_wrong(problem, field, v) for v in value]
+    return "97/3"
+
+
+@pytest.mark.parametrize("topic", ALL_TOPICS)
+def test_hiding_the_answer_leaves_no_expected_value_in_any_message(topic):
+    from lnproofs.homework import ProblemSet, check_answers, generate
+
+    (problem,) = generate(2026, topic).problems
+    solution = problem.solve().answers
+    wrong = {field: _wrong(problem, field, value) for field, value in solution.items()}
+    result = check_answers(ProblemSet(seed=0, problems=(problem,)), {"answers": {topic: wrong}})
+    parts = [p for p in result.problems[0].parts if not p.ok]
+    assert parts, topic
+    strings = set()
+
+    def collect(value):
+        if isinstance(value, dict):
+            for v in value.values():
+                collect(v)
+        elif isinstance(value, list):
+            for v in value:
+                collect(v)
+        elif isinstance(value, str) and ("sqrt" in value or "/" in value):
+            strings.add(value)
+
+    collect(solution)
+    hidden = "\n".join(p.hidden for p in parts)
+    assert "[hidden]" in hidden or topic == "uniform"  # the uniform messages name only the given query's scores
+    assert not [s for s in strings if s in hidden], (topic, [s for s in strings if s in hidden], hidden)
