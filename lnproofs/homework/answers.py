@@ -21,7 +21,7 @@ from ..kernel.errors import FileFormatError, InputError, require
 from .marks_attention import check_selectability, check_threshold, check_uniform
 from .marks_geometry import check_ellipsoid, check_projection, check_sphere
 from .marks_vocab import check_vocab
-from .values import PartResult, json_text, parse_expression
+from .values import ANSWERS_SCHEMA, PartResult, json_text, parse_expression
 
 __all__ = [
     "ANSWERS_SCHEMA",
@@ -33,8 +33,6 @@ __all__ = [
     "load_problem_set",
     "check_answers",
 ]
-
-ANSWERS_SCHEMA = "lnproofs.homework-answers/1"
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,14 @@ import json
 from pathlib import Path
 
 from ..certificates.writes import folder_entry, output_folder, write_text
-from .gradebook import _csv
-from .grading import Gradebook
+from .csvtext import csv_text
 
 __all__ = ["LMS_FORMATS", "lms_csv", "written_csv", "write_nbgrader", "answer_key_csv"]
 
 LMS_FORMATS = ("canvas", "moodle")
 
 
-def lms_csv(gradebook: Gradebook, kind: str, assignment: str = "Homework") -> str:
+def lms_csv(gradebook, kind: str, assignment: str = "Homework") -> str:
     """The totals of every graded student in the ``kind`` LMS's import format (students not graded are left out)."""
     graded = [(s, gradebook.grade_of(s.id)) for s in gradebook.students]
     graded = [(s, g) for s, g in graded if g is not None]
@@ -37,17 +36,17 @@ def lms_csv(gradebook: Gradebook, kind: str, assignment: str = "Homework") -> st
     else:
         rows = [["ID number", "Email address", assignment]]
         rows += [[s.id, s.email, g.total] for s, g in graded]
-    return _csv(rows)
+    return csv_text(rows)
 
 
-def written_csv(gradebook: Gradebook) -> str:
+def written_csv(gradebook) -> str:
     """Every part answered in words: ``student, name, problem, part, prompt, answer``."""
     rows = [["student", "name", "problem", "part", "prompt", "answer"]]
     for grade in gradebook.grades:
         rows += [
             [grade.student.id, grade.student.name, p, part, prompt, text] for p, part, prompt, text in grade.written
         ]
-    return _csv(rows)
+    return csv_text(rows)
 
 
 def _cell(grade_id: str, source: str, points: int) -> dict:
@@ -85,7 +84,7 @@ def _prompts(topics) -> list[tuple[str, str, str]]:
     return [(t, name, prompt) for t in topics for name, prompt in PROBLEM_CLASSES[t].written]
 
 
-def write_nbgrader(gradebook: Gradebook, folder, assignment: str = "homework", points: int = 1) -> dict:
+def write_nbgrader(gradebook, folder, assignment: str = "homework", points: int = 1) -> dict:
     """The written parts as nbgrader's manually graded answers (layout in the module docstring)."""
     folder = output_folder(folder, "--nbgrader")
     prompts = _prompts(gradebook.problems)
@@ -123,4 +122,4 @@ def answer_key_csv(rows) -> str:
         for problem, solution in zip(problem_set.problems, solutions):
             for field, value in solution.answers.items():
                 out.append([student.id, student.name, problem.id, field, json.dumps(value, ensure_ascii=False)])
-    return _csv(out)
+    return csv_text(out)

@@ -13,11 +13,10 @@ formula (starting with ``= + - @``) are written with a leading apostrophe.
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 from ..certificates.writes import folder_entry, output_file, output_folder, write_text
+from .csvtext import csv_text
 from .grading import Gradebook, StudentGrade
 from .policy import DEFAULT_POLICY
 
@@ -31,19 +30,6 @@ __all__ = [
     "held_back",
     "companion_paths",
 ]
-
-
-def _cell(value) -> str:
-    text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def _csv(rows) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    for row in rows:
-        writer.writerow([_cell(v) for v in row])
-    return buffer.getvalue()
 
 
 def _status(gradebook: Gradebook) -> dict:
@@ -78,14 +64,14 @@ def gradebook_csv(gradebook: Gradebook) -> str:
         else:
             what, file = status.get(student.id, ("no submission", ""))
             rows.append([student.id, student.name, file, what, *([""] * len(gradebook.problems)), "", ""])
-    return _csv(rows)
+    return csv_text(rows)
 
 
 def not_graded_csv(gradebook: Gradebook) -> str:
     rows = [["file", "student", "reason"]]
     rows += [[n.file, n.student, n.reason] for n in gradebook.not_graded + gradebook.too_complex]
     rows += [["", s.id, "no submission"] for s in gradebook.missing]
-    return _csv(rows)
+    return csv_text(rows)
 
 
 def held_back(topic_policy, level: str) -> str:
@@ -159,6 +145,7 @@ def gradebook_outputs(out, feedback_dir=None) -> tuple[Path, Path, Path]:
 def write_gradebook(gradebook: Gradebook, out, feedback_dir=None, policy=DEFAULT_POLICY, now=None) -> dict:
     """Write the gradebook CSV at ``out``, its not-graded list, one feedback file per roster student (at the
     policy's levels at ``now``) and the answers given in words (``grades_written.csv``)."""
+
     from .exports import written_csv
 
     out, not_graded_path, feedback = gradebook_outputs(out, feedback_dir)

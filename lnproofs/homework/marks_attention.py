@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from ..certificates.writers import format_fraction
 from .marks_geometry import _expr_check
-from .problems import STATUSES
+from .problem_base import STATUSES
 from .values import (
     PartResult,
     _expression,

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 
-from .answers import ANSWERS_SCHEMA
+from .values import ANSWERS_SCHEMA
 
-__all__ = ["notebook_json", "notebook_text", "answer_cell_source", "blank_answer", "FIELD_HINTS"]
+__all__ = ["notebook_json", "notebook_text", "answer_cell_source", "FIELD_HINTS"]
 
 #: what each answer field takes, shown as a comment next to it
 FIELD_HINTS = {
@@ -52,26 +52,6 @@ _KEY_HINT = (
 _STATUS_HINT = '"selectable", "tie-only" or "unselectable"'
 
 
-def blank_answer(problem) -> dict:
-    """The answer object of a problem with every value None (null in JSON): fields keyed by number
-    (keys, magnitudes, positions) get one entry per number."""
-    from ..certificates.writers import format_fraction
-
-    out = {}
-    for name in problem.fields:
-        if problem.topic == "selectability":
-            out[name] = {str(k): None for k in range(1, len(problem.keys) + 1)}
-        elif (problem.topic, name) == ("threshold", "status_at"):
-            out[name] = {format_fraction(m): None for m in problem.magnitudes}
-        elif (problem.topic, name) == ("causal", "stops"):
-            out[name] = {str(k): None for k in range(1, len(problem.keys) + 1)}
-        else:
-            out[name] = None
-    for name, _ in getattr(problem, "written", ()):
-        out[name] = None
-    return out
-
-
 def _hint(problem, name, inner: bool) -> str:
     if problem.topic == "selectability":
         return _KEY_HINT
@@ -86,6 +66,8 @@ def _hint(problem, name, inner: bool) -> str:
 
 def answer_cell_source(problem) -> str:
     """The code cell of one problem: ``answers["ID"] = {...}`` with every field ``None``."""
+    from .sheet import blank_answer
+
     lines = [f"answers[{json.dumps(problem.id)}] = {{"]
     for name, value in blank_answer(problem).items():
         if isinstance(value, dict):

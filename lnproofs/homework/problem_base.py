@@ -18,7 +18,16 @@ from typing import ClassVar
 from ..certificates.writers import format_fraction
 from ..kernel.errors import InputError, require
 
-__all__ = ["Claim", "ProblemKind", "STATUSES", "fr_text", "matrix_text", "read_ints", "rank", "MAX_KEYS"]
+__all__ = [
+    "Claim",
+    "ProblemKind",
+    "STATUSES",
+    "fr_text",
+    "matrix_text",
+    "read_ints",
+    "rank",
+    "MAX_KEYS",
+]
 
 #: the statuses a student may claim for a key
 STATUSES = ("selectable", "tie-only", "unselectable")

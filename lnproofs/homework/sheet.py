@@ -21,6 +21,7 @@ __all__ = [
     "sheet_title",
     "compact_json",
     "answers_template",
+    "blank_answer",
 ]
 
 
@@ -43,21 +44,34 @@ def compact_json(value, indent: int = 0) -> str:
     return json.dumps(value, ensure_ascii=True)
 
 
-def _blank(problem) -> dict:
-    """Every answer field of a problem set to null (left blank), in the order of the sheet."""
-    from .notebook import blank_answer
+def blank_answer(problem) -> dict:
+    """The answer object of a problem with every value None (null in JSON): fields keyed by number
+    (keys, magnitudes, positions) get one entry per number."""
+    from ..certificates.writers import format_fraction
 
-    return blank_answer(problem)
+    out = {}
+    for name in problem.fields:
+        if problem.topic == "selectability":
+            out[name] = {str(k): None for k in range(1, len(problem.keys) + 1)}
+        elif (problem.topic, name) == ("threshold", "status_at"):
+            out[name] = {format_fraction(m): None for m in problem.magnitudes}
+        elif (problem.topic, name) == ("causal", "stops"):
+            out[name] = {str(k): None for k in range(1, len(problem.keys) + 1)}
+        else:
+            out[name] = None
+    for name, _ in getattr(problem, "written", ()):
+        out[name] = None
+    return out
 
 
 def answers_template(problem_set) -> str:
     """A copyable answers file with every field null: replace each null by the answer."""
-    from .answers import ANSWERS_SCHEMA
+    from .values import ANSWERS_SCHEMA
 
     data = {"schema": ANSWERS_SCHEMA}
     if problem_set.student is not None:
         data["student_id"] = problem_set.student
-    data["answers"] = {p.id: _blank(p) for p in problem_set.problems}
+    data["answers"] = {p.id: blank_answer(p) for p in problem_set.problems}
     return compact_json(data)
 
 

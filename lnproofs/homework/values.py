@@ -18,6 +18,7 @@ from ..certificates.writers import format_fraction
 from .expressions import MAX_BITS, Refused, TooComplex, read_expression
 
 __all__ = [
+    "ANSWERS_SCHEMA",
     "PartResult",
     "parse_expression",
     "read_integer",
@@ -32,6 +33,9 @@ __all__ = [
 
 _Wrong = Refused  # the name the marking modules use
 
+
+#: the schema of an answers file (docs/homework.md)
+ANSWERS_SCHEMA = "lnproofs.homework-answers/1"
 
 #: the marks around what a message reveals of the expected answer (see :func:`expected`)
 _OPEN, _CLOSE = "\x02", "\x03"
