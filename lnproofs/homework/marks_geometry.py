@@ -97,8 +97,9 @@ def _expr_check(expected, hints=()):
     return check
 
 
-def vector_check(name, expected, n):
-    """A check of n numbers or expressions against the exact ``expected``, naming the first wrong entry."""
+def vector_check(name, expected, n, tail=None):
+    """A check of n numbers or expressions against the exact ``expected``, naming the first wrong entry;
+    ``tail(given)`` may add a hint about the whole vector."""
 
     def check(value):
         given = _vector(value, n, _expression, name)
@@ -108,7 +109,7 @@ def vector_check(name, expected, n):
         i = wrong[0]
         return (
             f"entry {i + 1} should be {expected_(_show(expected[i]))}, you gave {_show(given[i])} "
-            f"({len(wrong)} of {n} entries wrong)"
+            f"({len(wrong)} of {n} entries wrong)" + (tail(given) if tail is not None else "")
         )
 
     return check
@@ -137,23 +138,12 @@ def check_sphere(problem, answer):
     n = problem.n
     r = v["norm_Px"]
 
-    def vector(name, expected):
-        def check(value):
-            given = _vector(value, n, _expression, name)
-            wrong = [i for i in range(n) if not _same(given[i], expected[i])]
-            if not wrong:
-                return None
-            i = wrong[0]
-            norm = sp.sqrt(sum(g**2 for g in given))
-            tail = ""
-            if name == "g" and not _same(norm, sp.sqrt(n)):
-                tail = f"; your vector has norm {_show(norm)}, not sqrt({n})"
-            return (
-                f"entry {i + 1} should be {expected_(_show(expected[i]))}, you gave {_show(given[i])} "
-                f"({len(wrong)} of {n} entries wrong){tail}"
-            )
+    def off_sphere(given) -> str:
+        norm = sp.sqrt(sum(g**2 for g in given))
+        return "" if _same(norm, sp.sqrt(n)) else f"; your vector has norm {_show(norm)}, not sqrt({n})"
 
-        return check
+    def vector(name, expected):
+        return vector_check(name, expected, n, off_sphere if name == "g" else None)
 
     return [
         _part(problem, "Px", answer, vector("Px", v["Px"])),
@@ -208,18 +198,10 @@ def check_ellipsoid(problem, answer):
             return (
                 f"the image is an ellipsoid of dimension {n - 1} with {len(expected)} semi-axes; you gave {len(value)}"
             )
-        given = [_expression(v) for v in value]
-        remaining = list(expected)
-        unmatched = []
-        for g in given:
-            hit = next((k for k, e in enumerate(remaining) if _same(g, e)), None)
-            if hit is None:
-                unmatched.append(g)
-            else:
-                remaining.pop(hit)
-        if not unmatched:
+        missing, remaining = unmatched([_expression(v) for v in value], expected)
+        if not missing:
             return None
-        g = unmatched[0]
+        g = missing[0]
         hint = ""
         for e in remaining:
             if _same(g**2, e**2 / n):
