@@ -193,7 +193,7 @@ def test_cli_new_then_check_the_example_answers(cli, tmp_path):
     assert {"problems.json", "problems.md", "problems.tex", "solutions.md", "solutions.tex"} <= set(files)
     result = cli(["homework", "check", EXAMPLES / "answers_example.json", "--problems", out])
     assert result.status == 0, result.out + result.err
-    assert "50 of 50 parts correct" in result.out
+    assert "59 of 59 parts correct" in result.out
 
 
 def test_cli_check_reports_wrong_answers_with_exit_status_1(cli, tmp_path):

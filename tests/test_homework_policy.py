@@ -246,5 +246,5 @@ def test_hiding_the_answer_leaves_no_expected_value_in_any_message(topic):
 
     collect(solution)
     hidden = "\n".join(p.hidden for p in parts)
-    assert "[hidden]" in hidden or topic == "uniform"  # the uniform messages name only the given query's scores
+    assert "[hidden]" in hidden or topic in ("uniform", "centred")  # their messages name only what was given
     assert not [s for s in strings if s in hidden], (topic, [s for s in strings if s in hidden], hidden)

@@ -43,6 +43,10 @@ FIELD_HINTS = {
     ("softmax", "radius_for"): "one expression",
     ("rotary", "relative"): "2 rows of 2 numbers",
     ("rotary", "winners"): "a list of key numbers, e.g. [1, 3]",
+    ("support", "max_score"): "one expression",
+    ("support", "min_score"): "one expression",
+    ("support", "argmax"): "n expressions",
+    ("centred", "winners"): "a list of key numbers, e.g. [1, 3]",
 }
 _WRITTEN_HINT = "your explanation in words (graded by hand)"
 _KEY_HINT = (

@@ -2,7 +2,7 @@
 
 The kinds live with their ideas: the geometry of LayerNorm (:mod:`.topics_geometry`), attention
 (:mod:`.topics_attention`), norms and the secular equation (:mod:`.topics_norms`), attention heads
-(:mod:`.topics_heads`) and the vocabulary (:mod:`.vocabulary`); :mod:`.problem_base` says what
+(:mod:`.topics_heads`), what a LayerNorm lets a query do (:mod:`.topics_support`) and the vocabulary (:mod:`.vocabulary`); :mod:`.problem_base` says what
 every kind has.  Keys and tokens are numbered from 1, as a student reads them on the sheet.
 """
 
@@ -15,6 +15,7 @@ from .topics_attention import SelectabilityProblem, ThresholdProblem, UniformPro
 from .topics_geometry import EllipsoidProblem, ProjectionProblem, SphereProblem
 from .topics_heads import CausalProblem, RotaryProblem, SoftmaxBallProblem
 from .topics_norms import InterlacingProblem, RMSNormProblem
+from .topics_support import CentredProblem, SupportProblem
 from .vocabulary import VocabProblem
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "SoftmaxBallProblem",
     "CausalProblem",
     "RotaryProblem",
+    "SupportProblem",
+    "CentredProblem",
     "PROBLEM_CLASSES",
     "problem_from_json",
 ]
@@ -53,6 +56,8 @@ PROBLEM_CLASSES = {
         SoftmaxBallProblem,
         CausalProblem,
         RotaryProblem,
+        SupportProblem,
+        CentredProblem,
     )
 }
 #: the topics, in the order they appear on a problem set

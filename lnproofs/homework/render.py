@@ -244,6 +244,7 @@ STALE = (
     KEYS_FILE,
     *certificate_files("vocab"),
     *certificate_files("rotary"),
+    *certificate_files("centred"),
     "problems.pdf",
     "solutions.pdf",
     "problems.log",

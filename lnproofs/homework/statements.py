@@ -25,6 +25,8 @@ TITLES = {
     "softmax": "Softmax weights under a query ball",
     "causal": "A causal head's first stops",
     "rotary": "A rotary head's key set",
+    "support": "The scores a query gives a LayerNorm's outputs",
+    "centred": "Keys under centred queries",
 }
 
 _LATEX_SPECIAL = {
