@@ -253,7 +253,6 @@ def check_uniform(problem, answer):
 
 
 def check_threshold(problem, answer):
-    import sympy as sp
 
     t = problem.threshold()
 
@@ -284,7 +283,7 @@ def check_threshold(problem, answer):
                 relation = "<" if truth == "selectable" else ">" if truth == "unselectable" else "="
                 problems.append(
                     f"at m = {text} key 2 is {expected_(truth)}, not {given[m]} "
-                    + expected_(f"({text} {relation} {sp.sstr(t)} ≈ {float(t):.6g})")
+                    + expected_(f"({text} {relation} {_show(t)})")
                 )
         return "; ".join(problems) or None
 
