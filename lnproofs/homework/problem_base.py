@@ -86,6 +86,23 @@ def rank(rows) -> int:
     return r
 
 
+def read_plane_keys(data, what: str, low: int, high: int) -> tuple[tuple[int, int], ...]:
+    """The distinct keys in the plane of a problem's JSON (``data["keys"]``), else InputError naming them."""
+    rows = data.get("keys")
+    require(
+        isinstance(rows, list) and low <= len(rows) <= min(high, MAX_KEYS),
+        InputError,
+        f"{what} problem 'keys' must be a list of {low} to {high} integer vectors",
+    )
+    keys = tuple(read_ints(r, f"{what} problem key", low=2) for r in rows)
+    require(
+        all(len(k) == 2 for k in keys) and len(set(keys)) == len(keys),
+        InputError,
+        f"{what}: distinct keys in the plane",
+    )
+    return keys
+
+
 class ProblemKind:
     """The base of every problem kind (see the module docstring)."""
 

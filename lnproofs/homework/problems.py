@@ -13,9 +13,9 @@ from .problem_base import STATUSES, Claim
 from .solution import Solution
 from .topics_attention import SelectabilityProblem, ThresholdProblem, UniformProblem
 from .topics_geometry import EllipsoidProblem, ProjectionProblem, SphereProblem
-from .topics_heads import CausalProblem, RotaryProblem, SoftmaxBallProblem
+from .topics_heads import CausalProblem, RotaryProblem
 from .topics_norms import InterlacingProblem, RMSNormProblem
-from .topics_support import CentredProblem, SupportProblem
+from .topics_support import CentredProblem, SoftmaxBallProblem, SupportProblem
 from .vocabulary import VocabProblem
 
 __all__ = [

@@ -1,8 +1,11 @@
-"""Exercises on what a LayerNorm lets a query do: the scores it can reach, and the keys it can select.
+"""Exercises on what a set of queries can do: the scores it reaches, softmax weights under a query
+ball, and the keys centred queries can select.
 
 ``support``: over the outputs z = a * u + b of a LayerNorm (eps = 0, u on the sphere of radius sqrt(n)
 in the hyperplane 1.u = 0) the score q.z ranges over q.b -+ sqrt(n) |P (a * q)| (Cauchy-Schwarz in the
-hyperplane), the bound that the kernel's not-realisable certificates compare with.  ``centred``:
+hyperplane), the bound that the kernel's not-realisable certificates compare with.  ``softmax``: with
+queries in the ball |q| <= r, the log-odds log(w_i / w_j) = q.(k_i - k_j) is at most r |k_i - k_j|
+(Cauchy-Schwarz), reached at one query.  ``centred``:
 queries produced by a LayerNorm with gain 1 and bias 0 are centred (1.q = 0), so key i can win exactly
 when its projection P k_i is a vertex of the projected keys' hull: centring can take a key's win away.
 Each kind draws, claims, solves, states and marks itself.
@@ -17,11 +20,13 @@ from typing import ClassVar
 
 from ..certificates.writers import format_fraction
 from ..kernel.errors import InputError, require
-from .problem_base import MAX_KEYS, Claim, ProblemKind, fr_text, read_ints
+from ..kernel.exact import parse_fraction
+from .problem_base import MAX_KEYS, Claim, ProblemKind, fr_text, read_ints, read_plane_keys
 from .solution import Solution
+from .statements import keys_display
 from .topics_attention import plane_statuses
 
-__all__ = ["SupportProblem", "CentredProblem"]
+__all__ = ["SupportProblem", "SoftmaxBallProblem", "CentredProblem"]
 
 
 def _vec(values) -> str:
@@ -154,6 +159,143 @@ class SupportProblem(ProblemKind):
             _part(self, "min_score", answer, _expr_check(v["min_score"])),
             _part(self, "argmax", answer, vector_check("argmax", v["argmax"], self.n)),
         ]
+
+
+# --------------------------------------------------------------------------- softmax under a query ball
+@dataclass(frozen=True)
+class SoftmaxBallProblem(ProblemKind):
+    """The largest log-odds of two keys over a ball of queries, the query reaching it, and the radius a target needs."""
+
+    keys: tuple[tuple[int, int], ...]
+    radius: Fraction
+    pair: tuple[int, int]
+    target: Fraction
+    topic: ClassVar[str] = "softmax"
+    fields: ClassVar[tuple[str, ...]] = ("max_log_odds", "query", "radius_for")
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "topic": self.topic,
+            "keys": [list(k) for k in self.keys],
+            "radius": format_fraction(self.radius),
+            "pair": list(self.pair),
+            "target": format_fraction(self.target),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> SoftmaxBallProblem:
+        keys = read_plane_keys(data, "softmax", 2, 8)
+        pair = read_ints(data.get("pair"), "softmax problem 'pair'", low=2)
+        require(
+            len(pair) == 2 and pair[0] != pair[1] and all(1 <= p <= len(keys) for p in pair),
+            InputError,
+            "softmax problem 'pair': two key numbers",
+        )
+        radius, target = parse_fraction(str(data.get("radius"))), parse_fraction(str(data.get("target")))
+        require(radius > 0 and target > 0, InputError, "softmax problem: radius and target must be positive")
+        return cls(keys=keys, radius=radius, pair=pair, target=target)
+
+    @classmethod
+    def draw(cls, rng: random.Random) -> SoftmaxBallProblem:
+        count = rng.randint(3, 4)
+        keys = tuple(rng.sample([(x, y) for x in range(-3, 4) for y in range(-3, 4)], count))
+        pair = tuple(n + 1 for n in rng.sample(range(count), 2))
+        radius = rng.choice([Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(2), Fraction(3)])
+        target = rng.choice([Fraction(k, 2) for k in range(1, 21)])
+        problem = cls(keys=keys, radius=radius, pair=pair, target=target)
+        reach = problem.exact()["max_log_odds"]
+        if (reach - _q(target)).equals(0):
+            return cls(keys=keys, radius=radius, pair=pair, target=target + Fraction(1, 2))
+        return problem
+
+    def exact(self) -> dict:
+        import sympy as sp
+
+        i, j = self.pair
+        d = [a - b for a, b in zip(self.keys[i - 1], self.keys[j - 1])]
+        length = sp.sqrt(sum(v * v for v in d))
+        r = _q(self.radius)
+        return {
+            "max_log_odds": sp.radsimp(r * length),
+            "query": [sp.radsimp(r * v / length) for v in d],
+            "radius_for": sp.radsimp(_q(self.target) / length),
+        }
+
+    def claims(self) -> tuple[Claim, ...]:
+        import sympy as sp
+
+        v = self.exact()
+        i, j = self.pair
+        d = [a - b for a, b in zip(self.keys[i - 1], self.keys[j - 1])]
+        q = v["query"]
+        return (
+            Claim("3 or 4 distinct keys, and the pair's keys differ", len(set(self.keys)) == len(self.keys) and any(d)),
+            Claim(
+                "the maximising query lies on the ball's boundary",
+                sp.expand(sum(e**2 for e in q) - _q(self.radius) ** 2) == 0,
+            ),
+            Claim(
+                "it reaches the Cauchy-Schwarz bound r |k_i - k_j|",
+                (sum(a * b for a, b in zip(q, d)) - v["max_log_odds"]).equals(0),
+            ),
+            Claim("the target needs another radius than r", not (v["radius_for"] - _q(self.radius)).equals(0)),
+        )
+
+    def solve(self) -> Solution:
+        import sympy as sp
+
+        v = self.exact()
+        i, j = self.pair
+        work = (
+            f"$\\log(w_{i}/w_{j}) = q^\\top(k_{i} - k_{j})$ and by Cauchy-Schwarz $q^\\top(k_{i} - k_{j}) \\le "
+            f"\\|q\\|\\,\\|k_{i} - k_{j}\\| \\le r\\,\\|k_{i} - k_{j}\\| = {sp.latex(v['max_log_odds'])}$, with equality "
+            f"only at $q = r(k_{i} - k_{j})/\\|k_{i} - k_{j}\\| = ({', '.join(sp.latex(e) for e in v['query'])})$.",
+            f"The log-odds ${format_fraction(self.target)}$ needs $\\|q\\| \\ge {format_fraction(self.target)}/\\|k_{i} - "
+            f"k_{j}\\| = {sp.latex(v['radius_for'])}$.",
+        )
+        answers = {
+            "max_log_odds": sp.sstr(v["max_log_odds"]),
+            "query": [sp.sstr(e) for e in v["query"]],
+            "radius_for": sp.sstr(v["radius_for"]),
+        }
+        return Solution(self.id, answers, (), work)
+
+    def statement(self):
+        i, j = self.pair
+        intro = [
+            "Softmax attention gives key $k$ the weight $w_k = e^{q^\\top k}/\\sum_l e^{q^\\top k_l}$, so "
+            "$w_i/w_j = e^{q^\\top(k_i - k_j)}$. The keys are",
+            keys_display(self.keys),
+            f"and the queries range over the ball $\\|q\\| \\le r$ with $r = {format_fraction(self.radius)}$.",
+        ]
+        parts = [
+            ("max_log_odds", f"Find the largest value of $\\log(w_{i}/w_{j})$ over the ball, exactly."),
+            ("query", "Give the query of the ball that reaches it."),
+            (
+                "radius_for",
+                f"What is the smallest $\\|q\\|$ of a query with $\\log(w_{i}/w_{j}) = {format_fraction(self.target)}$?",
+            ),
+        ]
+        return intro, parts
+
+    def mark(self, answer):
+        from .marks_geometry import _expr_check, vector_check
+        from .values import _part
+
+        v = self.exact()
+        return [
+            _part(self, "max_log_odds", answer, _expr_check(v["max_log_odds"])),
+            _part(self, "query", answer, vector_check("query", v["query"], 2)),
+            _part(self, "radius_for", answer, _expr_check(v["radius_for"])),
+        ]
+
+
+def _q(value):
+    import sympy as sp
+
+    value = Fraction(value)
+    return sp.Rational(value.numerator, value.denominator)
 
 
 # --------------------------------------------------------------------------- centred queries
