@@ -173,6 +173,9 @@ def test_nothing_in_a_students_folder_gives_the_answers_away(klass):
 
                 for value in problem.key2:  # as in the sheets, and JSON-escaped as in the notebook
                     text = text.replace(latex_of(value), "").replace(json.dumps(latex_of(value))[1:-1], "")
+            if problem.topic == "support":  # the radius sqrt(n) of the sphere is data
+                data = f"\\sqrt{{{problem.n}}}"
+                text = text.replace(data, "").replace(json.dumps(data)[1:-1], "")
         irrational = set()
         for problem in problem_set.problems:
             solution = problem.solve()
@@ -259,6 +262,14 @@ def _make_submission(problem_set, kind: str, rng_index: int):
                 else:
                     del stops[k]
             lost = len(chosen)
+        elif problem.topic == "centred" and mode in ("wrong", "drop"):  # one point per key
+            if mode == "wrong":
+                chosen = {k for k in range(1, len(problem.keys) + 1) if (k + rng_index) % 3 == 0}
+                given["winners"] = sorted(set(given["winners"]) ^ chosen)
+                lost = len(chosen)
+            else:
+                del given["winners"]
+                lost = len(problem.keys)
         elif problem.topic == "rotary" and mode in ("wrong", "drop"):  # the matrix, and one point per key
             if (position + rng_index) % 2:
                 given["relative"] = _corrupt("relative", given["relative"]) if mode == "wrong" else None
