@@ -314,7 +314,7 @@ class RotaryProblem(ProblemKind):
         return intro, parts
 
     def mark(self, answer):
-        from .values import PartResult, _matrix, _part, _Wrong, expected, read_number_set
+        from .values import _matrix, _part, expected, mark_members
 
         c, s = (parse_fraction(v) for v in self.turn)
         R = rotation(c, s, -self.position)
@@ -325,20 +325,10 @@ class RotaryProblem(ProblemKind):
                 return None
             return f"the query at position {self.position} sees key 1 through R^-{self.position} = {expected(matrix_text(R))}, not {matrix_text(given)}"
 
-        truth = self.winners()
-        parts = [_part(self, "relative", answer, relative)]
-        try:
-            if "winners" not in answer:
-                raise _Wrong("no answer given for 'winners'")
-            given = read_number_set(answer["winners"], len(self.keys), "key", "winners")
-        except _Wrong as err:
-            return parts + [PartResult(self.id, f"key {j}", False, str(err)) for j in range(1, len(self.keys) + 1)]
-        for j in range(1, len(self.keys) + 1):
-            ok = (j in given) == (j in truth)
-            why = (
-                f"key {j} can win: it is a vertex of the hull of the rotated keys (you did not list it)"
-                if j in truth
-                else f"key {j} cannot win: rotated, it lies in the hull of the other keys (you listed it)"
-            )
-            parts.append(PartResult(self.id, f"key {j}", ok, "correct" if ok else why))
-        return parts
+        def why(j, wins):
+            if wins:
+                return f"key {j} can win: it is a vertex of the hull of the rotated keys (you did not list it)"
+            return f"key {j} cannot win: rotated, it lies in the hull of the other keys (you listed it)"
+
+        winners = mark_members(self, answer, "winners", len(self.keys), self.winners(), why)
+        return [_part(self, "relative", answer, relative), *winners]

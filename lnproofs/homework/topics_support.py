@@ -403,25 +403,14 @@ class CentredProblem(ProblemKind):
         return intro, parts
 
     def mark(self, answer):
-        from .values import PartResult, _Wrong, read_number_set
+        from .values import mark_members
 
-        truth = self.winners()
-        try:
-            if "winners" not in answer:
-                raise _Wrong("no answer given for 'winners'")
-            given = read_number_set(answer["winners"], len(self.keys), "key", "winners")
-        except _Wrong as err:
-            return [PartResult(self.id, f"key {j}", False, str(err)) for j in range(1, len(self.keys) + 1)]
-        parts = []
-        for j in range(1, len(self.keys) + 1):
-            ok = (j in given) == (j in truth)
-            why = (
-                f"key {j} can win: P k_{j} is a vertex of the hull of the projected keys (you did not list it)"
-                if j in truth
-                else f"key {j} cannot win: P k_{j} lies in the hull of the other projected keys (you listed it)"
-            )
-            parts.append(PartResult(self.id, f"key {j}", ok, "correct" if ok else why))
-        return parts
+        def why(j, wins):
+            if wins:
+                return f"key {j} can win: P k_{j} is a vertex of the hull of the projected keys (you did not list it)"
+            return f"key {j} cannot win: P k_{j} lies in the hull of the other projected keys (you listed it)"
+
+        return mark_members(self, answer, "winners", len(self.keys), self.winners(), why)
 
 
 def _spread(points) -> bool:

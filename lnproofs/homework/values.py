@@ -26,6 +26,7 @@ __all__ = [
     "read_status",
     "json_text",
     "unmatched",
+    "mark_members",
     "expected",
     "redact",
 ]
@@ -139,6 +140,23 @@ def read_number_set(value, count: int, what: str, field: str) -> set[int]:
             raise _Wrong(f"{json_text(v)} is not a {what} number; {what}s are numbered 1 to {count}")
         seen.add(number)
     return seen
+
+
+def mark_members(problem, answer, field: str, count: int, truth: set, why) -> list:
+    """One part per key of a set answer (``field``: key numbers 1..count): right when the answer holds
+    the key exactly if ``truth`` does; ``why(j, in_truth)`` explains a wrong key.  An answer that cannot
+    be read loses every key's point, each with the reason."""
+    try:
+        if field not in answer:
+            raise _Wrong(f"no answer given for '{field}'")
+        given = read_number_set(answer[field], count, "key", field)
+    except _Wrong as err:
+        return [PartResult(problem.id, f"key {j}", False, str(err)) for j in range(1, count + 1)]
+    parts = []
+    for j in range(1, count + 1):
+        ok = (j in given) == (j in truth)
+        parts.append(PartResult(problem.id, f"key {j}", ok, "correct" if ok else why(j, j in truth)))
+    return parts
 
 
 def unmatched(given, expected) -> tuple[list, list]:
