@@ -38,7 +38,8 @@ def _fill(cell_source: str, answers: dict, keep) -> str:
         if match and keep(match.group(2)):
             name = match.group(2)
             nested = next((v for v in answers.values() if isinstance(v, dict) and name in v), {})
-            value = answers[name] if name in answers else nested[name]
+            written = "Because every output lies in the hyperplane."  # a part answered in words
+            value = answers[name] if name in answers else nested.get(name, written)
             line = f"{match.group(1)}{json.dumps(name)}: {json.dumps(value)},"
         lines.append(line)
     return "\n".join(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 from ..certificates.writes import write_text
 
@@ -35,6 +36,12 @@ def configure(parser) -> None:
         "--notebook",
         action="store_true",
         help="also write homework.ipynb: the problems with answer cells that write the answers file",
+    )
+    new.add_argument(
+        "--attempt",
+        type=int,
+        default=1,
+        help="the attempt (1, 2, ...): each attempt gets a fresh variant of every problem (default 1)",
     )
     new.add_argument("--no-pdf", action="store_true", help="do not run pdflatex even when it is installed")
     new.add_argument("--json", action="store_true", help="print the written files as JSON")
@@ -92,7 +99,42 @@ def configure(parser) -> None:
         metavar="FILE",
         help="Gradescope's submission_metadata.json: the submitter's email picks the student",
     )
+    grade.add_argument(
+        "--policy",
+        default=None,
+        metavar="POLICY.json",
+        help="the grading policy: feedback level per topic, when answers are shown, Gradescope's visibilities "
+        "(docs/homework.md)",
+    )
+    grade.add_argument(
+        "--now",
+        default=None,
+        metavar="DATETIME",
+        help="the moment of grading for the policy's reveal_after dates (ISO 8601; default: the current time)",
+    )
+    grade.add_argument(
+        "--lms",
+        default=None,
+        choices=("canvas", "moodle"),
+        help="also write the totals as the LMS's gradebook import CSV (OUT's name with _canvas or _moodle)",
+    )
+    grade.add_argument("--assignment", default="Homework", help="the assignment's column name in the LMS CSV")
+    grade.add_argument(
+        "--nbgrader",
+        default=None,
+        metavar="DIR",
+        help="also write the parts answered in words as nbgrader notebooks for manual grading into DIR",
+    )
     grade.add_argument("--json", action="store_true", help="print the summary as JSON")
+    export = sub.add_parser(
+        "export",
+        help="write the topics as questions of a course system",
+        description="Write each topic as a PrairieLearn question (info.json, question.html, server.py "
+        "whose generate and grade call lnproofs) into DIR/questions/lnproofs/TOPIC.",
+    )
+    export.add_argument("--prairielearn", required=True, metavar="DIR", help="the PrairieLearn course folder")
+    export.add_argument("--topics", default=None, help=f"comma-separated topics (default all): {','.join(TOPICS)}")
+    export.add_argument("--json", action="store_true", help="print the written files as JSON")
 
 
 def _progress(label: str, unit: str):
@@ -124,7 +166,14 @@ def _new_class(args) -> int:
     bar, step = _progress("students", "student")
     with bar:
         summary = write_class(
-            roster, args.seed, args.topics, args.out, pdf=not args.no_pdf, notebook=args.notebook, progress=step
+            roster,
+            args.seed,
+            args.topics,
+            args.out,
+            pdf=not args.no_pdf,
+            notebook=args.notebook,
+            progress=step,
+            attempt=args.attempt,
         )
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -134,6 +183,7 @@ def _new_class(args) -> int:
     print(f"  {summary['students_dir']}/ID   hand each student their folder (no answers in it)")
     print(f"  {summary['solutions_dir']}/ID  the instructor's solutions; keep them, and the seed, private")
     print(f"  {summary['class_file']}  the roster, seed and topics that 'homework grade --problems' reads")
+    print(f"  {summary['answer_key']}  every student's answers, for the teacher")
     if summary["pdf_failed"]:
         print(
             f"  (pdflatex failed for {len(summary['pdf_failed'])} documents, e.g. {summary['pdf_failed'][0]}; "
@@ -152,7 +202,7 @@ def _new(args) -> int:
     require(args.seed >= 0, OptionError, f"--seed {args.seed} is negative; give a seed >= 0")
     if args.roster is not None:
         return _new_class(args)
-    problem_set = generate(args.seed, args.topics)
+    problem_set = generate(args.seed, args.topics, attempt=args.attempt)
     written = write_homework(problem_set, args.out, pdf=not args.no_pdf)
     if args.notebook:
         from ..homework.notebook import notebook_text
@@ -203,7 +253,8 @@ def _grade(args) -> int:
     from pathlib import Path
 
     from ..certificates.writes import output_file
-    from ..homework.gradebook import gradebook_outputs, write_gradebook, write_gradescope
+    from ..homework.gradebook import gradebook_outputs, write_gradebook
+    from ..homework.gradescope import write_gradescope
     from ..homework.grading import ProblemSource, grade_folder, metadata_student
     from ..kernel import FileFormatError, require
 
@@ -215,18 +266,22 @@ def _grade(args) -> int:
         f"submissions folder {folder} does not exist or is not a folder; give the folder of answers files",
     )
     forced = metadata_student(args.metadata, source.roster) if args.metadata is not None else None
+    policy, now = _policy(args, source)
     if args.format == "gradescope":  # the outputs are checked before anything is graded
         output_file(args.out or "results.json")
     else:
         gradebook_outputs(args.out or "grades.csv", args.feedback)
     bar, step = _progress("grading", "file")
+    started = time.monotonic()
     with bar:
         gradebook = grade_folder(folder, source, forced, progress=step)
     if args.format == "gradescope":
-        path = write_gradescope(gradebook, args.out or "results.json")
+        path = write_gradescope(gradebook, args.out or "results.json", policy, now, time.monotonic() - started)
         written = {"results": str(path)}
     else:
-        written = {k: str(v) for k, v in write_gradebook(gradebook, args.out or "grades.csv", args.feedback).items()}
+        made = write_gradebook(gradebook, args.out or "grades.csv", args.feedback, policy, now)
+        written = {k: str(v) for k, v in made.items()}
+    written.update(_exports(args, gradebook))
     # one Gradescope submission says nothing about the rest of the class
     missing = [] if args.format == "gradescope" else list(gradebook.missing)
     summary = {
@@ -257,6 +312,51 @@ def _grade(args) -> int:
     return 1 if gradebook.not_graded or gradebook.too_complex else 0
 
 
+def _policy(args, source):
+    """The grading policy (the default: full feedback) and the moment of grading."""
+    from datetime import datetime, timezone
+
+    from ..homework.policy import DEFAULT_POLICY, parse_moment, read_policy
+
+    policy = DEFAULT_POLICY if args.policy is None else read_policy(args.policy, source.topics)
+    now = datetime.now(timezone.utc) if args.now is None else parse_moment(args.now, "--now")
+    return policy, now
+
+
+def _exports(args, gradebook) -> dict:
+    """The LMS gradebook CSV and the nbgrader notebooks, when asked for."""
+    from pathlib import Path
+
+    from ..certificates.writes import output_file
+    from ..homework.exports import lms_csv, write_nbgrader
+
+    written = {}
+    if args.lms is not None:
+        out = Path(args.out or ("results.json" if args.format == "gradescope" else "grades.csv"))
+        stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+        path = output_file(out.with_name(f"{stem}_{args.lms}.csv"))
+        write_text(path, lms_csv(gradebook, args.lms, args.assignment))
+        written["lms"] = str(path)
+    if args.nbgrader is not None:
+        written["nbgrader"] = str(Path(args.nbgrader))
+        write_nbgrader(gradebook, args.nbgrader, assignment=args.assignment.replace(" ", "_").lower())
+    return written
+
+
+def _export(args) -> int:
+    from ..homework.generate import parse_topics
+    from ..homework.prairielearn import export_prairielearn
+
+    written = export_prairielearn(args.prairielearn, parse_topics(args.topics))
+    if args.json:
+        print(json.dumps({topic: str(path) for topic, path in written.items()}, indent=2))
+    else:
+        print(f"wrote {len(written)} PrairieLearn questions to {args.prairielearn}:")
+        for topic, path in written.items():
+            print(f"  {path}")
+    return 0
+
+
 def run(args) -> int:
     from ..kernel import OptionError
 
@@ -266,6 +366,8 @@ def run(args) -> int:
         return _check(args)
     if args.action == "grade":
         return _grade(args)
+    if args.action == "export":
+        return _export(args)
     raise OptionError(
         "choose an action: 'lnproofs homework new', 'lnproofs homework check ANSWERS.json' or "
         "'lnproofs homework grade SUBMISSIONS --problems DIR'"

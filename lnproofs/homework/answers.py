@@ -21,7 +21,7 @@ from ..kernel import FileFormatError, InputError, require
 from .marks_attention import check_selectability, check_threshold, check_uniform
 from .marks_geometry import check_ellipsoid, check_projection, check_sphere
 from .marks_vocab import check_vocab
-from .values import PartResult, parse_expression
+from .values import ANSWERS_SCHEMA, PartResult, json_text, parse_expression
 
 __all__ = [
     "ANSWERS_SCHEMA",
@@ -33,8 +33,6 @@ __all__ = [
     "load_problem_set",
     "check_answers",
 ]
-
-ANSWERS_SCHEMA = "lnproofs.homework-answers/1"
 
 
 @dataclass(frozen=True)
@@ -54,14 +52,20 @@ class ProblemResult:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The outcome of checking an answers file: ``ok`` only if every given answer is right."""
+    """The outcome of checking an answers file: ``ok`` only if every given answer is right.
+
+    ``notes`` name what could not be matched to the problem set (a misspelt problem id or answer
+    field, with the nearest valid name); only that problem's or field's points are lost."""
 
     problems: tuple[ProblemResult, ...]
     unanswered: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    #: the parts answered in words, for grading by hand: (problem id, part, prompt, text)
+    written: tuple[tuple[str, str, str, str], ...] = ()
 
     @property
     def ok(self) -> bool:
-        return all(p.ok for p in self.problems)
+        return all(p.ok for p in self.problems) and not self.notes
 
     @property
     def counts(self) -> tuple[int, int]:
@@ -75,6 +79,7 @@ class CheckResult:
             "correct": right,
             "parts": total,
             "unanswered": list(self.unanswered),
+            "notes": list(self.notes),
             "problems": [p.to_json() for p in self.problems],
         }
 
@@ -89,6 +94,7 @@ class CheckResult:
             lines.extend(f"  {p.part}: {p.message}" for p in wrong)
         if self.unanswered:
             lines.append("not answered: " + ", ".join(self.unanswered))
+        lines += [f"note: {note}" for note in self.notes]
         right, total = self.counts
         lines.append(f"{right} of {total} parts correct" + ("" if self.ok else "; see the messages above"))
         return "\n".join(lines)
@@ -109,7 +115,7 @@ class CheckResult:
         return head + "\n\n" + "\n".join(rows)
 
     def _repr_latex_(self) -> str:
-        from .render import latex_escape
+        from .statements import latex_escape
 
         right, total = self.counts
         items = []
@@ -192,40 +198,96 @@ _SIMPLE = {
 }
 
 
+def nearest(name, valid) -> str:
+    """``; did you mean 'x'?`` for the valid name closest to ``name`` (or '' when none is close)."""
+    import difflib
+
+    folded = {v.lower(): v for v in valid}
+    close = difflib.get_close_matches(str(name).lower(), list(folded), n=1, cutoff=0.5)
+    return f"; did you mean {folded[close[0]]!r}?" if close else ""
+
+
+def blank(value) -> bool:
+    """Left blank: null, or an object whose every value is blank (as in the answers template)."""
+    return value is None or (isinstance(value, dict) and all(blank(v) for v in value.values()))
+
+
+def _fields(problem, answer) -> tuple[dict, dict]:
+    """(the answer's fields that the problem has, the field names it does not have -> its nearest name)."""
+    valid = problem.fields + tuple(name for name, _ in getattr(problem, "written", ()))
+    given = {k: v for k, v in answer.items() if not blank(v)}
+    unknown = {k: nearest(k, valid) for k in given if k not in valid}
+    return {k: v for k, v in given.items() if k in valid}, unknown
+
+
+def _misspelt(parts, unknown: dict) -> list:
+    """Every field not answered names the misspelt field that was probably meant for it."""
+    out = []
+    for part in parts:
+        hint = next((k for k, near in unknown.items() if near == f"; did you mean {part.part!r}?"), None)
+        if hint is not None and not part.ok and part.message.startswith("no answer given"):
+            extra = f"; you wrote {hint!r}: write {part.part!r} instead"
+            part = PartResult(part.problem, part.part, False, part.message + extra, hidden=part.hidden + extra)
+        out.append(part)
+    return out
+
+
 def check_problem(problem, answer: dict, solution=None) -> ProblemResult:
     """Check the answer object for one problem (fields as in ``problem.fields``)."""
-    require(
-        isinstance(answer, dict),
-        InputError,
-        f"the answer to problem {problem.id!r} must be a JSON object with fields {', '.join(problem.fields)}",
-    )
-    unknown = [k for k in answer if k not in problem.fields]
-    if unknown:
-        raise InputError(
-            f"problem {problem.id!r} has no answer field {unknown[0]!r}; accepted: {', '.join(problem.fields)}"
-        )
+    if not isinstance(answer, dict):
+        example = "{" + ", ".join(f'"{f}": ...' for f in problem.fields) + "}"
+        message = f"the answer to {problem.id!r} must be an object naming its fields, {example}; you wrote {json_text(answer)}"
+        return ProblemResult(problem.id, tuple(PartResult(problem.id, f, False, message) for f in problem.fields))
+    answer, unknown = _fields(problem, answer)
     if problem.topic == "selectability":
-        solution = solution or problem.solve()
-        parts = check_selectability(problem, answer, solution)
+        parts = check_selectability(problem, answer, solution or problem.solve())
     elif problem.topic == "vocab":
         parts = check_vocab(problem, answer, solution or problem.solve())
-    else:
+    elif problem.topic in _SIMPLE:
         parts = _SIMPLE[problem.topic](problem, answer)
-    return ProblemResult(problem.id, tuple(parts))
+    else:
+        parts = problem.mark(answer)
+    return ProblemResult(problem.id, tuple(_misspelt(parts, unknown)))
+
+
+def _field_notes(problem, answer) -> list[str]:
+    if not isinstance(answer, dict):
+        return []
+    _, unknown = _fields(problem, answer)
+    return [f"{problem.id}: {name!r} is not an answer field{near}" for name, near in unknown.items()]
 
 
 def check_answers(problem_set, answers) -> CheckResult:
     """Check a whole answers object (the parsed answers file) against a problem set.
 
-    Problems that the answers leave out are listed as unanswered, not counted wrong; an
-    answer to a problem id that the set does not have is bad input (InputError).
+    Problems that the answers leave out are listed as unanswered, not counted wrong.  A problem
+    id or answer field that the set does not have loses only that problem's or field's points,
+    with a note naming the nearest valid name; the rest is checked as usual.
     """
     if isinstance(answers, dict) and "answers" in answers:
         answers = answers["answers"]
     require(isinstance(answers, dict), InputError, "answers must be an object mapping problem ids to answers")
     problems = problem_set.by_id()
-    for pid in answers:
-        require(pid in problems, InputError, f"unknown problem id {pid!r}; this problem set has: {', '.join(problems)}")
-    results = tuple(check_problem(problems[pid], answers[pid]) for pid in problems if pid in answers)
-    unanswered = tuple(pid for pid in problems if pid not in answers)
-    return CheckResult(results, unanswered)
+    notes = [
+        f"{pid!r} is not a problem of this set, so its answers were not checked{nearest(pid, problems)}"
+        for pid in answers
+        if pid not in problems
+    ]
+    given = {pid: a for pid, a in answers.items() if pid in problems and not blank(a)}
+    results = tuple(check_problem(problems[pid], given[pid]) for pid in problems if pid in given)
+    for pid in problems:
+        if pid in given:
+            notes += _field_notes(problems[pid], given[pid])
+    unanswered = tuple(pid for pid in problems if pid not in given)
+    return CheckResult(results, unanswered, tuple(notes), _written(problems, given))
+
+
+def _written(problems, given) -> tuple:
+    out = []
+    for pid, problem in problems.items():
+        answer = given.get(pid)
+        for name, prompt in getattr(problem, "written", ()):
+            text = answer.get(name) if isinstance(answer, dict) else None
+            if text is not None:
+                out.append((pid, name, prompt, text if isinstance(text, str) else json_text(text)))
+    return tuple(out)

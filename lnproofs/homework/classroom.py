@@ -7,7 +7,8 @@ instructor's solutions kept apart.
     hw7/students/ID/               hand this folder to student ID: problems.{md,tex,pdf}
                                    (and homework.ipynb with --notebook); no answers, no seed
     hw7/solutions/ID/              the instructor's: problems.json, solutions.{md,tex,pdf},
-                                   the selectability certificate and its keys
+                                   the certificates and their keys
+    hw7/answer_key.csv             the instructor's: every student's answer to every field
 
 A student's problems are drawn from the seed and the student's id
 (:func:`.generate.generate` with ``student``), so the same roster and seed give the same
@@ -39,6 +40,7 @@ __all__ = [
 
 CLASS_SCHEMA = "lnproofs.homework-class/1"
 CLASS_FILE = "class.json"
+ANSWER_KEY_FILE = "answer_key.csv"
 STUDENTS_DIR = "students"
 SOLUTIONS_DIR = "solutions"
 NOTEBOOK_FILE = "homework.ipynb"
@@ -52,14 +54,14 @@ class ClassInfo:
     seed: int
     topics: tuple[str, ...]
     roster: Roster
+    attempt: int = 1
 
     def to_json(self) -> dict:
-        return {
-            "schema": CLASS_SCHEMA,
-            "seed": self.seed,
-            "topics": list(self.topics),
-            "students": self.roster.to_json(),
-        }
+        data = {"schema": CLASS_SCHEMA, "seed": self.seed, "topics": list(self.topics)}
+        if self.attempt != 1:
+            data["attempt"] = self.attempt
+        data["students"] = self.roster.to_json()
+        return data
 
     @classmethod
     def from_json(cls, data) -> ClassInfo:
@@ -82,12 +84,18 @@ class ClassInfo:
             InputError,
             "'topics' must be a non-empty list of topic names",
         )
-        return cls(seed=seed, topics=parse_topics(",".join(topics)), roster=Roster.from_json(data.get("students")))
+        attempt = data.get("attempt", 1)
+        require(
+            isinstance(attempt, int) and not isinstance(attempt, bool) and attempt >= 1,
+            InputError,
+            "'attempt' must be >= 1",
+        )
+        return cls(seed, parse_topics(",".join(topics)), Roster.from_json(data.get("students")), attempt)
 
 
 def student_sheet_texts(problem_set, student=None, notebook: bool = False) -> dict:
     """The files of a student's folder as name -> text: the problem sheet (and the notebook)."""
-    from .render import problem_set_latex, problem_set_markdown
+    from .sheet import problem_set_latex, problem_set_markdown
 
     texts = {"problems.md": problem_set_markdown(problem_set), "problems.tex": problem_set_latex(problem_set)}
     if notebook:
@@ -97,7 +105,7 @@ def student_sheet_texts(problem_set, student=None, notebook: bool = False) -> di
     return texts
 
 
-def _check_out_folder(out: Path, roster: Roster, seed: int, topics) -> None:
+def _check_out_folder(out: Path, roster: Roster, seed: int, topics, attempt: int = 1) -> None:
     """A new or empty folder, or this class's own folder written with the same seed and topics
     (it is then completed and rewritten, byte for byte the same); anything else is refused."""
     output_folder(out)
@@ -117,15 +125,23 @@ def _check_out_folder(out: Path, roster: Roster, seed: int, topics) -> None:
                 f"{out / sub} holds {extra[0]!r}, which is not on this roster; give a new folder with --out"
             )
     old = load_class(out)
-    if old.seed != seed or tuple(old.topics) != tuple(topics):
+    if old.seed != seed or tuple(old.topics) != tuple(topics) or old.attempt != attempt:
         raise FileFormatError(
-            f"{out} holds a class drawn with seed {old.seed} and topics {','.join(old.topics)}; "
+            f"{out} holds a class drawn with seed {old.seed}, attempt {old.attempt} and topics {','.join(old.topics)}; "
             "run again with those to complete it, or give a new folder with --out"
         )
 
 
 def write_class(
-    roster: Roster, seed: int, topics=None, out="homework", *, pdf: bool = True, notebook: bool = False, progress=None
+    roster: Roster,
+    seed: int,
+    topics=None,
+    out="homework",
+    *,
+    pdf: bool = True,
+    notebook: bool = False,
+    progress=None,
+    attempt: int = 1,
 ) -> dict:
     """Write every student's folder and the instructor's solutions (layout in the module docstring).
 
@@ -137,12 +153,13 @@ def write_class(
 
     out = Path(out)
     chosen = parse_topics(topics if isinstance(topics, str) or topics is None else ",".join(topics))
-    _check_out_folder(out, roster, seed, chosen)
+    _check_out_folder(out, roster, seed, chosen, attempt)
     proofs: dict = {}  # every student's solutions rest on the same theorems: prove each once
-    pdf_failed = []
+    pdf_failed, key = [], []
     for done, student in enumerate(roster.students, 1):
-        problem_set = generate(seed, chosen, student=student.id)
+        problem_set = generate(seed, chosen, student=student.id, attempt=attempt)
         solutions = [problem.solve() for problem in problem_set.problems]
+        key.append((student, problem_set, solutions))
         solutions_dir = folder_entry(out, Path(SOLUTIONS_DIR) / student.id, folder=True)
         student_dir = folder_entry(out, Path(STUDENTS_DIR) / student.id, folder=True)
         write_files(solutions_dir, instructor_texts(problem_set, solutions, proofs), STALE)
@@ -153,13 +170,17 @@ def write_class(
                 pdf_failed += [str(path) for name, path in made.items() if name.endswith(".log")]
         if progress is not None:
             progress(done, len(roster.students))
-    info = ClassInfo(seed=seed, topics=chosen, roster=roster)
+    from .exports import answer_key_csv
+
+    info = ClassInfo(seed=seed, topics=chosen, roster=roster, attempt=attempt)
+    write_text(folder_entry(out, ANSWER_KEY_FILE), answer_key_csv(key))
     write_text(folder_entry(out, CLASS_FILE), json.dumps(info.to_json(), indent=2) + "\n")
     return {
         "seed": seed,
         "topics": list(chosen),
         "students": [s.id for s in roster.students],
         "class_file": str(out / CLASS_FILE),
+        "answer_key": str(out / ANSWER_KEY_FILE),
         "students_dir": str(out / STUDENTS_DIR),
         "solutions_dir": str(out / SOLUTIONS_DIR),
         "pdf_failed": pdf_failed,

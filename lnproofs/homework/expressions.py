@@ -35,6 +35,8 @@ __all__ = [
     "Refused",
     "TooComplex",
     "read_expression",
+    "exact_decimal",
+    "normalise",
     "term_bound",
     "MAX_CHARACTERS",
     "MAX_DEPTH",
@@ -61,30 +63,57 @@ class TooComplex(Refused):
         super().__init__(f"too complex to check: {why}")
 
 
-_TOKEN = re.compile(r"\s*(?:(\d{1,15}(?:\.\d{0,15})?|\.\d{1,15})|(sqrt)|(\*\*|[-+*/^(),]))")
+_TOKEN = re.compile(r"\s*(?:(\d{1,15}(?:\.\d{0,15})?|\.\d{1,15})|(sqrt|√)|(\*\*|[-+*/^(),]))")
+
+#: what a student may type or paste that means the same: minus signs and dashes, multiplication
+#: signs, superscript squares and cubes, and spaces of every width
+_SAME = {
+    "\u2212": "-",  # minus sign
+    "\u2013": "-",  # en dash
+    "\u2014": "-",  # em dash
+    "\u2010": "-",  # hyphen
+    "\u00d7": "*",  # multiplication sign
+    "\u00b7": "*",  # middle dot
+    "\u22c5": "*",  # dot operator
+    "\u00b2": "^2",
+    "\u00b3": "^3",
+    "\u221a": "√",
+    "\u00a0": " ",
+    "\u2009": " ",
+    "\u202f": " ",
+}
+
+
+def normalise(text: str) -> str:
+    """The text with the Unicode forms of ``-``, ``*``, squares and spaces replaced, ``sqrt`` in any case."""
+    text = "".join(_SAME.get(c, c) for c in text)
+    return re.sub(r"(?i)sqrt", "sqrt", text)
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:
     out, pos = [], 0
-    text = text.rstrip()
+    text = normalise(text).rstrip()
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
             bad = text[pos:].strip()[:12]
             raise Refused(
                 f"{text!r} is not an accepted expression (stuck at {bad!r}); use numbers, "
-                "+ - * / ^, parentheses and sqrt(...), e.g. '2*sqrt(3)'"
+                "+ - * / ^, parentheses and sqrt(...) or √, e.g. '2*sqrt(3)' or '2√3'"
             )
         number, name, op = m.groups()
-        out.append(("num", number) if number else ("name", name) if name else ("op", "^" if op == "**" else op))
+        kind = "num" if number else "root" if name == "√" else "name" if name else "op"
+        out.append((kind, number or name or ("^" if op == "**" else op)))
         pos = m.end()
     return out
 
 
 class _Parser:
-    """expr := term (('+'|'-') term)* ; term := unary (('*'|'/') unary)* ;
-    unary := ('+'|'-') unary | power ; power := atom ('^' unary)? ; atom := number | sqrt(expr) | (expr).
-    Like Python, ``-2^2`` is ``-(2^2)`` and ``2^-1`` is allowed; ``^`` groups to the right."""
+    """expr := term (('+'|'-') term)* ; term := unary (('*'|'/') unary | power)* ;
+    unary := ('+'|'-') unary | power ; power := atom ('^' unary)? ;
+    atom := number | sqrt(expr) | √atom | (expr).
+    Like Python, ``-2^2`` is ``-(2^2)`` and ``2^-1`` is allowed; ``^`` groups to the right.  A factor
+    that starts with ``sqrt``, ``√`` or ``(`` may follow another without ``*`` (``2√3``, ``2 sqrt(3)``)."""
 
     def __init__(self, tokens):
         self.tokens, self.at, self.depth = tokens, 0, 0
@@ -107,9 +136,14 @@ class _Parser:
 
     def term(self):
         node = self.unary()
-        while self.peek()[1] in ("*", "/"):
-            node = (self.take()[1], node, self.unary())
-        return node
+        while True:
+            kind, tok = self.peek()
+            if tok in ("*", "/"):
+                node = (self.take()[1], node, self.unary())
+            elif kind in ("name", "root") or tok == "(":  # 2√3, 2 sqrt(3), 2(1 + √2): a product
+                node = ("*", node, self.power())
+            else:
+                return node
 
     def unary(self):
         if self.peek()[1] in ("+", "-"):
@@ -133,7 +167,12 @@ class _Parser:
     def atom(self):
         kind, tok = self.take()
         if kind == "num":
-            return ("num", Fraction(tok))
+            return ("num", exact_decimal(tok))
+        if kind == "root":  # √ takes the atom after it: √2, √(1 + 2), √√2
+            self.nest()
+            inner = self.atom()
+            self.depth -= 1
+            return ("sqrt", inner)
         if kind == "name":
             self.take("(")
         elif tok != "(":
@@ -167,6 +206,28 @@ def _parse(text: str):
     except SyntaxError:
         raise Refused(f"{text!r} is not a well-formed expression; write e.g. '2*sqrt(3)' or '1 + sqrt(2)'") from None
     return tree
+
+
+#: a decimal with more digits after the point than this, and no small denominator, was rounded
+ROUNDED_DIGITS = 6
+
+
+def exact_decimal(text: str) -> Fraction:
+    """The exact value of a decimal as written; a decimal that was evidently rounded (more than
+    :data:`ROUNDED_DIGITS` digits after the point and no denominator of at most 10,000) is refused
+    with the fraction or square root to write instead."""
+    value = Fraction(text)
+    digits = len(text.partition(".")[2])
+    if digits <= ROUNDED_DIGITS or value.denominator <= 10_000:
+        return value
+    near = value.limit_denominator(1000)
+    if abs(near - value) < Fraction(1, 10 ** (digits - 1)):
+        fraction = f"{near.numerator}/{near.denominator}" if near.denominator != 1 else str(near.numerator)
+        raise Refused(f'{text} is a rounded decimal, not an exact value; write the fraction "{fraction}" instead')
+    raise Refused(
+        f"{text} is a rounded decimal, not an exact value; write the exact number with sqrt(...), "
+        'such as "1 + sqrt(2)" or "2*sqrt(3)"'
+    )
 
 
 def _capped(value: int) -> int:
@@ -233,10 +294,10 @@ def read_expression(value):
         if value.bit_length() > MAX_BITS:
             raise TooComplex(f"a number in it has more than {MAX_BITS} bits")
         return sp.Integer(value)
-    if isinstance(value, float):
+    if isinstance(value, float):  # read as written: 0.1 is 1/10
         if not math.isfinite(value):
             raise Refused(f"{value!r} is not a finite number")
-        f = Fraction(value)
+        f = exact_decimal(repr(value)) if "e" not in repr(value) else Fraction(value)
         return sp.Rational(f.numerator, f.denominator)
     if not isinstance(value, str):
         raise Refused(f"{value!r} is not a number or an expression string")

@@ -1,5 +1,5 @@
 """Writing a :class:`.grading.Gradebook`: the gradebook CSV, the list of what was not graded,
-one feedback file per student, and Gradescope's autograder ``results.json``.
+one feedback file per student (at the levels of a :mod:`.policy`), and the answers given in words.
 
 ``grades.csv`` has one row per roster student (in roster order): ``student``, ``name``,
 ``file``, ``status`` (``graded``, ``not graded`` or ``no submission``), one column of
@@ -13,13 +13,12 @@ formula (starting with ``= + - @``) are written with a leading apostrophe.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from pathlib import Path
 
 from ..certificates.writes import folder_entry, output_file, output_folder, write_text
+from .csvtext import csv_text
 from .grading import Gradebook, StudentGrade
+from .policy import DEFAULT_POLICY
 
 __all__ = [
     "gradebook_csv",
@@ -27,23 +26,10 @@ __all__ = [
     "feedback_text",
     "write_gradebook",
     "gradebook_outputs",
-    "gradescope_results",
-    "write_gradescope",
+    "grade_lines",
+    "held_back",
     "companion_paths",
 ]
-
-
-def _cell(value) -> str:
-    text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
-def _csv(rows) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    for row in rows:
-        writer.writerow([_cell(v) for v in row])
-    return buffer.getvalue()
 
 
 def _status(gradebook: Gradebook) -> dict:
@@ -78,30 +64,50 @@ def gradebook_csv(gradebook: Gradebook) -> str:
         else:
             what, file = status.get(student.id, ("no submission", ""))
             rows.append([student.id, student.name, file, what, *([""] * len(gradebook.problems)), "", ""])
-    return _csv(rows)
+    return csv_text(rows)
 
 
 def not_graded_csv(gradebook: Gradebook) -> str:
     rows = [["file", "student", "reason"]]
     rows += [[n.file, n.student, n.reason] for n in gradebook.not_graded + gradebook.too_complex]
     rows += [["", s.id, "no submission"] for s in gradebook.missing]
-    return _csv(rows)
+    return csv_text(rows)
 
 
-def _grade_lines(grade: StudentGrade) -> list[str]:
+def held_back(topic_policy, level: str) -> str:
+    """What a student is told about feedback held back at ``level`` (empty at ``full``)."""
+    if level == "full":
+        return ""
+    what = "the expected answers are hidden" if level == "hide-answer" else "the messages are hidden"
+    when = topic_policy.reveal_after
+    return f"({what}" + (f" until {when.isoformat()}" if when is not None else "") + ")"
+
+
+def grade_lines(grade: StudentGrade, policy=DEFAULT_POLICY, now=None) -> list[str]:
+    """The feedback lines of a graded submission, each problem at its policy's level at ``now``."""
     lines = [f"Submission: {grade.file}", f"Score: {grade.total} of {grade.possible} points", ""]
     for s in grade.scores:
-        lines.append(f"{s.problem}: {s.points} of {s.possible} points" + ("" if s.answered else " (not answered)"))
-        lines += [f"  {part}: {message}" for part, message in s.wrong]
+        rule = policy.of(s.problem)
+        level = rule.level_at(now)
+        note = held_back(rule, level) if s.wrong else ""
+        head = f"{s.problem}: {s.points} of {s.possible} points" + ("" if s.answered else " (not answered)")
+        lines.append(head + (f" {note}" if note else ""))
+        lines += [f"  {line}" for line in s.lines_at(level)]
+    lines += [f"Note: {note}" for note in grade.notes]
+    if grade.written:
+        lines.append(
+            "Answered in words (graded by hand): " + ", ".join(f"{p} {part}" for p, part, _, _ in grade.written)
+        )
     return lines
 
 
-def feedback_text(gradebook: Gradebook, student) -> str:
-    """The feedback for one roster student: every wrong answer with its message, or why nothing was graded."""
+def feedback_text(gradebook: Gradebook, student, policy=DEFAULT_POLICY, now=None) -> str:
+    """The feedback for one roster student: every wrong answer with its message (at the policy's level),
+    or why nothing was graded."""
     lines = [f"Homework feedback for {student.label}", ""]
     grade = gradebook.grade_of(student.id)
     if grade is not None:
-        lines += _grade_lines(grade)
+        lines += grade_lines(grade, policy, now)
     else:
         mine = [n for n in gradebook.not_graded if n.student == student.id]
         if mine:
@@ -119,6 +125,13 @@ def companion_paths(out) -> tuple[Path, Path]:
     return out.with_name(f"{stem}_not_graded.csv"), out.with_name(f"{stem}_feedback")
 
 
+def written_path(out) -> Path:
+    """The answers given in words that go with gradebook ``out``: grades_written.csv."""
+    out = Path(out)
+    stem = out.name[: -len(out.suffix)] if out.suffix else out.name
+    return out.with_name(f"{stem}_written.csv")
+
+
 def gradebook_outputs(out, feedback_dir=None) -> tuple[Path, Path, Path]:
     """(gradebook, not-graded list, feedback folder), each checked for writing (only regular files
     of ours are replaced; missing folders are created) before anything is graded."""
@@ -129,58 +142,17 @@ def gradebook_outputs(out, feedback_dir=None) -> tuple[Path, Path, Path]:
     return out, not_graded_path, feedback
 
 
-def write_gradebook(gradebook: Gradebook, out, feedback_dir=None) -> dict:
-    """Write the gradebook CSV at ``out``, its not-graded list, and one feedback file per roster student."""
+def write_gradebook(gradebook: Gradebook, out, feedback_dir=None, policy=DEFAULT_POLICY, now=None) -> dict:
+    """Write the gradebook CSV at ``out``, its not-graded list, one feedback file per roster student (at the
+    policy's levels at ``now``) and the answers given in words (``grades_written.csv``)."""
+
+    from .exports import written_csv
+
     out, not_graded_path, feedback = gradebook_outputs(out, feedback_dir)
     write_text(out, gradebook_csv(gradebook))
     write_text(not_graded_path, not_graded_csv(gradebook))
     for student in gradebook.students:
-        write_text(folder_entry(feedback, f"{student.id}.txt"), feedback_text(gradebook, student))
-    return {"gradebook": out, "not_graded": not_graded_path, "feedback": feedback}
-
-
-def gradescope_results(gradebook: Gradebook) -> dict:
-    """Gradescope's autograder ``results.json`` for one submission: a test per problem, and the total.
-
-    When the submission holds no gradable answers file the score is 0 and ``output`` says
-    exactly why, so the student sees the reason and can submit again.
-    """
-    ignored = [n for n in gradebook.not_graded if not n.file.lower().endswith(".json")]
-    problems = [n for n in gradebook.not_graded if n not in ignored]
-    if len(gradebook.grades) == 1 and not problems:
-        (grade,) = gradebook.grades
-        tests = [
-            {
-                "name": f"Problem {number}: {s.problem}",
-                "score": s.points,
-                "max_score": s.possible,
-                "status": "passed" if s.points == s.possible else "failed",
-                "output": s.output,
-            }
-            for number, s in enumerate(grade.scores, 1)
-        ]
-        output = f"Graded {grade.file} for {grade.student.label}: {grade.total} of {grade.possible} points."
-        if ignored:
-            output += " Not read: " + "; ".join(f"{n.file} ({n.reason})" for n in ignored) + "."
-        return {"score": grade.total, "output": output, "tests": tests}
-    if problems:
-        why = "; ".join(f"{n.file} {n.reason}" for n in problems)
-        output = f"Your submission could not be graded: {why}. Please correct it and submit again."
-    elif len(gradebook.grades) > 1:
-        names = ", ".join(g.file for g in gradebook.grades)
-        output = f"Your submission holds answers files for several students ({names}); submit only your own."
-    else:
-        output = (
-            "Your submission holds no answers file (a .json file). Upload the ID.json that your notebook "
-            "wrote, or your answers file in the format of docs/homework.md."
-        )
-        if ignored:
-            output += " Found instead: " + "; ".join(f"{n.file} ({n.reason})" for n in ignored) + "."
-    return {"score": 0, "output": output, "tests": []}
-
-
-def write_gradescope(gradebook: Gradebook, out) -> Path:
-    """Write :func:`gradescope_results` as JSON at ``out`` (its folder is created)."""
-    out = output_file(out)
-    write_text(out, json.dumps(gradescope_results(gradebook), indent=2) + "\n")
-    return out
+        write_text(folder_entry(feedback, f"{student.id}.txt"), feedback_text(gradebook, student, policy, now))
+    written = output_file(written_path(out), None)
+    write_text(written, written_csv(gradebook))
+    return {"gradebook": out, "not_graded": not_graded_path, "feedback": feedback, "written": written}

@@ -83,11 +83,9 @@ class ProblemSource:
 
 
 def possible_points(problem) -> int:
-    """The points a problem is worth: one per answer field, one per key for selectability, one per
-    token for vocab."""
-    if problem.topic == "vocab":
-        return len(problem.rows)
-    return len(problem.keys) if problem.topic == "selectability" else len(problem.fields)
+    """The points a problem is worth: one per answer field, one per key for selectability and causal,
+    one per token for vocab, the matrix and one per key for rotary."""
+    return problem.points()
 
 
 @dataclass(frozen=True)
@@ -98,15 +96,27 @@ class ProblemScore:
     answered: bool
     wrong: tuple = ()  # (part, message) for every wrong part
     too_complex: tuple = ()  # the parts among them that were too complex to check (0 points; for the teacher)
+    hidden: tuple = ()  # (part, message without the expected answer) for every wrong part
 
     @property
     def output(self) -> str:
         """The feedback text of this problem."""
+        return self.output_at("full")
+
+    def lines_at(self, level: str) -> list[str]:
+        """The message lines of the wrong parts at a feedback level (see :mod:`.policy`)."""
+        if level == "score-only":
+            return []
+        return [f"{part}: {message}" for part, message in (self.hidden if level == "hide-answer" else self.wrong)]
+
+    def output_at(self, level: str) -> str:
         if not self.answered:
             return "not answered"
         if not self.wrong:
             return "all correct"
-        return "\n".join(f"{part}: {message}" for part, message in self.wrong)
+        if level == "score-only":
+            return f"{len(self.wrong)} part{'s' if len(self.wrong) != 1 else ''} wrong (the messages are not shown)"
+        return "\n".join(self.lines_at(level))
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,8 @@ class StudentGrade:
     student: Student
     file: str
     scores: tuple[ProblemScore, ...]
+    notes: tuple[str, ...] = ()  # misspelt problem ids and fields, with the nearest valid name
+    written: tuple = ()  # (problem, part, prompt, text): the parts answered in words
 
     @property
     def total(self) -> int:
@@ -191,6 +203,7 @@ def score(problem_set, result) -> tuple[ProblemScore, ...]:
                 True,
                 tuple((p.part, p.message) for p in checked.parts if not p.ok),
                 tuple(p.part for p in checked.parts if p.too_complex),
+                tuple((p.part, p.hidden) for p in checked.parts if not p.ok),
             )
         )
     return tuple(scores)
@@ -305,7 +318,7 @@ def grade_file(path: Path, name_id: str, source: ProblemSource, forced: Student 
         student_id = student.id
         problem_set = source.problems_for(student.id)
         result = check_answers(problem_set, data)
-        return StudentGrade(student, path.name, score(problem_set, result))
+        return StudentGrade(student, path.name, score(problem_set, result), result.notes, result.written)
     except LnproofsError as err:
         reason = str(err)
         # the readers name the file; the listing names it already
@@ -333,7 +346,7 @@ def grade_folder(folder, source: ProblemSource, forced: Student | None = None, p
         outcome = grade_file(path, name_id, source, forced)
         shown = str(path.relative_to(base))
         if isinstance(outcome, StudentGrade):
-            outcome = StudentGrade(outcome.student, shown, outcome.scores)
+            outcome = StudentGrade(outcome.student, shown, outcome.scores, outcome.notes, outcome.written)
             graded.setdefault(outcome.student.id, []).append(outcome)
         else:
             not_graded.append(NotGraded(shown, *outcome))

@@ -10,8 +10,25 @@ from fractions import Fraction
 
 from ..certificates.writers import format_fraction
 from .marks_geometry import _expr_check
-from .problems import STATUSES
-from .values import PartResult, _part, _rational, _scores, _vec_text, _vector, _Wrong
+from .problem_base import STATUSES
+from .values import (
+    PartResult,
+    _expression,
+    _is_zero,
+    _mismatch,
+    _part,
+    _rational,
+    _same,
+    _scores,
+    _show,
+    _vec_text,
+    _vector,
+    _Wrong,
+    json_text,
+    read_integer,
+    read_status,
+)
+from .values import expected as expected_
 
 __all__ = ["check_selectability", "check_uniform", "check_threshold"]
 
@@ -53,8 +70,9 @@ def _combination_message(keys, number, value):
     numbers, weights = value["keys"], value["weights"]
     if len(numbers) != len(weights) or not numbers:
         raise _Wrong(f"the combination has {len(numbers)} keys but {len(weights)} weights")
+    numbers = [read_integer(k, "a key number") for k in numbers]
     for k in numbers:
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= len(keys):
+        if not 1 <= k <= len(keys):
             raise _Wrong(f"{k!r} is not a key number; keys are numbered 1 to {len(keys)}")
         if k == number:
             raise _Wrong(f"the combination uses key {number} itself; use only the other keys")
@@ -89,8 +107,8 @@ def _status_message(problem, solution, number, claimed):
         q = [Fraction(v) for v in best["query"]]
         scores = _scores(problem.keys, q)
         rival = max(s for j, s in enumerate(scores) if j != number - 1)
-        return (
-            f"key {number} is selectable, not {claimed}: the query {_vec_text(q)} gives it "
+        return f"key {number} is {expected_('selectable')}, not {claimed}: " + expected_(
+            f"the query {_vec_text(q)} gives it "
             f"{format_fraction(scores[number - 1])}, more than every other key (at most {format_fraction(rival)})"
         )
     if truth in ("tie-only", "unselectable"):
@@ -101,7 +119,7 @@ def _status_message(problem, solution, number, claimed):
             if truth == "tie-only"
             else "strictly inside the hull of the keys"
         )
-        return f"key {number} is {truth}, not {claimed}: k_{number} = {terms} lies {where}"
+        return f"key {number} is {expected_(truth)}, not {claimed}: " + expected_(f"k_{number} = {terms} lies {where}")
     return f"key {number} could not be decided by the library ({truth}); ask your instructor"
 
 
@@ -134,10 +152,11 @@ def check_selectability(problem, answer, solution):
             results.append(PartResult(problem.id, part, False, f"no answer given for key {number}"))
             continue
         try:
-            if not isinstance(entry, dict) or entry.get("status") not in STATUSES:
-                status = entry.get("status") if isinstance(entry, dict) else entry
-                raise _Wrong(f"status {status!r} is not one of {', '.join(STATUSES)}")
-            claimed = entry["status"]
+            if not isinstance(entry, dict):
+                raise _Wrong(_bare_entry(number, entry))
+            if "status" not in entry:
+                raise _Wrong(f'key {number}: give its "status" ({", ".join(STATUSES)}) with its evidence')
+            claimed = read_status(entry["status"], STATUSES)
             message = _status_message(problem, solution, number, claimed)
             if message is None:
                 message = _certificate_message(problem, number, claimed, entry, checker_verdict)
@@ -145,6 +164,20 @@ def check_selectability(problem, answer, solution):
             message = str(err)
         results.append(PartResult(problem.id, part, message is None, message or "correct"))
     return results
+
+
+def _bare_entry(number, entry) -> str:
+    """The message for an entry that is not an object: what was written and the object to write."""
+    try:
+        status = read_status(entry, STATUSES)
+    except _Wrong:
+        return (
+            f'key {number}: write an object such as {{"status": "selectable", "query": [1, 0]}}, not {json_text(entry)}'
+        )
+    evidence = '"query": [...]' if status == "selectable" else '"combination": {"keys": [...], "weights": [...]}'
+    return (
+        f'key {number}: write the object {{"status": "{status}", {evidence}}}, not the bare status {json_text(entry)}'
+    )
 
 
 def _certificate_message(problem, number, claimed, entry, checker_verdict):
@@ -166,7 +199,8 @@ def _certificate_message(problem, number, claimed, entry, checker_verdict):
     comb = entry["combination"]
     message = _combination_message(keys, number, comb)
     weights = [_rational(w) for w in comb["weights"]]
-    trusted = checker_verdict(problem.keys, number - 1, claimed, combination=([k - 1 for k in comb["keys"]], weights))
+    indices = [read_integer(k, "a key number") - 1 for k in comb["keys"]]
+    trusted = checker_verdict(problem.keys, number - 1, claimed, combination=(indices, weights))
     if trusted != (message is None):
         raise _Wrong("the exact checker and the homework checker disagree on this combination; please report it")
     if message is None and "query" in entry and claimed == "tie-only":
@@ -175,35 +209,50 @@ def _certificate_message(problem, number, claimed, entry, checker_verdict):
     return message
 
 
+def _uniform_trusted(problem, q) -> None:
+    """The library's exact uniform-attention check must agree that a rational ``q`` ties the keys."""
+    from .library import uniform_check
+
+    if all(x.is_Rational for x in q):
+        trusted, _ = uniform_check(problem.keys, [Fraction(int(x.p), int(x.q)) for x in q])
+        if not trusted:
+            raise _Wrong("the exact checker and the homework checker disagree on this query; please report it")
+
+
 def check_uniform(problem, answer):
-    n = len(problem.gain)
+    """Right when the query scores every output of the LayerNorm alike: a non-zero multiple of 1/a
+    (rational or not).  A query that only ties the keys listed is told which outputs it misses."""
+    import sympy as sp
+
+    n, gain = len(problem.gain), problem.gain
 
     def query(value):
-        q = _vector(value, n, _rational, "query")
-        if not any(q):
+        q = _vector(value, n, _expression, "query")
+        if _is_zero(q):
             return "the zero query ties every key trivially; give a non-zero query"
-        from .library import uniform_check
-
-        scores = _scores(problem.keys, q)
-        message = None
-        for j in range(1, len(scores)):
-            if scores[j] != scores[0]:
-                message = (
-                    f"the query {_vec_text(q)} gives key 1 the score {format_fraction(scores[0])} but key "
-                    f"{j + 1} the score {format_fraction(scores[j])} (off by "
-                    f"{format_fraction(scores[j] - scores[0])})"
-                )
-                break
-        trusted, _ = uniform_check(problem.keys, q)
-        if trusted != (message is None):
-            raise _Wrong("the exact checker and the homework checker disagree on this query; please report it")
-        return message
+        i = _mismatch(q, gain)
+        if i is None:
+            _uniform_trusted(problem, q)
+            return None
+        scores = [sp.expand(sum(x * k for x, k in zip(q, key))) for key in problem.keys]
+        j = next((j for j in range(1, len(scores)) if not _same(scores[j], scores[0])), None)
+        if j is not None:
+            return (
+                f"the query {_vec_text(q)} gives key 1 the score {_show(scores[0])} but key {j + 1} the score "
+                f"{_show(scores[j])} (off by {_show(scores[j] - scores[0])})"
+            )
+        step = sp.expand(q[0] * gain[0] - q[i] * gain[i])
+        return (
+            f"the query {_vec_text(q)} gives these {len(scores)} keys the same score, but not every output of "
+            f"this LayerNorm: an output moves within its hyperplane along diag(a)(e_1 - e_{i + 1}), which "
+            f"changes your score by q_1 a_1 - q_{i + 1} a_{i + 1} = {_show(step)}, not 0; a query that works "
+            "for every output gives every q_i a_i the same value"
+        )
 
     return [_part(problem, "query", answer, query)]
 
 
 def check_threshold(problem, answer):
-    import sympy as sp
 
     t = problem.threshold()
 
@@ -213,6 +262,8 @@ def check_threshold(problem, answer):
         asked = {m: format_fraction(m) for m in problem.magnitudes}
         given = {}
         for key, status in value.items():
+            if status is None:
+                continue  # left blank
             try:
                 m = _rational(key)
             except _Wrong:
@@ -221,7 +272,7 @@ def check_threshold(problem, answer):
                 ) from None
             if m not in asked:
                 raise _Wrong(f"{key!r} is not one of the magnitudes asked about ({', '.join(asked.values())})")
-            given[m] = status
+            given[m] = read_status(status, STATUSES)
         problems = []
         for m, text in asked.items():
             if m not in given:
@@ -231,7 +282,8 @@ def check_threshold(problem, answer):
             if given[m] != truth:
                 relation = "<" if truth == "selectable" else ">" if truth == "unselectable" else "="
                 problems.append(
-                    f"at m = {text} key 2 is {truth}, not {given[m]} ({text} {relation} {sp.sstr(t)} ≈ {float(t):.6g})"
+                    f"at m = {text} key 2 is {expected_(truth)}, not {given[m]} "
+                    + expected_(f"({text} {relation} {_show(t)})")
                 )
         return "; ".join(problems) or None
 

@@ -5,7 +5,21 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..certificates.writers import format_fraction
-from .values import _expression, _matrix, _part, _rational, _same, _show, _vec_text, _vector, _Wrong
+from .values import (
+    _expression,
+    _is_zero,
+    _matrix,
+    _mismatch,
+    _part,
+    _rational,
+    _same,
+    _show,
+    _vec_text,
+    _vector,
+    _Wrong,
+    unmatched,
+)
+from .values import expected as expected_
 
 __all__ = ["check_projection", "check_sphere", "check_ellipsoid"]
 
@@ -22,8 +36,8 @@ def check_projection(problem, answer):
                 return None
             i, j = wrong[0]
             return (
-                f"entry ({i + 1}, {j + 1}) should be {format_fraction(expected[i][j])}, you gave "
-                f"{format_fraction(given[i][j])} ({len(wrong)} of {n * n} entries wrong); {hint}"
+                f"entry ({i + 1}, {j + 1}) should be {expected_(format_fraction(expected[i][j]))}, you gave "
+                f"{format_fraction(given[i][j])} ({len(wrong)} of {n * n} entries wrong); {expected_(hint)}"
             )
 
         return check
@@ -41,7 +55,7 @@ def check_projection(problem, answer):
         )
         k = next(i for i in range(n) if given[i] != expected[i])
         return (
-            f"entry {k + 1} should be {format_fraction(expected[k])} = x_{k + 1} - mean(x), you gave "
+            f"entry {k + 1} should be {expected_(format_fraction(expected[k]))} = x_{k + 1} - mean(x), you gave "
             f"{format_fraction(given[k])}{extra}"
         )
 
@@ -74,11 +88,45 @@ def _expr_check(expected, hints=()):
             return None
         for alternative, hint in hints:
             if _same(given, alternative):
-                return f"expected {_show(expected)}, you gave {_show(given)}: {hint}"
+                return f"expected {expected_(_show(expected))}, you gave {_show(given)}: {hint}"
         note = ""
         if given.is_Rational and not expected.is_Rational:
             note = "; the exact value is irrational, so no decimal or fraction equals it"
-        return f"expected {_show(expected)}, you gave {_show(given)}{note}"
+        return f"expected {expected_(_show(expected))}, you gave {_show(given)}{note}"
+
+    return check
+
+
+def vector_check(name, expected, n, tail=None):
+    """A check of n numbers or expressions against the exact ``expected``, naming the first wrong entry;
+    ``tail(given)`` may add a hint about the whole vector."""
+
+    def check(value):
+        given = _vector(value, n, _expression, name)
+        wrong = [i for i in range(n) if not _same(given[i], expected[i])]
+        if not wrong:
+            return None
+        i = wrong[0]
+        return (
+            f"entry {i + 1} should be {expected_(_show(expected[i]))}, you gave {_show(given[i])} "
+            f"({len(wrong)} of {n} entries wrong)" + (tail(given) if tail is not None else "")
+        )
+
+    return check
+
+
+def multiset_check(expected, rule: str):
+    """A check of a list of expressions, in any order and with repeats, against ``expected``."""
+
+    def check(value):
+        if not isinstance(value, list):
+            raise _Wrong('give a list of expressions such as ["2*sqrt(3)", "sqrt(6)"]')
+        if len(value) != len(expected):
+            return f"there are {len(expected)} of them, repeats included; you gave {len(value)}"
+        missing, _ = unmatched([_expression(v) for v in value], expected)
+        if not missing:
+            return None
+        return f"{_show(missing[0])} is not one of them; they are {expected_(', '.join(_show(e) for e in expected))} ({rule})"
 
     return check
 
@@ -90,23 +138,12 @@ def check_sphere(problem, answer):
     n = problem.n
     r = v["norm_Px"]
 
-    def vector(name, expected):
-        def check(value):
-            given = _vector(value, n, _expression, name)
-            wrong = [i for i in range(n) if not _same(given[i], expected[i])]
-            if not wrong:
-                return None
-            i = wrong[0]
-            norm = sp.sqrt(sum(g**2 for g in given))
-            tail = ""
-            if name == "g" and not _same(norm, sp.sqrt(n)):
-                tail = f"; your vector has norm {_show(norm)}, not sqrt({n})"
-            return (
-                f"entry {i + 1} should be {_show(expected[i])}, you gave {_show(given[i])} "
-                f"({len(wrong)} of {n} entries wrong){tail}"
-            )
+    def off_sphere(given) -> str:
+        norm = sp.sqrt(sum(g**2 for g in given))
+        return "" if _same(norm, sp.sqrt(n)) else f"; your vector has norm {_show(norm)}, not sqrt({n})"
 
-        return check
+    def vector(name, expected):
+        return vector_check(name, expected, n, off_sphere if name == "g" else None)
 
     return [
         _part(problem, "Px", answer, vector("Px", v["Px"])),
@@ -138,22 +175,19 @@ def check_ellipsoid(problem, answer):
         given = _vector(value, n, _rational, "center")
         if given == [Fraction(b) for b in problem.bias]:
             return None
-        return (
-            f"the centre is the bias b = {_vec_text(problem.bias)} (g(Px) is centred at 0); you gave {_vec_text(given)}"
-        )
+        return f"the centre is {expected_(f'the bias b = {_vec_text(problem.bias)}')} (g(Px) is centred at 0); you gave {_vec_text(given)}"
 
     def normal(value):
-        given = _vector(value, n, _rational, "normal")
-        if not any(given):
+        given = _vector(value, n, _expression, "normal")
+        if _is_zero(given):
             return "the zero vector is not a normal; give a non-zero vector"
-        products = [g * a for g, a in zip(given, gain)]  # parallel to 1/a iff all g_i a_i agree
-        if all(p == products[0] for p in products):
+        i = _mismatch(given, gain)  # parallel to 1/a iff every g_i a_i agrees (any non-zero multiple)
+        if i is None:
             return None
-        i = next(k for k in range(n) if products[k] != products[0])
         return (
             f"{_vec_text(given)} is not normal to the hyperplane sum_i (z_i - b_i)/a_i = 0: the normal is "
-            f"parallel to 1/a = {_vec_text([Fraction(1, a) for a in gain])}, but your entries 1 and {i + 1} "
-            f"times the gains give {format_fraction(products[0])} and {format_fraction(products[i])}, not equal"
+            f"parallel to {expected_(f'1/a = {_vec_text([Fraction(1, a) for a in gain])}')}, but your entries 1 and {i + 1} "
+            f"times the gains give {_show(given[0] * gain[0])} and {_show(given[i] * gain[i])}, not equal"
         )
 
     def semi_axes(value):
@@ -164,18 +198,10 @@ def check_ellipsoid(problem, answer):
             return (
                 f"the image is an ellipsoid of dimension {n - 1} with {len(expected)} semi-axes; you gave {len(value)}"
             )
-        given = [_expression(v) for v in value]
-        remaining = list(expected)
-        unmatched = []
-        for g in given:
-            hit = next((k for k, e in enumerate(remaining) if _same(g, e)), None)
-            if hit is None:
-                unmatched.append(g)
-            else:
-                remaining.pop(hit)
-        if not unmatched:
+        missing, remaining = unmatched([_expression(v) for v in value], expected)
+        if not missing:
             return None
-        g = unmatched[0]
+        g = missing[0]
         hint = ""
         for e in remaining:
             if _same(g**2, e**2 / n):
@@ -184,7 +210,7 @@ def check_ellipsoid(problem, answer):
                 hint = f"; {_show(g)} is n * lambda: take its square root"
         return (
             f"{_show(g)} is not a semi-axis; the semi-axes are "
-            f"{', '.join(_show(e) for e in expected)} (sqrt(n * lambda) for the non-zero eigenvalues "
+            f"{expected_(', '.join(_show(e) for e in expected))} (sqrt(n * lambda) for the non-zero eigenvalues "
             f"lambda of diag(a) P diag(a)){hint}"
         )
 

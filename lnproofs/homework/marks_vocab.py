@@ -11,27 +11,16 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..certificates.writers import format_fraction
-from .values import PartResult, _Wrong
+from .values import PartResult, _Wrong, read_number_set
+from .values import expected as expected_
 from .vocabulary import NEVER, OUTPUT, vocab_evidence
 
 __all__ = ["check_vocab"]
 
 
 def _numbers(value, count: int) -> set[int]:
-    """The token numbers of the answer (a list of distinct integers 1..count), or :class:`_Wrong` saying why not."""
-    if not isinstance(value, list):
-        raise _Wrong(
-            f"'never' must be a list of token numbers such as [2, 5] (an empty list if every token can be "
-            f"output), not {type(value).__name__}"
-        )
-    seen = set()
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= count:
-            raise _Wrong(f"{v!r} is not a token number; tokens are numbered 1 to {count}"[:200])
-        if v in seen:
-            raise _Wrong(f"the list names token {v} twice; name each token once")
-        seen.add(v)
-    return seen
+    """The token numbers of the answer, or :class:`_Wrong` saying why not (:func:`.values.read_number_set`)."""
+    return read_number_set(value, count, "token", "never")
 
 
 def _why(problem, result) -> str:
@@ -45,8 +34,8 @@ def _why(problem, result) -> str:
             for row, b in zip(problem.rows, problem.bias)
         ]
         rival = max(s for j, s in enumerate(logits) if j != result.index)
-        return (
-            f"token {number} can be output: the hidden state h = ({', '.join(evidence['h'])}) gives it the logit "
+        return f"token {number} can be output: " + expected_(
+            f"the hidden state h = ({', '.join(evidence['h'])}) gives it the logit "
             f"{format_fraction(logits[result.index])}, more than every other token (at most {format_fraction(rival)})"
         )
     if result.status == NEVER:
@@ -54,9 +43,12 @@ def _why(problem, result) -> str:
         rows = " + ".join(f"{w}*w_{j}" for j, w in pairs)
         mix = sum((Fraction(w) * problem.bias[j - 1] for j, w in pairs), Fraction(0))
         return (
-            f"token {number} is never output: w_{number} = {rows} and the same weights give the biases "
-            f"{format_fraction(mix)} >= b_{number} = {problem.bias[result.index]}, so its logit is never above "
-            "all of theirs"
+            f"token {number} is never output: "
+            + expected_(
+                f"w_{number} = {rows} and the same weights give the biases "
+                f"{format_fraction(mix)} >= b_{number} = {problem.bias[result.index]}"
+            )
+            + ", so its logit is never above all of theirs"
         )
     return f"token {number} could not be decided by the library ({result.reason}); ask your instructor"
 

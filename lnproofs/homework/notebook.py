@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from .answers import ANSWERS_SCHEMA
+from .values import ANSWERS_SCHEMA
 
 __all__ = ["notebook_json", "notebook_text", "answer_cell_source", "FIELD_HINTS"]
 
@@ -32,7 +32,23 @@ FIELD_HINTS = {
     ("uniform", "query"): "n numbers, not all zero",
     ("threshold", "threshold"): "one expression",
     ("vocab", "never"): "a list of token numbers, e.g. [2, 5] (an empty list [] if every token can be output)",
+    ("rmsnorm", "y"): "n expressions",
+    ("rmsnorm", "semi_axes"): "a list of n expressions, in any order",
+    ("rmsnorm", "scale"): "one expression",
+    ("interlacing", "brackets"): "a list of pairs [lo, hi], e.g. [[1, 4], [4, 9]]",
+    ("interlacing", "f_at"): "one number",
+    ("interlacing", "below"): "a whole number",
+    ("softmax", "max_log_odds"): "one expression",
+    ("softmax", "query"): "2 expressions",
+    ("softmax", "radius_for"): "one expression",
+    ("rotary", "relative"): "2 rows of 2 numbers",
+    ("rotary", "winners"): "a list of key numbers, e.g. [1, 3]",
+    ("support", "max_score"): "one expression",
+    ("support", "min_score"): "one expression",
+    ("support", "argmax"): "n expressions",
+    ("centred", "winners"): "a list of key numbers, e.g. [1, 3]",
 }
+_WRITTEN_HINT = "your explanation in words (graded by hand)"
 _KEY_HINT = (
     '{"status": "selectable", "query": [...]} or {"status": "tie-only" or "unselectable", '
     '"combination": {"keys": [...], "weights": [...]}}'
@@ -40,26 +56,33 @@ _KEY_HINT = (
 _STATUS_HINT = '"selectable", "tie-only" or "unselectable"'
 
 
+def _hint(problem, name, inner: bool) -> str:
+    if problem.topic == "selectability":
+        return _KEY_HINT
+    if problem.topic == "threshold" and inner:
+        return _STATUS_HINT
+    if problem.topic == "causal" and inner:
+        return 'a position, or "never"'
+    if name in dict(getattr(problem, "written", ())):
+        return _WRITTEN_HINT
+    return FIELD_HINTS.get((problem.topic, name), "")
+
+
 def answer_cell_source(problem) -> str:
     """The code cell of one problem: ``answers["ID"] = {...}`` with every field ``None``."""
-    from ..certificates.writers import format_fraction
+    from .sheet import blank_answer
 
     lines = [f"answers[{json.dumps(problem.id)}] = {{"]
-    if problem.topic == "selectability":
-        lines.append('    "keys": {')
-        for number in range(1, len(problem.keys) + 1):
-            hint = f"  # {_KEY_HINT}" if number == 1 else ""
-            lines.append(f'        "{number}": None,{hint}')
-        lines.append("    },")
-    else:
-        for name in problem.fields:
-            if problem.topic == "threshold" and name == "status_at":
-                lines.append('    "status_at": {')
-                for m in problem.magnitudes:
-                    lines.append(f'        "{format_fraction(m)}": None,  # {_STATUS_HINT}')
-                lines.append("    },")
-            else:
-                lines.append(f'    "{name}": None,  # {FIELD_HINTS.get((problem.topic, name), "")}'.rstrip())
+    for name, value in blank_answer(problem).items():
+        if isinstance(value, dict):
+            lines.append(f"    {json.dumps(name)}: {{")
+            for number, key in enumerate(value):
+                hint = _hint(problem, name, True)
+                shown = f"  # {hint}" if hint and (number == 0 or problem.topic != "selectability") else ""
+                lines.append(f"        {json.dumps(key)}: None,{shown}")
+            lines.append("    },")
+        else:
+            lines.append(f"    {json.dumps(name)}: None,  # {_hint(problem, name, False)}".rstrip())
     lines.append("}")
     return "\n".join(lines)
 
@@ -75,6 +98,8 @@ def _writer_source(student_id) -> str:
             "",
             "",
             "def _given(value):",
+            "    if hasattr(value, 'tolist'):  # NumPy numbers and arrays: plain Python values",
+            "        value = value.tolist()",
             "    if isinstance(value, dict):",
             "        kept = {str(k): _given(v) for k, v in value.items() if v is not None}",
             "        return {k: v for k, v in kept.items() if v != {}}",
@@ -105,7 +130,7 @@ def _cell(kind: str, cell_id: str, source: str, problem: str | None = None) -> d
 
 def notebook_json(problem_set, student=None) -> dict:
     """The notebook as a JSON object (nbformat 4.5); ``student`` is a roster :class:`.roster.Student` or None."""
-    from .render import problem_markdown
+    from .sheet import problem_markdown
 
     student_id = problem_set.student
     who = f" for {student.label}" if student is not None else (f" for student {student_id}" if student_id else "")

@@ -1,10 +1,8 @@
-"""The problem set and the instructor's solutions as Markdown and as LaTeX.
+"""The instructor's solutions as Markdown and as LaTeX, and the files of a problem set.
 
-Every statement is written once, as text whose mathematics sits between ``$`` signs and
-uses only commands of plain LaTeX and amsmath; the same text is valid Markdown for
-renderers with maths (Jupyter, GitHub).  The LaTeX documents use only the ``article``
-class with ``amsmath``, ``amssymb`` and ``geometry``, so they compile with any TeX
-distribution.  Nothing here reads the clock: the same problems give the same bytes.
+The statements are in :mod:`.statements` and the students' sheet in :mod:`.sheet`; the
+solutions use the same plain LaTeX (``article``, ``amsmath``, ``amssymb``, ``geometry``).
+Nothing here reads the clock: the same problems give the same bytes.
 """
 
 from __future__ import annotations
@@ -12,16 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ..certificates.writers import format_fraction
 from ..certificates.writes import folder_entry, output_folder, write_text
+from .sheet import compact_json, preamble, problem_set_latex, problem_set_markdown, sheet_title
+from .statements import TITLES, latex_escape, vec_text
 
 __all__ = [
-    "latex_escape",
-    "problem_parts",
-    "problem_markdown",
-    "problem_latex_display",
-    "problem_set_markdown",
-    "problem_set_latex",
     "solutions_markdown",
     "solutions_latex",
     "write_homework",
@@ -41,269 +34,6 @@ KEYS_FILE = "selectability_keys.csv"
 def certificate_files(topic: str) -> tuple[str, str]:
     """The certificate and keys file names of a problem that has a certificate."""
     return CERTIFICATE_FILE.replace("selectability", topic), KEYS_FILE.replace("selectability", topic)
-
-
-_TITLES = {
-    "projection": "The centring projection",
-    "sphere": "Onto the sphere, and inside it",
-    "ellipsoid": "The ellipsoid of a LayerNorm",
-    "selectability": "Which keys can win?",
-    "uniform": "Uniform attention",
-    "threshold": "The demo threshold",
-    "vocab": "Tokens a model can never output",
-}
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def latex_escape(text: str) -> str:
-    """Plain text made safe for LaTeX text mode."""
-    return "".join(_LATEX_SPECIAL.get(c, c) for c in str(text))
-
-
-def _vec(values) -> str:
-    return "(" + ", ".join(format_fraction(v) if not isinstance(v, str) else v for v in values) + ")"
-
-
-def _keys_display(keys, per_line: int = 4) -> str:
-    """The keys as display maths, at most ``per_line`` keys per display (so lines fit the page)."""
-    items = [f"k_{{{i}}} = {_vec(k)}" for i, k in enumerate(keys, 1)]
-    rows = [items[start : start + per_line] for start in range(0, len(items), per_line)]
-    return "\n".join(
-        "$$" + ",\\quad ".join(row) + ("." if last else ",") + "$$" for last, row in ((r is rows[-1], r) for r in rows)
-    )
-
-
-def _vocab_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
-    """The ``vocab`` statement: 8 tokens, hidden states in R^3, rows w_j and biases b_j two to a line."""
-    count, dim = len(problem.rows), len(problem.rows[0])
-    items = [
-        f"w_{{{j}}} = {_vec(row)},\\ b_{{{j}}} = {b}" for j, (row, b) in enumerate(zip(problem.rows, problem.bias), 1)
-    ]
-    display = "\n".join(
-        "$$" + ",\\qquad ".join(items[s : s + 2]) + ("." if s + 2 >= len(items) else ",") + "$$"
-        for s in range(0, len(items), 2)
-    )
-    intro = [
-        f"A tiny language model has a vocabulary of {count} tokens and final hidden states "
-        f"$h \\in \\mathbb R^{{{dim}}}$ (it has no final norm, so $h$ can be any vector). Token $j$ gets the "
-        "logit $w_j^\\top h + b_j$ from row $w_j$ of the unembedding and the output bias $b_j$, and the model "
-        "outputs the token whose logit is strictly the largest:",
-        display,
-    ]
-    parts = [
-        (
-            "never",
-            f"Which of these {count} tokens can this model never output, whatever $h$ is? Give the list "
-            "of their numbers. Justify each never-output token with weights $\\lambda_j \\ge 0$ summing "
-            "to 1 over other tokens such that $w_i = \\sum_j \\lambda_j w_j$ and "
-            "$\\sum_j \\lambda_j b_j \\ge b_i$, and each other token with a hidden state $h$ that makes "
-            "it win.",
-        )
-    ]
-    return intro, parts
-
-
-def problem_parts(problem) -> tuple[list[str], list[tuple[str, str]]]:
-    """(introduction paragraphs, [(answer field, question text)]) for a problem; maths in ``$...$``."""
-    t = problem.topic
-    if t == "projection":
-        n = problem.n
-        intro = [
-            f"Let $n = {n}$, $J = \\mathbf 1\\mathbf 1^\\top$ the ${n}\\times{n}$ matrix of ones and "
-            f"$P = I - \\tfrac1{{{n}}}J$, so that $x - \\operatorname{{mean}}(x)\\mathbf 1 = Px$. "
-            f"Let $x = {_vec(problem.x)}$."
-        ]
-        parts = [
-            ("P", "Write down $P$ with exact entries."),
-            ("P_squared", "Compute $P^2$ entry by entry and conclude that $P$ is idempotent ($P^2 = P$)."),
-            ("Px", "Compute $Px$."),
-        ]
-    elif t == "sphere":
-        n = problem.n
-        intro = [
-            f"LayerNorm first centres, $y = Px$, then scales radially: with $\\varepsilon = 0$, "
-            f"$g(y) = \\sqrt n\\, y/\\|y\\|$; with $\\varepsilon > 0$ (torch convention) "
-            f"$g(y) = \\sqrt n\\, y/\\sqrt{{\\|y\\|^2 + n\\varepsilon}}$. Let $n = {n}$ and $x = {_vec(problem.x)}$."
-        ]
-        parts = [
-            ("Px", "Compute $Px$."),
-            ("norm_Px", "Compute $\\|Px\\|$ exactly."),
-            (
-                "g",
-                "With $\\varepsilon = 0$, compute $g(Px)$ and check that it lies on the sphere of radius "
-                "$\\sqrt n$ in the hyperplane $\\mathbf 1^\\top z = 0$.",
-            ),
-            (
-                "norm_g_eps",
-                f"With $\\varepsilon = {format_fraction(problem.eps)}$, compute $\\|g(Px)\\|$ "
-                "and compare it with $\\sqrt n$.",
-            ),
-        ]
-    elif t == "ellipsoid":
-        intro = [
-            f"A LayerNorm on $\\mathbb R^{{{problem.n}}}$ with $\\varepsilon = 0$ has gain $a = {_vec(problem.gain)}$ "
-            f"and bias $b = {_vec(problem.bias)}$. Its outputs $z = \\operatorname{{diag}}(a)\\,g(Px) + b$ fill an "
-            f"ellipsoid of dimension ${problem.n - 1}$."
-        ]
-        parts = [
-            ("center", "Give the centre of the ellipsoid."),
-            ("normal", "Give a normal vector of the hyperplane that contains every output."),
-            ("semi_axes", "Find the semi-axes exactly (for example with square roots)."),
-        ]
-    elif t == "selectability":
-        intro = [
-            f"Attention scores key $k_j$ with $q^\\top k_j$. Key $i$ is selectable if some query $q$ gives "
-            f"$q^\\top k_i > q^\\top k_j$ for every $j \\ne i$. Consider the {len(problem.keys)} keys",
-            _keys_display(problem.keys),
-        ]
-        parts = [
-            (
-                "keys",
-                "For each key decide whether it is selectable, tie-only (it can tie for the maximum but "
-                "never win) or unselectable (strictly inside the convex hull of the keys). Justify "
-                "'selectable' with a query $q$, and the other two with convex weights over the other "
-                "keys that reproduce the key.",
-            )
-        ]
-    elif t == "uniform":
-        intro = [
-            f"A LayerNorm with gain $a = {_vec(problem.gain)}$ and bias $b = {_vec(problem.bias)}$ produced the keys",
-            _keys_display(problem.keys),
-        ]
-        parts = [
-            (
-                "query",
-                "Find a non-zero query $q$ that gives every key the same score $q^\\top k_j$ "
-                "(uniform attention). Explain why it works for every output of this LayerNorm.",
-            )
-        ]
-    elif t == "threshold":
-        mags = " and ".join(f"$m = {format_fraction(m)}$" for m in problem.magnitudes)
-        intro = [
-            "In the attention demo the keys are unit vectors at angles $0^\\circ, 45^\\circ, 90^\\circ, 180^\\circ$ "
-            "(keys 1 to 4), and key 3 is scaled by a magnitude $m > 0$."
-        ]
-        parts = [
-            ("threshold", "Find the exact magnitude $m$ at which key 2 stops being selectable."),
-            ("status_at", f"Is key 2 selectable, tie-only or unselectable at {mags}?"),
-        ]
-    elif t == "vocab":
-        intro, parts = _vocab_parts(problem)
-    else:  # pragma: no cover - the problem classes are closed
-        raise ValueError(t)
-    return intro, parts
-
-
-def problem_markdown(problem, number=None) -> str:
-    intro, parts = problem_parts(problem)
-    head = f"Problem {number}" if number is not None else "Problem"
-    lines = [f"### {head}: {_TITLES[problem.topic]} (id `{problem.id}`)", ""]
-    for paragraph in intro:
-        lines += [paragraph, ""]
-    for label, (name, text) in zip("abcdefgh", parts):
-        lines.append(f"- ({label}) {text} Answer field: `{name}`.")
-    return "\n".join(lines) + "\n"
-
-
-def problem_latex(problem, number: int) -> str:
-    intro, parts = problem_parts(problem)
-    out = [
-        f"\\section*{{Problem {number}: {latex_escape(_TITLES[problem.topic])}}}",
-        f"\\noindent Problem id: \\texttt{{{latex_escape(problem.id)}}}.",
-        "",
-    ]
-    for paragraph in intro:
-        out += [paragraph, ""]
-    out.append("\\begin{itemize}")
-    for label, (name, text) in zip("abcdefgh", parts):
-        out.append(f"  \\item[({label})] {text} Answer field: \\texttt{{{latex_escape(name)}}}.")
-    out.append("\\end{itemize}")
-    return "\n".join(out) + "\n"
-
-
-def problem_latex_display(problem) -> str:
-    """A one-line maths display of a problem's data (for Jupyter's LaTeX output)."""
-    data = {k: v for k, v in problem.to_json().items() if k not in ("id", "topic")}
-    pieces = []
-    for key, value in data.items():
-        if isinstance(value, list) and value and isinstance(value[0], list):
-            text = ",\\ ".join(_vec(v) for v in value)
-        elif isinstance(value, list):
-            text = _vec(value)
-        else:
-            text = str(value)
-        pieces.append(f"\\text{{{latex_escape(key)}}} = {text}")
-    return f"$\\text{{{latex_escape(problem.id)}}}:\\ " + ",\\quad ".join(pieces) + "$"
-
-
-def _preamble(title: str) -> list[str]:
-    return [
-        "\\documentclass[11pt]{article}",
-        "\\usepackage{amsmath,amssymb}",
-        "\\usepackage[margin=2.5cm]{geometry}",
-        f"\\title{{{latex_escape(title)}}}",
-        "\\author{}",
-        "\\date{}",
-        "\\begin{document}",
-        "\\maketitle",
-    ]
-
-
-def _answers_intro(problem_set) -> str:
-    exact = 'Give exact values: integers, fractions written as "p/q", and square roots written sqrt(...).'
-    student = getattr(problem_set, "student", None)
-    if student is not None:
-        return (
-            f"These problems were drawn for you (student id {student}). Write your answers in a JSON file "
-            f"named {student}.json (the answers format is described in docs/homework.md of lnproofs) with "
-            f'"student_id": "{student}" at the top level, and hand it in. ' + exact
-        )
-    return (
-        "Write your answers in a JSON file (the answers format is described in docs/homework.md of lnproofs) "
-        "and check them "
-        "with lnproofs homework check answers.json --problems FOLDER. " + exact
-    )
-
-
-def _title(problem_set, what: str, for_student: bool) -> str:
-    """A student's sheet names the student, never the seed (seed and id would regenerate the solutions)."""
-    student = getattr(problem_set, "student", None)
-    if student is None:
-        return f"{what} (seed {problem_set.seed})"
-    return f"{what} for student {student}" if for_student else f"{what} (seed {problem_set.seed}, student {student})"
-
-
-def problem_set_markdown(problem_set) -> str:
-    lines = [
-        f"# {_title(problem_set, 'LayerNorm and attention: problem set', True)}",
-        "",
-        _answers_intro(problem_set),
-        "",
-    ]
-    for number, problem in enumerate(problem_set.problems, 1):
-        lines.append(problem_markdown(problem, number))
-    return "\n".join(lines)
-
-
-def problem_set_latex(problem_set) -> str:
-    out = _preamble(_title(problem_set, "LayerNorm and attention: problem set", True))
-    out += [latex_escape(_answers_intro(problem_set)), ""]
-    for number, problem in enumerate(problem_set.problems, 1):
-        out.append(problem_latex(problem, number))
-    out.append("\\end{document}")
-    return "\n".join(out) + "\n"
 
 
 # ------------------------------------------------------------------ solutions
@@ -352,9 +82,9 @@ def _certificate_table(solution, markdown: bool) -> str:
             comb = entry["combination"]
             evidence = " + ".join(f"{w} k{k}" for k, w in zip(comb["keys"], comb["weights"]))
             if "query" in entry:
-                evidence += f"; ties with q = {_vec(entry['query'])}"
+                evidence += f"; ties with q = {vec_text(entry['query'])}"
         elif "query" in entry:
-            evidence = f"q = {_vec(entry['query'])}"
+            evidence = f"q = {vec_text(entry['query'])}"
         else:
             evidence = str(result.get("reason"))
         if markdown:
@@ -364,20 +94,6 @@ def _certificate_table(solution, markdown: bool) -> str:
     if not markdown:
         rows.append("\\end{tabular}")
     return "\n".join(rows)
-
-
-def compact_json(value, indent: int = 0) -> str:
-    """JSON with lists of numbers and strings on one line (matrices one row per line)."""
-    pad = "  " * indent
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        items = [f"{pad}  {json.dumps(k)}: {compact_json(v, indent + 1)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
-    if isinstance(value, list) and any(isinstance(v, (list, dict)) for v in value):
-        items = [f"{pad}  {compact_json(v, indent + 1)}" for v in value]
-        return "[\n" + ",\n".join(items) + "\n" + pad + "]"
-    return json.dumps(value, ensure_ascii=True)
 
 
 def solution_markdown(solution) -> str:
@@ -391,7 +107,7 @@ def solution_markdown(solution) -> str:
 def _solution_sections(problem_set, solutions, markdown: bool, proofs: dict | None = None) -> list[str]:
     out = []
     for number, (problem, solution) in enumerate(zip(problem_set.problems, solutions), 1):
-        title = f"Problem {number}: {_TITLES[problem.topic]}"
+        title = f"Problem {number}: {TITLES[problem.topic]}"
         answer_json = compact_json({problem.id: solution.answers})
         if markdown:
             out += [f"## {title} (id `{problem.id}`)", ""]
@@ -430,7 +146,7 @@ def _solution_sections(problem_set, solutions, markdown: bool, proofs: dict | No
 
 def solutions_markdown(problem_set, solutions, proofs: dict | None = None) -> str:
     lines = [
-        f"# {_title(problem_set, 'Instructor solutions', False)}",
+        f"# {sheet_title(problem_set, 'Instructor solutions', False)}",
         "",
         "Produced by lnproofs: the worked values are exact, selectability certificates are verified by "
         "the exact checker, and each solution ends with the library's machine-checked proofs.",
@@ -441,7 +157,7 @@ def solutions_markdown(problem_set, solutions, proofs: dict | None = None) -> st
 
 
 def solutions_latex(problem_set, solutions, proofs: dict | None = None) -> str:
-    out = _preamble(_title(problem_set, "Instructor solutions", False))
+    out = preamble(sheet_title(problem_set, "Instructor solutions", False))
     out += [
         latex_escape(
             "Produced by lnproofs: the worked values are exact, selectability certificates are "
@@ -527,6 +243,8 @@ STALE = (
     CERTIFICATE_FILE,
     KEYS_FILE,
     *certificate_files("vocab"),
+    *certificate_files("rotary"),
+    *certificate_files("centred"),
     "problems.pdf",
     "solutions.pdf",
     "problems.log",

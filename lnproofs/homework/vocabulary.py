@@ -28,6 +28,7 @@ from typing import ClassVar
 
 from ..certificates.writers import format_fraction
 from ..kernel import InputError, require
+from .problem_base import Claim, ProblemKind
 from .solution import Solution
 
 __all__ = ["VocabProblem", "draw_vocab", "vocab_evidence", "TOKENS", "DIM", "OUTPUT", "NEVER"]
@@ -56,17 +57,13 @@ def _logits(rows, bias, h) -> list[Fraction]:
 
 
 @dataclass(frozen=True)
-class VocabProblem:
+class VocabProblem(ProblemKind):
     """Rows ``w_j`` of the unembedding (8 vectors of 3 integers) and the output bias ``b`` (8 integers)."""
 
     rows: tuple[tuple[int, ...], ...]
     bias: tuple[int, ...]
     topic: ClassVar[str] = "vocab"
     fields: ClassVar[tuple[str, ...]] = ("never",)
-
-    @property
-    def id(self) -> str:
-        return self.topic
 
     def to_json(self) -> dict:
         return {
@@ -75,6 +72,30 @@ class VocabProblem:
             "unembedding": [list(r) for r in self.rows],
             "bias": list(self.bias),
         }
+
+    def points(self) -> int:
+        return len(self.rows)  # one per token
+
+    @classmethod
+    def draw(cls, rng: random.Random) -> VocabProblem:
+        return draw_vocab(rng)
+
+    def claims(self) -> tuple[Claim, ...]:
+        """Decided exactly without the certifier: a row of largest norm is output (vocab.self_witness, rows
+        distinct) and some token is the midpoint of two others with a bias below their average (never output)."""
+        norms = [sum(v * v for v in r) for r in self.rows]
+        planted = [
+            i
+            for i, row in enumerate(self.rows)
+            for a, b in combinations([j for j in range(TOKENS) if j != i], 2)
+            if all(2 * x == u + v for x, u, v in zip(row, self.rows[a], self.rows[b]))
+            and 2 * self.bias[i] < self.bias[a] + self.bias[b]
+        ]
+        return (
+            Claim(f"{TOKENS} distinct rows in R^{DIM}", len(set(self.rows)) == TOKENS),
+            Claim("a row of largest norm exists, so some token can be output", max(norms) > 0),
+            Claim("some token is a midpoint of two others with a lower bias, so it is never output", bool(planted)),
+        )
 
     @classmethod
     def from_json(cls, data: dict) -> VocabProblem:
@@ -106,16 +127,6 @@ class VocabProblem:
             f"vocab problem 'bias' must be a list of {TOKENS} integers, not {bias!r}"[:300],
         )
         return cls(rows=tuple(parsed), bias=tuple(_int(v, "vocab problem: a bias entry") for v in bias))
-
-    def _repr_markdown_(self) -> str:
-        from .render import problem_markdown
-
-        return problem_markdown(self, number=None)
-
-    def _repr_latex_(self) -> str:
-        from .render import problem_latex_display
-
-        return problem_latex_display(self)
 
     @property
     def keys(self) -> tuple[tuple[int, ...], ...]:

@@ -135,9 +135,6 @@ CASES = [
     ("malformed-json", _check('{"answers": {"threshold": '), "not valid JSON"),
     ("not-an-object", _check("[1, 2, 3]"), "must be a JSON object"),
     ("wrong-schema", _check('{"schema": "other/1", "answers": {}}'), "schema"),
-    ("unknown-problem-id", _check('{"answers": {"ellipse": {}}}'), "unknown problem id 'ellipse'"),
-    ("unknown-answer-field", _check('{"answers": {"threshold": {"treshold": "1"}}}'), "no answer field 'treshold'"),
-    ("answer-not-object", _check('{"answers": {"threshold": 3}}'), "must be a JSON object"),
     (
         "missing-answers-file",
         lambda tmp_path: ["homework", "check", tmp_path / "none.json", "--problems", tmp_path],
@@ -227,6 +224,35 @@ def _class_again_other_seed(tmp_path):
     return argv + ["--seed", "9"]
 
 
+def _policy(text):
+    def make(tmp_path):
+        (tmp_path / "policy.json").write_text(text)
+        return _grade("--policy", tmp_path / "policy.json")(tmp_path)
+
+    return make
+
+
 CASES += [
     ("class-out-other-seed", _class_again_other_seed, "run again with those"),
+    (
+        "attempt-zero",
+        lambda tmp_path: ["homework", "new", "--attempt", "0", "--out", tmp_path / "o"],
+        "attempt must be",
+    ),
+    ("grade-policy-missing", _grade("--policy", "/nonexistent/policy.json"), "does not exist"),
+    ("grade-policy-not-json", _policy("{"), "is not valid JSON"),
+    ("grade-policy-bad-level", _policy('{"feedback": {"threshold": "secret"}}'), "is not one of full, hide-answer"),
+    ("grade-policy-no-topic", _policy('{"feedback": {"treshold": "full"}}'), "did you mean 'threshold'?"),
+    ("grade-now-not-a-date", _grade("--now", "yesterday"), "is not a date-time"),
+    ("grade-bad-lms", _grade("--lms", "blackboard"), "invalid choice"),
+    (
+        "export-onto-a-file",
+        lambda tmp_path: (tmp_path / "f").write_text("x") and ["homework", "export", "--prairielearn", tmp_path / "f"],
+        "is not a folder",
+    ),
+    (
+        "export-unknown-topic",
+        lambda tmp_path: ["homework", "export", "--prairielearn", tmp_path / "pl", "--topics", "cones"],
+        "unknown topic 'cones'",
+    ),
 ]
