@@ -5,8 +5,9 @@ is made still, with the same content and the same rule.
 conventions), the checks its proof made when every step was printed (commit 4dcfb33): the checking
 method, the relation and both sides and the method's data with every named quantity substituted and
 evaluated (:func:`check_content`).  It was written by ``python tests/test_theorems_checks.py
-record OUT.json`` in a checkout of that commit.  Each recorded check must be made again by the same
-theorem today, displayed or not: the same method, the same relation, the same expressions up to the
+record OUT.json`` in a checkout of that commit; a theorem added later is recorded as its first
+version proved it (``vocab.soft_cap``), its entries taken from a recording of that version.  Each
+recorded check must be made again by the same theorem today, displayed or not: the same method, the same relation, the same expressions up to the
 names of summation indices (and, for a symmetric rule, the order of the two sides of an equation).
 """
 
