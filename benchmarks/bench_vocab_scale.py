@@ -1,12 +1,13 @@
 """Vocabulary scale: chunks of a model-sized vocabulary, timed on a local Dask cluster.
 
-    python benchmarks/bench_vocab_scale.py [--shapes qwen2,gemma] [--chunks 1] [--chunk-size 10000]
-        [--keys N] [--workers W | --scheduler ADDR] [--sets free,box] [--note TEXT] [--out FILE]
+    python benchmarks/bench_vocab_scale.py [--shapes qwen2,llama3,gemma] [--chunks 1] [--chunk-size 10000]
+        [--keys N] [--workers W | --scheduler ADDR] [--sets free,box,realisable] [--note TEXT] [--out FILE]
 
 Shapes: ``qwen2`` (151,936 x 896, Qwen2-0.5B's unembedding), ``llama3`` (128,256 x 4,096,
-Llama-3-8B's), ``gemma`` (256,000 x 2,048, Gemma-2B's), or ``NxD``.  The keys are random, Gaussian with standard deviation ``--std``
-(0.02, a model's initialisation), rounded to float32 as a model's weights are; every worker
-makes them itself from the seed (nothing of their size passes through this process).
+Llama-3-8B's), ``gemma`` (256,000 x 2,048, Gemma-2B's), or ``NxD``.  The keys are random,
+Gaussian with standard deviation ``--std`` (0.02, a model's initialisation), rounded to float32 as
+a model's weights are; every worker makes them itself from the seed (nothing of their size passes
+through this process).
 
 Query sets: ``free``, ``box`` (``--box``) and ``realisable``: the final RMSNorm without a bias of
 Llama-3 and Qwen2 (gain ``1 + 0.1 N(0, 1)``, random), whose certificate is the free one plus the

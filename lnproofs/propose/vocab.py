@@ -446,9 +446,10 @@ def certify_vocab_chunks(
     folder=None,
     chunk: int | None = None,
 ) -> VocabCertificate:
-    """:func:`certify_vocab_keys` for every token, in chunks of ``chunk`` tokens (each against every
-    key; default :data:`CHUNK_TOKENS`) on ``workers`` / ``scheduler`` (:func:`lnproofs.execution.run_tasks`; by default, or one
-    worker: in this process, the whole vocabulary as one chunk), merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
+    """:func:`certify_vocab_keys` for every token, in chunks of ``chunk`` tokens (default :data:`CHUNK_TOKENS`;
+    each against every key) on ``workers`` / ``scheduler`` (:func:`lnproofs.execution.run_tasks`; by default,
+    or one worker: in this process, the whole vocabulary as one chunk, its residue in blocks of ``chunk``),
+    merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
     ``folder``: each chunk's certificate is written there as it finishes and read back instead of
     being made again, so an interrupted run resumes.  The chunks do not depend on the workers."""
     from pathlib import Path
