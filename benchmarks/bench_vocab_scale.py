@@ -1,12 +1,18 @@
 """Vocabulary scale: chunks of a model-sized vocabulary, timed on a local Dask cluster.
 
-    python benchmarks/bench_vocab_scale.py [--shapes qwen2,gemma] [--chunks 1] [--chunk-size 10000]
-        [--keys N] [--workers W | --scheduler ADDR] [--sets free,box] [--note TEXT] [--out FILE]
+    python benchmarks/bench_vocab_scale.py [--shapes qwen2,llama3,gemma] [--chunks 1] [--chunk-size 10000]
+        [--keys N] [--workers W | --scheduler ADDR] [--sets free,box,realisable] [--note TEXT] [--out FILE]
 
-Shapes: ``qwen2`` (151,936 x 896, Qwen2-0.5B's unembedding), ``gemma`` (256,000 x 2,048,
-Gemma-2B's), or ``NxD``.  The keys are random, Gaussian with standard deviation ``--std``
-(0.02, a model's initialisation), rounded to float32 as a model's weights are; every worker
-makes them itself from the seed (nothing of their size passes through this process).
+Shapes: ``qwen2`` (151,936 x 896, Qwen2-0.5B's unembedding), ``llama3`` (128,256 x 4,096,
+Llama-3-8B's), ``gemma`` (256,000 x 2,048, Gemma-2B's), or ``NxD``.  The keys are random,
+Gaussian with standard deviation ``--std`` (0.02, a model's initialisation), rounded to float32 as
+a model's weights are; every worker makes them itself from the seed (nothing of their size passes
+through this process).
+
+Query sets: ``free``, ``box`` (``--box``) and ``realisable``: the final RMSNorm without a bias of
+Llama-3 and Qwen2 (gain ``1 + 0.1 N(0, 1)``, random), whose certificate is the free one plus the
+coverage claim (theorems ``coverage.every_direction`` and ``coverage.argmax_direction``): its chunk
+is the free chunk, and ``coverage_s`` the seconds of proposing the claim and of the kernel's check.
 
 A task is one chunk of ``--chunk-size`` tokens (the size :func:`lnproofs.propose.certification.
 key_chunks` cuts): ``certify_vocab_keys(keys, query_set, indices=chunk)``, the road of
@@ -48,7 +54,11 @@ sys.path.insert(0, str(ROOT.parent))
 from lnproofs.execution import Load, machine_workers, open_client, run_tasks  # noqa: E402
 from lnproofs.propose.certification import CHUNK_KEYS, key_chunks  # noqa: E402
 
-SHAPES = {"qwen2": (151936, 896, "Qwen2-0.5B"), "gemma": (256000, 2048, "Gemma-2B")}
+SHAPES = {
+    "qwen2": (151936, 896, "Qwen2-0.5B"),
+    "llama3": (128256, 4096, "Llama-3-8B"),
+    "gemma": (256000, 2048, "Gemma-2B"),
+}
 
 
 def shape_of(name: str) -> tuple[int, int, str]:
@@ -101,6 +111,21 @@ def _blas() -> list:
     ]
 
 
+def coverage_seconds(d: int, seed: int) -> float:
+    """Seconds to propose the coverage claim of a random final RMSNorm of width ``d`` and to check it
+    with the kernel (what the realisable set adds to the free one for Llama-3 and Qwen2)."""
+    from lnproofs.kernel import RMSNormQuerySet, check_coverage
+    from lnproofs.propose.querysets.coverage import propose_coverage
+
+    gain = 1 + 0.1 * np.random.default_rng(seed).standard_normal(d)
+    wall = time.perf_counter()
+    qs = RMSNormQuerySet(tuple(gain), np.eye(d), tuple(np.zeros(d)), 1e-6)
+    claim = propose_coverage(qs)
+    if claim is None or not check_coverage(qs, claim.to_json(), d)[0]:
+        raise SystemExit(f"the coverage claim of a random RMSNorm of width {d} was not proved")
+    return time.perf_counter() - wall
+
+
 def chunk_task(item, keys) -> dict:
     """One chunk: make its certificate through the vocabulary road, then check it with the kernel."""
     from lnproofs.execution import thread_settings
@@ -108,7 +133,9 @@ def chunk_task(item, keys) -> dict:
     from lnproofs.propose.vocab import certify_vocab_keys
 
     set_name, bound, indices = item
-    qs = None if set_name == "free" else BoxQuerySet(bound)
+    qs = BoxQuerySet(bound) if set_name == "box" else None
+    load = _load()
+    coverage_s = coverage_seconds(keys.shape[1], 0) if set_name == "realisable" else None
     wall = time.perf_counter()
     ExactKeys(keys)
     exact_keys_s = time.perf_counter() - wall
@@ -128,6 +155,9 @@ def chunk_task(item, keys) -> dict:
         "check_s": round(check_s, 2),
         "check_cpu_s": round(check_cpu, 2),
         "exact_keys_s": round(exact_keys_s, 2),
+        "coverage_s": None if coverage_s is None else round(coverage_s, 2),
+        "load_before": load,
+        "load_after": _load(),
         "ok": bool(report.ok),
         "counts": dict(sorted(mine.items())),
         "undecided_outside": sum(1 for s in statuses if s == "undecided") - mine.get("undecided", 0),
@@ -144,6 +174,7 @@ def estimate(chunks: list, full_n: int, measured_n: int, size: int, workers: int
     scale = full_n / measured_n  # each chunk meets every key: linear in N
     per = scale * float(np.mean([c["make_s"] + c["check_s"] for c in chunks]))
     per_cpu = scale * float(np.mean([c["make_cpu_s"] + c["check_cpu_s"] for c in chunks]))
+    make_cpu = scale * float(np.mean([c["make_cpu_s"] for c in chunks]))
     peak = scale * max(c["peak_rss_gb"] for c in chunks)
     fit = max(1, int(args.target_memory_gb * 0.8 // peak)) if peak > 0 else args.target_cores
     target_workers = min(args.target_cores, fit)
@@ -161,7 +192,10 @@ def estimate(chunks: list, full_n: int, measured_n: int, size: int, workers: int
         "target_threads_per_worker": max(1, args.target_cores // target_workers),
         "efficiency_assumed": args.efficiency,
         "target_hours": round(total * per_cpu / (args.target_cores * args.efficiency) / 3600, 2),
-        "how": "chunks x CPU seconds per chunk / (cores x efficiency); workers limited to 80% of the "
+        "per_chunk_make_cpu_s": round(make_cpu, 1),
+        "target_minutes_make": round(total * make_cpu / (args.target_cores * args.efficiency) / 60, 1),
+        "how": "chunks x CPU seconds per chunk / (cores x efficiency) (target_minutes_make: making the "
+        "certificates alone, as certify-vocab does, without the check); workers limited to 80% of the "
         "memory at the measured peak per worker, the rest of the cores as BLAS threads in them",
     }
 
@@ -211,7 +245,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--chunks", type=int, default=1, help="the first N chunks of the vocabulary (default 1)")
     parser.add_argument("--chunk-size", type=int, default=CHUNK_KEYS, help=f"tokens per chunk (default {CHUNK_KEYS})")
     parser.add_argument("--keys", type=int, default=None, help="only the first N keys of each shape")
-    parser.add_argument("--sets", default="free", help="free, box or both (comma-separated)")
+    parser.add_argument("--sets", default="free", help="free, box, realisable (comma-separated)")
     parser.add_argument("--box", type=float, default=100.0, help="the box bound B (default 100)")
     parser.add_argument("--std", type=float, default=0.02)
     parser.add_argument("--seed", type=int, default=0)
@@ -223,8 +257,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--note", default="")
     parser.add_argument("--out", default=str(ROOT / "results" / "bench_vocab_scale.json"))
     args = parser.parse_args(argv)
-    if args.chunks < 1 or args.chunk_size < 1 or set(args.sets.split(",")) - {"free", "box"}:
-        raise SystemExit("--chunks and --chunk-size must be at least 1; --sets takes free and box")
+    if args.chunks < 1 or args.chunk_size < 1 or set(args.sets.split(",")) - {"free", "box", "realisable"}:
+        raise SystemExit("--chunks and --chunk-size must be at least 1; --sets takes free, box and realisable")
     import numpy
 
     machine = {

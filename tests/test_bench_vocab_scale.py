@@ -102,3 +102,15 @@ def test_the_estimate_divides_core_seconds_among_the_workers_memory_allows(bench
     half = bench.estimate(chunks, 256000, 64000, 10000, 1, args)  # a quarter of the keys measured
     assert half["keys_scale"] == 4.0 and half["per_chunk_cpu_s"] == 600.0 and half["peak_gb_per_worker"] == 20.0
     assert half["target_workers"] == 5 and half["target_threads_per_worker"] == 3  # 80% of 128 GB at 20 GB each
+
+
+def test_the_realisable_set_of_an_rmsnorm_is_the_free_chunk_and_a_proved_coverage_claim(bench, tmp_path):
+    got = bench.main(
+        ["--shapes", "300x3", "--chunk-size", "150", "--sets", "free,realisable", "--out", str(tmp_path / "s.json")]
+    )
+    free, realisable = got["rows"]
+    assert realisable["set"] == "realisable" and realisable["all_ok"]
+    assert realisable["per_chunk"][0]["counts"] == free["per_chunk"][0]["counts"]
+    assert realisable["per_chunk"][0]["coverage_s"] >= 0 and free["per_chunk"][0]["coverage_s"] is None
+    est = realisable["estimate"]
+    assert est["per_chunk_make_cpu_s"] <= est["per_chunk_cpu_s"] and est["target_minutes_make"] >= 0

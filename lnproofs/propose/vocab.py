@@ -253,6 +253,8 @@ def nudged_witnesses(K: np.ndarray, tokens, bound=None, steps: int = 300) -> dic
     rounding of the scores); a witness is scaled by a power of two into the box ``|q_l| <= bound``
     (exactly: the argmax does not change).  A trained model's few such tokens take a step or five
     each, where the engine's LPs over every key take seconds."""
+    if not len(tokens):
+        return {}
     W, out = K.astype(np.float32), {}
     colmax = np.abs(W).max(axis=0)
     for i in tokens:
@@ -286,14 +288,48 @@ def _residue(K, qs, indices, *, seed, progress):
     return [by_index[i] for i in indices]
 
 
+def _settle(K, qs, todo, *, lifted, plain, seed, progress) -> tuple[list, dict]:
+    """``(results, nudged)`` for tokens ``todo`` whose own witness was not accepted: the norm set's
+    duals (never output, ball or not), a nudge (float witnesses), the query set's engine for the rest."""
+    homogeneous = lifted and is_homogeneous(qs)  # no offsets: the subspace question (theorem vocab.no_offset)
+    found = (
+        homogeneous_results(K, qs, todo, seed=seed)
+        if homogeneous
+        else relaxed_duals(K, qs, todo, seed=seed)
+        if lifted
+        else []
+    )
+    settled = {r.index for r in found}
+    todo = [i for i in todo if i not in settled]
+    nudged = (
+        nudged_witnesses(K, todo, getattr(qs, "bound", None))
+        if type(qs) is FreeQueries or (isinstance(qs, BoxQuerySet) and plain)
+        else norm_nudged_witnesses(K, qs, todo)
+        if lifted and not homogeneous
+        else {}
+    )
+    found += _residue(K, qs, [i for i in todo if i not in nudged], seed=seed, progress=progress)
+    return found + [KeyResult(i, "selectable", tuple(q.tolist())) for i, q in nudged.items()], nudged
+
+
 def certify_vocab_keys(
-    keys, query_set=None, *, seed: int = 0, progress: bool = False, residue_limit: int | None = None, indices=None
+    keys,
+    query_set=None,
+    *,
+    seed: int = 0,
+    progress: bool = False,
+    residue_limit: int | None = None,
+    indices=None,
+    block: int | None = None,
 ) -> VocabCertificate:
     """A :class:`~lnproofs.certificates.vocab.VocabCertificate` for ``keys`` under ``query_set``
     (None: free queries; a ``box`` set with or without a bias; or any other kind, whose tokens all
     go to its proposer).  ``residue_limit``: at most this many residue tokens are searched (the
     others stay ``undecided``).  ``indices``: certify only these tokens, each against every key
-    (a chunk of the vocabulary; the others stay ``undecided``)."""
+    (a chunk of the vocabulary; the others stay ``undecided``).  The tokens left to the engine go to it
+    in blocks ``[a, a + block)`` (default :data:`CHUNK_TOKENS`), one call each: what it learns within a
+    block depends on that block alone, so a run in chunks that are unions of blocks makes the same
+    certificate as one run."""
     K = as_real_array(keys, name="keys", ndim=2)
     ek = ExactKeys(K)  # built once: both checks below read it
     qs = (
@@ -305,6 +341,8 @@ def certify_vocab_keys(
     evidence, scale = np.full(n, NONE, dtype=np.int8), np.ones(n)
     bias = np.asarray(qs.bias, dtype=np.float64) if getattr(qs, "bias", None) is not None else None
     proposed, rows = np.zeros(n, bool), None if indices is None else np.unique(np.asarray(indices, dtype=np.int64))
+    every = rows is not None and len(rows) == n and rows[0] == 0 and rows[-1] == n - 1  # every token, once
+    rows = None if every else rows  # the screen's symmetric road
     wanted = np.ones(n, bool) if rows is None else np.isin(np.arange(n), rows)
     if type(qs) is FreeQueries:
         proposed = self_screen(K, rows=rows)
@@ -331,25 +369,14 @@ def certify_vocab_keys(
     todo = np.flatnonzero((evidence == NONE) & wanted).tolist()
     if residue_limit is not None:
         todo = todo[:residue_limit]
-    homogeneous = lifted and is_homogeneous(qs)  # no offsets: the subspace question (theorem vocab.no_offset)
-    found = (
-        homogeneous_results(K, qs, todo, seed=seed)
-        if homogeneous
-        else relaxed_duals(K, qs, todo, seed=seed)
-        if lifted
-        else []
-    )  # never output for any u, ball or not
-    settled = {r.index for r in found}
-    todo = [i for i in todo if i not in settled]
-    nudged = (
-        nudged_witnesses(K, todo, getattr(qs, "bound", None))
-        if type(qs) is FreeQueries or (isinstance(qs, BoxQuerySet) and bias is None)
-        else norm_nudged_witnesses(K, qs, todo)
-        if lifted and not homogeneous
-        else {}
-    )
-    found += _residue(K, qs, [i for i in todo if i not in nudged], seed=seed, progress=progress)
-    found += [KeyResult(i, "selectable", tuple(q.tolist())) for i, q in nudged.items()]
+    block = CHUNK_TOKENS if block is None else block
+    found, nudged = [], {}
+    for a in range(0, n, block):  # the engine learns as it goes: one call per block of the vocabulary
+        part = [i for i in todo if a <= i < a + block]
+        if part:
+            got, pushed = _settle(K, qs, part, lifted=lifted, plain=bias is None, seed=seed, progress=progress)
+            found += got
+            nudged.update(pushed)
     queries, rows, results = [], np.full(n, -1, dtype=np.int32), []
     for r in found:
         if (
@@ -368,7 +395,7 @@ def certify_vocab_keys(
     arrays = dict(given, evidence=probe, queries=Q, rows=rows if Q is not None else None)
     verdicts = check_vocab(ek, dict(manifest, results=results), arrays)
     evidence[[v.index for v in verdicts if not v.ok]] = NONE
-    results = tuple(r for r in results if evidence[r.index] == RESULT)
+    results = tuple(sorted((r for r in results if evidence[r.index] == RESULT), key=lambda r: r.index))
     return VocabCertificate(
         n,
         d,
@@ -406,8 +433,8 @@ def _resumed_chunk(path, K, question, bias, span) -> VocabCertificate | None:
 
 
 def _chunk_task(span, shared) -> VocabCertificate:
-    keys, query_set, seed = shared
-    return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span))
+    keys, query_set, seed, block = shared
+    return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span), block=block)
 
 
 def certify_vocab_chunks(
@@ -419,18 +446,19 @@ def certify_vocab_chunks(
     seed: int = 0,
     progress: bool = False,
     folder=None,
-    chunk: int = CHUNK_TOKENS,
+    chunk: int | None = None,
 ) -> VocabCertificate:
-    """:func:`certify_vocab_keys` for every token, in chunks of ``chunk`` tokens (each against every
-    key) on ``workers`` / ``scheduler`` (:func:`lnproofs.execution.run_tasks`; by default, or one
-    worker: in this process, the whole vocabulary as one chunk), merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
+    """:func:`certify_vocab_keys` for every token, in chunks of ``chunk`` tokens (default :data:`CHUNK_TOKENS`;
+    each against every key) on ``workers`` / ``scheduler`` (:func:`lnproofs.execution.run_tasks`; by default,
+    or one worker: in this process, the whole vocabulary as one chunk, its residue in blocks of ``chunk``),
+    merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
     ``folder``: each chunk's certificate is written there as it finishes and read back instead of
     being made again, so an interrupted run resumes.  The chunks do not depend on the workers."""
     from pathlib import Path
 
     from ..execution import resolve_workers, run_tasks
 
-    K = as_real_array(keys, name="keys", ndim=2)
+    K, chunk = as_real_array(keys, name="keys", ndim=2), CHUNK_TOKENS if chunk is None else chunk
     qs = query_set_to_json(
         FreeQueries()
         if query_set is None
@@ -460,7 +488,7 @@ def certify_vocab_chunks(
         [spans[k] for k in todo],
         workers=workers if spread else 1,
         scheduler=scheduler,
-        shared=(K, qs, seed),
+        shared=(K, qs, seed, chunk),
         on_result=record,
         progress=progress and spread,
         label="vocabulary chunks",
