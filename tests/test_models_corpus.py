@@ -387,7 +387,7 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
     passes in a thread, and of a run of one group, which make both on the certifying side."""
     import sys
 
-    import lnproofs.execution.pipeline as pipeline
+    import lnproofs.execution.forked as forked_side
     import lnproofs.models.corpus_run as corpus_run
     from lnproofs.execution import cluster
 
@@ -395,7 +395,7 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
     forked, carried, outputs, real_piece = [], [], [], corpus_run._certify_piece
 
     def piece(item, state, template):
-        forked.append(bool(pipeline._FORKED))
+        forked.append(bool(forked_side._FORKED))
         outputs.append("outputs" in item[3])
         carried.append((item[0], item[1], sorted(item[3].get("coverage", {}))))
         return real_piece(item, state, template)
@@ -408,7 +408,7 @@ def test_several_groups_in_one_process_forward_in_a_forked_worker_with_the_same_
         runs[name] = (list(forked), [c for c in carried if c[2]], list(outputs))
         for made in (forked, carried, outputs):
             made.clear()
-    monkeypatch.setattr(pipeline, "forward_forks", lambda: False)
+    monkeypatch.setattr(forked_side, "forward_forks", lambda: False)
     corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / "thread", workers=1, batch_size=1)
     linux = sys.platform.startswith("linux")
     assert runs["forked"] == ([linux] * 6, [(0, 1, [0, 1, 2, 3])] if linux else [], [linux] * 6)
@@ -456,7 +456,7 @@ def test_a_forked_forward_side_with_time_to_spare_is_lent_the_free_answers_of_ke
     from bad_inputs.models import _word_tokenizer
     from tiny_decoders import tiny_decoder
 
-    import lnproofs.execution.pipeline as pipeline
+    import lnproofs.execution.forked as forked_side
     import lnproofs.models.corpus_run as corpus_run
     import lnproofs.models.text_heads as text_heads
     from lnproofs.execution import cluster
@@ -485,6 +485,6 @@ def test_a_forked_forward_side_with_time_to_spare_is_lent_the_free_answers_of_ke
     lent = [h for h in helped if h]
     assert len(helped) == 18 and lent and all(h == [0, 1] for h in lent)
     assert len(made_here) == 2 * (18 - len(lent))
-    monkeypatch.setattr(pipeline, "forward_forks", lambda: False)
+    monkeypatch.setattr(forked_side, "forward_forks", lambda: False)
     corpus_run.certify_corpus(loaded, tokenizer, corpus, tmp_path / "thread", workers=1, batch_size=2, progress=False)
     _same_files(tmp_path / "lent", tmp_path / "thread")

@@ -297,7 +297,7 @@ def certify_corpus(
         resolve_workers,
         run_pipeline,
     )
-    from ..execution.pipeline import forward_forks
+    from ..execution.forked import forward_forks
     from ..io.corpus import count_texts
     from .extract import capture_layers
 
