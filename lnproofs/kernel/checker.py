@@ -89,9 +89,11 @@ _P = (1 << 31) - 1  # a prime
 
 class ExactKeys:
     """Keys as floats (for the filter, with each column's largest magnitude ``colmax``) and, on
-    demand, as exact integers k_j = K_j 2**E."""
+    demand, as exact integers k_j = K_j 2**E.  ``matmul(A, B)``: the filter's float products A @ B
+    (numpy's by default; any callable whose result obeys the module docstring's bound, e.g. one
+    that runs on a GPU)."""
 
-    def __init__(self, keys):
+    def __init__(self, keys, matmul=None):
         arr = np.ascontiguousarray(np.asarray(keys, dtype=np.float64))
         if arr.ndim != 2:
             raise ShapeError(f"keys have shape {arr.shape}; expected a 2-D array (rows are keys)")
@@ -104,10 +106,13 @@ class ExactKeys:
         single = bool(np.all((size < 2.0**127) & ((size >= 2.0**-126) | (arr == 0))))  # normal float32 range
         self.single = arr.astype(np.float32) if single and np.array_equal(arr.astype(np.float32), arr) else None
         self._rank = self._matrix = None
+        self.matmul = matmul or np.matmul
 
     @classmethod
-    def of(cls, keys) -> ExactKeys:
-        return keys if isinstance(keys, cls) else cls(keys)
+    def of(cls, keys, matmul=None) -> ExactKeys:
+        """``keys`` if they are ExactKeys with this ``matmul`` (None: any), else ExactKeys of their floats."""
+        same = isinstance(keys, cls) and (matmul is None or matmul is keys.matmul)
+        return keys if same else cls(getattr(keys, "array", keys), matmul)
 
     def int_scores(self, Q: list[int]) -> list:
         """Q.K_j for every key j, exactly (one python-flint product; python-flint integers)."""
@@ -221,7 +226,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
         col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
         M, R = (ek.single, Q.astype(np.float32)) if single else (ek.array, Q)
         tail = d - int(np.cumprod(np.all(R == R[:1], axis=0)[::-1]).sum())  # the entries every query shares
-        S = (M[:, :tail] @ R[:, :tail].T + (M[:, tail:] @ R[0, tail:])[:, None]).astype(np.float64)
+        S = (ek.matmul(M[:, :tail], R[:, :tail].T) + ek.matmul(M[:, tail:], R[:1, tail:].T)).astype(np.float64)
         s_i = S[idx, ar].copy()
         np.subtract(s_i[None, :], S, out=S)  # S[j, c] = fl(s_i - s_j)
         good = (S > thr[None, :]) & col_ok[None, :] & ~ek.subnormal_rows[:, None]

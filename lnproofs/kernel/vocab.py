@@ -109,16 +109,17 @@ def _grid_accepts(ek: ExactKeys, query_set, indices, U) -> np.ndarray:
         inside = np.all((I == np.rint(I)) & (np.ldexp(I, e[:, None]) == U), axis=1) & np.all(np.isfinite(U), axis=1)
         inside &= ((I.sum(axis=1) == 0) | (not qm.centred)) & (np.ldexp((I * I).sum(axis=1), 2 * e) <= n)
     keep, rows = np.flatnonzero(w0), np.flatnonzero(inside)
-    L = ExactKeys(np.hstack([Z, ek.array[:, keep]]))
+    L = ExactKeys(np.hstack([Z, ek.array[:, keep]]), ek.matmul)
     inside[rows] = [m is None for m in check_witnesses(L, [(int(indices[t]), np.r_[U[t], w0[keep]]) for t in rows])]
     return inside
 
 
-def check_vocab(keys, manifest: dict, arrays: dict) -> list[Verdict]:
+def check_vocab(keys, manifest: dict, arrays: dict, matmul=None) -> list[Verdict]:
     """The verdict on every token of a vocabulary certificate (``manifest``: its JSON, results as data
     or as :class:`KeyResult`; ``arrays``: the arrays it names, by name, as read), in index order, then
-    the coverage claim's when it has one."""
-    ek = ExactKeys.of(keys)
+    the coverage claim's when it has one.  ``matmul``: the float filter's products (:class:`.ExactKeys`;
+    None: numpy's, or those of ``keys`` when they are ExactKeys); the verdicts do not depend on it."""
+    ek = ExactKeys.of(keys, matmul)
     n = ek.n
     same_shape(manifest, n, ek.dim, "certificate")
     bias, cover = arrays.get("bias"), []

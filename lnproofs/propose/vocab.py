@@ -287,15 +287,23 @@ def _residue(K, qs, indices, *, seed, progress):
 
 
 def certify_vocab_keys(
-    keys, query_set=None, *, seed: int = 0, progress: bool = False, residue_limit: int | None = None, indices=None
+    keys,
+    query_set=None,
+    *,
+    seed: int = 0,
+    progress: bool = False,
+    residue_limit: int | None = None,
+    indices=None,
+    matmul=None,
 ) -> VocabCertificate:
     """A :class:`~lnproofs.certificates.vocab.VocabCertificate` for ``keys`` under ``query_set``
     (None: free queries; a ``box`` set with or without a bias; or any other kind, whose tokens all
     go to its proposer).  ``residue_limit``: at most this many residue tokens are searched (the
     others stay ``undecided``).  ``indices``: certify only these tokens, each against every key
-    (a chunk of the vocabulary; the others stay ``undecided``)."""
+    (a chunk of the vocabulary; the others stay ``undecided``).  ``matmul``: the float filter's product
+    (:class:`lnproofs.kernel.ExactKeys`; None: numpy's); the certificate does not depend on it."""
     K = as_real_array(keys, name="keys", ndim=2)
-    ek = ExactKeys(K)  # built once: both checks below read it
+    ek = ExactKeys(K, matmul)  # built once: both checks below read it
     qs = (
         FreeQueries()
         if query_set is None
@@ -406,8 +414,8 @@ def _resumed_chunk(path, K, question, bias, span) -> VocabCertificate | None:
 
 
 def _chunk_task(span, shared) -> VocabCertificate:
-    keys, query_set, seed = shared
-    return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span))
+    keys, query_set, seed, matmul = shared
+    return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span), matmul=matmul)
 
 
 def certify_vocab_chunks(
@@ -420,12 +428,14 @@ def certify_vocab_chunks(
     progress: bool = False,
     folder=None,
     chunk: int = CHUNK_TOKENS,
+    matmul=None,
 ) -> VocabCertificate:
     """:func:`certify_vocab_keys` for every token, in chunks of ``chunk`` tokens (each against every
     key) on ``workers`` / ``scheduler`` (:func:`lnproofs.execution.run_tasks`; by default, or one
     worker: in this process, the whole vocabulary as one chunk), merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
     ``folder``: each chunk's certificate is written there as it finishes and read back instead of
-    being made again, so an interrupted run resumes.  The chunks do not depend on the workers."""
+    being made again, so an interrupted run resumes.  The chunks do not depend on the workers, nor on
+    ``matmul`` (the kernel's float-filter product, :class:`lnproofs.kernel.ExactKeys`)."""
     from pathlib import Path
 
     from ..execution import resolve_workers, run_tasks
@@ -460,7 +470,7 @@ def certify_vocab_chunks(
         [spans[k] for k in todo],
         workers=workers if spread else 1,
         scheduler=scheduler,
-        shared=(K, qs, seed),
+        shared=(K, qs, seed, matmul),
         on_result=record,
         progress=progress and spread,
         label="vocabulary chunks",
