@@ -50,6 +50,19 @@ this halves the cost of the product and keeps every bound.  The queries of a blo
 entries (a lifted witness's fixed part) have that part of each score summed once, then added: one order
 of the sums, which the bound allows.
 
+The products' engine.  ``ExactKeys.matmul`` computes A @ B (numpy's by default).  Nothing above
+depends on the order of the sums: any evaluation of a sum of d products by additions of two
+partial sums at a time (left to right, pairwise, blocked, split over threads or GPU blocks and
+combined, atomically or not) is a binary tree with d leaves, so each product reaches the result
+through at most d - 1 additions, d roundings with its own; that is all (1) uses.  Another engine
+may therefore compute the products (a GPU: ``torch_backend.matmul``), provided it evaluates sums
+of the d products in IEEE arithmetic with rounding to nearest in the precision the bound assumes,
+or in a higher one: float32 numbers are exact doubles, and (1) with u = 2**-53 and lambda =
+2**-1022 is far inside the float32 bound, so float32 keys multiplied in doubles keep it (their
+scores, then doubles, are subtracted as in the double case).  Not allowed: TF32 or other
+reduced-precision products, Strassen-like algorithms, an emulated double product that is not such
+a sum.  Whatever the engine, every pair the filter does not accept is decided in integers.
+
 A witness entry that is not a float (a rational of any length, an integer past 2**53) is
 rounded to nearest first (Python's float() of a Fraction or an int is correctly rounded):
 q_l = fl(q_l)(1 + e_l) with |e_l| <= 2u, so the exact scores of q and of fl(q) differ by at
@@ -249,9 +262,8 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
                 f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if top > own else '='} 0 but the claim "
                 f"needs {'>' if mode == 'strict' else '>='} 0"
             )
-    for t in range(len(items)):
+    for t, (i, _) in enumerate(items):
         if out[t] is None and mode == "tie" and not below[t] and n > 1:
-            i = items[t][0]
             out[t] = f"key {i}: witness ties every key with k_{i}; tie-only needs some key strictly below"
     return out
 

@@ -99,9 +99,8 @@ def _grid_accepts(ek: ExactKeys, query_set, indices, U) -> np.ndarray:
         (np.abs(Z) >= 2.0**-1022) & np.isfinite(Z) | (picked == 0)
     )
     selection = np.isin(W, (0, 1)).all() and (W.sum(axis=0) == 1).all()
-    if qm.R is not None or qm.radius is not None or n > 2**13 or not selection or not (float32 or powers):
-        return np.zeros(len(U), dtype=bool)
-    if not all(fmpq_of(a) == b for a, b in zip(w0, q0)):
+    floats = all(fmpq_of(a) == b for a, b in zip(w0, q0))  # q0 is a float vector
+    if qm.R is not None or qm.radius is not None or n > 2**13 or not (selection and floats and (float32 or powers)):
         return np.zeros(len(U), dtype=bool)
     e = np.frexp(np.abs(U).max(axis=1, initial=0))[1] - 20
     with np.errstate(invalid="ignore", over="ignore"):
