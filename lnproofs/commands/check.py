@@ -128,8 +128,9 @@ def configure(parser) -> None:
     parser.add_argument(
         "--device",
         default=None,
-        help="where the float filter of the exact check multiplies: cpu (numpy; the default), cuda, cuda:N or auto "
-        "(a CUDA GPU when present; the verdicts are the same), and the device of --numeric (default auto)",
+        help="where the float filter of a vocabulary certificate's exact check multiplies: cpu (numpy; the default), "
+        "cuda, cuda:N or auto (a CUDA GPU when present; the verdicts are the same); also the device of --numeric "
+        "(default auto)",
     )
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     limits = parser.add_argument_group("limits on the work one file may cause (a file past one is refused, exit 2)")
@@ -344,9 +345,9 @@ def check_file(
     path, keys_arg, limits, device=None, *, skip_foreign: bool = False, matmul=None
 ) -> list[FileCheck] | None:
     """Every report on the file at ``path`` (``keys_arg``: the KEYS given, or None; ``device``: where to
-    re-check numerically, or None; ``matmul``: the float filter's product of a vocabulary certificate's
-    check, :func:`.execution_options.filter_product`), by the one dispatch on its schema; with ``skip_foreign``, None for a
-    JSON file that is not a certificate of ours.  ``lnproofs check FILE`` and each file of
+    re-check numerically, or None; ``matmul``: the float filter's product in a vocabulary certificate's
+    check, :func:`.execution_options.filter_product`), by the one dispatch on its schema; with
+    ``skip_foreign``, None for a JSON file that is not a certificate of ours.  ``lnproofs check FILE`` and each file of
     ``lnproofs check DIR`` run this same code."""
     from ..certificates.certificate import Certificate
     from ..certificates.limits import read_json_file
