@@ -166,3 +166,37 @@ def test_on_cuda_the_verdicts_and_certificates_are_numpys(dtype):
     gpu = filter_matmul("cuda")
     assert check_witnesses(ExactKeys(K, gpu), items) == check_witnesses(ExactKeys(K), items)
     assert _same(certify_vocab_keys(K, matmul=gpu), certify_vocab_keys(K))
+
+
+class Counted(DeviceMatmul):
+    """The torch product on the CPU, counting its calls (in this process: ``--workers 1``)."""
+
+    calls = 0
+
+    def __call__(self, A, B):
+        Counted.calls += 1
+        return super().__call__(A, B)
+
+
+def test_device_reaches_the_kernel_from_certify_vocab_and_check_with_the_same_files(cli, tmp_path, monkeypatch):
+    """``--device`` hands its product to the kernel on both commands (here the torch product on the
+    CPU in place of a GPU's), and the certificates and verdicts are numpy's."""
+    from test_vocab_models import build
+
+    import lnproofs.commands.certify_vocab as certify_vocab
+    import lnproofs.commands.check as check
+
+    folder = build("llama", tmp_path / "m", vocab_size=300)
+    argv = ["certify-vocab", folder, "--workers", "1", "--sets", "free,realisable"]
+    assert cli([*argv, "--out", tmp_path / "plain"]).status == 0
+    monkeypatch.setattr(certify_vocab, "filter_product", lambda device: Counted("cpu") if device == "gpu" else None)
+    monkeypatch.setattr(check, "filter_product", lambda device: Counted("cpu") if device == "gpu" else None)
+    assert cli([*argv, "--out", tmp_path / "gpu", "--device", "gpu"]).status == 0
+    made = Counted.calls
+    assert made > 0
+    for name in ("free", "realisable"):
+        for path in sorted((tmp_path / "plain").glob(f"{name}*")):
+            assert path.read_bytes() == (tmp_path / "gpu" / path.name).read_bytes(), path.name
+        held = cli(["check", tmp_path / "gpu" / f"{name}.json", "--device", "gpu", "--json"])
+        assert held.status == 0 and held.json()["ok"]
+    assert Counted.calls > made
