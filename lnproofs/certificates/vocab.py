@@ -94,9 +94,10 @@ class VocabCertificate:
         """The arrays the manifest names, by name."""
         return {name: getattr(self, name) for name in ARRAYS if getattr(self, name) is not None}
 
-    def check(self, keys) -> CheckReport:
-        """The kernel's verdict on every token (and on the coverage claim)."""
-        verdicts = check_vocab(keys, self.manifest(), self.arrays())
+    def check(self, keys, matmul=None) -> CheckReport:
+        """The kernel's verdict on every token (and on the coverage claim); ``matmul``: the float
+        filter's product (:class:`lnproofs.kernel.ExactKeys`; None: numpy's), which changes no verdict."""
+        verdicts = check_vocab(keys, self.manifest(), self.arrays(), matmul)
         kind = self.query_set.get("kind", "free")
         return CheckReport(
             all(v.ok for v in verdicts),

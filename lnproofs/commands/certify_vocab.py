@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from .execution_options import add_execution_options, execution_from_args
+from .execution_options import add_device_option, add_execution_options, execution_from_args, filter_product
 
 __all__ = ["configure", "run"]
 
@@ -53,12 +53,14 @@ def configure(parser) -> None:
         automatic="for the realisable set of 20000 tokens or more, a local cluster sized "
         "to the machine, one chunk of tokens per task; else this process",
     )
+    add_device_option(parser)
 
 
 def run(args) -> int:
     from ..models.vocab_run import certify_vocab
 
     workers, scheduler = execution_from_args(args)
+    matmul = filter_product(args.device)
     sets = tuple(s.strip() for s in args.sets.split(",") if s.strip())
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     summary = certify_vocab(
@@ -71,6 +73,7 @@ def run(args) -> int:
         progress=progress,
         workers=workers,
         scheduler=scheduler,
+        matmul=matmul,
     )
     if args.json:
         print(json.dumps(summary))

@@ -21,6 +21,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .execution_options import filter_product
+
 __all__ = ["configure", "run", "check_file", "FileCheck", "EXIT_STATUSES"]
 
 EXIT_STATUSES = """exit status:
@@ -124,7 +126,11 @@ def configure(parser) -> None:
         "--numeric", action="store_true", help="also re-check every claim numerically with PyTorch (needs torch)"
     )
     parser.add_argument(
-        "--device", default="auto", help="device for --numeric: auto (a CUDA GPU when present), cpu, cuda or cuda:N"
+        "--device",
+        default=None,
+        help="where the float filter of a vocabulary certificate's exact check multiplies: cpu (numpy; the default), "
+        "cuda, cuda:N or auto (a CUDA GPU when present; the verdicts are the same); also the device of --numeric "
+        "(default auto)",
     )
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     limits = parser.add_argument_group("limits on the work one file may cause (a file past one is refused, exit 2)")
@@ -274,7 +280,7 @@ def _certificate(label, cert, keys, device) -> FileCheck:
     return FileCheck(label, report, None if device is None else _numeric(keys, cert.to_json(), device))
 
 
-def _selectability(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+def _selectability(path, data, keys_arg, keys, limits, device, matmul=None) -> list[FileCheck]:
     from ..certificates.certificate import Certificate
 
     keys = _their_keys(path, data, keys_arg, keys, limits)
@@ -282,7 +288,7 @@ def _selectability(path, data, keys_arg, keys, limits, device) -> list[FileCheck
     return [_certificate(None, Certificate.from_json(data), keys, device)]
 
 
-def _causal(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+def _causal(path, data, keys_arg, keys, limits, device, matmul=None) -> list[FileCheck]:
     from ..certificates.causal import check_record, describe_stops
 
     _no_numeric(device, path, "a causal record")
@@ -291,22 +297,23 @@ def _causal(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
     return [FileCheck(None, report, note=describe_stops(report), extra={"claims": claims})]
 
 
-def _uniform(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+def _uniform(path, data, keys_arg, keys, limits, device, matmul=None) -> list[FileCheck]:
     from ..certificates.uniform import check_answer
 
     _no_numeric(device, path, "a uniform-attention answer")
     return [FileCheck(None, check_answer(data, _their_keys(path, data, keys_arg, keys, limits)))]
 
 
-def _vocab(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+def _vocab(path, data, keys_arg, keys, limits, device, matmul=None) -> list[FileCheck]:
     from ..certificates.vocab import load_vocab, vocab_keys_path
 
     cert = load_vocab(path, data, limits)
     keys = _keys(vocab_keys_path(path, cert, keys_arg), limits)
-    return [FileCheck(None, cert.check(keys), None if device is None else _numeric(keys, cert, device, True))]
+    numeric = None if device is None else _numeric(keys, cert, device, True)
+    return [FileCheck(None, cert.check(keys, matmul), numeric)]
 
 
-def _model(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
+def _model(path, data, keys_arg, keys, limits, device, matmul=None) -> list[FileCheck]:
     from ..kernel import OptionError
     from ..models.certify_model import model_file_checks
 
@@ -334,10 +341,13 @@ def _handler(schema):
     return _model if schema.startswith("lnproofs.model-") and schema not in _NOT_CERTIFICATES else None
 
 
-def check_file(path, keys_arg, limits, device=None, *, skip_foreign: bool = False) -> list[FileCheck] | None:
+def check_file(
+    path, keys_arg, limits, device=None, *, skip_foreign: bool = False, matmul=None
+) -> list[FileCheck] | None:
     """Every report on the file at ``path`` (``keys_arg``: the KEYS given, or None; ``device``: where to
-    re-check numerically, or None), by the one dispatch on its schema; with ``skip_foreign``, None for a
-    JSON file that is not a certificate of ours.  ``lnproofs check FILE`` and each file of
+    re-check numerically, or None; ``matmul``: the float filter's product in a vocabulary certificate's
+    check, :func:`.execution_options.filter_product`), by the one dispatch on its schema; with
+    ``skip_foreign``, None for a JSON file that is not a certificate of ours.  ``lnproofs check FILE`` and each file of
     ``lnproofs check DIR`` run this same code."""
     from ..certificates.certificate import Certificate
     from ..certificates.limits import read_json_file
@@ -352,7 +362,7 @@ def check_file(path, keys_arg, limits, device=None, *, skip_foreign: bool = Fals
         if skip_foreign:
             return None
         Certificate.from_json(data)  # raises the schema's one-line error
-    return handler(path, data, keys_arg, keys, limits, device)
+    return handler(path, data, keys_arg, keys, limits, device, matmul)
 
 
 def _json(check: FileCheck, name: str | None = None) -> dict:
@@ -372,6 +382,10 @@ def _print(check: FileCheck, prefix: str) -> None:
         _print_numeric(prefix, check.numeric)
 
 
+def _numeric_device(args):
+    return (args.device or "auto") if args.numeric else None
+
+
 def _check_folder(folder: Path, args, limits) -> int:
     from tqdm import tqdm
 
@@ -380,6 +394,7 @@ def _check_folder(folder: Path, args, limits) -> int:
     if args.keys is not None:
         raise OptionError(f"{folder} is a folder: each certificate in it names or holds its keys; leave KEYS out")
     files, entries, not_followed = _folder_entries(folder)
+    matmul = filter_product(args.device)
     counts = {"checked": 0, "held": 0, "refuted": 0, "unreadable": 0, "internal": 0, "skipped": 0}
     rows, unreadable = [], []
 
@@ -399,7 +414,7 @@ def _check_folder(folder: Path, args, limits) -> int:
             print(f"{name}: skipped: {reason}")
     for path in tqdm(files, desc="certificates", unit="file", disable=not sys.stderr.isatty(), leave=False):
         try:
-            checks = check_file(path, None, limits, args.device if args.numeric else None, skip_foreign=True)
+            checks = check_file(path, None, limits, _numeric_device(args), skip_foreign=True, matmul=matmul)
             if checks is None:
                 why = _near_miss(_read_quietly(path, limits))
                 if why is not None:
@@ -473,7 +488,7 @@ def run(args) -> int:
     path = Path(args.certificate)
     if path.is_dir():
         return _check_folder(path, args, limits)
-    checks = check_file(path, args.keys, limits, args.device if args.numeric else None)
+    checks = check_file(path, args.keys, limits, _numeric_device(args), matmul=filter_product(args.device))
     if args.json:
         outputs = [_json(c, c.label) for c in checks]
         print(json.dumps(outputs[0] if len(outputs) == 1 and checks[0].label is None else outputs, default=str))

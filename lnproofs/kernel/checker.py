@@ -50,6 +50,19 @@ this halves the cost of the product and keeps every bound.  The queries of a blo
 entries (a lifted witness's fixed part) have that part of each score summed once, then added: one order
 of the sums, which the bound allows.
 
+The products' engine.  ``ExactKeys.matmul`` computes A @ B (numpy's by default).  Nothing above
+depends on the order of the sums: any evaluation of a sum of d products by additions of two
+partial sums at a time (left to right, pairwise, blocked, split over threads or GPU blocks and
+combined, atomically or not) is a binary tree with d leaves, so each product reaches the result
+through at most d - 1 additions, d roundings with its own; that is all (1) uses.  Another engine
+may therefore compute the products (a GPU: ``torch_backend.matmul``), provided it evaluates sums
+of the d products in IEEE arithmetic with rounding to nearest in the precision the bound assumes,
+or in a higher one: float32 numbers are exact doubles, and (1) with u = 2**-53 and lambda =
+2**-1022 is far inside the float32 bound, so float32 keys multiplied in doubles keep it (their
+scores, then doubles, are subtracted as in the double case).  Not allowed: TF32 or other
+reduced-precision products, Strassen-like algorithms, an emulated double product that is not such
+a sum.  Whatever the engine, every pair the filter does not accept is decided in integers.
+
 A witness entry that is not a float (a rational of any length, an integer past 2**53) is
 rounded to nearest first (Python's float() of a Fraction or an int is correctly rounded):
 q_l = fl(q_l)(1 + e_l) with |e_l| <= 2u, so the exact scores of q and of fl(q) differ by at
@@ -89,9 +102,11 @@ _P = (1 << 31) - 1  # a prime
 
 class ExactKeys:
     """Keys as floats (for the filter, with each column's largest magnitude ``colmax``) and, on
-    demand, as exact integers k_j = K_j 2**E."""
+    demand, as exact integers k_j = K_j 2**E.  ``matmul(A, B)``: the filter's float products A @ B
+    (numpy's by default; any callable whose result obeys the module docstring's bound, e.g. one
+    that runs on a GPU)."""
 
-    def __init__(self, keys):
+    def __init__(self, keys, matmul=None):
         arr = np.ascontiguousarray(np.asarray(keys, dtype=np.float64))
         if arr.ndim != 2:
             raise ShapeError(f"keys have shape {arr.shape}; expected a 2-D array (rows are keys)")
@@ -104,10 +119,13 @@ class ExactKeys:
         single = bool(np.all((size < 2.0**127) & ((size >= 2.0**-126) | (arr == 0))))  # normal float32 range
         self.single = arr.astype(np.float32) if single and np.array_equal(arr.astype(np.float32), arr) else None
         self._rank = self._matrix = None
+        self.matmul = matmul or np.matmul
 
     @classmethod
-    def of(cls, keys) -> ExactKeys:
-        return keys if isinstance(keys, cls) else cls(keys)
+    def of(cls, keys, matmul=None) -> ExactKeys:
+        """``keys`` if they are ExactKeys with this ``matmul`` (None: any), else ExactKeys of their floats."""
+        same = isinstance(keys, cls) and (matmul is None or matmul is keys.matmul)
+        return keys if same else cls(getattr(keys, "array", keys), matmul)
 
     def int_scores(self, Q: list[int]) -> list:
         """Q.K_j for every key j, exactly (one python-flint product; python-flint integers)."""
@@ -221,7 +239,7 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
         col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
         M, R = (ek.single, Q.astype(np.float32)) if single else (ek.array, Q)
         tail = d - int(np.cumprod(np.all(R == R[:1], axis=0)[::-1]).sum())  # the entries every query shares
-        S = (M[:, :tail] @ R[:, :tail].T + (M[:, tail:] @ R[0, tail:])[:, None]).astype(np.float64)
+        S = (ek.matmul(M[:, :tail], R[:, :tail].T) + ek.matmul(M[:, tail:], R[:1, tail:].T)).astype(np.float64)
         s_i = S[idx, ar].copy()
         np.subtract(s_i[None, :], S, out=S)  # S[j, c] = fl(s_i - s_j)
         good = (S > thr[None, :]) & col_ok[None, :] & ~ek.subnormal_rows[:, None]
@@ -244,9 +262,8 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
                 f"key {i}: witness gives q.k_{i} - q.k_{j} {'<' if top > own else '='} 0 but the claim "
                 f"needs {'>' if mode == 'strict' else '>='} 0"
             )
-    for t in range(len(items)):
+    for t, (i, _) in enumerate(items):
         if out[t] is None and mode == "tie" and not below[t] and n > 1:
-            i = items[t][0]
             out[t] = f"key {i}: witness ties every key with k_{i}; tie-only needs some key strictly below"
     return out
 

@@ -99,9 +99,8 @@ def _grid_accepts(ek: ExactKeys, query_set, indices, U) -> np.ndarray:
         (np.abs(Z) >= 2.0**-1022) & np.isfinite(Z) | (picked == 0)
     )
     selection = np.isin(W, (0, 1)).all() and (W.sum(axis=0) == 1).all()
-    if qm.R is not None or qm.radius is not None or n > 2**13 or not selection or not (float32 or powers):
-        return np.zeros(len(U), dtype=bool)
-    if not all(fmpq_of(a) == b for a, b in zip(w0, q0)):
+    floats = all(fmpq_of(a) == b for a, b in zip(w0, q0))  # q0 is a float vector
+    if qm.R is not None or qm.radius is not None or n > 2**13 or not (selection and floats and (float32 or powers)):
         return np.zeros(len(U), dtype=bool)
     e = np.frexp(np.abs(U).max(axis=1, initial=0))[1] - 20
     with np.errstate(invalid="ignore", over="ignore"):
@@ -109,16 +108,17 @@ def _grid_accepts(ek: ExactKeys, query_set, indices, U) -> np.ndarray:
         inside = np.all((I == np.rint(I)) & (np.ldexp(I, e[:, None]) == U), axis=1) & np.all(np.isfinite(U), axis=1)
         inside &= ((I.sum(axis=1) == 0) | (not qm.centred)) & (np.ldexp((I * I).sum(axis=1), 2 * e) <= n)
     keep, rows = np.flatnonzero(w0), np.flatnonzero(inside)
-    L = ExactKeys(np.hstack([Z, ek.array[:, keep]]))
+    L = ExactKeys(np.hstack([Z, ek.array[:, keep]]), ek.matmul)
     inside[rows] = [m is None for m in check_witnesses(L, [(int(indices[t]), np.r_[U[t], w0[keep]]) for t in rows])]
     return inside
 
 
-def check_vocab(keys, manifest: dict, arrays: dict) -> list[Verdict]:
+def check_vocab(keys, manifest: dict, arrays: dict, matmul=None) -> list[Verdict]:
     """The verdict on every token of a vocabulary certificate (``manifest``: its JSON, results as data
     or as :class:`KeyResult`; ``arrays``: the arrays it names, by name, as read), in index order, then
-    the coverage claim's when it has one."""
-    ek = ExactKeys.of(keys)
+    the coverage claim's when it has one.  ``matmul``: the float filter's products (:class:`.ExactKeys`;
+    None: numpy's, or those of ``keys`` when they are ExactKeys); the verdicts do not depend on it."""
+    ek = ExactKeys.of(keys, matmul)
     n = ek.n
     same_shape(manifest, n, ek.dim, "certificate")
     bias, cover = arrays.get("bias"), []

@@ -95,7 +95,7 @@ def _save_keys(out: Path, keys: np.ndarray, name: str) -> Path:
     return write_array(path, single if exact else keys)
 
 
-def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, workers, scheduler):
+def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, workers, scheduler, matmul=None):
     """Certify one query set (:func:`lnproofs.propose.vocab.certify_vocab_chunks`: in chunks on workers,
     each chunk written as it finishes under ``OUT/<name>.chunks`` and kept for ``resume``); write
     ``OUT/<name>.json``."""
@@ -107,14 +107,14 @@ def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, worker
     if not resume:
         shutil.rmtree(chunks, ignore_errors=True)
     cert = certify_vocab_chunks(
-        keys, qs, workers=workers, scheduler=scheduler, seed=seed, progress=progress, folder=chunks
+        keys, qs, workers=workers, scheduler=scheduler, seed=seed, progress=progress, folder=chunks, matmul=matmul
     )
     cert.save(out / f"{name}.json", keys_path)
     shutil.rmtree(chunks, ignore_errors=True)
     return cert.statuses()
 
 
-def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers, scheduler):
+def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers, scheduler, matmul=None):
     from ..certificates.limits import read_json_file
 
     qs, claim = _coverage(layer, K)
@@ -147,6 +147,7 @@ def _realisable(out, layer, K, free_statuses, *, resume, seed, progress, workers
         progress=progress,
         workers=workers,
         scheduler=scheduler,
+        matmul=matmul,
     )
     return statuses, (
         f"{qs.kind} query set: each token's own direction in the norm's ball, checked by one "
@@ -238,10 +239,13 @@ def certify_vocab(
     progress: bool = False,
     workers=None,
     scheduler=None,
+    matmul=None,
 ) -> dict:
     """Certify every token of ``model``'s vocabulary under ``sets``; write OUT; return the summary.
     With ``resume``, what OUT holds is a proposal: a finished query set is kept only when it is
-    about these keys and this query set and the kernel holds every claim (:func:`_finished`)."""
+    about these keys and this query set and the kernel holds every claim (:func:`_finished`).
+    ``matmul``: the float filter's product (:class:`lnproofs.kernel.ExactKeys`); the certificates do not
+    depend on it."""
     unknown = [s for s in sets if s not in QUERY_SETS]
     if unknown or not sets:
         raise OptionError(
@@ -254,10 +258,10 @@ def certify_vocab(
         if resume:
             _same_keys(out, layer.keys)  # a folder of another model is refused before anything is written
         _save_keys(out, layer.keys, "keys.npy")
-        return _certify_sets(model, out, layer, sets, bound, resume, seed, progress, workers, scheduler)
+        return _certify_sets(model, out, layer, sets, bound, resume, seed, progress, workers, scheduler, matmul)
 
 
-def _certify_sets(model, out, layer, sets, bound, resume, seed, progress, workers, scheduler) -> dict:
+def _certify_sets(model, out, layer, sets, bound, resume, seed, progress, workers, scheduler, matmul) -> dict:
     from tqdm import tqdm
 
     K = layer.keys
@@ -280,6 +284,7 @@ def _certify_sets(model, out, layer, sets, bound, resume, seed, progress, worker
                 progress=progress,
                 workers=workers,
                 scheduler=scheduler,
+                matmul=matmul,
             )
         else:
             statuses[name] = _vocab_set(
@@ -293,6 +298,7 @@ def _certify_sets(model, out, layer, sets, bound, resume, seed, progress, worker
                 progress=progress,
                 workers=workers,
                 scheduler=scheduler,
+                matmul=matmul,
             )
             notes[name] = "self witnesses by one Gram computation, the residue by the engine"
         seconds[name] = round(time.perf_counter() - start, 3)

@@ -321,6 +321,7 @@ def certify_vocab_keys(
     residue_limit: int | None = None,
     indices=None,
     block: int | None = None,
+    matmul=None,
 ) -> VocabCertificate:
     """A :class:`~lnproofs.certificates.vocab.VocabCertificate` for ``keys`` under ``query_set``
     (None: free queries; a ``box`` set with or without a bias; or any other kind, whose tokens all
@@ -329,9 +330,10 @@ def certify_vocab_keys(
     (a chunk of the vocabulary; the others stay ``undecided``).  The tokens left to the engine go to it
     in blocks ``[a, a + block)`` (default :data:`CHUNK_TOKENS`), one call each: what it learns within a
     block depends on that block alone, so a run in chunks that are unions of blocks makes the same
-    certificate as one run."""
+    certificate as one run.  ``matmul``: the float filter's product (:class:`lnproofs.kernel.ExactKeys`;
+    None: numpy's); the certificate does not depend on it."""
     K = as_real_array(keys, name="keys", ndim=2)
-    ek = ExactKeys(K)  # built once: both checks below read it
+    ek = ExactKeys(K, matmul)  # built once: both checks below read it
     qs = (
         FreeQueries()
         if query_set is None
@@ -433,8 +435,8 @@ def _resumed_chunk(path, K, question, bias, span) -> VocabCertificate | None:
 
 
 def _chunk_task(span, shared) -> VocabCertificate:
-    keys, query_set, seed, block = shared
-    return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span), block=block)
+    keys, query_set, seed, block, matmul = shared
+    return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span), block=block, matmul=matmul)
 
 
 def certify_vocab_chunks(
@@ -447,13 +449,15 @@ def certify_vocab_chunks(
     progress: bool = False,
     folder=None,
     chunk: int | None = None,
+    matmul=None,
 ) -> VocabCertificate:
     """:func:`certify_vocab_keys` for every token, in chunks of ``chunk`` tokens (default :data:`CHUNK_TOKENS`;
     each against every key) on ``workers`` / ``scheduler`` (:func:`lnproofs.execution.run_tasks`; by default,
     or one worker: in this process, the whole vocabulary as one chunk, its residue in blocks of ``chunk``),
     merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
     ``folder``: each chunk's certificate is written there as it finishes and read back instead of
-    being made again, so an interrupted run resumes.  The chunks do not depend on the workers."""
+    being made again, so an interrupted run resumes.  The chunks do not depend on the workers, nor on
+    ``matmul`` (the kernel's float-filter product, :class:`lnproofs.kernel.ExactKeys`)."""
     from pathlib import Path
 
     from ..execution import resolve_workers, run_tasks
@@ -488,7 +492,7 @@ def certify_vocab_chunks(
         [spans[k] for k in todo],
         workers=workers if spread else 1,
         scheduler=scheduler,
-        shared=(K, qs, seed, chunk),
+        shared=(K, qs, seed, chunk, matmul),
         on_result=record,
         progress=progress and spread,
         label="vocabulary chunks",

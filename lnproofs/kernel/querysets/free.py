@@ -104,7 +104,7 @@ def check_all(keys, query_set, results) -> list[Verdict]:
             ShapeError,
             f"key bias has {len(box.bias)} entries but there are {ek.n} keys; give one bias per key",
         )
-        ek = ExactKeys(np.hstack([ek.array, np.array(box.bias)[:, None]]))
+        ek = ExactKeys(np.hstack([ek.array, np.array(box.bias)[:, None]]), ek.matmul)
     messages: dict[int, str | None] = {}
     strict_pos, ties, interiors = [], [], []
     for pos, r in enumerate(results):
