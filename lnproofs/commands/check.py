@@ -302,7 +302,7 @@ def _vocab(path, data, keys_arg, keys, limits, device) -> list[FileCheck]:
     from ..certificates.vocab import load_vocab, vocab_keys_path
 
     cert = load_vocab(path, data, limits)
-    keys = _keys(vocab_keys_path(path, cert, keys_arg), limits)
+    keys = _keys(vocab_keys_path(path, cert, keys_arg), limits, cert.keys_reading)
     return [FileCheck(None, cert.check(keys), None if device is None else _numeric(keys, cert, device, True))]
 
 

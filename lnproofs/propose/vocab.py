@@ -406,8 +406,11 @@ def _resumed_chunk(path, K, question, bias, span) -> VocabCertificate | None:
 
 
 def _chunk_task(span, shared) -> VocabCertificate:
-    keys, query_set, seed = shared
-    return certify_vocab_keys(keys, query_set, seed=seed, indices=np.arange(*span))
+    keys, query_set, seed, progress = shared
+    whole = tuple(span) == (0, len(keys))  # every token: the symmetric screen, half the products
+    return certify_vocab_keys(
+        keys, query_set, seed=seed, progress=progress, indices=None if whole else np.arange(*span)
+    )
 
 
 def certify_vocab_chunks(
@@ -460,7 +463,7 @@ def certify_vocab_chunks(
         [spans[k] for k in todo],
         workers=workers if spread else 1,
         scheduler=scheduler,
-        shared=(K, qs, seed),
+        shared=(K, qs, seed, progress and not spread),  # one chunk in this process: the residue's bar
         on_result=record,
         progress=progress and spread,
         label="vocabulary chunks",
