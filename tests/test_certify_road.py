@@ -151,3 +151,19 @@ def test_decimals_are_read_exactly_and_check_reads_them_the_same_way(cli, tmp_pa
     data["keys_reading"] = {"reading": "float64"}  # as floats, 0.1 and 0.3 are not on a line: the result fails
     (tmp_path / "c.json").write_text(json.dumps(data))
     assert cli(["check", tmp_path / "c.json"]).status == 1
+
+
+def test_chunks_of_an_interrupted_run_are_kept_for_resume_only(cli, tmp_path, monkeypatch):
+    import lnproofs.propose.vocab as vocab
+
+    monkeypatch.setattr(vocab, "CHUNK_TOKENS", 16)  # a test-sized key set is kept in chunks
+    np.save(tmp_path / "k.npy", _keys())
+    out, chunks = tmp_path / "cert.json", tmp_path / "cert.json.chunks"
+    assert cli(["certify", tmp_path / "k.npy", "--out", out]).status == 0 and not chunks.exists()
+    chunks.mkdir()
+    (chunks / "chunk-0-47.json").write_text("{}")  # what an interrupted run left (unreadable: made again)
+    refused = cli(["certify", tmp_path / "k.npy", "--out", out])
+    assert refused.status == 2 and "--resume" in refused.err
+    resumed = cli(["certify", tmp_path / "k.npy", "--out", out, "--resume"])
+    assert resumed.status == 0, resumed.err
+    assert not chunks.exists() and _written(out).statuses() == certify_vocab_keys(_keys()).statuses()

@@ -71,8 +71,8 @@ def configure(parser) -> None:
     add_read_limit_options(parser)
     add_execution_options(
         parser,
-        automatic="for 20000 keys or more, a local cluster sized to the machine, one "
-        "task per chunk of 10000 keys; smaller key sets always run in this process",
+        automatic="this process, whole (its matrix products use every core); with --workers N or "
+        "--scheduler, one task per chunk of 10000 keys, each against every key",
     )
 
 
