@@ -246,23 +246,30 @@ def _on_grid(v: np.ndarray, n: int, centred: bool):
     return np.ldexp(J.astype(np.float64), e) if int((J * J).sum()) << max(2 * e, 0) <= n << max(-2 * e, 0) else None
 
 
-def nudged_witnesses(K: np.ndarray, tokens, bound=None, steps: int = 300) -> dict:
+def nudged_witnesses(K: np.ndarray, tokens, bound=None, steps: int = 300, patience: int = 16) -> dict:
     """Float witnesses for tokens whose own key does not win (a proposal: the kernel decides).
     From ``q = k_i``, each step moves ``q`` along ``k_i - k_j``, ``j`` the best rival at ``q``, just
     past the point where ``k_i`` beats ``k_j`` (in float32, with a margin well above float32's
     rounding of the scores); a witness is scaled by a power of two into the box ``|q_l| <= bound``
     (exactly: the argmax does not change).  A trained model's few such tokens take a step or five
-    each, where the engine's LPs over every key take seconds."""
+    each, where the engine's LPs over every key take seconds.  A token whose gap to its best rival,
+    relative to the scores' size, has not grown for ``patience`` steps is left to the engine (a key
+    inside the hull never wins, and would take every step)."""
     W, out = K.astype(np.float32), {}
     colmax = np.abs(W).max(axis=0)
     for i in tokens:
-        q = W[i].copy()
+        q, best, idle = W[i].copy(), -np.inf, 0
         for _ in range(steps):
             s = W @ q
             own, s[i] = float(s[i]), -np.inf
-            j, need = int(np.argmax(s)), 64 * len(q) * 2.0**-24 * float(np.abs(q) @ colmax)
+            size = float(np.abs(q) @ colmax)
+            j, need = int(np.argmax(s)), 64 * len(q) * 2.0**-24 * size
             d = W[i] - W[j]
             if own - s[j] > need or not np.all(np.isfinite(q)) or not d.any():
+                break
+            gain = (own - s[j]) / max(size, 1e-300)
+            best, idle = (gain, 0) if gain > best else (best, idle + 1)
+            if idle >= patience:
                 break
             q = q + d * np.float32(1.5 * (s[j] - own + 2 * need) / float(d @ d))
         if own - s[j] > need and np.all(np.isfinite(q)) and q.any():
