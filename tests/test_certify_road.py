@@ -167,3 +167,12 @@ def test_chunks_of_an_interrupted_run_are_kept_for_resume_only(cli, tmp_path, mo
     resumed = cli(["certify", tmp_path / "k.npy", "--out", out, "--resume"])
     assert resumed.status == 0, resumed.err
     assert not chunks.exists() and _written(out).statuses() == certify_vocab_keys(_keys()).statuses()
+
+
+def test_keys_at_the_ends_of_the_float_range_are_proved_and_checked(cli, tmp_path):
+    """Keys whose scores overflow in floats: the nudges' witnesses, decided by the kernel."""
+    np.save(tmp_path / "k.npy", np.array([[5e-324, 1.7976931348623157e308], [1e-320, 1.0], [3.0, -1e308]]))
+    made = cli(["certify", tmp_path / "k.npy", "--out", tmp_path / "c.json"])
+    assert made.status == 0 and made.err == "", made.err
+    assert _written(tmp_path / "c.json").statuses() == ["selectable"] * 3
+    assert cli(["check", tmp_path / "c.json"]).status == 0
