@@ -176,3 +176,28 @@ def test_keys_at_the_ends_of_the_float_range_are_proved_and_checked(cli, tmp_pat
     assert made.status == 0 and made.err == "", made.err
     assert _written(tmp_path / "c.json").statuses() == ["selectable"] * 3
     assert cli(["check", tmp_path / "c.json"]).status == 0
+
+
+@pytest.mark.parametrize("kind", ["subspace", "ball", "layernorm"])
+def test_every_query_set_takes_the_same_road_and_checks(cli, tmp_path, kind):
+    rng = np.random.default_rng(5)
+    keys = rng.normal(size=(30, 3))
+    keys[20:] *= 0.2
+    np.save(tmp_path / "k.npy", keys)
+    if kind == "subspace":
+        np.save(tmp_path / "W.npy", rng.normal(size=(2, 3)))
+        extra = ["--query-subspace", tmp_path / "W.npy"]
+    elif kind == "ball":
+        extra = ["--query-ball", "2.5"]
+    else:
+        n = 5
+        layer = {"gamma": rng.normal(size=n), "beta": rng.normal(size=n), "W_q": rng.normal(size=(3, n))}
+        np.savez(tmp_path / "p.npz", **layer, b_q=rng.normal(size=3))
+        extra = ["--query-layernorm", tmp_path / "p.npz"]
+    made = cli(["certify", tmp_path / "k.npy", "--out", tmp_path / "c.json", *extra])
+    assert made.status == 0, made.err
+    written = _written(tmp_path / "c.json")
+    printed = cli(["certify", tmp_path / "k.npy", "--json", *extra])
+    assert [r["status"] for r in printed.json()["results"]] == written.statuses()
+    assert "undecided" not in written.statuses() and "selectable" in written.statuses()
+    assert cli(["check", tmp_path / "c.json"]).status == 0
