@@ -208,9 +208,12 @@ def run(args) -> int:
 
 
 def _chunks_folder(out) -> Path:
-    """Where a run writing ``out`` keeps each chunk's certificate as it finishes (for ``--resume``)."""
+    """Where a run writing ``out`` keeps each chunk's certificate as it finishes (for ``--resume``):
+    a folder beside it, or nothing there yet (a link or a file there is refused)."""
+    from ..certificates.writes import folder_entry
+
     out = Path(out)
-    return out.with_name(out.name + ".chunks")
+    return folder_entry(out.parent, out.name + ".chunks", folder=True)
 
 
 def _vocabulary_road(args, keys, query_set):
