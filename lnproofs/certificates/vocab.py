@@ -30,7 +30,7 @@ import numpy as np
 
 from ..kernel import EVIDENCE, VOCAB_SCHEMA, CertificateFormatError, KeyResult, check_vocab, require
 from .check import CheckReport
-from .keyfile import keys_reference, sha256_of, validate_reference
+from .keyfile import keys_reference, sha256_of, validate_reading, validate_reference
 from .writers import result_to_json
 from .writes import write_array, write_text
 
@@ -69,6 +69,8 @@ class VocabCertificate:
     results: tuple = ()
     keys_file: dict | None = field(default=None, compare=False)
     coverage: dict | None = None
+    #: how the keys file's numbers were read when not as floats (:func:`.keyfile.validate_reading`)
+    keys_reading: dict | None = None
 
     def statuses(self) -> list[str]:
         """The status each token's evidence claims, in index order."""
@@ -107,6 +109,69 @@ class VocabCertificate:
             f"{kind} queries" + ("" if self.bias is None else " with a bias per key"),
         )
 
+    def describe(self, limit: int = 20) -> str:
+        """A short human summary: the counts per status and by evidence, then each key that is not
+        ``selectable`` and its status (the reason of an ``undecided`` one is not kept)."""
+        parts = [f"{n} {s}" for s, n in self.counts().items()]
+        reading = self.keys_reading or {}
+        source = (
+            f" (the decimals written, times {reading['scale']})"
+            if reading.get("reading") == "exact"
+            else " (decimals read as their nearest float64)"
+            if reading
+            else ""
+        )
+        evidence = ", ".join(f"{v} {k}" for k, v in self.evidence_counts().items())
+        lines = [
+            f"{self.n_keys} keys in R^{self.dim}{source}, {self.query_set.get('kind', 'free')} queries"
+            + ("" if self.bias is None else " with a bias per key")
+            + f": {', '.join(parts)} (evidence: {evidence})"
+        ]
+        others = [(i, s) for i, s in enumerate(self.statuses()) if s != "selectable"]
+        lines += [f"  key {i}: {s}" for i, s in others[:limit]]
+        if len(others) > limit:
+            lines.append(f"  ... and {len(others) - limit} more")
+        return "\n".join(lines)
+
+    def key_results(self, keys) -> list[KeyResult]:
+        """One :class:`~lnproofs.kernel.KeyResult` per key, in index order: each reference written
+        out as the witness it stands for (``t_i k_i``, a row of the shared queries, or under a norm
+        set the input ``u`` as the extra ``u``), the full results as they are, the others
+        ``undecided``.  The selectability certificate of these results makes the same claims."""
+        from ..kernel import NormQuerySet, norm_directions, query_set_from_json, self_witnesses
+
+        require(self.coverage is None, CertificateFormatError, "a coverage claim has no per-key form")
+        qs = query_set_from_json(dict(self.query_set, **({} if self.bias is None else {"bias": self.bias.tolist()})))
+        t = np.ones(self.n_keys) if self.scale is None else self.scale
+        selves, picked = np.flatnonzero(self.evidence == SELF), np.flatnonzero(self.evidence == QUERY)
+        out = [KeyResult(i, "undecided", reason="no evidence was found") for i in range(self.n_keys)]
+        for r in self.results:
+            out[r.index] = r
+        if isinstance(qs, NormQuerySet):
+            U = norm_directions(keys, qs, selves) * t[selves, None]
+            for i, u in [*zip(selves.tolist(), U), *((i, self.queries[self.rows[i]]) for i in picked.tolist())]:
+                out[i] = KeyResult(i, "selectable", verified="exact", extras={"u": u.tolist()})
+            return out
+        items = self_witnesses(keys, selves, t) + [(i, self.queries[self.rows[i]]) for i in picked.tolist()]
+        for i, q in items:
+            out[i] = KeyResult(i, "selectable", tuple(q.tolist()) if isinstance(q, np.ndarray) else q, verified="exact")
+        return out
+
+    def selectability(self, keys):
+        """The same claims as a selectability certificate (``lnproofs.selectability/1``, per key:
+        :meth:`key_results`), naming the same keys file and reading."""
+        from .certificate import Certificate
+
+        qs = dict(self.query_set, **({} if self.bias is None else {"bias": self.bias.tolist()}))
+        return Certificate(
+            self.n_keys,
+            self.dim,
+            qs,
+            tuple(self.key_results(keys)),
+            keys_file=self.keys_file,
+            keys_reading=self.keys_reading,
+        )
+
     def save(self, path, keys_path=None) -> Path:
         """Write the manifest at ``path`` and its arrays beside it (``<stem>.<name>.npy``)."""
         path = Path(path)
@@ -124,6 +189,7 @@ class VocabCertificate:
             "n_keys": int(self.n_keys),
             "dim": int(self.dim),
             "keys_file": keys_reference(path, keys_path) if keys_path is not None else self.keys_file,
+            **({} if self.keys_reading is None else {"keys_reading": dict(self.keys_reading)}),
             "query_set": self.query_set,
             "arrays": arrays,
             "counts": self.counts(),
@@ -172,6 +238,7 @@ def merge_vocab(certs) -> VocabCertificate:
         tuple(sorted(results, key=lambda r: r.index)),
         first.keys_file,
         first.coverage,
+        first.keys_reading,
     )
 
 
@@ -221,6 +288,7 @@ def load_vocab(path, data: dict, limits=None) -> VocabCertificate:
     arrays = {name: _array(path.parent, name, ref, limits) for name, ref in data["arrays"].items()}
     results = tuple(KeyResult.from_json(r, f"results[{n}]") for n, r in enumerate(data["results"]))
     ref = validate_reference(data["keys_file"]) if data.get("keys_file") is not None else None
+    reading = validate_reading(data["keys_reading"]) if data.get("keys_reading") is not None else None
     return VocabCertificate(
         data["n_keys"],
         data["dim"],
@@ -233,6 +301,7 @@ def load_vocab(path, data: dict, limits=None) -> VocabCertificate:
         results,
         ref,
         data.get("coverage"),
+        reading,
     )
 
 

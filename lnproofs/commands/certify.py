@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from pathlib import Path
 
 from .execution_options import add_execution_options, execution_from_args
@@ -70,8 +71,8 @@ def configure(parser) -> None:
     add_read_limit_options(parser)
     add_execution_options(
         parser,
-        automatic="for 20000 keys or more, a local cluster sized to the machine, one "
-        "task per chunk of 10000 keys; smaller key sets always run in this process",
+        automatic="this process, whole (its matrix products use every core); with --workers N or "
+        "--scheduler, one task per chunk of 10000 keys, each against every key",
     )
 
 
@@ -206,6 +207,52 @@ def run(args) -> int:
         return _run(args)
 
 
+def _chunks_folder(out) -> Path:
+    """Where a run writing ``out`` keeps each chunk's certificate as it finishes (for ``--resume``):
+    a folder beside it, or nothing there yet (a link or a file there is refused)."""
+    from ..certificates.writes import folder_entry
+
+    out = Path(out)
+    return folder_entry(out.parent, out.name + ".chunks", folder=True)
+
+
+def _vocabulary_road(args, keys, query_set):
+    """The certificate of every key by the vocabulary engine
+    (:func:`lnproofs.propose.vocab.certify_vocab_chunks`: the self-witness screen, nudges, the
+    residue to the query set's proposer), the kernel deciding every claim; with ``--out`` and
+    :data:`~lnproofs.propose.vocab.CHUNK_TOKENS` keys or more, each chunk is kept under
+    ``CERT.json.chunks`` until the certificate is written, so ``--resume`` continues a run."""
+    import shutil
+
+    import numpy as np
+
+    from ..io.exact import exact_float64
+    from ..kernel import InputError, OptionError, as_real_array
+    from ..propose.certification import _out_of_range
+    from ..propose.vocab import CHUNK_TOKENS, certify_vocab_chunks
+
+    K = as_real_array(exact_float64(keys, "keys"), name="keys", ndim=2)
+    workers, scheduler = execution_from_args(args)
+    folder = _chunks_folder(args.out) if args.out is not None and len(K) >= CHUNK_TOKENS else None
+    if folder is not None and not args.resume and folder.exists() and any(folder.iterdir()):
+        raise OptionError(
+            f"{folder} holds the chunks of an interrupted run: add --resume to continue it, or delete it to start over"
+        )
+    progress = (len(K) >= 2000 and sys.stderr.isatty()) if args.progress is None else args.progress
+    try:
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # the float screen only proposes
+            cert = certify_vocab_chunks(
+                K, query_set, workers=workers, scheduler=scheduler, seed=args.seed, progress=progress, folder=folder
+            )
+    except (ArithmeticError, ValueError, np.linalg.LinAlgError) as err:
+        if isinstance(err, InputError):
+            raise
+        raise _out_of_range(K, err) from err
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+    return K, cert
+
+
 def _run(args) -> int:
     from ..kernel import OptionError
     from ..propose.certification import certify, check_min_margin
@@ -222,6 +269,8 @@ def _run(args) -> int:
         query_set = query_set_from_args(args, keys.shape[1], keys.shape[0], key_bias=bias)
         if args.resume and not args.out:
             raise OptionError("--resume needs --out CERT.json (the partial results live next to it)")
+        if min_margin is None:  # the vocabulary engine, for every key set
+            return _report(args, query_set, *_vocabulary_road(args, keys, query_set), reading)
         workers, scheduler = execution_from_args(args)
         scale = 1 if reading is None or reading["reading"] != "exact" else int(reading["scale"])
         cert = certify(
@@ -231,7 +280,7 @@ def _run(args) -> int:
             out=args.out,
             resume=args.resume,
             seed=args.seed,
-            min_margin=None if min_margin is None else min_margin * scale,  # margins of the scaled keys
+            min_margin=min_margin * scale,  # margins of the scaled keys
             workers=workers,
             scheduler=scheduler,
         )
@@ -248,4 +297,26 @@ def _run(args) -> int:
         print(cert.describe(limit=50))
         if args.out:
             print(f"wrote {args.out}")
+    return 0
+
+
+def _report(args, query_set, K, cert, reading) -> int:
+    """Write the vocabulary certificate (``--out``) and print it: a summary with every key that is
+    not selectable, or (``--json``) the same claims per key as a selectability certificate, which
+    ``lnproofs check FILE KEYS`` reads."""
+    from ..certificates.keyfile import keys_reference
+
+    if reading is not None:
+        cert = dataclasses.replace(cert, keys_reading=reading)
+    if args.out:  # 'lnproofs check CERT.json' finds the keys
+        cert = dataclasses.replace(cert, keys_file=keys_reference(args.out, args.keys))
+        cert.save(args.out)
+    if args.json:
+        print(cert.selectability(K).dumps())
+        return 0
+    if query_set is not None:
+        print(f"queries: {describe_query_set(query_set)}")
+    print(cert.describe(limit=50))
+    if args.out:
+        print(f"wrote {args.out}")
     return 0

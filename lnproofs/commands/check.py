@@ -308,7 +308,7 @@ def _vocab(path, data, keys_arg, keys, limits, device, matmul=None) -> list[File
     from ..certificates.vocab import load_vocab, vocab_keys_path
 
     cert = load_vocab(path, data, limits)
-    keys = _keys(vocab_keys_path(path, cert, keys_arg), limits)
+    keys = _keys(vocab_keys_path(path, cert, keys_arg), limits, cert.keys_reading)
     numeric = None if device is None else _numeric(keys, cert, device, True)
     return [FileCheck(None, cert.check(keys, matmul), numeric)]
 

@@ -47,7 +47,8 @@ def _resume_without_out(tmp_path):
 
 def _resume_other_keys(tmp_path):
     (tmp_path / "c.json.partial.jsonl").write_text('{"fingerprint": "feed"}\n')
-    return ["certify", _keys(tmp_path), "--out", tmp_path / "c.json", "--resume"]
+    # the per-key road (--min-margin) keeps its results in the .partial.jsonl
+    return ["certify", _keys(tmp_path), "--out", tmp_path / "c.json", "--resume", "--min-margin", "0"]
 
 
 def _wrong_shape(tmp_path):
@@ -198,6 +199,8 @@ CASES += [
         lambda tmp_path: [
             "certify",
             _keys_of([[5e-324, 1.7976931348623157e308], [1e-320, 1.0], [3.0, -1e308]])(tmp_path),
+            "--min-margin",  # the per-key road's search (the vocabulary road's nudges prove these keys)
+            "0",
         ],
         "the floating-point search failed",
     ),
