@@ -48,15 +48,17 @@ class _Progress:
     only when ``enabled``, closed when every key is counted."""
 
     def __init__(self, total: int, enabled: bool, label: str = "certify"):
-        from tqdm import tqdm
+        self.bar = None  # no bar at all when not drawn: a small certification pays nothing for it
+        if enabled:
+            from tqdm import tqdm
 
-        self.bar = tqdm(
-            total=total, desc=label, unit="key", file=sys.stderr, disable=not enabled, dynamic_ncols=True, leave=False
-        )
+            self.bar = tqdm(total=total, desc=label, unit="key", file=sys.stderr, dynamic_ncols=True, leave=False)
         self.done, self.total = 0, total
 
     def add(self, count: int) -> None:
         self.done += count
+        if self.bar is None:
+            return
         self.bar.update(count)
         if self.done >= self.total:
             self.bar.refresh()  # the final count is drawn before the bar is cleared
@@ -75,6 +77,7 @@ def certify_results(
     on_results=None,
     finding: dict | None = None,
     improve_below: float = 0.0,
+    margins: bool = True,
 ) -> list[KeyResult]:
     """One :class:`KeyResult` per key under free queries, in index order.
 
@@ -84,7 +87,8 @@ def certify_results(
     ``on_results``: called with each batch of new results (for sidecar files);
     ``finding``: :func:`lnproofs.certificates.findings.rank_finding` of the keys (searched in
     stretched coordinates when they lie on a subspace up to rounding); ``improve_below``:
-    look again for a larger margin where a witness's margin is below this.
+    look again for a larger margin where a witness's margin is below this; ``margins``: state
+    each witness's margin (False: statuses and their evidence only, for callers that read no margin).
     Each call works on the keys of ``indices`` alone, so chunks of keys can be
     certified separately (with the same ``finding``) and their results joined.
     """
@@ -97,6 +101,9 @@ def certify_results(
     results: dict[int, KeyResult] = dict(known)
 
     first, inverse, counts = row_classes(K)
+    same = len(first) == n  # no twins: the distinct keys are the keys themselves, in their order
+    if same:
+        first = inverse = np.arange(n)
     reps = first  # original index of each distinct key
     members: dict[int, list[int]] = {}
     for orig, u in enumerate(inverse.tolist()):
@@ -104,6 +111,8 @@ def certify_results(
 
     def lift(res: KeyResult) -> list[KeyResult]:
         u = res.index
+        if same:  # its own index already: nothing to change
+            return [res] if u in wanted and u not in known else []
         comb = (
             None
             if res.combination is None
@@ -152,6 +161,7 @@ def certify_results(
             emit=emit,
             finding=finding,
             improve_below=improve_below,
+            margins=margins,
         )
     _recheck_twins(K, results, [i for i in todo_orig if counts[inverse[i]] > 1])
     reason = "stopped after the first key certified not selectable" if stop_at_first else "not requested"
@@ -177,8 +187,20 @@ def _recheck_twins(K, results: dict, indices: list) -> None:
 
 def has_unselectable(keys, *, seed: int = 0) -> bool | None:
     """True if some key is certified not selectable (unselectable or tie-only), False if
-    every key is certified selectable, None if neither could be proved."""
-    results = certify_results(keys, stop_at_first=True, seed=seed)
+    every key is certified selectable, None if neither could be proved.
+
+    At most d + 1 keys that are affinely independent are the vertices of their simplex
+    (theorem ``attention.simplex_vertices``): the kernel accepts ``selectable`` without a
+    witness once it has computed their exact affine rank, so no search runs for them."""
+    from ..kernel import check_results
+
+    K = as_real_array(keys, name="keys", ndim=2)
+    n, d = K.shape
+    if 1 < n <= d + 1:
+        claims = [KeyResult(i, "selectable", None, None, "exact") for i in range(n)]
+        if all(verdict.ok for verdict in check_results(ExactKeys(K), None, claims)):
+            return False
+    results = certify_results(K, stop_at_first=True, seed=seed, margins=False)
     statuses = {r.status for r in results}
     if statuses & {"unselectable", "tie-only"}:
         return True

@@ -175,15 +175,17 @@ class _Engine(LPRounds):
                 if w in want and w not in found and gap[c] > 0:
                     found[w] = G[c]
             left = np.array([r for r in left if int(r) not in found], dtype=np.int64)
-        # projection steps towards a separating query
+        # projection steps towards a separating query: where a step costs less than one small
+        # linear program (about 2**20 multiply-adds), 32 of them, else 8 while each gains
         if left.size:
             Q = self.X[left].copy()
-            for _ in range(8):
+            small = len(left) * self.m * self.d <= 1 << 20
+            for _ in range(32 if small else 8):
                 j, gap = self._best_rivals(Q, left)
                 ok = gap > 0
                 for r, q in zip(left[ok], Q[ok]):
                     found[int(r)] = q.copy()
-                if ok.sum() < max(1, len(left) // 100):
+                if ok.all() or (not small and ok.sum() < max(1, len(left) // 100)):
                     break
                 left, Q, j, gap = left[~ok], Q[~ok], j[~ok], gap[~ok]
                 diff = self.X[left] - self.X[j]
@@ -255,12 +257,15 @@ def unique_results(
     batch: int = 256,
     finding: dict | None = None,
     improve_below: float = 0.0,
+    margins: bool = True,
 ) -> dict[int, KeyResult]:
     """Results for the distinct keys P (indices into P) listed in ``todo``.
 
     ``finding``: the rank finding of the keys (stretched search when the numerical affine
     dimension is below the exact one); ``improve_below``: search again for a witness with
-    a larger margin for selectable keys whose witness margin is below this."""
+    a larger margin for selectable keys whose witness margin is below this; ``margins``:
+    state each witness's margin (informational: a caller that reads only the statuses
+    skips them)."""
     from .degenerate import witness_margins
 
     engine, plane = _engines(P, seed, finding)
@@ -271,7 +276,7 @@ def unique_results(
         return out
 
     def send(batch_results):
-        sel = [r for r in batch_results if r.status == "selectable" and r.witness is not None]
+        sel = [r for r in batch_results if r.status == "selectable" and r.witness is not None] if margins else []
         if sel:
             got = witness_margins(engine.ek, [(r.index, r.witness) for r in sel])
             # (KeyResult itself rather than dataclasses.replace: the same fields, without its field walk)
@@ -280,8 +285,8 @@ def unique_results(
                 for r, m in zip(sel, got)
             }
             batch_results = [by.get(r.index, r) if r.status == "selectable" else r for r in batch_results]
-            for r in batch_results:
-                out[r.index] = r
+        for r in batch_results:
+            out[r.index] = r
         emit(batch_results)
 
     wanted = set(todo.tolist())
@@ -302,10 +307,14 @@ def unique_results(
         swept = []
         for support in sweeper.fat_supports(32):
             rest = [j for j in left if j not in out]
-            for r in sweeper.sweep(support, rest):
+            for r in sweeper.sweep(support, rest, first_only=stop_at_first):
                 out[r.index] = r
                 swept.append(r)
+            if stop_at_first and swept:
+                break
         send(swept)
+        if stop_at_first and swept:
+            return out
         left = [i for i in left if i not in out]
         sweeper.misses = 0
     for s in range(0, len(left), batch):
@@ -329,7 +338,7 @@ def unique_results(
                 plane.record(False)  # inside the hull: inside it within the subspace too
             if kind == "inside":
                 out[i] = decide_inside(engine, i, *data)
-                if out[i].status == "unselectable" and sweeper.active:
+                if out[i].status == "unselectable" and sweeper.active and not stop_at_first:
                     rest = [j for j in left[s:] if j not in out and j != i]
                     for r in sweeper.sweep(out[i].combination.indices, rest):
                         out[r.index] = r

@@ -29,25 +29,25 @@ class SimplexSweep:
     def active(self) -> bool:
         return self.misses <= 50
 
-    def fat_supports(self, count: int) -> list[list[int]]:
+    def fat_supports(self, count: int):
         """Simplices of hull vertices extreme along rotated regular-simplex directions:
-        together they cover much of the deep interior."""
+        together they cover much of the deep interior (made one at a time, as they are used)."""
         e = self.engine
         verts = np.array(sorted(e.vertices), dtype=np.int64)
         if verts.size < e.d + 1:
-            return []
+            return
         base = np.eye(e.d + 1) - 1.0 / (e.d + 1)
         basis = np.linalg.qr(base[:, : e.d])[0]  # orthonormal basis of the sum-zero plane
         regular = base @ basis  # d+1 directions of a regular simplex
-        out = []
         for _ in range(count):
             R = np.linalg.qr(e.rng.standard_normal((e.d, e.d)))[0]
             picks = verts[np.argmax(e.X[verts] @ (regular @ R).T, axis=0)]
             if len(set(picks.tolist())) == e.d + 1:
-                out.append([int(p) for p in picks])
-        return out
+                yield [int(p) for p in picks]
 
-    def sweep(self, support, candidates) -> list[KeyResult]:
+    def sweep(self, support, candidates, *, first_only: bool = False) -> list[KeyResult]:
+        """Results for the ``candidates`` inside the simplex of ``support`` that pass the checker
+        (``first_only``: the first such result alone)."""
         from flint import fmpz_mat
 
         e = self.engine
@@ -80,4 +80,6 @@ class SimplexSweep:
             comb = Combination(tuple(support), tuple(weights))
             if check_combination(ek, i, comb, strict=True) is None:
                 out.append(KeyResult(i, "unselectable", None, comb, "exact"))
+                if first_only:
+                    break
         return out
