@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.writes import open_append, output_folder, write_text
-from ..kernel import OptionError, require
+from ..kernel import OptionError, check_witnesses, require
 
 __all__ = [
     "draw_heatmaps",
@@ -73,7 +73,6 @@ def trial_verdict(keys: np.ndarray, *, on_sphere: bool = False, seed: int = 0) -
     open) the certification engine decides, stopping at the first key certified not
     selectable; it returns a verdict only after the checker accepted its certificate.
     """
-    from ..kernel import check_witnesses
     from ..propose.certification import has_unselectable
 
     if on_sphere:

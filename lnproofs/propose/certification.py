@@ -21,7 +21,16 @@ import numpy as np
 from ..certificates.certificate import Certificate
 from ..certificates.writers import result_to_json
 from ..certificates.writes import open_append, output_file, remove_quietly
-from ..kernel import Combination, ExactKeys, FreeQueries, InputError, KeyResult, OptionError, as_real_array
+from ..kernel import (
+    Combination,
+    ExactKeys,
+    FreeQueries,
+    InputError,
+    KeyResult,
+    OptionError,
+    as_real_array,
+    check_results,
+)
 from .twins import row_classes
 
 __all__ = [
@@ -171,12 +180,10 @@ def certify_results(
 def _recheck_twins(K, results: dict, indices: list) -> None:
     """Results of duplicated keys are derived from their distinct key's verified result;
     put them through the checker too, so that every claim returned has passed it."""
-    from ..kernel import check_results as check_all
-
     claimed = [results[i] for i in indices if i in results and results[i].status != "undecided"]
     if not claimed:
         return
-    for r, verdict in zip(claimed, check_all(ExactKeys(K), None, claimed)):
+    for r, verdict in zip(claimed, check_results(ExactKeys(K), None, claimed)):
         if not verdict.ok:
             results[r.index] = KeyResult(
                 r.index,
@@ -192,8 +199,6 @@ def has_unselectable(keys, *, seed: int = 0) -> bool | None:
     At most d + 1 keys that are affinely independent are the vertices of their simplex
     (theorem ``attention.simplex_vertices``): the kernel accepts ``selectable`` without a
     witness once it has computed their exact affine rank, so no search runs for them."""
-    from ..kernel import check_results
-
     K = as_real_array(keys, name="keys", ndim=2)
     n, d = K.shape
     if 1 < n <= d + 1:
@@ -456,8 +461,6 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
             writer.write(json.dumps({"fingerprint": fingerprint, "n_keys": n, "dim": d}) + "\n")
             writer.flush()
     if known:  # results read back are re-checked
-        from ..kernel import check_results
-
         verdicts = check_results(ExactKeys(K), qs, known)
         known = [r for r, v in zip(known, verdicts) if v.ok and r.status != "undecided"]
 

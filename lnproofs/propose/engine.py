@@ -142,8 +142,9 @@ class _Engine(LPRounds):
             j[s : s + step], gap[s : s + step] = jj, own - S[ar, jj]
         return j, gap
 
-    def cheap_witnesses(self, todo: np.ndarray) -> dict[int, np.ndarray]:
-        """Float proposals (not yet checked) for as many keys of ``todo`` as possible."""
+    def cheap_witnesses(self, todo: np.ndarray, project: bool = True) -> dict[int, np.ndarray]:
+        """Float proposals (not yet checked) for as many keys of ``todo`` as possible
+        (``project``: with the projection steps of :meth:`projected` for the keys left)."""
         found: dict[int, np.ndarray] = {}
         if self.m == 1:
             return {0: np.zeros(self.d)}
@@ -175,8 +176,15 @@ class _Engine(LPRounds):
                 if w in want and w not in found and gap[c] > 0:
                     found[w] = G[c]
             left = np.array([r for r in left if int(r) not in found], dtype=np.int64)
-        # projection steps towards a separating query: where a step costs less than one small
-        # linear program (about 2**20 multiply-adds), 32 of them, else 8 while each gains
+        if project and left.size:
+            found.update(self.projected(left))
+        return found
+
+    def projected(self, left: np.ndarray) -> dict[int, np.ndarray]:
+        """Float proposals from projection steps towards a separating query, from q = x_r: where
+        a step costs less than one small linear program (about 2**20 multiply-adds), 32 of them,
+        else 8 while each gains."""
+        found: dict[int, np.ndarray] = {}
         if left.size:
             Q = self.X[left].copy()
             small = len(left) * self.m * self.d <= 1 << 20
@@ -296,25 +304,32 @@ def unique_results(
         engine.vertices.update(done)
         first += [KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in wanted]
     rest = np.array([r for r in range(engine.m) if r not in engine.vertices], dtype=np.int64)
-    done, _ = _verify_plane_first(engine, plane, engine.cheap_witnesses(rest) if rest.size else {})
+    proposals = engine.cheap_witnesses(rest, project=not stop_at_first) if rest.size else {}
+    done, _ = _verify_plane_first(engine, plane, proposals)
     first += [KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in wanted]
     for r in first:
         out[r.index] = r
     send(first)
     left = [int(r) for r in todo if int(r) not in out]
     sweeper = SimplexSweep(engine)
-    if len(left) > 4 * (engine.d + 1):
+    if stop_at_first and left:
+        # one key certified not selectable ends the search: simplices of vertices first (a deep
+        # key is inside one at once), the projection steps only for the keys they leave open
+        swept = sweeper.first_inside(left, 32 if len(left) > 4 * (engine.d + 1) else 4)
+        send(swept)
+        if swept:
+            return out
+        done, _ = _verify_plane_first(engine, plane, engine.projected(np.array(left, dtype=np.int64)))
+        send([KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in wanted])
+        left = [i for i in left if i not in out]
+    elif len(left) > 4 * (engine.d + 1):
         swept = []
         for support in sweeper.fat_supports(32):
             rest = [j for j in left if j not in out]
-            for r in sweeper.sweep(support, rest, first_only=stop_at_first):
+            for r in sweeper.sweep(support, rest):
                 out[r.index] = r
                 swept.append(r)
-            if stop_at_first and swept:
-                break
         send(swept)
-        if stop_at_first and swept:
-            return out
         left = [i for i in left if i not in out]
         sweeper.misses = 0
     for s in range(0, len(left), batch):

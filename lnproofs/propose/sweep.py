@@ -13,7 +13,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..kernel import Combination, KeyResult
-from .exact_checks import check_combination, key_row
+from .exact_checks import check_combination, scaled_columns
 
 __all__ = ["SimplexSweep"]
 
@@ -24,6 +24,7 @@ class SimplexSweep:
     def __init__(self, engine):
         self.engine = engine
         self.misses = 0
+        self.regular = None
 
     @property
     def active(self) -> bool:
@@ -36,14 +37,24 @@ class SimplexSweep:
         verts = np.array(sorted(e.vertices), dtype=np.int64)
         if verts.size < e.d + 1:
             return
-        base = np.eye(e.d + 1) - 1.0 / (e.d + 1)
-        basis = np.linalg.qr(base[:, : e.d])[0]  # orthonormal basis of the sum-zero plane
-        regular = base @ basis  # d+1 directions of a regular simplex
+        if self.regular is None:
+            base = np.eye(e.d + 1) - 1.0 / (e.d + 1)
+            basis = np.linalg.qr(base[:, : e.d])[0]  # orthonormal basis of the sum-zero plane
+            self.regular = base @ basis  # d+1 directions of a regular simplex
+        regular = self.regular
         for _ in range(count):
             R = np.linalg.qr(e.rng.standard_normal((e.d, e.d)))[0]
             picks = verts[np.argmax(e.X[verts] @ (regular @ R).T, axis=0)]
             if len(set(picks.tolist())) == e.d + 1:
                 yield [int(p) for p in picks]
+
+    def first_inside(self, candidates, count: int) -> list[KeyResult]:
+        """The first result of :meth:`sweep` over up to ``count`` fat simplices (none: [])."""
+        for support in self.fat_supports(count):
+            got = self.sweep(support, candidates, first_only=True)
+            if got:
+                return got
+        return []
 
     def sweep(self, support, candidates, *, first_only: bool = False) -> list[KeyResult]:
         """Results for the ``candidates`` inside the simplex of ``support`` that pass the checker
@@ -60,14 +71,18 @@ class SimplexSweep:
             coords = np.linalg.solve(M, np.vstack([e.X[cand].T, np.ones(len(cand))]))
         except np.linalg.LinAlgError:
             return []
-        inside = cand[np.all(coords > 1e-9, axis=0)]
+        low = coords.min(axis=0)
+        inside = cand[low > 1e-9]
         if inside.size == 0:
             self.misses += 1
             return []
         self.misses = 0
+        if first_only:  # the deepest keys first, a few of them
+            inside = inside[np.argsort(-low[low > 1e-9], kind="stable")[:4]]
         ek = e.ek
-        A = fmpz_mat([[key_row(ek, j)[r] for j in support] for r in range(e.d)] + [[1] * len(support)])
-        B = fmpz_mat([[key_row(ek, int(i))[r] for i in inside] for r in range(e.d)] + [[1] * len(inside)])
+        cols = scaled_columns(ek, support + inside.tolist())
+        A = fmpz_mat([row[: len(support)] for row in cols])
+        B = fmpz_mat([row[len(support) :] for row in cols])
         try:
             X = A.solve(B)
         except ZeroDivisionError:
