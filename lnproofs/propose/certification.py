@@ -31,6 +31,7 @@ from ..kernel import (
     as_real_array,
     check_results,
 )
+from .progress import KeyProgress
 from .twins import row_classes
 
 __all__ = [
@@ -49,29 +50,6 @@ __all__ = [
 PARALLEL_MIN_KEYS = 20000
 #: keys per task; a chunk is proposed and exactly checked on the same worker
 CHUNK_KEYS = 10000
-
-
-# ----------------------------------------------------------------------------- progress
-class _Progress:
-    """A tqdm bar on stderr counting keys (the one progress style of the package); drawn
-    only when ``enabled``, closed when every key is counted."""
-
-    def __init__(self, total: int, enabled: bool, label: str = "certify"):
-        self.bar = None  # no bar at all when not drawn: a small certification pays nothing for it
-        if enabled:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, desc=label, unit="key", file=sys.stderr, dynamic_ncols=True, leave=False)
-        self.done, self.total = 0, total
-
-    def add(self, count: int) -> None:
-        self.done += count
-        if self.bar is None:
-            return
-        self.bar.update(count)
-        if self.done >= self.total:
-            self.bar.refresh()  # the final count is drawn before the bar is cleared
-            self.bar.close()
 
 
 # ---------------------------------------------------------------- free queries
@@ -106,7 +84,7 @@ def certify_results(
     known = {r.index: r for r in (known or [])}
     wanted = set(range(n)) if indices is None else {int(i) for i in indices}
     todo_orig = [i for i in sorted(wanted) if i not in known]
-    prog = _Progress(len(todo_orig), progress)
+    prog = KeyProgress(len(todo_orig), progress)
     results: dict[int, KeyResult] = dict(known)
 
     first, inverse, counts = row_classes(K)
@@ -260,7 +238,7 @@ def _other_kind(module, K, qs, known, on_results, *, progress, seed, chunked, ch
     n = len(K)
     done = {r.index: r for r in known}
     todo = [i for i in range(n) if i not in done]
-    bar = _Progress(len(todo), bool(progress), label=f"certify ({getattr(qs, 'kind', 'query set')})")
+    bar = KeyProgress(len(todo), bool(progress), label=f"certify ({getattr(qs, 'kind', 'query set')})")
     if not chunked:
         chunk = max(1, -(-len(todo) // 20)) if progress else max(1, len(todo))
     for s in range(0, len(todo), chunk):

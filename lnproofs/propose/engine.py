@@ -304,25 +304,26 @@ def unique_results(
         engine.vertices.update(done)
         first += [KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in wanted]
     rest = np.array([r for r in range(engine.m) if r not in engine.vertices], dtype=np.int64)
+    sweeper = SimplexSweep(engine)
     proposals = engine.cheap_witnesses(rest, project=not stop_at_first) if rest.size else {}
+    if stop_at_first:
+        # one key certified not selectable ends the search: before any witness is checked,
+        # simplices of the keys with a proposal (a deep key is inside one at once); the
+        # projection steps only for the keys they leave open
+        open_keys = [int(r) for r in todo if int(r) not in proposals and int(r) not in engine.vertices]
+        count = 32 if len(open_keys) > 4 * (engine.d + 1) else 4
+        swept = sweeper.first_inside(open_keys, count, pool=sorted(engine.vertices | set(proposals)))
+        if swept:
+            send(first + swept)
+            return out
+        proposals.update(engine.projected(np.array([r for r in rest if r not in proposals], dtype=np.int64)))
     done, _ = _verify_plane_first(engine, plane, proposals)
     first += [KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in wanted]
     for r in first:
         out[r.index] = r
     send(first)
     left = [int(r) for r in todo if int(r) not in out]
-    sweeper = SimplexSweep(engine)
-    if stop_at_first and left:
-        # one key certified not selectable ends the search: simplices of vertices first (a deep
-        # key is inside one at once), the projection steps only for the keys they leave open
-        swept = sweeper.first_inside(left, 32 if len(left) > 4 * (engine.d + 1) else 4)
-        send(swept)
-        if swept:
-            return out
-        done, _ = _verify_plane_first(engine, plane, engine.projected(np.array(left, dtype=np.int64)))
-        send([KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in wanted])
-        left = [i for i in left if i not in out]
-    elif len(left) > 4 * (engine.d + 1):
+    if len(left) > 4 * (engine.d + 1) and not stop_at_first:  # (with stop_at_first: tried above)
         swept = []
         for support in sweeper.fat_supports(32):
             rest = [j for j in left if j not in out]

@@ -12,8 +12,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..kernel import Combination, KeyResult
-from .exact_checks import check_combination, scaled_columns
+from ..kernel import Combination, KeyResult, check_combinations
+from .exact_checks import scaled_columns
 
 __all__ = ["SimplexSweep"]
 
@@ -30,11 +30,11 @@ class SimplexSweep:
     def active(self) -> bool:
         return self.misses <= 50
 
-    def fat_supports(self, count: int):
-        """Simplices of hull vertices extreme along rotated regular-simplex directions:
-        together they cover much of the deep interior (made one at a time, as they are used)."""
+    def fat_supports(self, count: int, pool=None):
+        """Simplices of hull vertices (or of the keys ``pool``) extreme along rotated regular-simplex
+        directions: together they cover much of the deep interior (made one at a time, as used)."""
         e = self.engine
-        verts = np.array(sorted(e.vertices), dtype=np.int64)
+        verts = np.array(sorted(e.vertices) if pool is None else pool, dtype=np.int64)
         if verts.size < e.d + 1:
             return
         if self.regular is None:
@@ -48,9 +48,12 @@ class SimplexSweep:
             if len(set(picks.tolist())) == e.d + 1:
                 yield [int(p) for p in picks]
 
-    def first_inside(self, candidates, count: int) -> list[KeyResult]:
-        """The first result of :meth:`sweep` over up to ``count`` fat simplices (none: [])."""
-        for support in self.fat_supports(count):
+    def first_inside(self, candidates, count: int, pool=None) -> list[KeyResult]:
+        """The first result of :meth:`sweep` over up to ``count`` fat simplices (none: []); any keys
+        serve as corners (``pool``): the kernel checks the weights, not that corners are vertices."""
+        if not len(candidates):
+            return []
+        for support in self.fat_supports(count, pool):
             got = self.sweep(support, candidates, first_only=True)
             if got:
                 return got
@@ -87,14 +90,13 @@ class SimplexSweep:
             X = A.solve(B)
         except ZeroDivisionError:
             return []
-        out = []
+        items = []
         for c, i in enumerate(inside.tolist()):
             weights = [Fraction(int(X[r, c].p), int(X[r, c].q)) for r in range(e.d + 1)]
-            if min(weights) <= 0:
-                continue
-            comb = Combination(tuple(support), tuple(weights))
-            if check_combination(ek, i, comb, strict=True) is None:
+            if min(weights) > 0:
+                items.append((i, Combination(tuple(support), tuple(weights))))
+        out = []
+        for (i, comb), message in zip(items, check_combinations(ek, items[:1] if first_only else items, strict=True)):
+            if message is None:  # all checked at once by the kernel
                 out.append(KeyResult(i, "unselectable", None, comb, "exact"))
-                if first_only:
-                    break
         return out
