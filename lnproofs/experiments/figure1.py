@@ -332,8 +332,10 @@ def _check_out(out: Path) -> Path:
 
 
 #: with workers=None, a local cluster starts only for runs of at least this many trials
-#: (cells x trials; about 20 s of work in one process): smaller runs stay in this process
-PARALLEL_MIN_TRIALS = 1000
+#: (cells x trials; about 25 s of work in one process).  Starting two workers and sending them
+#: one task per cell cost about 14 CPU seconds (the grid at --trials 10: 33 CPU s on two workers,
+#: 19 in this process), so smaller runs stay in this process
+PARALLEL_MIN_TRIALS = 10000
 
 
 def reproduce_figure1(
