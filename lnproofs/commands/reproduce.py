@@ -164,7 +164,7 @@ def configure(parser) -> None:
             add_execution_options(
                 cmd,
                 automatic="a local cluster sized to the machine when the run has at least "
-                "1000 trials in all (cells x trials), else this process",
+                "10000 trials in all (cells x trials), else this process",
             )
         elif name == MAJ:
             add_execution_options(

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ..certificates.writes import open_append, output_folder, write_text
-from ..kernel import OptionError, require
+from ..kernel import OptionError, check_witnesses, require
 
 __all__ = [
     "draw_heatmaps",
@@ -73,7 +73,6 @@ def trial_verdict(keys: np.ndarray, *, on_sphere: bool = False, seed: int = 0) -
     open) the certification engine decides, stopping at the first key certified not
     selectable; it returns a verdict only after the checker accepted its certificate.
     """
-    from ..kernel import check_witnesses
     from ..propose.certification import has_unselectable
 
     if on_sphere:
@@ -333,8 +332,10 @@ def _check_out(out: Path) -> Path:
 
 
 #: with workers=None, a local cluster starts only for runs of at least this many trials
-#: (cells x trials; about 20 s of work in one process): smaller runs stay in this process
-PARALLEL_MIN_TRIALS = 1000
+#: (cells x trials; about 25 s of work in one process).  Starting two workers and sending them
+#: one task per cell cost about 14 CPU seconds (the grid at --trials 10: 33 CPU s on two workers,
+#: 19 in this process), so smaller runs stay in this process
+PARALLEL_MIN_TRIALS = 10000
 
 
 def reproduce_figure1(

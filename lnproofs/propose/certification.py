@@ -21,7 +21,17 @@ import numpy as np
 from ..certificates.certificate import Certificate
 from ..certificates.writers import result_to_json
 from ..certificates.writes import open_append, output_file, remove_quietly
-from ..kernel import Combination, ExactKeys, FreeQueries, InputError, KeyResult, OptionError, as_real_array
+from ..kernel import (
+    Combination,
+    ExactKeys,
+    FreeQueries,
+    InputError,
+    KeyResult,
+    OptionError,
+    as_real_array,
+    check_results,
+)
+from .progress import KeyProgress
 from .twins import row_classes
 
 __all__ = [
@@ -42,27 +52,6 @@ PARALLEL_MIN_KEYS = 20000
 CHUNK_KEYS = 10000
 
 
-# ----------------------------------------------------------------------------- progress
-class _Progress:
-    """A tqdm bar on stderr counting keys (the one progress style of the package); drawn
-    only when ``enabled``, closed when every key is counted."""
-
-    def __init__(self, total: int, enabled: bool, label: str = "certify"):
-        from tqdm import tqdm
-
-        self.bar = tqdm(
-            total=total, desc=label, unit="key", file=sys.stderr, disable=not enabled, dynamic_ncols=True, leave=False
-        )
-        self.done, self.total = 0, total
-
-    def add(self, count: int) -> None:
-        self.done += count
-        self.bar.update(count)
-        if self.done >= self.total:
-            self.bar.refresh()  # the final count is drawn before the bar is cleared
-            self.bar.close()
-
-
 # ---------------------------------------------------------------- free queries
 def certify_results(
     keys,
@@ -75,6 +64,7 @@ def certify_results(
     on_results=None,
     finding: dict | None = None,
     improve_below: float = 0.0,
+    margins: bool = True,
 ) -> list[KeyResult]:
     """One :class:`KeyResult` per key under free queries, in index order.
 
@@ -84,7 +74,8 @@ def certify_results(
     ``on_results``: called with each batch of new results (for sidecar files);
     ``finding``: :func:`lnproofs.certificates.findings.rank_finding` of the keys (searched in
     stretched coordinates when they lie on a subspace up to rounding); ``improve_below``:
-    look again for a larger margin where a witness's margin is below this.
+    look again for a larger margin where a witness's margin is below this; ``margins``: state
+    each witness's margin (False: statuses and their evidence only, for callers that read no margin).
     Each call works on the keys of ``indices`` alone, so chunks of keys can be
     certified separately (with the same ``finding``) and their results joined.
     """
@@ -93,10 +84,13 @@ def certify_results(
     known = {r.index: r for r in (known or [])}
     wanted = set(range(n)) if indices is None else {int(i) for i in indices}
     todo_orig = [i for i in sorted(wanted) if i not in known]
-    prog = _Progress(len(todo_orig), progress)
+    prog = KeyProgress(len(todo_orig), progress)
     results: dict[int, KeyResult] = dict(known)
 
     first, inverse, counts = row_classes(K)
+    same = len(first) == n  # no twins: the distinct keys are the keys themselves, in their order
+    if same:
+        first = inverse = np.arange(n)
     reps = first  # original index of each distinct key
     members: dict[int, list[int]] = {}
     for orig, u in enumerate(inverse.tolist()):
@@ -104,6 +98,8 @@ def certify_results(
 
     def lift(res: KeyResult) -> list[KeyResult]:
         u = res.index
+        if same:  # its own index already: nothing to change
+            return [res] if u in wanted and u not in known else []
         comb = (
             None
             if res.combination is None
@@ -152,6 +148,7 @@ def certify_results(
             emit=emit,
             finding=finding,
             improve_below=improve_below,
+            margins=margins,
         )
     _recheck_twins(K, results, [i for i in todo_orig if counts[inverse[i]] > 1])
     reason = "stopped after the first key certified not selectable" if stop_at_first else "not requested"
@@ -161,12 +158,10 @@ def certify_results(
 def _recheck_twins(K, results: dict, indices: list) -> None:
     """Results of duplicated keys are derived from their distinct key's verified result;
     put them through the checker too, so that every claim returned has passed it."""
-    from ..kernel import check_results as check_all
-
     claimed = [results[i] for i in indices if i in results and results[i].status != "undecided"]
     if not claimed:
         return
-    for r, verdict in zip(claimed, check_all(ExactKeys(K), None, claimed)):
+    for r, verdict in zip(claimed, check_results(ExactKeys(K), None, claimed)):
         if not verdict.ok:
             results[r.index] = KeyResult(
                 r.index,
@@ -177,8 +172,18 @@ def _recheck_twins(K, results: dict, indices: list) -> None:
 
 def has_unselectable(keys, *, seed: int = 0) -> bool | None:
     """True if some key is certified not selectable (unselectable or tie-only), False if
-    every key is certified selectable, None if neither could be proved."""
-    results = certify_results(keys, stop_at_first=True, seed=seed)
+    every key is certified selectable, None if neither could be proved.
+
+    At most d + 1 keys that are affinely independent are the vertices of their simplex
+    (theorem ``attention.simplex_vertices``): the kernel accepts ``selectable`` without a
+    witness once it has computed their exact affine rank, so no search runs for them."""
+    K = as_real_array(keys, name="keys", ndim=2)
+    n, d = K.shape
+    if 1 < n <= d + 1:
+        claims = [KeyResult(i, "selectable", None, None, "exact") for i in range(n)]
+        if all(verdict.ok for verdict in check_results(ExactKeys(K), None, claims)):
+            return False
+    results = certify_results(K, stop_at_first=True, seed=seed, margins=False)
     statuses = {r.status for r in results}
     if statuses & {"unselectable", "tie-only"}:
         return True
@@ -233,7 +238,7 @@ def _other_kind(module, K, qs, known, on_results, *, progress, seed, chunked, ch
     n = len(K)
     done = {r.index: r for r in known}
     todo = [i for i in range(n) if i not in done]
-    bar = _Progress(len(todo), bool(progress), label=f"certify ({getattr(qs, 'kind', 'query set')})")
+    bar = KeyProgress(len(todo), bool(progress), label=f"certify ({getattr(qs, 'kind', 'query set')})")
     if not chunked:
         chunk = max(1, -(-len(todo) // 20)) if progress else max(1, len(todo))
     for s in range(0, len(todo), chunk):
@@ -434,8 +439,6 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
             writer.write(json.dumps({"fingerprint": fingerprint, "n_keys": n, "dim": d}) + "\n")
             writer.flush()
     if known:  # results read back are re-checked
-        from ..kernel import check_results
-
         verdicts = check_results(ExactKeys(K), qs, known)
         known = [r for r, v in zip(known, verdicts) if v.ok and r.status != "undecided"]
 

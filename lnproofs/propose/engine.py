@@ -142,8 +142,9 @@ class _Engine(LPRounds):
             j[s : s + step], gap[s : s + step] = jj, own - S[ar, jj]
         return j, gap
 
-    def cheap_witnesses(self, todo: np.ndarray) -> dict[int, np.ndarray]:
-        """Float proposals (not yet checked) for as many keys of ``todo`` as possible."""
+    def cheap_witnesses(self, todo: np.ndarray, project: bool = True) -> dict[int, np.ndarray]:
+        """Float proposals (not yet checked) for as many keys of ``todo`` as possible
+        (``project``: with the projection steps of :meth:`projected` for the keys left)."""
         found: dict[int, np.ndarray] = {}
         if self.m == 1:
             return {0: np.zeros(self.d)}
@@ -175,15 +176,24 @@ class _Engine(LPRounds):
                 if w in want and w not in found and gap[c] > 0:
                     found[w] = G[c]
             left = np.array([r for r in left if int(r) not in found], dtype=np.int64)
-        # projection steps towards a separating query
+        if project and left.size:
+            found.update(self.projected(left))
+        return found
+
+    def projected(self, left: np.ndarray) -> dict[int, np.ndarray]:
+        """Float proposals from projection steps towards a separating query, from q = x_r: where
+        a step costs less than one small linear program (about 2**20 multiply-adds), 32 of them,
+        else 8 while each gains."""
+        found: dict[int, np.ndarray] = {}
         if left.size:
             Q = self.X[left].copy()
-            for _ in range(8):
+            small = len(left) * self.m * self.d <= 1 << 20
+            for _ in range(32 if small else 8):
                 j, gap = self._best_rivals(Q, left)
                 ok = gap > 0
                 for r, q in zip(left[ok], Q[ok]):
                     found[int(r)] = q.copy()
-                if ok.sum() < max(1, len(left) // 100):
+                if ok.all() or (not small and ok.sum() < max(1, len(left) // 100)):
                     break
                 left, Q, j, gap = left[~ok], Q[~ok], j[~ok], gap[~ok]
                 diff = self.X[left] - self.X[j]
@@ -255,12 +265,15 @@ def unique_results(
     batch: int = 256,
     finding: dict | None = None,
     improve_below: float = 0.0,
+    margins: bool = True,
 ) -> dict[int, KeyResult]:
     """Results for the distinct keys P (indices into P) listed in ``todo``.
 
     ``finding``: the rank finding of the keys (stretched search when the numerical affine
     dimension is below the exact one); ``improve_below``: search again for a witness with
-    a larger margin for selectable keys whose witness margin is below this."""
+    a larger margin for selectable keys whose witness margin is below this; ``margins``:
+    state each witness's margin (informational: a caller that reads only the statuses
+    skips them)."""
     from .degenerate import witness_margins
 
     engine, plane = _engines(P, seed, finding)
@@ -271,7 +284,7 @@ def unique_results(
         return out
 
     def send(batch_results):
-        sel = [r for r in batch_results if r.status == "selectable" and r.witness is not None]
+        sel = [r for r in batch_results if r.status == "selectable" and r.witness is not None] if margins else []
         if sel:
             got = witness_margins(engine.ek, [(r.index, r.witness) for r in sel])
             # (KeyResult itself rather than dataclasses.replace: the same fields, without its field walk)
@@ -280,8 +293,8 @@ def unique_results(
                 for r, m in zip(sel, got)
             }
             batch_results = [by.get(r.index, r) if r.status == "selectable" else r for r in batch_results]
-            for r in batch_results:
-                out[r.index] = r
+        for r in batch_results:
+            out[r.index] = r
         emit(batch_results)
 
     wanted = set(todo.tolist())
@@ -291,14 +304,26 @@ def unique_results(
         engine.vertices.update(done)
         first += [KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in wanted]
     rest = np.array([r for r in range(engine.m) if r not in engine.vertices], dtype=np.int64)
-    done, _ = _verify_plane_first(engine, plane, engine.cheap_witnesses(rest) if rest.size else {})
+    sweeper = SimplexSweep(engine)
+    proposals = engine.cheap_witnesses(rest, project=not stop_at_first) if rest.size else {}
+    if stop_at_first:
+        # one key certified not selectable ends the search: before any witness is checked,
+        # simplices of the keys with a proposal (a deep key is inside one at once); the
+        # projection steps only for the keys they leave open
+        open_keys = [int(r) for r in todo if int(r) not in proposals and int(r) not in engine.vertices]
+        count = 32 if len(open_keys) > 4 * (engine.d + 1) else 4
+        swept = sweeper.first_inside(open_keys, count, pool=sorted(engine.vertices | set(proposals)))
+        if swept:
+            send(first + swept)
+            return out
+        proposals.update(engine.projected(np.array([r for r in rest if r not in proposals], dtype=np.int64)))
+    done, _ = _verify_plane_first(engine, plane, proposals)
     first += [KeyResult(int(r), "selectable", v, None, "exact") for r, v in done.items() if r in wanted]
     for r in first:
         out[r.index] = r
     send(first)
     left = [int(r) for r in todo if int(r) not in out]
-    sweeper = SimplexSweep(engine)
-    if len(left) > 4 * (engine.d + 1):
+    if len(left) > 4 * (engine.d + 1) and not stop_at_first:  # (with stop_at_first: tried above)
         swept = []
         for support in sweeper.fat_supports(32):
             rest = [j for j in left if j not in out]
@@ -329,7 +354,7 @@ def unique_results(
                 plane.record(False)  # inside the hull: inside it within the subspace too
             if kind == "inside":
                 out[i] = decide_inside(engine, i, *data)
-                if out[i].status == "unselectable" and sweeper.active:
+                if out[i].status == "unselectable" and sweeper.active and not stop_at_first:
                     rest = [j for j in left[s:] if j not in out and j != i]
                     for r in sweeper.sweep(out[i].combination.indices, rest):
                         out[r.index] = r

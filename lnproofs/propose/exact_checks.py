@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from flint import fmpq, fmpz_mat
 
-from ..kernel import check_combinations, pow2, primal_queries
+from ..kernel import check_combinations, integer_matrix, pow2, primal_queries
 
-__all__ = ["check_combination", "check_primal", "check_primals", "key_row", "exact_margins"]
+__all__ = ["check_combination", "check_primal", "check_primals", "key_row", "scaled_columns", "exact_margins"]
 
 
 def check_combination(keys, i: int, combination, *, strict: bool) -> str | None:
@@ -40,6 +40,16 @@ def key_row(ek, j: int) -> list[int]:
     if "_search_rows" not in vars(ek):
         ek._search_rows = ek.some_rows(np.arange(ek.n))
     return ek._search_rows[j].tolist()
+
+
+def scaled_columns(ek, columns) -> list[list]:
+    """For the keys ``columns`` of an :class:`~lnproofs.kernel.ExactKeys`: the d + 1 rows of the
+    matrix whose column c is (K_j, 1) for j = columns[c], the K_j integers up to one positive
+    power of two common to these keys (python-flint integers; only these keys are converted).
+    Barycentric weights solved from such columns are those of the keys themselves."""
+    M, _ = integer_matrix(ek.array[list(columns)])
+    d, entries = ek.dim, M.entries()
+    return [entries[r::d] for r in range(d)] + [[1] * len(columns)]
 
 
 def exact_margins(layer, items) -> list:

@@ -214,14 +214,12 @@ class LPRounds:
         small relative-interior LP, or (``everything``) from that LP over all keys."""
         from .repair import exact_weights
 
-        span = [j for j in self.spanning_set() if j != i]
-        if everything:
-            choices = [[j for j in range(self.m) if j != i]]
-        else:
+        if not everything:  # the proposal itself first: no spanning set is needed when it passes
             comb = exact_weights(self.ek, i, support, weights, strict=True, coords=self.X)
             if comb is not None and check_combination(self.ek, i, comb, strict=True) is None:
                 return comb
-            choices = [sorted(set(support) | set(span))]
+        span = [j for j in self.spanning_set() if j != i]
+        choices = [[j for j in range(self.m) if j != i]] if everything else [sorted(set(support) | set(span))]
         for cols in choices:
             t, lam = self._relint_lp(i, cols, span)
             if t is None or t <= 0:

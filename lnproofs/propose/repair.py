@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..kernel import Combination, ExactKeys
-from .exact_checks import key_row
+from .exact_checks import key_row, scaled_columns
 
 __all__ = ["independent_columns", "exact_weights", "exact_tie_query", "exact_vertex_query", "compact_vector"]
 
@@ -54,9 +54,9 @@ def _square_weights(ek: ExactKeys, target: int, support: list[int]) -> list[Frac
     """The unique weights over d+1 keys (None if they are affinely dependent)."""
     from flint import fmpz_mat
 
-    d = ek.dim
-    A = fmpz_mat([[key_row(ek, j)[r] for j in support] for r in range(d)] + [[1] * len(support)])
-    b = fmpz_mat([[x] for x in key_row(ek, target)] + [[1]])
+    cols = scaled_columns(ek, list(support) + [target])
+    A = fmpz_mat([row[:-1] for row in cols])
+    b = fmpz_mat([row[-1:] for row in cols])
     try:
         x = A.solve(b)
     except ZeroDivisionError:

@@ -14,7 +14,8 @@ proved:
   ``max f <= s h(c) - H(p)`` where ``h`` is the support function of the query set, and
   ``||q|| >= (log tau + H(p)) / (s sigma(c))`` for every query reaching weight ``tau``
   (``sigma(c)`` = the largest ``c.q`` over unit queries in the set's linear span).
-  ``h`` and ``sigma`` come from exact rationals followed by one interval square root.
+  ``h`` and ``sigma`` come from exact rationals followed by one interval square root
+  (:mod:`lnproofs.propose.softmax_exact`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 from ..certificates.writers import query_set_to_json
 from ..kernel import InputError, LayerNormQuerySet, OptionError, SubspaceQuerySet, require
 from .pivots import pivot_columns
+from .softmax_exact import ExactSet, evaluate, gibbs, text
 
 __all__ = ["AttentionWeightResult", "max_weight", "min_norm", "score_factor"]
 
@@ -121,137 +123,6 @@ def score_factor(dim: int, *, temperature=None, scaled: bool = False) -> tuple[f
     t = float(temperature)
     require(math.isfinite(t) and t > 0, OptionError, f"temperature T = {temperature!r} must be a finite number > 0")
     return 1.0 / t, f"1/{t!r}"
-
-
-# --------------------------------------------------------------------------- exact pieces
-
-
-class _ExactSet:
-    """Exact operations for one query set: snap a proposal into it, support functions."""
-
-    def __init__(self, keys: np.ndarray, query_set):
-        from ..kernel import to_fraction
-
-        self.keys = keys
-        self.N, self.d = keys.shape
-        self.query_set = query_set
-        self.subspace = isinstance(query_set, SubspaceQuerySet)
-        self.layernorm = isinstance(query_set, LayerNormQuerySet)
-        self.radius = None if getattr(query_set, "radius", None) is None else Fraction(query_set.radius)
-        self.K = [tuple(map(to_fraction, row)) for row in keys]
-        if self.subspace:
-            self._setup_subspace()
-        if self.layernorm:
-            from ..kernel import ExactLayer
-
-            self.layer = ExactLayer(keys, query_set)
-
-    def _setup_subspace(self):
-        from flint import fmpq_mat
-
-        from ..kernel import fmpq_matrix
-
-        W = fmpq_matrix(self.query_set.matrix)  # m x d
-        rref, rank = W.transpose().rref()  # pivots pick independent rows of W
-        pivots = pivot_columns(rref, rank, W.nrows())
-        Wb = fmpq_mat([[W[r, c] for c in range(self.d)] for r in pivots])
-        self.W = W
-        self.Wb = Wb
-        self.G_inv = (Wb * Wb.transpose()).inv()
-
-    # -- support functions (exact squares) ----------------------------------------
-    def span_norm_sq(self, c) -> Fraction:
-        """``sigma(c)^2``: squared largest ``c.q`` over unit queries in the set's linear span."""
-        from flint import fmpq_mat
-
-        from ..kernel import fmpq_of, fraction_of_fmpq
-
-        if self.subspace:
-            v = self.Wb * fmpq_mat(self.d, 1, [fmpq_of(x) for x in c])
-            return fraction_of_fmpq((v.transpose() * self.G_inv * v)[0, 0])
-        return sum((x * x for x in c), Fraction(0))
-
-    def support(self, c, ctx):
-        """An interval containing ``h(c) = max c.q`` over the set (``None`` if unbounded)."""
-        from ..kernel import fraction_of_fmpq
-        from .intervals import interval, sqrt_of
-
-        if self.layernorm:
-            from ..kernel import integer_vector_of_fractions
-
-            C, Dc = integer_vector_of_fractions(c)
-            n_pg2, offset = self.layer.direction_terms(C, Dc)
-            return sqrt_of(fraction_of_fmpq(n_pg2), ctx) + interval(fraction_of_fmpq(offset), ctx)
-        if self.radius is None:
-            return None
-        return interval(self.radius, ctx) * sqrt_of(self.span_norm_sq(c), ctx)
-
-    # -- putting a proposal into the set exactly ---------------------------------------
-    def snap(self, variable) -> list[Fraction] | None:
-        """An exact query in the set from the solver's variable, or None."""
-        from ..kernel import fraction_of_fmpq
-
-        if self.layernorm:
-            from .querysets.layernorm_perkey import snap_into_set as _snap_into_set
-
-            U, D = _snap_into_set(variable, self.layer.n)
-            q = self.layer.query(U, D)
-            query = [fraction_of_fmpq(q[a, 0]) for a in range(self.d)]
-        elif self.subspace:
-            from ..kernel import to_fraction
-
-            z = [to_fraction(x) for x in variable]
-            query = [
-                sum((z[r] * fraction_of_fmpq(self.W[r, a]) for r in range(len(z))), Fraction(0)) for a in range(self.d)
-            ]
-        else:
-            from ..kernel import to_fraction
-
-            query = [to_fraction(x) for x in variable]
-        if self.radius is not None:
-            norm_sq = sum((x * x for x in query), Fraction(0))
-            if norm_sq > self.radius**2:
-                if self.layernorm:
-                    return None
-                factor = _sqrt_below(self.radius**2 / norm_sq)
-                query = [factor * x for x in query]
-        return query
-
-    def scores(self, query) -> list[Fraction]:
-        return [sum((a * b for a, b in zip(row, query)), Fraction(0)) for row in self.K]
-
-
-def _sqrt_below(x: Fraction, bits: int = 64) -> Fraction:
-    """A dyadic rational ``r <= sqrt(x)``, within ``2**-bits`` relative (0 for x <= 0).
-
-    x is scaled by 4**k so that its integer part has about 2 * bits bits, whatever the
-    size of x; then isqrt(floor(x 4**k)) / 2**k <= sqrt(x)."""
-    from math import isqrt
-
-    x = Fraction(x)
-    if x <= 0:
-        return Fraction(0)
-    k = max(0, bits - (x.numerator.bit_length() - x.denominator.bit_length()) // 2 + 1)
-    scaled = x * (1 << (2 * k))
-    return Fraction(isqrt(scaled.numerator // scaled.denominator), 1 << k)
-
-
-def _gibbs(scores: list[Fraction], factor: float) -> list[Fraction]:
-    """Softmax weights of the scores in floats, rationalised and normalised exactly."""
-    y = np.array([float(s) for s in scores]) * factor
-    y = np.exp(y - y.max())
-    p = [Fraction(float(v)) for v in y / y.sum()]
-    total = sum(p)
-    return [v / total for v in p]
-
-
-def _evaluate(es: _ExactSet, target: int, query, scale_iv, ctx):
-    from .intervals import bounds, softmax_weight, sqrt_of
-
-    scores = es.scores(query)
-    weight = softmax_weight([s - scores[target] for s in scores], scale_iv, ctx)
-    norm = sqrt_of(sum((x * x for x in query), Fraction(0)), ctx)
-    return scores, bounds(weight), bounds(norm)
 
 
 # --------------------------------------------------------------------------- the solvers
@@ -355,7 +226,7 @@ def max_weight(keys, target: int, query_set=None, *, temperature=None, scaled: b
         return AttentionWeightResult(status="undecided", reason=f"the cone solver failed ({problem.status})", **base)
     ctx = _ctx()
     scale_iv = score_scale(temperature=temperature, dim=d, scaled=scaled, ctx=ctx)
-    es = _ExactSet(keys, query_set)
+    es = ExactSet(keys, query_set)
     query = es.snap(np.asarray(var.value, dtype=np.float64))
     if query is None:
         return AttentionWeightResult(
@@ -364,8 +235,8 @@ def max_weight(keys, target: int, query_set=None, *, temperature=None, scaled: b
             solver_value=float(math.exp(problem.value)),
             **base,
         )
-    scores, weight, norm = _evaluate(es, target, query, scale_iv, ctx)
-    p = _gibbs(scores, factor)
+    scores, weight, norm = evaluate(es, target, query, scale_iv, ctx)
+    p = gibbs(scores, factor)
     c = [k_i - sum((pj * kj[a] for pj, kj in zip(p, es.K)), Fraction(0)) for a, k_i in enumerate(es.K[target])]
     upper = ctx.exp(scale_iv * es.support(c, ctx) - entropy(p, ctx))
     bound = bounds(upper)
@@ -373,7 +244,7 @@ def max_weight(keys, target: int, query_set=None, *, temperature=None, scaled: b
     return AttentionWeightResult(
         status="solved",
         query=tuple(float(x) for x in query),
-        query_exact=tuple(_text(x) for x in query),
+        query_exact=tuple(text(x) for x in query),
         query_norm=norm,
         weight=weight,
         bound=bound,
@@ -403,7 +274,7 @@ def min_norm(
     base = dict(question="min-norm", target=target, scale=scale_text, query_set=qs_json, tau=tau)
     ctx = _ctx()
     scale_iv = score_scale(temperature=temperature, dim=d, scaled=scaled, ctx=ctx)
-    es = _ExactSet(keys, query_set)
+    es = ExactSet(keys, query_set)
     log_tau = ctx.log(interval(tau, ctx))
     layernorm = es.layernorm
     best = None
@@ -418,7 +289,7 @@ def min_norm(
         query = es.snap(np.asarray(var.value, dtype=np.float64))
         if query is None:
             continue
-        scores, weight, norm = _evaluate(es, target, query, scale_iv, ctx)
+        scores, weight, norm = evaluate(es, target, query, scale_iv, ctx)
         if weight[0] >= tau:
             best = (query, scores, weight, norm, float(problem.value))
             break
@@ -448,12 +319,12 @@ def min_norm(
                         f"every query gives weight <= exp(-H(p)) <= {bound[1]:.12g} < tau, where p averages "
                         f"the keys to key {target} exactly (in the query directions)"
                     ),
-                    extras={"entropy_weights": {"indices": [j for j, w in p], "weights": [_text(w) for j, w in p]}},
+                    extras={"entropy_weights": {"indices": [j for j, w in p], "weights": [text(w) for j, w in p]}},
                     **base,
                 )
         return AttentionWeightResult(status="undecided", reason=reason, **base)
     query, scores, weight, norm, value = best
-    p = _gibbs(scores, factor)
+    p = gibbs(scores, factor)
     c = [k_i - sum((pj * kj[a] for pj, kj in zip(p, es.K)), Fraction(0)) for a, k_i in enumerate(es.K[target])]
     numerator = log_tau + entropy(p, ctx)
     sigma = sqrt_of(es.span_norm_sq(c), ctx)
@@ -464,7 +335,7 @@ def min_norm(
     return AttentionWeightResult(
         status="solved",
         query=tuple(float(x) for x in query),
-        query_exact=tuple(_text(x) for x in query),
+        query_exact=tuple(text(x) for x in query),
         query_norm=norm,
         weight=weight,
         bound=(lower, math.inf),
@@ -474,7 +345,7 @@ def min_norm(
     )
 
 
-def _entropy_bound(es: _ExactSet, target: int, ctx):
+def _entropy_bound(es: ExactSet, target: int, ctx):
     """For unbounded linear query sets: ``p`` with ``sum_j p_j k_j = k_i`` seen by every query
     gives ``f(q) <= -H(p)`` for all q.  The solver proposes the max-entropy ``p``; exact
     rationals make the constraint hold; returns ``(bounds of exp(-H(p)), [(j, p_j)])`` or None."""
@@ -534,9 +405,3 @@ def _row_basis(A, columns) -> list[int]:
     T = fmpq_mat([[fmpq_of(A[a][c]) for a in range(len(A))] for c in columns])
     rref, rank = T.rref()
     return pivot_columns(rref, rank, len(A))
-
-
-def _text(x: Fraction) -> str:
-    from ..certificates.writers import format_fraction
-
-    return format_fraction(x)

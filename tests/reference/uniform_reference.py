@@ -235,7 +235,7 @@ def _uniform_layernorm(keys, query_set, diffs, base) -> UniformResult:
                 extras=extras,
                 **base,
             )
-        from lnproofs.propose.softmax import _sqrt_below
+        from lnproofs.propose.softmax_exact import sqrt_below as _sqrt_below
 
         t = _sqrt_below(room / sum(x * x for x in direction))
         u = [a + t * c for a, c in zip(u, direction)]
