@@ -152,6 +152,15 @@ def nudged_witnesses(K: np.ndarray, tokens, bound=None, steps: int = 300, patien
     return out
 
 
+def _float_keys(keys) -> np.ndarray:
+    """``keys`` as a finite float64 matrix: the array itself when it is one already (a vocabulary's
+    keys are held once, by its reader, not once more per call), else :func:`as_real_array`'s copy."""
+    if isinstance(keys, np.ndarray) and keys.dtype == np.float64 and keys.ndim == 2 and keys.size:
+        if all(np.isfinite(keys[a : a + 4096]).all() for a in range(0, len(keys), 4096)):
+            return keys
+    return as_real_array(keys, name="keys", ndim=2)
+
+
 def _residue(K, qs, indices, *, seed, progress):
     from .querysets import proposer_for
 
@@ -211,7 +220,7 @@ def certify_vocab_keys(
     block depends on that block alone, so a run in chunks that are unions of blocks makes the same
     certificate as one run.  ``matmul``: the float filter's product (:class:`lnproofs.kernel.ExactKeys`;
     None: numpy's); the certificate does not depend on it."""
-    K = as_real_array(keys, name="keys", ndim=2)
+    K = _float_keys(keys)
     ek = ExactKeys(K, matmul)  # built once: both checks below read it
     qs = (
         FreeQueries()
@@ -343,7 +352,7 @@ def certify_vocab_chunks(
 
     from ..execution import resolve_workers, run_tasks
 
-    K, chunk = as_real_array(keys, name="keys", ndim=2), CHUNK_TOKENS if chunk is None else chunk
+    K, chunk = _float_keys(keys), CHUNK_TOKENS if chunk is None else chunk
     qs = query_set_to_json(
         FreeQueries()
         if query_set is None
