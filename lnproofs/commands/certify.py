@@ -291,12 +291,17 @@ def _run(args) -> int:
             cert.save(args.out)
     if args.json:
         print(cert.dumps())
-    else:
-        if query_set is not None:
-            print(f"queries: {describe_query_set(query_set)}")
-        print(cert.describe(limit=50))
-        if args.out:
-            print(f"wrote {args.out}")
+        return 0
+    return _summary(args, query_set, cert)
+
+
+def _summary(args, query_set, cert) -> int:
+    """Print a certificate's summary: the query set, the counts and every key that is not selectable."""
+    if query_set is not None:
+        print(f"queries: {describe_query_set(query_set)}")
+    print(cert.describe(limit=50))
+    if args.out:
+        print(f"wrote {args.out}")
     return 0
 
 
@@ -314,9 +319,4 @@ def _report(args, query_set, K, cert, reading) -> int:
     if args.json:
         print(cert.selectability(K).dumps())
         return 0
-    if query_set is not None:
-        print(f"queries: {describe_query_set(query_set)}")
-    print(cert.describe(limit=50))
-    if args.out:
-        print(f"wrote {args.out}")
-    return 0
+    return _summary(args, query_set, cert)
