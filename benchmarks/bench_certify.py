@@ -197,7 +197,8 @@ def run_matrix(name: str, folder: Path) -> dict:
         row[f"{step}_cpu_s"] = round(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime, 2)
         row[f"{step}_load_after"] = round(os.getloadavg()[0], 2)
         row[f"{step}_status"] = done.returncode
-        row[f"{step}_output"] = (done.stdout + done.stderr).strip().splitlines()[:3]
+        text = (done.stdout + done.stderr).replace(f"{folder}{os.sep}", "")  # the temporary folder is no result
+        row[f"{step}_output"] = text.strip().splitlines()[:3]
     data = json.loads(cert.read_text())
     files = [cert] + [cert.with_name(ref["path"]) for ref in data["arrays"].values()]
     row["certificate_bytes"] = sum(f.stat().st_size for f in files)
