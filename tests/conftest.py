@@ -1,13 +1,55 @@
-"""Shared fixtures: run the command line in-process and capture what it prints."""
+"""Shared fixtures: run the command line in-process and capture what it prints; open a page in a
+headless Chromium."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import json
+import os
+import shutil
 from dataclasses import dataclass
 
 import pytest
+
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+def chromium_or_skip() -> str:
+    """The Chromium binary the browser tests drive; skips the test where it or chromedriver is missing."""
+    binary = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    if not os.path.exists(CHROMEDRIVER) or binary is None:
+        pytest.skip("chromium and chromedriver are not installed")
+    return binary
+
+
+@contextlib.contextmanager
+def headless_chromium(page, profile):
+    """A headless Chromium showing the local file ``page`` (no network, no first-run pages; its
+    profile in the folder ``profile``), quit on exit."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium_or_skip()
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--window-size=1200,1000",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        driver.get(page.resolve().as_uri())
+        yield driver
+    finally:
+        driver.quit()
 
 
 @dataclass

@@ -3,55 +3,23 @@ MathML and each step's exact check, with no network."""
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
 
 pytestmark = pytest.mark.browser
 
-CHROMEDRIVER = "/usr/bin/chromedriver"
-
-
-def _chromium_binary():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    if not os.path.exists(CHROMEDRIVER) or _chromium_binary() is None:
-        pytest.skip("chromium and chromedriver are not installed")
-    from conftest import _run
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    from conftest import _run, chromium_or_skip, headless_chromium
 
+    chromium_or_skip()  # before the report is made
     folder = tmp_path_factory.mktemp("blueprint")
     result = _run(["report", "--out", folder / "r", "--no-recheck", "--no-pdf"])
     assert result.status == 0, result.err
-    options = webdriver.ChromeOptions()
-    options.binary_location = _chromium_binary()
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={folder / 'profile'}",
-        "--window-size=1200,1000",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        driver.get((folder / "r" / "report.html").resolve().as_uri())
+    with headless_chromium(folder / "r" / "report.html", folder / "profile") as driver:
         yield driver, folder / "r" / "report.html"
-    finally:
-        driver.quit()
 
 
 def test_the_page_loads_nothing_from_elsewhere(page):

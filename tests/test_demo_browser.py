@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
-import shutil
 
 import pytest
 
@@ -13,46 +11,16 @@ from lnproofs.experiments.demo import demo_state, write_demo
 
 pytestmark = pytest.mark.browser
 
-CHROMEDRIVER = "/usr/bin/chromedriver"
-
-
-def _chromium_binary():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    if not os.path.exists(CHROMEDRIVER) or _chromium_binary() is None:
-        pytest.skip("chromium and chromedriver are not installed")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    from conftest import chromium_or_skip, headless_chromium
 
+    chromium_or_skip()
     folder = tmp_path_factory.mktemp("demo")
     path = write_demo(folder / "demo.html")
-    options = webdriver.ChromeOptions()
-    options.binary_location = _chromium_binary()
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={folder / 'profile'}",
-        "--window-size=1200,1000",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        driver.get(path.resolve().as_uri())
+    with headless_chromium(path, folder / "profile") as driver:
         yield driver
-    finally:
-        driver.quit()
 
 
 def _set_slider(driver, element_id, value):
