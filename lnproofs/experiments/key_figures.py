@@ -72,31 +72,16 @@ def keys_hull(path, keys, statuses, witnesses=None, *, title: str = "", labels: 
             if not idx:
                 continue
             pts = shown[idx]
-            if dim == 2:
-                ax.scatter(
-                    pts[:, 0],
-                    pts[:, 1],
-                    marker=marker,
-                    color=colour,
-                    s=60,
-                    edgecolor="black",
-                    linewidth=0.5,
-                    zorder=3,
-                    label=f"{label} ({len(idx)})",
-                )
-            else:
-                ax.scatter(
-                    pts[:, 0],
-                    pts[:, 1],
-                    pts[:, 2],
-                    marker=marker,
-                    color=colour,
-                    s=50,
-                    edgecolor="black",
-                    linewidth=0.5,
-                    depthshade=False,
-                    label=f"{label} ({len(idx)})",
-                )
+            ax.scatter(
+                *pts[:, :dim].T,
+                marker=marker,
+                color=colour,
+                s=60 if dim == 2 else 50,
+                edgecolor="black",
+                linewidth=0.5,
+                label=f"{label} ({len(idx)})",
+                **({"zorder": 3} if dim == 2 else {"depthshade": False}),
+            )
         drawn = False
         for i, w in enumerate(witnesses or []):
             if w is None:
