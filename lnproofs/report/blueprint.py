@@ -74,11 +74,12 @@ def _status(entry, rechecks) -> str:
 
 def graph_dot(items, rechecks, numbers: dict, definitions) -> str:
     """The dependency graph in Graphviz's language: definitions and results, an edge from each
-    thing a result rests on to the result."""
+    thing a result rests on to the result; the connected parts laid out apart and packed side by
+    side (results that rest on nothing drawn would otherwise stack in one tall column)."""
     names = [e.name for e in items]
     lines = [
         "digraph blueprint {",
-        '  graph [rankdir=LR, bgcolor="white", fontname="Helvetica"];',
+        '  graph [rankdir=LR, pack=true, packmode="array_u6", bgcolor="white", fontname="Helvetica"];',
         '  node [shape=box, style="filled,rounded", fontname="Helvetica", fontsize=10];',
     ]
     for label, title, _ in definitions:
