@@ -79,10 +79,9 @@ def test_an_interrupted_run_resumes_and_loses_nothing(tmp_path, monkeypatch):
     assert side.exists() and not out.exists()
     kept = [json.loads(line) for line in side.read_text().splitlines()[1:]]
     assert kept and {r["status"] for r in kept} <= {"selectable", "unselectable"}  # bulk stages were written
-    from lnproofs.kernel import KeyResult
-    from lnproofs.kernel import check_results as check_all
+    from lnproofs.kernel import FreeQueries, KeyResult
 
-    assert all(v.ok for v in check_all(keys, None, [KeyResult.from_json(r) for r in kept]))
+    assert all(v.ok for v in FreeQueries().check(keys, [KeyResult.from_json(r) for r in kept]))
 
     monkeypatch.setattr(engine_module._Engine, "clarkson", original)
     seen = []

@@ -278,13 +278,13 @@ def test_batched_combination_verdicts_equal_per_key_verdicts(strict):
 
 
 def test_free_check_all_gives_the_per_result_verdicts_for_combinations():
-    from lnproofs.kernel import check_results as check_all
+    from lnproofs.kernel import FreeQueries
 
     keys, cases = _combination_cases()
     results = [KeyResult(i, "unselectable", combination=c, verified="exact") for i, c in cases]
     results += [KeyResult(i, "tie-only", witness=(0.0, 0.0, 0.0), combination=c, verified="exact") for i, c in cases]
-    together = check_all(keys, None, results)
-    assert together == [check_all(keys, None, [r])[0] for r in results]
+    together = FreeQueries().check(keys, results)
+    assert together == [FreeQueries().check(keys, [r])[0] for r in results]
     assert sum(v.ok for v in together) == 1  # only the full-dimensional interior claim holds
 
 
@@ -344,20 +344,19 @@ def test_affinely_independent_keys_are_selectable_without_a_witness(cli, tmp_pat
     the keys are affinely independent (free and ball queries; a box bounds q, so not there), decided
     by the kernel's exact affine rank, and it survives the JSON round trip and ``lnproofs check``."""
     from lnproofs.kernel import BallQuerySet, BoxQuerySet, FreeQueries
-    from lnproofs.kernel import check_results as check_all
 
     keys = np.array([[0, 0, 0, 0], [1, 0, 0, 0], [0, 3, 0, 0], [0, 0, -2, 0], [1, 1, 1, 5]], dtype=float)
     claims = [KeyResult(i, "selectable") for i in range(5)]
     for query_set in (FreeQueries(), BallQuerySet(1e-3)):
-        assert [v.ok for v in check_all(keys, query_set, claims)] == [True] * 5
-    assert not any(v.ok for v in check_all(keys, BoxQuerySet(100.0), claims))
+        assert [v.ok for v in query_set.check(keys, claims)] == [True] * 5
+    assert not any(v.ok for v in BoxQuerySet(100.0).check(keys, claims))
     flat = keys.copy()
     flat[4] = (flat[1] + flat[2]) / 2  # exactly on a segment: affine rank 3 < 4
-    verdicts = check_all(flat, FreeQueries(), claims)
+    verdicts = FreeQueries().check(flat, claims)
     assert not any(v.ok for v in verdicts)
     assert "without a witness query, the keys must be affinely independent" in verdicts[0].message
     six = np.vstack([keys, [2, 2, 2, 2]])  # six keys in R^4 are never affinely independent
-    verdicts = check_all(six, FreeQueries(), [KeyResult(i, "selectable") for i in range(6)])
+    verdicts = FreeQueries().check(six, [KeyResult(i, "selectable") for i in range(6)])
     assert not any(v.ok for v in verdicts) and "needs a witness query with 4 entries (got none)" in verdicts[0].message
     cert = Certificate(5, 4, {"kind": "free"}, tuple(claims))
     again = Certificate.from_json(json.loads(json.dumps(cert.to_json())))

@@ -5,7 +5,6 @@ import pytest
 from reference.layernorm_reference import reference_results
 
 from lnproofs.kernel import LayerNormQuerySet
-from lnproofs.kernel import check_results as check_all
 from lnproofs.propose.querysets.layernorm import certify_results
 
 
@@ -22,12 +21,12 @@ def test_statuses_equal_the_reference(seed, N, n, d):
     fast = certify_results(keys, qs)
     ref = reference_results(keys, qs)
     assert [r["status"] for r in fast] == [r["status"] for r in ref]
-    assert all(v.ok for v in check_all(keys, qs, fast))
+    assert all(v.ok for v in qs.check(keys, fast))
     from lnproofs.propose.querysets.layernorm_fast import certify_results_fast
 
     small = certify_results_fast(keys, qs, compact=True)
     assert [r["status"] for r in small] == [r["status"] for r in ref]
-    assert all(v.ok for v in check_all(keys, qs, small))
+    assert all(v.ok for v in qs.check(keys, small))
     assert any("y" in r for r in small)
 
 
@@ -40,10 +39,10 @@ def test_a_tampered_compact_certificate_is_refuted():
     results = certify_results_fast(keys, qs, compact=True)
     target = next(r for r in results if "y" in r)
     target["y"] = [-v for v in target["y"]]  # now the query points away from the key
-    verdict = check_all(keys, qs, [target])[0]
+    verdict = qs.check(keys, [target])[0]
     assert not verdict.ok
     target["y"] = [v * 1e6 for v in target["y"]]  # u far outside the ball
-    assert not check_all(keys, qs, [target])[0].ok
+    assert not qs.check(keys, [target])[0].ok
 
 
 def _structured(rng, n, d, style):
@@ -73,4 +72,4 @@ def test_structured_weights_give_the_reference_statuses(style, seed):
     keys[2] = 0.5 * (keys[3] + keys[4])  # inside the hull
     fast, ref = certify_results(keys, qs), reference_results(keys, qs)
     assert [r["status"] for r in fast] == [r["status"] for r in ref]
-    assert all(v.ok for v in check_all(keys, qs, fast))
+    assert all(v.ok for v in qs.check(keys, fast))

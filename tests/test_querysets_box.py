@@ -13,7 +13,6 @@ from scipy.spatial import ConvexHull
 from lnproofs.certificates.check import check_certificate
 from lnproofs.certificates.writers import query_set_to_json
 from lnproofs.kernel import BoxQuerySet, Combination, KeyResult, OptionError, ShapeError
-from lnproofs.kernel import check_results as check_all
 from lnproofs.propose.certification import certify
 from lnproofs.propose.querysets import box as proposer
 
@@ -38,7 +37,7 @@ def _upper_hull_vertices(K, b):
 def test_free_with_bias_matches_the_upper_hull(n):
     K, b = _keys(n=n)
     res = proposer.certify(K, BoxQuerySet(None, tuple(b)))
-    assert all(v.ok for v in check_all(K, BoxQuerySet(None, tuple(b)), res))
+    assert all(v.ok for v in BoxQuerySet(None, tuple(b)).check(K, res))
     assert {r.index for r in res if r.status == "selectable"} == _upper_hull_vertices(K, b)
     assert all(r.status in ("selectable", "not-realisable") for r in res)
 
@@ -74,9 +73,9 @@ def test_the_lp_on_a_growing_set_of_rivals_has_the_whole_lps_optimum():
             if q is None:
                 assert (
                     combos
-                    and check_all(
-                        K, BoxQuerySet(bound, tuple(b)), [KeyResult(i, "not-realisable", None, combos[-1], "exact")]
-                    )[0].ok
+                    and BoxQuerySet(bound, tuple(b))
+                    .check(K, [KeyResult(i, "not-realisable", None, combos[-1], "exact")])[0]
+                    .ok
                 )
 
 
@@ -140,7 +139,7 @@ def test_tampered_evidence_is_refuted(bound):
     for name, bad in _tampered(K, qs).items():
         if name == "a witness outside the box" and bound is None:
             continue
-        verdict = check_all(K, qs, [bad])[0]
+        verdict = qs.check(K, [bad])[0]
         assert not verdict.ok, name
         assert verdict.message, name
 
@@ -151,4 +150,4 @@ def test_bad_box_and_bias():
             BoxQuerySet(bad)
     K, b = _keys(n=5)
     with pytest.raises(ShapeError, match="one bias per key"):
-        check_all(K, BoxQuerySet(1.0, tuple(b[:4])), [KeyResult(0, "undecided")])
+        BoxQuerySet(1.0, tuple(b[:4])).check(K, [KeyResult(0, "undecided")])

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from lnproofs import certify, has_unselectable
-from lnproofs.kernel import check_results
+from lnproofs.kernel import FreeQueries
 
 
 def _verdict(keys) -> bool:
     cert = certify(keys)
-    assert all(v.ok for v in check_results(keys, None, cert.results))
+    assert all(v.ok for v in FreeQueries().check(keys, cert.results))
     assert all(r.status != "undecided" for r in cert.results)
     return any(r.status in ("unselectable", "tie-only") for r in cert.results)
 

@@ -1,4 +1,4 @@
-"""Vocabulary certificates: the self-witness screen against the plain Gram matrix, the compact
+"""Vocabulary certificates: the kernel's self filter against the plain Gram matrix, the compact
 certificate (manifest and .npy arrays) through save, load and 'lnproofs check', and tampered
 evidence refuted."""
 
@@ -18,10 +18,10 @@ from lnproofs.kernel import (
     KeyResult,
     LayerNormQuerySet,
     RMSNormQuerySet,
+    self_filter,
 )
 from lnproofs.propose.certification import certify
 from lnproofs.propose.vocab import certify_vocab_keys
-from lnproofs.propose.vocab import self_screen as self_witnesses
 
 
 def check_vocab(keys, qs, selves, scale, results, shared=None):
@@ -52,29 +52,50 @@ def _keys(n=400, d=6, seed=0):
     return np.random.default_rng(seed).normal(size=(n, d))
 
 
+def _exact_signs(K):
+    """+1 where q = k_i makes k_i win strictly, -1 where another key beats it, 0 for a tie at the top (Fractions)."""
+    F = [[Fraction(x) for x in row] for row in K.tolist()]
+    out = []
+    for i, q in enumerate(F):
+        s = [sum(a * b for a, b in zip(q, k)) for k in F]
+        top = max(s[:i] + s[i + 1 :])
+        out.append(1 if s[i] > top else -1 if s[i] < top else 0)
+    return np.array(out)
+
+
 @pytest.mark.parametrize("block", [7, 64, 4096])
-def test_self_witnesses_match_the_gram_matrix(block):
-    K = _keys()
-    K[10] = K[11]  # equal rows never win at their own direction
+def test_the_self_filter_agrees_with_exact_scores_and_decides_the_clear_cases(block):
+    K = _keys(n=120, d=5)
+    K[10] = K[11] = K[11] * 10  # equal long rows: a tie at the top, which no float test can decide
     K[12] = K[12] * 1e-3  # a short row loses to others
-    G = K @ K.T
-    off = G.copy()
-    np.fill_diagonal(off, -np.inf)
-    expected = np.diag(G) - off.max(axis=1) > 1e-9 * np.abs(G).max()
-    got = self_witnesses(K, block=block)
-    assert (got == expected).all() and got.sum() > 0
-    assert not got[10] and not got[11] and not got[12]
+    exact = _exact_signs(K)
+    for rows in (np.arange(len(K)), np.arange(5, 100, 3)):  # the symmetric road and the rows road
+        got = self_filter(K, rows, block=block)
+        assert np.all((got == 0) | (got == exact[rows])), "a sign the exact scores contradict"
+        assert got.dtype == np.int8 and {1, -1} <= set(got.tolist())
+    got = self_filter(K, np.arange(len(K)), block=block)
+    assert np.flatnonzero(got == 0).tolist() == [10, 11] and got[12] == -1
 
 
-def test_self_witnesses_refuse_near_ties_and_subnormal_keys():
+def test_the_self_filter_leaves_near_ties_and_subnormal_keys_to_the_exact_path():
     K = np.array([[1.0, 0.0], [1.0, 2.0**-40], [0.0, 1.0]])
-    assert self_witnesses(K).tolist() == [False, False, True]  # gaps 0 and 2**-80: below the filter's bound
+    assert self_filter(K, [0, 1, 2]).tolist() == [0, 0, 1]  # gaps 0 and 2**-80: below the filter's bound
     verdicts = check_vocab(K, FreeQueries(), [0, 1, 2], np.ones(3), [])  # ... decided exactly instead
     assert [v.ok for v in verdicts] == [False, True, True] and "= 0" in verdicts[0].message
     K2 = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
-    assert self_witnesses(K2).tolist() == [False, False, True]
-    K3 = np.array([[1.0, 5e-324], [0.0, 1.0]])  # subnormal entries: decided exactly
+    assert self_filter(K2, [0, 1, 2]).tolist() == [0, 0, 1]
+    K3 = np.array([[1.0, 5e-324], [0.0, 1.0]])  # subnormal entries: the filter declines, exact integers decide
+    assert self_filter(K3, [0, 1]).tolist() == [0, 0]
     assert all(v.ok for v in check_vocab(K3, FreeQueries(), [0, 1], np.ones(2), []))
+
+
+def test_a_self_claim_the_filter_refutes_is_refused_and_named():
+    K = _keys(n=50, d=4, seed=5)
+    K[7] = K[3] * 1e-2  # k_7 loses to k_3 at its own direction, by far
+    verdicts = check_vocab(K, FreeQueries(), range(50), np.ones(50), [])
+    bad = [v for v in verdicts if not v.ok]
+    assert [v.index for v in bad if v.index == 7] == [7] and "beats its own witness" in bad[0].message
+    assert all(v.ok for v in verdicts if v.index != 7 and _exact_signs(K)[v.index] == 1)
 
 
 @pytest.mark.parametrize("box", [None, 100.0])
@@ -182,11 +203,11 @@ def test_box_self_witnesses_must_fit_the_box():
 
 def test_single_precision_products_agree_with_double():
     K = _keys(n=500, d=16, seed=8).astype(np.float32).astype(np.float64)
-    single = self_witnesses(K)
+    single = self_filter(K, np.arange(500))
     K64 = K.copy()
     K64[0, 0] = np.nextafter(K64[0, 0], 10.0)  # no longer a float32: the double products are used
-    double = self_witnesses(K64)
-    assert single.sum() > 0 and (single[1:] == double[1:]).all()
+    double = self_filter(K64, np.arange(500))
+    assert (single == 1).sum() > 0 and (single[1:] == double[1:]).all()
 
 
 @pytest.mark.parametrize("qs", [None, BoxQuerySet(1.0), "biased"])
@@ -195,9 +216,7 @@ def test_a_chunk_of_tokens_has_the_statuses_of_the_whole(qs):
     if qs == "biased":
         qs = BoxQuerySet(1.0, tuple(np.random.default_rng(4).normal(size=600) * 0.1))
     chunk = np.arange(150, 420)
-    screened = self_witnesses(K, block=64, rows=chunk)
-    assert (screened[chunk] == self_witnesses(K, block=64)[chunk]).all()
-    assert not screened[:150].any() and not screened[420:].any()
+    assert (self_filter(K, chunk, block=64) == self_filter(K, np.arange(600), block=64)[chunk]).all()
     whole = certify_vocab_keys(K, qs).statuses()
     part = certify_vocab_keys(K, qs, indices=chunk)
     got = part.statuses()
@@ -214,7 +233,7 @@ def test_a_vertex_whose_own_key_loses_gets_a_nudged_witness_the_kernel_accepts(b
     from lnproofs.propose.vocab import nudged_witnesses
 
     K = np.array([[1.0, 0.0], [2.0, 0.1], [2.0, -0.1], [1.5, 0.0]])
-    assert not self_witnesses(K)[0]
+    assert self_filter(K, range(4))[0] == -1
     found = nudged_witnesses(K, [0], bound)
     assert set(found) == {0}
     q = found[0]
@@ -384,12 +403,11 @@ def test_offsets_or_a_rotation_keep_a_norm_set_off_the_subspace_road():
 def test_tokens_no_query_at_all_makes_win_carry_the_free_lps_exact_duals():
     """With offsets, a token that loses for every u in R^n loses in the ball: the free LP's exact
     weights are the kernel's duals; a dual with a weight moved is refused."""
-    from lnproofs.kernel import check_results as check_all
     from lnproofs.propose.homogeneous import relaxed_duals
 
     K, qs = _output_layer(n=200, d=3)
     duals = relaxed_duals(K, qs, range(len(K)))
-    assert 50 < len(duals) < 200 and all(v.ok for v in check_all(K, qs, duals))
+    assert 50 < len(duals) < 200 and all(v.ok for v in qs.check(K, duals))
     cert = certify_vocab_keys(K, qs)
     assert all(cert.statuses()[r.index] == "not-realisable" for r in duals)
     w = list(duals[0].extras["dual"]["weights"])
@@ -403,7 +421,7 @@ def test_tokens_no_query_at_all_makes_win_carry_the_free_lps_exact_duals():
         None,
         {"dual": {"indices": duals[0].extras["dual"]["indices"], "weights": ["0"] * (len(w) - 1) + ["1"]}},
     )
-    assert len(w) > 1 and not check_all(K, qs, [bad])[0].ok
+    assert len(w) > 1 and not qs.check(K, [bad])[0].ok
 
 
 def test_a_token_without_a_direction_in_the_ball_is_screened_quietly():

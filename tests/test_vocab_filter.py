@@ -1,6 +1,6 @@
 """The float filter in front of a norm set's exact path (kernel/vocab.py) against that path, on every
 input class: it never accepts a row the exact path refutes, and where its conditions hold (a 0/1
-selection W_q, float32 or power-of-two gains, float offsets, no rotation or radius) it accepts exactly
+selection W_q, float32 keys and gains, float offsets, no rotation or radius) it accepts exactly
 the rows on its grid that the exact path accepts.  This test reads the kernel's module on purpose."""
 
 from __future__ import annotations
@@ -92,8 +92,7 @@ def _filter_applies(K, qs) -> bool:
     W, g = arrays["W_q"], arrays[qs.G_NAME]
     selection = np.isin(W, (0, 1)).all() and (W.sum(axis=0) == 1).all()
     float32 = ExactKeys(K).single is not None and np.array_equal(g.astype(np.float32), g)
-    powers = bool(np.all(np.abs(np.frexp(g)[0]) == 0.5))
-    return selection and qs.rotation is None and qs.radius is None and (float32 or powers)
+    return selection and qs.rotation is None and qs.radius is None and float32
 
 
 @settings(max_examples=200, deadline=None)

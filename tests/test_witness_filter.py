@@ -37,18 +37,10 @@ def _entries(rng, d, kind):
     return tuple(Fraction(float(x)) if c % 2 else float(x) for c, x in enumerate(base))  # mixed
 
 
-@settings(max_examples=150, deadline=None)
-@given(
-    st.integers(0, 2**32 - 1),
-    st.integers(1, 7),
-    st.integers(1, 5),
-    st.sampled_from(["float", "rational", "integer", "mixed"]),
-    st.sampled_from(["strict", "tie"]),
-    st.sampled_from(["plain", "twins", "near", "tiny", "ulp32", "signed zeros"]),
-)
-def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d, kind, mode, keyset):
-    """Whatever settles a pair (the filter or the integers), the verdict is the exact one."""
-    rng = np.random.default_rng(seed)
+def _hostile_keys(rng, n, d, keyset):
+    """n keys in R^d of one hostile kind: dyadic entries of wide exponents, and then twins, near-ties
+    2^-60 apart, subnormal entries, one float32 step apart, twins but for the sign of their zeros,
+    zero keys, products past the float range, or Gaussian float32 numbers."""
     keys = rng.integers(-4, 5, size=(n, d)) * 2.0 ** rng.integers(-30, 30, size=(n, d))
     if keyset == "twins":
         keys[1::2] = keys[0::2][: len(keys[1::2])]
@@ -61,6 +53,28 @@ def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d
     elif keyset == "signed zeros" and n > 1:  # twins but for the sign of their zeros
         keys[0, ::2] = 0.0
         keys[1] = np.where(keys[0] == 0, -0.0, keys[0])
+    elif keyset == "zeros":
+        keys[: max(1, n // 2)] = 0.0
+    elif keyset == "huge":
+        keys[-1] *= 2.0**990  # products past the float range: the filters decline
+    elif keyset == "float32":
+        keys = rng.normal(size=(n, d)).astype(np.float32).astype(np.float64)
+    return keys
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 7),
+    st.integers(1, 5),
+    st.sampled_from(["float", "rational", "integer", "mixed"]),
+    st.sampled_from(["strict", "tie"]),
+    st.sampled_from(["plain", "twins", "near", "tiny", "ulp32", "signed zeros"]),
+)
+def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d, kind, mode, keyset):
+    """Whatever settles a pair (the filter or the integers), the verdict is the exact one."""
+    rng = np.random.default_rng(seed)
+    keys = _hostile_keys(rng, n, d, keyset)
     i = int(rng.integers(n))
     q = _entries(rng, d, kind)
     got = check_witnesses(keys, [(i, q)], mode=mode)[0]
@@ -68,8 +82,11 @@ def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d
 
 
 def test_float32_keys_are_multiplied_in_single_precision_and_decided_the_same():
-    """Keys that are all normal float32 numbers get a float32 copy (the filter's single-precision
-    product); one key off the float32 grid, or a float32-subnormal entry, keeps doubles."""
+    """Keys that are all normal float32 numbers get a float32 copy (the self filter's single-precision
+    product); one key off the float32 grid, or a float32-subnormal entry, keeps doubles.  The self
+    filter and the witness check (doubles) decide their own witnesses as Fraction arithmetic does."""
+    from lnproofs.kernel import self_filter
+
     rng = np.random.default_rng(3)
     K = rng.standard_normal((300, 24)).astype(np.float32).astype(np.float64)
     assert ExactKeys(K).single is not None
@@ -81,7 +98,10 @@ def test_float32_keys_are_multiplied_in_single_precision_and_decided_the_same():
     assert ExactKeys(off).single is None and ExactKeys(tiny).single is None
     for keys in (K, off, tiny):
         got = check_witnesses(keys, items)
-        assert [m is None for m in got] == [_reference(keys, i, q, "strict") for i, q in items]
+        expected = [_reference(keys, i, q, "strict") for i, q in items]
+        assert [m is None for m in got] == expected
+        signs = self_filter(keys, np.arange(len(keys)))
+        assert all(s == 0 or (s == 1) == e for s, e in zip(signs.tolist(), expected)) and (signs != 0).sum() > 250
 
 
 def _long_digit_certificate(n, d, digits=300):
@@ -194,3 +214,32 @@ def test_integer_witness_entries_past_two_to_the_53_stay_exact():
     # exactly q.k_0 = 1 + 2**-60 > q.k_1 = 1; with big rounded to 2**60 the two would tie
     assert check_witnesses(keys, [(0, result.witness)]) == [None]
     assert check_witnesses(keys, [(0, (2.0**60, 3.0, 0.5))])[0] is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 9),
+    st.integers(1, 5),
+    st.sampled_from(["plain", "twins", "near", "tiny", "ulp32", "signed zeros", "zeros", "huge", "float32"]),
+    st.sampled_from([1, 2, 3, 64]),
+    st.booleans(),
+)
+def test_the_self_filter_never_contradicts_fraction_arithmetic(seed, n, d, keyset, block, every):
+    """Every key's own witness: 1 only where q = k_i wins strictly, -1 only where a rival beats it,
+    on the symmetric road (every key) and on the rows road, for any block size."""
+    from lnproofs.kernel import self_filter
+
+    rng = np.random.default_rng(seed)
+    keys = _hostile_keys(rng, n, d, keyset)
+    rows = np.arange(n) if every else np.sort(rng.choice(n, size=max(1, n // 2), replace=False))
+    got = self_filter(keys, rows, block=block)
+    for i, sign in zip(rows.tolist(), got.tolist()):
+        wins = _reference(keys, i, keys[i], "strict")
+        rival = any(
+            sum(Fraction(a) * Fraction(b) for a, b in zip(keys[i], keys[j]))
+            > sum(Fraction(a) * Fraction(a) for a in keys[i])
+            for j in range(n)
+            if j != i
+        )
+        assert sign == 0 or (sign == 1 and wins) or (sign == -1 and rival), (i, sign, wins, rival)

@@ -240,7 +240,7 @@ def _vocabulary_road(args, keys, query_set):
         )
     progress = (len(K) >= 2000 and sys.stderr.isatty()) if args.progress is None else args.progress
     try:
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # the float screen only proposes
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):  # floats that overflow decide nothing
             cert = certify_vocab_chunks(
                 K, query_set, workers=workers, scheduler=scheduler, seed=args.seed, progress=progress, folder=folder
             )

@@ -183,10 +183,9 @@ def _check(problem, result) -> bool:
     import numpy as np
 
     from ..kernel import BoxQuerySet
-    from ..kernel import check_results as check_all
 
     query_set = BoxQuerySet(None, tuple(float(b) for b in problem.bias))
-    return check_all(np.array(problem.rows, dtype=np.float64), query_set, [result])[0].ok
+    return query_set.check(np.array(problem.rows, dtype=np.float64), [result])[0].ok
 
 
 def _wins(problem, index: int, h) -> bool:

@@ -19,8 +19,8 @@ JSON objects and arrays) and the keys it is about, one entry per file kind:
   and causal records, each checked by the entries above).
 
 Every entry compares the file's shape with the keys' and the query set's dimension with theirs
-before any arithmetic.  The query-set kinds are classes registered once (:func:`kind_of`,
-:func:`kinds`); each carries its JSON form, its dimension check and its exact checks (``check``).
+before any arithmetic.  The query-set kinds are classes registered once (:data:`KINDS`,
+:func:`kind_of`); each carries its JSON form, its dimension check and its exact checks (``check``).
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ _MODULES = {
     "exact": "to_fraction parse_fraction",
     "dyadic": "mantissas dyadic_integers integer_matrix pow2 integer_vector_of_fractions fmpq_matrix fmpq_of "
     "fraction_of_fmpq",
-    "checker": "ExactKeys Verdict check_witnesses check_combinations affine_rank",
+    "checker": "ExactKeys Verdict check_witnesses self_filter check_combinations affine_rank",
     "certificates": "SELECTABILITY_SCHEMA STATUSES Combination KeyResult Certificate each_once freeze thaw",
     "layernorm_keys": "LayerNormKeys ExactLayerNormKeys check_ln_witnesses check_ln_interior",
-    "querysets": "KINDS QuerySetSchema kind_of kinds query_set_from_json",
+    "querysets": "KINDS QuerySetSchema kind_of query_set_from_json",
     "querysets.free": "FreeQueries BallQuerySet BoxQuerySet",
     "querysets.subspace": "SubspaceQuerySet ExactPoints",
     "querysets.norm": "Rotation NormQuerySet LayerNormQuerySet RMSNormQuerySet RotaryLayerNormQuerySet ExactQueryMap "
@@ -47,7 +47,7 @@ _MODULES = {
     "vocab": "VOCAB_SCHEMA EVIDENCE integer_rows norm_directions self_witnesses check_vocab",
     "causal": "CAUSAL_SCHEMA check_causal record_query_set",
     "uniform": "UNIFORM_SCHEMA LayerNormEquations difference_matrix check_uniform",
-    "verify": "check_claims check_results",
+    "verify": "check_claims",
 }
 _HOMES = {name: module for module, names in _MODULES.items() for name in names.split()}
 __all__ = list(_HOMES)

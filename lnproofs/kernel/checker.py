@@ -38,17 +38,23 @@ checker applies that test (one matrix product for many queries); every pair it d
 accept is decided exactly with integers (one integer product per query gives all its
 scores), and keys or queries with subnormal entries always are.
 
-Single precision.  When every key and every entry of the queries of one block is a normal
-float32 number (or zero), no query was rounded and d <= 2**22, the products are taken in
-float32 (sgemm, any order, with or without fused multiply-add): (1) holds with u = 2**-24 and
-lambda = 2**-126, so the argument above gives |fl(p) - p| <= 2 d u c + 3 d lambda
-<= d 2**-23 c + d 2**-124, and the checker uses E' = d 2**-21 c' + d 2**-120 with c' computed in
-doubles as above (its rounding is far inside the slack).  It requires c' <= 2**100 for every
-query of the block, so no partial sum reaches the float32 range (near 2**128).  Float32 scores are exact doubles; their
+The queries of a block that share their last entries (a lifted witness's fixed part) have that part
+of each score summed once, then added: one order of the sums, which the bound allows.
+
+Every key's own witness (:func:`self_filter`, q = k_i for the keys i asked about).  The score of
+k_j at q = k_i is fl(k_i . k_j), a sum of the same d products whichever of the two is the query, so
+one Gram computation gives the scores of both witnesses (each pair of blocks once when every key
+is asked about: half the products), and since rounding is monotone, fl(s_i - s_j) >= fl(s_i - m)
+for m = max_{j != i} s_j: the best rival decides the N - 1 tests at once.  The test is the one
+above; its mirror fl(s_i - m) < -4 E' proves that the rival beats k_i.  Single precision: when
+every key is a normal float32 number (or zero), d <= 2**22 and c' <= 2**100 for every key used
+as a query, the products are taken in float32 (sgemm, any order, with or without fused
+multiply-add): (1) holds with u = 2**-24 and lambda = 2**-126, so the argument above gives
+|fl(p) - p| <= 2 d u c + 3 d lambda <= d 2**-23 c + d 2**-124, and the filter uses
+E' = d 2**-21 c' + d 2**-120 with c' computed in doubles (its rounding is far inside the slack);
+no partial sum reaches the float32 range (near 2**128).  Float32 scores are exact doubles; their
 differences and the test are taken in doubles exactly as above.  For a model's float32 weights
-this halves the cost of the product and keeps every bound.  The queries of a block that share their last
-entries (a lifted witness's fixed part) have that part of each score summed once, then added: one order
-of the sums, which the bound allows.
+this halves the cost of the products and keeps every bound.
 
 The products' engine.  ``ExactKeys.matmul`` computes A @ B (numpy's by default).  Nothing above
 depends on the order of the sums: any evaluation of a sum of d products by additions of two
@@ -116,8 +122,8 @@ class ExactKeys:
         smallest = np.min(size, where=arr != 0, initial=np.inf)  # frexp's exponent grows with |x|
         self.exponent = int(np.frexp(smallest)[1]) - 53 if np.isfinite(smallest) else 0
         self.subnormal_rows, self.colmax = np.any((size < _TINY) & (arr != 0), axis=1), size.max(axis=0, initial=0.0)
-        single = bool(np.all((size < 2.0**127) & ((size >= 2.0**-126) | (arr == 0))))  # normal float32 range
-        self.single = arr.astype(np.float32) if single and np.array_equal(arr.astype(np.float32), arr) else None
+        single, f32 = bool(np.all((size < 2.0**127) & ((size >= 2.0**-126) | (arr == 0)))), arr.astype(np.float32)
+        self.single = f32 if single and np.array_equal(f32, arr) else None  # normal float32 numbers, exactly
         self._rank = self._matrix = None
         self.matmul = matmul or np.matmul
 
@@ -226,31 +232,17 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
         absQ = np.abs(Q)
         # one bound per query: c' = fl(sum_l max_j |k_jl| |q_l|) obeys (1) for every key
         c_col = absQ @ ek.colmax
-        single = (
-            getattr(ek, "single", None) is not None
-            and not any(rounded[start : start + step])
-            and d <= 2**22
-            and bool(np.all((absQ < 2.0**127) & ((absQ >= 2.0**-126) | (Q == 0))))
-            and bool(np.all(c_col <= 2.0**100))
-            and np.array_equal(Q.astype(np.float32), Q)
-        )
-        unit, tiny = (2.0**-21, 2.0**-120) if single else (2.0**-50, 2.0**-1020)
-        thr = 4.0 * (c_col * ((d + np.array(rounded[start : start + step])) * unit) + d * tiny)
-        col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows[idx]
-        M, R = (ek.single, Q.astype(np.float32)) if single else (ek.array, Q)
-        tail = d - int(np.cumprod(np.all(R == R[:1], axis=0)[::-1]).sum())  # the entries every query shares
-        S = (ek.matmul(M[:, :tail], R[:, :tail].T) + ek.matmul(M[:, tail:], R[:1, tail:].T)).astype(np.float64)
-        s_i = S[idx, ar].copy()
-        np.subtract(s_i[None, :], S, out=S)  # S[j, c] = fl(s_i - s_j)
-        good = (S > thr[None, :]) & col_ok[None, :] & ~ek.subnormal_rows[:, None]
-        good[idx, ar] = True  # a key is not compared with itself
-        strict = good.sum(axis=0) > 1  # some other key strictly below k_i
-        if twin is not None:
-            good |= twin[:, None] == twin[idx][None, :]
-        done = good.all(axis=0)
+        thr = 4.0 * (c_col * ((d + np.array(rounded[start : start + step])) * 2.0**-50) + d * 2.0**-1020)
+        col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows.any()
+        tail = d - int(np.cumprod(np.all(Q == Q[:1], axis=0)[::-1]).sum())  # the entries every query shares
+        S = ek.matmul(ek.array[:, :tail], Q[:, :tail].T) + ek.matmul(ek.array[:, tail:], Q[:1, tail:].T)
+        s_i, low = S[idx, ar], S.min(axis=0)  # k_i itself fails the test
+        rivals_out = (twin[:, None] == twin[idx][None, :]) if twin is not None else (idx, ar)  # k_i, its equals
+        S[rivals_out] = -np.inf
+        done = col_ok & (s_i - S.max(axis=0) > thr)  # fl(s_i - s_j) >= fl(s_i - max s_j): rounding is monotone
         pending.update(cols[c] for c in np.flatnonzero(~done))  # what the bound does not settle: exactly, below
         for c in np.flatnonzero(done):
-            below[cols[c]] = bool(strict[c])
+            below[cols[c]] = bool(s_i[c] - low[c] > thr[c])  # some key strictly below k_i
     for t in pending:  # every score exactly: one integer product per query
         i, q = items[t]
         scores = ek.int_scores(integer_vector_of_fractions(q)[0])
@@ -266,6 +258,34 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
         if out[t] is None and mode == "tie" and not below[t] and n > 1:
             out[t] = f"key {i}: witness ties every key with k_{i}; tie-only needs some key strictly below"
     return out
+
+
+def self_filter(keys, tokens, block: int = 2048) -> np.ndarray:
+    """The float filter on the witness ``q = k_i`` of each key ``i`` of ``tokens`` (int8): 1 when it
+    proves q.k_i > q.k_j for every j != i, -1 when it proves some q.k_j > q.k_i, 0 when it decides
+    neither.  Every score is fl(k_i . k_j), a sum of the same d products whichever of the two keys is
+    the query, so one Gram computation serves both (symmetric when ``tokens`` are all the keys, half
+    the products), and a key's best rival decides (fl(s_i - s_j) >= fl(s_i - max s_j): rounding is
+    monotone); the bound is that of :func:`check_witnesses`, with the test's sign turned for -1."""
+    ek = ExactKeys.of(keys)
+    rows, n = np.asarray(tokens, dtype=np.int64), ek.n
+    every = len(rows) == n and np.array_equal(rows, np.arange(n))
+    c = np.concatenate([np.abs(ek.array[rows[a : a + block]]) @ ek.colmax for a in range(0, len(rows), block)] or [[]])
+    single = ek.single is not None and ek.dim <= 2**22 and bool(np.all(c <= 2.0**100))
+    thr = 4.0 * ek.dim * ((c * 2.0**-21 + 2.0**-120) if single else (c * 2.0**-50 + 2.0**-1020))  # 4 E'
+    M, own, top = ek.single if single else ek.array, np.zeros(len(rows)), np.full(n if every else len(rows), -np.inf)
+    for a in range(0, len(rows), block):
+        part = rows[a : a + block]
+        A = M[part]  # one copy per block of witnesses (and one transfer, on a device)
+        for b in range(a if every else 0, n, block):
+            S = ek.matmul(A, M[b : b + block].T)
+            mine = np.flatnonzero((part >= b) & (part < b + block))
+            own[a + mine], S[mine, part[mine] - b] = S[mine, part[mine] - b], -np.inf
+            np.maximum(top[a : a + block], S.max(axis=1), out=top[a : a + block])
+            if every and b > a:
+                np.maximum(top[b : b + block], S.max(axis=0), out=top[b : b + block])
+    gap, ok = own - top[rows if every else slice(None)], (c <= _C_MAX) & ~ek.subnormal_rows.any()
+    return np.where(ok & (gap > thr), 1, np.where(ok & (-gap > thr), -1, 0)).astype(np.int8)
 
 
 def _weights(ek: ExactKeys, i: int, combination, strict: bool):

@@ -30,8 +30,3 @@ def check_claims(certificate, keys) -> list[Verdict]:
         raise CertificateFormatError("certificate field keys_from is only used with free queries")
     spec = layernorm_keys.LayerNormKeys.from_json(thaw(cert.keys_from))
     return layernorm_keys.check_all(ek.array, spec, cert.results)
-
-
-def check_results(keys, query_set, results) -> list[Verdict]:
-    """One verdict per result under ``query_set`` (a query-set object; None: free queries), by its kind's checks."""
-    return (FreeQueries() if query_set is None else query_set).check(keys, results)

@@ -18,9 +18,8 @@ when centred and ``2^(2e) I . I <= n``: with ``n <= 2^13`` these sums are exact 
 order.  Its scores are those of the float keys ``L_j = (g * W_q^T k_j, k_j)`` at ``(u, q0)``:
 ``L_j . (u, q0) = k_j . q`` (theorem ``vocab.final_norm``), decided by :func:`.checker.check_witnesses`.
 ``L`` is exact when ``W_q`` is a 0/1 selection (one 1 per column), ``g`` and the keys are float32
-numbers (their products are doubles) or ``g``'s entries are powers of two (every product a normal
-double, or zero from a zero key), and ``q0`` is a float vector, without rotation or radius (an
-output layer's set).  The filter only accepts: every row it does not accept goes to the exact path
+numbers (as a model's weights are: their products are doubles), and ``q0`` is a float vector, without
+rotation or radius (an output layer's set).  The filter only accepts: every row it does not accept goes to the exact path
 of :mod:`.querysets.norm`, and ``tests/test_vocab_filter.py`` compares the two with Hypothesis.
 """
 
@@ -31,12 +30,12 @@ from fractions import Fraction
 import numpy as np
 
 from .certificates import KeyResult, each_once, same_shape
-from .checker import ExactKeys, Verdict, check_witnesses
+from .checker import ExactKeys, Verdict, check_witnesses, self_filter
 from .dyadic import fmpq_of, fraction_of_fmpq
 from .errors import CertificateFormatError, require
 from .querysets import query_set_from_json
 from .querysets.coverage import check_coverage
-from .querysets.free import FreeQueries
+from .querysets.free import BoxQuerySet, FreeQueries
 from .querysets.norm import ExactQueryMap, NormQuerySet
 
 VOCAB_SCHEMA = "lnproofs.vocab/1"
@@ -77,9 +76,7 @@ def self_witnesses(keys, selves, scale) -> list:
     K, t = getattr(keys, "array", keys), np.asarray(scale, dtype=np.float64)
     selves = np.asarray(selves, dtype=np.int64)
     Q = K[selves] * t[selves, None]
-    exact = (np.frexp(t[selves])[0] == 0.5) & np.all(
-        np.isfinite(Q) & ((Q == 0) == (K[selves] == 0)) & ((np.abs(Q) >= 2.0**-1022) | (Q == 0)), axis=1
-    )
+    exact = (np.frexp(t[selves])[0] == 0.5) & np.all(Q / t[selves, None] == K[selves], axis=1)  # no bit lost
     return [
         (int(i), Q[k] if exact[k] else tuple(Fraction(float(t[i])) * Fraction(x) for x in K[i].tolist()))
         for k, i in enumerate(selves)
@@ -92,15 +89,11 @@ def _grid_accepts(ek: ExactKeys, query_set, indices, U) -> np.ndarray:
     qm, n = ExactQueryMap(query_set), query_set.width
     g, W, q0 = query_set.arrays()[query_set.G_NAME], qm.W_float, qm.q0.entries()
     w0 = np.array([float(fraction_of_fmpq(x)) for x in q0])
-    picked = ek.array[:, W.argmax(axis=0)]
-    Z = picked * g  # W_q^T k_j times g, when W_q selects coordinates
-    float32 = ek.single is not None and np.array_equal(g.astype(np.float32), g)
-    powers = np.all(np.abs(np.frexp(g)[0]) == 0.5) and np.all(
-        (np.abs(Z) >= 2.0**-1022) & np.isfinite(Z) | (picked == 0)
-    )
+    Z = ek.array[:, W.argmax(axis=0)] * g  # W_q^T k_j times g, when W_q selects coordinates
+    float32 = ek.single is not None and np.array_equal(g.astype(np.float32), g)  # each product exact in doubles
     selection = np.isin(W, (0, 1)).all() and (W.sum(axis=0) == 1).all()
     floats = all(fmpq_of(a) == b for a, b in zip(w0, q0))  # q0 is a float vector
-    if qm.R is not None or qm.radius is not None or n > 2**13 or not (selection and floats and (float32 or powers)):
+    if qm.R is not None or qm.radius is not None or n > 2**13 or not (selection and floats and float32):
         return np.zeros(len(U), dtype=bool)
     e = np.frexp(np.abs(U).max(axis=1, initial=0))[1] - 20
     with np.errstate(invalid="ignore", over="ignore"):
@@ -167,7 +160,14 @@ def check_vocab(keys, manifest: dict, arrays: dict, matmul=None) -> list[Verdict
         claims += [
             KeyResult(int(tokens[k]), "selectable", extras={"u": U[k].tolist()}) for k in np.flatnonzero(~accepted)
         ]
-    else:
-        items = self_witnesses(ek, selves, t) + list(zip(picked.tolist(), W))
+    else:  # free queries or a box without a bias: q = t_i k_i wins where k_i does (t_i > 0), by the self filter
+        plain = type(qs) is FreeQueries or (type(qs) is BoxQuerySet and qs.bias is None)
+        sign = self_filter(ek, selves) if plain else np.zeros(len(selves), dtype=np.int8)
+        B = None if getattr(qs, "bound", None) is None else Fraction(qs.bound)
+        for i, s in zip(selves[sign != 0].tolist(), sign[sign != 0].tolist()):
+            out = B is not None and Fraction(float(t[i])) * Fraction(float(np.abs(ek.array[i]).max())) > B
+            why = f"key {i}: {'another key beats its own witness' if s < 0 else 'its witness leaves the box'}"
+            done.append(Verdict(i, "selectable", s > 0 and not out, "" if s > 0 and not out else why))
+        items = self_witnesses(ek, selves[sign == 0], t) + list(zip(picked.tolist(), W))
         claims += [KeyResult(i, "selectable", tuple(q.tolist()) if isinstance(q, np.ndarray) else q) for i, q in items]
     return sorted(qs.check(ek, claims) + done, key=lambda v: v.index) + cover

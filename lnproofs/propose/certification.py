@@ -29,7 +29,6 @@ from ..kernel import (
     KeyResult,
     OptionError,
     as_real_array,
-    check_results,
 )
 from .progress import KeyProgress
 from .twins import row_classes
@@ -161,7 +160,7 @@ def _recheck_twins(K, results: dict, indices: list) -> None:
     claimed = [results[i] for i in indices if i in results and results[i].status != "undecided"]
     if not claimed:
         return
-    for r, verdict in zip(claimed, check_results(ExactKeys(K), None, claimed)):
+    for r, verdict in zip(claimed, FreeQueries().check(ExactKeys(K), claimed)):
         if not verdict.ok:
             results[r.index] = KeyResult(
                 r.index,
@@ -181,7 +180,7 @@ def has_unselectable(keys, *, seed: int = 0) -> bool | None:
     n, d = K.shape
     if 1 < n <= d + 1:
         claims = [KeyResult(i, "selectable", None, None, "exact") for i in range(n)]
-        if all(verdict.ok for verdict in check_results(ExactKeys(K), None, claims)):
+        if all(verdict.ok for verdict in FreeQueries().check(ExactKeys(K), claims)):
             return False
     results = certify_results(K, stop_at_first=True, seed=seed, margins=False)
     statuses = {r.status for r in results}
@@ -439,7 +438,7 @@ def _certify(K, qs, qs_json, module, *, out, resume, progress, seed, stop_at_fir
             writer.write(json.dumps({"fingerprint": fingerprint, "n_keys": n, "dim": d}) + "\n")
             writer.flush()
     if known:  # results read back are re-checked
-        verdicts = check_results(ExactKeys(K), qs, known)
+        verdicts = (FreeQueries() if qs is None else qs).check(ExactKeys(K), known)
         known = [r for r, v in zip(known, verdicts) if v.ok and r.status != "undecided"]
 
     def on_results(batch):

@@ -135,7 +135,6 @@ def relaxed_duals(keys, qs, tokens, *, seed: int = 0) -> list:
     ``sum_j lambda_j a_j = a_i`` exactly and ``sum_j lambda_j c_j >= c_i``, which is the dual the
     kernel reads (``P (g o W_q^T v) = 0``, ``q0 . v <= 0``; theorem ``vocab.bias_lift``)."""
     from ..kernel import BoxQuerySet
-    from ..kernel import check_results as check_all
     from .querysets.box import certify
 
     points = offset_points(keys, qs) if len(tokens) else None
@@ -150,4 +149,4 @@ def relaxed_duals(keys, qs, tokens, *, seed: int = 0) -> list:
     ]
     # the offsets were rounded to doubles (c_j = k_j . q0): a dual the exact offsets refuse is dropped
     # here, so that its token still goes to the norm's own search
-    return [r for r, v in zip(out, check_all(keys, qs, out)) if v.ok] if out else []
+    return [r for r, v in zip(out, qs.check(keys, out)) if v.ok] if out else []

@@ -210,8 +210,7 @@ def certify_fast(keys, *, seed: int = 0):
     dimension: the batch proposals that pass the exact checker are kept, the general
     engine does the rest."""
     from ..certificates.certificate import Certificate
-    from ..kernel import as_real_array
-    from ..kernel import check_results as check_all
+    from ..kernel import FreeQueries, as_real_array
     from .certification import certify, certify_results
 
     K = as_real_array(keys, name="keys", ndim=2)
@@ -219,7 +218,7 @@ def certify_fast(keys, *, seed: int = 0):
     if len(row_classes(K)[0]) < n:
         return certify(K, None, progress=False, seed=seed)
     proposals = list(propose_batch(K, seed=seed).values())
-    verdicts = check_all(ExactKeys(K), None, proposals)
+    verdicts = FreeQueries().check(ExactKeys(K), proposals)
     known = [r for r, v in zip(proposals, verdicts) if v.ok and r.status != "undecided"]
     results = certify_results(K, seed=seed, known=known) if len(known) < n else sorted(known, key=lambda r: r.index)
     return Certificate(n, d, {"kind": "free"}, tuple(results))

@@ -1,13 +1,13 @@
-"""Certify a whole vocabulary: a screen by the self witness, the existing engine on the residue.
+"""Certify a whole vocabulary: every token's own witness to the kernel, the existing engine on the residue.
 
-For free queries (and the box) without a bias, one blocked Gram computation (:func:`self_screen`,
-in single precision for float32 keys) proposes every token whose own key beats every other key at
-``q = k_i``: ``selectable`` with a reference for evidence (theorem ``vocab.self_witness``), which
-the kernel's witness check then decides (:func:`lnproofs.kernel.check_tokens`).  With a
-bias, ``q = t_i k_i`` with ``t_i`` a power of two large enough (or the largest that fits the box)
-is proposed from the same products, and checked the same way.  For free queries and the box
-without a bias, a token whose own key loses is nudged next (:func:`nudged_witnesses`: a few
-float32 steps from ``q = k_i`` past its best rivals).  What is left (the residue) goes to the query set's own proposer
+For free queries (and the box) without a bias, every token's own key is proposed as its witness
+``q = t_i k_i`` (theorem ``vocab.self_witness``; ``t_i`` the box's power of two) and the kernel decides
+them all at once (:func:`lnproofs.kernel.check_vocab`: its self filter, one symmetric Gram computation
+in single precision for float32 keys, then exact integers for the few it leaves open).  With a bias,
+``q = t_i k_i`` with ``t_i`` a power of two large enough (or the largest that fits the box) is proposed
+from one pass of products, and checked the same way.  For free queries and the box without a bias, a
+token whose own key loses is nudged next (:func:`nudged_witnesses`: a few float32 steps from
+``q = k_i`` past its best rivals).  What is left (the residue) goes to the query set's own proposer
 (:mod:`lnproofs.propose.certification` for free queries, :mod:`lnproofs.propose.querysets`
 otherwise); its float witnesses become rows of one shared array, everything else a full result.
 Nothing is kept that the kernel has not accepted.
@@ -37,7 +37,6 @@ __all__ = [
     "certify_vocab_chunks",
     "biased_self_scales",
     "box_scales",
-    "self_screen",
     "nudged_witnesses",
     "CHUNK_TOKENS",
 ]
@@ -46,45 +45,11 @@ __all__ = [
 CHUNK_TOKENS = 10000
 
 
-def self_screen(K: np.ndarray, block: int = 2048, rows=None) -> np.ndarray:
-    """Rows ``i`` whose own score ``k_i . k_i`` beats every ``k_i . k_j`` in floating point by a
-    relative margin (a proposal: the kernel decides).  One symmetric blocked Gram computation, in
-    single precision when every key is a float32 (as a model's weights are).  ``rows``: screen
-    only these rows (against every key, ``len(rows) * N`` products; the others come back False)."""
-    n = len(K)
-    if n < 2:
-        return np.ones(n, bool) if rows is None else np.isin(np.arange(n), rows)
-    W = K.astype(np.float32) if np.all(K.astype(np.float32) == K) else K
-    top = np.full(n, -np.inf)
-    if rows is None:
-        for a in range(0, n, block):
-            for b in range(a, n, block):
-                S = W[a : a + block] @ W[b : b + block].T
-                if a == b:
-                    np.fill_diagonal(S, -np.inf)
-                np.maximum(top[a : a + block], S.max(axis=1), out=top[a : a + block])
-                np.maximum(top[b : b + block], S.max(axis=0), out=top[b : b + block])
-        wanted = np.ones(n, bool)
-    else:
-        rows = np.asarray(rows, dtype=np.int64)
-        wanted = np.zeros(n, bool)
-        wanted[rows] = True
-        for a in range(0, len(rows), block):
-            part = rows[a : a + block]
-            for b in range(0, n, block):
-                S = W[part] @ W[b : b + block].T
-                mine = (part >= b) & (part < b + block)
-                S[np.flatnonzero(mine), part[mine] - b] = -np.inf
-                top[part] = np.maximum(top[part], S.max(axis=1))
-    own = np.einsum("ij,ij->i", W, W).astype(np.float64)
-    return wanted & (own - top > 2.0**-16 * np.abs(own) + 1e-300)
-
-
 def box_scales(K: np.ndarray, bound) -> np.ndarray:
     """The largest power of two ``t_i`` with ``t_i max_l |k_il| <= bound`` (1 without a bound or for a zero key)."""
-    top = np.abs(K).max(axis=1)
     if bound is None:
         return np.ones(len(K))
+    top = np.maximum(K.max(axis=1), -K.min(axis=1))  # max |k_il|, without a copy of the keys
     with np.errstate(divide="ignore"):
         t = np.exp2(np.floor(np.log2(bound / np.where(top > 0, top, 1.0))))
     t = np.where(t * top > bound, t / 2, t)
@@ -234,11 +199,8 @@ def certify_vocab_keys(
     every = rows is not None and len(rows) == n and rows[0] == 0 and rows[-1] == n - 1  # every token, once
     rows = None if every else rows  # the screen's symmetric road
     wanted = np.ones(n, bool) if rows is None else np.isin(np.arange(n), rows)
-    if type(qs) is FreeQueries:
-        proposed = self_screen(K, rows=rows)
-    elif isinstance(qs, BoxQuerySet) and bias is None:  # the box: t_i max|k_i| <= B, compared exactly by the kernel
-        scale = box_scales(K, qs.bound)
-        proposed = self_screen(K, rows=rows) & (scale * np.abs(K).max(axis=1) <= qs.bound)
+    if type(qs) is FreeQueries or (type(qs) is BoxQuerySet and bias is None):  # every own witness, to the kernel
+        proposed, scale = wanted, box_scales(K, getattr(qs, "bound", None))
     elif isinstance(qs, BoxQuerySet):
         proposed, scale = biased_self_scales(K, bias, qs.bound, tokens=rows)
     lifted = (

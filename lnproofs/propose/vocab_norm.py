@@ -24,8 +24,7 @@ def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple
     The screen is one symmetric blocked float32 Gram computation of the ``a_j``: at ``u_i ~ s_i a_i``
     the scores are ``s_i a_j . a_i + c_j``.  A token is kept when its own score leads by more than
     the grid's rounding of ``u_i`` can move a score (3 per entry of ``J_i``, times ``t_i ||a_j||_1``)
-    plus twice the kernel's float32 bound (when the keys ``g o k_j`` are float32 numbers; else the
-    screen's own float32 rounding): a proposal, the kernel decides."""
+    plus the screen's own float32 rounding: a proposal, the kernel decides."""
     n, arrays = qs.width, qs.arrays()
     W, g = arrays["W_q"], arrays[qs.G_NAME]
     tokens = np.arange(len(K)) if tokens is None else np.asarray(tokens, dtype=np.int64)
@@ -43,7 +42,7 @@ def norm_self_scales(K: np.ndarray, qs, tokens=None, block: int = 2048) -> tuple
     # the kernel's c' = sum_l max_j |L_jl| |w_l| for the lifted keys L_j = (z_j, k_j) at w = (u, q0), per token
     size = np.zeros(len(K))
     size[tokens] = t[tokens] * (np.abs(J) @ np.abs(Z).max(axis=0))
-    bound = 8 * 2.0**-21 if np.array_equal(Z.astype(np.float32), Z) else 8 * 2.0**-24  # the kernel's, or our float32's
+    bound = 8 * 2.0**-24  # our float32 products' rounding (the kernel multiplies in doubles: far less)
     del Z
     q0 = W @ arrays["beta"] + arrays["b_q"]
     c = K @ q0

@@ -1,6 +1,6 @@
 """The numeric re-check's side of each query-set kind, registered under the kernel's kind.
 
-Every kind of :func:`lnproofs.kernel.kinds` has a class here (one module per family of kinds, as
+Every kind of :data:`lnproofs.kernel.KINDS` has a class here (one module per family of kinds, as
 in the kernel): built from the kernel's query-set object (read by the kernel's schema, so this
 layer has no reading of its own), it maps witnesses to queries, tests membership as far as floats
 tell, samples queries of the set (random ones and ones aimed along given key-space directions)

@@ -66,11 +66,6 @@ def kind_of(name: str) -> type:
     return importlib.import_module(f".{KINDS[name]}", __name__).QUERY_SETS[name]
 
 
-def kinds() -> list[type]:
-    """Every kind's class, in the order of :data:`KINDS`."""
-    return [kind_of(name) for name in KINDS]
-
-
 def query_set_from_json(data) -> object:
     """The query-set object for a certificate's ``query_set`` entry (``None`` means free)."""
     data = {"kind": "free"} if data is None else data

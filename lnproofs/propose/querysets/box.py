@@ -21,7 +21,6 @@ from fractions import Fraction
 import numpy as np
 
 from ...kernel import BoxQuerySet, Combination, KeyResult
-from ...kernel import check_results as check_all
 
 __all__ = ["KIND", "QUERY_SET", "BoxQuerySet", "certify", "into_box", "load_box"]
 
@@ -146,9 +145,9 @@ def certify(keys, query_set: BoxQuerySet, **options) -> list:
                 proposed.append(KeyResult(i, "selectable", tuple(float(x) for x in q), None, "exact"))
                 continue
             tries = [KeyResult(i, "not-realisable", None, c, "exact") for c in combos]
-            good = next((r for r in tries if check_all(K, query_set, [r])[0].ok), None)
+            good = next((r for r in tries if query_set.check(K, [r])[0].ok), None)
             proposed.append(good or (tries[-1] if tries else KeyResult(i, "undecided", reason=reason)))
-    verdicts = check_all(K, query_set, proposed)
+    verdicts = query_set.check(K, proposed)
     done = {
         r.index: (r if v.ok else KeyResult(r.index, "undecided", reason=f"the kernel refused: {v.message}"))
         for r, v in zip(proposed, verdicts)

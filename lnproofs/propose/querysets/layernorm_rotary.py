@@ -4,9 +4,8 @@ the proposer of :mod:`.rmsnorm`, which keeps ``u`` on the hyperplane ``1 . u = 0
 from __future__ import annotations
 
 from ...kernel import RotaryLayerNormQuerySet
-from ...kernel import check_results as check_all
 from .rmsnorm import certify, certify_results
 
-__all__ = ["KIND", "QUERY_SET", "RotaryLayerNormQuerySet", "certify", "certify_results", "check_all"]
+__all__ = ["KIND", "QUERY_SET", "RotaryLayerNormQuerySet", "certify", "certify_results"]
 
 KIND, QUERY_SET = "layernorm_rotary", RotaryLayerNormQuerySet

@@ -11,11 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernel import ExactLayer, RMSNormQuerySet, Rotation, check_dual
-from ...kernel import check_results as check_all
 from ..cone import solve_margin_cone
 from ..exact_checks import check_primal, exact_margins
 
-__all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "check_all", "propose"]
+__all__ = ["KIND", "QUERY_SET", "RMSNormQuerySet", "Rotation", "certify", "certify_results", "propose"]
 
 KIND, QUERY_SET = "rmsnorm", RMSNormQuerySet
 
