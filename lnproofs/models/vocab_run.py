@@ -61,15 +61,18 @@ def realisable_query_set(layer, keys):
 
 def margins(keys: np.ndarray, block: int = 2048) -> np.ndarray:
     """``(k_i . k_i - max_j k_i . k_j) / ||k_i||``: the self witness's margin for a unit query (floats,
-    for information; negative where the own key does not win)."""
-    n = len(keys)
+    for information; negative where the own key does not win).  One symmetric blocked Gram computation
+    (each pair of blocks once), in single precision."""
+    n, W = len(keys), keys.astype(np.float32)
     top = np.full(n, -np.inf)
-    W = keys.astype(np.float32)
     for a in range(0, n, block):
-        S = W[a : a + block] @ W.T
-        S[np.arange(len(S)), np.arange(a, a + len(S))] = -np.inf
-        top[a : a + block] = S.max(axis=1)
-    norms = np.linalg.norm(keys, axis=1)
+        for b in range(a, n, block):
+            S = W[a : a + block] @ W[b : b + block].T
+            if a == b:
+                np.fill_diagonal(S, -np.inf)
+            np.maximum(top[a : a + block], S.max(axis=1), out=top[a : a + block])
+            np.maximum(top[b : b + block], S.max(axis=0), out=top[b : b + block])
+    norms = np.sqrt(np.einsum("ij,ij->i", keys, keys))  # no copy of the keys
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(norms > 0, (norms**2 - top) / np.where(norms > 0, norms, 1), np.nan)
 
