@@ -218,7 +218,7 @@ def _chunks_folder(out) -> Path:
 
 def _vocabulary_road(args, keys, query_set):
     """The certificate of every key by the vocabulary engine
-    (:func:`lnproofs.propose.vocab.certify_vocab_chunks`: the self-witness screen, nudges, the
+    (:func:`lnproofs.propose.vocab.certify_vocab_chunks`: every own key to the kernel's self filter, nudges, the
     residue to the query set's proposer), the kernel deciding every claim; with ``--out`` and
     :data:`~lnproofs.propose.vocab.CHUNK_TOKENS` keys or more, each chunk is kept under
     ``CERT.json.chunks`` until the certificate is written, so ``--resume`` continues a run."""

@@ -303,7 +303,9 @@ def _certify_sets(model, out, layer, sets, bound, resume, seed, progress, worker
                 scheduler=scheduler,
                 matmul=matmul,
             )
-            notes[name] = "self witnesses by one Gram computation, the residue by the engine"
+            notes[name] = (
+                "own keys decided by the kernel from one symmetric Gram computation, the residue by the engine"
+            )
         seconds[name] = round(time.perf_counter() - start, 3)
     return _write_outputs(out, layer, tokens, statuses, notes, seconds, bound, model)
 

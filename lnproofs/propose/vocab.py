@@ -197,7 +197,7 @@ def certify_vocab_keys(
     bias = np.asarray(qs.bias, dtype=np.float64) if getattr(qs, "bias", None) is not None else None
     proposed, rows = np.zeros(n, bool), None if indices is None else np.unique(np.asarray(indices, dtype=np.int64))
     every = rows is not None and len(rows) == n and rows[0] == 0 and rows[-1] == n - 1  # every token, once
-    rows = None if every else rows  # the screen's symmetric road
+    rows = None if every else rows  # the symmetric road of the norm screen and of the kernel's self filter
     wanted = np.ones(n, bool) if rows is None else np.isin(np.arange(n), rows)
     if type(qs) is FreeQueries or (type(qs) is BoxQuerySet and bias is None):  # every own witness, to the kernel
         proposed, scale = wanted, box_scales(K, getattr(qs, "bound", None))
