@@ -107,10 +107,11 @@ _P = (1 << 31) - 1  # a prime
 
 
 class ExactKeys:
-    """Keys as floats (for the filter, with each column's largest magnitude ``colmax``) and, on
-    demand, as exact integers k_j = K_j 2**E.  ``matmul(A, B)``: the filter's float products A @ B
-    (numpy's by default; any callable whose result obeys the module docstring's bound, e.g. one
-    that runs on a GPU)."""
+    """Keys as floats (for the filter, with each column's largest magnitude ``colmax``; ``single``:
+    whether every key is a normal float32 number or zero, tested a block of rows at a time, so
+    nothing as large as the keys is made besides boolean masks) and, on demand, as exact integers
+    k_j = K_j 2**E.  ``matmul(A, B)``: the filter's float products A @ B (numpy's by default; any
+    callable whose result obeys the module docstring's bound, e.g. one that runs on a GPU)."""
 
     def __init__(self, keys, matmul=None):
         arr = np.ascontiguousarray(np.asarray(keys, dtype=np.float64))
@@ -118,12 +119,13 @@ class ExactKeys:
             raise ShapeError(f"keys have shape {arr.shape}; expected a 2-D array (rows are keys)")
         self.array = arr
         self.n, self.dim = arr.shape
-        size = np.abs(arr)  # not kept: as large as the keys
-        smallest = np.min(size, where=arr != 0, initial=np.inf)  # frexp's exponent grows with |x|
-        self.exponent = int(np.frexp(smallest)[1]) - 53 if np.isfinite(smallest) else 0
-        self.subnormal_rows, self.colmax = np.any((size < _TINY) & (arr != 0), axis=1), size.max(axis=0, initial=0.0)
-        single, f32 = bool(np.all((size < 2.0**127) & ((size >= 2.0**-126) | (arr == 0)))), arr.astype(np.float32)
-        self.single = f32 if single and np.array_equal(f32, arr) else None  # normal float32 numbers, exactly
+        blocks = np.array_split(arr, arr.size // 2**21 + 1)  # views of about 2^21 entries: one at a time below
+        smallest = min([np.min(np.abs(r), where=r != 0, initial=np.inf) for r in blocks])
+        self.exponent = int(np.frexp(smallest)[1]) - 53 if np.isfinite(smallest) else 0  # grows with |x|
+        self.colmax = np.maximum(arr.max(axis=0, initial=0.0), -arr.min(axis=0, initial=0.0))  # max_j |k_jl|
+        self.subnormal_rows = np.concatenate([np.any((np.abs(r) < _TINY) & (r != 0), axis=1) for r in blocks])
+        normal = not any(np.any((np.abs(r) < 2.0**-126) & (r != 0)) for r in blocks)  # no float32 subnormal
+        self.single = normal and all(np.array_equal(r.astype(np.float32), r) for r in blocks)  # normal float32s
         self._rank = self._matrix = None
         self.matmul = matmul or np.matmul
 
@@ -229,11 +231,10 @@ def check_witnesses(keys, items, *, mode: str = "strict", chunk: int = 1 << 21) 
         Q = np.array(floats[start : start + step], dtype=np.float64).reshape(len(cols), d)
         idx = np.array([items[t][0] for t in cols], dtype=np.int64)
         ar = np.arange(len(cols))
-        absQ = np.abs(Q)
         # one bound per query: c' = fl(sum_l max_j |k_jl| |q_l|) obeys (1) for every key
-        c_col = absQ @ ek.colmax
+        c_col = np.abs(Q) @ ek.colmax
         thr = 4.0 * (c_col * ((d + np.array(rounded[start : start + step])) * 2.0**-50) + d * 2.0**-1020)
-        col_ok = (c_col <= _C_MAX) & ~np.any((absQ < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows.any()
+        col_ok = (c_col <= _C_MAX) & ~np.any((Q > -_TINY) & (Q < _TINY) & (Q != 0), axis=1) & ~ek.subnormal_rows.any()
         tail = d - int(np.cumprod(np.all(Q == Q[:1], axis=0)[::-1]).sum())  # the entries every query shares
         S = ek.matmul(ek.array[:, :tail], Q[:, :tail].T) + ek.matmul(ek.array[:, tail:], Q[:1, tail:].T)
         s_i, low = S[idx, ar], S.min(axis=0)  # k_i itself fails the test
@@ -271,14 +272,14 @@ def self_filter(keys, tokens, block: int = 2048) -> np.ndarray:
     rows, n = np.asarray(tokens, dtype=np.int64), ek.n
     every = len(rows) == n and np.array_equal(rows, np.arange(n))
     c = np.concatenate([np.abs(ek.array[rows[a : a + block]]) @ ek.colmax for a in range(0, len(rows), block)] or [[]])
-    single = ek.single is not None and ek.dim <= 2**22 and bool(np.all(c <= 2.0**100))
+    single = ek.single and ek.dim <= 2**22 and bool(np.all(c <= 2.0**100))
     thr = 4.0 * ek.dim * ((c * 2.0**-21 + 2.0**-120) if single else (c * 2.0**-50 + 2.0**-1020))  # 4 E'
-    M, own, top = ek.single if single else ek.array, np.zeros(len(rows)), np.full(n if every else len(rows), -np.inf)
-    for a in range(0, len(rows), block):
+    M, own, top = np.float32 if single else np.float64, np.zeros(len(rows)), np.full(n if every else len(rows), -np.inf)
+    for a in range(0, len(rows), block):  # each block made in the products' precision as it is needed
         part = rows[a : a + block]
-        A = M[part]  # one copy per block of witnesses (and one transfer, on a device)
+        A = ek.array[part].astype(M)  # one copy per block of witnesses (and one transfer, on a device)
         for b in range(a if every else 0, n, block):
-            S = ek.matmul(A, M[b : b + block].T)
+            S = ek.matmul(A, ek.array[b : b + block].astype(M).T)
             mine = np.flatnonzero((part >= b) & (part < b + block))
             own[a + mine], S[mine, part[mine] - b] = S[mine, part[mine] - b], -np.inf
             np.maximum(top[a : a + block], S.max(axis=1), out=top[a : a + block])
