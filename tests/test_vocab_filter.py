@@ -91,7 +91,7 @@ def _filter_applies(K, qs) -> bool:
     arrays = qs.arrays()
     W, g = arrays["W_q"], arrays[qs.G_NAME]
     selection = np.isin(W, (0, 1)).all() and (W.sum(axis=0) == 1).all()
-    float32 = ExactKeys(K).single is not None and np.array_equal(g.astype(np.float32), g)
+    float32 = ExactKeys(K).single and np.array_equal(g.astype(np.float32), g)
     return selection and qs.rotation is None and qs.radius is None and float32
 
 

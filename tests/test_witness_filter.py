@@ -82,20 +82,20 @@ def test_the_filter_and_the_exact_path_agree_with_fraction_arithmetic(seed, n, d
 
 
 def test_float32_keys_are_multiplied_in_single_precision_and_decided_the_same():
-    """Keys that are all normal float32 numbers get a float32 copy (the self filter's single-precision
-    product); one key off the float32 grid, or a float32-subnormal entry, keeps doubles.  The self
+    """Keys that are all normal float32 numbers are marked single (the self filter's products in float32,
+    block by block); one key off the float32 grid, or a float32-subnormal entry, keeps doubles.  The self
     filter and the witness check (doubles) decide their own witnesses as Fraction arithmetic does."""
     from lnproofs.kernel import self_filter
 
     rng = np.random.default_rng(3)
     K = rng.standard_normal((300, 24)).astype(np.float32).astype(np.float64)
-    assert ExactKeys(K).single is not None
+    assert ExactKeys(K).single is True
     items = [(i, K[i]) for i in range(len(K))] + [(i, -K[i]) for i in range(5)]
     off = K.copy()
     off[7, 3] = 1 / 3
     tiny = K.copy()
     tiny[2, 2] = 2.0**-130
-    assert ExactKeys(off).single is None and ExactKeys(tiny).single is None
+    assert ExactKeys(off).single is False and ExactKeys(tiny).single is False
     for keys in (K, off, tiny):
         got = check_witnesses(keys, items)
         expected = [_reference(keys, i, q, "strict") for i, q in items]

@@ -229,17 +229,35 @@ def write_text(path, text: str, flag: str | None = None) -> Path:
 
 def write_bytes(path, data: bytes, flag: str | None = None) -> Path:
     """Replace ``path`` by ``data``, atomically, within the rules above."""
+    return _replace_with(path, flag, lambda handle: handle.write(data))
+
+
+def write_array(path, array, flag: str | None = None, *, dtype=None, rows: int = 8192) -> Path:
+    """Replace ``path`` by a ``.npy`` of ``array`` (no pickled objects), atomically, written straight
+    into the file (no copy of the array in memory: a vocabulary's keys are hundreds of MB).  With
+    ``dtype``, the rows are converted to it ``rows`` at a time (the header says ``dtype``)."""
+    import numpy as np
+
+    if dtype is None or np.dtype(dtype) == array.dtype:
+        return _replace_with(path, flag, lambda handle: np.save(handle, array, allow_pickle=False))
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False, "shape": array.shape}
+
+    def write(handle):
+        np.lib.format.write_array_header_1_0(handle, header)
+        for a in range(0, len(array), rows):
+            handle.write(np.ascontiguousarray(array[a : a + rows], dtype=dtype).tobytes())
+
+    return _replace_with(path, flag, write)
+
+
+def _replace_with(path, flag: str | None, write) -> Path:
+    """``write(handle)`` into the file that replaces ``path`` (:func:`replacing`); an OS error is one line."""
     try:
         with replacing(path, flag, binary=True) as handle:
-            handle.write(data)
+            write(handle)
     except OSError as err:
         raise OptionError(f"cannot write {_name(flag, path)}: {err.strerror or err}") from None
     return Path(path)
-
-
-def write_array(path, array, flag: str | None = None) -> Path:
-    """Replace ``path`` by a ``.npy`` of ``array`` (no pickled objects), atomically."""
-    return _write_numpy(path, lambda np, buffer: np.save(buffer, array, allow_pickle=False), flag)
 
 
 def write_arrays(path, arrays: dict, flag: str | None = None) -> Path:

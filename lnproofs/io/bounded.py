@@ -112,11 +112,12 @@ def _entries(shape) -> int:
 
 
 def read_npy(
-    path, limits: ReadLimits = DEFAULT_READ_LIMITS, *, sha256: str | None = None, what: str = ""
+    path, limits: ReadLimits = DEFAULT_READ_LIMITS, *, sha256: str | None = None, what: str = "", mapped: bool = False
 ) -> np.ndarray:
     """The array of a ``.npy`` file, refused from its header past the limits, or when the file
     is shorter or longer than the header says.  With ``sha256``, the file's bytes (hashed from
-    the same open file, before it is parsed) must have that SHA-256."""
+    the same open file, before it is parsed) must have that SHA-256.  ``mapped``: the array is the
+    file's pages, mapped read-only from the same open file (every process that maps it shares them)."""
     where = what or str(path)
     with open_array_file(path, limits, what) as (handle, size):
         if sha256 is not None:
@@ -128,7 +129,7 @@ def read_npy(
                 raise FileFormatError(f"{where} does not match the SHA-256 named for it (another or an edited file)")
             handle.seek(0)
         try:
-            shape, _, dtype, header = _npy_header(handle, where)
+            shape, fortran, dtype, header = _npy_header(handle, where)
         except FileFormatError:
             raise
         except ValueError as exc:
@@ -141,6 +142,9 @@ def read_npy(
                 f"(shape {tuple(shape)}, dtype {dtype}); is the file complete?"
             )
         handle.seek(0)
+        if mapped and data:
+            order = "F" if fortran else "C"
+            return np.memmap(handle, dtype=dtype, mode="r", offset=header, shape=tuple(shape), order=order)
         return np.lib.format.read_array(handle, allow_pickle=False)
 
 

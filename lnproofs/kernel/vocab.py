@@ -90,7 +90,7 @@ def _grid_accepts(ek: ExactKeys, query_set, indices, U) -> np.ndarray:
     g, W, q0 = query_set.arrays()[query_set.G_NAME], qm.W_float, qm.q0.entries()
     w0 = np.array([float(fraction_of_fmpq(x)) for x in q0])
     Z = ek.array[:, W.argmax(axis=0)] * g  # W_q^T k_j times g, when W_q selects coordinates
-    float32 = ek.single is not None and np.array_equal(g.astype(np.float32), g)  # each product exact in doubles
+    float32 = ek.single and np.array_equal(g.astype(np.float32), g)  # each product exact in doubles
     selection = np.isin(W, (0, 1)).all() and (W.sum(axis=0) == 1).all()
     floats = all(fmpq_of(a) == b for a, b in zip(w0, q0))  # q0 is a float vector
     if qm.R is not None or qm.radius is not None or n > 2**13 or not (selection and floats and float32):

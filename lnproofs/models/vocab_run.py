@@ -62,12 +62,12 @@ def realisable_query_set(layer, keys):
 def margins(keys: np.ndarray, block: int = 2048) -> np.ndarray:
     """``(k_i . k_i - max_j k_i . k_j) / ||k_i||``: the self witness's margin for a unit query (floats,
     for information; negative where the own key does not win).  One symmetric blocked Gram computation
-    (each pair of blocks once), in single precision."""
-    n, W = len(keys), keys.astype(np.float32)
-    top = np.full(n, -np.inf)
+    (each pair of blocks once), in single precision, each block rounded to float32 as it is needed."""
+    n, top = len(keys), np.full(len(keys), -np.inf)
     for a in range(0, n, block):
+        A = keys[a : a + block].astype(np.float32)  # a block at a time: no float32 copy of all the keys
         for b in range(a, n, block):
-            S = W[a : a + block] @ W[b : b + block].T
+            S = A @ keys[b : b + block].astype(np.float32).T
             if a == b:
                 np.fill_diagonal(S, -np.inf)
             np.maximum(top[a : a + block], S.max(axis=1), out=top[a : a + block])
@@ -92,10 +92,9 @@ def _coverage(layer, keys):
 
 
 def _save_keys(out: Path, keys: np.ndarray, name: str) -> Path:
-    path = out / name
-    single = keys.astype(np.float32)
-    exact = np.array_equal(single, keys)  # float32 against float64, exactly, without a float64 copy
-    return write_array(path, single if exact else keys)
+    blocks = range(0, len(keys), 8192)  # a block of rows at a time: no float32 copy of all the keys
+    exact = all(np.array_equal(keys[a : a + 8192].astype(np.float32), keys[a : a + 8192]) for a in blocks)
+    return write_array(out / name, keys, dtype=np.float32 if exact else None)
 
 
 def _vocab_set(name, out, keys, qs, keys_path, *, resume, seed, progress, workers, scheduler, matmul=None):
