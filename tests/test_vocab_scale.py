@@ -73,3 +73,38 @@ def test_one_shot_scheduler_and_streamed_runs_write_the_same_certificates(tmp_pa
     counts = one["counts"]
     for name in SETS:  # tokens the engine settles beside those of their own key or a nudge
         assert counts[name].get("selectable", 0) > 0 and set(counts[name]) - {"selectable", "undecided"}
+
+
+def test_local_workers_map_one_file_of_the_keys_and_make_the_same_certificate(tmp_path, monkeypatch):
+    """With local workers and a folder, the float64 keys are written there once and every worker maps
+    that file (the workers of one machine share its pages) instead of receiving a copy; the
+    certificate is the one-shot run's."""
+    import numpy as np
+
+    K = np.random.default_rng(3).normal(size=(V, D))
+    K[::9] *= 0.05
+    monkeypatch.setattr(propose_vocab, "CHUNK_TOKENS", 25)
+    one = propose_vocab.certify_vocab_chunks(K, workers=1)
+    spread = propose_vocab.certify_vocab_chunks(K, workers=2, folder=tmp_path / "chunks")
+    assert spread.manifest() == one.manifest() and spread.arrays().keys() == one.arrays().keys()
+    assert all(np.array_equal(spread.arrays()[name], one.arrays()[name]) for name in one.arrays())
+    assert np.array_equal(np.load(tmp_path / "chunks" / "keys-float64.npy"), K)
+
+
+def test_a_worker_refuses_a_keys_file_changed_under_it(tmp_path):
+    """The file a worker maps must have the SHA-256 the run wrote it with: one changed since is refused."""
+    import numpy as np
+
+    from lnproofs.certificates.keyfile import sha256_of
+    from lnproofs.kernel import FileFormatError
+
+    K = np.random.default_rng(4).normal(size=(30, 3))
+    path = tmp_path / "keys-float64.npy"
+    np.save(path, K)
+    digest = sha256_of(path)
+    task = ((0, 10), ((str(path), digest, K.nbytes), None, 0, 10, None, False))
+    assert propose_vocab._chunk_task(*task).check(K).ok
+    K[5, 1] += 1e-9
+    np.save(path, K)
+    with pytest.raises(FileFormatError, match="SHA-256"):
+        propose_vocab._chunk_task(*task)

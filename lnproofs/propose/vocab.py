@@ -286,6 +286,10 @@ def _resumed_chunk(path, K, question, bias, span) -> VocabCertificate | None:
 
 def _chunk_task(span, shared) -> VocabCertificate:
     keys, query_set, seed, block, matmul, progress = shared
+    if isinstance(keys, tuple):  # the keys' file on this machine, its SHA-256 and its size: mapped, not copied
+        from ..io.bounded import ReadLimits, read_npy
+
+        keys = read_npy(keys[0], ReadLimits(max(keys[2], 1 << 30)), sha256=keys[1], what="the keys", mapped=True)
     return certify_vocab_keys(
         keys, query_set, seed=seed, indices=np.arange(*span), block=block, matmul=matmul, progress=progress
     )
@@ -308,8 +312,10 @@ def certify_vocab_chunks(
     or one worker: in this process, the whole vocabulary as one chunk, its residue in blocks of ``chunk``),
     merged (:func:`lnproofs.certificates.vocab.merge_vocab`).
     ``folder``: each chunk's certificate is written there as it finishes and read back instead of
-    being made again, so an interrupted run resumes.  The chunks do not depend on the workers, nor on
-    ``matmul`` (the kernel's float-filter product, :class:`lnproofs.kernel.ExactKeys`)."""
+    being made again, so an interrupted run resumes; with local workers (``workers``, no ``scheduler``)
+    the float64 keys are written there once and each worker maps that file, so the workers of this
+    machine share one copy of the keys (its SHA-256 checked by each).  The chunks do not depend on the
+    workers, nor on ``matmul`` (the kernel's float-filter product, :class:`lnproofs.kernel.ExactKeys`)."""
     from pathlib import Path
 
     from ..execution import resolve_workers, run_tasks
@@ -334,6 +340,13 @@ def certify_vocab_chunks(
     todo = [k for k in range(len(spans)) if k not in done]
     if folder is not None:
         Path(folder).mkdir(parents=True, exist_ok=True)
+    shared_keys = K
+    if spread and scheduler is None and folder is not None and todo:  # one copy of the keys for this machine
+        from ..certificates.keyfile import sha256_of
+        from ..certificates.writes import write_array
+
+        path = write_array(Path(folder) / "keys-float64.npy", K)
+        shared_keys = (str(path), sha256_of(path), K.nbytes)
 
     def record(index, cert):
         if folder is not None:
@@ -344,7 +357,7 @@ def certify_vocab_chunks(
         [spans[k] for k in todo],
         workers=workers if spread else 1,
         scheduler=scheduler,
-        shared=(K, qs, seed, chunk, matmul, progress and not spread),  # one chunk in this process: the residue's bar
+        shared=(shared_keys, qs, seed, chunk, matmul, progress and not spread),  # one chunk here: the residue's bar
         on_result=record,
         progress=progress and spread,
         label="vocabulary chunks",
