@@ -478,3 +478,25 @@ def test_the_engine_holds_float64_keys_without_copies_of_its_own():
     assert peak < 1.5 * K.nbytes and table_peak < 1.5 * K.nbytes
     assert np.array_equal(K, before)
     assert (cert.evidence != NONE).all()
+
+
+def test_zero_and_equal_rows_are_not_proposed_to_the_self_filter(monkeypatch):
+    """A zero key and equal keys never win at their own witness; they go to the engine, not to the
+    kernel's exact integers over every key (which the self filter would leave them to), and the
+    statuses are the plain engine's."""
+    from lnproofs.propose import vocab as engine
+    from lnproofs.propose.vocab import tied_rows
+
+    K = _keys(n=200, d=3, seed=11)
+    K[10] = K[11] * 3  # twins, far out: they tie at the top of every query along them
+    K[11] = K[10]
+    K[20] = 0.0
+    K[21] = np.where(K[22] == 0, -0.0, K[22])  # equal to K[22] but for the sign of its zeros
+    assert np.flatnonzero(tied_rows(K)).tolist() == [10, 11, 20, 21, 22]
+    proposed, real = [], engine.check_vocab
+    monkeypatch.setattr(engine, "check_vocab", lambda ek, m, a: proposed.append(a["evidence"]) or real(ek, m, a))
+    vocab = certify_vocab_keys(K)
+    assert (proposed[0][[10, 11, 20, 21, 22]] != SELF).all() and (proposed[0] == SELF).sum() == 195
+    assert all(vocab.evidence[[10, 11, 20, 21, 22]] != SELF)
+    assert vocab.statuses() == list(certify(K).statuses) and vocab.check(K).ok
+    assert vocab.statuses()[10] != "selectable" and vocab.statuses()[11] != "selectable"

@@ -37,12 +37,30 @@ __all__ = [
     "certify_vocab_chunks",
     "biased_self_scales",
     "box_scales",
+    "tied_rows",
     "nudged_witnesses",
     "CHUNK_TOKENS",
 ]
 
 #: tokens per task when a vocabulary is spread over workers (each token against every key)
 CHUNK_TOKENS = 10000
+
+
+def tied_rows(K: np.ndarray) -> np.ndarray:
+    """Rows that are zero or equal to another row (0.0 and -0.0 alike): their own witness never wins
+    strictly (equal rows tie for every query, theorem ``vocab.duplicate_rows``; at ``q = 0`` every key
+    scores 0), so they are not proposed to the kernel's self filter, which could only leave them to
+    exact integers over every key; the engine settles them.  Rows are grouped by the hash of their
+    bytes, without a copy of the keys, and compared within a group."""
+    tied, groups = ~K.any(axis=1), {}
+    for i in np.flatnonzero(~tied).tolist():
+        groups.setdefault(hash((K[i] + 0.0).tobytes()), []).append(i)
+    for group in (g for g in groups.values() if len(g) > 1):
+        for a, i in enumerate(group):
+            for j in group[a + 1 :]:
+                if np.array_equal(K[i], K[j]):
+                    tied[i] = tied[j] = True
+    return tied
 
 
 def box_scales(K: np.ndarray, bound) -> np.ndarray:
@@ -200,7 +218,7 @@ def certify_vocab_keys(
     rows = None if every else rows  # the symmetric road of the norm screen and of the kernel's self filter
     wanted = np.ones(n, bool) if rows is None else np.isin(np.arange(n), rows)
     if type(qs) is FreeQueries or (type(qs) is BoxQuerySet and bias is None):  # every own witness, to the kernel
-        proposed, scale = wanted, box_scales(K, getattr(qs, "bound", None))
+        proposed, scale = wanted & ~tied_rows(K), box_scales(K, getattr(qs, "bound", None))
     elif isinstance(qs, BoxQuerySet):
         proposed, scale = biased_self_scales(K, bias, qs.bound, tokens=rows)
     lifted = (
