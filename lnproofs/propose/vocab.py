@@ -3,7 +3,8 @@
 For free queries (and the box) without a bias, every token's own key is proposed as its witness
 ``q = t_i k_i`` (theorem ``vocab.self_witness``; ``t_i`` the box's power of two) and the kernel decides
 them all at once (:func:`lnproofs.kernel.check_vocab`: its self filter, one symmetric Gram computation
-in single precision for float32 keys, then exact integers for the few it leaves open).  With a bias,
+in single precision for float32 keys, then exact integers for the few it leaves open); zero rows and
+equal rows, whose own witness never wins (:func:`tied_rows`), go to the engine instead.  With a bias,
 ``q = t_i k_i`` with ``t_i`` a power of two large enough (or the largest that fits the box) is proposed
 from one pass of products, and checked the same way.  For free queries and the box without a bias, a
 token whose own key loses is nudged next (:func:`nudged_witnesses`: a few float32 steps from
