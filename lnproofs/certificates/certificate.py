@@ -20,7 +20,7 @@ from typing import Any
 
 from ..kernel import STATUSES, CertificateFormatError, InputError, KeyResult, freeze, parse_fraction, thaw
 from ..kernel import Certificate as KernelCertificate
-from .keyfile import keys_reference, validate_reading, validate_reference
+from .keyfile import keys_reference, reading_note, validate_reading, validate_reference
 from .limits import DEFAULT_LIMITS, Limits, read_json_file
 from .writers import result_to_json
 
@@ -254,12 +254,9 @@ class Certificate(KernelCertificate):
         parts = [f"{n} {s}" for s, n in self.summary.items() if n or s != "not-realisable"]
         if self.min_margin is not None:
             parts[0] += f" ({len(self.below_min_margin)} only by a margin below {self.min_margin:g})"
-        source = " (LayerNorm outputs of the inputs given)" if self.keys_from else ""
-        reading = self.keys_reading or {}
-        if reading.get("reading") == "exact":
-            source += f" (the decimals written, times {reading['scale']})"
-        elif reading:
-            source += " (decimals read as their nearest float64)"
+        source = (" (LayerNorm outputs of the inputs given)" if self.keys_from else "") + reading_note(
+            self.keys_reading
+        )
         lines = [f"{self._heading()}{source}, {self.query_set.get('kind', 'free')} queries: {', '.join(parts)}"]
         if self.rank_warning:
             lines.insert(0, self.rank_warning)

@@ -25,6 +25,7 @@ __all__ = [
     "keys_reference",
     "validate_reference",
     "validate_reading",
+    "reading_note",
     "reading_of",
     "load_keys",
     "resolve_keys",
@@ -143,6 +144,15 @@ def validate_reading(value) -> dict:
             '{"reading": "exact", "scale": "<a positive integer>"} or {"reading": "float64"}'
         )
     return {"reading": "exact", "scale": scale}
+
+
+def reading_note(reading) -> str:
+    """How a summary names a ``keys_reading`` (``""`` for none: the keys read as floats)."""
+    if not reading:
+        return ""
+    if reading.get("reading") == "exact":
+        return f" (the decimals written, times {reading['scale']})"
+    return " (decimals read as their nearest float64)"
 
 
 def load_keys(path, limits=None, reading=None):

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..kernel import EVIDENCE, VOCAB_SCHEMA, CertificateFormatError, KeyResult, check_vocab, require
 from .check import CheckReport
-from .keyfile import keys_reference, sha256_of, validate_reading, validate_reference
+from .keyfile import keys_reference, reading_note, sha256_of, validate_reading, validate_reference
 from .writers import result_to_json
 from .writes import write_array, write_text
 
@@ -113,17 +113,10 @@ class VocabCertificate:
         """A short human summary: the counts per status and by evidence, then each key that is not
         ``selectable`` and its status (the reason of an ``undecided`` one is not kept)."""
         parts = [f"{n} {s}" for s, n in self.counts().items()]
-        reading = self.keys_reading or {}
-        source = (
-            f" (the decimals written, times {reading['scale']})"
-            if reading.get("reading") == "exact"
-            else " (decimals read as their nearest float64)"
-            if reading
-            else ""
-        )
         evidence = ", ".join(f"{v} {k}" for k, v in self.evidence_counts().items())
         lines = [
-            f"{self.n_keys} keys in R^{self.dim}{source}, {self.query_set.get('kind', 'free')} queries"
+            f"{self.n_keys} keys in R^{self.dim}{reading_note(self.keys_reading)}, "
+            f"{self.query_set.get('kind', 'free')} queries"
             + ("" if self.bias is None else " with a bias per key")
             + f": {', '.join(parts)} (evidence: {evidence})"
         ]
