@@ -16,8 +16,8 @@ is the free chunk, and ``coverage_s`` the seconds of proposing the claim and of 
 
 A task is one chunk of ``--chunk-size`` tokens (the size :func:`lnproofs.propose.certification.
 key_chunks` cuts): ``certify_vocab_keys(keys, query_set, indices=chunk)``, the road of
-``lnproofs certify-vocab`` restricted to those tokens, each against every key (the self-witness
-screen, the kernel's check of the proposed witnesses, the engine on the residue), then the
+``lnproofs certify-vocab`` restricted to those tokens, each against every key (every own key
+decided by the kernel's self filter, the engine on the residue), then the
 kernel's check of that certificate (``VocabCertificate.check``, what ``lnproofs check`` runs).
 The first ``--chunks`` chunks run through :func:`lnproofs.execution.run_tasks`; each task
 reports its wall and CPU seconds for making and for checking, the seconds of one ``ExactKeys``

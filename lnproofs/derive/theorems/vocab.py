@@ -15,7 +15,7 @@ unembedding, with ``z`` what the final norm can produce and ``b`` the output bia
 * ``vocab.no_offset``: without offsets the radius never matters and, for LayerNorm, the question is
   the free one for the points ``L a_j`` (``(L a)_l = a_l - a_n``) in ``n - 1`` coordinates.
 
-The screen of :mod:`lnproofs.propose.vocab` applies the first; the box query set
+The kernel's self filter (:func:`lnproofs.kernel.self_filter`) applies the first; the box query set
 (:mod:`lnproofs.kernel.querysets.free`) checks the evidence of the third.
 """
 
